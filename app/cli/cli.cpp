@@ -1,0 +1,159 @@
+#include "app/cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+#include <ostream>
+
+#include "app/cli/report.h"
+#include "app/cli/run_lesson.h"
+#include "app/cli/shot_command.h"
+#include "engine/backend.h"
+#include "engine/errors.h"
+#include "engine/units.h"
+#include "lessons/registry.h"
+
+namespace dlsys {
+
+namespace {
+
+void write_text_file(const std::string& path, const std::string& text, std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    return;
+  }
+  std::ofstream file(path, std::ios::binary);
+  if (!file) throw BadInput(fmt::format("cannot write '{}': the folder does not exist or is not writable", path));
+  file << text;
+}
+
+int list_command(std::ostream& out) {
+  for (const Lesson* lesson : all_lessons())
+    out << fmt::format("{:<12} {:<16} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(), lesson->step_count());
+  return 0;
+}
+
+int info_command(std::ostream& out) {
+  const DeviceInfo& cpu = cpu_with_peaks();
+  out << fmt::format("CPU backend: available\n  device      {}\n  threads     {}\n  memory      {} total, {} available\n"
+                     "  library     {}\n  peak fp32   {:.1f} GFLOP/s\n  copy bw     {:.1f} GB/s (bytes copied per second)\n"
+                     "  source      {}\n",
+                     cpu.name, cpu.threads, format_bytes_both(double(cpu.memory_total_bytes)),
+                     format_bytes_both(double(cpu.memory_free_bytes)), cpu.library, cpu.peak_fp32_gflops,
+                     cpu.peak_bandwidth_gbps, cpu.peaks_source);
+  const CudaStatus& cuda = cuda_status();
+  if (!cuda.available) {
+    out << fmt::format("CUDA backend: unavailable\n  reason      {}\n", cuda.reason);
+  } else {
+    const DeviceInfo& gpu = cuda.device;
+    out << fmt::format("CUDA backend: available ({} device{})\n  device      {} (sm_{})\n  SMs         {}\n"
+                       "  memory      {} total, {} free\n  library     {}\n  peak fp32   {:.0f} GFLOP/s\n"
+                       "  bandwidth   {:.0f} GB/s\n  source      {}\n",
+                       cuda.device_count, cuda.device_count == 1 ? "" : "s", gpu.name, gpu.compute_capability,
+                       gpu.sm_count, format_bytes_both(double(gpu.memory_total_bytes)),
+                       format_bytes_both(double(gpu.memory_free_bytes)), gpu.library, gpu.peak_fp32_gflops,
+                       gpu.peak_bandwidth_gbps, gpu.peaks_source);
+  }
+  out << fmt::format("auto selects: {}\n", backend_summary(resolve_backend("auto")));
+  return 0;
+}
+
+struct RunOptions {
+  std::string lesson;
+  std::vector<std::string> sets;
+  std::string backend = "auto";
+  std::string json_path;
+  std::string csv_path;
+};
+
+int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  const Lesson& lesson = find_lesson(o.lesson);
+  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  const BackendKind backend = resolve_backend(o.backend);
+  // A live progress line only on a terminal; logs and pipes get the result alone.
+  const bool show_progress = &err == &std::cerr && isatty(STDERR_FILENO);
+  RunControl control([&](double fraction, const std::string& what) {
+    if (show_progress) err << fmt::format("\r[{:3.0f}%] {:<60}", fraction * 100, what.substr(0, 60)) << std::flush;
+  });
+  const RunResult result = run_lesson(lesson, params, backend, control);
+  if (show_progress) err << "\r" << std::string(68, ' ') << "\r" << std::flush;
+  const bool json_to_stdout = o.json_path == "-";
+  if (!json_to_stdout) out << format_run_report(result) << lesson.text_report(result);
+  if (!o.json_path.empty()) write_text_file(o.json_path, to_json(result).dump(2) + "\n", out);
+  if (!o.csv_path.empty()) write_text_file(o.csv_path, to_csv(result), out);
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui, GuiRequest& gui) {
+  wants_gui = false;
+  CLI::App app{"dlsys-lab: a live lab for deep-learning systems. Without a subcommand it opens the GUI.", "dlsys-lab"};
+  app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")->check(CLI::ExistingFile);
+  auto* list = app.add_subcommand("list", "list the lessons");
+  auto* info = app.add_subcommand("info", "backends and devices, with measured ceilings");
+
+  RunOptions run_options;
+  auto* run = app.add_subcommand("run", "run a lesson headless and print what it measured");
+  run->add_option("lesson", run_options.lesson, "lesson id (see `list`)")->required();
+  run->add_option("--set", run_options.sets, "parameter assignment key=value (repeatable)");
+  run->add_option("--backend", run_options.backend, "auto | cpu | cuda");
+  run->add_option("--json", run_options.json_path, "write the result as JSON to FILE, or - for stdout");
+  run->add_option("--csv", run_options.csv_path, "write the result as CSV to FILE");
+
+  ShotOptions shot_options;
+  auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");
+  shot->add_option("lesson", shot_options.lesson, "lesson id")->required();
+  shot->add_option("--step", shot_options.step, "step number, 1-based");
+  shot->add_option("--set", shot_options.sets, "parameter assignment key=value (repeatable)");
+  shot->add_option("--size", shot_options.size, "image size WxH, e.g. 1600x900");
+  shot->add_option("--scale", shot_options.scale, "text and line scale, 1 to 4");
+  shot->add_option("--backend", shot_options.backend, "auto | cpu | cuda");
+  shot->add_flag("--present", shot_options.presentation, "presentation mode (light theme, large text)");
+  shot->add_option("-o,--output", shot_options.output_png, "PNG file to write")->required();
+
+  ExportOptions export_options;
+  auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");
+  exporter->add_option("lesson", export_options.lesson, "lesson id")->required();
+  exporter->add_option("--set", export_options.sets, "parameter assignment key=value (repeatable)");
+  exporter->add_option("--backend", export_options.backend, "auto | cpu | cuda");
+  exporter->add_option("--svg", export_options.svg_path, "write the timeline as SVG");
+  exporter->add_option("--trace", export_options.trace_path, "write the timeline as Chrome trace JSON (Perfetto)");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "dlsys-lab: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  try {
+    if (*list) return list_command(out);
+    if (*info) return info_command(out);
+    if (*run) return run_command(run_options, out, err);
+    if (*shot) return shot_command(shot_options, out, err);
+    if (*exporter) return export_command(export_options, out, err);
+    wants_gui = true;
+    return 0;
+  } catch (const BadInput& e) {
+    err << "dlsys-lab: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const RunFailure& e) {
+    err << "dlsys-lab: run failed: " << e.what() << "\n";
+    return kExitRunFailure;
+  } catch (const Cancelled&) {
+    err << "dlsys-lab: cancelled\n";
+    return kExitRunFailure;
+  }
+}
+
+}  // namespace dlsys

@@ -1,0 +1,25 @@
+#include "app/cli/run_lesson.h"
+
+#include <fmt/format.h>
+#include <new>
+
+namespace dlsys {
+
+ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments) {
+  ParamValues values = ParamValues::parse(lesson.params(), assignments);
+  lesson.validate(values);
+  return values;
+}
+
+RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control) {
+  MemoryLedger ledger;
+  RunContext context{backend, params, control, ledger};
+  try {
+    return lesson.run(context);
+  } catch (const std::bad_alloc&) {
+    throw RunFailure(fmt::format("lesson '{}' ran out of host memory (ledger peak {} bytes before the failure)",
+                                 lesson.id(), ledger.total_peak_bytes()));
+  }
+}
+
+}  // namespace dlsys

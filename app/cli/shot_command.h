@@ -1,0 +1,32 @@
+#pragma once
+// `shot` renders a lesson view to PNG without a display; `export` writes a lesson's timelines as SVG or Chrome trace.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace dlsys {
+
+struct ShotOptions {
+  std::string lesson;
+  int step = 1;
+  std::vector<std::string> sets;
+  std::string size = "1600x900";
+  double scale = 1.0;
+  std::string backend = "auto";
+  bool presentation = false;
+  std::string output_png;
+};
+
+struct ExportOptions {
+  std::string lesson;
+  std::vector<std::string> sets;
+  std::string backend = "auto";
+  std::string svg_path;
+  std::string trace_path;
+};
+
+// Implemented by the GUI layer (offscreen EGL rendering); without the GUI it explains that and exits 2.
+int shot_command(const ShotOptions& options, std::ostream& out, std::ostream& err);
+int export_command(const ExportOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsys

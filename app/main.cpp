@@ -1,0 +1,23 @@
+// dlsys-lab: the GUI when called without a subcommand, the headless CLI otherwise.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/cli/cli.h"
+#if DLSYS_HAVE_GUI
+#include "app/gui/gui_main.h"
+#endif
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  bool wants_gui = false;
+  dlsys::GuiRequest gui;
+  const int code = dlsys::run_cli(args, std::cout, std::cerr, wants_gui, gui);
+  if (!wants_gui) return code;
+#if DLSYS_HAVE_GUI
+  return dlsys::run_gui(gui);
+#else
+  std::cerr << "dlsys-lab: this build has no GUI; use the headless commands: list, info, run, export\n";
+  return 2;
+#endif
+}

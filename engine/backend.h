@@ -1,0 +1,51 @@
+#pragma once
+// Backends: the CPU always; CUDA when compiled in AND a device answers. Each reports its device and its ceilings.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace dlsys {
+
+enum class BackendKind { Cpu, Cuda };
+std::string backend_name(BackendKind kind);  // "cpu" / "cuda"
+
+struct DeviceInfo {
+  BackendKind kind = BackendKind::Cpu;
+  std::string name;               // "AMD EPYC 7B13" / "NVIDIA H100 80GB HBM3"
+  int threads = 0;                // CPU hardware threads, or SM count on a GPU
+  std::string library;            // "OpenBLAS 0.3.21" / "cuBLAS 13.0"
+  std::int64_t memory_total_bytes = 0;
+  std::int64_t memory_free_bytes = 0;
+  int sm_count = 0;
+  int compute_capability = 0;     // 90 for sm_90
+  // Ceilings: measured by a probe on the CPU, datasheet values on known GPUs (0 when unknown).
+  double peak_fp32_gflops = 0;
+  double peak_bandwidth_gbps = 0;
+  std::string peaks_source;       // e.g. "measured: OpenBLAS sgemm 1536^3, memcpy 64 MiB"
+};
+
+// The CPU as this process sees it: name, threads, memory. Cheap (reads /proc).
+DeviceInfo describe_cpu();
+// The CPU's measured ceilings: peak FP32 GFLOP/s (OpenBLAS sgemm) and copy bandwidth GB/s. Measured once per
+// process on first call (about half a second), then cached. Thread-safe.
+const DeviceInfo& cpu_with_peaks();
+// Bytes copied per second by `threads` threads doing memcpy on buffers far larger than the caches (GB/s, 1e9).
+double measure_copy_bandwidth_gbps(int threads, std::int64_t bytes_per_thread = 64ll << 20);
+
+struct CudaStatus {
+  bool compiled = false;   // built with the CUDA backend
+  bool available = false;  // compiled and a device answered
+  int device_count = 0;
+  std::string reason;      // why not available, e.g. the CUDA error string
+  DeviceInfo device;       // device 0, when available
+};
+// Asked once per process, then cached.
+const CudaStatus& cuda_status();
+
+// Picks the backend for "auto", "cpu" or "cuda". Throws BadInput when the request cannot be met, with the reason.
+BackendKind resolve_backend(const std::string& requested);
+
+// One line for the status bar: "CPU - 2 threads - OpenBLAS" or "CUDA - NVIDIA H100 80GB HBM3 - 80 GB".
+std::string backend_summary(BackendKind kind);
+
+}  // namespace dlsys

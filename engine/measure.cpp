@@ -1,0 +1,39 @@
+#include "engine/measure.h"
+
+#include <algorithm>
+
+namespace dlsys {
+
+TimingStats summarize_us(std::vector<double> samples_us, std::string timer) {
+  TimingStats stats;
+  stats.timer = std::move(timer);
+  stats.repeats = static_cast<int>(samples_us.size());
+  if (samples_us.empty()) return stats;
+  std::sort(samples_us.begin(), samples_us.end());
+  const std::size_t n = samples_us.size();
+  stats.median_us = n % 2 ? samples_us[n / 2] : 0.5 * (samples_us[n / 2 - 1] + samples_us[n / 2]);
+  stats.min_us = samples_us.front();
+  stats.max_us = samples_us.back();
+  return stats;
+}
+
+TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
+                    const std::function<void()>& between) {
+  for (int i = 0; i < options.warmup; ++i) {
+    if (between) between();
+    work();
+  }
+  std::vector<double> samples;
+  double total_us = 0;
+  for (int i = 0; i < std::max(1, options.repeats); ++i) {
+    if (between) between();
+    Stopwatch watch;
+    work();
+    samples.push_back(watch.elapsed_us());
+    total_us += samples.back();
+    if (options.max_total_us > 0 && total_us > options.max_total_us && samples.size() >= 3) break;
+  }
+  return summarize_us(std::move(samples), "steady_clock");
+}
+
+}  // namespace dlsys

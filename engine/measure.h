@@ -1,0 +1,46 @@
+#pragma once
+// Timing: a steady_clock stopwatch and a measurement helper that warms up, repeats and reports median/min/max.
+// The first call of anything is never timed (caches, page faults, lazy initialisation).
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dlsys {
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  void restart() { start_ = std::chrono::steady_clock::now(); }
+  double elapsed_us() const {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct MeasureOptions {
+  int warmup = 1;
+  int repeats = 5;
+  // Stop repeating early once this much time was spent (keeps large sizes from taking minutes); 0 = no limit.
+  double max_total_us = 0;
+};
+
+struct TimingStats {
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  int repeats = 0;
+  std::string timer = "steady_clock";
+};
+
+// Summary of samples already taken (for timers other than the stopwatch, e.g. CUDA events).
+TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
+
+// Times `work` with a steady_clock stopwatch: `warmup` untimed calls, then up to `repeats` timed ones.
+// `between` (optional) runs before every call, untimed, e.g. to check for cancellation.
+TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
+                    const std::function<void()>& between = {});
+
+}  // namespace dlsys

@@ -1,0 +1,78 @@
+#pragma once
+// What one run of a lesson produced: its parameters, where it ran, theory and measured values, series to plot,
+// optional timelines, and the memory ledger's report. Immutable once returned; the GUI receives it as a snapshot.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/ledger.h"
+
+namespace dlsys {
+
+struct Provenance {
+  std::string kind = "cpu";       // cpu | cuda
+  std::string device;             // device name
+  bool emulated = false;          // ranks or stages emulated (threads, streams on one GPU)
+  std::string timer = "steady_clock";
+  int repeats = 0;
+  std::vector<std::string> notes; // e.g. "4 ranks time-share 2 hardware threads"
+};
+
+struct SeriesPoint {
+  double x = 0;
+  double y = 0;
+  double y_min = 0;  // whiskers; equal to y for theory
+  double y_max = 0;
+};
+
+struct Series {
+  std::string name;       // "naive (measured)"
+  std::string role;       // "theory" | "measured"
+  std::string x_label;    // "n (m = n = k)"
+  std::string x_unit;
+  std::string y_label;
+  std::string y_unit;
+  std::vector<SeriesPoint> points;
+};
+
+struct TimelineSpan {
+  int lane = 0;
+  double start = 0;
+  double end = 0;
+  std::string kind;       // "F", "B", "W", "send", ...
+  int micro_batch = -1;
+  int chunk = 0;
+  std::string label;      // "F3"
+};
+
+struct Timeline {
+  std::string name;                // "1F1B (theory)"
+  std::string source;              // "theory" | "measured"
+  std::string mode;                // "simulated" | "concurrent" | "replayed" | "emulated"
+  std::string time_unit = "us";
+  std::vector<std::string> lanes;  // "device 0", ...
+  std::vector<TimelineSpan> spans;
+};
+
+struct RunResult {
+  std::string lesson;
+  Provenance backend;
+  std::map<std::string, std::string> params;  // as the user gave them (text)
+  nlohmann::ordered_json theory = nlohmann::ordered_json::object();
+  nlohmann::ordered_json measured = nlohmann::ordered_json::object();
+  std::vector<Series> series;
+  std::vector<Timeline> timelines;
+  std::vector<LedgerEntry> memory;
+  std::int64_t memory_peak_bytes = 0;
+
+  const Series* find_series(const std::string& name) const;
+};
+
+nlohmann::ordered_json to_json(const RunResult& result);
+RunResult run_result_from_json(const nlohmann::ordered_json& json);  // throws BadInput on a malformed document
+// Long format, one row per value: section,name,x,y,y_min,y_max
+std::string to_csv(const RunResult& result);
+
+}  // namespace dlsys

@@ -1,0 +1,20 @@
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+RunResult begin_result(const Lesson& lesson, const RunContext& context) {
+  RunResult result;
+  result.lesson = lesson.id();
+  for (const auto& [key, value] : context.params.all()) result.params[key] = value.text;
+  result.backend.kind = backend_name(context.backend);
+  result.backend.device = context.backend == BackendKind::Cuda ? cuda_status().device.name : describe_cpu().name;
+  result.theory = lesson.theory(context.params);
+  return result;
+}
+
+void finish_result(RunResult& result, const MemoryLedger& ledger) {
+  result.memory = ledger.entries();
+  result.memory_peak_bytes = ledger.total_peak_bytes();
+}
+
+}  // namespace dlsys

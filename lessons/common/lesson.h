@@ -1,0 +1,51 @@
+#pragma once
+// The lesson contract (DESIGN.md): an id and title, a theory card, ordered steps with captions, typed parameters,
+// exact theory from closed forms, and a real run that returns a RunResult. Lessons know nothing of the GUI.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/ledger.h"
+#include "engine/params.h"
+#include "engine/run_control.h"
+#include "engine/run_result.h"
+#include "lessons/common/lesson_text.h"
+
+namespace dlsys {
+
+struct RunContext {
+  BackendKind backend = BackendKind::Cpu;
+  const ParamValues& params;
+  RunControl& control;
+  MemoryLedger& ledger;
+};
+
+class Lesson {
+ public:
+  virtual ~Lesson() = default;
+  virtual std::string id() const = 0;
+  virtual std::string chapter() const = 0;
+  // Title, theory card and step captions, written in assets/lessons/<id>.md.
+  virtual const LessonText& text() const = 0;
+  virtual std::vector<ParamSpec> params() const = 0;
+  // Checks that depend on several parameters at once (each alone is checked by its spec). Throws BadInput.
+  virtual void validate(const ParamValues&) const {}
+  // Closed forms, exact. Keys are flat snake_case names, the same ones `run` reports under "theory".
+  virtual nlohmann::ordered_json theory(const ParamValues& params) const = 0;
+  // Runs the real implementation. Throws BadInput (exit 2), RunFailure (exit 3) or Cancelled.
+  virtual RunResult run(RunContext& context) const = 0;
+  // Extra lines `dlsys-lab run` prints after the generic table (e.g. an nccl-tests style sweep); may be empty.
+  // Lessons whose runs carry timelines can be exported as SVG or Chrome trace (`dlsys-lab export`).
+  virtual bool has_timeline() const { return false; }
+  virtual std::string text_report(const RunResult&) const { return {}; }
+
+  std::string title() const { return text().title; }
+  std::size_t step_count() const { return text().steps.size(); }
+};
+
+// Fills the parts of a RunResult every lesson shares: id, params as given, backend and device, theory, memory.
+RunResult begin_result(const Lesson& lesson, const RunContext& context);
+void finish_result(RunResult& result, const MemoryLedger& ledger);
+
+}  // namespace dlsys

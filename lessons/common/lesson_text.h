@@ -1,0 +1,25 @@
+#pragma once
+// A lesson's words live in assets/lessons/<id>.md: "# Title", the theory card, then "## Step: title" sections whose
+// body is the step's caption. Lines starting with "$$ " are formulas; "- " starts a bullet.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlsys {
+
+struct LessonStep {
+  std::string title;
+  std::string caption;
+};
+
+struct LessonText {
+  std::string title;
+  std::string theory;  // the card: paragraphs, formulas, bullets
+  std::vector<LessonStep> steps;
+};
+
+LessonText parse_lesson_text(std::string_view markdown);
+// The parsed text of assets/lessons/<id>.md.
+LessonText load_lesson_text(const std::string& lesson_id);
+
+}  // namespace dlsys

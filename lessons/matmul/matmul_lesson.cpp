@@ -1,0 +1,212 @@
+#include "lessons/matmul/matmul_lesson.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <thread>
+
+#include "engine/host_buffer.h"
+#include "engine/units.h"
+#include "kernels/matmul/matmul.h"
+#if DLSYS_HAVE_CUDA
+#include "kernels/matmul/matmul_cuda.h"
+#endif
+
+namespace dlsys {
+
+namespace {
+
+struct Variant {
+  const char* key;       // impl choice and JSON prefix: "naive" -> naive_gflops
+  const char* cpu_name;  // kernel names as the code calls them
+  const char* cuda_name;
+};
+constexpr Variant kVariants[] = {
+    {"naive", "v1_naive", "v1_naive"},
+    {"tiled", "v2_tiled", "v2_smem_tiled"},
+    {"blas", "v3_blas", "v3_cublas"},
+};
+
+matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
+
+std::vector<const Variant*> selected_variants(const ParamValues& p) {
+  std::vector<const Variant*> out;
+  for (const auto& v : kVariants)
+    if (p.text("impl") == "all" || p.text("impl") == v.key) out.push_back(&v);
+  return out;
+}
+
+// Runs one variant on one shape and returns its timing; `c` receives the product.
+TimingStats time_variant(const Variant& variant, BackendKind backend, const matmul::Shape& shape, const float* a,
+                         const float* b, float* c, int threads, int repeats, const RunControl& control) {
+  const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 3e6};
+#if DLSYS_HAVE_CUDA
+  if (backend == BackendKind::Cuda) {
+    using matmul::cuda::Variant;
+    const Variant which = std::string(variant.key) == "naive" ? Variant::Naive
+                        : std::string(variant.key) == "tiled" ? Variant::SmemTiled : Variant::Cublas;
+    control.check_cancelled();
+    return matmul::cuda::run(which, shape, a, b, c, options);
+  }
+#else
+  (void)backend;
+#endif
+  const std::string key = variant.key;
+  auto kernel = key == "naive" ? matmul::v1_naive : key == "tiled" ? matmul::v2_tiled : matmul::v3_blas;
+  return measure([&] { kernel(shape, a, b, c, threads); }, options, [&] { control.check_cancelled(); });
+}
+
+void fill_random(HostBuffer<float>& buffer, unsigned seed) {
+  // A fixed linear congruential sequence: every run and every backend multiplies the same matrices.
+  std::uint32_t state = seed;
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    buffer[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+  }
+}
+
+}  // namespace
+
+const LessonText& MatmulLesson::text() const {
+  static const LessonText text = load_lesson_text("matmul");
+  return text;
+}
+
+std::vector<ParamSpec> MatmulLesson::params() const {
+  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  return {
+      {"m", "m (rows of A and C)", ParamType::Integer, "512", 1, 8192, {}, "", "A is m x k"},
+      {"n", "n (columns of B and C)", ParamType::Integer, "512", 1, 8192, {}, "", "B is k x n"},
+      {"k", "k (inner dimension)", ParamType::Integer, "512", 1, 8192, {}, "", "each c_ij sums k products"},
+      {"sizes", "sweep sizes (square)", ParamType::SizeList, "64..1024", 1, 8192, {}, "", "n for the n x n x n sweep"},
+      {"impl", "implementation", ParamType::Choice, "all", 0, 0, {"all", "naive", "tiled", "blas"}, "", ""},
+      {"repeats", "timed repeats", ParamType::Integer, "3", 1, 100, {}, "", "median of this many, after one warm-up"},
+      {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "for every CPU variant alike"},
+  };
+}
+
+nlohmann::ordered_json MatmulLesson::theory(const ParamValues& p) const {
+  const matmul::Shape s = shape_of(p);
+  nlohmann::ordered_json t;
+  t["mults"] = matmul::multiplications(s);
+  t["adds"] = matmul::additions(s);
+  t["flops"] = matmul::flops(s);
+  t["exact_scalar_ops"] = matmul::multiplications(s) + matmul::additions(s);
+  t["bytes_naive"] = matmul::bytes_naive(s);
+  t["bytes_tiled"] = matmul::bytes_tiled(s, kMatmulTheoryTile);
+  t["bytes_minimum"] = matmul::bytes_minimum(s);
+  t["intensity_naive"] = matmul::intensity(matmul::flops(s), matmul::bytes_naive(s));
+  t["intensity_tiled"] = matmul::intensity(matmul::flops(s), matmul::bytes_tiled(s, kMatmulTheoryTile));
+  t["intensity_minimum"] = matmul::intensity(matmul::flops(s), matmul::bytes_minimum(s));
+  t["tile"] = kMatmulTheoryTile;
+  t["slope"] = 3;
+  return t;
+}
+
+double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  if (n < 2) return std::nan("");
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double lx = std::log(x[i]), ly = std::log(y[i]);
+    sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
+  }
+  const double denominator = n * sxx - sx * sx;
+  return denominator == 0 ? std::nan("") : (n * sxy - sx * sy) / denominator;
+}
+
+RunResult MatmulLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  const auto variants = selected_variants(p);
+  const int threads = static_cast<int>(p.integer("threads"));
+  const int repeats = static_cast<int>(p.integer("repeats"));
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const matmul::Shape shape = shape_of(p);
+  const auto& sizes = p.list("sizes");
+
+  // Refuse sizes that cannot fit before allocating: A, B, C in fp32 and the double reference.
+  double largest_bytes = 4.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) + 8.0 * shape.m * shape.n;
+  for (double s : sizes) largest_bytes = std::max(largest_bytes, 4.0 * 3 * s * s);
+  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
+  if (largest_bytes > 0.8 * free_bytes)
+    throw BadInput(fmt::format("matrices need {} but only {} of host memory is available; lower m, n, k or sizes",
+                               format_bytes_both(largest_bytes), format_bytes_both(free_bytes)));
+
+  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
+  result.theory["peak_gflops"] = device.peak_fp32_gflops;
+  result.theory["peak_source"] = device.peaks_source;
+  result.backend.repeats = repeats;
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  if (!on_gpu && threads > device.threads)
+    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, device.threads));
+
+  const double total_tasks = double(variants.size()) * (sizes.size() + 1) + 1;
+  double done_tasks = 0;
+  auto step_progress = [&](const std::string& what) { ctx.control.progress(done_tasks++ / total_tasks, what); };
+
+  // 1. The sweep: time against n for n x n x n, one series per variant.
+  for (const Variant* v : variants) {
+    Series series{fmt::format("{} ({})", v->key, on_gpu ? v->cuda_name : v->cpu_name), "measured", "n (m = n = k)",
+                  "", "time", "us", {}};
+    std::vector<double> xs, ys;
+    for (double size : sizes) {
+      step_progress(fmt::format("{} at n = {}", v->key, size));
+      const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
+      HostBuffer<float> a(ctx.ledger, "operands", sq.m * sq.k), b(ctx.ledger, "operands", sq.k * sq.n),
+          c(ctx.ledger, "output", sq.m * sq.n);
+      fill_random(a, 1);
+      fill_random(b, 2);
+      const TimingStats t = time_variant(*v, ctx.backend, sq, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
+      series.points.push_back({size, t.median_us, t.min_us, t.max_us});
+      xs.push_back(size);
+      ys.push_back(t.median_us);
+    }
+    result.measured[std::string(v->key) + "_slope"] = fit_log_log_slope(xs, ys);
+    result.series.push_back(std::move(series));
+  }
+  // The theory line: time proportional to n^3, drawn through the first variant's middle point so the slopes compare.
+  if (!result.series.empty() && !sizes.empty()) {
+    const SeriesPoint anchor = result.series.front().points[sizes.size() / 2];
+    Series cubic{"n^3 (slope 3)", "theory", "n (m = n = k)", "", "time", "us", {}};
+    for (double size : sizes) {
+      const double t = anchor.y * std::pow(size / anchor.x, 3.0);
+      cubic.points.push_back({size, t, t, t});
+    }
+    result.series.push_back(std::move(cubic));
+  }
+
+  // 2. The chosen shape: GFLOP/s of each variant, and its error against the double reference.
+  HostBuffer<float> a(ctx.ledger, "operands", shape.m * shape.k), b(ctx.ledger, "operands", shape.k * shape.n),
+      c(ctx.ledger, "output", shape.m * shape.n);
+  HostBuffer<double> ref(ctx.ledger, "reference", shape.m * shape.n);
+  fill_random(a, 3);
+  fill_random(b, 4);
+  step_progress("double-precision reference");
+  matmul::reference(shape, a.data(), b.data(), ref.data());
+  double worst_error = 0;
+  for (const Variant* v : variants) {
+    step_progress(fmt::format("{} at {} x {} x {}", v->key, shape.m, shape.n, shape.k));
+    const TimingStats t = time_variant(*v, ctx.backend, shape, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
+    const double gflops = matmul::flops(shape) / (t.median_us * 1e3);
+    const double error = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
+    worst_error = std::max(worst_error, error);
+    const std::string key = v->key;
+    result.measured[key + "_gflops"] = gflops;
+    result.measured[key + "_time_us"] = t.median_us;
+    result.measured[key + "_time_min_us"] = t.min_us;
+    result.measured[key + "_time_max_us"] = t.max_us;
+    result.measured[key + "_percent_of_peak"] = device.peak_fp32_gflops > 0 ? 100.0 * gflops / device.peak_fp32_gflops : 0.0;
+    result.measured[key + "_max_rel_err"] = error;
+  }
+  if (result.measured.contains("tiled_gflops") && result.measured.contains("blas_gflops"))
+    result.measured["tiled_percent_of_blas"] =
+        100.0 * result.measured["tiled_gflops"].get<double>() / result.measured["blas_gflops"].get<double>();
+  result.measured["max_rel_err"] = worst_error;
+  result.measured["error_tolerance"] = matmul::error_tolerance(shape);
+  result.measured["wrong"] = worst_error > matmul::error_tolerance(shape) ? 1 : 0;
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+}  // namespace dlsys

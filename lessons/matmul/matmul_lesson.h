@@ -1,0 +1,23 @@
+#pragma once
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Lesson `matmul`: the O(mnk) cost of C = A B, measured for a naive loop, a tiled kernel and the vendor library.
+class MatmulLesson final : public Lesson {
+ public:
+  std::string id() const override { return "matmul"; }
+  std::string chapter() const override { return "Foundations"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+};
+
+// The tile edge (elements) the lesson's tiling step and theory use for the tiled traffic count.
+inline constexpr int kMatmulTheoryTile = 64;
+
+// Least-squares slope of log(y) against log(x): the exponent of a power law y ~ x^slope.
+double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace dlsys

@@ -1,0 +1,27 @@
+#include "lessons/registry.h"
+
+#include <fmt/format.h>
+
+#include "engine/errors.h"
+#include "lessons/matmul/matmul_lesson.h"
+
+namespace dlsys {
+
+const std::vector<const Lesson*>& all_lessons() {
+  static const MatmulLesson matmul;
+  static const std::vector<const Lesson*> lessons = {
+      &matmul,
+  };
+  return lessons;
+}
+
+const Lesson& find_lesson(const std::string& id) {
+  std::string known;
+  for (const Lesson* lesson : all_lessons()) {
+    if (lesson->id() == id) return *lesson;
+    known += (known.empty() ? "" : ", ") + lesson->id();
+  }
+  throw BadInput(fmt::format("unknown lesson '{}'; known lessons: {}", id, known));
+}
+
+}  // namespace dlsys

@@ -1,0 +1,62 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/cli/cli.h"
+
+using namespace dlsys;
+
+namespace {
+struct CliOutcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+CliOutcome cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+}  // namespace
+
+TEST_CASE("list names every lesson") {
+  const auto r = cli({"list"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("matmul") != std::string::npos);
+}
+
+TEST_CASE("bad input exits 2 with a message naming the parameter, the value and what is allowed") {
+  auto check = [](std::vector<std::string> args, const std::string& expected) {
+    const auto r = cli(args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(expected) != std::string::npos);
+  };
+  check({"run", "nosuch"}, "unknown lesson 'nosuch'; known lessons: matmul");
+  check({"run", "matmul", "--set", "q=1"}, "unknown parameter 'q'");
+  check({"run", "matmul", "--set", "m=0"}, "parameter 'm': value '0' is not allowed (out of range); allowed: an integer from 1 to 8192");
+  check({"run", "matmul", "--set", "m=9000"}, "out of range");
+  check({"run", "matmul", "--set", "n=ten"}, "parameter 'n': value 'ten' is not allowed (not a number)");
+  check({"run", "matmul", "--set", "impl=fastest"}, "one of: all, naive, tiled, blas");
+  check({"run", "matmul", "--set", "sizes=0..64"}, "parameter 'sizes'");
+  check({"run", "matmul", "--backend", "tpu"}, "backend 'tpu' is unknown; allowed: auto, cpu, cuda");
+  check({"run"}, "lesson is required");
+  check({"frobnicate"}, "frobnicate");
+  check({"export", "matmul", "--svg", "x.svg"}, "has no timeline");
+}
+
+TEST_CASE("run prints theory and measured values and writes JSON to stdout") {
+  const auto r = cli({"run", "matmul", "--set", "m=33", "--set", "n=17", "--set", "k=9", "--set", "sizes=16,32",
+                      "--set", "repeats=1", "--json", "-"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["lesson"] == "matmul");
+  CHECK(json["theory"]["mults"] == 33.0 * 17 * 9);
+  CHECK(json["theory"]["adds"] == 33.0 * 17 * 8);
+  CHECK(json["measured"]["wrong"] == 0);
+  CHECK(json["measured"]["naive_gflops"].get<double>() > 0);
+  CHECK(json["series"].size() == 4);  // three variants and the n^3 theory line
+}
