@@ -1,0 +1,56 @@
+#pragma once
+// The project's plot widget (ImPlot is not packaged here): line and marker series on linear or log axes with
+// units, a legend, a hover read-out of the nearest point, theory drawn as lines and measurements as markers with
+// min-max whiskers. Drawn with ImDrawList into the space the caller gives it.
+#include <imgui.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/run_result.h"
+
+namespace dlsys::gui {
+
+enum class SeriesStyle { Line, Markers, LineAndMarkers };
+
+struct PlotLine {
+  std::string name;
+  ImU32 color = 0;
+  SeriesStyle style = SeriesStyle::Line;
+  bool dashed = false;    // theory lines are dashed when they sit on top of measurements
+  bool whiskers = false;  // draw y_min..y_max of each point (measured)
+  std::vector<SeriesPoint> points;
+};
+
+struct PlotAxis {
+  std::string label;  // "n (m = n = k)"
+  std::string unit;   // "us", "GB/s"; shown in the axis title and the hover read-out
+  bool log = false;
+  double min = NAN;   // NAN: fit to the data
+  double max = NAN;
+};
+
+// A vertical or horizontal reference line with a label (a peak, a ceiling, the current parameter value).
+struct PlotGuide {
+  bool vertical = false;
+  double value = 0;
+  std::string label;
+  ImU32 color = 0;
+};
+
+struct PlotSpec {
+  std::string title;
+  PlotAxis x;
+  PlotAxis y;
+  std::vector<PlotLine> lines;
+  std::vector<PlotGuide> guides;
+  ImVec2 size{0, 0};  // 0 = take the available width / height
+};
+
+void draw_plot(const char* id, const PlotSpec& spec);
+
+// A RunResult series as a plot line: theory as a line, measured as markers with whiskers.
+PlotLine line_from_series(const Series& series, ImU32 color);
+
+}  // namespace dlsys::gui

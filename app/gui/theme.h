@@ -1,0 +1,31 @@
+#pragma once
+// Colours and fonts shared by every view. Two themes: dark for a desk, light high-contrast for projectors.
+// Views ask for colours by role, never hard-code them, so both themes and exports stay legible.
+#include <imgui.h>
+
+namespace dlsys::gui {
+
+enum class ThemeKind { Dark, Projector };
+
+void apply_theme(ThemeKind kind);
+ThemeKind current_theme();
+
+// Categorical series colours (Okabe-Ito, colour-blind safe), darkened on the light theme for contrast.
+ImU32 series_color(int index);
+ImU32 theory_color();        // theory lines: the strongest contrast against the background
+ImU32 text_color();
+ImU32 muted_text_color();    // axis ticks, grid labels
+ImU32 grid_color();
+ImU32 panel_color();         // background of cards and plot areas
+ImU32 highlight_color();     // the element the step is about
+ImU32 warning_color();       // banners: CUDA unavailable, emulated, time-shared
+ImU32 with_alpha(ImU32 color, float alpha);
+
+// Fonts loaded at the current scale (DejaVu from the system, ProggyClean as fallback).
+ImFont* body_font();
+ImFont* heading_font();
+ImFont* mono_font();
+// Pixels per "point": 1 at 1x; views multiply fixed sizes (margins, marker radius) by it.
+float ui_scale();
+
+}  // namespace dlsys::gui

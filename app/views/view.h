@@ -1,0 +1,33 @@
+#pragma once
+// A lesson's views: one function per lesson draws the current step into the space it is given, from the parameters,
+// the step number and the last finished run (DESIGN.md: views are functions of the run result and view state).
+// View state that must persist (zoom, selection) lives in statics next to the code that draws it.
+#include <string>
+
+#include "engine/params.h"
+#include "engine/run_result.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys::gui {
+
+struct ViewContext {
+  const Lesson& lesson;
+  const ParamValues& params;  // the values in the parameter panel now
+  int step = 0;               // 0-based
+  const RunResult* result;    // the last finished run of this lesson, or nullptr before the first run
+  double step_time_s = 0;     // seconds since this step was shown: drives animations (0 in screenshots' first frame)
+  bool presentation = false;
+};
+
+using LessonView = void (*)(ViewContext& context);
+
+// The lesson's view function, or nullptr when it has none (the shell then shows the theory card only).
+LessonView find_lesson_view(const std::string& lesson_id);
+
+// Shared pieces of lesson views.
+// "Press Run to measure ..." placeholder where a view needs a run that has not happened yet.
+void draw_needs_run(const char* what);
+// A small two-column table of label / value rows, values right-aligned in the mono font.
+void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
+
+}  // namespace dlsys::gui
