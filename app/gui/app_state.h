@@ -30,7 +30,7 @@ struct AppState {
   int lesson_index = 0;
   bool presentation = false;
   float desk_scale = 1.0f;
-  float presentation_scale = 2.0f;
+  float presentation_scale = 1.5f;
   bool fonts_dirty = true;
   std::string backend_choice = "auto";
   RunWorker worker;

@@ -66,11 +66,11 @@ std::vector<double> ticks(double lo, double hi, bool log, float pixels) {
   if (log) {
     const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
     const int decades = std::max(1, e1 - e0);
-    const double mantissas_dense[] = {1, 2, 5};
+    const int stride = std::max(1, (decades + max_ticks - 1) / max_ticks);
     for (int e = e0; e <= e1; ++e) {
-      if (decades <= max_ticks / 3) {
-        for (double m : mantissas_dense) out.push_back(m * std::pow(10.0, e));
-      } else if ((e - e0) % std::max(1, decades / max_ticks + (decades > max_ticks ? 1 : 0)) == 0) {
+      if (3 * decades <= max_ticks) {
+        for (double m : {1.0, 2.0, 5.0}) out.push_back(m * std::pow(10.0, e));
+      } else if ((e - e0) % stride == 0) {
         out.push_back(std::pow(10.0, e));
       }
     }

@@ -265,7 +265,13 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
   ImGui::TextUnformatted(backend_summary(auto_kind).c_str());
   if (cuda_status().compiled && !cuda_status().available) {
     ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "| CUDA unavailable: %s", cuda_status().reason.c_str());
+    // In presentation mode the room needs the fact, not the error string (the desk banner shows it in full).
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "| CUDA unavailable%s%s",
+                       state.presentation ? "" : ": ", state.presentation ? "" : cuda_status().reason.c_str());
+  }
+  if (state.presentation) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("|  Left / Right: step   Space: play   Ctrl +/-: text size   F5: desk mode");
   }
   if (!state.message.empty()) {
     ImGui::SameLine();
@@ -278,6 +284,22 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
     ImGui::TextDisabled("%s", fps.c_str());
   }
   ImGui::End();
+}
+
+void draw_header_buttons(AppState& state, float main_x, float main_w) {
+  const char* mode_label = state.presentation ? "Desk mode (F5)" : "Presentation (F5)";
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float buttons_w = ImGui::CalcTextSize(mode_label).x + ImGui::CalcTextSize("Export / state").x +
+                          4 * style.FramePadding.x + style.ItemSpacing.x;
+  ImGui::SameLine();
+  if (ImGui::GetCursorPosX() + buttons_w <= main_x + main_w) ImGui::SameLine(main_x + main_w - buttons_w);
+  else ImGui::NewLine();
+  if (ImGui::Button(mode_label)) {
+    state.presentation = !state.presentation;
+    state.fonts_dirty = true;
+  }
+  ImGui::SameLine();
+  draw_export_menu(state);
 }
 
 ViewContext make_view_context(AppState& state) {
@@ -381,21 +403,20 @@ void draw_shell(AppState& state) {
     ImGui::SameLine();
   }
   ImGui::BeginGroup();
+  const float main_x = ImGui::GetCursorPosX();
   const float main_w = ImGui::GetContentRegionAvail().x;
-  // Header: title, then the presentation toggle and the export menu at the right.
-  ImGui::PushFont(heading_font());
-  ImGui::TextUnformatted(lesson.title().c_str());
-  ImGui::PopFont();
-  const float buttons_w = ImGui::CalcTextSize("Presentation (F5)Export / state").x + 40 * s;
-  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetCursorPosX() + main_w - buttons_w - ImGui::CalcTextSize(lesson.title().c_str()).x * 1.4f));
-  if (ImGui::Button(state.presentation ? "Desk mode (F5)" : "Presentation (F5)")) {
-    state.presentation = !state.presentation;
-    state.fonts_dirty = true;
+  // Header: the lesson title (desk mode only), the step bar, and the mode toggle and export menu right-aligned.
+  if (!state.presentation) {
+    ImGui::PushFont(heading_font());
+    ImGui::TextUnformatted(lesson.title().c_str());
+    ImGui::PopFont();
+    draw_header_buttons(state, main_x, main_w);
+    draw_banner(state, main_w);
+    draw_step_bar(state);
+  } else {
+    draw_step_bar(state);
+    draw_header_buttons(state, main_x, main_w);
   }
-  ImGui::SameLine();
-  draw_export_menu(state);
-  if (!state.presentation) draw_banner(state, main_w);
-  draw_step_bar(state);
   draw_caption(state);
   ImGui::Separator();
 

@@ -21,6 +21,12 @@ constexpr int kMaxCellsShown = 10;  // matrices are drawn as at most 10 x 10 cel
 
 matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
 
+// The plot takes what is left above a table of `table_rows` rows, but never less than 60% of the view.
+float plot_height_leaving(int table_rows) {
+  const float avail = ImGui::GetContentRegionAvail().y;
+  return std::max(avail * 0.6f, avail - (table_rows + 0.5f) * ImGui::GetFrameHeightWithSpacing());
+}
+
 // A matrix drawn as a grid of cells; `fill(r, c)` picks each cell's colour (0 = background).
 template <typename Fill>
 void draw_grid(ImDrawList* draw, ImVec2 origin, int rows, int cols, float cell, Fill fill, const std::string& label) {
@@ -90,7 +96,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   for (const char* key : {"naive", "tiled", "blas"})
     if (ctx.result->measured.contains(std::string(key) + "_slope"))
       slopes.push_back({fmt::format("fitted slope, {}", key), format_number(ctx.result->measured[std::string(key) + "_slope"].get<double>(), 3)});
-  spec.size = {0, ImGui::GetContentRegionAvail().y - (slopes.size() + 1) * ImGui::GetFrameHeightWithSpacing()};
+  spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);
 }
@@ -113,8 +119,7 @@ void draw_libraries_step(const ViewContext& ctx) {
     spec.lines.push_back(std::move(line));
   }
   if (peak > 0) spec.guides.push_back({false, peak, fmt::format("measured peak {:.0f} GFLOP/s", peak), theory_color()});
-  const float table_h = 5 * ImGui::GetFrameHeightWithSpacing();
-  spec.size = {0, ImGui::GetContentRegionAvail().y - table_h};
+  spec.size = {0, plot_height_leaving(4)};
   draw_plot("gflops", spec);
   std::vector<std::pair<std::string, std::string>> rows;
   for (const char* key : {"naive", "tiled", "blas"}) {
