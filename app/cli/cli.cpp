@@ -100,6 +100,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--screenshot", gui.screenshot_png, "GUI: save a PNG of the window, then quit")->group("GUI");
   app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")->group("GUI");
   app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
+  app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")->group("GUI");
+  app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")->group("GUI")->check(CLI::IsMember({1, 2, 4}));
   auto* list = app.add_subcommand("list", "list the lessons");
   auto* info = app.add_subcommand("info", "backends and devices, with measured ceilings");
 

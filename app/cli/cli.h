@@ -18,6 +18,8 @@ struct GuiRequest {
   // then quit.
   std::string screenshot_png;    // --screenshot FILE
   int frames = 0;                // --frames N
+  std::string figure_png;        // --figure FILE: also export the lesson view (the "Export figure" path)
+  int figure_scale = 2;          // --figure-scale 1|2|4
   std::string size = "1600x900"; // --size WxH
 };
 

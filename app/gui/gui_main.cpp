@@ -53,8 +53,7 @@ void save_window_png(AppState& state, int width, int height, const std::string& 
   state.message_is_error = state.message.rfind("cannot", 0) == 0;
 }
 
-void export_figure(AppState& state, int scale) {
-  const std::string path = timestamped_output_path(all_lessons()[state.lesson_index]->id() + "-figure", "png");
+void export_figure(AppState& state, int scale, const std::string& path) {
   rebuild_fonts(state.scale(), static_cast<float>(scale));
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   try {
@@ -164,11 +163,16 @@ int run_gui(const GuiRequest& request) {
       const Image image = read_pixels(fb_w, fb_h, true);
       const bool ok = write_png(request.screenshot_png, image);
       std::cerr << (ok ? "wrote " : "cannot write ") << request.screenshot_png << "\n";
+      if (!request.figure_png.empty()) {
+        export_figure(state, request.figure_scale, request.figure_png);
+        std::cerr << state.message << "\n";
+      }
       glfwSetWindowShouldClose(window, 1);
     }
     glfwSwapBuffers(window);
     if (state.want_figure_scale > 0) {
-      export_figure(state, state.want_figure_scale);
+      export_figure(state, state.want_figure_scale,
+                    timestamped_output_path(all_lessons()[state.lesson_index]->id() + "-figure", "png"));
       state.want_figure_scale = 0;
     }
   }

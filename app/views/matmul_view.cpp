@@ -76,10 +76,10 @@ void draw_dot_product_step(const ViewContext& ctx) {
   if (s.m > kMaxCellsShown || s.n > kMaxCellsShown || s.k > kMaxCellsShown)
     ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
   draw_value_table("counts", {
-      {"multiplications  m n k", format_number(matmul::multiplications(s))},
-      {"additions  m n (k - 1)", format_number(matmul::additions(s))},
-      {"exact scalar operations  m n (2k - 1)", format_number(matmul::multiplications(s) + matmul::additions(s))},
-      {"FLOPs as vendors count them  2 m n k", format_number(matmul::flops(s))},
+      {"multiplications  m n k", format_count(matmul::multiplications(s))},
+      {"additions  m n (k - 1)", format_count(matmul::additions(s))},
+      {"exact scalar operations  m n (2k - 1)", format_count(matmul::multiplications(s) + matmul::additions(s))},
+      {"FLOPs as vendors count them  2 m n k", format_count(matmul::flops(s))},
   });
 }
 

@@ -44,8 +44,10 @@ elif [[ $mode == gui ]]; then
   png="$out/gui-matmul.png"
   # shellcheck disable=SC2046
   xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 $(quick_params matmul) --run --frames 5 \
-    --screenshot "$png" --size 1600x900 2>&1 | tee "$out/gui.log" || fail=1
+    --screenshot "$png" --figure "$out/gui-figure.png" --figure-scale 2 --size 1600x900 2>&1 | tee "$out/gui.log" || fail=1
   "$check" "$png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # The figure export renders only the view, offscreen, at twice the view's size in points.
+  "$check" "$out/gui-figure.png" --min-colors 60 --color $series0 --min-pixels 400 || fail=1
   grep -q "first frame after" "$out/gui.log" || { echo "FAIL: no first-frame report"; fail=1; }
   # Without a display the GUI explains itself and exits 2 instead of crashing.
   env -u DISPLAY -u WAYLAND_DISPLAY "$bin" 2>"$out/nodisplay.txt"; code=$?
