@@ -35,7 +35,10 @@ void glfw_error(int code, const char* description) { std::cerr << "GLFW error " 
 // Applies --lesson/--step/--set/--open before the first frame. Throws BadInput.
 void apply_request(const GuiRequest& request, AppState& state) {
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
-  if (request.lesson.empty()) return;
+  if (request.lesson.empty()) {
+    if (!request.sets.empty()) throw BadInput("--set needs --lesson ID to say which lesson the parameters are for");
+    return;
+  }
   const Lesson& lesson = find_lesson(request.lesson);
   const auto& lessons = all_lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i)
@@ -71,6 +74,17 @@ void export_figure(AppState& state, int scale, const std::string& path) {
 
 int run_gui(const GuiRequest& request) {
   const Stopwatch since_start;
+  AppState state;
+  init_sessions(state);
+  PixelSize size;
+  try {
+    size = parse_pixel_size(request.size);
+    apply_request(request, state);
+  } catch (const BadInput& e) {
+    std::cerr << "dlsys-lab: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  // Bad requests are reported before the display is needed, so they read the same everywhere.
   const char* display = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
   if ((display == nullptr || !*display) && (wayland == nullptr || !*wayland)) {
@@ -80,16 +94,6 @@ int run_gui(const GuiRequest& request) {
                  "  dlsys-lab run LESSON [--set k=v]... [--json -]\n"
                  "  dlsys-lab shot LESSON [--step N] -o view.png\n"
                  "or run the GUI under a virtual display: xvfb-run -a dlsys-lab\n";
-    return kExitBadInput;
-  }
-  AppState state;
-  init_sessions(state);
-  PixelSize size;
-  try {
-    size = parse_pixel_size(request.size);
-    apply_request(request, state);
-  } catch (const BadInput& e) {
-    std::cerr << "dlsys-lab: " << e.what() << "\n";
     return kExitBadInput;
   }
   state.presentation = request.presentation;
