@@ -261,8 +261,9 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
   ImGui::SetNextWindowPos({0, y});
   ImGui::SetNextWindowSize({width, height});
   ImGui::Begin("status", nullptr, kPanelFlags);
-  const BackendKind auto_kind = cuda_status().available ? BackendKind::Cuda : BackendKind::Cpu;
-  ImGui::TextUnformatted(backend_summary(auto_kind).c_str());
+  // Asked once: the summary reads /proc, which is too slow to repeat every frame.
+  static const std::string summary = backend_summary(cuda_status().available ? BackendKind::Cuda : BackendKind::Cpu);
+  ImGui::TextUnformatted(summary.c_str());
   if (cuda_status().compiled && !cuda_status().available) {
     ImGui::SameLine();
     // In presentation mode the room needs the fact, not the error string (the desk banner shows it in full).
