@@ -113,7 +113,7 @@ int run_gui(const GuiRequest& request) {
     return kExitRunFailure;
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(1);
+  glfwSwapInterval(request.screenshot_png.empty() ? 1 : 0);  // scripted runs measure the frame rate without vsync
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -126,6 +126,8 @@ int run_gui(const GuiRequest& request) {
   const bool scripted = !request.screenshot_png.empty();
   const int frames_before_shot = request.frames > 0 ? request.frames : 3;
   int frames_drawn = 0;
+  int idle_frames = 0;
+  Stopwatch frames_timer;
   bool first_frame_reported = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
@@ -163,7 +165,13 @@ int run_gui(const GuiRequest& request) {
       save_window_png(state, fb_w, fb_h, timestamped_output_path("window", "png"));
       state.want_window_png = false;
     }
+    // Frame rate over the frames drawn while no run competes for the cores.
+    if (state.worker.busy()) idle_frames = 0;
+    else if (++idle_frames == 1) frames_timer.restart();
     if (scripted && frames_drawn >= frames_before_shot && !state.worker.busy()) {
+      if (idle_frames > 3)
+        std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
+                                 (idle_frames - 1) / (frames_timer.elapsed_us() / 1e6));
       const Image image = read_pixels(fb_w, fb_h, true);
       const bool ok = write_png(request.screenshot_png, image);
       std::cerr << (ok ? "wrote " : "cannot write ") << request.screenshot_png << "\n";

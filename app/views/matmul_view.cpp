@@ -53,7 +53,8 @@ void draw_dot_product_step(const ViewContext& ctx) {
 
   const float sc = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell = std::clamp(std::min(avail.x / (inner + cols + 6.0f), avail.y * 0.55f / (inner + rows + 2.0f)), 12 * sc, 44 * sc);
+  // Grids on the left half, at the largest cell size that fits; the counters sit to their right.
+  const float cell = std::clamp(std::min(avail.x * 0.5f / (inner + cols + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (inner + rows + 3.0f)), 10 * sc, 60 * sc);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 b_origin{o.x + (inner + 2) * cell, o.y};
@@ -68,19 +69,23 @@ void draw_dot_product_step(const ViewContext& ctx) {
             [&](int r, int c) { return r == i && c == j ? hot : (r * cols + c < element ? with_alpha(done, 0.6f) : 0u); },
             fmt::format("C: {} x {}", s.m, s.n));
   ImGui::Dummy({(inner + cols + 3) * cell, (inner + rows + 3) * cell + ImGui::GetTextLineHeight()});
-
+  ImGui::SameLine();
+  ImGui::BeginChild("counters", {0, 0});
+  ImGui::PushTextWrapPos(0);
   ImGui::PushFont(mono_font());
-  ImGui::Text("c_%d%d = sum over l of a_%dl * b_l%d: %d of %lld products, %d of %lld additions so far", i + 1, j + 1, i + 1, j + 1,
+  ImGui::TextWrapped("c_%d%d = sum over l of a_%dl * b_l%d: %d of %lld products, %d of %lld additions so far", i + 1, j + 1, i + 1, j + 1,
               l, static_cast<long long>(s.k), std::max(0, l - 1), static_cast<long long>(s.k - 1));
   ImGui::PopFont();
   if (s.m > kMaxCellsShown || s.n > kMaxCellsShown || s.k > kMaxCellsShown)
     ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
+  ImGui::PopTextWrapPos();
   draw_value_table("counts", {
       {"multiplications  m n k", format_count(matmul::multiplications(s))},
       {"additions  m n (k - 1)", format_count(matmul::additions(s))},
       {"exact scalar operations  m n (2k - 1)", format_count(matmul::multiplications(s) + matmul::additions(s))},
       {"FLOPs as vendors count them  2 m n k", format_count(matmul::flops(s))},
   });
+  ImGui::EndChild();
 }
 
 void draw_scaling_step(const ViewContext& ctx) {
@@ -144,7 +149,7 @@ void draw_tiling_step(const ViewContext& ctx) {
   const int ti = current / tiles_n, tj = current % tiles_n;
   const float sc = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell = std::clamp(std::min(avail.x * 0.6f / (tiles_k + tiles_n + 2.0f), avail.y * 0.5f / (tiles_k + tiles_m + 2.0f)), 14 * sc, 48 * sc);
+  const float cell = std::clamp(std::min(avail.x * 0.45f / (tiles_k + tiles_n + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (tiles_k + tiles_m + 3.0f)), 10 * sc, 60 * sc);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 b_origin{o.x + (tiles_k + 1.5f) * cell, o.y}, a_origin{o.x, o.y + (tiles_k + 1.5f) * cell};
@@ -155,20 +160,22 @@ void draw_tiling_step(const ViewContext& ctx) {
   draw_grid(draw, b_origin, tiles_k, tiles_n, cell, [&](int, int c) { return c == tj ? panel_b : 0u; },
             fmt::format("B: {} x {} tiles", matmul::ceil_div(s.k, tile), matmul::ceil_div(s.n, tile)));
   draw_grid(draw, c_origin, tiles_m, tiles_n, cell, [&](int r, int c) { return r == ti && c == tj ? highlight_color() : 0u; },
-            fmt::format("C tile ({}, {}) of {} x {}, tiles {} x {}", ti + 1, tj + 1, s.m, s.n, tile, tile));
+            fmt::format("C: tile ({}, {})", ti + 1, tj + 1));
   ImGui::Dummy({(tiles_k + tiles_n + 2) * cell, (tiles_k + tiles_m + 2.5f) * cell + ImGui::GetTextLineHeight()});
-
+  ImGui::SameLine();
+  ImGui::BeginChild("traffic_panel", {0, 0});
   const double flops = matmul::flops(s);
   const double naive = matmul::bytes_naive(s), tiled = matmul::bytes_tiled(s, tile), minimum = matmul::bytes_minimum(s);
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {"main-memory traffic, naive (no reuse)", fmt::format("{}   {:.3g} FLOP/byte", format_bytes_both(naive), flops / naive)},
-      {fmt::format("main-memory traffic, {0} x {0} tiles", tile), fmt::format("{}   {:.3g} FLOP/byte", format_bytes_both(tiled), flops / tiled)},
-      {"perfect reuse (A, B read once, C written once)", fmt::format("{}   {:.3g} FLOP/byte", format_bytes_both(minimum), flops / minimum)},
+  auto row = [&](const std::string& what, double bytes) {
+    return std::vector<std::string>{what, format_bytes_both(bytes), fmt::format("{:.3g}", flops / bytes)};
   };
+  draw_columns_table("traffic", {"main-memory traffic", "bytes", "FLOP/byte"},
+                     {row("naive loop (no reuse)", naive), row(fmt::format("{0} x {0} tiles", tile), tiled),
+                      row("perfect reuse (A, B read once)", minimum)});
   if (ctx.result && ctx.result->measured.contains("tiled_gflops") && ctx.result->measured.contains("naive_gflops"))
-    rows.push_back({"measured: tiled / naive speed", fmt::format("{:.1f}x", ctx.result->measured["tiled_gflops"].get<double>() /
-                                                                               ctx.result->measured["naive_gflops"].get<double>())});
-  draw_value_table("traffic", rows);
+    ImGui::Text("Measured: the tiled kernel runs %.1fx faster than the naive loop.",
+                ctx.result->measured["tiled_gflops"].get<double>() / ctx.result->measured["naive_gflops"].get<double>());
+  ImGui::EndChild();
 }
 
 }  // namespace

@@ -27,4 +27,22 @@ void draw_value_table(const char* id, const std::vector<std::pair<std::string, s
   ImGui::EndTable();
 }
 
+void draw_columns_table(const char* id, const std::vector<std::string>& headers,
+                        const std::vector<std::vector<std::string>>& rows) {
+  const int columns = static_cast<int>(headers.size());
+  if (columns == 0 || !ImGui::BeginTable(id, columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+  for (const auto& header : headers) ImGui::TableSetupColumn(header.c_str());
+  ImGui::TableHeadersRow();
+  for (const auto& row : rows) {
+    ImGui::TableNextRow();
+    for (int c = 0; c < columns && c < static_cast<int>(row.size()); ++c) {
+      ImGui::TableSetColumnIndex(c);
+      if (c > 0) ImGui::PushFont(mono_font());
+      ImGui::TextUnformatted(row[c].c_str());
+      if (c > 0) ImGui::PopFont();
+    }
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace dlsys::gui
