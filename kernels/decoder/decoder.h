@@ -59,6 +59,8 @@ class CachedDecoder {
   CachedDecoder(const Shape& shape, const Weights& weights, MemoryLedger& ledger, std::int64_t max_tokens);
   // Feeds the token at the next position and writes the next-token logits: (vocab).
   void step(int token, float* logits);
+  // Starts a new sequence in the same cache (no reallocation).
+  void reset() { position_ = 0; }
   std::int64_t position() const { return position_; }
 
  private:
@@ -77,6 +79,7 @@ class RecomputeDecoder {
   // except the token ids.
   RecomputeDecoder(const Shape& shape, const Weights& weights, MemoryLedger& ledger, std::int64_t max_tokens);
   void step(int token, float* logits);
+  void reset() { tokens_.clear(); }
   std::int64_t position() const { return static_cast<std::int64_t>(tokens_.size()); }
 
  private:
