@@ -1,6 +1,7 @@
 #include "lessons/kvcache/model_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,28 @@ std::int64_t optional(const nlohmann::json& doc, const char* key, const std::str
 
 std::string optional_text(const nlohmann::json& doc, const char* key) {
   return doc.contains(key) && doc.at(key).is_string() ? doc.at(key).get<std::string>() : std::string();
+}
+
+// "llama-2-7b" before "llama-2-13b": runs of digits compare as numbers, so families list from small to large.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit((unsigned char)a[i]) && std::isdigit((unsigned char)b[j])) {
+      std::size_t i_end = i, j_end = j;
+      while (i_end < a.size() && std::isdigit((unsigned char)a[i_end])) ++i_end;
+      while (j_end < b.size() && std::isdigit((unsigned char)b[j_end])) ++j_end;
+      const std::string_view x(a.data() + i, i_end - i), y(b.data() + j, j_end - j);
+      if (x.size() != y.size()) return x.size() < y.size();  // no leading zeros in preset names
+      if (x != y) return x < y;
+      i = i_end;
+      j = j_end;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
 }
 
 }  // namespace
@@ -118,7 +141,7 @@ std::vector<std::string> preset_names() {
     if (a.name.starts_with(kPresetFolder) && a.name.ends_with(kPresetSuffix))
       names.emplace_back(a.name.substr(kPresetFolder.size(), a.name.size() - kPresetFolder.size() - kPresetSuffix.size()));
   }
-  std::sort(names.begin(), names.end());
+  std::sort(names.begin(), names.end(), natural_less);
   return names;
 }
 
