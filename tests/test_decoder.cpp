@@ -76,6 +76,14 @@ TEST_CASE("greedy generation gives the same tokens with and without the cache") 
     generated.push_back(token_a);
   }
   CHECK(worst < 1e-4);
+  // Rewinding one position and stepping again repeats the last step exactly (the lesson times it this way).
+  const std::vector<float> last_a = a, last_b = b;
+  cached.rewind(1);
+  recompute.rewind(1);
+  cached.step(generated[generated.size() - 2], a.data());
+  recompute.step(generated[generated.size() - 2], b.data());
+  CHECK(a == last_a);
+  CHECK(b == last_b);
   // The model really generates: not one token repeated forever.
   std::sort(generated.begin(), generated.end());
   CHECK(std::unique(generated.begin(), generated.end()) - generated.begin() > 1);

@@ -8,6 +8,7 @@
 //                      layer l's K and V depend on layer l-1's outputs for every token: O(t d^2 + t^2 d) per layer.
 //   reference        - plain loops in double precision over the whole prefix: the oracle both are checked against.
 // Both fp32 paths call the same attention routine, so the cache changes where K and V come from, not the arithmetic.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -61,6 +62,8 @@ class CachedDecoder {
   void step(int token, float* logits);
   // Starts a new sequence in the same cache (no reallocation).
   void reset() { position_ = 0; }
+  // Forgets the last `steps` positions, so the next step repeats one already taken (to time it again).
+  void rewind(std::int64_t steps) { position_ -= std::min(steps, position_); }
   std::int64_t position() const { return position_; }
 
  private:
@@ -80,6 +83,7 @@ class RecomputeDecoder {
   RecomputeDecoder(const Shape& shape, const Weights& weights, MemoryLedger& ledger, std::int64_t max_tokens);
   void step(int token, float* logits);
   void reset() { tokens_.clear(); }
+  void rewind(std::int64_t steps) { tokens_.resize(tokens_.size() - std::min<std::size_t>(steps, tokens_.size())); }
   std::int64_t position() const { return static_cast<std::int64_t>(tokens_.size()); }
 
  private:
