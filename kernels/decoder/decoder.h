@@ -14,18 +14,9 @@
 
 #include "engine/host_buffer.h"
 #include "engine/ledger.h"
+#include "kernels/decoder/shape.h"
 
 namespace dlsys::decoder {
-
-struct Shape {
-  int d_model = 256;
-  int layers = 4;
-  int heads = 4;
-  int kv_heads = 4;  // = heads: multi-head; 1: multi-query; between: grouped-query (heads % kv_heads == 0)
-  int vocab = 256;
-  int head_dim() const { return d_model / heads; }
-  int kv_dim() const { return kv_heads * head_dim(); }  // width of one token's K (or V) in one layer
-};
 
 // Throws BadInput unless heads divides d_model and kv_heads divides heads.
 void check_shape(const Shape& shape);
@@ -94,6 +85,12 @@ class RecomputeDecoder {
   HostBuffer<float> x_, h_, q_, k_, v_, attended_;  // (max_tokens, d) except k_, v_: (max_tokens, kv_dim)
   HostBuffer<float> scores_;                        // (max_tokens)
 };
+
+// One query row against keys 0..n-1, the routine both fp32 paths share (and the CUDA kernel is checked against).
+// q, out: (heads x head_dim); k, v: (n, kv_dim) row-major; scores: (n) scratch. Query head h reads KV head
+// h / (heads / kv_heads).
+void attention_row(const Shape& shape, const float* q, const float* k, const float* v, std::int64_t n, float* scores,
+                   float* out);
 
 // The next-token logits after `tokens` (positions 0..n-1), computed in double without BLAS: (vocab).
 std::vector<double> reference_logits(const Shape& shape, const Weights& weights, const std::vector<int>& tokens);

@@ -50,34 +50,6 @@ void project_rows(const float* x, std::int64_t n, const float* w, int rows, int 
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), cols, rows, 1.0f, x, rows, w, cols, beta, y, cols);
 }
 
-// One query row against keys 0..n-1. q, out: (heads x head_dim); k, v: (n, kv_dim) row-major; scores: (n) scratch.
-// Query head h reads KV head h / (heads / kv_heads): grouped-query attention shares each KV head among a group.
-void attend(const Shape& s, const float* q, const float* k, const float* v, std::int64_t n, float* scores, float* out) {
-  const int hd = s.head_dim(), kv_dim = s.kv_dim(), group = s.heads / s.kv_heads;
-  const float scale = 1.0f / std::sqrt(float(hd));
-  for (int head = 0; head < s.heads; ++head) {
-    const float* qh = q + head * hd;
-    const int kv_offset = (head / group) * hd;
-    float max_score = -INFINITY;
-    for (std::int64_t j = 0; j < n; ++j) {
-      const float* kj = k + j * kv_dim + kv_offset;
-      float dot = 0;
-      for (int i = 0; i < hd; ++i) dot += qh[i] * kj[i];
-      scores[j] = dot * scale;
-      max_score = std::max(max_score, scores[j]);
-    }
-    float total = 0;
-    for (std::int64_t j = 0; j < n; ++j) total += (scores[j] = std::exp(scores[j] - max_score));
-    float* oh = out + head * hd;
-    std::fill(oh, oh + hd, 0.0f);
-    for (std::int64_t j = 0; j < n; ++j) {
-      const float p = scores[j] / total;
-      const float* vj = v + j * kv_dim + kv_offset;
-      for (int i = 0; i < hd; ++i) oh[i] += p * vj[i];
-    }
-  }
-}
-
 // logits (vocab) = rms_norm(x) U.
 void unembed(const Shape& s, const Weights& w, const float* x, float* h, float* logits) {
   rms_norm(x, h, s.d_model);
@@ -147,6 +119,33 @@ double flops_recompute_step(const Shape& s, std::int64_t position) {
   return s.layers * per_layer + 2 * d * s.vocab;
 }
 
+// Grouped-query attention shares each KV head among a group of query heads.
+void attention_row(const Shape& s, const float* q, const float* k, const float* v, std::int64_t n, float* scores, float* out) {
+  const int hd = s.head_dim(), kv_dim = s.kv_dim(), group = s.heads / s.kv_heads;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (int head = 0; head < s.heads; ++head) {
+    const float* qh = q + head * hd;
+    const int kv_offset = (head / group) * hd;
+    float max_score = -INFINITY;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float* kj = k + j * kv_dim + kv_offset;
+      float dot = 0;
+      for (int i = 0; i < hd; ++i) dot += qh[i] * kj[i];
+      scores[j] = dot * scale;
+      max_score = std::max(max_score, scores[j]);
+    }
+    float total = 0;
+    for (std::int64_t j = 0; j < n; ++j) total += (scores[j] = std::exp(scores[j] - max_score));
+    float* oh = out + head * hd;
+    std::fill(oh, oh + hd, 0.0f);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float p = scores[j] / total;
+      const float* vj = v + j * kv_dim + kv_offset;
+      for (int i = 0; i < hd; ++i) oh[i] += p * vj[i];
+    }
+  }
+}
+
 int argmax(const float* logits, int count) { return int(std::max_element(logits, logits + count) - logits); }
 
 CachedDecoder::CachedDecoder(const Shape& s, const Weights& w, MemoryLedger& ledger, std::int64_t max_tokens)
@@ -176,7 +175,7 @@ void CachedDecoder::step(int token, float* logits) {
     // The new token's K and V are appended to the cache; older rows are read, never recomputed.
     project_row(h_.data(), weights_.wk.data() + l * layer_stride(s, kv), d, kv, k_layer + position_ * kv, 0.0f);
     project_row(h_.data(), weights_.wv.data() + l * layer_stride(s, kv), d, kv, v_layer + position_ * kv, 0.0f);
-    attend(s, q_.data(), k_layer, v_layer, position_ + 1, scores_.data(), attended_.data());
+    attention_row(s, q_.data(), k_layer, v_layer, position_ + 1, scores_.data(), attended_.data());
     project_row(attended_.data(), weights_.wo.data() + l * layer_stride(s, d), d, d, x_.data(), 1.0f);  // residual
   }
   unembed(s, weights_, x_.data(), h_.data(), logits);
@@ -212,7 +211,7 @@ void RecomputeDecoder::step(int token, float* logits) {
     project_rows(h_.data(), n, weights_.wk.data() + l * layer_stride(s, kv), d, kv, k_.data(), 0.0f);
     project_rows(h_.data(), n, weights_.wv.data() + l * layer_stride(s, kv), d, kv, v_.data(), 0.0f);
     for (std::int64_t i = 0; i < n; ++i)  // causal: row i sees keys 0..i
-      attend(s, q_.data() + i * d, k_.data(), v_.data(), i + 1, scores_.data(), attended_.data() + i * d);
+      attention_row(s, q_.data() + i * d, k_.data(), v_.data(), i + 1, scores_.data(), attended_.data() + i * d);
     project_rows(attended_.data(), n, weights_.wo.data() + l * layer_stride(s, d), d, d, x_.data(), 1.0f);
   }
   unembed(s, weights_, x_.data() + (n - 1) * d, h_.data(), logits);
