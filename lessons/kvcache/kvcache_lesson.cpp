@@ -36,15 +36,6 @@ decoder::Shape live_shape(const ParamValues& p) {
   return {int(p.integer("d_model")), int(p.integer("layers")), int(p.integer("heads")), int(p.integer("kv_heads")), 256};
 }
 
-// gpu_gb = 0 means the memory of this machine's device: the GPU when one answers, else host memory.
-std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& p) {
-  const double gb = p.real("gpu_gb");
-  if (gb > 0) return {std::llround(gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(gb, 6))};
-  if (cuda_status().available)
-    return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
-  return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
-}
-
 // A theory line with the shape of `flops(position)`, scaled so its total matches the measured series' total:
 // it shows how the time should grow, not an absolute prediction.
 Series flops_shaped_line(const Series& measured, const std::string& name, const std::function<double(std::int64_t)>& flops) {
@@ -64,6 +55,15 @@ Series flops_shaped_line(const Series& measured, const std::string& name, const 
 }  // namespace
 
 namespace kvcache {
+
+// gpu_gb = 0 means the memory of this machine's device: the GPU when one answers, else host memory.
+std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& p) {
+  const double gb = p.real("gpu_gb");
+  if (gb > 0) return {std::llround(gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(gb, 6))};
+  if (cuda_status().available)
+    return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
+  return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
+}
 
 ModelConfig model_from_params(const ParamValues& p) {
   const std::string& path = p.text("config");

@@ -23,6 +23,9 @@ namespace kvcache {
 ModelConfig model_from_params(const ParamValues& params);
 // The sizing question the parameters ask (model, types, batch, seq, block, workspace, memory). Throws BadInput.
 SizingQuery sizing_query_from_params(const ParamValues& params);
+// The memory to fit into and where the figure comes from: gpu_gb in GB, or for gpu_gb = 0 the GPU when one answers,
+// else this machine's host memory.
+std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
 // The bar of issue 6: the cached last token at least this many times faster than the recomputed one.
 inline constexpr double kSpeedupBar = 5.0;
 }  // namespace kvcache
