@@ -1,11 +1,11 @@
 // KV-cache lesson theory: presets against their published shapes, the config parser's conventions and errors,
 // and the sizing formulas against the course's worked numbers (COURSE.md T6, errata E6, E7, E23).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 #include "engine/errors.h"
 #include "lessons/kvcache/kv_theory.h"
@@ -62,12 +62,12 @@ const char* kLlamaLike = R"({
 
 TEST_CASE("the course's example comes out exactly: Llama-2-7B, fp16, batch 1, 4096 tokens = 2 GiB") {
   const Sizing s = size_inference(query("llama-2-7b", "fp16", 1, 4096));
-  CHECK(s.bytes_per_token == 524'288);          // 0.5 MiB, not the rule of thumb's "about 1 MB" (E6)
+  CHECK(s.bytes_per_token == 524'288);  // 0.5 MiB, not the rule of thumb's "about 1 MB" (E6)
   CHECK(s.bytes_per_token == 2 * 32 * 4096 * 2);
-  CHECK(s.kv_bytes == 2'147'483'648);           // 1 x 4096 x 2 x 32 x 4096 x 2 = exactly 2 GiB = 2.15 GB (E23)
+  CHECK(s.kv_bytes == 2'147'483'648);  // 1 x 4096 x 2 x 32 x 4096 x 2 = exactly 2 GiB = 2.15 GB (E23)
   CHECK(s.kv_bytes == (std::int64_t(1) << 31));
   CHECK(s.parameters == 6'738'415'616);
-  CHECK(s.weights_bytes == 13'476'831'232);     // "7B x 2 bytes = 14 GB", with the exact count
+  CHECK(s.weights_bytes == 13'476'831'232);  // "7B x 2 bytes = 14 GB", with the exact count
   CHECK(s.total_bytes == 13'476'831'232 + 2'147'483'648 + 1'000'000'000);
 }
 
@@ -147,8 +147,8 @@ TEST_CASE("the sliding window caps Mistral's cache at 4096 tokens") {
 TEST_CASE("what fits in 80 GB beside the weights and a 1 GB workspace") {
   const Sizing s = size_inference(query("llama-2-7b", "fp16", 1, 4096));
   // 80e9 - 13,476,831,232 - 1e9 = 65,523,168,768 bytes left for the cache.
-  CHECK(s.max_batch_fit == 30);      // 30 x 2 GiB = 64.4 GB; 31 would need 66.6 GB
-  CHECK(s.max_seq_fit == 124'975);   // 65,523,168,768 / 524,288, rounded down
+  CHECK(s.max_batch_fit == 30);     // 30 x 2 GiB = 64.4 GB; 31 would need 66.6 GB
+  CHECK(s.max_seq_fit == 124'975);  // 65,523,168,768 / 524,288, rounded down
   SizingQuery small = query("llama-2-70b", "fp16", 1, 4096);
   small.gpu_bytes = 24'000'000'000;  // 70B weights alone (138 GB) do not fit in 24 GB
   CHECK(size_inference(small).max_batch_fit == 0);
@@ -160,21 +160,23 @@ TEST_CASE("paged cache: ceil(seq / B) blocks per sequence, waste only in the las
   CHECK(full.paged_blocks == 256);
   CHECK(full.paged_waste_bytes == 0);
   const Sizing s = size_inference(query("llama-2-7b", "fp16", 3, 1000));
-  CHECK(s.paged_blocks_per_seq == 63);                 // 63 x 16 = 1008 tokens
+  CHECK(s.paged_blocks_per_seq == 63);  // 63 x 16 = 1008 tokens
   CHECK(s.paged_blocks == 189);
-  CHECK(s.paged_waste_bytes == 8LL * 524'288 * 3);     // 8 empty slots in each sequence's last block
-  CHECK(s.reserve_tokens == 4096);                     // Llama 2's max_position_embeddings
+  CHECK(s.paged_waste_bytes == 8LL * 524'288 * 3);  // 8 empty slots in each sequence's last block
+  CHECK(s.reserve_tokens == 4096);                  // Llama 2's max_position_embeddings
   CHECK(s.reserve_waste_bytes == 3096LL * 524'288 * 3);
 }
 
 TEST_CASE("sizes that overflow 64 bits, and zero sizes, are refused") {
-  CHECK(bad_input_message([] { size_inference(query("llama-2-7b", "fp16", 1'000'000'000'000, 4096)); })
-            .find("overflows 64 bits") != std::string::npos);
+  CHECK(bad_input_message([] {
+          size_inference(query("llama-2-7b", "fp16", 1'000'000'000'000, 4096));
+        }).find("overflows 64 bits") != std::string::npos);
   CHECK(bad_input_message([] { size_inference(query("llama-2-7b", "fp16", 0, 4096)); }).find("'batch'") !=
         std::string::npos);
   CHECK(bad_input_message([] { size_inference(query("llama-2-7b", "fp16", 1, -5)); }).find("'seq'") !=
         std::string::npos);
-  const std::string huge = R"({"num_hidden_layers": 4000000000000, "num_attention_heads": 4000000, "hidden_size": 4000000,
+  const std::string huge =
+      R"({"num_hidden_layers": 4000000000000, "num_attention_heads": 4000000, "hidden_size": 4000000,
     "intermediate_size": 1, "vocab_size": 1})";
   CHECK(bad_input_message([&] { parse_model_config(huge, "huge.json"); }).find("overflows 64 bits") !=
         std::string::npos);
@@ -182,22 +184,25 @@ TEST_CASE("sizes that overflow 64 bits, and zero sizes, are refused") {
 
 TEST_CASE("config.json: Hugging Face conventions for absent keys") {
   const ModelConfig m = parse_model_config(kLlamaLike, "mini.json");
-  CHECK(m.kv_heads == 4);      // num_key_value_heads absent -> num_attention_heads
-  CHECK(m.head_dim == 16);     // head_dim absent -> hidden_size / num_attention_heads
+  CHECK(m.kv_heads == 4);   // num_key_value_heads absent -> num_attention_heads
+  CHECK(m.head_dim == 16);  // head_dim absent -> hidden_size / num_attention_heads
   CHECK(m.sliding_window == 0);
   CHECK(m.max_positions == 0);
   CHECK(!m.tied_embeddings);
   const ModelConfig gqa = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 60,
     "head_dim": 32, "num_key_value_heads": 2, "intermediate_size": 8, "vocab_size": 10, "sliding_window": 128,
-    "max_position_embeddings": 512})", "gqa.json");
-  CHECK(gqa.head_dim == 32);   // given explicitly: 4 x 32 need not equal hidden_size
+    "max_position_embeddings": 512})",
+                                             "gqa.json");
+  CHECK(gqa.head_dim == 32);  // given explicitly: 4 x 32 need not equal hidden_size
   CHECK(gqa.kv_heads == 2);
   CHECK(gqa.sliding_window == 128);
   const ModelConfig off = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64,
-    "intermediate_size": 8, "vocab_size": 10, "sliding_window": 128, "use_sliding_window": false})", "qwen.json");
+    "intermediate_size": 8, "vocab_size": 10, "sliding_window": 128, "use_sliding_window": false})",
+                                             "qwen.json");
   CHECK(off.sliding_window == 0);
   const ModelConfig null_window = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4,
-    "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10, "sliding_window": null})", "v02.json");
+    "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10, "sliding_window": null})",
+                                                     "v02.json");
   CHECK(null_window.sliding_window == 0);
 }
 
@@ -210,16 +215,19 @@ TEST_CASE("config.json files: read from disk; malformed JSON names the line, a m
   CHECK(syntax.find("not valid JSON at line 3") != std::string::npos);
 
   TempConfig missing(R"({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10})");
-  CHECK(bad_input_message([&] { load_model_config_file(missing.path.string()); })
-            .find("missing key 'num_attention_heads'") != std::string::npos);
+  CHECK(bad_input_message([&] {
+          load_model_config_file(missing.path.string());
+        }).find("missing key 'num_attention_heads'") != std::string::npos);
 
   TempConfig negative(R"({"num_hidden_layers": -2, "num_attention_heads": 4, "hidden_size": 64})");
-  CHECK(bad_input_message([&] { load_model_config_file(negative.path.string()); })
-            .find("'num_hidden_layers' must be at least 1") != std::string::npos);
+  CHECK(bad_input_message([&] {
+          load_model_config_file(negative.path.string());
+        }).find("'num_hidden_layers' must be at least 1") != std::string::npos);
 
   TempConfig text_value(R"({"num_hidden_layers": "32", "num_attention_heads": 4, "hidden_size": 64})");
-  CHECK(bad_input_message([&] { load_model_config_file(text_value.path.string()); })
-            .find("'num_hidden_layers' must be a whole number") != std::string::npos);
+  CHECK(bad_input_message([&] {
+          load_model_config_file(text_value.path.string());
+        }).find("'num_hidden_layers' must be a whole number") != std::string::npos);
 
   TempConfig uneven(R"({"num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 4,
     "hidden_size": 96, "intermediate_size": 8, "vocab_size": 10})");

@@ -1,12 +1,12 @@
 // `dlsys-lab run kvcache` in-process: the issue's JSON keys with exact values, a user's config.json, and every kind
 // of bad input ending in exit 2 with a message that names what was wrong.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "app/cli/cli.h"
 
@@ -38,8 +38,8 @@ Outcome run_kvcache(std::vector<std::string> sets, bool json = true) {
 }
 
 // A tiny live decoder keeps these tests fast; the calculator's numbers do not depend on it.
-const std::vector<std::string> kTinyLive = {"d_model=32", "layers=2", "heads=2", "kv_heads=1", "tokens=8", "repeats=1",
-                                            "threads=1"};
+const std::vector<std::string> kTinyLive = {"d_model=32", "layers=2",  "heads=2",  "kv_heads=1",
+                                            "tokens=8",   "repeats=1", "threads=1"};
 
 // The tiny settings first, so a test's own settings (given later) win.
 std::vector<std::string> with_tiny_live(const std::vector<std::string>& sets) {
@@ -68,9 +68,10 @@ void expect_bad_input(std::vector<std::string> sets, const std::string& expected
 
 }  // namespace
 
-TEST_CASE("run kvcache: the issue's command gives the course's numbers exactly, and the live cache equals the formula") {
-  const Outcome r = run_kvcache(with_tiny_live(
-      {"model=llama-2-7b", "batch=1", "seq=4096", "dtype=fp16", "block=16", "gpu_gb=80"}));
+TEST_CASE(
+    "run kvcache: the issue's command gives the course's numbers exactly, and the live cache equals the formula") {
+  const Outcome r =
+      run_kvcache(with_tiny_live({"model=llama-2-7b", "batch=1", "seq=4096", "dtype=fp16", "block=16", "gpu_gb=80"}));
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
@@ -80,6 +81,7 @@ TEST_CASE("run kvcache: the issue's command gives the course's numbers exactly, 
   CHECK(t["kv_gib"] == 2.0);
   CHECK(t["weights_bytes"] == 13'476'831'232LL);
   CHECK(t["total_bytes"] == 13'476'831'232LL + 2'147'483'648LL + 1'000'000'000LL);
+  CHECK(t["training_states_bytes"] == 107'814'649'856LL);  // 16 bytes per parameter, model states only (E8)
   CHECK(t["max_batch_fit"] == 30);
   CHECK(t["max_seq_fit"] == 124'975);
   CHECK(t["paged_blocks"] == 256);

@@ -1,11 +1,11 @@
 // Views of the kvcache lesson: prefill against decode, what the cache holds per layer and token, the formula with the
 // current numbers, weights + KV + workspace against GPU memory, a paged cache's blocks against a reservation, and the
 // live decoder's time per token with and without its cache.
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <map>
 #include <optional>
 
@@ -89,7 +89,8 @@ void draw_prefill_decode_step(const ViewContext& ctx, const SizingQuery& q, cons
   constexpr int kPromptCells = 10, kDecodeCells = 14;
   const int generated = static_cast<int>(ctx.step_time_s / 0.6) % (kDecodeCells + 3);
   const float s = ui_scale();
-  const float cell = std::clamp(ImGui::GetContentRegionAvail().x / (kPromptCells + kDecodeCells + 2.0f), 14 * s, 40 * s);
+  const float cell =
+      std::clamp(ImGui::GetContentRegionAvail().x / (kPromptCells + kDecodeCells + 2.0f), 14 * s, 40 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImU32 prefill = series_color(0), decode = series_color(1);
@@ -100,20 +101,25 @@ void draw_prefill_decode_step(const ViewContext& ctx, const SizingQuery& q, cons
     return i < generated ? (i == generated - 1 ? highlight_color() : with_alpha(decode, 0.8f)) : 0u;
   });
   ImGui::Dummy({(kPromptCells + kDecodeCells + 2) * cell, row_y + cell + 4 * s - o.y});
-  ImGui::TextWrapped("decode: one token per step (matrix x vector); every step reads all the weights and the whole cache.");
+  ImGui::TextWrapped(
+      "decode: one token per step (matrix x vector); every step reads all the weights and the whole cache.");
   ImGui::Spacing();
 
   // One decode step for the whole batch reads every weight once and every sequence's cache once.
   const double step_bytes = double(sz.weights_bytes) + double(sz.kv_bytes);
   const double step_flops = 2.0 * double(sz.parameters) * double(q.batch);
   const double prefill_flops = 2.0 * double(sz.parameters) * double(q.batch) * double(q.seq);
-  draw_value_table("decode", {
-      {"decode step reads: weights + KV cache", format_bytes_both(step_bytes)},
-      {"decode step work: about 2 x parameters x batch", fmt::format("{} FLOP", format_count(step_flops))},
-      {"decode arithmetic intensity", fmt::format("{:.3g} FLOP/byte (memory-bound)", step_flops / step_bytes)},
-      {"prefill of seq tokens, same weights read once", fmt::format("{} FLOP/byte", format_number(prefill_flops / double(sz.weights_bytes), 3))},
-      {"decode floor at 3.35 TB/s (H100 SXM datasheet)", format_duration_us(step_bytes / kH100BandwidthBytesPerS * 1e6) + " per token"},
-  });
+  draw_value_table(
+      "decode",
+      {
+          {"decode step reads: weights + KV cache", format_bytes_both(step_bytes)},
+          {"decode step work: about 2 x parameters x batch", fmt::format("{} FLOP", format_count(step_flops))},
+          {"decode arithmetic intensity", fmt::format("{:.3g} FLOP/byte (memory-bound)", step_flops / step_bytes)},
+          {"prefill of seq tokens, same weights read once",
+           fmt::format("{} FLOP/byte", format_number(prefill_flops / double(sz.weights_bytes), 3))},
+          {"decode floor at 3.35 TB/s (H100 SXM datasheet)",
+           format_duration_us(step_bytes / kH100BandwidthBytesPerS * 1e6) + " per token"},
+      });
 }
 
 void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& sz) {
@@ -123,7 +129,8 @@ void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, cons
   const int tokens = 1 + static_cast<int>(ctx.step_time_s / 0.5) % kTokensShown;
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell = std::clamp(std::min(avail.x * 0.8f / (kTokensShown + 4), avail.y * 0.5f / (layers_shown + 2)), 14 * s, 44 * s);
+  const float cell =
+      std::clamp(std::min(avail.x * 0.8f / (kTokensShown + 4), avail.y * 0.5f / (layers_shown + 2)), 14 * s, 44 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float label_w = ImGui::CalcTextSize("layer 000").x + 8 * s;
@@ -143,7 +150,9 @@ void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, cons
   }
   if (m.layers > layers_shown)
     draw->AddText({o.x, o.y + layers_shown * cell}, muted_text_color(),
-                  fmt::format("(rows show layers 1 to {} and {}; all {} layers hold the same)", layers_shown - 1, m.layers, m.layers).c_str());
+                  fmt::format("(rows show layers 1 to {} and {}; all {} layers hold the same)", layers_shown - 1,
+                              m.layers, m.layers)
+                      .c_str());
   ImGui::Dummy({label_w + kTokensShown * cell, (layers_shown + 1) * cell});
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k_color), "K");
   ImGui::SameLine();
@@ -151,13 +160,16 @@ void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, cons
   ImGui::SameLine();
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(v_color), "V");
   ImGui::SameLine();
-  ImGui::TextWrapped("of each token in each layer. The newest token (outlined) appends its column; older ones are only read.");
+  ImGui::TextWrapped(
+      "of each token in each layer. The newest token (outlined) appends its column; older ones are only read.");
   const std::int64_t per_cell = sz.bytes_per_token / m.layers;
-  draw_value_table("cell", {
-      {fmt::format("one cell: 2 x {} KV heads x {} x {} bits", m.kv_heads, m.head_dim, q.kv_type.bits), exact_bytes(per_cell)},
-      {fmt::format("one token, all {} layers", m.layers), exact_bytes(sz.bytes_per_token)},
-      {fmt::format("{} tokens shown, one sequence", tokens), exact_bytes(sz.bytes_per_token * tokens)},
-  });
+  draw_value_table("cell",
+                   {
+                       {fmt::format("one cell: 2 x {} KV heads x {} x {} bits", m.kv_heads, m.head_dim, q.kv_type.bits),
+                        exact_bytes(per_cell)},
+                       {fmt::format("one token, all {} layers", m.layers), exact_bytes(sz.bytes_per_token)},
+                       {fmt::format("{} tokens shown, one sequence", tokens), exact_bytes(sz.bytes_per_token * tokens)},
+                   });
 }
 
 void draw_formula_step(const ViewContext&, const SizingQuery& q, const Sizing& sz) {
@@ -177,13 +189,21 @@ void draw_formula_step(const ViewContext&, const SizingQuery& q, const Sizing& s
                         format_bytes_both(double(sz.kv_bytes) * double(m.heads) / double(m.kv_heads)).c_str());
 
   // Cache bytes against sequence length at this batch, one line per element type.
-  PlotSpec spec{fmt::format("KV cache of {}, batch {}", m.name, q.batch), {"sequence length", "tokens", true},
-                {"KV cache", "bytes", true}, {}, {}};
+  PlotSpec spec{fmt::format("KV cache of {}, batch {}", m.name, q.batch),
+                {"sequence length", "tokens", true},
+                {"KV cache", "bytes", true},
+                {},
+                {}};
   const std::int64_t end = std::max<std::int64_t>({q.seq * 2, m.max_positions, 1024});
   int color = 0;
   for (const auto& type : kvcache::element_types()) {
     if (type.name == "bf16" || type.name == "int8") continue;  // same sizes as fp16 and fp8
-    PlotLine line{type.name, type.name == q.kv_type.name ? highlight_color() : series_color(color), SeriesStyle::Line, false, false, {}};
+    PlotLine line{type.name,
+                  type.name == q.kv_type.name ? highlight_color() : series_color(color),
+                  SeriesStyle::Line,
+                  false,
+                  false,
+                  {}};
     ++color;
     for (std::int64_t seq = 1; seq <= end; seq *= 2) {
       SizingQuery at = q;
@@ -234,14 +254,18 @@ void draw_fit_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& s
   for (double card_gb : {24.0, 40.0, 80.0, 141.0}) {
     const double bytes = card_gb * kBytesPerGB;
     if (bytes > full) continue;
-    draw->AddLine({px(bytes), top - 4 * s}, {px(bytes), top + bar_h + 4 * s}, with_alpha(muted_text_color(), 0.6f), 1 * s);
-    draw->AddText({px(bytes) + 2 * s, top + bar_h + 4 * s}, muted_text_color(), fmt::format("{:.0f} GB", card_gb).c_str());
+    draw->AddLine({px(bytes), top - 4 * s}, {px(bytes), top + bar_h + 4 * s}, with_alpha(muted_text_color(), 0.6f),
+                  1 * s);
+    draw->AddText({px(bytes) + 2 * s, top + bar_h + 4 * s}, muted_text_color(),
+                  fmt::format("{:.0f} GB", card_gb).c_str());
   }
   const ImU32 limit = sz.total_bytes <= sz.gpu_bytes ? theory_color() : warning_color();
   draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + bar_h + 10 * s}, limit, 3 * s);
-  draw->AddText({o.x, o.y}, text_color(),
-                fmt::format("{} of {} ({}): {}", format_bytes_both(total), format_bytes_both(gpu),
-                            kvcache::memory_to_fit(ctx.params).second, sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit").c_str());
+  draw->AddText(
+      {o.x, o.y}, text_color(),
+      fmt::format("{} of {} ({}): {}", format_bytes_both(total), format_bytes_both(gpu),
+                  kvcache::memory_to_fit(ctx.params).second, sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit")
+          .c_str());
   ImGui::Dummy({width, top - o.y + bar_h + 1.8f * ImGui::GetTextLineHeightWithSpacing()});
   for (const Part& part : parts) {  // the legend: colours of the bar's parts
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(part.color), "%s", "#");
@@ -253,15 +277,19 @@ void draw_fit_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& s
 
   const std::string max_seq = sz.max_seq_fit < 0 ? "any length: the sliding window caps the cache"
                                                  : format_count(double(sz.max_seq_fit)) + " tokens";
-  draw_value_table("fit", {
-      {fmt::format("weights: {} parameters x {} bits", format_count(double(sz.parameters)), q.weights_type.bits), exact_bytes(sz.weights_bytes)},
-      {"KV cache", exact_bytes(sz.kv_bytes)},
-      {"workspace allowance", exact_bytes(sz.workspace_bytes)},
-      {"total", exact_bytes(sz.total_bytes)},
-      {"memory to fit into", exact_bytes(sz.gpu_bytes)},
-      {fmt::format("largest batch at {} tokens", format_count(double(q.seq))), format_count(double(sz.max_batch_fit))},
-      {fmt::format("longest context at batch {}", q.batch), max_seq},
-  });
+  draw_value_table(
+      "fit",
+      {
+          {fmt::format("weights: {} parameters x {} bits", format_count(double(sz.parameters)), q.weights_type.bits),
+           exact_bytes(sz.weights_bytes)},
+          {"KV cache", exact_bytes(sz.kv_bytes)},
+          {"workspace allowance", exact_bytes(sz.workspace_bytes)},
+          {"total", exact_bytes(sz.total_bytes)},
+          {"memory to fit into", exact_bytes(sz.gpu_bytes)},
+          {fmt::format("largest batch at {} tokens", format_count(double(q.seq))),
+           format_count(double(sz.max_batch_fit))},
+          {fmt::format("longest context at batch {}", q.batch), max_seq},
+      });
 }
 
 void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz) {
@@ -276,8 +304,10 @@ void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz)
   const ImU32 used = series_color(1), waste = warning_color(), free_block = with_alpha(muted_text_color(), 0.25f);
   float y = o.y;
   for (int seqi = 0; seqi < sequences_shown; ++seqi) {
-    draw->AddText({o.x, y}, text_color(), fmt::format("sequence {}: paged, {} blocks of {} tokens", seqi + 1,
-                                                      format_count(double(sz.paged_blocks_per_seq)), q.block_tokens).c_str());
+    draw->AddText({o.x, y}, text_color(),
+                  fmt::format("sequence {}: paged, {} blocks of {} tokens", seqi + 1,
+                              format_count(double(sz.paged_blocks_per_seq)), q.block_tokens)
+                      .c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
     const bool draw_each = double(q.block_tokens) / per_px >= 4 * s;  // blocks wide enough to draw one by one
     if (draw_each) {
@@ -290,22 +320,28 @@ void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz)
     } else {
       draw->AddRectFilled({x_of(0), y}, {x_of(double(sz.cached_tokens)), y + row_h}, used, 2 * s);
       const double blocks_end = double(sz.paged_blocks_per_seq * q.block_tokens);
-      draw->AddRectFilled({x_of(double(sz.cached_tokens)), y}, {std::max(x_of(blocks_end), x_of(double(sz.cached_tokens)) + 2 * s), y + row_h}, waste);
+      draw->AddRectFilled({x_of(double(sz.cached_tokens)), y},
+                          {std::max(x_of(blocks_end), x_of(double(sz.cached_tokens)) + 2 * s), y + row_h}, waste);
     }
     y += row_h + 4 * s;
-    draw->AddText({o.x, y}, text_color(), fmt::format("sequence {}: reserved up front for {} tokens", seqi + 1,
-                                                      format_count(double(sz.reserve_tokens))).c_str());
+    draw->AddText(
+        {o.x, y}, text_color(),
+        fmt::format("sequence {}: reserved up front for {} tokens", seqi + 1, format_count(double(sz.reserve_tokens)))
+            .c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
     draw->AddRectFilled({x_of(0), y}, {x_of(double(sz.cached_tokens)), y + row_h}, used, 2 * s);
-    draw->AddRectFilled({x_of(double(sz.cached_tokens)), y}, {x_of(double(sz.reserve_tokens)), y + row_h}, free_block, 2 * s);
+    draw->AddRectFilled({x_of(double(sz.cached_tokens)), y}, {x_of(double(sz.reserve_tokens)), y + row_h}, free_block,
+                        2 * s);
     y += row_h + ImGui::GetTextLineHeight();
   }
   // The last blocks of one sequence, enlarged: each slot is one token; the empty slots are the paged cache's waste.
   const std::int64_t zoom_blocks = std::min<std::int64_t>(sz.paged_blocks_per_seq, 4);
   const int slots = static_cast<int>(std::min<std::int64_t>(q.block_tokens, 64));
   const float slot_w = std::min(14 * s, (width - zoom_blocks * 10 * s) / float(zoom_blocks * slots));
-  draw->AddText({o.x, y}, text_color(), fmt::format("the last {} blocks of a sequence, one slot per token{}", zoom_blocks,
-                                                    q.block_tokens > slots ? " (64 of each block's slots drawn)" : "").c_str());
+  draw->AddText({o.x, y}, text_color(),
+                fmt::format("the last {} blocks of a sequence, one slot per token{}", zoom_blocks,
+                            q.block_tokens > slots ? " (64 of each block's slots drawn)" : "")
+                    .c_str());
   y += ImGui::GetTextLineHeightWithSpacing();
   for (std::int64_t b = 0; b < zoom_blocks; ++b) {
     const std::int64_t block = sz.paged_blocks_per_seq - zoom_blocks + b;
@@ -320,15 +356,21 @@ void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz)
   }
   y += row_h + ImGui::GetTextLineHeight();
   if (q.batch > sequences_shown)
-    draw->AddText({o.x, y}, muted_text_color(), fmt::format("... and {} more sequences like these", format_count(double(q.batch - sequences_shown))).c_str());
+    draw->AddText(
+        {o.x, y}, muted_text_color(),
+        fmt::format("... and {} more sequences like these", format_count(double(q.batch - sequences_shown))).c_str());
   ImGui::Dummy({width, y - o.y + ImGui::GetTextLineHeightWithSpacing()});
   const double paged_share = sz.paged_bytes > 0 ? 100.0 * double(sz.paged_waste_bytes) / double(sz.paged_bytes) : 0.0;
-  const double reserve_share = sz.reserved_bytes > 0 ? 100.0 * double(sz.reserve_waste_bytes) / double(sz.reserved_bytes) : 0.0;
-  draw_value_table("paged", {
-      {fmt::format("blocks: ceil({} / {}) x batch {}", sz.cached_tokens, q.block_tokens, q.batch), format_count(double(sz.paged_blocks))},
-      {fmt::format("paged: empty slots ({:.2g}% of blocks)", paged_share), exact_bytes(sz.paged_waste_bytes)},
-      {fmt::format("reserved up front: unused ({:.2g}%)", reserve_share), exact_bytes(sz.reserve_waste_bytes)},
-  });
+  const double reserve_share =
+      sz.reserved_bytes > 0 ? 100.0 * double(sz.reserve_waste_bytes) / double(sz.reserved_bytes) : 0.0;
+  draw_value_table(
+      "paged",
+      {
+          {fmt::format("blocks: ceil({} / {}) x batch {}", sz.cached_tokens, q.block_tokens, q.batch),
+           format_count(double(sz.paged_blocks))},
+          {fmt::format("paged: empty slots ({:.2g}% of blocks)", paged_share), exact_bytes(sz.paged_waste_bytes)},
+          {fmt::format("reserved up front: unused ({:.2g}%)", reserve_share), exact_bytes(sz.reserve_waste_bytes)},
+      });
 }
 
 void draw_live_step(const ViewContext& ctx) {
@@ -349,17 +391,23 @@ void draw_live_step(const ViewContext& ctx) {
   const auto& t = r.theory;
   spec.size = {0, plot_height_leaving(4)};
   draw_plot("live", spec);
-  draw_value_table("live", {
-      {fmt::format("last token (position {}): cached / recomputing", m["last_position"].get<std::int64_t>()),
-       fmt::format("{} / {} = {:.1f}x (bar {:.0f}x)", format_duration_us(m["decode_us_cached"].get<double>()),
-                   format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(), kvcache::kSpeedupBar)},
-      {"KV cache allocated (ledger) / formula", fmt::format("{} / {} B: {}", format_count(m["kv_allocated_bytes"].get<double>()),
-                                                            format_count(t["live_kv_bytes"].get<double>()),
-                                                            m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT")},
-      {"same tokens with and without the cache", fmt::format("{} (logits within {:.1e})",
-                                                             m["tokens_match"].get<bool>() ? "yes" : "NO", m["max_abs_logit_diff"].get<double>())},
-      {"FLOPs of the last step, recomputing / cached", fmt::format("{:.1f}x", t["live_flops_ratio_last"].get<double>())},
-  });
+  draw_value_table(
+      "live",
+      {
+          {fmt::format("last token (position {}): cached / recomputing", m["last_position"].get<std::int64_t>()),
+           fmt::format("{} / {} = {:.1f}x (bar {:.0f}x)", format_duration_us(m["decode_us_cached"].get<double>()),
+                       format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(),
+                       kvcache::kSpeedupBar)},
+          {"KV cache allocated (ledger) / formula",
+           fmt::format("{} / {} B: {}", format_count(m["kv_allocated_bytes"].get<double>()),
+                       format_count(t["live_kv_bytes"].get<double>()),
+                       m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT")},
+          {"same tokens with and without the cache",
+           fmt::format("{} (logits within {:.1e})", m["tokens_match"].get<bool>() ? "yes" : "NO",
+                       m["max_abs_logit_diff"].get<double>())},
+          {"FLOPs of the last step, recomputing / cached",
+           fmt::format("{:.1f}x", t["live_flops_ratio_last"].get<double>())},
+      });
 }
 
 }  // namespace
@@ -374,11 +422,16 @@ void draw_kvcache_view(ViewContext& ctx) {
   const SizingQuery& q = *theory.query;
   const Sizing& sz = *theory.sizing;
   switch (ctx.step) {
-    case 0: return draw_prefill_decode_step(ctx, q, sz);
-    case 1: return draw_cache_contents_step(ctx, q, sz);
-    case 2: return draw_formula_step(ctx, q, sz);
-    case 3: return draw_fit_step(ctx, q, sz);
-    default: return draw_paged_step(ctx, q, sz);
+    case 0:
+      return draw_prefill_decode_step(ctx, q, sz);
+    case 1:
+      return draw_cache_contents_step(ctx, q, sz);
+    case 2:
+      return draw_formula_step(ctx, q, sz);
+    case 3:
+      return draw_fit_step(ctx, q, sz);
+    default:
+      return draw_paged_step(ctx, q, sz);
   }
 }
 

@@ -62,8 +62,8 @@ class CachedDecoder {
   const Weights& weights_;
   std::int64_t max_tokens_;
   std::int64_t position_ = 0;
-  HostBuffer<float> k_cache_;  // (layers, max_tokens, kv_dim)
-  HostBuffer<float> v_cache_;  // (layers, max_tokens, kv_dim)
+  HostBuffer<float> k_cache_;                        // (layers, max_tokens, kv_dim)
+  HostBuffer<float> v_cache_;                        // (layers, max_tokens, kv_dim)
   HostBuffer<float> x_, h_, q_, attended_, scores_;  // (d), (d), (d), (d), (max_tokens)
 };
 

@@ -9,11 +9,11 @@
 
 namespace dlsys::decoder::cuda {
 
-// Same contract as decoder::attention_row (kernels/decoder/decoder.h): q, out: (heads x head_dim); k, v: (n, kv_dim) row-major, the layer's cache.
-// Copies to device 0, runs options.warmup untimed and options.repeats timed launches (CUDA events), copies `out`
-// back. Throws RunFailure on any CUDA error; device memory is freed on every path.
-TimingStats attention_row(const Shape& shape, const float* q, const float* k, const float* v, std::int64_t n, float* out,
-                          const MeasureOptions& options);
+// Same contract as decoder::attention_row (kernels/decoder/decoder.h): q, out: (heads x head_dim); k, v: (n, kv_dim)
+// row-major, the layer's cache. Copies to device 0, runs options.warmup untimed and options.repeats timed launches
+// (CUDA events), copies `out` back. Throws RunFailure on any CUDA error; device memory is freed on every path.
+TimingStats attention_row(const Shape& shape, const float* q, const float* k, const float* v, std::int64_t n,
+                          float* out, const MeasureOptions& options);
 
 // Bytes one decode-step attention reads from the cache: K and V rows of n tokens.
 inline std::int64_t attention_cache_bytes(const Shape& shape, std::int64_t n) { return 2 * n * shape.kv_dim() * 4; }

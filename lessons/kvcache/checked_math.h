@@ -1,7 +1,8 @@
 #pragma once
 // 64-bit sizes that refuse to wrap: a product or sum that overflows is bad input (exit 2), named by what it sizes.
-#include <cstdint>
 #include <fmt/format.h>
+
+#include <cstdint>
 #include <string>
 
 #include "engine/errors.h"

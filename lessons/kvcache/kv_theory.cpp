@@ -1,7 +1,8 @@
 #include "lessons/kvcache/kv_theory.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/errors.h"
 #include "lessons/kvcache/checked_math.h"
@@ -9,8 +10,8 @@
 namespace dlsys::kvcache {
 
 const std::vector<ElementType>& element_types() {
-  static const std::vector<ElementType> types = {
-      {"fp32", 32}, {"fp16", 16}, {"bf16", 16}, {"fp8", 8}, {"int8", 8}, {"int4", 4}};
+  static const std::vector<ElementType> types = {{"fp32", 32}, {"fp16", 16}, {"bf16", 16},
+                                                 {"fp8", 8},   {"int8", 8},  {"int4", 4}};
   return types;
 }
 
@@ -40,7 +41,8 @@ std::int64_t kv_bytes_per_token(const ModelConfig& m, const ElementType& type) {
 
 Sizing size_inference(const SizingQuery& q) {
   for (const auto& [name, value] : {std::pair{"batch", q.batch}, {"seq", q.seq}, {"block", q.block_tokens}})
-    if (value < 1) throw BadInput(fmt::format("parameter '{}': value {} is not allowed; allowed: 1 or more", name, value));
+    if (value < 1)
+      throw BadInput(fmt::format("parameter '{}': value {} is not allowed; allowed: 1 or more", name, value));
   if (q.workspace_bytes < 0 || q.gpu_bytes < 0) throw BadInput("workspace and GPU memory must not be negative");
 
   Sizing s;
@@ -71,7 +73,8 @@ Sizing size_inference(const SizingQuery& q) {
   s.reserve_tokens = q.model.max_positions > 0 ? q.model.max_positions : s.cached_tokens;
   if (q.model.sliding_window > 0) s.reserve_tokens = std::min(s.reserve_tokens, q.model.sliding_window);
   s.reserve_tokens = std::max(s.reserve_tokens, s.cached_tokens);
-  s.reserved_bytes = multiply(multiply(s.reserve_tokens, s.bytes_per_token, "reserved bytes"), q.batch, "reserved bytes");
+  s.reserved_bytes =
+      multiply(multiply(s.reserve_tokens, s.bytes_per_token, "reserved bytes"), q.batch, "reserved bytes");
   s.reserve_waste_bytes = s.reserved_bytes - s.kv_bytes;
   return s;
 }

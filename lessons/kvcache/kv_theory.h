@@ -40,19 +40,19 @@ struct Sizing {
   std::int64_t cached_tokens = 0;    // min(seq, sliding window)
   std::int64_t kv_bytes = 0;
   std::int64_t parameters = 0;
-  std::int64_t weights_bytes = 0;    // parameters x weight bits / 8, rounded up (int4 packs two per byte)
+  std::int64_t weights_bytes = 0;  // parameters x weight bits / 8, rounded up (int4 packs two per byte)
   std::int64_t workspace_bytes = 0;
-  std::int64_t total_bytes = 0;      // weights + KV + workspace
+  std::int64_t total_bytes = 0;  // weights + KV + workspace
   std::int64_t gpu_bytes = 0;
-  std::int64_t max_batch_fit = 0;    // largest batch whose cache fits beside weights and workspace
-  std::int64_t max_seq_fit = 0;      // largest seq at this batch; -1 = any (the sliding window caps the cache)
+  std::int64_t max_batch_fit = 0;  // largest batch whose cache fits beside weights and workspace
+  std::int64_t max_seq_fit = 0;    // largest seq at this batch; -1 = any (the sliding window caps the cache)
   // Paged cache: ceil(cached / B) blocks per sequence; only the last block of each sequence is partly empty.
   std::int64_t paged_blocks_per_seq = 0;
-  std::int64_t paged_blocks = 0;     // over the whole batch
+  std::int64_t paged_blocks = 0;  // over the whole batch
   std::int64_t paged_bytes = 0;
   std::int64_t paged_waste_bytes = 0;
   // Reserving the model's maximum length up front for every request (what a contiguous cache must do).
-  std::int64_t reserve_tokens = 0;   // min(max_position_embeddings, window), or the cached tokens when unknown
+  std::int64_t reserve_tokens = 0;  // min(max_position_embeddings, window), or the cached tokens when unknown
   std::int64_t reserved_bytes = 0;
   std::int64_t reserve_waste_bytes = 0;
 };

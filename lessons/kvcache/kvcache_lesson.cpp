@@ -1,15 +1,16 @@
 #include "lessons/kvcache/kvcache_lesson.h"
 
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <thread>
 
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/decoder/decoder.h"
+#include "lessons/kvcache/checked_math.h"
 
 namespace dlsys {
 
@@ -22,9 +23,10 @@ constexpr int kStartToken = 1;
 // The last token's step is cheap to repeat; more samples make the bar's median steady on a busy machine.
 constexpr int kLastStepRepeats = 15;
 
-// 2147483648 -> "2,147,483,648": exact byte counts are easier to check with separators.
+// 2147483648 -> "2,147,483,648", exact for every int64 (format_count goes through double, exact only below 2^53).
 std::string with_commas(std::int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value), out;
+  const std::string digits = std::to_string(value < 0 ? -(value + 1) + 1ull : std::uint64_t(value));
+  std::string out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
@@ -33,12 +35,14 @@ std::string with_commas(std::int64_t value) {
 }
 
 decoder::Shape live_shape(const ParamValues& p) {
-  return {int(p.integer("d_model")), int(p.integer("layers")), int(p.integer("heads")), int(p.integer("kv_heads")), 256};
+  return {int(p.integer("d_model")), int(p.integer("layers")), int(p.integer("heads")), int(p.integer("kv_heads")),
+          256};
 }
 
 // A theory line with the shape of `flops(position)`, scaled so its total matches the measured series' total:
 // it shows how the time should grow, not an absolute prediction.
-Series flops_shaped_line(const Series& measured, const std::string& name, const std::function<double(std::int64_t)>& flops) {
+Series flops_shaped_line(const Series& measured, const std::string& name,
+                         const std::function<double(std::int64_t)>& flops) {
   double measured_total = 0, flops_total = 0;
   for (const auto& pt : measured.points) {
     measured_total += pt.y;
@@ -96,21 +100,49 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
   return {
       {"model", "model preset", ParamType::Choice, "llama-2-7b", 0, 0, preset_names(), "",
        "shapes from each model's Hugging Face config.json"},
-      {"config", "config.json (overrides model)", ParamType::Text, "", 0, 0, {}, "",
+      {"config",
+       "config.json (overrides model)",
+       ParamType::Text,
+       "",
+       0,
+       0,
+       {},
+       "",
        "path to a Hugging Face config.json; empty = use the preset"},
       {"batch", "batch (sequences)", ParamType::Integer, "1", 1, 1e12, {}, "", "sequences decoded together"},
       {"seq", "sequence length", ParamType::Integer, "4096", 1, 1e12, {}, "tokens", "prompt plus generated tokens"},
       {"dtype", "KV cache element type", ParamType::Choice, "fp16", 0, 0, types, "", "int4 is half a byte"},
       {"weights_dtype", "weights element type", ParamType::Choice, "fp16", 0, 0, types, "", ""},
       {"block", "paged block", ParamType::Integer, "16", 1, 1e6, {}, "tokens", "tokens per block of a paged cache"},
-      {"gpu_gb", "GPU memory", ParamType::Real, "80", 0, 1e6, {}, "GB",
+      {"gpu_gb",
+       "GPU memory",
+       ParamType::Real,
+       "80",
+       0,
+       1e6,
+       {},
+       "GB",
        "GB = 1e9 bytes; 0 = this machine's device (the GPU, or host memory without one)"},
-      {"workspace_gb", "workspace allowance", ParamType::Real, "1", 0, 1e6, {}, "GB",
+      {"workspace_gb",
+       "workspace allowance",
+       ParamType::Real,
+       "1",
+       0,
+       1e6,
+       {},
+       "GB",
        "activations and library scratch: an allowance you choose, not derived"},
       {"d_model", "live decoder: d_model", ParamType::Integer, "256", 8, 8192, {}, "", "width of the live decoder"},
       {"layers", "live decoder: layers", ParamType::Integer, "4", 1, 256, {}, "", "attention layers"},
       {"heads", "live decoder: heads", ParamType::Integer, "4", 1, 256, {}, "", "query heads; must divide d_model"},
-      {"kv_heads", "live decoder: KV heads", ParamType::Integer, "4", 1, 256, {}, "",
+      {"kv_heads",
+       "live decoder: KV heads",
+       ParamType::Integer,
+       "4",
+       1,
+       256,
+       {},
+       "",
        "= heads: multi-head; 1: multi-query; must divide heads"},
       {"tokens", "live decoder: tokens", ParamType::Integer, "128", 2, 65536, {}, "", "tokens generated per run"},
       {"repeats", "timed repeats", ParamType::Integer, "3", 1, 50, {}, "", "median per position over this many runs"},
@@ -121,9 +153,10 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
 void KvCacheLesson::validate(const ParamValues& p) const {
   const SizingQuery q = sizing_query_from_params(p);
   if (q.model.max_positions > 0 && q.seq > q.model.max_positions)
-    throw BadInput(fmt::format("parameter 'seq': value {} is not allowed ({} was trained for {} positions, its "
-                               "max_position_embeddings); allowed: 1 to {}",
-                               q.seq, q.model.name, q.model.max_positions, q.model.max_positions));
+    throw BadInput(
+        fmt::format("parameter 'seq': value {} is not allowed ({} was trained for {} positions, its "
+                    "max_position_embeddings); allowed: 1 to {}",
+                    q.seq, q.model.name, q.model.max_positions, q.model.max_positions));
   size_inference(q);  // overflow and zero sizes
   decoder::check_shape(live_shape(p));
 }
@@ -149,6 +182,10 @@ nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
   t["kv_gib"] = double(s.kv_bytes) / kBytesPerGiB;
   t["parameters"] = s.parameters;
   t["weights_bytes"] = s.weights_bytes;
+  // Training, for contrast (erratum E8): mixed-precision Adam keeps 2 (fp16 weights) + 2 (fp16 gradients) + 4 (fp32
+  // master weights) + 4 + 4 (Adam moments) = 16 bytes per parameter of model states alone, before activations
+  // (Rajbhandari et al. 2020, ZeRO, section 3.1).
+  t["training_states_bytes"] = multiply(s.parameters, 16, "training model states (16 bytes per parameter)");
   t["workspace_bytes"] = s.workspace_bytes;
   t["total_bytes"] = s.total_bytes;
   t["total_gb"] = double(s.total_bytes) / kBytesPerGB;
@@ -179,8 +216,8 @@ nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
   t["live_kv_bytes"] = t["live_bytes_per_token"].get<std::int64_t>() * live_tokens;
   t["live_flops_cached_last"] = decoder::flops_cached_step(live, live_tokens - 1);
   t["live_flops_uncached_last"] = decoder::flops_recompute_step(live, live_tokens - 1);
-  t["live_flops_ratio_last"] = decoder::flops_recompute_step(live, live_tokens - 1) /
-                               decoder::flops_cached_step(live, live_tokens - 1);
+  t["live_flops_ratio_last"] =
+      decoder::flops_recompute_step(live, live_tokens - 1) / decoder::flops_cached_step(live, live_tokens - 1);
   return t;
 }
 
@@ -196,10 +233,11 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   const std::int64_t needed_bytes = decoder::run_bytes(shape, tokens);
   const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
   if (double(needed_bytes) > 0.8 * double(free_bytes))
-    throw BadInput(fmt::format("the live decoder (d_model {}, layers {}, tokens {}) needs {} of host memory but only {} "
-                               "is free; lower d_model, layers or tokens",
-                               shape.d_model, shape.layers, tokens, format_bytes_both(double(needed_bytes)),
-                               format_bytes_both(double(free_bytes))));
+    throw BadInput(
+        fmt::format("the live decoder (d_model {}, layers {}, tokens {}) needs {} of host memory but only {} "
+                    "is free; lower d_model, layers or tokens",
+                    shape.d_model, shape.layers, tokens, format_bytes_both(double(needed_bytes)),
+                    format_bytes_both(double(free_bytes))));
 
   result.backend.kind = "cpu";
   result.backend.device = describe_cpu().name;
@@ -212,7 +250,8 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware_threads));
   result.backend.notes.push_back(fmt::format(
       "batch 1; series: each position timed once per repeat after an untimed warm-up; last token: median of {} timed "
-      "repeats of that step", std::max(repeats, kLastStepRepeats)));
+      "repeats of that step",
+      std::max(repeats, kLastStepRepeats)));
   openblas_set_num_threads(threads);
 
   const decoder::Weights weights = decoder::make_random_weights(shape, tokens, ctx.ledger, kDecoderSeed);
@@ -221,8 +260,9 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   std::vector<float> logits_cached(shape.vocab), logits_recompute(shape.vocab);
 
   // One generation of `steps` tokens from the start token; per-position times go to `times_us` when given.
-  auto generate = [&](auto& model, std::vector<float>& logits, std::int64_t steps, std::vector<std::vector<double>>* times_us,
-                      std::vector<int>* generated, std::vector<std::vector<float>>* all_logits) {
+  auto generate = [&](auto& model, std::vector<float>& logits, std::int64_t steps,
+                      std::vector<std::vector<double>>* times_us, std::vector<int>* generated,
+                      std::vector<std::vector<float>>* all_logits) {
     model.reset();
     int token = kStartToken;
     for (std::int64_t position = 0; position < steps; ++position) {
@@ -274,11 +314,18 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   ctx.control.progress(0.95, "timing the last token on both paths");
   const MeasureOptions last_step{.warmup = 1, .repeats = std::max(repeats, kLastStepRepeats)};
   const int last_token = tokens_cached.size() >= 2 ? tokens_cached[tokens_cached.size() - 2] : kStartToken;
-  const TimingStats last_cached_stats = measure([&] { cached.rewind(1); cached.step(last_token, logits_cached.data()); },
-                                                last_step, [&] { ctx.control.check_cancelled(); });
-  const TimingStats last_recompute_stats =
-      measure([&] { recompute.rewind(1); recompute.step(last_token, logits_recompute.data()); }, last_step,
-              [&] { ctx.control.check_cancelled(); });
+  const TimingStats last_cached_stats = measure(
+      [&] {
+        cached.rewind(1);
+        cached.step(last_token, logits_cached.data());
+      },
+      last_step, [&] { ctx.control.check_cancelled(); });
+  const TimingStats last_recompute_stats = measure(
+      [&] {
+        recompute.rewind(1);
+        recompute.step(last_token, logits_recompute.data());
+      },
+      last_step, [&] { ctx.control.check_cancelled(); });
   const double last_cached = last_cached_stats.median_us, last_recompute = last_recompute_stats.median_us;
 
   auto& m = result.measured;
@@ -304,8 +351,9 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
 
   const Series cached_shape = flops_shaped_line(cached_series, "with KV cache: FLOPs, scaled (theory)",
                                                 [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
-  const Series recompute_shape = flops_shaped_line(recompute_series, "recomputing: FLOPs, scaled (theory)",
-                                                   [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
+  const Series recompute_shape =
+      flops_shaped_line(recompute_series, "recomputing: FLOPs, scaled (theory)",
+                        [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
   result.series.push_back(std::move(cached_series));
   result.series.push_back(std::move(recompute_series));
   result.series.push_back(cached_shape);
@@ -313,8 +361,13 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
 
   // The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
   const SizingQuery q = sizing_query_from_params(p);
-  Series curve{fmt::format("KV cache, batch {} (theory)", q.batch), "theory", "sequence length", "tokens", "KV cache",
-               "bytes", {}};
+  Series curve{fmt::format("KV cache, batch {} (theory)", q.batch),
+               "theory",
+               "sequence length",
+               "tokens",
+               "KV cache",
+               "bytes",
+               {}};
   const std::int64_t curve_end = std::max(q.seq, q.model.max_positions);
   for (std::int64_t seq = 1; seq <= curve_end; seq = seq > curve_end / 2 && seq < curve_end ? curve_end : seq * 2) {
     SizingQuery at = q;
@@ -341,8 +394,8 @@ std::string KvCacheLesson::text_report(const RunResult& r) const {
   out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n",
                      t["layers"].get<std::int64_t>(), t["kv_heads"].get<std::int64_t>(),
                      t["head_dim"].get<std::int64_t>(), t["kv_element_bits"].get<int>(), bytes(t["bytes_per_token"]));
-  out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n", t["cached_tokens"].get<std::int64_t>(),
-                     r.params.at("batch"), bytes(t["kv_bytes"]));
+  out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
+                     t["cached_tokens"].get<std::int64_t>(), r.params.at("batch"), bytes(t["kv_bytes"]));
   if (t["sliding_window"].get<std::int64_t>() > 0)
     out += fmt::format("  (the {}-token sliding window caps the cache)\n", t["sliding_window"].get<std::int64_t>());
   out += fmt::format("  weights    {} parameters: {}\n", with_commas(t["parameters"].get<std::int64_t>()),
@@ -359,16 +412,18 @@ std::string KvCacheLesson::text_report(const RunResult& r) const {
                      bytes(t["paged_waste_bytes"]), with_commas(t["reserve_tokens"].get<std::int64_t>()),
                      bytes(t["reserve_waste_bytes"]));
   if (m.contains("speedup")) {
-    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n", with_commas(m["kv_allocated_bytes"].get<std::int64_t>()),
+    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n",
+                       with_commas(m["kv_allocated_bytes"].get<std::int64_t>()),
                        with_commas(t["live_kv_bytes"].get<std::int64_t>()),
                        m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT");
     out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
                        m["tokens_match"].get<bool>() ? "yes" : "NO", m["max_abs_logit_diff"].get<double>());
-    out += fmt::format("  bar: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
-                       "(bar >= {:.0f}x: {})\n",
-                       m["last_position"].get<std::int64_t>(), format_duration_us(m["decode_us_cached"].get<double>()),
-                       format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(),
-                       kSpeedupBar, m["meets_bar"].get<bool>() ? "PASS" : "FAIL");
+    out += fmt::format(
+        "  bar: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
+        "(bar >= {:.0f}x: {})\n",
+        m["last_position"].get<std::int64_t>(), format_duration_us(m["decode_us_cached"].get<double>()),
+        format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(), kSpeedupBar,
+        m["meets_bar"].get<bool>() ? "PASS" : "FAIL");
   }
   return out;
 }

@@ -1,8 +1,9 @@
 #include "lessons/kvcache/model_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -110,8 +111,10 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& or
     m.head_dim = positive_integer(doc.at("head_dim"), "head_dim", origin);
   } else {
     if (m.hidden % m.heads != 0)
-      throw BadInput(fmt::format("config '{}': no head_dim, and hidden_size {} is not a multiple of "
-                                 "num_attention_heads {}; add 'head_dim'", origin, m.hidden, m.heads));
+      throw BadInput(
+          fmt::format("config '{}': no head_dim, and hidden_size {} is not a multiple of "
+                      "num_attention_heads {}; add 'head_dim'",
+                      origin, m.hidden, m.heads));
     m.head_dim = m.hidden / m.heads;
   }
   m.max_positions = optional(doc, "max_position_embeddings", origin, 0);
@@ -139,7 +142,8 @@ std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const auto& a : embedded_assets()) {
     if (a.name.starts_with(kPresetFolder) && a.name.ends_with(kPresetSuffix))
-      names.emplace_back(a.name.substr(kPresetFolder.size(), a.name.size() - kPresetFolder.size() - kPresetSuffix.size()));
+      names.emplace_back(
+          a.name.substr(kPresetFolder.size(), a.name.size() - kPresetFolder.size() - kPresetSuffix.size()));
   }
   std::sort(names.begin(), names.end(), natural_less);
   return names;

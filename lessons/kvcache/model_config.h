@@ -10,20 +10,20 @@
 namespace dlsys::kvcache {
 
 struct ModelConfig {
-  std::string name;    // preset name or the file path
-  std::string source;  // where the numbers come from ("_source" in a preset)
-  std::string nominal_parameters;  // the paper's rounded size, e.g. "7B (...)"; empty for user files
-  std::string model_type;          // "llama", "mistral", "gemma"; may be empty
-  std::int64_t layers = 0;         // num_hidden_layers
-  std::int64_t heads = 0;          // num_attention_heads (query heads)
-  std::int64_t kv_heads = 0;       // num_key_value_heads: = heads (MHA), 1 (MQA), in between (GQA)
-  std::int64_t hidden = 0;         // hidden_size (d_model)
-  std::int64_t head_dim = 0;       // head_dim, or hidden_size / num_attention_heads when absent
-  std::int64_t intermediate = 0;   // intermediate_size (MLP width)
-  std::int64_t vocab = 0;          // vocab_size
-  bool tied_embeddings = false;    // tie_word_embeddings: the output layer reuses the embedding matrix
-  std::int64_t max_positions = 0;  // max_position_embeddings; 0 when the file does not say
-  std::int64_t sliding_window = 0; // sliding_window; 0 = none (attention sees the whole prefix)
+  std::string name;                 // preset name or the file path
+  std::string source;               // where the numbers come from ("_source" in a preset)
+  std::string nominal_parameters;   // the paper's rounded size, e.g. "7B (...)"; empty for user files
+  std::string model_type;           // "llama", "mistral", "gemma"; may be empty
+  std::int64_t layers = 0;          // num_hidden_layers
+  std::int64_t heads = 0;           // num_attention_heads (query heads)
+  std::int64_t kv_heads = 0;        // num_key_value_heads: = heads (MHA), 1 (MQA), in between (GQA)
+  std::int64_t hidden = 0;          // hidden_size (d_model)
+  std::int64_t head_dim = 0;        // head_dim, or hidden_size / num_attention_heads when absent
+  std::int64_t intermediate = 0;    // intermediate_size (MLP width)
+  std::int64_t vocab = 0;           // vocab_size
+  bool tied_embeddings = false;     // tie_word_embeddings: the output layer reuses the embedding matrix
+  std::int64_t max_positions = 0;   // max_position_embeddings; 0 when the file does not say
+  std::int64_t sliding_window = 0;  // sliding_window; 0 = none (attention sees the whole prefix)
 };
 
 // Parses a config.json. `origin` names the file in messages. Throws BadInput naming the line of a JSON syntax

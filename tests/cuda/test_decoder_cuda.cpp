@@ -22,8 +22,8 @@ std::vector<float> pseudo_random(std::size_t count, std::uint32_t seed) {
 }  // namespace
 
 TEST_CASE("CUDA decode attention matches the CPU attention row") {
-  for (const decoder::Shape shape : {decoder::Shape{120, 1, 6, 2, 1}, decoder::Shape{64, 1, 4, 4, 1},
-                                     decoder::Shape{40, 1, 8, 1, 1}}) {
+  for (const decoder::Shape shape :
+       {decoder::Shape{120, 1, 6, 2, 1}, decoder::Shape{64, 1, 4, 4, 1}, decoder::Shape{40, 1, 8, 1, 1}}) {
     for (const std::int64_t n : {1LL, 7LL, 1000LL}) {
       INFO("heads " << shape.heads << ", kv_heads " << shape.kv_heads << ", n " << n);
       const auto q = pseudo_random(std::size_t(shape.d_model), 1);

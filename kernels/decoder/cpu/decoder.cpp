@@ -3,10 +3,10 @@
 #include "kernels/decoder/decoder.h"
 
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "engine/errors.h"
 
@@ -74,10 +74,11 @@ void check_shape(const Shape& s) {
 Weights make_random_weights(const Shape& s, std::int64_t max_positions, MemoryLedger& ledger, std::uint32_t seed) {
   check_shape(s);
   const std::int64_t d = s.d_model, kv = s.kv_dim();
-  Weights w{HostBuffer<float>(ledger, "weights", s.vocab * d), HostBuffer<float>(ledger, "weights", max_positions * d),
-            HostBuffer<float>(ledger, "weights", s.layers * d * d), HostBuffer<float>(ledger, "weights", s.layers * d * kv),
-            HostBuffer<float>(ledger, "weights", s.layers * d * kv), HostBuffer<float>(ledger, "weights", s.layers * d * d),
-            HostBuffer<float>(ledger, "weights", d * s.vocab)};
+  Weights w{
+      HostBuffer<float>(ledger, "weights", s.vocab * d),       HostBuffer<float>(ledger, "weights", max_positions * d),
+      HostBuffer<float>(ledger, "weights", s.layers * d * d),  HostBuffer<float>(ledger, "weights", s.layers * d * kv),
+      HostBuffer<float>(ledger, "weights", s.layers * d * kv), HostBuffer<float>(ledger, "weights", s.layers * d * d),
+      HostBuffer<float>(ledger, "weights", d * s.vocab)};
   // Projections scaled by sqrt(3 / fan_in): uniform values of variance 1 / fan_in keep activations near unit size.
   const float projection_scale = std::sqrt(3.0f / float(d));
   fill_uniform(w.embedding, seed + 1, 1.0f);
@@ -120,7 +121,8 @@ double flops_recompute_step(const Shape& s, std::int64_t position) {
 }
 
 // Grouped-query attention shares each KV head among a group of query heads.
-void attention_row(const Shape& s, const float* q, const float* k, const float* v, std::int64_t n, float* scores, float* out) {
+void attention_row(const Shape& s, const float* q, const float* k, const float* v, std::int64_t n, float* scores,
+                   float* out) {
   const int hd = s.head_dim(), kv_dim = s.kv_dim(), group = s.heads / s.kv_heads;
   const float scale = 1.0f / std::sqrt(float(hd));
   for (int head = 0; head < s.heads; ++head) {

@@ -71,15 +71,18 @@ TimingStats attention_row(const Shape& s, const float* q, const float* k, const 
                           const MeasureOptions& options) {
   using dlsys::cuda::DeviceArray;
   const std::size_t q_count = std::size_t(s.heads) * s.head_dim(), cache_count = std::size_t(n) * s.kv_dim();
-  DeviceArray<float> d_q(q_count), d_k(cache_count), d_v(cache_count), d_out(q_count), d_scores(std::size_t(s.heads) * n);
+  DeviceArray<float> d_q(q_count), d_k(cache_count), d_v(cache_count), d_out(q_count),
+      d_scores(std::size_t(s.heads) * n);
   DLSYS_CUDA_CHECK(cudaMemcpy(d_q.get(), q, d_q.bytes(), cudaMemcpyHostToDevice));
   DLSYS_CUDA_CHECK(cudaMemcpy(d_k.get(), k, d_k.bytes(), cudaMemcpyHostToDevice));
   DLSYS_CUDA_CHECK(cudaMemcpy(d_v.get(), v, d_v.bytes(), cudaMemcpyHostToDevice));
-  const TimingStats stats = dlsys::cuda::time_with_events([&] {
-    decode_attention_kernel<<<s.heads, kThreads>>>(s.head_dim(), s.kv_dim(), s.heads / s.kv_heads, d_q.get(), d_k.get(),
-                                                   d_v.get(), n, d_scores.get(), d_out.get());
-    DLSYS_CUDA_CHECK(cudaGetLastError());
-  }, options);
+  const TimingStats stats = dlsys::cuda::time_with_events(
+      [&] {
+        decode_attention_kernel<<<s.heads, kThreads>>>(s.head_dim(), s.kv_dim(), s.heads / s.kv_heads, d_q.get(),
+                                                       d_k.get(), d_v.get(), n, d_scores.get(), d_out.get());
+        DLSYS_CUDA_CHECK(cudaGetLastError());
+      },
+      options);
   DLSYS_CUDA_CHECK(cudaMemcpy(out, d_out.get(), d_out.bytes(), cudaMemcpyDeviceToHost));
   return stats;
 }
