@@ -10,6 +10,7 @@ fail=0
 quick_params() {
   case $1 in
     matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
+    kvcache) echo "--set tokens=32 --set repeats=1 --set seq=1000 --set batch=3" ;;
     *) echo "" ;;
   esac
 }
@@ -31,6 +32,9 @@ if [[ $mode == shot ]]; then
   # A plot step must show the measured series in the plot area (right of the controls column).
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
   "$check" "$out/matmul-plot.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # The kvcache live step plots the measured time per token (first series colour) in the plot area.
+  env -u DISPLAY "$bin" shot kvcache --step 6 $(quick_params kvcache) --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
+  "$check" "$out/kvcache-live.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,1,0.75 --min-pixels 200 || fail=1
   # A 2x export keeps the layout and doubles the pixels.
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
