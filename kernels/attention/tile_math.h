@@ -106,6 +106,12 @@ DLSYS_HOST_DEVICE constexpr std::int64_t flash_scratch_elements(std::int64_t n, 
   return workers * flash_tile_scratch_elements(t) + (order == LoopOrder::KvOuter ? 2 * n : 0);
 }
 
+// Shared memory of one CUDA thread block of v2_flash (FlashAttention-2 order): Q_i, K_j, V_j and the O_i accumulator
+// (2 br + 2 bc rows of d), the S/P tile (br x bc) and four numbers per row (m, l, and the two rescale factors).
+DLSYS_HOST_DEVICE constexpr std::int64_t flash_cuda_shared_elements(std::int64_t d, const Tiling& t) {
+  return block_elements(d, t) + t.br * t.bc + 4 * t.br;
+}
+
 // Main-memory (HBM) traffic in elements, split into reads and writes.
 struct Traffic {
   double read_elements = 0;
