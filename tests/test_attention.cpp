@@ -218,8 +218,13 @@ TEST_CASE("the trace hook records every tile in loop order with the kernel's own
       }
     }
     for (std::size_t e = 0; e < trace.output.size(); ++e) CHECK(std::fabs(trace.output[e] - trace.reference[e]) < 1e-6);
-    // The last tile of each Q block leaves l equal to the full softmax denominator relative to the row max.
     CHECK(trace.counted.total_elements() == flash_traffic(10, 4, {3, 4}, false, order).total_elements());
+    // The per-tile counters grow tile by tile and end at the total (FlashAttention-2 writes the last O_i after its
+    // last tile: 1 row of 4).
+    for (std::size_t t = 1; t < trace.tiles.size(); ++t)
+      CHECK(trace.tiles[t].traffic_so_far.total_elements() > trace.tiles[t - 1].traffic_so_far.total_elements());
+    const double last = trace.tiles.back().traffic_so_far.total_elements();
+    CHECK(last == trace.counted.total_elements() - (order == LoopOrder::QOuter ? 4.0 : 0.0));
   }
   // Causal: tiles wholly above the diagonal are skipped. n = 8, 4 x 4 tiles: (0,0), (1,0), (1,1) only.
   const FlashTrace causal = trace_flash({8, 2, true, {4, 4}, LoopOrder::QOuter, 1});

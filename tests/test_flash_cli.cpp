@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
+#include "lessons/registry.h"
 
 using namespace dlsys;
 
@@ -107,4 +108,12 @@ TEST_CASE("flash: `run flash --set example=two_tiles` prints the worked example 
     CHECK(contains(r.out, "tile (0, 1)  m = 3  l = 1.55300179"));
     CHECK(contains(r.out, "o = [0.76573417, 1.55676994]"));
   }
+}
+
+TEST_CASE("flash: the lesson text has the issue's five steps") {
+  const Lesson& lesson = find_lesson("flash");
+  CHECK(lesson.title() == "FlashAttention: attention in tiles with an online softmax");
+  REQUIRE(lesson.step_count() == 5);
+  CHECK(lesson.text().steps[2].caption.find("1.55300179") != std::string::npos);
+  CHECK(lesson.text().theory.find("ELEMENTS") != std::string::npos);  // errata E21: M counts elements
 }

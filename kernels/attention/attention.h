@@ -42,6 +42,9 @@ struct TileRecord {
   // every time); QOuter keeps the unnormalised weighted sum z and divides by l once, after its last tile.
   std::vector<double> output;  // (rows, d)
   bool output_normalised = false;
+  // Main-memory traffic this worker's loads and stores add up to so far, this tile's included (in FlashAttention-2's
+  // order O_i is written after its block's last tile, so that write appears with the next block).
+  Traffic traffic_so_far;
 };
 // Called after every tile. A kernel given a trace runs on one thread so the calls come in loop order.
 using TileTrace = std::function<void(const TileRecord&)>;

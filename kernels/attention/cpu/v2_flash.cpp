@@ -36,7 +36,7 @@ class TiledAttention {
       for (std::int64_t j = 0; j < tc_; ++j) {
         if (!tile_needed(p_.n, t_, p_.causal, i, j)) continue;
         traffic.read_elements += 2.0 * double(cols_in_block(p_.n, t_, j) * p_.d);  // K_j, V_j
-        fold_tile(i, j, s, m, l, o_i, /*normalised=*/false);
+        fold_tile(i, j, s, m, l, o_i, /*normalised=*/false, traffic);
       }
       for (std::int64_t r = 0; r < rows; ++r) detail::scale_row(o_i + r * p_.d, p_.d, T(1) / l[r]);
       traffic.write_elements += double(rows * p_.d);  // O_i
@@ -65,9 +65,9 @@ class TiledAttention {
         const std::int64_t rows = rows_in_block(p_.n, t_, i), row_begin = i * t_.br;
         for (std::int64_t r = 0; r < rows; ++r) m[r] = m_all[row_begin + r], l[r] = l_all[row_begin + r];
         traffic.read_elements += double(rows * (2 * p_.d + 2));  // line 8: Q_i, O_i, l_i, m_i
-        fold_tile(i, j, s, m, l, o_ + row_begin * p_.d, /*normalised=*/true);
+        traffic.write_elements += double(rows * (p_.d + 2));     // lines 12-13: O_i, l_i, m_i (stored just below)
+        fold_tile(i, j, s, m, l, o_ + row_begin * p_.d, /*normalised=*/true, traffic);
         for (std::int64_t r = 0; r < rows; ++r) m_all[row_begin + r] = m[r], l_all[row_begin + r] = l[r];
-        traffic.write_elements += double(rows * (p_.d + 2));  // lines 12-13: O_i, l_i, m_i
       }
     }
   }
@@ -75,7 +75,8 @@ class TiledAttention {
  private:
   // Folds tile (i, j) into the rows of Q block i: m and l (br) are updated in place, o_i (rows, d) holds either the
   // normalised output (Algorithm 1) or the unnormalised weighted sum z (FlashAttention-2, section 11.1 of the course).
-  void fold_tile(std::int64_t i, std::int64_t j, T* s, T* m, T* l, T* o_i, bool normalised) const {
+  void fold_tile(std::int64_t i, std::int64_t j, T* s, T* m, T* l, T* o_i, bool normalised,
+                 const Traffic& traffic) const {
     const std::int64_t rows = rows_in_block(p_.n, t_, i), cols = cols_in_block(p_.n, t_, j);
     const std::int64_t row_begin = i * t_.br, col_begin = j * t_.bc;
     // Line 9 with the scale Algorithm 1 leaves out: S_ij = scale Q_i K_j^T.
@@ -112,6 +113,7 @@ class TiledAttention {
       record.output.assign(o_i, o_i + rows * p_.d);
       record.output_normalised = normalised;
       record.order = normalised ? LoopOrder::KvOuter : LoopOrder::QOuter;
+      record.traffic_so_far = traffic;
       (*trace_)(record);
     }
   }
