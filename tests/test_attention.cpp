@@ -64,6 +64,9 @@ TEST_CASE("main-memory traffic: closed forms") {
   // Causal, FA-2 order, n = 4 tiles of 1 on each side: tiles (i, j <= i): 10 tiles of one K row and one V row.
   const Traffic causal = flash_traffic(4, 1, {1, 1}, true, LoopOrder::QOuter);
   CHECK(causal.read_elements == 4 + 2 * 10);
+  // Summed per Q block, not per tile: a million 1 x 1 tiles a side costs a million steps, not 10^12.
+  const Traffic huge = flash_traffic(1 << 20, 1, {1, 1}, false, LoopOrder::KvOuter, 256);
+  CHECK(huge.read_elements == 256.0 * 2 * (1 << 20) + 4.0 * double(1 << 20) * double(1 << 20));
   CHECK(flash_scratch_elements(4096, t, LoopOrder::QOuter, 2) == 2 * (48 * 48 + 96));
   CHECK(flash_scratch_elements(4096, t, LoopOrder::KvOuter, 2) == 2 * (48 * 48 + 96) + 2 * 4096);
   CHECK(naive_scratch_elements(4096) == 4096 * 4096);

@@ -88,8 +88,8 @@ void draw_memory_step(const ViewContext& ctx) {
     for (SeriesPoint& p : line->points) p.y_min = p.y_max = p.y;
   spec.lines = {naive, operands, tiles};
   spec.guides.push_back({true, double(n), fmt::format("n = {}", n), highlight_color()});
-  const double free_bytes = double(describe_cpu().memory_free_bytes);
-  spec.guides.push_back({false, free_bytes, "host memory free now", warning_color()});
+  static const double free_bytes = double(describe_cpu().memory_free_bytes);  // read once, not every frame
+  spec.guides.push_back({false, free_bytes, "host memory free", warning_color()});
   draw_plot("memory_vs_n", spec);
 }
 
@@ -202,7 +202,7 @@ const attention::FlashTrace& cached_trace(const TileControls& c) {
   static attention::TraceRequest last{};
   static attention::FlashTrace trace;
   static bool have = false;
-  const attention::TraceRequest request{c.n, c.d, c.causal, {std::min(c.br, c.n), std::min(c.bc, c.n)},
+  const attention::TraceRequest request{c.n, c.d, c.causal, {c.br, c.bc},  // sliders keep br, bc <= 8 <= n
                                         c.order == 0 ? LoopOrder::KvOuter : LoopOrder::QOuter, 7};
   if (!have || request.n != last.n || request.d != last.d || request.causal != last.causal ||
       request.tiling.br != last.tiling.br || request.tiling.bc != last.tiling.bc || request.order != last.order) {

@@ -127,39 +127,48 @@ DLSYS_HOST_DEVICE constexpr Traffic naive_traffic(std::int64_t n, std::int64_t d
   return {2 * nd + nn + nn + nd, nn + nn + nd};
 }
 
-// The tiled kernel, counted tile by tile in the loop order it runs (exact, including short last blocks and tiles
-// skipped by the causal mask).
+// The last K/V block Q block i needs: all of them, or with a causal mask the block holding the key of its last query
+// (J_i is non-decreasing in i). Keys in K/V blocks 0..j: min(n, (j + 1) bc).
+DLSYS_HOST_DEVICE constexpr std::int64_t last_needed_col_block(std::int64_t n, const Tiling& t, bool causal,
+                                                               std::int64_t i) {
+  return causal ? (min_of(n, (i + 1) * t.br) - 1) / t.bc : col_blocks(n, t) - 1;
+}
+DLSYS_HOST_DEVICE constexpr std::int64_t keys_through_block(std::int64_t n, const Tiling& t, std::int64_t j) {
+  return min_of(n, (j + 1) * t.bc);
+}
+
+// The tiled kernel's traffic in the loop order it runs, exact (short last blocks, tiles skipped by the causal mask),
+// summed per Q block so it costs O(Tr) however many tiles there are.
 //   QOuter:  per Q block: read Q_i once; per tile read K_j and V_j; write O_i once at the end (m, l never leave chip).
 //   KvOuter: initialise O, l, m in main memory (nd + 2n writes); per K/V block read K_j, V_j once; per tile read
 //            Q_i, O_i, l_i, m_i and write O_i, l_i, m_i back (Algorithm 1 lines 2, 6, 8, 12, 13). Algorithm 1 is one
-//            sequential loop; with W workers each worker streams the K/V blocks its own Q blocks need.
+//            sequential loop; with W workers (worker w takes Q blocks w, w + W, ...) each worker streams the K/V
+//            blocks its own Q blocks need, i.e. those its last Q block needs.
 DLSYS_HOST_DEVICE inline Traffic flash_traffic(std::int64_t n, std::int64_t d, const Tiling& t, bool causal,
                                                LoopOrder order, std::int64_t workers = 1) {
   Traffic traffic;
-  const std::int64_t tr = row_blocks(n, t), tc = col_blocks(n, t);
+  const std::int64_t tr = row_blocks(n, t);
+  const double dd = double(d);
   if (order == LoopOrder::QOuter) {
     for (std::int64_t i = 0; i < tr; ++i) {
       const double rows = double(rows_in_block(n, t, i));
-      traffic.read_elements += rows * d;
-      for (std::int64_t j = 0; j < tc; ++j)
-        if (tile_needed(n, t, causal, i, j)) traffic.read_elements += 2.0 * double(cols_in_block(n, t, j)) * d;
-      traffic.write_elements += rows * d;
+      const double keys = double(keys_through_block(n, t, last_needed_col_block(n, t, causal, i)));
+      traffic.read_elements += rows * dd + 2.0 * keys * dd;
+      traffic.write_elements += rows * dd;
     }
     return traffic;
   }
-  traffic.write_elements += double(n) * d + 2.0 * double(n);
-  for (std::int64_t w = 0; w < workers; ++w)
-    for (std::int64_t j = 0; j < tc; ++j) {
-      bool kv_loaded = false;
-      for (std::int64_t i = w; i < tr; i += workers) {
-        if (!tile_needed(n, t, causal, i, j)) continue;
-        if (!kv_loaded) traffic.read_elements += 2.0 * double(cols_in_block(n, t, j)) * d;
-        kv_loaded = true;
-        const double rows = double(rows_in_block(n, t, i));
-        traffic.read_elements += rows * (2.0 * d + 2.0);
-        traffic.write_elements += rows * (d + 2.0);
-      }
-    }
+  traffic.write_elements += double(n) * dd + 2.0 * double(n);
+  for (std::int64_t w = 0; w < workers && w < tr; ++w) {
+    const std::int64_t last_i = w + ((tr - 1 - w) / workers) * workers;
+    traffic.read_elements += 2.0 * dd * double(keys_through_block(n, t, last_needed_col_block(n, t, causal, last_i)));
+  }
+  for (std::int64_t i = 0; i < tr; ++i) {
+    const double rows = double(rows_in_block(n, t, i));
+    const double tiles = double(last_needed_col_block(n, t, causal, i) + 1);
+    traffic.read_elements += rows * (2.0 * dd + 2.0) * tiles;
+    traffic.write_elements += rows * (dd + 2.0) * tiles;
+  }
   return traffic;
 }
 
