@@ -96,6 +96,16 @@ TEST_CASE("flash: a small real run reports the issue's keys, the ledger's peaks 
   CHECK(json["series"].size() == 10);  // time, peak, peak theory, error (x2 each) and traffic theory (x2)
 }
 
+TEST_CASE("flash: more threads than Q blocks allocate no more scratch than the workers use") {
+  // n = 10 with 48 x 48 tiles is one Q block: one worker, whatever the thread count.
+  const auto r = flash_cli({"run", "flash", "--set", "n=10", "--set", "sizes=10", "--set", "repeats=1", "--set",
+                            "threads=4", "--set", "impl=flash", "--json", "-"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["measured"]["flash_peak_bytes"] == (48 * 48 + 2 * 48) * 4);
+  CHECK(json["theory"]["flash_scratch_bytes"] == (48 * 48 + 2 * 48) * 4);
+}
+
 TEST_CASE("flash: `run flash --set example=two_tiles` prints the worked example after each tile") {
   for (const char* order : {"fa1", "fa2"}) {
     const auto r = flash_cli({"run", "flash", "--set", "example=two_tiles", "--set", std::string("order=") + order});

@@ -77,8 +77,9 @@ VariantMeasurement measure_cpu(const Setup& s, bool naive, const HostBuffer<floa
                                                  s.threads); },
                        options, [&] { control.check_cancelled(); });
   } else {
+    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
     HostBuffer<float> scratch(kernel_ledger, "scratch",
-                              std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, s.threads)));
+                              std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, workers)));
     attention::Traffic counted;
     m.timing = measure([&] { attention::v2_flash<float>(s.problem, s.tiling, s.order, q.data(), k.data(), v.data(),
                                                         o.data(), scratch.span(), s.threads, nullptr, &counted); },
