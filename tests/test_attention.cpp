@@ -44,7 +44,7 @@ TEST_CASE("tiles fit M: Q, K, V, O blocks within Algorithm 1's own budget") {
   CHECK_FALSE(tiling_fits(m, 64, {48, 49}));
   CHECK_FALSE(tiling_fits(m, 64, {0, 48}));
   CHECK(tiling_fits(m, 100, algorithm1_tiling(m, 100)));  // the overshoot of the ceiling is allowed
-  CHECK_FALSE(tiling_fits(3, 1, {1, 1}));                  // not even one row each of q, k, v, o
+  CHECK_FALSE(tiling_fits(3, 1, {1, 1}));                 // not even one row each of q, k, v, o
 }
 
 TEST_CASE("main-memory traffic: closed forms") {
@@ -149,7 +149,8 @@ struct Inputs {
 
 Inputs make_inputs(const Problem& p, std::uint32_t seed) {
   const std::size_t count = static_cast<std::size_t>(p.n * p.d);
-  Inputs in{std::vector<float>(count), std::vector<float>(count), std::vector<float>(count), std::vector<double>(count)};
+  Inputs in{std::vector<float>(count), std::vector<float>(count), std::vector<float>(count),
+            std::vector<double>(count)};
   fill_uniform(in.q, seed);
   fill_uniform(in.k, seed + 1);
   fill_uniform(in.v, seed + 2);
@@ -161,9 +162,10 @@ Inputs make_inputs(const Problem& p, std::uint32_t seed) {
 
 TEST_CASE("naive and flash (both orders) match the double reference at awkward sizes; flash meets the accuracy rule") {
   const Case cases[] = {
-      {1, 1, false, {1, 1}, 1},    {1, 3, true, {4, 4}, 2},    {7, 3, false, {2, 3}, 2},  {7, 3, true, {3, 2}, 3},
-      {33, 16, false, {5, 7}, 2},  {33, 16, true, {16, 16}, 4}, {100, 64, true, {48, 48}, 2},
-      {100, 64, false, {64, 7}, 3}, {130, 17, true, {17, 33}, 2}, {257, 64, false, {48, 48}, 2},
+      {1, 1, false, {1, 1}, 1},      {1, 3, true, {4, 4}, 2},      {7, 3, false, {2, 3}, 2},
+      {7, 3, true, {3, 2}, 3},       {33, 16, false, {5, 7}, 2},   {33, 16, true, {16, 16}, 4},
+      {100, 64, true, {48, 48}, 2},  {100, 64, false, {64, 7}, 3}, {130, 17, true, {17, 33}, 2},
+      {257, 64, false, {48, 48}, 2},
   };
   for (const Case& c : cases) {
     const Problem p{c.n, c.d, c.causal, default_scale(c.d)};
@@ -177,13 +179,14 @@ TEST_CASE("naive and flash (both orders) match the double reference at awkward s
     for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
       std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(c.n, c.tiling, order, c.threads)));
       Traffic counted;
-      v2_flash<float>(p, c.tiling, order, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, c.threads,
-                      nullptr, &counted);
+      v2_flash<float>(p, c.tiling, order, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, c.threads, nullptr,
+                      &counted);
       const double flash_err = max_abs_error(o, in.ref);
       INFO("order=", order == LoopOrder::KvOuter ? "fa1" : "fa2", " naive_err=", naive_err, " flash_err=", flash_err);
       CHECK(meets_accuracy_rule(flash_err, naive_err));
       // The kernel's own count of block loads and stores equals the closed form.
-      const Traffic theory = flash_traffic(c.n, c.d, c.tiling, c.causal, order, flash_workers(c.n, c.tiling, c.threads));
+      const Traffic theory =
+          flash_traffic(c.n, c.d, c.tiling, c.causal, order, flash_workers(c.n, c.tiling, c.threads));
       CHECK(counted.read_elements == theory.read_elements);
       CHECK(counted.write_elements == theory.write_elements);
     }

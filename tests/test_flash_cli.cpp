@@ -71,19 +71,19 @@ TEST_CASE("flash: theory keys are exact closed forms") {
 }
 
 TEST_CASE("flash: a small real run reports the issue's keys, the ledger's peaks and the accuracy rule") {
-  const auto r = flash_cli({"run", "flash", "--set", "n=100", "--set", "d=16", "--set", "causal=1", "--set", "br=8",
-                            "--set", "bc=16", "--set", "sizes=32,64", "--set", "repeats=1", "--set", "threads=2",
-                            "--json", "-"});
+  const auto r =
+      flash_cli({"run",   "flash", "--set", "n=100",       "--set", "d=16",      "--set", "causal=1",  "--set",  "br=8",
+                 "--set", "bc=16", "--set", "sizes=32,64", "--set", "repeats=1", "--set", "threads=2", "--json", "-"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
   const auto& t = json["theory"];
   const auto& m = json["measured"];
-  for (const char* key : {"br", "bc", "tr", "tc", "naive_scratch_bytes", "flash_scratch_bytes", "hbm_bytes_naive",
-                          "hbm_bytes_flash"})
+  for (const char* key :
+       {"br", "bc", "tr", "tc", "naive_scratch_bytes", "flash_scratch_bytes", "hbm_bytes_naive", "hbm_bytes_flash"})
     CHECK_MESSAGE(t.contains(key), key);
-  for (const char* key : {"naive_ms", "flash_ms", "max_abs_err_naive", "max_abs_err_flash", "naive_peak_bytes",
-                          "flash_peak_bytes"})
+  for (const char* key :
+       {"naive_ms", "flash_ms", "max_abs_err_naive", "max_abs_err_flash", "naive_peak_bytes", "flash_peak_bytes"})
     CHECK_MESSAGE(m.contains(key), key);
   CHECK(t["tr"] == 13);  // ceil(100 / 8)
   CHECK(t["tc"] == 7);   // ceil(100 / 16)

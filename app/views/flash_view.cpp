@@ -2,11 +2,11 @@
 // softmax on the course's worked example, the tile grid of the real tiled kernel in either loop order with each tile's
 // per-row m and l, and the measured time, memory and error against n.
 // Steps 3 and 4 draw numbers recorded by the tiled kernel's trace hook (kernels/attention/trace.h), not a re-enactment.
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <tuple>
 
 #include "app/gui/plot.h"
@@ -96,8 +96,9 @@ void draw_memory_step(const ViewContext& ctx) {
 void draw_shift_step(const ViewContext&) {
   static float shift = 100.0f;
   const attention::WorkedExample ex;
-  ImGui::TextWrapped("The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
-                     "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
+  ImGui::TextWrapped(
+      "The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
+      "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
   ImGui::SetNextItemWidth(260 * ui_scale());
   ImGui::SliderFloat("c (added to every score)", &shift, 0.0f, 200.0f, "%.0f");
   std::vector<float> s(ex.scores.size());
@@ -122,10 +123,11 @@ void draw_shift_step(const ViewContext&) {
   ImGui::PopFont();
   ImGui::EndTable();
   const float naive_weight = std::exp(s[1]) / sum_raw;
-  draw_value_table("shift_sums", {
-      {"without the max: weight of s_2 = exp(s_2) / sum", fixed(naive_weight, 5)},
-      {"with the max subtracted: weight of s_2", fixed(std::exp(s[1] - m) / sum_shifted, 5)},
-  });
+  draw_value_table("shift_sums",
+                   {
+                       {"without the max: weight of s_2 = exp(s_2) / sum", fixed(naive_weight, 5)},
+                       {"with the max subtracted: weight of s_2", fixed(std::exp(s[1] - m) / sum_shifted, 5)},
+                   });
 }
 
 void draw_online_softmax_step(const ViewContext& ctx) {
@@ -134,8 +136,9 @@ void draw_online_softmax_step(const ViewContext& ctx) {
   static const attention::FlashTrace kernel_fa1 = attention::trace_worked_example(LoopOrder::KvOuter);
   static const attention::FlashTrace kernel_fa2 = attention::trace_worked_example(LoopOrder::QOuter);
   const int stage = static_cast<int>(ctx.step_time_s / kSecondsPerExampleStage) % 3;  // 0, 1: after tile; 2: o
-  ImGui::TextWrapped("Scores [1, 3 | 0, 2] in two tiles; values v1 = [1, 0], v2 = [0, 2], v3 = [-1, 1], v4 = [3, 1]. "
-                     "Each row is the state after folding that tile in.");
+  ImGui::TextWrapped(
+      "Scores [1, 3 | 0, 2] in two tiles; values v1 = [1, 0], v2 = [0, 2], v3 = [-1, 1], v4 = [3, 1]. "
+      "Each row is the state after folding that tile in.");
   // One column per tile, one row per quantity: the column of the tile just folded in is highlighted.
   const auto& t1 = row.steps[0];
   const auto& t2 = row.steps[1];
@@ -202,8 +205,12 @@ const attention::FlashTrace& cached_trace(const TileControls& c) {
   static attention::TraceRequest last{};
   static attention::FlashTrace trace;
   static bool have = false;
-  const attention::TraceRequest request{c.n, c.d, c.causal, {c.br, c.bc},  // sliders keep br, bc <= 8 <= n
-                                        c.order == 0 ? LoopOrder::KvOuter : LoopOrder::QOuter, 7};
+  const attention::TraceRequest request{c.n,
+                                        c.d,
+                                        c.causal,
+                                        {c.br, c.bc},  // sliders keep br, bc <= 8 <= n
+                                        c.order == 0 ? LoopOrder::KvOuter : LoopOrder::QOuter,
+                                        7};
   if (!have || request.n != last.n || request.d != last.d || request.causal != last.causal ||
       request.tiling.br != last.tiling.br || request.tiling.bc != last.tiling.bc || request.order != last.order) {
     trace = attention::trace_flash(request);
@@ -255,9 +262,16 @@ void draw_tile_rows(const attention::TileRecord& rec) {
     for (std::int64_t e = 0; e < std::min<std::int64_t>(2, rec.d); ++e)
       out += (e ? " " : "") + fmt::format("{:+.3f}", rec.output[r * rec.d + e]);
     if (rec.d > 2) out += " ..";
-    const std::string cells[] = {std::to_string(rec.row_begin + r), fixed(st.m_old, 3), fixed(st.m_tile, 3),
-                                 fixed(st.m_new, 3), fixed(st.alpha, 3), fixed(st.l_old, 3), fixed(st.l_tile, 3),
-                                 fixed(st.l_new, 3), fixed(st.beta, 3), out};
+    const std::string cells[] = {std::to_string(rec.row_begin + r),
+                                 fixed(st.m_old, 3),
+                                 fixed(st.m_tile, 3),
+                                 fixed(st.m_new, 3),
+                                 fixed(st.alpha, 3),
+                                 fixed(st.l_old, 3),
+                                 fixed(st.l_tile, 3),
+                                 fixed(st.l_new, 3),
+                                 fixed(st.beta, 3),
+                                 out};
     ImGui::TableNextRow();
     for (int col = 0; col < 10; ++col) {
       ImGui::TableNextColumn();
@@ -306,29 +320,32 @@ void draw_tiles_step(const ViewContext& ctx) {
   ImGui::SameLine(0, 24 * s);
   ImGui::BeginGroup();
   ImGui::PushFont(heading_font());
-  ImGui::Text("tile (%lld, %lld): %zu of %zu", static_cast<long long>(rec.i),
-              static_cast<long long>(rec.j), current + 1, count);
+  ImGui::Text("tile (%lld, %lld): %zu of %zu", static_cast<long long>(rec.i), static_cast<long long>(rec.j),
+              current + 1, count);
   ImGui::PopFont();
   ImGui::Text("queries %lld..%lld, keys %lld..%lld", static_cast<long long>(rec.row_begin),
               static_cast<long long>(rec.row_begin + rec.rows - 1), static_cast<long long>(rec.col_begin),
               static_cast<long long>(rec.col_begin + rec.cols - 1));
-  ImGui::TextDisabled("%s", rec.output_normalised ? "O_i stored divided by l (line 12)" : "O_i holds z until its last tile");
+  ImGui::TextDisabled("%s",
+                      rec.output_normalised ? "O_i stored divided by l (line 12)" : "O_i holds z until its last tile");
   // Bytes to and from main memory: the traced kernel's own counters so far, and the closed forms at the lesson's
   // parameters for both orders and for standard attention.
   const auto& p = trace.problem;
   const auto total = attention::flash_traffic(p.n, p.d, trace.tiling, p.causal, trace.order);
   const auto theory = ctx.lesson.theory(ctx.params);
-  draw_value_table("tile_bytes", {
-      {"trace: bytes moved so far", format_count(rec.traffic_so_far.total_elements() * kBytesPerElement)},
-      {"  whole run tiled / standard",
-       fmt::format("{} / {}", format_count(total.total_elements() * kBytesPerElement),
-                   format_count(attention::naive_traffic(p.n, p.d).total_elements() * kBytesPerElement))},
-      {fmt::format("n = {}, d = {}: standard", ctx.params.text("n"), ctx.params.text("d")),
-       format_bytes_both(theory["hbm_bytes_naive"].get<double>())},
-      {fmt::format("  tiled {} x {}, Algorithm 1", theory["br"].dump(), theory["bc"].dump()),
-       format_bytes_both(theory["hbm_bytes_flash_fa1"].get<double>())},
-      {"  tiled, FlashAttention-2", format_bytes_both(theory["hbm_bytes_flash_fa2"].get<double>())},
-  });
+  draw_value_table(
+      "tile_bytes",
+      {
+          {"trace: bytes moved so far", format_count(rec.traffic_so_far.total_elements() * kBytesPerElement)},
+          {"  whole run tiled / standard",
+           fmt::format("{} / {}", format_count(total.total_elements() * kBytesPerElement),
+                       format_count(attention::naive_traffic(p.n, p.d).total_elements() * kBytesPerElement))},
+          {fmt::format("n = {}, d = {}: standard", ctx.params.text("n"), ctx.params.text("d")),
+           format_bytes_both(theory["hbm_bytes_naive"].get<double>())},
+          {fmt::format("  tiled {} x {}, Algorithm 1", theory["br"].dump(), theory["bc"].dump()),
+           format_bytes_both(theory["hbm_bytes_flash_fa1"].get<double>())},
+          {"  tiled, FlashAttention-2", format_bytes_both(theory["hbm_bytes_flash_fa2"].get<double>())},
+      });
   ImGui::EndGroup();
   draw_tile_rows(rec);
 }
@@ -368,15 +385,15 @@ void draw_measured_step(const ViewContext& ctx) {
   if (m.contains("naive_ms") && m.contains("flash_ms")) {
     rows.push_back({fmt::format("n={} d={}: naive/flash", r.params.at("n"), r.params.at("d")),
                     fmt::format("{:.3g} / {:.3g} ms", m["naive_ms"].get<double>(), m["flash_ms"].get<double>())});
-    rows.push_back({"time flash/naive (<= 1.1)", fmt::format("{:.3f}", m["time_ratio_flash_over_naive"].get<double>())});
-    rows.push_back({"scratch naive/flash",
-                    fmt::format("{}/{}", format_bytes_binary(m["naive_peak_bytes"].get<double>()),
-                                format_bytes_binary(m["flash_peak_bytes"].get<double>()))});
+    rows.push_back(
+        {"time flash/naive (<= 1.1)", fmt::format("{:.3f}", m["time_ratio_flash_over_naive"].get<double>())});
+    rows.push_back(
+        {"scratch naive/flash", fmt::format("{}/{}", format_bytes_binary(m["naive_peak_bytes"].get<double>()),
+                                            format_bytes_binary(m["flash_peak_bytes"].get<double>()))});
     if (m.contains("scratch_ratio_naive_over_flash"))
-      rows.push_back({"  ratio (>= 100)",
-                      fmt::format("{:.0f}x", m["scratch_ratio_naive_over_flash"].get<double>())});
+      rows.push_back({"  ratio (>= 100)", fmt::format("{:.0f}x", m["scratch_ratio_naive_over_flash"].get<double>())});
     rows.push_back({"error naive/flash", fmt::format("{:.1e}/{:.1e}", m["max_abs_err_naive"].get<double>(),
-                                                           m["max_abs_err_flash"].get<double>())});
+                                                     m["max_abs_err_flash"].get<double>())});
     rows.push_back({"  flash <= 2 naive + 2^-24", m["accuracy_rule_met"].get<int>() ? "yes" : "NO"});
   }
   draw_value_table("measured_bar", rows);
@@ -387,11 +404,16 @@ void draw_measured_step(const ViewContext& ctx) {
 
 void draw_flash_view(ViewContext& ctx) {
   switch (ctx.step) {
-    case 0: return draw_memory_step(ctx);
-    case 1: return draw_shift_step(ctx);
-    case 2: return draw_online_softmax_step(ctx);
-    case 3: return draw_tiles_step(ctx);
-    default: return draw_measured_step(ctx);
+    case 0:
+      return draw_memory_step(ctx);
+    case 1:
+      return draw_shift_step(ctx);
+    case 2:
+      return draw_online_softmax_step(ctx);
+    case 3:
+      return draw_tiles_step(ctx);
+    default:
+      return draw_measured_step(ctx);
   }
 }
 

@@ -63,14 +63,18 @@ DLSYS_HOST_DEVICE constexpr std::int64_t row_blocks(std::int64_t n, const Tiling
 DLSYS_HOST_DEVICE constexpr std::int64_t col_blocks(std::int64_t n, const Tiling& t) { return ceil_div(n, t.bc); }
 
 // Elements the Q_i, K_j, V_j and O_i blocks take on chip at once: (2 Br + 2 Bc) d.
-DLSYS_HOST_DEVICE constexpr std::int64_t block_elements(std::int64_t d, const Tiling& t) { return (2 * t.br + 2 * t.bc) * d; }
+DLSYS_HOST_DEVICE constexpr std::int64_t block_elements(std::int64_t d, const Tiling& t) {
+  return (2 * t.br + 2 * t.bc) * d;
+}
 // What Algorithm 1's own sizes may take: 4 d ceil(M / (4d)). The ceiling can overshoot M by fewer than 4d elements
 // (the paper's analysis is up to constants); user-chosen tiles get the same allowance, no more. M must hold at least
 // one row each of q, k, v and o (4d elements), or no tile fits at all.
 DLSYS_HOST_DEVICE constexpr std::int64_t block_budget_elements(std::int64_t m_elements, std::int64_t d) {
   return 4 * d * block_cols(m_elements, d);
 }
-DLSYS_HOST_DEVICE constexpr bool sram_holds_one_row(std::int64_t m_elements, std::int64_t d) { return m_elements >= 4 * d; }
+DLSYS_HOST_DEVICE constexpr bool sram_holds_one_row(std::int64_t m_elements, std::int64_t d) {
+  return m_elements >= 4 * d;
+}
 DLSYS_HOST_DEVICE constexpr bool tiling_fits(std::int64_t m_elements, std::int64_t d, const Tiling& t) {
   return sram_holds_one_row(m_elements, d) && t.br >= 1 && t.bc >= 1 &&
          block_elements(d, t) <= block_budget_elements(m_elements, d);
@@ -78,7 +82,8 @@ DLSYS_HOST_DEVICE constexpr bool tiling_fits(std::int64_t m_elements, std::int64
 
 // With a causal mask, tile (i, j) is needed only if some key in block j is visible to some query in block i, i.e.
 // the block's first key is not after its last query.
-DLSYS_HOST_DEVICE constexpr bool tile_needed(std::int64_t n, const Tiling& t, bool causal, std::int64_t i, std::int64_t j) {
+DLSYS_HOST_DEVICE constexpr bool tile_needed(std::int64_t n, const Tiling& t, bool causal, std::int64_t i,
+                                             std::int64_t j) {
   const std::int64_t last_row = min_of(n, (i + 1) * t.br) - 1;
   return !causal || j * t.bc <= last_row;
 }
@@ -173,7 +178,9 @@ DLSYS_HOST_DEVICE inline Traffic flash_traffic(std::int64_t n, std::int64_t d, c
 }
 
 // FLOPs of the two matrix products (2 n^2 d each), the same for both kernels: tiling saves traffic, not arithmetic.
-DLSYS_HOST_DEVICE constexpr double matmul_flops(std::int64_t n, std::int64_t d) { return 4.0 * double(n) * double(n) * double(d); }
+DLSYS_HOST_DEVICE constexpr double matmul_flops(std::int64_t n, std::int64_t d) {
+  return 4.0 * double(n) * double(n) * double(d);
+}
 
 // Online-softmax merge of two partial results of one row, each described by its max and its sum of exp(s - max):
 // (m_old, l_old) so far and (m_tile, l_tile) of the new tile. The factors rescale each side to the new max:

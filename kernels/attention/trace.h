@@ -21,11 +21,11 @@ struct FlashTrace {
   Problem problem;
   Tiling tiling;
   LoopOrder order = LoopOrder::KvOuter;
-  std::vector<double> q, k, v;      // (n, d) the inputs as the kernel saw them
-  std::vector<TileRecord> tiles;    // one per tile, in loop order
-  std::vector<double> output;       // (n, d) the kernel's final O
-  std::vector<double> reference;    // (n, d) the double reference (empty for the worked example)
-  Traffic counted;                  // main-memory traffic the kernel's loads and stores added up to
+  std::vector<double> q, k, v;    // (n, d) the inputs as the kernel saw them
+  std::vector<TileRecord> tiles;  // one per tile, in loop order
+  std::vector<double> output;     // (n, d) the kernel's final O
+  std::vector<double> reference;  // (n, d) the double reference (empty for the worked example)
+  Traffic counted;                // main-memory traffic the kernel's loads and stores added up to
 };
 
 // Sizes a trace may have: enough to draw every tile and read every number.

@@ -1,8 +1,9 @@
 #include "lessons/flash/flash_example.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
@@ -72,25 +73,27 @@ std::string format_flash_worked_example(const nlohmann::ordered_json& m) {
   const char* scores[] = {"[1, 3]", "[0, 2]"};
   for (int t = 1; t <= 2; ++t) {
     const std::string k = fmt::format("example_tile{}_", t);
-    out += fmt::format("  {:<5} {:<7} {:>7.0f} {:>11.8f} {:>25} {:>11.8f} {:>11.8f} {:>4.0f} {:>11.8f} {:>25}\n", t,
-                       scores[t - 1], v(k + "m_tile"), v(k + "l_tile"),
-                       fmt::format("[{:.8f}, {:.8f}]", v(k + "z_tile_0"), v(k + "z_tile_1")), v(k + "alpha"),
-                       v(k + "beta"), v(k + "m"), v(k + "l"), fmt::format("[{:.8f}, {:.8f}]", v(k + "z_0"), v(k + "z_1")));
+    out +=
+        fmt::format("  {:<5} {:<7} {:>7.0f} {:>11.8f} {:>25} {:>11.8f} {:>11.8f} {:>4.0f} {:>11.8f} {:>25}\n", t,
+                    scores[t - 1], v(k + "m_tile"), v(k + "l_tile"),
+                    fmt::format("[{:.8f}, {:.8f}]", v(k + "z_tile_0"), v(k + "z_tile_1")), v(k + "alpha"),
+                    v(k + "beta"), v(k + "m"), v(k + "l"), fmt::format("[{:.8f}, {:.8f}]", v(k + "z_0"), v(k + "z_1")));
   }
-  out += "  alpha = exp(m_old - m_new) rescales what the row had (0 before the first tile: nothing yet),\n"
-         "  beta = exp(m_tile - m_new) rescales the tile\n";
+  out +=
+      "  alpha = exp(m_old - m_new) rescales what the row had (0 before the first tile: nothing yet),\n"
+      "  beta = exp(m_tile - m_new) rescales the tile\n";
   out += fmt::format("  o = z / l = [{:.8f}, {:.8f}]\n", v("example_o_0"), v("example_o_1"));
   out += fmt::format("plain softmax weights [{:.5f}, {:.5f}, {:.5f}, {:.5f}] give [{:.8f}, {:.8f}]\n",
-                     v("example_softmax_w1"), v("example_softmax_w2"), v("example_softmax_w3"),
-                     v("example_softmax_w4"), v("example_plain_o_0"), v("example_plain_o_1"));
+                     v("example_softmax_w1"), v("example_softmax_w2"), v("example_softmax_w3"), v("example_softmax_w4"),
+                     v("example_plain_o_0"), v("example_plain_o_1"));
   const bool normalised = v("example_kernel_output_normalised") != 0;
   out += fmt::format("the tiled kernel v2_flash<double>, order {} ({}), row 0 after each tile:\n",
                      m.at("example_kernel_order").get<std::string>(),
                      normalised ? "Algorithm 1: O_i kept divided by l" : "FlashAttention-2: O_i holds z until the end");
   for (int t = 1; t <= 2; ++t) {
     const std::string k = fmt::format("example_kernel_tile{}_", t);
-    out += fmt::format("  tile (0, {})  m = {:.0f}  l = {:.8f}  O_0 = [{:.8f}, {:.8f}]\n", t - 1, v(k + "m"), v(k + "l"),
-                       v(k + "out_0"), v(k + "out_1"));
+    out += fmt::format("  tile (0, {})  m = {:.0f}  l = {:.8f}  O_0 = [{:.8f}, {:.8f}]\n", t - 1, v(k + "m"),
+                       v(k + "l"), v(k + "out_0"), v(k + "out_1"));
   }
   out += fmt::format("  o = [{:.8f}, {:.8f}]; largest difference from the one-row function: {:.2g}\n",
                      v("example_kernel_o_0"), v("example_kernel_o_1"), v("example_kernel_max_diff"));

@@ -1,7 +1,8 @@
 #include "lessons/flash/flash_lesson.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <optional>
 #include <thread>
 
@@ -73,17 +74,20 @@ VariantMeasurement measure_cpu(const Setup& s, bool naive, const HostBuffer<floa
   const std::int64_t n = s.problem.n;
   if (naive) {
     HostBuffer<float> scratch(kernel_ledger, "scratch", std::size_t(attention::naive_scratch_elements(n)));  // (n, n)
-    m.timing = measure([&] { attention::v1_naive(s.problem, q.data(), k.data(), v.data(), o.data(), scratch.span(),
-                                                 s.threads); },
-                       options, [&] { control.check_cancelled(); });
+    m.timing = measure(
+        [&] { attention::v1_naive(s.problem, q.data(), k.data(), v.data(), o.data(), scratch.span(), s.threads); },
+        options, [&] { control.check_cancelled(); });
   } else {
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
     HostBuffer<float> scratch(kernel_ledger, "scratch",
                               std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, workers)));
     attention::Traffic counted;
-    m.timing = measure([&] { attention::v2_flash<float>(s.problem, s.tiling, s.order, q.data(), k.data(), v.data(),
-                                                        o.data(), scratch.span(), s.threads, nullptr, &counted); },
-                       options, [&] { control.check_cancelled(); });
+    m.timing = measure(
+        [&] {
+          attention::v2_flash<float>(s.problem, s.tiling, s.order, q.data(), k.data(), v.data(), o.data(),
+                                     scratch.span(), s.threads, nullptr, &counted);
+        },
+        options, [&] { control.check_cancelled(); });
     m.counted_traffic_elements = counted.total_elements();
   }
   m.peak_bytes = kernel_ledger.peak_bytes("scratch");
@@ -168,18 +172,46 @@ std::vector<ParamSpec> FlashLesson::params() const {
       {"n", "n (sequence length)", ParamType::Integer, "4096", 1, double(kMaxN), {}, "", "Q, K, V are n x d"},
       {"d", "d (head dimension)", ParamType::Integer, "64", 1, double(kMaxD), {}, "", "also the value width"},
       {"causal", "causal mask", ParamType::Choice, "0", 0, 0, {"0", "1"}, "", "1: query i sees keys 0..i only"},
-      {"sram", "on-chip memory M", ParamType::Bytes, "49152", 16, double(64 << 20), {}, "bytes",
+      {"sram",
+       "on-chip memory M",
+       ParamType::Bytes,
+       "49152",
+       16,
+       double(64 << 20),
+       {},
+       "bytes",
        "M = sram / 4 fp32 elements; Algorithm 1 sizes the tiles from it"},
       {"br", "Q block rows Br", ParamType::Integer, "0", 0, double(kMaxN), {}, "", "0 = min(ceil(M/(4d)), d)"},
       {"bc", "K/V block rows Bc", ParamType::Integer, "0", 0, double(kMaxN), {}, "", "0 = ceil(M/(4d))"},
       {"impl", "implementation", ParamType::Choice, "all", 0, 0, {"all", "naive", "flash"}, "", ""},
-      {"order", "tiled loop order", ParamType::Choice, "fa2", 0, 0, {"fa1", "fa2"}, "",
+      {"order",
+       "tiled loop order",
+       ParamType::Choice,
+       "fa2",
+       0,
+       0,
+       {"fa1", "fa2"},
+       "",
        "fa1: Algorithm 1, K/V blocks outside; fa2: FlashAttention-2, Q blocks outside"},
-      {"sizes", "sweep sizes n", ParamType::SizeList, "256..2048", 1, double(kMaxN), {}, "",
+      {"sizes",
+       "sweep sizes n",
+       ParamType::SizeList,
+       "256..2048",
+       1,
+       double(kMaxN),
+       {},
+       "",
        "time, memory and error against n"},
       {"repeats", "timed repeats", ParamType::Integer, "3", 1, 100, {}, "", "median of this many, after one warm-up"},
       {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "for both kernels alike"},
-      {"example", "worked example", ParamType::Choice, "none", 0, 0, {"none", "two_tiles"}, "",
+      {"example",
+       "worked example",
+       ParamType::Choice,
+       "none",
+       0,
+       0,
+       {"none", "two_tiles"},
+       "",
        "two_tiles: run only the course's two-tile example and print its state after each tile"},
   };
 }
@@ -198,7 +230,8 @@ void FlashLesson::validate(const ParamValues& p) const {
         "(2 br + 2 bc) d = {} elements; allowed: at most {} (4d ceil(M/(4d)), Algorithm 1's own budget), i.e. "
         "br + bc <= {} for d = {}",
         choice.tiling.br, choice.tiling.bc, choice.sram_elements, attention::block_elements(d, choice.tiling),
-        attention::block_budget_elements(choice.sram_elements, d), 2 * attention::block_cols(choice.sram_elements, d), d));
+        attention::block_budget_elements(choice.sram_elements, d), 2 * attention::block_cols(choice.sram_elements, d),
+        d));
   if (p.text("example") != "none") return;  // the example allocates nothing of size n
   // Sizes that cannot fit in host memory are refused before anything is allocated.
   const double free_bytes = double(describe_cpu().memory_free_bytes);
@@ -210,10 +243,10 @@ void FlashLesson::validate(const ParamValues& p) const {
           "matrix of {}, and only {} of host memory is free; allowed: impl=flash, or a smaller n",
           key, n, p.text("impl"), format_bytes_both(naive_bytes), format_bytes_both(free_bytes)));
     if (host_bytes_needed(n, d, false) > 0.8 * free_bytes)
-      throw BadInput(fmt::format("parameter '{}': n = {} with d = {} needs {} for q, k, v, o and the reference; only {} "
-                                 "of host memory is free; allowed: a smaller n or d",
-                                 key, n, d, format_bytes_both(host_bytes_needed(n, d, false)),
-                                 format_bytes_both(free_bytes)));
+      throw BadInput(
+          fmt::format("parameter '{}': n = {} with d = {} needs {} for q, k, v, o and the reference; only {} "
+                      "of host memory is free; allowed: a smaller n or d",
+                      key, n, d, format_bytes_both(host_bytes_needed(n, d, false)), format_bytes_both(free_bytes)));
   };
   check_fits("n", p.integer("n"));
   for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
@@ -236,7 +269,8 @@ nlohmann::ordered_json FlashLesson::theory(const ParamValues& p) const {
   t["flash_scratch_bytes"] = double(attention::flash_scratch_elements(n, c.tiling, c.order, workers) * kElementBytes);
   t["scratch_ratio"] = t["naive_scratch_bytes"].get<double>() / t["flash_scratch_bytes"].get<double>();
   t["hbm_bytes_naive"] = attention::naive_traffic(n, d).total_elements() * kElementBytes;
-  t["hbm_bytes_flash"] = attention::flash_traffic(n, d, c.tiling, causal, c.order, workers).total_elements() * kElementBytes;
+  t["hbm_bytes_flash"] =
+      attention::flash_traffic(n, d, c.tiling, causal, c.order, workers).total_elements() * kElementBytes;
   t["hbm_bytes_flash_fa1"] =
       attention::flash_traffic(n, d, c.tiling, causal, LoopOrder::KvOuter, workers).total_elements() * kElementBytes;
   t["hbm_bytes_flash_fa2"] =
@@ -267,18 +301,21 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   s.backend = ctx.backend;
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   if (on_gpu && s.order == LoopOrder::KvOuter)
-    throw BadInput("parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
-                   "FlashAttention-2's order); allowed: fa2, or --backend cpu");
+    throw BadInput(
+        "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
+        "FlashAttention-2's order); allowed: fa2, or --backend cpu");
   const std::int64_t d = p.integer("d");
   const bool causal = is_causal(p);
   auto problem_at = [&](std::int64_t n) { return Problem{n, d, causal, attention::default_scale(d)}; };
   result.backend.repeats = s.repeats;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   if (!on_gpu && s.threads > describe_cpu().threads)
-    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", s.threads, describe_cpu().threads));
+    result.backend.notes.push_back(
+        fmt::format("{} threads time-share {} hardware threads", s.threads, describe_cpu().threads));
   if (on_gpu)
-    result.backend.notes.push_back("naive/flash peak bytes are device global memory beyond q, k, v, o; the flash "
-                                   "kernel's tiles live in shared memory");
+    result.backend.notes.push_back(
+        "naive/flash peak bytes are device global memory beyond q, k, v, o; the flash "
+        "kernel's tiles live in shared memory");
   else
     result.backend.notes.push_back("the CPU's caches play the part of SRAM; the tile sizes still come from sram");
 
@@ -308,14 +345,16 @@ RunResult FlashLesson::run(RunContext& ctx) const {
     const double time_ratio = main.flash->timing.median_us / main.naive->timing.median_us;
     result.measured["time_ratio_flash_over_naive"] = time_ratio;
     if (main.flash->peak_bytes > 0)
-      result.measured["scratch_ratio_naive_over_flash"] = double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
+      result.measured["scratch_ratio_naive_over_flash"] =
+          double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
     result.measured["accuracy_rule_met"] =
         attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
   }
 
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
   Series time_naive = make_series("naive (v1_naive) time", "measured", "time", "ms");
-  Series time_flash = make_series(fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
+  Series time_flash =
+      make_series(fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
   Series mem_naive = make_series("naive peak scratch", "measured", "peak scratch", "bytes");
   Series mem_flash = make_series("flash peak scratch", "measured", "peak scratch", "bytes");
   Series mem_naive_theory = make_series("naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
@@ -323,8 +362,8 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   Series err_naive = make_series("naive max abs error", "measured", "max |o - o_ref|", "");
   Series err_flash = make_series("flash max abs error", "measured", "max |o - o_ref|", "");
   Series hbm_naive = make_series("naive main-memory traffic", "theory", "bytes moved", "bytes");
-  Series hbm_flash = make_series(fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory",
-                                 "bytes moved", "bytes");
+  Series hbm_flash =
+      make_series(fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory", "bytes moved", "bytes");
   for (double size : sizes) {
     ctx.control.progress(done_steps++ / total_steps, fmt::format("sweep n = {}", size));
     ctx.control.check_cancelled();
@@ -333,14 +372,14 @@ RunResult FlashLesson::run(RunContext& ctx) const {
     const SizeMeasurement m = measure_size(s, ctx);
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
     if (m.naive) {
-      time_naive.points.push_back({size, m.naive->timing.median_us / 1e3, m.naive->timing.min_us / 1e3,
-                                   m.naive->timing.max_us / 1e3});
+      time_naive.points.push_back(
+          {size, m.naive->timing.median_us / 1e3, m.naive->timing.min_us / 1e3, m.naive->timing.max_us / 1e3});
       add_point(mem_naive, size, double(m.naive->peak_bytes));
       add_point(err_naive, size, m.naive->max_abs_err);
     }
     if (m.flash) {
-      time_flash.points.push_back({size, m.flash->timing.median_us / 1e3, m.flash->timing.min_us / 1e3,
-                                   m.flash->timing.max_us / 1e3});
+      time_flash.points.push_back(
+          {size, m.flash->timing.median_us / 1e3, m.flash->timing.min_us / 1e3, m.flash->timing.max_us / 1e3});
       add_point(mem_flash, size, double(m.flash->peak_bytes));
       add_point(err_flash, size, m.flash->max_abs_err);
     }
@@ -360,7 +399,8 @@ RunResult FlashLesson::run(RunContext& ctx) const {
 }
 
 std::string FlashLesson::text_report(const RunResult& r) const {
-  if (r.params.count("example") && r.params.at("example") == "two_tiles") return format_flash_worked_example(r.measured);
+  if (r.params.count("example") && r.params.at("example") == "two_tiles")
+    return format_flash_worked_example(r.measured);
   const auto& m = r.measured;
   if (!m.contains("naive_ms") || !m.contains("flash_ms")) return {};
   auto num = [&](const char* key) { return m[key].get<double>(); };

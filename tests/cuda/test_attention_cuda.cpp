@@ -15,7 +15,7 @@ TEST_CASE("CUDA v1_naive and v2_flash match the CPU reference") {
     bool causal;
     Tiling tiling;
   };
-  const Case cases[] = {{1, 1, false, {1, 1}},   {7, 3, true, {2, 3}},      {33, 16, false, {5, 7}},
+  const Case cases[] = {{1, 1, false, {1, 1}},     {7, 3, true, {2, 3}},       {33, 16, false, {5, 7}},
                         {100, 64, true, {48, 48}}, {257, 64, false, {64, 32}}, {1000, 128, true, {32, 64}}};
   const dlsys::MeasureOptions once{.warmup = 0, .repeats = 1};
   for (const Case& c : cases) {

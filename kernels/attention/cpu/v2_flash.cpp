@@ -24,9 +24,9 @@ class TiledAttention {
   // FlashAttention-2's order: one Q block at a time; its m, l and unnormalised output stay with the worker until
   // every K/V block has been folded in, then the output is divided by l once.
   void run_q_outer(std::int64_t worker, std::int64_t workers, T* tile_scratch, Traffic& traffic) const {
-    T* s = tile_scratch;             // s: (br, bc) scores, then probabilities
-    T* m = s + t_.br * t_.bc;        // m: (br) running max
-    T* l = m + t_.br;                // l: (br) running sum
+    T* s = tile_scratch;       // s: (br, bc) scores, then probabilities
+    T* m = s + t_.br * t_.bc;  // m: (br) running max
+    T* l = m + t_.br;          // l: (br) running sum
     for (std::int64_t i = worker; i < tr_; i += workers) {
       const std::int64_t rows = rows_in_block(p_.n, t_, i);
       T* o_i = o_ + i * t_.br * p_.d;
@@ -47,9 +47,9 @@ class TiledAttention {
   // stores them back, O_i normalised by the new l each time (line 12).
   void run_kv_outer(std::int64_t worker, std::int64_t workers, T* tile_scratch, T* m_all, T* l_all,
                     Traffic& traffic) const {
-    T* s = tile_scratch;             // s: (br, bc)
-    T* m = s + t_.br * t_.bc;        // m: (br) m_i loaded for this tile
-    T* l = m + t_.br;                // l: (br) l_i loaded for this tile
+    T* s = tile_scratch;                                    // s: (br, bc)
+    T* m = s + t_.br * t_.bc;                               // m: (br) m_i loaded for this tile
+    T* l = m + t_.br;                                       // l: (br) l_i loaded for this tile
     for (std::int64_t i = worker; i < tr_; i += workers) {  // line 2: O = 0, l = 0, m = -inf in main memory
       const std::int64_t rows = rows_in_block(p_.n, t_, i), row_begin = i * t_.br;
       for (std::int64_t e = 0; e < rows * p_.d; ++e) o_[row_begin * p_.d + e] = 0;
@@ -87,8 +87,8 @@ class TiledAttention {
     for (std::int64_t r = 0; r < rows; ++r) {
       T* s_row = s + r * t_.bc;
       T* o_row = o_i + r * p_.d;
-      const T m_tile = detail::row_max(s_row, cols);                          // line 10
-      const T l_tile = detail::exp_shifted_in_place(s_row, cols, m_tile);     // P~ = exp(S - m~), l~ = rowsum(P~)
+      const T m_tile = detail::row_max(s_row, cols);                        // line 10
+      const T l_tile = detail::exp_shifted_in_place(s_row, cols, m_tile);   // P~ = exp(S - m~), l~ = rowsum(P~)
       const MergeFactors<T> f = merge_factors(m[r], l[r], m_tile, l_tile);  // line 11
       if (normalised) {
         // Line 12: O_i <- (l alpha O_i + beta P~ V_j) / l_new. A row with no visible key yet has l_new = 0 and stays 0.
@@ -104,7 +104,7 @@ class TiledAttention {
         detail::accumulate_weighted_values(s_row, cols, v_j, p_.d, o_row);
       }
       if (trace_ != nullptr)
-        record.row_states[r] = {double(m[r]), double(l[r]), double(m_tile), double(l_tile),
+        record.row_states[r] = {double(m[r]),    double(l[r]),    double(m_tile),  double(l_tile),
                                 double(f.m_new), double(f.l_new), double(f.alpha), double(f.beta)};
       m[r] = f.m_new;  // line 13
       l[r] = f.l_new;
@@ -161,8 +161,10 @@ void v2_flash(const Problem& p, const Tiling& t, LoopOrder order, const T* q, co
     for (std::int64_t w = worker_begin; w < worker_end; ++w) {
       Traffic traffic;
       T* tile_scratch = scratch.data() + w * tile_elements;
-      if (order == LoopOrder::QOuter) kernel.run_q_outer(w, workers, tile_scratch, traffic);
-      else kernel.run_kv_outer(w, workers, tile_scratch, m_all, l_all, traffic);
+      if (order == LoopOrder::QOuter)
+        kernel.run_q_outer(w, workers, tile_scratch, traffic);
+      else
+        kernel.run_kv_outer(w, workers, tile_scratch, m_all, l_all, traffic);
       if (counted != nullptr) {
         std::lock_guard lock(traffic_mutex);
         counted->read_elements += traffic.read_elements;

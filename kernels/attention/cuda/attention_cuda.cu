@@ -61,15 +61,15 @@ __global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q
                                 float* o) {
   extern __shared__ float smem[];
   const std::int64_t d = p.d, br = t.br, bc = t.bc;
-  float* q_s = smem;              // (br, d)
-  float* k_s = q_s + br * d;      // (bc, d)
-  float* v_s = k_s + bc * d;      // (bc, d)
-  float* o_s = v_s + bc * d;      // (br, d) unnormalised output z
-  float* s_s = o_s + br * d;      // (br, bc) scores, then probabilities
-  float* m_s = s_s + br * bc;     // (br) running max
-  float* l_s = m_s + br;          // (br) running sum
-  float* alpha_s = l_s + br;      // (br) exp(m_old - m_new)
-  float* beta_s = alpha_s + br;   // (br) exp(m_tile - m_new)
+  float* q_s = smem;             // (br, d)
+  float* k_s = q_s + br * d;     // (bc, d)
+  float* v_s = k_s + bc * d;     // (bc, d)
+  float* o_s = v_s + bc * d;     // (br, d) unnormalised output z
+  float* s_s = o_s + br * d;     // (br, bc) scores, then probabilities
+  float* m_s = s_s + br * bc;    // (br) running max
+  float* l_s = m_s + br;         // (br) running sum
+  float* alpha_s = l_s + br;     // (br) exp(m_old - m_new)
+  float* beta_s = alpha_s + br;  // (br) exp(m_tile - m_new)
   const std::int64_t i = blockIdx.x, row_begin = i * br, rows = rows_in_block(p.n, t, i);
   const int tid = threadIdx.x, threads = blockDim.x;
 
@@ -142,15 +142,18 @@ RunStats run_naive(const Problem& p, const float* d_q, const float* d_k, const f
   const int n = int(p.n), d = int(p.d);
   RunStats stats;
   try {
-    stats.timing = dlsys::cuda::time_with_events([&] {
-      // cuBLAS is column-major: row-major S (n, n) is column-major S^T = K Q^T.
-      DLSYS_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, d, &scale, d_k, d, d_q, d, &zero,
-                                   d_s.get(), n));
-      softmax_rows_kernel<<<unsigned(p.n), kSoftmaxThreads>>>(d_s.get(), p.n, p.causal);
-      DLSYS_CUDA_CHECK(cudaGetLastError());
-      // Row-major O (n, d) is column-major O^T = V^T P^T.
-      DLSYS_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, d, n, n, &one, d_v, d, d_s.get(), n, &zero, d_o, d));
-    }, options);
+    stats.timing = dlsys::cuda::time_with_events(
+        [&] {
+          // cuBLAS is column-major: row-major S (n, n) is column-major S^T = K Q^T.
+          DLSYS_CUDA_CHECK(
+              cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, d, &scale, d_k, d, d_q, d, &zero, d_s.get(), n));
+          softmax_rows_kernel<<<unsigned(p.n), kSoftmaxThreads>>>(d_s.get(), p.n, p.causal);
+          DLSYS_CUDA_CHECK(cudaGetLastError());
+          // Row-major O (n, d) is column-major O^T = V^T P^T.
+          DLSYS_CUDA_CHECK(
+              cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, d, n, n, &one, d_v, d, d_s.get(), n, &zero, d_o, d));
+        },
+        options);
   } catch (...) {
     cublasDestroy(handle);
     throw;
@@ -167,16 +170,20 @@ RunStats run_flash(const Problem& p, const Tiling& t, const float* d_q, const fl
   DLSYS_CUDA_CHECK(cudaGetDevice(&device));
   DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (shared_bytes > optin_bytes)
-    throw BadInput(fmt::format("tiles br={} bc={} with d={} need {} bytes of shared memory per block; this GPU allows "
-                               "{}; lower sram, br or bc",
-                               t.br, t.bc, p.d, shared_bytes, optin_bytes));
-  DLSYS_CUDA_CHECK(cudaFuncSetAttribute(v2_flash_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
+    throw BadInput(
+        fmt::format("tiles br={} bc={} with d={} need {} bytes of shared memory per block; this GPU allows "
+                    "{}; lower sram, br or bc",
+                    t.br, t.bc, p.d, shared_bytes, optin_bytes));
+  DLSYS_CUDA_CHECK(
+      cudaFuncSetAttribute(v2_flash_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
   RunStats stats;
-  stats.timing = dlsys::cuda::time_with_events([&] {
-    v2_flash_kernel<<<unsigned(row_blocks(p.n, t)), kFlashThreads, std::size_t(shared_bytes)>>>(p, float(p.scale), t,
-                                                                                               d_q, d_k, d_v, d_o);
-    DLSYS_CUDA_CHECK(cudaGetLastError());
-  }, options);
+  stats.timing = dlsys::cuda::time_with_events(
+      [&] {
+        v2_flash_kernel<<<unsigned(row_blocks(p.n, t)), kFlashThreads, std::size_t(shared_bytes)>>>(
+            p, float(p.scale), t, d_q, d_k, d_v, d_o);
+        DLSYS_CUDA_CHECK(cudaGetLastError());
+      },
+      options);
   stats.shared_bytes_per_block = shared_bytes;
   return stats;
 }
@@ -191,8 +198,9 @@ RunStats run(Variant variant, const Problem& p, const Tiling& t, const float* q,
   DLSYS_CUDA_CHECK(cudaMemcpy(d_q.get(), q, d_q.bytes(), cudaMemcpyHostToDevice));
   DLSYS_CUDA_CHECK(cudaMemcpy(d_k.get(), k, d_k.bytes(), cudaMemcpyHostToDevice));
   DLSYS_CUDA_CHECK(cudaMemcpy(d_v.get(), v, d_v.bytes(), cudaMemcpyHostToDevice));
-  const RunStats stats = variant == Variant::Naive ? run_naive(p, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options)
-                                                   : run_flash(p, t, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options);
+  const RunStats stats = variant == Variant::Naive
+                             ? run_naive(p, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options)
+                             : run_flash(p, t, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options);
   DLSYS_CUDA_CHECK(cudaMemcpy(o, d_o.get(), d_o.bytes(), cudaMemcpyDeviceToHost));
   return stats;
 }
