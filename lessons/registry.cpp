@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "lessons/flash/flash_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 
@@ -10,9 +11,11 @@ namespace dlsys {
 
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
+  static const FlashLesson flash;
   static const KvCacheLesson kvcache;
   static const std::vector<const Lesson*> lessons = {
       &matmul,
+      &flash,
       &kvcache,
   };
   return lessons;

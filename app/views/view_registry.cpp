@@ -5,6 +5,7 @@ namespace dlsys::gui {
 
 void draw_matmul_view(ViewContext& context);
 void draw_kvcache_view(ViewContext& context);
+void draw_flash_view(ViewContext& context);
 
 LessonView find_lesson_view(const std::string& lesson_id) {
   struct Entry {
@@ -14,6 +15,7 @@ LessonView find_lesson_view(const std::string& lesson_id) {
   static const Entry table[] = {
       {"matmul", draw_matmul_view},
       {"kvcache", draw_kvcache_view},
+      {"flash", draw_flash_view},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.id) return entry.view;

@@ -11,6 +11,7 @@ quick_params() {
   case $1 in
     matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
     kvcache) echo "--set tokens=32 --set repeats=1 --set seq=1000 --set batch=3" ;;
+    flash) echo "--set n=256 --set sizes=64..256 --set repeats=1" ;;
     *) echo "" ;;
   esac
 }
