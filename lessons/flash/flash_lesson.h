@@ -10,7 +10,7 @@ namespace dlsys {
 class FlashLesson final : public Lesson {
  public:
   std::string id() const override { return "flash"; }
-  std::string chapter() const override { return "T8"; }
+  std::string chapter() const override { return "LLM inference"; }
   const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params) const override;
