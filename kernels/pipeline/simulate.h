@@ -70,6 +70,9 @@ std::vector<std::string> check_schedule(const Schedule& schedule);
 std::vector<std::string> check_timing(const Schedule& schedule, const Timing& timing, double p2p,
                                       double tolerance = 1e-9);
 
+// Fills inputs_ready, device_free and waited_on of a timeline whose start and end times were recorded (measured).
+void annotate_waits(const Schedule& schedule, Timing& timing, double p2p);
+
 // Activations in flight on a device: a micro-batch's stage activations live from its F until its full B, or until
 // its W when the backward was split. Returns the step function as (time, count) points and its peak.
 struct InFlight {

@@ -247,6 +247,33 @@ std::vector<std::string> check_timing(const Schedule& s, const Timing& timing, d
   return problems;
 }
 
+void annotate_waits(const Schedule& s, Timing& timing, double p2p) {
+  Finished finished(s.micro_batches(), s.stages);
+  for (const auto& ops : timing.device_ops)
+    for (const TimedOp& t : ops) finished.finish(t.op, t.end);
+  for (int d = 0; d < static_cast<int>(timing.device_ops.size()); ++d) {
+    double previous_end = 0;
+    for (TimedOp& t : timing.device_ops[d]) {
+      t.device_free = previous_end;
+      t.inputs_ready = 0;
+      t.waited_on_device = -1;
+      for (const Op& dep : dependencies(s, t.op)) {
+        if (!finished.done(dep)) continue;
+        const int from = s.device_of(dep.micro_batch, dep.stage);
+        const double arrival = finished.end(dep) + (from != d ? p2p : 0.0);
+        if (arrival > t.inputs_ready) {
+          t.inputs_ready = arrival;
+          if (arrival > previous_end) {
+            t.waited_on_device = from;
+            t.waited_on = dep;
+          }
+        }
+      }
+      previous_end = std::max(previous_end, t.end);
+    }
+  }
+}
+
 InFlight in_flight(const Timing& timing, int device) {
   std::vector<std::pair<double, int>> events;
   for (const TimedOp& t : timing.device_ops[device]) {
