@@ -45,6 +45,7 @@ struct ExecutionResult {
   Timing timing;                           // the median step; times in us from the step's start
   Timing replay;                           // that step's op durations replayed on the schedule, no overheads
   std::vector<double> step_makespans_us;   // every timed step
+  std::vector<double> step_bubble_fractions;  // every timed step
   std::vector<std::int64_t> peak_activation_bytes;  // per device, from the memory ledger
   double grad_max_rel_err = 0;  // vs one device over the whole batch: max |g - g_ref| / max |g_ref| per matrix
   OpDurations durations;

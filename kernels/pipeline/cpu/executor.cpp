@@ -469,7 +469,10 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
     if (i >= c.warmup_steps) steps.push_back(std::move(step));
   }
   result.grad_max_rel_err = gradient_error(s, c, pipe, ledger);
-  for (const Step& st : steps) result.step_makespans_us.push_back(st.timing.makespan);
+  for (const Step& st : steps) {
+    result.step_makespans_us.push_back(st.timing.makespan);
+    result.step_bubble_fractions.push_back(st.timing.bubble_fraction());
+  }
   // The median step (by makespan) is the one reported and drawn.
   std::vector<std::size_t> index(steps.size());
   for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
