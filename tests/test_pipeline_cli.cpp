@@ -190,3 +190,31 @@ TEST_CASE("in-flight activations read back from a timeline match the simulator's
     }
   }
 }
+
+TEST_CASE("hovering a span explains the op, its inputs and why it waited") {
+  using namespace dlsys::pipeline;
+  const Schedule s = make_schedule({ScheduleKind::OneFOneB, 2, 2, 1});
+  OpCosts c;
+  c.p2p = 0.5;
+  const Timing t = simulate(s, c);
+  const Timeline line = pipeline_lesson::to_timeline(s, t, c, "x", "theory", "simulated", "units");
+  auto lines_for = [&](int lane, const std::string& label) {
+    for (int i = 0; i < static_cast<int>(line.spans.size()); ++i)
+      if (line.spans[i].lane == lane && line.spans[i].label == label) return pipeline_lesson::describe_span(s, line, i, c.p2p);
+    return std::vector<std::string>{};
+  };
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string all;
+    for (const auto& l : v) all += l + "\n";
+    return all;
+  };
+  // F0 [0, 1], arrives at 1.5; F0 on device 1 [1.5, 2.5]; its full B0 [2.5, 4.5], arriving at 5. Device 0 ran F1 [1, 2].
+  const std::string b0 = joined(lines_for(0, "B0"));
+  INFO(b0);
+  CHECK(b0.find("full backward") != std::string::npos);
+  CHECK(b0.find("needs B0 of stage 1 on device 1") != std::string::npos);
+  CHECK(b0.find("arrives at 5") != std::string::npos);
+  CHECK(b0.find("waited 3 units for B0 from device 1") != std::string::npos);
+  const std::string f1 = joined(lines_for(0, "F1"));
+  CHECK(f1.find("started as soon as the device finished F0") != std::string::npos);
+}

@@ -4,6 +4,8 @@
 namespace dlsys::gui {
 
 void draw_matmul_view(ViewContext& context);
+void draw_bubble_view(ViewContext& context);
+void draw_schedules_view(ViewContext& context);
 
 LessonView find_lesson_view(const std::string& lesson_id) {
   struct Entry {
@@ -12,6 +14,8 @@ LessonView find_lesson_view(const std::string& lesson_id) {
   };
   static const Entry table[] = {
       {"matmul", draw_matmul_view},
+      {"bubble", draw_bubble_view},
+      {"schedules", draw_schedules_view},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.id) return entry.view;

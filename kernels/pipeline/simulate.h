@@ -50,6 +50,10 @@ struct Timing {
   double bubble_ratio() const;
 };
 
+// What an op needs before it may start: the forward of the previous stage (F); its own forward and the backward of
+// the next stage (B); its split backward (W).
+std::vector<Op> dependencies(const Schedule& schedule, const Op& op);
+
 // Durations per op: `duration(device, index in its list, op)`; for an op with `paired` set, `pair(device, index)`
 // gives the pair's duration (index of the first op of the pair).
 struct DurationModel {

@@ -59,6 +59,18 @@ std::string formula_text(ScheduleKind kind, const std::string& notation) {
   return "";
 }
 
+// The schedule's costs taken from a run: the median op times (the median stage is an unscaled one, so the stage
+// scales of the imbalance still apply), no latency since copies run inside the ops, no overlap gain for pairs.
+OpCosts median_costs(const ExecutionResult& r, const OpCosts& schedule_costs) {
+  OpCosts c = schedule_costs;
+  c.p2p = 0;
+  c.fb = 0;
+  c.f = r.durations.f_us;
+  c.w = r.durations.w_us;
+  c.b = r.durations.b_us > 0 ? r.durations.b_us : std::max(0.0, r.durations.b_full_us - c.w);
+  return c;
+}
+
 json comparison_entry(ScheduleKind kind, const Setup& setup) {
   ScheduleShape shape = setup.shape;
   shape.kind = kind;
@@ -174,11 +186,19 @@ Setup read_setup(const ParamValues& p) {
   return s;
 }
 
+Simulated simulate_setup(const Setup& setup) {
+  Schedule s = make_schedule(setup.shape);
+  OpCosts c = costs_for(setup, s);
+  Timing t = simulate(s, c);
+  return {std::move(s), std::move(c), std::move(t)};
+}
+
 json theory(const ParamValues& params) {
   const Setup setup = read_setup(params);
-  const Schedule s = make_schedule(setup.shape);
-  const OpCosts c = costs_for(setup, s);
-  const Timing t = simulate(s, c);
+  const Simulated sim = simulate_setup(setup);
+  const Schedule& s = sim.schedule;
+  const OpCosts& c = sim.costs;
+  const Timing& t = sim.timing;
   const int p = setup.shape.devices, m = setup.shape.micro_batches;
   const auto formula = theory::formula_bubble(setup.shape.kind, p, m, s.shape.chunks, c);
   json out;
@@ -284,10 +304,11 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
 RunResult run(const Lesson& lesson, RunContext& ctx) {
   const Setup setup = read_setup(ctx.params);
   RunResult result = begin_result(lesson, ctx);
-  const Schedule s = make_schedule(setup.shape);
-  const OpCosts c = costs_for(setup, s);
+  const Simulated sim = simulate_setup(setup);
+  const Schedule& s = sim.schedule;
+  const OpCosts& c = sim.costs;
   const std::string title = schedule_title(setup.shape.kind);
-  result.timelines.push_back(to_timeline(s, simulate(s, c), c, title + " (theory)", "theory", "simulated", "units"));
+  result.timelines.push_back(to_timeline(s, sim.timing, c, title + " (theory)", "theory", "simulated", "units"));
 
   ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
   const ExecutionResult r = execute_schedule(s, setup.executor, ctx.ledger, ctx.control);
@@ -331,11 +352,79 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
 
   result.timelines.push_back(
       to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
-  if (r.mode == "concurrent")
+  if (r.mode == "concurrent") {
     result.timelines.push_back(to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)",
                                            "theory", "simulated", "us"));
+  } else {
+    const OpCosts measured_costs = median_costs(r, c);
+    result.timelines.push_back(to_timeline(s, simulate(s, measured_costs), measured_costs,
+                                           title + " (theory with the median measured op times)", "theory",
+                                           "simulated", "us"));
+  }
   finish_result(result, ctx.ledger);
   return result;
+}
+
+std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeline, int index, double p2p) {
+  std::vector<std::string> lines;
+  if (index < 0 || index >= static_cast<int>(timeline.spans.size())) return lines;
+  const TimelineSpan& span = timeline.spans[index];
+  if (span.lane < 0 || span.lane >= s.devices() || span.kind.empty()) return lines;
+  const Op* op = nullptr;
+  for (const Op& candidate : s.device_ops[span.lane])
+    if (op_letter(candidate.kind) == span.kind[0] && candidate.micro_batch == span.micro_batch &&
+        s.chunk_of(candidate.micro_batch, candidate.stage) == span.chunk)
+      op = &candidate;
+  if (op == nullptr) return {span.label + " (not in this schedule)"};
+  const char* what = op->kind == OpKind::F   ? "forward"
+                     : op->kind == OpKind::W ? "weight gradient (W), deferred from its B"
+                     : op->split             ? "backward, input gradient only (its W comes later)"
+                                             : "full backward (input and weight gradients)";
+  std::string where = fmt::format("{}: {} of micro-batch {}, stage {} on device {}", span.label, what, op->micro_batch,
+                                  op->stage, span.lane);
+  if (s.chunks_per_device > 1) where += fmt::format(" (chunk {})", span.chunk);
+  if (s.shape.kind == ScheduleKind::DualPipe) where += s.direction(op->micro_batch) == 0 ? ", entered at device 0" : ", entered at the last device";
+  lines.push_back(where);
+  lines.push_back(fmt::format("runs {:.4g} .. {:.4g} {} ({:.4g})", span.start, span.end, timeline.time_unit,
+                              span.end - span.start));
+  auto find = [&](const Op& o) -> const TimelineSpan* {
+    const int lane = s.device_of(o.micro_batch, o.stage), chunk = s.chunk_of(o.micro_batch, o.stage);
+    for (const TimelineSpan& t : timeline.spans)
+      if (t.lane == lane && t.kind[0] == op_letter(o.kind) && t.micro_batch == o.micro_batch && t.chunk == chunk) return &t;
+    return nullptr;
+  };
+  double ready = 0;
+  std::string last_input;
+  for (const Op& dep : dependencies(s, *op)) {
+    const TimelineSpan* d = find(dep);
+    if (d == nullptr) continue;
+    const bool remote = d->lane != span.lane;
+    const double arrival = d->end + (remote ? p2p : 0.0);
+    lines.push_back(fmt::format("needs {} of stage {} on device {}: done at {:.4g}{}", d->label, dep.stage, d->lane,
+                                d->end, remote && p2p > 0 ? fmt::format(", arrives at {:.4g}", arrival) : ""));
+    if (arrival >= ready) {
+      ready = arrival;
+      last_input = fmt::format("{} from device {}", d->label, d->lane);
+    }
+  }
+  if (lines.size() == 2) lines.push_back("needs nothing: the micro-batch's input is on this device");
+  // The device was free from the end of the op before this one on the lane.
+  double free_at = 0;
+  std::string previous;
+  for (const TimelineSpan& t : timeline.spans)
+    if (t.lane == span.lane && t.end <= span.start + 1e-9 * std::max(1.0, span.start) && t.end >= free_at) {
+      free_at = t.end;
+      previous = t.label;
+    }
+  const double gap = span.start - free_at;
+  const double eps = 1e-9 * std::max(1.0, span.end);
+  if (gap <= eps) lines.push_back(previous.empty() ? "started at once" : "started as soon as the device finished " + previous);
+  else if (ready >= span.start - eps) lines.push_back(fmt::format("waited {:.4g} {} for {}", gap, timeline.time_unit, last_input));
+  else
+    lines.push_back(fmt::format("idle {:.4g} {}: its input was there at {:.4g}, {:.4g} before it started (waking up, "
+                                "copying, or the core was busy elsewhere)",
+                                gap, timeline.time_unit, ready, span.start - ready));
+  return lines;
 }
 
 std::string comparison_table(const json& theory) {

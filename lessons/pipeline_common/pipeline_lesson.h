@@ -27,10 +27,21 @@ struct Setup {
 };
 Setup read_setup(const ParamValues& params);
 
+// The chosen schedule simulated with the chosen costs (the theory timeline), and the costs as the schedule sees them
+// (the imbalance applied to its last model stage).
+struct Simulated {
+  pipeline::Schedule schedule;
+  pipeline::OpCosts costs;
+  pipeline::Timing timing;
+};
+Simulated simulate_setup(const Setup& setup);
+
 // Closed forms, the simulated schedule and the comparison across schedules (the "theory" section of the result).
 nlohmann::ordered_json theory(const ParamValues& params);
 
-// The real run: theory timeline, measured timeline, the measured step's op times replayed, measured values.
+// The real run. Timelines: [0] theory (cost units), [1] measured (us), [2] its overlay partner in us: the measured
+// step's own op times replayed on the schedule (concurrent mode), or the schedule simulated with the median measured
+// op times (replayed mode, where [1] already is a replay).
 RunResult run(const Lesson& lesson, RunContext& context);
 
 // Timeline of a simulated or measured step; a pair (DualPipe's F&B) is drawn as its two halves side by side.
@@ -40,6 +51,11 @@ Timeline to_timeline(const pipeline::Schedule& schedule, const pipeline::Timing&
 // Activations in flight on one lane of a timeline (as the views draw them under it): a micro-batch's chunk is
 // stashed from its F until its W, or until its B where no W follows.
 pipeline::InFlight in_flight_from_timeline(const Timeline& timeline, int lane);
+
+// What hovering a span shows: the op, where it ran, what it needed, and why it started when it did. `p2p` is the
+// message latency the timeline was made with (0 for measured ones).
+std::vector<std::string> describe_span(const pipeline::Schedule& schedule, const Timeline& timeline, int span,
+                                       double p2p);
 
 // The comparison table (from theory()["comparison"]) and what explains the measured bubble, as text.
 std::string comparison_table(const nlohmann::ordered_json& theory);

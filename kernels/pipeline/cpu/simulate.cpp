@@ -7,10 +7,6 @@
 
 namespace dlsys::pipeline {
 
-namespace {
-
-// What an op needs before it may start: the forward of the previous stage; the own forward and the backward of the
-// next stage; the split backward of the same micro-batch and stage.
 std::vector<Op> dependencies(const Schedule& s, const Op& op) {
   std::vector<Op> deps;
   if (op.kind == OpKind::F) {
@@ -23,6 +19,8 @@ std::vector<Op> dependencies(const Schedule& s, const Op& op) {
   }
   return deps;
 }
+
+namespace {
 
 // End times of finished ops, indexed by (kind, micro-batch, stage).
 class Finished {
