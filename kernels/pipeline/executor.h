@@ -47,6 +47,9 @@ struct ExecutionResult {
   std::vector<double> step_makespans_us;   // every timed step
   std::vector<double> step_bubble_fractions;  // every timed step
   std::vector<std::int64_t> peak_activation_bytes;  // per device, from the memory ledger
+  // CPU time the stage threads got while inside their ops, over the ops' wall time (concurrent mode): below 1 when
+  // other processes or the other stage shared their core, which stretches ops and the waits behind them.
+  double core_share = 1;
   double grad_max_rel_err = 0;  // vs one device over the whole batch: max |g - g_ref| / max |g_ref| per matrix
   OpDurations durations;
 };

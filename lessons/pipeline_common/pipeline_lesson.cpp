@@ -345,6 +345,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   if (r.durations.b_full_us > 0) mr["b_full_us"] = r.durations.b_full_us;
   if (r.durations.w_us > 0) mr["w_us"] = r.durations.w_us;
   mr["copy_us"] = r.durations.copy_us;
+  if (r.mode == "concurrent") mr["core_share"] = r.core_share;
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr["replay_bubble_fraction"] = r.replay.bubble_fraction();
   mr["replay_makespan_us"] = r.replay.makespan;
@@ -468,6 +469,11 @@ std::string measurement_report(const RunResult& r) {
         "replay of the same op times ({:.4f})\n  and uneven op times (stage imbalance, noise): {:+.4f} = replay - "
         "theory\n",
         measured - replay, replay, replay - theory);
+  if (r.measured.contains("core_share"))
+    out += fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
+                       100 * r.measured["core_share"].get<double>(),
+                       r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
+                                                                      "and the waits behind them" : "");
   else
     out += fmt::format("  the replay has no waiting overheads: the difference comes from uneven measured op times "
                        "(stage imbalance, noise)\n");

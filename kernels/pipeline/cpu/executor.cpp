@@ -8,6 +8,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 #include <fmt/format.h>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,8 @@ struct StageInstance {
   std::vector<std::unique_ptr<Stash>> stash;  // by micro-batch
 };
 
+constexpr int kPollUs = 3000;
+
 // Messages between devices, keyed by the op that will consume them. `take` blocks until the message is there.
 class Mailbox {
  public:
@@ -71,6 +74,14 @@ class Mailbox {
   Buffer take(int device, std::uint64_t key) {
     Box& box = *boxes_[device];
     std::unique_lock lock(box.mutex);
+    // Poll for a short while before sleeping: a stage that sleeps pays a wake-up (tens of us, far more when the
+    // cores are busy) on every message, and that would show up as bubble that the schedule does not have.
+    const auto poll_until = Clock::now() + std::chrono::microseconds(kPollUs);
+    while (!aborted_ && box.messages.count(key) == 0 && Clock::now() < poll_until) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
     box.ready.wait(lock, [&] { return aborted_.load() || box.messages.count(key) != 0; });
     if (aborted_) throw RunFailure("pipeline step aborted: another stage failed");
     auto node = box.messages.extract(key);
@@ -96,6 +107,13 @@ class Mailbox {
 
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// CPU time this thread has used, us.
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
 class Pipeline {
@@ -250,6 +268,7 @@ class Pipeline {
 };
 
 struct Step {
+  double cpu_us = 0, wall_us = 0;                // inside ops, summed over devices (concurrent mode)
   Timing timing;                                 // measured (concurrent) or replayed
   std::vector<std::vector<double>> durations_us;  // per device, per op in list order
   std::vector<double> copies_us;
@@ -272,6 +291,7 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
   step.timing.busy.assign(p, 0.0);
   step.durations_us.resize(p);
   std::vector<std::vector<double>> copies(p);
+  std::vector<double> cpu_us(p, 0.0);
   std::atomic<bool> go{false};
   Clock::time_point t0;
   std::mutex error_mutex;
@@ -287,7 +307,9 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
         for (int half = 0; half < (pair ? 2 : 1); ++half) {
           const Op& op = ops[i + half];
           const auto start = Clock::now();
+          const double cpu_start = thread_cpu_us();
           const auto done = pipe.run(d, op, std::move(half == 0 ? in0 : in1));
+          cpu_us[d] += thread_cpu_us() - cpu_start;
           copies[d].push_back(done.copy_us);
           TimedOp t{op, d, us_between(t0, start), us_between(t0, done.end)};
           step.timing.device_ops[d].push_back(t);
@@ -313,6 +335,10 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
   for (auto& c : copies)
     for (double v : c)
       if (v > 0) step.copies_us.push_back(v);
+  for (int d = 0; d < p; ++d) {
+    step.cpu_us += cpu_us[d];
+    step.wall_us += step.timing.busy[d];
+  }
   return step;
 }
 
@@ -479,6 +505,7 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
   std::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return steps[a].timing.makespan < steps[b].timing.makespan; });
   const Step& median = steps[index[index.size() / 2]];
   result.timing = median.timing;
+  if (median.wall_us > 0) result.core_share = median.cpu_us / median.wall_us;
   annotate_waits(s, result.timing, 0.0);
   result.replay = simulate(s, measured_model(median.durations_us), 0.0);
   result.durations = median_durations(s, median);
