@@ -389,41 +389,54 @@ void draw_chosen_schedule(ViewContext& ctx, bool phases) {
 void draw_comparison(const ViewContext& ctx) {
   const TheoryPanel& panel = theory_panel(ctx, {});
   if (!panel.error.empty()) return draw_error(panel.error);
-  nlohmann::ordered_json theory_json;
-  try {
-    theory_json = ctx.lesson.theory(ctx.params);
-  } catch (const BadInput& e) {
-    return draw_error(e.what());
+  // theory() simulates all six schedules: once per parameter change, not once per frame.
+  static std::string cached_key;
+  static nlohmann::ordered_json theory_json;
+  std::string key = ctx.lesson.id();
+  for (const auto& [k, v] : ctx.params.all()) key += ";" + k + "=" + v.text;
+  if (key != cached_key) {
+    try {
+      theory_json = ctx.lesson.theory(ctx.params);
+    } catch (const BadInput& e) {
+      return draw_error(e.what());
+    }
+    cached_key = key;
   }
   std::vector<std::vector<std::string>> rows, formulas;
   for (const auto& e : theory_json["comparison"]) {
     const std::string title = e["title"].get<std::string>();
     if (!e["available"].get<bool>()) {
-      rows.push_back({title, "-", "-", "-", "-", "-", "-"});
+      rows.push_back({title, "-", "-", "-", "-", "-", "-", "-"});
       formulas.push_back({title, "not available: " + e["why"].get<std::string>()});
       continue;
     }
     rows.push_back({title, std::to_string(e["devices"].get<int>()), fmt::format("{}x", e["param_copies"].get<int>()),
                     format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
-                    format_number(e["bubble_fraction_simulated"].get<double>(), 4),
-                    fmt::format("{} ({} in 1/p units)", e["peak_inflight"].get<int>(),
-                                format_number(e["peak_activation_stage_units"].get<double>(), 3))});
+                    format_number(e["bubble_fraction_simulated"].get<double>(), 4), std::to_string(e["peak_inflight"].get<int>()),
+                    format_number(e["peak_activation_stage_units"].get<double>(), 3)});
     formulas.push_back({title, e["formula"].get<std::string>()});
   }
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextWrapped("For p = %d, m = %d and the costs in the panel (per chunk; B means the %s).",
-                     panel.setup.shape.devices, panel.setup.shape.micro_batches,
-                     panel.setup.notation == "full" ? "full backward, as in DeepSeek-V3" : "input gradient alone, as in the zero-bubble paper");
-  draw_columns_table("comparison", {"schedule", "devices", "params", "bubble, formula", "bubble, simulated", "idle share",
-                                    "peak activations"},
+  // Wrapped notes, unwrapped table cells.
+  auto note = [](const std::string& text, bool muted) {
+    ImGui::PushTextWrapPos(0);
+    if (muted) ImGui::TextDisabled("%s", text.c_str());
+    else ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+  };
+  note(fmt::format("For p = {}, m = {} and the costs in the panel (per chunk; B means the {}).", panel.setup.shape.devices,
+                   panel.setup.shape.micro_batches,
+                   panel.setup.notation == "full" ? "full backward, as in DeepSeek-V3" : "input gradient alone, as in the zero-bubble paper"),
+       false);
+  draw_columns_table("comparison", {"schedule", "devices", "params", "bubble", "simulated", "idle share", "peak act.",
+                                    "in 1/p"},
                      rows);
-  ImGui::TextDisabled("Bubble: per device, in cost units (worst device when they differ). Idle share: idle / (p x makespan). "
-                      "Peak activations: (micro-batch, chunk) pairs stashed on the fullest device.");
+  note("Bubble: the closed form per device, in cost units; simulated: the worst device's idle time. Idle share: idle / "
+       "(p x makespan). Peak act.: (micro-batch, chunk) pairs stashed on the fullest device; in 1/p: the same in "
+       "micro-batches through 1/p of the model.", true);
   ImGui::Spacing();
   draw_columns_table("formulas", {"schedule", "closed form for the bubble"}, formulas);
-  ImGui::TextDisabled("Sources: GPipe; Megatron-LM (Narayanan et al. 2021); zero bubble (Qi et al. 2024); "
-                      "[EXT] DeepSeek-V3 Table 2, exact in the simulator when F = B = W (B the input gradient).");
-  ImGui::PopTextWrapPos();
+  note("Sources: GPipe; Megatron-LM (Narayanan et al. 2021); zero bubble (Qi et al. 2024); [EXT] DeepSeek-V3 Table 2, "
+       "exact in the simulator when F = B = W (B the input gradient).", true);
 }
 
 }  // namespace
