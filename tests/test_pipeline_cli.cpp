@@ -78,7 +78,8 @@ TEST_CASE("pipeline lessons: bad input exits 2 with the parameter, the value and
 }
 
 TEST_CASE("schedules: run --json has the issue's keys, exact theory and a correct gradient") {
-  const auto r = cli(quick({"run", "schedules", "--set", "schedule=1f1b", "--set", "p=2", "--set", "m=8", "--json", "-"}));
+  const auto r =
+      cli(quick({"run", "schedules", "--set", "schedule=1f1b", "--set", "p=2", "--set", "m=8", "--json", "-"}));
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -105,11 +106,11 @@ TEST_CASE("schedules: run --json has the issue's keys, exact theory and a correc
 }
 
 TEST_CASE("schedules: the notation switch changes what b means, not the schedule's cost") {
-  const auto full = cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8",
-                               "--set", "b=2", "--set", "w=1", "--set", "mode=replayed", "--json", "-"}));
-  const auto input = cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8",
-                                "--set", "notation=input", "--set", "b=1", "--set", "w=1", "--set", "mode=replayed",
-                                "--json", "-"}));
+  const auto full = cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8", "--set",
+                               "b=2", "--set", "w=1", "--set", "mode=replayed", "--json", "-"}));
+  const auto input =
+      cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8", "--set",
+                 "notation=input", "--set", "b=1", "--set", "w=1", "--set", "mode=replayed", "--json", "-"}));
   REQUIRE(full.code == 0);
   REQUIRE(input.code == 0);
   const auto a = nlohmann::json::parse(full.out)["theory"], b = nlohmann::json::parse(input.out)["theory"];
@@ -153,8 +154,8 @@ TEST_CASE("bubble: the course's numbers and the m sweep") {
 
 TEST_CASE("export bubble and schedules: SVG and Chrome trace with spans named F3/B3/W3") {
   const std::string svg = "pipeline_test_export.svg", trace = "pipeline_test_export.json";
-  const auto r = cli(quick({"export", "schedules", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4",
-                            "--set", "mode=replayed", "--svg", svg, "--trace", trace}));
+  const auto r = cli(quick({"export", "schedules", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4", "--set",
+                            "mode=replayed", "--svg", svg, "--trace", trace}));
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::ifstream svg_file(svg), trace_file(trace);
@@ -200,7 +201,8 @@ TEST_CASE("hovering a span explains the op, its inputs and why it waited") {
   const Timeline line = pipeline_lesson::to_timeline(s, t, c, "x", "theory", "simulated", "units");
   auto lines_for = [&](int lane, const std::string& label) {
     for (int i = 0; i < static_cast<int>(line.spans.size()); ++i)
-      if (line.spans[i].lane == lane && line.spans[i].label == label) return pipeline_lesson::describe_span(s, line, i, c.p2p);
+      if (line.spans[i].lane == lane && line.spans[i].label == label)
+        return pipeline_lesson::describe_span(s, line, i, c.p2p);
     return std::vector<std::string>{};
   };
   auto joined = [](const std::vector<std::string>& v) {
@@ -208,7 +210,8 @@ TEST_CASE("hovering a span explains the op, its inputs and why it waited") {
     for (const auto& l : v) all += l + "\n";
     return all;
   };
-  // F0 [0, 1], arrives at 1.5; F0 on device 1 [1.5, 2.5]; its full B0 [2.5, 4.5], arriving at 5. Device 0 ran F1 [1, 2].
+  // F0 [0, 1], arrives at 1.5; F0 on device 1 [1.5, 2.5]; its full B0 [2.5, 4.5], arriving at 5. Device 0 ran F1 [1,
+  // 2].
   const std::string b0 = joined(lines_for(0, "B0"));
   INFO(b0);
   CHECK(b0.find("full backward") != std::string::npos);

@@ -18,7 +18,7 @@ namespace {
 
 ExecutorConfig small_config(ExecutionMode mode, int threads) {
   ExecutorConfig c;
-  c.hidden = 24;          // awkward sizes: not a multiple of any vector width
+  c.hidden = 24;  // awkward sizes: not a multiple of any vector width
   c.microbatch_rows = 5;
   c.mode = mode;
   c.hardware_threads = threads;
@@ -76,8 +76,8 @@ TEST_CASE("every schedule's weight gradients equal one device over the whole bat
     int p, m, v;
   };
   const Case cases[] = {
-      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1}, {ScheduleKind::OneFOneB, 3, 2, 1},
-      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},     {ScheduleKind::DualPipe, 4, 8, 1},
+      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
+      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},      {ScheduleKind::DualPipe, 4, 8, 1},
       {ScheduleKind::DualPipe, 2, 6, 1},    {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
   };
   for (const Case& k : cases)
@@ -111,7 +111,8 @@ TEST_CASE("GPipe stashes m micro-batches on device 0, 1F1B only p") {
   auto peak0 = [&](ScheduleKind kind) {
     MemoryLedger ledger;
     RunControl control;
-    const auto r = execute_schedule(make_schedule({kind, p, m, 1}), small_config(ExecutionMode::Replayed, 1), ledger, control);
+    const auto r =
+        execute_schedule(make_schedule({kind, p, m, 1}), small_config(ExecutionMode::Replayed, 1), ledger, control);
     return r.peak_activation_bytes[0];
   };
   const std::int64_t gpipe = peak0(ScheduleKind::GPipe), one = peak0(ScheduleKind::OneFOneB);

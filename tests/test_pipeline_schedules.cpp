@@ -221,7 +221,8 @@ TEST_CASE("[EXT] DeepSeek-V3 Table 2: parameters 2x and PP + 1 activations for D
       return best;
     };
     CHECK(peak(dual) == theory::deepseek_activation(ScheduleKind::DualPipe, p));
-    CHECK(peak(make_schedule({ScheduleKind::OneFOneB, p, m, 1})) == theory::deepseek_activation(ScheduleKind::OneFOneB, p));
+    CHECK(peak(make_schedule({ScheduleKind::OneFOneB, p, m, 1})) ==
+          theory::deepseek_activation(ScheduleKind::OneFOneB, p));
     CHECK(peak(make_schedule({ScheduleKind::ZbH1, p, m, 1})) == theory::deepseek_activation(ScheduleKind::ZbH1, p));
     CHECK(make_schedule({ScheduleKind::DualPipeV, p / 2, m, 1}).param_copies == 1);
   }

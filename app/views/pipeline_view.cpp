@@ -2,10 +2,10 @@
 // (one lane per device, hover tells the op, what it needed and why it waited), the measured timeline stacked on or
 // overlaid with its theory, activations in flight under the timeline, the bubble formula against m, and the
 // comparison table. Simulations are cached: the views redraw every frame, the schedule only when parameters change.
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
 #include <memory>
 
@@ -49,9 +49,11 @@ const TheoryPanel& theory_panel(const ViewContext& ctx, const Overrides& overrid
     panel->sim = std::make_unique<pipeline_lesson::Simulated>(pipeline_lesson::simulate_setup(panel->setup));
     panel->timeline = pipeline_lesson::to_timeline(
         panel->sim->schedule, panel->sim->timing, panel->sim->costs,
-        fmt::format("{}: p = {}, m = {}{} (theory)", schedule_title(panel->setup.shape.kind), panel->setup.shape.devices,
-                    panel->setup.shape.micro_batches,
-                    panel->setup.shape.kind == ScheduleKind::Interleaved ? fmt::format(", v = {}", panel->setup.shape.chunks) : ""),
+        fmt::format("{}: p = {}, m = {}{} (theory)", schedule_title(panel->setup.shape.kind),
+                    panel->setup.shape.devices, panel->setup.shape.micro_batches,
+                    panel->setup.shape.kind == ScheduleKind::Interleaved
+                        ? fmt::format(", v = {}", panel->setup.shape.chunks)
+                        : ""),
         "theory", "simulated", "units");
   } catch (const BadInput& e) {
     panel->error = e.what();
@@ -128,7 +130,8 @@ const std::vector<PlotLine>& in_flight_lines(const Timeline& timeline) {
     if (lanes <= 6 || lane == 0 || lane == lanes / 2 || lane == lanes - 1) shown.push_back(lane);
   for (int lane : shown) {
     const InFlight f = pipeline_lesson::in_flight_from_timeline(timeline, lane);
-    PlotLine line{fmt::format("{}: peak {}", timeline.lanes[lane], f.peak), series_color(static_cast<int>(lines.size()) % 8)};
+    PlotLine line{fmt::format("{}: peak {}", timeline.lanes[lane], f.peak),
+                  series_color(static_cast<int>(lines.size()) % 8)};
     auto step_to = [&](double t, double count) {
       if (!line.points.empty()) {
         const double prev = line.points.back().y;
@@ -160,7 +163,8 @@ const std::vector<PlotLine>& in_flight_lines(const Timeline& timeline) {
 // Every device's peak in flight, in one line of text (the plot shows at most six devices).
 const std::string& peaks_text(const Timeline& timeline) {
   static std::map<std::string, std::string> cache;
-  const std::string key = fmt::format("{}|{}|{}", static_cast<const void*>(&timeline), timeline.name, timeline.spans.size());
+  const std::string key =
+      fmt::format("{}|{}|{}", static_cast<const void*>(&timeline), timeline.name, timeline.spans.size());
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() > 16) cache.clear();
   std::string text = "peak in flight per device:";
@@ -175,7 +179,8 @@ void draw_in_flight(const char* id, const Timeline& timeline, float height) {
     ImGui::TextDisabled("%s", peaks_text(timeline).c_str());
     height -= ImGui::GetTextLineHeightWithSpacing();
   }
-  PlotSpec spec{"Activations in flight (micro-batch chunks stashed)", {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
+  PlotSpec spec{
+      "Activations in flight (micro-batch chunks stashed)", {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
   spec.y.min = 0;
   spec.lines = in_flight_lines(timeline);
   spec.size = {0, height};
@@ -208,8 +213,9 @@ void draw_theory(const char* id, const TheoryPanel& panel, float height, bool wi
 void draw_two_theories(const char* id, const TheoryPanel& a, const TheoryPanel& b, float height) {
   if (!a.error.empty()) return draw_error(a.error);
   if (!b.error.empty()) return draw_error(b.error);
-  draw_timeline_widget(id, {{&a.timeline, &a.sim->schedule, a.sim->costs.p2p}, {&b.timeline, &b.sim->schedule, b.sim->costs.p2p}},
-                       false, height);
+  draw_timeline_widget(
+      id, {{&a.timeline, &a.sim->schedule, a.sim->costs.p2p}, {&b.timeline, &b.sim->schedule, b.sim->costs.p2p}}, false,
+      height);
 }
 
 // The measured timeline with its partner in the same unit (the measured op times replayed, or the schedule at the
@@ -250,16 +256,20 @@ void draw_stages_diagram(int p) {
       draw->AddTriangleFilled({x0, y_b}, {x0 + 6 * s, y_b - 4 * s}, {x0 + 6 * s, y_b + 4 * s}, series_color(1));
     }
   }
-  draw->AddText(o, muted_text_color(),
-                p > shown ? fmt::format("first {} of {} devices: activations go right (F), gradients come back left (B)", shown, p).c_str()
-                          : "activations go right (F), gradients come back left (B)");
+  draw->AddText(
+      o, muted_text_color(),
+      p > shown
+          ? fmt::format("first {} of {} devices: activations go right (F), gradients come back left (B)", shown, p)
+                .c_str()
+          : "activations go right (F), gradients come back left (B)");
   ImGui::Dummy({avail.x, box_h + 28 * s});
 }
 
 void draw_bubble_formula_plot(int p, int m, float height) {
   static bool misprint = false;
   ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &misprint);
-  PlotSpec spec{"Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
+  PlotSpec spec{
+      "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   auto curve = [&](int devices, ImU32 color, bool dashed) {
     PlotLine line{fmt::format("(p-1)/(m+p-1), p = {}", devices), color};
     line.dashed = dashed;
@@ -289,14 +299,16 @@ void draw_bubble_formula_plot(int p, int m, float height) {
 void draw_bubble_sweep_plot(const RunResult& r, float height) {
   static bool misprint = false;
   ImGui::Checkbox("show the course's misprint", &misprint);
-  PlotSpec spec{"Bubble against m: measured and formula", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
+  PlotSpec spec{
+      "Bubble against m: measured and formula", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   int color = 0;
   for (const Series& series : r.series) {
     const bool is_misprint = series.name.find("misprint") != std::string::npos;
     if (is_misprint && !misprint) continue;
-    PlotLine line = line_from_series(series, is_misprint ? warning_color()
-                                              : series.role == "theory" ? (color++ == 0 ? theory_color() : series_color(2))
-                                                                        : series_color(0));
+    PlotLine line =
+        line_from_series(series, is_misprint               ? warning_color()
+                                 : series.role == "theory" ? (color++ == 0 ? theory_color() : series_color(2))
+                                                           : series_color(0));
     line.dashed = series.role == "theory" && !is_misprint;
     spec.lines.push_back(std::move(line));
   }
@@ -334,20 +346,24 @@ void draw_bubble_view(ViewContext& ctx) {
       return;
     }
     case 3: {
-      draw_value_table("course", {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
-                                  {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
-                                  {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
-                                  {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
-                                  {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m), format_number(theory::course_misprint(p, m), 4)}});
+      draw_value_table(
+          "course",
+          {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
+           {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
+           {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
+           {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
+           {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m),
+            format_number(theory::course_misprint(p, m), 4)}});
       draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
       return;
     }
     default: {
       if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
       const auto& mr = ctx.result->measured;
-      draw_value_table("measured", {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
-                                    {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
-                                    {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
+      draw_value_table("measured",
+                       {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
+                        {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
+                        {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
       const float h = ImGui::GetContentRegionAvail().y;
       draw_measured(ctx, h * 0.45f);
       draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
@@ -373,14 +389,15 @@ void draw_chosen_schedule(ViewContext& ctx, bool phases) {
         cooldown += (cooldown.empty() ? "" : ", ") + row[3];
       }
       ImGui::PushTextWrapPos(0);
-      ImGui::TextWrapped("Forwards before the first backward, device 0 to %zu: %s. Backwards after the last forward: %s.",
-                         rows.size() - 1, warmup.c_str(), cooldown.c_str());
+      ImGui::TextWrapped(
+          "Forwards before the first backward, device 0 to %zu: %s. Backwards after the last forward: %s.",
+          rows.size() - 1, warmup.c_str(), cooldown.c_str());
       ImGui::PopTextWrapPos();
     }
   }
   const float h = ImGui::GetContentRegionAvail().y;
-  const bool measured = ctx.result && ctx.result->timelines.size() >= 3 &&
-                        ctx.result->params.count("schedule") && ctx.result->params.at("schedule") == ctx.params.text("schedule");
+  const bool measured = ctx.result && ctx.result->timelines.size() >= 3 && ctx.result->params.count("schedule") &&
+                        ctx.result->params.at("schedule") == ctx.params.text("schedule");
   // Theory, its activations in flight, then the measured run: the plot needs some 150 px to be read.
   draw_theory("chosen", panel, measured ? std::max(h * 0.58f, 260 * ui_scale()) : h, true);
   if (measured) draw_measured(ctx, ImGui::GetContentRegionAvail().y);
@@ -410,33 +427,41 @@ void draw_comparison(const ViewContext& ctx) {
       formulas.push_back({title, "not available: " + e["why"].get<std::string>()});
       continue;
     }
-    rows.push_back({title, std::to_string(e["devices"].get<int>()), fmt::format("{}x", e["param_copies"].get<int>()),
-                    format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
-                    format_number(e["bubble_fraction_simulated"].get<double>(), 4), std::to_string(e["peak_inflight"].get<int>()),
-                    format_number(e["peak_activation_stage_units"].get<double>(), 3)});
+    rows.push_back(
+        {title, std::to_string(e["devices"].get<int>()), fmt::format("{}x", e["param_copies"].get<int>()),
+         format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
+         format_number(e["bubble_fraction_simulated"].get<double>(), 4), std::to_string(e["peak_inflight"].get<int>()),
+         format_number(e["peak_activation_stage_units"].get<double>(), 3)});
     formulas.push_back({title, e["formula"].get<std::string>()});
   }
   // Wrapped notes, unwrapped table cells.
   auto note = [](const std::string& text, bool muted) {
     ImGui::PushTextWrapPos(0);
-    if (muted) ImGui::TextDisabled("%s", text.c_str());
-    else ImGui::TextUnformatted(text.c_str());
+    if (muted)
+      ImGui::TextDisabled("%s", text.c_str());
+    else
+      ImGui::TextUnformatted(text.c_str());
     ImGui::PopTextWrapPos();
   };
-  note(fmt::format("For p = {}, m = {} and the costs in the panel (per chunk; B means the {}).", panel.setup.shape.devices,
-                   panel.setup.shape.micro_batches,
-                   panel.setup.notation == "full" ? "full backward, as in DeepSeek-V3" : "input gradient alone, as in the zero-bubble paper"),
+  note(fmt::format("For p = {}, m = {} and the costs in the panel (per chunk; B means the {}).",
+                   panel.setup.shape.devices, panel.setup.shape.micro_batches,
+                   panel.setup.notation == "full" ? "full backward, as in DeepSeek-V3"
+                                                  : "input gradient alone, as in the zero-bubble paper"),
        false);
-  draw_columns_table("comparison", {"schedule", "devices", "params", "bubble", "simulated", "idle share", "peak act.",
-                                    "in 1/p"},
+  draw_columns_table("comparison",
+                     {"schedule", "devices", "params", "bubble", "simulated", "idle share", "peak act.", "in 1/p"},
                      rows);
-  note("Bubble: the closed form per device, in cost units; simulated: the worst device's idle time. Idle share: idle / "
-       "(p x makespan). Peak act.: (micro-batch, chunk) pairs stashed on the fullest device; in 1/p: the same in "
-       "micro-batches through 1/p of the model.", true);
+  note(
+      "Bubble: the closed form per device, in cost units; simulated: the worst device's idle time. Idle share: idle / "
+      "(p x makespan). Peak act.: (micro-batch, chunk) pairs stashed on the fullest device; in 1/p: the same in "
+      "micro-batches through 1/p of the model.",
+      true);
   ImGui::Spacing();
   draw_columns_table("formulas", {"schedule", "closed form for the bubble"}, formulas);
-  note("Sources: GPipe; Megatron-LM (Narayanan et al. 2021); zero bubble (Qi et al. 2024); [EXT] DeepSeek-V3 Table 2, "
-       "exact in the simulator when F = B = W (B the input gradient).", true);
+  note(
+      "Sources: GPipe; Megatron-LM (Narayanan et al. 2021); zero bubble (Qi et al. 2024); [EXT] DeepSeek-V3 Table 2, "
+      "exact in the simulator when F = B = W (B the input gradient).",
+      true);
 }
 
 }  // namespace
@@ -446,7 +471,8 @@ void draw_schedules_view(ViewContext& ctx) {
   switch (ctx.step) {
     case 0:
     case 1:
-    case 2: return draw_chosen_schedule(ctx, true);
+    case 2:
+      return draw_chosen_schedule(ctx, true);
     case 3: {
       const TheoryPanel& gpipe = theory_panel(ctx, {{"schedule", "gpipe"}});
       const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
@@ -463,13 +489,15 @@ void draw_schedules_view(ViewContext& ctx) {
       const int m = (base.setup.shape.micro_batches + p - 1) / p * p;
       auto scaled = [&](const char* key) { return fmt::format("{:.10g}", ctx.params.real(key) / v); };
       const Overrides interleaved{{"schedule", "interleaved"}, {"m", std::to_string(m)}, {"f", scaled("f")},
-                                  {"b", scaled("b")}, {"w", scaled("w")}, {"fb", scaled("fb")}};
+                                  {"b", scaled("b")},          {"w", scaled("w")},       {"fb", scaled("fb")}};
       const TheoryPanel& inter = theory_panel(ctx, interleaved);
       const TheoryPanel& base_m = theory_panel(ctx, {{"schedule", "1f1b"}, {"m", std::to_string(m)}});
       if (!inter.error.empty()) return draw_error(inter.error);
-      draw_value_table("inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
-                                 {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
-                                 {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
+      draw_value_table(
+          "inter",
+          {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
+           {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
+           {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
       draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
       return;
     }
@@ -485,19 +513,24 @@ void draw_schedules_view(ViewContext& ctx) {
     case 6: {
       int p = static_cast<int>(ctx.params.integer("p"));
       p += p % 2;
-      const int m = std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
+      const int m =
+          std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
       const Overrides dual{{"schedule", "dualpipe"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}};
       const TheoryPanel& dp = theory_panel(ctx, dual);
-      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
+      const TheoryPanel& one =
+          theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
       if (!dp.error.empty()) return draw_error(dp.error);
       ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled("DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
-                          "device 0, %d..%d at device %d.", p, m, m / 2 - 1, m / 2, m - 1, p - 1);
+      ImGui::TextDisabled(
+          "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
+          "device 0, %d..%d at device %d.",
+          p, m, m / 2 - 1, m / 2, m - 1, p - 1);
       ImGui::PopTextWrapPos();
       draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);
       return;
     }
-    default: return draw_comparison(ctx);
+    default:
+      return draw_comparison(ctx);
   }
 }
 

@@ -27,7 +27,9 @@ inline int peak_inflight_1f1b(int p, int m, int rank) { return std::min(p - rank
 // F = forward chunk, B = FULL backward chunk, W = weight-gradient chunk, FB = an overlapped forward + backward pair.
 inline double deepseek_1f1b_bubble(int pp, double F, double B) { return (pp - 1) * (F + B); }
 inline double deepseek_zb1p_bubble(int pp, double F, double B, double W) { return (pp - 1) * (F + B - 2 * W); }
-inline double deepseek_dualpipe_bubble(int pp, double FB, double B, double W) { return (pp / 2 - 1) * (FB + B - 3 * W); }
+inline double deepseek_dualpipe_bubble(int pp, double FB, double B, double W) {
+  return (pp / 2 - 1) * (FB + B - 3 * W);
+}
 // Parameter copies and activations (in micro-batch x stage units) of the same table.
 inline int deepseek_param_copies(ScheduleKind kind) { return kind == ScheduleKind::DualPipe ? 2 : 1; }
 inline int deepseek_activation(ScheduleKind kind, int pp) { return kind == ScheduleKind::DualPipe ? pp + 1 : pp; }
@@ -52,10 +54,12 @@ inline FormulaBubble formula_bubble(ScheduleKind kind, int p, int m, int v, cons
       out = {deepseek_1f1b_bubble(p, F, B), m * (F + B), 0, 0, "(p-1)(F+B): GPipe; Megatron-LM; DeepSeek-V3 Table 2"};
       break;
     case ScheduleKind::Interleaved:
-      out = {deepseek_1f1b_bubble(p, F, B), v * m * (F + B), 0, 0, "(p-1)(F+B) per chunk = (p-1)/(v m) of ideal: Megatron-LM"};
+      out = {deepseek_1f1b_bubble(p, F, B), v * m * (F + B), 0, 0,
+             "(p-1)(F+B) per chunk = (p-1)/(v m) of ideal: Megatron-LM"};
       break;
     case ScheduleKind::ZbH1:
-      out = {deepseek_zb1p_bubble(p, F, B, W), m * (F + B), 0, 0, "(p-1)(F+B-2W): ZB paper; DeepSeek-V3 Table 2 (ZB1P)"};
+      out = {deepseek_zb1p_bubble(p, F, B, W), m * (F + B), 0, 0,
+             "(p-1)(F+B-2W): ZB paper; DeepSeek-V3 Table 2 (ZB1P)"};
       break;
     case ScheduleKind::DualPipe:
       out = {deepseek_dualpipe_bubble(p, c.pair(), B, W), 0, -1, -1, "(p/2-1)(F&B+B-3W): DeepSeek-V3 Table 2"};

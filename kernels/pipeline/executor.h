@@ -24,13 +24,13 @@ namespace dlsys::pipeline {
 enum class ExecutionMode { Auto, Concurrent, Replayed };
 
 struct ExecutorConfig {
-  int hidden = 512;          // MLP width
-  int microbatch_rows = 64;  // rows (samples) per micro-batch
-  int last_stage_blocks = 1; // the last model stage holds this many blocks, every other stage one (imbalance)
+  int hidden = 512;           // MLP width
+  int microbatch_rows = 64;   // rows (samples) per micro-batch
+  int last_stage_blocks = 1;  // the last model stage holds this many blocks, every other stage one (imbalance)
   ExecutionMode mode = ExecutionMode::Auto;
   int hardware_threads = 0;  // 0: ask the system
   int warmup_steps = 1;
-  int repeats = 3;           // timed steps; the median one (by makespan) is reported
+  int repeats = 3;  // timed steps; the median one (by makespan) is reported
 };
 
 // Median measured durations (us) of each kind of op in the reported step.
@@ -42,10 +42,10 @@ struct OpDurations {
 struct ExecutionResult {
   std::string mode;  // "concurrent" | "replayed"
   int hardware_threads = 0;
-  Timing timing;                           // the median step; times in us from the step's start
-  Timing replay;                           // that step's op durations replayed on the schedule, no overheads
-  std::vector<double> step_makespans_us;   // every timed step
-  std::vector<double> step_bubble_fractions;  // every timed step
+  Timing timing;                                    // the median step; times in us from the step's start
+  Timing replay;                                    // that step's op durations replayed on the schedule, no overheads
+  std::vector<double> step_makespans_us;            // every timed step
+  std::vector<double> step_bubble_fractions;        // every timed step
   std::vector<std::int64_t> peak_activation_bytes;  // per device, from the memory ledger
   // CPU time the stage threads got while inside their ops, over the ops' wall time (concurrent mode): below 1 when
   // other processes or the other stage shared their core, which stretches ops and the waits behind them.

@@ -21,9 +21,9 @@
 namespace dlsys::pipeline {
 
 enum class ScheduleKind { GPipe, OneFOneB, Interleaved, ZbH1, DualPipe, DualPipeV };
-inline constexpr std::array<ScheduleKind, 6> kAllSchedules = {ScheduleKind::GPipe,    ScheduleKind::OneFOneB,
+inline constexpr std::array<ScheduleKind, 6> kAllSchedules = {ScheduleKind::GPipe,       ScheduleKind::OneFOneB,
                                                               ScheduleKind::Interleaved, ScheduleKind::ZbH1,
-                                                              ScheduleKind::DualPipe, ScheduleKind::DualPipeV};
+                                                              ScheduleKind::DualPipe,    ScheduleKind::DualPipeV};
 
 std::string schedule_id(ScheduleKind kind);     // "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"
 std::string schedule_title(ScheduleKind kind);  // "GPipe (fill-drain)", ...
@@ -63,7 +63,7 @@ struct Schedule {
 
   int devices() const { return shape.devices; }
   int micro_batches() const { return shape.micro_batches; }
-  int direction(int micro_batch) const;           // 0, or 1 for DualPipe's reverse direction
+  int direction(int micro_batch) const;  // 0, or 1 for DualPipe's reverse direction
   int device_of(int micro_batch, int stage) const;
   int chunk_of(int micro_batch, int stage) const;  // which of the device's chunks holds this stage
   std::size_t op_count() const;

@@ -31,9 +31,9 @@ struct TimedOp {
   Op op;
   int device = 0;
   double start = 0;
-  double end = 0;           // a pair's two ops share start and end
-  double inputs_ready = 0;  // when the last input arrived
-  double device_free = 0;   // when the device finished its previous op
+  double end = 0;             // a pair's two ops share start and end
+  double inputs_ready = 0;    // when the last input arrived
+  double device_free = 0;     // when the device finished its previous op
   int waited_on_device = -1;  // the device whose op arrived last, when the op waited for an input (else -1)
   Op waited_on;               // that op
 };

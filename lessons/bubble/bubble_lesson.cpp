@@ -1,8 +1,9 @@
 #include "lessons/bubble/bubble_lesson.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "engine/errors.h"
 #include "engine/units.h"
@@ -16,7 +17,8 @@ using namespace pipeline;
 namespace {
 
 // The sweep's m values that the chosen schedule can run (interleaved needs multiples of p, DualPipe m >= 2p).
-std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::Setup& setup, std::vector<int>* skipped) {
+std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::Setup& setup,
+                              std::vector<int>* skipped) {
   std::vector<int> points;
   for (double value : params.list("sweep")) {
     ScheduleShape shape = setup.shape;
@@ -49,7 +51,14 @@ const LessonText& BubbleLesson::text() const {
 
 std::vector<ParamSpec> BubbleLesson::params() const {
   auto specs = pipeline_lesson::param_specs({"gpipe", 4});
-  specs.push_back({"sweep", "m sweep", ParamType::SizeList, "1,2,3,4,6,8,12,16,24,32", 1, 256, {}, "",
+  specs.push_back({"sweep",
+                   "m sweep",
+                   ParamType::SizeList,
+                   "1,2,3,4,6,8,12,16,24,32",
+                   1,
+                   256,
+                   {},
+                   "",
                    "micro-batch counts for the measured-bubble-against-m plot"});
   return specs;
 }
@@ -59,17 +68,19 @@ void BubbleLesson::validate(const ParamValues& params) const {
   std::vector<int> skipped;
   const auto points = sweep_points(params, setup, &skipped);
   if (points.empty())
-    throw BadInput(fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
-                               "p = {}; allowed: m that the schedule accepts",
-                               params.text("sweep"), params.text("schedule"), setup.shape.devices));
+    throw BadInput(
+        fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
+                    "p = {}; allowed: m that the schedule accepts",
+                    params.text("sweep"), params.text("schedule"), setup.shape.devices));
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
   const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
   if (free_bytes > 0 && need > free_bytes / 2)
-    throw BadInput(fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
-                               "available; lower the sweep, hidden or microbatch",
-                               largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+    throw BadInput(
+        fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
+                    "available; lower the sweep, hidden or microbatch",
+                    largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
 }
 
 nlohmann::ordered_json BubbleLesson::theory(const ParamValues& params) const { return pipeline_lesson::theory(params); }
@@ -83,13 +94,19 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
   if (!skipped.empty()) {
     std::string list;
     for (int m : skipped) list += (list.empty() ? "" : ", ") + std::to_string(m);
-    result.backend.notes.push_back(fmt::format("sweep skips m = {}: schedule {} cannot run them with p = {}",
-                                               list, ctx.params.text("schedule"), p));
+    result.backend.notes.push_back(fmt::format("sweep skips m = {}: schedule {} cannot run them with p = {}", list,
+                                               ctx.params.text("schedule"), p));
   }
 
   // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
-  Series measured{fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured["mode"].get<std::string>()),
-                  "measured", "m (micro-batches)", "", "bubble fraction", "idle / (p x makespan)", {}};
+  Series measured{
+      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured["mode"].get<std::string>()),
+      "measured",
+      "m (micro-batches)",
+      "",
+      "bubble fraction",
+      "idle / (p x makespan)",
+      {}};
   std::vector<double> simulated;
   for (std::size_t i = 0; i < ms.size(); ++i) {
     ctx.control.progress(0.3 + 0.7 * double(i) / ms.size(), fmt::format("sweep: m = {}", ms[i]));
@@ -109,20 +126,19 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     simulated.push_back(simulate(s, costs).bubble_fraction());
   }
   result.series.push_back(std::move(measured));
-  result.series.push_back(theory_series("(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) {
-    return theory::fill_drain_idle_fraction(p, m);
-  }));
+  result.series.push_back(
+      theory_series("(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
   bool differs = false;
   for (std::size_t i = 0; i < ms.size(); ++i)
     differs = differs || std::fabs(simulated[i] - theory::fill_drain_idle_fraction(p, ms[i])) > 1e-12;
   if (differs) {
     std::size_t i = 0;
-    result.series.push_back(theory_series(fmt::format("simulated {} with these costs", schedule_title(setup.shape.kind)),
-                                          ms, [&](int) { return simulated[i++]; }));
+    result.series.push_back(
+        theory_series(fmt::format("simulated {} with these costs", schedule_title(setup.shape.kind)), ms,
+                      [&](int) { return simulated[i++]; }));
   }
-  result.series.push_back(theory_series("course misprint (1-m)/(m+n-1): never a share", ms, [&](int m) {
-    return theory::course_misprint(p, m);
-  }));
+  result.series.push_back(theory_series("course misprint (1-m)/(m+n-1): never a share", ms,
+                                        [&](int m) { return theory::course_misprint(p, m); }));
   ctx.control.progress(1.0, "done");
   return result;
 }

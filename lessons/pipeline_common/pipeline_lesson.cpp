@@ -1,8 +1,9 @@
 // Shared by the `bubble` and `schedules` lessons (see pipeline_lesson.h).
 #include "lessons/pipeline_common/pipeline_lesson.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -50,11 +51,16 @@ std::string formula_text(ScheduleKind kind, const std::string& notation) {
   const bool full = notation == "full";
   switch (kind) {
     case ScheduleKind::GPipe:
-    case ScheduleKind::OneFOneB: return full ? "(p-1)(F+B)" : "(p-1)(F+B+W)";
-    case ScheduleKind::Interleaved: return full ? "(p-1)(F+B) per chunk = (p-1)/(v m) of ideal" : "(p-1)(F+B+W) per chunk = (p-1)/(v m) of ideal";
-    case ScheduleKind::ZbH1: return full ? "(p-1)(F+B-2W)" : "(p-1)(F+B-W)";
-    case ScheduleKind::DualPipe: return full ? "(p/2-1)(F&B+B-3W)" : "(p/2-1)(F&B+B-2W)";
-    case ScheduleKind::DualPipeV: return full ? "(p-1)(F&B+B-3W)" : "(p-1)(F&B+B-2W)";
+    case ScheduleKind::OneFOneB:
+      return full ? "(p-1)(F+B)" : "(p-1)(F+B+W)";
+    case ScheduleKind::Interleaved:
+      return full ? "(p-1)(F+B) per chunk = (p-1)/(v m) of ideal" : "(p-1)(F+B+W) per chunk = (p-1)/(v m) of ideal";
+    case ScheduleKind::ZbH1:
+      return full ? "(p-1)(F+B-2W)" : "(p-1)(F+B-W)";
+    case ScheduleKind::DualPipe:
+      return full ? "(p/2-1)(F&B+B-3W)" : "(p/2-1)(F&B+B-2W)";
+    case ScheduleKind::DualPipeV:
+      return full ? "(p-1)(F&B+B-3W)" : "(p-1)(F&B+B-2W)";
   }
   return "";
 }
@@ -120,20 +126,65 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
        "dualpipe: both directions; dualpipev: the V-shaped DualPipe"},
       {"p", "p (pipeline devices)", ParamType::Integer, "2", 1, 32, {}, "", "stages (devices) in the pipeline"},
       {"m", "m (micro-batches)", ParamType::Integer, std::to_string(d.m), 1, 256, {}, "", "micro-batches per step"},
-      {"v", "v (chunks per device)", ParamType::Integer, "2", 1, 8, {}, "", "interleaved only: model chunks per device"},
-      {"notation", "meaning of b", ParamType::Choice, "full", 0, 0, {"full", "input"}, "",
-       "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble paper)"},
+      {"v",
+       "v (chunks per device)",
+       ParamType::Integer,
+       "2",
+       1,
+       8,
+       {},
+       "",
+       "interleaved only: model chunks per device"},
+      {"notation",
+       "meaning of b",
+       ParamType::Choice,
+       "full",
+       0,
+       0,
+       {"full", "input"},
+       "",
+       "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble "
+       "paper)"},
       {"f", "F cost", ParamType::Real, "1", 0.001, 1000, {}, "units", "forward of one chunk"},
       {"b", "B cost", ParamType::Real, "2", 0.001, 1000, {}, "units", "backward of one chunk (see notation)"},
       {"w", "W cost", ParamType::Real, "1", 0, 1000, {}, "units", "weight-gradient pass of one chunk"},
-      {"fb", "F&B cost", ParamType::Real, "0", 0, 2000, {}, "units",
+      {"fb",
+       "F&B cost",
+       ParamType::Real,
+       "0",
+       0,
+       2000,
+       {},
+       "units",
        "DualPipe: a forward overlapped with a full backward; 0 = no overlap gain (F + full B)"},
-      {"p2p", "p2p latency", ParamType::Real, "0", 0, 1000, {}, "units", "theory: time a message between devices takes"},
-      {"imbalance", "last stage blocks", ParamType::Integer, "1", 1, 8, {}, "",
+      {"p2p",
+       "p2p latency",
+       ParamType::Real,
+       "0",
+       0,
+       1000,
+       {},
+       "units",
+       "theory: time a message between devices takes"},
+      {"imbalance",
+       "last stage blocks",
+       ParamType::Integer,
+       "1",
+       1,
+       8,
+       {},
+       "",
        "the last model stage holds this many MLP blocks, the others one (theory scales its F, B, W alike)"},
       {"hidden", "hidden width", ParamType::Integer, "512", 8, 4096, {}, "", "MLP width of every block (fp32)"},
       {"microbatch", "rows per micro-batch", ParamType::Integer, "64", 1, 4096, {}, "", "samples in one micro-batch"},
-      {"mode", "execution", ParamType::Choice, "auto", 0, 0, {"auto", "concurrent", "replayed"}, "",
+      {"mode",
+       "execution",
+       ParamType::Choice,
+       "auto",
+       0,
+       0,
+       {"auto", "concurrent", "replayed"},
+       "",
        "concurrent: one thread per stage (needs p <= hardware threads); replayed: ops run one by one, their "
        "durations replayed on the schedule; auto: concurrent when it fits"},
       {"repeats", "timed steps", ParamType::Integer, "5", 1, 50, {}, "", "median step of this many, after one warm-up"},
@@ -151,20 +202,22 @@ Setup read_setup(const ParamValues& p) {
   s.notation = p.text("notation");
   const double f = p.real("f"), b = p.real("b"), w = p.real("w"), fb = p.real("fb");
   if (s.notation == "full" && !(b > w))
-    throw BadInput(fmt::format("parameter 'b': value '{}' is not allowed with notation=full and w = {}: b is the full "
-                               "backward, input gradient plus weight gradient, so it must exceed w (or use "
-                               "notation=input, where b is the input-gradient pass alone)",
-                               p.text("b"), p.text("w")));
+    throw BadInput(
+        fmt::format("parameter 'b': value '{}' is not allowed with notation=full and w = {}: b is the full "
+                    "backward, input gradient plus weight gradient, so it must exceed w (or use "
+                    "notation=input, where b is the input-gradient pass alone)",
+                    p.text("b"), p.text("w")));
   s.costs.f = f;
   s.costs.b = s.notation == "full" ? b - w : b;
   s.costs.w = w;
   s.costs.p2p = p.real("p2p");
   const double full_b = s.costs.full_backward();
   if (fb != 0 && fb < std::max(f, full_b))
-    throw BadInput(fmt::format("parameter 'fb': value '{}' is not allowed: an overlapped forward and full backward "
-                               "cannot finish before the longer of the two (F = {}, full B = {}); allowed: 0 (no "
-                               "overlap) or a number from {} up",
-                               p.text("fb"), format_number(f), format_number(full_b), format_number(std::max(f, full_b))));
+    throw BadInput(
+        fmt::format("parameter 'fb': value '{}' is not allowed: an overlapped forward and full backward "
+                    "cannot finish before the longer of the two (F = {}, full B = {}); allowed: 0 (no "
+                    "overlap) or a number from {} up",
+                    p.text("fb"), format_number(f), format_number(full_b), format_number(std::max(f, full_b))));
   s.costs.fb = fb;
   const int imbalance = static_cast<int>(p.integer("imbalance"));
   if (imbalance > 1) s.costs.stage_scale = {double(imbalance)};  // resized to the schedule's stages in costs_for
@@ -173,16 +226,19 @@ Setup read_setup(const ParamValues& p) {
   s.executor.last_stage_blocks = imbalance;
   s.executor.repeats = static_cast<int>(p.integer("repeats"));
   const std::string mode = p.text("mode");
-  s.executor.mode = mode == "concurrent" ? ExecutionMode::Concurrent : mode == "replayed" ? ExecutionMode::Replayed
-                                                                                         : ExecutionMode::Auto;
+  s.executor.mode = mode == "concurrent" ? ExecutionMode::Concurrent
+                    : mode == "replayed" ? ExecutionMode::Replayed
+                                         : ExecutionMode::Auto;
   s.executor.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  resolve_mode(s.executor.mode, s.shape.devices, s.executor.hardware_threads);  // throws for concurrent on too few cores
+  resolve_mode(s.executor.mode, s.shape.devices,
+               s.executor.hardware_threads);  // throws for concurrent on too few cores
   const std::int64_t need = estimate_executor_bytes(make_schedule(s.shape), s.executor);
   const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
   if (free_bytes > 0 && need > free_bytes / 2)
-    throw BadInput(fmt::format("parameters 'hidden' x 'microbatch' x 'm': the run would need up to {} of host memory "
-                               "but only {} is available; lower hidden, microbatch, m or p",
-                               format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+    throw BadInput(
+        fmt::format("parameters 'hidden' x 'microbatch' x 'm': the run would need up to {} of host memory "
+                    "but only {} is available; lower hidden, microbatch, m or p",
+                    format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
   return s;
 }
 
@@ -207,7 +263,7 @@ json theory(const ParamValues& params) {
   out["chunks_per_device"] = s.chunks_per_device;
   out["param_copies"] = s.param_copies;
   out["f"] = c.f;
-  out["b_input"] = c.b;  // the zero-bubble paper's B
+  out["b_input"] = c.b;               // the zero-bubble paper's B
   out["b_full"] = c.full_backward();  // DeepSeek-V3's B
   out["w"] = c.w;
   out["fb"] = c.pair();
@@ -275,7 +331,8 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
   for (const TimelineSpan& s : timeline.spans) {
     if (s.lane != lane) continue;
     const auto key = std::pair{s.micro_batch, s.chunk};
-    if (s.kind == "F") open[key] = s.start;
+    if (s.kind == "F")
+      open[key] = s.start;
     else if (s.kind == "W") {
       has_w[key] = true;
       release[key] = s.end;
@@ -295,8 +352,10 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
   for (const auto& [time, delta] : events) {
     current += delta;
     out.peak = std::max(out.peak, current);
-    if (out.steps.back().first == time) out.steps.back().second = current;
-    else out.steps.emplace_back(time, current);
+    if (out.steps.back().first == time)
+      out.steps.back().second = current;
+    else
+      out.steps.emplace_back(time, current);
   }
   return out;
 }
@@ -316,16 +375,19 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   result.backend.repeats = setup.executor.repeats;
   result.backend.timer = "steady_clock";
   if (r.mode == "concurrent")
-    result.backend.notes.push_back(fmt::format("stages are {} CPU threads (one per device, OpenBLAS single-threaded "
-                                               "in each) on {} hardware threads; messages are memory copies",
-                                               s.devices(), r.hardware_threads));
+    result.backend.notes.push_back(
+        fmt::format("stages are {} CPU threads (one per device, OpenBLAS single-threaded "
+                    "in each) on {} hardware threads; messages are memory copies",
+                    s.devices(), r.hardware_threads));
   else
-    result.backend.notes.push_back(fmt::format("replayed: every op ran for real, one at a time, and its measured "
-                                               "duration was replayed on the schedule ({} stages, {} hardware threads)",
-                                               s.devices(), r.hardware_threads));
+    result.backend.notes.push_back(
+        fmt::format("replayed: every op ran for real, one at a time, and its measured "
+                    "duration was replayed on the schedule ({} stages, {} hardware threads)",
+                    s.devices(), r.hardware_threads));
   if (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV)
-    result.backend.notes.push_back("an F&B pair runs its two halves one after the other: on a CPU there is no "
-                                   "all-to-all communication for the overlap to hide");
+    result.backend.notes.push_back(
+        "an F&B pair runs its two halves one after the other: on a CPU there is no "
+        "all-to-all communication for the overlap to hide");
 
   json& mr = result.measured;
   mr["mode"] = r.mode;
@@ -354,13 +416,13 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   result.timelines.push_back(
       to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
   if (r.mode == "concurrent") {
-    result.timelines.push_back(to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)",
-                                           "theory", "simulated", "us"));
+    result.timelines.push_back(
+        to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)", "theory", "simulated", "us"));
   } else {
     const OpCosts measured_costs = median_costs(r, c);
     result.timelines.push_back(to_timeline(s, simulate(s, measured_costs), measured_costs,
-                                           title + " (theory with the median measured op times)", "theory",
-                                           "simulated", "us"));
+                                           title + " (theory with the median measured op times)", "theory", "simulated",
+                                           "us"));
   }
   finish_result(result, ctx.ledger);
   return result;
@@ -384,14 +446,16 @@ std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeli
   std::string where = fmt::format("{}: {} of micro-batch {}, stage {} on device {}", span.label, what, op->micro_batch,
                                   op->stage, span.lane);
   if (s.chunks_per_device > 1) where += fmt::format(" (chunk {})", span.chunk);
-  if (s.shape.kind == ScheduleKind::DualPipe) where += s.direction(op->micro_batch) == 0 ? ", entered at device 0" : ", entered at the last device";
+  if (s.shape.kind == ScheduleKind::DualPipe)
+    where += s.direction(op->micro_batch) == 0 ? ", entered at device 0" : ", entered at the last device";
   lines.push_back(where);
   lines.push_back(fmt::format("runs {:.4g} .. {:.4g} {} ({:.4g})", span.start, span.end, timeline.time_unit,
                               span.end - span.start));
   auto find = [&](const Op& o) -> const TimelineSpan* {
     const int lane = s.device_of(o.micro_batch, o.stage), chunk = s.chunk_of(o.micro_batch, o.stage);
     for (const TimelineSpan& t : timeline.spans)
-      if (t.lane == lane && t.kind[0] == op_letter(o.kind) && t.micro_batch == o.micro_batch && t.chunk == chunk) return &t;
+      if (t.lane == lane && t.kind[0] == op_letter(o.kind) && t.micro_batch == o.micro_batch && t.chunk == chunk)
+        return &t;
     return nullptr;
   };
   double ready = 0;
@@ -419,12 +483,15 @@ std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeli
     }
   const double gap = span.start - free_at;
   const double eps = 1e-9 * std::max(1.0, span.end);
-  if (gap <= eps) lines.push_back(previous.empty() ? "started at once" : "started as soon as the device finished " + previous);
-  else if (ready >= span.start - eps) lines.push_back(fmt::format("waited {:.4g} {} for {}", gap, timeline.time_unit, last_input));
+  if (gap <= eps)
+    lines.push_back(previous.empty() ? "started at once" : "started as soon as the device finished " + previous);
+  else if (ready >= span.start - eps)
+    lines.push_back(fmt::format("waited {:.4g} {} for {}", gap, timeline.time_unit, last_input));
   else
-    lines.push_back(fmt::format("idle {:.4g} {}: its input was there at {:.4g}, {:.4g} before it started (waking up, "
-                                "copying, or the core was busy elsewhere)",
-                                gap, timeline.time_unit, ready, span.start - ready));
+    lines.push_back(
+        fmt::format("idle {:.4g} {}: its input was there at {:.4g}, {:.4g} before it started (waking up, "
+                    "copying, or the core was busy elsewhere)",
+                    gap, timeline.time_unit, ready, span.start - ready));
   return lines;
 }
 
@@ -441,17 +508,18 @@ std::string comparison_table(const json& theory) {
     }
     const std::string formula_fraction =
         e.contains("bubble_fraction_formula") ? format_number(e["bubble_fraction_formula"].get<double>(), 4) : "-";
-    out += fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n",
-                       e["title"].get<std::string>(), e["devices"].get<int>(), e["stages"].get<int>(),
-                       e["param_copies"].get<int>(), format_number(e["bubble_formula"].get<double>(), 4),
-                       format_number(e["bubble_simulated"].get<double>(), 4), formula_fraction,
-                       format_number(e["bubble_fraction_simulated"].get<double>(), 4), e["peak_inflight"].get<int>(),
-                       format_number(e["peak_activation_stage_units"].get<double>(), 3), e["formula"].get<std::string>());
+    out += fmt::format(
+        "  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e["title"].get<std::string>(),
+        e["devices"].get<int>(), e["stages"].get<int>(), e["param_copies"].get<int>(),
+        format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
+        formula_fraction, format_number(e["bubble_fraction_simulated"].get<double>(), 4), e["peak_inflight"].get<int>(),
+        format_number(e["peak_activation_stage_units"].get<double>(), 3), e["formula"].get<std::string>());
   }
-  out += "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"
-         "  schedule; frac: idle / (p x makespan); peak act: stashed (micro-batch, chunk) pairs on the fullest device;\n"
-         "  act(1/p): the same in micro-batches through 1/p of the model. Sources: GPipe, Megatron-LM (Narayanan et\n"
-         "  al. 2021), zero-bubble (Qi et al. 2024) and [EXT] DeepSeek-V3 Table 2 (exact for F = B = W).\n";
+  out +=
+      "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"
+      "  schedule; frac: idle / (p x makespan); peak act: stashed (micro-batch, chunk) pairs on the fullest device;\n"
+      "  act(1/p): the same in micro-batches through 1/p of the model. Sources: GPipe, Megatron-LM (Narayanan et\n"
+      "  al. 2021), zero-bubble (Qi et al. 2024) and [EXT] DeepSeek-V3 Table 2 (exact for F = B = W).\n";
   return out;
 }
 
@@ -470,13 +538,16 @@ std::string measurement_report(const RunResult& r) {
         "theory\n",
         measured - replay, replay, replay - theory);
   if (r.measured.contains("core_share"))
-    out += fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
-                       100 * r.measured["core_share"].get<double>(),
-                       r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
-                                                                      "and the waits behind them" : "");
+    out +=
+        fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
+                    100 * r.measured["core_share"].get<double>(),
+                    r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
+                                                                   "and the waits behind them"
+                                                                 : "");
   else
-    out += fmt::format("  the replay has no waiting overheads: the difference comes from uneven measured op times "
-                       "(stage imbalance, noise)\n");
+    out += fmt::format(
+        "  the replay has no waiting overheads: the difference comes from uneven measured op times "
+        "(stage imbalance, noise)\n");
   out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n",
                      format_duration_us(r.measured["f_us"].get<double>()),
                      r.measured.contains("b_full_us") ? format_duration_us(r.measured["b_full_us"].get<double>()) : "-",

@@ -20,10 +20,10 @@ std::vector<ParamSpec> param_specs(const Defaults& defaults);
 // The parameters, read and checked together. Throws BadInput naming the parameter, the value and what is allowed.
 struct Setup {
   pipeline::ScheduleShape shape;
-  pipeline::OpCosts costs;         // b as the input gradient alone, whatever the notation the user chose
+  pipeline::OpCosts costs;  // b as the input gradient alone, whatever the notation the user chose
   pipeline::ExecutorConfig executor;
-  int chunks = 2;                  // v, for the interleaved schedule (also in the comparison table)
-  std::string notation;            // "full": b is the full backward (DeepSeek-V3); "input": b is B alone (ZB paper)
+  int chunks = 2;        // v, for the interleaved schedule (also in the comparison table)
+  std::string notation;  // "full": b is the full backward (DeepSeek-V3); "input": b is B alone (ZB paper)
 };
 Setup read_setup(const ParamValues& params);
 

@@ -13,7 +13,9 @@ std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson:
 
 void SchedulesLesson::validate(const ParamValues& params) const { pipeline_lesson::read_setup(params); }
 
-nlohmann::ordered_json SchedulesLesson::theory(const ParamValues& params) const { return pipeline_lesson::theory(params); }
+nlohmann::ordered_json SchedulesLesson::theory(const ParamValues& params) const {
+  return pipeline_lesson::theory(params);
+}
 
 RunResult SchedulesLesson::run(RunContext& context) const {
   RunResult result = pipeline_lesson::run(*this, context);

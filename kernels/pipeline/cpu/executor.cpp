@@ -1,15 +1,16 @@
 // The real pipeline executor (see executor.h): stage workers, a mailbox of real copies, timestamps, the reference.
 #include "kernels/pipeline/executor.h"
 
+#include <cblas.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
-#include <cblas.h>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <ctime>
-#include <fmt/format.h>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -178,7 +179,9 @@ class Pipeline {
   const Buffer& input(int micro_batch) const { return inputs_[micro_batch]; }
 
  private:
-  StageInstance& instance(int device, int chunk) { return instances_[std::size_t(device) * s_.chunks_per_device + chunk]; }
+  StageInstance& instance(int device, int chunk) {
+    return instances_[std::size_t(device) * s_.chunks_per_device + chunk];
+  }
   std::uint64_t key(const Op& op) const {
     return (std::uint64_t(op.kind) * s_.micro_batches() + op.micro_batch) * s_.stages + op.stage;
   }
@@ -216,7 +219,8 @@ class Pipeline {
       st.y = std::move(x);
       return {Clock::now(), 0};
     }
-    return send({OpKind::F, op.micro_batch, op.stage + 1}, x.data(), activation_tag(s_.device_of(op.micro_batch, op.stage + 1)));
+    return send({OpKind::F, op.micro_batch, op.stage + 1}, x.data(),
+                activation_tag(s_.device_of(op.micro_batch, op.stage + 1)));
   }
 
   Done backward(int device, StageInstance& inst, const Op& op, Buffer dy) {
@@ -235,7 +239,8 @@ class Pipeline {
     }
     for (int k = inst.blocks - 1; k >= 0; --k) {
       Buffer dz(ledger_, tag, elements()), dx(ledger_, tag, elements());
-      mlp::backward_input(rows_, h_, inst.w1[k].data(), inst.w2[k].data(), st.a[k].data(), dy.data(), dz.data(), dx.data());
+      mlp::backward_input(rows_, h_, inst.w1[k].data(), inst.w2[k].data(), st.a[k].data(), dy.data(), dz.data(),
+                          dx.data());
       if (op.split) {
         st.dy[k] = std::move(dy);
         st.dz[k] = std::move(dz);
@@ -268,8 +273,8 @@ class Pipeline {
 };
 
 struct Step {
-  double cpu_us = 0, wall_us = 0;                // inside ops, summed over devices (concurrent mode)
-  Timing timing;                                 // measured (concurrent) or replayed
+  double cpu_us = 0, wall_us = 0;                 // inside ops, summed over devices (concurrent mode)
+  Timing timing;                                  // measured (concurrent) or replayed
   std::vector<std::vector<double>> durations_us;  // per device, per op in list order
   std::vector<double> copies_us;
 };
@@ -419,7 +424,8 @@ double gradient_error(const Schedule& s, const ExecutorConfig& c, const Pipeline
   for (std::size_t k = blocks.size(); k-- > 0;) {
     std::fill(dw1.data(), dw1.data() + matrix, 0.0f);
     std::fill(dw2.data(), dw2.data() + matrix, 0.0f);
-    mlp::backward_input(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].a.data(), dy.data(), dz.data(), dx.data());
+    mlp::backward_input(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].a.data(), dy.data(), dz.data(),
+                        dx.data());
     mlp::backward_weight(rows, h, blocks[k].x.data(), blocks[k].a.data(), dy.data(), dz.data(), dw1.data(), dw2.data());
     std::swap(dy, dx);
     // The pipeline's gradient of this block: summed over the devices that hold a replica of its stage.
@@ -457,17 +463,20 @@ class SingleThreadedBlas {
 std::string activation_tag(int device) { return fmt::format("activations dev {}", device); }
 
 ExecutionMode resolve_mode(ExecutionMode mode, int devices, int hardware_threads) {
-  if (mode == ExecutionMode::Auto) return devices <= hardware_threads ? ExecutionMode::Concurrent : ExecutionMode::Replayed;
+  if (mode == ExecutionMode::Auto)
+    return devices <= hardware_threads ? ExecutionMode::Concurrent : ExecutionMode::Replayed;
   if (mode == ExecutionMode::Concurrent && devices > hardware_threads)
-    throw BadInput(fmt::format("parameter 'mode': value 'concurrent' is not allowed with p = {} on {} hardware threads: "
-                               "stages would time-share cores and their idle time would mean nothing; allowed: "
-                               "auto or replayed, or p <= {}",
-                               devices, hardware_threads, hardware_threads));
+    throw BadInput(
+        fmt::format("parameter 'mode': value 'concurrent' is not allowed with p = {} on {} hardware threads: "
+                    "stages would time-share cores and their idle time would mean nothing; allowed: "
+                    "auto or replayed, or p <= {}",
+                    devices, hardware_threads, hardware_threads));
   return mode;
 }
 
 std::int64_t estimate_executor_bytes(const Schedule& s, const ExecutorConfig& c) {
-  const std::int64_t act = std::int64_t(c.microbatch_rows) * c.hidden * 4, matrix = std::int64_t(c.hidden) * c.hidden * 4;
+  const std::int64_t act = std::int64_t(c.microbatch_rows) * c.hidden * 4,
+                     matrix = std::int64_t(c.hidden) * c.hidden * 4;
   std::int64_t blocks = 0;
   for (int stage = 0; stage < s.stages; ++stage) blocks += blocks_of(stage, s.stages, c);
   const std::int64_t copies = s.param_copies;
@@ -481,7 +490,8 @@ std::int64_t estimate_executor_bytes(const Schedule& s, const ExecutorConfig& c)
 ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, MemoryLedger& ledger,
                                  const RunControl& control) {
   ExecutionResult result;
-  result.hardware_threads = c.hardware_threads > 0 ? c.hardware_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  result.hardware_threads =
+      c.hardware_threads > 0 ? c.hardware_threads : int(std::max(1u, std::thread::hardware_concurrency()));
   const ExecutionMode mode = resolve_mode(c.mode, s.devices(), result.hardware_threads);
   result.mode = mode == ExecutionMode::Concurrent ? "concurrent" : "replayed";
   SingleThreadedBlas blas;
@@ -502,7 +512,8 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
   // The median step (by makespan) is the one reported and drawn.
   std::vector<std::size_t> index(steps.size());
   for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
-  std::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return steps[a].timing.makespan < steps[b].timing.makespan; });
+  std::sort(index.begin(), index.end(),
+            [&](std::size_t a, std::size_t b) { return steps[a].timing.makespan < steps[b].timing.makespan; });
   const Step& median = steps[index[index.size() / 2]];
   result.timing = median.timing;
   if (median.wall_us > 0) result.core_share = median.cpu_us / median.wall_us;

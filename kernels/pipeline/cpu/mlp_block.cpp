@@ -2,6 +2,7 @@
 #include "kernels/pipeline/mlp_block.h"
 
 #include <cblas.h>
+
 #include <cstring>
 
 namespace dlsys::pipeline::mlp {
@@ -19,7 +20,7 @@ void backward_input(int rows, int hidden, const float* w1, const float* w2, cons
   const int h = hidden;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, h, h, 1.0f, dy, h, w2, h, 0.0f, dz, h);
   for (long i = 0; i < long(rows) * h; ++i)
-    if (!(a[i] > 0.0f)) dz[i] = 0.0f;  // relu'(z) = [z > 0] = [a > 0]
+    if (!(a[i] > 0.0f)) dz[i] = 0.0f;             // relu'(z) = [z > 0] = [a > 0]
   std::memcpy(dx, dy, sizeof(float) * rows * h);  // the residual passes dy straight through
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, h, h, 1.0f, dz, h, w1, h, 1.0f, dx, h);
 }

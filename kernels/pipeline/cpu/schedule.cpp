@@ -1,8 +1,9 @@
 // The schedule generators: for each device, its ordered list of F / B / W operations (see schedule.h).
 #include "kernels/pipeline/schedule.h"
 
-#include <deque>
 #include <fmt/format.h>
+
+#include <deque>
 
 #include "engine/errors.h"
 
@@ -86,7 +87,8 @@ std::vector<Op> interleaved_ops(int p, int m, int v, int rank) {
     ops.push_back(forward(fm, fs));
     ops.push_back(backward(bm, bs, false));
   }
-  for (int k = total - warmup; k < total; ++k) ops.push_back(backward(nth(k, false).first, nth(k, false).second, false));
+  for (int k = total - warmup; k < total; ++k)
+    ops.push_back(backward(nth(k, false).first, nth(k, false).second, false));
   return ops;
 }
 
@@ -204,32 +206,39 @@ std::string op_label(const Op& op) { return fmt::format("{}{}", op_letter(op.kin
 
 void check_shape(const ScheduleShape& s) {
   const std::string id = schedule_id(s.kind);
-  if (s.devices < 1) throw BadInput(fmt::format("parameter 'p': value '{}' is not allowed; allowed: at least 1 device", s.devices));
+  if (s.devices < 1)
+    throw BadInput(fmt::format("parameter 'p': value '{}' is not allowed; allowed: at least 1 device", s.devices));
   if (s.micro_batches < 1)
-    throw BadInput(fmt::format("parameter 'm': value '{}' is not allowed; allowed: at least 1 micro-batch", s.micro_batches));
+    throw BadInput(
+        fmt::format("parameter 'm': value '{}' is not allowed; allowed: at least 1 micro-batch", s.micro_batches));
   if (s.kind == ScheduleKind::Interleaved) {
     if (s.chunks < 1)
-      throw BadInput(fmt::format("parameter 'v': value '{}' is not allowed; allowed: at least 1 chunk per device", s.chunks));
+      throw BadInput(
+          fmt::format("parameter 'v': value '{}' is not allowed; allowed: at least 1 chunk per device", s.chunks));
     if (s.micro_batches % s.devices != 0)
-      throw BadInput(fmt::format("parameter 'm': value '{}' is not allowed for schedule 'interleaved' with p = {}: "
-                                 "the interleaved schedule sends micro-batches in groups of p, so m must be a "
-                                 "multiple of p (e.g. m = {})",
-                                 s.micro_batches, s.devices, (s.micro_batches / s.devices + 1) * s.devices));
+      throw BadInput(
+          fmt::format("parameter 'm': value '{}' is not allowed for schedule 'interleaved' with p = {}: "
+                      "the interleaved schedule sends micro-batches in groups of p, so m must be a "
+                      "multiple of p (e.g. m = {})",
+                      s.micro_batches, s.devices, (s.micro_batches / s.devices + 1) * s.devices));
   }
   if (s.kind == ScheduleKind::DualPipe) {
     if (s.devices % 2 != 0)
-      throw BadInput(fmt::format("parameter 'p': value '{}' is not allowed for schedule 'dualpipe': DualPipe pairs "
-                                 "device i with device p-1-i, so p must be even (use dualpipev for odd p)",
-                                 s.devices));
+      throw BadInput(
+          fmt::format("parameter 'p': value '{}' is not allowed for schedule 'dualpipe': DualPipe pairs "
+                      "device i with device p-1-i, so p must be even (use dualpipev for odd p)",
+                      s.devices));
     if (s.micro_batches % 2 != 0 || s.micro_batches < 2 * s.devices)
-      throw BadInput(fmt::format("parameter 'm': value '{}' is not allowed for schedule 'dualpipe' with p = {}: half "
-                                 "the micro-batches enter at each end, so m must be even and at least 2p = {}",
-                                 s.micro_batches, s.devices, 2 * s.devices));
+      throw BadInput(
+          fmt::format("parameter 'm': value '{}' is not allowed for schedule 'dualpipe' with p = {}: half "
+                      "the micro-batches enter at each end, so m must be even and at least 2p = {}",
+                      s.micro_batches, s.devices, 2 * s.devices));
   }
   if (s.kind == ScheduleKind::DualPipeV && s.micro_batches < 2 * s.devices)
-    throw BadInput(fmt::format("parameter 'm': value '{}' is not allowed for schedule 'dualpipev' with p = {}: the "
-                               "schedule's steady state needs m at least 2p = {}",
-                               s.micro_batches, s.devices, 2 * s.devices));
+    throw BadInput(
+        fmt::format("parameter 'm': value '{}' is not allowed for schedule 'dualpipev' with p = {}: the "
+                    "schedule's steady state needs m at least 2p = {}",
+                    s.micro_batches, s.devices, 2 * s.devices));
   (void)id;
 }
 
@@ -240,19 +249,27 @@ int Schedule::direction(int micro_batch) const {
 int Schedule::device_of(int micro_batch, int stage) const {
   const int p = shape.devices;
   switch (shape.kind) {
-    case ScheduleKind::Interleaved: return stage % p;
-    case ScheduleKind::DualPipe: return direction(micro_batch) == 0 ? stage : p - 1 - stage;
-    case ScheduleKind::DualPipeV: return stage < p ? stage : 2 * p - 1 - stage;
-    default: return stage;
+    case ScheduleKind::Interleaved:
+      return stage % p;
+    case ScheduleKind::DualPipe:
+      return direction(micro_batch) == 0 ? stage : p - 1 - stage;
+    case ScheduleKind::DualPipeV:
+      return stage < p ? stage : 2 * p - 1 - stage;
+    default:
+      return stage;
   }
 }
 
 int Schedule::chunk_of(int micro_batch, int stage) const {
   switch (shape.kind) {
-    case ScheduleKind::Interleaved: return stage / shape.devices;
-    case ScheduleKind::DualPipe: return direction(micro_batch);
-    case ScheduleKind::DualPipeV: return stage < shape.devices ? 0 : 1;
-    default: return 0;
+    case ScheduleKind::Interleaved:
+      return stage / shape.devices;
+    case ScheduleKind::DualPipe:
+      return direction(micro_batch);
+    case ScheduleKind::DualPipeV:
+      return stage < shape.devices ? 0 : 1;
+    default:
+      return 0;
   }
 }
 
@@ -272,9 +289,15 @@ Schedule make_schedule(const ScheduleShape& shape) {
   s.device_ops.resize(p);
   for (int r = 0; r < p; ++r) {
     switch (shape.kind) {
-      case ScheduleKind::GPipe: s.device_ops[r] = gpipe_ops(p, m, r); break;
-      case ScheduleKind::OneFOneB: s.device_ops[r] = one_f_one_b_ops(p, m, r, false); break;
-      case ScheduleKind::ZbH1: s.device_ops[r] = one_f_one_b_ops(p, m, r, true); break;
+      case ScheduleKind::GPipe:
+        s.device_ops[r] = gpipe_ops(p, m, r);
+        break;
+      case ScheduleKind::OneFOneB:
+        s.device_ops[r] = one_f_one_b_ops(p, m, r, false);
+        break;
+      case ScheduleKind::ZbH1:
+        s.device_ops[r] = one_f_one_b_ops(p, m, r, true);
+        break;
       case ScheduleKind::Interleaved:
         s.stages = shape.chunks * p;
         s.chunks_per_device = shape.chunks;

@@ -1,8 +1,9 @@
 // The simulator and legality checker (see simulate.h).
 #include "kernels/pipeline/simulate.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace dlsys::pipeline {
@@ -64,9 +65,7 @@ double Timing::total_idle() const {
   return idle;
 }
 
-double Timing::bubble_fraction() const {
-  return makespan > 0 ? total_idle() / (busy.size() * makespan) : 0.0;
-}
+double Timing::bubble_fraction() const { return makespan > 0 ? total_idle() / (busy.size() * makespan) : 0.0; }
 
 double Timing::bubble_ratio() const {
   double total_busy = 0;
@@ -185,7 +184,9 @@ std::vector<std::string> check_schedule(const Schedule& s) {
         const bool ok = i + 1 < ops.size() && !ops[i + 1].paired &&
                         ((op.kind == OpKind::F && ops[i + 1].kind == OpKind::B) ||
                          (op.kind == OpKind::B && ops[i + 1].kind == OpKind::F));
-        if (!ok) problems.push_back(fmt::format("device {}: {} is paired but not followed by an F/B partner", d, op_label(op)));
+        if (!ok)
+          problems.push_back(
+              fmt::format("device {}: {} is paired but not followed by an F/B partner", d, op_label(op)));
       }
     }
   }
@@ -193,8 +194,8 @@ std::vector<std::string> check_schedule(const Schedule& s) {
     for (int st = 0; st < stages; ++st) {
       for (OpKind k : {OpKind::F, OpKind::B})
         if (at(k, mb, st) != 1)
-          problems.push_back(fmt::format("{}{} of stage {} appears {} times (once expected)", op_letter(k), mb, st,
-                                         at(k, mb, st)));
+          problems.push_back(
+              fmt::format("{}{} of stage {} appears {} times (once expected)", op_letter(k), mb, st, at(k, mb, st)));
       const int expected_w = split[std::size_t(mb) * stages + st] ? 1 : 0;
       if (at(OpKind::W, mb, st) != expected_w)
         problems.push_back(fmt::format("W{} of stage {} appears {} times ({} expected: its B is {})", mb, st,
@@ -220,7 +221,8 @@ std::vector<std::string> check_timing(const Schedule& s, const Timing& timing, d
     const auto& ops = timing.device_ops[d];
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const TimedOp& t = ops[i];
-      if (t.end < t.start - tolerance) problems.push_back(fmt::format("device {}: {} ends before it starts", d, op_label(t.op)));
+      if (t.end < t.start - tolerance)
+        problems.push_back(fmt::format("device {}: {} ends before it starts", d, op_label(t.op)));
       for (const Op& dep : dependencies(s, t.op)) {
         if (!finished.done(dep)) {
           problems.push_back(fmt::format("device {}: {} needs {} which never ran", d, op_label(t.op), op_label(dep)));
@@ -229,9 +231,10 @@ std::vector<std::string> check_timing(const Schedule& s, const Timing& timing, d
         const int from = s.device_of(dep.micro_batch, dep.stage);
         const double arrival = finished.end(dep) + (from != d ? p2p : 0.0);
         if (t.start < arrival - tolerance)
-          problems.push_back(fmt::format("device {}: {} (stage {}) starts at {:.6g} before its input {} (stage {}, "
-                                         "device {}) arrives at {:.6g}",
-                                         d, op_label(t.op), t.op.stage, t.start, op_label(dep), dep.stage, from, arrival));
+          problems.push_back(
+              fmt::format("device {}: {} (stage {}) starts at {:.6g} before its input {} (stage {}, "
+                          "device {}) arrives at {:.6g}",
+                          d, op_label(t.op), t.op.stage, t.start, op_label(dep), dep.stage, from, arrival));
       }
       if (i > 0) {
         const TimedOp& prev = ops[i - 1];
@@ -275,8 +278,10 @@ void annotate_waits(const Schedule& s, Timing& timing, double p2p) {
 InFlight in_flight(const Timing& timing, int device) {
   std::vector<std::pair<double, int>> events;
   for (const TimedOp& t : timing.device_ops[device]) {
-    if (t.op.kind == OpKind::F) events.emplace_back(t.start, +1);
-    else if (t.op.kind == OpKind::W || !t.op.split) events.emplace_back(t.end, -1);
+    if (t.op.kind == OpKind::F)
+      events.emplace_back(t.start, +1);
+    else if (t.op.kind == OpKind::W || !t.op.split)
+      events.emplace_back(t.end, -1);
   }
   // At equal times a release comes before an allocation: the memory is handed on, never held twice.
   std::sort(events.begin(), events.end());
@@ -286,8 +291,10 @@ InFlight in_flight(const Timing& timing, int device) {
   for (const auto& [time, delta] : events) {
     current += delta;
     result.peak = std::max(result.peak, current);
-    if (!result.steps.empty() && result.steps.back().first == time) result.steps.back().second = current;
-    else result.steps.emplace_back(time, current);
+    if (!result.steps.empty() && result.steps.back().first == time)
+      result.steps.back().second = current;
+    else
+      result.steps.emplace_back(time, current);
   }
   return result;
 }
