@@ -371,6 +371,12 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
 
   ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
   const ExecutionResult r = execute_schedule(s, setup.executor, ctx.ledger, ctx.control);
+  // The executor runs on CPU threads whatever backend was picked: say so rather than label a CPU run "cuda".
+  if (ctx.backend != BackendKind::Cpu) {
+    result.backend.kind = backend_name(BackendKind::Cpu);
+    result.backend.device = describe_cpu().name;
+    result.backend.notes.push_back("the pipeline executor has no CUDA version yet: this run used the CPU");
+  }
   result.backend.emulated = true;
   result.backend.repeats = setup.executor.repeats;
   result.backend.timer = "steady_clock";
