@@ -6,6 +6,8 @@ namespace dlsys::gui {
 void draw_matmul_view(ViewContext& context);
 void draw_kvcache_view(ViewContext& context);
 void draw_flash_view(ViewContext& context);
+void draw_bubble_view(ViewContext& context);
+void draw_schedules_view(ViewContext& context);
 
 LessonView find_lesson_view(const std::string& lesson_id) {
   struct Entry {
@@ -16,6 +18,8 @@ LessonView find_lesson_view(const std::string& lesson_id) {
       {"matmul", draw_matmul_view},
       {"kvcache", draw_kvcache_view},
       {"flash", draw_flash_view},
+      {"bubble", draw_bubble_view},
+      {"schedules", draw_schedules_view},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.id) return entry.view;

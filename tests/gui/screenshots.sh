@@ -12,6 +12,8 @@ quick_params() {
     matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
     kvcache) echo "--set tokens=32 --set repeats=1 --set seq=1000 --set batch=3" ;;
     flash) echo "--set n=256 --set sizes=64..256 --set repeats=1" ;;
+    bubble) echo "--set hidden=64 --set microbatch=8 --set repeats=1 --set sweep=1,2,4,8" ;;
+    schedules) echo "--set hidden=64 --set microbatch=8 --set repeats=1" ;;
     *) echo "" ;;
   esac
 }
@@ -36,6 +38,11 @@ if [[ $mode == shot ]]; then
   # The kvcache live step plots the measured time per token (first series colour) in the plot area.
   env -u DISPLAY "$bin" shot kvcache --step 6 $(quick_params kvcache) --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
   "$check" "$out/kvcache-live.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,1,0.75 --min-pixels 200 || fail=1
+  # The pipeline timelines: forward blocks (span colour of F0, app/cli/span_colors.cpp) in the view area.
+  env -u DISPLAY "$bin" shot schedules --step 1 $(quick_params schedules) --set p=4 --set m=8 --size 1280x720 -o "$out/schedules-timeline.png" >/dev/null || fail=1
+  "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
+  env -u DISPLAY "$bin" shot bubble --step 3 $(quick_params bubble) --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
+  "$check" "$out/bubble-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   # A 2x export keeps the layout and doubles the pixels.
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
