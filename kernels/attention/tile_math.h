@@ -6,11 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DLSYS_HOST_DEVICE __host__ __device__
-#else
-#define DLSYS_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.h"
 
 namespace dlsys::attention {
 

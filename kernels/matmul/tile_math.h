@@ -2,11 +2,7 @@
 // Counts and tile arithmetic shared by the CPU and CUDA paths (host and device), and by the lesson's theory.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DLSYS_HOST_DEVICE __host__ __device__
-#else
-#define DLSYS_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.h"
 
 namespace dlsys::matmul {
 

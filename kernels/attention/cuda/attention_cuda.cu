@@ -7,35 +7,20 @@
 #include <fmt/format.h>
 
 #include "kernels/attention/attention_cuda.h"
+#include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
 
 namespace dlsys::attention::cuda {
 
 namespace {
 
+using dlsys::cuda::block_reduce;
+using dlsys::cuda::MaxOp;
+using dlsys::cuda::SumOp;
+
 constexpr int kSoftmaxThreads = 256;
 constexpr int kFlashThreads = 128;
 
-// Block-wide reduction over kSoftmaxThreads values in shared memory; `combine` is max or +.
-template <typename Combine>
-__device__ float block_reduce(float value, float* shared, Combine combine) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + stride]);
-    __syncthreads();
-  }
-  const float result = shared[0];
-  __syncthreads();
-  return result;
-}
-
-struct MaxOp {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct SumOp {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
 
 // One block per row of S (n, n): P = softmax over the visible keys (all, or 0..row when causal), 0 elsewhere.
 __global__ void softmax_rows_kernel(float* s, std::int64_t n, bool causal) {

@@ -4,6 +4,7 @@
 // scratch row per head (n can exceed shared memory). The CPU's decoder::attention_row is the reference.
 #include <cmath>
 
+#include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/decoder/decoder_cuda.h"
 
@@ -11,28 +12,12 @@ namespace dlsys::decoder::cuda {
 
 namespace {
 
+using dlsys::cuda::block_reduce;
+using dlsys::cuda::MaxOp;
+using dlsys::cuda::SumOp;
+
 constexpr int kThreads = 256;
 
-// Reduces `value` over the block with `op`; every thread gets the result.
-template <typename Op>
-__device__ float block_reduce(float value, float* shared, Op op) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + stride]);
-    __syncthreads();
-  }
-  const float result = shared[0];
-  __syncthreads();
-  return result;
-}
-
-struct Max {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct Sum {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
 
 // grid: heads blocks; block: kThreads threads. scores: (heads, n) scratch.
 __global__ void decode_attention_kernel(int head_dim, int kv_dim, int group, const float* q, const float* k,
@@ -52,11 +37,11 @@ __global__ void decode_attention_kernel(int head_dim, int kv_dim, int group, con
     row[j] = dot * scale;
     local_max = fmaxf(local_max, row[j]);
   }
-  const float max_score = block_reduce(local_max, reduce, Max{});
+  const float max_score = block_reduce(local_max, reduce, MaxOp{});
 
   float local_sum = 0.0f;
   for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) local_sum += (row[j] = expf(row[j] - max_score));
-  const float total = block_reduce(local_sum, reduce, Sum{});  // its barriers also publish row[] to the block
+  const float total = block_reduce(local_sum, reduce, SumOp{});  // its barriers also publish row[] to the block
 
   for (int i = threadIdx.x; i < head_dim; i += blockDim.x) {
     float acc = 0.0f;
