@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 
 namespace dlsys {
 
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
+  static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
       &matmul,
+      &allreduce,
   };
   return lessons;
 }

@@ -13,15 +13,10 @@
 #include <vector>
 
 #include "kernels/collectives/communicator.h"
+#include "kernels/collectives/op.h"
 #include "kernels/collectives/ring_schedule.h"
 
 namespace dlsys::collectives {
-
-enum class Op { AllReduce, ReduceScatter, AllGather };
-enum class Algorithm { Ring, Naive };
-
-std::string op_name(Op op);                // "allreduce", "reduce_scatter", "all_gather"
-std::string algorithm_name(Algorithm a);   // "ring", "naive"
 
 // One buffer pair per rank: send[r] and recv[r] each hold `count` floats ((count) contiguous). They may be the same
 // buffer (in place). reduce_scatter writes only the owned chunk of recv[r]; all_gather reads only the owned chunk of
