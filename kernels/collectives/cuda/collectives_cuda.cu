@@ -184,6 +184,7 @@ void ring_collective(Ranks& ranks, Op op) {
   const int n = ranks.size();
   const std::int64_t count = ranks.count();
   if (n == 1) {
+    CHECK_CUDA(cudaSetDevice(ranks[0].device));
     copy_async(ranks[0], ranks[0].send, ranks[0], ranks[0].recv, count);
     return;
   }
