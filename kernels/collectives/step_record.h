@@ -19,7 +19,7 @@ struct RankStep {
   int received_chunk = -1;
   int received_from = -1;
   bool reduced = false;    // the received chunk was added (reduce-scatter) rather than copied (all-gather)
-  std::vector<float> values;                 // the rank's buffer after the step: (count)
+  std::vector<float> values;                 // what the rank holds after the step: (count)
   std::vector<std::uint64_t> contributors;   // (n_ranks) per chunk: bit q set when rank q's input is summed in
 };
 
@@ -42,11 +42,15 @@ class StepRecorder {
  public:
   StepRecorder(Op op, int n_ranks, std::int64_t count);
 
+  // The rank's input, before any step.
   void start(int rank, const float* buffer);
   // The mask a rank sends with chunk `chunk`.
   std::uint64_t contributors(int rank, int chunk) const { return masks_[rank][chunk]; }
+  // The rank has finished step `step` of `phase`: it sent `sent_chunk`, and received `received_chunk`, whose new values
+  // (after adding or copying, (chunk size) floats) are at `received_values`. The ring keeps partial sums only in the
+  // message it forwards, so the record keeps each rank's view: its input overlaid with every chunk it has produced.
   void record(int rank, const std::string& phase, int step, int sent_chunk, int received_chunk,
-              std::uint64_t received_contributors, const float* buffer);
+              std::uint64_t received_contributors, const float* received_values);
 
   const CollectiveRecord& result() const { return record_; }
 
@@ -55,9 +59,11 @@ class StepRecorder {
 
   CollectiveRecord record_;
   std::vector<std::vector<std::uint64_t>> masks_;  // (n_ranks, n_ranks): current contributors per rank and chunk
+  std::vector<std::vector<float>> held_;           // (n_ranks, count): what each rank holds now
 };
 
-// Runs the real ring (the same code the lesson times) on tiny inputs, in place, and returns its record.
+// Runs the real ring (the same code the lesson times) on tiny inputs, in place, one segment per chunk (so a step is
+// complete when its record is written), and returns its record.
 // inputs: (n_ranks, count), every rank the same count; n_ranks from 1 to 64; count at most 4096.
 CollectiveRecord record_ring(Op op, const std::vector<std::vector<float>>& inputs);
 inline CollectiveRecord record_ring_allreduce(const std::vector<std::vector<float>>& inputs) {

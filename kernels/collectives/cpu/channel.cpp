@@ -14,17 +14,28 @@ Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots)
   if (slot_elements < 1 || slots < 1) throw std::invalid_argument("a channel needs at least one slot of one element");
 }
 
-void Channel::send(const float* source, std::int64_t count, std::uint64_t contributors) {
-  if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
-  const std::uint32_t index = posted_.load(std::memory_order_relaxed);  // only this thread writes posted_
+float* Channel::acquire() {
+  const std::uint32_t index = posted_.load(std::memory_order_relaxed);  // only the sender writes posted_
   for (std::uint32_t seen = released_.load(std::memory_order_acquire); index - seen >= slots_;
        seen = released_.load(std::memory_order_acquire))
     released_.wait(seen, std::memory_order_acquire);
-  if (count > 0) std::memcpy(slot(index), source, static_cast<std::size_t>(count) * sizeof(float));
+  return slot(index);
+}
+
+void Channel::post(std::int64_t count, std::uint64_t contributors) {
+  if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
+  const std::uint32_t index = posted_.load(std::memory_order_relaxed);
   meta_[index % slots_] = {count, contributors};
   bytes_sent_ += count * static_cast<std::int64_t>(sizeof(float));
   posted_.store(index + 1, std::memory_order_release);
   posted_.notify_one();
+}
+
+void Channel::send(const float* source, std::int64_t count, std::uint64_t contributors) {
+  if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
+  float* target = acquire();
+  if (count > 0) std::memcpy(target, source, static_cast<std::size_t>(count) * sizeof(float));
+  post(count, contributors);
 }
 
 Message Channel::receive() {

@@ -1,5 +1,6 @@
 #include "kernels/collectives/step_record.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dlsys::collectives {
@@ -19,6 +20,7 @@ StepRecorder::StepRecorder(Op op, int n_ranks, std::int64_t count) {
 
   // At the start a rank's chunks hold only its own input; for all-gather only its owned chunk holds anything.
   masks_.assign(n_ranks, std::vector<std::uint64_t>(n_ranks, 0));
+  held_.assign(n_ranks, std::vector<float>(static_cast<std::size_t>(count), 0.0f));
   for (int r = 0; r < n_ranks; ++r)
     for (int c = 0; c < n_ranks; ++c)
       if (op != Op::AllGather || c == owned_chunk(r, n_ranks)) masks_[r][c] = std::uint64_t{1} << r;
@@ -30,15 +32,20 @@ std::size_t StepRecorder::row(const std::string& phase, int step) const {
   return 1 + (phase == "reduce_scatter" ? 0 : reduce_scatter_rows) + static_cast<std::size_t>(step);
 }
 
-void StepRecorder::start(int rank, const float* buffer) { record(rank, "start", 0, -1, -1, 0, buffer); }
+void StepRecorder::start(int rank, const float* buffer) {
+  held_[rank].assign(buffer, buffer + record_.count);
+  record(rank, "start", 0, -1, -1, 0, nullptr);
+}
 
 void StepRecorder::record(int rank, const std::string& phase, int step, int sent_chunk, int received_chunk,
-                          std::uint64_t received_contributors, const float* buffer) {
+                          std::uint64_t received_contributors, const float* received_values) {
   const int n = record_.n_ranks;
   const bool reduced = phase == "reduce_scatter";
   if (received_chunk >= 0) {
     std::uint64_t& mask = masks_[rank][received_chunk];
     mask = reduced ? (mask | received_contributors) : received_contributors;
+    const std::int64_t begin = record_.chunk_begin[received_chunk], end = record_.chunk_begin[received_chunk + 1];
+    std::copy(received_values, received_values + (end - begin), held_[rank].begin() + begin);
   }
   RankStep& entry = record_.steps.at(row(phase, step)).ranks.at(rank);
   entry.sent_chunk = sent_chunk;
@@ -46,7 +53,7 @@ void StepRecorder::record(int rank, const std::string& phase, int step, int sent
   entry.received_chunk = received_chunk;
   entry.received_from = received_chunk >= 0 ? prev_rank(rank, n) : -1;
   entry.reduced = reduced && received_chunk >= 0;
-  entry.values.assign(buffer, buffer + record_.count);
+  entry.values = held_[rank];
   entry.contributors = masks_[rank];
 }
 
@@ -65,7 +72,7 @@ CollectiveRecord record_ring(Op op, const std::vector<std::vector<float>>& input
     rank_buffers.recv.push_back(buffer.data());
   }
   MemoryLedger ledger;
-  Communicator comm(n, ledger);
+  Communicator comm(n, ledger, CommOptions{.segment_bytes = std::max<std::int64_t>(4, count * 4)});
   StepRecorder recorder(op, n, count);
   run_collective(comm, op, Algorithm::Ring, rank_buffers, &recorder);
   return recorder.result();
