@@ -3,7 +3,7 @@
 find_library(IMGUI_ARCHIVE NAMES libimgui.a REQUIRED)
 find_path(IMGUI_INCLUDE_DIR imgui.h PATH_SUFFIXES imgui REQUIRED)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)
+pkg_check_modules(STB REQUIRED IMPORTED_TARGET GLOBAL stb)
 find_package(glfw3 REQUIRED)
 set(OpenGL_GL_PREFERENCE GLVND)
 find_package(OpenGL REQUIRED COMPONENTS OpenGL EGL)

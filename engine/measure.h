@@ -23,7 +23,7 @@ class Stopwatch {
 struct MeasureOptions {
   int warmup = 1;
   int repeats = 5;
-  // Stop repeating early once this much time was spent (keeps large sizes from taking minutes); 0 = no limit.
+  // Stop repeating once the timed calls took this long in total (at least one is always timed); 0 = no limit.
   double max_total_us = 0;
 };
 

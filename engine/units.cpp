@@ -73,4 +73,11 @@ std::string format_number(double value, int significant) {
   return fmt::format("{:.{}g}", value, significant);
 }
 
+std::string format_count(double value) {
+  if (!std::isfinite(value) || std::fabs(value) >= 1e18 || value != std::floor(value)) return format_number(value);
+  std::string digits = fmt::format("{:.0f}", std::fabs(value));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return (value < 0 ? "-" : "") + digits;
+}
+
 }  // namespace dlsys

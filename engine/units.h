@@ -23,5 +23,7 @@ std::string format_bytes_both(double bytes);
 std::string format_duration_us(double us);
 // A number with a fixed count of significant digits and thousands kept readable.
 std::string format_number(double value, int significant = 4);
+// A whole number with thousands separators for reading aloud: 134217728 -> "134,217,728".
+std::string format_count(double value);
 
 }  // namespace dlsys

@@ -62,6 +62,9 @@ TEST_CASE("byte sizes parse with binary and decimal suffixes") {
   CHECK_FALSE(parse_byte_size("0.5").has_value());
   CHECK(format_bytes_binary(2147483648.0) == "2 GiB");
   CHECK(format_bytes_decimal(2147483648.0) == "2.15 GB");
+  CHECK(format_count(134217728) == "134,217,728");
+  CHECK(format_count(-1000) == "-1,000");
+  CHECK(format_count(999) == "999");
 }
 
 TEST_CASE("parameters are checked against their specs with messages that name the value") {

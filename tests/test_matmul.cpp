@@ -21,7 +21,10 @@ std::vector<float> random_matrix(std::int64_t count, unsigned seed) {
 }  // namespace
 
 TEST_CASE("every CPU matmul variant matches the double reference at awkward sizes") {
-  const Shape shapes[] = {{1, 1, 1}, {7, 7, 7}, {129, 129, 129}, {1, 300, 17}, {65, 3, 129}, {33, 130, 1}, {200, 97, 64}};
+  // Awkward on purpose: single elements, primes, one past a power of two, k = 1, very flat and very thin matrices, and
+  // shapes that cross v2_tiled's micro-tile, k-slice, row-block and column-slice edges.
+  const Shape shapes[] = {{1, 1, 1},   {7, 7, 7},       {129, 129, 129}, {1, 300, 17},     {65, 3, 129},
+                          {33, 130, 1}, {200, 97, 64}, {1000, 1000, 3}, {513, 257, 1025}, {3, 4133, 5}};
   using Kernel = void (*)(const Shape&, const float*, const float*, float*, int);
   const std::pair<const char*, Kernel> variants[] = {
       {"v1_naive", matmul::v1_naive}, {"v2_tiled", matmul::v2_tiled}, {"v3_blas", matmul::v3_blas}};

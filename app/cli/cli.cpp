@@ -92,6 +92,16 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   wants_gui = false;
   CLI::App app{"dlsys-lab: a live lab for deep-learning systems. Without a subcommand it opens the GUI.", "dlsys-lab"};
   app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")->check(CLI::ExistingFile);
+  app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
+  app.add_option("--step", gui.step, "GUI: start on this step (1-based)")->group("GUI");
+  app.add_option("--set", gui.sets, "GUI: parameter key=value for that lesson")->group("GUI");
+  app.add_flag("--present", gui.presentation, "GUI: start in presentation mode")->group("GUI");
+  app.add_flag("--run", gui.run_on_start, "GUI: start a run at once")->group("GUI");
+  app.add_option("--screenshot", gui.screenshot_png, "GUI: save a PNG of the window, then quit")->group("GUI");
+  app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")->group("GUI");
+  app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
+  app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")->group("GUI");
+  app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")->group("GUI")->check(CLI::IsMember({1, 2, 4}));
   auto* list = app.add_subcommand("list", "list the lessons");
   auto* info = app.add_subcommand("info", "backends and devices, with measured ceilings");
 

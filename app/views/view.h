@@ -29,5 +29,8 @@ LessonView find_lesson_view(const std::string& lesson_id);
 void draw_needs_run(const char* what);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
+// A table with a header row; every column after the first in the mono font.
+void draw_columns_table(const char* id, const std::vector<std::string>& headers,
+                        const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace dlsys::gui

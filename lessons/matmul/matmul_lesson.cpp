@@ -38,7 +38,7 @@ std::vector<const Variant*> selected_variants(const ParamValues& p) {
 // Runs one variant on one shape and returns its timing; `c` receives the product.
 TimingStats time_variant(const Variant& variant, BackendKind backend, const matmul::Shape& shape, const float* a,
                          const float* b, float* c, int threads, int repeats, const RunControl& control) {
-  const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 3e6};
+  const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 1e6};
 #if DLSYS_HAVE_CUDA
   if (backend == BackendKind::Cuda) {
     using matmul::cuda::Variant;

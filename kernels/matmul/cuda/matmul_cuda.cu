@@ -22,8 +22,11 @@ __global__ void v1_naive_kernel(Shape s, const float* a, const float* b, float* 
 }
 
 __global__ void v2_smem_tiled_kernel(Shape s, const float* a, const float* b, float* c) {
+  // No padding needed: a warp is 32 consecutive threadIdx.x, so it writes and reads b_tile[l][0..31] (32 consecutive
+  // words, 32 different banks) and reads a_tile[y][l] (one word, broadcast). Padding would only matter for a
+  // column-wise access such as b_tile[threadIdx.x][l].
   __shared__ float a_tile[kTile][kTile];
-  __shared__ float b_tile[kTile][kTile + 1];  // +1 column avoids shared-memory bank conflicts
+  __shared__ float b_tile[kTile][kTile];
   const std::int64_t row = blockIdx.y * kTile + threadIdx.y;
   const std::int64_t col = blockIdx.x * kTile + threadIdx.x;
   float sum = 0.0f;
@@ -54,6 +57,10 @@ TimingStats run(Variant variant, const Shape& s, const float* a, const float* b,
     DLSYS_CUDA_CHECK(cublasCreate(&handle));
     const float one = 1.0f, zero = 0.0f;
     try {
+      // Plain fp32 (the default, said explicitly): no TF32 tensor cores, so cuBLAS meets the same error bound.
+      DLSYS_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+      // Row-major A (m x k, row stride k) read column-major is A^T (k x m, ld k); likewise B -> B^T (n x k, ld n)
+      // and C -> C^T (n x m, ld n). So ask cuBLAS for C^T = B^T A^T: dimensions (n, m, k), B first.
       stats = dlsys::cuda::time_with_events([&] {
         DLSYS_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(s.n), int(s.m), int(s.k), &one, d_b.get(),
                                      int(s.n), d_a.get(), int(s.k), &zero, d_c.get(), int(s.n)));

@@ -1,0 +1,55 @@
+#pragma once
+// Everything the GUI remembers between frames: one session per lesson (its parameters, step and last result),
+// the display mode, and requests the main loop carries out after drawing (screenshots, exports).
+#include <imgui.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/gui/run_worker.h"
+#include "engine/params.h"
+#include "engine/run_result.h"
+
+namespace dlsys::gui {
+
+struct LessonSession {
+  ParamValues params;
+  std::map<std::string, std::string> edit_text;    // what the user is typing, per parameter
+  std::map<std::string, std::string> param_errors; // why the last edit was refused, per parameter
+  int step = 0;
+  double step_started_s = 0;
+  std::shared_ptr<const RunResult> result;
+  std::string last_error;
+  double last_run_wall_s = 0;
+};
+
+struct AppState {
+  std::vector<LessonSession> sessions;  // indexed like all_lessons()
+  int lesson_index = 0;
+  bool presentation = false;
+  float desk_scale = 1.0f;
+  float presentation_scale = 1.5f;
+  bool fonts_dirty = true;
+  std::string backend_choice = "auto";
+  RunWorker worker;
+  bool playing = false;
+  double now_s = 0;
+  double frame_ms = 0;
+  std::string message;  // the last action's outcome, shown in the status bar
+  bool message_is_error = false;
+  // Filled while drawing, carried out by the main loop after the frame.
+  bool want_window_png = false;
+  int want_figure_scale = 0;
+  ImVec2 view_size{800, 600};
+  bool show_open_dialog = false;
+  std::string open_path;
+  bool fixed_time = false;  // screenshots: animations frozen at a fixed step time
+  double fixed_step_time_s = 2.5;
+
+  LessonSession& session() { return sessions[lesson_index]; }
+  float scale() const { return presentation ? presentation_scale : desk_scale; }
+};
+
+}  // namespace dlsys::gui

@@ -1,0 +1,200 @@
+// The desktop app: a GLFW window with an OpenGL 3.3 context, Dear ImGui drawing the shell every frame, runs on a
+// worker thread, and exports carried out between frames.
+#define GL_GLEXT_PROTOTYPES 1
+#include "app/gui/gui_main.h"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "app/cli/run_lesson.h"
+#include "app/gui/fonts.h"
+#include "app/gui/image_size.h"
+#include "app/gui/offscreen.h"
+#include "app/gui/settings.h"
+#include "app/gui/shell.h"
+#include "app/gui/theme.h"
+#include "engine/errors.h"
+#include "engine/measure.h"
+#include "lessons/registry.h"
+
+namespace dlsys {
+
+namespace {
+
+using namespace gui;
+
+void glfw_error(int code, const char* description) { std::cerr << "GLFW error " << code << ": " << description << "\n"; }
+
+// Applies --lesson/--step/--set/--open before the first frame. Throws BadInput.
+void apply_request(const GuiRequest& request, AppState& state) {
+  if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
+  if (request.lesson.empty()) {
+    if (!request.sets.empty()) throw BadInput("--set needs --lesson ID to say which lesson the parameters are for");
+    return;
+  }
+  const Lesson& lesson = find_lesson(request.lesson);
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
+  state.session().params = parse_lesson_params(lesson, request.sets);
+  if (request.step < 1 || request.step > static_cast<int>(lesson.step_count()))
+    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", request.step, lesson.id(), lesson.step_count()));
+  state.session().step = request.step - 1;
+}
+
+void save_window_png(AppState& state, int width, int height, const std::string& path) {
+  const Image image = read_pixels(width, height, true);
+  if (write_png(path, image)) state.message = "wrote " + path;
+  else state.message = "cannot write " + path;
+  state.message_is_error = state.message.rfind("cannot", 0) == 0;
+}
+
+void export_figure(AppState& state, int scale, const std::string& path) {
+  rebuild_fonts(state.scale(), static_cast<float>(scale));
+  const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  try {
+    const Image image = render_offscreen([&] { draw_view_only(state); }, state.view_size, static_cast<float>(scale), 2, clear);
+    state.message = write_png(path, image) ? fmt::format("wrote {} ({}x{})", path, image.width, image.height) : "cannot write " + path;
+    state.message_is_error = false;
+  } catch (const std::exception& e) {
+    state.message = std::string("figure export failed: ") + e.what();
+    state.message_is_error = true;
+  }
+  rebuild_fonts(state.scale(), 1.0f);
+}
+
+}  // namespace
+
+int run_gui(const GuiRequest& request) {
+  const Stopwatch since_start;
+  AppState state;
+  init_sessions(state);
+  PixelSize size;
+  try {
+    size = parse_pixel_size(request.size);
+    apply_request(request, state);
+  } catch (const BadInput& e) {
+    std::cerr << "dlsys-lab: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  // Bad requests are reported before the display is needed, so they read the same everywhere.
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((display == nullptr || !*display) && (wayland == nullptr || !*wayland)) {
+    std::cerr << "dlsys-lab: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the GUI cannot open.\n"
+                 "Headless commands work without one:\n"
+                 "  dlsys-lab list | info\n"
+                 "  dlsys-lab run LESSON [--set k=v]... [--json -]\n"
+                 "  dlsys-lab shot LESSON [--step N] -o view.png\n"
+                 "or run the GUI under a virtual display: xvfb-run -a dlsys-lab\n";
+    return kExitBadInput;
+  }
+  state.presentation = request.presentation;
+
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
+    return kExitRunFailure;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* window = glfwCreateWindow(size.width, size.height, "dlsys-lab", nullptr, nullptr);
+  if (window == nullptr) {
+    glfwTerminate();
+    std::cerr << "dlsys-lab: could not open a GL 3.3 window\n";
+    return kExitRunFailure;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(request.screenshot_png.empty() ? 1 : 0);  // scripted runs measure the frame rate without vsync
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  static const std::string ini_path = config_dir() + "/imgui.ini";
+  ImGui::GetIO().IniFilename = ini_path.c_str();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+
+  if (request.run_on_start) start_run(state);
+  const bool scripted = !request.screenshot_png.empty();
+  const int frames_before_shot = request.frames > 0 ? request.frames : 3;
+  int frames_drawn = 0;
+  int idle_frames = 0;
+  Stopwatch frames_timer;
+  bool first_frame_reported = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last = t0;
+  while (!glfwWindowShouldClose(window)) {
+    glfwPollEvents();
+    const auto now = std::chrono::steady_clock::now();
+    state.now_s = std::chrono::duration<double>(now - t0).count();
+    state.frame_ms = std::chrono::duration<double, std::milli>(now - last).count();
+    last = now;
+    if (state.fonts_dirty) {
+      apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
+      rebuild_fonts(state.scale(), 1.0f);
+      state.fonts_dirty = false;
+    }
+    poll_worker(state);
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    handle_keys(state);
+    draw_shell(state);
+    ImGui::Render();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ++frames_drawn;
+    if (!first_frame_reported) {
+      first_frame_reported = true;
+      if (scripted) std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
+    }
+    if (state.want_window_png) {
+      save_window_png(state, fb_w, fb_h, timestamped_output_path("window", "png"));
+      state.want_window_png = false;
+    }
+    // Frame rate over the frames drawn while no run competes for the cores.
+    if (state.worker.busy()) idle_frames = 0;
+    else if (++idle_frames == 1) frames_timer.restart();
+    if (scripted && frames_drawn >= frames_before_shot && !state.worker.busy()) {
+      if (idle_frames > 3)
+        std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
+                                 (idle_frames - 1) / (frames_timer.elapsed_us() / 1e6));
+      const Image image = read_pixels(fb_w, fb_h, true);
+      const bool ok = write_png(request.screenshot_png, image);
+      std::cerr << (ok ? "wrote " : "cannot write ") << request.screenshot_png << "\n";
+      if (!request.figure_png.empty()) {
+        export_figure(state, request.figure_scale, request.figure_png);
+        std::cerr << state.message << "\n";
+      }
+      glfwSetWindowShouldClose(window, 1);
+    }
+    glfwSwapBuffers(window);
+    if (state.want_figure_scale > 0) {
+      export_figure(state, state.want_figure_scale,
+                    timestamped_output_path(all_lessons()[state.lesson_index]->id() + "-figure", "png"));
+      state.want_figure_scale = 0;
+    }
+  }
+  state.worker.cancel();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return 0;
+}
+
+}  // namespace dlsys

@@ -1,0 +1,14 @@
+#pragma once
+#include <string>
+
+namespace dlsys::gui {
+
+struct PixelSize {
+  int width = 0;
+  int height = 0;
+};
+
+// "1600x900" -> {1600, 900}; throws BadInput naming the value and the allowed range (64 to 8192 a side).
+PixelSize parse_pixel_size(const std::string& text);
+
+}  // namespace dlsys::gui

@@ -1,0 +1,283 @@
+#include "app/gui/plot.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "app/gui/theme.h"
+#include "engine/units.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+struct Range {
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  void add(double v, bool log) {
+    if (!std::isfinite(v) || (log && v <= 0)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  bool empty() const { return !(lo <= hi); }
+};
+
+// Maps data values on one axis to pixels.
+struct AxisMap {
+  double lo, hi;
+  bool log;
+  float p0, p1;  // pixel positions of lo and hi
+  double t(double v) const { return log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo); }
+  float px(double v) const { return p0 + static_cast<float>(t(v)) * (p1 - p0); }
+};
+
+Range fit_range(const PlotAxis& axis, Range data) {
+  if (data.empty()) data = {axis.log ? 1.0 : 0.0, axis.log ? 10.0 : 1.0};
+  if (data.lo == data.hi) {
+    data.lo = axis.log ? data.lo / 2 : data.lo - 1;
+    data.hi = axis.log ? data.hi * 2 : data.hi + 1;
+  }
+  if (axis.log) {
+    const double pad = std::pow(data.hi / data.lo, 0.04);
+    data.lo /= pad;
+    data.hi *= pad;
+  } else {
+    const double pad = 0.05 * (data.hi - data.lo);
+    data.lo = data.lo >= 0 && data.lo - pad < 0 ? 0 : data.lo - pad;
+    data.hi += pad;
+  }
+  if (std::isfinite(axis.min)) data.lo = axis.min;
+  if (std::isfinite(axis.max)) data.hi = axis.max;
+  return data;
+}
+
+std::string tick_label(double v) {
+  const double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1e9) return format_number(v / 1e9, 3) + "G";
+  if (a >= 1e6) return format_number(v / 1e6, 3) + "M";
+  if (a >= 1e4) return format_number(v / 1e3, 3) + "k";
+  if (a >= 0.01) return format_number(v, 3);
+  return fmt::format("{:.0e}", v);
+}
+
+std::vector<double> ticks(double lo, double hi, bool log, float pixels) {
+  std::vector<double> out;
+  const int max_ticks = std::max(2, static_cast<int>(pixels / (70.0f * ui_scale())));
+  if (log) {
+    const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
+    const int decades = std::max(1, e1 - e0);
+    const int stride = std::max(1, (decades + max_ticks - 1) / max_ticks);
+    for (int e = e0; e <= e1; ++e) {
+      if (3 * decades <= max_ticks) {
+        for (double m : {1.0, 2.0, 5.0}) out.push_back(m * std::pow(10.0, e));
+      } else if ((e - e0) % stride == 0) {
+        out.push_back(std::pow(10.0, e));
+      }
+    }
+  } else {
+    const double raw = (hi - lo) / max_ticks;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double step = raw / mag < 1.5 ? mag : raw / mag < 3 ? 2 * mag : raw / mag < 7 ? 5 * mag : 10 * mag;
+    for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  }
+  std::vector<double> inside;
+  for (double v : out)
+    if (v >= lo * (1 - 1e-12) && v <= hi * (1 + 1e-12)) inside.push_back(v);
+  return inside;
+}
+
+std::string axis_title(const PlotAxis& axis) {
+  return axis.unit.empty() ? axis.label : fmt::format("{} ({})", axis.label, axis.unit);
+}
+
+void dashed_line(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float dash) {
+  const float dx = b.x - a.x, dy = b.y - a.y, length = std::sqrt(dx * dx + dy * dy);
+  if (length < 1e-3f) return;
+  for (float s = 0; s < length; s += 2 * dash) {
+    const float e = std::min(length, s + dash);
+    draw->AddLine({a.x + dx * s / length, a.y + dy * s / length}, {a.x + dx * e / length, a.y + dy * e / length}, color, thickness);
+  }
+}
+
+}  // namespace
+
+PlotLine line_from_series(const Series& series, ImU32 color) {
+  PlotLine line;
+  line.name = series.name;
+  line.color = color;
+  line.points = series.points;
+  if (series.role == "theory") {
+    line.style = SeriesStyle::Line;
+  } else {
+    line.style = SeriesStyle::LineAndMarkers;
+    line.whiskers = true;
+  }
+  return line;
+}
+
+void draw_plot(const char* id, const PlotSpec& spec) {
+  ImGui::PushID(id);
+  const float s = ui_scale();
+  ImVec2 size = spec.size;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (size.x <= 0) size.x = avail.x;
+  if (size.y <= 0) size.y = std::max(avail.y, 120.0f * s);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("plot", size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight();
+
+  // Frame: title on top, y-axis title above the axis, tick labels left and below, x-axis title at the bottom.
+  draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
+  float top = origin.y + 6 * s;
+  if (!spec.title.empty()) {
+    ImGui::PushFont(heading_font());
+    draw->AddText({origin.x + 10 * s, top}, text_color(), spec.title.c_str());
+    top += ImGui::GetTextLineHeight() + 4 * s;
+    ImGui::PopFont();
+  }
+  draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
+  top += line_h + 6 * s;
+
+  Range xr, yr;
+  for (const auto& line : spec.lines)
+    for (const auto& p : line.points) {
+      if (!std::isfinite(p.y) || (spec.y.log && p.y <= 0)) continue;
+      xr.add(p.x, spec.x.log);
+      yr.add(p.y, spec.y.log);
+      if (line.whiskers) {
+        yr.add(p.y_min, spec.y.log);
+        yr.add(p.y_max, spec.y.log);
+      }
+    }
+  for (const auto& g : spec.guides) (g.vertical ? xr : yr).add(g.value, g.vertical ? spec.x.log : spec.y.log);
+  xr = fit_range(spec.x, xr);
+  yr = fit_range(spec.y, yr);
+
+  const std::vector<double> y_ticks_probe = ticks(yr.lo, yr.hi, spec.y.log, 200);
+  float label_w = 0;
+  for (double v : y_ticks_probe) label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
+  const ImVec2 p0{origin.x + label_w + 18 * s, top};
+  const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * line_h - 12 * s};
+  if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
+    ImGui::PopID();
+    return;
+  }
+  const AxisMap mx{xr.lo, xr.hi, spec.x.log, p0.x, p1.x};
+  const AxisMap my{yr.lo, yr.hi, spec.y.log, p1.y, p0.y};
+
+  // A log axis over a handful of sweep sizes (64, 128, ...) is read best with ticks at those sizes.
+  std::vector<double> x_ticks = ticks(xr.lo, xr.hi, spec.x.log, p1.x - p0.x);
+  if (spec.x.log) {
+    std::vector<double> data_x;
+    for (const auto& line : spec.lines)
+      for (const auto& p : line.points)
+        if (p.x > 0 && std::find(data_x.begin(), data_x.end(), p.x) == data_x.end()) data_x.push_back(p.x);
+    if (data_x.size() >= 2 && data_x.size() <= 12) x_ticks = data_x;
+  }
+  for (double v : x_ticks) {
+    const float x = mx.px(v);
+    draw->AddLine({x, p0.y}, {x, p1.y}, grid_color());
+    const std::string label = tick_label(v);
+    draw->AddText({x - ImGui::CalcTextSize(label.c_str()).x / 2, p1.y + 4 * s}, muted_text_color(), label.c_str());
+  }
+  for (double v : ticks(yr.lo, yr.hi, spec.y.log, p1.y - p0.y)) {
+    const float y = my.px(v);
+    draw->AddLine({p0.x, y}, {p1.x, y}, grid_color());
+    const std::string label = tick_label(v);
+    draw->AddText({p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(), label.c_str());
+  }
+  draw->AddRect(p0, p1, with_alpha(muted_text_color(), 0.6f));
+  const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "") ;
+  draw->AddText({(p0.x + p1.x - ImGui::CalcTextSize(x_title.c_str()).x) / 2, p1.y + line_h + 8 * s}, muted_text_color(),
+                x_title.c_str());
+  if (spec.y.log) draw->AddText({p0.x + 4 * s, p0.y + 2 * s}, muted_text_color(), "");
+
+  draw->PushClipRect(p0, p1, true);
+  for (const auto& g : spec.guides) {
+    const ImU32 color = g.color ? g.color : theory_color();
+    if (g.vertical) {
+      const float x = mx.px(g.value);
+      dashed_line(draw, {x, p0.y}, {x, p1.y}, color, 1.5f * s, 5 * s);
+      draw->AddText({x + 4 * s, p0.y + 4 * s}, color, g.label.c_str());
+    } else {
+      const float y = my.px(g.value);
+      dashed_line(draw, {p0.x, y}, {p1.x, y}, color, 1.5f * s, 5 * s);
+      draw->AddText({p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, y - line_h - 2 * s}, color, g.label.c_str());
+    }
+  }
+  // Nearest point to the mouse, for the read-out.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  float best_d2 = (14 * s) * (14 * s);
+  const PlotLine* best_line = nullptr;
+  const SeriesPoint* best_point = nullptr;
+  auto visible = [&](const SeriesPoint& p) {
+    return std::isfinite(p.x) && std::isfinite(p.y) && !(spec.x.log && p.x <= 0) && !(spec.y.log && p.y <= 0);
+  };
+  for (const auto& line : spec.lines) {
+    std::vector<ImVec2> pts;
+    for (const auto& p : line.points)
+      if (visible(p)) pts.push_back({mx.px(p.x), my.px(p.y)});
+    const float thick = (line.style == SeriesStyle::Line ? 2.5f : 1.8f) * s;
+    if (line.style != SeriesStyle::Markers && pts.size() >= 2) {
+      if (line.dashed)
+        for (std::size_t i = 1; i < pts.size(); ++i) dashed_line(draw, pts[i - 1], pts[i], line.color, thick, 7 * s);
+      else
+        draw->AddPolyline(pts.data(), static_cast<int>(pts.size()), line.color, 0, thick);
+    }
+    for (const auto& p : line.points) {
+      if (!visible(p)) continue;
+      const ImVec2 c{mx.px(p.x), my.px(p.y)};
+      if (line.whiskers && p.y_min > 0 && p.y_max >= p.y_min) {
+        const float ya = my.px(std::max(p.y_min, yr.lo)), yb = my.px(p.y_max);
+        draw->AddLine({c.x, ya}, {c.x, yb}, line.color, 1.5f * s);
+        draw->AddLine({c.x - 4 * s, ya}, {c.x + 4 * s, ya}, line.color, 1.5f * s);
+        draw->AddLine({c.x - 4 * s, yb}, {c.x + 4 * s, yb}, line.color, 1.5f * s);
+      }
+      if (line.style != SeriesStyle::Line) draw->AddCircleFilled(c, 4.0f * s, line.color);
+      const float d2 = (c.x - mouse.x) * (c.x - mouse.x) + (c.y - mouse.y) * (c.y - mouse.y);
+      if (hovered && d2 < best_d2) {
+        best_d2 = d2;
+        best_line = &line;
+        best_point = &p;
+      }
+    }
+  }
+  draw->PopClipRect();
+
+  // Legend: top-left inside the plot area.
+  if (!spec.lines.empty()) {
+    float w = 0;
+    for (const auto& line : spec.lines) w = std::max(w, ImGui::CalcTextSize(line.name.c_str()).x);
+    const float row = line_h + 2 * s, swatch = 22 * s;
+    const ImVec2 l0{p0.x + 8 * s, p0.y + 8 * s};
+    const ImVec2 l1{l0.x + swatch + w + 18 * s, l0.y + row * spec.lines.size() + 8 * s};
+    draw->AddRectFilled(l0, l1, with_alpha(panel_color(), 0.88f), 3 * s);
+    draw->AddRect(l0, l1, grid_color(), 3 * s);
+    for (std::size_t i = 0; i < spec.lines.size(); ++i) {
+      const auto& line = spec.lines[i];
+      const float y = l0.y + 4 * s + row * i + line_h / 2;
+      if (line.style != SeriesStyle::Markers) {
+        if (line.dashed) dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
+        else draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
+      }
+      if (line.style != SeriesStyle::Line) draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
+      draw->AddText({l0.x + swatch + 8 * s, y - line_h / 2}, text_color(), line.name.c_str());
+    }
+  }
+
+  if (best_point != nullptr) {
+    const ImVec2 c{mx.px(best_point->x), my.px(best_point->y)};
+    draw->AddCircle(c, 7 * s, highlight_color(), 0, 2 * s);
+    std::string readout = fmt::format("{}\n{} = {} {}\n{} = {} {}", best_line->name, spec.x.label,
+                                      format_number(best_point->x, 5), spec.x.unit, spec.y.label,
+                                      format_number(best_point->y, 5), spec.y.unit);
+    if (best_line->whiskers)
+      readout += fmt::format("\nmin {} .. max {}", format_number(best_point->y_min, 4), format_number(best_point->y_max, 4));
+    ImGui::SetTooltip("%s", readout.c_str());
+  }
+  ImGui::PopID();
+}
+
+}  // namespace dlsys::gui

@@ -1,0 +1,70 @@
+// `dlsys-lab shot`: runs the lesson, then renders the same shell the GUI shows into a PNG through a surfaceless EGL
+// context, so it works on machines with no display at all.
+#include "app/cli/shot_command.h"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <ostream>
+
+#include "app/cli/run_lesson.h"
+#include "app/gui/fonts.h"
+#include "app/gui/image_size.h"
+#include "app/gui/offscreen.h"
+#include "app/gui/shell.h"
+#include "app/gui/theme.h"
+#include "engine/errors.h"
+#include "lessons/registry.h"
+
+namespace dlsys {
+
+int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
+  using namespace gui;
+  const Lesson& lesson = find_lesson(o.lesson);
+  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
+    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(), lesson.step_count()));
+  if (!(o.scale >= 1 && o.scale <= 4)) throw BadInput(fmt::format("--scale {} is not allowed; allowed: 1 to 4", o.scale));
+  const PixelSize size = parse_pixel_size(o.size);
+  const BackendKind backend = resolve_backend(o.backend);
+
+  AppState state;
+  init_sessions(state);
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
+  state.session().params = params;
+  state.session().step = o.step - 1;
+  state.presentation = o.presentation;
+  state.fixed_time = true;
+  RunControl control;
+  state.session().result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, control));
+
+  HeadlessGl gl;
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ImGui_ImplOpenGL3_Init("#version 330");
+  apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
+  rebuild_fonts(state.scale(), static_cast<float>(o.scale));
+  const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  // The image is WxH pixels: the layout is W/scale x H/scale points, drawn with text rasterised scale times larger.
+  const ImVec2 layout{static_cast<float>(size.width / o.scale), static_cast<float>(size.height / o.scale)};
+  Image image;
+  try {
+    image = render_offscreen([&] { draw_shell(state); }, layout, static_cast<float>(o.scale), 3, clear);
+  } catch (...) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui::DestroyContext();
+    throw;
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui::DestroyContext();
+  if (!write_png(o.output_png, image)) throw BadInput(fmt::format("cannot write '{}'", o.output_png));
+  out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height, o.step,
+                     lesson.step_count(), gl.renderer());
+  return 0;
+}
+
+}  // namespace dlsys

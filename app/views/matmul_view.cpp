@@ -1,0 +1,192 @@
+// Views of the matmul lesson: the dot product behind one c_ij, time against size on log-log axes, GFLOP/s of each
+// implementation against the backend's measured peak, and which tiles a tile of C reads.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/views/view.h"
+#include "engine/units.h"
+#include "kernels/matmul/tile_math.h"
+#include "lessons/matmul/matmul_lesson.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+constexpr int kMaxCellsShown = 10;  // matrices are drawn as at most 10 x 10 cells; labels give the true sizes
+
+matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
+
+// The plot takes what is left above a table of `table_rows` rows, but never less than 60% of the view.
+float plot_height_leaving(int table_rows) {
+  const float avail = ImGui::GetContentRegionAvail().y;
+  return std::max(avail * 0.6f, avail - (table_rows + 0.5f) * ImGui::GetFrameHeightWithSpacing());
+}
+
+// A matrix drawn as a grid of cells; `fill(r, c)` picks each cell's colour (0 = background).
+template <typename Fill>
+void draw_grid(ImDrawList* draw, ImVec2 origin, int rows, int cols, float cell, Fill fill, const std::string& label) {
+  const float s = ui_scale();
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const ImVec2 a{origin.x + c * cell, origin.y + r * cell}, b{a.x + cell - 2 * s, a.y + cell - 2 * s};
+      const ImU32 color = fill(r, c);
+      draw->AddRectFilled(a, b, color ? color : with_alpha(muted_text_color(), 0.18f), 2 * s);
+    }
+  draw->AddText({origin.x, origin.y + rows * cell + 4 * s}, text_color(), label.c_str());
+}
+
+void draw_dot_product_step(const ViewContext& ctx) {
+  const matmul::Shape s = shape_of(ctx.params);
+  const int rows = static_cast<int>(std::min<std::int64_t>(s.m, kMaxCellsShown));
+  const int cols = static_cast<int>(std::min<std::int64_t>(s.n, kMaxCellsShown));
+  const int inner = static_cast<int>(std::min<std::int64_t>(s.k, kMaxCellsShown));
+  // The animation walks l along the row of A and down the column of B, one product per 0.6 s, then moves on.
+  const int ticks = static_cast<int>(ctx.step_time_s / 0.6);
+  const int element = (ticks / (inner + 2)) % (rows * cols);
+  const int l = std::min(ticks % (inner + 2), inner);
+  const int i = element / cols, j = element % cols;
+
+  const float sc = ui_scale();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Grids on the left half, at the largest cell size that fits; the counters sit to their right.
+  const float cell = std::clamp(std::min(avail.x * 0.5f / (inner + cols + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (inner + rows + 3.0f)), 10 * sc, 60 * sc);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const ImVec2 b_origin{o.x + (inner + 2) * cell, o.y};
+  const ImVec2 a_origin{o.x, o.y + (inner + 2) * cell};
+  const ImVec2 c_origin{b_origin.x, a_origin.y};
+  const ImU32 hot = highlight_color(), row_col = with_alpha(series_color(0), 0.55f), done = series_color(2);
+  draw_grid(draw, a_origin, rows, inner, cell,
+            [&](int r, int c) { return r == i ? (c < l ? hot : row_col) : 0u; }, fmt::format("A: {} x {}", s.m, s.k));
+  draw_grid(draw, b_origin, inner, cols, cell,
+            [&](int r, int c) { return c == j ? (r < l ? hot : row_col) : 0u; }, fmt::format("B: {} x {}", s.k, s.n));
+  draw_grid(draw, c_origin, rows, cols, cell,
+            [&](int r, int c) { return r == i && c == j ? hot : (r * cols + c < element ? with_alpha(done, 0.6f) : 0u); },
+            fmt::format("C: {} x {}", s.m, s.n));
+  ImGui::Dummy({(inner + cols + 3) * cell, (inner + rows + 3) * cell + ImGui::GetTextLineHeight()});
+  ImGui::SameLine();
+  ImGui::BeginChild("counters", {0, 0});
+  ImGui::PushTextWrapPos(0);
+  ImGui::PushFont(mono_font());
+  ImGui::TextWrapped("c_%d%d = sum over l of a_%dl * b_l%d: %d of %lld products, %d of %lld additions so far", i + 1, j + 1, i + 1, j + 1,
+              l, static_cast<long long>(s.k), std::max(0, l - 1), static_cast<long long>(s.k - 1));
+  ImGui::PopFont();
+  if (s.m > kMaxCellsShown || s.n > kMaxCellsShown || s.k > kMaxCellsShown)
+    ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
+  ImGui::PopTextWrapPos();
+  draw_value_table("counts", {
+      {"multiplications  m n k", format_count(matmul::multiplications(s))},
+      {"additions  m n (k - 1)", format_count(matmul::additions(s))},
+      {"exact scalar operations  m n (2k - 1)", format_count(matmul::multiplications(s) + matmul::additions(s))},
+      {"FLOPs as vendors count them  2 m n k", format_count(matmul::flops(s))},
+  });
+  ImGui::EndChild();
+}
+
+void draw_scaling_step(const ViewContext& ctx) {
+  if (!ctx.result) return draw_needs_run("time against size for each implementation");
+  PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
+  int color = 0;
+  std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
+  for (const Series& series : ctx.result->series) {
+    PlotLine line = line_from_series(series, series.role == "theory" ? theory_color() : series_color(color++));
+    line.dashed = series.role == "theory";
+    spec.lines.push_back(std::move(line));
+  }
+  for (const char* key : {"naive", "tiled", "blas"})
+    if (ctx.result->measured.contains(std::string(key) + "_slope"))
+      slopes.push_back({fmt::format("fitted slope, {}", key), format_number(ctx.result->measured[std::string(key) + "_slope"].get<double>(), 3)});
+  spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
+  draw_plot("scaling", spec);
+  draw_value_table("slopes", slopes);
+}
+
+void draw_libraries_step(const ViewContext& ctx) {
+  if (!ctx.result) return draw_needs_run("GFLOP/s of the naive, tiled and library kernels");
+  const auto& theory = ctx.result->theory;
+  const auto& measured = ctx.result->measured;
+  const double peak = theory.value("peak_gflops", 0.0);
+  // GFLOP/s against n from the sweep: 2 n^3 / time.
+  PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
+  int color = 0;
+  for (const Series& series : ctx.result->series) {
+    if (series.role != "measured") continue;
+    PlotLine line = line_from_series(series, series_color(color++));
+    for (SeriesPoint& p : line.points) {
+      const double flop = 2.0 * p.x * p.x * p.x;
+      p = {p.x, flop / (p.y * 1e3), flop / (p.y_max * 1e3), flop / (p.y_min * 1e3)};
+    }
+    spec.lines.push_back(std::move(line));
+  }
+  if (peak > 0) spec.guides.push_back({false, peak, fmt::format("measured peak {:.0f} GFLOP/s", peak), theory_color()});
+  spec.size = {0, plot_height_leaving(4)};
+  draw_plot("gflops", spec);
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const char* key : {"naive", "tiled", "blas"}) {
+    const std::string k = key;
+    if (!measured.contains(k + "_gflops")) continue;
+    rows.push_back({fmt::format("{} at {} x {} x {}", k, ctx.result->params.at("m"), ctx.result->params.at("n"), ctx.result->params.at("k")),
+                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", measured[k + "_gflops"].get<double>(),
+                                measured[k + "_percent_of_peak"].get<double>())});
+  }
+  rows.push_back({"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", measured.value("max_rel_err", 0.0),
+                                                                    measured.value("error_tolerance", 0.0))});
+  draw_value_table("gflops_table", rows);
+}
+
+void draw_tiling_step(const ViewContext& ctx) {
+  const matmul::Shape s = shape_of(ctx.params);
+  const int tile = kMatmulTheoryTile;
+  const int tiles_m = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.m, tile), 8));
+  const int tiles_n = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.n, tile), 8));
+  const int tiles_k = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.k, tile), 8));
+  const int current = static_cast<int>(ctx.step_time_s / 1.5) % (tiles_m * tiles_n);
+  const int ti = current / tiles_n, tj = current % tiles_n;
+  const float sc = ui_scale();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float cell = std::clamp(std::min(avail.x * 0.45f / (tiles_k + tiles_n + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (tiles_k + tiles_m + 3.0f)), 10 * sc, 60 * sc);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const ImVec2 b_origin{o.x + (tiles_k + 1.5f) * cell, o.y}, a_origin{o.x, o.y + (tiles_k + 1.5f) * cell};
+  const ImVec2 c_origin{b_origin.x, a_origin.y};
+  const ImU32 panel_a = with_alpha(series_color(0), 0.8f), panel_b = with_alpha(series_color(1), 0.8f);
+  draw_grid(draw, a_origin, tiles_m, tiles_k, cell, [&](int r, int) { return r == ti ? panel_a : 0u; },
+            fmt::format("A: {} x {} tiles", matmul::ceil_div(s.m, tile), matmul::ceil_div(s.k, tile)));
+  draw_grid(draw, b_origin, tiles_k, tiles_n, cell, [&](int, int c) { return c == tj ? panel_b : 0u; },
+            fmt::format("B: {} x {} tiles", matmul::ceil_div(s.k, tile), matmul::ceil_div(s.n, tile)));
+  draw_grid(draw, c_origin, tiles_m, tiles_n, cell, [&](int r, int c) { return r == ti && c == tj ? highlight_color() : 0u; },
+            fmt::format("C: tile ({}, {})", ti + 1, tj + 1));
+  ImGui::Dummy({(tiles_k + tiles_n + 2) * cell, (tiles_k + tiles_m + 2.5f) * cell + ImGui::GetTextLineHeight()});
+  ImGui::SameLine();
+  ImGui::BeginChild("traffic_panel", {0, 0});
+  const double flops = matmul::flops(s);
+  const double naive = matmul::bytes_naive(s), tiled = matmul::bytes_tiled(s, tile), minimum = matmul::bytes_minimum(s);
+  auto row = [&](const std::string& what, double bytes) {
+    return std::vector<std::string>{what, format_bytes_both(bytes), fmt::format("{:.3g}", flops / bytes)};
+  };
+  draw_columns_table("traffic", {"main-memory traffic", "bytes", "FLOP/byte"},
+                     {row("naive loop (no reuse)", naive), row(fmt::format("{0} x {0} tiles", tile), tiled),
+                      row("perfect reuse (A, B read once)", minimum)});
+  if (ctx.result && ctx.result->measured.contains("tiled_gflops") && ctx.result->measured.contains("naive_gflops"))
+    ImGui::Text("Measured: the tiled kernel runs %.1fx faster than the naive loop.",
+                ctx.result->measured["tiled_gflops"].get<double>() / ctx.result->measured["naive_gflops"].get<double>());
+  ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_matmul_view(ViewContext& ctx) {
+  switch (ctx.step) {
+    case 0: return draw_dot_product_step(ctx);
+    case 1: return draw_scaling_step(ctx);
+    case 2: return draw_libraries_step(ctx);
+    default: return draw_tiling_step(ctx);
+  }
+}
+
+}  // namespace dlsys::gui

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Screenshot tests that look at pixels.
+#   screenshots.sh shot BIN CHECK OUTDIR   - `shot` with no display at all, every step of every lesson
+#   screenshots.sh gui  BIN CHECK OUTDIR   - the real window under Xvfb, a run on the worker thread, then a PNG
+set -u
+mode=$1 bin=$2 check=$3 out=$4
+mkdir -p "$out"
+fail=0
+# Quick parameters per lesson, so every step renders from a real (small) run in seconds.
+quick_params() {
+  case $1 in
+    matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
+    *) echo "" ;;
+  esac
+}
+# The first series colour of the dark theme (app/gui/theme.cpp, kOkabeItoOnDark[0]).
+series0=56a0eb
+
+if [[ $mode == shot ]]; then
+  for lesson in $("$bin" list | awk '{print $1}'); do
+    steps=$("$bin" list | awk -v l="$lesson" '$1 == l { gsub(/[()]/, "", $(NF-1)); print $(NF-1) }')
+    for ((step = 1; step <= steps; step++)); do
+      png="$out/$lesson-step$step.png"
+      # shellcheck disable=SC2046
+      if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --step "$step" $(quick_params "$lesson") --size 1280x720 -o "$png"; then
+        echo "FAIL: shot $lesson --step $step"; fail=1; continue
+      fi
+      "$check" "$png" --size 1280x720 --min-colors 40 || fail=1
+    done
+  done
+  # A plot step must show the measured series in the plot area (right of the controls column).
+  env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
+  "$check" "$out/matmul-plot.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # A 2x export keeps the layout and doubles the pixels.
+  env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
+  "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
+  # Presentation mode: light background.
+  env -u DISPLAY "$bin" shot matmul --step 2 --present $(quick_params matmul) --size 1280x720 -o "$out/matmul-present.png" >/dev/null || fail=1
+  "$check" "$out/matmul-present.png" --size 1280x720 --min-colors 40 --color ffffff --region 0,0,1,0.1 --min-pixels 20000 || fail=1
+  # Bad input to shot: exit 2.
+  env -u DISPLAY "$bin" shot matmul --step 9 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --step 9 should exit 2"; fail=1; }
+  env -u DISPLAY "$bin" shot matmul --size 10x10 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --size 10x10 should exit 2"; fail=1; }
+elif [[ $mode == gui ]]; then
+  png="$out/gui-matmul.png"
+  # shellcheck disable=SC2046
+  xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 $(quick_params matmul) --run --frames 5 \
+    --screenshot "$png" --figure "$out/gui-figure.png" --figure-scale 2 --size 1600x900 2>&1 | tee "$out/gui.log" || fail=1
+  "$check" "$png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # The figure export renders only the view, offscreen, at twice the view's size in points.
+  "$check" "$out/gui-figure.png" --min-colors 60 --color $series0 --min-pixels 400 || fail=1
+  grep -q "first frame after" "$out/gui.log" || { echo "FAIL: no first-frame report"; fail=1; }
+  # Without a display the GUI explains itself and exits 2 instead of crashing.
+  env -u DISPLAY -u WAYLAND_DISPLAY "$bin" 2>"$out/nodisplay.txt"; code=$?
+  [[ $code -eq 2 ]] && grep -q "Headless commands" "$out/nodisplay.txt" || { echo "FAIL: no-display message (exit $code)"; fail=1; }
+fi
+exit $fail
