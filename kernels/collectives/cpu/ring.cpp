@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/collectives/collectives.h"
+#include "kernels/collectives/cpu/streaming_stores.h"
 #include "kernels/collectives/step_record.h"
 
 namespace dlsys::collectives {
@@ -62,18 +63,10 @@ std::vector<Primitive> ring_program(Op op, int rank, int n) {
   return program;
 }
 
-// No __restrict on `mine`: in place, `mine` and a target are the same array (same index, so vectorising stays
-// correct). The compiler vectorises each loop; `out2` lets one pass write the stored and the sent copy.
+// ReduceSend's sum goes only to the neighbour, through the cache. No __restrict: in place, `mine` is the target
+// array elsewhere (same index, so vectorising stays correct).
 void add(float* out, const float* mine, const float* incoming, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) out[i] = mine[i] + incoming[i];
-}
-void add_twice(float* out, float* out2, const float* mine, const float* incoming, std::int64_t count) {
-  for (std::int64_t i = 0; i < count; ++i) out[i] = out2[i] = mine[i] + incoming[i];
-}
-void copy_twice(float* out, float* out2, const float* incoming, std::int64_t count) {
-  if (count <= 0) return;
-  std::memcpy(out, incoming, static_cast<std::size_t>(count) * sizeof(float));
-  std::memcpy(out2, incoming, static_cast<std::size_t>(count) * sizeof(float));
 }
 
 void copy_floats(float* target, const float* source, std::int64_t count) {
@@ -120,10 +113,10 @@ void ring_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers, 
       const float* result = nullptr;  // where the received chunk's new values are
       switch (prim.action) {
         case Action::ReduceSend: add(out, send + offset, in.data, m); result = out; break;
-        case Action::ReduceStore: add(recv + offset, send + offset, in.data, m); result = recv + offset; break;
-        case Action::ReduceStoreSend: add_twice(recv + offset, out, send + offset, in.data, m); result = recv + offset; break;
-        case Action::StoreSend: copy_twice(recv + offset, out, in.data, m); result = recv + offset; break;
-        case Action::Store: copy_floats(recv + offset, in.data, m); result = recv + offset; break;
+        case Action::ReduceStore:
+        case Action::ReduceStoreSend: detail::add_results(recv + offset, out, send + offset, in.data, m); result = recv + offset; break;
+        case Action::StoreSend:
+        case Action::Store: detail::copy_results(recv + offset, out, in.data, m); result = recv + offset; break;
         case Action::Send: break;
       }
       // The record (tiny runs, one segment per chunk) is written before the send so the mask sent is the new one.
