@@ -4,6 +4,7 @@
 namespace dlsys::gui {
 
 void draw_matmul_view(ViewContext& context);
+void draw_allreduce_view(ViewContext& context);
 
 LessonView find_lesson_view(const std::string& lesson_id) {
   struct Entry {
@@ -12,6 +13,7 @@ LessonView find_lesson_view(const std::string& lesson_id) {
   };
   static const Entry table[] = {
       {"matmul", draw_matmul_view},
+      {"allreduce", draw_allreduce_view},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.id) return entry.view;

@@ -10,6 +10,7 @@ fail=0
 quick_params() {
   case $1 in
     matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
+    allreduce) echo "--set n=4 --set bytes=1MiB --set sizes=1KiB..1MiB --set repeats=1" ;;
     *) echo "" ;;
   esac
 }
