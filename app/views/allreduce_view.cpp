@@ -77,12 +77,14 @@ void draw_chunk(ImDrawList* draw, const Grid& g, int rank, int chunk, const std:
   const float stripe = (b.x - a.x) / g.n;
   for (int q = 0; q < g.n; ++q)
     if (mask >> q & 1u)
-      draw->AddRectFilled({a.x + q * stripe, a.y}, {a.x + (q + 1) * stripe, b.y}, with_alpha(series_color(q), 0.55f));
+      draw->AddRectFilled({a.x + q * stripe, a.y}, {a.x + (q + 1) * stripe, b.y}, series_color(q));
   const std::uint64_t everyone = (std::uint64_t{1} << g.n) - 1;
   if (mask == everyone) draw->AddRect(a, b, text_color(), 3 * s, 0, 2.5f * s);
   if (highlighted) draw->AddRect({a.x - 3 * s, a.y - 3 * s}, {b.x + 3 * s, b.y + 3 * s}, highlight_color(), 4 * s, 0, 3 * s);
   const ImVec2 size = ImGui::CalcTextSize(text.c_str());
-  draw->AddText({(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2}, mask ? text_color() : muted_text_color(), text.c_str());
+  const ImVec2 at{(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2};
+  draw->AddRectFilled({at.x - 3 * s, at.y}, {at.x + size.x + 3 * s, at.y + size.y}, with_alpha(panel_color(), 0.8f), 3 * s);
+  draw->AddText(at, mask ? text_color() : muted_text_color(), text.c_str());
 }
 
 void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, ImU32 color) {
@@ -141,7 +143,7 @@ void draw_rank_key(int n) {
   const float s = ui_scale(), h = ImGui::GetTextLineHeight();
   for (int q = 0; q < n; ++q) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    draw->AddRectFilled(p, {p.x + h, p.y + h}, with_alpha(series_color(q), 0.8f), 2 * s);
+    draw->AddRectFilled(p, {p.x + h, p.y + h}, series_color(q), 2 * s);
     ImGui::Dummy({h, h});
     ImGui::SameLine();
     ImGui::Text("rank %d", q);

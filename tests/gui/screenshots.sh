@@ -32,6 +32,9 @@ if [[ $mode == shot ]]; then
   # A plot step must show the measured series in the plot area (right of the controls column).
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
   "$check" "$out/matmul-plot.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # The ring step-through draws each rank's chunks striped in the ranks' colours (rank 0's is the first series colour).
+  env -u DISPLAY "$bin" shot allreduce --step 3 $(quick_params allreduce) --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
+  "$check" "$out/allreduce-ring.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,0.8,0.95 --min-pixels 1000 || fail=1
   # A 2x export keeps the layout and doubles the pixels.
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
