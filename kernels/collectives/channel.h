@@ -4,8 +4,9 @@
 // copies it into its own buffer) and releases it. Every message is a real copy through memory the two ranks share,
 // so the bytes a rank sends cost what they would cost over a link: memory traffic and time.
 //
-// One sender thread and one receiver thread per channel. Blocking uses C++20 atomic wait/notify (a futex), so ranks
-// that outnumber the hardware threads sleep instead of spinning.
+// One sender thread and one receiver thread per channel. A rank that must wait first polls for a few microseconds
+// (when every rank has a core of its own, as NCCL's kernels poll their FIFOs), then sleeps on a C++20 atomic wait
+// (a futex), so ranks that outnumber the hardware threads give their core away instead of spinning.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -24,7 +25,8 @@ struct Message {
 class Channel {
  public:
   // `slots` messages of up to `slot_elements` floats each; the slot memory is recorded in `ledger` under "comm".
-  Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots);
+  // `poll`: wait by polling briefly before sleeping (only worth it when both ends have a core of their own).
+  Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll);
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -48,6 +50,7 @@ class Channel {
   HostBuffer<float> storage_;  // (slots, slot_elements) row-major
   std::int64_t slot_elements_;
   std::uint32_t slots_;
+  bool poll_;
   struct SlotMeta {
     std::int64_t count = 0;
     std::uint64_t contributors = 0;

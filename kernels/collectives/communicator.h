@@ -24,6 +24,8 @@ struct CommOptions {
   // Segments in flight per link. At least 4, which keeps the ring free of deadlock when neighbouring chunks differ by
   // one segment (see ring.cpp).
   int slots_per_channel = 4;
+  // Let waiting ranks poll before sleeping when every rank has a hardware thread of its own (never when they share).
+  bool poll = true;
 };
 
 class Communicator {
@@ -34,6 +36,7 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   int size() const { return n_ranks_; }
+  bool polls() const { return polls_; }  // waiting ranks poll before sleeping
   std::int64_t segment_elements() const { return segment_elements_; }
   // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0.
   Channel& link(int from, int to);
@@ -51,6 +54,7 @@ class Communicator {
 
   int n_ranks_;
   std::int64_t segment_elements_;
+  bool polls_;
   std::map<std::pair<int, int>, std::unique_ptr<Channel>> links_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* work_ = nullptr;

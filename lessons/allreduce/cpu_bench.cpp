@@ -25,7 +25,7 @@ std::int64_t copy_probe_bytes(const BenchConfig& config) {
 }
 
 collectives::CommOptions comm_options(const BenchConfig& config) {
-  return {.segment_bytes = config.segment_bytes, .slots_per_channel = 4};
+  return {.segment_bytes = config.segment_bytes, .slots_per_channel = 4, .poll = true};
 }
 
 // One rank's link is one thread copying memory. Its rate can exceed neither what one thread copies alone nor its
@@ -102,8 +102,9 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   bench.emulated = true;
   bench.notes.push_back(fmt::format(
       "{} ranks are threads of one process; a link is a channel of {} slots of {} that the sender copies into and the "
-      "receiver reads from",
-      n, comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes))));
+      "receiver reads from; waiting ranks {}",
+      n, comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes)),
+      state->comm->polls() ? "poll briefly, then sleep" : "sleep at once (they share cores)"));
   if (n > hardware_threads)
     bench.notes.push_back(fmt::format("{} ranks time-share {} hardware threads: ranks wait for a core as well as for "
                                       "data, so busbw falls with N here where real links would not",

@@ -32,10 +32,12 @@ std::int64_t Communicator::link_bytes(int n_ranks, const CommOptions& options) {
 }
 
 Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions& options)
-    : n_ranks_(n_ranks), segment_elements_(slot_elements(options)) {
+    : n_ranks_(n_ranks),
+      segment_elements_(slot_elements(options)),
+      polls_(options.poll && n_ranks <= static_cast<int>(std::thread::hardware_concurrency())) {
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
   for (const auto& pair : link_pairs(n_ranks))
-    links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel));
+    links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
   threads_.reserve(n_ranks);
   for (int r = 0; r < n_ranks; ++r) threads_.emplace_back([this, r] { rank_loop(r); });
 }
