@@ -1,5 +1,6 @@
 #pragma once
-// A group of CPU ranks: one long-lived thread per rank (like one process per GPU) and the channels between them.
+// A group of CPU ranks: the calling thread is rank 0 and ranks 1..N-1 each have a long-lived thread of their own (like
+// one process per GPU), with the channels between them.
 // Links exist for the two patterns the lessons use: the ring (r -> r+1) and the star around rank 0 (r <-> 0).
 // Threads live as long as the communicator, so timing a collective does not time thread start-up.
 #include <cstdint>
@@ -40,8 +41,8 @@ class Communicator {
   std::int64_t segment_elements() const { return segment_elements_; }
   // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0.
   Channel& link(int from, int to);
-  // Runs work(rank) on every rank's own thread at once and returns when all have finished. An exception thrown on a
-  // rank is rethrown here (the first one).
+  // Runs work(rank) on every rank at once (rank 0 on the calling thread) and returns when all have finished. An
+  // exception thrown on a rank is rethrown here (the first one).
   void run_on_ranks(const std::function<void(int rank)>& work);
   // Bytes rank `rank` has copied into its outgoing links since the communicator was made.
   std::int64_t bytes_sent_by(int rank) const;
@@ -51,6 +52,7 @@ class Communicator {
 
  private:
   void rank_loop(int rank);
+  void run_rank(int rank);
 
   int n_ranks_;
   std::int64_t segment_elements_;
@@ -59,7 +61,7 @@ class Communicator {
   std::vector<std::thread> threads_;
   const std::function<void(int)>* work_ = nullptr;
   std::atomic<std::uint32_t> generation_{0};
-  std::atomic<int> remaining_{0};
+  std::atomic<std::uint32_t> remaining_{0};
   bool stopping_ = false;
   std::mutex error_mutex_;
   std::exception_ptr first_error_;

@@ -1,33 +1,12 @@
 #include "kernels/collectives/channel.h"
 
+#include "kernels/collectives/cpu/wait_for.h"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace dlsys::collectives {
-
-namespace {
-
-// Waits until ready(counter) holds: polls first when asked (a wake-up from sleep costs microseconds per segment),
-// then sleeps on the counter.
-template <typename Ready>
-void wait_for(const std::atomic<std::uint32_t>& counter, bool poll, Ready ready) {
-  constexpr int kPolls = 2000;  // about 100 us of pause instructions: longer than a segment takes to arrive
-  for (int i = 0; poll && i < kPolls; ++i) {
-    if (ready(counter.load(std::memory_order_acquire))) return;
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#endif
-  }
-  for (std::uint32_t seen = counter.load(std::memory_order_acquire); !ready(seen);
-       seen = counter.load(std::memory_order_acquire))
-    counter.wait(seen, std::memory_order_acquire);
-}
-
-}  // namespace
 
 Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll)
     : storage_(ledger, "comm", static_cast<std::size_t>(slot_elements) * static_cast<std::size_t>(slots)),
@@ -40,7 +19,7 @@ Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bo
 
 float* Channel::acquire() {
   const std::uint32_t index = posted_.load(std::memory_order_relaxed);  // only the sender writes posted_
-  wait_for(released_, poll_, [&](std::uint32_t released) { return index - released < slots_; });
+  detail::wait_for(released_, poll_, [&](std::uint32_t released) { return index - released < slots_; });
   return slot(index);
 }
 
@@ -62,7 +41,7 @@ void Channel::send(const float* source, std::int64_t count, std::uint64_t contri
 
 Message Channel::receive() {
   const std::uint32_t index = released_.load(std::memory_order_relaxed);  // only this thread writes released_
-  wait_for(posted_, poll_, [&](std::uint32_t posted) { return posted != index; });
+  detail::wait_for(posted_, poll_, [&](std::uint32_t posted) { return posted != index; });
   const SlotMeta& meta = meta_[index % slots_];
   return {slot(index), meta.count, meta.contributors};
 }

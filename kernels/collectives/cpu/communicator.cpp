@@ -1,5 +1,7 @@
 #include "kernels/collectives/communicator.h"
 
+#include "kernels/collectives/cpu/wait_for.h"
+
 #include <fmt/format.h>
 #include <set>
 #include <stdexcept>
@@ -38,8 +40,8 @@ Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions&
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
   for (const auto& pair : link_pairs(n_ranks))
     links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
-  threads_.reserve(n_ranks);
-  for (int r = 0; r < n_ranks; ++r) threads_.emplace_back([this, r] { rank_loop(r); });
+  threads_.reserve(n_ranks - 1);
+  for (int r = 1; r < n_ranks; ++r) threads_.emplace_back([this, r] { rank_loop(r); });
 }
 
 Communicator::~Communicator() {
@@ -65,26 +67,30 @@ std::int64_t Communicator::bytes_sent_by(int rank) const {
 void Communicator::run_on_ranks(const std::function<void(int rank)>& work) {
   work_ = &work;
   first_error_ = nullptr;
-  remaining_.store(n_ranks_, std::memory_order_relaxed);
+  remaining_.store(static_cast<std::uint32_t>(n_ranks_ - 1), std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);  // publishes work_ to the rank threads
   generation_.notify_all();
-  for (int left = remaining_.load(std::memory_order_acquire); left != 0; left = remaining_.load(std::memory_order_acquire))
-    remaining_.wait(left, std::memory_order_acquire);
+  run_rank(0);  // the caller is rank 0, as the process that launches a collective is one of its ranks
+  detail::wait_for(remaining_, polls_, [](std::uint32_t left) { return left == 0; });
   if (first_error_) std::rethrow_exception(first_error_);
+}
+
+void Communicator::run_rank(int rank) {
+  try {
+    (*work_)(rank);
+  } catch (...) {
+    const std::lock_guard lock(error_mutex_);
+    if (!first_error_) first_error_ = std::current_exception();
+  }
 }
 
 void Communicator::rank_loop(int rank) {
   std::uint32_t seen = 0;
   for (;;) {
-    generation_.wait(seen, std::memory_order_acquire);
+    detail::wait_for(generation_, polls_, [seen](std::uint32_t now) { return now != seen; });
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_) return;
-    try {
-      (*work_)(rank);
-    } catch (...) {
-      const std::lock_guard lock(error_mutex_);
-      if (!first_error_) first_error_ = std::current_exception();
-    }
+    run_rank(rank);
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining_.notify_one();
   }
 }
