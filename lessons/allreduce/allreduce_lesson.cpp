@@ -121,7 +121,7 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   result.backend.repeats = config.repeats;
   result.backend.notes = bench.notes;
   if (n == 1)
-    result.backend.notes.push_back("N = 1: busbw is 0 by definition (busbw factor (N-1)/N = 0): no byte crosses a "
+    result.backend.notes.push_back("N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
                                    "link, the time is only the local copy from send to recv buffer");
   if (algo == "naive")
     result.backend.notes.push_back("busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "

@@ -101,8 +101,8 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   bench.ceiling = measure_cpu_ceiling(n, hardware_threads, copy_probe_bytes(config));  // after allocating: the probe and the ring see one machine
   bench.emulated = true;
   bench.notes.push_back(fmt::format(
-      "{} ranks are threads of one process; a link is a channel of {} slots of {} that the sender copies into and the "
-      "receiver reads from; waiting ranks {}",
+      "ranks are threads of one process (N = {}); a link is a channel of {} slots of {} that the sender copies into "
+      "and the receiver reads from; waiting ranks {}",
       n, comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes)),
       state->comm->polls() ? "poll briefly, then sleep" : "sleep at once (they share cores)"));
   if (n > hardware_threads)
