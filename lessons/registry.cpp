@@ -4,15 +4,27 @@
 
 #include "engine/errors.h"
 #include "lessons/allreduce/allreduce_lesson.h"
+#include "lessons/bubble/bubble_lesson.h"
+#include "lessons/flash/flash_lesson.h"
+#include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/schedules/schedules_lesson.h"
 
 namespace dlsys {
 
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
+  static const BubbleLesson bubble;
+  static const SchedulesLesson schedules;
+  static const FlashLesson flash;
+  static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
       &matmul,
+      &bubble,
+      &schedules,
+      &flash,
+      &kvcache,
       &allreduce,
   };
   return lessons;

@@ -31,7 +31,7 @@ void write_text_file(const std::string& path, const std::string& text, std::ostr
 
 int list_command(std::ostream& out) {
   for (const Lesson* lesson : all_lessons())
-    out << fmt::format("{:<12} {:<16} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(), lesson->step_count());
+    out << fmt::format("{:<12} {:<22} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(), lesson->step_count());
   return 0;
 }
 

@@ -168,7 +168,7 @@ int run_gui(const GuiRequest& request) {
     // Frame rate over the frames drawn while no run competes for the cores.
     if (state.worker.busy()) idle_frames = 0;
     else if (++idle_frames == 1) frames_timer.restart();
-    if (scripted && frames_drawn >= frames_before_shot && !state.worker.busy()) {
+    if (scripted && frames_drawn >= frames_before_shot && state.worker.idle()) {
       if (idle_frames > 3)
         std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
                                  (idle_frames - 1) / (frames_timer.elapsed_us() / 1e6));

@@ -57,33 +57,39 @@ std::string tick_label(double v) {
   if (a >= 1e6) return format_number(v / 1e6, 3) + "M";
   if (a >= 1e4) return format_number(v / 1e3, 3) + "k";
   if (a >= 0.01) return format_number(v, 3);
-  return fmt::format("{:.0e}", v);
+  return fmt::format("{:.2g}", v);
+}
+
+// Round steps of 1, 2 or 5 times a power of ten, about `max_ticks` of them across [lo, hi].
+std::vector<double> linear_ticks(double lo, double hi, int max_ticks) {
+  std::vector<double> out;
+  const double raw = (hi - lo) / max_ticks;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 1.5 ? mag : raw / mag < 3 ? 2 * mag : raw / mag < 7 ? 5 * mag : 10 * mag;
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  return out;
 }
 
 std::vector<double> ticks(double lo, double hi, bool log, float pixels) {
-  std::vector<double> out;
   const int max_ticks = std::max(2, static_cast<int>(pixels / (70.0f * ui_scale())));
-  if (log) {
-    const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
-    const int decades = std::max(1, e1 - e0);
-    const int stride = std::max(1, (decades + max_ticks - 1) / max_ticks);
-    for (int e = e0; e <= e1; ++e) {
-      if (3 * decades <= max_ticks) {
-        for (double m : {1.0, 2.0, 5.0}) out.push_back(m * std::pow(10.0, e));
-      } else if ((e - e0) % stride == 0) {
-        out.push_back(std::pow(10.0, e));
-      }
-    }
-  } else {
-    const double raw = (hi - lo) / max_ticks;
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 1.5 ? mag : raw / mag < 3 ? 2 * mag : raw / mag < 7 ? 5 * mag : 10 * mag;
-    for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  auto in_range = [&](const std::vector<double>& values) {
+    std::vector<double> inside;
+    for (double v : values)
+      if (v >= lo * (1 - 1e-12) && v <= hi * (1 + 1e-12)) inside.push_back(v);
+    return inside;
+  };
+  if (!log) return in_range(linear_ticks(lo, hi, max_ticks));
+  // Decades, thinned to fit; under about two decades add 2 and 5; within one decade fall back to round steps.
+  const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
+  const int stride = std::max(1, (std::max(1, e1 - e0) + max_ticks - 1) / max_ticks);
+  std::vector<double> decades, dense;
+  for (int e = e0; e <= e1; ++e) {
+    if ((e - e0) % stride == 0) decades.push_back(std::pow(10.0, e));
+    for (double m : {1.0, 2.0, 5.0}) dense.push_back(m * std::pow(10.0, e));
   }
-  std::vector<double> inside;
-  for (double v : out)
-    if (v >= lo * (1 - 1e-12) && v <= hi * (1 + 1e-12)) inside.push_back(v);
-  return inside;
+  if (auto inside = in_range(decades); inside.size() >= 3) return inside;
+  if (auto inside = in_range(dense); inside.size() >= 2) return inside;
+  return in_range(linear_ticks(lo, hi, max_ticks));
 }
 
 std::string axis_title(const PlotAxis& axis) {

@@ -52,6 +52,11 @@ void RunWorker::cancel() {
   if (busy_ && control_) control_->request_cancel();
 }
 
+bool RunWorker::idle() const {
+  std::lock_guard lock(mutex_);
+  return !busy_ && !finished_.has_value();
+}
+
 std::string RunWorker::progress_text() const {
   std::lock_guard lock(mutex_);
   return progress_text_;

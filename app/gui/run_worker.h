@@ -27,6 +27,8 @@ class RunWorker {
  public:
   ~RunWorker();
   bool busy() const { return busy_; }
+  // Neither running nor holding a result the GUI has not collected yet.
+  bool idle() const;
   // Starts `lesson` with `params`; ignored while busy.
   void start(const Lesson& lesson, const ParamValues& params, BackendKind backend);
   void cancel();

@@ -249,12 +249,15 @@ void draw_banner(const AppState& state, float width) {
   if (result && result->backend.emulated) text += (text.empty() ? "" : "  |  ") + std::string("This run was emulated: ") +
                                                   (result->backend.notes.empty() ? "" : result->backend.notes.front());
   if (text.empty()) return;
+  const float s = ui_scale();
   const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float h = ImGui::GetTextLineHeight() + 8 * ui_scale();
-  ImGui::GetWindowDrawList()->AddRectFilled(pos, {pos.x + width, pos.y + h}, warning_color(), 3 * ui_scale());
-  ImGui::SetCursorScreenPos({pos.x + 8 * ui_scale(), pos.y + 4 * ui_scale()});
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 16 * s).y + 8 * s;
+  ImGui::GetWindowDrawList()->AddRectFilled(pos, {pos.x + width, pos.y + h}, warning_color(), 3 * s);
+  ImGui::SetCursorScreenPos({pos.x + 8 * s, pos.y + 4 * s});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 16 * s);
   ImGui::TextUnformatted(text.c_str());
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * ui_scale()});
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
 }
 
 void draw_status_bar(AppState& state, float y, float width, float height) {

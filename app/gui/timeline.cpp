@@ -173,12 +173,14 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   const double raw = (view.view_end - view.view_start) / std::max(2.0, (x1 - x0) / (90.0 * s));
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-  const std::string unit = timelines.front()->time_unit;
+  const std::string& unit = timelines.front()->time_unit;
   for (double t = std::ceil(view.view_start / step) * step; t <= view.view_end; t += step) {
     const float x = x0 + static_cast<float>((t - view.view_start) / (view.view_end - view.view_start) * (x1 - x0));
     draw->AddLine({x, origin.y + header_h}, {x, y}, grid_color());
     const std::string label = fmt::format("{:g}", t);
-    draw->AddText({x - ImGui::CalcTextSize(label.c_str()).x / 2, y + 2 * s}, muted_text_color(), label.c_str());
+    const float half = ImGui::CalcTextSize(label.c_str()).x / 2;
+    if (x + half < x1 - ImGui::CalcTextSize(unit.c_str()).x - 6 * s)  // keep clear of the unit at the end
+      draw->AddText({x - half, y + 2 * s}, muted_text_color(), label.c_str());
   }
   draw->AddText({x1 - ImGui::CalcTextSize(unit.c_str()).x, y + 2 * s}, muted_text_color(), unit.c_str());
   ImGui::PopID();

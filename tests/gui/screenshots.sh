@@ -10,6 +10,10 @@ fail=0
 quick_params() {
   case $1 in
     matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
+    kvcache) echo "--set tokens=32 --set repeats=1 --set seq=1000 --set batch=3" ;;
+    flash) echo "--set n=256 --set sizes=64..256 --set repeats=1" ;;
+    bubble) echo "--set hidden=64 --set microbatch=8 --set repeats=1 --set sweep=1,2,4,8" ;;
+    schedules) echo "--set hidden=64 --set microbatch=8 --set repeats=1" ;;
     allreduce) echo "--set n=4 --set bytes=1MiB --set sizes=1KiB..1MiB --set repeats=1" ;;
     *) echo "" ;;
   esac
@@ -32,6 +36,14 @@ if [[ $mode == shot ]]; then
   # A plot step must show the measured series in the plot area (right of the controls column).
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
   "$check" "$out/matmul-plot.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
+  # The kvcache live step plots the measured time per token (first series colour) in the plot area.
+  env -u DISPLAY "$bin" shot kvcache --step 6 $(quick_params kvcache) --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
+  "$check" "$out/kvcache-live.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,1,0.75 --min-pixels 200 || fail=1
+  # The pipeline timelines: forward blocks (span colour of F0, app/cli/span_colors.cpp) in the view area.
+  env -u DISPLAY "$bin" shot schedules --step 1 $(quick_params schedules) --set p=4 --set m=8 --size 1280x720 -o "$out/schedules-timeline.png" >/dev/null || fail=1
+  "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
+  env -u DISPLAY "$bin" shot bubble --step 3 $(quick_params bubble) --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
+  "$check" "$out/bubble-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   # The ring step-through draws each rank's chunks striped in the ranks' colours (rank 0's is the first series colour).
   env -u DISPLAY "$bin" shot allreduce --step 3 $(quick_params allreduce) --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
   "$check" "$out/allreduce-ring.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,0.8,0.95 --min-pixels 1000 || fail=1

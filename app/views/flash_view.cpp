@@ -1,0 +1,420 @@
+// Views of the flash lesson: the n x n score matrix as a memory bar, why the row max can be subtracted, the online
+// softmax on the course's worked example, the tile grid of the real tiled kernel in either loop order with each tile's
+// per-row m and l, and the measured time, memory and error against n.
+// Steps 3 and 4 draw numbers recorded by the tiled kernel's trace hook (kernels/attention/trace.h), not a re-enactment.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/views/view.h"
+#include "engine/backend.h"
+#include "engine/units.h"
+#include "kernels/attention/online_softmax.h"
+#include "kernels/attention/trace.h"
+#include "lessons/flash/flash_lesson.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+using attention::LoopOrder;
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+constexpr double kBytesPerElement = 4;           // fp32
+constexpr double kBarFullScaleN = 16384;         // the memory bar is full width when S is 16384 x 16384 (1 GiB)
+constexpr double kSecondsPerTile = 0.7;          // tile-grid animation
+constexpr double kSecondsPerExampleStage = 2.0;  // worked example: after tile 1, after tile 2, o = z / l
+
+std::string fixed(double value, int decimals = 8) {
+  if (value == -INFINITY) return "-inf";
+  if (std::isinf(value)) return "inf";
+  if (std::isnan(value)) return "NaN";
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+std::string vec2(const std::vector<double>& v) { return fmt::format("[{}, {}]", fixed(v[0]), fixed(v[1])); }
+
+// A horizontal bar: `fraction` of the full width, labelled on its right.
+void draw_bar(const char* label, double fraction, ImU32 color, const std::string& value) {
+  const float s = ui_scale();
+  const float label_w = 260 * s, full_w = std::max(100.0f, ImGui::GetContentRegionAvail().x - label_w - 180 * s);
+  const float h = ImGui::GetTextLineHeight() + 6 * s;
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(label_w);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(o, {o.x + full_w, o.y + h}, with_alpha(muted_text_color(), 0.15f), 3 * s);
+  const float w = static_cast<float>(std::clamp(fraction, 0.0, 1.0)) * full_w;
+  draw->AddRectFilled(o, {o.x + std::max(w, 2 * s), o.y + h}, color, 3 * s);
+  if (fraction > 1) draw->AddText({o.x + full_w - 30 * s, o.y + 2 * s}, text_color(), ">>");
+  draw->AddText({o.x + full_w + 10 * s, o.y + 2 * s}, text_color(), value.c_str());
+  ImGui::Dummy({full_w + 170 * s, h + 4 * s});
+}
+
+void draw_memory_step(const ViewContext& ctx) {
+  const std::int64_t n = ctx.params.integer("n"), d = ctx.params.integer("d");
+  const auto theory = ctx.lesson.theory(ctx.params);
+  const double s_bytes = double(n) * double(n) * kBytesPerElement;
+  const double qkvo_bytes = 4.0 * double(n) * double(d) * kBytesPerElement;
+  const double flash_bytes = theory["flash_scratch_bytes"].get<double>();
+  const double full = kBarFullScaleN * kBarFullScaleN * kBytesPerElement;
+  ImGui::PushFont(heading_font());
+  ImGui::Text("n = %lld, d = %lld: S has %s scores", static_cast<long long>(n), static_cast<long long>(d),
+              format_count(double(n) * double(n)).c_str());
+  ImGui::PopFont();
+  ImGui::TextDisabled("bars to scale: full width = S at n = 16,384 (1 GiB of fp32); drag n in the parameters");
+  ImGui::Spacing();
+  draw_bar("S = Q K^T / sqrt(d), n x n", s_bytes / full, series_color(1), format_bytes_both(s_bytes));
+  draw_bar("Q, K, V and O, 4 x n x d", qkvo_bytes / full, series_color(0), format_bytes_both(qkvo_bytes));
+  draw_bar("flash: tiles per thread", flash_bytes / full, series_color(2), format_bytes_both(flash_bytes));
+  ImGui::Spacing();
+
+  // The same three against n: S grows with n^2, Q K V O with n, the tiles not at all.
+  PlotSpec spec{"Memory against n (closed forms)", {"n", "", true}, {"bytes", "B", true}, {}, {}};
+  PlotLine naive{"S (naive scratch) n^2 x 4 B", series_color(1), SeriesStyle::Line, false, false, {}};
+  PlotLine operands{"Q, K, V, O  4 n d x 4 B", series_color(0), SeriesStyle::Line, false, false, {}};
+  PlotLine tiles{"flash scratch (tiles)", series_color(2), SeriesStyle::Line, false, false, {}};
+  for (double x = 256; x <= 131072; x *= 2) {
+    naive.points.push_back({x, x * x * kBytesPerElement, 0, 0});
+    operands.points.push_back({x, 4 * x * double(d) * kBytesPerElement, 0, 0});
+    tiles.points.push_back({x, flash_bytes, 0, 0});
+  }
+  for (PlotLine* line : {&naive, &operands, &tiles})
+    for (SeriesPoint& p : line->points) p.y_min = p.y_max = p.y;
+  spec.lines = {naive, operands, tiles};
+  spec.guides.push_back({true, double(n), fmt::format("n = {}", n), highlight_color()});
+  static const double free_bytes = double(describe_cpu().memory_free_bytes);  // read once, not every frame
+  spec.guides.push_back({false, free_bytes, "host memory free", warning_color()});
+  draw_plot("memory_vs_n", spec);
+}
+
+void draw_shift_step(const ViewContext&) {
+  static float shift = 100.0f;
+  const attention::WorkedExample ex;
+  ImGui::TextWrapped(
+      "The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
+      "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
+  ImGui::SetNextItemWidth(260 * ui_scale());
+  ImGui::SliderFloat("c (added to every score)", &shift, 0.0f, 200.0f, "%.0f");
+  std::vector<float> s(ex.scores.size());
+  for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<float>(ex.scores[j]) + shift;
+  const float m = *std::max_element(s.begin(), s.end());
+  float sum_raw = 0, sum_shifted = 0;
+  for (float x : s) sum_raw += std::exp(x), sum_shifted += std::exp(x - m);
+  if (!ImGui::BeginTable("shift", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+  for (const char* h : {"j", "score s_j", "exp(s_j) in fp32", "exp(s_j - max)", "weight"}) ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  ImGui::PushFont(mono_font());
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    ImGui::TableNextRow();
+    const float raw = std::exp(s[j]), shifted = std::exp(s[j] - m);
+    const std::string cells[] = {std::to_string(j + 1), fixed(s[j], 1), fixed(raw, 4), fixed(shifted, 8),
+                                 fixed(shifted / sum_shifted, 5)};
+    for (const auto& cell : cells) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cell.c_str());
+    }
+  }
+  ImGui::PopFont();
+  ImGui::EndTable();
+  const float naive_weight = std::exp(s[1]) / sum_raw;
+  draw_value_table("shift_sums",
+                   {
+                       {"without the max: weight of s_2 = exp(s_2) / sum", fixed(naive_weight, 5)},
+                       {"with the max subtracted: weight of s_2", fixed(std::exp(s[1] - m) / sum_shifted, 5)},
+                   });
+}
+
+void draw_online_softmax_step(const ViewContext& ctx) {
+  const attention::WorkedExample ex;
+  const attention::OnlineSoftmaxRow row = attention::online_softmax_row(ex.scores, ex.values, ex.dv, ex.tile);
+  static const attention::FlashTrace kernel_fa1 = attention::trace_worked_example(LoopOrder::KvOuter);
+  static const attention::FlashTrace kernel_fa2 = attention::trace_worked_example(LoopOrder::QOuter);
+  const int stage = static_cast<int>(ctx.step_time_s / kSecondsPerExampleStage) % 3;  // 0, 1: after tile; 2: o
+  ImGui::TextWrapped(
+      "Scores [1, 3 | 0, 2] in two tiles; values v1 = [1, 0], v2 = [0, 2], v3 = [-1, 1], v4 = [3, 1]. "
+      "Each row is the state after folding that tile in.");
+  // One column per tile, one row per quantity: the column of the tile just folded in is highlighted.
+  const auto& t1 = row.steps[0];
+  const auto& t2 = row.steps[1];
+  struct Line {
+    const char* label;
+    std::string tile1, tile2;
+    bool rescale;  // a factor that is not 1 rescales one side of the merge
+  };
+  const Line lines[] = {
+      {"scores in the tile", "[1, 3]", "[0, 2]", false},
+      {"m_tile  (the tile's max)", fixed(t1.m_tile, 0), fixed(t2.m_tile, 0), false},
+      {"l_tile = sum exp(s - m_tile)", fixed(t1.l_tile), fixed(t2.l_tile), false},
+      {"z_tile = sum exp(s - m_tile) v", vec2(t1.z_tile), vec2(t2.z_tile), false},
+      {"alpha = exp(m_old - m_new)", fixed(t1.alpha) + "  (nothing yet)", fixed(t2.alpha), false},
+      {"beta = exp(m_tile - m_new)", fixed(t1.beta), fixed(t2.beta), true},
+      {"m  (running max)", fixed(t1.m, 0), fixed(t2.m, 0), false},
+      {"l = alpha l + beta l_tile", fixed(t1.l), fixed(t2.l), false},
+      {"z = alpha z + beta z_tile", vec2(t1.z), vec2(t2.z), false},
+  };
+  if (ImGui::BeginTable("online", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* h : {"", "after tile 1", "after tile 2"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const Line& line : lines) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(line.label);
+      ImGui::PushFont(mono_font());
+      for (int t = 0; t < 2; ++t) {
+        ImGui::TableNextColumn();
+        if (t == stage) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, with_alpha(highlight_color(), 0.22f));
+        const std::string& cell = t == 0 ? line.tile1 : line.tile2;
+        const bool warn = line.rescale && t == 1;
+        if (warn) ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
+        ImGui::TextUnformatted(cell.c_str());
+        if (warn) ImGui::PopStyleColor();
+      }
+      ImGui::PopFont();
+    }
+    ImGui::EndTable();
+  }
+  const std::vector<double> w = attention::softmax_weights(ex.scores);
+  const std::vector<double> plain = attention::weighted_sum(w, ex.values, ex.dv);
+  Rows rows = {
+      {"o = z / l (divided once, at the end)", vec2(row.o)},
+      {fmt::format("plain softmax: weights [{:.5f}, {:.5f}, {:.5f}, {:.5f}]", w[0], w[1], w[2], w[3]), vec2(plain)},
+      {"tiled kernel, Algorithm 1 order (O kept divided by l)", vec2(kernel_fa1.output)},
+      {"tiled kernel, FlashAttention-2 order (z, divided at the end)", vec2(kernel_fa2.output)},
+  };
+  if (stage == 2) rows.front().first += "   <-";
+  draw_value_table("online_result", rows);
+}
+
+// View-local choices for the tile grid: a small problem so every tile and number fits on screen.
+struct TileControls {
+  int n = 20, d = 4, br = 4, bc = 6;
+  bool causal = false;
+  int order = 0;  // 0 = Algorithm 1 (fa1), 1 = FlashAttention-2 (fa2)
+  bool playing = true;
+  int tile = 0;
+  bool initialised = false;
+};
+
+const attention::FlashTrace& cached_trace(const TileControls& c) {
+  static attention::TraceRequest last{};
+  static attention::FlashTrace trace;
+  static bool have = false;
+  const attention::TraceRequest request{c.n,
+                                        c.d,
+                                        c.causal,
+                                        {c.br, c.bc},  // sliders keep br, bc <= 8 <= n
+                                        c.order == 0 ? LoopOrder::KvOuter : LoopOrder::QOuter,
+                                        7};
+  if (!have || request.n != last.n || request.d != last.d || request.causal != last.causal ||
+      request.tiling.br != last.tiling.br || request.tiling.bc != last.tiling.bc || request.order != last.order) {
+    trace = attention::trace_flash(request);
+    last = request;
+    have = true;
+  }
+  return trace;
+}
+
+void draw_tile_grid(const attention::FlashTrace& trace, std::size_t current) {
+  const std::int64_t tr = attention::row_blocks(trace.problem.n, trace.tiling);
+  const std::int64_t tc = attention::col_blocks(trace.problem.n, trace.tiling);
+  std::vector<int> visit(static_cast<std::size_t>(tr * tc), -1);  // visit order of each tile, -1 = skipped (mask)
+  for (std::size_t t = 0; t < trace.tiles.size(); ++t) visit[trace.tiles[t].i * tc + trace.tiles[t].j] = int(t);
+  const float s = ui_scale();
+  const float cell = std::clamp(std::min(180 * s / float(tc), 150 * s / float(tr)), 12 * s, 28 * s);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float left = 30 * s, top = ImGui::GetTextLineHeight() + 6 * s;
+  draw->AddText({o.x + left, o.y}, muted_text_color(), "K/V blocks j ->");
+  for (std::int64_t i = 0; i < tr; ++i) {
+    draw->AddText({o.x, o.y + top + i * cell + cell * 0.3f}, muted_text_color(), std::to_string(i).c_str());
+    for (std::int64_t j = 0; j < tc; ++j) {
+      const int v = visit[i * tc + j];
+      const ImVec2 a{o.x + left + j * cell, o.y + top + i * cell}, b{a.x + cell - 2 * s, a.y + cell - 2 * s};
+      ImU32 color = with_alpha(muted_text_color(), 0.15f);
+      if (v >= 0 && std::size_t(v) < current) color = with_alpha(series_color(0), 0.55f);
+      if (v >= 0 && std::size_t(v) == current) color = highlight_color();
+      draw->AddRectFilled(a, b, color, 2 * s);
+      if (v < 0) draw->AddLine(a, b, muted_text_color(), 1 * s);  // skipped: wholly above the causal diagonal
+    }
+  }
+  ImGui::Dummy({left + tc * cell, top + tr * cell + 4 * s});
+  ImGui::TextDisabled("rows: Q blocks i");
+  if (trace.problem.causal) ImGui::TextDisabled("crossed: masked, skipped");
+}
+
+// The traced tile's rows: m and l before, from the tile and after, with both rescale factors and the output row.
+void draw_tile_rows(const attention::TileRecord& rec) {
+  ImGui::TextDisabled("alpha = exp(m_old - m_new) rescales what the row had; beta = exp(m_tile - m_new) the tile");
+  const char* headers[] = {"row", "m_old", "m_tile", "m_new", "alpha", "l_old", "l_tile", "l_new", "beta", "O_i row"};
+  if (!ImGui::BeginTable("tile_rows", 10, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+  for (const char* h : headers) ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  ImGui::PushFont(mono_font());
+  for (std::int64_t r = 0; r < rec.rows; ++r) {
+    const attention::TileRowState& st = rec.row_states[r];
+    std::string out;
+    for (std::int64_t e = 0; e < std::min<std::int64_t>(2, rec.d); ++e)
+      out += (e ? " " : "") + fmt::format("{:+.3f}", rec.output[r * rec.d + e]);
+    if (rec.d > 2) out += " ..";
+    const std::string cells[] = {std::to_string(rec.row_begin + r),
+                                 fixed(st.m_old, 3),
+                                 fixed(st.m_tile, 3),
+                                 fixed(st.m_new, 3),
+                                 fixed(st.alpha, 3),
+                                 fixed(st.l_old, 3),
+                                 fixed(st.l_tile, 3),
+                                 fixed(st.l_new, 3),
+                                 fixed(st.beta, 3),
+                                 out};
+    ImGui::TableNextRow();
+    for (int col = 0; col < 10; ++col) {
+      ImGui::TableNextColumn();
+      // A factor below 1 is a rescale: the running max moved (alpha) or the tile's max is below it (beta).
+      const bool rescale = (col == 4 && st.m_old != -INFINITY && st.alpha != 1) || (col == 8 && st.beta != 1);
+      if (rescale) ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
+      ImGui::TextUnformatted(cells[col].c_str());
+      if (rescale) ImGui::PopStyleColor();
+    }
+  }
+  ImGui::PopFont();
+  ImGui::EndTable();
+}
+
+void draw_tiles_step(const ViewContext& ctx) {
+  static TileControls c;
+  if (!c.initialised) {  // the order first: Algorithm 1; the switch shows FlashAttention-2's
+    c.causal = ctx.params.text("causal") == "1";
+    c.initialised = true;
+  }
+  const float s = ui_scale();
+  ImGui::RadioButton("Algorithm 1 (K/V outer)", &c.order, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("FlashAttention-2 (Q outer)", &c.order, 1);
+  ImGui::SameLine();
+  ImGui::Checkbox("causal", &c.causal);
+  ImGui::SameLine();
+  ImGui::Checkbox("play", &c.playing);
+  for (auto [label, value, lo, hi] : {std::tuple{"n", &c.n, 8, 32}, std::tuple{"d", &c.d, 2, 8},
+                                      std::tuple{"Br", &c.br, 1, 8}, std::tuple{"Bc", &c.bc, 1, 8}}) {
+    ImGui::SetNextItemWidth(90 * s);
+    ImGui::SliderInt(label, value, lo, hi);
+    ImGui::SameLine();
+  }
+  const attention::FlashTrace& trace = cached_trace(c);
+  const std::size_t count = trace.tiles.size();
+  if (c.playing) c.tile = static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count);
+  ImGui::SetNextItemWidth(160 * s);
+  if (ImGui::SliderInt("tile", &c.tile, 0, int(count) - 1)) c.playing = false;
+  const std::size_t current = std::min<std::size_t>(std::size_t(std::max(c.tile, 0)), count - 1);
+  const attention::TileRecord& rec = trace.tiles[current];
+
+  ImGui::BeginGroup();
+  draw_tile_grid(trace, current);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, 24 * s);
+  ImGui::BeginGroup();
+  ImGui::PushFont(heading_font());
+  ImGui::Text("tile (%lld, %lld): %zu of %zu", static_cast<long long>(rec.i), static_cast<long long>(rec.j),
+              current + 1, count);
+  ImGui::PopFont();
+  ImGui::Text("queries %lld..%lld, keys %lld..%lld", static_cast<long long>(rec.row_begin),
+              static_cast<long long>(rec.row_begin + rec.rows - 1), static_cast<long long>(rec.col_begin),
+              static_cast<long long>(rec.col_begin + rec.cols - 1));
+  ImGui::TextDisabled("%s",
+                      rec.output_normalised ? "O_i stored divided by l (line 12)" : "O_i holds z until its last tile");
+  // Bytes to and from main memory: the traced kernel's own counters so far, and the closed forms at the lesson's
+  // parameters for both orders and for standard attention.
+  const auto& p = trace.problem;
+  const auto total = attention::flash_traffic(p.n, p.d, trace.tiling, p.causal, trace.order);
+  const auto theory = ctx.lesson.theory(ctx.params);
+  draw_value_table(
+      "tile_bytes",
+      {
+          {"trace: bytes moved so far", format_count(rec.traffic_so_far.total_elements() * kBytesPerElement)},
+          {"  whole run tiled / standard",
+           fmt::format("{} / {}", format_count(total.total_elements() * kBytesPerElement),
+                       format_count(attention::naive_traffic(p.n, p.d).total_elements() * kBytesPerElement))},
+          {fmt::format("n = {}, d = {}: standard", ctx.params.text("n"), ctx.params.text("d")),
+           format_bytes_both(theory["hbm_bytes_naive"].get<double>())},
+          {fmt::format("  tiled {} x {}, Algorithm 1", theory["br"].dump(), theory["bc"].dump()),
+           format_bytes_both(theory["hbm_bytes_flash_fa1"].get<double>())},
+          {"  tiled, FlashAttention-2", format_bytes_both(theory["hbm_bytes_flash_fa2"].get<double>())},
+      });
+  ImGui::EndGroup();
+  draw_tile_rows(rec);
+}
+
+// Plots the result's series whose y label is `y_label`.
+void plot_series(const char* id, const RunResult& r, const char* title, const char* y_label, const char* y_unit,
+                 bool log_y, ImVec2 size) {
+  PlotSpec spec{title, {"n", "", true}, {y_label, y_unit, log_y}, {}, {}};
+  for (const Series& series : r.series) {
+    if (series.y_label != y_label) continue;
+    // One colour per kernel: its measurement as markers, its closed form as a dashed line.
+    const bool flash = series.name.rfind("flash", 0) == 0;
+    PlotLine line = line_from_series(series, series_color(flash ? 2 : 1));
+    line.dashed = series.role == "theory";
+    spec.lines.push_back(std::move(line));
+  }
+  spec.size = size;
+  draw_plot(id, spec);
+}
+
+void draw_measured_step(const ViewContext& ctx) {
+  if (!ctx.result) return draw_needs_run("time, peak memory and error of both kernels against n");
+  const RunResult& r = *ctx.result;
+  if (r.series.empty())
+    return draw_needs_run("the sweep (this run only traced the worked example: set example = none)");
+  const float s = ui_scale();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float half = (avail.x - 24 * s) / 2, plot_h = std::max(160 * s, (avail.y - 12 * s) / 2);
+  plot_series("time", r, "Time", "time", "ms", true, {half, plot_h});
+  ImGui::SameLine(0, 12 * s);
+  plot_series("memory", r, "Peak scratch (memory ledger)", "peak scratch", "B", true, {half, plot_h});
+  plot_series("error", r, "Error vs double reference", "max |o - o_ref|", "", true, {half, plot_h});
+  ImGui::SameLine(0, 12 * s);
+  ImGui::BeginGroup();
+  const auto& m = r.measured;
+  Rows rows;
+  if (m.contains("naive_ms") && m.contains("flash_ms")) {
+    rows.push_back({fmt::format("n={} d={}: naive/flash", r.params.at("n"), r.params.at("d")),
+                    fmt::format("{:.3g} / {:.3g} ms", m["naive_ms"].get<double>(), m["flash_ms"].get<double>())});
+    rows.push_back(
+        {"time flash/naive (<= 1.1)", fmt::format("{:.3f}", m["time_ratio_flash_over_naive"].get<double>())});
+    rows.push_back(
+        {"scratch naive/flash", fmt::format("{}/{}", format_bytes_binary(m["naive_peak_bytes"].get<double>()),
+                                            format_bytes_binary(m["flash_peak_bytes"].get<double>()))});
+    if (m.contains("scratch_ratio_naive_over_flash"))
+      rows.push_back({"  ratio (>= 100)", fmt::format("{:.0f}x", m["scratch_ratio_naive_over_flash"].get<double>())});
+    rows.push_back({"error naive/flash", fmt::format("{:.1e}/{:.1e}", m["max_abs_err_naive"].get<double>(),
+                                                     m["max_abs_err_flash"].get<double>())});
+    rows.push_back({"  flash <= 2 naive + 2^-24", m["accuracy_rule_met"].get<int>() ? "yes" : "NO"});
+  }
+  draw_value_table("measured_bar", rows);
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+void draw_flash_view(ViewContext& ctx) {
+  switch (ctx.step) {
+    case 0:
+      return draw_memory_step(ctx);
+    case 1:
+      return draw_shift_step(ctx);
+    case 2:
+      return draw_online_softmax_step(ctx);
+    case 3:
+      return draw_tiles_step(ctx);
+    default:
+      return draw_measured_step(ctx);
+  }
+}
+
+}  // namespace dlsys::gui

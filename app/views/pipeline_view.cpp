@@ -1,0 +1,537 @@
+// Views of the `bubble` and `schedules` lessons: the model cut into stages, simulated timelines of the schedules
+// (one lane per device, hover tells the op, what it needed and why it waited), the measured timeline stacked on or
+// overlaid with its theory, activations in flight under the timeline, the bubble formula against m, and the
+// comparison table. Simulations are cached: the views redraw every frame, the schedule only when parameters change.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/gui/timeline.h"
+#include "app/views/view.h"
+#include "engine/errors.h"
+#include "engine/units.h"
+#include "kernels/pipeline/bubble_theory.h"
+#include "lessons/pipeline_common/pipeline_lesson.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+using namespace pipeline;
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+// A schedule simulated for the view from the parameter panel, with some parameters overridden by the step.
+struct TheoryPanel {
+  std::string error;  // why it cannot be drawn (the same message `run` would give), empty when fine
+  pipeline_lesson::Setup setup;
+  std::unique_ptr<pipeline_lesson::Simulated> sim;
+  Timeline timeline;
+};
+
+const TheoryPanel& theory_panel(const ViewContext& ctx, const Overrides& overrides) {
+  static std::map<std::string, std::unique_ptr<TheoryPanel>> cache;
+  std::string key = ctx.lesson.id();
+  for (const auto& [k, v] : ctx.params.all()) key += ";" + k + "=" + v.text;
+  for (const auto& [k, v] : overrides) key += "|" + k + "=" + v;
+  if (auto it = cache.find(key); it != cache.end()) return *it->second;
+  if (cache.size() > 32) cache.clear();
+  auto panel = std::make_unique<TheoryPanel>();
+  try {
+    ParamValues params = ctx.params;
+    const auto specs = ctx.lesson.params();
+    for (const auto& [k, v] : overrides) params.set(specs, k, v);
+    panel->setup = pipeline_lesson::read_setup(params);
+    panel->sim = std::make_unique<pipeline_lesson::Simulated>(pipeline_lesson::simulate_setup(panel->setup));
+    panel->timeline = pipeline_lesson::to_timeline(
+        panel->sim->schedule, panel->sim->timing, panel->sim->costs,
+        fmt::format("{}: p = {}, m = {}{} (theory)", schedule_title(panel->setup.shape.kind),
+                    panel->setup.shape.devices, panel->setup.shape.micro_batches,
+                    panel->setup.shape.kind == ScheduleKind::Interleaved
+                        ? fmt::format(", v = {}", panel->setup.shape.chunks)
+                        : ""),
+        "theory", "simulated", "units");
+  } catch (const BadInput& e) {
+    panel->error = e.what();
+  }
+  return *cache.emplace(key, std::move(panel)).first->second;
+}
+
+// The schedule a run result was made with (for hover explanations of its measured timeline).
+const Schedule* schedule_of_result(const ViewContext& ctx) {
+  static std::map<std::string, std::unique_ptr<Schedule>> cache;
+  if (!ctx.result) return nullptr;
+  std::string key;
+  for (const auto& [k, v] : ctx.result->params) key += ";" + k + "=" + v;
+  if (auto it = cache.find(key); it != cache.end()) return it->second.get();
+  if (cache.size() > 8) cache.clear();
+  std::unique_ptr<Schedule> schedule;
+  try {
+    std::vector<std::string> sets;
+    for (const auto& [k, v] : ctx.result->params) sets.push_back(k + "=" + v);
+    const auto setup = pipeline_lesson::read_setup(ParamValues::parse(ctx.lesson.params(), sets));
+    schedule = std::make_unique<Schedule>(make_schedule(setup.shape));
+  } catch (const BadInput&) {
+  }
+  return cache.emplace(key, std::move(schedule)).first->second.get();
+}
+
+void draw_error(const std::string& message) {
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s", message.c_str());
+  ImGui::PopTextWrapPos();
+}
+
+struct Lane {
+  const Timeline* timeline;
+  const Schedule* schedule;
+  double p2p;
+};
+
+// One timeline widget over `lanes` (same time unit), stacked or overlaid, with the hover explanation as a tooltip.
+void draw_timeline_widget(const char* id, const std::vector<Lane>& lanes, bool overlay, float height) {
+  static std::map<std::string, TimelineViewState> views;
+  std::vector<const Timeline*> timelines;
+  for (const Lane& l : lanes) timelines.push_back(l.timeline);
+  const TimelineHover hover = draw_timelines(id, timelines, overlay, views[id], {0, height});
+  if (hover.timeline < 0 || hover.span < 0) return;
+  const Lane& lane = lanes[hover.timeline];
+  if (lane.schedule == nullptr) return;
+  const auto lines = pipeline_lesson::describe_span(*lane.schedule, *lane.timeline, hover.span, lane.p2p);
+  ImGui::BeginTooltip();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i == 0) ImGui::PushFont(heading_font());
+    ImGui::TextUnformatted(lines[i].c_str());
+    if (i == 0) ImGui::PopFont();
+  }
+  ImGui::EndTooltip();
+}
+
+// Activations in flight per device as plot lines: steps, thinned to at most `buckets` per line (each keeps the
+// largest count it covers, so peaks survive) and cached, since a p = 16, m = 256 schedule has 8k changes.
+const std::vector<PlotLine>& in_flight_lines(const Timeline& timeline) {
+  static std::map<std::string, std::vector<PlotLine>> cache;
+  const std::string key = fmt::format("{}|{}|{}|{}", static_cast<const void*>(&timeline), timeline.name,
+                                      timeline.spans.size(), timeline.spans.empty() ? 0.0 : timeline.spans.back().end);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 16) cache.clear();
+  constexpr int kBuckets = 400;
+  double end = 0;
+  for (const auto& span : timeline.spans) end = std::max(end, span.end);
+  std::vector<PlotLine> lines;
+  // Past six devices the staircases hide each other: draw the first, the middle and the last device.
+  const int lanes = static_cast<int>(timeline.lanes.size());
+  std::vector<int> shown;
+  for (int lane = 0; lane < lanes; ++lane)
+    if (lanes <= 6 || lane == 0 || lane == lanes / 2 || lane == lanes - 1) shown.push_back(lane);
+  for (int lane : shown) {
+    const InFlight f = pipeline_lesson::in_flight_from_timeline(timeline, lane);
+    PlotLine line{fmt::format("{}: peak {}", timeline.lanes[lane], f.peak),
+                  series_color(static_cast<int>(lines.size()) % 8)};
+    auto step_to = [&](double t, double count) {
+      if (!line.points.empty()) {
+        const double prev = line.points.back().y;
+        line.points.push_back({t, prev, prev, prev});
+      }
+      line.points.push_back({t, count, count, count});
+    };
+    if (f.steps.size() <= 2 * kBuckets || end <= 0) {
+      for (const auto& [t, count] : f.steps) step_to(t, count);
+    } else {
+      std::vector<int> peak(kBuckets, 0);
+      int current = 0;
+      std::size_t i = 0;
+      for (int b = 0; b < kBuckets; ++b) {
+        const double bucket_end = end * (b + 1) / kBuckets;
+        peak[b] = current;
+        for (; i < f.steps.size() && f.steps[i].first < bucket_end; ++i) {
+          current = f.steps[i].second;
+          peak[b] = std::max(peak[b], current);
+        }
+        step_to(end * b / kBuckets, peak[b]);
+      }
+    }
+    lines.push_back(std::move(line));
+  }
+  return cache.emplace(key, std::move(lines)).first->second;
+}
+
+// Every device's peak in flight, in one line of text (the plot shows at most six devices).
+const std::string& peaks_text(const Timeline& timeline) {
+  static std::map<std::string, std::string> cache;
+  const std::string key =
+      fmt::format("{}|{}|{}", static_cast<const void*>(&timeline), timeline.name, timeline.spans.size());
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 16) cache.clear();
+  std::string text = "peak in flight per device:";
+  for (int lane = 0; lane < static_cast<int>(timeline.lanes.size()); ++lane)
+    text += fmt::format(" {}", pipeline_lesson::in_flight_from_timeline(timeline, lane).peak);
+  return cache.emplace(key, std::move(text)).first->second;
+}
+
+// Activations in flight per device over time, with each device's peak in the legend.
+void draw_in_flight(const char* id, const Timeline& timeline, float height) {
+  if (timeline.lanes.size() > 6) {
+    ImGui::TextDisabled("%s", peaks_text(timeline).c_str());
+    height -= ImGui::GetTextLineHeightWithSpacing();
+  }
+  PlotSpec spec{
+      "Activations in flight (micro-batch chunks stashed)", {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
+  spec.y.min = 0;
+  spec.lines = in_flight_lines(timeline);
+  spec.size = {0, height};
+  draw_plot(id, spec);
+}
+
+// Per device: forwards before the first backward (warm-up), the alternating middle, backwards after the last forward.
+std::vector<std::vector<std::string>> phase_rows(const Schedule& s) {
+  std::vector<std::vector<std::string>> rows;
+  for (int d = 0; d < s.devices(); ++d) {
+    const auto& ops = s.device_ops[d];
+    int warmup = 0, cooldown = 0;
+    while (warmup < static_cast<int>(ops.size()) && ops[warmup].kind == OpKind::F) ++warmup;
+    for (int i = static_cast<int>(ops.size()) - 1; i >= 0 && ops[i].kind != OpKind::F; --i) ++cooldown;
+    rows.push_back({fmt::format("device {}", d), std::to_string(warmup), std::to_string(ops.size() - warmup - cooldown),
+                    std::to_string(cooldown)});
+  }
+  return rows;
+}
+
+// The theory timeline of a panel, with its in-flight plot under it when `with_in_flight`.
+void draw_theory(const char* id, const TheoryPanel& panel, float height, bool with_in_flight) {
+  if (!panel.error.empty()) return draw_error(panel.error);
+  const float timeline_h = with_in_flight ? height * 0.5f : height;
+  draw_timeline_widget(id, {{&panel.timeline, &panel.sim->schedule, panel.sim->costs.p2p}}, false, timeline_h);
+  if (with_in_flight) draw_in_flight((std::string(id) + "_inflight").c_str(), panel.timeline, height - timeline_h - 4);
+}
+
+// Two theory panels stacked in one widget (same cost units, same time axis), e.g. 1F1B above ZB-H1.
+void draw_two_theories(const char* id, const TheoryPanel& a, const TheoryPanel& b, float height) {
+  if (!a.error.empty()) return draw_error(a.error);
+  if (!b.error.empty()) return draw_error(b.error);
+  draw_timeline_widget(
+      id, {{&a.timeline, &a.sim->schedule, a.sim->costs.p2p}, {&b.timeline, &b.sim->schedule, b.sim->costs.p2p}}, false,
+      height);
+}
+
+// The measured timeline with its partner in the same unit (the measured op times replayed, or the schedule at the
+// median measured costs), stacked or overlaid as the user chooses.
+void draw_measured(const ViewContext& ctx, float height) {
+  static bool overlay = true;
+  const RunResult& r = *ctx.result;
+  if (r.timelines.size() < 3) return draw_needs_run("the pipeline for real");
+  ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", r.measured.value("mode", std::string()).c_str());
+  const Schedule* s = schedule_of_result(ctx);
+  draw_timeline_widget("measured", {{&r.timelines[1], s, 0.0}, {&r.timelines[2], s, 0.0}}, overlay, height);
+}
+
+std::string fraction_text(double value) { return fmt::format("{:.4f} ({:.1f} %)", value, 100 * value); }
+
+// ---------------------------------------------------------------- bubble
+
+void draw_stages_diagram(int p) {
+  const float s = ui_scale();
+  const int shown = std::min(p, 8);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = 36 * s, box_w = std::min(170 * s, (avail.x - gap * (shown - 1)) / shown), box_h = 64 * s;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  for (int d = 0; d < shown; ++d) {
+    const ImVec2 a{o.x + d * (box_w + gap), o.y + 18 * s}, b{a.x + box_w, a.y + box_h};
+    draw->AddRectFilled(a, b, with_alpha(series_color(d % 8), 0.35f), 6 * s);
+    draw->AddRect(a, b, series_color(d % 8), 6 * s, 0, 2 * s);
+    const std::string label = fmt::format("device {}\nstage {}", d, d);
+    draw->AddText({a.x + 8 * s, a.y + 8 * s}, text_color(), label.c_str());
+    if (d + 1 < shown) {
+      const float y_f = a.y + box_h * 0.35f, y_b = a.y + box_h * 0.7f, x0 = b.x + 4 * s, x1 = b.x + gap - 4 * s;
+      draw->AddLine({x0, y_f}, {x1, y_f}, series_color(0), 2 * s);
+      draw->AddTriangleFilled({x1, y_f}, {x1 - 6 * s, y_f - 4 * s}, {x1 - 6 * s, y_f + 4 * s}, series_color(0));
+      draw->AddLine({x0, y_b}, {x1, y_b}, series_color(1), 2 * s);
+      draw->AddTriangleFilled({x0, y_b}, {x0 + 6 * s, y_b - 4 * s}, {x0 + 6 * s, y_b + 4 * s}, series_color(1));
+    }
+  }
+  draw->AddText(
+      o, muted_text_color(),
+      p > shown
+          ? fmt::format("first {} of {} devices: activations go right (F), gradients come back left (B)", shown, p)
+                .c_str()
+          : "activations go right (F), gradients come back left (B)");
+  ImGui::Dummy({avail.x, box_h + 28 * s});
+}
+
+void draw_bubble_formula_plot(int p, int m, float height) {
+  static bool misprint = false;
+  ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &misprint);
+  PlotSpec spec{
+      "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
+  auto curve = [&](int devices, ImU32 color, bool dashed) {
+    PlotLine line{fmt::format("(p-1)/(m+p-1), p = {}", devices), color};
+    line.dashed = dashed;
+    for (int mm = 1; mm <= 64; ++mm) {
+      const double y = theory::fill_drain_idle_fraction(devices, mm);
+      line.points.push_back({double(mm), y, y, y});
+    }
+    return line;
+  };
+  spec.lines.push_back(curve(p, theory_color(), false));
+  int color = 1;
+  for (int other : {2, 4, 8})
+    if (other != p) spec.lines.push_back(curve(other, with_alpha(series_color(color++), 0.7f), true));
+  if (misprint) {
+    PlotLine line{"course misprint (1-m)/(m+n-1)", warning_color()};
+    for (int mm = 1; mm <= 64; ++mm) {
+      const double y = theory::course_misprint(p, mm);
+      line.points.push_back({double(mm), y, y, y});
+    }
+    spec.lines.push_back(std::move(line));
+  }
+  spec.guides.push_back({true, double(m), fmt::format("m = {}", m), highlight_color()});
+  spec.size = {0, height};
+  draw_plot("formula", spec);
+}
+
+void draw_bubble_sweep_plot(const RunResult& r, float height) {
+  static bool misprint = false;
+  ImGui::Checkbox("show the course's misprint", &misprint);
+  PlotSpec spec{
+      "Bubble against m: measured and formula", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
+  int color = 0;
+  for (const Series& series : r.series) {
+    const bool is_misprint = series.name.find("misprint") != std::string::npos;
+    if (is_misprint && !misprint) continue;
+    PlotLine line =
+        line_from_series(series, is_misprint               ? warning_color()
+                                 : series.role == "theory" ? (color++ == 0 ? theory_color() : series_color(2))
+                                                           : series_color(0));
+    line.dashed = series.role == "theory" && !is_misprint;
+    spec.lines.push_back(std::move(line));
+  }
+  spec.size = {0, height};
+  draw_plot("sweep", spec);
+}
+
+}  // namespace
+
+void draw_bubble_view(ViewContext& ctx) {
+  const int p = static_cast<int>(ctx.params.integer("p")), m = static_cast<int>(ctx.params.integer("m"));
+  switch (ctx.step) {
+    case 0: {
+      draw_stages_diagram(p);
+      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+      draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
+      return;
+    }
+    case 1: {
+      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+      if (!one.error.empty()) return draw_error(one.error);
+      draw_value_table("one", {{"devices p", std::to_string(p)},
+                               {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
+                               {"(p - 1)/p", fraction_text(theory::fill_drain_idle_fraction(p, 1))}});
+      draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);
+      return;
+    }
+    case 2: {
+      const TheoryPanel& many = theory_panel(ctx, {});
+      if (!many.error.empty()) return draw_error(many.error);
+      draw_value_table("many", {{"idle share, simulated", fraction_text(many.sim->timing.bubble_fraction())},
+                                {"(p - 1)/(m + p - 1)", fraction_text(theory::fill_drain_idle_fraction(p, m))},
+                                {"bubble ratio (p - 1)/m", fraction_text(theory::bubble_ratio(p, m))}});
+      draw_theory("many_mb", many, ImGui::GetContentRegionAvail().y, true);
+      return;
+    }
+    case 3: {
+      draw_value_table(
+          "course",
+          {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
+           {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
+           {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
+           {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
+           {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m),
+            format_number(theory::course_misprint(p, m), 4)}});
+      draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+    default: {
+      if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
+      const auto& mr = ctx.result->measured;
+      draw_value_table("measured",
+                       {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
+                        {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
+                        {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
+      const float h = ImGui::GetContentRegionAvail().y;
+      draw_measured(ctx, h * 0.45f);
+      draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+  }
+}
+
+namespace {
+
+// Steps 1-4 of `schedules`: the chosen schedule's theory with in-flight activations, and the measured run under it.
+void draw_chosen_schedule(ViewContext& ctx, bool phases) {
+  const TheoryPanel& panel = theory_panel(ctx, {});
+  if (!panel.error.empty()) return draw_error(panel.error);
+  if (phases) {
+    const auto rows = phase_rows(panel.sim->schedule);
+    if (rows.size() <= 6) {
+      draw_columns_table("phases", {"", "warm-up ops", "middle ops", "cool-down ops"}, rows);
+    } else {
+      std::string warmup, cooldown;
+      for (const auto& row : rows) {
+        warmup += (warmup.empty() ? "" : ", ") + row[1];
+        cooldown += (cooldown.empty() ? "" : ", ") + row[3];
+      }
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextWrapped(
+          "Forwards before the first backward, device 0 to %zu: %s. Backwards after the last forward: %s.",
+          rows.size() - 1, warmup.c_str(), cooldown.c_str());
+      ImGui::PopTextWrapPos();
+    }
+  }
+  const float h = ImGui::GetContentRegionAvail().y;
+  const bool measured = ctx.result && ctx.result->timelines.size() >= 3 && ctx.result->params.count("schedule") &&
+                        ctx.result->params.at("schedule") == ctx.params.text("schedule");
+  // Theory, its activations in flight, then the measured run: the plot needs some 150 px to be read.
+  draw_theory("chosen", panel, measured ? std::max(h * 0.58f, 260 * ui_scale()) : h, true);
+  if (measured) draw_measured(ctx, ImGui::GetContentRegionAvail().y);
+}
+
+void draw_comparison(const ViewContext& ctx) {
+  const TheoryPanel& panel = theory_panel(ctx, {});
+  if (!panel.error.empty()) return draw_error(panel.error);
+  // theory() simulates all six schedules: once per parameter change, not once per frame.
+  static std::string cached_key;
+  static nlohmann::ordered_json theory_json;
+  std::string key = ctx.lesson.id();
+  for (const auto& [k, v] : ctx.params.all()) key += ";" + k + "=" + v.text;
+  if (key != cached_key) {
+    try {
+      theory_json = ctx.lesson.theory(ctx.params);
+    } catch (const BadInput& e) {
+      return draw_error(e.what());
+    }
+    cached_key = key;
+  }
+  std::vector<std::vector<std::string>> rows, formulas;
+  for (const auto& e : theory_json["comparison"]) {
+    const std::string title = e["title"].get<std::string>();
+    if (!e["available"].get<bool>()) {
+      rows.push_back({title, "-", "-", "-", "-", "-", "-", "-"});
+      formulas.push_back({title, "not available: " + e["why"].get<std::string>()});
+      continue;
+    }
+    rows.push_back(
+        {title, std::to_string(e["devices"].get<int>()), fmt::format("{}x", e["param_copies"].get<int>()),
+         format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
+         format_number(e["bubble_fraction_simulated"].get<double>(), 4), std::to_string(e["peak_inflight"].get<int>()),
+         format_number(e["peak_activation_stage_units"].get<double>(), 3)});
+    formulas.push_back({title, e["formula"].get<std::string>()});
+  }
+  // Wrapped notes, unwrapped table cells.
+  auto note = [](const std::string& text, bool muted) {
+    ImGui::PushTextWrapPos(0);
+    if (muted)
+      ImGui::TextDisabled("%s", text.c_str());
+    else
+      ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+  };
+  note(fmt::format("For p = {}, m = {} and the costs in the panel (per chunk; B means the {}).",
+                   panel.setup.shape.devices, panel.setup.shape.micro_batches,
+                   panel.setup.notation == "full" ? "full backward, as in DeepSeek-V3"
+                                                  : "input gradient alone, as in the zero-bubble paper"),
+       false);
+  draw_columns_table("comparison",
+                     {"schedule", "devices", "params", "bubble", "simulated", "idle share", "peak act.", "in 1/p"},
+                     rows);
+  note(
+      "Bubble: the closed form per device, in cost units; simulated: the worst device's idle time. Idle share: idle / "
+      "(p x makespan). Peak act.: (micro-batch, chunk) pairs stashed on the fullest device; in 1/p: the same in "
+      "micro-batches through 1/p of the model.",
+      true);
+  ImGui::Spacing();
+  draw_columns_table("formulas", {"schedule", "closed form for the bubble"}, formulas);
+  note(
+      "Sources: GPipe; Megatron-LM (Narayanan et al. 2021); zero bubble (Qi et al. 2024); [EXT] DeepSeek-V3 Table 2, "
+      "exact in the simulator when F = B = W (B the input gradient).",
+      true);
+}
+
+}  // namespace
+
+void draw_schedules_view(ViewContext& ctx) {
+  const float h = ImGui::GetContentRegionAvail().y;
+  switch (ctx.step) {
+    case 0:
+    case 1:
+    case 2:
+      return draw_chosen_schedule(ctx, true);
+    case 3: {
+      const TheoryPanel& gpipe = theory_panel(ctx, {{"schedule", "gpipe"}});
+      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
+      if (!gpipe.error.empty() || !one.error.empty()) return draw_error(gpipe.error + one.error);
+      draw_in_flight("gpipe_inflight", gpipe.timeline, h * 0.48f);
+      draw_in_flight("1f1b_inflight", one.timeline, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+    case 4: {
+      // The same model both ways: an interleaved chunk is 1/v of a stage, so its ops cost 1/v as much.
+      const TheoryPanel& base = theory_panel(ctx, {{"schedule", "1f1b"}});
+      if (!base.error.empty()) return draw_error(base.error);
+      const int p = base.setup.shape.devices, v = base.setup.chunks;
+      const int m = (base.setup.shape.micro_batches + p - 1) / p * p;
+      auto scaled = [&](const char* key) { return fmt::format("{:.10g}", ctx.params.real(key) / v); };
+      const Overrides interleaved{{"schedule", "interleaved"}, {"m", std::to_string(m)}, {"f", scaled("f")},
+                                  {"b", scaled("b")},          {"w", scaled("w")},       {"fb", scaled("fb")}};
+      const TheoryPanel& inter = theory_panel(ctx, interleaved);
+      const TheoryPanel& base_m = theory_panel(ctx, {{"schedule", "1f1b"}, {"m", std::to_string(m)}});
+      if (!inter.error.empty()) return draw_error(inter.error);
+      draw_value_table(
+          "inter",
+          {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
+           {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
+           {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
+      draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+    case 5: {
+      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
+      const TheoryPanel& zb = theory_panel(ctx, {{"schedule", "zb-h1"}});
+      if (!one.error.empty() || !zb.error.empty()) return draw_error(one.error + zb.error);
+      draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
+                              {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
+      draw_two_theories("split", one, zb, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+    case 6: {
+      int p = static_cast<int>(ctx.params.integer("p"));
+      p += p % 2;
+      const int m =
+          std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
+      const Overrides dual{{"schedule", "dualpipe"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}};
+      const TheoryPanel& dp = theory_panel(ctx, dual);
+      const TheoryPanel& one =
+          theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
+      if (!dp.error.empty()) return draw_error(dp.error);
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled(
+          "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
+          "device 0, %d..%d at device %d.",
+          p, m, m / 2 - 1, m / 2, m - 1, p - 1);
+      ImGui::PopTextWrapPos();
+      draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);
+      return;
+    }
+    default:
+      return draw_comparison(ctx);
+  }
+}
+
+}  // namespace dlsys::gui

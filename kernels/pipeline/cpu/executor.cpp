@@ -1,0 +1,527 @@
+// The real pipeline executor (see executor.h): stage workers, a mailbox of real copies, timestamps, the reference.
+#include "kernels/pipeline/executor.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "engine/host_buffer.h"
+#include "engine/measure.h"
+#include "kernels/pipeline/mlp_block.h"
+
+namespace dlsys::pipeline {
+
+namespace {
+
+using Buffer = HostBuffer<float>;
+using Clock = std::chrono::steady_clock;
+
+// Deterministic values in [-scale, scale): the pipeline and the reference see the same weights and inputs.
+void fill(float* data, std::size_t n, std::uint32_t seed, float scale) {
+  std::uint32_t state = seed * 2654435761u + 12345u;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    data[i] = (static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f) * scale;
+  }
+}
+std::uint32_t weight_seed(int stage, int block, int which) { return 1000u * stage + 10u * block + which + 1; }
+std::uint32_t input_seed(int micro_batch) { return 7000000u + micro_batch; }
+float weight_scale(int hidden) { return 0.5f / std::sqrt(float(hidden)); }
+
+int blocks_of(int stage, int stages, const ExecutorConfig& c) { return stage == stages - 1 ? c.last_stage_blocks : 1; }
+
+// What a micro-batch leaves on a stage between its F and its last backward op.
+struct Stash {
+  std::vector<Buffer> x, a;    // per block: its input (rows, hidden) and its relu output (rows, hidden)
+  Buffer y;                    // last model stage only: the output, for the loss gradient
+  std::vector<Buffer> dy, dz;  // per block, kept from a split B until its W
+};
+
+// One model stage as one device holds it (DualPipe keeps two replicas of every stage, on two devices).
+struct StageInstance {
+  int stage = 0;
+  int blocks = 1;
+  std::vector<Buffer> w1, w2, dw1, dw2;       // per block: (hidden, hidden)
+  std::vector<std::unique_ptr<Stash>> stash;  // by micro-batch
+};
+
+constexpr int kPollUs = 3000;
+
+// Messages between devices, keyed by the op that will consume them. `take` blocks until the message is there.
+class Mailbox {
+ public:
+  explicit Mailbox(int devices) {
+    for (int d = 0; d < devices; ++d) boxes_.push_back(std::make_unique<Box>());
+  }
+  void post(int device, std::uint64_t key, Buffer message) {
+    Box& box = *boxes_[device];
+    {
+      std::lock_guard lock(box.mutex);
+      box.messages.emplace(key, std::move(message));
+    }
+    box.ready.notify_one();
+  }
+  Buffer take(int device, std::uint64_t key) {
+    Box& box = *boxes_[device];
+    std::unique_lock lock(box.mutex);
+    // Poll for a short while before sleeping: a stage that sleeps pays a wake-up (tens of us, far more when the
+    // cores are busy) on every message, and that would show up as bubble that the schedule does not have.
+    const auto poll_until = Clock::now() + std::chrono::microseconds(kPollUs);
+    while (!aborted_ && box.messages.count(key) == 0 && Clock::now() < poll_until) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
+    box.ready.wait(lock, [&] { return aborted_.load() || box.messages.count(key) != 0; });
+    if (aborted_) throw RunFailure("pipeline step aborted: another stage failed");
+    auto node = box.messages.extract(key);
+    return std::move(node.mapped());
+  }
+  void abort() {
+    aborted_ = true;
+    for (auto& box : boxes_) {
+      std::lock_guard lock(box->mutex);
+      box->ready.notify_all();
+    }
+  }
+
+ private:
+  struct Box {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::unordered_map<std::uint64_t, Buffer> messages;
+  };
+  std::vector<std::unique_ptr<Box>> boxes_;
+  std::atomic<bool> aborted_{false};
+};
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// CPU time this thread has used, us.
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+class Pipeline {
+ public:
+  Pipeline(const Schedule& s, const ExecutorConfig& c, MemoryLedger& ledger)
+      : s_(s), ledger_(ledger), mailbox_(s.devices()), rows_(c.microbatch_rows), h_(c.hidden) {
+    const std::size_t matrix = std::size_t(h_) * h_;
+    instances_.resize(std::size_t(s.devices()) * s.chunks_per_device);
+    for (int mb = 0; mb < s.micro_batches(); ++mb)
+      for (int stage = 0; stage < s.stages; ++stage) {
+        StageInstance& inst = instance(s.device_of(mb, stage), s.chunk_of(mb, stage));
+        if (!inst.w1.empty()) continue;
+        inst.stage = stage;
+        inst.blocks = blocks_of(stage, s.stages, c);
+        inst.stash.resize(s.micro_batches());
+        for (int k = 0; k < inst.blocks; ++k) {
+          inst.w1.emplace_back(ledger, "weights", matrix);
+          inst.w2.emplace_back(ledger, "weights", matrix);
+          inst.dw1.emplace_back(ledger, "gradients", matrix);
+          inst.dw2.emplace_back(ledger, "gradients", matrix);
+          fill(inst.w1.back().data(), matrix, weight_seed(stage, k, 1), weight_scale(h_));
+          fill(inst.w2.back().data(), matrix, weight_seed(stage, k, 2), weight_scale(h_));
+        }
+      }
+    // The batch, as the data loader would hand it to stage 0: m micro-batches of (rows, hidden).
+    for (int mb = 0; mb < s.micro_batches(); ++mb) {
+      inputs_.emplace_back(ledger, "input batch", std::size_t(rows_) * h_);
+      fill(inputs_.back().data(), inputs_.back().size(), input_seed(mb), 1.0f);
+    }
+  }
+
+  void zero_gradients() {
+    for (auto& inst : instances_)
+      for (int k = 0; k < inst.blocks; ++k) {
+        std::fill(inst.dw1[k].data(), inst.dw1[k].data() + inst.dw1[k].size(), 0.0f);
+        std::fill(inst.dw2[k].data(), inst.dw2[k].data() + inst.dw2[k].size(), 0.0f);
+      }
+  }
+
+  // Waits for the op's input: the previous stage's activations for F, the next stage's gradient for B.
+  Buffer receive(int device, const Op& op) {
+    if (op.kind == OpKind::F && op.stage > 0) return mailbox_.take(device, key(op));
+    if (op.kind == OpKind::B && op.stage < s_.stages - 1) return mailbox_.take(device, key(op));
+    return {};
+  }
+
+  struct Done {
+    Clock::time_point end;  // when the op's output was complete (taken before it is posted: receivers start later)
+    double copy_us = 0;     // time spent copying the output into the receiver's buffer
+  };
+  // Runs one op on `device` with its input.
+  Done run(int device, const Op& op, Buffer input) {
+    StageInstance& inst = instance(device, s_.chunk_of(op.micro_batch, op.stage));
+    if (op.kind == OpKind::F) return forward(device, inst, op, std::move(input));
+    if (op.kind == OpKind::B) return backward(device, inst, op, std::move(input));
+    weight(inst, op);
+    return {Clock::now(), 0};
+  }
+
+  void abort() { mailbox_.abort(); }
+  const std::vector<StageInstance>& instances() const { return instances_; }
+  const Buffer& input(int micro_batch) const { return inputs_[micro_batch]; }
+
+ private:
+  StageInstance& instance(int device, int chunk) {
+    return instances_[std::size_t(device) * s_.chunks_per_device + chunk];
+  }
+  std::uint64_t key(const Op& op) const {
+    return (std::uint64_t(op.kind) * s_.micro_batches() + op.micro_batch) * s_.stages + op.stage;
+  }
+  std::size_t elements() const { return std::size_t(rows_) * h_; }
+
+  // A real copy into a buffer the receiving device owns, posted to its mailbox.
+  Done send(const Op& to, const float* data, const std::string& tag) {
+    const auto start = Clock::now();
+    const int receiver = s_.device_of(to.micro_batch, to.stage);
+    Buffer message(ledger_, tag, elements());
+    std::memcpy(message.data(), data, sizeof(float) * elements());
+    const Done done{Clock::now(), us_between(start, Clock::now())};
+    mailbox_.post(receiver, key(to), std::move(message));
+    return done;
+  }
+
+  Done forward(int device, StageInstance& inst, const Op& op, Buffer input) {
+    const std::string tag = activation_tag(device);
+    auto stash = std::make_unique<Stash>();
+    if (op.stage == 0) {  // stage 0 copies its micro-batch out of the batch, as the others copy a message
+      input = Buffer(ledger_, tag, elements());
+      std::memcpy(input.data(), inputs_[op.micro_batch].data(), sizeof(float) * elements());
+    }
+    Buffer x = std::move(input);
+    for (int k = 0; k < inst.blocks; ++k) {
+      Buffer a(ledger_, tag, elements()), y(ledger_, tag, elements());
+      mlp::forward(rows_, h_, inst.w1[k].data(), inst.w2[k].data(), x.data(), a.data(), y.data());
+      stash->x.push_back(std::move(x));
+      stash->a.push_back(std::move(a));
+      x = std::move(y);
+    }
+    inst.stash[op.micro_batch] = std::move(stash);
+    Stash& st = *inst.stash[op.micro_batch];
+    if (op.stage == s_.stages - 1) {
+      st.y = std::move(x);
+      return {Clock::now(), 0};
+    }
+    return send({OpKind::F, op.micro_batch, op.stage + 1}, x.data(),
+                activation_tag(s_.device_of(op.micro_batch, op.stage + 1)));
+  }
+
+  Done backward(int device, StageInstance& inst, const Op& op, Buffer dy) {
+    const std::string tag = activation_tag(device);
+    Stash& st = *inst.stash[op.micro_batch];
+    if (op.stage == s_.stages - 1) {
+      // Loss = sum of y^2 / 2 over the whole batch, divided by its rows: dL/dy = y / (m rows).
+      dy = Buffer(ledger_, tag, elements());
+      const float scale = 1.0f / float(std::int64_t(rows_) * s_.micro_batches());
+      for (std::size_t i = 0; i < elements(); ++i) dy[i] = st.y[i] * scale;
+      st.y = Buffer();
+    }
+    if (op.split) {
+      st.dy.resize(inst.blocks);
+      st.dz.resize(inst.blocks);
+    }
+    for (int k = inst.blocks - 1; k >= 0; --k) {
+      Buffer dz(ledger_, tag, elements()), dx(ledger_, tag, elements());
+      mlp::backward_input(rows_, h_, inst.w1[k].data(), inst.w2[k].data(), st.a[k].data(), dy.data(), dz.data(),
+                          dx.data());
+      if (op.split) {
+        st.dy[k] = std::move(dy);
+        st.dz[k] = std::move(dz);
+      } else {
+        mlp::backward_weight(rows_, h_, st.x[k].data(), st.a[k].data(), dy.data(), dz.data(), inst.dw1[k].data(),
+                             inst.dw2[k].data());
+      }
+      dy = std::move(dx);
+    }
+    if (!op.split) inst.stash[op.micro_batch].reset();
+    // Stage 0 computes its input gradient too (it would feed an embedding): every stage does the same work.
+    if (op.stage == 0) return {Clock::now(), 0};
+    return send({OpKind::B, op.micro_batch, op.stage - 1}, dy.data(), "p2p gradients");
+  }
+
+  void weight(StageInstance& inst, const Op& op) {
+    Stash& st = *inst.stash[op.micro_batch];
+    for (int k = 0; k < inst.blocks; ++k)
+      mlp::backward_weight(rows_, h_, st.x[k].data(), st.a[k].data(), st.dy[k].data(), st.dz[k].data(),
+                           inst.dw1[k].data(), inst.dw2[k].data());
+    inst.stash[op.micro_batch].reset();
+  }
+
+  const Schedule& s_;
+  MemoryLedger& ledger_;
+  Mailbox mailbox_;
+  int rows_, h_;
+  std::vector<StageInstance> instances_;
+  std::vector<Buffer> inputs_;
+};
+
+struct Step {
+  double cpu_us = 0, wall_us = 0;                 // inside ops, summed over devices (concurrent mode)
+  Timing timing;                                  // measured (concurrent) or replayed
+  std::vector<std::vector<double>> durations_us;  // per device, per op in list order
+  std::vector<double> copies_us;
+};
+
+// Each op's own duration, for replaying a step on the schedule without its waiting overheads.
+DurationModel measured_model(const std::vector<std::vector<double>>& durations_us) {
+  DurationModel model;
+  model.duration = [&durations_us](int d, std::size_t i, const Op&) { return durations_us[d][i]; };
+  model.pair = [&durations_us](int d, std::size_t i) { return durations_us[d][i] + durations_us[d][i + 1]; };
+  return model;
+}
+
+// One thread per device; every op waits for its input for real. A pair (DualPipe's F&B) runs its two ops one after
+// the other: on a CPU there is no communication for the overlap to hide.
+Step run_concurrent(const Schedule& s, Pipeline& pipe) {
+  const int p = s.devices();
+  Step step;
+  step.timing.device_ops.resize(p);
+  step.timing.busy.assign(p, 0.0);
+  step.durations_us.resize(p);
+  std::vector<std::vector<double>> copies(p);
+  std::vector<double> cpu_us(p, 0.0);
+  std::atomic<bool> go{false};
+  Clock::time_point t0;
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  auto worker = [&](int d) {
+    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+    try {
+      const auto& ops = s.device_ops[d];
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const bool pair = ops[i].paired;
+        Buffer in0 = pipe.receive(d, ops[i]);
+        Buffer in1 = pair ? pipe.receive(d, ops[i + 1]) : Buffer();
+        for (int half = 0; half < (pair ? 2 : 1); ++half) {
+          const Op& op = ops[i + half];
+          const auto start = Clock::now();
+          const double cpu_start = thread_cpu_us();
+          const auto done = pipe.run(d, op, std::move(half == 0 ? in0 : in1));
+          cpu_us[d] += thread_cpu_us() - cpu_start;
+          copies[d].push_back(done.copy_us);
+          TimedOp t{op, d, us_between(t0, start), us_between(t0, done.end)};
+          step.timing.device_ops[d].push_back(t);
+          step.durations_us[d].push_back(t.end - t.start);
+          step.timing.busy[d] += t.end - t.start;
+        }
+        if (pair) ++i;
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+      pipe.abort();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int d = 0; d < p; ++d) threads.emplace_back(worker, d);
+  t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  for (const auto& ops : step.timing.device_ops)
+    for (const TimedOp& t : ops) step.timing.makespan = std::max(step.timing.makespan, t.end);
+  for (auto& c : copies)
+    for (double v : c)
+      if (v > 0) step.copies_us.push_back(v);
+  for (int d = 0; d < p; ++d) {
+    step.cpu_us += cpu_us[d];
+    step.wall_us += step.timing.busy[d];
+  }
+  return step;
+}
+
+// Ops one at a time, in the order a unit-cost simulation starts them (always legal), each timed on its own.
+Step run_replayed(const Schedule& s, Pipeline& pipe) {
+  struct Slot {
+    double start;
+    int device;
+    std::size_t index;
+  };
+  const Timing order_timing = simulate(s, OpCosts{});
+  std::vector<Slot> order;
+  for (int d = 0; d < s.devices(); ++d) {
+    // Timing lists follow the schedule's lists, so positions match.
+    for (std::size_t i = 0; i < order_timing.device_ops[d].size(); ++i)
+      order.push_back({order_timing.device_ops[d][i].start, d, i});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Slot& a, const Slot& b) {
+    return a.start != b.start ? a.start < b.start : a.device != b.device ? a.device < b.device : a.index < b.index;
+  });
+  Step step;
+  step.durations_us.resize(s.devices());
+  for (int d = 0; d < s.devices(); ++d) step.durations_us[d].assign(s.device_ops[d].size(), 0.0);
+  for (const Slot& slot : order) {
+    const Op& op = s.device_ops[slot.device][slot.index];
+    Buffer in = pipe.receive(slot.device, op);
+    const auto start = Clock::now();
+    const auto done = pipe.run(slot.device, op, std::move(in));
+    step.durations_us[slot.device][slot.index] = us_between(start, done.end);
+    if (done.copy_us > 0) step.copies_us.push_back(done.copy_us);
+  }
+  return step;
+}
+
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : summarize_us(std::move(v), "").median_us; }
+
+OpDurations median_durations(const Schedule& s, const Step& step) {
+  std::vector<double> f, b, bf, w;
+  for (int d = 0; d < s.devices(); ++d)
+    for (std::size_t i = 0; i < s.device_ops[d].size(); ++i) {
+      const Op& op = s.device_ops[d][i];
+      const double t = step.durations_us[d][i];
+      (op.kind == OpKind::F ? f : op.kind == OpKind::W ? w : op.split ? b : bf).push_back(t);
+    }
+  return {median_of(f), median_of(b), median_of(bf), median_of(w), median_of(step.copies_us)};
+}
+
+// One device over the whole batch (m x rows rows at once): the weight gradients the pipeline must reproduce.
+double gradient_error(const Schedule& s, const ExecutorConfig& c, const Pipeline& pipe, MemoryLedger& ledger) {
+  const int h = c.hidden, rows = c.microbatch_rows * s.micro_batches();
+  const std::size_t n = std::size_t(rows) * h, matrix = std::size_t(h) * h;
+  struct Block {
+    Buffer w1, w2, x, a;
+  };
+  std::vector<Block> blocks;
+  std::vector<std::pair<int, int>> where;  // (stage, block in stage)
+  for (int stage = 0; stage < s.stages; ++stage)
+    for (int k = 0; k < blocks_of(stage, s.stages, c); ++k) {
+      Block b{Buffer(ledger, "reference", matrix), Buffer(ledger, "reference", matrix), Buffer(ledger, "reference", n),
+              Buffer(ledger, "reference", n)};
+      fill(b.w1.data(), matrix, weight_seed(stage, k, 1), weight_scale(h));
+      fill(b.w2.data(), matrix, weight_seed(stage, k, 2), weight_scale(h));
+      blocks.push_back(std::move(b));
+      where.emplace_back(stage, k);
+    }
+  // x of block 0: the micro-batches stacked.
+  for (int mb = 0; mb < s.micro_batches(); ++mb)
+    std::memcpy(blocks[0].x.data() + std::size_t(mb) * c.microbatch_rows * h, pipe.input(mb).data(),
+                sizeof(float) * pipe.input(mb).size());
+  Buffer y(ledger, "reference", n), dy(ledger, "reference", n), dz(ledger, "reference", n), dx(ledger, "reference", n);
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    float* out = k + 1 < blocks.size() ? blocks[k + 1].x.data() : y.data();
+    mlp::forward(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].x.data(), blocks[k].a.data(), out);
+  }
+  for (std::size_t i = 0; i < n; ++i) dy[i] = y[i] / float(rows);
+  double worst = 0;
+  Buffer dw1(ledger, "reference", matrix), dw2(ledger, "reference", matrix);
+  for (std::size_t k = blocks.size(); k-- > 0;) {
+    std::fill(dw1.data(), dw1.data() + matrix, 0.0f);
+    std::fill(dw2.data(), dw2.data() + matrix, 0.0f);
+    mlp::backward_input(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].a.data(), dy.data(), dz.data(),
+                        dx.data());
+    mlp::backward_weight(rows, h, blocks[k].x.data(), blocks[k].a.data(), dy.data(), dz.data(), dw1.data(), dw2.data());
+    std::swap(dy, dx);
+    // The pipeline's gradient of this block: summed over the devices that hold a replica of its stage.
+    for (int which = 0; which < 2; ++which) {
+      const float* ref = which == 0 ? dw1.data() : dw2.data();
+      std::vector<double> sum(matrix, 0.0);
+      for (const StageInstance& inst : pipe.instances())
+        if (!inst.w1.empty() && inst.stage == where[k].first) {
+          const float* g = (which == 0 ? inst.dw1 : inst.dw2)[where[k].second].data();
+          for (std::size_t i = 0; i < matrix; ++i) sum[i] += g[i];
+        }
+      double largest = 0, diff = 0;
+      for (std::size_t i = 0; i < matrix; ++i) {
+        largest = std::max(largest, double(std::fabs(ref[i])));
+        diff = std::max(diff, std::fabs(sum[i] - ref[i]));
+      }
+      worst = std::max(worst, largest > 0 ? diff / largest : diff);
+    }
+  }
+  return worst;
+}
+
+// OpenBLAS threads per call, for the duration of a run: one per stage worker, so stages do not fight over cores.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+  ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+}  // namespace
+
+std::string activation_tag(int device) { return fmt::format("activations dev {}", device); }
+
+ExecutionMode resolve_mode(ExecutionMode mode, int devices, int hardware_threads) {
+  if (mode == ExecutionMode::Auto)
+    return devices <= hardware_threads ? ExecutionMode::Concurrent : ExecutionMode::Replayed;
+  if (mode == ExecutionMode::Concurrent && devices > hardware_threads)
+    throw BadInput(
+        fmt::format("parameter 'mode': value 'concurrent' is not allowed with p = {} on {} hardware threads: "
+                    "stages would time-share cores and their idle time would mean nothing; allowed: "
+                    "auto or replayed, or p <= {}",
+                    devices, hardware_threads, hardware_threads));
+  return mode;
+}
+
+std::int64_t estimate_executor_bytes(const Schedule& s, const ExecutorConfig& c) {
+  const std::int64_t act = std::int64_t(c.microbatch_rows) * c.hidden * 4,
+                     matrix = std::int64_t(c.hidden) * c.hidden * 4;
+  std::int64_t blocks = 0;
+  for (int stage = 0; stage < s.stages; ++stage) blocks += blocks_of(stage, s.stages, c);
+  const std::int64_t copies = s.param_copies;
+  const std::int64_t m = s.micro_batches();
+  // Weights and gradients per replica; at worst every micro-batch stashed (x, a, dy, dz) on every block at once;
+  // the reference holds x and a for the whole batch on every block.
+  return copies * blocks * 4 * matrix + copies * blocks * m * 4 * act + blocks * (2 * m * act + 2 * matrix) +
+         6 * m * act;
+}
+
+ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, MemoryLedger& ledger,
+                                 const RunControl& control) {
+  ExecutionResult result;
+  result.hardware_threads =
+      c.hardware_threads > 0 ? c.hardware_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const ExecutionMode mode = resolve_mode(c.mode, s.devices(), result.hardware_threads);
+  result.mode = mode == ExecutionMode::Concurrent ? "concurrent" : "replayed";
+  SingleThreadedBlas blas;
+  Pipeline pipe(s, c, ledger);
+  std::vector<Step> steps;
+  for (int i = 0; i < c.warmup_steps + std::max(1, c.repeats); ++i) {
+    control.check_cancelled();
+    pipe.zero_gradients();
+    Step step = mode == ExecutionMode::Concurrent ? run_concurrent(s, pipe) : run_replayed(s, pipe);
+    if (mode == ExecutionMode::Replayed) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
+    if (i >= c.warmup_steps) steps.push_back(std::move(step));
+  }
+  result.grad_max_rel_err = gradient_error(s, c, pipe, ledger);
+  for (const Step& st : steps) {
+    result.step_makespans_us.push_back(st.timing.makespan);
+    result.step_bubble_fractions.push_back(st.timing.bubble_fraction());
+  }
+  // The median step (by makespan) is the one reported and drawn.
+  std::vector<std::size_t> index(steps.size());
+  for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
+  std::sort(index.begin(), index.end(),
+            [&](std::size_t a, std::size_t b) { return steps[a].timing.makespan < steps[b].timing.makespan; });
+  const Step& median = steps[index[index.size() / 2]];
+  result.timing = median.timing;
+  if (median.wall_us > 0) result.core_share = median.cpu_us / median.wall_us;
+  annotate_waits(s, result.timing, 0.0);
+  result.replay = simulate(s, measured_model(median.durations_us), 0.0);
+  result.durations = median_durations(s, median);
+  for (int d = 0; d < s.devices(); ++d) result.peak_activation_bytes.push_back(ledger.peak_bytes(activation_tag(d)));
+  return result;
+}
+
+}  // namespace dlsys::pipeline

@@ -1,0 +1,17 @@
+#pragma once
+// The work a pipeline stage does: MLP blocks with a residual, fp32, row-major, on OpenBLAS sgemm.
+//   forward          y = x + relu(x W1) W2                       F: two GEMMs
+//   backward_input   dz = (dy W2^T) * [a > 0],  dx = dy + dz W1^T   B: two GEMMs (the input gradient)
+//   backward_weight  dW2 += a^T dy,  dW1 += x^T dz                W: two GEMMs (the weight gradient)
+// so F, B and W cost about the same, and a full backward (B then W) about twice a forward.
+// Buffers: x, a, y, dy, dz, dx: (rows, hidden); w1, w2, dw1, dw2: (hidden, hidden).
+namespace dlsys::pipeline::mlp {
+
+void forward(int rows, int hidden, const float* w1, const float* w2, const float* x, float* a, float* y);
+void backward_input(int rows, int hidden, const float* w1, const float* w2, const float* a, const float* dy, float* dz,
+                    float* dx);
+// Accumulates (+=) into dw1 and dw2: weight gradients add up over micro-batches.
+void backward_weight(int rows, int hidden, const float* x, const float* a, const float* dy, const float* dz, float* dw1,
+                     float* dw2);
+
+}  // namespace dlsys::pipeline::mlp

@@ -1,0 +1,165 @@
+#include "lessons/bubble/bubble_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/errors.h"
+#include "engine/units.h"
+#include "kernels/pipeline/bubble_theory.h"
+#include "lessons/pipeline_common/pipeline_lesson.h"
+
+namespace dlsys {
+
+using namespace pipeline;
+
+namespace {
+
+// The sweep's m values that the chosen schedule can run (interleaved needs multiples of p, DualPipe m >= 2p).
+std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::Setup& setup,
+                              std::vector<int>* skipped) {
+  std::vector<int> points;
+  for (double value : params.list("sweep")) {
+    ScheduleShape shape = setup.shape;
+    shape.micro_batches = static_cast<int>(value);
+    try {
+      check_shape(shape);
+      points.push_back(shape.micro_batches);
+    } catch (const BadInput&) {
+      if (skipped) skipped->push_back(shape.micro_batches);
+    }
+  }
+  return points;
+}
+
+Series theory_series(std::string name, const std::vector<int>& ms, const std::function<double(int)>& y) {
+  Series s{std::move(name), "theory", "m (micro-batches)", "", "bubble fraction", "idle / (p x makespan)", {}};
+  for (int m : ms) {
+    const double v = y(m);
+    s.points.push_back({double(m), v, v, v});
+  }
+  return s;
+}
+
+}  // namespace
+
+const LessonText& BubbleLesson::text() const {
+  static const LessonText text = load_lesson_text("bubble");
+  return text;
+}
+
+std::vector<ParamSpec> BubbleLesson::params() const {
+  auto specs = pipeline_lesson::param_specs({"gpipe", 4});
+  specs.push_back({"sweep",
+                   "m sweep",
+                   ParamType::SizeList,
+                   "1,2,3,4,6,8,12,16,24,32",
+                   1,
+                   256,
+                   {},
+                   "",
+                   "micro-batch counts for the measured-bubble-against-m plot"});
+  return specs;
+}
+
+void BubbleLesson::validate(const ParamValues& params) const {
+  const auto setup = pipeline_lesson::read_setup(params);
+  std::vector<int> skipped;
+  const auto points = sweep_points(params, setup, &skipped);
+  if (points.empty())
+    throw BadInput(
+        fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
+                    "p = {}; allowed: m that the schedule accepts",
+                    params.text("sweep"), params.text("schedule"), setup.shape.devices));
+  ScheduleShape largest = setup.shape;
+  largest.micro_batches = *std::max_element(points.begin(), points.end());
+  const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
+  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
+  if (free_bytes > 0 && need > free_bytes / 2)
+    throw BadInput(
+        fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
+                    "available; lower the sweep, hidden or microbatch",
+                    largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+}
+
+nlohmann::ordered_json BubbleLesson::theory(const ParamValues& params) const { return pipeline_lesson::theory(params); }
+
+RunResult BubbleLesson::run(RunContext& ctx) const {
+  RunResult result = pipeline_lesson::run(*this, ctx);
+  const auto setup = pipeline_lesson::read_setup(ctx.params);
+  std::vector<int> skipped;
+  const auto ms = sweep_points(ctx.params, setup, &skipped);
+  const int p = setup.shape.devices;
+  if (!skipped.empty()) {
+    std::string list;
+    for (int m : skipped) list += (list.empty() ? "" : ", ") + std::to_string(m);
+    result.backend.notes.push_back(fmt::format("sweep skips m = {}: schedule {} cannot run them with p = {}", list,
+                                               ctx.params.text("schedule"), p));
+  }
+
+  // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
+  Series measured{
+      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured["mode"].get<std::string>()),
+      "measured",
+      "m (micro-batches)",
+      "",
+      "bubble fraction",
+      "idle / (p x makespan)",
+      {}};
+  std::vector<double> simulated;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    ctx.control.progress(0.3 + 0.7 * double(i) / ms.size(), fmt::format("sweep: m = {}", ms[i]));
+    ScheduleShape shape = setup.shape;
+    shape.micro_batches = ms[i];
+    const Schedule s = make_schedule(shape);
+    MemoryLedger sweep_ledger;
+    const ExecutionResult r = execute_schedule(s, setup.executor, sweep_ledger, ctx.control);
+    const auto [lo, hi] = std::minmax_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
+    measured.points.push_back({double(ms[i]), r.timing.bubble_fraction(), *lo, *hi});
+    OpCosts costs = setup.costs;
+    if (!costs.stage_scale.empty()) {
+      const double heavy = costs.stage_scale.back();
+      costs.stage_scale.assign(s.stages, 1.0);
+      costs.stage_scale.back() = heavy;
+    }
+    simulated.push_back(simulate(s, costs).bubble_fraction());
+  }
+  result.series.push_back(std::move(measured));
+  result.series.push_back(
+      theory_series("(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
+  bool differs = false;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    differs = differs || std::fabs(simulated[i] - theory::fill_drain_idle_fraction(p, ms[i])) > 1e-12;
+  if (differs) {
+    std::size_t i = 0;
+    result.series.push_back(
+        theory_series(fmt::format("simulated {} with these costs", schedule_title(setup.shape.kind)), ms,
+                      [&](int) { return simulated[i++]; }));
+  }
+  result.series.push_back(theory_series("course misprint (1-m)/(m+n-1): never a share", ms,
+                                        [&](int m) { return theory::course_misprint(p, m); }));
+  ctx.control.progress(1.0, "done");
+  return result;
+}
+
+std::string BubbleLesson::text_report(const RunResult& result) const {
+  std::string out = pipeline_lesson::measurement_report(result);
+  const Series* measured = nullptr;
+  for (const auto& s : result.series)
+    if (s.role == "measured") measured = &s;
+  const int p = std::stoi(result.params.at("p"));
+  if (measured != nullptr) {
+    out += fmt::format("bubble fraction against m (p = {}):\n  {:>4}  {:>9}  {:>9}  {:>9}  {:>10}\n", p, "m",
+                       "measured", "formula", "diff", "misprint");
+    for (const auto& pt : measured->points) {
+      const int m = static_cast<int>(pt.x);
+      const double formula = theory::fill_drain_idle_fraction(p, m);
+      out += fmt::format("  {:>4}  {:>9.4f}  {:>9.4f}  {:>+9.4f}  {:>10.4f}\n", m, pt.y, formula, pt.y - formula,
+                         theory::course_misprint(p, m));
+    }
+  }
+  return out + pipeline_lesson::comparison_table(result.theory);
+}
+
+}  // namespace dlsys

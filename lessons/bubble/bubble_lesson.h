@@ -1,0 +1,20 @@
+#pragma once
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Lesson `bubble`: why a pipeline idles, the corrected formula (p-1)/(m+p-1), and the measured bubble for m = 1..32.
+class BubbleLesson final : public Lesson {
+ public:
+  std::string id() const override { return "bubble"; }
+  std::string chapter() const override { return "Pipeline parallelism"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params) const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  bool has_timeline() const override { return true; }
+  std::string text_report(const RunResult& result) const override;
+};
+
+}  // namespace dlsys

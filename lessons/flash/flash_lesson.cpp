@@ -1,0 +1,475 @@
+#include "lessons/flash/flash_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include "engine/host_buffer.h"
+#include "engine/units.h"
+#include "kernels/attention/attention.h"
+#include "lessons/flash/flash_example.h"
+#if DLSYS_HAVE_CUDA
+#include "kernels/attention/attention_cuda.h"
+#endif
+
+namespace dlsys {
+
+namespace {
+
+using attention::LoopOrder;
+using attention::Problem;
+using attention::Tiling;
+
+constexpr std::int64_t kElementBytes = 4;  // fp32 everywhere the lesson measures
+constexpr std::int64_t kMaxN = 1 << 20;
+constexpr std::int64_t kMaxD = 512;
+
+bool runs_naive(const ParamValues& p) { return p.text("impl") != "flash"; }
+bool runs_flash(const ParamValues& p) { return p.text("impl") != "naive"; }
+bool is_causal(const ParamValues& p) { return p.text("causal") == "1"; }
+const char* order_name(LoopOrder order) { return order == LoopOrder::KvOuter ? "fa1" : "fa2"; }
+
+// Host bytes a measurement at size n allocates: q, k, v, o in fp32, the double reference, and (naive) S.
+double host_bytes_needed(std::int64_t n, std::int64_t d, bool naive) {
+  const double nd = double(n) * double(d);
+  return nd * (4 * 4 + 8) + (naive ? double(attention::naive_scratch_elements(n)) * kElementBytes : 0.0);
+}
+
+struct VariantMeasurement {
+  TimingStats timing;
+  double max_abs_err = 0;
+  std::int64_t peak_bytes = 0;          // the kernel's scratch, from its own ledger
+  double counted_traffic_elements = 0;  // flash on the CPU: the kernel's own count of block loads and stores
+};
+
+struct SizeMeasurement {
+  std::optional<VariantMeasurement> naive, flash;
+};
+
+struct Setup {
+  Problem problem;
+  Tiling tiling;
+  LoopOrder order = LoopOrder::QOuter;
+  int threads = 1;
+  int repeats = 1;
+  bool naive = true, flash = true;
+  BackendKind backend = BackendKind::Cpu;
+};
+
+// Mirrors a measurement's scratch peak into the run's ledger, so the run's memory report lists it under `tag`.
+void mirror_peak(MemoryLedger& run_ledger, const std::string& tag, std::int64_t bytes) {
+  run_ledger.allocate(tag, bytes);
+  run_ledger.release(tag, bytes);
+}
+
+// One CPU kernel ready to run: its own scratch (recorded in a ledger of its own, which gives its peak), its own
+// output, and its timing samples.
+struct CpuKernel {
+  MemoryLedger ledger;
+  HostBuffer<float> scratch, output;
+  std::function<void()> run;
+  std::vector<double> samples_us;
+};
+
+// The CPU kernels are timed in alternation (naive, flash, naive, flash, ...) after one untimed call each, so a burst
+// of load from other processes falls on both alike instead of on whichever happened to run during it.
+SizeMeasurement measure_cpu(const Setup& s, const HostBuffer<float>& q, const HostBuffer<float>& k,
+                            const HostBuffer<float>& v, const HostBuffer<double>& ref, MemoryLedger& run_ledger,
+                            const RunControl& control) {
+  const std::int64_t n = s.problem.n;
+  const std::size_t count = q.size();
+  CpuKernel naive, flash;
+  attention::Traffic counted;
+  std::vector<CpuKernel*> kernels;
+  if (s.naive) {
+    naive.scratch = HostBuffer<float>(naive.ledger, "scratch", std::size_t(attention::naive_scratch_elements(n)));
+    naive.output = HostBuffer<float>(run_ledger, "output", count);
+    naive.run = [&] {
+      attention::v1_naive(s.problem, q.data(), k.data(), v.data(), naive.output.data(), naive.scratch.span(),
+                          s.threads);
+    };
+    kernels.push_back(&naive);
+  }
+  if (s.flash) {
+    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
+    flash.scratch = HostBuffer<float>(flash.ledger, "scratch",
+                                      std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, workers)));
+    flash.output = HostBuffer<float>(run_ledger, "output", count);
+    flash.run = [&] {
+      attention::v2_flash<float>(s.problem, s.tiling, s.order, q.data(), k.data(), v.data(), flash.output.data(),
+                                 flash.scratch.span(), s.threads, nullptr, &counted);
+    };
+    kernels.push_back(&flash);
+  }
+  for (CpuKernel* kernel : kernels) {  // warm-up: page faults, caches
+    control.check_cancelled();
+    kernel->run();
+  }
+  const Stopwatch total;
+  for (int r = 0; r < s.repeats; ++r) {
+    for (CpuKernel* kernel : kernels) {
+      control.check_cancelled();
+      const Stopwatch watch;
+      kernel->run();
+      kernel->samples_us.push_back(watch.elapsed_us());
+    }
+    if (total.elapsed_us() > 8e6) break;  // large n: fewer repeats rather than minutes
+  }
+  auto result = [&](CpuKernel& kernel) {
+    VariantMeasurement m;
+    m.timing = summarize_us(std::move(kernel.samples_us), "steady_clock");
+    m.peak_bytes = kernel.ledger.peak_bytes("scratch");
+    m.max_abs_err = attention::max_abs_error(kernel.output.span(), ref.span());
+    return m;
+  };
+  SizeMeasurement out;
+  if (s.naive) out.naive = result(naive);
+  if (s.flash) {
+    out.flash = result(flash);
+    out.flash->counted_traffic_elements = counted.total_elements();
+  }
+  return out;
+}
+
+#if DLSYS_HAVE_CUDA
+VariantMeasurement measure_cuda(const Setup& s, bool naive, const HostBuffer<float>& q, const HostBuffer<float>& k,
+                                const HostBuffer<float>& v, HostBuffer<float>& o, const HostBuffer<double>& ref,
+                                const RunControl& control) {
+  control.check_cancelled();
+  const MeasureOptions options{.warmup = 1, .repeats = s.repeats, .max_total_us = 4e6};
+  using attention::cuda::Variant;
+  const auto stats = attention::cuda::run(naive ? Variant::Naive : Variant::Flash, s.problem, s.tiling, q.data(),
+                                          k.data(), v.data(), o.data(), options);
+  VariantMeasurement m;
+  m.timing = stats.timing;
+  m.peak_bytes = stats.device_scratch_bytes;  // global memory beyond q, k, v, o; flash tiles live in shared memory
+  m.max_abs_err = attention::max_abs_error(o.span(), ref.span());
+  return m;
+}
+#endif
+
+// Runs the selected kernels at one size on the same inputs and checks each against the double reference.
+SizeMeasurement measure_size(const Setup& s, RunContext& ctx) {
+  const std::size_t count = std::size_t(s.problem.n * s.problem.d);
+  HostBuffer<float> q(ctx.ledger, "inputs", count), k(ctx.ledger, "inputs", count), v(ctx.ledger, "inputs", count);
+  HostBuffer<double> ref(ctx.ledger, "reference", count);
+  attention::fill_uniform(q.span(), 1);
+  attention::fill_uniform(k.span(), 2);
+  attention::fill_uniform(v.span(), 3);
+  attention::reference(s.problem, q.data(), k.data(), v.data(), ref.data(), s.threads);
+  SizeMeasurement out;
+#if DLSYS_HAVE_CUDA
+  if (s.backend == BackendKind::Cuda) {
+    HostBuffer<float> o(ctx.ledger, "output", count);
+    if (s.naive) out.naive = measure_cuda(s, true, q, k, v, o, ref, ctx.control);
+    if (s.flash) out.flash = measure_cuda(s, false, q, k, v, o, ref, ctx.control);
+  }
+#endif
+  if (s.backend == BackendKind::Cpu) out = measure_cpu(s, q, k, v, ref, ctx.ledger, ctx.control);
+  const std::string prefix = s.backend == BackendKind::Cuda ? "device_scratch_" : "scratch_";
+  if (out.naive) mirror_peak(ctx.ledger, prefix + "naive", out.naive->peak_bytes);
+  if (out.flash) mirror_peak(ctx.ledger, prefix + "flash", out.flash->peak_bytes);
+  return out;
+}
+
+Series make_series(const std::string& name, const std::string& role, const std::string& y_label,
+                   const std::string& y_unit) {
+  return Series{name, role, "n (sequence length)", "", y_label, y_unit, {}};
+}
+
+void add_point(Series& series, double x, double y) { series.points.push_back({x, y, y, y}); }
+
+}  // namespace
+
+FlashTileChoice flash_tile_choice(const ParamValues& p) {
+  FlashTileChoice choice;
+  const std::int64_t d = p.integer("d");
+  choice.sram_elements = attention::sram_elements(p.integer("sram"), kElementBytes);
+  const Tiling algorithm1 = attention::algorithm1_tiling(choice.sram_elements, d);
+  choice.tiling.br = p.integer("br") > 0 ? p.integer("br") : algorithm1.br;
+  choice.tiling.bc = p.integer("bc") > 0 ? p.integer("bc") : algorithm1.bc;
+  choice.order = p.text("order") == "fa1" ? LoopOrder::KvOuter : LoopOrder::QOuter;
+  return choice;
+}
+
+const LessonText& FlashLesson::text() const {
+  static const LessonText text = load_lesson_text("flash");
+  return text;
+}
+
+std::vector<ParamSpec> FlashLesson::params() const {
+  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  return {
+      {"n", "n (sequence length)", ParamType::Integer, "4096", 1, double(kMaxN), {}, "", "Q, K, V are n x d"},
+      {"d", "d (head dimension)", ParamType::Integer, "64", 1, double(kMaxD), {}, "", "also the value width"},
+      {"causal", "causal mask", ParamType::Choice, "0", 0, 0, {"0", "1"}, "", "1: query i sees keys 0..i only"},
+      {"sram",
+       "on-chip memory M",
+       ParamType::Bytes,
+       "49152",
+       16,
+       double(64 << 20),
+       {},
+       "bytes",
+       "M = sram / 4 fp32 elements; Algorithm 1 sizes the tiles from it"},
+      {"br", "Q block rows Br", ParamType::Integer, "0", 0, double(kMaxN), {}, "", "0 = min(ceil(M/(4d)), d)"},
+      {"bc", "K/V block rows Bc", ParamType::Integer, "0", 0, double(kMaxN), {}, "", "0 = ceil(M/(4d))"},
+      {"impl", "implementation", ParamType::Choice, "all", 0, 0, {"all", "naive", "flash"}, "", ""},
+      {"order",
+       "tiled loop order",
+       ParamType::Choice,
+       "fa2",
+       0,
+       0,
+       {"fa1", "fa2"},
+       "",
+       "fa1: Algorithm 1, K/V blocks outside; fa2: FlashAttention-2, Q blocks outside"},
+      {"sizes",
+       "sweep sizes n",
+       ParamType::SizeList,
+       "256..2048",
+       1,
+       double(kMaxN),
+       {},
+       "",
+       "time, memory and error against n"},
+      {"repeats",
+       "timed repeats",
+       ParamType::Integer,
+       "5",
+       1,
+       100,
+       {},
+       "",
+       "median of this many, naive and flash alternating, after one warm-up each"},
+      {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "for both kernels alike"},
+      {"example",
+       "worked example",
+       ParamType::Choice,
+       "none",
+       0,
+       0,
+       {"none", "two_tiles"},
+       "",
+       "two_tiles: run only the course's two-tile example and print its state after each tile"},
+  };
+}
+
+void FlashLesson::validate(const ParamValues& p) const {
+  const std::int64_t d = p.integer("d");
+  const FlashTileChoice choice = flash_tile_choice(p);
+  if (!attention::sram_holds_one_row(choice.sram_elements, d))
+    throw BadInput(fmt::format(
+        "parameter 'sram': value '{}' holds M = {} fp32 elements, fewer than 4d = {} (one row each of q, k, v and o) "
+        "for d = {}; allowed: sram of at least {} bytes, or a smaller d",
+        p.text("sram"), choice.sram_elements, 4 * d, d, 4 * d * kElementBytes));
+  if (!attention::tiling_fits(choice.sram_elements, d, choice.tiling))
+    throw BadInput(fmt::format(
+        "parameters 'br', 'bc': br = {}, bc = {} do not fit M = {} elements: blocks of Q, K, V and O take "
+        "(2 br + 2 bc) d = {} elements; allowed: at most {} (4d ceil(M/(4d)), Algorithm 1's own budget), i.e. "
+        "br + bc <= {} for d = {}",
+        choice.tiling.br, choice.tiling.bc, choice.sram_elements, attention::block_elements(d, choice.tiling),
+        attention::block_budget_elements(choice.sram_elements, d), 2 * attention::block_cols(choice.sram_elements, d),
+        d));
+  if (p.text("example") != "none") return;  // the example allocates nothing of size n
+  // Sizes that cannot fit in host memory are refused before anything is allocated.
+  const double free_bytes = double(describe_cpu().memory_free_bytes);
+  auto check_fits = [&](const char* key, std::int64_t n) {
+    const double naive_bytes = double(attention::naive_scratch_elements(n)) * kElementBytes;
+    if (runs_naive(p) && host_bytes_needed(n, d, true) > 0.8 * free_bytes)
+      throw BadInput(fmt::format(
+          "parameter '{}': n = {} is too large for impl={}: standard attention materialises an n x n fp32 score "
+          "matrix of {}, and only {} of host memory is free; allowed: impl=flash, or a smaller n",
+          key, n, p.text("impl"), format_bytes_both(naive_bytes), format_bytes_both(free_bytes)));
+    if (host_bytes_needed(n, d, false) > 0.8 * free_bytes)
+      throw BadInput(
+          fmt::format("parameter '{}': n = {} with d = {} needs {} for q, k, v, o and the reference; only {} "
+                      "of host memory is free; allowed: a smaller n or d",
+                      key, n, d, format_bytes_both(host_bytes_needed(n, d, false)), format_bytes_both(free_bytes)));
+  };
+  check_fits("n", p.integer("n"));
+  for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
+}
+
+nlohmann::ordered_json FlashLesson::theory(const ParamValues& p) const {
+  const std::int64_t n = p.integer("n"), d = p.integer("d");
+  const bool causal = is_causal(p);
+  const FlashTileChoice c = flash_tile_choice(p);
+  const std::int64_t workers = attention::flash_workers(n, c.tiling, p.integer("threads"));
+  nlohmann::ordered_json t;
+  t["sram_elements"] = c.sram_elements;
+  t["br"] = c.tiling.br;
+  t["bc"] = c.tiling.bc;
+  t["tr"] = attention::row_blocks(n, c.tiling);
+  t["tc"] = attention::col_blocks(n, c.tiling);
+  t["order"] = order_name(c.order);
+  t["scale"] = attention::default_scale(d);
+  t["naive_scratch_bytes"] = double(attention::naive_scratch_elements(n) * kElementBytes);
+  t["flash_scratch_bytes"] = double(attention::flash_scratch_elements(n, c.tiling, c.order, workers) * kElementBytes);
+  t["scratch_ratio"] = t["naive_scratch_bytes"].get<double>() / t["flash_scratch_bytes"].get<double>();
+  t["hbm_bytes_naive"] = attention::naive_traffic(n, d).total_elements() * kElementBytes;
+  t["hbm_bytes_flash"] =
+      attention::flash_traffic(n, d, c.tiling, causal, c.order, workers).total_elements() * kElementBytes;
+  t["hbm_bytes_flash_fa1"] =
+      attention::flash_traffic(n, d, c.tiling, causal, LoopOrder::KvOuter, workers).total_elements() * kElementBytes;
+  t["hbm_bytes_flash_fa2"] =
+      attention::flash_traffic(n, d, c.tiling, causal, LoopOrder::QOuter, workers).total_elements() * kElementBytes;
+  // Both kernels skip masked keys: n(n+1)/2 visible scores instead of n^2, each a d-long dot product and a d-long
+  // weighted add of a value row.
+  t["flops"] = causal ? 2.0 * double(d) * double(n) * double(n + 1) : attention::matmul_flops(n, d);
+  return t;
+}
+
+RunResult FlashLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  if (p.text("example") == "two_tiles") {
+    result.measured = run_flash_worked_example(flash_tile_choice(p).order);
+    result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
+    finish_result(result, ctx.ledger);
+    return result;
+  }
+  Setup s;
+  const FlashTileChoice choice = flash_tile_choice(p);
+  s.tiling = choice.tiling;
+  s.order = choice.order;
+  s.threads = int(p.integer("threads"));
+  s.repeats = int(p.integer("repeats"));
+  s.naive = runs_naive(p);
+  s.flash = runs_flash(p);
+  s.backend = ctx.backend;
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  if (on_gpu && s.order == LoopOrder::KvOuter)
+    throw BadInput(
+        "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
+        "FlashAttention-2's order); allowed: fa2, or --backend cpu");
+  const std::int64_t d = p.integer("d");
+  const bool causal = is_causal(p);
+  auto problem_at = [&](std::int64_t n) { return Problem{n, d, causal, attention::default_scale(d)}; };
+  result.backend.repeats = s.repeats;
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  if (!on_gpu && s.threads > describe_cpu().threads)
+    result.backend.notes.push_back(
+        fmt::format("{} threads time-share {} hardware threads", s.threads, describe_cpu().threads));
+  if (on_gpu)
+    result.backend.notes.push_back(
+        "naive/flash peak bytes are device global memory beyond q, k, v, o; the flash "
+        "kernel's tiles live in shared memory");
+  else
+    result.backend.notes.push_back("the CPU's caches play the part of SRAM; the tile sizes still come from sram");
+
+  const auto& sizes = p.list("sizes");
+  const double total_steps = double(sizes.size()) + 1;
+  double done_steps = 0;
+
+  // 1. The chosen shape: time, peak scratch, error, and the issue's bar.
+  ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.integer("n")));
+  s.problem = problem_at(p.integer("n"));
+  const SizeMeasurement main = measure_size(s, ctx);
+  auto record = [&](const char* key, const VariantMeasurement& m) {
+    const std::string k = key;
+    result.measured[k + "_ms"] = m.timing.median_us / 1e3;
+    result.measured[k + "_ms_min"] = m.timing.min_us / 1e3;
+    result.measured[k + "_ms_max"] = m.timing.max_us / 1e3;
+  };
+  if (main.naive) record("naive", *main.naive);
+  if (main.flash) record("flash", *main.flash);
+  if (main.naive) result.measured["max_abs_err_naive"] = main.naive->max_abs_err;
+  if (main.flash) result.measured["max_abs_err_flash"] = main.flash->max_abs_err;
+  if (main.naive) result.measured["naive_peak_bytes"] = main.naive->peak_bytes;
+  if (main.flash) result.measured["flash_peak_bytes"] = main.flash->peak_bytes;
+  if (main.flash && !on_gpu)
+    result.measured["hbm_bytes_flash_counted"] = main.flash->counted_traffic_elements * kElementBytes;
+  if (main.naive && main.flash) {
+    const double time_ratio = main.flash->timing.median_us / main.naive->timing.median_us;
+    result.measured["time_ratio_flash_over_naive"] = time_ratio;
+    result.measured["time_ratio_flash_over_naive_min"] = main.flash->timing.min_us / main.naive->timing.min_us;
+    if (main.flash->peak_bytes > 0)
+      result.measured["scratch_ratio_naive_over_flash"] =
+          double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
+    result.measured["accuracy_rule_met"] =
+        attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
+  }
+
+  // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
+  Series time_naive = make_series("naive (v1_naive) time", "measured", "time", "ms");
+  Series time_flash =
+      make_series(fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
+  Series mem_naive = make_series("naive peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_flash = make_series("flash peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_naive_theory = make_series("naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
+  Series mem_flash_theory = make_series("flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
+  Series err_naive = make_series("naive max abs error", "measured", "max |o - o_ref|", "");
+  Series err_flash = make_series("flash max abs error", "measured", "max |o - o_ref|", "");
+  Series hbm_naive = make_series("naive main-memory traffic", "theory", "bytes moved", "bytes");
+  Series hbm_flash =
+      make_series(fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory", "bytes moved", "bytes");
+  for (double size : sizes) {
+    ctx.control.progress(done_steps++ / total_steps, fmt::format("sweep n = {}", size));
+    ctx.control.check_cancelled();
+    const std::int64_t n = std::int64_t(size);
+    s.problem = problem_at(n);
+    const SizeMeasurement m = measure_size(s, ctx);
+    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
+    if (m.naive) {
+      time_naive.points.push_back(
+          {size, m.naive->timing.median_us / 1e3, m.naive->timing.min_us / 1e3, m.naive->timing.max_us / 1e3});
+      add_point(mem_naive, size, double(m.naive->peak_bytes));
+      add_point(err_naive, size, m.naive->max_abs_err);
+    }
+    if (m.flash) {
+      time_flash.points.push_back(
+          {size, m.flash->timing.median_us / 1e3, m.flash->timing.min_us / 1e3, m.flash->timing.max_us / 1e3});
+      add_point(mem_flash, size, double(m.flash->peak_bytes));
+      add_point(err_flash, size, m.flash->max_abs_err);
+    }
+    add_point(mem_naive_theory, size, double(attention::naive_scratch_elements(n) * kElementBytes));
+    add_point(mem_flash_theory, size,
+              double(attention::flash_scratch_elements(n, s.tiling, s.order, workers) * kElementBytes));
+    add_point(hbm_naive, size, attention::naive_traffic(n, d).total_elements() * kElementBytes);
+    add_point(hbm_flash, size,
+              attention::flash_traffic(n, d, s.tiling, causal, s.order, workers).total_elements() * kElementBytes);
+  }
+  for (Series* series : {&time_naive, &time_flash, &mem_naive, &mem_flash, &mem_naive_theory, &mem_flash_theory,
+                         &err_naive, &err_flash, &hbm_naive, &hbm_flash})
+    if (!series->points.empty()) result.series.push_back(std::move(*series));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+std::string FlashLesson::text_report(const RunResult& r) const {
+  if (r.params.count("example") && r.params.at("example") == "two_tiles")
+    return format_flash_worked_example(r.measured);
+  const auto& m = r.measured;
+  if (!m.contains("naive_ms") || !m.contains("flash_ms")) return {};
+  auto num = [&](const char* key) { return m[key].get<double>(); };
+  std::string out = fmt::format("bar (n = {}, d = {}, causal = {}, {} on {}, {} threads, order {}):\n",
+                                r.params.at("n"), r.params.at("d"), r.params.at("causal"), r.backend.kind,
+                                r.backend.device, r.params.at("threads"), r.params.at("order"));
+  const double time_ratio = num("time_ratio_flash_over_naive");
+  out += fmt::format(
+      "  time    flash {:.2f} ms / naive {:.2f} ms = {:.3f}  (bar: <= {}: {}; medians of interleaved "
+      "runs; fastest runs: {:.3f})\n",
+      num("flash_ms"), num("naive_ms"), time_ratio, kFlashBarMaxTimeRatio,
+      time_ratio <= kFlashBarMaxTimeRatio ? "met" : "NOT met", num("time_ratio_flash_over_naive_min"));
+  if (m.contains("scratch_ratio_naive_over_flash")) {
+    const double scratch_ratio = num("scratch_ratio_naive_over_flash");
+    out += fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x  (bar: >= {:.0f}x: {})\n",
+                       format_bytes_binary(num("naive_peak_bytes")), format_bytes_binary(num("flash_peak_bytes")),
+                       scratch_ratio, kFlashBarMinScratchRatio,
+                       scratch_ratio >= kFlashBarMinScratchRatio ? "met" : "NOT met");
+  }
+  const double naive_err = num("max_abs_err_naive"), flash_err = num("max_abs_err_flash");
+  out += fmt::format("  error   flash {:.3g} <= 2 x naive {:.3g} + {:.3g} = {:.3g}: {}\n", flash_err, naive_err,
+                     attention::kAccuracyEpsilon, 2 * naive_err + attention::kAccuracyEpsilon,
+                     attention::meets_accuracy_rule(flash_err, naive_err) ? "met" : "NOT met");
+  if (r.params.at("n") != "4096" || r.params.at("d") != "64" || r.backend.kind != "cpu")
+    out += "  (the issue states the bar at n = 4096, d = 64 on the CPU)\n";
+  return out;
+}
+
+}  // namespace dlsys

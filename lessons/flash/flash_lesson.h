@@ -1,0 +1,34 @@
+#pragma once
+#include "kernels/attention/tile_math.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Lesson `flash` (course T8): standard attention materialises n x n scores; FlashAttention folds tiles of scores into
+// the output with the online softmax. Both run for real; the tiled kernel's per-tile state can be traced
+// (kernels/attention/trace.h: trace_flash, trace_worked_example) for the step views.
+class FlashLesson final : public Lesson {
+ public:
+  std::string id() const override { return "flash"; }
+  std::string chapter() const override { return "LLM inference"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params) const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// What the parameters say about the tiles: M (elements), Algorithm 1's sizes or the br/bc overrides, the loop order.
+struct FlashTileChoice {
+  std::int64_t sram_elements = 0;
+  attention::Tiling tiling;
+  attention::LoopOrder order = attention::LoopOrder::QOuter;
+};
+FlashTileChoice flash_tile_choice(const ParamValues& params);
+
+// The bar, stated at n = 4096, d = 64 on the CPU.
+inline constexpr double kFlashBarMaxTimeRatio = 1.1;
+inline constexpr double kFlashBarMinScratchRatio = 100.0;
+
+}  // namespace dlsys

@@ -1,0 +1,431 @@
+#include "lessons/kvcache/kvcache_lesson.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "engine/measure.h"
+#include "engine/units.h"
+#include "kernels/decoder/decoder.h"
+#include "lessons/kvcache/checked_math.h"
+
+namespace dlsys {
+
+using namespace kvcache;
+
+namespace {
+
+constexpr std::uint32_t kDecoderSeed = 2024;
+constexpr int kStartToken = 1;
+// The last token's step is cheap to repeat; more samples make the bar's median steady on a busy machine.
+constexpr int kLastStepRepeats = 15;
+
+// 2147483648 -> "2,147,483,648", exact for every int64 (format_count goes through double, exact only below 2^53).
+std::string with_commas(std::int64_t value) {
+  const std::string digits = std::to_string(value < 0 ? -(value + 1) + 1ull : std::uint64_t(value));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (value < 0 ? "-" : "") + out;
+}
+
+decoder::Shape live_shape(const ParamValues& p) {
+  return {int(p.integer("d_model")), int(p.integer("layers")), int(p.integer("heads")), int(p.integer("kv_heads")),
+          256};
+}
+
+// A theory line with the shape of `flops(position)`, scaled so its total matches the measured series' total:
+// it shows how the time should grow, not an absolute prediction.
+Series flops_shaped_line(const Series& measured, const std::string& name,
+                         const std::function<double(std::int64_t)>& flops) {
+  double measured_total = 0, flops_total = 0;
+  for (const auto& pt : measured.points) {
+    measured_total += pt.y;
+    flops_total += flops(std::int64_t(pt.x));
+  }
+  Series line{name, "theory", measured.x_label, measured.x_unit, measured.y_label, measured.y_unit, {}};
+  for (const auto& pt : measured.points) {
+    const double y = flops(std::int64_t(pt.x)) * measured_total / flops_total;
+    line.points.push_back({pt.x, y, y, y});
+  }
+  return line;
+}
+
+}  // namespace
+
+namespace kvcache {
+
+// gpu_gb = 0 means the memory of this machine's device: the GPU when one answers, else host memory.
+std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& p) {
+  const double gb = p.real("gpu_gb");
+  if (gb > 0) return {std::llround(gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(gb, 6))};
+  if (cuda_status().available)
+    return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
+  return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
+}
+
+ModelConfig model_from_params(const ParamValues& p) {
+  const std::string& path = p.text("config");
+  return path.empty() ? load_preset(p.text("model")) : load_model_config_file(path);
+}
+
+SizingQuery sizing_query_from_params(const ParamValues& p) {
+  SizingQuery q;
+  q.model = model_from_params(p);
+  q.kv_type = find_element_type(p.text("dtype"), "dtype");
+  q.weights_type = find_element_type(p.text("weights_dtype"), "weights_dtype");
+  q.batch = p.integer("batch");
+  q.seq = p.integer("seq");
+  q.block_tokens = p.integer("block");
+  q.workspace_bytes = std::llround(p.real("workspace_gb") * kBytesPerGB);
+  q.gpu_bytes = memory_to_fit(p).first;
+  return q;
+}
+
+}  // namespace kvcache
+
+const LessonText& KvCacheLesson::text() const {
+  static const LessonText text = load_lesson_text("kvcache");
+  return text;
+}
+
+std::vector<ParamSpec> KvCacheLesson::params() const {
+  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  const auto types = element_type_names();
+  return {
+      {"model", "model preset", ParamType::Choice, "llama-2-7b", 0, 0, preset_names(), "",
+       "shapes from each model's Hugging Face config.json"},
+      {"config",
+       "config.json (overrides model)",
+       ParamType::Text,
+       "",
+       0,
+       0,
+       {},
+       "",
+       "path to a Hugging Face config.json; empty = use the preset"},
+      {"batch", "batch (sequences)", ParamType::Integer, "1", 1, 1e12, {}, "", "sequences decoded together"},
+      {"seq", "sequence length", ParamType::Integer, "4096", 1, 1e12, {}, "tokens", "prompt plus generated tokens"},
+      {"dtype", "KV cache element type", ParamType::Choice, "fp16", 0, 0, types, "", "int4 is half a byte"},
+      {"weights_dtype", "weights element type", ParamType::Choice, "fp16", 0, 0, types, "", ""},
+      {"block", "paged block", ParamType::Integer, "16", 1, 1e6, {}, "tokens", "tokens per block of a paged cache"},
+      {"gpu_gb",
+       "GPU memory",
+       ParamType::Real,
+       "80",
+       0,
+       1e6,
+       {},
+       "GB",
+       "GB = 1e9 bytes; 0 = this machine's device (the GPU, or host memory without one)"},
+      {"workspace_gb",
+       "workspace allowance",
+       ParamType::Real,
+       "1",
+       0,
+       1e6,
+       {},
+       "GB",
+       "activations and library scratch: an allowance you choose, not derived"},
+      {"d_model", "live decoder: d_model", ParamType::Integer, "256", 8, 8192, {}, "", "width of the live decoder"},
+      {"layers", "live decoder: layers", ParamType::Integer, "4", 1, 256, {}, "", "attention layers"},
+      {"heads", "live decoder: heads", ParamType::Integer, "4", 1, 256, {}, "", "query heads; must divide d_model"},
+      {"kv_heads",
+       "live decoder: KV heads",
+       ParamType::Integer,
+       "4",
+       1,
+       256,
+       {},
+       "",
+       "= heads: multi-head; 1: multi-query; must divide heads"},
+      {"tokens", "live decoder: tokens", ParamType::Integer, "128", 2, 65536, {}, "", "tokens generated per run"},
+      {"repeats", "timed repeats", ParamType::Integer, "3", 1, 50, {}, "", "median per position over this many runs"},
+      {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "OpenBLAS threads, both paths alike"},
+  };
+}
+
+void KvCacheLesson::validate(const ParamValues& p) const {
+  const SizingQuery q = sizing_query_from_params(p);
+  if (q.model.max_positions > 0 && q.seq > q.model.max_positions)
+    throw BadInput(
+        fmt::format("parameter 'seq': value {} is not allowed ({} was trained for {} positions, its "
+                    "max_position_embeddings); allowed: 1 to {}",
+                    q.seq, q.model.name, q.model.max_positions, q.model.max_positions));
+  size_inference(q);  // overflow and zero sizes
+  decoder::check_shape(live_shape(p));
+}
+
+nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
+  const SizingQuery q = sizing_query_from_params(p);
+  const Sizing s = size_inference(q);
+  const ModelConfig& m = q.model;
+  nlohmann::ordered_json t;
+  t["model"] = m.name;
+  t["model_source"] = m.source.empty() ? "user config.json" : m.source;
+  t["layers"] = m.layers;
+  t["heads"] = m.heads;
+  t["kv_heads"] = m.kv_heads;
+  t["head_dim"] = m.head_dim;
+  t["sliding_window"] = m.sliding_window;
+  t["kv_element_bits"] = q.kv_type.bits;
+  t["bytes_per_token"] = s.bytes_per_token;
+  t["bytes_per_token_mib"] = double(s.bytes_per_token) / (1024.0 * 1024.0);
+  t["cached_tokens"] = s.cached_tokens;
+  t["kv_bytes"] = s.kv_bytes;
+  t["kv_gb"] = double(s.kv_bytes) / kBytesPerGB;
+  t["kv_gib"] = double(s.kv_bytes) / kBytesPerGiB;
+  t["parameters"] = s.parameters;
+  t["weights_bytes"] = s.weights_bytes;
+  // Training, for contrast (erratum E8): mixed-precision Adam keeps 2 (fp16 weights) + 2 (fp16 gradients) + 4 (fp32
+  // master weights) + 4 + 4 (Adam moments) = 16 bytes per parameter of model states alone, before activations
+  // (Rajbhandari et al. 2020, ZeRO, section 3.1).
+  t["training_states_bytes"] = multiply(s.parameters, 16, "training model states (16 bytes per parameter)");
+  t["workspace_bytes"] = s.workspace_bytes;
+  t["total_bytes"] = s.total_bytes;
+  t["total_gb"] = double(s.total_bytes) / kBytesPerGB;
+  t["total_gib"] = double(s.total_bytes) / kBytesPerGiB;
+  t["gpu_bytes"] = s.gpu_bytes;
+  t["gpu_source"] = memory_to_fit(p).second;
+  t["fits"] = s.total_bytes <= s.gpu_bytes;
+  t["max_batch_fit"] = s.max_batch_fit;
+  t["max_seq_fit"] = s.max_seq_fit;  // -1: any length (the sliding window caps the cache)
+  t["paged_block_tokens"] = q.block_tokens;
+  t["paged_blocks_per_seq"] = s.paged_blocks_per_seq;
+  t["paged_blocks"] = s.paged_blocks;
+  t["paged_waste_bytes"] = s.paged_waste_bytes;
+  t["reserve_tokens"] = s.reserve_tokens;
+  t["reserved_bytes"] = s.reserved_bytes;
+  t["reserve_waste_bytes"] = s.reserve_waste_bytes;
+
+  // The live decoder: the same formula with its own shape and fp32 elements, batch 1.
+  const decoder::Shape live = live_shape(p);
+  ModelConfig live_model;
+  live_model.name = "live decoder";
+  live_model.layers = live.layers;
+  live_model.heads = live.heads;
+  live_model.kv_heads = live.kv_heads;
+  live_model.head_dim = live.d_model / live.heads;
+  const std::int64_t live_tokens = p.integer("tokens");
+  t["live_bytes_per_token"] = kv_bytes_per_token(live_model, find_element_type("fp32", "dtype"));
+  t["live_kv_bytes"] = t["live_bytes_per_token"].get<std::int64_t>() * live_tokens;
+  t["live_flops_cached_last"] = decoder::flops_cached_step(live, live_tokens - 1);
+  t["live_flops_uncached_last"] = decoder::flops_recompute_step(live, live_tokens - 1);
+  t["live_flops_ratio_last"] =
+      decoder::flops_recompute_step(live, live_tokens - 1) / decoder::flops_cached_step(live, live_tokens - 1);
+  return t;
+}
+
+RunResult KvCacheLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  const decoder::Shape shape = live_shape(p);
+  const std::int64_t tokens = p.integer("tokens");
+  const int repeats = int(p.integer("repeats"));
+  const int threads = int(p.integer("threads"));
+
+  // Refuse before allocating anything: the live run's weights, cache and scratch must fit in free host memory.
+  const std::int64_t needed_bytes = decoder::run_bytes(shape, tokens);
+  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
+  if (double(needed_bytes) > 0.8 * double(free_bytes))
+    throw BadInput(
+        fmt::format("the live decoder (d_model {}, layers {}, tokens {}) needs {} of host memory but only {} "
+                    "is free; lower d_model, layers or tokens",
+                    shape.d_model, shape.layers, tokens, format_bytes_both(double(needed_bytes)),
+                    format_bytes_both(double(free_bytes))));
+
+  result.backend.kind = "cpu";
+  result.backend.device = describe_cpu().name;
+  result.backend.timer = "steady_clock";
+  result.backend.repeats = repeats;
+  if (ctx.backend == BackendKind::Cuda)
+    result.backend.notes.push_back("the live decoder runs on the CPU; the sizes above are for the chosen GPU memory");
+  const int hardware_threads = describe_cpu().threads;
+  if (threads > hardware_threads)
+    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware_threads));
+  result.backend.notes.push_back(fmt::format(
+      "batch 1; series: each position timed once per repeat after an untimed warm-up; last token: median of {} timed "
+      "repeats of that step",
+      std::max(repeats, kLastStepRepeats)));
+  openblas_set_num_threads(threads);
+
+  const decoder::Weights weights = decoder::make_random_weights(shape, tokens, ctx.ledger, kDecoderSeed);
+  decoder::CachedDecoder cached(shape, weights, ctx.ledger, tokens);
+  decoder::RecomputeDecoder recompute(shape, weights, ctx.ledger, tokens);
+  std::vector<float> logits_cached(shape.vocab), logits_recompute(shape.vocab);
+
+  // One generation of `steps` tokens from the start token; per-position times go to `times_us` when given.
+  auto generate = [&](auto& model, std::vector<float>& logits, std::int64_t steps,
+                      std::vector<std::vector<double>>* times_us, std::vector<int>* generated,
+                      std::vector<std::vector<float>>* all_logits) {
+    model.reset();
+    int token = kStartToken;
+    for (std::int64_t position = 0; position < steps; ++position) {
+      ctx.control.check_cancelled();
+      Stopwatch watch;
+      model.step(token, logits.data());
+      const double us = watch.elapsed_us();
+      if (times_us) (*times_us)[position].push_back(us);
+      token = decoder::argmax(logits.data(), shape.vocab);
+      if (generated) generated->push_back(token);
+      if (all_logits) all_logits->push_back(logits);
+    }
+  };
+
+  generate(cached, logits_cached, std::min<std::int64_t>(tokens, 16), nullptr, nullptr, nullptr);  // warm-up
+  generate(recompute, logits_recompute, std::min<std::int64_t>(tokens, 16), nullptr, nullptr, nullptr);
+
+  std::vector<std::vector<double>> cached_us(tokens), recompute_us(tokens);
+  std::vector<int> tokens_cached, tokens_recompute;
+  std::vector<std::vector<float>> first_logits_cached, first_logits_recompute;
+  for (int r = 0; r < repeats; ++r) {
+    ctx.control.progress(double(r) / repeats, fmt::format("repeat {} of {}: with the KV cache", r + 1, repeats));
+    generate(cached, logits_cached, tokens, &cached_us, r == 0 ? &tokens_cached : nullptr,
+             r == 0 ? &first_logits_cached : nullptr);
+    ctx.control.progress((r + 0.2) / repeats, fmt::format("repeat {} of {}: recomputing the prefix", r + 1, repeats));
+    generate(recompute, logits_recompute, tokens, &recompute_us, r == 0 ? &tokens_recompute : nullptr,
+             r == 0 ? &first_logits_recompute : nullptr);
+  }
+
+  // Same model, same math: the tokens must agree and the logits differ only by fp32 rounding.
+  double max_diff = 0;
+  for (std::int64_t i = 0; i < tokens; ++i)
+    for (int v = 0; v < shape.vocab; ++v)
+      max_diff = std::max(max_diff, double(std::abs(first_logits_cached[i][v] - first_logits_recompute[i][v])));
+
+  Series cached_series{"with KV cache (measured)", "measured", "position", "tokens", "time per token", "us", {}};
+  Series recompute_series{"recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
+  double cached_total = 0, recompute_total = 0;
+  for (std::int64_t i = 0; i < tokens; ++i) {
+    const TimingStats c = summarize_us(cached_us[i], "steady_clock");
+    const TimingStats u = summarize_us(recompute_us[i], "steady_clock");
+    cached_series.points.push_back({double(i), c.median_us, c.min_us, c.max_us});
+    recompute_series.points.push_back({double(i), u.median_us, u.min_us, u.max_us});
+    cached_total += c.median_us;
+    recompute_total += u.median_us;
+  }
+  // The bar's figure: the last position's step timed on its own, many times (median), on both paths. Each timed call
+  // rewinds one position first, so it repeats exactly the step that generated the last token.
+  ctx.control.progress(0.95, "timing the last token on both paths");
+  const MeasureOptions last_step{.warmup = 1, .repeats = std::max(repeats, kLastStepRepeats)};
+  const int last_token = tokens_cached.size() >= 2 ? tokens_cached[tokens_cached.size() - 2] : kStartToken;
+  const TimingStats last_cached_stats = measure(
+      [&] {
+        cached.rewind(1);
+        cached.step(last_token, logits_cached.data());
+      },
+      last_step, [&] { ctx.control.check_cancelled(); });
+  const TimingStats last_recompute_stats = measure(
+      [&] {
+        recompute.rewind(1);
+        recompute.step(last_token, logits_recompute.data());
+      },
+      last_step, [&] { ctx.control.check_cancelled(); });
+  const double last_cached = last_cached_stats.median_us, last_recompute = last_recompute_stats.median_us;
+
+  auto& m = result.measured;
+  m["kv_allocated_bytes"] = ctx.ledger.peak_bytes("kv");
+  m["kv_matches_formula"] = ctx.ledger.peak_bytes("kv") == result.theory["live_kv_bytes"].get<std::int64_t>();
+  m["decode_us_cached"] = last_cached;
+  m["decode_us_cached_min"] = last_cached_stats.min_us;
+  m["decode_us_cached_max"] = last_cached_stats.max_us;
+  m["decode_us_uncached"] = last_recompute;
+  m["decode_us_uncached_min"] = last_recompute_stats.min_us;
+  m["decode_us_uncached_max"] = last_recompute_stats.max_us;
+  m["last_step_repeats"] = last_step.repeats;
+  m["speedup"] = last_recompute / last_cached;
+  m["speedup_bar"] = kSpeedupBar;
+  m["meets_bar"] = last_recompute / last_cached >= kSpeedupBar;
+  m["last_position"] = tokens - 1;
+  m["generate_us_cached"] = cached_total;
+  m["generate_us_uncached"] = recompute_total;
+  m["tokens_match"] = tokens_cached == tokens_recompute;
+  m["max_abs_logit_diff"] = max_diff;
+  m["cached_gflops_last"] = decoder::flops_cached_step(shape, tokens - 1) / (last_cached * 1e3);
+  m["uncached_gflops_last"] = decoder::flops_recompute_step(shape, tokens - 1) / (last_recompute * 1e3);
+
+  const Series cached_shape = flops_shaped_line(cached_series, "with KV cache: FLOPs, scaled (theory)",
+                                                [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
+  const Series recompute_shape =
+      flops_shaped_line(recompute_series, "recomputing: FLOPs, scaled (theory)",
+                        [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
+  result.series.push_back(std::move(cached_series));
+  result.series.push_back(std::move(recompute_series));
+  result.series.push_back(cached_shape);
+  result.series.push_back(recompute_shape);
+
+  // The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
+  const SizingQuery q = sizing_query_from_params(p);
+  Series curve{fmt::format("KV cache, batch {} (theory)", q.batch),
+               "theory",
+               "sequence length",
+               "tokens",
+               "KV cache",
+               "bytes",
+               {}};
+  const std::int64_t curve_end = std::max(q.seq, q.model.max_positions);
+  for (std::int64_t seq = 1; seq <= curve_end; seq = seq > curve_end / 2 && seq < curve_end ? curve_end : seq * 2) {
+    SizingQuery at = q;
+    at.seq = seq;
+    const double bytes = double(size_inference(at).kv_bytes);
+    curve.points.push_back({double(seq), bytes, bytes, bytes});
+    if (seq == curve_end) break;
+  }
+  result.series.push_back(std::move(curve));
+
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+std::string KvCacheLesson::text_report(const RunResult& r) const {
+  const auto& t = r.theory;
+  const auto& m = r.measured;
+  auto bytes = [](const nlohmann::ordered_json& v) {
+    const std::int64_t b = v.get<std::int64_t>();
+    return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
+  };
+  std::string out = "\nKV cache of " + t["model"].get<std::string>() + "\n";
+  out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n",
+                     t["layers"].get<std::int64_t>(), t["kv_heads"].get<std::int64_t>(),
+                     t["head_dim"].get<std::int64_t>(), t["kv_element_bits"].get<int>(), bytes(t["bytes_per_token"]));
+  out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
+                     t["cached_tokens"].get<std::int64_t>(), r.params.at("batch"), bytes(t["kv_bytes"]));
+  if (t["sliding_window"].get<std::int64_t>() > 0)
+    out += fmt::format("  (the {}-token sliding window caps the cache)\n", t["sliding_window"].get<std::int64_t>());
+  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t["parameters"].get<std::int64_t>()),
+                     bytes(t["weights_bytes"]));
+  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t["total_bytes"]),
+                     format_bytes_both(t["gpu_bytes"].get<double>()), t["gpu_source"].get<std::string>(),
+                     t["fits"].get<bool>() ? "fits" : "does NOT fit");
+  const std::int64_t max_seq = t["max_seq_fit"].get<std::int64_t>();
+  out += fmt::format("  fits       largest batch {} at this length; largest length {} at this batch\n",
+                     with_commas(t["max_batch_fit"].get<std::int64_t>()),
+                     max_seq < 0 ? "unlimited (window)" : with_commas(max_seq));
+  out += fmt::format("  paged      {} blocks of {} tokens, waste {}; reserving {} tokens up front wastes {}\n",
+                     with_commas(t["paged_blocks"].get<std::int64_t>()), t["paged_block_tokens"].get<std::int64_t>(),
+                     bytes(t["paged_waste_bytes"]), with_commas(t["reserve_tokens"].get<std::int64_t>()),
+                     bytes(t["reserve_waste_bytes"]));
+  if (m.contains("speedup")) {
+    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n",
+                       with_commas(m["kv_allocated_bytes"].get<std::int64_t>()),
+                       with_commas(t["live_kv_bytes"].get<std::int64_t>()),
+                       m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT");
+    out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
+                       m["tokens_match"].get<bool>() ? "yes" : "NO", m["max_abs_logit_diff"].get<double>());
+    out += fmt::format(
+        "  bar: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
+        "(bar >= {:.0f}x: {})\n",
+        m["last_position"].get<std::int64_t>(), format_duration_us(m["decode_us_cached"].get<double>()),
+        format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(), kSpeedupBar,
+        m["meets_bar"].get<bool>() ? "PASS" : "FAIL");
+  }
+  return out;
+}
+
+}  // namespace dlsys

@@ -1,0 +1,33 @@
+#pragma once
+#include "lessons/common/lesson.h"
+#include "lessons/kvcache/kv_theory.h"
+
+namespace dlsys {
+
+// Lesson `kvcache`: what a KV cache holds and costs for real models (exact sizes, what fits, paged blocks), and a
+// real small decoder timed with and without its cache.
+class KvCacheLesson final : public Lesson {
+ public:
+  std::string id() const override { return "kvcache"; }
+  std::string chapter() const override { return "LLM inference"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params) const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+namespace kvcache {
+// The model the parameters name: the config file when `config` is set, else the preset `model`. Throws BadInput.
+ModelConfig model_from_params(const ParamValues& params);
+// The sizing question the parameters ask (model, types, batch, seq, block, workspace, memory). Throws BadInput.
+SizingQuery sizing_query_from_params(const ParamValues& params);
+// The memory to fit into and where the figure comes from: gpu_gb in GB, or for gpu_gb = 0 the GPU when one answers,
+// else this machine's host memory.
+std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
+// The bar of issue 6: the cached last token at least this many times faster than the recomputed one.
+inline constexpr double kSpeedupBar = 5.0;
+}  // namespace kvcache
+
+}  // namespace dlsys

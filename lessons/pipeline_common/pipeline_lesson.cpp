@@ -1,0 +1,564 @@
+// Shared by the `bubble` and `schedules` lessons (see pipeline_lesson.h).
+#include "lessons/pipeline_common/pipeline_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "engine/errors.h"
+#include "engine/units.h"
+#include "kernels/pipeline/bubble_theory.h"
+
+namespace dlsys::pipeline_lesson {
+
+using namespace pipeline;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+double worst_idle(const Timing& t) {
+  double worst = 0;
+  for (double busy : t.busy) worst = std::max(worst, t.makespan - busy);
+  return worst;
+}
+
+double max_busy(const Timing& t) { return t.busy.empty() ? 0.0 : *std::max_element(t.busy.begin(), t.busy.end()); }
+
+std::vector<int> peaks_in_flight(const Timing& t) {
+  std::vector<int> peaks;
+  for (int d = 0; d < static_cast<int>(t.device_ops.size()); ++d) peaks.push_back(in_flight(t, d).peak);
+  return peaks;
+}
+
+// Which share of the model one chunk is: the unit the bubble times and in-flight counts of a schedule are in.
+std::string chunk_share(const Schedule& s) { return fmt::format("1/{}", s.stages); }
+
+OpCosts costs_for(const Setup& setup, const Schedule& s) {
+  OpCosts c = setup.costs;
+  if (!c.stage_scale.empty()) {  // the imbalance belongs to the last model stage, wherever the schedule puts it
+    const double heavy = c.stage_scale.back();
+    c.stage_scale.assign(s.stages, 1.0);
+    c.stage_scale.back() = heavy;
+  }
+  return c;
+}
+
+// The closed form in the notation the user chose: DeepSeek-V3's B is the full backward, the zero-bubble paper's B
+// the input gradient alone (so its B + W is DeepSeek's B).
+std::string formula_text(ScheduleKind kind, const std::string& notation) {
+  const bool full = notation == "full";
+  switch (kind) {
+    case ScheduleKind::GPipe:
+    case ScheduleKind::OneFOneB:
+      return full ? "(p-1)(F+B)" : "(p-1)(F+B+W)";
+    case ScheduleKind::Interleaved:
+      return full ? "(p-1)(F+B) per chunk = (p-1)/(v m) of ideal" : "(p-1)(F+B+W) per chunk = (p-1)/(v m) of ideal";
+    case ScheduleKind::ZbH1:
+      return full ? "(p-1)(F+B-2W)" : "(p-1)(F+B-W)";
+    case ScheduleKind::DualPipe:
+      return full ? "(p/2-1)(F&B+B-3W)" : "(p/2-1)(F&B+B-2W)";
+    case ScheduleKind::DualPipeV:
+      return full ? "(p-1)(F&B+B-3W)" : "(p-1)(F&B+B-2W)";
+  }
+  return "";
+}
+
+// The schedule's costs taken from a run: the median op times (the median stage is an unscaled one, so the stage
+// scales of the imbalance still apply), no latency since copies run inside the ops, no overlap gain for pairs.
+OpCosts median_costs(const ExecutionResult& r, const OpCosts& schedule_costs) {
+  OpCosts c = schedule_costs;
+  c.p2p = 0;
+  c.fb = 0;
+  c.f = r.durations.f_us;
+  c.w = r.durations.w_us;
+  c.b = r.durations.b_us > 0 ? r.durations.b_us : std::max(0.0, r.durations.b_full_us - c.w);
+  return c;
+}
+
+json comparison_entry(ScheduleKind kind, const Setup& setup) {
+  ScheduleShape shape = setup.shape;
+  shape.kind = kind;
+  shape.chunks = setup.chunks;
+  json e;
+  e["schedule"] = schedule_id(kind);
+  e["title"] = schedule_title(kind);
+  try {
+    check_shape(shape);
+  } catch (const BadInput& why) {
+    e["available"] = false;
+    e["why"] = why.what();
+    return e;
+  }
+  const Schedule s = make_schedule(shape);
+  const OpCosts c = costs_for(setup, s);
+  const Timing t = simulate(s, c);
+  const auto formula = theory::formula_bubble(kind, shape.devices, shape.micro_batches, s.shape.chunks, c);
+  const auto peaks = peaks_in_flight(t);
+  e["available"] = true;
+  e["devices"] = s.devices();
+  e["stages"] = s.stages;
+  e["chunk"] = chunk_share(s);
+  e["param_copies"] = s.param_copies;
+  e["formula"] = formula_text(kind, setup.notation);
+  e["formula_source"] = formula.source;
+  e["bubble_formula"] = formula.bubble;
+  e["bubble_simulated"] = worst_idle(t);
+  if (formula.idle_fraction >= 0) e["bubble_fraction_formula"] = formula.idle_fraction;
+  e["bubble_fraction_simulated"] = t.bubble_fraction();
+  if (formula.ratio >= 0) e["bubble_ratio_formula"] = formula.ratio;
+  e["bubble_ratio_simulated"] = t.bubble_ratio();
+  e["makespan"] = t.makespan;
+  e["peak_inflight"] = *std::max_element(peaks.begin(), peaks.end());
+  // In units of one micro-batch through 1/p of the model, so schedules with smaller chunks compare fairly.
+  e["peak_activation_stage_units"] = double(e["peak_inflight"].get<int>()) * s.devices() / s.stages;
+  return e;
+}
+
+}  // namespace
+
+std::vector<ParamSpec> param_specs(const Defaults& d) {
+  const std::vector<std::string> schedules = schedule_ids();
+  return {
+      {"schedule", "schedule", ParamType::Choice, d.schedule, 0, 0, schedules, "",
+       "gpipe: all F then all B; 1f1b: one F, one B; interleaved: v chunks per device; zb-h1: B and W split; "
+       "dualpipe: both directions; dualpipev: the V-shaped DualPipe"},
+      {"p", "p (pipeline devices)", ParamType::Integer, "2", 1, 32, {}, "", "stages (devices) in the pipeline"},
+      {"m", "m (micro-batches)", ParamType::Integer, std::to_string(d.m), 1, 256, {}, "", "micro-batches per step"},
+      {"v",
+       "v (chunks per device)",
+       ParamType::Integer,
+       "2",
+       1,
+       8,
+       {},
+       "",
+       "interleaved only: model chunks per device"},
+      {"notation",
+       "meaning of b",
+       ParamType::Choice,
+       "full",
+       0,
+       0,
+       {"full", "input"},
+       "",
+       "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble "
+       "paper)"},
+      {"f", "F cost", ParamType::Real, "1", 0.001, 1000, {}, "units", "forward of one chunk"},
+      {"b", "B cost", ParamType::Real, "2", 0.001, 1000, {}, "units", "backward of one chunk (see notation)"},
+      {"w", "W cost", ParamType::Real, "1", 0, 1000, {}, "units", "weight-gradient pass of one chunk"},
+      {"fb",
+       "F&B cost",
+       ParamType::Real,
+       "0",
+       0,
+       2000,
+       {},
+       "units",
+       "DualPipe: a forward overlapped with a full backward; 0 = no overlap gain (F + full B)"},
+      {"p2p",
+       "p2p latency",
+       ParamType::Real,
+       "0",
+       0,
+       1000,
+       {},
+       "units",
+       "theory: time a message between devices takes"},
+      {"imbalance",
+       "last stage blocks",
+       ParamType::Integer,
+       "1",
+       1,
+       8,
+       {},
+       "",
+       "the last model stage holds this many MLP blocks, the others one (theory scales its F, B, W alike)"},
+      {"hidden", "hidden width", ParamType::Integer, "512", 8, 4096, {}, "", "MLP width of every block (fp32)"},
+      {"microbatch", "rows per micro-batch", ParamType::Integer, "64", 1, 4096, {}, "", "samples in one micro-batch"},
+      {"mode",
+       "execution",
+       ParamType::Choice,
+       "auto",
+       0,
+       0,
+       {"auto", "concurrent", "replayed"},
+       "",
+       "concurrent: one thread per stage (needs p <= hardware threads); replayed: ops run one by one, their "
+       "durations replayed on the schedule; auto: concurrent when it fits"},
+      {"repeats", "timed steps", ParamType::Integer, "5", 1, 50, {}, "", "median step of this many, after one warm-up"},
+  };
+}
+
+Setup read_setup(const ParamValues& p) {
+  Setup s;
+  s.shape.kind = parse_schedule(p.text("schedule"));
+  s.shape.devices = static_cast<int>(p.integer("p"));
+  s.shape.micro_batches = static_cast<int>(p.integer("m"));
+  s.chunks = static_cast<int>(p.integer("v"));
+  s.shape.chunks = s.shape.kind == ScheduleKind::Interleaved ? s.chunks : 1;
+  check_shape(s.shape);
+  s.notation = p.text("notation");
+  const double f = p.real("f"), b = p.real("b"), w = p.real("w"), fb = p.real("fb");
+  if (s.notation == "full" && !(b > w))
+    throw BadInput(
+        fmt::format("parameter 'b': value '{}' is not allowed with notation=full and w = {}: b is the full "
+                    "backward, input gradient plus weight gradient, so it must exceed w (or use "
+                    "notation=input, where b is the input-gradient pass alone)",
+                    p.text("b"), p.text("w")));
+  s.costs.f = f;
+  s.costs.b = s.notation == "full" ? b - w : b;
+  s.costs.w = w;
+  s.costs.p2p = p.real("p2p");
+  const double full_b = s.costs.full_backward();
+  if (fb != 0 && fb < std::max(f, full_b))
+    throw BadInput(
+        fmt::format("parameter 'fb': value '{}' is not allowed: an overlapped forward and full backward "
+                    "cannot finish before the longer of the two (F = {}, full B = {}); allowed: 0 (no "
+                    "overlap) or a number from {} up",
+                    p.text("fb"), format_number(f), format_number(full_b), format_number(std::max(f, full_b))));
+  s.costs.fb = fb;
+  const int imbalance = static_cast<int>(p.integer("imbalance"));
+  if (imbalance > 1) s.costs.stage_scale = {double(imbalance)};  // resized to the schedule's stages in costs_for
+  s.executor.hidden = static_cast<int>(p.integer("hidden"));
+  s.executor.microbatch_rows = static_cast<int>(p.integer("microbatch"));
+  s.executor.last_stage_blocks = imbalance;
+  s.executor.repeats = static_cast<int>(p.integer("repeats"));
+  const std::string mode = p.text("mode");
+  s.executor.mode = mode == "concurrent" ? ExecutionMode::Concurrent
+                    : mode == "replayed" ? ExecutionMode::Replayed
+                                         : ExecutionMode::Auto;
+  s.executor.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  resolve_mode(s.executor.mode, s.shape.devices,
+               s.executor.hardware_threads);  // throws for concurrent on too few cores
+  const std::int64_t need = estimate_executor_bytes(make_schedule(s.shape), s.executor);
+  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
+  if (free_bytes > 0 && need > free_bytes / 2)
+    throw BadInput(
+        fmt::format("parameters 'hidden' x 'microbatch' x 'm': the run would need up to {} of host memory "
+                    "but only {} is available; lower hidden, microbatch, m or p",
+                    format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+  return s;
+}
+
+Simulated simulate_setup(const Setup& setup) {
+  Schedule s = make_schedule(setup.shape);
+  OpCosts c = costs_for(setup, s);
+  Timing t = simulate(s, c);
+  return {std::move(s), std::move(c), std::move(t)};
+}
+
+json theory(const ParamValues& params) {
+  const Setup setup = read_setup(params);
+  const Simulated sim = simulate_setup(setup);
+  const Schedule& s = sim.schedule;
+  const OpCosts& c = sim.costs;
+  const Timing& t = sim.timing;
+  const int p = setup.shape.devices, m = setup.shape.micro_batches;
+  const auto formula = theory::formula_bubble(setup.shape.kind, p, m, s.shape.chunks, c);
+  json out;
+  out["schedule"] = schedule_id(setup.shape.kind);
+  out["stages"] = s.stages;
+  out["chunks_per_device"] = s.chunks_per_device;
+  out["param_copies"] = s.param_copies;
+  out["f"] = c.f;
+  out["b_input"] = c.b;               // the zero-bubble paper's B
+  out["b_full"] = c.full_backward();  // DeepSeek-V3's B
+  out["w"] = c.w;
+  out["fb"] = c.pair();
+  // The idle share of this schedule with these costs, from the simulated timeline: idle / (p x makespan).
+  out["bubble_fraction"] = t.bubble_fraction();
+  // Bubble time over ideal compute time (Megatron-LM's normalisation).
+  out["bubble_ratio"] = t.bubble_ratio();
+  out["makespan"] = t.makespan;
+  out["ideal_time"] = max_busy(t);
+  out["bubble_time_worst_device"] = worst_idle(t);
+  out["notation"] = setup.notation;
+  out["formula"] = formula_text(setup.shape.kind, setup.notation);
+  out["formula_source"] = formula.source;
+  out["bubble_time_formula"] = formula.bubble;
+  if (formula.idle_fraction >= 0) out["bubble_fraction_formula"] = formula.idle_fraction;
+  if (formula.ratio >= 0) out["bubble_ratio_formula"] = formula.ratio;
+  // The course's fill-drain numbers for this p and m, and the misprinted formula beside them (errata E1).
+  out["fill_drain_idle_fraction"] = theory::fill_drain_idle_fraction(p, m);
+  out["megatron_bubble_ratio"] = theory::bubble_ratio(p, m, s.shape.chunks);
+  out["course_misprint"] = theory::course_misprint(p, m);
+  out["peak_inflight"] = peaks_in_flight(t);
+  json comparison = json::array();
+  for (ScheduleKind kind : kAllSchedules) comparison.push_back(comparison_entry(kind, setup));
+  out["comparison"] = comparison;
+  return out;
+}
+
+Timeline to_timeline(const Schedule& s, const Timing& timing, const OpCosts& costs, std::string name,
+                     std::string source, std::string mode, std::string time_unit) {
+  Timeline line;
+  line.name = std::move(name);
+  line.source = std::move(source);
+  line.mode = std::move(mode);
+  line.time_unit = std::move(time_unit);
+  for (int d = 0; d < s.devices(); ++d) line.lanes.push_back(fmt::format("device {}", d));
+  for (int d = 0; d < s.devices(); ++d) {
+    const auto& ops = timing.device_ops[d];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const TimedOp& t = ops[i];
+      auto span = [&](double start, double end, const Op& op) {
+        line.spans.push_back({d, start, end, std::string(1, op_letter(op.kind)), op.micro_batch,
+                              s.chunk_of(op.micro_batch, op.stage), op_label(op)});
+      };
+      const bool pair = t.op.paired && i + 1 < ops.size() && ops[i + 1].start == t.start && ops[i + 1].end == t.end;
+      if (!pair) {
+        span(t.start, t.end, t.op);
+        continue;
+      }
+      // A pair shares its time: draw each half in proportion to its cost alone.
+      const TimedOp& u = ops[i + 1];
+      const double a = costs.duration(t.op), b = costs.duration(u.op);
+      const double mid = t.start + (t.end - t.start) * a / (a + b);
+      span(t.start, mid, t.op);
+      span(mid, t.end, u.op);
+      ++i;
+    }
+  }
+  return line;
+}
+
+InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
+  // (micro-batch, chunk) -> the end of its last backward op on this lane; F start opens it.
+  std::map<std::pair<int, int>, double> release, open;
+  std::map<std::pair<int, int>, bool> has_w;
+  for (const TimelineSpan& s : timeline.spans) {
+    if (s.lane != lane) continue;
+    const auto key = std::pair{s.micro_batch, s.chunk};
+    if (s.kind == "F")
+      open[key] = s.start;
+    else if (s.kind == "W") {
+      has_w[key] = true;
+      release[key] = s.end;
+    } else if (s.kind == "B" && !has_w[key]) {
+      release[key] = std::max(release[key], s.end);
+    }
+  }
+  std::vector<std::pair<double, int>> events;
+  for (const auto& [key, start] : open) {
+    events.emplace_back(start, +1);
+    if (release.count(key)) events.emplace_back(release[key], -1);
+  }
+  std::sort(events.begin(), events.end());
+  InFlight out;
+  int current = 0;
+  out.steps.emplace_back(0.0, 0);
+  for (const auto& [time, delta] : events) {
+    current += delta;
+    out.peak = std::max(out.peak, current);
+    if (out.steps.back().first == time)
+      out.steps.back().second = current;
+    else
+      out.steps.emplace_back(time, current);
+  }
+  return out;
+}
+
+RunResult run(const Lesson& lesson, RunContext& ctx) {
+  const Setup setup = read_setup(ctx.params);
+  RunResult result = begin_result(lesson, ctx);
+  const Simulated sim = simulate_setup(setup);
+  const Schedule& s = sim.schedule;
+  const OpCosts& c = sim.costs;
+  const std::string title = schedule_title(setup.shape.kind);
+  result.timelines.push_back(to_timeline(s, sim.timing, c, title + " (theory)", "theory", "simulated", "units"));
+
+  ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
+  const ExecutionResult r = execute_schedule(s, setup.executor, ctx.ledger, ctx.control);
+  // The executor runs on CPU threads whatever backend was picked: say so rather than label a CPU run "cuda".
+  if (ctx.backend != BackendKind::Cpu) {
+    result.backend.kind = backend_name(BackendKind::Cpu);
+    result.backend.device = describe_cpu().name;
+    result.backend.notes.push_back("the pipeline executor has no CUDA version yet: this run used the CPU");
+  }
+  result.backend.emulated = true;
+  result.backend.repeats = setup.executor.repeats;
+  result.backend.timer = "steady_clock";
+  if (r.mode == "concurrent")
+    result.backend.notes.push_back(
+        fmt::format("stages are {} CPU threads (one per device, OpenBLAS single-threaded "
+                    "in each) on {} hardware threads; messages are memory copies",
+                    s.devices(), r.hardware_threads));
+  else
+    result.backend.notes.push_back(
+        fmt::format("replayed: every op ran for real, one at a time, and its measured "
+                    "duration was replayed on the schedule ({} stages, {} hardware threads)",
+                    s.devices(), r.hardware_threads));
+  if (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV)
+    result.backend.notes.push_back(
+        "an F&B pair runs its two halves one after the other: on a CPU there is no "
+        "all-to-all communication for the overlap to hide");
+
+  json& mr = result.measured;
+  mr["mode"] = r.mode;
+  mr["hardware_threads"] = r.hardware_threads;
+  mr["bubble_fraction"] = r.timing.bubble_fraction();
+  mr["bubble_ratio"] = r.timing.bubble_ratio();
+  mr["makespan_us"] = r.timing.makespan;
+  mr["makespan_min_us"] = *std::min_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
+  mr["makespan_max_us"] = *std::max_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
+  mr["bubble_fraction_min"] = *std::min_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
+  mr["bubble_fraction_max"] = *std::max_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
+  mr["peak_activation_bytes"] = r.peak_activation_bytes;
+  mr["peak_inflight"] = peaks_in_flight(r.timing);
+  mr["grad_max_rel_err"] = r.grad_max_rel_err;
+  mr["f_us"] = r.durations.f_us;
+  if (r.durations.b_us > 0) mr["b_us"] = r.durations.b_us;
+  if (r.durations.b_full_us > 0) mr["b_full_us"] = r.durations.b_full_us;
+  if (r.durations.w_us > 0) mr["w_us"] = r.durations.w_us;
+  mr["copy_us"] = r.durations.copy_us;
+  if (r.mode == "concurrent") mr["core_share"] = r.core_share;
+  // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
+  mr["replay_bubble_fraction"] = r.replay.bubble_fraction();
+  mr["replay_makespan_us"] = r.replay.makespan;
+  mr["bubble_fraction_minus_theory"] = r.timing.bubble_fraction() - result.theory["bubble_fraction"].get<double>();
+
+  result.timelines.push_back(
+      to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
+  if (r.mode == "concurrent") {
+    result.timelines.push_back(
+        to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)", "theory", "simulated", "us"));
+  } else {
+    const OpCosts measured_costs = median_costs(r, c);
+    result.timelines.push_back(to_timeline(s, simulate(s, measured_costs), measured_costs,
+                                           title + " (theory with the median measured op times)", "theory", "simulated",
+                                           "us"));
+  }
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeline, int index, double p2p) {
+  std::vector<std::string> lines;
+  if (index < 0 || index >= static_cast<int>(timeline.spans.size())) return lines;
+  const TimelineSpan& span = timeline.spans[index];
+  if (span.lane < 0 || span.lane >= s.devices() || span.kind.empty()) return lines;
+  const Op* op = nullptr;
+  for (const Op& candidate : s.device_ops[span.lane])
+    if (op_letter(candidate.kind) == span.kind[0] && candidate.micro_batch == span.micro_batch &&
+        s.chunk_of(candidate.micro_batch, candidate.stage) == span.chunk)
+      op = &candidate;
+  if (op == nullptr) return {span.label + " (not in this schedule)"};
+  const char* what = op->kind == OpKind::F   ? "forward"
+                     : op->kind == OpKind::W ? "weight gradient (W), deferred from its B"
+                     : op->split             ? "backward, input gradient only (its W comes later)"
+                                             : "full backward (input and weight gradients)";
+  std::string where = fmt::format("{}: {} of micro-batch {}, stage {} on device {}", span.label, what, op->micro_batch,
+                                  op->stage, span.lane);
+  if (s.chunks_per_device > 1) where += fmt::format(" (chunk {})", span.chunk);
+  if (s.shape.kind == ScheduleKind::DualPipe)
+    where += s.direction(op->micro_batch) == 0 ? ", entered at device 0" : ", entered at the last device";
+  lines.push_back(where);
+  lines.push_back(fmt::format("runs {:.4g} .. {:.4g} {} ({:.4g})", span.start, span.end, timeline.time_unit,
+                              span.end - span.start));
+  auto find = [&](const Op& o) -> const TimelineSpan* {
+    const int lane = s.device_of(o.micro_batch, o.stage), chunk = s.chunk_of(o.micro_batch, o.stage);
+    for (const TimelineSpan& t : timeline.spans)
+      if (t.lane == lane && t.kind[0] == op_letter(o.kind) && t.micro_batch == o.micro_batch && t.chunk == chunk)
+        return &t;
+    return nullptr;
+  };
+  double ready = 0;
+  std::string last_input;
+  for (const Op& dep : dependencies(s, *op)) {
+    const TimelineSpan* d = find(dep);
+    if (d == nullptr) continue;
+    const bool remote = d->lane != span.lane;
+    const double arrival = d->end + (remote ? p2p : 0.0);
+    lines.push_back(fmt::format("needs {} of stage {} on device {}: done at {:.4g}{}", d->label, dep.stage, d->lane,
+                                d->end, remote && p2p > 0 ? fmt::format(", arrives at {:.4g}", arrival) : ""));
+    if (arrival >= ready) {
+      ready = arrival;
+      last_input = fmt::format("{} from device {}", d->label, d->lane);
+    }
+  }
+  if (lines.size() == 2) lines.push_back("needs nothing: the micro-batch's input is on this device");
+  // The device was free from the end of the op before this one on the lane.
+  double free_at = 0;
+  std::string previous;
+  for (const TimelineSpan& t : timeline.spans)
+    if (t.lane == span.lane && t.end <= span.start + 1e-9 * std::max(1.0, span.start) && t.end >= free_at) {
+      free_at = t.end;
+      previous = t.label;
+    }
+  const double gap = span.start - free_at;
+  const double eps = 1e-9 * std::max(1.0, span.end);
+  if (gap <= eps)
+    lines.push_back(previous.empty() ? "started at once" : "started as soon as the device finished " + previous);
+  else if (ready >= span.start - eps)
+    lines.push_back(fmt::format("waited {:.4g} {} for {}", gap, timeline.time_unit, last_input));
+  else
+    lines.push_back(
+        fmt::format("idle {:.4g} {}: its input was there at {:.4g}, {:.4g} before it started (waking up, "
+                    "copying, or the core was busy elsewhere)",
+                    gap, timeline.time_unit, ready, span.start - ready));
+  return lines;
+}
+
+std::string comparison_table(const json& theory) {
+  if (!theory.contains("comparison")) return {};
+  std::string out = "comparison across schedules (same p, m and per-chunk costs; bubble times in cost units)\n";
+  out += fmt::format("  {:<18} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", "schedule", "devices",
+                     "stages", "params", "bubble(fml)", "bubble(sim)", "frac(fml)", "frac(sim)", "peak act", "act(1/p)",
+                     "formula (" + theory.value("notation", std::string("full")) + " B)");
+  for (const auto& e : theory["comparison"]) {
+    if (!e["available"].get<bool>()) {
+      out += fmt::format("  {:<18} not available: {}\n", e["title"].get<std::string>(), e["why"].get<std::string>());
+      continue;
+    }
+    const std::string formula_fraction =
+        e.contains("bubble_fraction_formula") ? format_number(e["bubble_fraction_formula"].get<double>(), 4) : "-";
+    out += fmt::format(
+        "  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e["title"].get<std::string>(),
+        e["devices"].get<int>(), e["stages"].get<int>(), e["param_copies"].get<int>(),
+        format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
+        formula_fraction, format_number(e["bubble_fraction_simulated"].get<double>(), 4), e["peak_inflight"].get<int>(),
+        format_number(e["peak_activation_stage_units"].get<double>(), 3), e["formula"].get<std::string>());
+  }
+  out +=
+      "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"
+      "  schedule; frac: idle / (p x makespan); peak act: stashed (micro-batch, chunk) pairs on the fullest device;\n"
+      "  act(1/p): the same in micro-batches through 1/p of the model. Sources: GPipe, Megatron-LM (Narayanan et\n"
+      "  al. 2021), zero-bubble (Qi et al. 2024) and [EXT] DeepSeek-V3 Table 2 (exact for F = B = W).\n";
+  return out;
+}
+
+std::string measurement_report(const RunResult& r) {
+  if (!r.measured.contains("bubble_fraction")) return {};
+  const double measured = r.measured["bubble_fraction"].get<double>();
+  const double theory = r.theory["bubble_fraction"].get<double>();
+  const double replay = r.measured["replay_bubble_fraction"].get<double>();
+  std::string out = fmt::format(
+      "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n", measured,
+      r.backend.repeats, r.measured["mode"].get<std::string>(), theory, measured - theory);
+  if (r.measured["mode"] == "concurrent")
+    out += fmt::format(
+        "  of which waiting overheads (thread wake-up, copies, other processes on the cores): {:+.4f} = measured - "
+        "replay of the same op times ({:.4f})\n  and uneven op times (stage imbalance, noise): {:+.4f} = replay - "
+        "theory\n",
+        measured - replay, replay, replay - theory);
+  if (r.measured.contains("core_share"))
+    out +=
+        fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
+                    100 * r.measured["core_share"].get<double>(),
+                    r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
+                                                                   "and the waits behind them"
+                                                                 : "");
+  else
+    out += fmt::format(
+        "  the replay has no waiting overheads: the difference comes from uneven measured op times "
+        "(stage imbalance, noise)\n");
+  out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n",
+                     format_duration_us(r.measured["f_us"].get<double>()),
+                     r.measured.contains("b_full_us") ? format_duration_us(r.measured["b_full_us"].get<double>()) : "-",
+                     format_duration_us(r.measured["copy_us"].get<double>()));
+  return out;
+}
+
+}  // namespace dlsys::pipeline_lesson

@@ -1,0 +1,30 @@
+#include "lessons/schedules/schedules_lesson.h"
+
+#include "lessons/pipeline_common/pipeline_lesson.h"
+
+namespace dlsys {
+
+const LessonText& SchedulesLesson::text() const {
+  static const LessonText text = load_lesson_text("schedules");
+  return text;
+}
+
+std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson::param_specs({"1f1b", 8}); }
+
+void SchedulesLesson::validate(const ParamValues& params) const { pipeline_lesson::read_setup(params); }
+
+nlohmann::ordered_json SchedulesLesson::theory(const ParamValues& params) const {
+  return pipeline_lesson::theory(params);
+}
+
+RunResult SchedulesLesson::run(RunContext& context) const {
+  RunResult result = pipeline_lesson::run(*this, context);
+  context.control.progress(1.0, "done");
+  return result;
+}
+
+std::string SchedulesLesson::text_report(const RunResult& result) const {
+  return pipeline_lesson::comparison_table(result.theory) + pipeline_lesson::measurement_report(result);
+}
+
+}  // namespace dlsys

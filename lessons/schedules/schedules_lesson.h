@@ -1,0 +1,20 @@
+#pragma once
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Lesson `schedules`: 1F1B, interleaved, zero bubble and DualPipe on one real pipeline, with the comparison table.
+class SchedulesLesson final : public Lesson {
+ public:
+  std::string id() const override { return "schedules"; }
+  std::string chapter() const override { return "Pipeline parallelism"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params) const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  bool has_timeline() const override { return true; }
+  std::string text_report(const RunResult& result) const override;
+};
+
+}  // namespace dlsys

@@ -1,0 +1,245 @@
+// Attention kernels: tile math against Algorithm 1 and the course's derived numbers, the online softmax against the
+// course's worked example, and every kernel variant against the double reference at awkward sizes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/errors.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/online_softmax.h"
+#include "kernels/attention/trace.h"
+
+using namespace dlsys::attention;
+
+TEST_CASE("Algorithm 1 block sizes count M in elements (course T8, derived values)") {
+  // M = 48 Ki fp32 elements (192 KiB): d = 64 -> Bc = 192, Br = 64; d = 128 -> Bc = Br = 96.
+  const std::int64_t m48k = sram_elements(192 * 1024, 4);
+  CHECK(m48k == 49152);
+  CHECK(block_cols(m48k, 64) == 192);
+  CHECK(block_rows(m48k, 64) == 64);
+  CHECK(block_cols(m48k, 128) == 96);
+  CHECK(block_rows(m48k, 128) == 96);
+  // 228 KiB of fp32 (H100 shared memory per SM): d = 64 -> Bc = 228, Br = 64.
+  const std::int64_t m228k = sram_elements(228 * 1024, 4);
+  CHECK(block_cols(m228k, 64) == 228);
+  CHECK(block_rows(m228k, 64) == 64);
+  // The lab's default, 48 KiB = 12288 fp32: d = 64 -> 48 x 48 tiles, Tr = Tc = ceil(4096 / 48) = 86.
+  const Tiling t = algorithm1_tiling(sram_elements(49152, 4), 64);
+  CHECK(t.br == 48);
+  CHECK(t.bc == 48);
+  CHECK(row_blocks(4096, t) == 86);
+  CHECK(col_blocks(4096, t) == 86);
+  CHECK(rows_in_block(4096, t, 85) == 4096 - 85 * 48);
+  // The ceiling: M = 12288, d = 100 -> ceil(30.72) = 31.
+  CHECK(block_cols(12288, 100) == 31);
+  CHECK(block_rows(12288, 100) == 31);
+}
+
+TEST_CASE("tiles fit M: Q, K, V, O blocks within Algorithm 1's own budget") {
+  const std::int64_t m = 12288;
+  CHECK(tiling_fits(m, 64, {48, 48}));
+  CHECK(tiling_fits(m, 64, {32, 64}));
+  CHECK_FALSE(tiling_fits(m, 64, {48, 49}));
+  CHECK_FALSE(tiling_fits(m, 64, {0, 48}));
+  CHECK(tiling_fits(m, 100, algorithm1_tiling(m, 100)));  // the overshoot of the ceiling is allowed
+  CHECK_FALSE(tiling_fits(3, 1, {1, 1}));                 // not even one row each of q, k, v, o
+}
+
+TEST_CASE("main-memory traffic: closed forms") {
+  // Standard attention: 4nd + 4n^2 elements.
+  const Traffic naive = naive_traffic(4096, 64);
+  CHECK(naive.total_elements() == 4.0 * 4096 * 64 + 4.0 * 4096 * 4096);
+  CHECK(naive.write_elements == 2.0 * 4096 * 4096 + 4096 * 64);
+  // FlashAttention-2 order, no mask: nd (Q) + 2nd Tr (K, V per Q block) + nd (O).
+  const Tiling t{48, 48};
+  const Traffic fa2 = flash_traffic(4096, 64, t, false, LoopOrder::QOuter);
+  CHECK(fa2.read_elements == 4096.0 * 64 + 2.0 * 4096 * 64 * 86);
+  CHECK(fa2.write_elements == 4096.0 * 64);
+  // Algorithm 1: init nd + 2n; K, V once; per K/V block every Q block reads (2d + 2) and writes (d + 2) per row.
+  const Traffic fa1 = flash_traffic(4096, 64, t, false, LoopOrder::KvOuter);
+  CHECK(fa1.read_elements == 2.0 * 4096 * 64 + 86.0 * 4096 * (2 * 64 + 2));
+  CHECK(fa1.write_elements == 4096.0 * 64 + 2 * 4096 + 86.0 * 4096 * (64 + 2));
+  // Causal, FA-2 order, n = 4 tiles of 1 on each side: tiles (i, j <= i): 10 tiles of one K row and one V row.
+  const Traffic causal = flash_traffic(4, 1, {1, 1}, true, LoopOrder::QOuter);
+  CHECK(causal.read_elements == 4 + 2 * 10);
+  // Summed per Q block, not per tile: a million 1 x 1 tiles a side costs a million steps, not 10^12.
+  const Traffic huge = flash_traffic(1 << 20, 1, {1, 1}, false, LoopOrder::KvOuter, 256);
+  CHECK(huge.read_elements == 256.0 * 2 * (1 << 20) + 4.0 * double(1 << 20) * double(1 << 20));
+  CHECK(flash_scratch_elements(4096, t, LoopOrder::QOuter, 2) == 2 * (48 * 48 + 96));
+  CHECK(flash_scratch_elements(4096, t, LoopOrder::KvOuter, 2) == 2 * (48 * 48 + 96) + 2 * 4096);
+  CHECK(naive_scratch_elements(4096) == 4096 * 4096);
+}
+
+TEST_CASE("online softmax: the course's worked example, tile by tile (errata E20 corrected)") {
+  const WorkedExample ex;
+  const OnlineSoftmaxRow row = online_softmax_row(ex.scores, ex.values, ex.dv, ex.tile);
+  const double a = std::exp(-2.0), b = std::exp(-1.0);
+  REQUIRE(row.steps.size() == 2);
+  // Tile 1: m = 3, l = 1 + e^-2, z = [a, 2] (the course prints "[a, , 2]").
+  CHECK(row.steps[0].m_tile == 3);
+  CHECK(row.steps[0].m == 3);
+  CHECK(row.steps[0].l == doctest::Approx(1 + a).epsilon(1e-15));
+  CHECK(row.steps[0].z[0] == doctest::Approx(a).epsilon(1e-15));
+  CHECK(row.steps[0].z[1] == doctest::Approx(2).epsilon(1e-15));
+  CHECK(row.steps[0].alpha == 0);  // nothing before: exp(-inf - 3) = 0
+  // Tile 2: m_tile = 2, l_tile = a + 1, z_tile = [3 - a, 1 + a]; merge with m = 3: l = (a + 1) + (a + 1) b, a scalar.
+  CHECK(row.steps[1].m_tile == 2);
+  CHECK(row.steps[1].l_tile == doctest::Approx(1 + a).epsilon(1e-15));
+  CHECK(row.steps[1].z_tile[0] == doctest::Approx(3 - a).epsilon(1e-15));
+  CHECK(row.steps[1].z_tile[1] == doctest::Approx(1 + a).epsilon(1e-15));
+  CHECK(row.steps[1].alpha == 1);
+  CHECK(row.steps[1].beta == doctest::Approx(b).epsilon(1e-15));
+  CHECK(row.steps[1].m == 3);
+  CHECK(std::fabs(row.steps[1].l - 1.55300179) < 1e-8);
+  CHECK(std::fabs(row.steps[1].z[0] - 1.18918654) < 1e-8);
+  CHECK(std::fabs(row.steps[1].z[1] - 2.41766651) < 1e-8);
+  // o = z / l, one vector, the same as plain softmax.
+  CHECK(std::fabs(row.o[0] - 0.76573417) < 1e-8);
+  CHECK(std::fabs(row.o[1] - 1.55676994) < 1e-8);
+  const std::vector<double> w = softmax_weights(ex.scores);
+  CHECK(std::fabs(w[0] - 0.08714) < 1e-5);
+  CHECK(std::fabs(w[1] - 0.64391) < 1e-5);
+  CHECK(std::fabs(w[2] - 0.03206) < 1e-5);
+  CHECK(std::fabs(w[3] - 0.23688) < 1e-5);
+  const std::vector<double> plain = weighted_sum(w, ex.values, ex.dv);
+  CHECK(std::fabs(plain[0] - row.o[0]) < 1e-15);
+  CHECK(std::fabs(plain[1] - row.o[1]) < 1e-15);
+}
+
+TEST_CASE("the tiled kernel reproduces the worked example in both loop orders") {
+  const WorkedExample ex;
+  const OnlineSoftmaxRow row = online_softmax_row(ex.scores, ex.values, ex.dv, ex.tile);
+  for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
+    const FlashTrace trace = trace_worked_example(order);
+    REQUIRE(trace.tiles.size() == 2);
+    for (std::size_t t = 0; t < 2; ++t) {
+      const TileRecord& rec = trace.tiles[t];
+      CHECK(rec.j == std::int64_t(t));
+      const TileRowState& s = rec.row_states[0];
+      CHECK(s.m_tile == row.steps[t].m_tile);
+      CHECK(s.l_tile == doctest::Approx(row.steps[t].l_tile).epsilon(1e-14));
+      CHECK(s.m_new == row.steps[t].m);
+      CHECK(s.l_new == doctest::Approx(row.steps[t].l).epsilon(1e-14));
+      CHECK(s.beta == doctest::Approx(row.steps[t].beta).epsilon(1e-14));
+      // Algorithm 1 holds O normalised (z / l); FlashAttention-2 holds z itself.
+      const double scale = rec.output_normalised ? 1.0 / row.steps[t].l : 1.0;
+      CHECK(rec.output[0] == doctest::Approx(row.steps[t].z[0] * scale).epsilon(1e-14));
+      CHECK(rec.output[1] == doctest::Approx(row.steps[t].z[1] * scale).epsilon(1e-14));
+    }
+    CHECK(std::fabs(trace.output[0] - 0.76573417) < 1e-8);
+    CHECK(std::fabs(trace.output[1] - 1.55676994) < 1e-8);
+  }
+}
+
+namespace {
+
+struct Case {
+  std::int64_t n, d;
+  bool causal;
+  Tiling tiling;
+  int threads;
+};
+
+struct Inputs {
+  std::vector<float> q, k, v;
+  std::vector<double> ref;
+};
+
+Inputs make_inputs(const Problem& p, std::uint32_t seed) {
+  const std::size_t count = static_cast<std::size_t>(p.n * p.d);
+  Inputs in{std::vector<float>(count), std::vector<float>(count), std::vector<float>(count),
+            std::vector<double>(count)};
+  fill_uniform(in.q, seed);
+  fill_uniform(in.k, seed + 1);
+  fill_uniform(in.v, seed + 2);
+  reference(p, in.q.data(), in.k.data(), in.v.data(), in.ref.data(), 2);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("naive and flash (both orders) match the double reference at awkward sizes; flash meets the accuracy rule") {
+  const Case cases[] = {
+      {1, 1, false, {1, 1}, 1},      {1, 3, true, {4, 4}, 2},      {7, 3, false, {2, 3}, 2},
+      {7, 3, true, {3, 2}, 3},       {33, 16, false, {5, 7}, 2},   {33, 16, true, {16, 16}, 4},
+      {100, 64, true, {48, 48}, 2},  {100, 64, false, {64, 7}, 3}, {130, 17, true, {17, 33}, 2},
+      {257, 64, false, {48, 48}, 2},
+  };
+  for (const Case& c : cases) {
+    const Problem p{c.n, c.d, c.causal, default_scale(c.d)};
+    const Inputs in = make_inputs(p, 11 + std::uint32_t(c.n));
+    std::vector<float> o(in.q.size());
+    std::vector<float> s(static_cast<std::size_t>(naive_scratch_elements(c.n)));
+    v1_naive(p, in.q.data(), in.k.data(), in.v.data(), o.data(), s, c.threads);
+    const double naive_err = max_abs_error(o, in.ref);
+    INFO("n=", c.n, " d=", c.d, " causal=", c.causal, " br=", c.tiling.br, " bc=", c.tiling.bc);
+    CHECK(naive_err < 1e-5);
+    for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
+      std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(c.n, c.tiling, order, c.threads)));
+      Traffic counted;
+      v2_flash<float>(p, c.tiling, order, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, c.threads, nullptr,
+                      &counted);
+      const double flash_err = max_abs_error(o, in.ref);
+      INFO("order=", order == LoopOrder::KvOuter ? "fa1" : "fa2", " naive_err=", naive_err, " flash_err=", flash_err);
+      CHECK(meets_accuracy_rule(flash_err, naive_err));
+      // The kernel's own count of block loads and stores equals the closed form.
+      const Traffic theory =
+          flash_traffic(c.n, c.d, c.tiling, c.causal, order, flash_workers(c.n, c.tiling, c.threads));
+      CHECK(counted.read_elements == theory.read_elements);
+      CHECK(counted.write_elements == theory.write_elements);
+    }
+  }
+}
+
+TEST_CASE("causal first row attends only to itself: output equals v_0 exactly") {
+  const Problem p{9, 5, true, default_scale(5)};
+  const Inputs in = make_inputs(p, 3);
+  std::vector<float> o(in.q.size());
+  std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(9, {4, 4}, LoopOrder::QOuter, 1)));
+  v2_flash<float>(p, {4, 4}, LoopOrder::QOuter, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, 1);
+  for (int e = 0; e < 5; ++e) CHECK(o[e] == in.v[e]);
+}
+
+TEST_CASE("the trace hook records every tile in loop order with the kernel's own state") {
+  for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
+    const FlashTrace trace = trace_flash({10, 4, false, {3, 4}, order, 5});  // Tr = 4, Tc = 3, ragged both ways
+    REQUIRE(trace.tiles.size() == 12);
+    for (std::size_t t = 0; t < trace.tiles.size(); ++t) {
+      const auto& rec = trace.tiles[t];
+      // Algorithm 1: j outer, i inner. FlashAttention-2: i outer, j inner.
+      if (order == LoopOrder::KvOuter) {
+        CHECK(rec.j == std::int64_t(t / 4));
+        CHECK(rec.i == std::int64_t(t % 4));
+      } else {
+        CHECK(rec.i == std::int64_t(t / 3));
+        CHECK(rec.j == std::int64_t(t % 3));
+      }
+      CHECK(rec.rows == (rec.i == 3 ? 1 : 3));
+      CHECK(rec.cols == (rec.j == 2 ? 2 : 4));
+      for (const TileRowState& s : rec.row_states) {
+        CHECK(s.m_new == std::max(s.m_old, s.m_tile));
+        CHECK(s.l_new == doctest::Approx(s.alpha * s.l_old + s.beta * s.l_tile));
+      }
+    }
+    for (std::size_t e = 0; e < trace.output.size(); ++e) CHECK(std::fabs(trace.output[e] - trace.reference[e]) < 1e-6);
+    CHECK(trace.counted.total_elements() == flash_traffic(10, 4, {3, 4}, false, order).total_elements());
+    // The per-tile counters grow tile by tile and end at the total (FlashAttention-2 writes the last O_i after its
+    // last tile: 1 row of 4).
+    for (std::size_t t = 1; t < trace.tiles.size(); ++t)
+      CHECK(trace.tiles[t].traffic_so_far.total_elements() > trace.tiles[t - 1].traffic_so_far.total_elements());
+    const double last = trace.tiles.back().traffic_so_far.total_elements();
+    CHECK(last == trace.counted.total_elements() - (order == LoopOrder::QOuter ? 4.0 : 0.0));
+  }
+  // Causal: tiles wholly above the diagonal are skipped. n = 8, 4 x 4 tiles: (0,0), (1,0), (1,1) only.
+  const FlashTrace causal = trace_flash({8, 2, true, {4, 4}, LoopOrder::QOuter, 1});
+  REQUIRE(causal.tiles.size() == 3);
+  CHECK(causal.tiles[0].scores[1] == -INFINITY);  // row 0 cannot see key 1
+}
+
+TEST_CASE("trace limits are bad input") {
+  CHECK_THROWS_AS(trace_flash({65, 4, false, {4, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
+  CHECK_THROWS_AS(trace_flash({16, 0, false, {4, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
+  CHECK_THROWS_AS(trace_flash({16, 4, false, {17, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
+}

@@ -1,0 +1,129 @@
+// Lesson `flash` through the command line, in-process: theory keys and exact values, a small real run, the worked
+// example's printout, and bad input (exit 2 with a message naming the parameter, the value and what is allowed).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/cli/cli.h"
+#include "lessons/registry.h"
+
+using namespace dlsys;
+
+namespace {
+struct FlashCliOutcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+FlashCliOutcome flash_cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("flash: bad input exits 2 naming the parameter, the value and what is allowed") {
+  auto check = [](std::vector<std::string> sets, const std::string& expected) {
+    std::vector<std::string> args{"run", "flash"};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const auto r = flash_cli(args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, expected));
+  };
+  check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to");
+  check({"d=0"}, "parameter 'd': value '0' is not allowed");
+  check({"d=513"}, "parameter 'd': value '513' is not allowed (out of range)");
+  check({"causal=2"}, "one of: 0, 1");
+  check({"order=fa3"}, "one of: fa1, fa2");
+  check({"impl=fast"}, "one of: all, naive, flash");
+  check({"example=three"}, "one of: none, two_tiles");
+  check({"br=-1"}, "parameter 'br'");
+  // M = 64 / 4 = 16 elements cannot hold one row each of q, k, v, o with d = 64.
+  check({"sram=64"}, "parameter 'sram': value '64' holds M = 16 fp32 elements, fewer than 4d = 256");
+  // 48 KiB = 12288 elements, d = 64: Algorithm 1's budget is 4 * 64 * 48 = 12288, br + bc <= 96.
+  check({"br=48", "bc=49"}, "br = 48, bc = 49 do not fit M = 12288 elements");
+  check({"bc=100"}, "allowed: at most 12288");
+  // 2^20 x 2^20 fp32 scores are 4 TiB: standard attention cannot hold them, the tiled kernel needs no such buffer.
+  check({"n=1048576", "impl=naive"}, "parameter 'n': n = 1048576 is too large for impl=naive");
+  check({"n=256", "sizes=1048576"}, "parameter 'sizes': n = 1048576 is too large for impl=all");
+}
+
+TEST_CASE("flash: theory keys are exact closed forms") {
+  const auto r = flash_cli({"run", "flash", "--set", "example=two_tiles", "--set", "threads=2", "--json", "-"});
+  REQUIRE(r.code == 0);
+  const auto t = nlohmann::json::parse(r.out)["theory"];
+  // Defaults: n = 4096, d = 64, sram = 49152 bytes -> M = 12288 elements, Br = Bc = 48, Tr = Tc = 86.
+  CHECK(t["sram_elements"] == 12288);
+  CHECK(t["br"] == 48);
+  CHECK(t["bc"] == 48);
+  CHECK(t["tr"] == 86);
+  CHECK(t["tc"] == 86);
+  CHECK(t["naive_scratch_bytes"] == 4096.0 * 4096 * 4);
+  CHECK(t["flash_scratch_bytes"] == 2.0 * (48 * 48 + 2 * 48) * 4);  // two workers, FA-2 order
+  CHECK(t["hbm_bytes_naive"] == 4.0 * (4 * 4096.0 * 64 + 4 * 4096.0 * 4096));
+  CHECK(t["hbm_bytes_flash"] == 4.0 * (4096.0 * 64 + 2 * 4096.0 * 64 * 86 + 4096.0 * 64));
+  CHECK(t["flops"] == 4.0 * 4096 * 4096 * 64);
+}
+
+TEST_CASE("flash: a small real run reports the issue's keys, the ledger's peaks and the accuracy rule") {
+  const auto r =
+      flash_cli({"run",   "flash", "--set", "n=100",       "--set", "d=16",      "--set", "causal=1",  "--set",  "br=8",
+                 "--set", "bc=16", "--set", "sizes=32,64", "--set", "repeats=1", "--set", "threads=2", "--json", "-"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& t = json["theory"];
+  const auto& m = json["measured"];
+  for (const char* key :
+       {"br", "bc", "tr", "tc", "naive_scratch_bytes", "flash_scratch_bytes", "hbm_bytes_naive", "hbm_bytes_flash"})
+    CHECK_MESSAGE(t.contains(key), key);
+  for (const char* key :
+       {"naive_ms", "flash_ms", "max_abs_err_naive", "max_abs_err_flash", "naive_peak_bytes", "flash_peak_bytes"})
+    CHECK_MESSAGE(m.contains(key), key);
+  CHECK(t["tr"] == 13);  // ceil(100 / 8)
+  CHECK(t["tc"] == 7);   // ceil(100 / 16)
+  CHECK(m["naive_peak_bytes"] == 100 * 100 * 4);
+  CHECK(m["flash_peak_bytes"] == t["flash_scratch_bytes"]);
+  CHECK(m["hbm_bytes_flash_counted"] == t["hbm_bytes_flash"]);
+  CHECK(m["accuracy_rule_met"] == 1);
+  CHECK(m["max_abs_err_naive"].get<double>() < 1e-6);
+  CHECK(m["max_abs_err_flash"].get<double>() < 1e-6);
+  CHECK(json["series"].size() == 10);  // time, peak, peak theory, error (x2 each) and traffic theory (x2)
+}
+
+TEST_CASE("flash: more threads than Q blocks allocate no more scratch than the workers use") {
+  // n = 10 with 48 x 48 tiles is one Q block: one worker, whatever the thread count.
+  const auto r = flash_cli({"run", "flash", "--set", "n=10", "--set", "sizes=10", "--set", "repeats=1", "--set",
+                            "threads=4", "--set", "impl=flash", "--json", "-"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["measured"]["flash_peak_bytes"] == (48 * 48 + 2 * 48) * 4);
+  CHECK(json["theory"]["flash_scratch_bytes"] == (48 * 48 + 2 * 48) * 4);
+}
+
+TEST_CASE("flash: `run flash --set example=two_tiles` prints the worked example after each tile") {
+  for (const char* order : {"fa1", "fa2"}) {
+    const auto r = flash_cli({"run", "flash", "--set", "example=two_tiles", "--set", std::string("order=") + order});
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "1     [1, 3]        3  1.13533528  [0.13533528, 2.00000000]"));
+    CHECK(contains(r.out, "1.55300179  [1.18918654, 2.41766651]"));
+    CHECK(contains(r.out, "o = z / l = [0.76573417, 1.55676994]"));
+    CHECK(contains(r.out, "plain softmax weights [0.08714, 0.64391, 0.03206, 0.23688] give [0.76573417, 1.55676994]"));
+    CHECK(contains(r.out, "tile (0, 1)  m = 3  l = 1.55300179"));
+    CHECK(contains(r.out, "o = [0.76573417, 1.55676994]"));
+  }
+}
+
+TEST_CASE("flash: the lesson text has the issue's five steps") {
+  const Lesson& lesson = find_lesson("flash");
+  CHECK(lesson.title() == "FlashAttention: attention in tiles with an online softmax");
+  REQUIRE(lesson.step_count() == 5);
+  CHECK(lesson.text().steps[2].caption.find("1.55300179") != std::string::npos);
+  CHECK(lesson.text().theory.find("ELEMENTS") != std::string::npos);  // errata E21: M counts elements
+}

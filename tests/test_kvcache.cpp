@@ -1,0 +1,248 @@
+// KV-cache lesson theory: presets against their published shapes, the config parser's conventions and errors,
+// and the sizing formulas against the course's worked numbers (COURSE.md T6, errata E6, E7, E23).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "engine/errors.h"
+#include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/model_config.h"
+
+using namespace dlsys;
+using namespace dlsys::kvcache;
+
+namespace {
+
+// A config.json written to a temporary file, removed when the test ends.
+struct TempConfig {
+  std::filesystem::path path;
+  explicit TempConfig(const std::string& text, const std::string& name = "config.json") {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("dlsys_kvcache_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" + name);
+    std::ofstream(path) << text;
+  }
+  ~TempConfig() { std::filesystem::remove(path); }
+};
+
+SizingQuery query(const std::string& model, const std::string& kv_type, std::int64_t batch, std::int64_t seq) {
+  SizingQuery q;
+  q.model = load_preset(model);
+  q.kv_type = find_element_type(kv_type, "dtype");
+  q.weights_type = find_element_type("fp16", "weights_dtype");
+  q.batch = batch;
+  q.seq = seq;
+  q.block_tokens = 16;
+  q.workspace_bytes = 1'000'000'000;
+  q.gpu_bytes = 80'000'000'000;
+  return q;
+}
+
+std::string bad_input_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "(no BadInput thrown)";
+}
+
+const char* kLlamaLike = R"({
+  "num_hidden_layers": 2,
+  "num_attention_heads": 4,
+  "hidden_size": 64,
+  "intermediate_size": 128,
+  "vocab_size": 100
+})";
+
+}  // namespace
+
+TEST_CASE("the course's example comes out exactly: Llama-2-7B, fp16, batch 1, 4096 tokens = 2 GiB") {
+  const Sizing s = size_inference(query("llama-2-7b", "fp16", 1, 4096));
+  CHECK(s.bytes_per_token == 524'288);  // 0.5 MiB, not the rule of thumb's "about 1 MB" (E6)
+  CHECK(s.bytes_per_token == 2 * 32 * 4096 * 2);
+  CHECK(s.kv_bytes == 2'147'483'648);  // 1 x 4096 x 2 x 32 x 4096 x 2 = exactly 2 GiB = 2.15 GB (E23)
+  CHECK(s.kv_bytes == (std::int64_t(1) << 31));
+  CHECK(s.parameters == 6'738'415'616);
+  CHECK(s.weights_bytes == 13'476'831'232);  // "7B x 2 bytes = 14 GB", with the exact count
+  CHECK(s.total_bytes == 13'476'831'232 + 2'147'483'648 + 1'000'000'000);
+}
+
+TEST_CASE("1 MB per token is a 13B model in fp16 (erratum E6)") {
+  CHECK(kv_bytes_per_token(load_preset("llama-2-13b"), find_element_type("fp16", "dtype")) == 819'200);
+  CHECK(kv_bytes_per_token(load_preset("llama-2-7b"), find_element_type("fp32", "dtype")) == 1'048'576);
+}
+
+TEST_CASE("presets: shapes from their config.json and parameter counts that round to the papers' sizes") {
+  struct Expected {
+    const char* name;
+    std::int64_t layers, heads, kv_heads, head_dim, parameters, fp16_bytes_per_token;
+  };
+  const Expected expected[] = {
+      {"llama-2-7b", 32, 32, 32, 128, 6'738'415'616, 524'288},
+      {"llama-2-13b", 40, 40, 40, 128, 13'015'864'320, 819'200},
+      {"llama-2-70b", 80, 64, 8, 128, 68'976'648'192, 327'680},
+      {"llama-3-8b", 32, 32, 8, 128, 8'030'261'248, 131'072},
+      {"llama-3-70b", 80, 64, 8, 128, 70'553'706'496, 327'680},
+      {"llama-3.1-405b", 126, 128, 8, 128, 405'853'388'800, 516'096},
+      {"mistral-7b", 32, 32, 8, 128, 7'241'732'096, 131'072},
+      {"gemma-2b", 18, 8, 1, 256, 2'506'172'416, 18'432},
+      {"gemma-7b", 28, 16, 16, 256, 8'537'680'896, 458'752},
+  };
+  CHECK(preset_names().size() == std::size(expected));
+  for (const auto& e : expected) {
+    INFO(e.name);
+    const ModelConfig m = load_preset(e.name);
+    CHECK(!m.source.empty());
+    CHECK(!m.nominal_parameters.empty());
+    CHECK(m.layers == e.layers);
+    CHECK(m.heads == e.heads);
+    CHECK(m.kv_heads == e.kv_heads);
+    CHECK(m.head_dim == e.head_dim);
+    CHECK(parameter_count(m) == e.parameters);
+    CHECK(kv_bytes_per_token(m, find_element_type("fp16", "dtype")) == e.fp16_bytes_per_token);
+  }
+}
+
+TEST_CASE("grouped-query attention stores only the KV heads (erratum E7)") {
+  const ModelConfig m = load_preset("llama-2-70b");
+  ModelConfig as_if_mha = m;
+  as_if_mha.kv_heads = m.heads;
+  const auto fp16 = find_element_type("fp16", "dtype");
+  CHECK(kv_bytes_per_token(as_if_mha, fp16) == 8 * kv_bytes_per_token(m, fp16));
+}
+
+TEST_CASE("element types: int4 is half a byte, counted exactly") {
+  const ModelConfig m = load_preset("llama-2-7b");
+  const std::int64_t expected[] = {1'048'576, 524'288, 524'288, 262'144, 262'144, 131'072};
+  for (std::size_t i = 0; i < element_types().size(); ++i)
+    CHECK(kv_bytes_per_token(m, element_types()[i]) == expected[i]);
+  // Weights of an odd parameter count in int4 round up to whole bytes.
+  ModelConfig odd;
+  odd.name = "odd";
+  odd.layers = odd.heads = odd.kv_heads = 1;
+  odd.hidden = odd.head_dim = odd.intermediate = odd.vocab = 1;
+  odd.tied_embeddings = true;
+  CHECK(parameter_count(odd) == 1 + 4 + 3 + 2 + 1);  // embedding, q k v o, mlp, norms, final norm
+  SizingQuery q = query("llama-2-7b", "int4", 1, 1);
+  q.model = odd;
+  q.weights_type = find_element_type("int4", "weights_dtype");
+  CHECK(size_inference(q).weights_bytes == 6);  // 11 parameters x 4 bits = 44 bits -> 6 bytes
+  CHECK(bad_input_message([] { find_element_type("fp12", "dtype"); }).find("fp32, fp16, bf16, fp8, int8, int4") !=
+        std::string::npos);
+}
+
+TEST_CASE("the sliding window caps Mistral's cache at 4096 tokens") {
+  const Sizing s = size_inference(query("mistral-7b", "fp16", 2, 16384));
+  CHECK(s.cached_tokens == 4096);
+  CHECK(s.kv_bytes == 131'072LL * 4096 * 2);
+  CHECK(s.max_seq_fit == -1);  // any length fits: the cache stops growing at the window
+  CHECK(s.reserve_tokens == 4096);
+  CHECK(size_inference(query("mistral-7b", "fp16", 1, 1000)).cached_tokens == 1000);
+}
+
+TEST_CASE("what fits in 80 GB beside the weights and a 1 GB workspace") {
+  const Sizing s = size_inference(query("llama-2-7b", "fp16", 1, 4096));
+  // 80e9 - 13,476,831,232 - 1e9 = 65,523,168,768 bytes left for the cache.
+  CHECK(s.max_batch_fit == 30);     // 30 x 2 GiB = 64.4 GB; 31 would need 66.6 GB
+  CHECK(s.max_seq_fit == 124'975);  // 65,523,168,768 / 524,288, rounded down
+  SizingQuery small = query("llama-2-70b", "fp16", 1, 4096);
+  small.gpu_bytes = 24'000'000'000;  // 70B weights alone (138 GB) do not fit in 24 GB
+  CHECK(size_inference(small).max_batch_fit == 0);
+  CHECK(size_inference(small).max_seq_fit == 0);
+}
+
+TEST_CASE("paged cache: ceil(seq / B) blocks per sequence, waste only in the last block") {
+  const Sizing full = size_inference(query("llama-2-7b", "fp16", 1, 4096));
+  CHECK(full.paged_blocks == 256);
+  CHECK(full.paged_waste_bytes == 0);
+  const Sizing s = size_inference(query("llama-2-7b", "fp16", 3, 1000));
+  CHECK(s.paged_blocks_per_seq == 63);  // 63 x 16 = 1008 tokens
+  CHECK(s.paged_blocks == 189);
+  CHECK(s.paged_waste_bytes == 8LL * 524'288 * 3);  // 8 empty slots in each sequence's last block
+  CHECK(s.reserve_tokens == 4096);                  // Llama 2's max_position_embeddings
+  CHECK(s.reserve_waste_bytes == 3096LL * 524'288 * 3);
+}
+
+TEST_CASE("sizes that overflow 64 bits, and zero sizes, are refused") {
+  CHECK(bad_input_message([] {
+          size_inference(query("llama-2-7b", "fp16", 1'000'000'000'000, 4096));
+        }).find("overflows 64 bits") != std::string::npos);
+  CHECK(bad_input_message([] { size_inference(query("llama-2-7b", "fp16", 0, 4096)); }).find("'batch'") !=
+        std::string::npos);
+  CHECK(bad_input_message([] { size_inference(query("llama-2-7b", "fp16", 1, -5)); }).find("'seq'") !=
+        std::string::npos);
+  const std::string huge =
+      R"({"num_hidden_layers": 4000000000000, "num_attention_heads": 4000000, "hidden_size": 4000000,
+    "intermediate_size": 1, "vocab_size": 1})";
+  CHECK(bad_input_message([&] { parse_model_config(huge, "huge.json"); }).find("overflows 64 bits") !=
+        std::string::npos);
+}
+
+TEST_CASE("config.json: Hugging Face conventions for absent keys") {
+  const ModelConfig m = parse_model_config(kLlamaLike, "mini.json");
+  CHECK(m.kv_heads == 4);   // num_key_value_heads absent -> num_attention_heads
+  CHECK(m.head_dim == 16);  // head_dim absent -> hidden_size / num_attention_heads
+  CHECK(m.sliding_window == 0);
+  CHECK(m.max_positions == 0);
+  CHECK(!m.tied_embeddings);
+  const ModelConfig gqa = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 60,
+    "head_dim": 32, "num_key_value_heads": 2, "intermediate_size": 8, "vocab_size": 10, "sliding_window": 128,
+    "max_position_embeddings": 512})",
+                                             "gqa.json");
+  CHECK(gqa.head_dim == 32);  // given explicitly: 4 x 32 need not equal hidden_size
+  CHECK(gqa.kv_heads == 2);
+  CHECK(gqa.sliding_window == 128);
+  const ModelConfig off = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64,
+    "intermediate_size": 8, "vocab_size": 10, "sliding_window": 128, "use_sliding_window": false})",
+                                             "qwen.json");
+  CHECK(off.sliding_window == 0);
+  const ModelConfig null_window = parse_model_config(R"({"num_hidden_layers": 2, "num_attention_heads": 4,
+    "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10, "sliding_window": null})",
+                                                     "v02.json");
+  CHECK(null_window.sliding_window == 0);
+}
+
+TEST_CASE("config.json files: read from disk; malformed JSON names the line, a missing key names the key") {
+  TempConfig good(kLlamaLike);
+  CHECK(load_model_config_file(good.path.string()).layers == 2);
+
+  TempConfig broken("{\n  \"num_hidden_layers\": 2,\n  \"hidden_size\" 64\n}\n");
+  const std::string syntax = bad_input_message([&] { load_model_config_file(broken.path.string()); });
+  CHECK(syntax.find("not valid JSON at line 3") != std::string::npos);
+
+  TempConfig missing(R"({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10})");
+  CHECK(bad_input_message([&] {
+          load_model_config_file(missing.path.string());
+        }).find("missing key 'num_attention_heads'") != std::string::npos);
+
+  TempConfig negative(R"({"num_hidden_layers": -2, "num_attention_heads": 4, "hidden_size": 64})");
+  CHECK(bad_input_message([&] {
+          load_model_config_file(negative.path.string());
+        }).find("'num_hidden_layers' must be at least 1") != std::string::npos);
+
+  TempConfig text_value(R"({"num_hidden_layers": "32", "num_attention_heads": 4, "hidden_size": 64})");
+  CHECK(bad_input_message([&] {
+          load_model_config_file(text_value.path.string());
+        }).find("'num_hidden_layers' must be a whole number") != std::string::npos);
+
+  TempConfig uneven(R"({"num_hidden_layers": 2, "num_attention_heads": 6, "num_key_value_heads": 4,
+    "hidden_size": 96, "intermediate_size": 8, "vocab_size": 10})");
+  CHECK(bad_input_message([&] { load_model_config_file(uneven.path.string()); }).find("not a multiple") !=
+        std::string::npos);
+
+  CHECK(bad_input_message([] { load_model_config_file("/nonexistent/config.json"); }).find("cannot open") !=
+        std::string::npos);
+  CHECK(bad_input_message([] { parse_model_config("[1, 2]", "list.json"); }).find("expected a JSON object") !=
+        std::string::npos);
+}
+
+TEST_CASE("an unknown preset lists the presets") {
+  const std::string message = bad_input_message([] { load_preset("llama-9"); });
+  CHECK(message.find("unknown model 'llama-9'") != std::string::npos);
+  CHECK(message.find("llama-2-7b") != std::string::npos);
+  CHECK(message.find("mistral-7b") != std::string::npos);
+}

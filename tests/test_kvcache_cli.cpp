@@ -1,0 +1,170 @@
+// `dlsys-lab run kvcache` in-process: the issue's JSON keys with exact values, a user's config.json, and every kind
+// of bad input ending in exit 2 with a message that names what was wrong.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/cli/cli.h"
+
+using namespace dlsys;
+
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome run_kvcache(std::vector<std::string> sets, bool json = true) {
+  std::vector<std::string> args{"run", "kvcache"};
+  for (auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  if (json) {
+    args.push_back("--json");
+    args.push_back("-");
+  }
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+
+// A tiny live decoder keeps these tests fast; the calculator's numbers do not depend on it.
+const std::vector<std::string> kTinyLive = {"d_model=32", "layers=2",  "heads=2",  "kv_heads=1",
+                                            "tokens=8",   "repeats=1", "threads=1"};
+
+// The tiny settings first, so a test's own settings (given later) win.
+std::vector<std::string> with_tiny_live(const std::vector<std::string>& sets) {
+  std::vector<std::string> all = kTinyLive;
+  all.insert(all.end(), sets.begin(), sets.end());
+  return all;
+}
+
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string& text) {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("dlsys_kvcache_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".json");
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+void expect_bad_input(std::vector<std::string> sets, const std::string& expected) {
+  const Outcome r = run_kvcache(with_tiny_live(std::move(sets)));
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "run kvcache: the issue's command gives the course's numbers exactly, and the live cache equals the formula") {
+  const Outcome r =
+      run_kvcache(with_tiny_live({"model=llama-2-7b", "batch=1", "seq=4096", "dtype=fp16", "block=16", "gpu_gb=80"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& t = json["theory"];
+  CHECK(t["bytes_per_token"] == 524'288);
+  CHECK(t["kv_bytes"] == 2'147'483'648LL);
+  CHECK(t["kv_gib"] == 2.0);
+  CHECK(t["weights_bytes"] == 13'476'831'232LL);
+  CHECK(t["total_bytes"] == 13'476'831'232LL + 2'147'483'648LL + 1'000'000'000LL);
+  CHECK(t["training_states_bytes"] == 107'814'649'856LL);  // 16 bytes per parameter, model states only (E8)
+  CHECK(t["max_batch_fit"] == 30);
+  CHECK(t["max_seq_fit"] == 124'975);
+  CHECK(t["paged_blocks"] == 256);
+  CHECK(t["paged_waste_bytes"] == 0);
+  const auto& m = json["measured"];
+  for (const char* key : {"kv_allocated_bytes", "decode_us_cached", "decode_us_uncached", "speedup"})
+    CHECK_MESSAGE(m.contains(key), key);
+  CHECK(m["kv_allocated_bytes"] == 2 * 2 * 1 * 16 * 4 * 8);  // 2 x layers x kv_heads x head_dim x fp32 x tokens
+  CHECK(m["kv_allocated_bytes"] == t["live_kv_bytes"]);
+  CHECK(m["tokens_match"] == true);
+  CHECK(m["max_abs_logit_diff"].get<double>() < 1e-4);
+  CHECK(m["decode_us_cached"].get<double>() > 0);
+  CHECK(m["speedup"].get<double>() > 0);
+  CHECK(json["series"].size() == 5);
+  CHECK(json["series"][0]["points"].size() == 8);
+}
+
+TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the bar line") {
+  const Outcome r = run_kvcache(with_tiny_live({"seq=1000", "batch=3"}), false);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("2,147,483,648") == std::string::npos);
+  CHECK(r.out.find("524,288 B") != std::string::npos);
+  CHECK(r.out.find("1,572,864,000 B = 1.57 GB (1.46 GiB)") != std::string::npos);  // 524,288 x 1000 x 3
+  CHECK(r.out.find("189 blocks of 16 tokens") != std::string::npos);
+  CHECK(r.out.find("bar: last token") != std::string::npos);
+}
+
+TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.json overrides the preset") {
+  const Outcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384"}));
+  REQUIRE(mistral.code == 0);
+  const auto mj = nlohmann::json::parse(mistral.out);
+  CHECK(mj["theory"]["cached_tokens"] == 4096);
+  CHECK(mj["theory"]["kv_bytes"] == 131'072LL * 4096);
+  CHECK(mj["theory"]["max_seq_fit"] == -1);
+
+  TempFile config(R"({"num_hidden_layers": 40, "num_attention_heads": 40, "hidden_size": 5120,
+                      "intermediate_size": 13824, "vocab_size": 32000})");
+  const Outcome r = run_kvcache(with_tiny_live({"model=llama-2-7b", "config=" + config.path.string(), "seq=100"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["theory"]["bytes_per_token"] == 819'200);  // the 13B shape, not the preset's 7B
+  CHECK(json["theory"]["kv_heads"] == 40);              // num_key_value_heads absent -> num_attention_heads
+  CHECK(json["theory"]["model"] == config.path.string());
+}
+
+TEST_CASE("run kvcache: gpu_gb=0 sizes against this machine's memory") {
+  const Outcome r = run_kvcache(with_tiny_live({"gpu_gb=0"}));
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["theory"]["gpu_bytes"].get<std::int64_t>() > 0);
+  CHECK(json["theory"]["gpu_source"].get<std::string>().find("this") != std::string::npos);
+}
+
+TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
+  expect_bad_input({"model=llama-9"}, "llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b");  // the presets are listed
+  expect_bad_input({"dtype=fp12"}, "one of: fp32, fp16, bf16, fp8, int8, int4");
+  expect_bad_input({"batch=0"}, "parameter 'batch': value '0'");
+  expect_bad_input({"seq=-4"}, "parameter 'seq': value '-4'");
+  expect_bad_input({"block=0"}, "parameter 'block'");
+  expect_bad_input({"gpu_gb=-1"}, "parameter 'gpu_gb'");
+  expect_bad_input({"batch=1000000000000"}, "overflows 64 bits");
+  expect_bad_input({"seq=8192"}, "max_position_embeddings");
+  expect_bad_input({"heads=3"}, "parameter 'heads': value 3 does not divide d_model 32");
+  expect_bad_input({"heads=2", "kv_heads=3"}, "parameter 'kv_heads'");
+  expect_bad_input({"config=/nonexistent/config.json"}, "cannot open");
+
+  TempFile malformed("{\n  \"num_hidden_layers\": 32,\n  \"num_attention_heads\": 32,\n  \"hidden_size\": 4096,,\n}\n");
+  expect_bad_input({"config=" + malformed.path.string()}, "not valid JSON at line 4");
+  TempFile missing(R"({"num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 1, "vocab_size": 1})");
+  expect_bad_input({"config=" + missing.path.string()}, "missing key 'hidden_size'");
+  TempFile zero(R"({"num_hidden_layers": 0, "num_attention_heads": 32, "hidden_size": 4096})");
+  expect_bad_input({"config=" + zero.path.string()}, "'num_hidden_layers' must be at least 1");
+  TempFile huge(R"({"num_hidden_layers": 9000000000000, "num_attention_heads": 4096, "hidden_size": 4096000,
+                    "intermediate_size": 1, "vocab_size": 1})");
+  expect_bad_input({"config=" + huge.path.string()}, "overflows 64 bits");
+}
+
+TEST_CASE("run kvcache: a live run too large for free memory is refused before allocating, with the figure") {
+  const Outcome r = run_kvcache({"d_model=8192", "layers=256", "heads=64", "kv_heads=64", "tokens=65536"});
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("the live decoder") != std::string::npos);
+  CHECK(r.err.find("needs") != std::string::npos);
+  CHECK(r.err.find("GiB") != std::string::npos);
+}

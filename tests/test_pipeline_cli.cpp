@@ -1,0 +1,223 @@
+// The `bubble` and `schedules` lessons through the CLI, in-process: bad input exits 2 with a message, runs print the
+// issue's JSON keys, the theory matches the closed forms, and exports write an SVG and a Chrome trace.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "app/cli/cli.h"
+#include "engine/params.h"
+#include "lessons/pipeline_common/pipeline_lesson.h"
+#include "lessons/registry.h"
+
+using namespace dlsys;
+
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+Outcome cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+
+// Small and quick: the real executor still runs, on tiny matrices.
+std::vector<std::string> quick(std::vector<std::string> args) {
+  for (const char* set : {"hidden=32", "microbatch=4", "repeats=1"}) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  return args;
+}
+
+void refused(const std::vector<std::string>& args, const std::string& expected) {
+  const auto r = cli(args);
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(expected) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline lessons: bad input exits 2 with the parameter, the value and what is allowed") {
+  for (const char* lesson : {"bubble", "schedules"}) {
+    const std::string l = lesson;
+    refused({"run", l, "--set", "p=0"}, "parameter 'p': value '0' is not allowed (out of range)");
+    refused({"run", l, "--set", "m=0"}, "parameter 'm': value '0' is not allowed (out of range)");
+    refused({"run", l, "--set", "schedule=2f2b"}, "one of: gpipe, 1f1b, interleaved, zb-h1, dualpipe, dualpipev");
+    refused({"run", l, "--set", "schedule=interleaved", "--set", "p=4", "--set", "m=6"}, "must be a multiple of p");
+    refused({"run", l, "--set", "schedule=interleaved", "--set", "v=0"}, "parameter 'v'");
+    refused({"run", l, "--set", "schedule=dualpipe", "--set", "p=3", "--set", "m=12"}, "p must be even");
+    refused({"run", l, "--set", "schedule=dualpipe", "--set", "p=4", "--set", "m=6"}, "at least 2p = 8");
+    refused({"run", l, "--set", "schedule=dualpipe", "--set", "p=4", "--set", "m=9"}, "m must be even");
+    refused({"run", l, "--set", "schedule=dualpipev", "--set", "p=4", "--set", "m=7"}, "at least 2p = 8");
+    refused({"run", l, "--set", "b=1", "--set", "w=1"}, "parameter 'b': value '1' is not allowed with notation=full");
+    refused({"run", l, "--set", "fb=1.5"}, "parameter 'fb': value '1.5' is not allowed");
+    refused({"run", l, "--set", "f=-1"}, "parameter 'f'");
+    refused({"run", l, "--set", "notation=deepseek"}, "one of: full, input");
+    refused({"run", l, "--set", "mode=fast"}, "one of: auto, concurrent, replayed");
+    refused({"run", l, "--set", "hidden=4096", "--set", "microbatch=4096", "--set", "m=256"}, "host memory");
+    const int threads = static_cast<int>(std::thread::hardware_concurrency());
+    if (threads > 0 && threads < 32)
+      refused({"run", l, "--set", "mode=concurrent", "--set", "p=" + std::to_string(threads + 1)},
+              "parameter 'mode': value 'concurrent' is not allowed");
+  }
+  refused({"run", "bubble", "--set", "sweep=0,4"}, "parameter 'sweep'");
+  refused({"run", "bubble", "--set", "schedule=dualpipe", "--set", "p=4", "--set", "m=8", "--set", "sweep=1,2,3"},
+          "no m in it can run schedule 'dualpipe'");
+  refused({"export", "schedules"}, "export needs --svg FILE or --trace FILE.json");
+}
+
+TEST_CASE("schedules: run --json has the issue's keys, exact theory and a correct gradient") {
+  const auto r =
+      cli(quick({"run", "schedules", "--set", "schedule=1f1b", "--set", "p=2", "--set", "m=8", "--json", "-"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& t = j["theory"];
+  CHECK(t["bubble_fraction"].get<double>() == doctest::Approx(1.0 / 9.0).epsilon(1e-12));
+  CHECK(t["bubble_ratio"].get<double>() == doctest::Approx(1.0 / 8.0).epsilon(1e-12));
+  CHECK(t["makespan"].get<double>() == doctest::Approx(27.0));  // (m + p - 1)(F + B) with F = 1, B = 2
+  CHECK(t["peak_inflight"] == nlohmann::json::array({2, 1}));
+  CHECK(t["param_copies"] == 1);
+  CHECK(t["comparison"].size() == 6);
+  for (const auto& e : t["comparison"])
+    if (e["schedule"] == "dualpipe") CHECK(e["param_copies"] == 2);
+  const auto& m = j["measured"];
+  for (const char* key : {"bubble_fraction", "makespan_us", "grad_max_rel_err"}) CHECK(m[key].get<double>() >= 0);
+  CHECK(m["peak_activation_bytes"].size() == 2);
+  CHECK(m["peak_activation_bytes"][0].get<double>() > 0);
+  CHECK(m["grad_max_rel_err"].get<double>() < 1e-4);
+  CHECK((m["mode"] == "concurrent" || m["mode"] == "replayed"));
+  CHECK(j["backend"]["emulated"] == true);
+  REQUIRE(j["timeline"].size() >= 2);
+  CHECK(j["timeline"][0]["source"] == "theory");
+  CHECK(j["timeline"][1]["source"] == "measured");
+  CHECK(j["timeline"][0]["spans"].size() == 2 * 2 * 8);  // F and B of 8 micro-batches on 2 devices
+}
+
+TEST_CASE("schedules: the notation switch changes what b means, not the schedule's cost") {
+  const auto full = cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8", "--set",
+                               "b=2", "--set", "w=1", "--set", "mode=replayed", "--json", "-"}));
+  const auto input =
+      cli(quick({"run", "schedules", "--set", "schedule=zb-h1", "--set", "p=4", "--set", "m=8", "--set",
+                 "notation=input", "--set", "b=1", "--set", "w=1", "--set", "mode=replayed", "--json", "-"}));
+  REQUIRE(full.code == 0);
+  REQUIRE(input.code == 0);
+  const auto a = nlohmann::json::parse(full.out)["theory"], b = nlohmann::json::parse(input.out)["theory"];
+  CHECK(a["makespan"] == b["makespan"]);
+  CHECK(a["formula"] == "(p-1)(F+B-2W)");
+  CHECK(b["formula"] == "(p-1)(F+B-W)");
+  CHECK(a["bubble_time_formula"].get<double>() == doctest::Approx(3.0));  // (4-1)(1+2-2)
+}
+
+TEST_CASE("bubble: the course's numbers and the m sweep") {
+  const Lesson& lesson = find_lesson("bubble");
+  auto theory_for = [&](int p, int m) {
+    const auto params = ParamValues::parse(lesson.params(), {"p=" + std::to_string(p), "m=" + std::to_string(m)});
+    return lesson.theory(params);
+  };
+  CHECK(theory_for(2, 1)["bubble_fraction"].get<double>() == doctest::Approx(0.5).epsilon(1e-12));
+  CHECK(theory_for(2, 4)["bubble_fraction"].get<double>() == doctest::Approx(0.2).epsilon(1e-12));
+  CHECK(theory_for(2, 10)["bubble_fraction"].get<double>() == doctest::Approx(1.0 / 11).epsilon(1e-12));
+  CHECK(theory_for(2, 4)["course_misprint"].get<double>() == doctest::Approx(-0.6));
+  CHECK(theory_for(2, 4)["megatron_bubble_ratio"].get<double>() == doctest::Approx(0.25));
+
+  const auto r = cli(quick({"run", "bubble", "--set", "sweep=1,2,4", "--json", "-"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool measured = false, formula = false;
+  for (const auto& s : j["series"]) {
+    if (s["role"] == "measured") {
+      measured = true;
+      CHECK(s["points"].size() == 3);
+    }
+    if (s["name"].get<std::string>().find("(p-1)/(m+p-1)") == 0) {
+      formula = true;
+      CHECK(s["points"][0][1].get<double>() == doctest::Approx(0.5));
+      CHECK(s["points"][2][1].get<double>() == doctest::Approx(0.2));
+    }
+  }
+  CHECK(measured);
+  CHECK(formula);
+}
+
+TEST_CASE("export bubble and schedules: SVG and Chrome trace with spans named F3/B3/W3") {
+  const std::string svg = "pipeline_test_export.svg", trace = "pipeline_test_export.json";
+  const auto r = cli(quick({"export", "schedules", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4", "--set",
+                            "mode=replayed", "--svg", svg, "--trace", trace}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::ifstream svg_file(svg), trace_file(trace);
+  const std::string svg_text((std::istreambuf_iterator<char>(svg_file)), {});
+  CHECK(svg_text.find("<svg") != std::string::npos);
+  CHECK(svg_text.find(">W3<") != std::string::npos);
+  const auto events = nlohmann::json::parse(trace_file)["traceEvents"];
+  bool f3 = false, w3 = false;
+  for (const auto& e : events) {
+    f3 = f3 || e["name"] == "F3";
+    w3 = w3 || e["name"] == "W3";
+  }
+  CHECK(f3);
+  CHECK(w3);
+  std::remove(svg.c_str());
+  std::remove(trace.c_str());
+  const auto b = cli(quick({"export", "bubble", "--set", "sweep=2", "--svg", svg}));
+  CHECK(b.code == 0);
+  std::remove(svg.c_str());
+}
+
+TEST_CASE("in-flight activations read back from a timeline match the simulator's count") {
+  using namespace dlsys::pipeline;
+  for (ScheduleKind kind : kAllSchedules) {
+    const Schedule s = make_schedule({kind, 4, 8, 2});
+    OpCosts c;
+    c.fb = 2.5;
+    const Timing t = simulate(s, c);
+    const Timeline line = pipeline_lesson::to_timeline(s, t, c, "x", "theory", "simulated", "units");
+    for (int d = 0; d < 4; ++d) {
+      INFO(schedule_id(kind), " device ", d);
+      CHECK(pipeline_lesson::in_flight_from_timeline(line, d).peak == in_flight(t, d).peak);
+    }
+  }
+}
+
+TEST_CASE("hovering a span explains the op, its inputs and why it waited") {
+  using namespace dlsys::pipeline;
+  const Schedule s = make_schedule({ScheduleKind::OneFOneB, 2, 2, 1});
+  OpCosts c;
+  c.p2p = 0.5;
+  const Timing t = simulate(s, c);
+  const Timeline line = pipeline_lesson::to_timeline(s, t, c, "x", "theory", "simulated", "units");
+  auto lines_for = [&](int lane, const std::string& label) {
+    for (int i = 0; i < static_cast<int>(line.spans.size()); ++i)
+      if (line.spans[i].lane == lane && line.spans[i].label == label)
+        return pipeline_lesson::describe_span(s, line, i, c.p2p);
+    return std::vector<std::string>{};
+  };
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string all;
+    for (const auto& l : v) all += l + "\n";
+    return all;
+  };
+  // F0 [0, 1], arrives at 1.5; F0 on device 1 [1.5, 2.5]; its full B0 [2.5, 4.5], arriving at 5. Device 0 ran F1 [1,
+  // 2].
+  const std::string b0 = joined(lines_for(0, "B0"));
+  INFO(b0);
+  CHECK(b0.find("full backward") != std::string::npos);
+  CHECK(b0.find("needs B0 of stage 1 on device 1") != std::string::npos);
+  CHECK(b0.find("arrives at 5") != std::string::npos);
+  CHECK(b0.find("waited 3 units for B0 from device 1") != std::string::npos);
+  const std::string f1 = joined(lines_for(0, "F1"));
+  CHECK(f1.find("started as soon as the device finished F0") != std::string::npos);
+}
