@@ -301,7 +301,7 @@ void draw_measured_step(const ViewContext& ctx) {
       {fmt::format("busbw at {}", ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S"),
        fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m.value("busbw_gbps", 0.0), 100 * m.value("busbw_fraction_of_ceiling", 0.0))},
       {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m.value("algbw_gbps", 0.0), format_duration_us(m.value("time_us", 0.0)))},
-      {"#wrong (at S, over the sweep)", fmt::format("{} , {}", m.value("wrong", 0), m.value("sweep_wrong", 0))},
+      {"#wrong elements", fmt::format("{} at S, {} over the sweep", m.value("wrong", 0), m.value("sweep_wrong", 0))},
   };
   spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
   draw_plot("busbw", spec);
