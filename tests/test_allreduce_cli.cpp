@@ -55,7 +55,8 @@ TEST_CASE("allreduce: bad input exits 2 naming the parameter, the value and what
   check({"sizes=1KiB,1001"}, "parameter 'sizes': value '1KiB,1001' is not allowed");
   check({"algo=fastest"}, "one of: ring, naive, library");
   check({"op=alltoall"}, "one of: allreduce, reduce_scatter, all_gather");
-  check({"algo=library", "sizes=1KiB", "bytes=1KiB"}, "parameter 'algo': value 'library' is not allowed on the cpu backend");
+  check({"algo=library", "sizes=1KiB", "bytes=1KiB"},
+        "parameter 'algo': value 'library' is not allowed on the cpu backend");
   // Sizes that cannot fit are refused before anything is allocated.
   check({"n=64", "bytes=16GiB", "sizes=1KiB"}, "of host memory is available; lower n, bytes or sizes");
 }

@@ -76,7 +76,8 @@ TEST_CASE("each ring rank sends 2(N-1)/N x S bytes; rank 0 of the naive way send
     std::vector<std::int64_t> ring_sent, naive_sent;
     REQUIRE(run_and_count_wrong(n, count, Op::AllReduce, Algorithm::Ring, false, 64, &ring_sent) == 0);
     REQUIRE(run_and_count_wrong(n, count, Op::AllReduce, Algorithm::Naive, false, 64, &naive_sent) == 0);
-    for (int r = 0; r < n; ++r) CHECK(ring_sent[r] == collective_cost(Op::AllReduce, Algorithm::Ring, n, bytes).bytes_sent_per_rank);
+    for (int r = 0; r < n; ++r)
+      CHECK(ring_sent[r] == collective_cost(Op::AllReduce, Algorithm::Ring, n, bytes).bytes_sent_per_rank);
     CHECK(naive_sent[0] == collective_cost(Op::AllReduce, Algorithm::Naive, n, bytes).bytes_sent_per_rank);
     for (int r = 1; r < n; ++r) CHECK(naive_sent[r] == bytes);
     std::vector<std::int64_t> rs_sent;

@@ -1,10 +1,10 @@
 // Views of the allreduce lesson: every rank's buffer before the exchange, what the obvious ways cost, the ring's
 // reduce-scatter and all-gather step by step (drawn from the real ring's own step record), the cost model against
 // measured times, and measured bus bandwidth against the copy ceiling.
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
 
 #include "app/gui/plot.h"
@@ -22,10 +22,12 @@ using collectives::Algorithm;
 using collectives::CollectiveRecord;
 using collectives::Op;
 
-constexpr int kMaxRanksShown = 8;       // the step-through draws at most 8 ranks; plots use the real n
-constexpr double kSecondsPerStep = 1.8; // auto-play speed of the ring
+constexpr int kMaxRanksShown = 8;        // the step-through draws at most 8 ranks; plots use the real n
+constexpr double kSecondsPerStep = 1.8;  // auto-play speed of the ring
 
-int shown_ranks(const ParamValues& p) { return static_cast<int>(std::clamp<std::int64_t>(p.integer("n"), 2, kMaxRanksShown)); }
+int shown_ranks(const ParamValues& p) {
+  return static_cast<int>(std::clamp<std::int64_t>(p.integer("n"), 2, kMaxRanksShown));
+}
 
 // The ring's record for n ranks and one number per chunk, made once per n by running the real ring.
 const CollectiveRecord& record_for(int n) {
@@ -76,14 +78,15 @@ void draw_chunk(ImDrawList* draw, const Grid& g, int rank, int chunk, const std:
   draw->AddRectFilled(a, b, with_alpha(muted_text_color(), 0.15f), 3 * s);
   const float stripe = (b.x - a.x) / g.n;
   for (int q = 0; q < g.n; ++q)
-    if (mask >> q & 1u)
-      draw->AddRectFilled({a.x + q * stripe, a.y}, {a.x + (q + 1) * stripe, b.y}, series_color(q));
+    if (mask >> q & 1u) draw->AddRectFilled({a.x + q * stripe, a.y}, {a.x + (q + 1) * stripe, b.y}, series_color(q));
   const std::uint64_t everyone = (std::uint64_t{1} << g.n) - 1;
   if (mask == everyone) draw->AddRect(a, b, text_color(), 3 * s, 0, 2.5f * s);
-  if (highlighted) draw->AddRect({a.x - 3 * s, a.y - 3 * s}, {b.x + 3 * s, b.y + 3 * s}, highlight_color(), 4 * s, 0, 3 * s);
+  if (highlighted)
+    draw->AddRect({a.x - 3 * s, a.y - 3 * s}, {b.x + 3 * s, b.y + 3 * s}, highlight_color(), 4 * s, 0, 3 * s);
   const ImVec2 size = ImGui::CalcTextSize(text.c_str());
   const ImVec2 at{(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2};
-  draw->AddRectFilled({at.x - 3 * s, at.y}, {at.x + size.x + 3 * s, at.y + size.y}, with_alpha(panel_color(), 0.8f), 3 * s);
+  draw->AddRectFilled({at.x - 3 * s, at.y}, {at.x + size.x + 3 * s, at.y + size.y}, with_alpha(panel_color(), 0.8f),
+                      3 * s);
   draw->AddText(at, mask ? text_color() : muted_text_color(), text.c_str());
 }
 
@@ -129,7 +132,8 @@ void draw_ring_row(const CollectiveRecord& record, std::size_t row, float max_he
       draw->AddText({x + 6 * s, b.y + 2 * s}, muted_text_color(), "to rank 0");
       const ImVec2 top = g.cell_min(0, c);
       draw_arrow(draw, {x, top.y - g.row_gap * 0.8f}, {x, top.y - 2 * s}, arrow);
-      draw->AddText({x + 6 * s, top.y - g.row_gap * 0.8f}, muted_text_color(), fmt::format("from rank {}", n - 1).c_str());
+      draw->AddText({x + 6 * s, top.y - g.row_gap * 0.8f}, muted_text_color(),
+                    fmt::format("from rank {}", n - 1).c_str());
     }
   }
   ImGui::Dummy({g.label_width + n * g.cell_width, g.height() + 2 * g.row_gap});
@@ -173,8 +177,8 @@ std::string step_caption(const CollectiveRecord& record, std::size_t row) {
   const int n = record.n_ranks;
   if (step.phase == "start") return "before any exchange: each rank holds only its own input";
   if (step.phase == "reduce_scatter")
-    return fmt::format("reduce-scatter step {} of {}: rank r sends chunk (r - {}) mod {} to rank r + 1, which adds it", step.step + 1,
-                       n - 1, step.step, n);
+    return fmt::format("reduce-scatter step {} of {}: rank r sends chunk (r - {}) mod {} to rank r + 1, which adds it",
+                       step.step + 1, n - 1, step.step, n);
   return fmt::format("all-gather step {} of {}: rank r sends chunk (r + 1 - {}) mod {} to rank r + 1, which stores it",
                      step.step + 1, n - 1, step.step, n);
 }
@@ -190,8 +194,9 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
   if (n != ctx.params.integer("n"))
     ImGui::TextWrapped("(drawn for N = %d; the step-through shows 2 to %d ranks)", n, kMaxRanksShown);
-  ImGui::TextWrapped("Numbers and colours come from the ring's own step record (the same code the run times); rank r "
-                     "starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
+  ImGui::TextWrapped(
+      "Numbers and colours come from the ring's own step record (the same code the run times); rank r "
+      "starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
   const float height = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing();
@@ -207,8 +212,9 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
 void draw_why_step(const ViewContext& ctx) {
   const int n = shown_ranks(ctx.params);
   const CollectiveRecord& record = record_for(n);
-  ImGui::TextWrapped("Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
-                     "must hold the element-wise sum, shown under the line.");
+  ImGui::TextWrapped(
+      "Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
+      "must hold the element-wise sum, shown under the line.");
   const float height = ImGui::GetContentRegionAvail().y * 0.7f;
   ImGui::BeginGroup();
   draw_ring_row(record, 0, height);
@@ -229,9 +235,12 @@ void draw_why_step(const ViewContext& ctx) {
 void draw_obvious_ways_step(const ViewContext& ctx) {
   const double s_bytes = ctx.params.real("bytes");
   const int n_now = static_cast<int>(ctx.params.integer("n"));
-  PlotSpec spec{"Bytes through the busiest rank's link, in units of S", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
-  PlotLine naive{"through rank 0: in (N-1) S, then out (N-1) S", series_color(5), SeriesStyle::LineAndMarkers, false, false, {}};
-  PlotLine crossbar{"everyone to everyone: (N-1) S each way", series_color(1), SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotSpec spec{
+      "Bytes through the busiest rank's link, in units of S", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
+  PlotLine naive{
+      "through rank 0: in (N-1) S, then out (N-1) S", series_color(5), SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotLine crossbar{
+      "everyone to everyone: (N-1) S each way", series_color(1), SeriesStyle::LineAndMarkers, false, false, {}};
   PlotLine ring{"ring: 2 (N-1) / N x S", series_color(2), SeriesStyle::LineAndMarkers, false, false, {}};
   for (int n = 2; n <= 16; ++n) {
     const double root = collectives::collective_cost(Op::AllReduce, Algorithm::Naive, n, 1).model_bytes;
@@ -244,12 +253,17 @@ void draw_obvious_ways_step(const ViewContext& ctx) {
   spec.guides.push_back({true, double(n_now), fmt::format("N = {}", n_now), highlight_color()});
   spec.size = {0, ImGui::GetContentRegionAvail().y - 4.5f * ImGui::GetFrameHeightWithSpacing()};
   draw_plot("obvious", spec);
-  draw_value_table("obvious_table", {
-      {fmt::format("rank 0 in and out, N = {}, S = {}", n_now, format_bytes_binary(s_bytes)),
-       format_bytes_both(collectives::collective_cost(Op::AllReduce, Algorithm::Naive, n_now, s_bytes).model_bytes)},
-      {"each rank, full exchange with everyone", format_bytes_both((n_now - 1) * s_bytes)},
-      {"each rank, ring", format_bytes_both(collectives::collective_cost(Op::AllReduce, Algorithm::Ring, n_now, s_bytes).bytes_sent_per_rank)},
-  });
+  draw_value_table(
+      "obvious_table",
+      {
+          {fmt::format("rank 0 in and out, N = {}, S = {}", n_now, format_bytes_binary(s_bytes)),
+           format_bytes_both(
+               collectives::collective_cost(Op::AllReduce, Algorithm::Naive, n_now, s_bytes).model_bytes)},
+          {"each rank, full exchange with everyone", format_bytes_both((n_now - 1) * s_bytes)},
+          {"each rank, ring",
+           format_bytes_both(
+               collectives::collective_cost(Op::AllReduce, Algorithm::Ring, n_now, s_bytes).bytes_sent_per_rank)},
+      });
 }
 
 std::vector<std::pair<std::string, std::string>> theory_rows(const ViewContext& ctx) {
@@ -271,9 +285,11 @@ void draw_cost_step(const ViewContext& ctx) {
   }
   const auto& m = ctx.result->measured;
   if (m.contains("alpha_us") && m["alpha_us"].is_number())
-    rows.push_back({"fitted: t = steps x alpha + bytes / beta",
-                    fmt::format("alpha {:.2f} us, beta {:.3f} GB/s", m["alpha_us"].get<double>(), m["beta_gbps"].get<double>())});
-  PlotSpec spec{"Time per all-reduce against message size", {"message size", "bytes", true}, {"time", "us", true}, {}, {}};
+    rows.push_back(
+        {"fitted: t = steps x alpha + bytes / beta",
+         fmt::format("alpha {:.2f} us, beta {:.3f} GB/s", m["alpha_us"].get<double>(), m["beta_gbps"].get<double>())});
+  PlotSpec spec{
+      "Time per all-reduce against message size", {"message size", "bytes", true}, {"time", "us", true}, {}, {}};
   for (const char* name : {"time (measured)", "alpha-beta time (fit)"})
     if (const Series* series = ctx.result->find_series(name)) {
       PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
@@ -288,7 +304,8 @@ void draw_cost_step(const ViewContext& ctx) {
 void draw_measured_step(const ViewContext& ctx) {
   if (!ctx.result) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling");
   const auto& m = ctx.result->measured;
-  PlotSpec spec{"Bus bandwidth against message size", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
+  PlotSpec spec{
+      "Bus bandwidth against message size", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
   for (const char* name : {"busbw (measured)", "alpha-beta model (fit)"})
     if (const Series* series = ctx.result->find_series(name)) {
       PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
@@ -296,11 +313,14 @@ void draw_measured_step(const ViewContext& ctx) {
       spec.lines.push_back(std::move(line));
     }
   const double ceiling = m.value("ceiling_gbps", 0.0);
-  if (ceiling > 0) spec.guides.push_back({false, ceiling, fmt::format("copy ceiling {:.2f} GB/s", ceiling), series_color(5)});
+  if (ceiling > 0)
+    spec.guides.push_back({false, ceiling, fmt::format("copy ceiling {:.2f} GB/s", ceiling), series_color(5)});
   std::vector<std::pair<std::string, std::string>> rows = {
       {fmt::format("busbw at {}", ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S"),
-       fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m.value("busbw_gbps", 0.0), 100 * m.value("busbw_fraction_of_ceiling", 0.0))},
-      {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m.value("algbw_gbps", 0.0), format_duration_us(m.value("time_us", 0.0)))},
+       fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m.value("busbw_gbps", 0.0),
+                   100 * m.value("busbw_fraction_of_ceiling", 0.0))},
+      {"algbw = S / time",
+       fmt::format("{:.3f} GB/s in {}", m.value("algbw_gbps", 0.0), format_duration_us(m.value("time_us", 0.0)))},
       {"#wrong elements", fmt::format("{} at S, {} over the sweep", m.value("wrong", 0), m.value("sweep_wrong", 0))},
   };
   spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
@@ -312,12 +332,18 @@ void draw_measured_step(const ViewContext& ctx) {
 
 void draw_allreduce_view(ViewContext& ctx) {
   switch (ctx.step) {
-    case 0: return draw_why_step(ctx);
-    case 1: return draw_obvious_ways_step(ctx);
-    case 2: return draw_ring_phase(ctx, true);
-    case 3: return draw_ring_phase(ctx, false);
-    case 4: return draw_cost_step(ctx);
-    default: return draw_measured_step(ctx);
+    case 0:
+      return draw_why_step(ctx);
+    case 1:
+      return draw_obvious_ways_step(ctx);
+    case 2:
+      return draw_ring_phase(ctx, true);
+    case 3:
+      return draw_ring_phase(ctx, false);
+    case 4:
+      return draw_cost_step(ctx);
+    default:
+      return draw_measured_step(ctx);
   }
 }
 

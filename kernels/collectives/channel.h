@@ -18,8 +18,8 @@ namespace dlsys::collectives {
 
 struct Message {
   const float* data = nullptr;
-  std::int64_t count = 0;             // floats in this message (0 for an empty chunk)
-  std::uint64_t contributors = 0;     // bit q: rank q's input is summed in (filled only when a run is recorded)
+  std::int64_t count = 0;          // floats in this message (0 for an empty chunk)
+  std::uint64_t contributors = 0;  // bit q: rank q's input is summed in (filled only when a run is recorded)
 };
 
 class Channel {
@@ -45,7 +45,9 @@ class Channel {
   std::int64_t bytes_sent() const { return bytes_sent_; }  // over the channel's life; read when no rank runs
 
  private:
-  float* slot(std::uint32_t index) { return storage_.data() + static_cast<std::int64_t>(index % slots_) * slot_elements_; }
+  float* slot(std::uint32_t index) {
+    return storage_.data() + static_cast<std::int64_t>(index % slots_) * slot_elements_;
+  }
 
   HostBuffer<float> storage_;  // (slots, slot_elements) row-major
   std::int64_t slot_elements_;

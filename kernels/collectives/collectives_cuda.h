@@ -28,7 +28,7 @@ Placement place_ranks(int n_ranks);
 bool nccl_compiled();
 
 struct GpuMeasurement {
-  TimingStats time;        // per call, CUDA events on rank 0's stream around all ranks' work
+  TimingStats time;  // per call, CUDA events on rank 0's stream around all ranks' work
   Placement placement;
 };
 

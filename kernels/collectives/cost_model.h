@@ -14,10 +14,10 @@
 namespace dlsys::collectives {
 
 struct CollectiveCost {
-  int steps = 0;                    // communication steps on the critical path
-  double bytes_sent_per_rank = 0;   // ring: every rank; naive: rank 0, the busiest
-  double model_bytes = 0;           // bytes the alpha-beta model charges at 1/beta (the busiest rank, in series)
-  double busbw_factor = 0;          // busbw = algbw x busbw_factor
+  int steps = 0;                   // communication steps on the critical path
+  double bytes_sent_per_rank = 0;  // ring: every rank; naive: rank 0, the busiest
+  double model_bytes = 0;          // bytes the alpha-beta model charges at 1/beta (the busiest rank, in series)
+  double busbw_factor = 0;         // busbw = algbw x busbw_factor
 };
 
 double busbw_factor(Op op, int n_ranks);

@@ -9,7 +9,8 @@ namespace dlsys::collectives {
 
 // Rank `rank`'s input element `index`: a hash of both, so chunks and ranks differ.
 DLSYS_HOST_DEVICE inline float input_value(int rank, std::int64_t index) {
-  std::uint32_t h = static_cast<std::uint32_t>(index) * 2654435761u ^ (static_cast<std::uint32_t>(rank) + 1u) * 0x9E3779B9u;
+  std::uint32_t h =
+      static_cast<std::uint32_t>(index) * 2654435761u ^ (static_cast<std::uint32_t>(rank) + 1u) * 0x9E3779B9u;
   h ^= h >> 15;
   h *= 0x2C1B3C6Du;
   h ^= h >> 12;

@@ -7,7 +7,7 @@ namespace dlsys::collectives {
 enum class Op { AllReduce, ReduceScatter, AllGather };
 enum class Algorithm { Ring, Naive };
 
-std::string op_name(Op op);                // "allreduce", "reduce_scatter", "all_gather"
-std::string algorithm_name(Algorithm a);   // "ring", "naive"
+std::string op_name(Op op);               // "allreduce", "reduce_scatter", "all_gather"
+std::string algorithm_name(Algorithm a);  // "ring", "naive"
 
 }  // namespace dlsys::collectives

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/collectives/op.h"
 #include "kernels/collectives/inputs.h"
+#include "kernels/collectives/op.h"
 
 namespace dlsys::collectives {
 

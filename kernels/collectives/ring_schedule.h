@@ -30,13 +30,17 @@ DLSYS_HOST_DEVICE constexpr std::int64_t chunk_size(std::int64_t count, int n_ra
 DLSYS_HOST_DEVICE constexpr int next_rank(int rank, int n_ranks) { return mod(rank + 1, n_ranks); }
 DLSYS_HOST_DEVICE constexpr int prev_rank(int rank, int n_ranks) { return mod(rank - 1, n_ranks); }
 
-DLSYS_HOST_DEVICE constexpr int reduce_scatter_send_chunk(int rank, int step, int n_ranks) { return mod(rank - step, n_ranks); }
+DLSYS_HOST_DEVICE constexpr int reduce_scatter_send_chunk(int rank, int step, int n_ranks) {
+  return mod(rank - step, n_ranks);
+}
 // What rank r receives at step s is what rank r-1 sends then.
 DLSYS_HOST_DEVICE constexpr int reduce_scatter_recv_chunk(int rank, int step, int n_ranks) {
   return reduce_scatter_send_chunk(prev_rank(rank, n_ranks), step, n_ranks);
 }
 DLSYS_HOST_DEVICE constexpr int owned_chunk(int rank, int n_ranks) { return mod(rank + 1, n_ranks); }
-DLSYS_HOST_DEVICE constexpr int all_gather_send_chunk(int rank, int step, int n_ranks) { return mod(rank + 1 - step, n_ranks); }
+DLSYS_HOST_DEVICE constexpr int all_gather_send_chunk(int rank, int step, int n_ranks) {
+  return mod(rank + 1 - step, n_ranks);
+}
 DLSYS_HOST_DEVICE constexpr int all_gather_recv_chunk(int rank, int step, int n_ranks) {
   return all_gather_send_chunk(prev_rank(rank, n_ranks), step, n_ranks);
 }

@@ -14,27 +14,27 @@
 namespace dlsys::collectives {
 
 struct RankStep {
-  int sent_chunk = -1;     // -1: nothing sent at this step
+  int sent_chunk = -1;  // -1: nothing sent at this step
   int sent_to = -1;
   int received_chunk = -1;
   int received_from = -1;
-  bool reduced = false;    // the received chunk was added (reduce-scatter) rather than copied (all-gather)
-  std::vector<float> values;                 // what the rank holds after the step: (count)
-  std::vector<std::uint64_t> contributors;   // (n_ranks) per chunk: bit q set when rank q's input is summed in
+  bool reduced = false;       // the received chunk was added (reduce-scatter) rather than copied (all-gather)
+  std::vector<float> values;  // what the rank holds after the step: (count)
+  std::vector<std::uint64_t> contributors;  // (n_ranks) per chunk: bit q set when rank q's input is summed in
 };
 
 struct RingStep {
-  std::string phase;  // "start", "reduce_scatter" or "all_gather"
-  int step = 0;       // 0-based within its phase
+  std::string phase;            // "start", "reduce_scatter" or "all_gather"
+  int step = 0;                 // 0-based within its phase
   std::vector<RankStep> ranks;  // (n_ranks)
 };
 
 struct CollectiveRecord {
   Op op = Op::AllReduce;
   int n_ranks = 0;
-  std::int64_t count = 0;                // elements per rank
-  std::vector<std::int64_t> chunk_begin; // (n_ranks + 1): chunk c is [chunk_begin[c], chunk_begin[c + 1])
-  std::vector<RingStep> steps;           // "start", then N-1 reduce-scatter and/or N-1 all-gather steps
+  std::int64_t count = 0;                 // elements per rank
+  std::vector<std::int64_t> chunk_begin;  // (n_ranks + 1): chunk c is [chunk_begin[c], chunk_begin[c + 1])
+  std::vector<RingStep> steps;            // "start", then N-1 reduce-scatter and/or N-1 all-gather steps
 };
 
 // Filled by the ring while it runs. Each rank writes only its own entries, on its own thread: no lock.

@@ -1,8 +1,9 @@
 #include "lessons/allreduce/allreduce_lesson.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
@@ -22,7 +23,9 @@ Op op_of(const ParamValues& p) {
 }
 
 // The library (NCCL) runs a ring too; the model's counts are the ring's.
-Algorithm model_algorithm_of(const ParamValues& p) { return p.text("algo") == "naive" ? Algorithm::Naive : Algorithm::Ring; }
+Algorithm model_algorithm_of(const ParamValues& p) {
+  return p.text("algo") == "naive" ? Algorithm::Naive : Algorithm::Ring;
+}
 
 CollectiveCost cost_of(const ParamValues& p, double bytes) {
   return collectives::collective_cost(op_of(p), model_algorithm_of(p), int(p.integer("n")), bytes);
@@ -34,7 +37,9 @@ double max_size_bytes(const ParamValues& p) {
   return largest;
 }
 
-void add_point(Series& series, double x, double y, double y_min, double y_max) { series.points.push_back({x, y, y_min, y_max}); }
+void add_point(Series& series, double x, double y, double y_min, double y_max) {
+  series.points.push_back({x, y, y_min, y_max});
+}
 
 }  // namespace
 
@@ -47,15 +52,43 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
   const double max_bytes = 16.0 * kBytesPerGiB;  // the memory check refuses what does not fit before allocating
   return {
       {"n", "ranks N", ParamType::Integer, "4", 1, 64, {}, "", "data-parallel workers: CPU threads, or GPUs"},
-      {"bytes", "message size S", ParamType::Bytes, "16MiB", 4, max_bytes, {}, "bytes",
+      {"bytes",
+       "message size S",
+       ParamType::Bytes,
+       "16MiB",
+       4,
+       max_bytes,
+       {},
+       "bytes",
        "bytes per rank (float32), e.g. 64MiB"},
-      {"algo", "algorithm", ParamType::Choice, "ring", 0, 0, {"ring", "naive", "library"}, "",
+      {"algo",
+       "algorithm",
+       ParamType::Choice,
+       "ring",
+       0,
+       0,
+       {"ring", "naive", "library"},
+       "",
        "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs)"},
       {"op", "collective", ParamType::Choice, "allreduce", 0, 0, {"allreduce", "reduce_scatter", "all_gather"}, "", ""},
-      {"sizes", "sweep sizes", ParamType::SizeList, "1KiB..16MiB", 4, max_bytes, {}, "bytes",
+      {"sizes",
+       "sweep sizes",
+       ParamType::SizeList,
+       "1KiB..16MiB",
+       4,
+       max_bytes,
+       {},
+       "bytes",
        "message sizes for busbw against size (doubling with a..b)"},
       {"repeats", "timed repeats", ParamType::Integer, "5", 1, 100, {}, "", "median of this many samples per size"},
-      {"segment", "pipeline segment", ParamType::Bytes, "256KiB", 64, 64.0 * 1048576, {}, "bytes",
+      {"segment",
+       "pipeline segment",
+       ParamType::Bytes,
+       "256KiB",
+       64,
+       64.0 * 1048576,
+       {},
+       "bytes",
        "messages travel in segments of this size, so reducing one overlaps sending the next"},
   };
 }
@@ -63,9 +96,10 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
 void AllreduceLesson::validate(const ParamValues& p) const {
   const auto whole_floats = [](const std::string& key, const std::string& text, double bytes) {
     if (std::fmod(bytes, 4.0) != 0)
-      throw BadInput(fmt::format("parameter '{}': value '{}' is not allowed ({} bytes is not a whole number of float32 "
-                                 "elements); allowed: a multiple of 4 bytes",
-                                 key, text, format_number(bytes, 12)));
+      throw BadInput(
+          fmt::format("parameter '{}': value '{}' is not allowed ({} bytes is not a whole number of float32 "
+                      "elements); allowed: a multiple of 4 bytes",
+                      key, text, format_number(bytes, 12)));
   };
   whole_floats("bytes", p.text("bytes"), p.real("bytes"));
   for (double s : p.list("sizes")) whole_floats("sizes", p.text("sizes"), s);
@@ -91,22 +125,28 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   const Op op = op_of(p);
   const std::string algo = p.text("algo");
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  allreduce::BenchConfig config{op, algo, n, static_cast<std::int64_t>(max_size_bytes(p)),
-                                static_cast<std::int64_t>(p.real("segment")), static_cast<int>(p.integer("repeats"))};
+  allreduce::BenchConfig config{op,
+                                algo,
+                                n,
+                                static_cast<std::int64_t>(max_size_bytes(p)),
+                                static_cast<std::int64_t>(p.real("segment")),
+                                static_cast<int>(p.integer("repeats"))};
 
   if (!on_gpu && algo == "library")
-    throw BadInput(fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
-                               "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
-                               cuda_status().available ? "available, pass --backend cuda" : cuda_status().reason));
+    throw BadInput(
+        fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
+                    "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
+                    cuda_status().available ? "available, pass --backend cuda" : cuda_status().reason));
   if (!on_gpu) {  // refuse what cannot fit before allocating anything
     const DeviceInfo cpu = describe_cpu();
     const double needed = double(allreduce::cpu_bench_bytes(config, cpu.threads));
     if (needed > 0.8 * double(cpu.memory_free_bytes))
-      throw BadInput(fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: the run needs {} (a send and a recv "
-                                 "buffer per rank, links, copy probe) but only {} of host memory is available; "
-                                 "lower n, bytes or sizes",
-                                 n, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
-                                 format_bytes_both(double(cpu.memory_free_bytes))));
+      throw BadInput(
+          fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: the run needs {} (a send and a recv "
+                      "buffer per rank, links, copy probe) but only {} of host memory is available; "
+                      "lower n, bytes or sizes",
+                      n, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
+                      format_bytes_both(double(cpu.memory_free_bytes))));
   }
 
   RunResult result = begin_result(*this, ctx);
@@ -121,11 +161,13 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   result.backend.repeats = config.repeats;
   result.backend.notes = bench.notes;
   if (n == 1)
-    result.backend.notes.push_back("N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
-                                   "link, the time is only the local copy from send to recv buffer");
+    result.backend.notes.push_back(
+        "N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
+        "link, the time is only the local copy from send to recv buffer");
   if (algo == "naive")
-    result.backend.notes.push_back("busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
-                                   "so the naive way's lower busbw shows its extra traffic through rank 0");
+    result.backend.notes.push_back(
+        "busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
+        "so the naive way's lower busbw shows its extra traffic through rank 0");
 
   const double factor = collectives::busbw_factor(op, n);
   const auto& sizes = p.list("sizes");
@@ -153,8 +195,9 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   times.push_back(main.time.median_us);
   const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
   if (fit.valid && fit.alpha_forced_zero)
-    result.backend.notes.push_back("alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
-                                   "alpha is fixed at 0 and only beta is fitted");
+    result.backend.notes.push_back(
+        "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
+        "alpha is fixed at 0 and only beta is fitted");
 
   const auto algbw_gbps = [](double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; };
   auto& m = result.measured;
@@ -186,8 +229,8 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   Series wrong{"wrong elements (measured)", "measured", "message size", "bytes", "wrong elements", "", {}};
   for (const auto& point : points) {
     const double x = point.bytes;
-    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us), factor * algbw_gbps(x, point.time.max_us),
-              factor * algbw_gbps(x, point.time.min_us));
+    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),
+              factor * algbw_gbps(x, point.time.max_us), factor * algbw_gbps(x, point.time.min_us));
     add_point(ceiling, x, bench.ceiling.gbps, bench.ceiling.gbps, bench.ceiling.gbps);
     add_point(time_measured, x, point.time.median_us, point.time.min_us, point.time.max_us);
     add_point(wrong, x, double(point.wrong), double(point.wrong), double(point.wrong));

@@ -25,8 +25,9 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
   if (time == nullptr) return {};
   const double factor = number(r.theory, "busbw_factor");
   const std::string op = param(r, "op");
-  std::string out = fmt::format("\n# {} with algo {} over {} ranks ({}{}), float32, out of place\n", op, param(r, "algo"),
-                                param(r, "n"), r.backend.kind, r.backend.emulated ? ", emulated" : "");
+  std::string out =
+      fmt::format("\n# {} with algo {} over {} ranks ({}{}), float32, out of place\n", op, param(r, "algo"),
+                  param(r, "n"), r.backend.kind, r.backend.emulated ? ", emulated" : "");
   out += fmt::format("#{:>12} {:>12} {:>6} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "size", "count", "type", "redop", "time",
                      "algbw", "busbw", "#wrong");
   out += fmt::format("#{:>12} {:>12} {:>6} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "(B)", "(elements)", "", "", "(us)",
@@ -50,11 +51,11 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
                        number(m, "alpha_us"), number(m, "beta_gbps"));
   else
     out += "# alpha-beta fit: none (no byte crosses a link)\n";
-  out += fmt::format("# at {} ({}): busbw {:.3f} GB/s = {:.1f}% of the copy ceiling {:.3f} GB/s measured in this run; "
-                     "#wrong {}\n",
-                     format_bytes_binary(number(r.theory, "count") * 4), param(r, "bytes"), number(m, "busbw_gbps"),
-                     100 * number(m, "busbw_fraction_of_ceiling"), number(m, "ceiling_gbps"),
-                     format_number(number(m, "wrong"), 12));
+  out += fmt::format(
+      "# at {} ({}): busbw {:.3f} GB/s = {:.1f}% of the copy ceiling {:.3f} GB/s measured in this run; "
+      "#wrong {}\n",
+      format_bytes_binary(number(r.theory, "count") * 4), param(r, "bytes"), number(m, "busbw_gbps"),
+      100 * number(m, "busbw_fraction_of_ceiling"), number(m, "ceiling_gbps"), format_number(number(m, "wrong"), 12));
   return out;
 }
 

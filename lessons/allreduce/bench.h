@@ -15,24 +15,24 @@ namespace dlsys::allreduce {
 
 struct BenchConfig {
   collectives::Op op = collectives::Op::AllReduce;
-  std::string algo = "ring";     // ring | naive | library
+  std::string algo = "ring";  // ring | naive | library
   int n_ranks = 1;
-  std::int64_t max_bytes = 0;    // the largest size the run will ask for (buffers are made once, for it)
+  std::int64_t max_bytes = 0;  // the largest size the run will ask for (buffers are made once, for it)
   std::int64_t segment_bytes = 0;
   int repeats = 5;
 };
 
 struct SizePoint {
   double bytes = 0;
-  TimingStats time;                  // per call
-  std::int64_t wrong = 0;            // elements that differ from the reference after a checked call
-  double bytes_sent_max_rank = -1;   // bytes the busiest rank copied into its links in one call (-1: not counted)
-  int calls_per_sample = 1;          // small sizes are timed as batches of back-to-back calls
+  TimingStats time;                 // per call
+  std::int64_t wrong = 0;           // elements that differ from the reference after a checked call
+  double bytes_sent_max_rank = -1;  // bytes the busiest rank copied into its links in one call (-1: not counted)
+  int calls_per_sample = 1;         // small sizes are timed as batches of back-to-back calls
 };
 
 struct Ceiling {
   double gbps = 0;
-  std::string how;                   // one sentence: what was measured and why it is the fair ceiling
+  std::string how;  // one sentence: what was measured and why it is the fair ceiling
   std::vector<std::pair<std::string, double>> figures;  // measured numbers behind it, as JSON keys
 };
 
@@ -54,6 +54,7 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control);
 
 // Times `call`: one untimed call picks how many back-to-back calls make a sample of about 2 ms (like nccl-tests'
 // iterations), then one untimed warm-up sample and `repeats` timed ones; returns per-call times.
-TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control, int& calls_per_sample);
+TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
+                       int& calls_per_sample);
 
 }  // namespace dlsys::allreduce

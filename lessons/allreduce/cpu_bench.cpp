@@ -1,9 +1,10 @@
 // The allreduce lesson on the CPU: N rank threads of a Communicator, each with its own send and recv buffer,
 // exchanging through the engine's channels (collectives/). Buffers are made once, for the largest size, and every
 // size uses a prefix of them.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 
 #include "engine/backend.h"
@@ -37,20 +38,22 @@ Ceiling measure_cpu_ceiling(int n_ranks, int hardware_threads, std::int64_t prob
   const double memcpy_one = measure_copy_bandwidth_gbps(1, probe_bytes);
   const double stream_one = collectives::streaming_copy_bandwidth_gbps(1, probe_bytes);
   const double memcpy_all = threads == 1 ? memcpy_one : measure_copy_bandwidth_gbps(threads, probe_bytes);
-  const double stream_all = threads == 1 ? stream_one : collectives::streaming_copy_bandwidth_gbps(threads, probe_bytes);
+  const double stream_all =
+      threads == 1 ? stream_one : collectives::streaming_copy_bandwidth_gbps(threads, probe_bytes);
   const double one_thread = std::max(memcpy_one, stream_one);
   const double together = std::max(memcpy_all, stream_all);
   const double share = together / n_ranks;
   Ceiling c;
   c.gbps = std::min(one_thread, share);
   c.how = fmt::format(
-      "ceiling = min(one thread copying {:.2f} GB/s, 1/{} of {} threads copying together {:.2f} GB/s = {:.2f}) = {:.2f} "
+      "ceiling = min(one thread copying {:.2f} GB/s, 1/{} of {} threads copying together {:.2f} GB/s = {:.2f}) = "
+      "{:.2f} "
       "GB/s; copies of {} per thread, the faster of memcpy and streaming stores; a rank's link is one thread copying, "
       "and all ranks' links share the memory system",
       one_thread, n_ranks, threads, together, share, c.gbps, format_bytes_binary(double(probe_bytes)));
-  c.figures = {{"memcpy_one_thread_gbps", memcpy_one},       {"stream_copy_one_thread_gbps", stream_one},
-               {"memcpy_threads_gbps", memcpy_all},          {"stream_copy_threads_gbps", stream_all},
-               {"copy_threads", double(threads)},            {"copy_probe_bytes", double(probe_bytes)}};
+  c.figures = {{"memcpy_one_thread_gbps", memcpy_one}, {"stream_copy_one_thread_gbps", stream_one},
+               {"memcpy_threads_gbps", memcpy_all},    {"stream_copy_threads_gbps", stream_all},
+               {"copy_threads", double(threads)},      {"copy_probe_bytes", double(probe_bytes)}};
   return c;
 }
 
@@ -62,7 +65,8 @@ std::int64_t cpu_bench_bytes(const BenchConfig& config, int hardware_threads) {
          collectives::Communicator::link_bytes(config.n_ranks, comm_options(config)) + probe;
 }
 
-TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control, int& calls_per_sample) {
+TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
+                       int& calls_per_sample) {
   control.check_cancelled();
   Stopwatch first;
   call();
@@ -98,7 +102,8 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   state->comm = std::make_unique<collectives::Communicator>(n, ledger, comm_options(config));
 
   Bench bench;
-  bench.ceiling = measure_cpu_ceiling(n, hardware_threads, copy_probe_bytes(config));  // after allocating: the probe and the ring see one machine
+  bench.ceiling = measure_cpu_ceiling(
+      n, hardware_threads, copy_probe_bytes(config));  // after allocating: the probe and the ring see one machine
   bench.emulated = true;
   bench.notes.push_back(fmt::format(
       "ranks are threads of one process (N = {}); a link is a channel of {} slots of {} that the sender copies into "
@@ -106,9 +111,10 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
       n, comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes)),
       state->comm->polls() ? "poll briefly, then sleep" : "sleep at once (they share cores)"));
   if (n > hardware_threads)
-    bench.notes.push_back(fmt::format("{} ranks time-share {} hardware threads: ranks wait for a core as well as for "
-                                      "data, so busbw falls with N here where real links would not",
-                                      n, hardware_threads));
+    bench.notes.push_back(
+        fmt::format("{} ranks time-share {} hardware threads: ranks wait for a core as well as for "
+                    "data, so busbw falls with N here where real links would not",
+                    n, hardware_threads));
   bench.notes.push_back(bench.ceiling.how);
 
   const collectives::Algorithm algorithm =
@@ -131,7 +137,8 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
     call();
     point.bytes_sent_max_rank = 0;
     for (int r = 0; r < n; ++r)
-      point.bytes_sent_max_rank = std::max(point.bytes_sent_max_rank, double(state->comm->bytes_sent_by(r) - sent_before[r]));
+      point.bytes_sent_max_rank =
+          std::max(point.bytes_sent_max_rank, double(state->comm->bytes_sent_by(r) - sent_before[r]));
     point.wrong = collectives::count_wrong(config.op, buffers.recv, buffers.count, hardware_threads);
     return point;
   };

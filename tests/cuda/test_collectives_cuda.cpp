@@ -1,7 +1,6 @@
 // The GPU collectives against the same reference sum as the CPU ranks (reference.h): every element exact.
-#include <doctest/doctest.h>
-
 #include <cuda_runtime.h>
+#include <doctest/doctest.h>
 
 #include <vector>
 
@@ -32,7 +31,8 @@ int device_count() {
 
 TEST_CASE("GPU ring (emulated or one rank per GPU) equals the reference sum at awkward sizes") {
   for (int n = 1; n <= 5; ++n)
-    for (std::int64_t count : {std::int64_t{1}, std::int64_t{3}, std::int64_t{7}, std::int64_t{1000}, std::int64_t{1} << 20})
+    for (std::int64_t count :
+         {std::int64_t{1}, std::int64_t{3}, std::int64_t{7}, std::int64_t{1000}, std::int64_t{1} << 20})
       for (Op op : {Op::AllReduce, Op::ReduceScatter, Op::AllGather}) {
         INFO("n=", n, " count=", count, " op=", int(op));
         CHECK(wrong_after(op, cuda::Implementation::Ring, n, count) == 0);
@@ -54,8 +54,9 @@ TEST_CASE("NCCL collectives equal the reference sum, one rank per GPU") {
 TEST_CASE("NCCL refuses two ranks on one GPU: asking for it is bad input, not a crash") {
   if (!cuda::nccl_compiled() || device_count() != 1) return;
   std::vector<float> a(16), b(16);
-  CHECK_THROWS_AS(cuda::measure(Op::AllReduce, cuda::Implementation::Nccl, 2, 16, MeasureOptions{}, {a.data(), b.data()}),
-                  BadInput);
+  CHECK_THROWS_AS(
+      cuda::measure(Op::AllReduce, cuda::Implementation::Nccl, 2, 16, MeasureOptions{}, {a.data(), b.data()}),
+      BadInput);
 }
 
 TEST_CASE("the GPU copy ceiling is a positive bandwidth") {

@@ -1,10 +1,10 @@
 #include "kernels/collectives/channel.h"
 
-#include "kernels/collectives/cpu/wait_for.h"
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include "kernels/collectives/cpu/wait_for.h"
 
 namespace dlsys::collectives {
 

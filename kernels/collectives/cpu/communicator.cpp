@@ -1,10 +1,11 @@
 #include "kernels/collectives/communicator.h"
 
-#include "kernels/collectives/cpu/wait_for.h"
-
 #include <fmt/format.h>
+
 #include <set>
 #include <stdexcept>
+
+#include "kernels/collectives/cpu/wait_for.h"
 
 namespace dlsys::collectives {
 

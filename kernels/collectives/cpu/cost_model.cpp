@@ -52,7 +52,11 @@ AlphaBetaFit fit_alpha_beta(const std::vector<CollectiveCost>& costs, const std:
     if (!(times_us[i] > 0)) continue;
     const double w = 1.0 / times_us[i];
     const double s = costs[i].steps * w, b = costs[i].model_bytes * w, t = times_us[i] * w;
-    sss += s * s; ssb += s * b; sbb += b * b; sst += s * t; sbt += b * t;
+    sss += s * s;
+    ssb += s * b;
+    sbb += b * b;
+    sst += s * t;
+    sbt += b * t;
   }
   AlphaBetaFit fit;
   if (sbb <= 0) return fit;  // no bytes cross a link: beta is undefined

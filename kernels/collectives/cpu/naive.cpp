@@ -65,8 +65,10 @@ void naive_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers)
     copy_range(buffers.recv[0], buffers.send[0], whole(buffers.count));
     return;
   }
-  if (rank == 0) root(comm, op, buffers);
-  else peer(comm, rank, op, buffers);
+  if (rank == 0)
+    root(comm, op, buffers);
+  else
+    peer(comm, rank, op, buffers);
 }
 
 }  // namespace dlsys::collectives

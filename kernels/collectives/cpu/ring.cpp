@@ -36,13 +36,15 @@ enum class Action {
 
 struct Primitive {
   Action action;
-  int chunk;                  // the chunk this primitive moves
-  const char* phase = "";     // the step whose receive this is, for the record
+  int chunk;               // the chunk this primitive moves
+  const char* phase = "";  // the step whose receive this is, for the record
   int step = -1;
 };
 
 bool receives(Action a) { return a != Action::Send; }
-bool sends(Action a) { return a == Action::Send || a == Action::ReduceSend || a == Action::ReduceStoreSend || a == Action::StoreSend; }
+bool sends(Action a) {
+  return a == Action::Send || a == Action::ReduceSend || a == Action::ReduceStoreSend || a == Action::StoreSend;
+}
 
 // The rank's program, in order; chunk numbers from ring_schedule.h.
 std::vector<Primitive> ring_program(Op op, int rank, int n) {
@@ -59,7 +61,8 @@ std::vector<Primitive> ring_program(Op op, int rank, int n) {
   }
   if (op != Op::ReduceScatter)
     for (int s = 0; s < n - 1; ++s)
-      program.push_back({s == n - 2 ? Action::Store : Action::StoreSend, all_gather_recv_chunk(rank, s, n), "all_gather", s});
+      program.push_back(
+          {s == n - 2 ? Action::Store : Action::StoreSend, all_gather_recv_chunk(rank, s, n), "all_gather", s});
   return program;
 }
 
@@ -112,12 +115,22 @@ void ring_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers, 
       float* out = sends(prim.action) ? to_next.acquire() : nullptr;
       const float* result = nullptr;  // where the received chunk's new values are
       switch (prim.action) {
-        case Action::ReduceSend: add(out, send + offset, in.data, m); result = out; break;
+        case Action::ReduceSend:
+          add(out, send + offset, in.data, m);
+          result = out;
+          break;
         case Action::ReduceStore:
-        case Action::ReduceStoreSend: detail::add_results(recv + offset, out, send + offset, in.data, m); result = recv + offset; break;
+        case Action::ReduceStoreSend:
+          detail::add_results(recv + offset, out, send + offset, in.data, m);
+          result = recv + offset;
+          break;
         case Action::StoreSend:
-        case Action::Store: detail::copy_results(recv + offset, out, in.data, m); result = recv + offset; break;
-        case Action::Send: break;
+        case Action::Store:
+          detail::copy_results(recv + offset, out, in.data, m);
+          result = recv + offset;
+          break;
+        case Action::Send:
+          break;
       }
       // The record (tiny runs, one segment per chunk) is written before the send so the mask sent is the new one.
       if (recorder && receives(prim.action))

@@ -63,7 +63,8 @@ CollectiveRecord record_ring(Op op, const std::vector<std::vector<float>>& input
   const std::int64_t count = static_cast<std::int64_t>(inputs.front().size());
   if (count > 4096) throw std::invalid_argument("record_ring: at most 4096 values per rank");
   for (const auto& input : inputs)
-    if (static_cast<std::int64_t>(input.size()) != count) throw std::invalid_argument("record_ring: ranks differ in count");
+    if (static_cast<std::int64_t>(input.size()) != count)
+      throw std::invalid_argument("record_ring: ranks differ in count");
 
   std::vector<std::vector<float>> buffers = inputs;  // in place: the buffer a rank holds is the one it shows
   RankBuffers rank_buffers{{}, {}, count};

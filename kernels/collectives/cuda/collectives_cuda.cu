@@ -27,25 +27,29 @@ namespace {
 
 #define CHECK_CUDA(call) DLSYS_CUDA_CHECK(call)
 #if DLSYS_HAVE_NCCL
-#define CHECK_NCCL(call)                                                                         \
-  do {                                                                                           \
-    const ncclResult_t status_ = (call);                                                         \
+#define CHECK_NCCL(call)                                                                                     \
+  do {                                                                                                       \
+    const ncclResult_t status_ = (call);                                                                     \
     if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
   } while (0)
 #endif
 
 __global__ void fill_inputs_kernel(float* send, int rank, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     send[i] = input_value(rank, i);
 }
 
 // target = mine + incoming (target may equal mine).
 __global__ void add_kernel(float* target, const float* mine, const float* incoming, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     target[i] = mine[i] + incoming[i];
 }
 
-unsigned grid_for(std::int64_t count) { return static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 4096)); }
+unsigned grid_for(std::int64_t count) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 4096));
+}
 
 int visible_devices() {
   int count = 0;  // left untouched when no driver answers
@@ -60,9 +64,9 @@ int visible_devices() {
 struct Rank {
   int device = 0;
   cudaStream_t stream = nullptr;
-  float* send = nullptr;     // (count)
-  float* recv = nullptr;     // (count)
-  float* scratch = nullptr;  // (largest chunk): where reduce-scatter's incoming chunk lands
+  float* send = nullptr;           // (count)
+  float* recv = nullptr;           // (count)
+  float* scratch = nullptr;        // (largest chunk): where reduce-scatter's incoming chunk lands
   cudaEvent_t sent = nullptr;      // this rank's copy of the current step has landed at its neighbour
   cudaEvent_t consumed = nullptr;  // this rank has finished with what arrived at the current step
   cudaEvent_t done = nullptr;
@@ -144,7 +148,8 @@ class Ranks {
 
 void copy_async(Rank& from_rank, const float* from, Rank& to_rank, float* to, std::int64_t elements) {
   if (elements == 0 || from == to) return;
-  CHECK_CUDA(cudaMemcpyPeerAsync(to, to_rank.device, from, from_rank.device, elements * sizeof(float), from_rank.stream));
+  CHECK_CUDA(
+      cudaMemcpyPeerAsync(to, to_rank.device, from, from_rank.device, elements * sizeof(float), from_rank.stream));
 }
 
 // One ring step for every rank: rank r sends chunk send_chunk(r) from `source(r)`; its neighbour either adds it
@@ -191,8 +196,9 @@ void ring_collective(Ranks& ranks, Op op) {
   bool first = true;
   if (op != Op::AllGather)
     for (int s = 0; s < n - 1; ++s, first = false)
-      ring_step(ranks, true, first, [&](int r) { return reduce_scatter_send_chunk(r, s, n); },
-                [&](int r) -> const float* { return s == 0 ? ranks[r].send : ranks[r].recv; });
+      ring_step(
+          ranks, true, first, [&](int r) { return reduce_scatter_send_chunk(r, s, n); },
+          [&](int r) -> const float* { return s == 0 ? ranks[r].send : ranks[r].recv; });
   if (op == Op::AllGather)
     for (int r = 0; r < n; ++r) {
       const int c = owned_chunk(r, n);
@@ -202,8 +208,9 @@ void ring_collective(Ranks& ranks, Op op) {
     }
   if (op != Op::ReduceScatter)
     for (int s = 0; s < n - 1; ++s, first = false)
-      ring_step(ranks, false, first, [&](int r) { return all_gather_send_chunk(r, s, n); },
-                [&](int r) -> const float* { return ranks[r].recv; });
+      ring_step(
+          ranks, false, first, [&](int r) { return all_gather_send_chunk(r, s, n); },
+          [&](int r) -> const float* { return ranks[r].recv; });
 }
 
 #if DLSYS_HAVE_NCCL
@@ -306,13 +313,15 @@ Placement place_ranks(int n_ranks) {
   Placement p;
   if (n_ranks == 1 || devices >= n_ranks) {
     p.devices = n_ranks;
-    p.description = n_ranks == 1 ? "1 rank on GPU 0" : fmt::format("{} ranks, one per GPU (GPUs 0..{})", n_ranks, n_ranks - 1);
+    p.description =
+        n_ranks == 1 ? "1 rank on GPU 0" : fmt::format("{} ranks, one per GPU (GPUs 0..{})", n_ranks, n_ranks - 1);
   } else {
     p.devices = 1;
     p.emulated = true;
-    p.description = fmt::format("{} ranks emulated on GPU 0 as {} buffers and {} streams ({} GPU{} visible; NCCL "
-                                "refuses two ranks on one GPU)",
-                                n_ranks, n_ranks, n_ranks, devices, devices == 1 ? "" : "s");
+    p.description = fmt::format(
+        "{} ranks emulated on GPU 0 as {} buffers and {} streams ({} GPU{} visible; NCCL "
+        "refuses two ranks on one GPU)",
+        n_ranks, n_ranks, n_ranks, devices, devices == 1 ? "" : "s");
   }
   return p;
 }
@@ -322,8 +331,10 @@ GpuMeasurement measure(Op op, Implementation implementation, int n_ranks, std::i
   GpuMeasurement m;
   m.placement = place_ranks(n_ranks);
   if (implementation == Implementation::Nccl && m.placement.emulated)
-    throw BadInput(fmt::format("parameter 'algo': value 'library' (NCCL) needs one GPU per rank: n = {} but {}; "
-                               "allowed here: ring", n_ranks, m.placement.description));
+    throw BadInput(
+        fmt::format("parameter 'algo': value 'library' (NCCL) needs one GPU per rank: n = {} but {}; "
+                    "allowed here: ring",
+                    n_ranks, m.placement.description));
   if (implementation == Implementation::Nccl && op != Op::AllReduce && count % n_ranks != 0)
     throw BadInput(fmt::format("parameter 'bytes': NCCL's {} needs a size divisible by 4 x N = {} bytes; got {} bytes",
                                op == Op::ReduceScatter ? "reduce-scatter" : "all-gather", 4 * n_ranks, 4 * count));
@@ -332,8 +343,10 @@ GpuMeasurement measure(Op op, Implementation implementation, int n_ranks, std::i
   std::unique_ptr<NcclComms> comms;
   if (implementation == Implementation::Nccl) comms = std::make_unique<NcclComms>(ranks);
   auto call = [&] {
-    if (comms) nccl_collective(ranks, *comms, op);
-    else ring_collective(ranks, op);
+    if (comms)
+      nccl_collective(ranks, *comms, op);
+    else
+      ring_collective(ranks, op);
   };
 #else
   if (implementation == Implementation::Nccl) throw RunFailure("this build has no NCCL");
@@ -364,9 +377,7 @@ double copy_bandwidth_gbps(int n_ranks, std::int64_t bytes) {
   Rank& from = pair[0];
   Rank& to = pair[pair.size() - 1];
   CHECK_CUDA(cudaSetDevice(from.device));
-  auto copy = [&] {
-    CHECK_CUDA(cudaMemcpyPeerAsync(to.recv, to.device, from.send, from.device, bytes, 0));
-  };
+  auto copy = [&] { CHECK_CUDA(cudaMemcpyPeerAsync(to.recv, to.device, from.send, from.device, bytes, 0)); };
   const TimingStats t = dlsys::cuda::time_with_events(copy, MeasureOptions{.warmup = 2, .repeats = 5});
   return double(bytes) / (t.min_us * 1e3);
 }
