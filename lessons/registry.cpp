@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
@@ -17,12 +18,14 @@ const std::vector<const Lesson*>& all_lessons() {
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
   static const KvCacheLesson kvcache;
+  static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
       &matmul,
       &bubble,
       &schedules,
       &flash,
       &kvcache,
+      &allreduce,
   };
   return lessons;
 }

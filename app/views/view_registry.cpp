@@ -8,6 +8,7 @@ void draw_kvcache_view(ViewContext& context);
 void draw_flash_view(ViewContext& context);
 void draw_bubble_view(ViewContext& context);
 void draw_schedules_view(ViewContext& context);
+void draw_allreduce_view(ViewContext& context);
 
 LessonView find_lesson_view(const std::string& lesson_id) {
   struct Entry {
@@ -20,6 +21,7 @@ LessonView find_lesson_view(const std::string& lesson_id) {
       {"flash", draw_flash_view},
       {"bubble", draw_bubble_view},
       {"schedules", draw_schedules_view},
+      {"allreduce", draw_allreduce_view},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.id) return entry.view;

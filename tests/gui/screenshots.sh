@@ -14,6 +14,7 @@ quick_params() {
     flash) echo "--set n=256 --set sizes=64..256 --set repeats=1" ;;
     bubble) echo "--set hidden=64 --set microbatch=8 --set repeats=1 --set sweep=1,2,4,8" ;;
     schedules) echo "--set hidden=64 --set microbatch=8 --set repeats=1" ;;
+    allreduce) echo "--set n=4 --set bytes=1MiB --set sizes=1KiB..1MiB --set repeats=1" ;;
     *) echo "" ;;
   esac
 }
@@ -43,6 +44,9 @@ if [[ $mode == shot ]]; then
   "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   env -u DISPLAY "$bin" shot bubble --step 3 $(quick_params bubble) --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
   "$check" "$out/bubble-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
+  # The ring step-through draws each rank's chunks striped in the ranks' colours (rank 0's is the first series colour).
+  env -u DISPLAY "$bin" shot allreduce --step 3 $(quick_params allreduce) --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
+  "$check" "$out/allreduce-ring.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,0.8,0.95 --min-pixels 1000 || fail=1
   # A 2x export keeps the layout and doubles the pixels.
   env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1

@@ -1,0 +1,70 @@
+#pragma once
+// A group of CPU ranks: the calling thread is rank 0 and ranks 1..N-1 each have a long-lived thread of their own (like
+// one process per GPU), with the channels between them.
+// Links exist for the two patterns the lessons use: the ring (r -> r+1) and the star around rank 0 (r <-> 0).
+// Threads live as long as the communicator, so timing a collective does not time thread start-up.
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/ledger.h"
+#include "kernels/collectives/channel.h"
+
+namespace dlsys::collectives {
+
+struct CommOptions {
+  // Messages are cut into segments of this size: the unit of pipelining. Small enough to stay in cache between the
+  // sender's copy and the receiver's reduction, large enough that a handshake per segment costs little.
+  std::int64_t segment_bytes = 256 << 10;
+  // Segments in flight per link. At least 4, which keeps the ring free of deadlock when neighbouring chunks differ by
+  // one segment (see ring.cpp).
+  int slots_per_channel = 4;
+  // Let waiting ranks poll before sleeping when every rank has a hardware thread of its own (never when they share).
+  bool poll = true;
+};
+
+class Communicator {
+ public:
+  Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions& options = {});
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int size() const { return n_ranks_; }
+  bool polls() const { return polls_; }  // waiting ranks poll before sleeping
+  std::int64_t segment_elements() const { return segment_elements_; }
+  // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0.
+  Channel& link(int from, int to);
+  // Runs work(rank) on every rank at once (rank 0 on the calling thread) and returns when all have finished. An
+  // exception thrown on a rank is rethrown here (the first one).
+  void run_on_ranks(const std::function<void(int rank)>& work);
+  // Bytes rank `rank` has copied into its outgoing links since the communicator was made.
+  std::int64_t bytes_sent_by(int rank) const;
+
+  // Memory the links of an n-rank communicator hold, so callers can refuse sizes that cannot fit before allocating.
+  static std::int64_t link_bytes(int n_ranks, const CommOptions& options);
+
+ private:
+  void rank_loop(int rank);
+  void run_rank(int rank);
+
+  int n_ranks_;
+  std::int64_t segment_elements_;
+  bool polls_;
+  std::map<std::pair<int, int>, std::unique_ptr<Channel>> links_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* work_ = nullptr;
+  std::atomic<std::uint32_t> generation_{0};
+  std::atomic<std::uint32_t> remaining_{0};
+  bool stopping_ = false;
+  std::mutex error_mutex_;
+  std::exception_ptr first_error_;
+};
+
+}  // namespace dlsys::collectives

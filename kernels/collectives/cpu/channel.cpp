@@ -1,0 +1,85 @@
+#include "kernels/collectives/channel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/collectives/cpu/wait_for.h"
+
+namespace dlsys::collectives {
+
+Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll)
+    : storage_(ledger, "comm", static_cast<std::size_t>(slot_elements) * static_cast<std::size_t>(slots)),
+      slot_elements_(slot_elements),
+      slots_(static_cast<std::uint32_t>(slots)),
+      poll_(poll),
+      meta_(new SlotMeta[static_cast<std::size_t>(slots)]) {
+  if (slot_elements < 1 || slots < 1) throw std::invalid_argument("a channel needs at least one slot of one element");
+}
+
+float* Channel::acquire() {
+  const std::uint32_t index = posted_.load(std::memory_order_relaxed);  // only the sender writes posted_
+  detail::wait_for(released_, poll_, [&](std::uint32_t released) { return index - released < slots_; });
+  return slot(index);
+}
+
+void Channel::post(std::int64_t count, std::uint64_t contributors) {
+  if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
+  const std::uint32_t index = posted_.load(std::memory_order_relaxed);
+  meta_[index % slots_] = {count, contributors};
+  bytes_sent_ += count * static_cast<std::int64_t>(sizeof(float));
+  posted_.store(index + 1, std::memory_order_release);
+  posted_.notify_one();
+}
+
+void Channel::send(const float* source, std::int64_t count, std::uint64_t contributors) {
+  if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
+  float* target = acquire();
+  if (count > 0) std::memcpy(target, source, static_cast<std::size_t>(count) * sizeof(float));
+  post(count, contributors);
+}
+
+Message Channel::receive() {
+  const std::uint32_t index = released_.load(std::memory_order_relaxed);  // only this thread writes released_
+  detail::wait_for(posted_, poll_, [&](std::uint32_t posted) { return posted != index; });
+  const SlotMeta& meta = meta_[index % slots_];
+  return {slot(index), meta.count, meta.contributors};
+}
+
+void Channel::release() {
+  released_.store(released_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  released_.notify_one();
+}
+
+void send_range(Channel& channel, const float* source, std::int64_t count, std::uint64_t contributors) {
+  const std::int64_t segment = channel.slot_elements();
+  for (std::int64_t offset = 0; offset < count || offset == 0; offset += segment) {
+    channel.send(source + offset, std::min(segment, count - offset), contributors);
+    if (count == 0) break;
+  }
+}
+
+std::uint64_t receive_segment(Channel& channel, float* target, const float* mine) {
+  const Message message = channel.receive();
+  if (mine != nullptr) {
+    // No __restrict: in place, target and mine are the same array (same index, so vectorising stays correct).
+    for (std::int64_t i = 0; i < message.count; ++i) target[i] = mine[i] + message.data[i];
+  } else if (message.count > 0) {
+    std::memcpy(target, message.data, static_cast<std::size_t>(message.count) * sizeof(float));
+  }
+  const std::uint64_t contributors = message.contributors;
+  channel.release();
+  return contributors;
+}
+
+std::uint64_t receive_range(Channel& channel, float* target, const float* mine, std::int64_t count) {
+  const std::int64_t segment = channel.slot_elements();
+  std::uint64_t contributors = 0;
+  for (std::int64_t offset = 0; offset < count || offset == 0; offset += segment) {
+    contributors = receive_segment(channel, target + offset, mine == nullptr ? nullptr : mine + offset);
+    if (count == 0) break;
+  }
+  return contributors;
+}
+
+}  // namespace dlsys::collectives

@@ -1,0 +1,36 @@
+#include "kernels/collectives/collectives.h"
+
+#include <stdexcept>
+
+namespace dlsys::collectives {
+
+std::string op_name(Op op) {
+  switch (op) {
+    case Op::AllReduce:
+      return "allreduce";
+    case Op::ReduceScatter:
+      return "reduce_scatter";
+    case Op::AllGather:
+      return "all_gather";
+  }
+  return "";
+}
+
+std::string algorithm_name(Algorithm a) { return a == Algorithm::Ring ? "ring" : "naive"; }
+
+void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBuffers& buffers,
+                    StepRecorder* recorder) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  if (buffers.send.size() != n || buffers.recv.size() != n || buffers.count < 0)
+    throw std::invalid_argument("run_collective: one send and one recv buffer per rank, count >= 0");
+  if (recorder != nullptr && algorithm != Algorithm::Ring)
+    throw std::invalid_argument("run_collective: only the ring keeps a step record");
+  comm.run_on_ranks([&](int rank) {
+    if (algorithm == Algorithm::Ring)
+      ring_rank(comm, rank, op, buffers, recorder);
+    else
+      naive_rank(comm, rank, op, buffers);
+  });
+}
+
+}  // namespace dlsys::collectives

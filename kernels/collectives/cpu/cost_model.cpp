@@ -1,0 +1,80 @@
+#include "kernels/collectives/cost_model.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dlsys::collectives {
+
+double busbw_factor(Op op, int n) {
+  const double ratio = double(n - 1) / n;
+  return op == Op::AllReduce ? 2.0 * ratio : ratio;
+}
+
+CollectiveCost collective_cost(Op op, Algorithm algorithm, int n, double bytes) {
+  if (n < 1) throw std::invalid_argument("collective_cost: at least one rank");
+  CollectiveCost c;
+  c.busbw_factor = busbw_factor(op, n);
+  const double share = bytes * (n - 1) / n;  // (N-1)/N x S: all chunks but one
+  const double all_peers = bytes * (n - 1);  // (N-1) x S: one whole buffer per other rank
+  if (algorithm == Algorithm::Ring) {
+    const int phases = op == Op::AllReduce ? 2 : 1;
+    c.steps = phases * (n - 1);
+    c.bytes_sent_per_rank = phases * share;
+    c.model_bytes = c.bytes_sent_per_rank;  // full-duplex links: receiving overlaps sending
+    return c;
+  }
+  c.steps = 2 * (n - 1);
+  switch (op) {
+    case Op::AllReduce:  // in: N-1 whole buffers; out: N-1 whole buffers
+      c.bytes_sent_per_rank = all_peers;
+      c.model_bytes = 2 * all_peers;
+      break;
+    case Op::ReduceScatter:  // in: N-1 whole buffers; out: one chunk to each peer
+      c.bytes_sent_per_rank = share;
+      c.model_bytes = all_peers + share;
+      break;
+    case Op::AllGather:  // in: one chunk from each peer; out: N-1 whole buffers
+      c.bytes_sent_per_rank = all_peers;
+      c.model_bytes = share + all_peers;
+      break;
+  }
+  return c;
+}
+
+double model_time_us(const CollectiveCost& cost, double alpha_us, double beta_gbps) {
+  return cost.steps * alpha_us + cost.model_bytes / (beta_gbps * 1e3);  // GB/s = 1e3 bytes per us
+}
+
+AlphaBetaFit fit_alpha_beta(const std::vector<CollectiveCost>& costs, const std::vector<double>& times_us) {
+  // Unknowns alpha and g = 1/beta (us per byte); row i: steps_i alpha + bytes_i g = t_i, weighted by 1/t_i.
+  double sss = 0, ssb = 0, sbb = 0, sst = 0, sbt = 0;
+  for (std::size_t i = 0; i < costs.size() && i < times_us.size(); ++i) {
+    if (!(times_us[i] > 0)) continue;
+    const double w = 1.0 / times_us[i];
+    const double s = costs[i].steps * w, b = costs[i].model_bytes * w, t = times_us[i] * w;
+    sss += s * s;
+    ssb += s * b;
+    sbb += b * b;
+    sst += s * t;
+    sbt += b * t;
+  }
+  AlphaBetaFit fit;
+  if (sbb <= 0) return fit;  // no bytes cross a link: beta is undefined
+  const double det = sss * sbb - ssb * ssb;
+  double alpha = det > 1e-12 * sss * sbb ? (sst * sbb - ssb * sbt) / det : -1;  // -1: too few distinct sizes
+  double g = 0;
+  if (alpha >= 0) {
+    g = (sss * sbt - ssb * sst) / det;
+  } else {
+    fit.alpha_forced_zero = true;
+    alpha = 0;
+    g = sbt / sbb;
+  }
+  if (!(g > 0)) return fit;
+  fit.alpha_us = alpha;
+  fit.beta_gbps = 1.0 / (g * 1e3);
+  fit.valid = true;
+  return fit;
+}
+
+}  // namespace dlsys::collectives

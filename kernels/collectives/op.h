@@ -1,0 +1,13 @@
+#pragma once
+// Which collective and which algorithm: plain names shared by the CPU ranks, the CUDA code (C++17) and the lessons.
+#include <string>
+
+namespace dlsys::collectives {
+
+enum class Op { AllReduce, ReduceScatter, AllGather };
+enum class Algorithm { Ring, Naive };
+
+std::string op_name(Op op);               // "allreduce", "reduce_scatter", "all_gather"
+std::string algorithm_name(Algorithm a);  // "ring", "naive"
+
+}  // namespace dlsys::collectives

@@ -1,0 +1,252 @@
+#include "lessons/allreduce/allreduce_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/units.h"
+#include "kernels/collectives/cost_model.h"
+#include "lessons/allreduce/bench.h"
+
+namespace dlsys {
+
+using collectives::Algorithm;
+using collectives::CollectiveCost;
+using collectives::Op;
+
+namespace {
+
+Op op_of(const ParamValues& p) {
+  const std::string& op = p.text("op");
+  return op == "reduce_scatter" ? Op::ReduceScatter : op == "all_gather" ? Op::AllGather : Op::AllReduce;
+}
+
+// The library (NCCL) runs a ring too; the model's counts are the ring's.
+Algorithm model_algorithm_of(const ParamValues& p) {
+  return p.text("algo") == "naive" ? Algorithm::Naive : Algorithm::Ring;
+}
+
+CollectiveCost cost_of(const ParamValues& p, double bytes) {
+  return collectives::collective_cost(op_of(p), model_algorithm_of(p), int(p.integer("n")), bytes);
+}
+
+double max_size_bytes(const ParamValues& p) {
+  double largest = p.real("bytes");
+  for (double s : p.list("sizes")) largest = std::max(largest, s);
+  return largest;
+}
+
+void add_point(Series& series, double x, double y, double y_min, double y_max) {
+  series.points.push_back({x, y, y_min, y_max});
+}
+
+}  // namespace
+
+const LessonText& AllreduceLesson::text() const {
+  static const LessonText text = load_lesson_text("allreduce");
+  return text;
+}
+
+std::vector<ParamSpec> AllreduceLesson::params() const {
+  const double max_bytes = 16.0 * kBytesPerGiB;  // the memory check refuses what does not fit before allocating
+  return {
+      {"n", "ranks N", ParamType::Integer, "4", 1, 64, {}, "", "data-parallel workers: CPU threads, or GPUs"},
+      {"bytes",
+       "message size S",
+       ParamType::Bytes,
+       "16MiB",
+       4,
+       max_bytes,
+       {},
+       "bytes",
+       "bytes per rank (float32), e.g. 64MiB"},
+      {"algo",
+       "algorithm",
+       ParamType::Choice,
+       "ring",
+       0,
+       0,
+       {"ring", "naive", "library"},
+       "",
+       "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs)"},
+      {"op", "collective", ParamType::Choice, "allreduce", 0, 0, {"allreduce", "reduce_scatter", "all_gather"}, "", ""},
+      {"sizes",
+       "sweep sizes",
+       ParamType::SizeList,
+       "1KiB..16MiB",
+       4,
+       max_bytes,
+       {},
+       "bytes",
+       "message sizes for busbw against size (doubling with a..b)"},
+      {"repeats", "timed repeats", ParamType::Integer, "5", 1, 100, {}, "", "median of this many samples per size"},
+      {"segment",
+       "pipeline segment",
+       ParamType::Bytes,
+       "256KiB",
+       64,
+       64.0 * 1048576,
+       {},
+       "bytes",
+       "messages travel in segments of this size, so reducing one overlaps sending the next"},
+  };
+}
+
+void AllreduceLesson::validate(const ParamValues& p) const {
+  const auto whole_floats = [](const std::string& key, const std::string& text, double bytes) {
+    if (std::fmod(bytes, 4.0) != 0)
+      throw BadInput(
+          fmt::format("parameter '{}': value '{}' is not allowed ({} bytes is not a whole number of float32 "
+                      "elements); allowed: a multiple of 4 bytes",
+                      key, text, format_number(bytes, 12)));
+  };
+  whole_floats("bytes", p.text("bytes"), p.real("bytes"));
+  for (double s : p.list("sizes")) whole_floats("sizes", p.text("sizes"), s);
+  whole_floats("segment", p.text("segment"), p.real("segment"));
+}
+
+nlohmann::ordered_json AllreduceLesson::theory(const ParamValues& p) const {
+  const double bytes = p.real("bytes");
+  const CollectiveCost c = cost_of(p, bytes);
+  nlohmann::ordered_json t;
+  t["steps"] = c.steps;
+  t["bytes_sent_per_rank"] = c.bytes_sent_per_rank;
+  t["busbw_factor"] = c.busbw_factor;
+  t["model_bytes"] = c.model_bytes;
+  t["count"] = bytes / 4;
+  t["chunk_bytes"] = bytes / double(p.integer("n"));
+  return t;
+}
+
+RunResult AllreduceLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  const int n = static_cast<int>(p.integer("n"));
+  const Op op = op_of(p);
+  const std::string algo = p.text("algo");
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  allreduce::BenchConfig config{op,
+                                algo,
+                                n,
+                                static_cast<std::int64_t>(max_size_bytes(p)),
+                                static_cast<std::int64_t>(p.real("segment")),
+                                static_cast<int>(p.integer("repeats"))};
+
+  if (!on_gpu && algo == "library")
+    throw BadInput(
+        fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
+                    "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
+                    cuda_status().available ? "available, pass --backend cuda" : cuda_status().reason));
+  if (!on_gpu) {  // refuse what cannot fit before allocating anything
+    const DeviceInfo cpu = describe_cpu();
+    const double needed = double(allreduce::cpu_bench_bytes(config, cpu.threads));
+    if (needed > 0.8 * double(cpu.memory_free_bytes))
+      throw BadInput(
+          fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: the run needs {} (a send and a recv "
+                      "buffer per rank, links, copy probe) but only {} of host memory is available; "
+                      "lower n, bytes or sizes",
+                      n, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
+                      format_bytes_both(double(cpu.memory_free_bytes))));
+  }
+
+  RunResult result = begin_result(*this, ctx);
+#if DLSYS_HAVE_CUDA
+  allreduce::Bench bench = on_gpu ? allreduce::make_gpu_bench(config, ctx.control)
+                                  : allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
+#else
+  allreduce::Bench bench = allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
+#endif
+  result.backend.emulated = bench.emulated;
+  result.backend.timer = bench.timer;
+  result.backend.repeats = config.repeats;
+  result.backend.notes = bench.notes;
+  if (n == 1)
+    result.backend.notes.push_back(
+        "N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
+        "link, the time is only the local copy from send to recv buffer");
+  if (algo == "naive")
+    result.backend.notes.push_back(
+        "busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
+        "so the naive way's lower busbw shows its extra traffic through rank 0");
+
+  const double factor = collectives::busbw_factor(op, n);
+  const auto& sizes = p.list("sizes");
+  const double total_tasks = double(sizes.size()) + 1;
+  int done = 0;
+
+  // 1. The sweep: busbw against size, with the wrong-element check at every size.
+  std::vector<allreduce::SizePoint> points;
+  for (double size : sizes) {
+    ctx.control.progress(done++ / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
+    points.push_back(bench.measure(static_cast<std::int64_t>(size)));
+  }
+  // 2. The chosen size.
+  ctx.control.progress(done / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(p.real("bytes"))));
+  const allreduce::SizePoint main = bench.measure(static_cast<std::int64_t>(p.real("bytes")));
+
+  // The alpha-beta model, fitted to the sweep (and the chosen size).
+  std::vector<CollectiveCost> costs;
+  std::vector<double> times;
+  for (const auto& point : points) {
+    costs.push_back(cost_of(p, point.bytes));
+    times.push_back(point.time.median_us);
+  }
+  costs.push_back(cost_of(p, main.bytes));
+  times.push_back(main.time.median_us);
+  const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
+  if (fit.valid && fit.alpha_forced_zero)
+    result.backend.notes.push_back(
+        "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
+        "alpha is fixed at 0 and only beta is fitted");
+
+  const auto algbw_gbps = [](double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; };
+  auto& m = result.measured;
+  const double busbw = factor * algbw_gbps(main.bytes, main.time.median_us);
+  m["time_us"] = main.time.median_us;
+  m["time_min_us"] = main.time.min_us;
+  m["time_max_us"] = main.time.max_us;
+  m["algbw_gbps"] = algbw_gbps(main.bytes, main.time.median_us);
+  m["busbw_gbps"] = busbw;
+  m["wrong"] = main.wrong;
+  m["ceiling_gbps"] = bench.ceiling.gbps;
+  m["busbw_fraction_of_ceiling"] = bench.ceiling.gbps > 0 ? busbw / bench.ceiling.gbps : 0.0;
+  m["alpha_us"] = fit.valid ? nlohmann::ordered_json(fit.alpha_us) : nlohmann::ordered_json(nullptr);
+  m["beta_gbps"] = fit.valid ? nlohmann::ordered_json(fit.beta_gbps) : nlohmann::ordered_json(nullptr);
+  std::int64_t sweep_wrong = 0;
+  for (const auto& point : points) sweep_wrong += point.wrong;
+  m["sweep_wrong"] = sweep_wrong;
+  if (main.bytes_sent_max_rank >= 0) m["bytes_sent_max_rank"] = main.bytes_sent_max_rank;
+  m["calls_per_sample"] = main.calls_per_sample;
+  for (const auto& [key, value] : bench.ceiling.figures) m[key] = value;
+
+  // Series: busbw against size (measured, whiskers from the fastest and slowest sample), the fitted model, the
+  // ceiling; time against size; wrong elements per size (the table's #wrong column).
+  Series busbw_measured{"busbw (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series busbw_model{"alpha-beta model (fit)", "theory", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series ceiling{"copy ceiling (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series time_measured{"time (measured)", "measured", "message size", "bytes", "time", "us", {}};
+  Series time_model{"alpha-beta time (fit)", "theory", "message size", "bytes", "time", "us", {}};
+  Series wrong{"wrong elements (measured)", "measured", "message size", "bytes", "wrong elements", "", {}};
+  for (const auto& point : points) {
+    const double x = point.bytes;
+    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),
+              factor * algbw_gbps(x, point.time.max_us), factor * algbw_gbps(x, point.time.min_us));
+    add_point(ceiling, x, bench.ceiling.gbps, bench.ceiling.gbps, bench.ceiling.gbps);
+    add_point(time_measured, x, point.time.median_us, point.time.min_us, point.time.max_us);
+    add_point(wrong, x, double(point.wrong), double(point.wrong), double(point.wrong));
+    if (fit.valid) {
+      const double t = collectives::model_time_us(cost_of(p, x), fit.alpha_us, fit.beta_gbps);
+      const double b = factor * algbw_gbps(x, t);
+      add_point(busbw_model, x, b, b, b);
+      add_point(time_model, x, t, t, t);
+    }
+  }
+  for (Series* s : {&busbw_measured, &busbw_model, &ceiling, &time_measured, &time_model, &wrong})
+    if (!s->points.empty()) result.series.push_back(std::move(*s));
+
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+}  // namespace dlsys

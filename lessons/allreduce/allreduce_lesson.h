@@ -1,0 +1,20 @@
+#pragma once
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Lesson `allreduce` (T11): why gradients need an all-reduce, the ring (reduce-scatter + all-gather) step by step
+// with its own record, its cost 2(N-1)/N x S per rank, and measured bus bandwidth against the copy ceiling.
+class AllreduceLesson final : public Lesson {
+ public:
+  std::string id() const override { return "allreduce"; }
+  std::string chapter() const override { return "Distributed training"; }
+  const LessonText& text() const override;
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params) const override;
+  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+}  // namespace dlsys

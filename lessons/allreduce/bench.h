@@ -1,0 +1,60 @@
+#pragma once
+// How the allreduce lesson measures one message size on a backend: time per call, the wrong-element check, and the
+// ceiling it compares bus bandwidth with. One implementation per backend (cpu_bench.cpp, gpu_bench.cpp).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/ledger.h"
+#include "engine/measure.h"
+#include "engine/run_control.h"
+#include "kernels/collectives/op.h"
+
+namespace dlsys::allreduce {
+
+struct BenchConfig {
+  collectives::Op op = collectives::Op::AllReduce;
+  std::string algo = "ring";  // ring | naive | library
+  int n_ranks = 1;
+  std::int64_t max_bytes = 0;  // the largest size the run will ask for (buffers are made once, for it)
+  std::int64_t segment_bytes = 0;
+  int repeats = 5;
+};
+
+struct SizePoint {
+  double bytes = 0;
+  TimingStats time;                 // per call
+  std::int64_t wrong = 0;           // elements that differ from the reference after a checked call
+  double bytes_sent_max_rank = -1;  // bytes the busiest rank copied into its links in one call (-1: not counted)
+  int calls_per_sample = 1;         // small sizes are timed as batches of back-to-back calls
+};
+
+struct Ceiling {
+  double gbps = 0;
+  std::string how;  // one sentence: what was measured and why it is the fair ceiling
+  std::vector<std::pair<std::string, double>> figures;  // measured numbers behind it, as JSON keys
+};
+
+// A backend's measurement: `measure(bytes)` for any size up to max_bytes, and the ceiling of the same run.
+struct Bench {
+  std::function<SizePoint(std::int64_t bytes)> measure;
+  Ceiling ceiling;
+  bool emulated = false;
+  std::string timer = "steady_clock";
+  std::vector<std::string> notes;
+};
+
+// Host memory the CPU bench needs for `config`: send and recv buffers per rank, the links, the copy probe.
+std::int64_t cpu_bench_bytes(const BenchConfig& config, int hardware_threads);
+Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunControl& control);
+#if DLSYS_HAVE_CUDA
+Bench make_gpu_bench(const BenchConfig& config, const RunControl& control);
+#endif
+
+// Times `call`: one untimed call picks how many back-to-back calls make a sample of about 2 ms (like nccl-tests'
+// iterations), then one untimed warm-up sample and `repeats` timed ones; returns per-call times.
+TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
+                       int& calls_per_sample);
+
+}  // namespace dlsys::allreduce

@@ -1,0 +1,80 @@
+// The allreduce lesson on GPUs: the project's ring or NCCL (collectives_cuda.h), checked on the host against the
+// same reference as the CPU ranks. Compiled only with the CUDA backend.
+#if DLSYS_HAVE_CUDA
+#include <fmt/format.h>
+
+#include "engine/backend.h"
+#include "engine/errors.h"
+#include "engine/units.h"
+#include "kernels/collectives/collectives_cuda.h"
+#include "kernels/collectives/reference.h"
+#include "lessons/allreduce/bench.h"
+
+namespace dlsys::allreduce {
+
+Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
+  namespace gpu = collectives::cuda;
+  if (config.algo == "naive")
+    throw BadInput(
+        "parameter 'algo': value 'naive' runs on the cpu backend only; allowed on cuda: ring, library "
+        "(or pass --backend cpu)");
+  const gpu::Implementation implementation =
+      config.algo == "library" ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
+  if (implementation == gpu::Implementation::Nccl && !gpu::nccl_compiled())
+    throw BadInput("parameter 'algo': value 'library' needs NCCL, which this build does not have; allowed: ring");
+  const gpu::Placement placement = gpu::place_ranks(config.n_ranks);
+
+  // Refuse what cannot fit before allocating: per device, send + recv + scratch for each rank placed on it.
+  const DeviceInfo& device = cuda_status().device;
+  const int ranks_per_device = placement.emulated ? config.n_ranks : 1;
+  const double needed = 2.5 * double(config.max_bytes) * ranks_per_device;
+  if (needed > 0.9 * double(device.memory_free_bytes))
+    throw BadInput(
+        fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: {} rank(s) per GPU need {} but GPU 0 "
+                    "has {} free; lower n, bytes or sizes",
+                    config.n_ranks, format_bytes_binary(double(config.max_bytes)), ranks_per_device,
+                    format_bytes_both(needed), format_bytes_both(double(device.memory_free_bytes))));
+  const double host_needed = double(config.n_ranks) * double(config.max_bytes);  // results copied back for the check
+  if (host_needed > 0.8 * double(describe_cpu().memory_free_bytes))
+    throw BadInput(
+        fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: checking the results needs {} of "
+                    "host memory; lower n, bytes or sizes",
+                    config.n_ranks, format_bytes_binary(double(config.max_bytes)), format_bytes_both(host_needed)));
+
+  Bench bench;
+  bench.emulated = placement.emulated;
+  bench.timer = "cuda_event";
+  bench.notes.push_back(placement.description);
+  const std::int64_t probe_bytes =
+      std::min<std::int64_t>(std::max<std::int64_t>(config.max_bytes, 1 << 20), 256ll << 20);
+  bench.ceiling.gbps = gpu::copy_bandwidth_gbps(config.n_ranks, probe_bytes);
+  bench.ceiling.how =
+      fmt::format("ceiling = {} copy of {}: {:.1f} GB/s, what one rank can move to its neighbour",
+                  placement.emulated || config.n_ranks == 1 ? "device-to-device" : "GPU 0 -> GPU 1 peer",
+                  format_bytes_binary(double(probe_bytes)), bench.ceiling.gbps);
+  bench.ceiling.figures = {{"copy_probe_bytes", double(probe_bytes)}};
+  bench.notes.push_back(bench.ceiling.how);
+  if (placement.emulated)
+    bench.notes.push_back(
+        "emulated ranks share one GPU's memory bandwidth: a copy to a 'neighbour' is a copy within "
+        "the same device");
+
+  bench.measure = [config, implementation, &control](std::int64_t bytes) {
+    control.check_cancelled();
+    const std::int64_t count = bytes / 4;
+    std::vector<std::vector<float>> results(config.n_ranks, std::vector<float>(static_cast<std::size_t>(count)));
+    std::vector<float*> pointers;
+    for (auto& r : results) pointers.push_back(r.data());
+    const gpu::GpuMeasurement m = gpu::measure(config.op, implementation, config.n_ranks, count,
+                                               MeasureOptions{.warmup = 2, .repeats = config.repeats}, pointers);
+    SizePoint point;
+    point.bytes = double(bytes);
+    point.time = m.time;
+    point.wrong = collectives::count_wrong(config.op, pointers, count, describe_cpu().threads);
+    return point;
+  };
+  return bench;
+}
+
+}  // namespace dlsys::allreduce
+#endif

@@ -1,0 +1,142 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "app/cli/cli.h"
+#include "engine/params.h"
+#include "lessons/registry.h"
+
+using namespace dlsys;
+
+namespace {
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+Outcome run_allreduce(std::vector<std::string> sets, bool json = true) {
+  std::vector<std::string> args = {"run", "allreduce"};
+  for (auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  if (json) {
+    args.push_back("--json");
+    args.push_back("-");
+  }
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+bool has_note(const nlohmann::json& json, const std::string& text) {
+  for (const auto& note : json["backend"]["notes"])
+    if (note.get<std::string>().find(text) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("allreduce: bad input exits 2 naming the parameter, the value and what is allowed") {
+  auto check = [](std::vector<std::string> sets, const std::string& expected) {
+    const auto r = run_allreduce(sets);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(expected) != std::string::npos);
+  };
+  check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
+  check({"n=-3"}, "parameter 'n'");
+  check({"bytes=0"}, "parameter 'bytes': value '0' is not allowed (out of range)");
+  check({"bytes=-4"}, "parameter 'bytes': value '-4' is not allowed");
+  check({"bytes=6"}, "parameter 'bytes': value '6' is not allowed (6 bytes is not a whole number of float32 elements)");
+  check({"sizes=0..1KiB"}, "parameter 'sizes'");
+  check({"sizes=1KiB,1001"}, "parameter 'sizes': value '1KiB,1001' is not allowed");
+  check({"algo=fastest"}, "one of: ring, naive, library");
+  check({"op=alltoall"}, "one of: allreduce, reduce_scatter, all_gather");
+  check({"algo=library", "sizes=1KiB", "bytes=1KiB"},
+        "parameter 'algo': value 'library' is not allowed on the cpu backend");
+  // Sizes that cannot fit are refused before anything is allocated.
+  check({"n=64", "bytes=16GiB", "sizes=1KiB"}, "of host memory is available; lower n, bytes or sizes");
+}
+
+TEST_CASE("allreduce run: JSON keys of the issue, zero wrong elements, exact theory") {
+  const auto r = run_allreduce({"n=3", "bytes=1000", "sizes=4,12,1KiB,40KiB", "repeats=1"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["lesson"] == "allreduce");
+  CHECK(json["backend"]["emulated"] == true);
+  const auto& t = json["theory"];
+  CHECK(t["steps"] == 4);
+  CHECK(t["bytes_sent_per_rank"].get<double>() == doctest::Approx(2.0 * 2 / 3 * 1000));
+  CHECK(t["busbw_factor"].get<double>() == doctest::Approx(4.0 / 3));
+  const auto& m = json["measured"];
+  for (const char* key : {"time_us", "algbw_gbps", "busbw_gbps", "wrong", "ceiling_gbps", "alpha_us", "beta_gbps"})
+    CHECK_MESSAGE(m.contains(key), key);
+  CHECK(m["wrong"] == 0);
+  CHECK(m["sweep_wrong"] == 0);
+  CHECK(m["time_us"].get<double>() > 0);
+  CHECK(m["busbw_gbps"].get<double>() == doctest::Approx(m["algbw_gbps"].get<double>() * 4.0 / 3));
+  CHECK(m["ceiling_gbps"].get<double>() > 0);
+  // 250 floats over 3 ranks: chunks 84, 83, 83; the busiest rank sends all chunks but its owned one, twice.
+  CHECK(m["bytes_sent_max_rank"] == 2 * (250 - 83) * 4);
+  std::vector<std::string> names;
+  for (const auto& s : json["series"]) names.push_back(s["name"]);
+  CHECK(names == std::vector<std::string>{"busbw (measured)", "alpha-beta model (fit)", "copy ceiling (measured)",
+                                          "time (measured)", "alpha-beta time (fit)", "wrong elements (measured)"});
+}
+
+TEST_CASE("allreduce run: reduce-scatter, all-gather and the naive way are all checked") {
+  for (const char* op : {"op=allreduce", "op=reduce_scatter", "op=all_gather"})
+    for (const char* algo : {"algo=ring", "algo=naive"}) {
+      const auto r = run_allreduce({op, algo, "n=5", "bytes=4004", "sizes=4,36", "repeats=1", "segment=64"});
+      INFO(op, " ", algo, " ", r.err);
+      REQUIRE(r.code == 0);
+      const auto json = nlohmann::json::parse(r.out);
+      CHECK(json["measured"]["wrong"] == 0);
+      CHECK(json["measured"]["sweep_wrong"] == 0);
+      const double factor = std::string(op) == "op=allreduce" ? 1.6 : 0.8;
+      CHECK(json["theory"]["busbw_factor"].get<double>() == doctest::Approx(factor));
+    }
+}
+
+TEST_CASE("allreduce run: N = 1 has busbw 0 by definition and says so") {
+  const auto r = run_allreduce({"n=1", "bytes=4KiB", "sizes=1KiB", "repeats=1"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["measured"]["busbw_gbps"] == 0.0);
+  CHECK(json["measured"]["wrong"] == 0);
+  CHECK(json["measured"]["alpha_us"].is_null());
+  CHECK(has_note(json, "N = 1: busbw is 0 by definition"));
+}
+
+TEST_CASE("allreduce run: more ranks than hardware threads are time-shared, and the run says so") {
+  const int ranks = static_cast<int>(std::thread::hardware_concurrency()) + 1;
+  const auto r = run_allreduce({"n=" + std::to_string(ranks), "bytes=4KiB", "sizes=1KiB", "repeats=1"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["measured"]["wrong"] == 0);
+  CHECK(has_note(json, "time-share"));
+}
+
+TEST_CASE("allreduce run prints an nccl-tests style table") {
+  const auto r = run_allreduce({"n=2", "bytes=4KiB", "sizes=1KiB,2KiB", "repeats=1"}, false);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("#wrong") != std::string::npos);
+  CHECK(r.out.find("algbw") != std::string::npos);
+  CHECK(r.out.find("        1024          256  float    sum") != std::string::npos);
+  CHECK(r.out.find("% of the copy ceiling") != std::string::npos);
+}
+
+TEST_CASE("allreduce lesson: six steps, and the theory card names its outside sources and erratum E5") {
+  const Lesson& lesson = find_lesson("allreduce");
+  CHECK(lesson.step_count() == 6);
+  CHECK(lesson.text().theory.find("[EXT]") != std::string::npos);
+  CHECK(lesson.text().theory.find("All-to-all is a different collective") != std::string::npos);
+  const ParamValues p = ParamValues::parse(lesson.params(), {"n=8", "bytes=64MiB"});
+  const auto t = lesson.theory(p);
+  CHECK(t["steps"] == 14);
+  CHECK(t["bytes_sent_per_rank"] == 2.0 * 7 / 8 * 64 * 1048576);
+  CHECK(t["busbw_factor"] == 1.75);
+}
