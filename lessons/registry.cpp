@@ -23,9 +23,9 @@ const std::vector<const Lesson*>& all_lessons() {
       &matmul,
       &bubble,
       &schedules,
+      &allreduce,
       &flash,
       &kvcache,
-      &allreduce,
   };
   return lessons;
 }
