@@ -4,34 +4,17 @@
 #include <sstream>
 #include <thread>
 
-#include "app/cli/cli.h"
+#include "tests/support/cli_capture.h"
 #include "engine/params.h"
 #include "lessons/registry.h"
 
 using namespace dlsys;
 
 namespace {
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-Outcome run_allreduce(std::vector<std::string> sets, bool json = true) {
-  std::vector<std::string> args = {"run", "allreduce"};
-  for (auto& s : sets) {
-    args.push_back("--set");
-    args.push_back(s);
-  }
-  if (json) {
-    args.push_back("--json");
-    args.push_back("-");
-  }
-  std::ostringstream out, err;
-  bool wants_gui = false;
-  GuiRequest gui;
-  const int code = run_cli(args, out, err, wants_gui, gui);
-  return {code, out.str(), err.str()};
+testing::CliOutcome run_allreduce(const std::vector<std::string>& sets, bool json = true) {
+  return testing::run_lesson_captured("allreduce", sets, json);
 }
+
 bool has_note(const nlohmann::json& json, const std::string& text) {
   for (const auto& note : json["backend"]["notes"])
     if (note.get<std::string>().find(text) != std::string::npos) return true;

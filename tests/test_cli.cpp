@@ -3,23 +3,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/cli/cli.h"
+#include "tests/support/cli_capture.h"
 
 using namespace dlsys;
 
 namespace {
-struct CliOutcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-CliOutcome cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  bool wants_gui = false;
-  GuiRequest gui;
-  const int code = run_cli(args, out, err, wants_gui, gui);
-  return {code, out.str(), err.str()};
-}
+const auto cli = testing::run_cli_captured;
 }  // namespace
 
 TEST_CASE("list names every lesson") {

@@ -5,24 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/cli/cli.h"
+#include "tests/support/cli_capture.h"
 #include "lessons/registry.h"
 
 using namespace dlsys;
 
 namespace {
-struct FlashCliOutcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-FlashCliOutcome flash_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  bool wants_gui = false;
-  GuiRequest gui;
-  const int code = run_cli(args, out, err, wants_gui, gui);
-  return {code, out.str(), err.str()};
-}
+const auto flash_cli = testing::run_cli_captured;
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 

@@ -8,33 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/cli/cli.h"
+#include "tests/support/cli_capture.h"
 
 using namespace dlsys;
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome run_kvcache(std::vector<std::string> sets, bool json = true) {
-  std::vector<std::string> args{"run", "kvcache"};
-  for (auto& s : sets) {
-    args.push_back("--set");
-    args.push_back(s);
-  }
-  if (json) {
-    args.push_back("--json");
-    args.push_back("-");
-  }
-  std::ostringstream out, err;
-  bool wants_gui = false;
-  GuiRequest gui;
-  const int code = run_cli(args, out, err, wants_gui, gui);
-  return {code, out.str(), err.str()};
+testing::CliOutcome run_kvcache(const std::vector<std::string>& sets, bool json = true) {
+  return testing::run_lesson_captured("kvcache", sets, json);
 }
 
 // A tiny live decoder keeps these tests fast; the calculator's numbers do not depend on it.
@@ -60,7 +41,7 @@ struct TempFile {
 };
 
 void expect_bad_input(std::vector<std::string> sets, const std::string& expected) {
-  const Outcome r = run_kvcache(with_tiny_live(std::move(sets)));
+  const testing::CliOutcome r = run_kvcache(with_tiny_live(std::move(sets)));
   INFO(r.err);
   CHECK(r.code == 2);
   CHECK(r.err.find(expected) != std::string::npos);
@@ -70,7 +51,7 @@ void expect_bad_input(std::vector<std::string> sets, const std::string& expected
 
 TEST_CASE(
     "run kvcache: the issue's command gives the course's numbers exactly, and the live cache equals the formula") {
-  const Outcome r =
+  const testing::CliOutcome r =
       run_kvcache(with_tiny_live({"model=llama-2-7b", "batch=1", "seq=4096", "dtype=fp16", "block=16", "gpu_gb=80"}));
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -100,7 +81,7 @@ TEST_CASE(
 }
 
 TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the bar line") {
-  const Outcome r = run_kvcache(with_tiny_live({"seq=1000", "batch=3"}), false);
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"seq=1000", "batch=3"}), false);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("2,147,483,648") == std::string::npos);
   CHECK(r.out.find("524,288 B") != std::string::npos);
@@ -110,7 +91,7 @@ TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the bar 
 }
 
 TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.json overrides the preset") {
-  const Outcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384"}));
+  const testing::CliOutcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384"}));
   REQUIRE(mistral.code == 0);
   const auto mj = nlohmann::json::parse(mistral.out);
   CHECK(mj["theory"]["cached_tokens"] == 4096);
@@ -119,7 +100,7 @@ TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.j
 
   TempFile config(R"({"num_hidden_layers": 40, "num_attention_heads": 40, "hidden_size": 5120,
                       "intermediate_size": 13824, "vocab_size": 32000})");
-  const Outcome r = run_kvcache(with_tiny_live({"model=llama-2-7b", "config=" + config.path.string(), "seq=100"}));
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"model=llama-2-7b", "config=" + config.path.string(), "seq=100"}));
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
@@ -129,7 +110,7 @@ TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.j
 }
 
 TEST_CASE("run kvcache: gpu_gb=0 sizes against this machine's memory") {
-  const Outcome r = run_kvcache(with_tiny_live({"gpu_gb=0"}));
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"gpu_gb=0"}));
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
   CHECK(json["theory"]["gpu_bytes"].get<std::int64_t>() > 0);
@@ -161,7 +142,7 @@ TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
 }
 
 TEST_CASE("run kvcache: a live run too large for free memory is refused before allocating, with the figure") {
-  const Outcome r = run_kvcache({"d_model=8192", "layers=256", "heads=64", "kv_heads=64", "tokens=65536"});
+  const testing::CliOutcome r = run_kvcache({"d_model=8192", "layers=256", "heads=64", "kv_heads=64", "tokens=65536"});
   INFO(r.err);
   CHECK(r.code == 2);
   CHECK(r.err.find("the live decoder") != std::string::npos);

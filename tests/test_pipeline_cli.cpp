@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "app/cli/cli.h"
+#include "tests/support/cli_capture.h"
 #include "engine/params.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/registry.h"
@@ -17,18 +17,7 @@ using namespace dlsys;
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-Outcome cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  bool wants_gui = false;
-  GuiRequest gui;
-  const int code = run_cli(args, out, err, wants_gui, gui);
-  return {code, out.str(), err.str()};
-}
+const auto cli = testing::run_cli_captured;
 
 // Small and quick: the real executor still runs, on tiny matrices.
 std::vector<std::string> quick(std::vector<std::string> args) {

@@ -1,0 +1,34 @@
+#pragma once
+// Drives the command line in-process and keeps what it printed, for tests of exit codes and messages.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli/cli.h"
+
+namespace dlsys::testing {
+
+struct CliOutcome {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+inline CliOutcome run_cli_captured(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  bool wants_gui = false;
+  GuiRequest gui;
+  const int code = run_cli(args, out, err, wants_gui, gui);
+  return {code, out.str(), err.str()};
+}
+
+// `run LESSON --set s...`, with the JSON on stdout unless `json_to_stdout` is false.
+inline CliOutcome run_lesson_captured(const std::string& lesson, const std::vector<std::string>& sets,
+                                      bool json_to_stdout = true) {
+  std::vector<std::string> args{"run", lesson};
+  for (const auto& set : sets) args.insert(args.end(), {"--set", set});
+  if (json_to_stdout) args.insert(args.end(), {"--json", "-"});
+  return run_cli_captured(args);
+}
+
+}  // namespace dlsys::testing
