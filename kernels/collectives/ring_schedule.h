@@ -7,11 +7,7 @@
 // All-gather, step s = 0..N-2: rank r sends chunk (r + 1 - s) mod N to rank r+1, which stores it.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DLSYS_HOST_DEVICE __host__ __device__
-#else
-#define DLSYS_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.h"
 
 namespace dlsys::collectives {
 

@@ -84,5 +84,7 @@ struct InFlight {
   int peak = 0;
 };
 InFlight in_flight(const Timing& timing, int device);
+// The step function of a count from (time, +1 / -1) events; at equal times releases come first.
+InFlight in_flight_from_events(std::vector<std::pair<double, int>> events);
 
 }  // namespace dlsys::pipeline

@@ -345,19 +345,7 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
     events.emplace_back(start, +1);
     if (release.count(key)) events.emplace_back(release[key], -1);
   }
-  std::sort(events.begin(), events.end());
-  InFlight out;
-  int current = 0;
-  out.steps.emplace_back(0.0, 0);
-  for (const auto& [time, delta] : events) {
-    current += delta;
-    out.peak = std::max(out.peak, current);
-    if (out.steps.back().first == time)
-      out.steps.back().second = current;
-    else
-      out.steps.emplace_back(time, current);
-  }
-  return out;
+  return pipeline::in_flight_from_events(std::move(events));
 }
 
 RunResult run(const Lesson& lesson, RunContext& ctx) {

@@ -283,6 +283,10 @@ InFlight in_flight(const Timing& timing, int device) {
     else if (t.op.kind == OpKind::W || !t.op.split)
       events.emplace_back(t.end, -1);
   }
+  return in_flight_from_events(std::move(events));
+}
+
+InFlight in_flight_from_events(std::vector<std::pair<double, int>> events) {
   // At equal times a release comes before an allocation: the memory is handed on, never held twice.
   std::sort(events.begin(), events.end());
   InFlight result;
@@ -291,7 +295,7 @@ InFlight in_flight(const Timing& timing, int device) {
   for (const auto& [time, delta] : events) {
     current += delta;
     result.peak = std::max(result.peak, current);
-    if (!result.steps.empty() && result.steps.back().first == time)
+    if (result.steps.back().first == time)
       result.steps.back().second = current;
     else
       result.steps.emplace_back(time, current);
