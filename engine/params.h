@@ -14,7 +14,8 @@ enum class ParamType {
   Bytes,     // a size such as 64MiB, in [min, max] bytes
   Choice,    // one of `choices`
   SizeList,  // "64..1024" (doubling), "64,128,512" or "1KiB..256MiB": each element in [min, max]
-  Text,      // free text such as a file path
+  Text,      // free text
+  File,      // a path to a file (empty allowed when the default is empty); the GUI offers a file browser
 };
 
 struct ParamSpec {

@@ -44,7 +44,6 @@ struct AppState {
   int want_figure_scale = 0;
   ImVec2 view_size{800, 600};
   bool show_open_dialog = false;
-  std::string open_path;
   bool fixed_time = false;  // screenshots: animations frozen at a fixed step time
   double fixed_step_time_s = 2.5;
 

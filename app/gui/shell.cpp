@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "app/gui/file_picker.h"
 #include "app/gui/settings.h"
 #include "app/gui/theme.h"
 #include "app/gui/theory_card.h"
@@ -122,7 +123,7 @@ void draw_param(AppState& state, const ParamSpec& spec) {
     }
   };
   ImGui::PushID(spec.key.c_str());
-  ImGui::TextUnformatted(spec.label.c_str());
+  ImGui::TextUnformatted(spec.unit.empty() ? spec.label.c_str() : (spec.label + " (" + spec.unit + ")").c_str());
   if (!spec.help.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s\nallowed: %s", spec.help.c_str(), spec.allowed().c_str());
   ImGui::SetNextItemWidth(-1);
   const ParamValue& value = session.params.all().at(spec.key);
@@ -141,6 +142,19 @@ void draw_param(AppState& state, const ParamSpec& spec) {
     if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &spec.min, &spec.max, format, flags | ImGuiSliderFlags_AlwaysClamp)) {
       if (spec.type == ParamType::Integer) v = std::round(v);
       commit(spec.type == ParamType::Integer ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v));
+    }
+  } else if (spec.type == ParamType::File) {
+    std::string& text = session.edit_text.try_emplace(spec.key, value.text).first->second;
+    const float button_w = ImGui::CalcTextSize("Open...").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SetNextItemWidth(-button_w - ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::InputText("##v", &text, ImGuiInputTextFlags_EnterReturnsTrue) || ImGui::IsItemDeactivatedAfterEdit()) commit(text);
+    ImGui::SameLine();
+    static FilePicker picker;
+    if (ImGui::Button("Open...")) open_file_picker("Choose a file", picker, text, ".json");
+    std::string chosen;
+    if (draw_file_picker("Choose a file", picker, chosen)) {
+      text = chosen;
+      commit(chosen);
     }
   } else {
     std::string& text = session.edit_text.try_emplace(spec.key, value.text).first->second;
@@ -211,32 +225,23 @@ void draw_export_menu(AppState& state) {
         set_message(state, e.what(), true);
       }
     }
-    if (ImGui::MenuItem("Open lesson state...")) {
-      state.show_open_dialog = true;
-      if (state.open_path.empty()) state.open_path = output_dir() + "/";
-    }
+    if (ImGui::MenuItem("Open lesson state...")) state.show_open_dialog = true;
     ImGui::EndPopup();
   }
+  // The picker opens outside the menu popup, which has closed by now.
+  static FilePicker picker;
   if (state.show_open_dialog) {
-    ImGui::OpenPopup("Open lesson state");
+    open_file_picker("Open lesson state", picker, output_dir(), ".json");
     state.show_open_dialog = false;
   }
-  if (ImGui::BeginPopupModal("Open lesson state", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("Path of a state file saved by dlsys-lab:");
-    ImGui::SetNextItemWidth(520 * ui_scale());
-    const bool enter = ImGui::InputText("##path", &state.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (ImGui::Button("Open") || enter) {
-      try {
-        open_state_file(state.open_path, state);
-        set_message(state, "opened " + state.open_path, false);
-      } catch (const BadInput& e) {
-        set_message(state, e.what(), true);
-      }
-      ImGui::CloseCurrentPopup();
+  std::string chosen;
+  if (draw_file_picker("Open lesson state", picker, chosen)) {
+    try {
+      open_state_file(chosen, state);
+      set_message(state, "opened " + chosen, false);
+    } catch (const BadInput& e) {
+      set_message(state, e.what(), true);
     }
-    ImGui::SameLine();
-    if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
   }
 }
 

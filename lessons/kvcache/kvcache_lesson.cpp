@@ -102,7 +102,7 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
        "shapes from each model's Hugging Face config.json"},
       {"config",
        "config.json (overrides model)",
-       ParamType::Text,
+       ParamType::File,
        "",
        0,
        0,

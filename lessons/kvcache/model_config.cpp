@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -135,7 +136,9 @@ ModelConfig load_model_config_file(const std::string& path) {
   if (!file) throw BadInput(fmt::format("parameter 'config': cannot open '{}'", path));
   std::ostringstream text;
   text << file.rdbuf();
-  return parse_model_config(text.str(), path);
+  ModelConfig model = parse_model_config(text.str(), path);  // errors name the whole path
+  model.name = std::filesystem::path(path).filename().string();  // titles and tables name the file
+  return model;
 }
 
 std::vector<std::string> preset_names() {
