@@ -1,24 +1,16 @@
 #include <doctest/doctest.h>
 
-#include <random>
 #include <vector>
 
 #include "engine/params.h"
 #include "kernels/matmul/matmul.h"
+#include "tests/support/random_values.h"
 #include "lessons/matmul/matmul_lesson.h"
 
 using namespace dlsys;
 using matmul::Shape;
 
-namespace {
-std::vector<float> random_matrix(std::int64_t count, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(count));
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-}  // namespace
+using testing::random_values;
 
 TEST_CASE("every CPU matmul variant matches the double reference at awkward sizes") {
   // Awkward on purpose: single elements, primes, one past a power of two, k = 1, very flat and very thin matrices, and
@@ -29,7 +21,7 @@ TEST_CASE("every CPU matmul variant matches the double reference at awkward size
   const std::pair<const char*, Kernel> variants[] = {
       {"v1_naive", matmul::v1_naive}, {"v2_tiled", matmul::v2_tiled}, {"v3_blas", matmul::v3_blas}};
   for (const Shape& s : shapes) {
-    const auto a = random_matrix(s.m * s.k, 1), b = random_matrix(s.k * s.n, 2);
+    const auto a = random_values(s.m * s.k, 1), b = random_values(s.k * s.n, 2);
     std::vector<double> ref(static_cast<std::size_t>(s.m * s.n));
     matmul::reference(s, a.data(), b.data(), ref.data());
     for (const auto& [name, kernel] : variants)
@@ -45,7 +37,7 @@ TEST_CASE("every CPU matmul variant matches the double reference at awkward size
 
 TEST_CASE("the error check catches a single wrong product") {
   const Shape s{16, 16, 16};
-  const auto a = random_matrix(256, 3), b = random_matrix(256, 4);
+  const auto a = random_values(256, 3), b = random_values(256, 4);
   std::vector<double> ref(256);
   matmul::reference(s, a.data(), b.data(), ref.data());
   std::vector<float> c(256);

@@ -3,24 +3,16 @@
 // dimension in the cuBLAS row-major trick would show (or fault).
 #include <doctest/doctest.h>
 
-#include <random>
 #include <vector>
 
 #include "kernels/matmul/matmul.h"
+#include "tests/support/random_values.h"
 #include "kernels/matmul/matmul_cuda.h"
 
 using namespace dlsys;
 using matmul::Shape;
 
-namespace {
-std::vector<float> random_matrix(std::int64_t count, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(count));
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-}  // namespace
+using testing::random_values;
 
 TEST_CASE("every CUDA matmul variant matches the double reference at awkward sizes") {
   const Shape shapes[] = {{1, 1, 1},     {7, 7, 7},       {129, 129, 129}, {1, 300, 17},   {65, 3, 129},
@@ -30,7 +22,7 @@ TEST_CASE("every CUDA matmul variant matches the double reference at awkward siz
       {"v1_naive", Variant::Naive}, {"v2_smem_tiled", Variant::SmemTiled}, {"v3_cublas", Variant::Cublas}};
   const MeasureOptions options{.warmup = 1, .repeats = 2};
   for (const Shape& s : shapes) {
-    const auto a = random_matrix(s.m * s.k, 1), b = random_matrix(s.k * s.n, 2);
+    const auto a = random_values(s.m * s.k, 1), b = random_values(s.k * s.n, 2);
     std::vector<double> ref(static_cast<std::size_t>(s.m * s.n));
     matmul::reference(s, a.data(), b.data(), ref.data());
     for (const auto& [name, variant] : variants) {
