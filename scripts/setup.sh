@@ -29,7 +29,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd $install_line
 fi
 
+# Configure once; later runs only re-apply options they were given (a quick no-op when nothing changed).
 if [[ ! -f "$build_dir/build.ninja" ]]; then
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DLSYS_CMAKE_ARGS:-}
+elif [[ -n "${DLSYS_CMAKE_ARGS:-}" ]]; then
+  cmake -S "$root" -B "$build_dir" ${DLSYS_CMAKE_ARGS} >/dev/null
 fi
 cmake --build "$build_dir"
