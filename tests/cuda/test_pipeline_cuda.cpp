@@ -77,6 +77,12 @@ TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the wh
       // Each device stashes at least its peak in-flight micro-batches' inputs and relu outputs.
       const std::int64_t per_block_bytes = 2ll * config.microbatch_rows * config.hidden * 4;
       for (int d = 0; d < k.p; ++d) CHECK(r.peak_activation_bytes[d] >= in_flight(r.timing, d).peak * per_block_bytes);
+      // The GPU counts the buffers the CPU counts, in the order the CPU runs them one at a time.
+      ExecutorConfig cpu_config = config;
+      cpu_config.mode = ExecutionMode::Replayed;
+      MemoryLedger cpu_ledger;
+      const ExecutionResult cpu = pipeline::execute_schedule(s, cpu_config, cpu_ledger, control);
+      CHECK(r.peak_activation_bytes == cpu.peak_activation_bytes);
     }
 }
 

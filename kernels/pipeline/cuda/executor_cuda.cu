@@ -15,8 +15,9 @@
 //               GPUs, one start event per GPU, recorded one after the other right after a synchronize: their clocks
 //               agree to the host's launch skew (microseconds).
 //   memory    - every activation is one (rows, hidden) buffer from a per-GPU pool that grows in the first step and
-//               is reused after. The pool's ledger counts each device's activations as the host enqueues the ops,
-//               the same buffers the CPU executor counts: that is peak_activation_bytes.
+//               is reused after. The pool's ledger counts the buffers the CPU executor counts, allocated and
+//               released at the same points of each op, as the host enqueues the ops in legal_order: that is
+//               peak_activation_bytes, equal to the CPU executor's in replayed mode (which runs in that order).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -107,6 +108,7 @@ class Resources {
       cublasDestroy(h);
     };
     DLSYS_CUDA_CHECK(cublasSetStream(h, stream));
+    DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
     return h;
   }
 
