@@ -48,9 +48,9 @@ TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the wh
     int p, m, v;
   };
   const Case cases[] = {
-      {ScheduleKind::GPipe, 3, 5, 1},    {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
-      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},   {ScheduleKind::DualPipe, 4, 8, 1},
-      {ScheduleKind::DualPipe, 2, 6, 1}, {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
+      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
+      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},      {ScheduleKind::DualPipe, 4, 8, 1},
+      {ScheduleKind::DualPipe, 2, 6, 1},    {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
   };
   for (const Case& k : cases)
     for (ExecutionMode mode : {ExecutionMode::Auto, ExecutionMode::Replayed}) {

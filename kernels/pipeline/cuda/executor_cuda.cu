@@ -40,18 +40,21 @@ constexpr int kThreads = 256;
 unsigned blocks_for(std::size_t n) { return unsigned(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, 4096)); }
 
 __global__ void relu_kernel(float* a, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     a[i] = a[i] > 0.0f ? a[i] : 0.0f;
 }
 
 // relu'(z) = [z > 0] = [a > 0]
 __global__ void relu_mask_kernel(float* dz, const float* a, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if (!(a[i] > 0.0f)) dz[i] = 0.0f;
 }
 
 __global__ void scale_kernel(float* out, const float* in, float scale, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     out[i] = in[i] * scale;
 }
 
@@ -309,8 +312,8 @@ class GpuPipeline {
       const StageInstance& inst = instances_[i];
       if (inst.stage != stage) continue;
       DLSYS_CUDA_CHECK(cudaSetDevice(devices_[i / s_.chunks_per_device].gpu));
-      DLSYS_CUDA_CHECK(cudaMemcpy(host.data(), (which == 0 ? inst.dw1 : inst.dw2)[block], matrix_bytes(),
-                                  cudaMemcpyDeviceToHost));
+      DLSYS_CUDA_CHECK(
+          cudaMemcpy(host.data(), (which == 0 ? inst.dw1 : inst.dw2)[block], matrix_bytes(), cudaMemcpyDeviceToHost));
       for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += host[j];
     }
   }
@@ -437,8 +440,7 @@ class GpuPipeline {
     DLSYS_CUDA_CHECK(cudaEventRecord(dev.copy[i], dev.stream));
     const int to_gpu = devices_[receiver].gpu;
     if (to_gpu != dev.gpu)
-      DLSYS_CUDA_CHECK(
-          cudaMemcpyPeerAsync(message.data, to_gpu, out.data, dev.gpu, activation_bytes(), dev.stream));
+      DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(message.data, to_gpu, out.data, dev.gpu, activation_bytes(), dev.stream));
     else
       DLSYS_CUDA_CHECK(
           cudaMemcpyAsync(message.data, out.data, activation_bytes(), cudaMemcpyDeviceToDevice, dev.stream));
@@ -446,7 +448,8 @@ class GpuPipeline {
   }
   Activation take(const Op& op) {
     const auto it = inbox_.find(key(op));
-    if (it == inbox_.end()) throw RunFailure(fmt::format("pipeline on GPU: {} enqueued before its input", op_label(op)));
+    if (it == inbox_.end())
+      throw RunFailure(fmt::format("pipeline on GPU: {} enqueued before its input", op_label(op)));
     Activation message = it->second;
     inbox_.erase(it);
     return message;
@@ -460,8 +463,8 @@ class GpuPipeline {
     Activation x;
     if (op.stage == 0) {  // stage 0 copies its micro-batch out of the batch, as the others copy a message
       x = acquire(d, d);
-      DLSYS_CUDA_CHECK(cudaMemcpyAsync(x.data, inputs_[op.micro_batch], activation_bytes(), cudaMemcpyDeviceToDevice,
-                                       dev.stream));
+      DLSYS_CUDA_CHECK(
+          cudaMemcpyAsync(x.data, inputs_[op.micro_batch], activation_bytes(), cudaMemcpyDeviceToDevice, dev.stream));
     } else {
       x = take(op);
     }
@@ -549,9 +552,9 @@ class GpuPipeline {
   std::vector<Device> devices_;
   std::vector<cudaEvent_t> start_;  // per GPU
   std::vector<StageInstance> instances_;
-  std::vector<float*> inputs_;                       // per micro-batch, (rows, hidden)
-  std::map<std::uint64_t, std::size_t> position_;    // op -> its index in its device's list
-  std::map<std::uint64_t, Activation> inbox_;        // messages by the op that will consume them
+  std::vector<float*> inputs_;                     // per micro-batch, (rows, hidden)
+  std::map<std::uint64_t, std::size_t> position_;  // op -> its index in its device's list
+  std::map<std::uint64_t, Activation> inbox_;      // messages by the op that will consume them
   struct Current {
     int device = 0;
     cudaEvent_t end = nullptr;
@@ -562,7 +565,8 @@ class GpuPipeline {
 // Device bytes at most per GPU: weights and gradients of the stages it holds with every micro-batch stashed at once
 // (x, a, dy, dz per block), the micro-batches that enter there, and messages in flight.
 std::vector<std::int64_t> bytes_per_gpu(const Schedule& s, const ExecutorConfig& c, const Placement& placement) {
-  const std::int64_t act = std::int64_t(c.microbatch_rows) * c.hidden * 4, matrix = std::int64_t(c.hidden) * c.hidden * 4;
+  const std::int64_t act = std::int64_t(c.microbatch_rows) * c.hidden * 4,
+                     matrix = std::int64_t(c.hidden) * c.hidden * 4;
   const std::int64_t m = s.micro_batches();
   std::vector<std::int64_t> bytes(placement.gpus_used, 2 * m * act);
   std::vector<bool> held(std::size_t(s.devices()) * s.chunks_per_device, false);
@@ -611,13 +615,15 @@ Placement place_devices(int devices) {
   placement.gpus_used = placement.emulated ? 1 : devices;
   placement.description =
       placement.emulated
-          ? fmt::format("emulated: the {} pipeline devices are {} CUDA streams on GPU 0 ({} GPU{} visible, one per "
-                        "device needs {}); they share its SMs and memory bandwidth, and a message is a copy within "
-                        "GPU 0, not a transfer over NVLink or PCIe",
-                        devices, devices, count, count == 1 ? "" : "s", devices)
-          : fmt::format("one GPU per pipeline device ({} of {} visible), messages by cudaMemcpyPeerAsync; the GPUs' "
-                        "clocks are aligned by start events recorded at one host moment (microseconds apart)",
-                        devices, count);
+          ? fmt::format(
+                "emulated: the {} pipeline devices are {} CUDA streams on GPU 0 ({} GPU{} visible, one per "
+                "device needs {}); they share its SMs and memory bandwidth, and a message is a copy within "
+                "GPU 0, not a transfer over NVLink or PCIe",
+                devices, devices, count, count == 1 ? "" : "s", devices)
+          : fmt::format(
+                "one GPU per pipeline device ({} of {} visible), messages by cudaMemcpyPeerAsync; the GPUs' "
+                "clocks are aligned by start events recorded at one host moment (microseconds apart)",
+                devices, count);
   return placement;
 }
 
@@ -660,10 +666,9 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
     if (one_at_a_time) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
     if (i >= c.warmup_steps) steps.push_back(std::move(step));
   }
-  result.grad_max_rel_err =
-      gradient_max_rel_err(s, c, ledger, [&](int stage, int block, int which, std::vector<double>& sum) {
-        pipe.add_gradient(stage, block, which, sum);
-      });
+  result.grad_max_rel_err = gradient_max_rel_err(
+      s, c, ledger,
+      [&](int stage, int block, int which, std::vector<double>& sum) { pipe.add_gradient(stage, block, which, sum); });
   report_steps(s, steps, result);
   for (int d = 0; d < s.devices(); ++d) result.peak_activation_bytes.push_back(pipe.peak_activation_bytes(d));
   return result;
