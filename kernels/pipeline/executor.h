@@ -10,6 +10,8 @@
 //                time would mean nothing.
 //   replayed   - each op runs for real, one at a time in a legal order, and its measured duration is replayed on the
 //                schedule by the simulator (no waiting overheads, no contention between stages).
+// The CUDA executor (executor_cuda.h) has the same contract, with streams for threads and a third mode, emulated:
+// the devices are streams sharing one GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,7 +42,7 @@ struct OpDurations {
 };
 
 struct ExecutionResult {
-  std::string mode;  // "concurrent" | "replayed"
+  std::string mode;  // "concurrent" | "replayed" | "emulated" (CUDA: several pipeline devices on one GPU)
   int hardware_threads = 0;
   Timing timing;                                    // the median step; times in us from the step's start
   Timing replay;                                    // that step's op durations replayed on the schedule, no overheads
@@ -52,6 +54,10 @@ struct ExecutionResult {
   double core_share = 1;
   double grad_max_rel_err = 0;  // vs one device over the whole batch: max |g - g_ref| / max |g_ref| per matrix
   OpDurations durations;
+  // CUDA executor only: the GPUs the pipeline devices ran on, whether several shared one, and what that changes.
+  int gpus = 0;
+  bool emulated = false;
+  std::vector<std::string> notes;
 };
 
 // Ledger tag of device d's activations (stashed inputs and outputs of its blocks, in-flight gradients for W).

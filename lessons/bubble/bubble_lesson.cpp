@@ -114,7 +114,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     shape.micro_batches = ms[i];
     const Schedule s = make_schedule(shape);
     MemoryLedger sweep_ledger;
-    const ExecutionResult r = execute_schedule(s, setup.executor, sweep_ledger, ctx.control);
+    const ExecutionResult r = pipeline_lesson::execute(s, setup.executor, ctx.backend, sweep_ledger, ctx.control);
     const auto [lo, hi] = std::minmax_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
     measured.points.push_back({double(ms[i]), r.timing.bubble_fraction(), *lo, *hi});
     OpCosts costs = setup.costs;

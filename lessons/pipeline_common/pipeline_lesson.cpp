@@ -10,6 +10,9 @@
 #include "engine/errors.h"
 #include "engine/units.h"
 #include "kernels/pipeline/bubble_theory.h"
+#if DLSYS_HAVE_CUDA
+#include "kernels/pipeline/executor_cuda.h"
+#endif
 
 namespace dlsys::pipeline_lesson {
 
@@ -17,6 +20,12 @@ using namespace pipeline;
 using json = nlohmann::ordered_json;
 
 namespace {
+
+#if DLSYS_HAVE_CUDA
+constexpr bool kCudaExecutor = true;
+#else
+constexpr bool kCudaExecutor = false;
+#endif
 
 double worst_idle(const Timing& t) {
   double worst = 0;
@@ -185,8 +194,9 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
        0,
        {"auto", "concurrent", "replayed"},
        "",
-       "concurrent: one thread per stage (needs p <= hardware threads); replayed: ops run one by one, their "
-       "durations replayed on the schedule; auto: concurrent when it fits"},
+       "concurrent: one thread per stage (needs p <= hardware threads; on cuda one GPU per stage, needs p GPUs); "
+       "replayed: ops run one by one, their durations replayed on the schedule; auto: concurrent when it fits (on "
+       "cuda with fewer than p GPUs: the stages as streams on one GPU, emulated)"},
       {"repeats", "timed steps", ParamType::Integer, "5", 1, 50, {}, "", "median step of this many, after one warm-up"},
   };
 }
@@ -348,6 +358,16 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
   return pipeline::in_flight_from_events(std::move(events));
 }
 
+ExecutionResult execute(const Schedule& s, const ExecutorConfig& config, BackendKind backend, MemoryLedger& ledger,
+                        const RunControl& control) {
+#if DLSYS_HAVE_CUDA
+  if (backend == BackendKind::Cuda) return pipeline::cuda::execute_schedule(s, config, ledger, control);
+#else
+  (void)backend;
+#endif
+  return execute_schedule(s, config, ledger, control);
+}
+
 RunResult run(const Lesson& lesson, RunContext& ctx) {
   const Setup setup = read_setup(ctx.params);
   RunResult result = begin_result(lesson, ctx);
@@ -358,17 +378,24 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   result.timelines.push_back(to_timeline(s, sim.timing, c, title + " (theory)", "theory", "simulated", "units"));
 
   ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
-  const ExecutionResult r = execute_schedule(s, setup.executor, ctx.ledger, ctx.control);
-  // The executor runs on CPU threads whatever backend was picked: say so rather than label a CPU run "cuda".
-  if (ctx.backend != BackendKind::Cpu) {
+  const bool on_gpu = kCudaExecutor && ctx.backend == BackendKind::Cuda;
+  const ExecutionResult r = execute(s, setup.executor, ctx.backend, ctx.ledger, ctx.control);
+  // Without the CUDA executor in this build the run used CPU threads: say so rather than label a CPU run "cuda".
+  if (!on_gpu && ctx.backend != BackendKind::Cpu) {
     result.backend.kind = backend_name(BackendKind::Cpu);
     result.backend.device = describe_cpu().name;
-    result.backend.notes.push_back("the pipeline executor has no CUDA version yet: this run used the CPU");
+    result.backend.notes.push_back("this build has no CUDA pipeline executor: this run used the CPU");
   }
-  result.backend.emulated = true;
+  result.backend.emulated = on_gpu ? r.emulated : true;
   result.backend.repeats = setup.executor.repeats;
-  result.backend.timer = "steady_clock";
-  if (r.mode == "concurrent")
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  if (on_gpu) {
+    for (const std::string& note : r.notes) result.backend.notes.push_back(note);
+    if (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV)
+      result.backend.notes.push_back(
+          "an F&B pair runs its two halves one after the other on its device's stream: no second stream overlaps "
+          "them");
+  } else if (r.mode == "concurrent")
     result.backend.notes.push_back(
         fmt::format("stages are {} CPU threads (one per device, OpenBLAS single-threaded "
                     "in each) on {} hardware threads; messages are memory copies",
@@ -378,7 +405,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
         fmt::format("replayed: every op ran for real, one at a time, and its measured "
                     "duration was replayed on the schedule ({} stages, {} hardware threads)",
                     s.devices(), r.hardware_threads));
-  if (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV)
+  if (!on_gpu && (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV))
     result.backend.notes.push_back(
         "an F&B pair runs its two halves one after the other: on a CPU there is no "
         "all-to-all communication for the overlap to hide");
@@ -386,6 +413,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   json& mr = result.measured;
   mr["mode"] = r.mode;
   mr["hardware_threads"] = r.hardware_threads;
+  if (on_gpu) mr["gpus"] = r.gpus;
   mr["bubble_fraction"] = r.timing.bubble_fraction();
   mr["bubble_ratio"] = r.timing.bubble_ratio();
   mr["makespan_us"] = r.timing.makespan;
@@ -401,7 +429,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   if (r.durations.b_full_us > 0) mr["b_full_us"] = r.durations.b_full_us;
   if (r.durations.w_us > 0) mr["w_us"] = r.durations.w_us;
   mr["copy_us"] = r.durations.copy_us;
-  if (r.mode == "concurrent") mr["core_share"] = r.core_share;
+  if (r.mode == "concurrent" && !on_gpu) mr["core_share"] = r.core_share;
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr["replay_bubble_fraction"] = r.replay.bubble_fraction();
   mr["replay_makespan_us"] = r.replay.makespan;
@@ -409,7 +437,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
 
   result.timelines.push_back(
       to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
-  if (r.mode == "concurrent") {
+  if (r.mode != "replayed") {
     result.timelines.push_back(
         to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)", "theory", "simulated", "us"));
   } else {
@@ -525,11 +553,13 @@ std::string measurement_report(const RunResult& r) {
   std::string out = fmt::format(
       "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n", measured,
       r.backend.repeats, r.measured["mode"].get<std::string>(), theory, measured - theory);
-  if (r.measured["mode"] == "concurrent")
+  const bool replayed = r.measured["mode"] == "replayed";
+  if (!replayed)
     out += fmt::format(
-        "  of which waiting overheads (thread wake-up, copies, other processes on the cores): {:+.4f} = measured - "
-        "replay of the same op times ({:.4f})\n  and uneven op times (stage imbalance, noise): {:+.4f} = replay - "
-        "theory\n",
+        "  of which waiting overheads ({}): {:+.4f} = measured - replay of the same op times ({:.4f})\n  and uneven "
+        "op times (stage imbalance, noise): {:+.4f} = replay - theory\n",
+        r.backend.kind == "cuda" ? "one host thread launching every op, event waits, copies"
+                                 : "thread wake-up, copies, other processes on the cores",
         measured - replay, replay, replay - theory);
   if (r.measured.contains("core_share"))
     out +=
@@ -538,7 +568,7 @@ std::string measurement_report(const RunResult& r) {
                     r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
                                                                    "and the waits behind them"
                                                                  : "");
-  else
+  else if (replayed)
     out += fmt::format(
         "  the replay has no waiting overheads: the difference comes from uneven measured op times "
         "(stage imbalance, noise)\n");

@@ -18,6 +18,7 @@
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
+#include "kernels/pipeline/executor_common.h"
 #include "kernels/pipeline/mlp_block.h"
 
 namespace dlsys::pipeline {
@@ -26,20 +27,6 @@ namespace {
 
 using Buffer = HostBuffer<float>;
 using Clock = std::chrono::steady_clock;
-
-// Deterministic values in [-scale, scale): the pipeline and the reference see the same weights and inputs.
-void fill(float* data, std::size_t n, std::uint32_t seed, float scale) {
-  std::uint32_t state = seed * 2654435761u + 12345u;
-  for (std::size_t i = 0; i < n; ++i) {
-    state = state * 1664525u + 1013904223u;
-    data[i] = (static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f) * scale;
-  }
-}
-std::uint32_t weight_seed(int stage, int block, int which) { return 1000u * stage + 10u * block + which + 1; }
-std::uint32_t input_seed(int micro_batch) { return 7000000u + micro_batch; }
-float weight_scale(int hidden) { return 0.5f / std::sqrt(float(hidden)); }
-
-int blocks_of(int stage, int stages, const ExecutorConfig& c) { return stage == stages - 1 ? c.last_stage_blocks : 1; }
 
 // What a micro-batch leaves on a stage between its F and its last backward op.
 struct Stash {
@@ -135,14 +122,14 @@ class Pipeline {
           inst.w2.emplace_back(ledger, "weights", matrix);
           inst.dw1.emplace_back(ledger, "gradients", matrix);
           inst.dw2.emplace_back(ledger, "gradients", matrix);
-          fill(inst.w1.back().data(), matrix, weight_seed(stage, k, 1), weight_scale(h_));
-          fill(inst.w2.back().data(), matrix, weight_seed(stage, k, 2), weight_scale(h_));
+          fill_uniform(inst.w1.back().data(), matrix, weight_seed(stage, k, 1), weight_scale(h_));
+          fill_uniform(inst.w2.back().data(), matrix, weight_seed(stage, k, 2), weight_scale(h_));
         }
       }
     // The batch, as the data loader would hand it to stage 0: m micro-batches of (rows, hidden).
     for (int mb = 0; mb < s.micro_batches(); ++mb) {
       inputs_.emplace_back(ledger, "input batch", std::size_t(rows_) * h_);
-      fill(inputs_.back().data(), inputs_.back().size(), input_seed(mb), 1.0f);
+      fill_uniform(inputs_.back().data(), inputs_.back().size(), input_seed(mb), 1.0f);
     }
   }
 
@@ -176,7 +163,6 @@ class Pipeline {
 
   void abort() { mailbox_.abort(); }
   const std::vector<StageInstance>& instances() const { return instances_; }
-  const Buffer& input(int micro_batch) const { return inputs_[micro_batch]; }
 
  private:
   StageInstance& instance(int device, int chunk) {
@@ -272,20 +258,7 @@ class Pipeline {
   std::vector<Buffer> inputs_;
 };
 
-struct Step {
-  double cpu_us = 0, wall_us = 0;                 // inside ops, summed over devices (concurrent mode)
-  Timing timing;                                  // measured (concurrent) or replayed
-  std::vector<std::vector<double>> durations_us;  // per device, per op in list order
-  std::vector<double> copies_us;
-};
-
-// Each op's own duration, for replaying a step on the schedule without its waiting overheads.
-DurationModel measured_model(const std::vector<std::vector<double>>& durations_us) {
-  DurationModel model;
-  model.duration = [&durations_us](int d, std::size_t i, const Op&) { return durations_us[d][i]; };
-  model.pair = [&durations_us](int d, std::size_t i) { return durations_us[d][i] + durations_us[d][i + 1]; };
-  return model;
-}
+using Step = MeasuredStep;
 
 // One thread per device; every op waits for its input for real. A pair (DualPipe's F&B) runs its two ops one after
 // the other: on a CPU there is no communication for the overlap to hide.
@@ -349,103 +322,18 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
 
 // Ops one at a time, in the order a unit-cost simulation starts them (always legal), each timed on its own.
 Step run_replayed(const Schedule& s, Pipeline& pipe) {
-  struct Slot {
-    double start;
-    int device;
-    std::size_t index;
-  };
-  const Timing order_timing = simulate(s, OpCosts{});
-  std::vector<Slot> order;
-  for (int d = 0; d < s.devices(); ++d) {
-    // Timing lists follow the schedule's lists, so positions match.
-    for (std::size_t i = 0; i < order_timing.device_ops[d].size(); ++i)
-      order.push_back({order_timing.device_ops[d][i].start, d, i});
-  }
-  std::stable_sort(order.begin(), order.end(), [](const Slot& a, const Slot& b) {
-    return a.start != b.start ? a.start < b.start : a.device != b.device ? a.device < b.device : a.index < b.index;
-  });
   Step step;
   step.durations_us.resize(s.devices());
   for (int d = 0; d < s.devices(); ++d) step.durations_us[d].assign(s.device_ops[d].size(), 0.0);
-  for (const Slot& slot : order) {
-    const Op& op = s.device_ops[slot.device][slot.index];
-    Buffer in = pipe.receive(slot.device, op);
+  for (const auto& [device, index] : legal_order(s)) {
+    const Op& op = s.device_ops[device][index];
+    Buffer in = pipe.receive(device, op);
     const auto start = Clock::now();
-    const auto done = pipe.run(slot.device, op, std::move(in));
-    step.durations_us[slot.device][slot.index] = us_between(start, done.end);
+    const auto done = pipe.run(device, op, std::move(in));
+    step.durations_us[device][index] = us_between(start, done.end);
     if (done.copy_us > 0) step.copies_us.push_back(done.copy_us);
   }
   return step;
-}
-
-double median_of(std::vector<double> v) { return v.empty() ? 0.0 : summarize_us(std::move(v), "").median_us; }
-
-OpDurations median_durations(const Schedule& s, const Step& step) {
-  std::vector<double> f, b, bf, w;
-  for (int d = 0; d < s.devices(); ++d)
-    for (std::size_t i = 0; i < s.device_ops[d].size(); ++i) {
-      const Op& op = s.device_ops[d][i];
-      const double t = step.durations_us[d][i];
-      (op.kind == OpKind::F ? f : op.kind == OpKind::W ? w : op.split ? b : bf).push_back(t);
-    }
-  return {median_of(f), median_of(b), median_of(bf), median_of(w), median_of(step.copies_us)};
-}
-
-// One device over the whole batch (m x rows rows at once): the weight gradients the pipeline must reproduce.
-double gradient_error(const Schedule& s, const ExecutorConfig& c, const Pipeline& pipe, MemoryLedger& ledger) {
-  const int h = c.hidden, rows = c.microbatch_rows * s.micro_batches();
-  const std::size_t n = std::size_t(rows) * h, matrix = std::size_t(h) * h;
-  struct Block {
-    Buffer w1, w2, x, a;
-  };
-  std::vector<Block> blocks;
-  std::vector<std::pair<int, int>> where;  // (stage, block in stage)
-  for (int stage = 0; stage < s.stages; ++stage)
-    for (int k = 0; k < blocks_of(stage, s.stages, c); ++k) {
-      Block b{Buffer(ledger, "reference", matrix), Buffer(ledger, "reference", matrix), Buffer(ledger, "reference", n),
-              Buffer(ledger, "reference", n)};
-      fill(b.w1.data(), matrix, weight_seed(stage, k, 1), weight_scale(h));
-      fill(b.w2.data(), matrix, weight_seed(stage, k, 2), weight_scale(h));
-      blocks.push_back(std::move(b));
-      where.emplace_back(stage, k);
-    }
-  // x of block 0: the micro-batches stacked.
-  for (int mb = 0; mb < s.micro_batches(); ++mb)
-    std::memcpy(blocks[0].x.data() + std::size_t(mb) * c.microbatch_rows * h, pipe.input(mb).data(),
-                sizeof(float) * pipe.input(mb).size());
-  Buffer y(ledger, "reference", n), dy(ledger, "reference", n), dz(ledger, "reference", n), dx(ledger, "reference", n);
-  for (std::size_t k = 0; k < blocks.size(); ++k) {
-    float* out = k + 1 < blocks.size() ? blocks[k + 1].x.data() : y.data();
-    mlp::forward(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].x.data(), blocks[k].a.data(), out);
-  }
-  for (std::size_t i = 0; i < n; ++i) dy[i] = y[i] / float(rows);
-  double worst = 0;
-  Buffer dw1(ledger, "reference", matrix), dw2(ledger, "reference", matrix);
-  for (std::size_t k = blocks.size(); k-- > 0;) {
-    std::fill(dw1.data(), dw1.data() + matrix, 0.0f);
-    std::fill(dw2.data(), dw2.data() + matrix, 0.0f);
-    mlp::backward_input(rows, h, blocks[k].w1.data(), blocks[k].w2.data(), blocks[k].a.data(), dy.data(), dz.data(),
-                        dx.data());
-    mlp::backward_weight(rows, h, blocks[k].x.data(), blocks[k].a.data(), dy.data(), dz.data(), dw1.data(), dw2.data());
-    std::swap(dy, dx);
-    // The pipeline's gradient of this block: summed over the devices that hold a replica of its stage.
-    for (int which = 0; which < 2; ++which) {
-      const float* ref = which == 0 ? dw1.data() : dw2.data();
-      std::vector<double> sum(matrix, 0.0);
-      for (const StageInstance& inst : pipe.instances())
-        if (!inst.w1.empty() && inst.stage == where[k].first) {
-          const float* g = (which == 0 ? inst.dw1 : inst.dw2)[where[k].second].data();
-          for (std::size_t i = 0; i < matrix; ++i) sum[i] += g[i];
-        }
-      double largest = 0, diff = 0;
-      for (std::size_t i = 0; i < matrix; ++i) {
-        largest = std::max(largest, double(std::fabs(ref[i])));
-        diff = std::max(diff, std::fabs(sum[i] - ref[i]));
-      }
-      worst = std::max(worst, largest > 0 ? diff / largest : diff);
-    }
-  }
-  return worst;
 }
 
 // OpenBLAS threads per call, for the duration of a run: one per stage worker, so stages do not fight over cores.
@@ -504,22 +392,16 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
     if (mode == ExecutionMode::Replayed) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
     if (i >= c.warmup_steps) steps.push_back(std::move(step));
   }
-  result.grad_max_rel_err = gradient_error(s, c, pipe, ledger);
-  for (const Step& st : steps) {
-    result.step_makespans_us.push_back(st.timing.makespan);
-    result.step_bubble_fractions.push_back(st.timing.bubble_fraction());
-  }
-  // The median step (by makespan) is the one reported and drawn.
-  std::vector<std::size_t> index(steps.size());
-  for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
-  std::sort(index.begin(), index.end(),
-            [&](std::size_t a, std::size_t b) { return steps[a].timing.makespan < steps[b].timing.makespan; });
-  const Step& median = steps[index[index.size() / 2]];
-  result.timing = median.timing;
-  if (median.wall_us > 0) result.core_share = median.cpu_us / median.wall_us;
-  annotate_waits(s, result.timing, 0.0);
-  result.replay = simulate(s, measured_model(median.durations_us), 0.0);
-  result.durations = median_durations(s, median);
+  // The pipeline's gradient of a block: summed over the devices that hold a replica of its stage.
+  result.grad_max_rel_err =
+      gradient_max_rel_err(s, c, ledger, [&](int stage, int block, int which, std::vector<double>& sum) {
+        for (const StageInstance& inst : pipe.instances())
+          if (!inst.w1.empty() && inst.stage == stage) {
+            const float* g = (which == 0 ? inst.dw1 : inst.dw2)[block].data();
+            for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += g[i];
+          }
+      });
+  report_steps(s, steps, result);
   for (int d = 0; d < s.devices(); ++d) result.peak_activation_bytes.push_back(ledger.peak_bytes(activation_tag(d)));
   return result;
 }

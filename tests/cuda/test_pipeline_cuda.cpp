@@ -1,0 +1,140 @@
+// The pipeline executor on GPUs: every schedule's weight gradients equal one device over the whole batch (the CPU
+// reference the CPU executor is checked against), its measured timeline respects every dependency, its memory follows
+// the activations in flight, and the lessons say where the run happened (one GPU per device, or emulated).
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/errors.h"
+#include "engine/ledger.h"
+#include "engine/run_control.h"
+#include "kernels/pipeline/executor.h"
+#include "kernels/pipeline/executor_cuda.h"
+#include "tests/support/cli_capture.h"
+
+using namespace dlsys;
+using namespace dlsys::pipeline;
+
+namespace {
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
+ExecutorConfig small_config(ExecutionMode mode) {
+  ExecutorConfig c;
+  c.hidden = 24;  // awkward sizes: no multiple of a warp or a tensor-core tile
+  c.microbatch_rows = 5;
+  c.mode = mode;
+  c.warmup_steps = 0;
+  c.repeats = 1;
+  return c;
+}
+
+// Event timestamps on one GPU are ordered by the stream waits, up to the timer's resolution (about 0.5 us); with
+// several GPUs their clocks agree only to the host's launch skew between the start events.
+double timing_tolerance_us(int devices) { return device_count() >= devices ? 50.0 : 1.0; }
+
+}  // namespace
+
+TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the whole batch, its timeline is legal") {
+  struct Case {
+    ScheduleKind kind;
+    int p, m, v;
+  };
+  const Case cases[] = {
+      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
+      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},      {ScheduleKind::DualPipe, 4, 8, 1},
+      {ScheduleKind::DualPipe, 2, 6, 1},    {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
+  };
+  for (const Case& k : cases)
+    for (ExecutionMode mode : {ExecutionMode::Auto, ExecutionMode::Replayed}) {
+      const Schedule s = make_schedule({k.kind, k.p, k.m, k.v});
+      ExecutorConfig config = small_config(mode);
+      config.last_stage_blocks = k.kind == ScheduleKind::ZbH1 ? 3 : 1;
+      MemoryLedger ledger;
+      RunControl control;
+      const ExecutionResult r = cuda::execute_schedule(s, config, ledger, control);
+      INFO(schedule_id(k.kind), " p=", k.p, " m=", k.m, " mode ", r.mode);
+      const bool emulated = device_count() < k.p;
+      CHECK(r.emulated == emulated);
+      CHECK(r.gpus == (emulated ? 1 : k.p));
+      CHECK(r.mode == (mode == ExecutionMode::Replayed ? "replayed" : emulated ? "emulated" : "concurrent"));
+      CHECK_FALSE(r.notes.empty());
+      CHECK(r.grad_max_rel_err < 1e-4);
+      const auto problems = check_timing(s, r.timing, 0.0, timing_tolerance_us(k.p));
+      CHECK_MESSAGE(problems.empty(), (problems.empty() ? "" : problems.front()));
+      CHECK(r.timing.makespan > 0);
+      CHECK(r.timing.bubble_fraction() >= 0);
+      CHECK(r.timing.bubble_fraction() < 1);
+      CHECK(r.durations.f_us > 0);
+      REQUIRE(r.peak_activation_bytes.size() == std::size_t(k.p));
+      // Each device stashes at least its peak in-flight micro-batches' inputs and relu outputs.
+      const std::int64_t per_block_bytes = 2ll * config.microbatch_rows * config.hidden * 4;
+      for (int d = 0; d < k.p; ++d) CHECK(r.peak_activation_bytes[d] >= in_flight(r.timing, d).peak * per_block_bytes);
+      // The GPU counts the buffers the CPU counts, in the order the CPU runs them one at a time.
+      ExecutorConfig cpu_config = config;
+      cpu_config.mode = ExecutionMode::Replayed;
+      MemoryLedger cpu_ledger;
+      const ExecutionResult cpu = pipeline::execute_schedule(s, cpu_config, cpu_ledger, control);
+      CHECK(r.peak_activation_bytes == cpu.peak_activation_bytes);
+    }
+}
+
+TEST_CASE("GPU pipeline: GPipe stashes m micro-batches on device 0, 1F1B only p") {
+  const int p = 2, m = 8;
+  auto peak0 = [&](ScheduleKind kind) {
+    MemoryLedger ledger;
+    RunControl control;
+    return cuda::execute_schedule(make_schedule({kind, p, m, 1}), small_config(ExecutionMode::Replayed), ledger,
+                                  control)
+        .peak_activation_bytes[0];
+  };
+  CHECK(peak0(ScheduleKind::GPipe) >= 3 * peak0(ScheduleKind::OneFOneB));
+}
+
+TEST_CASE("GPU pipeline: mode=concurrent without one GPU per device is bad input, not an emulation") {
+  const int p = device_count() + 1;
+  MemoryLedger ledger;
+  RunControl control;
+  CHECK_THROWS_AS(cuda::execute_schedule(make_schedule({ScheduleKind::OneFOneB, p, 2 * p, 1}),
+                                         small_config(ExecutionMode::Concurrent), ledger, control),
+                  BadInput);
+}
+
+TEST_CASE("GPU pipeline: a run that does not fit in GPU memory is bad input") {
+  MemoryLedger ledger;
+  RunControl control;
+  ExecutorConfig config = small_config(ExecutionMode::Auto);
+  config.hidden = 4096;
+  config.microbatch_rows = 1 << 20;  // 16 GiB per activation, 256 micro-batches
+  CHECK_THROWS_AS(cuda::execute_schedule(make_schedule({ScheduleKind::GPipe, 2, 256, 1}), config, ledger, control),
+                  BadInput);
+}
+
+TEST_CASE("schedules on --backend cuda: the result says it ran on the GPU and how") {
+  const auto r = testing::run_cli_captured({"run", "schedules", "--backend", "cuda", "--set", "schedule=1f1b", "--set",
+                                            "p=2", "--set", "m=8", "--set", "hidden=64", "--set", "microbatch=8",
+                                            "--set", "repeats=1", "--json", "-"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const bool emulated = device_count() < 2;
+  CHECK(j["backend"]["kind"] == "cuda");
+  CHECK(j["backend"]["timer"] == "cuda_event");
+  CHECK(j["backend"]["emulated"] == emulated);
+  CHECK(j["measured"]["mode"] == (emulated ? "emulated" : "concurrent"));
+  CHECK(j["measured"]["gpus"] == (emulated ? 1 : 2));
+  CHECK(j["measured"]["grad_max_rel_err"].get<double>() < 1e-4);
+  bool says_where = false;
+  for (const auto& note : j["backend"]["notes"])
+    says_where = says_where || note.get<std::string>().find(emulated ? "emulated" : "one GPU per") == 0;
+  CHECK(says_where);
+  REQUIRE(j["timeline"].size() == 3);
+  CHECK(j["timeline"][1]["mode"] == j["measured"]["mode"]);
+}
