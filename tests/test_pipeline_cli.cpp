@@ -20,11 +20,13 @@ namespace {
 const auto cli = testing::run_cli_captured;
 
 // Small and quick: the real executor still runs, on tiny matrices.
+// Pinned to the CPU: these tests check the CPU executor's modes, also on machines where auto would pick CUDA.
 std::vector<std::string> quick(std::vector<std::string> args) {
   for (const char* set : {"hidden=32", "microbatch=4", "repeats=1"}) {
     args.push_back("--set");
     args.push_back(set);
   }
+  args.insert(args.end(), {"--backend", "cpu"});
   return args;
 }
 

@@ -22,10 +22,11 @@ inline CliOutcome run_cli_captured(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
-// `run LESSON --set s...`, with the JSON on stdout unless `json_to_stdout` is false.
+// `run LESSON --backend cpu --set s...`, with the JSON on stdout unless `json_to_stdout` is false. Pinned to the CPU:
+// these tests check the CPU implementations, also on machines where auto would pick CUDA.
 inline CliOutcome run_lesson_captured(const std::string& lesson, const std::vector<std::string>& sets,
                                       bool json_to_stdout = true) {
-  std::vector<std::string> args{"run", lesson};
+  std::vector<std::string> args{"run", lesson, "--backend", "cpu"};
   for (const auto& set : sets) args.insert(args.end(), {"--set", set});
   if (json_to_stdout) args.insert(args.end(), {"--json", "-"});
   return run_cli_captured(args);
