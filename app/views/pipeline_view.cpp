@@ -179,8 +179,9 @@ void draw_in_flight(const char* id, const Timeline& timeline, float height) {
     ImGui::TextDisabled("%s", peaks_text(timeline).c_str());
     height -= ImGui::GetTextLineHeightWithSpacing();
   }
-  PlotSpec spec{
-      "Activations in flight (micro-batch chunks stashed)", {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
+  // Titled by schedule: steps that compare two schedules show two of these plots.
+  PlotSpec spec{"Activations in flight, " + timeline.name + " (micro-batch chunks stashed)",
+                {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
   spec.y.min = 0;
   spec.lines = in_flight_lines(timeline);
   spec.size = {0, height};
