@@ -39,6 +39,7 @@ struct AppState {
   double frame_ms = 0;
   std::string message;  // the last action's outcome, shown in the status bar
   bool message_is_error = false;
+  double message_s = 0;  // when it was set: messages fade after a few seconds
   // Filled while drawing, carried out by the main loop after the frame.
   bool want_window_png = false;
   int want_figure_scale = 0;

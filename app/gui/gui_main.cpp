@@ -51,9 +51,8 @@ void apply_request(const GuiRequest& request, AppState& state) {
 
 void save_window_png(AppState& state, int width, int height, const std::string& path) {
   const Image image = read_pixels(width, height, true);
-  if (write_png(path, image)) state.message = "wrote " + path;
-  else state.message = "cannot write " + path;
-  state.message_is_error = state.message.rfind("cannot", 0) == 0;
+  const bool written = write_png(path, image);
+  set_message(state, (written ? "wrote " : "cannot write ") + path, !written);
 }
 
 void export_figure(AppState& state, int scale, const std::string& path) {
@@ -61,11 +60,11 @@ void export_figure(AppState& state, int scale, const std::string& path) {
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   try {
     const Image image = render_offscreen([&] { draw_view_only(state); }, state.view_size, static_cast<float>(scale), 2, clear);
-    state.message = write_png(path, image) ? fmt::format("wrote {} ({}x{})", path, image.width, image.height) : "cannot write " + path;
-    state.message_is_error = false;
+    const bool written = write_png(path, image);
+    set_message(state, written ? fmt::format("wrote {} ({}x{})", path, image.width, image.height) : "cannot write " + path,
+                !written);
   } catch (const std::exception& e) {
-    state.message = std::string("figure export failed: ") + e.what();
-    state.message_is_error = true;
+    set_message(state, std::string("figure export failed: ") + e.what(), true);
   }
   rebuild_fonts(state.scale(), 1.0f);
 }
@@ -132,7 +131,9 @@ int run_gui(const GuiRequest& request) {
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   while (!glfwWindowShouldClose(window)) {
-    glfwPollEvents();
+    // While a run measures, draw at about 15 fps: software rendering shares the cores the run is timing.
+    if (state.worker.busy() && !scripted) glfwWaitEventsTimeout(1.0 / 15.0);
+    else glfwPollEvents();
     const auto now = std::chrono::steady_clock::now();
     state.now_s = std::chrono::duration<double>(now - t0).count();
     state.frame_ms = std::chrono::duration<double, std::milli>(now - last).count();

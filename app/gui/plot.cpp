@@ -210,7 +210,8 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     } else {
       const float y = my.px(g.value);
       dashed_line(draw, {p0.x, y}, {p1.x, y}, color, 1.5f * s, 5 * s);
-      draw->AddText({p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, y - line_h - 2 * s}, color, g.label.c_str());
+      const float label_y = y - line_h - 2 * s < p0.y ? y + 2 * s : y - line_h - 2 * s;  // below when no room above
+      draw->AddText({p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, label_y}, color, g.label.c_str());
     }
   }
   // Nearest point to the mouse, for the read-out.

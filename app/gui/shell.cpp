@@ -28,10 +28,7 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
 
 const Lesson& current_lesson(const AppState& state) { return *all_lessons()[state.lesson_index]; }
 
-void set_message(AppState& state, std::string text, bool is_error) {
-  state.message = std::move(text);
-  state.message_is_error = is_error;
-}
+constexpr double kMessageSeconds = 8.0;
 
 void go_to_step(AppState& state, int step) {
   LessonSession& session = state.session();
@@ -278,31 +275,47 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "| CUDA unavailable%s%s",
                        state.presentation ? "" : ": ", state.presentation ? "" : cuda_status().reason.c_str());
   }
-  if (state.presentation) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("|  Left / Right: step   Space: play   Ctrl +/-: text size   F5: desk mode");
-  }
-  if (!state.message.empty()) {
+  // The last action's outcome; in presentation mode, the keys when there is nothing to report.
+  if (!state.message.empty() && state.now_s - state.message_s < kMessageSeconds) {
     ImGui::SameLine();
     ImGui::TextColored(state.message_is_error ? ImVec4(0.9f, 0.25f, 0.2f, 1) : ImGui::ColorConvertU32ToFloat4(muted_text_color()),
                        "| %s", state.message.c_str());
+  } else if (state.presentation) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("|  Left / Right: step   Space: play   R: run   Ctrl +/-: text size   F5: desk mode");
   }
-  if (state.frame_ms > 0) {
+  if (state.frame_ms > 0) {  // right-aligned, and only where it does not cover the text before it
     const std::string fps = fmt::format("{:.0f} fps", 1000.0 / state.frame_ms);
-    ImGui::SameLine(width - ImGui::CalcTextSize(fps.c_str()).x - 12 * ui_scale());
-    ImGui::TextDisabled("%s", fps.c_str());
+    const float x = width - ImGui::CalcTextSize(fps.c_str()).x - 12 * ui_scale();
+    ImGui::SameLine();
+    if (ImGui::GetCursorPosX() < x) {
+      ImGui::SameLine(x);
+      ImGui::TextDisabled("%s", fps.c_str());
+    } else {
+      ImGui::NewLine();
+    }
   }
   ImGui::End();
 }
 
 void draw_header_buttons(AppState& state, float main_x, float main_w) {
   const char* mode_label = state.presentation ? "Desk mode (F5)" : "Presentation (F5)";
+  // Presentation mode hides the controls column, so Run / Cancel (and progress) move up here.
+  const bool busy = state.worker.busy();
+  const std::string run_label = !state.presentation ? ""
+                                : busy ? fmt::format("Cancel ({:.0f}%)", 100 * state.worker.progress())
+                                       : std::string("Run (R)");
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float buttons_w = ImGui::CalcTextSize(mode_label).x + ImGui::CalcTextSize("Export / state").x +
-                          4 * style.FramePadding.x + style.ItemSpacing.x;
+  float buttons_w = ImGui::CalcTextSize(mode_label).x + ImGui::CalcTextSize("Export / state").x +
+                    4 * style.FramePadding.x + style.ItemSpacing.x;
+  if (!run_label.empty()) buttons_w += ImGui::CalcTextSize("Cancel (100%)").x + 2 * style.FramePadding.x + style.ItemSpacing.x;
   ImGui::SameLine();
   if (ImGui::GetCursorPosX() + buttons_w <= main_x + main_w) ImGui::SameLine(main_x + main_w - buttons_w);
   else ImGui::NewLine();
+  if (!run_label.empty()) {
+    if (ImGui::Button((run_label + "###run").c_str())) busy ? state.worker.cancel() : start_run(state);
+    ImGui::SameLine();
+  }
   if (ImGui::Button(mode_label)) {
     state.presentation = !state.presentation;
     state.fonts_dirty = true;
@@ -319,12 +332,20 @@ ViewContext make_view_context(AppState& state) {
 
 void draw_lesson_view(AppState& state) {
   ViewContext context = make_view_context(state);
+  const bool running = state.worker.busy() && state.worker.running_lesson() == context.lesson.id();
+  set_run_progress(running, state.worker.progress(), state.worker.progress_text());
   state.view_size = ImGui::GetContentRegionAvail();
   if (LessonView view = find_lesson_view(context.lesson.id())) view(context);
   else draw_lesson_markdown(context.lesson.text().theory);
 }
 
 }  // namespace
+
+void set_message(AppState& state, std::string text, bool is_error) {
+  state.message = std::move(text);
+  state.message_is_error = is_error;
+  state.message_s = state.now_s;
+}
 
 void init_sessions(AppState& state) {
   for (const Lesson* lesson : all_lessons()) {
@@ -359,6 +380,7 @@ void poll_worker(AppState& state) {
       session.last_error.clear();
     } else {
       session.last_error = "run stopped: " + outcome->error;
+      set_message(state, session.last_error, outcome->error != "cancelled");  // visible in presentation mode too
     }
   }
 }
@@ -378,6 +400,7 @@ void handle_keys(AppState& state) {
     state.fonts_dirty = true;
   }
   if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) state.want_window_png = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_R, false) && !io.KeyCtrl && !state.worker.busy()) start_run(state);
   if (io.KeyCtrl) {
     float& scale = state.presentation ? state.presentation_scale : state.desk_scale;
     const float before = scale;

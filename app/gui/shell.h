@@ -15,6 +15,8 @@ void draw_view_only(AppState& state);
 void handle_keys(AppState& state);
 // Collects a finished run from the worker, if any.
 void poll_worker(AppState& state);
+// Shows the outcome of an action in the status bar for a few seconds.
+void set_message(AppState& state, std::string text, bool is_error);
 // Starts a run of the current lesson with its parameters.
 void start_run(AppState& state);
 

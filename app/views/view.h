@@ -25,8 +25,10 @@ using LessonView = void (*)(ViewContext& context);
 LessonView find_lesson_view(const std::string& lesson_id);
 
 // Shared pieces of lesson views.
-// "Press Run to measure ..." placeholder where a view needs a run that has not happened yet.
+// Where a view needs a run that has not finished yet: "Press Run to measure ...", or the progress of the run going on.
 void draw_needs_run(const char* what);
+// The shell says, before drawing a view, whether that lesson's run is going on and how far it got.
+void set_run_progress(bool running, double fraction, const std::string& what);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -1,13 +1,32 @@
 #include <imgui.h>
 
+#include <string>
+
 #include "app/gui/theme.h"
 #include "app/views/view.h"
 
 namespace dlsys::gui {
 
+namespace {
+struct RunProgress {
+  bool running = false;
+  double fraction = 0;
+  std::string what;
+};
+RunProgress g_progress;  // set by the shell once per frame, before the view draws
+}  // namespace
+
+void set_run_progress(bool running, double fraction, const std::string& what) { g_progress = {running, fraction, what}; }
+
 void draw_needs_run(const char* what) {
   ImGui::Spacing();
   ImGui::PushFont(heading_font());
+  if (g_progress.running) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Measuring %s ...", what);
+    ImGui::PopFont();
+    ImGui::ProgressBar(static_cast<float>(g_progress.fraction), {-1, 0}, g_progress.what.c_str());
+    return;
+  }
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Press Run to measure %s.", what);
   ImGui::PopFont();
   ImGui::TextDisabled("Runs happen on a worker thread; the window stays responsive and Cancel stops them.");
