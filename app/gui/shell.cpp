@@ -131,12 +131,13 @@ void draw_param(AppState& state, const ParamSpec& spec) {
       ImGui::EndCombo();
     }
   } else if ((spec.type == ParamType::Integer || spec.type == ParamType::Real) && spec.max - spec.min <= 1e7) {
-    // Sliders for numbers: the range is visible and a drag never leaves it; Ctrl+click types a value.
+    // Sliders for numbers: the range is visible and a drag never leaves it. Ctrl+click types a value, which is not
+    // clamped: one out of range is refused with the allowed range, like on the command line.
     double v = value.number;
     const bool wide = spec.min > 0 && spec.max / spec.min >= 100;
     const ImGuiSliderFlags flags = wide ? ImGuiSliderFlags_Logarithmic : 0;
     const char* format = spec.type == ParamType::Integer ? "%.0f" : "%.4g";
-    if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &spec.min, &spec.max, format, flags | ImGuiSliderFlags_AlwaysClamp)) {
+    if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &spec.min, &spec.max, format, flags)) {
       if (spec.type == ParamType::Integer) v = std::round(v);
       commit(spec.type == ParamType::Integer ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v));
     }
