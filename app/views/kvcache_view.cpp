@@ -301,7 +301,8 @@ void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz)
   const double per_px = double(sz.reserve_tokens) / width;  // tokens per pixel: the reservation spans the width
   auto x_of = [&](double tokens) { return o.x + float(tokens / per_px); };
   const int sequences_shown = static_cast<int>(std::min<std::int64_t>(q.batch, 2));
-  const ImU32 used = series_color(1), waste = warning_color(), free_block = with_alpha(muted_text_color(), 0.25f);
+  // Grey is memory held but empty, whether in a paged block's tail or in an up-front reservation.
+  const ImU32 used = series_color(1), free_block = with_alpha(muted_text_color(), 0.35f), waste = free_block;
   float y = o.y;
   for (int seqi = 0; seqi < sequences_shown; ++seqi) {
     draw->AddText({o.x, y}, text_color(),
@@ -371,6 +372,13 @@ void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz)
           {fmt::format("paged: empty slots ({:.2g}% of blocks)", paged_share), exact_bytes(sz.paged_waste_bytes)},
           {fmt::format("reserved up front: unused ({:.2g}%)", reserve_share), exact_bytes(sz.reserve_waste_bytes)},
       });
+  if (sz.paged_waste_bytes == 0 && sz.reserve_waste_bytes == 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(highlight_color()));
+    ImGui::TextWrapped(
+        "Here every sequence fills its reservation and its last block exactly, so nothing is wasted either way. Set "
+        "the sequence length to, say, 1000 tokens to see both kinds of waste.");
+    ImGui::PopStyleColor();
+  }
 }
 
 void draw_live_step(const ViewContext& ctx) {
