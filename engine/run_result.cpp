@@ -35,7 +35,8 @@ json to_json(const RunResult& r) {
     json spans = json::array();
     for (const auto& s : t.spans)
       spans.push_back({{"lane", s.lane}, {"start", s.start}, {"end", s.end}, {"kind", s.kind},
-                       {"micro_batch", s.micro_batch}, {"chunk", s.chunk}, {"label", s.label}});
+                       {"micro_batch", s.micro_batch}, {"chunk", s.chunk}, {"label", s.label},
+                       {"direction", s.direction}});
     out["timeline"].push_back({{"name", t.name}, {"source", t.source}, {"mode", t.mode}, {"time_unit", t.time_unit},
                                {"lanes", t.lanes}, {"spans", spans}});
   }
@@ -71,7 +72,7 @@ RunResult run_result_from_json(const json& in) {
       Timeline timeline{t.at("name"), t.at("source"), t.at("mode"), t.at("time_unit"), t.at("lanes"), {}};
       for (const auto& s : t.at("spans"))
         timeline.spans.push_back({s.at("lane"), s.at("start"), s.at("end"), s.at("kind"), s.at("micro_batch"),
-                                  s.at("chunk"), s.at("label")});
+                                  s.at("chunk"), s.at("label"), s.value("direction", 0)});
       r.timelines.push_back(std::move(timeline));
     }
     r.memory_peak_bytes = in.at("memory").at("peak_bytes");

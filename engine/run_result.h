@@ -45,6 +45,7 @@ struct TimelineSpan {
   int micro_batch = -1;
   int chunk = 0;
   std::string label;      // "F3"
+  int direction = 0;      // 1: travels the reverse way (DualPipe's micro-batches that enter at the last device)
 };
 
 struct Timeline {

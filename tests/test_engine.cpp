@@ -109,7 +109,7 @@ TEST_CASE("a run result survives a JSON round trip") {
   r.theory["flops"] = 686.0;
   r.measured["naive_gflops"] = 1.5;
   r.series.push_back({"naive", "measured", "n", "", "time", "us", {{1, 2, 1.5, 2.5}}});
-  r.timelines.push_back({"1F1B", "theory", "simulated", "us", {"device 0"}, {{0, 0, 1, "F", 3, 0, "F3"}}});
+  r.timelines.push_back({"1F1B", "theory", "simulated", "us", {"device 0"}, {{0, 0, 1, "F", 3, 0, "F3", 1}}});
   r.memory = {{"operands", 0, 4096}};
   r.memory_peak_bytes = 4096;
   const auto json = to_json(r);
@@ -117,6 +117,7 @@ TEST_CASE("a run result survives a JSON round trip") {
   CHECK(to_json(back) == json);
   CHECK(back.series[0].points[0].y_max == 2.5);
   CHECK(back.timelines[0].spans[0].label == "F3");
+  CHECK(back.timelines[0].spans[0].direction == 1);
   CHECK_THROWS_AS(run_result_from_json(nlohmann::ordered_json{{"lesson", 3}}), BadInput);
   const std::string csv = to_csv(r);
   CHECK(csv.find("theory,flops,,686,,") != std::string::npos);

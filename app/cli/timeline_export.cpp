@@ -52,6 +52,10 @@ std::string timelines_to_svg(const std::vector<Timeline>& timelines, const std::
       svg += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" stroke=\"white\" "
                          "stroke-width=\"0.5\"><title>{}</title></rect>\n",
                          x0, lane_y, w, lane_height, span_color_hex(s.kind, s.micro_batch), xml_escape(s.label));
+      if (s.direction == 1)  // the reverse direction carries a dark band along its foot, as on screen
+        svg += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"black\" "
+                           "fill-opacity=\"0.43\"/>\n",
+                           x0, lane_y + lane_height * 0.78, w, lane_height * 0.22);
       if (w > 7.0 * std::max<std::size_t>(1, s.label.size()))
         svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"white\">{}</text>\n",
                            x0 + w / 2, lane_y + lane_height * 0.68, xml_escape(s.label));

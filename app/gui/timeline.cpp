@@ -153,6 +153,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
           const ImU32 color = to_imgui(span_color(span.kind, span.micro_batch));
           if (outline) draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
           else draw->AddRectFilled(a, c, color);
+          if (!outline && span.direction == 1)  // the reverse direction carries a dark band along its foot
+            draw->AddRectFilled({a.x, c.y - (c.y - a.y) * 0.22f}, c, IM_COL32(0, 0, 0, 110));
           if (!outline && block.x1 - block.x0 > 3) draw->AddLine({c.x, a.y}, {c.x, c.y}, panel_color(), 1.0f);
           const ImVec2 label_size = ImGui::CalcTextSize(span.label.c_str());
           if (!outline && block.x1 - block.x0 > label_size.x + 4 * s && lane_h > label_size.y)

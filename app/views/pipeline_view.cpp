@@ -524,7 +524,7 @@ void draw_schedules_view(ViewContext& ctx) {
       ImGui::PushTextWrapPos(0);
       ImGui::TextDisabled(
           "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
-          "device 0, %d..%d at device %d.",
+          "device 0, %d..%d at device %d (marked by a dark band along the foot of their blocks).",
           p, m, m / 2 - 1, m / 2, m - 1, p - 1);
       ImGui::PopTextWrapPos();
       draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);

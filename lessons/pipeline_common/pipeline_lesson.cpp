@@ -315,7 +315,7 @@ Timeline to_timeline(const Schedule& s, const Timing& timing, const OpCosts& cos
       const TimedOp& t = ops[i];
       auto span = [&](double start, double end, const Op& op) {
         line.spans.push_back({d, start, end, std::string(1, op_letter(op.kind)), op.micro_batch,
-                              s.chunk_of(op.micro_batch, op.stage), op_label(op)});
+                              s.chunk_of(op.micro_batch, op.stage), op_label(op), s.direction(op.micro_batch)});
       };
       const bool pair = t.op.paired && i + 1 < ops.size() && ops[i + 1].start == t.start && ops[i + 1].end == t.end;
       if (!pair) {
