@@ -195,10 +195,9 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     draw->AddText({p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(), label.c_str());
   }
   draw->AddRect(p0, p1, with_alpha(muted_text_color(), 0.6f));
-  const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "") ;
+  const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "");
   draw->AddText({(p0.x + p1.x - ImGui::CalcTextSize(x_title.c_str()).x) / 2, p1.y + line_h + 8 * s}, muted_text_color(),
                 x_title.c_str());
-  if (spec.y.log) draw->AddText({p0.x + 4 * s, p0.y + 2 * s}, muted_text_color(), "");
 
   draw->PushClipRect(p0, p1, true);
   for (const auto& g : spec.guides) {
