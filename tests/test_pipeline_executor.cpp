@@ -10,6 +10,7 @@
 #include "engine/run_control.h"
 #include "kernels/pipeline/executor.h"
 #include "kernels/pipeline/mlp_block.h"
+#include "tests/support/pipeline_cases.h"
 
 using namespace dlsys;
 using namespace dlsys::pipeline;
@@ -71,16 +72,7 @@ TEST_CASE("MLP block: the input and weight gradients match finite differences") 
 }
 
 TEST_CASE("every schedule's weight gradients equal one device over the whole batch, and its timeline is legal") {
-  struct Case {
-    ScheduleKind kind;
-    int p, m, v;
-  };
-  const Case cases[] = {
-      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
-      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},      {ScheduleKind::DualPipe, 4, 8, 1},
-      {ScheduleKind::DualPipe, 2, 6, 1},    {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
-  };
-  for (const Case& k : cases)
+  for (const testing::PipelineCase& k : testing::executor_cases())
     for (ExecutionMode mode : {ExecutionMode::Concurrent, ExecutionMode::Replayed}) {
       const Schedule s = make_schedule({k.kind, k.p, k.m, k.v});
       ExecutorConfig config = small_config(mode, k.p);  // tests run concurrent even when stages time-share cores

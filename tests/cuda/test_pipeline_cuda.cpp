@@ -14,6 +14,7 @@
 #include "kernels/pipeline/executor.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/pipeline_cases.h"
 
 using namespace dlsys;
 using namespace dlsys::pipeline;
@@ -43,16 +44,7 @@ double timing_tolerance_us(int devices) { return device_count() >= devices ? 50.
 }  // namespace
 
 TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the whole batch, its timeline is legal") {
-  struct Case {
-    ScheduleKind kind;
-    int p, m, v;
-  };
-  const Case cases[] = {
-      {ScheduleKind::GPipe, 3, 5, 1},       {ScheduleKind::OneFOneB, 4, 6, 1},  {ScheduleKind::OneFOneB, 3, 2, 1},
-      {ScheduleKind::Interleaved, 2, 4, 3}, {ScheduleKind::ZbH1, 4, 5, 1},      {ScheduleKind::DualPipe, 4, 8, 1},
-      {ScheduleKind::DualPipe, 2, 6, 1},    {ScheduleKind::DualPipeV, 3, 7, 1}, {ScheduleKind::OneFOneB, 1, 3, 1},
-  };
-  for (const Case& k : cases)
+  for (const testing::PipelineCase& k : testing::executor_cases())
     for (ExecutionMode mode : {ExecutionMode::Auto, ExecutionMode::Replayed}) {
       const Schedule s = make_schedule({k.kind, k.p, k.m, k.v});
       ExecutorConfig config = small_config(mode);
