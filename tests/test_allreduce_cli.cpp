@@ -66,8 +66,17 @@ TEST_CASE("allreduce run: JSON keys of the issue, zero wrong elements, exact the
   CHECK(m["bytes_sent_max_rank"] == 2 * (250 - 83) * 4);
   std::vector<std::string> names;
   for (const auto& s : json["series"]) names.push_back(s["name"]);
-  CHECK(names == std::vector<std::string>{"busbw (measured)", "alpha-beta model (fit)", "copy ceiling (measured)",
-                                          "time (measured)", "alpha-beta time (fit)", "wrong elements (measured)"});
+  // Tiny sizes timed once can leave the bandwidth term unmeasurable: then no model is drawn, and the run says why.
+  if (m["alpha_us"].is_null()) {
+    CHECK(m["beta_gbps"].is_null());
+    CHECK(has_note(json, "no model is fitted"));
+    CHECK(names == std::vector<std::string>{"busbw (measured)", "copy ceiling (measured)", "time (measured)",
+                                            "wrong elements (measured)"});
+  } else {
+    CHECK(m["beta_gbps"].get<double>() > 0);
+    CHECK(names == std::vector<std::string>{"busbw (measured)", "alpha-beta model (fit)", "copy ceiling (measured)",
+                                            "time (measured)", "alpha-beta time (fit)", "wrong elements (measured)"});
+  }
 }
 
 TEST_CASE("allreduce run: reduce-scatter, all-gather and the naive way are all checked") {

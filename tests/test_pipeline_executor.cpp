@@ -24,6 +24,7 @@ ExecutorConfig small_config(ExecutionMode mode, int threads) {
   c.mode = mode;
   c.hardware_threads = threads;
   c.warmup_steps = 0;
+  c.min_warmup_ms = 0;
   c.repeats = 1;
   return c;
 }

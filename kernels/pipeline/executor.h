@@ -32,6 +32,10 @@ struct ExecutorConfig {
   ExecutionMode mode = ExecutionMode::Auto;
   int hardware_threads = 0;  // 0: ask the system
   int warmup_steps = 1;
+  // CPU: keep warming up until this much time has passed. OpenBLAS's pool threads spin for about 2^28 cycles after
+  // the library starts and after every multi-threaded call; until they sleep they take a core from the stages, and
+  // a run started at once (the first in a process, or right after a matmul run) measured twice the bubble.
+  double min_warmup_ms = 250;
   int repeats = 3;  // timed steps; the median one (by makespan) is reported
 };
 

@@ -194,6 +194,10 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   costs.push_back(cost_of(p, main.bytes));
   times.push_back(main.time.median_us);
   const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
+  if (!fit.valid)
+    result.backend.notes.push_back(
+        "alpha-beta fit: the measured times do not grow with the bytes sent (at these sizes latency and timing "
+        "noise dominate), so no model is fitted; sweep larger sizes to see the bandwidth term");
   if (fit.valid && fit.alpha_forced_zero)
     result.backend.notes.push_back(
         "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "

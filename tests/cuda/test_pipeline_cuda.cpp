@@ -33,6 +33,7 @@ ExecutorConfig small_config(ExecutionMode mode) {
   c.microbatch_rows = 5;
   c.mode = mode;
   c.warmup_steps = 0;
+  c.min_warmup_ms = 0;
   c.repeats = 1;
   return c;
 }

@@ -385,12 +385,21 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
   SingleThreadedBlas blas;
   Pipeline pipe(s, c, ledger);
   std::vector<Step> steps;
-  for (int i = 0; i < c.warmup_steps + std::max(1, c.repeats); ++i) {
+  const auto warmup_start = Clock::now();
+  auto warming_up = [&](int i) {
+    return i < c.warmup_steps ||
+           std::chrono::duration<double, std::milli>(Clock::now() - warmup_start).count() < c.min_warmup_ms;
+  };
+  for (int i = 0, timed = 0; timed < std::max(1, c.repeats); ++i) {
     control.check_cancelled();
+    const bool warmup = warming_up(i);
     pipe.zero_gradients();
     Step step = mode == ExecutionMode::Concurrent ? run_concurrent(s, pipe) : run_replayed(s, pipe);
     if (mode == ExecutionMode::Replayed) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
-    if (i >= c.warmup_steps) steps.push_back(std::move(step));
+    if (!warmup) {
+      steps.push_back(std::move(step));
+      ++timed;
+    }
   }
   // The pipeline's gradient of a block: summed over the devices that hold a replica of its stage.
   result.grad_max_rel_err =
