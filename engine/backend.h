@@ -36,7 +36,8 @@ struct CudaStatus {
   bool compiled = false;   // built with the CUDA backend
   bool available = false;  // compiled and a device answered
   int device_count = 0;
-  std::string reason;      // why not available, e.g. the CUDA error string
+  std::string reason;      // why not available, in the runtime's words (the CUDA error string and code)
+  std::string plain_reason;  // the same in a reader's words: "no NVIDIA driver is installed"
   DeviceInfo device;       // device 0, when available
 };
 // Asked once per process, then cached.

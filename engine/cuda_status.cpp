@@ -1,6 +1,7 @@
 // Built with the CUDA backend: asks the runtime whether a device answers and keeps the reason when none does.
 #include <cuda_runtime_api.h>
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
 
@@ -23,6 +24,16 @@ void fill_datasheet_peaks(DeviceInfo& info) {
   info.peaks_source = info.peak_fp32_gflops > 0 ? "datasheet (NVIDIA)" : "unknown device: no datasheet peaks";
 }
 
+// The runtime answers "insufficient driver" both when the driver is too old and when there is none at all; the
+// kernel module's version file tells the two apart.
+std::string plain_reason(cudaError_t err) {
+  if (err == cudaErrorInsufficientDriver)
+    return std::filesystem::exists("/proc/driver/nvidia/version") ? "the NVIDIA driver is too old for this CUDA build"
+                                                                   : "no NVIDIA driver is installed";
+  if (err == cudaErrorNoDevice) return "no NVIDIA GPU was found";
+  return fmt::format("the CUDA runtime could not start ({})", cudaGetErrorName(err));
+}
+
 }  // namespace
 
 const CudaStatus& cuda_status() {
@@ -34,15 +45,18 @@ const CudaStatus& cuda_status() {
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
       status.reason = fmt::format("cudaGetDeviceCount failed: {} ({})", cudaGetErrorString(err), static_cast<int>(err));
+      status.plain_reason = plain_reason(err);
       return;
     }
     if (count <= 0) {
       status.reason = "the CUDA runtime reports no devices";
+      status.plain_reason = "no NVIDIA GPU was found";
       return;
     }
     cudaDeviceProp prop{};
     if (const cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess) {
       status.reason = fmt::format("cudaGetDeviceProperties failed: {}", cudaGetErrorString(e));
+      status.plain_reason = plain_reason(e);
       return;
     }
     std::size_t free_bytes = 0, total_bytes = 0;

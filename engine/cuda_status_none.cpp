@@ -5,7 +5,8 @@ namespace dlsys {
 
 const CudaStatus& cuda_status() {
   static const CudaStatus status{.compiled = false, .available = false, .device_count = 0,
-                                 .reason = "this build has no CUDA backend (nvcc was not found at configure time)"};
+                                 .reason = "this build has no CUDA backend (nvcc was not found at configure time)",
+                                 .plain_reason = "this build has no CUDA backend"};
   return status;
 }
 

@@ -112,4 +112,14 @@ std::string to_csv(const RunResult& r) {
   return out;
 }
 
+std::vector<std::string> params_changed_since(const RunResult& result, const ParamValues& now) {
+  std::vector<std::string> changed;
+  for (const auto& [key, value] : now.all()) {
+    const auto then = result.params.find(key);
+    if (then == result.params.end()) changed.push_back(fmt::format("{}: (none) -> {}", key, value.text));
+    else if (then->second != value.text) changed.push_back(fmt::format("{}: {} -> {}", key, then->second, value.text));
+  }
+  return changed;
+}
+
 }  // namespace dlsys

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ledger.h"
+#include "engine/params.h"
 
 namespace dlsys {
 
@@ -70,6 +71,10 @@ struct RunResult {
 
   const Series* find_series(const std::string& name) const;
 };
+
+// The parameters whose values differ between a finished run and `now`, as "p: 2 -> 4": empty when the run shows
+// what the parameters say. The one rule for "this result is stale".
+std::vector<std::string> params_changed_since(const RunResult& result, const ParamValues& now);
 
 nlohmann::ordered_json to_json(const RunResult& result);
 RunResult run_result_from_json(const nlohmann::ordered_json& json);  // throws BadInput on a malformed document

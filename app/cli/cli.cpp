@@ -45,7 +45,7 @@ int info_command(std::ostream& out) {
                      cpu.peak_bandwidth_gbps, cpu.peaks_source);
   const CudaStatus& cuda = cuda_status();
   if (!cuda.available) {
-    out << fmt::format("CUDA backend: unavailable\n  reason      {}\n", cuda.reason);
+    out << fmt::format("CUDA backend: unavailable: {}\n  reason      {}\n", cuda.plain_reason, cuda.reason);
   } else {
     const DeviceInfo& gpu = cuda.device;
     out << fmt::format("CUDA backend: available ({} device{})\n  device      {} (sm_{})\n  SMs         {}\n"
@@ -63,6 +63,7 @@ int info_command(std::ostream& out) {
 struct RunOptions {
   std::string lesson;
   std::vector<std::string> sets;
+  bool quick = false;
   std::string backend = "auto";
   std::string json_path;
   std::string csv_path;
@@ -70,7 +71,7 @@ struct RunOptions {
 
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const Lesson& lesson = find_lesson(o.lesson);
-  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, o.quick);
   const BackendKind backend = resolve_backend(o.backend);
   // A live progress line only on a terminal; logs and pipes get the result alone.
   const bool show_progress = &err == &std::cerr && isatty(STDERR_FILENO);
@@ -102,6 +103,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
   app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")->group("GUI");
   app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")->group("GUI")->check(CLI::IsMember({1, 2, 4}));
+  app.add_flag("--quick", gui.quick, "GUI: every lesson starts with small sizes and one repeat")->group("GUI");
+  app.add_option("--widget-rects", gui.widget_rects_path,
+                 "GUI, for tests: keep FILE updated with where the named widgets are on screen")->group("Testing");
   auto* list = app.add_subcommand("list", "list the lessons");
   auto* info = app.add_subcommand("info", "backends and devices, with measured ceilings");
 
@@ -110,6 +114,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   run->add_option("lesson", run_options.lesson, "lesson id (see `list`)")->required();
   run->add_option("--set", run_options.sets, "parameter assignment key=value (repeatable)");
   run->add_option("--backend", run_options.backend, "auto | cpu | cuda");
+  run->add_flag("--quick", run_options.quick, "small sizes and one repeat first (--set still overrides)");
   run->add_option("--json", run_options.json_path, "write the result as JSON to FILE, or - for stdout");
   run->add_option("--csv", run_options.csv_path, "write the result as CSV to FILE");
 
@@ -118,9 +123,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   shot->add_option("lesson", shot_options.lesson, "lesson id")->required();
   shot->add_option("--step", shot_options.step, "step number, 1-based");
   shot->add_option("--set", shot_options.sets, "parameter assignment key=value (repeatable)");
-  shot->add_option("--size", shot_options.size, "image size WxH, e.g. 1600x900");
-  shot->add_option("--scale", shot_options.scale, "text and line scale, 1 to 4");
+  shot->add_option("--size", shot_options.size, "window size WxH the view is laid out in, e.g. 1600x900");
+  shot->add_option("--scale", shot_options.scale, "pixels per point, 1 to 4: the image is scale x size, same layout");
   shot->add_option("--backend", shot_options.backend, "auto | cpu | cuda");
+  shot->add_flag("--quick", shot_options.quick, "small sizes and one repeat first (--set still overrides)");
+  shot->add_option("--text-scale", shot_options.text_scale, "text size as Ctrl +/- sets it in the window: 1 to 3");
   shot->add_flag("--present", shot_options.presentation, "presentation mode (light theme, large text)");
   shot->add_option("-o,--output", shot_options.output_png, "PNG file to write")->required();
 

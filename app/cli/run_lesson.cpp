@@ -5,8 +5,10 @@
 
 namespace dlsys {
 
-ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments) {
-  ParamValues values = ParamValues::parse(lesson.params(), assignments);
+ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, bool quick) {
+  std::vector<std::string> all = quick ? lesson.quick_params() : std::vector<std::string>{};
+  all.insert(all.end(), assignments.begin(), assignments.end());
+  ParamValues values = ParamValues::parse(lesson.params(), all);
   lesson.validate(values);
   return values;
 }

@@ -10,8 +10,10 @@ struct ShotOptions {
   std::string lesson;
   int step = 1;
   std::vector<std::string> sets;
-  std::string size = "1600x900";
-  double scale = 1.0;
+  std::string size = "1600x900";  // the window the view is laid out in, in points
+  double scale = 1.0;             // pixels per point: the image is scale x size pixels, with the same layout
+  double text_scale = 0;          // as Ctrl +/- sets it in the window (1 to 3); 0: the mode's default
+  bool quick = false;
   std::string backend = "auto";
   bool presentation = false;
   std::string output_png;

@@ -28,6 +28,10 @@ struct LessonSession {
 struct AppState {
   std::vector<LessonSession> sessions;  // indexed like all_lessons()
   int lesson_index = 0;
+  // Requests made while a frame is drawn, carried out before the next one (begin_frame): a frame never changes
+  // lesson halfway through drawing it.
+  int pending_lesson_index = -1;
+  std::string pending_state_file;
   bool presentation = false;
   float desk_scale = 1.0f;
   float presentation_scale = 1.5f;
@@ -40,10 +44,12 @@ struct AppState {
   std::string message;  // the last action's outcome, shown in the status bar
   bool message_is_error = false;
   double message_s = 0;  // when it was set: messages fade after a few seconds
+  std::vector<std::string> written_files;  // every file this session wrote, in order
   // Filled while drawing, carried out by the main loop after the frame.
   bool want_window_png = false;
   int want_figure_scale = 0;
   ImVec2 view_size{800, 600};
+  bool figure_title = true;  // figure exports carry the lesson and step as a title
   bool show_open_dialog = false;
   bool fixed_time = false;  // screenshots: animations frozen at a fixed step time
   double fixed_step_time_s = 2.5;

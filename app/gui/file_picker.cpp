@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 
 namespace dlsys::gui {
 
@@ -30,9 +31,8 @@ std::vector<Entry> list_folder(const std::string& folder, const std::string& ext
     if (!folder_entry && !extension.empty() && item.path().extension() != extension) continue;
     entries.push_back({name, folder_entry});
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.folder != b.folder ? a.folder : a.name < b.name;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.folder != b.folder ? a.folder : a.name < b.name; });
   return entries;
 }
 }  // namespace
@@ -75,8 +75,11 @@ bool draw_file_picker(const char* id, FilePicker& picker, std::string& chosen) {
   ImGui::EndChild();
   ImGui::SetNextItemWidth(-90 * s);
   const bool enter = ImGui::InputText("##path", &picker.typed, ImGuiInputTextFlags_EnterReturnsTrue);
+  note_last_item("picker/path");
   ImGui::SameLine();
-  if ((ImGui::Button("Open") || enter) && !picker.typed.empty()) {
+  const bool open = ImGui::Button("Open");
+  note_last_item("picker/open");
+  if ((open || enter) && !picker.typed.empty()) {
     std::error_code ec;
     if (fs::is_directory(picker.typed, ec)) {
       picker.folder = picker.typed;
@@ -85,7 +88,9 @@ bool draw_file_picker(const char* id, FilePicker& picker, std::string& chosen) {
       picked = true;
     }
   }
-  if (ImGui::Button("Cancel") || picked) ImGui::CloseCurrentPopup();
+  const bool cancel = ImGui::Button("Cancel");
+  note_last_item("picker/cancel");
+  if (cancel || picked) ImGui::CloseCurrentPopup();
   ImGui::EndPopup();
   return picked;
 }

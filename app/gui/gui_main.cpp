@@ -6,11 +6,11 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <iostream>
 
 #include "app/cli/run_lesson.h"
@@ -20,6 +20,7 @@
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "engine/errors.h"
 #include "engine/measure.h"
 #include "lessons/registry.h"
@@ -30,10 +31,17 @@ namespace {
 
 using namespace gui;
 
-void glfw_error(int code, const char* description) { std::cerr << "GLFW error " << code << ": " << description << "\n"; }
+void glfw_error(int code, const char* description) {
+  std::cerr << "GLFW error " << code << ": " << description << "\n";
+}
 
 // Applies --lesson/--step/--set/--open before the first frame. Throws BadInput.
 void apply_request(const GuiRequest& request, AppState& state) {
+  if (request.quick) {
+    const auto& lessons = all_lessons();
+    for (std::size_t i = 0; i < lessons.size(); ++i)
+      state.sessions[i].params = parse_lesson_params(*lessons[i], {}, true);
+  }
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
   if (request.lesson.empty()) {
     if (!request.sets.empty()) throw BadInput("--set needs --lesson ID to say which lesson the parameters are for");
@@ -43,36 +51,70 @@ void apply_request(const GuiRequest& request, AppState& state) {
   const auto& lessons = all_lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i)
     if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
-  state.session().params = parse_lesson_params(lesson, request.sets);
+  state.session().params = parse_lesson_params(lesson, request.sets, request.quick);
   if (request.step < 1 || request.step > static_cast<int>(lesson.step_count()))
-    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", request.step, lesson.id(), lesson.step_count()));
+    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", request.step, lesson.id(),
+                               lesson.step_count()));
   state.session().step = request.step - 1;
 }
 
-void save_window_png(AppState& state, int width, int height, const std::string& path) {
-  const Image image = read_pixels(width, height, true);
-  const bool written = write_png(path, image);
-  set_message(state, (written ? "wrote " : "cannot write ") + path, !written);
+// Returns whether the file was written; the status bar says what happened either way.
+bool save_window_png(AppState& state, int width, int height, const std::string& path) {
+  try {
+    write_png(path, read_pixels(width, height, true));
+    report_written(state, path);
+    return true;
+  } catch (const std::exception& e) {
+    set_message(state, e.what(), true);
+    return false;
+  }
 }
 
-void export_figure(AppState& state, int scale, const std::string& path) {
+bool export_figure(AppState& state, int scale, const std::string& path) {
   rebuild_fonts(state.scale(), static_cast<float>(scale));
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  bool written = false;
   try {
-    const Image image = render_offscreen([&] { draw_view_only(state); }, state.view_size, static_cast<float>(scale), 2, clear);
-    const bool written = write_png(path, image);
-    set_message(state, written ? fmt::format("wrote {} ({}x{})", path, image.width, image.height) : "cannot write " + path,
-                !written);
+    const Image image =
+        render_offscreen([&] { draw_view_only(state); }, state.view_size, static_cast<float>(scale), 2, clear);
+    write_png(path, image);
+    report_written(state, path, fmt::format("{}x{}", image.width, image.height));
+    written = true;
   } catch (const std::exception& e) {
     set_message(state, std::string("figure export failed: ") + e.what(), true);
   }
   rebuild_fonts(state.scale(), 1.0f);
+  return written;
+}
+
+// What a test driving the window needs to know besides where the widgets are.
+nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
+  const Lesson& lesson = *all_lessons()[state.lesson_index];
+  const LessonSession& session = state.sessions[state.lesson_index];
+  nlohmann::json lessons = nlohmann::json::array();
+  for (const Lesson* l : all_lessons()) lessons.push_back(l->id());
+  return {{"window", {fb_w, fb_h}},
+          {"lesson", lesson.id()},
+          {"lessons", lessons},
+          {"step", session.step + 1},
+          {"steps", lesson.step_count()},
+          {"presentation", state.presentation},
+          {"text_scale", state.scale()},
+          {"playing", state.playing},
+          {"busy", state.worker.busy()},
+          {"has_result", session.result != nullptr},
+          {"result_stale", session.result && !params_changed_since(*session.result, session.params).empty()},
+          {"last_error", session.last_error},
+          {"message", state.message},
+          {"message_is_error", state.message_is_error},
+          {"written_files", state.written_files}};
 }
 
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
   const Stopwatch since_start;
+  if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
   PixelSize size;
@@ -125,6 +167,7 @@ int run_gui(const GuiRequest& request) {
   const bool scripted = !request.screenshot_png.empty();
   const int frames_before_shot = request.frames > 0 ? request.frames : 3;
   int frames_drawn = 0;
+  int exit_code = 0;
   int idle_frames = 0;
   Stopwatch frames_timer;
   bool first_frame_reported = false;
@@ -132,8 +175,10 @@ int run_gui(const GuiRequest& request) {
   auto last = t0;
   while (!glfwWindowShouldClose(window)) {
     // While a run measures, draw at about 15 fps: software rendering shares the cores the run is timing.
-    if (state.worker.busy() && !scripted) glfwWaitEventsTimeout(1.0 / 15.0);
-    else glfwPollEvents();
+    if (state.worker.busy() && !scripted)
+      glfwWaitEventsTimeout(1.0 / 15.0);
+    else
+      glfwPollEvents();
     const auto now = std::chrono::steady_clock::now();
     state.now_s = std::chrono::duration<double>(now - t0).count();
     state.frame_ms = std::chrono::duration<double, std::milli>(now - last).count();
@@ -144,6 +189,7 @@ int run_gui(const GuiRequest& request) {
       state.fonts_dirty = false;
     }
     poll_worker(state);
+    begin_frame(state);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -157,6 +203,7 @@ int run_gui(const GuiRequest& request) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    write_widget_rects(state_summary(state, fb_w, fb_h));
     ++frames_drawn;
     if (!first_frame_reported) {
       first_frame_reported = true;
@@ -167,19 +214,21 @@ int run_gui(const GuiRequest& request) {
       state.want_window_png = false;
     }
     // Frame rate over the frames drawn while no run competes for the cores.
-    if (state.worker.busy()) idle_frames = 0;
-    else if (++idle_frames == 1) frames_timer.restart();
+    if (state.worker.busy())
+      idle_frames = 0;
+    else if (++idle_frames == 1)
+      frames_timer.restart();
     if (scripted && frames_drawn >= frames_before_shot && state.worker.idle()) {
       if (idle_frames > 3)
         std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
                                  (idle_frames - 1) / (frames_timer.elapsed_us() / 1e6));
-      const Image image = read_pixels(fb_w, fb_h, true);
-      const bool ok = write_png(request.screenshot_png, image);
-      std::cerr << (ok ? "wrote " : "cannot write ") << request.screenshot_png << "\n";
-      if (!request.figure_png.empty()) {
-        export_figure(state, request.figure_scale, request.figure_png);
+      bool ok = save_window_png(state, fb_w, fb_h, request.screenshot_png);
+      std::cerr << state.message << "\n";
+      if (ok && !request.figure_png.empty()) {
+        ok = export_figure(state, request.figure_scale, request.figure_png);
         std::cerr << state.message << "\n";
       }
+      if (!ok) exit_code = kExitRunFailure;
       glfwSetWindowShouldClose(window, 1);
     }
     glfwSwapBuffers(window);
@@ -195,7 +244,7 @@ int run_gui(const GuiRequest& request) {
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
-  return 0;
+  return exit_code;
 }
 
 }  // namespace dlsys

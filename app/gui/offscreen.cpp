@@ -11,12 +11,20 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "engine/file_io.h"
 
 namespace dlsys::gui {
 
-bool write_png(const std::string& path, const Image& image) {
+void write_png(const std::string& path, const Image& image) {
+  // Encoded in memory first, then written in one checked write: a full disk cannot leave half a PNG behind.
+  std::string bytes;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
+  };
   stbi_flip_vertically_on_write(1);
-  return stbi_write_png(path.c_str(), image.width, image.height, 4, image.rgba.data(), image.width * 4) != 0;
+  if (stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.rgba.data(), image.width * 4) == 0)
+    throw RunFailure(fmt::format("cannot encode a {}x{} PNG for '{}'", image.width, image.height, path));
+  write_file_checked(path, bytes);
 }
 
 Image read_pixels(int width, int height, bool back_buffer) {

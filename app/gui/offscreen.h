@@ -17,8 +17,8 @@ struct Image {
   std::vector<std::uint8_t> rgba;  // bottom row first, as glReadPixels gives it
 };
 
-// Writes `image` as PNG (flipped to top row first). Returns false when the file cannot be written.
-bool write_png(const std::string& path, const Image& image);
+// Writes `image` as PNG (flipped to top row first). Throws RunFailure naming the file and the reason.
+void write_png(const std::string& path, const Image& image);
 
 // Reads the currently bound framebuffer's colour (GL_BACK of a window, or an FBO).
 Image read_pixels(int width, int height, bool back_buffer);

@@ -1,14 +1,18 @@
 #include "app/gui/plot.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "engine/units.h"
 
 namespace dlsys::gui {
 
 namespace {
+
+constexpr float kPlotMinHeightLines = 10;
 
 struct Range {
   double lo = INFINITY;
@@ -26,7 +30,9 @@ struct AxisMap {
   double lo, hi;
   bool log;
   float p0, p1;  // pixel positions of lo and hi
-  double t(double v) const { return log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo); }
+  double t(double v) const {
+    return log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
+  }
   float px(double v) const { return p0 + static_cast<float>(t(v)) * (p1 - p0); }
 };
 
@@ -66,7 +72,8 @@ std::vector<double> linear_ticks(double lo, double hi, int max_ticks) {
   const double raw = (hi - lo) / max_ticks;
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   const double step = raw / mag < 1.5 ? mag : raw / mag < 3 ? 2 * mag : raw / mag < 7 ? 5 * mag : 10 * mag;
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
   return out;
 }
 
@@ -101,7 +108,8 @@ void dashed_line(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float thickn
   if (length < 1e-3f) return;
   for (float s = 0; s < length; s += 2 * dash) {
     const float e = std::min(length, s + dash);
-    draw->AddLine({a.x + dx * s / length, a.y + dy * s / length}, {a.x + dx * e / length, a.y + dy * e / length}, color, thickness);
+    draw->AddLine({a.x + dx * s / length, a.y + dy * s / length}, {a.x + dx * e / length, a.y + dy * e / length}, color,
+                  thickness);
   }
 }
 
@@ -127,7 +135,9 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   ImVec2 size = spec.size;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
-  if (size.y <= 0) size.y = std::max(avail.y, 120.0f * s);
+  if (size.y <= 0) size.y = avail.y;
+  // However little room is left, a plot stays readable: the view scrolls instead.
+  size.y = std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing());
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
@@ -170,6 +180,9 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     ImGui::PopID();
     return;
   }
+  std::vector<ImU32> colors;
+  for (const auto& line : spec.lines) colors.push_back(line.color);
+  note_plot_area(spec.title, p0, p1, colors);
   const AxisMap mx{xr.lo, xr.hi, spec.x.log, p0.x, p1.x};
   const AxisMap my{yr.lo, yr.hi, spec.y.log, p1.y, p0.y};
 
@@ -192,7 +205,8 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     const float y = my.px(v);
     draw->AddLine({p0.x, y}, {p1.x, y}, grid_color());
     const std::string label = tick_label(v);
-    draw->AddText({p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(), label.c_str());
+    draw->AddText({p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(),
+                  label.c_str());
   }
   draw->AddRect(p0, p1, with_alpha(muted_text_color(), 0.6f));
   const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "");
@@ -265,10 +279,13 @@ void draw_plot(const char* id, const PlotSpec& spec) {
       const auto& line = spec.lines[i];
       const float y = l0.y + 4 * s + row * i + line_h / 2;
       if (line.style != SeriesStyle::Markers) {
-        if (line.dashed) dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
-        else draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
+        if (line.dashed)
+          dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
+        else
+          draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
       }
-      if (line.style != SeriesStyle::Line) draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
+      if (line.style != SeriesStyle::Line)
+        draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
       draw->AddText({l0.x + swatch + 8 * s, y - line_h / 2}, text_color(), line.name.c_str());
     }
   }
@@ -276,11 +293,12 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   if (best_point != nullptr) {
     const ImVec2 c{mx.px(best_point->x), my.px(best_point->y)};
     draw->AddCircle(c, 7 * s, highlight_color(), 0, 2 * s);
-    std::string readout = fmt::format("{}\n{} = {} {}\n{} = {} {}", best_line->name, spec.x.label,
-                                      format_number(best_point->x, 5), spec.x.unit, spec.y.label,
-                                      format_number(best_point->y, 5), spec.y.unit);
+    std::string readout =
+        fmt::format("{}\n{} = {} {}\n{} = {} {}", best_line->name, spec.x.label, format_number(best_point->x, 5),
+                    spec.x.unit, spec.y.label, format_number(best_point->y, 5), spec.y.unit);
     if (best_line->whiskers)
-      readout += fmt::format("\nmin {} .. max {}", format_number(best_point->y_min, 4), format_number(best_point->y_max, 4));
+      readout +=
+          fmt::format("\nmin {} .. max {}", format_number(best_point->y_min, 4), format_number(best_point->y_max, 4));
     ImGui::SetTooltip("%s", readout.c_str());
   }
   ImGui::PopID();

@@ -9,6 +9,7 @@
 
 #include "app/cli/run_lesson.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
 #include "lessons/registry.h"
 
 namespace dlsys::gui {
@@ -48,9 +49,8 @@ void save_state_file(const std::string& path, const std::string& lesson_id, int 
   json["step"] = step + 1;
   json["params"] = nlohmann::ordered_json::object();
   for (const auto& [key, value] : params.all()) json["params"][key] = value.text;
-  std::ofstream file(path);
-  if (!file) throw BadInput(fmt::format("cannot write state file '{}'", path));
-  file << json.dump(2) << "\n";
+  // Paths that are not UTF-8 are written with replacement characters rather than refused mid-write.
+  write_file_checked(path, json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 void open_state_file(const std::string& path, AppState& state) {

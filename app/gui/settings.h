@@ -14,7 +14,7 @@ std::string output_dir();
 // "<output_dir>/<stem>-YYYYmmdd-HHMMSS.<ext>"
 std::string timestamped_output_path(const std::string& stem, const std::string& ext);
 
-// {"lesson", "step", "params": {...}} -> file. Throws BadInput when the file cannot be written.
+// {"lesson", "step", "params": {...}} -> file. Throws RunFailure when the file cannot be written.
 void save_state_file(const std::string& path, const std::string& lesson_id, int step, const ParamValues& params);
 // Reads a state file into `state` (selects the lesson, sets step and parameters). Throws BadInput naming what was
 // wrong (not JSON, unknown lesson, bad parameter, step out of range).

@@ -3,10 +3,10 @@
 #include "app/cli/shot_command.h"
 
 #include <backends/imgui_impl_opengl3.h>
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <cmath>
-#include <fmt/format.h>
 #include <ostream>
 
 #include "app/cli/run_lesson.h"
@@ -16,6 +16,7 @@
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
 #include "engine/errors.h"
+#include "engine/measure.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
@@ -23,11 +24,18 @@ namespace dlsys {
 int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   using namespace gui;
   const Lesson& lesson = find_lesson(o.lesson);
-  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, o.quick);
   if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
-    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(), lesson.step_count()));
-  if (!(o.scale >= 1 && o.scale <= 4)) throw BadInput(fmt::format("--scale {} is not allowed; allowed: 1 to 4", o.scale));
+    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(),
+                               lesson.step_count()));
+  if (!(o.scale >= 1 && o.scale <= 4))
+    throw BadInput(fmt::format("--scale {} is not allowed; allowed: 1 to 4", o.scale));
+  if (o.text_scale != 0 && !(o.text_scale >= 1 && o.text_scale <= 3))
+    throw BadInput(fmt::format("--text-scale {} is not allowed; allowed: 1 to 3", o.text_scale));
   const PixelSize size = parse_pixel_size(o.size);
+  if (size.width * o.scale > kMaxImageSide || size.height * o.scale > kMaxImageSide)
+    throw BadInput(fmt::format("--size {} at --scale {} makes a {:.0f}x{:.0f} image; allowed: at most {} pixels a side",
+                               o.size, o.scale, size.width * o.scale, size.height * o.scale, kMaxImageSide));
   const BackendKind backend = resolve_backend(o.backend);
 
   AppState state;
@@ -38,9 +46,13 @@ int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   state.session().params = params;
   state.session().step = o.step - 1;
   state.presentation = o.presentation;
+  if (o.text_scale != 0)
+    (o.presentation ? state.presentation_scale : state.desk_scale) = static_cast<float>(o.text_scale);
   state.fixed_time = true;
   RunControl control;
+  const Stopwatch run_watch;
   state.session().result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, control));
+  state.session().last_run_wall_s = run_watch.elapsed_us() / 1e6;
 
   HeadlessGl gl;
   ImGui::CreateContext();
@@ -49,8 +61,9 @@ int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
   rebuild_fonts(state.scale(), static_cast<float>(o.scale));
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  // The image is WxH pixels: the layout is W/scale x H/scale points, drawn with text rasterised scale times larger.
-  const ImVec2 layout{static_cast<float>(size.width / o.scale), static_cast<float>(size.height / o.scale)};
+  // The layout is WxH points, as in a window of that size; each point becomes scale x scale pixels, with text
+  // rasterised at that resolution rather than enlarged.
+  const ImVec2 layout{static_cast<float>(size.width), static_cast<float>(size.height)};
   Image image;
   try {
     image = render_offscreen([&] { draw_shell(state); }, layout, static_cast<float>(o.scale), 3, clear);
@@ -61,9 +74,9 @@ int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext();
-  if (!write_png(o.output_png, image)) throw BadInput(fmt::format("cannot write '{}'", o.output_png));
-  out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height, o.step,
-                     lesson.step_count(), gl.renderer());
+  write_png(o.output_png, image);
+  out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height,
+                     o.step, lesson.step_count(), gl.renderer());
   return 0;
 }
 

@@ -53,6 +53,8 @@ ImU32 panel_color() { return g_theme == ThemeKind::Dark ? IM_COL32(22, 24, 30, 2
 ImU32 highlight_color() { return g_theme == ThemeKind::Dark ? IM_COL32(255, 200, 60, 255) : IM_COL32(200, 120, 0, 255); }
 ImU32 warning_color() { return g_theme == ThemeKind::Dark ? IM_COL32(150, 60, 30, 255) : IM_COL32(255, 210, 150, 255); }
 
+ImU32 info_color() { return g_theme == ThemeKind::Dark ? IM_COL32(34, 52, 78, 255) : IM_COL32(222, 234, 250, 255); }
+
 ImU32 with_alpha(ImU32 color, float alpha) {
   const ImU32 a = static_cast<ImU32>(alpha * 255.0f) & 0xFF;
   return (color & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);

@@ -18,7 +18,8 @@ ImU32 muted_text_color();    // axis ticks, grid labels
 ImU32 grid_color();
 ImU32 panel_color();         // background of cards and plot areas
 ImU32 highlight_color();     // the element the step is about
-ImU32 warning_color();       // banners: CUDA unavailable, emulated, time-shared
+ImU32 warning_color();       // something the reader must act on: a result measured with other parameters
+ImU32 info_color();          // background of notes that qualify a result: emulated ranks, replayed runs
 ImU32 with_alpha(ImU32 color, float alpha);
 
 // Fonts loaded at the current scale (DejaVu from the system, ProggyClean as fallback).

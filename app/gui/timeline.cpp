@@ -1,11 +1,13 @@
 #include "app/gui/timeline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "app/cli/span_colors.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 
 namespace dlsys::gui {
 
@@ -73,12 +75,20 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
+  const float line_h = ImGui::GetTextLineHeight();
+  const float axis_h = line_h + 8 * s;
+  const int blocks = overlay ? 1 : static_cast<int>(timelines.size());
+  int total_lanes = 0;
+  for (int b = 0; b < blocks; ++b) total_lanes += static_cast<int>(timelines[b]->lanes.size());
+  const float header_h = line_h + 6 * s;
+  const float lane_gap = 3 * s;
+  // Every lane keeps room for its label: with many lanes or large text the view scrolls rather than overprint.
+  size.y = std::max(size.y, axis_h + blocks * header_h + total_lanes * (line_h + lane_gap) + 8 * s);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("timeline", size);
   const bool hovered = ImGui::IsItemHovered();
   const bool active = ImGui::IsItemActive();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight();
 
   double data_end = 0;
   for (const Timeline* t : timelines) data_end = std::max(data_end, makespan(*t));
@@ -95,13 +105,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   for (const Timeline* t : timelines)
     for (const auto& lane : t->lanes) label_w = std::max(label_w, ImGui::CalcTextSize(lane.c_str()).x);
   const float x0 = origin.x + label_w + 14 * s, x1 = origin.x + size.x - 8 * s;
-  const float axis_h = line_h + 8 * s;
-  const int blocks = overlay ? 1 : static_cast<int>(timelines.size());
-  int total_lanes = 0;
-  for (int b = 0; b < blocks; ++b) total_lanes += static_cast<int>(timelines[b]->lanes.size());
-  const float header_h = line_h + 6 * s;
-  const float lane_gap = 3 * s;
-  const float lane_h = std::clamp((size.y - axis_h - blocks * header_h) / std::max(1, total_lanes) - lane_gap, 4 * s, 60 * s);
+  const float lane_h =
+      std::clamp((size.y - axis_h - blocks * header_h) / std::max(1, total_lanes) - lane_gap, line_h, 60 * s);
 
   // Zoom around the mouse with the wheel, pan by dragging, double-click to fit.
   const ImGuiIO& io = ImGui::GetIO();
@@ -121,6 +126,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view.fitted = false;
 
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
+  note_plot_area(timelines.front()->name, {x0, origin.y}, {x1, origin.y + size.y}, {to_imgui(span_color("F", 0))});
   std::vector<std::vector<std::vector<int>>> lane_orders;
   for (const Timeline* t : timelines) lane_orders.push_back(order_by_lane(*t));
   float y = origin.y + 4 * s;
@@ -143,7 +149,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
         const auto& order = lane_orders[index];
         const bool outline = overlay && layer > 0;
         draw->PushClipRect({x0, ly}, {x1, ly + lane_h}, true);
-        for (const DrawnBlock& block : layout_lane(t.spans, order[lane], view.view_start, view.view_end, x0, x1, kFoldPixels)) {
+        for (const DrawnBlock& block :
+             layout_lane(t.spans, order[lane], view.view_start, view.view_end, x0, x1, kFoldPixels)) {
           const ImVec2 a{block.x0, ly + (outline ? 1.5f * s : 0)}, c{block.x1, ly + lane_h - (outline ? 1.5f * s : 0)};
           if (block.folded > 1) {
             draw->AddRectFilled(a, c, with_alpha(muted_text_color(), outline ? 0.3f : 0.55f));
@@ -151,14 +158,17 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
           }
           const TimelineSpan& span = t.spans[block.span];
           const ImU32 color = to_imgui(span_color(span.kind, span.micro_batch));
-          if (outline) draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
-          else draw->AddRectFilled(a, c, color);
+          if (outline)
+            draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
+          else
+            draw->AddRectFilled(a, c, color);
           if (!outline && span.direction == 1)  // the reverse direction carries a dark band along its foot
             draw->AddRectFilled({a.x, c.y - (c.y - a.y) * 0.22f}, c, IM_COL32(0, 0, 0, 110));
           if (!outline && block.x1 - block.x0 > 3) draw->AddLine({c.x, a.y}, {c.x, c.y}, panel_color(), 1.0f);
           const ImVec2 label_size = ImGui::CalcTextSize(span.label.c_str());
           if (!outline && block.x1 - block.x0 > label_size.x + 4 * s && lane_h > label_size.y)
-            draw->AddText({(a.x + c.x - label_size.x) / 2, ly + (lane_h - label_size.y) / 2}, IM_COL32_WHITE, span.label.c_str());
+            draw->AddText({(a.x + c.x - label_size.x) / 2, ly + (lane_h - label_size.y) / 2}, IM_COL32_WHITE,
+                          span.label.c_str());
           if (hovered && io.MousePos.y >= ly && io.MousePos.y < ly + lane_h && io.MousePos.x >= block.x0 &&
               io.MousePos.x < std::max(block.x1, block.x0 + 2)) {
             hover = {index, block.span};

@@ -162,12 +162,14 @@ std::size_t ring_row(const ViewContext& ctx, std::size_t first, std::size_t last
   // Playing starts on the first exchange (first + 1), so the first frame already shows arrows.
   const int playing = static_cast<int>(1 + static_cast<int>(ctx.step_time_s / kSecondsPerStep)) % rows;
   int index = choice < 0 ? playing : choice;
-  if (ImGui::Button("< prev")) choice = (index + rows - 1) % rows;
-  ImGui::SameLine();
-  if (ImGui::Button("next >")) choice = (index + 1) % rows;
-  ImGui::SameLine();
-  bool play = choice < 0;
-  if (ImGui::Checkbox("play", &play)) choice = play ? -1 : index;
+  if (!figure_mode()) {
+    if (ImGui::Button("< prev")) choice = (index + rows - 1) % rows;
+    ImGui::SameLine();
+    if (ImGui::Button("next >")) choice = (index + 1) % rows;
+    ImGui::SameLine();
+    bool play = choice < 0;
+    if (ImGui::Checkbox("play", &play)) choice = play ? -1 : index;
+  }
   index = choice < 0 ? playing : choice;
   return first + static_cast<std::size_t>(index);
 }

@@ -99,8 +99,10 @@ void draw_shift_step(const ViewContext&) {
   ImGui::TextWrapped(
       "The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
       "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
-  ImGui::SetNextItemWidth(260 * ui_scale());
-  ImGui::SliderFloat("c (added to every score)", &shift, 0.0f, 200.0f, "%.0f");
+  if (!figure_mode()) {
+    ImGui::SetNextItemWidth(260 * ui_scale());
+    ImGui::SliderFloat("c (added to every score)", &shift, 0.0f, 200.0f, "%.0f");
+  }
   std::vector<float> s(ex.scores.size());
   for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<float>(ex.scores[j]) + shift;
   const float m = *std::max_element(s.begin(), s.end());
@@ -293,24 +295,30 @@ void draw_tiles_step(const ViewContext& ctx) {
     c.initialised = true;
   }
   const float s = ui_scale();
-  ImGui::RadioButton("Algorithm 1 (K/V outer)", &c.order, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton("FlashAttention-2 (Q outer)", &c.order, 1);
-  ImGui::SameLine();
-  ImGui::Checkbox("causal", &c.causal);
-  ImGui::SameLine();
-  ImGui::Checkbox("play", &c.playing);
-  for (auto [label, value, lo, hi] : {std::tuple{"n", &c.n, 8, 32}, std::tuple{"d", &c.d, 2, 8},
-                                      std::tuple{"Br", &c.br, 1, 8}, std::tuple{"Bc", &c.bc, 1, 8}}) {
-    ImGui::SetNextItemWidth(90 * s);
-    ImGui::SliderInt(label, value, lo, hi);
+  if (!figure_mode()) {
+    ImGui::RadioButton("Algorithm 1 (K/V outer)", &c.order, 0);
     ImGui::SameLine();
+    ImGui::RadioButton("FlashAttention-2 (Q outer)", &c.order, 1);
+    ImGui::SameLine();
+    ImGui::Checkbox("causal", &c.causal);
+    ImGui::SameLine();
+    ImGui::Checkbox("play", &c.playing);
+    for (auto [label, value, lo, hi] : {std::tuple{"n", &c.n, 8, 32}, std::tuple{"d", &c.d, 2, 8},
+                                        std::tuple{"Br", &c.br, 1, 8}, std::tuple{"Bc", &c.bc, 1, 8}}) {
+      ImGui::SetNextItemWidth(90 * s);
+      ImGui::SliderInt(label, value, lo, hi);
+      ImGui::SameLine();
+    }
   }
   const attention::FlashTrace& trace = cached_trace(c);
   const std::size_t count = trace.tiles.size();
   if (c.playing) c.tile = static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count);
-  ImGui::SetNextItemWidth(160 * s);
-  if (ImGui::SliderInt("tile", &c.tile, 0, int(count) - 1)) c.playing = false;
+  if (!figure_mode()) {
+    ImGui::SetNextItemWidth(160 * s);
+    if (ImGui::SliderInt("tile", &c.tile, 0, int(count) - 1)) c.playing = false;
+  } else {
+    ImGui::NewLine();
+  }
   const std::size_t current = std::min<std::size_t>(std::size_t(std::max(c.tile, 0)), count - 1);
   const attention::TileRecord& rec = trace.tiles[current];
 

@@ -225,8 +225,10 @@ void draw_measured(const ViewContext& ctx, float height) {
   static bool overlay = true;
   const RunResult& r = *ctx.result;
   if (r.timelines.size() < 3) return draw_needs_run("the pipeline for real");
-  ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
-  ImGui::SameLine();
+  if (!figure_mode()) {
+    ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
+    ImGui::SameLine();
+  }
   ImGui::TextDisabled("%s", r.measured.value("mode", std::string()).c_str());
   const Schedule* s = schedule_of_result(ctx);
   draw_timeline_widget("measured", {{&r.timelines[1], s, 0.0}, {&r.timelines[2], s, 0.0}}, overlay, height);
@@ -268,7 +270,7 @@ void draw_stages_diagram(int p) {
 
 void draw_bubble_formula_plot(int p, int m, float height) {
   static bool misprint = false;
-  ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &misprint);
+  if (!figure_mode()) ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &misprint);
   PlotSpec spec{
       "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   auto curve = [&](int devices, ImU32 color, bool dashed) {
@@ -299,7 +301,7 @@ void draw_bubble_formula_plot(int p, int m, float height) {
 
 void draw_bubble_sweep_plot(const RunResult& r, float height) {
   static bool misprint = false;
-  ImGui::Checkbox("show the course's misprint", &misprint);
+  if (!figure_mode()) ImGui::Checkbox("show the course's misprint", &misprint);
   PlotSpec spec{
       "Bubble against m: measured and formula", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   int color = 0;

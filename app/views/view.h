@@ -17,6 +17,8 @@ struct ViewContext {
   const RunResult* result;    // the last finished run of this lesson, or nullptr before the first run
   double step_time_s = 0;     // seconds since this step was shown: drives animations (0 in screenshots' first frame)
   bool presentation = false;
+  bool result_stale = false;  // the result was measured with other parameters (the shell marks it)
+  bool figure = false;        // drawing a figure for export: no widgets, only what the view shows
 };
 
 using LessonView = void (*)(ViewContext& context);
@@ -29,6 +31,10 @@ LessonView find_lesson_view(const std::string& lesson_id);
 void draw_needs_run(const char* what);
 // The shell says, before drawing a view, whether that lesson's run is going on and how far it got.
 void set_run_progress(bool running, double fraction, const std::string& what);
+// Whether the view is drawn as a figure for export: views then leave out their widgets (checkboxes, sliders) and
+// draw with the values those widgets hold.
+void set_figure_mode(bool figure);
+bool figure_mode();
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -14,7 +14,11 @@ struct RunProgress {
   std::string what;
 };
 RunProgress g_progress;  // set by the shell once per frame, before the view draws
+bool g_figure = false;
 }  // namespace
+
+void set_figure_mode(bool figure) { g_figure = figure; }
+bool figure_mode() { return g_figure; }
 
 void set_run_progress(bool running, double fraction, const std::string& what) { g_progress = {running, fraction, what}; }
 

@@ -29,6 +29,8 @@ class Lesson {
   // Title, theory card and step captions, written in assets/lessons/<id>.md.
   virtual const LessonText& text() const = 0;
   virtual std::vector<ParamSpec> params() const = 0;
+  // Small sizes and one repeat (`--quick`): every step draws from a real run within seconds, for demos and tests.
+  virtual std::vector<std::string> quick_params() const { return {}; }
   // Checks that depend on several parameters at once (each alone is checked by its spec). Throws BadInput.
   virtual void validate(const ParamValues&) const {}
   // Closed forms, exact. Keys are flat snake_case names, the same ones `run` reports under "theory".

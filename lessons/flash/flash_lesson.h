@@ -10,6 +10,7 @@ namespace dlsys {
 class FlashLesson final : public Lesson {
  public:
   std::string id() const override { return "flash"; }
+  std::vector<std::string> quick_params() const override { return {"n=256", "sizes=64..256", "repeats=1"}; }
   std::string chapter() const override { return "LLM inference"; }
   const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;

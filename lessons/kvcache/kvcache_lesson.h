@@ -9,6 +9,7 @@ namespace dlsys {
 class KvCacheLesson final : public Lesson {
  public:
   std::string id() const override { return "kvcache"; }
+  std::vector<std::string> quick_params() const override { return {"tokens=32", "repeats=1", "seq=1000", "batch=3"}; }
   std::string chapter() const override { return "LLM inference"; }
   const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;

@@ -6,18 +6,6 @@ set -u
 mode=$1 bin=$2 check=$3 out=$4
 mkdir -p "$out"
 fail=0
-# Quick parameters per lesson, so every step renders from a real (small) run in seconds.
-quick_params() {
-  case $1 in
-    matmul) echo "--set m=96 --set n=80 --set k=64 --set sizes=16..128 --set repeats=1" ;;
-    kvcache) echo "--set tokens=32 --set repeats=1 --set seq=1000 --set batch=3" ;;
-    flash) echo "--set n=256 --set sizes=64..256 --set repeats=1" ;;
-    bubble) echo "--set hidden=64 --set microbatch=8 --set repeats=1 --set sweep=1,2,4,8" ;;
-    schedules) echo "--set hidden=64 --set microbatch=8 --set repeats=1" ;;
-    allreduce) echo "--set n=4 --set bytes=1MiB --set sizes=1KiB..1MiB --set repeats=1" ;;
-    *) echo "" ;;
-  esac
-}
 # The first series colour of the dark theme (app/gui/theme.cpp, kOkabeItoOnDark[0]).
 series0=56a0eb
 
@@ -26,40 +14,41 @@ if [[ $mode == shot ]]; then
     steps=$("$bin" list | awk -v l="$lesson" '$1 == l { gsub(/[()]/, "", $(NF-1)); print $(NF-1) }')
     for ((step = 1; step <= steps; step++)); do
       png="$out/$lesson-step$step.png"
-      # shellcheck disable=SC2046
-      if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --step "$step" $(quick_params "$lesson") --size 1280x720 -o "$png"; then
+            if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --step "$step" --quick --size 1280x720 -o "$png"; then
         echo "FAIL: shot $lesson --step $step"; fail=1; continue
       fi
       "$check" "$png" --size 1280x720 --min-colors 40 || fail=1
     done
   done
   # A plot step must show the measured series in the plot area (right of the controls column).
-  env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
   "$check" "$out/matmul-plot.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
   # The kvcache live step plots the measured time per token (first series colour) in the plot area.
-  env -u DISPLAY "$bin" shot kvcache --step 6 $(quick_params kvcache) --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot kvcache --step 6 --quick --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
   "$check" "$out/kvcache-live.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,1,0.75 --min-pixels 200 || fail=1
   # The pipeline timelines: forward blocks (span colour of F0, app/cli/span_colors.cpp) in the view area.
-  env -u DISPLAY "$bin" shot schedules --step 1 $(quick_params schedules) --set p=4 --set m=8 --size 1280x720 -o "$out/schedules-timeline.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot schedules --step 1 --quick --set p=4 --set m=8 --size 1280x720 -o "$out/schedules-timeline.png" >/dev/null || fail=1
   "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
-  env -u DISPLAY "$bin" shot bubble --step 3 $(quick_params bubble) --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot bubble --step 3 --quick --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
   "$check" "$out/bubble-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   # The ring step-through draws each rank's chunks striped in the ranks' colours (rank 0's is the first series colour).
-  env -u DISPLAY "$bin" shot allreduce --step 3 $(quick_params allreduce) --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot allreduce --step 3 --quick --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
   "$check" "$out/allreduce-ring.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,0.8,0.95 --min-pixels 1000 || fail=1
-  # A 2x export keeps the layout and doubles the pixels.
-  env -u DISPLAY "$bin" shot matmul --step 2 $(quick_params matmul) --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
-  "$check" "$out/matmul-2x.png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
+  # --scale 2 keeps the layout of --size and doubles the pixels: the plot sits where it sits at 1x.
+  env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
+  "$check" "$out/matmul-2x.png" --size 3200x1800 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
+  # Twice the text in the same window still draws the plot (the view scrolls rather than squash it).
+  env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1280x720 --text-scale 2 -o "$out/matmul-text2x.png" >/dev/null || fail=1
+  "$check" "$out/matmul-text2x.png" --size 1280x720 --min-colors 40 --color $series0 --region 0,0.15,1,0.95 --min-pixels 200 || fail=1
   # Presentation mode: light background.
-  env -u DISPLAY "$bin" shot matmul --step 2 --present $(quick_params matmul) --size 1280x720 -o "$out/matmul-present.png" >/dev/null || fail=1
+  env -u DISPLAY "$bin" shot matmul --step 2 --present --quick --size 1280x720 -o "$out/matmul-present.png" >/dev/null || fail=1
   "$check" "$out/matmul-present.png" --size 1280x720 --min-colors 40 --color ffffff --region 0,0,1,0.1 --min-pixels 20000 || fail=1
   # Bad input to shot: exit 2.
   env -u DISPLAY "$bin" shot matmul --step 9 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --step 9 should exit 2"; fail=1; }
   env -u DISPLAY "$bin" shot matmul --size 10x10 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --size 10x10 should exit 2"; fail=1; }
 elif [[ $mode == gui ]]; then
   png="$out/gui-matmul.png"
-  # shellcheck disable=SC2046
-  xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 $(quick_params matmul) --run --frames 5 \
+    xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 --quick --run --frames 5 \
     --screenshot "$png" --figure "$out/gui-figure.png" --figure-scale 2 --size 1600x900 2>&1 | tee "$out/gui.log" || fail=1
   "$check" "$png" --size 1600x900 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 --min-pixels 200 || fail=1
   # The figure export renders only the view, offscreen, at twice the view's size in points.

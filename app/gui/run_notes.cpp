@@ -1,0 +1,70 @@
+// What qualifies a result, drawn beside it: a mark when the run used other parameters than the panel shows now,
+// and the run's own notes (emulated ranks, replayed schedules, time-shared cores) in an information style.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "app/gui/shell_parts.h"
+#include "app/gui/theme.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+constexpr int kMaxNotesShown = 3;
+
+std::string notes_text(const RunResult& result) {
+  std::string text;
+  const int shown = std::min<int>(kMaxNotesShown, static_cast<int>(result.backend.notes.size()));
+  for (int i = 0; i < shown; ++i) text += (i ? "\n" : "") + result.backend.notes[i];
+  if (static_cast<int>(result.backend.notes.size()) > shown)
+    text += fmt::format("\n(+{} more notes in the exported JSON)", result.backend.notes.size() - shown);
+  return text;
+}
+
+// A filled band with a coloured edge and wrapped text; returns its height.
+float draw_band(const std::string& text, ImU32 fill, ImU32 edge, float width) {
+  const float s = ui_scale();
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float pad = 8 * s;
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, fill, 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, edge);
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  return h;
+}
+
+}  // namespace
+
+void draw_stale_mark(const AppState& state) {
+  const LessonSession& session = state.sessions[state.lesson_index];
+  if (!session.result) return;
+  const std::vector<std::string> changed = params_changed_since(*session.result, session.params);
+  if (changed.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < changed.size() && i < 3; ++i) list += (i ? ", " : "") + changed[i];
+  if (changed.size() > 3) list += fmt::format(" and {} more", changed.size() - 3);
+  draw_band(fmt::format("The measured results below come from the last run, made with other parameters ({}). "
+                        "Press Run to measure these.",
+                        list),
+            with_alpha(highlight_color(), 0.22f), highlight_color(), ImGui::GetContentRegionAvail().x);
+}
+
+float run_notes_height(const AppState& state, float width) {
+  const RunResult* result = state.sessions[state.lesson_index].result.get();
+  if (result == nullptr || result->backend.notes.empty()) return 0;
+  const float s = ui_scale();
+  return ImGui::CalcTextSize(notes_text(*result).c_str(), nullptr, false, width - 16 * s).y + 12 * s;
+}
+
+void draw_run_notes(const AppState& state, float width) {
+  const RunResult* result = state.sessions[state.lesson_index].result.get();
+  if (result == nullptr || result->backend.notes.empty()) return;
+  draw_band(notes_text(*result), info_color(), series_color(0), width);
+}
+
+}  // namespace dlsys::gui

@@ -1,0 +1,132 @@
+// The controls column: the lesson's parameters, the backend, the last run, and the theory card.
+#include <fmt/format.h>
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <cmath>
+
+#include "app/gui/file_picker.h"
+#include "app/gui/shell_parts.h"
+#include "app/gui/theme.h"
+#include "app/gui/theory_card.h"
+#include "app/gui/widget_rects.h"
+#include "engine/backend.h"
+#include "engine/errors.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+ImVec4 error_text_color() { return ImGui::ColorConvertU32ToFloat4(IM_COL32(230, 60, 50, 255)); }
+
+void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSpec>& specs, const ParamSpec& spec) {
+  LessonSession& session = state.session();
+  auto commit = [&](const std::string& text) {
+    try {
+      ParamValues next = session.params;
+      next.set(specs, spec.key, text);
+      lesson.validate(next);
+      session.params = next;
+      session.param_errors.erase(spec.key);
+    } catch (const BadInput& e) {
+      session.param_errors[spec.key] = e.what();
+    }
+  };
+  ImGui::PushID(spec.key.c_str());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(spec.unit.empty() ? spec.label.c_str() : (spec.label + " (" + spec.unit + ")").c_str());
+  ImGui::PopTextWrapPos();
+  if (!spec.help.empty() && ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s\nallowed: %s", spec.help.c_str(), spec.allowed().c_str());
+  ImGui::SetNextItemWidth(-1);
+  const ParamValue& value = session.params.all().at(spec.key);
+  if (spec.type == ParamType::Choice) {
+    if (ImGui::BeginCombo("##v", value.text.c_str())) {
+      for (const auto& choice : spec.choices)
+        if (ImGui::Selectable(choice.c_str(), choice == value.text)) commit(choice);
+      ImGui::EndCombo();
+    }
+  } else if ((spec.type == ParamType::Integer || spec.type == ParamType::Real) && spec.max - spec.min <= 1e7) {
+    // Sliders for numbers: the range is visible and a drag never leaves it. Ctrl+click types a value, which is not
+    // clamped: one out of range is refused with the allowed range, like on the command line.
+    double v = value.number;
+    const bool wide = spec.min > 0 && spec.max / spec.min >= 100;
+    const ImGuiSliderFlags flags = wide ? ImGuiSliderFlags_Logarithmic : 0;
+    const char* format = spec.type == ParamType::Integer ? "%.0f" : "%.4g";
+    if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &spec.min, &spec.max, format, flags)) {
+      if (spec.type == ParamType::Integer) v = std::round(v);
+      commit(spec.type == ParamType::Integer ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v));
+    }
+  } else if (spec.type == ParamType::File) {
+    std::string& text = session.edit_text.try_emplace(spec.key, value.text).first->second;
+    const float open_w = button_width("Open...");
+    ImGui::SetNextItemWidth(-open_w - ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::InputText("##v", &text, ImGuiInputTextFlags_EnterReturnsTrue) || ImGui::IsItemDeactivatedAfterEdit())
+      commit(text);
+    ImGui::SameLine();
+    static FilePicker picker;
+    if (ImGui::Button("Open...")) open_file_picker("Choose a file", picker, text, ".json");
+    std::string chosen;
+    if (draw_file_picker("Choose a file", picker, chosen)) {
+      text = chosen;
+      commit(chosen);
+    }
+  } else {
+    std::string& text = session.edit_text.try_emplace(spec.key, value.text).first->second;
+    if (ImGui::InputText("##v", &text, ImGuiInputTextFlags_EnterReturnsTrue) || ImGui::IsItemDeactivatedAfterEdit())
+      commit(text);
+  }
+  note_last_item("params/" + spec.key);
+  if (auto it = session.param_errors.find(spec.key); it != session.param_errors.end()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color());
+    ImGui::TextWrapped("%s", it->second.c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::PopID();
+}
+
+void draw_backend_choice(AppState& state) {
+  const char* backends[] = {"auto", "cpu", "cuda"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##backend", ("backend: " + state.backend_choice).c_str())) {
+    for (const char* b : backends) {
+      const bool unavailable = std::string(b) == "cuda" && !cuda_status().available;
+      ImGui::BeginDisabled(unavailable);
+      if (ImGui::Selectable(b, state.backend_choice == b)) state.backend_choice = b;
+      ImGui::EndDisabled();
+      if (unavailable && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("CUDA cannot run here: %s", cuda_status().plain_reason.c_str());
+    }
+    ImGui::EndCombo();
+  }
+}
+
+}  // namespace
+
+void draw_parameters(AppState& state) {
+  const Lesson& lesson = current_lesson(state);
+  const std::vector<ParamSpec> specs = lesson.params();
+  for (const ParamSpec& spec : specs) draw_param(state, lesson, specs, spec);
+  ImGui::Spacing();
+  draw_backend_choice(state);
+}
+
+void draw_run_summary(AppState& state) {
+  const LessonSession& session = state.session();
+  if (!session.last_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color());
+    ImGui::TextWrapped("%s", session.last_error.c_str());
+    ImGui::PopStyleColor();
+  } else if (session.result) {
+    ImGui::PushTextWrapPos(0);
+    if (session.last_run_wall_s > 0)
+      ImGui::TextDisabled("last run: %.2f s on %s", session.last_run_wall_s, session.result->backend.kind.c_str());
+    else
+      ImGui::TextDisabled("last run on %s", session.result->backend.kind.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+void draw_theory(const AppState& state) { draw_lesson_markdown(current_lesson(state).text().theory); }
+
+}  // namespace dlsys::gui

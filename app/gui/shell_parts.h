@@ -1,0 +1,52 @@
+#pragma once
+// The pieces the shell is made of, each drawn by its own function; shell.cpp arranges them for the space there is.
+#include <string>
+
+#include "app/gui/app_state.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys::gui {
+
+const Lesson& current_lesson(const AppState& state);
+void go_to_step(AppState& state, int step);
+void toggle_play(AppState& state);
+void toggle_presentation(AppState& state);
+// Asks for another lesson; the switch happens between frames (begin_frame), never halfway through drawing one.
+void request_lesson(AppState& state, int index);
+
+// Width of a button with this label, and of several side by side.
+float button_width(const std::string& label);
+float buttons_width(std::initializer_list<std::string> labels);
+// Moves the cursor so a group `width` wide ends at the right edge of the content region when it fits after what is
+// already on this line; otherwise starts a new line. Returns true when it stayed on the same line.
+bool place_right_aligned(float width);
+
+// Navigation: the lesson list (sidebar, or a drop-down where there is no room for one) and the step controls.
+void draw_sidebar(AppState& state, float width, float height);
+void draw_lesson_menu(AppState& state);
+float lesson_menu_width(const AppState& state);
+void draw_step_buttons(AppState& state);
+float step_buttons_width(const AppState& state);
+void draw_step_title(const AppState& state, float wrap_width);
+
+// Run / Cancel with the progress of a run going on.
+void draw_run_controls(AppState& state);
+float run_controls_width(const AppState& state);
+// The presentation toggle and the export menu.
+void draw_mode_and_export(AppState& state);
+float mode_and_export_width(const AppState& state);
+
+// The controls column: parameters, backend choice, last run, theory card.
+void draw_parameters(AppState& state);
+void draw_run_summary(AppState& state);
+void draw_theory(const AppState& state);
+
+// The line at the bottom: backend chip, what just happened (or the keys), frame rate.
+void draw_status_bar(AppState& state, float y, float width, float height);
+
+// Above and below the view: a mark when the last run used other parameters, and the run's own notes.
+void draw_stale_mark(const AppState& state);
+float run_notes_height(const AppState& state, float width);
+void draw_run_notes(const AppState& state, float width);
+
+}  // namespace dlsys::gui

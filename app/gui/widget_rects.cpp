@@ -1,0 +1,57 @@
+#include "app/gui/widget_rects.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace dlsys::gui {
+
+namespace {
+std::string g_path;
+nlohmann::json g_widgets = nlohmann::json::object();
+nlohmann::json g_plots = nlohmann::json::array();
+std::string g_last_written;
+
+nlohmann::json rect_json(ImVec2 min, ImVec2 max) { return {min.x, min.y, max.x, max.y}; }
+}  // namespace
+
+void enable_widget_rects(const std::string& path) { g_path = path; }
+bool widget_rects_enabled() { return !g_path.empty(); }
+
+void begin_widget_frame() {
+  if (g_path.empty()) return;
+  g_widgets = nlohmann::json::object();
+  g_plots = nlohmann::json::array();
+}
+
+void note_last_item(const std::string& name) {
+  if (g_path.empty()) return;
+  g_widgets[name] = rect_json(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+}
+
+void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors) {
+  if (g_path.empty()) return;
+  nlohmann::json hex = nlohmann::json::array();
+  for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it
+    hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
+  g_plots.push_back({{"title", title}, {"rect", rect_json(min, max)}, {"colors", hex}});
+}
+
+void write_widget_rects(const nlohmann::json& state) {
+  if (g_path.empty()) return;
+  nlohmann::json doc = state;
+  doc["widgets"] = g_widgets;
+  doc["plots"] = g_plots;
+  std::string text = doc.dump(1);
+  if (text == g_last_written) return;
+  const std::string temp = g_path + ".tmp";
+  {
+    std::ofstream file(temp, std::ios::binary);
+    file << text;
+    if (!file.flush()) return;  // the test waiting for this file reports the missing update
+  }
+  if (std::rename(temp.c_str(), g_path.c_str()) == 0) g_last_written = std::move(text);
+}
+
+}  // namespace dlsys::gui
