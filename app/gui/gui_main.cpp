@@ -203,7 +203,9 @@ int run_gui(const GuiRequest& request) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    write_widget_rects(state_summary(state, fb_w, fb_h));
+    nlohmann::json summary = state_summary(state, fb_w, fb_h);
+    summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
+    write_widget_rects(summary);
     ++frames_drawn;
     if (!first_frame_reported) {
       first_frame_reported = true;

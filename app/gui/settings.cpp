@@ -40,7 +40,11 @@ std::string timestamped_output_path(const std::string& stem, const std::string& 
   const std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return (std::filesystem::path(output_dir()) / fmt::format("{}-{}.{}", stem, stamp, ext)).string();
+  const std::filesystem::path folder = output_dir();
+  // Two exports within one second get -2, -3, ... rather than overwrite each other.
+  std::filesystem::path path = folder / fmt::format("{}-{}.{}", stem, stamp, ext);
+  for (int n = 2; std::filesystem::exists(path); ++n) path = folder / fmt::format("{}-{}-{}.{}", stem, stamp, n, ext);
+  return path.string();
 }
 
 void save_state_file(const std::string& path, const std::string& lesson_id, int step, const ParamValues& params) {

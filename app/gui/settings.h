@@ -11,7 +11,7 @@ namespace dlsys::gui {
 std::string config_dir();
 // $DLSYS_LAB_OUT or ~/dlsys-lab, created if missing.
 std::string output_dir();
-// "<output_dir>/<stem>-YYYYmmdd-HHMMSS.<ext>"
+// "<output_dir>/<stem>-YYYYmmdd-HHMMSS.<ext>", with -2, -3, ... before the extension when that file exists.
 std::string timestamped_output_path(const std::string& stem, const std::string& ext);
 
 // {"lesson", "step", "params": {...}} -> file. Throws RunFailure when the file cannot be written.

@@ -29,7 +29,7 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
 // width the controls column and the view become tabs: each keeps a usable size instead of shrinking to nothing.
 constexpr float kSidebarMinWindowPoints = 900;
 constexpr float kViewMinPoints = 420;
-constexpr float kViewMinHeightLines = 12;
+constexpr float kViewMinHeightLines = 6;
 
 ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
@@ -60,7 +60,8 @@ void draw_lesson_view(AppState& state, bool figure) {
 // The view with what qualifies its result: the stale mark above, the run's notes below. Scrolls when the view
 // needs more height than there is.
 void draw_view_area(AppState& state, float height) {
-  ImGui::BeginChild("view_area", {0, height}, false);
+  // Only the view itself scrolls: one scroll bar, beside what moves.
+  ImGui::BeginChild("view_area", {0, height}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_stale_mark(state);
   const float width = ImGui::GetContentRegionAvail().x;
   const float notes_h = run_notes_height(state, width);
@@ -68,6 +69,7 @@ void draw_view_area(AppState& state, float height) {
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
   draw_lesson_view(state, false);
   ImGui::EndChild();
+  note_last_item("view");
   draw_run_notes(state, width);
   ImGui::EndChild();
 }
@@ -290,7 +292,7 @@ void draw_shell(AppState& state) {
   draw_step_row(state);
   draw_caption(state, H * 0.22f);
   ImGui::Separator();
-  const float min_body_h = (kViewMinHeightLines + 3) * ImGui::GetTextLineHeightWithSpacing();
+  const float min_body_h = (kViewMinHeightLines + 2) * ImGui::GetTextLineHeightWithSpacing();
   draw_body(state, std::max(ImGui::GetContentRegionAvail().y, min_body_h));
   ImGui::EndChild();
   ImGui::End();

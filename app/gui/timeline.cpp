@@ -111,7 +111,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   // Zoom around the mouse with the wheel, pan by dragging, double-click to fit.
   const ImGuiIO& io = ImGui::GetIO();
   const double span_t = view.view_end - view.view_start;
-  if (hovered && io.MouseWheel != 0) {
+  // Ctrl + wheel zooms; the wheel alone scrolls the view, so reading down a page never zooms a timeline by accident.
+  if (hovered && io.KeyCtrl && io.MouseWheel != 0) {
     const double at = view.view_start + (io.MousePos.x - x0) / (x1 - x0) * span_t;
     const double factor = std::pow(0.8, io.MouseWheel);
     const double new_span = std::clamp(span_t * factor, data_end * 1e-5, data_end * 4);

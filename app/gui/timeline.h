@@ -1,6 +1,6 @@
 #pragma once
 // The timeline widget: one lane per device, spans coloured by op kind and shaded by micro-batch, labelled when they
-// are wide enough. Mouse wheel zooms around the cursor, dragging pans, double-click fits. Like Tracy, it draws only
+// are wide enough. Ctrl + mouse wheel zooms around the cursor, dragging pans, double-click fits. Like Tracy, it draws only
 // the spans in view and folds runs of spans narrower than a few pixels into one grey block, so p = 16, m = 256
 // schedules stay smooth under software rendering.
 #include <imgui.h>

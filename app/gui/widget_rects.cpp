@@ -11,7 +11,6 @@ namespace {
 std::string g_path;
 nlohmann::json g_widgets = nlohmann::json::object();
 nlohmann::json g_plots = nlohmann::json::array();
-std::string g_last_written;
 
 nlohmann::json rect_json(ImVec2 min, ImVec2 max) { return {min.x, min.y, max.x, max.y}; }
 }  // namespace
@@ -33,8 +32,8 @@ void note_last_item(const std::string& name) {
 void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors) {
   if (g_path.empty()) return;
   nlohmann::json hex = nlohmann::json::array();
-  for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it
-    hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
+  for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it; translucent colours blend, skip them
+    if ((c >> IM_COL32_A_SHIFT & 0xff) == 0xff) hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
   g_plots.push_back({{"title", title}, {"rect", rect_json(min, max)}, {"colors", hex}});
 }
 
@@ -44,14 +43,13 @@ void write_widget_rects(const nlohmann::json& state) {
   doc["widgets"] = g_widgets;
   doc["plots"] = g_plots;
   std::string text = doc.dump(1);
-  if (text == g_last_written) return;
   const std::string temp = g_path + ".tmp";
   {
     std::ofstream file(temp, std::ios::binary);
     file << text;
     if (!file.flush()) return;  // the test waiting for this file reports the missing update
   }
-  if (std::rename(temp.c_str(), g_path.c_str()) == 0) g_last_written = std::move(text);
+  std::rename(temp.c_str(), g_path.c_str());
 }
 
 }  // namespace dlsys::gui

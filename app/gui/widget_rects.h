@@ -21,7 +21,7 @@ void note_last_item(const std::string& name);
 // A plot or timeline area and the colours of what it draws, so a test can look for them in a screenshot.
 void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors);
 
-// Writes the frame's rectangles with `state` (lesson, step, mode, ...) when anything changed since the last write.
+// Writes the frame's rectangles with `state` (lesson, step, mode, frame number, ...).
 // Replaces the file atomically (write, then rename) so a reader never sees half a document.
 void write_widget_rects(const nlohmann::json& state);
 

@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""Drives the real dlsys-lab window as a person would: X mouse and key events (xdotool) into the app under Xvfb.
+
+    drive_window.py BIN PNG_CHECK OUTDIR
+
+The app is started with --widget-rects FILE, so it keeps FILE updated with where its named widgets are and what
+state it is in; every click goes to a widget found by name, and every action waits for the state it should cause.
+Lessons come from `BIN list`, so a new lesson is covered with no change here. Fails (exit 1) when the app dies,
+hangs, or an expected file is not written, or a plot step does not show its plot.
+
+Key down and key up are separate events with a pause between them: ImGui 1.86 has no input queue, and a press and
+release inside one frame is lost.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, PNG_CHECK, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+SCREEN = (1920, 1080)
+TIMEOUT_S = 20
+RUN_TIMEOUT_S = 120
+
+
+class Failure(Exception):
+    pass
+
+
+def log(text):
+    print(text, flush=True)
+
+
+def xdotool(*args):
+    subprocess.run(["xdotool", *map(str, args)], check=True, env=os.environ)
+
+
+class App:
+    """One running dlsys-lab window and what it last said about itself."""
+
+    def __init__(self, name, args, size):
+        self.name = name
+        self.rects_path = os.path.join(OUT, f"{name}-rects.json")
+        if os.path.exists(self.rects_path):
+            os.remove(self.rects_path)
+        self.files = os.path.join(OUT, f"{name}-files")
+        os.makedirs(self.files, exist_ok=True)
+        env = dict(os.environ, DLSYS_LAB_OUT=self.files, XDG_CONFIG_HOME=os.path.join(OUT, "config"))
+        self.log_file = open(os.path.join(OUT, f"{name}.log"), "w")
+        self.proc = subprocess.Popen(
+            [BIN, "--size", f"{size[0]}x{size[1]}", "--widget-rects", self.rects_path, *args],
+            env=env, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.state = self.wait(lambda s: True, "the first frame")
+        self.window = self.find_window()
+
+    def find_window(self):
+        deadline = time.time() + TIMEOUT_S
+        while time.time() < deadline:
+            found = subprocess.run(["xdotool", "search", "--pid", str(self.proc.pid)], capture_output=True, text=True)
+            ids = found.stdout.split()
+            if ids:
+                return ids[-1]
+            time.sleep(0.1)
+        raise Failure("the app's window never appeared")
+
+    def alive(self):
+        if self.proc.poll() is not None:
+            raise Failure(f"the app exited with code {self.proc.returncode} (log: {self.log_file.name})")
+
+    def read(self):
+        try:
+            with open(self.rects_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def wait(self, predicate, what, timeout=TIMEOUT_S):
+        """Waits until the app's state satisfies `predicate`; fails if it dies or takes longer than `timeout`."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            self.alive()
+            state = self.read()
+            if state is not None and predicate(state):
+                self.state = state
+                return state
+            time.sleep(0.05)
+        raise Failure(f"timed out after {timeout} s waiting for {what}; last state: "
+                      f"{ {k: v for k, v in (self.read() or {}).items() if k not in ('widgets', 'plots')} }")
+
+    def settle(self, frames=3):
+        """Lets a few frames pass so the state describes what the last action did."""
+        start = (self.read() or self.state)["frame"]
+        return self.wait(lambda s: s["frame"] >= start + frames, f"{frames} frames")
+
+    def stable(self, frames=3, timeout=TIMEOUT_S):
+        """The state once the layout has not changed for `frames` frames (scrolling and popups take a frame or two)."""
+        first = None
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            self.alive()
+            state = self.read()
+            if state is not None:
+                layout = (state["widgets"], state["plots"])
+                if first is None or layout != first[1]:
+                    first = (state["frame"], layout)
+                elif state["frame"] - first[0] >= frames:
+                    self.state = state
+                    return state
+            time.sleep(0.03)
+        raise Failure(f"the layout kept changing for {timeout} s")
+
+    def rect(self, name, timeout=TIMEOUT_S):
+        """Where the widget is, once the layout has settled (a popup is placed on its second frame)."""
+        self.wait(lambda s: name in s["widgets"], f"widget '{name}'", timeout)
+        state = self.stable(timeout=timeout)
+        if name not in state["widgets"]:
+            raise Failure(f"widget '{name}' appeared and went away")
+        return state["widgets"][name]
+
+    def click(self, name):
+        x0, y0, x1, y1 = self.rect(name)
+        xdotool("mousemove", "--window", self.window, int((x0 + x1) / 2), int((y0 + y1) / 2))
+        time.sleep(0.08)
+        xdotool("mousedown", 1)
+        time.sleep(0.08)
+        xdotool("mouseup", 1)
+        time.sleep(0.08)
+        self.alive()
+
+    def key(self, *keys):
+        for k in keys:
+            xdotool("keydown", k)
+        time.sleep(0.1)
+        for k in reversed(keys):
+            xdotool("keyup", k)
+        time.sleep(0.08)
+        self.alive()
+
+    def resize(self, size):
+        xdotool("windowsize", self.window, size[0], size[1])
+        self.wait(lambda s: s["window"] == list(size), f"the window at {size[0]}x{size[1]}")
+        self.settle()
+
+    def quit(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise Failure("the app did not quit within 10 s of SIGTERM")
+        self.log_file.close()
+
+
+def choose_lesson(app, lesson):
+    """Clicks the lesson in the sidebar, or in the lesson drop-down where the window has no sidebar."""
+    if f"sidebar/{lesson}" not in app.settle(1)["widgets"]:
+        app.click("lesson_menu")
+    app.click(f"sidebar/{lesson}")
+    app.wait(lambda s: s["lesson"] == lesson, f"lesson {lesson}")
+
+
+def walk_steps(app, with_keys):
+    steps = app.state["steps"]
+    if app.state["step"] != 1:
+        for _ in range(app.state["step"] - 1):
+            app.key("Left")
+        app.wait(lambda s: s["step"] == 1, "step 1")
+    for step in range(2, steps + 1):
+        app.key("Right") if with_keys else app.click("step/next")
+        app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {app.state['lesson']}")
+    for step in range(steps - 1, 0, -1):
+        app.key("Left") if with_keys else app.click("step/prev")
+        app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {app.state['lesson']}")
+
+
+def run_to_end(app):
+    app.click("run")
+    app.wait(lambda s: not s["busy"] and (s["has_result"] or s["last_error"]), "the run to finish", RUN_TIMEOUT_S)
+    if not app.state["has_result"] or app.state["last_error"]:
+        raise Failure(f"run of {app.state['lesson']} failed: {app.state['last_error']}")
+
+
+def new_file(app, before):
+    """The file the last action wrote, checked to exist and be non-empty."""
+    state = app.wait(lambda s: len(s["written_files"]) > before or s["message_is_error"], "a file to be written")
+    if state["message_is_error"]:
+        raise Failure(f"export failed: {state['message']}")
+    path = state["written_files"][-1]
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        raise Failure(f"'{path}' is missing or empty")
+    return path
+
+
+def export_every_item(app):
+    """Opens the export menu with the mouse and uses each item that writes a file."""
+    app.click("export")
+    app.rect("export/window_png")
+    items = [name.split("/", 1)[1] for name in app.settle(2)["widgets"]
+             if name.startswith("export/") and name not in ("export/figure_title", "export/open_state")]
+    written = []
+    for i, item in enumerate(items):
+        before = len(app.state["written_files"])
+        if i > 0:  # the menu closes after each item
+            app.click("export")
+        app.click(f"export/{item}")
+        written.append(new_file(app, before))
+    # Open the saved state through the file picker: typed path, then Open.
+    app.click("export")
+    app.click("export/open_state")
+    app.click("picker/path")
+    app.key("ctrl", "a")
+    xdotool("type", "--delay", 20, [p for p in written if "-state-" in p][-1])
+    app.click("picker/open")
+    app.wait(lambda s: s["message"].startswith("opened"), "the state file to open")
+    return written
+
+
+def visible_part(state, plot):
+    """The part of a plot inside the view's scrolled window, as [x0, y0, x1, y1]."""
+    v = state["widgets"].get("view", [0, 0] + state["window"])
+    r = plot["rect"]
+    return [max(r[0], v[0]), max(r[1], v[1]), min(r[2], v[2]), min(r[3], v[3])]
+
+
+def scroll_into_view(app, index):
+    """Scrolls the view with the mouse wheel, as a reader would, until most of plot `index` is visible (a notch moves
+    several lines, so "all of it" may be out of reach)."""
+    last_wheel = None
+    for _ in range(40):
+        state = app.stable()
+        plot = state["plots"][index]
+        vis = visible_part(state, plot)
+        view = state["widgets"].get("view", [0, 0] + state["window"])
+        want = min(plot["rect"][3] - plot["rect"][1], view[3] - view[1]) * 0.6
+        if vis[3] - vis[1] >= want:
+            return plot, vis
+        wheel = 5 if plot["rect"][1] > view[1] else 4  # 5 scrolls down, 4 up
+        if last_wheel is not None and wheel != last_wheel:
+            return plot, vis  # overshot: this is as good as it gets
+        last_wheel = wheel
+        xdotool("mousemove", "--window", app.window, int((view[0] + view[2]) / 2), int((view[1] + view[3]) / 2))
+        xdotool("click", wheel)
+        # Each notch moves the view once it arrives; the end of the scroll range moves nothing.
+        try:
+            app.wait(lambda s, r=plot["rect"]: s["plots"][index]["rect"] != r, "the view to scroll", 1.5)
+        except Failure:
+            return plot, vis
+    return plot, vis
+
+
+def telling_color(plot):
+    """The plot's first colour that is not a grey (theory lines are drawn in the text colour)."""
+    for c in plot["colors"]:
+        r, g, b = int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+        if max(r, g, b) - min(r, g, b) > 40:
+            return c
+    return plot["colors"][0]
+
+
+def check_plots(app, tag):
+    """On every step that draws a plot, the plot's first colour is on screen inside the plot's own rectangle."""
+    shots = 0
+    for step in range(1, app.state["steps"] + 1):
+        if app.state["step"] != step:
+            app.click("step/next")
+            app.wait(lambda s, want=step: s["step"] == want, f"step {step}")
+        state = app.settle(4)
+        indices = [i for i, p in enumerate(state["plots"]) if p["colors"]][:2]
+        if not indices:
+            continue
+        for index in indices:
+            plot, visible = scroll_into_view(app, index)
+            x0, y0, x1, y1 = visible
+            w, h = app.state["window"]
+            if x1 - x0 < 40 or y1 - y0 < 40:
+                raise Failure(f"{tag}: plot '{plot['title']}' of {state['lesson']} step {step} has no room "
+                              f"(plot {plot['rect']}, view {app.state['widgets'].get('view')})")
+            before = len(app.state["written_files"])
+            app.key("F12")
+            png = new_file(app, before)
+            if app.stable()["plots"][index]["rect"] != plot["rect"]:
+                raise Failure(f"{tag}: plot {plot['title']!r} moved from {plot['rect']} to {app.state['plots'][index]['rect']} while nothing was touched")
+            region = f"{x0 / w:.4f},{y0 / h:.4f},{x1 / w:.4f},{y1 / h:.4f}"
+            check = subprocess.run([PNG_CHECK, png, "--size", f"{w}x{h}", "--color", telling_color(plot), "--region",
+                                    region, "--min-pixels", "30"], capture_output=True, text=True)
+            if check.returncode != 0:
+                raise Failure(f"{tag}: plot '{plot['title']}' of {state['lesson']} step {step} in {png}, region "
+                              f"{visible}: {check.stderr.strip()}")
+        shots += 1
+    walk_back = app.state["step"] - 1
+    for _ in range(walk_back):
+        app.key("Left")
+    return shots
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    lessons = [line.split()[0] for line in subprocess.run([BIN, "list"], capture_output=True, text=True,
+                                                            check=True).stdout.splitlines() if line.strip()]
+    t0 = time.time()
+
+    app = App("quick", ["--quick"], (1280, 720))
+    if os.environ.get("DRIVE_PLOTS_FIRST"):  # for working on the layout: straight to the plot checks
+        for lesson in lessons:
+            choose_lesson(app, lesson)
+            run_to_end(app)
+        app.key("ctrl", "equal")
+        app.key("ctrl", "equal")
+        app.key("ctrl", "equal")
+        app.key("ctrl", "equal")
+        app.settle()
+        for lesson in lessons:
+            choose_lesson(app, lesson)
+            check_plots(app, "first")
+    # 1. From every lesson, every other lesson's sidebar entry.
+    for lesson in lessons:
+        for other in lessons:
+            if other != lesson:
+                choose_lesson(app, lesson)
+                choose_lesson(app, other)
+    log(f"ok: {len(lessons) * (len(lessons) - 1)} lesson switches from the sidebar ({time.time() - t0:.0f} s)")
+
+    # 2. Every step with Next / Prev, then with the arrow keys. 3. Run each lesson with the mouse.
+    for lesson in lessons:
+        choose_lesson(app, lesson)
+        walk_steps(app, with_keys=False)
+        walk_steps(app, with_keys=True)
+        run_to_end(app)
+    log(f"ok: every step walked both ways with buttons and keys, every lesson run ({time.time() - t0:.0f} s)")
+
+    # 5. The export menu in desk mode, every item, on a lesson with timelines and one without.
+    for lesson in ("schedules", lessons[0]):
+        if lesson in lessons:
+            choose_lesson(app, lesson)
+            for path in export_every_item(app):
+                log(f"   wrote {os.path.basename(path)} ({os.path.getsize(path)} bytes)")
+    log(f"ok: every export item writes a non-empty file ({time.time() - t0:.0f} s)")
+
+    # 6. Plots keep their plot at 1280x720 and 1920x1080, at 1x and 2x text.
+    for size in ((1280, 720), (1920, 1080)):
+        app.resize(size)
+        for text_scale in (1.0, 2.0):
+            while app.state["text_scale"] < text_scale:
+                app.key("ctrl", "equal")
+                app.settle()
+            shots = 0
+            for lesson in lessons:
+                choose_lesson(app, lesson)
+                shots += check_plots(app, f"{size[0]}x{size[1]} at {text_scale:g}x")
+            log(f"ok: {shots} plot steps show their plot at {size[0]}x{size[1]}, text {text_scale:g}x "
+                f"({time.time() - t0:.0f} s)")
+        while app.state["text_scale"] > 1.0:
+            app.key("ctrl", "minus")
+            app.settle()
+
+    # 4. F5, Ctrl+=, Ctrl+-; then every step at 2x text in presentation mode, with the mouse and the keys.
+    app.click("mode")
+    app.wait(lambda s: s["presentation"], "presentation mode")
+    app.key("F5")
+    app.wait(lambda s: not s["presentation"], "desk mode after F5")
+    app.key("F5")
+    app.wait(lambda s: s["presentation"], "presentation mode after F5")
+    scale = app.state["text_scale"]
+    app.key("ctrl", "equal")
+    app.wait(lambda s: s["text_scale"] > scale, "a larger text after Ctrl+=")
+    app.key("ctrl", "minus")
+    app.wait(lambda s: s["text_scale"] == scale, "the text size back after Ctrl+-")
+    while app.state["text_scale"] < 2.0:
+        app.key("ctrl", "equal")
+        app.settle()
+    for lesson in lessons:
+        choose_lesson(app, lesson)
+        walk_steps(app, with_keys=False)
+        walk_steps(app, with_keys=True)
+        check_plots(app, "presentation at 2x")
+    log(f"ok: presentation mode at 2x text, every step of every lesson ({time.time() - t0:.0f} s)")
+    app.quit()
+
+    # 3. Cancel with the mouse: a full-size run, stopped while it measures; the app stays usable.
+    app = App("cancel", ["--lesson", lessons[0]], (1280, 720))
+    app.click("run")
+    app.wait(lambda s: s["busy"], "the run to start")
+    app.click("cancel")
+    app.wait(lambda s: not s["busy"], "the run to stop after Cancel", 30)
+    if "cancelled" not in app.state["last_error"] or app.state["has_result"]:
+        raise Failure(f"Cancel did not stop the run: {app.state['last_error']!r}")
+    walk_steps(app, with_keys=True)
+    app.quit()
+    log(f"ok: Cancel stops a run and the window stays usable ({time.time() - t0:.0f} s)")
+
+
+def with_display():
+    """Starts Xvfb on a free display number and runs main() against it."""
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24",
+                             "-nolisten", "tcp"], pass_fds=[write_fd], stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        display = f.readline().strip()
+    os.environ["DISPLAY"] = f":{display}"
+    try:
+        main()
+    finally:
+        xvfb.terminate()
+        xvfb.wait()
+
+
+if __name__ == "__main__":
+    try:
+        with_display()
+    except (Failure, subprocess.CalledProcessError) as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)
