@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/host_buffer.h"
+#include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/matmul/matmul.h"
 #if DLSYS_HAVE_CUDA
