@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "app/cli/report.h"
+#include "app/cli/run_guarded.h"
 #include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
 #include "engine/backend.h"
@@ -86,10 +87,8 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace
-
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui, GuiRequest& gui) {
-  wants_gui = false;
+int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui,
+                  GuiRequest& gui) {
   CLI::App app{"dlsys-lab: a live lab for deep-learning systems. Without a subcommand it opens the GUI.", "dlsys-lab"};
   app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")->check(CLI::ExistingFile);
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
@@ -146,24 +145,30 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitBadInput;
   }
 
-  try {
-    if (*list) return list_command(out);
-    if (*info) return info_command(out);
-    if (*run) return run_command(run_options, out, err);
-    if (*shot) return shot_command(shot_options, out, err);
-    if (*exporter) return export_command(export_options, out, err);
-    wants_gui = true;
-    return 0;
-  } catch (const BadInput& e) {
-    err << "dlsys-lab: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const RunFailure& e) {
-    err << "dlsys-lab: run failed: " << e.what() << "\n";
-    return kExitRunFailure;
-  } catch (const Cancelled&) {
-    err << "dlsys-lab: cancelled\n";
-    return kExitRunFailure;
-  }
+  // Each command is guarded with what it was doing, so an unforeseen exception says where it happened.
+  if (*list) return run_guarded([&] { return list_command(out); }, err, "listing the lessons");
+  if (*info) return run_guarded([&] { return info_command(out); }, err, "probing the backends");
+  if (*run)
+    return run_guarded([&] { return run_command(run_options, out, err); }, err,
+                       fmt::format("running lesson '{}'", run_options.lesson));
+  if (*shot)
+    return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
+                       fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step, shot_options.lesson,
+                                   shot_options.output_png));
+  if (*exporter)
+    return run_guarded([&] { return export_command(export_options, out, err); }, err,
+                       fmt::format("exporting the timeline of lesson '{}'", export_options.lesson));
+  wants_gui = true;
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui,
+            GuiRequest& gui) {
+  wants_gui = false;
+  // Building the parser and parsing can throw too (std::bad_alloc at least); the commands carry their own guard.
+  return run_guarded([&] { return parse_and_run(args, out, err, wants_gui, gui); }, err, "reading the command line");
 }
 
 }  // namespace dlsys
