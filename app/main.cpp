@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "app/cli/cli.h"
+#include "app/cli/run_guarded.h"
 #if DLSYS_HAVE_GUI
 #include "app/gui/gui_main.h"
 #endif
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
   const int code = dlsys::run_cli(args, std::cout, std::cerr, wants_gui, gui);
   if (!wants_gui) return code;
 #if DLSYS_HAVE_GUI
-  return dlsys::run_gui(gui);
+  // An exception out of the window's loop would end in std::terminate with no reason given; this says what happened.
+  return dlsys::run_guarded([&] { return dlsys::run_gui(gui); }, std::cerr, "running the GUI");
 #else
   std::cerr << "dlsys-lab: this build has no GUI; use the headless commands: list, info, run, export\n";
   return 2;

@@ -17,7 +17,7 @@ const Series* RunResult::find_series(const std::string& name) const {
 json to_json(const RunResult& r) {
   json out;
   out["lesson"] = r.lesson;
-  out["backend"] = {{"kind", r.backend.kind}, {"device", r.backend.device}, {"emulated", r.backend.emulated},
+  out["backend"] = {{"kind", r.backend.kind},   {"device", r.backend.device},   {"emulated", r.backend.emulated},
                     {"timer", r.backend.timer}, {"repeats", r.backend.repeats}, {"notes", r.backend.notes}};
   out["params"] = json::object();
   for (const auto& [key, value] : r.params) out["params"][key] = value;
@@ -27,18 +27,32 @@ json to_json(const RunResult& r) {
   for (const auto& s : r.series) {
     json points = json::array();
     for (const auto& p : s.points) points.push_back({p.x, p.y, p.y_min, p.y_max});
-    out["series"].push_back({{"name", s.name}, {"role", s.role}, {"x_label", s.x_label}, {"x_unit", s.x_unit},
-                             {"y_label", s.y_label}, {"y_unit", s.y_unit}, {"points", points}});
+    out["series"].push_back({{"name", s.name},
+                             {"role", s.role},
+                             {"x_label", s.x_label},
+                             {"x_unit", s.x_unit},
+                             {"y_label", s.y_label},
+                             {"y_unit", s.y_unit},
+                             {"points", points}});
   }
   out["timeline"] = json::array();
   for (const auto& t : r.timelines) {
     json spans = json::array();
     for (const auto& s : t.spans)
-      spans.push_back({{"lane", s.lane}, {"start", s.start}, {"end", s.end}, {"kind", s.kind},
-                       {"micro_batch", s.micro_batch}, {"chunk", s.chunk}, {"label", s.label},
+      spans.push_back({{"lane", s.lane},
+                       {"start", s.start},
+                       {"end", s.end},
+                       {"kind", s.kind},
+                       {"micro_batch", s.micro_batch},
+                       {"chunk", s.chunk},
+                       {"label", s.label},
                        {"direction", s.direction}});
-    out["timeline"].push_back({{"name", t.name}, {"source", t.source}, {"mode", t.mode}, {"time_unit", t.time_unit},
-                               {"lanes", t.lanes}, {"spans", spans}});
+    out["timeline"].push_back({{"name", t.name},
+                               {"source", t.source},
+                               {"mode", t.mode},
+                               {"time_unit", t.time_unit},
+                               {"lanes", t.lanes},
+                               {"spans", spans}});
   }
   json memory = json::object();
   memory["peak_bytes"] = r.memory_peak_bytes;
@@ -76,7 +90,8 @@ RunResult run_result_from_json(const json& in) {
       r.timelines.push_back(std::move(timeline));
     }
     r.memory_peak_bytes = in.at("memory").at("peak_bytes");
-    for (const auto& e : in.at("memory").at("by_tag")) r.memory.push_back({e.at("tag"), e.at("current_bytes"), e.at("peak_bytes")});
+    for (const auto& e : in.at("memory").at("by_tag"))
+      r.memory.push_back({e.at("tag"), e.at("current_bytes"), e.at("peak_bytes")});
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw BadInput(fmt::format("run result JSON is malformed: {}", e.what()));
@@ -92,11 +107,14 @@ std::string csv_field(const std::string& s) {
 }
 void scalar_rows(std::string& out, const char* section, const json& object) {
   for (const auto& [key, value] : object.items()) {
-    if (value.is_number()) out += fmt::format("{},{},,{},,\n", section, csv_field(key), value.get<double>());
+    if (value.is_number())
+      out += fmt::format("{},{},,{},,\n", section, csv_field(key), value.get<double>());
     else if (value.is_array()) {
       for (std::size_t i = 0; i < value.size(); ++i)
-        if (value[i].is_number()) out += fmt::format("{},{},{},{},,\n", section, csv_field(key), i, value[i].get<double>());
-    } else if (value.is_string()) out += fmt::format("{},{},,{},,\n", section, csv_field(key), csv_field(value.get<std::string>()));
+        if (value[i].is_number())
+          out += fmt::format("{},{},{},{},,\n", section, csv_field(key), i, value[i].get<double>());
+    } else if (value.is_string())
+      out += fmt::format("{},{},,{},,\n", section, csv_field(key), csv_field(value.get<std::string>()));
   }
 }
 }  // namespace
@@ -116,8 +134,10 @@ std::vector<std::string> params_changed_since(const RunResult& result, const Par
   std::vector<std::string> changed;
   for (const auto& [key, value] : now.all()) {
     const auto then = result.params.find(key);
-    if (then == result.params.end()) changed.push_back(fmt::format("{}: (none) -> {}", key, value.text));
-    else if (then->second != value.text) changed.push_back(fmt::format("{}: {} -> {}", key, then->second, value.text));
+    if (then == result.params.end())
+      changed.push_back(fmt::format("{}: (none) -> {}", key, value.text));
+    else if (then->second != value.text)
+      changed.push_back(fmt::format("{}: {} -> {}", key, then->second, value.text));
   }
   return changed;
 }

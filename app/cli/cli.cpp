@@ -1,13 +1,15 @@
 #include "app/cli/cli.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 #include <ostream>
 
 #include "app/cli/report.h"
+#include "app/cli/run_guarded.h"
 #include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
 #include "engine/backend.h"
@@ -31,30 +33,32 @@ void write_text_file(const std::string& path, const std::string& text, std::ostr
 
 int list_command(std::ostream& out) {
   for (const Lesson* lesson : all_lessons())
-    out << fmt::format("{:<12} {:<22} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(), lesson->step_count());
+    out << fmt::format("{:<12} {:<22} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(),
+                       lesson->step_count());
   return 0;
 }
 
 int info_command(std::ostream& out) {
   const DeviceInfo& cpu = cpu_with_peaks();
-  out << fmt::format("CPU backend: available\n  device      {}\n  threads     {}\n  memory      {} total, {} available\n"
-                     "  library     {}\n  peak fp32   {:.1f} GFLOP/s\n  copy bw     {:.1f} GB/s (bytes copied per second)\n"
-                     "  source      {}\n",
-                     cpu.name, cpu.threads, format_bytes_both(double(cpu.memory_total_bytes)),
-                     format_bytes_both(double(cpu.memory_free_bytes)), cpu.library, cpu.peak_fp32_gflops,
-                     cpu.peak_bandwidth_gbps, cpu.peaks_source);
+  out << fmt::format(
+      "CPU backend: available\n  device      {}\n  threads     {}\n  memory      {} total, {} available\n"
+      "  library     {}\n  peak fp32   {:.1f} GFLOP/s\n  copy bw     {:.1f} GB/s (bytes copied per second)\n"
+      "  source      {}\n",
+      cpu.name, cpu.threads, format_bytes_both(double(cpu.memory_total_bytes)),
+      format_bytes_both(double(cpu.memory_free_bytes)), cpu.library, cpu.peak_fp32_gflops, cpu.peak_bandwidth_gbps,
+      cpu.peaks_source);
   const CudaStatus& cuda = cuda_status();
   if (!cuda.available) {
     out << fmt::format("CUDA backend: unavailable: {}\n  reason      {}\n", cuda.plain_reason, cuda.reason);
   } else {
     const DeviceInfo& gpu = cuda.device;
-    out << fmt::format("CUDA backend: available ({} device{})\n  device      {} (sm_{})\n  SMs         {}\n"
-                       "  memory      {} total, {} free\n  library     {}\n  peak fp32   {:.0f} GFLOP/s\n"
-                       "  bandwidth   {:.0f} GB/s\n  source      {}\n",
-                       cuda.device_count, cuda.device_count == 1 ? "" : "s", gpu.name, gpu.compute_capability,
-                       gpu.sm_count, format_bytes_both(double(gpu.memory_total_bytes)),
-                       format_bytes_both(double(gpu.memory_free_bytes)), gpu.library, gpu.peak_fp32_gflops,
-                       gpu.peak_bandwidth_gbps, gpu.peaks_source);
+    out << fmt::format(
+        "CUDA backend: available ({} device{})\n  device      {} (sm_{})\n  SMs         {}\n"
+        "  memory      {} total, {} free\n  library     {}\n  peak fp32   {:.0f} GFLOP/s\n"
+        "  bandwidth   {:.0f} GB/s\n  source      {}\n",
+        cuda.device_count, cuda.device_count == 1 ? "" : "s", gpu.name, gpu.compute_capability, gpu.sm_count,
+        format_bytes_both(double(gpu.memory_total_bytes)), format_bytes_both(double(gpu.memory_free_bytes)),
+        gpu.library, gpu.peak_fp32_gflops, gpu.peak_bandwidth_gbps, gpu.peaks_source);
   }
   out << fmt::format("auto selects: {}\n", backend_summary(resolve_backend("auto")));
   return 0;
@@ -87,12 +91,11 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace
-
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui, GuiRequest& gui) {
-  wants_gui = false;
+int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui,
+                  GuiRequest& gui) {
   CLI::App app{"dlsys-lab: a live lab for deep-learning systems. Without a subcommand it opens the GUI.", "dlsys-lab"};
-  app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")->check(CLI::ExistingFile);
+  app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")
+      ->check(CLI::ExistingFile);
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
   app.add_option("--step", gui.step, "GUI: start on this step (1-based)")->group("GUI");
   app.add_option("--set", gui.sets, "GUI: parameter key=value for that lesson")->group("GUI");
@@ -101,11 +104,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--screenshot", gui.screenshot_png, "GUI: save a PNG of the window, then quit")->group("GUI");
   app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")->group("GUI");
   app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
-  app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")->group("GUI");
-  app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")->group("GUI")->check(CLI::IsMember({1, 2, 4}));
+  app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")
+      ->group("GUI");
+  app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")
+      ->group("GUI")
+      ->check(CLI::IsMember({1, 2, 4}));
   app.add_flag("--quick", gui.quick, "GUI: every lesson starts with small sizes and one repeat")->group("GUI");
   app.add_option("--widget-rects", gui.widget_rects_path,
-                 "GUI, for tests: keep FILE updated with where the named widgets are on screen")->group("Testing");
+                 "GUI, for tests: keep FILE updated with where the named widgets are on screen")
+      ->group("Testing");
   auto* list = app.add_subcommand("list", "list the lessons");
   auto* info = app.add_subcommand("info", "backends and devices, with measured ceilings");
 
@@ -153,24 +160,30 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitBadInput;
   }
 
-  try {
-    if (*list) return list_command(out);
-    if (*info) return info_command(out);
-    if (*run) return run_command(run_options, out, err);
-    if (*shot) return shot_command(shot_options, out, err);
-    if (*exporter) return export_command(export_options, out, err);
-    wants_gui = true;
-    return 0;
-  } catch (const BadInput& e) {
-    err << "dlsys-lab: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const RunFailure& e) {
-    err << "dlsys-lab: run failed: " << e.what() << "\n";
-    return kExitRunFailure;
-  } catch (const Cancelled&) {
-    err << "dlsys-lab: cancelled\n";
-    return kExitRunFailure;
-  }
+  // Each command is guarded with what it was doing, so an unforeseen exception says where it happened.
+  if (*list) return run_guarded([&] { return list_command(out); }, err, "listing the lessons");
+  if (*info) return run_guarded([&] { return info_command(out); }, err, "probing the backends");
+  if (*run)
+    return run_guarded([&] { return run_command(run_options, out, err); }, err,
+                       fmt::format("running lesson '{}'", run_options.lesson));
+  if (*shot)
+    return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
+                       fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step, shot_options.lesson,
+                                   shot_options.output_png));
+  if (*exporter)
+    return run_guarded([&] { return export_command(export_options, out, err); }, err,
+                       fmt::format("exporting the timeline of lesson '{}'", export_options.lesson));
+  wants_gui = true;
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool& wants_gui,
+            GuiRequest& gui) {
+  wants_gui = false;
+  // Building the parser and parsing can throw too (std::bad_alloc at least); the commands carry their own guard.
+  return run_guarded([&] { return parse_and_run(args, out, err, wants_gui, gui); }, err, "reading the command line");
 }
 
 }  // namespace dlsys

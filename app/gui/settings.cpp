@@ -1,9 +1,10 @@
 #include "app/gui/settings.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -67,7 +68,8 @@ void open_state_file(const std::string& path, AppState& state) {
     throw BadInput(fmt::format("state file '{}' is not JSON: {}", path, e.what()));
   }
   if (!json.is_object() || !json.contains("lesson") || !json["lesson"].is_string())
-    throw BadInput(fmt::format("state file '{}' has no \"lesson\" string; expected {{\"lesson\", \"step\", \"params\"}}", path));
+    throw BadInput(
+        fmt::format("state file '{}' has no \"lesson\" string; expected {{\"lesson\", \"step\", \"params\"}}", path));
   const Lesson& lesson = find_lesson(json["lesson"].get<std::string>());
   std::vector<std::string> assignments;
   if (json.contains("params")) {
@@ -78,7 +80,8 @@ void open_state_file(const std::string& path, AppState& state) {
   const ParamValues params = parse_lesson_params(lesson, assignments);
   int step = 1;
   if (json.contains("step")) {
-    if (!json["step"].is_number_integer()) throw BadInput(fmt::format("state file '{}': \"step\" must be an integer", path));
+    if (!json["step"].is_number_integer())
+      throw BadInput(fmt::format("state file '{}': \"step\" must be an integer", path));
     step = json["step"].get<int>();
   }
   if (step < 1 || step > static_cast<int>(lesson.step_count()))

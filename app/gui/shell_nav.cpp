@@ -107,8 +107,9 @@ void draw_sidebar(AppState& state, float width, float height) {
 }
 
 float lesson_menu_width(const AppState& state) {
+  const ImGuiStyle& style = ImGui::GetStyle();
   return std::min(ImGui::CalcTextSize(current_lesson(state).title().c_str()).x + ImGui::GetFrameHeight() +
-                      2 * ImGui::GetStyle().FramePadding.x,
+                      2 * style.FramePadding.x + 2 * style.ItemInnerSpacing.x,
                   ImGui::GetContentRegionAvail().x * 0.45f);
 }
 

@@ -33,7 +33,8 @@ void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std:
   if (g_path.empty()) return;
   nlohmann::json hex = nlohmann::json::array();
   for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it; translucent colours blend, skip them
-    if ((c >> IM_COL32_A_SHIFT & 0xff) == 0xff) hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
+    if ((c >> IM_COL32_A_SHIFT & 0xff) == 0xff)
+      hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
   g_plots.push_back({{"title", title}, {"rect", rect_json(min, max)}, {"colors", hex}});
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/host_buffer.h"
+#include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/attention/attention.h"
 #include "lessons/flash/flash_example.h"

@@ -1,10 +1,12 @@
 #include "lessons/matmul/matmul_lesson.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 #include <thread>
 
 #include "engine/host_buffer.h"
+#include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/matmul/matmul.h"
 #if DLSYS_HAVE_CUDA
@@ -42,8 +44,9 @@ TimingStats time_variant(const Variant& variant, BackendKind backend, const matm
 #if DLSYS_HAVE_CUDA
   if (backend == BackendKind::Cuda) {
     using matmul::cuda::Variant;
-    const Variant which = std::string(variant.key) == "naive" ? Variant::Naive
-                        : std::string(variant.key) == "tiled" ? Variant::SmemTiled : Variant::Cublas;
+    const Variant which = std::string(variant.key) == "naive"   ? Variant::Naive
+                          : std::string(variant.key) == "tiled" ? Variant::SmemTiled
+                                                                : Variant::Cublas;
     control.check_cancelled();
     return matmul::cuda::run(which, shape, a, b, c, options);
   }
@@ -108,7 +111,10 @@ double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double lx = std::log(x[i]), ly = std::log(y[i]);
-    sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
   }
   const double denominator = n * sxx - sx * sx;
   return denominator == 0 ? std::nan("") : (n * sxy - sx * sy) / denominator;
@@ -146,8 +152,13 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
 
   // 1. The sweep: time against n for n x n x n, one series per variant.
   for (const Variant* v : variants) {
-    Series series{fmt::format("{} ({})", v->key, on_gpu ? v->cuda_name : v->cpu_name), "measured", "n (m = n = k)",
-                  "", "time", "us", {}};
+    Series series{fmt::format("{} ({})", v->key, on_gpu ? v->cuda_name : v->cpu_name),
+                  "measured",
+                  "n (m = n = k)",
+                  "",
+                  "time",
+                  "us",
+                  {}};
     std::vector<double> xs, ys;
     for (double size : sizes) {
       step_progress(fmt::format("{} at n = {}", v->key, size));
@@ -156,7 +167,8 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
           c(ctx.ledger, "output", sq.m * sq.n);
       fill_random(a, 1);
       fill_random(b, 2);
-      const TimingStats t = time_variant(*v, ctx.backend, sq, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
+      const TimingStats t =
+          time_variant(*v, ctx.backend, sq, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
       series.points.push_back({size, t.median_us, t.min_us, t.max_us});
       xs.push_back(size);
       ys.push_back(t.median_us);
@@ -186,7 +198,8 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   double worst_error = 0;
   for (const Variant* v : variants) {
     step_progress(fmt::format("{} at {} x {} x {}", v->key, shape.m, shape.n, shape.k));
-    const TimingStats t = time_variant(*v, ctx.backend, shape, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
+    const TimingStats t =
+        time_variant(*v, ctx.backend, shape, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
     const double gflops = matmul::flops(shape) / (t.median_us * 1e3);
     const double error = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
     worst_error = std::max(worst_error, error);
@@ -195,7 +208,8 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
     result.measured[key + "_time_us"] = t.median_us;
     result.measured[key + "_time_min_us"] = t.min_us;
     result.measured[key + "_time_max_us"] = t.max_us;
-    result.measured[key + "_percent_of_peak"] = device.peak_fp32_gflops > 0 ? 100.0 * gflops / device.peak_fp32_gflops : 0.0;
+    result.measured[key + "_percent_of_peak"] =
+        device.peak_fp32_gflops > 0 ? 100.0 * gflops / device.peak_fp32_gflops : 0.0;
     result.measured[key + "_max_rel_err"] = error;
   }
   if (result.measured.contains("tiled_gflops") && result.measured.contains("blas_gflops"))

@@ -152,6 +152,19 @@ class App:
         self.log_file.close()
 
 
+def every_ordered_pair(items):
+    """A walk through `items` that goes from each item to each other item exactly once (an Euler circuit of the
+    complete directed graph, by Hierholzer's algorithm)."""
+    unused = {a: [b for b in items if b != a] for a in items}
+    stack, walk = [items[0]], []
+    while stack:
+        if unused[stack[-1]]:
+            stack.append(unused[stack[-1]].pop())
+        else:
+            walk.append(stack.pop())
+    return walk[::-1]
+
+
 def choose_lesson(app, lesson):
     """Clicks the lesson in the sidebar, or in the lesson drop-down where the window has no sidebar."""
     if f"sidebar/{lesson}" not in app.settle(1)["widgets"]:
@@ -172,6 +185,35 @@ def walk_steps(app, with_keys):
     for step in range(steps - 1, 0, -1):
         app.key("Left") if with_keys else app.click("step/prev")
         app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {app.state['lesson']}")
+
+
+def hold_key_moves_one_step(app):
+    start = app.state["step"]
+    xdotool("keydown", "Right")
+    time.sleep(0.8)
+    xdotool("keyup", "Right")
+    state = app.settle(5)
+    if state["step"] != start + 1:
+        raise Failure(f"holding Right for 0.8 s moved from step {start} to step {state['step']}")
+    app.key("Left")
+    app.wait(lambda s: s["step"] == start, f"step {start}")
+
+
+def change_a_parameter_marks_result_stale(app):
+    """Clicks into the parameters' sliders (a click sets the value under the mouse) until one changes."""
+    if not app.state["has_result"] or app.state["result_stale"]:
+        raise Failure("expected a fresh result before changing a parameter")
+    for name in sorted(n for n in app.stable()["widgets"] if n.startswith("params/")):
+        x0, y0, x1, y1 = app.state["widgets"][name]
+        xdotool("mousemove", "--window", app.window, int(x0 + 0.3 * (x1 - x0)), int((y0 + y1) / 2))
+        xdotool("mousedown", 1)
+        time.sleep(0.08)
+        xdotool("mouseup", 1)
+        state = app.settle(4)
+        if state["result_stale"]:
+            return
+        app.key("Escape")  # a drop-down may have opened
+    raise Failure("no parameter click marked the result as stale")
 
 
 def run_to_end(app):
@@ -313,13 +355,11 @@ def main():
         for lesson in lessons:
             choose_lesson(app, lesson)
             check_plots(app, "first")
-    # 1. From every lesson, every other lesson's sidebar entry.
-    for lesson in lessons:
-        for other in lessons:
-            if other != lesson:
-                choose_lesson(app, lesson)
-                choose_lesson(app, other)
-    log(f"ok: {len(lessons) * (len(lessons) - 1)} lesson switches from the sidebar ({time.time() - t0:.0f} s)")
+    # 1. From every lesson, every other lesson's sidebar entry: one walk that takes each ordered pair once.
+    walk = every_ordered_pair(lessons)
+    for lesson in walk:
+        choose_lesson(app, lesson)
+    log(f"ok: {len(walk) - 1} lesson switches from the sidebar, each ordered pair once ({time.time() - t0:.0f} s)")
 
     # 2. Every step with Next / Prev, then with the arrow keys. 3. Run each lesson with the mouse.
     for lesson in lessons:
@@ -328,6 +368,13 @@ def main():
         walk_steps(app, with_keys=True)
         run_to_end(app)
     log(f"ok: every step walked both ways with buttons and keys, every lesson run ({time.time() - t0:.0f} s)")
+
+    # A key held down moves one step, not one per repeat.
+    choose_lesson(app, lessons[0])
+    hold_key_moves_one_step(app)
+    # Changing a parameter after a run marks the result as measured with other parameters.
+    change_a_parameter_marks_result_stale(app)
+    log(f"ok: a held key moves one step; a changed parameter marks the last result ({time.time() - t0:.0f} s)")
 
     # 5. The export menu in desk mode, every item, on a lesson with timelines and one without.
     for lesson in ("schedules", lessons[0]):
