@@ -31,7 +31,7 @@ std::string plain_reason(cudaError_t err) {
     return std::filesystem::exists("/proc/driver/nvidia/version") ? "the NVIDIA driver is too old for this CUDA build"
                                                                    : "no NVIDIA driver is installed";
   if (err == cudaErrorNoDevice) return "no NVIDIA GPU was found";
-  return fmt::format("the CUDA runtime could not start ({})", cudaGetErrorName(err));
+  return "the CUDA runtime could not start";  // the runtime's own words stay in `reason`
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/host_buffer.h"
 #include "engine/ledger.h"
@@ -122,4 +123,28 @@ TEST_CASE("a run result survives a JSON round trip") {
   const std::string csv = to_csv(r);
   CHECK(csv.find("theory,flops,,686,,") != std::string::npos);
   CHECK(csv.find("series,naive,1,2,1.5,2.5") != std::string::npos);
+}
+
+TEST_CASE("a result is stale exactly when a parameter differs from the run's") {
+  const std::vector<ParamSpec> specs = {{.key = "p", .label = "devices", .type = ParamType::Integer, .default_text = "2", .min = 1, .max = 64},
+                                        {.key = "mode", .label = "mode", .type = ParamType::Choice, .default_text = "a", .choices = {"a", "b"}}};
+  RunResult result;
+  result.params = {{"p", "2"}, {"mode", "a"}};
+  ParamValues now = ParamValues::defaults(specs);
+  CHECK(params_changed_since(result, now).empty());
+  now.set(specs, "p", "4");
+  CHECK(params_changed_since(result, now) == std::vector<std::string>{"p: 2 -> 4"});
+  now.set(specs, "p", "2");
+  CHECK(params_changed_since(result, now).empty());
+}
+
+TEST_CASE("an unusable CUDA backend is explained in plain words, the runtime's error kept beside them") {
+  const CudaStatus& cuda = cuda_status();
+  if (cuda.available) return;  // nothing to explain on a machine with a working GPU
+  CHECK_FALSE(cuda.plain_reason.empty());
+  CHECK_FALSE(cuda.reason.empty());
+  // The plain sentence carries no error codes or runtime jargon.
+  CHECK(cuda.plain_reason.find("cuda") == std::string::npos);
+  CHECK(cuda.plain_reason.find('(') == std::string::npos);
+  if (!cuda.compiled) CHECK(cuda.plain_reason == "this build has no CUDA backend");
 }

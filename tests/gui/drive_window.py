@@ -308,7 +308,7 @@ def check_plots(app, tag):
             app.click("step/next")
             app.wait(lambda s, want=step: s["step"] == want, f"step {step}")
         state = app.settle(4)
-        indices = [i for i, p in enumerate(state["plots"]) if p["colors"]][:2]
+        indices = [i for i, p in enumerate(state["plots"]) if p["colors"]][:1]
         if not indices:
             continue
         for index in indices:
