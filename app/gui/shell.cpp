@@ -50,10 +50,14 @@ void draw_lesson_view(AppState& state, bool figure) {
   set_run_progress(running, state.worker.progress(), state.worker.progress_text());
   set_figure_mode(figure);
   if (!figure) state.view_size = ImGui::GetContentRegionAvail();
-  if (LessonView view = find_lesson_view(context.lesson.id()))
+  const std::vector<LessonStep>& steps = context.lesson.text().steps;
+  const std::string step_id = context.step < static_cast<int>(steps.size()) ? steps[context.step].id : "";
+  if (StepView view = find_step_view(context.lesson.id(), step_id))
     view(context);
-  else
+  else if (find_step_views(context.lesson.id()) == nullptr)
     draw_lesson_markdown(context.lesson.text().theory);
+  else
+    ImGui::TextDisabled("Step '%s' has no view yet.", step_id.c_str());
   set_figure_mode(false);
 }
 

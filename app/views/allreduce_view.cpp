@@ -332,21 +332,14 @@ void draw_measured_step(const ViewContext& ctx) {
 
 }  // namespace
 
-void draw_allreduce_view(ViewContext& ctx) {
-  switch (ctx.step) {
-    case 0:
-      return draw_why_step(ctx);
-    case 1:
-      return draw_obvious_ways_step(ctx);
-    case 2:
-      return draw_ring_phase(ctx, true);
-    case 3:
-      return draw_ring_phase(ctx, false);
-    case 4:
-      return draw_cost_step(ctx);
-    default:
-      return draw_measured_step(ctx);
-  }
+const StepViews& allreduce_step_views() {
+  static const StepViews views{{"why", draw_why_step},
+                               {"obvious_ways", draw_obvious_ways_step},
+                               {"reduce_scatter", [](const ViewContext& ctx) { draw_ring_phase(ctx, true); }},
+                               {"all_gather", [](const ViewContext& ctx) { draw_ring_phase(ctx, false); }},
+                               {"cost", draw_cost_step},
+                               {"measured", draw_measured_step}};
+  return views;
 }
 
 }  // namespace dlsys::gui

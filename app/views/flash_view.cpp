@@ -410,19 +410,13 @@ void draw_measured_step(const ViewContext& ctx) {
 
 }  // namespace
 
-void draw_flash_view(ViewContext& ctx) {
-  switch (ctx.step) {
-    case 0:
-      return draw_memory_step(ctx);
-    case 1:
-      return draw_shift_step(ctx);
-    case 2:
-      return draw_online_softmax_step(ctx);
-    case 3:
-      return draw_tiles_step(ctx);
-    default:
-      return draw_measured_step(ctx);
-  }
+const StepViews& flash_step_views() {
+  static const StepViews views{{"scores_memory", draw_memory_step},
+                               {"row_max_shift", draw_shift_step},
+                               {"online_softmax", draw_online_softmax_step},
+                               {"tiles", draw_tiles_step},
+                               {"measured", draw_measured_step}};
+  return views;
 }
 
 }  // namespace dlsys::gui

@@ -420,27 +420,31 @@ void draw_live_step(const ViewContext& ctx) {
 
 }  // namespace
 
-void draw_kvcache_view(ViewContext& ctx) {
-  if (ctx.step == 5) return draw_live_step(ctx);
+namespace {
+
+using SizingStep = void (*)(const ViewContext&, const SizingQuery&, const Sizing&);
+
+// The sizing steps draw from the model's sizing, or say why there is none.
+template <SizingStep draw>
+void with_sizing(const ViewContext& ctx) {
   const Theory& theory = theory_for(ctx.params);
   if (!theory.sizing) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s", theory.error.c_str());
     return;
   }
-  const SizingQuery& q = *theory.query;
-  const Sizing& sz = *theory.sizing;
-  switch (ctx.step) {
-    case 0:
-      return draw_prefill_decode_step(ctx, q, sz);
-    case 1:
-      return draw_cache_contents_step(ctx, q, sz);
-    case 2:
-      return draw_formula_step(ctx, q, sz);
-    case 3:
-      return draw_fit_step(ctx, q, sz);
-    default:
-      return draw_paged_step(ctx, q, sz);
-  }
+  draw(ctx, *theory.query, *theory.sizing);
+}
+
+}  // namespace
+
+const StepViews& kvcache_step_views() {
+  static const StepViews views{{"prefill_decode", with_sizing<draw_prefill_decode_step>},
+                               {"cache_contents", with_sizing<draw_cache_contents_step>},
+                               {"formula", with_sizing<draw_formula_step>},
+                               {"fit", with_sizing<draw_fit_step>},
+                               {"paged", with_sizing<draw_paged_step>},
+                               {"live", draw_live_step}};
+  return views;
 }
 
 }  // namespace dlsys::gui

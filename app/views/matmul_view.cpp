@@ -180,13 +180,12 @@ void draw_tiling_step(const ViewContext& ctx) {
 
 }  // namespace
 
-void draw_matmul_view(ViewContext& ctx) {
-  switch (ctx.step) {
-    case 0: return draw_dot_product_step(ctx);
-    case 1: return draw_scaling_step(ctx);
-    case 2: return draw_libraries_step(ctx);
-    default: return draw_tiling_step(ctx);
-  }
+const StepViews& matmul_step_views() {
+  static const StepViews views{{"dot_product", draw_dot_product_step},
+                               {"scaling", draw_scaling_step},
+                               {"libraries", draw_libraries_step},
+                               {"tiling", draw_tiling_step}};
+  return views;
 }
 
 }  // namespace dlsys::gui

@@ -321,64 +321,75 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
 
 }  // namespace
 
-void draw_bubble_view(ViewContext& ctx) {
-  const int p = static_cast<int>(ctx.params.integer("p")), m = static_cast<int>(ctx.params.integer("m"));
-  switch (ctx.step) {
-    case 0: {
-      draw_stages_diagram(p);
-      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
-      draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
-      return;
-    }
-    case 1: {
-      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
-      if (!one.error.empty()) return draw_error(one.error);
-      draw_value_table("one", {{"devices p", std::to_string(p)},
-                               {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
-                               {"(p - 1)/p", fraction_text(theory::fill_drain_idle_fraction(p, 1))}});
-      draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);
-      return;
-    }
-    case 2: {
-      const TheoryPanel& many = theory_panel(ctx, {});
-      if (!many.error.empty()) return draw_error(many.error);
-      draw_value_table("many", {{"idle share, simulated", fraction_text(many.sim->timing.bubble_fraction())},
-                                {"(p - 1)/(m + p - 1)", fraction_text(theory::fill_drain_idle_fraction(p, m))},
-                                {"bubble ratio (p - 1)/m", fraction_text(theory::bubble_ratio(p, m))}});
-      draw_theory("many_mb", many, ImGui::GetContentRegionAvail().y, true);
-      return;
-    }
-    case 3: {
-      draw_value_table(
-          "course",
-          {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
-           {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
-           {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
-           {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
-           {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m),
-            format_number(theory::course_misprint(p, m), 4)}});
-      draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-    default: {
-      if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
-      const auto& mr = ctx.result->measured;
-      draw_value_table("measured",
-                       {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
-                        {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
-                        {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
-      const float h = ImGui::GetContentRegionAvail().y;
-      draw_measured(ctx, h * 0.45f);
-      draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-  }
+namespace {
+
+int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
+int param_m(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("m")); }
+
+void draw_bubble_stages(const ViewContext& ctx) {
+  draw_stages_diagram(param_p(ctx));
+  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+  draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
+}
+
+void draw_bubble_one_micro_batch(const ViewContext& ctx) {
+  const int p = param_p(ctx);
+  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+  if (!one.error.empty()) return draw_error(one.error);
+  draw_value_table("one", {{"devices p", std::to_string(p)},
+                           {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
+                           {"(p - 1)/p", fraction_text(theory::fill_drain_idle_fraction(p, 1))}});
+  draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);
+}
+
+void draw_bubble_many_micro_batches(const ViewContext& ctx) {
+  const int p = param_p(ctx), m = param_m(ctx);
+  const TheoryPanel& many = theory_panel(ctx, {});
+  if (!many.error.empty()) return draw_error(many.error);
+  draw_value_table("many", {{"idle share, simulated", fraction_text(many.sim->timing.bubble_fraction())},
+                            {"(p - 1)/(m + p - 1)", fraction_text(theory::fill_drain_idle_fraction(p, m))},
+                            {"bubble ratio (p - 1)/m", fraction_text(theory::bubble_ratio(p, m))}});
+  draw_theory("many_mb", many, ImGui::GetContentRegionAvail().y, true);
+}
+
+void draw_bubble_formula(const ViewContext& ctx) {
+  const int p = param_p(ctx), m = param_m(ctx);
+  draw_value_table(
+      "course",
+      {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
+       {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
+       {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
+       {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
+       {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m), format_number(theory::course_misprint(p, m), 4)}});
+  draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
+}
+
+void draw_bubble_measured(const ViewContext& ctx) {
+  if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
+  const auto& mr = ctx.result->measured;
+  draw_value_table("measured", {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
+                                {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
+                                {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
+  const float h = ImGui::GetContentRegionAvail().y;
+  draw_measured(ctx, h * 0.45f);
+  draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
+}
+
+}  // namespace
+
+const StepViews& bubble_step_views() {
+  static const StepViews views{{"stages", draw_bubble_stages},
+                               {"one_micro_batch", draw_bubble_one_micro_batch},
+                               {"many_micro_batches", draw_bubble_many_micro_batches},
+                               {"formula", draw_bubble_formula},
+                               {"measured", draw_bubble_measured}};
+  return views;
 }
 
 namespace {
 
 // Steps 1-4 of `schedules`: the chosen schedule's theory with in-flight activations, and the measured run under it.
-void draw_chosen_schedule(ViewContext& ctx, bool phases) {
+void draw_chosen_schedule(const ViewContext& ctx, bool phases) {
   const TheoryPanel& panel = theory_panel(ctx, {});
   if (!panel.error.empty()) return draw_error(panel.error);
   if (phases) {
@@ -469,72 +480,76 @@ void draw_comparison(const ViewContext& ctx) {
 
 }  // namespace
 
-void draw_schedules_view(ViewContext& ctx) {
+namespace {
+
+void draw_schedule_phase(const ViewContext& ctx) { draw_chosen_schedule(ctx, true); }
+
+void draw_schedules_in_flight(const ViewContext& ctx) {
   const float h = ImGui::GetContentRegionAvail().y;
-  switch (ctx.step) {
-    case 0:
-    case 1:
-    case 2:
-      return draw_chosen_schedule(ctx, true);
-    case 3: {
-      const TheoryPanel& gpipe = theory_panel(ctx, {{"schedule", "gpipe"}});
-      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
-      if (!gpipe.error.empty() || !one.error.empty()) return draw_error(gpipe.error + one.error);
-      draw_in_flight("gpipe_inflight", gpipe.timeline, h * 0.48f);
-      draw_in_flight("1f1b_inflight", one.timeline, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-    case 4: {
-      // The same model both ways: an interleaved chunk is 1/v of a stage, so its ops cost 1/v as much.
-      const TheoryPanel& base = theory_panel(ctx, {{"schedule", "1f1b"}});
-      if (!base.error.empty()) return draw_error(base.error);
-      const int p = base.setup.shape.devices, v = base.setup.chunks;
-      const int m = (base.setup.shape.micro_batches + p - 1) / p * p;
-      auto scaled = [&](const char* key) { return fmt::format("{:.10g}", ctx.params.real(key) / v); };
-      const Overrides interleaved{{"schedule", "interleaved"}, {"m", std::to_string(m)}, {"f", scaled("f")},
-                                  {"b", scaled("b")},          {"w", scaled("w")},       {"fb", scaled("fb")}};
-      const TheoryPanel& inter = theory_panel(ctx, interleaved);
-      const TheoryPanel& base_m = theory_panel(ctx, {{"schedule", "1f1b"}, {"m", std::to_string(m)}});
-      if (!inter.error.empty()) return draw_error(inter.error);
-      draw_value_table(
-          "inter",
-          {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
-           {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
-           {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
-      draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-    case 5: {
-      const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
-      const TheoryPanel& zb = theory_panel(ctx, {{"schedule", "zb-h1"}});
-      if (!one.error.empty() || !zb.error.empty()) return draw_error(one.error + zb.error);
-      draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
-                              {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
-      draw_two_theories("split", one, zb, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-    case 6: {
-      int p = static_cast<int>(ctx.params.integer("p"));
-      p += p % 2;
-      const int m =
-          std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
-      const Overrides dual{{"schedule", "dualpipe"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}};
-      const TheoryPanel& dp = theory_panel(ctx, dual);
-      const TheoryPanel& one =
-          theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
-      if (!dp.error.empty()) return draw_error(dp.error);
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled(
-          "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
-          "device 0, %d..%d at device %d (marked by a dark band along the foot of their blocks).",
-          p, m, m / 2 - 1, m / 2, m - 1, p - 1);
-      ImGui::PopTextWrapPos();
-      draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);
-      return;
-    }
-    default:
-      return draw_comparison(ctx);
-  }
+  const TheoryPanel& gpipe = theory_panel(ctx, {{"schedule", "gpipe"}});
+  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
+  if (!gpipe.error.empty() || !one.error.empty()) return draw_error(gpipe.error + one.error);
+  draw_in_flight("gpipe_inflight", gpipe.timeline, h * 0.48f);
+  draw_in_flight("1f1b_inflight", one.timeline, ImGui::GetContentRegionAvail().y);
+}
+
+void draw_schedules_interleaving(const ViewContext& ctx) {
+  // The same model both ways: an interleaved chunk is 1/v of a stage, so its ops cost 1/v as much.
+  const TheoryPanel& base = theory_panel(ctx, {{"schedule", "1f1b"}});
+  if (!base.error.empty()) return draw_error(base.error);
+  const int p = base.setup.shape.devices, v = base.setup.chunks;
+  const int m = (base.setup.shape.micro_batches + p - 1) / p * p;
+  auto scaled = [&](const char* key) { return fmt::format("{:.10g}", ctx.params.real(key) / v); };
+  const Overrides interleaved{{"schedule", "interleaved"}, {"m", std::to_string(m)}, {"f", scaled("f")},
+                              {"b", scaled("b")},          {"w", scaled("w")},       {"fb", scaled("fb")}};
+  const TheoryPanel& inter = theory_panel(ctx, interleaved);
+  const TheoryPanel& base_m = theory_panel(ctx, {{"schedule", "1f1b"}, {"m", std::to_string(m)}});
+  if (!inter.error.empty()) return draw_error(inter.error);
+  draw_value_table("inter",
+                   {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
+                    {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
+                    {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
+  draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
+}
+
+void draw_schedules_split_bw(const ViewContext& ctx) {
+  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
+  const TheoryPanel& zb = theory_panel(ctx, {{"schedule", "zb-h1"}});
+  if (!one.error.empty() || !zb.error.empty()) return draw_error(one.error + zb.error);
+  draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
+                          {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
+  draw_two_theories("split", one, zb, ImGui::GetContentRegionAvail().y);
+}
+
+void draw_schedules_dualpipe(const ViewContext& ctx) {
+  int p = static_cast<int>(ctx.params.integer("p"));
+  p += p % 2;
+  const int m = std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
+  const Overrides dual{{"schedule", "dualpipe"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}};
+  const TheoryPanel& dp = theory_panel(ctx, dual);
+  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
+  if (!dp.error.empty()) return draw_error(dp.error);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at "
+      "device 0, %d..%d at device %d (marked by a dark band along the foot of their blocks).",
+      p, m, m / 2 - 1, m / 2, m - 1, p - 1);
+  ImGui::PopTextWrapPos();
+  draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);
+}
+
+}  // namespace
+
+const StepViews& schedules_step_views() {
+  static const StepViews views{{"warmup", draw_schedule_phase},
+                               {"steady_state", draw_schedule_phase},
+                               {"cooldown", draw_schedule_phase},
+                               {"in_flight", draw_schedules_in_flight},
+                               {"interleaving", draw_schedules_interleaving},
+                               {"split_bw", draw_schedules_split_bw},
+                               {"dualpipe", draw_schedules_dualpipe},
+                               {"comparison", draw_comparison}};
+  return views;
 }
 
 }  // namespace dlsys::gui

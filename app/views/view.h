@@ -3,6 +3,7 @@
 // the step number and the last finished run (DESIGN.md: views are functions of the run result and view state).
 // View state that must persist (zoom, selection) lives in statics next to the code that draws it.
 #include <string>
+#include <vector>
 
 #include "engine/params.h"
 #include "engine/run_result.h"
@@ -21,10 +22,18 @@ struct ViewContext {
   bool figure = false;        // drawing a figure for export: no widgets, only what the view shows
 };
 
-using LessonView = void (*)(ViewContext& context);
+// Draws one step of a lesson.
+using StepView = void (*)(const ViewContext& context);
+struct StepViewEntry {
+  const char* step_id;  // as in the lesson text: "## Step <id>: ..."
+  StepView draw;
+};
+using StepViews = std::vector<StepViewEntry>;
 
-// The lesson's view function, or nullptr when it has none (the shell then shows the theory card only).
-LessonView find_lesson_view(const std::string& lesson_id);
+// The views of a lesson, one per step id, or nullptr for a lesson with no views (the shell then shows its theory).
+const StepViews* find_step_views(const std::string& lesson_id);
+// The view of one step, or nullptr when that step has none (a test keeps the tables and the texts in step).
+StepView find_step_view(const std::string& lesson_id, const std::string& step_id);
 
 // Shared pieces of lesson views.
 // Where a view needs a run that has not finished yet: "Press Run to measure ...", or the progress of the run going on.

@@ -1,30 +1,33 @@
-// The one table from lesson id to its view function.
+// The one table from lesson id to its step views.
 #include "app/views/view.h"
 
 namespace dlsys::gui {
 
-void draw_matmul_view(ViewContext& context);
-void draw_kvcache_view(ViewContext& context);
-void draw_flash_view(ViewContext& context);
-void draw_bubble_view(ViewContext& context);
-void draw_schedules_view(ViewContext& context);
-void draw_allreduce_view(ViewContext& context);
+const StepViews& matmul_step_views();
+const StepViews& kvcache_step_views();
+const StepViews& flash_step_views();
+const StepViews& bubble_step_views();
+const StepViews& schedules_step_views();
+const StepViews& allreduce_step_views();
 
-LessonView find_lesson_view(const std::string& lesson_id) {
+const StepViews* find_step_views(const std::string& lesson_id) {
   struct Entry {
-    const char* id;
-    LessonView view;
+    const char* lesson_id;
+    const StepViews& (*views)();
   };
   static const Entry table[] = {
-      {"matmul", draw_matmul_view},
-      {"kvcache", draw_kvcache_view},
-      {"flash", draw_flash_view},
-      {"bubble", draw_bubble_view},
-      {"schedules", draw_schedules_view},
-      {"allreduce", draw_allreduce_view},
+      {"matmul", matmul_step_views}, {"kvcache", kvcache_step_views},     {"flash", flash_step_views},
+      {"bubble", bubble_step_views}, {"schedules", schedules_step_views}, {"allreduce", allreduce_step_views},
   };
   for (const auto& entry : table)
-    if (lesson_id == entry.id) return entry.view;
+    if (lesson_id == entry.lesson_id) return &entry.views();
+  return nullptr;
+}
+
+StepView find_step_view(const std::string& lesson_id, const std::string& step_id) {
+  if (const StepViews* views = find_step_views(lesson_id))
+    for (const StepViewEntry& entry : *views)
+      if (step_id == entry.step_id) return entry.draw;
   return nullptr;
 }
 

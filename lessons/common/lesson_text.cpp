@@ -1,6 +1,7 @@
 #include "lessons/common/lesson_text.h"
 
 #include <sstream>
+#include <stdexcept>
 
 #include "engine/assets.h"
 
@@ -10,6 +11,26 @@ namespace {
 void trim_trailing_blank_lines(std::string& s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
 }
+bool is_step_id(std::string_view id) {
+  if (id.empty()) return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// "## Step warmup: Warm-up" -> {"warmup", "Warm-up"}
+LessonStep parse_step_header(const std::string& line) {
+  const std::string_view rest = std::string_view(line).substr(std::string_view("## Step").size());
+  const std::size_t colon = rest.find(": ");
+  const std::string_view id = colon == std::string_view::npos || rest.empty() || rest[0] != ' '
+                                  ? std::string_view()
+                                  : rest.substr(1, colon - 1);
+  if (!is_step_id(id))
+    throw std::invalid_argument("lesson text: '" + line +
+                                "' is not of the form '## Step <id>: <title>' (id: a-z, 0-9, _)");
+  return {std::string(id), std::string(rest.substr(colon + 2)), ""};
+}
+
 }  // namespace
 
 LessonText parse_lesson_text(std::string_view markdown) {
@@ -20,8 +41,8 @@ LessonText parse_lesson_text(std::string_view markdown) {
   while (std::getline(in, line)) {
     if (line.rfind("# ", 0) == 0 && text.title.empty()) {
       text.title = line.substr(2);
-    } else if (line.rfind("## Step: ", 0) == 0) {
-      text.steps.push_back({line.substr(9), ""});
+    } else if (line.rfind("## Step", 0) == 0) {
+      text.steps.push_back(parse_step_header(line));
       body = &text.steps.back().caption;
     } else {
       if (body->empty() && line.empty()) continue;

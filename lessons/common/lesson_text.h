@@ -1,6 +1,7 @@
 #pragma once
-// A lesson's words live in assets/lessons/<id>.md: "# Title", the theory card, then "## Step: title" sections whose
-// body is the step's caption. Lines starting with "$$ " are formulas; "- " starts a bullet.
+// A lesson's words live in assets/lessons/<id>.md: "# Title", the theory card, then "## Step <id>: title" sections
+// whose body is the step's caption. The step id is what the views are keyed by, so a step and its view cannot drift
+// apart when steps are added or reordered. Lines starting with "$$ " are formulas; "- " starts a bullet.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,7 @@
 namespace dlsys {
 
 struct LessonStep {
+  std::string id;  // "warmup": lower case, digits and underscores
   std::string title;
   std::string caption;
 };
@@ -18,6 +20,7 @@ struct LessonText {
   std::vector<LessonStep> steps;
 };
 
+// Throws std::invalid_argument naming the line when a step header has no id or a malformed one.
 LessonText parse_lesson_text(std::string_view markdown);
 // The parsed text of assets/lessons/<id>.md.
 LessonText load_lesson_text(const std::string& lesson_id);

@@ -1,0 +1,47 @@
+// Every step of every lesson has its own view, keyed by the step id in the lesson text, and every view belongs to a
+// step: a step added to a text without a view (or a view left behind) fails here, not on a student's screen.
+#include <doctest/doctest.h>
+#if DLSYS_HAVE_GUI
+
+#include <string>
+#include <vector>
+
+#include "app/views/view.h"
+#include "lessons/registry.h"
+#endif
+#include "lessons/common/lesson_text.h"
+#if DLSYS_HAVE_GUI
+
+using namespace dlsys;
+
+TEST_CASE("each lesson's step views match its text's steps, id by id and in order") {
+  for (const Lesson* lesson : all_lessons()) {
+    CAPTURE(lesson->id());
+    const gui::StepViews* views = gui::find_step_views(lesson->id());
+    REQUIRE(views != nullptr);
+    std::vector<std::string> text_ids, view_ids;
+    for (const LessonStep& step : lesson->text().steps) text_ids.push_back(step.id);
+    for (const gui::StepViewEntry& entry : *views) {
+      view_ids.push_back(entry.step_id);
+      CHECK(static_cast<bool>(entry.draw));
+    }
+    CHECK(view_ids == text_ids);
+  }
+}
+
+#endif  // the views exist only in builds with the GUI; the text's ids are checked in every build
+
+using namespace dlsys;
+
+TEST_CASE("a step header without an id is refused, naming the line") {
+  CHECK_THROWS_WITH_AS(parse_lesson_text("# T\n## Step: Warm-up\ncaption\n"), doctest::Contains("## Step: Warm-up"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(parse_lesson_text("# T\n## Step Warm up: x\n"), std::invalid_argument);
+  const LessonText text =
+      parse_lesson_text("# T\ncard\n## Step warmup: Warm-up\nfirst\n## Step steady_2: Steady\nsecond\n");
+  REQUIRE(text.steps.size() == 2);
+  CHECK(text.steps[0].id == "warmup");
+  CHECK(text.steps[0].title == "Warm-up");
+  CHECK(text.steps[0].caption == "first");
+  CHECK(text.steps[1].id == "steady_2");
+}
