@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/gui/run_worker.h"
+#include "app/gui/step_data_worker.h"
 #include "engine/params.h"
 #include "engine/run_result.h"
 
@@ -20,6 +21,7 @@ struct LessonSession {
   std::map<std::string, std::string> param_errors; // why the last edit was refused, per parameter
   int step = 0;
   double step_started_s = 0;
+  StepDataWorker step_data;  // what the steps draw, computed from `params` off the UI thread
   std::shared_ptr<const RunResult> result;
   std::string last_error;
   double last_run_wall_s = 0;

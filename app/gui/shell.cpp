@@ -41,7 +41,9 @@ ViewContext make_view_context(AppState& state, bool figure) {
                      state.fixed_time ? state.fixed_step_time_s : state.now_s - session.step_started_s,
                      state.presentation,
                      stale,
-                     figure};
+                     figure,
+                     session.step_data.latest(),
+                     session.step_data.error()};
 }
 
 void draw_lesson_view(AppState& state, bool figure) {
@@ -242,6 +244,7 @@ void begin_frame(AppState& state) {
     }
   }
   LessonSession& session = state.session();
+  session.step_data.request(current_lesson(state), session.params);
   if (state.playing && state.now_s - session.step_started_s > kPlaySecondsPerStep) {
     if (session.step + 1 < static_cast<int>(current_lesson(state).step_count()))
       go_to_step(state, session.step + 1);

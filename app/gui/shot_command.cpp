@@ -53,6 +53,7 @@ int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   const Stopwatch run_watch;
   state.session().result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, control));
   state.session().last_run_wall_s = run_watch.elapsed_us() / 1e6;
+  state.session().step_data.compute_now(lesson, params);
 
   HeadlessGl gl;
   ImGui::CreateContext();

@@ -11,8 +11,7 @@
 #include "app/gui/theme.h"
 #include "app/views/view.h"
 #include "engine/units.h"
-#include "kernels/collectives/cost_model.h"
-#include "kernels/collectives/step_record.h"
+#include "lessons/allreduce/allreduce_steps.h"
 
 namespace dlsys::gui {
 
@@ -22,19 +21,10 @@ using collectives::Algorithm;
 using collectives::CollectiveRecord;
 using collectives::Op;
 
-constexpr int kMaxRanksShown = 8;        // the step-through draws at most 8 ranks; plots use the real n
 constexpr double kSecondsPerStep = 1.8;  // auto-play speed of the ring
 
-int shown_ranks(const ParamValues& p) {
-  return static_cast<int>(std::clamp<std::int64_t>(p.integer("n"), 2, kMaxRanksShown));
-}
-
-// The ring's record for n ranks and one number per chunk, made once per n by running the real ring.
-const CollectiveRecord& record_for(int n) {
-  static std::map<int, CollectiveRecord> cache;
-  auto it = cache.find(n);
-  if (it == cache.end()) it = cache.emplace(n, collectives::record_ring_allreduce(n, n)).first;
-  return it->second;
+const allreduce::AllreduceSteps* steps_of(const ViewContext& ctx) {
+  return step_data_as<allreduce::AllreduceSteps>(ctx);
 }
 
 std::string value_text(float v) { return fmt::format("{:g}", v); }
@@ -186,16 +176,18 @@ std::string step_caption(const CollectiveRecord& record, std::size_t row) {
 }
 
 void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
-  const int n = shown_ranks(ctx.params);
-  const CollectiveRecord& record = record_for(n);
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const int n = steps->n_ranks_shown;
+  const CollectiveRecord& record = steps->ring_record;
   const std::size_t first = reduce_scatter ? 0 : static_cast<std::size_t>(n - 1);
   const std::size_t last = reduce_scatter ? static_cast<std::size_t>(n - 1) : record.steps.size() - 1;
   const std::size_t row = ring_row(ctx, first, last);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(step_caption(record, row).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
-  if (n != ctx.params.integer("n"))
-    ImGui::TextWrapped("(drawn for N = %d; the step-through shows 2 to %d ranks)", n, kMaxRanksShown);
+  if (n != steps->n_ranks)
+    ImGui::TextWrapped("(drawn for N = %d; the step-through shows 2 to %d ranks)", n, allreduce::kMaxRanksShown);
   ImGui::TextWrapped(
       "Numbers and colours come from the ring's own step record (the same code the run times); rank r "
       "starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
@@ -212,8 +204,10 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
 }
 
 void draw_why_step(const ViewContext& ctx) {
-  const int n = shown_ranks(ctx.params);
-  const CollectiveRecord& record = record_for(n);
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const int n = steps->n_ranks_shown;
+  const CollectiveRecord& record = steps->ring_record;
   ImGui::TextWrapped(
       "Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
       "must hold the element-wise sum, shown under the line.");
@@ -235,8 +229,8 @@ void draw_why_step(const ViewContext& ctx) {
 }
 
 void draw_obvious_ways_step(const ViewContext& ctx) {
-  const double s_bytes = ctx.params.real("bytes");
-  const int n_now = static_cast<int>(ctx.params.integer("n"));
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
   PlotSpec spec{
       "Bytes through the busiest rank's link, in units of S", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
   PlotLine naive{
@@ -244,43 +238,39 @@ void draw_obvious_ways_step(const ViewContext& ctx) {
   PlotLine crossbar{
       "everyone to everyone: (N-1) S each way", series_color(1), SeriesStyle::LineAndMarkers, false, false, {}};
   PlotLine ring{"ring: 2 (N-1) / N x S", series_color(2), SeriesStyle::LineAndMarkers, false, false, {}};
-  for (int n = 2; n <= 16; ++n) {
-    const double root = collectives::collective_cost(Op::AllReduce, Algorithm::Naive, n, 1).model_bytes;
-    const double ring_bytes = collectives::collective_cost(Op::AllReduce, Algorithm::Ring, n, 1).bytes_sent_per_rank;
-    naive.points.push_back({double(n), root, root, root});
-    crossbar.points.push_back({double(n), double(n - 1), double(n - 1), double(n - 1)});
-    ring.points.push_back({double(n), ring_bytes, ring_bytes, ring_bytes});
+  for (const allreduce::LinkBytesPoint& point : steps->link_bytes) {
+    const double n = point.n_ranks;
+    naive.points.push_back({n, point.through_root, point.through_root, point.through_root});
+    crossbar.points.push_back({n, point.everyone_to_all, point.everyone_to_all, point.everyone_to_all});
+    ring.points.push_back({n, point.ring, point.ring, point.ring});
   }
   spec.lines = {naive, crossbar, ring};
-  spec.guides.push_back({true, double(n_now), fmt::format("N = {}", n_now), highlight_color()});
+  spec.guides.push_back({true, double(steps->n_ranks), fmt::format("N = {}", steps->n_ranks), highlight_color()});
   spec.size = {0, ImGui::GetContentRegionAvail().y - 4.5f * ImGui::GetFrameHeightWithSpacing()};
   draw_plot("obvious", spec);
   draw_value_table(
       "obvious_table",
       {
-          {fmt::format("rank 0 in and out, N = {}, S = {}", n_now, format_bytes_binary(s_bytes)),
-           format_bytes_both(
-               collectives::collective_cost(Op::AllReduce, Algorithm::Naive, n_now, s_bytes).model_bytes)},
-          {"each rank, full exchange with everyone", format_bytes_both((n_now - 1) * s_bytes)},
-          {"each rank, ring",
-           format_bytes_both(
-               collectives::collective_cost(Op::AllReduce, Algorithm::Ring, n_now, s_bytes).bytes_sent_per_rank)},
+          {fmt::format("rank 0 in and out, N = {}, S = {}", steps->n_ranks, format_bytes_binary(steps->message_bytes)),
+           format_bytes_both(steps->root_bytes)},
+          {"each rank, full exchange with everyone", format_bytes_both(steps->everyone_bytes)},
+          {"each rank, ring", format_bytes_both(steps->ring_bytes)},
       });
 }
 
-std::vector<std::pair<std::string, std::string>> theory_rows(const ViewContext& ctx) {
-  const auto t = ctx.lesson.theory(ctx.params);
-  const int n = static_cast<int>(ctx.params.integer("n"));
+std::vector<std::pair<std::string, std::string>> theory_rows(const allreduce::AllreduceSteps& steps) {
   return {
-      {fmt::format("steps  2(N-1), N = {}", n), fmt::format("{}", t["steps"].get<int>())},
-      {fmt::format("bytes sent per rank  2(N-1)/N x S, S = {}", format_bytes_binary(ctx.params.real("bytes"))),
-       format_bytes_both(t["bytes_sent_per_rank"].get<double>())},
-      {"busbw factor  2(N-1)/N (nccl-tests)", format_number(t["busbw_factor"].get<double>(), 4)},
+      {fmt::format("steps  2(N-1), N = {}", steps.n_ranks), fmt::format("{}", steps.steps)},
+      {fmt::format("bytes sent per rank  2(N-1)/N x S, S = {}", format_bytes_binary(steps.message_bytes)),
+       format_bytes_both(steps.bytes_sent_per_rank)},
+      {"busbw factor  2(N-1)/N (nccl-tests)", format_number(steps.busbw_factor, 4)},
   };
 }
 
 void draw_cost_step(const ViewContext& ctx) {
-  auto rows = theory_rows(ctx);
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  auto rows = theory_rows(*steps);
   if (!ctx.result) {
     draw_value_table("cost_theory", rows);
     return draw_needs_run("time against message size and fit alpha and beta");

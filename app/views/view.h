@@ -20,7 +20,17 @@ struct ViewContext {
   bool presentation = false;
   bool result_stale = false;  // the result was measured with other parameters (the shell marks it)
   bool figure = false;        // drawing a figure for export: no widgets, only what the view shows
+  const StepData* step_data = nullptr;  // the lesson's step data (latest finished), or nullptr while none is ready
+  std::string step_data_error;          // why the current parameters cannot be drawn, if they cannot
 };
+
+// The lesson's step data as its own type, or nullptr (then draw_step_data_missing says why).
+template <typename Data>
+const Data* step_data_as(const ViewContext& context) {
+  return dynamic_cast<const Data*>(context.step_data);
+}
+// "Preparing ..." while the data is computed, or why it cannot be.
+void draw_step_data_missing(const ViewContext& context);
 
 // Draws one step of a lesson.
 using StepView = void (*)(const ViewContext& context);

@@ -20,7 +20,9 @@ bool g_figure = false;
 void set_figure_mode(bool figure) { g_figure = figure; }
 bool figure_mode() { return g_figure; }
 
-void set_run_progress(bool running, double fraction, const std::string& what) { g_progress = {running, fraction, what}; }
+void set_run_progress(bool running, double fraction, const std::string& what) {
+  g_progress = {running, fraction, what};
+}
 
 void draw_needs_run(const char* what) {
   ImGui::Spacing();
@@ -34,6 +36,16 @@ void draw_needs_run(const char* what) {
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Press Run to measure %s.", what);
   ImGui::PopFont();
   ImGui::TextDisabled("Runs happen on a worker thread; the window stays responsive and Cancel stops them.");
+}
+
+void draw_step_data_missing(const ViewContext& context) {
+  if (!context.step_data_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s", context.step_data_error.c_str());
+    ImGui::PopTextWrapPos();
+  } else {
+    ImGui::TextDisabled("Preparing this step ...");
+  }
 }
 
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows) {

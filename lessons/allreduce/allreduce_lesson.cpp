@@ -7,6 +7,7 @@
 
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
+#include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
 
 namespace dlsys {
@@ -117,6 +118,10 @@ nlohmann::ordered_json AllreduceLesson::theory(const ParamValues& p) const {
   t["count"] = bytes / 4;
   t["chunk_bytes"] = bytes / double(p.integer("n"));
   return t;
+}
+
+std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p) const {
+  return allreduce::make_steps(p, cost_of(p, p.real("bytes")));
 }
 
 RunResult AllreduceLesson::run(RunContext& ctx) const {

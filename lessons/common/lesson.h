@@ -11,6 +11,7 @@
 #include "engine/run_control.h"
 #include "engine/run_result.h"
 #include "lessons/common/lesson_text.h"
+#include "lessons/common/step_data.h"
 
 namespace dlsys {
 
@@ -35,6 +36,9 @@ class Lesson {
   virtual void validate(const ParamValues&) const {}
   // Closed forms, exact. Keys are flat snake_case names, the same ones `run` reports under "theory".
   virtual nlohmann::ordered_json theory(const ParamValues& params) const = 0;
+  // What the steps draw from the parameters alone; computed once per change, off the UI thread. nullptr when the
+  // steps need nothing beyond the parameters and the run. Throws BadInput when these parameters cannot be drawn.
+  virtual std::shared_ptr<const StepData> step_data(const ParamValues&) const { return nullptr; }
   // Runs the real implementation. Throws BadInput (exit 2), RunFailure (exit 3) or Cancelled.
   virtual RunResult run(RunContext& context) const = 0;
   // Extra lines `dlsys-lab run` prints after the generic table (e.g. an nccl-tests style sweep); may be empty.
