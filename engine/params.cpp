@@ -1,10 +1,13 @@
 #include "engine/params.h"
 
-#include <cmath>
-#include <cstdlib>
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
 #include "engine/errors.h"
+#include "engine/json_io.h"
 #include "engine/units.h"
 
 namespace dlsys {
@@ -18,15 +21,22 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 [[noreturn]] void reject(const ParamSpec& spec, const std::string& text, const std::string& why = "") {
-  throw BadInput(fmt::format("parameter '{}': value '{}' is not allowed{}; allowed: {}", spec.key, text,
-                             why.empty() ? "" : " (" + why + ")", spec.allowed()));
+  // A number that breaks the one rule is told the rule, so " 5" or "0x10" are not a puzzle.
+  const bool number_rule = why == "not a number";
+  throw BadInput(fmt::format("parameter '{}': value '{}' is not allowed{}; allowed: {}{}", spec.key,
+                             clip_for_message(text), why.empty() ? "" : " (" + why + ")", spec.allowed(),
+                             number_rule ? fmt::format(", written as {}", kNumberRule) : ""));
 }
 
 bool parse_double(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
+  const auto value = parse_real_text(text);
+  if (value) out = *value;
+  return value.has_value();
+}
+
+std::size_t skip_digits(std::string_view text, std::size_t i) {
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  return i;
 }
 
 std::string bound_text(const ParamSpec& spec, double value) {
@@ -37,17 +47,57 @@ std::string bound_text(const ParamSpec& spec, double value) {
 
 }  // namespace
 
+std::optional<std::int64_t> parse_integer_text(std::string_view text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const std::size_t digits_from = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (skip_digits(text, digits_from) != text.size() || text.size() == digits_from) return std::nullopt;
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_real_text(std::string_view text) {
+  std::size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
+  const std::size_t whole_from = i;
+  i = skip_digits(text, i);
+  if (i == whole_from) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t fraction_from = ++i;
+    i = skip_digits(text, i);
+    if (i == fraction_from) return std::nullopt;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && text[i] == '-') ++i;
+    const std::size_t exponent_from = i;
+    i = skip_digits(text, i);
+    if (i == exponent_from) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  const std::string copy(text);  // strtod needs a terminated string; the grammar above already holds
+  const double value = std::strtod(copy.c_str(), nullptr);
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 std::string ParamSpec::allowed() const {
   const std::string range = fmt::format("from {} to {}", bound_text(*this, min), bound_text(*this, max));
   switch (type) {
-    case ParamType::Integer: return "an integer " + range;
-    case ParamType::Real: return "a number " + range;
-    case ParamType::Bytes: return "a size " + range + " (e.g. 4096, 64KiB, 64MiB, 1GB)";
-    case ParamType::Choice: return "one of: " + join(choices);
+    case ParamType::Integer:
+      return "an integer " + range;
+    case ParamType::Real:
+      return "a number " + range;
+    case ParamType::Bytes:
+      return "a size " + range + " (e.g. 4096, 64KiB, 64MiB, 1GB)";
+    case ParamType::Choice:
+      return "one of: " + join(choices);
     case ParamType::SizeList:
       return "a list like 64..1024 (doubling) or 64,128,256, each " + range;
-    case ParamType::Text: return "any text";
-    case ParamType::File: return "a path to a file" + std::string(default_text.empty() ? ", or empty for none" : "");
+    case ParamType::Text:
+      return "any text";
+    case ParamType::File:
+      return "a path to a file" + std::string(default_text.empty() ? ", or empty for none" : "");
   }
   return "";
 }
@@ -60,14 +110,16 @@ std::vector<double> parse_size_list(const std::string& key, const std::string& t
     } else if (parse_double(item, v)) {
       return v;
     }
-    throw BadInput(fmt::format("parameter '{}': '{}' in '{}' is not a number", key, item, text));
+    throw BadInput(fmt::format("parameter '{}': '{}' in '{}' is not a {}", key, clip_for_message(item),
+                               clip_for_message(text), allow_byte_suffix ? "size" : "number"));
   };
   std::vector<double> out;
   if (const auto dots = text.find(".."); dots != std::string::npos) {
     const double first = one(text.substr(0, dots));
     const double last = one(text.substr(dots + 2));
     if (first <= 0 || last < first)
-      throw BadInput(fmt::format("parameter '{}': range '{}' must go from a positive value up to a larger one", key, text));
+      throw BadInput(fmt::format("parameter '{}': range '{}' must go from a positive value up to a larger one", key,
+                                 clip_for_message(text)));
     for (double v = first; v <= last; v *= 2) out.push_back(v);
     return out;
   }
@@ -87,9 +139,13 @@ ParamValue check_param(const ParamSpec& spec, const std::string& text) {
   switch (spec.type) {
     case ParamType::Integer:
     case ParamType::Real: {
-      if (!parse_double(text, value.number)) reject(spec, text, "not a number");
-      if (spec.type == ParamType::Integer && value.number != std::floor(value.number))
-        reject(spec, text, "not a whole number");
+      if (spec.type == ParamType::Integer) {
+        const auto whole = parse_integer_text(text);
+        if (!whole) reject(spec, text, parse_real_text(text) ? "not a whole number" : "not a number");
+        value.number = static_cast<double>(*whole);
+      } else if (!parse_double(text, value.number)) {
+        reject(spec, text, "not a number");
+      }
       if (value.number < spec.min || value.number > spec.max) reject(spec, text, "out of range");
       break;
     }
@@ -107,7 +163,11 @@ ParamValue check_param(const ParamSpec& spec, const std::string& text) {
       break;
     }
     case ParamType::SizeList: {
-      value.list = parse_size_list(spec.key, text, spec.unit == "bytes");
+      try {
+        value.list = parse_size_list(spec.key, text, spec.unit == "bytes");
+      } catch (const BadInput& e) {
+        throw BadInput(fmt::format("{}; allowed: {}", e.what(), spec.allowed()));
+      }
       std::vector<double> checked = value.list;
       if (const auto dots = text.find(".."); dots != std::string::npos)  // the range's end counts even if not reached
         checked.push_back(parse_size_list(spec.key, text.substr(dots + 2), spec.unit == "bytes").front());
@@ -119,7 +179,8 @@ ParamValue check_param(const ParamSpec& spec, const std::string& text) {
       break;
     }
     case ParamType::Text:
-    case ParamType::File: break;  // the lesson opens the file and names what is wrong with it
+    case ParamType::File:
+      break;  // the lesson opens the file and names what is wrong with it
   }
   return value;
 }
@@ -141,7 +202,8 @@ void ParamValues::set(const std::vector<ParamSpec>& specs, const std::string& ke
   if (spec == nullptr) {
     std::vector<std::string> keys;
     for (const auto& s : specs) keys.push_back(s.key);
-    throw BadInput(fmt::format("unknown parameter '{}'; this lesson's parameters are: {}", key, join(keys)));
+    throw BadInput(
+        fmt::format("unknown parameter '{}'; this lesson's parameters are: {}", clip_for_message(key), join(keys)));
   }
   values_[key] = check_param(*spec, text);
 }
@@ -151,7 +213,7 @@ ParamValues ParamValues::parse(const std::vector<ParamSpec>& specs, const std::v
   for (const auto& assignment : assignments) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw BadInput(fmt::format("'--set {}' is not of the form key=value", assignment));
+      throw BadInput(fmt::format("'--set {}' is not of the form key=value", clip_for_message(assignment)));
     values.set(specs, assignment.substr(0, eq), assignment.substr(eq + 1));
   }
   return values;

@@ -3,7 +3,9 @@
 // Every rejection names the parameter, the value given and what is allowed; nothing is silently clamped.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlsys {
@@ -60,6 +62,16 @@ class ParamValues {
   const ParamValue& at(const std::string& key) const;
   std::map<std::string, ParamValue> values_;
 };
+
+// The one rule for numbers typed by a user, in parameters, state files and the command line's own options:
+//   integer: decimal digits with an optional leading '-' ("64", "-5"); nothing else;
+//   real:    an integer, optionally followed by '.' and digits, then optionally 'e' or 'E', an optional '-' and
+//            digits ("0.5", "1e-3", "2.5E6").
+// No spaces, no '+', no hex, no leading '.', no "inf" or "nan". Returns nullopt when `text` breaks the rule or the
+// value does not fit (an int64, a finite double).
+std::optional<std::int64_t> parse_integer_text(std::string_view text);
+std::optional<double> parse_real_text(std::string_view text);
+inline constexpr const char* kNumberRule = "decimal digits with an optional leading '-'; no spaces, '+' or hex";
 
 const ParamSpec* find_spec(const std::vector<ParamSpec>& specs, const std::string& key);
 // Checks `text` against `spec` and returns the parsed value. Throws BadInput.

@@ -1,29 +1,41 @@
 #include "engine/units.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
+
+#include "engine/params.h"
 
 namespace dlsys {
 
 std::optional<std::int64_t> parse_byte_size(std::string_view text) {
-  std::string s(text);
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double number = std::strtod(s.c_str(), &end);
-  if (end == s.c_str()) return std::nullopt;
-  std::string suffix(end);
+  // The number follows the parameters' one rule (params.h); the unit is the trailing run of letters.
+  std::size_t unit_from = text.size();
+  while (unit_from > 0 && std::isalpha(static_cast<unsigned char>(text[unit_from - 1]))) --unit_from;
+  const auto parsed = parse_real_text(text.substr(0, unit_from));
+  if (!parsed) return std::nullopt;
+  const double number = *parsed;
+  std::string suffix(text.substr(unit_from));
   for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale = 1;
-  if (suffix.empty() || suffix == "b") scale = 1;
-  else if (suffix == "k" || suffix == "kib") scale = 1024.0;
-  else if (suffix == "m" || suffix == "mib") scale = 1024.0 * 1024;
-  else if (suffix == "g" || suffix == "gib") scale = kBytesPerGiB;
-  else if (suffix == "kb") scale = 1e3;
-  else if (suffix == "mb") scale = 1e6;
-  else if (suffix == "gb") scale = 1e9;
-  else return std::nullopt;
+  if (suffix.empty() || suffix == "b")
+    scale = 1;
+  else if (suffix == "k" || suffix == "kib")
+    scale = 1024.0;
+  else if (suffix == "m" || suffix == "mib")
+    scale = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gib")
+    scale = kBytesPerGiB;
+  else if (suffix == "kb")
+    scale = 1e3;
+  else if (suffix == "mb")
+    scale = 1e6;
+  else if (suffix == "gb")
+    scale = 1e9;
+  else
+    return std::nullopt;
   const double bytes = number * scale;
   if (!std::isfinite(bytes) || bytes != std::floor(bytes) || std::fabs(bytes) > 9.0e18) return std::nullopt;
   return static_cast<std::int64_t>(bytes);

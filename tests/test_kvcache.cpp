@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "engine/errors.h"
 #include "lessons/kvcache/kv_theory.h"
@@ -245,4 +246,57 @@ TEST_CASE("an unknown preset lists the presets") {
   CHECK(message.find("unknown model 'llama-9'") != std::string::npos);
   CHECK(message.find("llama-2-7b") != std::string::npos);
   CHECK(message.find("mistral-7b") != std::string::npos);
+}
+
+namespace {
+// Gemma-2-9B's config.json, as published (the keys the sizing reads).
+constexpr const char* kGemma2_9b = R"({"model_type": "gemma2", "num_hidden_layers": 42, "num_attention_heads": 16,
+  "num_key_value_heads": 8, "head_dim": 256, "hidden_size": 3584, "intermediate_size": 14336, "vocab_size": 256000,
+  "max_position_embeddings": 8192, "sliding_window": 4096, "cache_implementation": "hybrid",
+  "tie_word_embeddings": true})";
+
+SizingQuery user_query(const ModelConfig& model, std::int64_t seq) {
+  SizingQuery q;
+  q.model = model;
+  q.kv_type = find_element_type("bf16", "dtype");
+  q.weights_type = find_element_type("bf16", "weights_dtype");
+  q.seq = seq;
+  q.gpu_bytes = 80'000'000'000;
+  return q;
+}
+}  // namespace
+
+TEST_CASE("Gemma-2 alternates window and full layers: 9B at 8,192 tokens holds 2,113,929,216 bytes") {
+  const ModelConfig m = parse_model_config(kGemma2_9b, "gemma-2-9b.json");
+  CHECK(m.window_layers == 21);
+  const Sizing s = size_inference(user_query(m, 8192));
+  // 21 full layers x 8192 tokens + 21 local layers x 4096 tokens, 8 KiB per layer-token (2 x 8 x 256 x 2 bytes).
+  CHECK(s.kv_bytes == 2'113'929'216);
+  CHECK(s.max_seq_fit > 0);  // the full layers keep growing: the length is limited, not "any"
+  // The same file listing its layers one by one gives the same size.
+  nlohmann::json listed = nlohmann::json::parse(kGemma2_9b);
+  listed.erase("cache_implementation");
+  listed["model_type"] = "custom";
+  for (int i = 0; i < 42; ++i) listed["layer_types"].push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+  CHECK(size_inference(user_query(parse_model_config(listed.dump(), "listed.json"), 8192)).kv_bytes == 2'113'929'216);
+  // Every layer windowed (Mistral style) would have been 1,409,286,144 bytes.
+  listed["layer_types"] = std::vector<std::string>(42, "sliding_attention");
+  CHECK(size_inference(user_query(parse_model_config(listed.dump(), "all.json"), 8192)).kv_bytes == 1'409'286'144);
+}
+
+TEST_CASE("config keys the sizing does not model are refused by name") {
+  const std::string base = R"({"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64,
+    "intermediate_size": 8, "vocab_size": 10, )";
+  for (const char* key : {"num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank", "q_lora_rank",
+                          "attention_chunk_size"}) {
+    const std::string text = base + "\"" + key + "\": 8}";
+    CHECK_THROWS_WITH_AS(parse_model_config(text, "x.json"), doctest::Contains(key), BadInput);
+  }
+  CHECK_THROWS_WITH_AS(parse_model_config(base + R"("cache_implementation": "quantized"})", "x.json"),
+                       doctest::Contains("cache_implementation"), BadInput);
+  CHECK_THROWS_WITH_AS(parse_model_config(base + R"("layer_types": ["full_attention"]})", "x.json"),
+                       doctest::Contains("one type per layer"), BadInput);
+  CHECK_THROWS_WITH_AS(parse_model_config(base + R"("sliding_window": 8, "use_sliding_window": "false"})", "x.json"),
+                       doctest::Contains("use_sliding_window"), BadInput);
+  CHECK_NOTHROW(parse_model_config(base + R"("num_experts": null, "kv_lora_rank": 0})", "x.json"));
 }

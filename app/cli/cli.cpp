@@ -4,16 +4,19 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 #include <ostream>
 
+#include "app/cli/lesson_help.h"
+#include "app/cli/option_checks.h"
 #include "app/cli/report.h"
 #include "app/cli/run_guarded.h"
 #include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
 #include "engine/backend.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
+#include "engine/json_io.h"
 #include "engine/units.h"
 #include "lessons/registry.h"
 
@@ -21,14 +24,17 @@ namespace dlsys {
 
 namespace {
 
-void write_text_file(const std::string& path, const std::string& text, std::ostream& out) {
+// Lessons have a handful of steps; the lesson itself checks the exact count once it is known.
+constexpr std::int64_t kMaxStepOption = 1000;
+
+// "-" is stdout, checked after the flush so a full device is a failure and not a silent success.
+void write_text_output(const std::string& path, const std::string& text, std::ostream& out) {
   if (path == "-") {
     out << text;
+    check_stream_written(out, "stdout");
     return;
   }
-  std::ofstream file(path, std::ios::binary);
-  if (!file) throw BadInput(fmt::format("cannot write '{}': the folder does not exist or is not writable", path));
-  file << text;
+  write_file_checked(path, text);
 }
 
 int list_command(std::ostream& out) {
@@ -86,8 +92,13 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   if (show_progress) err << "\r" << std::string(68, ' ') << "\r" << std::flush;
   const bool json_to_stdout = o.json_path == "-";
   if (!json_to_stdout) out << format_run_report(result) << lesson.text_report(result);
-  if (!o.json_path.empty()) write_text_file(o.json_path, to_json(result).dump(2) + "\n", out);
-  if (!o.csv_path.empty()) write_text_file(o.csv_path, to_csv(result), out);
+  if (!json_to_stdout) check_stream_written(out, "stdout");
+  if (!o.json_path.empty() && !o.csv_path.empty() && o.json_path != "-" && o.csv_path != "-") {
+    write_files_checked({{o.json_path, dump_json_text(to_json(result), 2) + "\n"}, {o.csv_path, to_csv(result)}});
+    return 0;
+  }
+  if (!o.json_path.empty()) write_text_output(o.json_path, dump_json_text(to_json(result), 2) + "\n", out);
+  if (!o.csv_path.empty()) write_text_output(o.csv_path, to_csv(result), out);
   return 0;
 }
 
@@ -97,17 +108,25 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")
       ->check(CLI::ExistingFile);
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
-  app.add_option("--step", gui.step, "GUI: start on this step (1-based)")->group("GUI");
+  app.add_option("--step", gui.step, "GUI: start on this step (1-based); needs --lesson")
+      ->group("GUI")
+      ->check(integer_from_to(1, kMaxStepOption));
   app.add_option("--set", gui.sets, "GUI: parameter key=value for that lesson")->group("GUI");
   app.add_flag("--present", gui.presentation, "GUI: start in presentation mode")->group("GUI");
   app.add_flag("--run", gui.run_on_start, "GUI: start a run at once")->group("GUI");
-  app.add_option("--screenshot", gui.screenshot_png, "GUI: save a PNG of the window, then quit")->group("GUI");
-  app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")->group("GUI");
+  app.add_option("--screenshot", gui.screenshot_png, "GUI: save a PNG of the window, then quit")
+      ->group("GUI")
+      ->check(output_path());
+  app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")
+      ->group("GUI")
+      ->check(integer_from_to(1, 100000));
   app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
   app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")
-      ->group("GUI");
+      ->group("GUI")
+      ->check(output_path());
   app.add_option("--figure-scale", gui.figure_scale, "GUI: scale of --figure: 1, 2 or 4")
       ->group("GUI")
+      ->check(integer_from_to(1, 4))
       ->check(CLI::IsMember({1, 2, 4}));
   app.add_flag("--quick", gui.quick, "GUI: every lesson starts with small sizes and one repeat")->group("GUI");
   app.add_option("--widget-rects", gui.widget_rects_path,
@@ -122,35 +141,47 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   run->add_option("--set", run_options.sets, "parameter assignment key=value (repeatable)");
   run->add_option("--backend", run_options.backend, "auto | cpu | cuda");
   run->add_flag("--quick", run_options.quick, "small sizes and one repeat first (--set still overrides)");
-  run->add_option("--json", run_options.json_path, "write the result as JSON to FILE, or - for stdout");
-  run->add_option("--csv", run_options.csv_path, "write the result as CSV to FILE");
+  run->add_option("--json", run_options.json_path, "write the result as JSON to FILE, or - for stdout")
+      ->check(output_path());
+  run->add_option("--csv", run_options.csv_path, "write the result as CSV to FILE, or - for stdout")
+      ->check(output_path());
 
   ShotOptions shot_options;
   auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");
   shot->add_option("lesson", shot_options.lesson, "lesson id")->required();
-  shot->add_option("--step", shot_options.step, "step number, 1-based");
+  shot->add_option("--step", shot_options.step, "step number, 1-based")->check(integer_from_to(1, kMaxStepOption));
   shot->add_option("--set", shot_options.sets, "parameter assignment key=value (repeatable)");
   shot->add_option("--size", shot_options.size, "window size WxH the view is laid out in, e.g. 1600x900");
-  shot->add_option("--scale", shot_options.scale, "pixels per point, 1 to 4: the image is scale x size, same layout");
+  shot->add_option("--scale", shot_options.scale, "pixels per point, 1 to 4: the image is scale x size, same layout")
+      ->check(real_from_to(1, 4));
   shot->add_option("--backend", shot_options.backend, "auto | cpu | cuda");
   shot->add_flag("--quick", shot_options.quick, "small sizes and one repeat first (--set still overrides)");
-  shot->add_option("--text-scale", shot_options.text_scale, "text size as Ctrl +/- sets it in the window: 1 to 3");
+  shot->add_option("--text-scale", shot_options.text_scale, "text size as Ctrl +/- sets it in the window: 1 to 3")
+      ->check(real_from_to(1, 3));
   shot->add_flag("--present", shot_options.presentation, "presentation mode (light theme, large text)");
-  shot->add_option("-o,--output", shot_options.output_png, "PNG file to write")->required();
+  shot->add_option("-o,--output", shot_options.output_png, "PNG file to write")->required()->check(output_path());
 
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");
   exporter->add_option("lesson", export_options.lesson, "lesson id")->required();
   exporter->add_option("--set", export_options.sets, "parameter assignment key=value (repeatable)");
   exporter->add_option("--backend", export_options.backend, "auto | cpu | cuda");
-  exporter->add_option("--svg", export_options.svg_path, "write the timeline as SVG");
-  exporter->add_option("--trace", export_options.trace_path, "write the timeline as Chrome trace JSON (Perfetto)");
+  exporter->add_option("--svg", export_options.svg_path, "write the timeline as SVG")->check(output_path());
+  exporter->add_option("--trace", export_options.trace_path, "write the timeline as Chrome trace JSON (Perfetto)")
+      ->check(output_path());
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
+    // Positionals are stored before help is handled, so the lesson named is known here.
+    const std::string& lesson_id = *run        ? run_options.lesson
+                                   : *shot     ? shot_options.lesson
+                                   : *exporter ? export_options.lesson
+                                               : std::string();
+    for (const Lesson* lesson : all_lessons())
+      if (lesson->id() == lesson_id) out << lesson_params_help(*lesson);
     return 0;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);

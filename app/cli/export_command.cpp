@@ -1,11 +1,12 @@
 #include <fmt/format.h>
-#include <fstream>
+
 #include <ostream>
 
 #include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
 #include "app/cli/timeline_export.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
@@ -23,14 +24,13 @@ int export_command(const ExportOptions& o, std::ostream& out, std::ostream&) {
   const ParamValues params = parse_lesson_params(lesson, o.sets);
   RunControl control;
   const RunResult result = run_lesson(lesson, params, resolve_backend(o.backend), control);
-  auto write = [&](const std::string& path, const std::string& text) {
-    std::ofstream file(path, std::ios::binary);
-    if (!file) throw BadInput(fmt::format("cannot write '{}'", path));
-    file << text;
-    out << fmt::format("wrote {}\n", path);
-  };
-  if (!o.svg_path.empty()) write(o.svg_path, timelines_to_svg(result.timelines, lesson.title()));
-  if (!o.trace_path.empty()) write(o.trace_path, timelines_to_chrome_trace(result.timelines));
+  // Both files or neither: a trace that cannot be written must not leave a fresh SVG beside an old trace.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!o.svg_path.empty()) files.emplace_back(o.svg_path, timelines_to_svg(result.timelines, lesson.title()));
+  if (!o.trace_path.empty()) files.emplace_back(o.trace_path, timelines_to_chrome_trace(result.timelines));
+  write_files_checked(files);
+  for (const auto& file : files) out << fmt::format("wrote {}\n", file.first);
+  check_stream_written(out, "stdout");
   return 0;
 }
 

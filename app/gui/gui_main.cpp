@@ -45,6 +45,7 @@ void apply_request(const GuiRequest& request, AppState& state) {
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
   if (request.lesson.empty()) {
     if (!request.sets.empty()) throw BadInput("--set needs --lesson ID to say which lesson the parameters are for");
+    if (request.step != 0) throw BadInput("--step needs --lesson ID to say which lesson the step is in");
     return;
   }
   const Lesson& lesson = find_lesson(request.lesson);
@@ -52,10 +53,11 @@ void apply_request(const GuiRequest& request, AppState& state) {
   for (std::size_t i = 0; i < lessons.size(); ++i)
     if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
   state.session().params = parse_lesson_params(lesson, request.sets, request.quick);
-  if (request.step < 1 || request.step > static_cast<int>(lesson.step_count()))
-    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", request.step, lesson.id(),
+  const int step = request.step == 0 ? 1 : request.step;
+  if (step < 1 || step > static_cast<int>(lesson.step_count()))
+    throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", step, lesson.id(),
                                lesson.step_count()));
-  state.session().step = request.step - 1;
+  state.session().step = step - 1;
 }
 
 // Returns whether the file was written; the status bar says what happened either way.

@@ -1,5 +1,7 @@
 #include "app/gui/run_worker.h"
 
+#include <system_error>
+
 #include "app/cli/run_lesson.h"
 #include "engine/measure.h"
 
@@ -30,22 +32,34 @@ void RunWorker::start(const Lesson& lesson, const ParamValues& params, BackendKi
     std::lock_guard lock(mutex_);
     progress_text_ = what;
   });
-  thread_ = std::thread([this, &lesson, params, backend] {
+  try {
+    thread_ = std::thread([this, &lesson, params, backend] {
+      RunOutcome outcome;
+      outcome.lesson_id = lesson.id();
+      Stopwatch watch;
+      try {
+        outcome.result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, *control_));
+      } catch (const Cancelled&) {
+        outcome.error = "cancelled";
+      } catch (const std::exception& e) {
+        outcome.error = e.what();  // BadInput, RunFailure, or anything else: the app stays usable
+      } catch (...) {
+        outcome.error = "internal error: an exception of unknown type";
+      }
+      outcome.wall_s = watch.elapsed_us() / 1e6;
+      std::lock_guard lock(mutex_);
+      finished_ = std::move(outcome);
+      busy_ = false;
+    });
+  } catch (const std::system_error& e) {
+    // No thread, no run: the window stays usable and says why.
     RunOutcome outcome;
     outcome.lesson_id = lesson.id();
-    Stopwatch watch;
-    try {
-      outcome.result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, *control_));
-    } catch (const Cancelled&) {
-      outcome.error = "cancelled";
-    } catch (const std::exception& e) {
-      outcome.error = e.what();  // BadInput, RunFailure, or anything else: the app stays usable
-    }
-    outcome.wall_s = watch.elapsed_us() / 1e6;
+    outcome.error = std::string("could not start the run's thread: ") + e.what();
     std::lock_guard lock(mutex_);
     finished_ = std::move(outcome);
     busy_ = false;
-  });
+  }
 }
 
 void RunWorker::cancel() {

@@ -11,6 +11,7 @@
 #include "app/gui/widget_rects.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
+#include "engine/json_io.h"
 
 namespace dlsys::gui {
 
@@ -81,7 +82,7 @@ void draw_mode_and_export(AppState& state) {
       write_export(state, timestamped_output_path(lesson.id(), "csv"), to_csv(*result));
     note_last_item("export/csv");
     if (ImGui::MenuItem("Last run as JSON"))
-      write_export(state, timestamped_output_path(lesson.id(), "json"), to_json(*result).dump(2) + "\n");
+      write_export(state, timestamped_output_path(lesson.id(), "json"), dump_json_text(to_json(*result), 2) + "\n");
     note_last_item("export/json");
     ImGui::EndDisabled();
     if (lesson.has_timeline()) {

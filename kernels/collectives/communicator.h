@@ -3,6 +3,7 @@
 // one process per GPU), with the channels between them.
 // Links exist for the two patterns the lessons use: the ring (r -> r+1) and the star around rank 0 (r <-> 0).
 // Threads live as long as the communicator, so timing a collective does not time thread start-up.
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -53,6 +54,7 @@ class Communicator {
  private:
   void rank_loop(int rank);
   void run_rank(int rank);
+  void stop_rank_threads();  // wakes every rank thread so it returns
 
   int n_ranks_;
   std::int64_t segment_elements_;
@@ -62,7 +64,7 @@ class Communicator {
   const std::function<void(int)>* work_ = nullptr;
   std::atomic<std::uint32_t> generation_{0};
   std::atomic<std::uint32_t> remaining_{0};
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   std::mutex error_mutex_;
   std::exception_ptr first_error_;
 };

@@ -11,6 +11,7 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/attention/attention.h"
+#include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
 #if DLSYS_HAVE_CUDA
 #include "kernels/attention/attention_cuda.h"
@@ -256,6 +257,7 @@ std::vector<ParamSpec> FlashLesson::params() const {
        {"none", "two_tiles"},
        "",
        "two_tiles: run only the course's two-tile example and print its state after each tile"},
+      max_minutes_param(),
   };
 }
 
@@ -293,6 +295,24 @@ void FlashLesson::validate(const ParamValues& p) const {
   };
   check_fits("n", p.integer("n"));
   for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
+  // Time, counted as the CPU spends it: QK^T and PV are 4 n^2 d FLOP per kernel call (a warm-up and one timed call
+  // at least, per kernel) and once more for the double reference; a GPU run still computes the reference here.
+  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
+  const int kernels = p.text("impl") == "all" ? 2 : 1;
+  double seconds = 0;
+  std::vector<double> lengths = p.list("sizes");
+  lengths.push_back(double(p.integer("n")));
+  for (double n : lengths) {
+    const double flop = 4.0 * n * n * double(d);
+    seconds += estimated_seconds(flop, kNaiveLoopGflopsPerThread, threads) +
+               estimated_seconds(2.0 * kernels * flop, kTiledLoopGflopsPerThread, threads);
+  }
+  refuse_if_longer_than_limit(
+      p, seconds,
+      fmt::format("4 n^2 d FLOP per call with d = {} over n and the sweep's sizes, {:g} GFLOP/s per thread for the "
+                  "reference and {:g} for the kernels, on {} threads",
+                  d, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, threads),
+      "n, d or sizes");
 }
 
 nlohmann::ordered_json FlashLesson::theory(const ParamValues& p) const {

@@ -47,8 +47,18 @@ Sizing size_inference(const SizingQuery& q) {
 
   Sizing s;
   s.bytes_per_token = kv_bytes_per_token(q.model, q.kv_type);
-  s.cached_tokens = q.model.sliding_window > 0 ? std::min(q.seq, q.model.sliding_window) : q.seq;
-  s.kv_bytes = multiply(multiply(s.bytes_per_token, s.cached_tokens, "kv_bytes (bytes per token x tokens)"), q.batch,
+  const std::int64_t window = q.model.sliding_window;
+  const std::int64_t window_layers = window > 0 ? q.model.window_layers : 0;
+  const std::int64_t full_layers = q.model.layers - window_layers;
+  // One layer's K and V for one token; 2 x bits is a multiple of 8 for every type offered, so this is exact.
+  const std::int64_t layer_bytes_per_token = s.bytes_per_token / q.model.layers;
+  // Tokens summed over layers: full layers keep every token, window layers at most the window (Gemma-2 alternates).
+  auto layer_tokens = [&](std::int64_t tokens, const char* what) {
+    const std::int64_t windowed = window > 0 ? std::min(tokens, window) : tokens;
+    return add(multiply(full_layers, tokens, what), multiply(window_layers, windowed, what), what);
+  };
+  s.cached_tokens = full_layers > 0 ? q.seq : std::min(q.seq, window);
+  s.kv_bytes = multiply(multiply(layer_bytes_per_token, layer_tokens(q.seq, "kv_bytes"), "kv_bytes"), q.batch,
                         "kv_bytes (bytes per token x tokens x batch)");
 
   s.parameters = parameter_count(q.model);
@@ -63,18 +73,35 @@ Sizing size_inference(const SizingQuery& q) {
   s.max_batch_fit = left_bytes / bytes_per_sequence;
   const std::int64_t bytes_per_position = multiply(s.bytes_per_token, q.batch, "bytes per position of the batch");
   const std::int64_t max_tokens = left_bytes / bytes_per_position;
-  s.max_seq_fit = (q.model.sliding_window > 0 && max_tokens >= q.model.sliding_window) ? -1 : max_tokens;
+  if (window > 0 && max_tokens >= window) {
+    // Past the window only the full layers grow; with none, any length fits.
+    const std::int64_t growth_per_position =
+        multiply(multiply(layer_bytes_per_token, full_layers, "growth"), q.batch, "bytes per position past the window");
+    const std::int64_t at_window = multiply(bytes_per_position, window, "bytes at the window");
+    s.max_seq_fit = full_layers == 0 ? -1 : window + (left_bytes - at_window) / growth_per_position;
+  } else {
+    s.max_seq_fit = max_tokens;
+  }
 
+  // Blocks per sequence as the full layers (or, with none, the window layers) hold them; the bytes sum every layer.
   s.paged_blocks_per_seq = ceil_div(s.cached_tokens, q.block_tokens);
   s.paged_blocks = multiply(s.paged_blocks_per_seq, q.batch, "paged_blocks");
-  s.paged_bytes = multiply(multiply(s.paged_blocks, q.block_tokens, "paged tokens"), s.bytes_per_token, "paged bytes");
+  auto block_rounded = [&](std::int64_t tokens) {
+    return multiply(ceil_div(tokens, q.block_tokens), q.block_tokens, "paged tokens");
+  };
+  const std::int64_t paged_layer_tokens =
+      add(multiply(full_layers, block_rounded(q.seq), "paged tokens"),
+          multiply(window_layers, block_rounded(window > 0 ? std::min(q.seq, window) : q.seq), "paged tokens"),
+          "paged tokens");
+  s.paged_bytes = multiply(multiply(paged_layer_tokens, layer_bytes_per_token, "paged bytes"), q.batch, "paged bytes");
   s.paged_waste_bytes = s.paged_bytes - s.kv_bytes;
 
   s.reserve_tokens = q.model.max_positions > 0 ? q.model.max_positions : s.cached_tokens;
-  if (q.model.sliding_window > 0) s.reserve_tokens = std::min(s.reserve_tokens, q.model.sliding_window);
+  if (window > 0 && full_layers == 0) s.reserve_tokens = std::min(s.reserve_tokens, window);
   s.reserve_tokens = std::max(s.reserve_tokens, s.cached_tokens);
   s.reserved_bytes =
-      multiply(multiply(s.reserve_tokens, s.bytes_per_token, "reserved bytes"), q.batch, "reserved bytes");
+      multiply(multiply(layer_tokens(s.reserve_tokens, "reserved bytes"), layer_bytes_per_token, "reserved bytes"),
+               q.batch, "reserved bytes");
   s.reserve_waste_bytes = s.reserved_bytes - s.kv_bytes;
   return s;
 }

@@ -3,6 +3,8 @@
 //
 //   bytes per token = 2 (K and V) x n_layers x n_kv_heads x head_dim x bytes per element
 //   whole cache     = bytes per token x cached tokens x batch,  cached tokens = min(seq, sliding window)
+// where some layers use a sliding window and the others attend to everything (Gemma-2 alternates them), each layer
+// counts its own tokens: (full layers x seq + window layers x min(seq, window)) x bytes per layer-token x batch.
 //
 // Source: the course (002 section 10.5) gives 2 x n_layers x (n_heads x dim_head) x bytes; with grouped-query or
 // multi-query attention only n_kv_heads heads are stored (erratum E7), which is what is used here.
@@ -37,7 +39,7 @@ struct SizingQuery {
 
 struct Sizing {
   std::int64_t bytes_per_token = 0;  // one token, all layers, K and V
-  std::int64_t cached_tokens = 0;    // min(seq, sliding window)
+  std::int64_t cached_tokens = 0;    // min(seq, sliding window); seq when some layers attend to everything
   std::int64_t kv_bytes = 0;
   std::int64_t parameters = 0;
   std::int64_t weights_bytes = 0;  // parameters x weight bits / 8, rounded up (int4 packs two per byte)

@@ -10,6 +10,7 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/decoder/decoder.h"
+#include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/checked_math.h"
 
 namespace dlsys {
@@ -147,6 +148,7 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
       {"tokens", "live decoder: tokens", ParamType::Integer, "128", 2, 65536, {}, "", "tokens generated per run"},
       {"repeats", "timed repeats", ParamType::Integer, "3", 1, 50, {}, "", "median per position over this many runs"},
       {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "OpenBLAS threads, both paths alike"},
+      max_minutes_param(),
   };
 }
 
@@ -173,6 +175,7 @@ nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
   t["kv_heads"] = m.kv_heads;
   t["head_dim"] = m.head_dim;
   t["sliding_window"] = m.sliding_window;
+  t["window_layers"] = m.sliding_window > 0 ? m.window_layers : 0;
   t["kv_element_bits"] = q.kv_type.bits;
   t["bytes_per_token"] = s.bytes_per_token;
   t["bytes_per_token_mib"] = double(s.bytes_per_token) / (1024.0 * 1024.0);
@@ -221,6 +224,23 @@ nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
   return t;
 }
 
+// The live decoder runs on the CPU on every backend: each repeat generates every token twice, with the cache and by
+// recomputing the prefix, whose cost grows with the square of the position. Throws BadInput beyond max_minutes.
+void refuse_long_live_run(const ParamValues& p, const decoder::Shape& shape) {
+  const std::int64_t tokens = p.integer("tokens");
+  double flop = 0;
+  for (std::int64_t position = 0; position < tokens; ++position)
+    flop += decoder::flops_cached_step(shape, position) + decoder::flops_recompute_step(shape, position);
+  flop *= double(p.integer("repeats"));
+  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
+  refuse_if_longer_than_limit(
+      p, estimated_seconds(flop, kTiledLoopGflopsPerThread, threads),
+      fmt::format("{:.3g} FLOP for {} tokens x {} repeats with the cache and recomputing, at {:g} GFLOP/s per thread "
+                  "on {} threads",
+                  flop, tokens, p.integer("repeats"), kTiledLoopGflopsPerThread, threads),
+      "tokens, repeats, layers or d_model");
+}
+
 RunResult KvCacheLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
@@ -238,6 +258,7 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
                     "is free; lower d_model, layers or tokens",
                     shape.d_model, shape.layers, tokens, format_bytes_both(double(needed_bytes)),
                     format_bytes_both(double(free_bytes))));
+  refuse_long_live_run(p, shape);
 
   result.backend.kind = "cpu";
   result.backend.device = describe_cpu().name;
@@ -394,10 +415,20 @@ std::string KvCacheLesson::text_report(const RunResult& r) const {
   out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n",
                      t["layers"].get<std::int64_t>(), t["kv_heads"].get<std::int64_t>(),
                      t["head_dim"].get<std::int64_t>(), t["kv_element_bits"].get<int>(), bytes(t["bytes_per_token"]));
-  out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
-                     t["cached_tokens"].get<std::int64_t>(), r.params.at("batch"), bytes(t["kv_bytes"]));
-  if (t["sliding_window"].get<std::int64_t>() > 0)
-    out += fmt::format("  (the {}-token sliding window caps the cache)\n", t["sliding_window"].get<std::int64_t>());
+  const std::int64_t window = t["sliding_window"].get<std::int64_t>();
+  const std::int64_t window_layers = t.value("window_layers", std::int64_t{0});
+  const std::int64_t layers = t["layers"].get<std::int64_t>();
+  if (window > 0 && window_layers < layers) {
+    out += fmt::format(
+        "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) "
+        "x batch {} = {}\n",
+        layers - window_layers, t["cached_tokens"].get<std::int64_t>(), window_layers, window, r.params.at("batch"),
+        bytes(t["kv_bytes"]));
+  } else {
+    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
+                       t["cached_tokens"].get<std::int64_t>(), r.params.at("batch"), bytes(t["kv_bytes"]));
+    if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
+  }
   out += fmt::format("  weights    {} parameters: {}\n", with_commas(t["parameters"].get<std::int64_t>()),
                      bytes(t["weights_bytes"]));
   out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t["total_bytes"]),

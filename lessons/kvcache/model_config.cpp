@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/assets.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
+#include "engine/json_io.h"
 #include "lessons/kvcache/checked_math.h"
 
 namespace dlsys::kvcache {
@@ -20,26 +20,14 @@ namespace {
 constexpr std::string_view kPresetFolder = "models/";
 constexpr std::string_view kPresetSuffix = ".json";
 
-// nlohmann reports a byte offset; people fix files by line and column.
-std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::size_t byte) {
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i < std::min(byte, text.size()); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
 // A value that must be a whole number >= 1: layers, heads, sizes.
 std::int64_t positive_integer(const nlohmann::json& value, const std::string& key, const std::string& origin) {
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
-    throw BadInput(fmt::format("config '{}': key '{}' = {} does not fit in 64 bits", origin, key, value.dump()));
+    throw BadInput(
+        fmt::format("config '{}': key '{}' = {} does not fit in 64 bits", origin, key, describe_json_value(value)));
   if (!value.is_number_integer())
-    throw BadInput(fmt::format("config '{}': key '{}' must be a whole number, got {}", origin, key, value.dump()));
+    throw BadInput(
+        fmt::format("config '{}': key '{}' must be a whole number, got {}", origin, key, describe_json_value(value)));
   const std::int64_t n = value.get<std::int64_t>();
   if (n < 1) throw BadInput(fmt::format("config '{}': key '{}' must be at least 1, got {}", origin, key, n));
   return n;
@@ -58,6 +46,88 @@ std::int64_t optional(const nlohmann::json& doc, const char* key, const std::str
 
 std::string optional_text(const nlohmann::json& doc, const char* key) {
   return doc.contains(key) && doc.at(key).is_string() ? doc.at(key).get<std::string>() : std::string();
+}
+
+// Present and meaning something: null, false and 0 are how configs say a feature is off.
+bool is_set(const nlohmann::json& doc, const char* key) {
+  if (!doc.contains(key)) return false;
+  const auto& v = doc.at(key);
+  return !(v.is_null() || (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0));
+}
+
+// Keys of model families whose cache this sizing does not compute: refusing them is better than a wrong size.
+void refuse_unmodelled_keys(const nlohmann::json& doc, const std::string& origin) {
+  static const std::pair<const char*, const char*> kUnmodelled[] = {
+      {"num_experts", "mixture of experts"},
+      {"num_local_experts", "mixture of experts"},
+      {"n_routed_experts", "mixture of experts"},
+      {"n_shared_experts", "mixture of experts"},
+      {"moe_intermediate_size", "mixture of experts"},
+      {"kv_lora_rank", "multi-head latent attention (a compressed KV cache)"},
+      {"q_lora_rank", "multi-head latent attention (a compressed KV cache)"},
+      {"attention_chunk_size", "chunked attention"},
+      {"num_kv_shared_layers", "layers that share another layer's KV cache"},
+  };
+  for (const auto& [key, what] : kUnmodelled)
+    if (is_set(doc, key))
+      throw BadInput(
+          fmt::format("config '{}': key '{}' ({}) is not modelled by this sizing; allowed: dense "
+                      "decoders (Llama, Mistral, Gemma, Qwen2 style) without it",
+                      origin, key, what));
+  if (doc.contains("cache_implementation") && !doc.at("cache_implementation").is_null()) {
+    const auto& v = doc.at("cache_implementation");
+    static const char* const kSameSize[] = {"dynamic",          "static", "offloaded",
+                                            "offloaded_static", "hybrid", "sliding_window"};
+    bool known = false;
+    for (const char* name : kSameSize) known = known || (v.is_string() && v.get<std::string>() == name);
+    if (!known)
+      throw BadInput(
+          fmt::format("config '{}': key 'cache_implementation' = {} is not modelled; allowed: dynamic, "
+                      "static, offloaded, offloaded_static, hybrid, sliding_window",
+                      origin, describe_json_value(v)));
+  }
+}
+
+// How many layers keep only the sliding window (see the header for the order the keys are read in).
+std::int64_t window_layer_count(const nlohmann::json& doc, const ModelConfig& m, const std::string& origin) {
+  if (doc.contains("layer_types") && !doc.at("layer_types").is_null()) {
+    const auto& types = doc.at("layer_types");
+    if (!types.is_array() || static_cast<std::int64_t>(types.size()) != m.layers)
+      throw BadInput(fmt::format("config '{}': key 'layer_types' must list one type per layer ({}), got {}", origin,
+                                 m.layers, describe_json_value(types)));
+    std::int64_t sliding = 0;
+    for (const auto& t : types) {
+      const std::string name = t.is_string() ? t.get<std::string>() : "";
+      if (name == "sliding_attention")
+        ++sliding;
+      else if (name != "full_attention")
+        throw BadInput(
+            fmt::format("config '{}': key 'layer_types' has {}; allowed: \"sliding_attention\", "
+                        "\"full_attention\"",
+                        origin, describe_json_value(t)));
+    }
+    if (sliding > 0 && m.sliding_window == 0)
+      throw BadInput(
+          fmt::format("config '{}': key 'layer_types' names sliding layers but there is no "
+                      "'sliding_window' (or use_sliding_window is false)",
+                      origin));
+    return sliding;
+  }
+  if (m.sliding_window == 0) return 0;
+  const bool hybrid = doc.contains("cache_implementation") && doc.at("cache_implementation") == "hybrid";
+  if (hybrid || m.model_type == "gemma2") return (m.layers + 1) / 2;  // Gemma-2: layers 0, 2, 4, ... are local
+  if (is_set(doc, "sliding_window_pattern")) {
+    const std::int64_t pattern = positive_integer(doc.at("sliding_window_pattern"), "sliding_window_pattern", origin);
+    return m.layers - m.layers / pattern;  // every pattern-th layer is global
+  }
+  if (doc.contains("max_window_layers") && !doc.at("max_window_layers").is_null()) {
+    const auto& v = doc.at("max_window_layers");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > m.layers)
+      throw BadInput(fmt::format("config '{}': key 'max_window_layers' must be a whole number from 0 to {}, got {}",
+                                 origin, m.layers, describe_json_value(v)));
+    return m.layers - v.get<std::int64_t>();  // Qwen2: layers from max_window_layers on use the window
+  }
+  return m.layers;
 }
 
 // "llama-2-7b" before "llama-2-13b": runs of digits compare as numbers, so families list from small to large.
@@ -85,13 +155,7 @@ bool natural_less(const std::string& a, const std::string& b) {
 }  // namespace
 
 ModelConfig parse_model_config(std::string_view json_text, const std::string& origin) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto [line, column] = line_and_column(json_text, e.byte == 0 ? 0 : e.byte - 1);
-    throw BadInput(fmt::format("config '{}': not valid JSON at line {}, column {}", origin, line, column));
-  }
+  const nlohmann::json doc = parse_json_input(json_text, fmt::format("config '{}'", origin));
   if (!doc.is_object()) throw BadInput(fmt::format("config '{}': expected a JSON object {{...}} at line 1", origin));
 
   ModelConfig m;
@@ -119,12 +183,21 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& or
     m.head_dim = m.hidden / m.heads;
   }
   m.max_positions = optional(doc, "max_position_embeddings", origin, 0);
-  const bool window_enabled = !(doc.contains("use_sliding_window") && doc.at("use_sliding_window").is_boolean() &&
-                                !doc.at("use_sliding_window").get<bool>());
+  bool window_enabled = true;
+  if (doc.contains("use_sliding_window") && !doc.at("use_sliding_window").is_null()) {
+    // "false" as a string would otherwise read as a window that is on.
+    if (!doc.at("use_sliding_window").is_boolean())
+      throw BadInput(fmt::format("config '{}': key 'use_sliding_window' must be true or false (without quotes), got {}",
+                                 origin, describe_json_value(doc.at("use_sliding_window"))));
+    window_enabled = doc.at("use_sliding_window").get<bool>();
+  }
   if (window_enabled) m.sliding_window = optional(doc, "sliding_window", origin, 0);
+  refuse_unmodelled_keys(doc, origin);
+  m.window_layers = window_layer_count(doc, m, origin);
   if (doc.contains("tie_word_embeddings")) {
     if (!doc.at("tie_word_embeddings").is_boolean())
-      throw BadInput(fmt::format("config '{}': key 'tie_word_embeddings' must be true or false", origin));
+      throw BadInput(fmt::format("config '{}': key 'tie_word_embeddings' must be true or false, got {}", origin,
+                                 describe_json_value(doc.at("tie_word_embeddings"))));
     m.tied_embeddings = doc.at("tie_word_embeddings").get<bool>();
   }
   parameter_count(m);  // a config whose parameter count overflows is refused here, once
@@ -132,12 +205,9 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& or
 }
 
 ModelConfig load_model_config_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw BadInput(fmt::format("parameter 'config': cannot open '{}'", path));
-  std::ostringstream text;
-  text << file.rdbuf();
-  ModelConfig model = parse_model_config(text.str(), path);  // errors name the whole path
-  model.name = std::filesystem::path(path).filename().string();  // titles and tables name the file
+  ModelConfig model =
+      parse_model_config(read_input_file(path, "parameter 'config'"), path);  // errors name the whole path
+  model.name = std::filesystem::path(path).filename().string();               // titles and tables name the file
   return model;
 }
 

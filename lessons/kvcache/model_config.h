@@ -24,6 +24,7 @@ struct ModelConfig {
   bool tied_embeddings = false;     // tie_word_embeddings: the output layer reuses the embedding matrix
   std::int64_t max_positions = 0;   // max_position_embeddings; 0 when the file does not say
   std::int64_t sliding_window = 0;  // sliding_window; 0 = none (attention sees the whole prefix)
+  std::int64_t window_layers = 0;   // layers that use the window: all (Mistral), alternate ones (Gemma-2), 0 if none
 };
 
 // Parses a config.json. `origin` names the file in messages. Throws BadInput naming the line of a JSON syntax
@@ -34,6 +35,11 @@ struct ModelConfig {
 //   head_dim absent            -> hidden_size / num_attention_heads (must divide exactly);
 //   sliding_window absent or null, or use_sliding_window false -> no window;
 //   tie_word_embeddings absent -> false (Llama's and Mistral's default; Gemma's files say true).
+// Which layers use the window: "layer_types" ("sliding_attention" / "full_attention") when given; else Gemma-2's
+// alternation (even layers local) for cache_implementation "hybrid" or model_type "gemma2"; else
+// "sliding_window_pattern" N (every Nth layer global, Gemma-3); else "max_window_layers" (Qwen2: layers from there
+// on); else every layer. Keys that change the cache in ways not modelled here (experts, latent attention, chunked
+// attention, shared KV layers, a quantized cache) are refused by name.
 ModelConfig parse_model_config(std::string_view json_text, const std::string& origin);
 ModelConfig load_model_config_file(const std::string& path);
 

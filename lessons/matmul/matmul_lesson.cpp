@@ -9,6 +9,7 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/matmul/matmul.h"
+#include "lessons/common/run_time_limit.h"
 #if DLSYS_HAVE_CUDA
 #include "kernels/matmul/matmul_cuda.h"
 #endif
@@ -67,6 +68,31 @@ void fill_random(HostBuffer<float>& buffer, unsigned seed) {
   }
 }
 
+double variant_gflops_per_thread(const Variant& v) {
+  const std::string key = v.key;
+  return key == "naive" ? kNaiveLoopGflopsPerThread : key == "tiled" ? kTiledLoopGflopsPerThread : kBlasGflopsPerThread;
+}
+
+// Every variant runs at least twice per shape (a warm-up and one timed call) on the sweep's n x n x n shapes and the
+// chosen m x n x k; the double reference runs once, on one thread.
+double cpu_seconds_estimate(const ParamValues& p, const matmul::Shape& shape) {
+  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
+  double flop_per_call = 2.0 * shape.m * shape.n * shape.k;
+  for (double n : p.list("sizes")) flop_per_call += 2.0 * n * n * n;
+  double seconds = estimated_seconds(2.0 * shape.m * shape.n * shape.k, kNaiveLoopGflopsPerThread, 1);
+  for (const Variant* v : selected_variants(p))
+    seconds += estimated_seconds(2 * flop_per_call, variant_gflops_per_thread(*v), threads);
+  return seconds;
+}
+
+std::string cpu_work_text(const ParamValues& p, const matmul::Shape& shape) {
+  return fmt::format(
+      "2 m n k FLOP per call with m, n, k = {}, {}, {} and the sweep's sizes, twice per variant, at "
+      "{:g} GFLOP/s per thread for the naive loop, {:g} tiled, {:g} OpenBLAS, on {} threads",
+      shape.m, shape.n, shape.k, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, kBlasGflopsPerThread,
+      std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads));
+}
+
 }  // namespace
 
 const LessonText& MatmulLesson::text() const {
@@ -84,6 +110,7 @@ std::vector<ParamSpec> MatmulLesson::params() const {
       {"impl", "implementation", ParamType::Choice, "all", 0, 0, {"all", "naive", "tiled", "blas"}, "", ""},
       {"repeats", "timed repeats", ParamType::Integer, "3", 1, 100, {}, "", "median of this many, after one warm-up"},
       {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "for every CPU variant alike"},
+      max_minutes_param(),
   };
 }
 
@@ -137,6 +164,9 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   if (largest_bytes > 0.8 * free_bytes)
     throw BadInput(fmt::format("matrices need {} but only {} of host memory is available; lower m, n, k or sizes",
                                format_bytes_both(largest_bytes), format_bytes_both(free_bytes)));
+
+  if (!on_gpu)
+    refuse_if_longer_than_limit(p, cpu_seconds_estimate(p, shape), cpu_work_text(p, shape), "m, n, k, sizes or impl");
 
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
   result.theory["peak_gflops"] = device.peak_fp32_gflops;

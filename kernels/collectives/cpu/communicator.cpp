@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "engine/thread_start.h"
 #include "kernels/collectives/cpu/wait_for.h"
 
 namespace dlsys::collectives {
@@ -41,15 +42,20 @@ Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions&
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
   for (const auto& pair : link_pairs(n_ranks))
     links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
-  threads_.reserve(n_ranks - 1);
-  for (int r = 1; r < n_ranks; ++r) threads_.emplace_back([this, r] { rank_loop(r); });
+  start_threads(
+      threads_, 1, n_ranks, [this](int r) { rank_loop(r); }, [this] { stop_rank_threads(); },
+      "the rank threads of the communicator");
 }
 
 Communicator::~Communicator() {
+  stop_rank_threads();
+  for (auto& thread : threads_) thread.join();
+}
+
+void Communicator::stop_rank_threads() {
   stopping_ = true;
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  for (auto& thread : threads_) thread.join();
 }
 
 Channel& Communicator::link(int from, int to) {

@@ -18,6 +18,7 @@
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
+#include "engine/thread_start.h"
 #include "kernels/pipeline/executor_common.h"
 #include "kernels/pipeline/mlp_block.h"
 
@@ -270,12 +271,15 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
   step.durations_us.resize(p);
   std::vector<std::vector<double>> copies(p);
   std::vector<double> cpu_us(p, 0.0);
-  std::atomic<bool> go{false};
+  // 0 waiting, 1 go, 2 abandoned (a thread could not be started: the others return without running).
+  std::atomic<int> go{0};
   Clock::time_point t0;
   std::mutex error_mutex;
   std::exception_ptr error;
   auto worker = [&](int d) {
-    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+    int state = 0;
+    while ((state = go.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+    if (state == 2) return;
     try {
       const auto& ops = s.device_ops[d];
       for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -303,9 +307,10 @@ Step run_concurrent(const Schedule& s, Pipeline& pipe) {
     }
   };
   std::vector<std::thread> threads;
-  for (int d = 0; d < p; ++d) threads.emplace_back(worker, d);
+  start_threads(
+      threads, 0, p, worker, [&] { go.store(2, std::memory_order_release); }, "the pipeline's device threads");
   t0 = Clock::now();
-  go.store(true, std::memory_order_release);
+  go.store(1, std::memory_order_release);
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   for (const auto& ops : step.timing.device_ops)

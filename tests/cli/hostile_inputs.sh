@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# What a real machine throws at the binary: FIFOs, devices, full disks, deep or huge JSON, paths in other encodings,
+# no address space for threads. Each must end in exit 2 or 3 with a message, never a crash, a hang or a false success.
+set -u
+bin=$1
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# timeout: a hang is a failure too, reported as exit 124.
+expect() {  # expect CODE "substring of stderr" args...
+  local code=$1 text=$2; shift 2
+  local err
+  err=$(env -u DISPLAY -u WAYLAND_DISPLAY timeout 120 "$bin" "$@" 2>&1 >/dev/null); local got=$?
+  if [[ $got -ne $code || "$err" != *"$text"* ]]; then
+    echo "FAIL: dlsys-lab $* -> exit $got, stderr: ${err:0:400} (wanted exit $code and '$text')"; fail=1
+  else
+    echo "ok:   dlsys-lab ${*:1:6} -> exit $got"
+  fi
+}
+small_matmul=(--set m=8 --set n=8 --set k=8 --set sizes=8 --set repeats=1)
+config='{"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10}'
+
+# Config and state files that are not small regular JSON files.
+mkfifo "$tmp/fifo.json"
+expect 2 "is a pipe (FIFO)" run kvcache --set "config=$tmp/fifo.json"
+expect 2 "is a device" run kvcache --set config=/dev/zero
+expect 2 "is a device" run kvcache --set config=/dev/urandom
+expect 2 "is a folder" run kvcache --set "config=$tmp"
+truncate -s 17M "$tmp/weights.bin"
+expect 2 "at most 16777216 bytes (16 MiB)" run kvcache --set "config=$tmp/weights.bin"
+expect 2 "is a pipe (FIFO)" --open "$tmp/fifo.json"
+python3 -c "print('{\"num_hidden_layers\": ' + '[' * 100000 + ']' * 100000 + '}')" > "$tmp/deep.json"
+expect 2 "nesting deeper than 100 levels" run kvcache --set "config=$tmp/deep.json"
+python3 -c "print('{\"lesson\": \"matmul\", \"params\": {\"m\": ' + '[' * 100000 + ']' * 100000 + '}}')" \
+  > "$tmp/deep_state.json"
+expect 2 "nesting deeper than 100 levels" --open "$tmp/deep_state.json"
+echo '{"num_hidden_layers": 1e400}' > "$tmp/huge.json"
+expect 2 "too large for a double" run kvcache --set "config=$tmp/huge.json"
+echo '{"lesson": "matmul", "step": 1e400}' > "$tmp/huge_state.json"
+expect 2 "too large for a double" --open "$tmp/huge_state.json"
+echo '{"lesson": "matmul", "step": 4294967297}' > "$tmp/wrap_state.json"
+expect 2 "step 4294967297 is out of range" --open "$tmp/wrap_state.json"
+echo '{"lesson": "matmul", "params": {"nosuch": "1"}}' > "$tmp/key_state.json"
+expect 2 "key \"params\".\"nosuch\"" --open "$tmp/key_state.json"
+echo "${config%\}}, \"sliding_window\": 8, \"use_sliding_window\": \"false\"}" > "$tmp/string_bool.json"
+expect 2 "'use_sliding_window' must be true or false" run kvcache --set "config=$tmp/string_bool.json"
+
+# Writes that fail are failures, and several outputs are all or nothing.
+expect 3 "cannot write '/dev/full': No space left on device" run matmul "${small_matmul[@]}" --json /dev/full
+expect 3 "cannot write '/dev/full': No space left on device" run matmul "${small_matmul[@]}" --csv /dev/full
+expect 3 "cannot write '$tmp/no/such/folder.json'" run matmul "${small_matmul[@]}" --json "$tmp/no/such/folder.json"
+err=$(timeout 120 "$bin" run matmul "${small_matmul[@]}" --json - 2>&1 >/dev/full); got=$?
+if [[ $got -ne 3 || "$err" != *"cannot write to stdout"* ]]; then
+  echo "FAIL: run --json - > /dev/full -> exit $got, stderr: $err"; fail=1
+else echo "ok:   run --json - > /dev/full -> exit 3"; fi
+err=$(timeout 120 "$bin" run matmul "${small_matmul[@]}" 2>&1 >/dev/full); got=$?
+if [[ $got -ne 3 ]]; then echo "FAIL: run > /dev/full -> exit $got, stderr: $err"; fail=1
+else echo "ok:   run > /dev/full -> exit 3"; fi
+expect 3 "none of the requested files was written" export schedules --svg "$tmp/ok.svg" --trace /dev/full
+if [[ -e "$tmp/ok.svg" ]]; then echo "FAIL: export left $tmp/ok.svg behind after the trace failed"; fail=1; fi
+[[ -c /dev/full ]] || { echo "FAIL: /dev/full is no longer a device"; fail=1; }
+
+# Numbers and options: one rule, no wrap-around, no silent defaults.
+expect 2 "not a number" run matmul --set m=0x10
+expect 2 "not a number" run matmul --set "m= 5"
+expect 2 "not a number" run matmul --set m=+5
+expect 2 "not a number" run matmul --set "m=5 "
+expect 2 "--frames" --frames -5 --screenshot "$tmp/x.png"
+expect 2 "--step needs --lesson" --step 99
+expect 2 "an empty file name is not allowed" run matmul "${small_matmul[@]}" --json ""
+expect 2 "value '' is not allowed" shot matmul --scale '' -o "$tmp/x.png"
+long=$(head -c 10000 /dev/zero | tr '\0' 7)
+msg=$("$bin" run matmul --set "m=$long" 2>&1 >/dev/null)
+if (( ${#msg} > 600 )); then echo "FAIL: a 10,000-character value was echoed whole (${#msg} characters)"; fail=1
+else echo "ok:   a 10,000-character value is clipped in the message"; fi
+
+# A config path that is not UTF-8 still gives valid JSON (the bad bytes replaced).
+bad_name="$tmp/$(printf 'model-\xff\xfe').json"
+echo "$config" > "$bad_name"
+out=$(timeout 120 "$bin" run kvcache --quick --set "config=$bad_name" --json - 2>"$tmp/err.txt"); got=$?
+if [[ $got -ne 0 ]] || ! python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$out"; then
+  echo "FAIL: run kvcache with a non-UTF-8 config path -> exit $got, $(head -c 400 "$tmp/err.txt")"; fail=1
+else echo "ok:   non-UTF-8 config path with --json -"; fi
+
+# No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
+# 63 rank threads with 8 MiB stacks do not fit in 400 MB; the process itself starts well within it.
+err=$( (ulimit -v 400000; OPENBLAS_NUM_THREADS=1 timeout 120 "$bin" run allreduce --set n=64 --set bytes=4KiB \
+  --set sizes=4KiB --set repeats=1 --set segment=4KiB) 2>&1 >/dev/null); got=$?
+if [[ $got -ne 3 || "$err" != *"could not start thread"* ]]; then
+  echo "FAIL: rank threads under ulimit -v -> exit $got, stderr: ${err:0:400}"; fail=1
+else echo "ok:   rank threads under ulimit -v -> exit 3"; fi
+exit $fail
