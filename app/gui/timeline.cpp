@@ -127,7 +127,9 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view.fitted = false;
 
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
-  note_plot_area(timelines.front()->name, {x0, origin.y}, {x1, origin.y + size.y}, {to_imgui(span_color("F", 0))});
+  // The colour of the widest block drawn: what a screenshot of this timeline must show (tests look for it).
+  ImU32 widest_color = 0;
+  float widest_px = 0;
   std::vector<std::vector<std::vector<int>>> lane_orders;
   for (const Timeline* t : timelines) lane_orders.push_back(order_by_lane(*t));
   float y = origin.y + 4 * s;
@@ -163,6 +165,10 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
             draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
           else
             draw->AddRectFilled(a, c, color);
+          if (!outline && block.x1 - block.x0 > widest_px && span.direction == 0) {
+            widest_px = block.x1 - block.x0;
+            widest_color = color;
+          }
           if (!outline && span.direction == 1)  // the reverse direction carries a dark band along its foot
             draw->AddRectFilled({a.x, c.y - (c.y - a.y) * 0.22f}, c, IM_COL32(0, 0, 0, 110));
           if (!outline && block.x1 - block.x0 > 3) draw->AddLine({c.x, a.y}, {c.x, c.y}, panel_color(), 1.0f);
@@ -196,6 +202,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
       draw->AddText({x - half, y + 2 * s}, muted_text_color(), label.c_str());
   }
   draw->AddText({x1 - ImGui::CalcTextSize(unit.c_str()).x, y + 2 * s}, muted_text_color(), unit.c_str());
+  note_plot_area(timelines.front()->name, {x0, origin.y}, {x1, origin.y + size.y},
+                 widest_px >= 4 * s ? std::vector<ImU32>{widest_color} : std::vector<ImU32>{});
   ImGui::PopID();
   return hover;
 }
