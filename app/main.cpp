@@ -5,12 +5,18 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/run_guarded.h"
+#include "app/cli/shot_command.h"
 #if DLSYS_HAVE_GUI
 #include "app/gui/gui_main.h"
+#include "app/gui/shot_render.h"
 #endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+#if DLSYS_HAVE_GUI
+  // The CLI library does not link the GUI: `shot` reaches the renderer through this registration.
+  dlsys::set_shot_renderer(dlsys::render_shot);
+#endif
   bool wants_gui = false;
   dlsys::GuiRequest gui;
   const int code = dlsys::run_cli(args, std::cout, std::cerr, wants_gui, gui);

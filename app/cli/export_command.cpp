@@ -1,11 +1,12 @@
 #include <fmt/format.h>
+
 #include <fstream>
 #include <ostream>
 
-#include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
-#include "app/cli/timeline_export.h"
+#include "app/export/timeline_export.h"
 #include "engine/errors.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
@@ -20,9 +21,10 @@ int export_command(const ExportOptions& o, std::ostream& out, std::ostream&) {
                                with.empty() ? "none yet" : with));
   }
   if (o.svg_path.empty() && o.trace_path.empty()) throw BadInput("export needs --svg FILE or --trace FILE.json");
-  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  const BackendKind backend = resolve_backend(o.backend);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, backend);
   RunControl control;
-  const RunResult result = run_lesson(lesson, params, resolve_backend(o.backend), control);
+  const RunResult result = run_lesson(lesson, params, backend, control);
   auto write = [&](const std::string& path, const std::string& text) {
     std::ofstream file(path, std::ios::binary);
     if (!file) throw BadInput(fmt::format("cannot write '{}'", path));

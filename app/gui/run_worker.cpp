@@ -1,6 +1,6 @@
 #include "app/gui/run_worker.h"
 
-#include "app/cli/run_lesson.h"
+#include "lessons/common/run_lesson.h"
 #include "engine/measure.h"
 
 namespace dlsys::gui {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/run_lesson.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys::gui {
@@ -77,7 +77,7 @@ void open_state_file(const std::string& path, AppState& state) {
     for (const auto& [key, value] : json["params"].items())
       assignments.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
   }
-  const ParamValues params = parse_lesson_params(lesson, assignments);
+  const ParamValues params = parse_lesson_params(lesson, assignments, resolve_backend(state.backend_choice));
   int step = 1;
   if (json.contains("step")) {
     if (!json["step"].is_number_integer())

@@ -1,10 +1,10 @@
-#include "app/cli/timeline_export.h"
+#include "app/export/timeline_export.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/span_colors.h"
+#include "app/export/span_colors.h"
 
 namespace dlsys {
 
