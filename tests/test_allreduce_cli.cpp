@@ -4,9 +4,9 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/cli_capture.h"
 #include "engine/params.h"
 #include "lessons/registry.h"
+#include "tests/support/cli_capture.h"
 
 using namespace dlsys;
 
@@ -44,7 +44,7 @@ TEST_CASE("allreduce: bad input exits 2 naming the parameter, the value and what
   check({"n=64", "bytes=16GiB", "sizes=1KiB"}, "of host memory is available; lower n, bytes or sizes");
 }
 
-TEST_CASE("allreduce run: JSON keys of the issue, zero wrong elements, exact theory") {
+TEST_CASE("allreduce run: the documented JSON keys, zero wrong elements, exact theory") {
   const auto r = run_allreduce({"n=3", "bytes=1000", "sizes=4,12,1KiB,40KiB", "repeats=1"});
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);

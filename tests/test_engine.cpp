@@ -70,10 +70,15 @@ TEST_CASE("byte sizes parse with binary and decimal suffixes") {
 
 TEST_CASE("parameters are checked against their specs with messages that name the value") {
   const std::vector<ParamSpec> specs = {
-      {"m", "m", ParamType::Integer, "512", 1, 8192},
-      {"impl", "impl", ParamType::Choice, "all", 0, 0, {"all", "naive"}},
-      {"sizes", "sizes", ParamType::SizeList, "64..1024", 1, 8192},
-      {"bytes", "bytes", ParamType::Bytes, "64MiB", 1, 1ll << 32},
+      {.key = "m", .label = "m", .type = ParamType::Integer, .default_text = "512", .min = 1, .max = 8192},
+      {.key = "impl", .label = "impl", .type = ParamType::Choice, .default_text = "all", .choices = {"all", "naive"}},
+      {.key = "sizes",
+       .label = "sizes",
+       .type = ParamType::SizeList,
+       .default_text = "64..1024",
+       .min = 1,
+       .max = 8192},
+      {.key = "bytes", .label = "bytes", .type = ParamType::Bytes, .default_text = "64MiB", .min = 1, .max = 1ll << 32},
   };
   const ParamValues defaults = ParamValues::defaults(specs);
   CHECK(defaults.integer("m") == 512);
@@ -91,7 +96,8 @@ TEST_CASE("parameters are checked against their specs with messages that name th
     }
     return std::string("accepted");
   };
-  CHECK(message_of({"m=0"}) == "parameter 'm': value '0' is not allowed (out of range); allowed: an integer from 1 to 8192");
+  CHECK(message_of({"m=0"}) ==
+        "parameter 'm': value '0' is not allowed (out of range); allowed: an integer from 1 to 8192");
   CHECK(message_of({"m=abc"}).find("not a number") != std::string::npos);
   CHECK(message_of({"m=2.5"}).find("not a whole number") != std::string::npos);
   CHECK(message_of({"impl=fast"}).find("one of: all, naive") != std::string::npos);
@@ -126,8 +132,9 @@ TEST_CASE("a run result survives a JSON round trip") {
 }
 
 TEST_CASE("a result is stale exactly when a parameter differs from the run's") {
-  const std::vector<ParamSpec> specs = {{.key = "p", .label = "devices", .type = ParamType::Integer, .default_text = "2", .min = 1, .max = 64},
-                                        {.key = "mode", .label = "mode", .type = ParamType::Choice, .default_text = "a", .choices = {"a", "b"}}};
+  const std::vector<ParamSpec> specs = {
+      {.key = "p", .label = "devices", .type = ParamType::Integer, .default_text = "2", .min = 1, .max = 64},
+      {.key = "mode", .label = "mode", .type = ParamType::Choice, .default_text = "a", .choices = {"a", "b"}}};
   RunResult result;
   result.params = {{"p", "2"}, {"mode", "a"}};
   ParamValues now = ParamValues::defaults(specs);

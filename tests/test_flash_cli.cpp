@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/support/cli_capture.h"
 #include "lessons/registry.h"
+#include "tests/support/cli_capture.h"
 
 using namespace dlsys;
 
@@ -64,7 +64,7 @@ TEST_CASE("flash: theory keys are exact closed forms") {
   CHECK(t["flops"] == 4.0 * 4096 * 4096 * 64);
 }
 
-TEST_CASE("flash: a small real run reports the issue's keys, the ledger's peaks and the accuracy rule") {
+TEST_CASE("flash: a small real run reports the documented keys, the ledger's peaks and the accuracy rule") {
   const auto r =
       flash_cli({"run",   "flash", "--set", "n=100",       "--set", "d=16",      "--set", "causal=1",  "--set",  "br=8",
                  "--set", "bc=16", "--set", "sizes=32,64", "--set", "repeats=1", "--set", "threads=2", "--json", "-"});
@@ -114,7 +114,7 @@ TEST_CASE("flash: `run flash --set example=two_tiles` prints the worked example 
   }
 }
 
-TEST_CASE("flash: the lesson text has the issue's five steps") {
+TEST_CASE("flash: the lesson text has its five steps") {
   const Lesson& lesson = find_lesson("flash");
   CHECK(lesson.title() == "FlashAttention: attention in tiles with an online softmax");
   REQUIRE(lesson.step_count() == 5);

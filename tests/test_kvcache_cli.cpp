@@ -1,4 +1,4 @@
-// `dlsys-lab run kvcache` in-process: the issue's JSON keys with exact values, a user's config.json, and every kind
+// `dlsys-lab run kvcache` in-process: the documented JSON keys with exact values, a user's config.json, and every kind
 // of bad input ending in exit 2 with a message that names what was wrong.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -50,7 +50,7 @@ void expect_bad_input(std::vector<std::string> sets, const std::string& expected
 }  // namespace
 
 TEST_CASE(
-    "run kvcache: the issue's command gives the course's numbers exactly, and the live cache equals the formula") {
+    "run kvcache: the README's command gives the course's numbers exactly, and the live cache equals the formula") {
   const testing::CliOutcome r =
       run_kvcache(with_tiny_live({"model=llama-2-7b", "batch=1", "seq=4096", "dtype=fp16", "block=16", "gpu_gb=80"}));
   INFO(r.err);
@@ -80,14 +80,14 @@ TEST_CASE(
   CHECK(json["series"][0]["points"].size() == 8);
 }
 
-TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the bar line") {
+TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the speed-up line") {
   const testing::CliOutcome r = run_kvcache(with_tiny_live({"seq=1000", "batch=3"}), false);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("2,147,483,648") == std::string::npos);
   CHECK(r.out.find("524,288 B") != std::string::npos);
   CHECK(r.out.find("1,572,864,000 B = 1.57 GB (1.46 GiB)") != std::string::npos);  // 524,288 x 1000 x 3
   CHECK(r.out.find("189 blocks of 16 tokens") != std::string::npos);
-  CHECK(r.out.find("bar: last token") != std::string::npos);
+  CHECK(r.out.find("speed-up: last token") != std::string::npos);
 }
 
 TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.json overrides the preset") {
@@ -100,7 +100,8 @@ TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.j
 
   TempFile config(R"({"num_hidden_layers": 40, "num_attention_heads": 40, "hidden_size": 5120,
                       "intermediate_size": 13824, "vocab_size": 32000})");
-  const testing::CliOutcome r = run_kvcache(with_tiny_live({"model=llama-2-7b", "config=" + config.path.string(), "seq=100"}));
+  const testing::CliOutcome r =
+      run_kvcache(with_tiny_live({"model=llama-2-7b", "config=" + config.path.string(), "seq=100"}));
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);

@@ -1,5 +1,5 @@
 // The `bubble` and `schedules` lessons through the CLI, in-process: bad input exits 2 with a message, runs print the
-// issue's JSON keys, the theory matches the closed forms, and exports write an SVG and a Chrome trace.
+// documented JSON keys, the theory matches the closed forms, and exports write an SVG and a Chrome trace.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -8,10 +8,10 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/cli_capture.h"
 #include "engine/params.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/registry.h"
+#include "tests/support/cli_capture.h"
 
 using namespace dlsys;
 
@@ -68,7 +68,7 @@ TEST_CASE("pipeline lessons: bad input exits 2 with the parameter, the value and
   refused({"export", "schedules"}, "export needs --svg FILE or --trace FILE.json");
 }
 
-TEST_CASE("schedules: run --json has the issue's keys, exact theory and a correct gradient") {
+TEST_CASE("schedules: run --json has the documented keys, exact theory and a correct gradient") {
   const auto r =
       cli(quick({"run", "schedules", "--set", "schedule=1f1b", "--set", "p=2", "--set", "m=8", "--json", "-"}));
   INFO(r.err);

@@ -11,13 +11,13 @@
 #include "app/cli/option_checks.h"
 #include "app/cli/report.h"
 #include "app/cli/run_guarded.h"
-#include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
 #include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
 #include "engine/units.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
@@ -81,8 +81,8 @@ struct RunOptions {
 
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const Lesson& lesson = find_lesson(o.lesson);
-  const ParamValues params = parse_lesson_params(lesson, o.sets, o.quick);
   const BackendKind backend = resolve_backend(o.backend);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
   // A live progress line only on a terminal; logs and pipes get the result alone.
   const bool show_progress = &err == &std::cerr && isatty(STDERR_FILENO);
   RunControl control([&](double fraction, const std::string& what) {

@@ -2,11 +2,11 @@
 
 #include <ostream>
 
-#include "app/cli/run_lesson.h"
 #include "app/cli/shot_command.h"
-#include "app/cli/timeline_export.h"
+#include "app/export/timeline_export.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
@@ -21,9 +21,10 @@ int export_command(const ExportOptions& o, std::ostream& out, std::ostream&) {
                                with.empty() ? "none yet" : with));
   }
   if (o.svg_path.empty() && o.trace_path.empty()) throw BadInput("export needs --svg FILE or --trace FILE.json");
-  const ParamValues params = parse_lesson_params(lesson, o.sets);
+  const BackendKind backend = resolve_backend(o.backend);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, backend);
   RunControl control;
-  const RunResult result = run_lesson(lesson, params, resolve_backend(o.backend), control);
+  const RunResult result = run_lesson(lesson, params, backend, control);
   // Both files or neither: a trace that cannot be written must not leave a fresh SVG beside an old trace.
   std::vector<std::pair<std::string, std::string>> files;
   if (!o.svg_path.empty()) files.emplace_back(o.svg_path, timelines_to_svg(result.timelines, lesson.title()));

@@ -27,7 +27,10 @@ struct ExportOptions {
   std::string trace_path;
 };
 
-// Implemented by the GUI layer (offscreen EGL rendering); without the GUI it explains that and exits 2.
+// `shot` renders with the GUI's code (offscreen EGL), which the CLI library does not link: the executable registers
+// the renderer when the GUI is built. Without one, `shot` throws BadInput saying the build has no GUI (exit 2).
+using ShotRenderer = int (*)(const ShotOptions& options, std::ostream& out, std::ostream& err);
+void set_shot_renderer(ShotRenderer renderer);
 int shot_command(const ShotOptions& options, std::ostream& out, std::ostream& err);
 int export_command(const ExportOptions& options, std::ostream& out, std::ostream& err);
 

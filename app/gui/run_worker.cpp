@@ -2,8 +2,8 @@
 
 #include <system_error>
 
-#include "app/cli/run_lesson.h"
 #include "engine/measure.h"
+#include "lessons/common/run_lesson.h"
 
 namespace dlsys::gui {
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/run_lesson.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys::gui {
@@ -80,7 +80,7 @@ void open_state_file(const std::string& path, AppState& state) {
     }
   }
   try {
-    lesson.validate(params);
+    lesson.validate(params, resolve_backend(state.backend_choice));
   } catch (const BadInput& e) {
     throw BadInput(fmt::format("{}: {}", origin, e.what()));
   }

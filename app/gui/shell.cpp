@@ -199,8 +199,9 @@ void start_run(AppState& state) {
   const Lesson& lesson = current_lesson(state);
   LessonSession& session = state.session();
   try {
-    lesson.validate(session.params);
-    state.worker.start(lesson, session.params, resolve_backend(state.backend_choice));
+    const BackendKind backend = resolve_backend(state.backend_choice);
+    lesson.validate(session.params, backend);
+    state.worker.start(lesson, session.params, backend);
     session.last_error.clear();
   } catch (const std::exception& e) {
     session.last_error = e.what();

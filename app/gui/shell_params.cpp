@@ -25,7 +25,7 @@ void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSp
     try {
       ParamValues next = session.params;
       next.set(specs, spec.key, text);
-      lesson.validate(next);
+      lesson.validate(next, resolve_backend(state.backend_choice));
       session.params = next;
       session.param_errors.erase(spec.key);
     } catch (const BadInput& e) {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
-#include "app/cli/timeline_export.h"
+#include "app/export/timeline_export.h"
 #include "app/gui/file_picker.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"

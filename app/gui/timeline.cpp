@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/cli/span_colors.h"
+#include "app/export/span_colors.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 

@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA variants, callable from code that never includes a CUDA header. Only built with the CUDA backend.
+// The CUDA variants, callable from code that never includes a CUDA header. Without CUDA in the
+// build, a stub (cuda/*_none.cpp) throws RunFailure instead.
 //   v1_naive - S = scale Q K^T written to global memory (cuBLAS), a softmax kernel rewrites it into P in place
 //              (masking future keys), then O = P V (cuBLAS): n^2 floats of device scratch.
 //   v2_flash - FlashAttention-2 order: one thread block per Q block of br rows; K and V stream through shared memory

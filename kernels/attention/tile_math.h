@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/ceil_div.h"
 #include "kernels/common/host_device.h"
 
 namespace dlsys::attention {
@@ -30,7 +31,7 @@ struct Tiling {
 //   QOuter  - FlashAttention-2: for each Q block i, for each K/V block j. O_i, l_i, m_i stay on chip until i is done.
 enum class LoopOrder { KvOuter, QOuter };
 
-DLSYS_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using ::dlsys::ceil_div;
 DLSYS_HOST_DEVICE constexpr std::int64_t min_of(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 
 // The scale attention uses. Algorithm 1 line 9 writes S_ij = Q_i K_j^T without it; applying it to every score as it

@@ -21,7 +21,8 @@ void v3_blas(const Shape& shape, const float* a, const float* b, float* c, int t
 // Largest |c - ref| / (sum_l |a_il| |b_lj|) over all elements: the error relative to the size of the terms summed,
 // which fp32 keeps below about k * 2^-24 whatever the signs.
 double max_relative_error(const Shape& shape, const float* a, const float* b, const float* c, const double* ref);
-// The bound a correct fp32 kernel stays under: a small multiple of k * unit roundoff (scaled by k, as the issue asks).
+// The bound a correct fp32 kernel stays under: a small multiple of k * unit roundoff (scaled by k, since the rounding
+// errors of k terms add up).
 double error_tolerance(const Shape& shape);
 
 }  // namespace dlsys::matmul

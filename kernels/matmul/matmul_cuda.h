@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA variants, callable from code that never includes a CUDA header. Only built with the CUDA backend.
+// The CUDA variants, callable from code that never includes a CUDA header. Without CUDA in the
+// build, a stub (cuda/*_none.cpp) throws RunFailure instead.
 //   v1_naive      - one thread per c_ij, reading A and B straight from global memory.
 //   v2_smem_tiled - square tiles of A and B staged in shared memory, so each global load is reused TILE times.
 //   v3_cublas     - cublasSgemm.

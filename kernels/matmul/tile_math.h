@@ -2,6 +2,7 @@
 // Counts and tile arithmetic shared by the CPU and CUDA paths (host and device), and by the lesson's theory.
 #include <cstdint>
 
+#include "kernels/common/ceil_div.h"
 #include "kernels/common/host_device.h"
 
 namespace dlsys::matmul {
@@ -18,7 +19,7 @@ DLSYS_HOST_DEVICE constexpr double additions(const Shape& s) { return double(s.m
 // The FLOP convention vendors use for GEMM: one fused multiply-add = 2 FLOPs, so 2mnk (not the exact mn(2k-1)).
 DLSYS_HOST_DEVICE constexpr double flops(const Shape& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
 
-DLSYS_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using ::dlsys::ceil_div;
 
 // Main-memory traffic in bytes, fp32, if nothing is reused between output elements: every c_ij reads its row of A
 // and column of B (2k elements) and writes itself once.

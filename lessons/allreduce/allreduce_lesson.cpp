@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
 #include "lessons/allreduce/allreduce_steps.h"
@@ -44,57 +45,92 @@ void add_point(Series& series, double x, double y, double y_min, double y_max) {
 
 }  // namespace
 
-const LessonText& AllreduceLesson::text() const {
-  static const LessonText text = load_lesson_text("allreduce");
-  return text;
-}
-
 std::vector<ParamSpec> AllreduceLesson::params() const {
   const double max_bytes = 16.0 * kBytesPerGiB;  // the memory check refuses what does not fit before allocating
   return {
-      {"n", "ranks N", ParamType::Integer, "4", 1, 64, {}, "", "data-parallel workers: CPU threads, or GPUs"},
-      {"bytes",
-       "message size S",
-       ParamType::Bytes,
-       "16MiB",
-       4,
-       max_bytes,
-       {},
-       "bytes",
-       "bytes per rank (float32), e.g. 64MiB"},
-      {"algo",
-       "algorithm",
-       ParamType::Choice,
-       "ring",
-       0,
-       0,
-       {"ring", "naive", "library"},
-       "",
-       "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs)"},
-      {"op", "collective", ParamType::Choice, "allreduce", 0, 0, {"allreduce", "reduce_scatter", "all_gather"}, "", ""},
-      {"sizes",
-       "sweep sizes",
-       ParamType::SizeList,
-       "1KiB..16MiB",
-       4,
-       max_bytes,
-       {},
-       "bytes",
-       "message sizes for busbw against size (doubling with a..b)"},
-      {"repeats", "timed repeats", ParamType::Integer, "5", 1, 100, {}, "", "median of this many samples per size"},
-      {"segment",
-       "pipeline segment",
-       ParamType::Bytes,
-       "256KiB",
-       64,
-       64.0 * 1048576,
-       {},
-       "bytes",
-       "messages travel in segments of this size, so reducing one overlaps sending the next"},
+      {.key = "n",
+       .label = "ranks N",
+       .type = ParamType::Integer,
+       .default_text = "4",
+       .min = 1,
+       .max = 64,
+       .help = "data-parallel workers: CPU threads, or GPUs"},
+      {.key = "bytes",
+       .label = "message size S",
+       .type = ParamType::Bytes,
+       .default_text = "16MiB",
+       .min = 4,
+       .max = max_bytes,
+       .unit = "bytes",
+       .help = "bytes per rank (float32), e.g. 64MiB"},
+      {.key = "algo",
+       .label = "algorithm",
+       .type = ParamType::Choice,
+       .default_text = "ring",
+       .choices = {"ring", "naive", "library"},
+       .help = "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs)"},
+      {.key = "op",
+       .label = "collective",
+       .type = ParamType::Choice,
+       .default_text = "allreduce",
+       .choices = {"allreduce", "reduce_scatter", "all_gather"}},
+      {.key = "sizes",
+       .label = "sweep sizes",
+       .type = ParamType::SizeList,
+       .default_text = "1KiB..16MiB",
+       .min = 4,
+       .max = max_bytes,
+       .unit = "bytes",
+       .help = "message sizes for busbw against size (doubling with a..b)"},
+      {.key = "repeats",
+       .label = "timed repeats",
+       .type = ParamType::Integer,
+       .default_text = "5",
+       .min = 1,
+       .max = 100,
+       .help = "median of this many samples per size"},
+      {.key = "segment",
+       .label = "pipeline segment",
+       .type = ParamType::Bytes,
+       .default_text = "256KiB",
+       .min = 64,
+       .max = 64.0 * 1048576,
+       .unit = "bytes",
+       .help = "messages travel in segments of this size, so reducing one overlaps sending the next"},
   };
 }
 
-void AllreduceLesson::validate(const ParamValues& p) const {
+namespace {
+
+allreduce::BenchConfig bench_config(const ParamValues& p) {
+  return allreduce::BenchConfig{op_of(p),
+                                p.text("algo"),
+                                static_cast<int>(p.integer("n")),
+                                static_cast<std::int64_t>(max_size_bytes(p)),
+                                static_cast<std::int64_t>(p.real("segment")),
+                                static_cast<int>(p.integer("repeats"))};
+}
+
+void check_cpu_bench(const allreduce::BenchConfig& config) {
+  if (config.algo == "library")
+    throw BadInput(
+        fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
+                    "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
+                    cuda_status().available ? "available, pass --backend cuda" : cuda_status().reason));
+  const HostMemory host = host_memory();
+  const double needed = double(allreduce::cpu_bench_bytes(config, describe_cpu().threads));
+  if (!host.fits(needed))
+    throw BadInput(
+        fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: the run needs {} (a send and a recv "
+                    "buffer per rank, links, copy probe) but only {} of host memory is available; "
+                    "lower n, bytes or sizes",
+                    config.n_ranks, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
+                    format_bytes_both(host.free_bytes)));
+}
+
+}  // namespace
+
+void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const {
   const auto whole_floats = [](const std::string& key, const std::string& text, double bytes) {
     if (std::fmod(bytes, 4.0) != 0)
       throw BadInput(
@@ -105,6 +141,11 @@ void AllreduceLesson::validate(const ParamValues& p) const {
   whole_floats("bytes", p.text("bytes"), p.real("bytes"));
   for (double s : p.list("sizes")) whole_floats("sizes", p.text("sizes"), s);
   whole_floats("segment", p.text("segment"), p.real("segment"));
+  // What a backend cannot run, or what would not fit, is refused here, before any buffer is made.
+  if (backend == BackendKind::Cuda)
+    allreduce::check_gpu_bench(bench_config(p));
+  else
+    check_cpu_bench(bench_config(p));
 }
 
 nlohmann::ordered_json AllreduceLesson::theory(const ParamValues& p) const {
@@ -130,37 +171,10 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   const Op op = op_of(p);
   const std::string algo = p.text("algo");
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  allreduce::BenchConfig config{op,
-                                algo,
-                                n,
-                                static_cast<std::int64_t>(max_size_bytes(p)),
-                                static_cast<std::int64_t>(p.real("segment")),
-                                static_cast<int>(p.integer("repeats"))};
-
-  if (!on_gpu && algo == "library")
-    throw BadInput(
-        fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
-                    "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
-                    cuda_status().available ? "available, pass --backend cuda" : cuda_status().reason));
-  if (!on_gpu) {  // refuse what cannot fit before allocating anything
-    const DeviceInfo cpu = describe_cpu();
-    const double needed = double(allreduce::cpu_bench_bytes(config, cpu.threads));
-    if (needed > 0.8 * double(cpu.memory_free_bytes))
-      throw BadInput(
-          fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: the run needs {} (a send and a recv "
-                      "buffer per rank, links, copy probe) but only {} of host memory is available; "
-                      "lower n, bytes or sizes",
-                      n, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
-                      format_bytes_both(double(cpu.memory_free_bytes))));
-  }
-
+  const allreduce::BenchConfig config = bench_config(p);
   RunResult result = begin_result(*this, ctx);
-#if DLSYS_HAVE_CUDA
   allreduce::Bench bench = on_gpu ? allreduce::make_gpu_bench(config, ctx.control)
                                   : allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
-#else
-  allreduce::Bench bench = allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
-#endif
   result.backend.emulated = bench.emulated;
   result.backend.timer = bench.timer;
   result.backend.repeats = config.repeats;

@@ -8,11 +8,12 @@ namespace dlsys {
 class AllreduceLesson final : public Lesson {
  public:
   std::string id() const override { return "allreduce"; }
-  std::vector<std::string> quick_params() const override { return {"n=4", "bytes=1MiB", "sizes=1KiB..1MiB", "repeats=1"}; }
+  std::vector<std::string> quick_params() const override {
+    return {"n=4", "bytes=1MiB", "sizes=1KiB..1MiB", "repeats=1"};
+  }
   std::string chapter() const override { return "Distributed training"; }
-  const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params) const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;

@@ -48,9 +48,11 @@ struct Bench {
 // Host memory the CPU bench needs for `config`: send and recv buffers per rank, the links, the copy probe.
 std::int64_t cpu_bench_bytes(const BenchConfig& config, int hardware_threads);
 Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunControl& control);
-#if DLSYS_HAVE_CUDA
+// Throws BadInput for what the GPU bench cannot run (naive, NCCL missing) or what would not fit on the GPU or, for
+// the check, on the host. The lesson calls it from `validate`, before anything is allocated.
+void check_gpu_bench(const BenchConfig& config);
+// Without CUDA in the build, the GPU bench's kernels are stubs that throw RunFailure.
 Bench make_gpu_bench(const BenchConfig& config, const RunControl& control);
-#endif
 
 // Times `call`: one untimed call picks how many back-to-back calls make a sample of about 2 ms (like nccl-tests'
 // iterations), then one untimed warm-up sample and `repeats` timed ones; returns per-call times.

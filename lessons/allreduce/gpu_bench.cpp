@@ -1,10 +1,10 @@
 // The allreduce lesson on GPUs: the project's ring or NCCL (collectives_cuda.h), checked on the host against the
-// same reference as the CPU ranks. Compiled only with the CUDA backend.
-#if DLSYS_HAVE_CUDA
+// same reference as the CPU ranks.
 #include <fmt/format.h>
 
 #include "engine/backend.h"
 #include "engine/errors.h"
+#include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/reference.h"
@@ -12,7 +12,7 @@
 
 namespace dlsys::allreduce {
 
-Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
+void check_gpu_bench(const BenchConfig& config) {
   namespace gpu = collectives::cuda;
   if (config.algo == "naive")
     throw BadInput(
@@ -35,11 +35,18 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
                     config.n_ranks, format_bytes_binary(double(config.max_bytes)), ranks_per_device,
                     format_bytes_both(needed), format_bytes_both(double(device.memory_free_bytes))));
   const double host_needed = double(config.n_ranks) * double(config.max_bytes);  // results copied back for the check
-  if (host_needed > 0.8 * double(describe_cpu().memory_free_bytes))
+  if (!host_memory().fits(host_needed))
     throw BadInput(
         fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: checking the results needs {} of "
                     "host memory; lower n, bytes or sizes",
                     config.n_ranks, format_bytes_binary(double(config.max_bytes)), format_bytes_both(host_needed)));
+}
+
+Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
+  namespace gpu = collectives::cuda;
+  const gpu::Implementation implementation =
+      config.algo == "library" ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
+  const gpu::Placement placement = gpu::place_ranks(config.n_ranks);
 
   Bench bench;
   bench.emulated = placement.emulated;
@@ -77,4 +84,3 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
 }
 
 }  // namespace dlsys::allreduce
-#endif

@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "engine/errors.h"
+#include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 
@@ -44,26 +46,19 @@ Series theory_series(std::string name, const std::vector<int>& ms, const std::fu
 
 }  // namespace
 
-const LessonText& BubbleLesson::text() const {
-  static const LessonText text = load_lesson_text("bubble");
-  return text;
-}
-
 std::vector<ParamSpec> BubbleLesson::params() const {
   auto specs = pipeline_lesson::param_specs({"gpipe", 4});
-  specs.push_back({"sweep",
-                   "m sweep",
-                   ParamType::SizeList,
-                   "1,2,3,4,6,8,12,16,24,32",
-                   1,
-                   256,
-                   {},
-                   "",
-                   "micro-batch counts for the measured-bubble-against-m plot"});
+  specs.push_back({.key = "sweep",
+                   .label = "m sweep",
+                   .type = ParamType::SizeList,
+                   .default_text = "1,2,3,4,6,8,12,16,24,32",
+                   .min = 1,
+                   .max = 256,
+                   .help = "micro-batch counts for the measured-bubble-against-m plot"});
   return specs;
 }
 
-void BubbleLesson::validate(const ParamValues& params) const {
+void BubbleLesson::validate(const ParamValues& params, BackendKind) const {
   const auto setup = pipeline_lesson::read_setup(params);
   std::vector<int> skipped;
   const auto points = sweep_points(params, setup, &skipped);
@@ -75,12 +70,12 @@ void BubbleLesson::validate(const ParamValues& params) const {
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
-  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
-  if (free_bytes > 0 && need > free_bytes / 2)
+  const HostMemory host = host_memory();
+  if (!host.fits(double(need)))
     throw BadInput(
         fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
                     "available; lower the sweep, hidden or microbatch",
-                    largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+                    largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
 }
 
 nlohmann::ordered_json BubbleLesson::theory(const ParamValues& params) const { return pipeline_lesson::theory(params); }
@@ -114,7 +109,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     shape.micro_batches = ms[i];
     const Schedule s = make_schedule(shape);
     MemoryLedger sweep_ledger;
-    const ExecutionResult r = pipeline_lesson::execute(s, setup.executor, ctx.backend, sweep_ledger, ctx.control);
+    const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, sweep_ledger, ctx.control);
     const auto [lo, hi] = std::minmax_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
     measured.points.push_back({double(ms[i]), r.timing.bubble_fraction(), *lo, *hi});
     OpCosts costs = setup.costs;

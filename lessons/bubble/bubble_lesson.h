@@ -7,11 +7,12 @@ namespace dlsys {
 class BubbleLesson final : public Lesson {
  public:
   std::string id() const override { return "bubble"; }
-  std::vector<std::string> quick_params() const override { return {"hidden=64", "microbatch=8", "repeats=1", "sweep=1,2,4,8"}; }
+  std::vector<std::string> quick_params() const override {
+    return {"hidden=64", "microbatch=8", "repeats=1", "sweep=1,2,4,8"};
+  }
   std::string chapter() const override { return "Pipeline parallelism"; }
-  const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params) const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   bool has_timeline() const override { return true; }

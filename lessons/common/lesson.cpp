@@ -2,6 +2,13 @@
 
 namespace dlsys {
 
+const LessonText& Lesson::text() const {
+  // Lazily, because id() is virtual and cannot be asked from the constructor; once, because the GUI's worker thread
+  // and its UI thread may ask at the same time.
+  std::call_once(text_loaded_, [&] { text_ = load_lesson_text(id()); });
+  return text_;
+}
+
 RunResult begin_result(const Lesson& lesson, const RunContext& context) {
   RunResult result;
   result.lesson = lesson.id();

@@ -2,6 +2,7 @@
 // The lesson contract (DESIGN.md): an id and title, a theory card, ordered steps with captions, typed parameters,
 // exact theory from closed forms, and a real run that returns a RunResult. Lessons know nothing of the GUI.
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,15 @@ class Lesson {
   virtual ~Lesson() = default;
   virtual std::string id() const = 0;
   virtual std::string chapter() const = 0;
-  // Title, theory card and step captions, written in assets/lessons/<id>.md.
-  virtual const LessonText& text() const = 0;
+  // Title, theory card and step captions, written in assets/lessons/<id>.md: read once, on first use, from the id.
+  const LessonText& text() const;
   virtual std::vector<ParamSpec> params() const = 0;
   // Small sizes and one repeat (`--quick`): every step draws from a real run within seconds, for demos and tests.
   virtual std::vector<std::string> quick_params() const { return {}; }
-  // Checks that depend on several parameters at once (each alone is checked by its spec). Throws BadInput.
-  virtual void validate(const ParamValues&) const {}
+  // The one place a lesson turns parameters away, before any run starts (the GUI calls it before it starts the worker):
+  // checks across several parameters (each alone is checked by its spec), what the chosen backend cannot run, and
+  // what would not fit in memory. Throws BadInput.
+  virtual void validate(const ParamValues&, BackendKind) const {}
   // Closed forms, exact. Keys are flat snake_case names, the same ones `run` reports under "theory".
   virtual nlohmann::ordered_json theory(const ParamValues& params) const = 0;
   // What the steps draw from the parameters alone; computed once per change, off the UI thread. nullptr when the
@@ -48,6 +51,10 @@ class Lesson {
 
   std::string title() const { return text().title; }
   std::size_t step_count() const { return text().steps.size(); }
+
+ private:
+  mutable std::once_flag text_loaded_;
+  mutable LessonText text_;
 };
 
 // Fills the parts of a RunResult every lesson shares: id, params as given, backend and device, theory, memory.

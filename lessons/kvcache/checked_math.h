@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/errors.h"
+#include "kernels/common/ceil_div.h"
 
 namespace dlsys::kvcache {
 
@@ -23,7 +24,6 @@ inline std::int64_t add(std::int64_t a, std::int64_t b, const std::string& what)
   return sum;
 }
 
-// ceil(a / b) for a >= 0, b > 0, without the a + b - 1 that could overflow.
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+using ::dlsys::ceil_div;
 
 }  // namespace dlsys::kvcache

@@ -11,9 +11,8 @@ class KvCacheLesson final : public Lesson {
   std::string id() const override { return "kvcache"; }
   std::vector<std::string> quick_params() const override { return {"tokens=32", "repeats=1", "seq=1000", "batch=3"}; }
   std::string chapter() const override { return "LLM inference"; }
-  const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params) const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
@@ -27,8 +26,10 @@ SizingQuery sizing_query_from_params(const ParamValues& params);
 // The memory to fit into and where the figure comes from: gpu_gb in GB, or for gpu_gb = 0 the GPU when one answers,
 // else this machine's host memory.
 std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
-// The bar of issue 6: the cached last token at least this many times faster than the recomputed one.
-inline constexpr double kSpeedupBar = 5.0;
+// What the live run should show: the cached last token at least this many times faster than the recomputed one.
+inline constexpr double kMinCacheSpeedup = 5.0;
+// The old name, still read by app/views/kvcache_view.cpp until that view's rewrite lands.
+inline constexpr double kSpeedupBar = kMinCacheSpeedup;
 }  // namespace kvcache
 
 }  // namespace dlsys

@@ -6,34 +6,25 @@
 #include <thread>
 
 #include "engine/host_buffer.h"
+#include "engine/host_memory.h"
 #include "engine/measure.h"
 #include "engine/units.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/matmul/backends.h"
 #include "kernels/matmul/matmul.h"
 #include "lessons/common/run_time_limit.h"
-#if DLSYS_HAVE_CUDA
-#include "kernels/matmul/matmul_cuda.h"
-#endif
 
 namespace dlsys {
 
 namespace {
 
-struct Variant {
-  const char* key;       // impl choice and JSON prefix: "naive" -> naive_gflops
-  const char* cpu_name;  // kernel names as the code calls them
-  const char* cuda_name;
-};
-constexpr Variant kVariants[] = {
-    {"naive", "v1_naive", "v1_naive"},
-    {"tiled", "v2_tiled", "v2_smem_tiled"},
-    {"blas", "v3_blas", "v3_cublas"},
-};
+using Variant = matmul::VariantInfo;
 
 matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
 
 std::vector<const Variant*> selected_variants(const ParamValues& p) {
   std::vector<const Variant*> out;
-  for (const auto& v : kVariants)
+  for (const auto& v : matmul::variants())
     if (p.text("impl") == "all" || p.text("impl") == v.key) out.push_back(&v);
   return out;
 }
@@ -42,34 +33,15 @@ std::vector<const Variant*> selected_variants(const ParamValues& p) {
 TimingStats time_variant(const Variant& variant, BackendKind backend, const matmul::Shape& shape, const float* a,
                          const float* b, float* c, int threads, int repeats, const RunControl& control) {
   const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 1e6};
-#if DLSYS_HAVE_CUDA
-  if (backend == BackendKind::Cuda) {
-    using matmul::cuda::Variant;
-    const Variant which = std::string(variant.key) == "naive"   ? Variant::Naive
-                          : std::string(variant.key) == "tiled" ? Variant::SmemTiled
-                                                                : Variant::Cublas;
-    control.check_cancelled();
-    return matmul::cuda::run(which, shape, a, b, c, options);
-  }
-#else
-  (void)backend;
-#endif
-  const std::string key = variant.key;
-  auto kernel = key == "naive" ? matmul::v1_naive : key == "tiled" ? matmul::v2_tiled : matmul::v3_blas;
-  return measure([&] { kernel(shape, a, b, c, threads); }, options, [&] { control.check_cancelled(); });
+  return matmul::time_variant(variant, backend, shape, a, b, c, threads, options, [&] { control.check_cancelled(); });
 }
 
 void fill_random(HostBuffer<float>& buffer, unsigned seed) {
-  // A fixed linear congruential sequence: every run and every backend multiplies the same matrices.
-  std::uint32_t state = seed;
-  for (std::size_t i = 0; i < buffer.size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    buffer[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
-  }
+  fill_seeded_uniform({buffer.data(), buffer.size()}, seed);
 }
 
 double variant_gflops_per_thread(const Variant& v) {
-  const std::string key = v.key;
+  const std::string key(v.key);
   return key == "naive" ? kNaiveLoopGflopsPerThread : key == "tiled" ? kTiledLoopGflopsPerThread : kBlasGflopsPerThread;
 }
 
@@ -95,23 +67,71 @@ std::string cpu_work_text(const ParamValues& p, const matmul::Shape& shape) {
 
 }  // namespace
 
-const LessonText& MatmulLesson::text() const {
-  static const LessonText text = load_lesson_text("matmul");
-  return text;
-}
-
 std::vector<ParamSpec> MatmulLesson::params() const {
   const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   return {
-      {"m", "m (rows of A and C)", ParamType::Integer, "512", 1, 8192, {}, "", "A is m x k"},
-      {"n", "n (columns of B and C)", ParamType::Integer, "512", 1, 8192, {}, "", "B is k x n"},
-      {"k", "k (inner dimension)", ParamType::Integer, "512", 1, 8192, {}, "", "each c_ij sums k products"},
-      {"sizes", "sweep sizes (square)", ParamType::SizeList, "64..1024", 1, 8192, {}, "", "n for the n x n x n sweep"},
-      {"impl", "implementation", ParamType::Choice, "all", 0, 0, {"all", "naive", "tiled", "blas"}, "", ""},
-      {"repeats", "timed repeats", ParamType::Integer, "3", 1, 100, {}, "", "median of this many, after one warm-up"},
-      {"threads", "CPU threads", ParamType::Integer, threads, 1, 256, {}, "", "for every CPU variant alike"},
+      {.key = "m",
+       .label = "m (rows of A and C)",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 1,
+       .max = 8192,
+       .help = "A is m x k"},
+      {.key = "n",
+       .label = "n (columns of B and C)",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 1,
+       .max = 8192,
+       .help = "B is k x n"},
+      {.key = "k",
+       .label = "k (inner dimension)",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 1,
+       .max = 8192,
+       .help = "each c_ij sums k products"},
+      {.key = "sizes",
+       .label = "sweep sizes (square)",
+       .type = ParamType::SizeList,
+       .default_text = "64..1024",
+       .min = 1,
+       .max = 8192,
+       .help = "n for the n x n x n sweep"},
+      {.key = "impl",
+       .label = "implementation",
+       .type = ParamType::Choice,
+       .default_text = "all",
+       .choices = {"all", "naive", "tiled", "blas"}},
+      {.key = "repeats",
+       .label = "timed repeats",
+       .type = ParamType::Integer,
+       .default_text = "3",
+       .min = 1,
+       .max = 100,
+       .help = "median of this many, after one warm-up"},
+      {.key = "threads",
+       .label = "CPU threads",
+       .type = ParamType::Integer,
+       .default_text = threads,
+       .min = 1,
+       .max = 256,
+       .help = "for every CPU variant alike"},
       max_minutes_param(),
   };
+}
+
+void MatmulLesson::validate(const ParamValues& p, BackendKind backend) const {
+  // Sizes that cannot fit are refused before anything is allocated: A, B, C in fp32 and the double reference.
+  const matmul::Shape shape = shape_of(p);
+  double largest_bytes = 4.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) + 8.0 * shape.m * shape.n;
+  for (double s : p.list("sizes")) largest_bytes = std::max(largest_bytes, 4.0 * 3 * s * s);
+  const HostMemory host = host_memory();
+  if (!host.fits(largest_bytes))
+    throw BadInput(fmt::format("matrices need {} but only {} of host memory is available; lower m, n, k or sizes",
+                               format_bytes_both(largest_bytes), format_bytes_both(host.free_bytes)));
+  if (backend == BackendKind::Cpu)
+    refuse_if_longer_than_limit(p, cpu_seconds_estimate(p, shape), cpu_work_text(p, shape), "m, n, k, sizes or impl");
 }
 
 nlohmann::ordered_json MatmulLesson::theory(const ParamValues& p) const {
@@ -157,17 +177,6 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   const matmul::Shape shape = shape_of(p);
   const auto& sizes = p.list("sizes");
 
-  // Refuse sizes that cannot fit before allocating: A, B, C in fp32 and the double reference.
-  double largest_bytes = 4.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) + 8.0 * shape.m * shape.n;
-  for (double s : sizes) largest_bytes = std::max(largest_bytes, 4.0 * 3 * s * s);
-  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
-  if (largest_bytes > 0.8 * free_bytes)
-    throw BadInput(fmt::format("matrices need {} but only {} of host memory is available; lower m, n, k or sizes",
-                               format_bytes_both(largest_bytes), format_bytes_both(free_bytes)));
-
-  if (!on_gpu)
-    refuse_if_longer_than_limit(p, cpu_seconds_estimate(p, shape), cpu_work_text(p, shape), "m, n, k, sizes or impl");
-
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
   result.theory["peak_gflops"] = device.peak_fp32_gflops;
   result.theory["peak_source"] = device.peaks_source;
@@ -182,7 +191,7 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
 
   // 1. The sweep: time against n for n x n x n, one series per variant.
   for (const Variant* v : variants) {
-    Series series{fmt::format("{} ({})", v->key, on_gpu ? v->cuda_name : v->cpu_name),
+    Series series{fmt::format("{} ({})", v->key, matmul::kernel_name(*v, ctx.backend)),
                   "measured",
                   "n (m = n = k)",
                   "",
@@ -233,7 +242,7 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
     const double gflops = matmul::flops(shape) / (t.median_us * 1e3);
     const double error = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
     worst_error = std::max(worst_error, error);
-    const std::string key = v->key;
+    const std::string key(v->key);
     result.measured[key + "_gflops"] = gflops;
     result.measured[key + "_time_us"] = t.median_us;
     result.measured[key + "_time_min_us"] = t.min_us;

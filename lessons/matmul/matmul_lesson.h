@@ -7,10 +7,12 @@ namespace dlsys {
 class MatmulLesson final : public Lesson {
  public:
   std::string id() const override { return "matmul"; }
-  std::vector<std::string> quick_params() const override { return {"m=96", "n=80", "k=64", "sizes=16..128", "repeats=1"}; }
+  std::vector<std::string> quick_params() const override {
+    return {"m=96", "n=80", "k=64", "sizes=16..128", "repeats=1"};
+  }
   std::string chapter() const override { return "Foundations"; }
-  const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
 };

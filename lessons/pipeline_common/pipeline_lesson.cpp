@@ -8,11 +8,10 @@
 #include <thread>
 
 #include "engine/errors.h"
+#include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
-#if DLSYS_HAVE_CUDA
-#include "kernels/pipeline/executor_cuda.h"
-#endif
 
 namespace dlsys::pipeline_lesson {
 
@@ -20,12 +19,6 @@ using namespace pipeline;
 using json = nlohmann::ordered_json;
 
 namespace {
-
-#if DLSYS_HAVE_CUDA
-constexpr bool kCudaExecutor = true;
-#else
-constexpr bool kCudaExecutor = false;
-#endif
 
 double worst_idle(const Timing& t) {
   double worst = 0;
@@ -130,74 +123,116 @@ json comparison_entry(ScheduleKind kind, const Setup& setup) {
 std::vector<ParamSpec> param_specs(const Defaults& d) {
   const std::vector<std::string> schedules = schedule_ids();
   return {
-      {"schedule", "schedule", ParamType::Choice, d.schedule, 0, 0, schedules, "",
-       "gpipe: all F then all B; 1f1b: one F, one B; interleaved: v chunks per device; zb-h1: B and W split; "
-       "dualpipe: both directions; dualpipev: the V-shaped DualPipe"},
-      {"p", "p (pipeline devices)", ParamType::Integer, "2", 1, 32, {}, "", "stages (devices) in the pipeline"},
-      {"m", "m (micro-batches)", ParamType::Integer, std::to_string(d.m), 1, 256, {}, "", "micro-batches per step"},
-      {"v",
-       "v (chunks per device)",
-       ParamType::Integer,
-       "2",
-       1,
-       8,
-       {},
-       "",
-       "interleaved only: model chunks per device"},
-      {"notation",
-       "meaning of b",
-       ParamType::Choice,
-       "full",
-       0,
-       0,
-       {"full", "input"},
-       "",
-       "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble "
-       "paper)"},
-      {"f", "F cost", ParamType::Real, "1", 0.001, 1000, {}, "units", "forward of one chunk"},
-      {"b", "B cost", ParamType::Real, "2", 0.001, 1000, {}, "units", "backward of one chunk (see notation)"},
-      {"w", "W cost", ParamType::Real, "1", 0, 1000, {}, "units", "weight-gradient pass of one chunk"},
-      {"fb",
-       "F&B cost",
-       ParamType::Real,
-       "0",
-       0,
-       2000,
-       {},
-       "units",
-       "DualPipe: a forward overlapped with a full backward; 0 = no overlap gain (F + full B)"},
-      {"p2p",
-       "p2p latency",
-       ParamType::Real,
-       "0",
-       0,
-       1000,
-       {},
-       "units",
-       "theory: time a message between devices takes"},
-      {"imbalance",
-       "last stage blocks",
-       ParamType::Integer,
-       "1",
-       1,
-       8,
-       {},
-       "",
-       "the last model stage holds this many MLP blocks, the others one (theory scales its F, B, W alike)"},
-      {"hidden", "hidden width", ParamType::Integer, "512", 8, 4096, {}, "", "MLP width of every block (fp32)"},
-      {"microbatch", "rows per micro-batch", ParamType::Integer, "64", 1, 4096, {}, "", "samples in one micro-batch"},
-      {"mode",
-       "execution",
-       ParamType::Choice,
-       "auto",
-       0,
-       0,
-       {"auto", "concurrent", "replayed"},
-       "",
-       "concurrent: one thread per stage (needs p <= hardware threads; on cuda one GPU per stage, needs p GPUs); "
-       "replayed: ops run one by one, their durations replayed on the schedule; auto: concurrent when it fits (on "
-       "cuda with fewer than p GPUs: the stages as streams on one GPU, emulated)"},
-      {"repeats", "timed steps", ParamType::Integer, "5", 1, 50, {}, "", "median step of this many, after one warm-up"},
+      {.key = "schedule",
+       .label = "schedule",
+       .type = ParamType::Choice,
+       .default_text = d.schedule,
+       .choices = schedules,
+       .help = "gpipe: all F then all B; 1f1b: one F, one B; interleaved: v chunks per device; zb-h1: B and W split; "
+               "dualpipe: both directions; dualpipev: the V-shaped DualPipe"},
+      {.key = "p",
+       .label = "p (pipeline devices)",
+       .type = ParamType::Integer,
+       .default_text = "2",
+       .min = 1,
+       .max = 32,
+       .help = "stages (devices) in the pipeline"},
+      {.key = "m",
+       .label = "m (micro-batches)",
+       .type = ParamType::Integer,
+       .default_text = std::to_string(d.m),
+       .min = 1,
+       .max = 256,
+       .help = "micro-batches per step"},
+      {.key = "v",
+       .label = "v (chunks per device)",
+       .type = ParamType::Integer,
+       .default_text = "2",
+       .min = 1,
+       .max = 8,
+       .help = "interleaved only: model chunks per device"},
+      {.key = "notation",
+       .label = "meaning of b",
+       .type = ParamType::Choice,
+       .default_text = "full",
+       .choices = {"full", "input"},
+       .help =
+           "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble "
+           "paper)"},
+      {.key = "f",
+       .label = "F cost",
+       .type = ParamType::Real,
+       .default_text = "1",
+       .min = 0.001,
+       .max = 1000,
+       .unit = "units",
+       .help = "forward of one chunk"},
+      {.key = "b",
+       .label = "B cost",
+       .type = ParamType::Real,
+       .default_text = "2",
+       .min = 0.001,
+       .max = 1000,
+       .unit = "units",
+       .help = "backward of one chunk (see notation)"},
+      {.key = "w",
+       .label = "W cost",
+       .type = ParamType::Real,
+       .default_text = "1",
+       .max = 1000,
+       .unit = "units",
+       .help = "weight-gradient pass of one chunk"},
+      {.key = "fb",
+       .label = "F&B cost",
+       .type = ParamType::Real,
+       .default_text = "0",
+       .max = 2000,
+       .unit = "units",
+       .help = "DualPipe: a forward overlapped with a full backward; 0 = no overlap gain (F + full B)"},
+      {.key = "p2p",
+       .label = "p2p latency",
+       .type = ParamType::Real,
+       .default_text = "0",
+       .max = 1000,
+       .unit = "units",
+       .help = "theory: time a message between devices takes"},
+      {.key = "imbalance",
+       .label = "last stage blocks",
+       .type = ParamType::Integer,
+       .default_text = "1",
+       .min = 1,
+       .max = 8,
+       .help = "the last model stage holds this many MLP blocks, the others one (theory scales its F, B, W alike)"},
+      {.key = "hidden",
+       .label = "hidden width",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 8,
+       .max = 4096,
+       .help = "MLP width of every block (fp32)"},
+      {.key = "microbatch",
+       .label = "rows per micro-batch",
+       .type = ParamType::Integer,
+       .default_text = "64",
+       .min = 1,
+       .max = 4096,
+       .help = "samples in one micro-batch"},
+      {.key = "mode",
+       .label = "execution",
+       .type = ParamType::Choice,
+       .default_text = "auto",
+       .choices = {"auto", "concurrent", "replayed"},
+       .help =
+           "concurrent: one thread per stage (needs p <= hardware threads; on cuda one GPU per stage, needs p GPUs); "
+           "replayed: ops run one by one, their durations replayed on the schedule; auto: concurrent when it fits (on "
+           "cuda with fewer than p GPUs: the stages as streams on one GPU, emulated)"},
+      {.key = "repeats",
+       .label = "timed steps",
+       .type = ParamType::Integer,
+       .default_text = "5",
+       .min = 1,
+       .max = 50,
+       .help = "median step of this many, after one warm-up"},
   };
 }
 
@@ -243,12 +278,12 @@ Setup read_setup(const ParamValues& p) {
   resolve_mode(s.executor.mode, s.shape.devices,
                s.executor.hardware_threads);  // throws for concurrent on too few cores
   const std::int64_t need = estimate_executor_bytes(make_schedule(s.shape), s.executor);
-  const std::int64_t free_bytes = describe_cpu().memory_free_bytes;
-  if (free_bytes > 0 && need > free_bytes / 2)
+  const HostMemory host = host_memory();
+  if (!host.fits(double(need)))
     throw BadInput(
         fmt::format("parameters 'hidden' x 'microbatch' x 'm': the run would need up to {} of host memory "
                     "but only {} is available; lower hidden, microbatch, m or p",
-                    format_bytes_both(double(need)), format_bytes_both(double(free_bytes))));
+                    format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
   return s;
 }
 
@@ -358,16 +393,6 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
   return pipeline::in_flight_from_events(std::move(events));
 }
 
-ExecutionResult execute(const Schedule& s, const ExecutorConfig& config, BackendKind backend, MemoryLedger& ledger,
-                        const RunControl& control) {
-#if DLSYS_HAVE_CUDA
-  if (backend == BackendKind::Cuda) return pipeline::cuda::execute_schedule(s, config, ledger, control);
-#else
-  (void)backend;
-#endif
-  return execute_schedule(s, config, ledger, control);
-}
-
 RunResult run(const Lesson& lesson, RunContext& ctx) {
   const Setup setup = read_setup(ctx.params);
   RunResult result = begin_result(lesson, ctx);
@@ -378,14 +403,8 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   result.timelines.push_back(to_timeline(s, sim.timing, c, title + " (theory)", "theory", "simulated", "units"));
 
   ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
-  const bool on_gpu = kCudaExecutor && ctx.backend == BackendKind::Cuda;
-  const ExecutionResult r = execute(s, setup.executor, ctx.backend, ctx.ledger, ctx.control);
-  // Without the CUDA executor in this build the run used CPU threads: say so rather than label a CPU run "cuda".
-  if (!on_gpu && ctx.backend != BackendKind::Cpu) {
-    result.backend.kind = backend_name(BackendKind::Cpu);
-    result.backend.device = describe_cpu().name;
-    result.backend.notes.push_back("this build has no CUDA pipeline executor: this run used the CPU");
-  }
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, ctx.ledger, ctx.control);
   result.backend.emulated = on_gpu ? r.emulated : true;
   result.backend.repeats = setup.executor.repeats;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";

@@ -39,11 +39,6 @@ Simulated simulate_setup(const Setup& setup);
 // Closed forms, the simulated schedule and the comparison across schedules (the "theory" section of the result).
 nlohmann::ordered_json theory(const ParamValues& params);
 
-// The real run of one schedule on the backend the user picked: the CPU executor (executor.h), or on cuda the GPU one
-// (executor_cuda.h), whose result says where it ran (gpus, emulated, notes).
-pipeline::ExecutionResult execute(const pipeline::Schedule& schedule, const pipeline::ExecutorConfig& config,
-                                  BackendKind backend, MemoryLedger& ledger, const RunControl& control);
-
 // The real run. Timelines: [0] theory (cost units), [1] measured (us), [2] its overlay partner in us: the measured
 // step's own op times replayed on the schedule (concurrent and emulated modes), or the schedule simulated with the
 // median measured op times (replayed mode, where [1] already is a replay).

@@ -4,14 +4,9 @@
 
 namespace dlsys {
 
-const LessonText& SchedulesLesson::text() const {
-  static const LessonText text = load_lesson_text("schedules");
-  return text;
-}
-
 std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson::param_specs({"1f1b", 8}); }
 
-void SchedulesLesson::validate(const ParamValues& params) const { pipeline_lesson::read_setup(params); }
+void SchedulesLesson::validate(const ParamValues& params, BackendKind) const { pipeline_lesson::read_setup(params); }
 
 nlohmann::ordered_json SchedulesLesson::theory(const ParamValues& params) const {
   return pipeline_lesson::theory(params);

@@ -9,9 +9,8 @@ class SchedulesLesson final : public Lesson {
   std::string id() const override { return "schedules"; }
   std::vector<std::string> quick_params() const override { return {"hidden=64", "microbatch=8", "repeats=1"}; }
   std::string chapter() const override { return "Pipeline parallelism"; }
-  const LessonText& text() const override;
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params) const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   bool has_timeline() const override { return true; }

@@ -26,7 +26,7 @@ if [[ $mode == shot ]]; then
   # The kvcache live step plots the measured time per token (first series colour) in the plot area.
   env -u DISPLAY "$bin" shot kvcache --step 6 --quick --size 1280x720 -o "$out/kvcache-live.png" >/dev/null || fail=1
   "$check" "$out/kvcache-live.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,1,0.75 --min-pixels 200 || fail=1
-  # The pipeline timelines: forward blocks (span colour of F0, app/cli/span_colors.cpp) in the view area.
+  # The pipeline timelines: forward blocks (span colour of F0, app/export/span_colors.cpp) in the view area.
   env -u DISPLAY "$bin" shot schedules --step 1 --quick --set p=4 --set m=8 --size 1280x720 -o "$out/schedules-timeline.png" >/dev/null || fail=1
   "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   env -u DISPLAY "$bin" shot bubble --step 3 --quick --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1

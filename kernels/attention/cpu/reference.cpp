@@ -6,6 +6,7 @@
 
 #include "engine/parallel.h"
 #include "kernels/attention/attention.h"
+#include "kernels/common/seeded_fill.h"
 
 namespace dlsys::attention {
 
@@ -41,13 +42,6 @@ double max_abs_error(std::span<const float> o, std::span<const double> ref) {
   return worst;
 }
 
-void fill_uniform(std::span<float> values, std::uint32_t seed) {
-  // A linear congruential sequence: cheap, fixed, the same on every machine.
-  std::uint32_t state = seed;
-  for (float& x : values) {
-    state = state * 1664525u + 1013904223u;
-    x = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
-  }
-}
+void fill_uniform(std::span<float> values, std::uint32_t seed) { fill_seeded_uniform(values, seed); }
 
 }  // namespace dlsys::attention

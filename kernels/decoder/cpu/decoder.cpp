@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "engine/errors.h"
+#include "kernels/common/seeded_fill.h"
 
 namespace dlsys::decoder {
 
@@ -17,12 +18,7 @@ namespace {
 constexpr float kNormEpsilon = 1e-5f;
 
 void fill_uniform(HostBuffer<float>& buffer, std::uint32_t seed, float scale) {
-  // A fixed linear congruential sequence: the same seed gives the same model on every machine.
-  std::uint32_t state = seed * 2654435761u + 12345u;
-  for (std::size_t i = 0; i < buffer.size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    buffer[i] = (static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f) * scale;
-  }
+  fill_seeded_uniform({buffer.data(), buffer.size()}, spread_seed(seed), scale);
 }
 
 // x (d) = token embedding + position embedding.

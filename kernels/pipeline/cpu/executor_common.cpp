@@ -7,16 +7,13 @@
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
+#include "kernels/common/seeded_fill.h"
 #include "kernels/pipeline/mlp_block.h"
 
 namespace dlsys::pipeline {
 
 void fill_uniform(float* data, std::size_t n, std::uint32_t seed, float scale) {
-  std::uint32_t state = seed * 2654435761u + 12345u;
-  for (std::size_t i = 0; i < n; ++i) {
-    state = state * 1664525u + 1013904223u;
-    data[i] = (static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f) * scale;
-  }
+  fill_seeded_uniform({data, n}, spread_seed(seed), scale);
 }
 std::uint32_t weight_seed(int stage, int block, int which) { return 1000u * stage + 10u * block + which + 1; }
 std::uint32_t input_seed(int micro_batch) { return 7000000u + micro_batch; }

@@ -1,11 +1,11 @@
-#include "app/cli/timeline_export.h"
+#include "app/export/timeline_export.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/span_colors.h"
+#include "app/export/span_colors.h"
 #include "engine/json_io.h"
 
 namespace dlsys {

@@ -1,19 +1,22 @@
-#include "app/cli/run_lesson.h"
+#include "lessons/common/run_lesson.h"
 
 #include <fmt/format.h>
+
 #include <new>
 
 namespace dlsys {
 
-ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, bool quick) {
+ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
+                                bool quick) {
   std::vector<std::string> all = quick ? lesson.quick_params() : std::vector<std::string>{};
   all.insert(all.end(), assignments.begin(), assignments.end());
   ParamValues values = ParamValues::parse(lesson.params(), all);
-  lesson.validate(values);
+  lesson.validate(values, backend);
   return values;
 }
 
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control) {
+  lesson.validate(params, backend);
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {

@@ -1,4 +1,4 @@
-#include "app/cli/span_colors.h"
+#include "app/export/span_colors.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // `dlsys-lab shot`: runs the lesson, then renders the same shell the GUI shows into a PNG through a surfaceless EGL
 // context, so it works on machines with no display at all.
-#include "app/cli/shot_command.h"
+#include "app/gui/shot_render.h"
 
 #include <backends/imgui_impl_opengl3.h>
 #include <fmt/format.h>
@@ -9,7 +9,6 @@
 #include <cmath>
 #include <ostream>
 
-#include "app/cli/run_lesson.h"
 #include "app/gui/fonts.h"
 #include "app/gui/image_size.h"
 #include "app/gui/offscreen.h"
@@ -17,14 +16,16 @@
 #include "app/gui/theme.h"
 #include "engine/errors.h"
 #include "engine/measure.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys {
 
-int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
+int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   using namespace gui;
   const Lesson& lesson = find_lesson(o.lesson);
-  const ParamValues params = parse_lesson_params(lesson, o.sets, o.quick);
+  const BackendKind backend = resolve_backend(o.backend);
+  const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
   if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
     throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(),
                                lesson.step_count()));
@@ -36,7 +37,6 @@ int shot_command(const ShotOptions& o, std::ostream& out, std::ostream&) {
   if (size.width * o.scale > kMaxImageSide || size.height * o.scale > kMaxImageSide)
     throw BadInput(fmt::format("--size {} at --scale {} makes a {:.0f}x{:.0f} image; allowed: at most {} pixels a side",
                                o.size, o.scale, size.width * o.scale, size.height * o.scale, kMaxImageSide));
-  const BackendKind backend = resolve_backend(o.backend);
 
   AppState state;
   init_sessions(state);

@@ -1,0 +1,22 @@
+#include "app/cli/shot_command.h"
+
+#include "engine/errors.h"
+
+namespace dlsys {
+
+namespace {
+
+// Set once by main() before any command runs, so no lock is needed.
+ShotRenderer registered_renderer = nullptr;
+
+}  // namespace
+
+void set_shot_renderer(ShotRenderer renderer) { registered_renderer = renderer; }
+
+int shot_command(const ShotOptions& options, std::ostream& out, std::ostream& err) {
+  if (registered_renderer == nullptr)
+    throw BadInput("this build has no GUI (configured with DLSYS_WITH_GUI=OFF), so `shot` cannot render");
+  return registered_renderer(options, out, err);
+}
+
+}  // namespace dlsys

@@ -1,0 +1,19 @@
+#pragma once
+// Parsing a lesson's --set assignments and running it: shared by `run`, `shot`, `export` and the GUI worker.
+#include <string>
+#include <vector>
+
+#include "engine/run_result.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Parses the assignments against the lesson's specs, after the lesson's quick parameters when `quick` (so an
+// assignment can still override them), and validates them for `backend`. Throws BadInput.
+ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
+                                bool quick = false);
+// Validates the parameters for `backend`, then runs the lesson with a fresh ledger. Throws BadInput, RunFailure or
+// Cancelled.
+RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control);
+
+}  // namespace dlsys
