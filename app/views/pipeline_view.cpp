@@ -1,7 +1,7 @@
 // Views of the `bubble` and `schedules` lessons: the model cut into stages, simulated timelines of the schedules
 // (one lane per device, hover tells the op, what it needed and why it waited), the measured timeline stacked on or
 // overlaid with its theory, activations in flight under the timeline, the bubble formula against m, and the
-// comparison table. Simulations are cached: the views redraw every frame, the schedule only when parameters change.
+// comparison table. Everything simulated comes from the lesson's step data; these functions only draw it.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -16,68 +16,24 @@
 #include "engine/errors.h"
 #include "engine/units.h"
 #include "kernels/pipeline/bubble_theory.h"
-#include "lessons/pipeline_common/pipeline_lesson.h"
+#include "lessons/pipeline_common/pipeline_steps.h"
 
 namespace dlsys::gui {
 
 namespace {
 
 using namespace pipeline;
-using Overrides = std::vector<std::pair<std::string, std::string>>;
 
-// A schedule simulated for the view from the parameter panel, with some parameters overridden by the step.
-struct TheoryPanel {
-  std::string error;  // why it cannot be drawn (the same message `run` would give), empty when fine
-  pipeline_lesson::Setup setup;
-  std::unique_ptr<pipeline_lesson::Simulated> sim;
-  Timeline timeline;
-};
+using pipeline_lesson::PipelineSteps;
+using pipeline_lesson::SchedulePanel;
 
-const TheoryPanel& theory_panel(const ViewContext& ctx, const Overrides& overrides) {
-  static std::map<std::string, std::unique_ptr<TheoryPanel>> cache;
-  std::string key = ctx.lesson.id();
-  for (const auto& [k, v] : ctx.params.all()) key += ";" + k + "=" + v.text;
-  for (const auto& [k, v] : overrides) key += "|" + k + "=" + v;
-  if (auto it = cache.find(key); it != cache.end()) return *it->second;
-  if (cache.size() > 32) cache.clear();
-  auto panel = std::make_unique<TheoryPanel>();
-  try {
-    ParamValues params = ctx.params;
-    const auto specs = ctx.lesson.params();
-    for (const auto& [k, v] : overrides) params.set(specs, k, v);
-    panel->setup = pipeline_lesson::read_setup(params);
-    panel->sim = std::make_unique<pipeline_lesson::Simulated>(pipeline_lesson::simulate_setup(panel->setup));
-    panel->timeline = pipeline_lesson::to_timeline(
-        panel->sim->schedule, panel->sim->timing, panel->sim->costs,
-        fmt::format("{}: p = {}, m = {}{} (theory)", schedule_title(panel->setup.shape.kind),
-                    panel->setup.shape.devices, panel->setup.shape.micro_batches,
-                    panel->setup.shape.kind == ScheduleKind::Interleaved
-                        ? fmt::format(", v = {}", panel->setup.shape.chunks)
-                        : ""),
-        "theory", "simulated", "units");
-  } catch (const BadInput& e) {
-    panel->error = e.what();
-  }
-  return *cache.emplace(key, std::move(panel)).first->second;
-}
+const PipelineSteps* steps_of(const ViewContext& ctx) { return step_data_as<PipelineSteps>(ctx); }
 
-// The schedule a run result was made with (for hover explanations of its measured timeline).
+// The schedule a run result was made with (for hover explanations of its measured timeline): the step data's, as
+// long as the run used the parameters the panel shows.
 const Schedule* schedule_of_result(const ViewContext& ctx) {
-  static std::map<std::string, std::unique_ptr<Schedule>> cache;
-  if (!ctx.result) return nullptr;
-  std::string key;
-  for (const auto& [k, v] : ctx.result->params) key += ";" + k + "=" + v;
-  if (auto it = cache.find(key); it != cache.end()) return it->second.get();
-  if (cache.size() > 8) cache.clear();
-  std::unique_ptr<Schedule> schedule;
-  try {
-    std::vector<std::string> sets;
-    for (const auto& [k, v] : ctx.result->params) sets.push_back(k + "=" + v);
-    const auto setup = pipeline_lesson::read_setup(ParamValues::parse(ctx.lesson.params(), sets));
-    schedule = std::make_unique<Schedule>(make_schedule(setup.shape));
-  } catch (const BadInput&) {
-  }
-  return cache.emplace(key, std::move(schedule)).first->second.get();
+  const PipelineSteps* steps = steps_of(ctx);
+  return steps != nullptr && !ctx.result_stale ? steps->schedule.get() : nullptr;
 }
 
 void draw_error(const std::string& message) {
@@ -111,79 +67,23 @@ void draw_timeline_widget(const char* id, const std::vector<Lane>& lanes, bool o
   ImGui::EndTooltip();
 }
 
-// Activations in flight per device as plot lines: steps, thinned to at most `buckets` per line (each keeps the
-// largest count it covers, so peaks survive) and cached, since a p = 16, m = 256 schedule has 8k changes.
-const std::vector<PlotLine>& in_flight_lines(const Timeline& timeline) {
-  static std::map<std::string, std::vector<PlotLine>> cache;
-  const std::string key = fmt::format("{}|{}|{}|{}", static_cast<const void*>(&timeline), timeline.name,
-                                      timeline.spans.size(), timeline.spans.empty() ? 0.0 : timeline.spans.back().end);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  if (cache.size() > 16) cache.clear();
-  constexpr int kBuckets = 400;
-  double end = 0;
-  for (const auto& span : timeline.spans) end = std::max(end, span.end);
-  std::vector<PlotLine> lines;
-  // Past six devices the staircases hide each other: draw the first, the middle and the last device.
-  const int lanes = static_cast<int>(timeline.lanes.size());
-  std::vector<int> shown;
-  for (int lane = 0; lane < lanes; ++lane)
-    if (lanes <= 6 || lane == 0 || lane == lanes / 2 || lane == lanes - 1) shown.push_back(lane);
-  for (int lane : shown) {
-    const InFlight f = pipeline_lesson::in_flight_from_timeline(timeline, lane);
-    PlotLine line{fmt::format("{}: peak {}", timeline.lanes[lane], f.peak),
-                  series_color(static_cast<int>(lines.size()) % 8)};
-    auto step_to = [&](double t, double count) {
-      if (!line.points.empty()) {
-        const double prev = line.points.back().y;
-        line.points.push_back({t, prev, prev, prev});
-      }
-      line.points.push_back({t, count, count, count});
-    };
-    if (f.steps.size() <= 2 * kBuckets || end <= 0) {
-      for (const auto& [t, count] : f.steps) step_to(t, count);
-    } else {
-      std::vector<int> peak(kBuckets, 0);
-      int current = 0;
-      std::size_t i = 0;
-      for (int b = 0; b < kBuckets; ++b) {
-        const double bucket_end = end * (b + 1) / kBuckets;
-        peak[b] = current;
-        for (; i < f.steps.size() && f.steps[i].first < bucket_end; ++i) {
-          current = f.steps[i].second;
-          peak[b] = std::max(peak[b], current);
-        }
-        step_to(end * b / kBuckets, peak[b]);
-      }
-    }
-    lines.push_back(std::move(line));
-  }
-  return cache.emplace(key, std::move(lines)).first->second;
-}
-
-// Every device's peak in flight, in one line of text (the plot shows at most six devices).
-const std::string& peaks_text(const Timeline& timeline) {
-  static std::map<std::string, std::string> cache;
-  const std::string key =
-      fmt::format("{}|{}|{}", static_cast<const void*>(&timeline), timeline.name, timeline.spans.size());
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  if (cache.size() > 16) cache.clear();
-  std::string text = "peak in flight per device:";
-  for (int lane = 0; lane < static_cast<int>(timeline.lanes.size()); ++lane)
-    text += fmt::format(" {}", pipeline_lesson::in_flight_from_timeline(timeline, lane).peak);
-  return cache.emplace(key, std::move(text)).first->second;
-}
-
 // Activations in flight per device over time, with each device's peak in the legend.
-void draw_in_flight(const char* id, const Timeline& timeline, float height) {
-  if (timeline.lanes.size() > 6) {
-    ImGui::TextDisabled("%s", peaks_text(timeline).c_str());
+void draw_in_flight(const char* id, const SchedulePanel& panel, float height) {
+  const Timeline& timeline = panel.timeline;
+  if (timeline.lanes.size() > panel.in_flight.size()) {
+    ImGui::TextDisabled("%s", panel.peaks_text.c_str());
     height -= ImGui::GetTextLineHeightWithSpacing();
   }
   // Titled by schedule: steps that compare two schedules show two of these plots.
   PlotSpec spec{"Activations in flight, " + timeline.name + " (micro-batch chunks stashed)",
-                {"time", timeline.time_unit}, {"in flight", ""}, {}, {}};
+                {"time", timeline.time_unit},
+                {"in flight", ""},
+                {},
+                {}};
   spec.y.min = 0;
-  spec.lines = in_flight_lines(timeline);
+  for (const pipeline_lesson::InFlightCurve& curve : panel.in_flight)
+    spec.lines.push_back({curve.label, series_color(static_cast<int>(spec.lines.size()) % 8), SeriesStyle::Line, false,
+                          false, curve.points});
   spec.size = {0, height};
   draw_plot(id, spec);
 }
@@ -203,15 +103,15 @@ std::vector<std::vector<std::string>> phase_rows(const Schedule& s) {
 }
 
 // The theory timeline of a panel, with its in-flight plot under it when `with_in_flight`.
-void draw_theory(const char* id, const TheoryPanel& panel, float height, bool with_in_flight) {
+void draw_theory(const char* id, const SchedulePanel& panel, float height, bool with_in_flight) {
   if (!panel.error.empty()) return draw_error(panel.error);
   const float timeline_h = with_in_flight ? height * 0.5f : height;
   draw_timeline_widget(id, {{&panel.timeline, &panel.sim->schedule, panel.sim->costs.p2p}}, false, timeline_h);
-  if (with_in_flight) draw_in_flight((std::string(id) + "_inflight").c_str(), panel.timeline, height - timeline_h - 4);
+  if (with_in_flight) draw_in_flight((std::string(id) + "_inflight").c_str(), panel, height - timeline_h - 4);
 }
 
 // Two theory panels stacked in one widget (same cost units, same time axis), e.g. 1F1B above ZB-H1.
-void draw_two_theories(const char* id, const TheoryPanel& a, const TheoryPanel& b, float height) {
+void draw_two_theories(const char* id, const SchedulePanel& a, const SchedulePanel& b, float height) {
   if (!a.error.empty()) return draw_error(a.error);
   if (!b.error.empty()) return draw_error(b.error);
   draw_timeline_widget(
@@ -327,14 +227,18 @@ int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer
 int param_m(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("m")); }
 
 void draw_bubble_stages(const ViewContext& ctx) {
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
   draw_stages_diagram(param_p(ctx));
-  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+  const SchedulePanel& one = steps->panel("gpipe_m1");
   draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
 }
 
 void draw_bubble_one_micro_batch(const ViewContext& ctx) {
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
   const int p = param_p(ctx);
-  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "gpipe"}, {"m", "1"}});
+  const SchedulePanel& one = steps->panel("gpipe_m1");
   if (!one.error.empty()) return draw_error(one.error);
   draw_value_table("one", {{"devices p", std::to_string(p)},
                            {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
@@ -344,7 +248,9 @@ void draw_bubble_one_micro_batch(const ViewContext& ctx) {
 
 void draw_bubble_many_micro_batches(const ViewContext& ctx) {
   const int p = param_p(ctx), m = param_m(ctx);
-  const TheoryPanel& many = theory_panel(ctx, {});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const SchedulePanel& many = steps->panel("chosen");
   if (!many.error.empty()) return draw_error(many.error);
   draw_value_table("many", {{"idle share, simulated", fraction_text(many.sim->timing.bubble_fraction())},
                             {"(p - 1)/(m + p - 1)", fraction_text(theory::fill_drain_idle_fraction(p, m))},
@@ -360,7 +266,8 @@ void draw_bubble_formula(const ViewContext& ctx) {
        {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
        {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
        {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
-       {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m), format_number(theory::course_misprint(p, m), 4)}});
+       {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m),
+        format_number(theory::course_misprint(p, m), 4)}});
   draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
 }
 
@@ -390,7 +297,9 @@ namespace {
 
 // Steps 1-4 of `schedules`: the chosen schedule's theory with in-flight activations, and the measured run under it.
 void draw_chosen_schedule(const ViewContext& ctx, bool phases) {
-  const TheoryPanel& panel = theory_panel(ctx, {});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const SchedulePanel& panel = steps->panel("chosen");
   if (!panel.error.empty()) return draw_error(panel.error);
   if (phases) {
     const auto rows = phase_rows(panel.sim->schedule);
@@ -418,21 +327,12 @@ void draw_chosen_schedule(const ViewContext& ctx, bool phases) {
 }
 
 void draw_comparison(const ViewContext& ctx) {
-  const TheoryPanel& panel = theory_panel(ctx, {});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const SchedulePanel& panel = steps->panel("chosen");
   if (!panel.error.empty()) return draw_error(panel.error);
-  // theory() simulates all six schedules: once per parameter change, not once per frame.
-  static std::string cached_key;
-  static nlohmann::ordered_json theory_json;
-  std::string key = ctx.lesson.id();
-  for (const auto& [k, v] : ctx.params.all()) key += ";" + k + "=" + v.text;
-  if (key != cached_key) {
-    try {
-      theory_json = ctx.lesson.theory(ctx.params);
-    } catch (const BadInput& e) {
-      return draw_error(e.what());
-    }
-    cached_key = key;
-  }
+  if (!steps->theory_error.empty()) return draw_error(steps->theory_error);
+  const nlohmann::ordered_json& theory_json = steps->theory;
   std::vector<std::vector<std::string>> rows, formulas;
   for (const auto& e : theory_json["comparison"]) {
     const std::string title = e["title"].get<std::string>();
@@ -486,35 +386,38 @@ void draw_schedule_phase(const ViewContext& ctx) { draw_chosen_schedule(ctx, tru
 
 void draw_schedules_in_flight(const ViewContext& ctx) {
   const float h = ImGui::GetContentRegionAvail().y;
-  const TheoryPanel& gpipe = theory_panel(ctx, {{"schedule", "gpipe"}});
-  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const SchedulePanel& gpipe = steps->panel("gpipe");
+  const SchedulePanel& one = steps->panel("1f1b");
   if (!gpipe.error.empty() || !one.error.empty()) return draw_error(gpipe.error + one.error);
-  draw_in_flight("gpipe_inflight", gpipe.timeline, h * 0.48f);
-  draw_in_flight("1f1b_inflight", one.timeline, ImGui::GetContentRegionAvail().y);
+  draw_in_flight("gpipe_inflight", gpipe, h * 0.48f);
+  draw_in_flight("1f1b_inflight", one, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_schedules_interleaving(const ViewContext& ctx) {
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
   // The same model both ways: an interleaved chunk is 1/v of a stage, so its ops cost 1/v as much.
-  const TheoryPanel& base = theory_panel(ctx, {{"schedule", "1f1b"}});
+  const SchedulePanel& base = steps->panel("1f1b");
   if (!base.error.empty()) return draw_error(base.error);
   const int p = base.setup.shape.devices, v = base.setup.chunks;
-  const int m = (base.setup.shape.micro_batches + p - 1) / p * p;
-  auto scaled = [&](const char* key) { return fmt::format("{:.10g}", ctx.params.real(key) / v); };
-  const Overrides interleaved{{"schedule", "interleaved"}, {"m", std::to_string(m)}, {"f", scaled("f")},
-                              {"b", scaled("b")},          {"w", scaled("w")},       {"fb", scaled("fb")}};
-  const TheoryPanel& inter = theory_panel(ctx, interleaved);
-  const TheoryPanel& base_m = theory_panel(ctx, {{"schedule", "1f1b"}, {"m", std::to_string(m)}});
+  const int m = steps->interleaved_m;
+  const SchedulePanel& inter = steps->panel("interleaved");
+  const SchedulePanel& base_m = steps->panel("1f1b_interleaved_m");
   if (!inter.error.empty()) return draw_error(inter.error);
-  draw_value_table("inter",
-                   {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
-                    {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
-                    {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
+  draw_value_table(
+      "inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
+                {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
+                {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
   draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_schedules_split_bw(const ViewContext& ctx) {
-  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}});
-  const TheoryPanel& zb = theory_panel(ctx, {{"schedule", "zb-h1"}});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const SchedulePanel& one = steps->panel("1f1b");
+  const SchedulePanel& zb = steps->panel("zb_h1");
   if (!one.error.empty() || !zb.error.empty()) return draw_error(one.error + zb.error);
   draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
                           {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
@@ -522,12 +425,11 @@ void draw_schedules_split_bw(const ViewContext& ctx) {
 }
 
 void draw_schedules_dualpipe(const ViewContext& ctx) {
-  int p = static_cast<int>(ctx.params.integer("p"));
-  p += p % 2;
-  const int m = std::max(static_cast<int>(ctx.params.integer("m")) + static_cast<int>(ctx.params.integer("m")) % 2, 2 * p);
-  const Overrides dual{{"schedule", "dualpipe"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}};
-  const TheoryPanel& dp = theory_panel(ctx, dual);
-  const TheoryPanel& one = theory_panel(ctx, {{"schedule", "1f1b"}, {"p", std::to_string(p)}, {"m", std::to_string(m)}});
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const int p = steps->dualpipe_p, m = steps->dualpipe_m;
+  const SchedulePanel& dp = steps->panel("dualpipe");
+  const SchedulePanel& one = steps->panel("1f1b_dualpipe");
   if (!dp.error.empty()) return draw_error(dp.error);
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled(

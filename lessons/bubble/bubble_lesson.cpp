@@ -11,6 +11,7 @@
 #include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
+#include "lessons/pipeline_common/pipeline_steps.h"
 
 namespace dlsys {
 
@@ -155,6 +156,10 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
     }
   }
   return out + pipeline_lesson::comparison_table(result.theory);
+}
+
+std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {
+  return pipeline_lesson::make_pipeline_steps(*this, params);
 }
 
 }  // namespace dlsys

@@ -1,6 +1,7 @@
 #include "lessons/schedules/schedules_lesson.h"
 
 #include "lessons/pipeline_common/pipeline_lesson.h"
+#include "lessons/pipeline_common/pipeline_steps.h"
 
 namespace dlsys {
 
@@ -20,6 +21,10 @@ RunResult SchedulesLesson::run(RunContext& context) const {
 
 std::string SchedulesLesson::text_report(const RunResult& result) const {
   return pipeline_lesson::comparison_table(result.theory) + pipeline_lesson::measurement_report(result);
+}
+
+std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {
+  return pipeline_lesson::make_pipeline_steps(*this, params);
 }
 
 }  // namespace dlsys

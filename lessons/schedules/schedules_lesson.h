@@ -12,6 +12,7 @@ class SchedulesLesson final : public Lesson {
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   bool has_timeline() const override { return true; }
   std::string text_report(const RunResult& result) const override;

@@ -1,0 +1,136 @@
+#include "lessons/pipeline_common/pipeline_steps.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/errors.h"
+
+namespace dlsys::pipeline_lesson {
+
+namespace {
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+constexpr int kInFlightPoints = 400;
+constexpr int kMaxDevicesPlotted = 6;
+
+InFlightCurve in_flight_curve(const Timeline& timeline, int lane, double end) {
+  const pipeline::InFlight f = in_flight_from_timeline(timeline, lane);
+  InFlightCurve curve{fmt::format("{}: peak {}", timeline.lanes[lane], f.peak), {}};
+  auto step_to = [&](double t, double count) {
+    if (!curve.points.empty()) {
+      const double prev = curve.points.back().y;
+      curve.points.push_back({t, prev, prev, prev});
+    }
+    curve.points.push_back({t, count, count, count});
+  };
+  if (f.steps.size() <= 2 * kInFlightPoints || end <= 0) {
+    for (const auto& [t, count] : f.steps) step_to(t, count);
+    return curve;
+  }
+  int current = 0;
+  std::size_t i = 0;
+  for (int b = 0; b < kInFlightPoints; ++b) {
+    const double bucket_end = end * (b + 1) / kInFlightPoints;
+    int peak = current;
+    for (; i < f.steps.size() && f.steps[i].first < bucket_end; ++i) {
+      current = f.steps[i].second;
+      peak = std::max(peak, current);
+    }
+    step_to(end * b / kInFlightPoints, peak);
+  }
+  return curve;
+}
+
+void add_in_flight(SchedulePanel& panel) {
+  const Timeline& timeline = panel.timeline;
+  double end = 0;
+  for (const auto& span : timeline.spans) end = std::max(end, span.end);
+  const int lanes = static_cast<int>(timeline.lanes.size());
+  panel.peaks_text = "peak in flight per device:";
+  for (int lane = 0; lane < lanes; ++lane) {
+    panel.peaks_text += fmt::format(" {}", in_flight_from_timeline(timeline, lane).peak);
+    // Past six devices the staircases hide each other: the first, the middle and the last device.
+    if (lanes <= kMaxDevicesPlotted || lane == 0 || lane == lanes / 2 || lane == lanes - 1)
+      panel.in_flight.push_back(in_flight_curve(timeline, lane, end));
+  }
+}
+
+SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, const Overrides& overrides) {
+  SchedulePanel panel;
+  try {
+    ParamValues changed = params;
+    const auto specs = lesson.params();
+    for (const auto& [key, value] : overrides) changed.set(specs, key, value);
+    panel.setup = read_setup(changed);
+    panel.sim = std::make_shared<const Simulated>(simulate_setup(panel.setup));
+    const pipeline::ScheduleShape& shape = panel.setup.shape;
+    panel.timeline = to_timeline(
+        panel.sim->schedule, panel.sim->timing, panel.sim->costs,
+        fmt::format("{}: p = {}, m = {}{} (theory)", pipeline::schedule_title(shape.kind), shape.devices,
+                    shape.micro_batches,
+                    shape.kind == pipeline::ScheduleKind::Interleaved ? fmt::format(", v = {}", shape.chunks) : ""),
+        "theory", "simulated", "units");
+    add_in_flight(panel);
+  } catch (const BadInput& e) {
+    panel.error = e.what();
+  }
+  return panel;
+}
+
+}  // namespace
+
+const SchedulePanel& PipelineSteps::panel(const std::string& name) const {
+  const auto it = panels.find(name);
+  if (it == panels.end()) throw std::logic_error("no schedule panel named '" + name + "'");
+  return it->second;
+}
+
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params) {
+  auto steps = std::make_shared<PipelineSteps>();
+  auto add = [&](const std::string& name, const Overrides& overrides) {
+    steps->panels.emplace(name, simulate_panel(lesson, params, overrides));
+  };
+  add("chosen", {});
+  add("gpipe", {{"schedule", "gpipe"}});
+  add("gpipe_m1", {{"schedule", "gpipe"}, {"m", "1"}});
+  add("1f1b", {{"schedule", "1f1b"}});
+  add("zb_h1", {{"schedule", "zb-h1"}});
+  if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
+    steps->schedule = std::shared_ptr<const pipeline::Schedule>(chosen.sim, &chosen.sim->schedule);
+
+  // Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
+  if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty() && params.has("fb")) {
+    const int p = base.setup.shape.devices, v = base.setup.chunks;
+    steps->interleaved_m = (base.setup.shape.micro_batches + p - 1) / p * p;
+    const std::string m = std::to_string(steps->interleaved_m);
+    auto scaled = [&](const char* key) { return fmt::format("{:.10g}", params.real(key) / v); };
+    add("interleaved", {{"schedule", "interleaved"},
+                        {"m", m},
+                        {"f", scaled("f")},
+                        {"b", scaled("b")},
+                        {"w", scaled("w")},
+                        {"fb", scaled("fb")}});
+    add("1f1b_interleaved_m", {{"schedule", "1f1b"}, {"m", m}});
+  }
+  // DualPipe needs an even p and m >= 2p (and even).
+  const int p = static_cast<int>(params.integer("p")), m = static_cast<int>(params.integer("m"));
+  steps->dualpipe_p = p + p % 2;
+  steps->dualpipe_m = std::max(m + m % 2, 2 * steps->dualpipe_p);
+  const Overrides dual_shape{{"p", std::to_string(steps->dualpipe_p)}, {"m", std::to_string(steps->dualpipe_m)}};
+  Overrides dual{{"schedule", "dualpipe"}}, one_f_one_b{{"schedule", "1f1b"}};
+  dual.insert(dual.end(), dual_shape.begin(), dual_shape.end());
+  one_f_one_b.insert(one_f_one_b.end(), dual_shape.begin(), dual_shape.end());
+  add("dualpipe", dual);
+  add("1f1b_dualpipe", one_f_one_b);
+
+  try {
+    steps->theory = lesson.theory(params);
+  } catch (const BadInput& e) {
+    steps->theory_error = e.what();
+  }
+  return steps;
+}
+
+}  // namespace dlsys::pipeline_lesson

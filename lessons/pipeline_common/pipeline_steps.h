@@ -1,0 +1,49 @@
+#pragma once
+// What the bubble and schedules steps draw before a run: the schedules each step compares, simulated from the
+// parameter panel's values with the step's own changes (GPipe with one micro-batch, 1F1B against ZB-H1, DualPipe at
+// an even p, ...), their activations in flight, and the comparison table. Computed once per parameter change.
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/run_result.h"
+#include "lessons/common/lesson.h"
+#include "lessons/pipeline_common/pipeline_lesson.h"
+
+namespace dlsys::pipeline_lesson {
+
+// Activations in flight on one device over time, as a step curve thinned to a few hundred points (each point keeps
+// the largest count it covers, so peaks survive).
+struct InFlightCurve {
+  std::string label;  // "device 0: peak 4"
+  std::vector<SeriesPoint> points;
+};
+
+// One simulated schedule, or why it cannot be drawn (the message `run` would give).
+struct SchedulePanel {
+  std::string error;
+  Setup setup;
+  std::shared_ptr<const Simulated> sim;
+  Timeline timeline;
+  std::vector<InFlightCurve> in_flight;  // at most six devices: the first, middle and last past six
+  std::string peaks_text;                // every device's peak, in one line
+};
+
+struct PipelineSteps final : StepData {
+  // Panels by name: "chosen" (the panel's values), "gpipe", "gpipe_m1", "1f1b", "zb_h1", "interleaved" and
+  // "1f1b_interleaved_m" (m rounded up to a multiple of p), "dualpipe" and "1f1b_dualpipe" (p even, m >= 2p).
+  std::map<std::string, SchedulePanel> panels;
+  int interleaved_m = 0;
+  int dualpipe_p = 0, dualpipe_m = 0;
+  nlohmann::ordered_json theory;  // the lesson's theory, with the comparison across schedules
+  std::string theory_error;
+  std::shared_ptr<const pipeline::Schedule> schedule;  // the chosen schedule, for hover texts on a measured run
+
+  const SchedulePanel& panel(const std::string& name) const;
+};
+
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params);
+
+}  // namespace dlsys::pipeline_lesson
