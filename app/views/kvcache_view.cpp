@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <optional>
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
@@ -15,6 +13,7 @@
 #include "engine/errors.h"
 #include "engine/units.h"
 #include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/kvcache/kvcache_steps.h"
 
 namespace dlsys::gui {
 
@@ -25,32 +24,6 @@ using kvcache::SizingQuery;
 
 // H100 SXM memory bandwidth from NVIDIA's datasheet (COURSE.md section 5, [EXT]): a floor for a decode step's time.
 constexpr double kH100BandwidthBytesPerS = 3.35e12;
-
-// The sizing for the parameters in the panel, recomputed only when they change (a config file is read once).
-struct Theory {
-  std::map<std::string, std::string> key;
-  std::optional<SizingQuery> query;
-  std::optional<Sizing> sizing;
-  std::string error;
-};
-
-const Theory& theory_for(const ParamValues& params) {
-  static Theory cache;
-  static bool filled = false;
-  std::map<std::string, std::string> key;
-  for (const auto& [name, value] : params.all()) key[name] = value.text;
-  if (!filled || key != cache.key) {
-    cache = Theory{key, std::nullopt, std::nullopt, ""};
-    try {
-      cache.query = kvcache::sizing_query_from_params(params);
-      cache.sizing = kvcache::size_inference(*cache.query);
-    } catch (const BadInput& e) {
-      cache.error = e.what();
-    }
-    filled = true;
-  }
-  return cache;
-}
 
 std::string exact_bytes(std::int64_t bytes) {
   return bytes == 0 ? "0 B" : fmt::format("{} B = {}", format_count(double(bytes)), format_bytes_both(double(bytes)));
@@ -85,7 +58,8 @@ float draw_cells(ImDrawList* draw, ImVec2 origin, int count, float cell, Fill fi
   return cell;
 }
 
-void draw_prefill_decode_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& sz) {
+void draw_prefill_decode_step(const ViewContext& ctx, const kvcache::KvCacheSteps&, const SizingQuery& q,
+                              const Sizing& sz) {
   constexpr int kPromptCells = 10, kDecodeCells = 14;
   const int generated = static_cast<int>(ctx.step_time_s / 0.6) % (kDecodeCells + 3);
   const float s = ui_scale();
@@ -122,7 +96,8 @@ void draw_prefill_decode_step(const ViewContext& ctx, const SizingQuery& q, cons
       });
 }
 
-void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& sz) {
+void draw_cache_contents_step(const ViewContext& ctx, const kvcache::KvCacheSteps&, const SizingQuery& q,
+                              const Sizing& sz) {
   const kvcache::ModelConfig& m = q.model;
   const int layers_shown = static_cast<int>(std::min<std::int64_t>(m.layers, 8));
   constexpr int kTokensShown = 16;
@@ -172,7 +147,7 @@ void draw_cache_contents_step(const ViewContext& ctx, const SizingQuery& q, cons
                    });
 }
 
-void draw_formula_step(const ViewContext&, const SizingQuery& q, const Sizing& sz) {
+void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
   const kvcache::ModelConfig& m = q.model;
   heading(fmt::format("{}, {}: {} layers, {} KV heads x {}", m.name, q.kv_type.name, m.layers, m.kv_heads, m.head_dim));
   mono_line(fmt::format("per token = 2 x {} layers x {} KV heads x {} x {} bits / 8", m.layers, m.kv_heads, m.head_dim,
@@ -194,37 +169,17 @@ void draw_formula_step(const ViewContext&, const SizingQuery& q, const Sizing& s
                 {"KV cache", "bytes", true},
                 {},
                 {}};
-  const std::int64_t end = std::max<std::int64_t>({q.seq * 2, m.max_positions, 1024});
   int color = 0;
-  for (const auto& type : kvcache::element_types()) {
-    if (type.name == "bf16" || type.name == "int8") continue;  // same sizes as fp16 and fp8
-    PlotLine line{type.name,
-                  type.name == q.kv_type.name ? highlight_color() : series_color(color),
-                  SeriesStyle::Line,
-                  false,
-                  false,
-                  {}};
-    ++color;
-    for (std::int64_t seq = 1; seq <= end; seq *= 2) {
-      SizingQuery at = q;
-      at.seq = seq;
-      at.kv_type = type;
-      try {
-        const double bytes = double(kvcache::size_inference(at).kv_bytes);
-        line.points.push_back({double(seq), bytes, bytes, bytes});
-      } catch (const BadInput&) {
-        break;  // past 64 bits: stop the line there
-      }
-    }
-    spec.lines.push_back(std::move(line));
-  }
+  for (const kvcache::CacheCurve& curve : steps.cache_curves)
+    spec.lines.push_back({curve.type_name, curve.chosen ? highlight_color() : series_color(color++), SeriesStyle::Line,
+                          false, false, curve.bytes});
   spec.guides.push_back({true, double(q.seq), fmt::format("seq {}", q.seq), theory_color()});
   spec.guides.push_back({false, double(sz.kv_bytes), format_bytes_both(double(sz.kv_bytes)), theory_color()});
   spec.size = {0, ImGui::GetContentRegionAvail().y};
   draw_plot("kv_vs_seq", spec);
 }
 
-void draw_fit_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& sz) {
+void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
   const float s = ui_scale();
   const double total = double(sz.total_bytes), gpu = double(sz.gpu_bytes);
   const double full = std::max({total, gpu, 1.0}) * 1.08;
@@ -261,11 +216,10 @@ void draw_fit_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& s
   }
   const ImU32 limit = sz.total_bytes <= sz.gpu_bytes ? theory_color() : warning_color();
   draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + bar_h + 10 * s}, limit, 3 * s);
-  draw->AddText(
-      {o.x, o.y}, text_color(),
-      fmt::format("{} of {} ({}): {}", format_bytes_both(total), format_bytes_both(gpu),
-                  kvcache::memory_to_fit(ctx.params).second, sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit")
-          .c_str());
+  draw->AddText({o.x, o.y}, text_color(),
+                fmt::format("{} of {} ({}): {}", format_bytes_both(total), format_bytes_both(gpu), steps.memory_label,
+                            sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit")
+                    .c_str());
   ImGui::Dummy({width, top - o.y + bar_h + 1.8f * ImGui::GetTextLineHeightWithSpacing()});
   for (const Part& part : parts) {  // the legend: colours of the bar's parts
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(part.color), "%s", "#");
@@ -292,7 +246,7 @@ void draw_fit_step(const ViewContext& ctx, const SizingQuery& q, const Sizing& s
       });
 }
 
-void draw_paged_step(const ViewContext&, const SizingQuery& q, const Sizing& sz) {
+void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const SizingQuery& q, const Sizing& sz) {
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float width = avail.x - 20 * s, row_h = std::clamp(avail.y * 0.07f, 18 * s, 40 * s);
@@ -405,7 +359,7 @@ void draw_live_step(const ViewContext& ctx) {
           {fmt::format("last token (position {}): cached / recomputing", m["last_position"].get<std::int64_t>()),
            fmt::format("{} / {} = {:.1f}x (bar {:.0f}x)", format_duration_us(m["decode_us_cached"].get<double>()),
                        format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(),
-                       kvcache::kSpeedupBar)},
+                       kvcache::kMinCacheSpeedup)},
           {"KV cache allocated (ledger) / formula",
            fmt::format("{} / {} B: {}", format_count(m["kv_allocated_bytes"].get<double>()),
                        format_count(t["live_kv_bytes"].get<double>()),
@@ -422,17 +376,14 @@ void draw_live_step(const ViewContext& ctx) {
 
 namespace {
 
-using SizingStep = void (*)(const ViewContext&, const SizingQuery&, const Sizing&);
+using SizingStep = void (*)(const ViewContext&, const kvcache::KvCacheSteps&, const SizingQuery&, const Sizing&);
 
 // The sizing steps draw from the model's sizing, or say why there is none.
 template <SizingStep draw>
 void with_sizing(const ViewContext& ctx) {
-  const Theory& theory = theory_for(ctx.params);
-  if (!theory.sizing) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s", theory.error.c_str());
-    return;
-  }
-  draw(ctx, *theory.query, *theory.sizing);
+  const kvcache::KvCacheSteps* steps = step_data_as<kvcache::KvCacheSteps>(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  draw(ctx, *steps, steps->query, steps->sizing);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+#pragma once
+// What the kvcache steps draw before a run: the model's sizing at the panel's values (a user's config.json is read
+// here, once per change, not while drawing), and the cache against sequence length for each element width.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/params.h"
+#include "engine/run_result.h"
+#include "lessons/common/step_data.h"
+#include "lessons/kvcache/kv_theory.h"
+
+namespace dlsys::kvcache {
+
+struct CacheCurve {
+  std::string type_name;           // "fp16"
+  bool chosen = false;             // the element type in the panel
+  std::vector<SeriesPoint> bytes;  // KV bytes against sequence length (doubling), up to where 64 bits end
+};
+
+struct KvCacheSteps final : StepData {
+  SizingQuery query;
+  Sizing sizing;
+  std::string memory_label;  // what the memory to fit is: "H100 80 GB" or "gpu_gb = 24"
+  std::vector<CacheCurve> cache_curves;
+};
+
+// Throws BadInput when the parameters (or the config file they name) cannot be sized.
+std::shared_ptr<const KvCacheSteps> make_steps(const ParamValues& params);
+
+}  // namespace dlsys::kvcache
