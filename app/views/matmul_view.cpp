@@ -1,17 +1,16 @@
 // Views of the matmul lesson: the dot product behind one c_ij, time against size on log-log axes, GFLOP/s of each
 // implementation against the backend's measured peak, and which tiles a tile of C reads.
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/view.h"
 #include "engine/units.h"
-#include "kernels/matmul/tile_math.h"
-#include "lessons/matmul/matmul_lesson.h"
+#include "lessons/matmul/matmul_steps.h"
 
 namespace dlsys::gui {
 
@@ -19,7 +18,7 @@ namespace {
 
 constexpr int kMaxCellsShown = 10;  // matrices are drawn as at most 10 x 10 cells; labels give the true sizes
 
-matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
+const matmul::MatmulSteps* steps_of(const ViewContext& ctx) { return step_data_as<matmul::MatmulSteps>(ctx); }
 
 // The plot takes what is left above a table of `table_rows` rows, but never less than 60% of the view.
 float plot_height_leaving(int table_rows) {
@@ -41,7 +40,9 @@ void draw_grid(ImDrawList* draw, ImVec2 origin, int rows, int cols, float cell, 
 }
 
 void draw_dot_product_step(const ViewContext& ctx) {
-  const matmul::Shape s = shape_of(ctx.params);
+  const matmul::MatmulSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const matmul::Shape s = steps->shape;
   const int rows = static_cast<int>(std::min<std::int64_t>(s.m, kMaxCellsShown));
   const int cols = static_cast<int>(std::min<std::int64_t>(s.n, kMaxCellsShown));
   const int inner = static_cast<int>(std::min<std::int64_t>(s.k, kMaxCellsShown));
@@ -54,37 +55,44 @@ void draw_dot_product_step(const ViewContext& ctx) {
   const float sc = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Grids on the left half, at the largest cell size that fits; the counters sit to their right.
-  const float cell = std::clamp(std::min(avail.x * 0.5f / (inner + cols + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (inner + rows + 3.0f)), 10 * sc, 60 * sc);
+  const float cell = std::clamp(std::min(avail.x * 0.5f / (inner + cols + 2.0f),
+                                         (avail.y - 2 * ImGui::GetTextLineHeight()) / (inner + rows + 3.0f)),
+                                10 * sc, 60 * sc);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 b_origin{o.x + (inner + 2) * cell, o.y};
   const ImVec2 a_origin{o.x, o.y + (inner + 2) * cell};
   const ImVec2 c_origin{b_origin.x, a_origin.y};
   const ImU32 hot = highlight_color(), row_col = with_alpha(series_color(0), 0.55f), done = series_color(2);
-  draw_grid(draw, a_origin, rows, inner, cell,
-            [&](int r, int c) { return r == i ? (c < l ? hot : row_col) : 0u; }, fmt::format("A: {} x {}", s.m, s.k));
-  draw_grid(draw, b_origin, inner, cols, cell,
-            [&](int r, int c) { return c == j ? (r < l ? hot : row_col) : 0u; }, fmt::format("B: {} x {}", s.k, s.n));
-  draw_grid(draw, c_origin, rows, cols, cell,
-            [&](int r, int c) { return r == i && c == j ? hot : (r * cols + c < element ? with_alpha(done, 0.6f) : 0u); },
-            fmt::format("C: {} x {}", s.m, s.n));
+  draw_grid(
+      draw, a_origin, rows, inner, cell, [&](int r, int c) { return r == i ? (c < l ? hot : row_col) : 0u; },
+      fmt::format("A: {} x {}", s.m, s.k));
+  draw_grid(
+      draw, b_origin, inner, cols, cell, [&](int r, int c) { return c == j ? (r < l ? hot : row_col) : 0u; },
+      fmt::format("B: {} x {}", s.k, s.n));
+  draw_grid(
+      draw, c_origin, rows, cols, cell,
+      [&](int r, int c) { return r == i && c == j ? hot : (r * cols + c < element ? with_alpha(done, 0.6f) : 0u); },
+      fmt::format("C: {} x {}", s.m, s.n));
   ImGui::Dummy({(inner + cols + 3) * cell, (inner + rows + 3) * cell + ImGui::GetTextLineHeight()});
   ImGui::SameLine();
-  ImGui::BeginChild("counters", {0, 0});
+  ImGui::BeginChild("counters", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);  // wide numbers stay reachable
   ImGui::PushTextWrapPos(0);
   ImGui::PushFont(mono_font());
-  ImGui::TextWrapped("c_%d%d = sum over l of a_%dl * b_l%d: %d of %lld products, %d of %lld additions so far", i + 1, j + 1, i + 1, j + 1,
-              l, static_cast<long long>(s.k), std::max(0, l - 1), static_cast<long long>(s.k - 1));
+  ImGui::TextWrapped("c_%d%d = sum over l of a_%dl * b_l%d: %d of %lld products, %d of %lld additions so far", i + 1,
+                     j + 1, i + 1, j + 1, l, static_cast<long long>(s.k), std::max(0, l - 1),
+                     static_cast<long long>(s.k - 1));
   ImGui::PopFont();
   if (s.m > kMaxCellsShown || s.n > kMaxCellsShown || s.k > kMaxCellsShown)
     ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
   ImGui::PopTextWrapPos();
-  draw_value_table("counts", {
-      {"multiplications  m n k", format_count(matmul::multiplications(s))},
-      {"additions  m n (k - 1)", format_count(matmul::additions(s))},
-      {"exact scalar operations  m n (2k - 1)", format_count(matmul::multiplications(s) + matmul::additions(s))},
-      {"FLOPs as vendors count them  2 m n k", format_count(matmul::flops(s))},
-  });
+  draw_value_table(
+      "counts", {
+                    {"multiplications  m n k", format_count(steps->multiplications)},
+                    {"additions  m n (k - 1)", format_count(steps->additions)},
+                    {"exact scalar operations  m n (2k - 1)", format_count(steps->multiplications + steps->additions)},
+                    {"FLOPs as vendors count them  2 m n k", format_count(steps->flops)},
+                });
   ImGui::EndChild();
 }
 
@@ -100,7 +108,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   }
   for (const char* key : {"naive", "tiled", "blas"})
     if (ctx.result->measured.contains(std::string(key) + "_slope"))
-      slopes.push_back({fmt::format("fitted slope, {}", key), format_number(ctx.result->measured[std::string(key) + "_slope"].get<double>(), 3)});
+      slopes.push_back({fmt::format("fitted slope, {}", key),
+                        format_number(ctx.result->measured[std::string(key) + "_slope"].get<double>(), 3)});
   spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);
@@ -130,51 +139,60 @@ void draw_libraries_step(const ViewContext& ctx) {
   for (const char* key : {"naive", "tiled", "blas"}) {
     const std::string k = key;
     if (!measured.contains(k + "_gflops")) continue;
-    rows.push_back({fmt::format("{} at {} x {} x {}", k, ctx.result->params.at("m"), ctx.result->params.at("n"), ctx.result->params.at("k")),
+    rows.push_back({fmt::format("{} at {} x {} x {}", k, ctx.result->params.at("m"), ctx.result->params.at("n"),
+                                ctx.result->params.at("k")),
                     fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", measured[k + "_gflops"].get<double>(),
                                 measured[k + "_percent_of_peak"].get<double>())});
   }
-  rows.push_back({"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", measured.value("max_rel_err", 0.0),
-                                                                    measured.value("error_tolerance", 0.0))});
+  rows.push_back(
+      {"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", measured.value("max_rel_err", 0.0),
+                                                        measured.value("error_tolerance", 0.0))});
   draw_value_table("gflops_table", rows);
 }
 
 void draw_tiling_step(const ViewContext& ctx) {
-  const matmul::Shape s = shape_of(ctx.params);
-  const int tile = kMatmulTheoryTile;
-  const int tiles_m = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.m, tile), 8));
-  const int tiles_n = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.n, tile), 8));
-  const int tiles_k = static_cast<int>(std::min<std::int64_t>(matmul::ceil_div(s.k, tile), 8));
+  const matmul::MatmulSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const int tile = steps->tile;
+  const int tiles_m = static_cast<int>(std::min<std::int64_t>(steps->tiles_m, 8));
+  const int tiles_n = static_cast<int>(std::min<std::int64_t>(steps->tiles_n, 8));
+  const int tiles_k = static_cast<int>(std::min<std::int64_t>(steps->tiles_k, 8));
   const int current = static_cast<int>(ctx.step_time_s / 1.5) % (tiles_m * tiles_n);
   const int ti = current / tiles_n, tj = current % tiles_n;
   const float sc = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell = std::clamp(std::min(avail.x * 0.45f / (tiles_k + tiles_n + 2.0f), (avail.y - 2 * ImGui::GetTextLineHeight()) / (tiles_k + tiles_m + 3.0f)), 10 * sc, 60 * sc);
+  const float cell = std::clamp(std::min(avail.x * 0.45f / (tiles_k + tiles_n + 2.0f),
+                                         (avail.y - 2 * ImGui::GetTextLineHeight()) / (tiles_k + tiles_m + 3.0f)),
+                                10 * sc, 60 * sc);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 b_origin{o.x + (tiles_k + 1.5f) * cell, o.y}, a_origin{o.x, o.y + (tiles_k + 1.5f) * cell};
   const ImVec2 c_origin{b_origin.x, a_origin.y};
   const ImU32 panel_a = with_alpha(series_color(0), 0.8f), panel_b = with_alpha(series_color(1), 0.8f);
-  draw_grid(draw, a_origin, tiles_m, tiles_k, cell, [&](int r, int) { return r == ti ? panel_a : 0u; },
-            fmt::format("A: {} x {} tiles", matmul::ceil_div(s.m, tile), matmul::ceil_div(s.k, tile)));
-  draw_grid(draw, b_origin, tiles_k, tiles_n, cell, [&](int, int c) { return c == tj ? panel_b : 0u; },
-            fmt::format("B: {} x {} tiles", matmul::ceil_div(s.k, tile), matmul::ceil_div(s.n, tile)));
-  draw_grid(draw, c_origin, tiles_m, tiles_n, cell, [&](int r, int c) { return r == ti && c == tj ? highlight_color() : 0u; },
-            fmt::format("C: tile ({}, {})", ti + 1, tj + 1));
+  draw_grid(
+      draw, a_origin, tiles_m, tiles_k, cell, [&](int r, int) { return r == ti ? panel_a : 0u; },
+      fmt::format("A: {} x {} tiles", steps->tiles_m, steps->tiles_k));
+  draw_grid(
+      draw, b_origin, tiles_k, tiles_n, cell, [&](int, int c) { return c == tj ? panel_b : 0u; },
+      fmt::format("B: {} x {} tiles", steps->tiles_k, steps->tiles_n));
+  draw_grid(
+      draw, c_origin, tiles_m, tiles_n, cell, [&](int r, int c) { return r == ti && c == tj ? highlight_color() : 0u; },
+      fmt::format("C: tile ({}, {})", ti + 1, tj + 1));
   ImGui::Dummy({(tiles_k + tiles_n + 2) * cell, (tiles_k + tiles_m + 2.5f) * cell + ImGui::GetTextLineHeight()});
   ImGui::SameLine();
-  ImGui::BeginChild("traffic_panel", {0, 0});
-  const double flops = matmul::flops(s);
-  const double naive = matmul::bytes_naive(s), tiled = matmul::bytes_tiled(s, tile), minimum = matmul::bytes_minimum(s);
-  auto row = [&](const std::string& what, double bytes) {
-    return std::vector<std::string>{what, format_bytes_both(bytes), fmt::format("{:.3g}", flops / bytes)};
+  ImGui::BeginChild("traffic_panel", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  auto row = [&](const std::string& what, const matmul::Traffic& traffic) {
+    return std::vector<std::string>{what, format_bytes_both(traffic.bytes),
+                                    fmt::format("{:.3g}", traffic.flop_per_byte)};
   };
-  draw_columns_table("traffic", {"main-memory traffic", "bytes", "FLOP/byte"},
-                     {row("naive loop (no reuse)", naive), row(fmt::format("{0} x {0} tiles", tile), tiled),
-                      row("perfect reuse (A, B read once)", minimum)});
+  draw_columns_table(
+      "traffic", {"main-memory traffic", "bytes", "FLOP/byte"},
+      {row("naive loop (no reuse)", steps->naive), row(fmt::format("{0} x {0} tiles", tile), steps->tiled),
+       row("perfect reuse (A, B read once)", steps->minimum)});
   if (ctx.result && ctx.result->measured.contains("tiled_gflops") && ctx.result->measured.contains("naive_gflops"))
-    ImGui::Text("Measured: the tiled kernel runs %.1fx faster than the naive loop.",
-                ctx.result->measured["tiled_gflops"].get<double>() / ctx.result->measured["naive_gflops"].get<double>());
+    ImGui::TextWrapped(
+        "Measured: the tiled kernel runs %.1fx faster than the naive loop.",
+        ctx.result->measured["tiled_gflops"].get<double>() / ctx.result->measured["naive_gflops"].get<double>());
   ImGui::EndChild();
 }
 

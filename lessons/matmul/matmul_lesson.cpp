@@ -13,6 +13,7 @@
 #include "kernels/matmul/backends.h"
 #include "kernels/matmul/matmul.h"
 #include "lessons/common/run_time_limit.h"
+#include "lessons/matmul/matmul_steps.h"
 
 namespace dlsys {
 
@@ -260,6 +261,10 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;
+}
+
+std::shared_ptr<const StepData> MatmulLesson::step_data(const ParamValues& params) const {
+  return matmul::make_steps(params, kMatmulTheoryTile);
 }
 
 }  // namespace dlsys

@@ -14,6 +14,7 @@ class MatmulLesson final : public Lesson {
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
 };
 
