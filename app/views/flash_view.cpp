@@ -14,9 +14,7 @@
 #include "app/views/view.h"
 #include "engine/backend.h"
 #include "engine/units.h"
-#include "kernels/attention/online_softmax.h"
-#include "kernels/attention/trace.h"
-#include "lessons/flash/flash_lesson.h"
+#include "lessons/flash/flash_steps.h"
 
 namespace dlsys::gui {
 
@@ -57,11 +55,12 @@ void draw_bar(const char* label, double fraction, ImU32 color, const std::string
 }
 
 void draw_memory_step(const ViewContext& ctx) {
-  const std::int64_t n = ctx.params.integer("n"), d = ctx.params.integer("d");
-  const auto theory = ctx.lesson.theory(ctx.params);
+  const flash::FlashSteps* steps = step_data_as<flash::FlashSteps>(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const std::int64_t n = steps->n, d = steps->d;
   const double s_bytes = double(n) * double(n) * kBytesPerElement;
   const double qkvo_bytes = 4.0 * double(n) * double(d) * kBytesPerElement;
-  const double flash_bytes = theory["flash_scratch_bytes"].get<double>();
+  const double flash_bytes = steps->flash_scratch_bytes;
   const double full = kBarFullScaleN * kBarFullScaleN * kBytesPerElement;
   ImGui::PushFont(heading_font());
   ImGui::Text("n = %lld, d = %lld: S has %s scores", static_cast<long long>(n), static_cast<long long>(d),
@@ -76,47 +75,37 @@ void draw_memory_step(const ViewContext& ctx) {
 
   // The same three against n: S grows with n^2, Q K V O with n, the tiles not at all.
   PlotSpec spec{"Memory against n (closed forms)", {"n", "", true}, {"bytes", "B", true}, {}, {}};
-  PlotLine naive{"S (naive scratch) n^2 x 4 B", series_color(1), SeriesStyle::Line, false, false, {}};
-  PlotLine operands{"Q, K, V, O  4 n d x 4 B", series_color(0), SeriesStyle::Line, false, false, {}};
-  PlotLine tiles{"flash scratch (tiles)", series_color(2), SeriesStyle::Line, false, false, {}};
-  for (double x = 256; x <= 131072; x *= 2) {
-    naive.points.push_back({x, x * x * kBytesPerElement, 0, 0});
-    operands.points.push_back({x, 4 * x * double(d) * kBytesPerElement, 0, 0});
-    tiles.points.push_back({x, flash_bytes, 0, 0});
-  }
-  for (PlotLine* line : {&naive, &operands, &tiles})
-    for (SeriesPoint& p : line->points) p.y_min = p.y_max = p.y;
+  const PlotLine naive{
+      "S (naive scratch) n^2 x 4 B", series_color(1), SeriesStyle::Line, false, false, steps->scores_bytes};
+  const PlotLine operands{"Q, K, V, O  4 n d x 4 B", series_color(0), SeriesStyle::Line, false, false,
+                          steps->operand_bytes};
+  const PlotLine tiles{"flash scratch (tiles)", series_color(2), SeriesStyle::Line, false, false, steps->tile_bytes};
   spec.lines = {naive, operands, tiles};
   spec.guides.push_back({true, double(n), fmt::format("n = {}", n), highlight_color()});
-  static const double free_bytes = double(describe_cpu().memory_free_bytes);  // read once, not every frame
-  spec.guides.push_back({false, free_bytes, "host memory free", warning_color()});
+  spec.guides.push_back({false, steps->host_free_bytes, "host memory free", warning_color()});
   draw_plot("memory_vs_n", spec);
 }
 
-void draw_shift_step(const ViewContext&) {
-  static float shift = 100.0f;
-  const attention::WorkedExample ex;
+void draw_shift_step(const ViewContext& ctx) {
+  const flash::FlashSteps* steps = step_data_as<flash::FlashSteps>(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  static int shift = 100;
   ImGui::TextWrapped(
       "The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
       "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
   if (!figure_mode()) {
     ImGui::SetNextItemWidth(260 * ui_scale());
-    ImGui::SliderFloat("c (added to every score)", &shift, 0.0f, 200.0f, "%.0f");
+    ImGui::SliderInt("c (added to every score)", &shift, 0, flash::kMaxScoreShift);
   }
-  std::vector<float> s(ex.scores.size());
-  for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<float>(ex.scores[j]) + shift;
-  const float m = *std::max_element(s.begin(), s.end());
-  float sum_raw = 0, sum_shifted = 0;
-  for (float x : s) sum_raw += std::exp(x), sum_shifted += std::exp(x - m);
+  const flash::ShiftedScores& row = steps->shifted[std::clamp(shift, 0, flash::kMaxScoreShift)];
   if (!ImGui::BeginTable("shift", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
   for (const char* h : {"j", "score s_j", "exp(s_j) in fp32", "exp(s_j - max)", "weight"}) ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   ImGui::PushFont(mono_font());
-  for (std::size_t j = 0; j < s.size(); ++j) {
+  for (std::size_t j = 0; j < row.scores.size(); ++j) {
     ImGui::TableNextRow();
-    const float raw = std::exp(s[j]), shifted = std::exp(s[j] - m);
-    const std::string cells[] = {std::to_string(j + 1), fixed(s[j], 1), fixed(raw, 4), fixed(shifted, 8),
-                                 fixed(shifted / sum_shifted, 5)};
+    const std::string cells[] = {std::to_string(j + 1), fixed(row.scores[j], 1), fixed(row.raw_exp[j], 4),
+                                 fixed(row.shifted_exp[j], 8), fixed(row.weights[j], 5)};
     for (const auto& cell : cells) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(cell.c_str());
@@ -124,19 +113,17 @@ void draw_shift_step(const ViewContext&) {
   }
   ImGui::PopFont();
   ImGui::EndTable();
-  const float naive_weight = std::exp(s[1]) / sum_raw;
   draw_value_table("shift_sums",
                    {
-                       {"without the max: weight of s_2 = exp(s_2) / sum", fixed(naive_weight, 5)},
-                       {"with the max subtracted: weight of s_2", fixed(std::exp(s[1] - m) / sum_shifted, 5)},
+                       {"without the max: weight of s_2 = exp(s_2) / sum", fixed(row.naive_weight_of_second, 5)},
+                       {"with the max subtracted: weight of s_2", fixed(row.weights[1], 5)},
                    });
 }
 
 void draw_online_softmax_step(const ViewContext& ctx) {
-  const attention::WorkedExample ex;
-  const attention::OnlineSoftmaxRow row = attention::online_softmax_row(ex.scores, ex.values, ex.dv, ex.tile);
-  static const attention::FlashTrace kernel_fa1 = attention::trace_worked_example(LoopOrder::KvOuter);
-  static const attention::FlashTrace kernel_fa2 = attention::trace_worked_example(LoopOrder::QOuter);
+  const flash::FlashSteps* steps = step_data_as<flash::FlashSteps>(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const attention::OnlineSoftmaxRow& row = steps->example_row;
   const int stage = static_cast<int>(ctx.step_time_s / kSecondsPerExampleStage) % 3;  // 0, 1: after tile; 2: o
   ImGui::TextWrapped(
       "Scores [1, 3 | 0, 2] in two tiles; values v1 = [1, 0], v2 = [0, 2], v3 = [-1, 1], v4 = [3, 1]. "
@@ -181,50 +168,27 @@ void draw_online_softmax_step(const ViewContext& ctx) {
     }
     ImGui::EndTable();
   }
-  const std::vector<double> w = attention::softmax_weights(ex.scores);
-  const std::vector<double> plain = attention::weighted_sum(w, ex.values, ex.dv);
+  const std::vector<double>& w = steps->plain_weights;
+  const std::vector<double>& plain = steps->plain_output;
   Rows rows = {
       {"o = z / l (divided once, at the end)", vec2(row.o)},
       {fmt::format("plain softmax: weights [{:.5f}, {:.5f}, {:.5f}, {:.5f}]", w[0], w[1], w[2], w[3]), vec2(plain)},
-      {"tiled kernel, Algorithm 1 order (O kept divided by l)", vec2(kernel_fa1.output)},
-      {"tiled kernel, FlashAttention-2 order (z, divided at the end)", vec2(kernel_fa2.output)},
+      {"tiled kernel, Algorithm 1 order (O kept divided by l)", vec2(steps->kernel_output_fa1)},
+      {"tiled kernel, FlashAttention-2 order (z, divided at the end)", vec2(steps->kernel_output_fa2)},
   };
   if (stage == 2) rows.front().first += "   <-";
   draw_value_table("online_result", rows);
 }
 
-// View-local choices for the tile grid: a small problem so every tile and number fits on screen.
-struct TileControls {
-  int n = 20, d = 4, br = 4, bc = 6;
-  bool causal = false;
-  int order = 0;  // 0 = Algorithm 1 (fa1), 1 = FlashAttention-2 (fa2)
+// Which tile the step shows: playing through them, or the one picked (view state only; the trace is step data).
+struct TilePick {
   bool playing = true;
   int tile = 0;
-  bool initialised = false;
 };
 
-const attention::FlashTrace& cached_trace(const TileControls& c) {
-  static attention::TraceRequest last{};
-  static attention::FlashTrace trace;
-  static bool have = false;
-  const attention::TraceRequest request{c.n,
-                                        c.d,
-                                        c.causal,
-                                        {c.br, c.bc},  // sliders keep br, bc <= 8 <= n
-                                        c.order == 0 ? LoopOrder::KvOuter : LoopOrder::QOuter,
-                                        7};
-  if (!have || request.n != last.n || request.d != last.d || request.causal != last.causal ||
-      request.tiling.br != last.tiling.br || request.tiling.bc != last.tiling.bc || request.order != last.order) {
-    trace = attention::trace_flash(request);
-    last = request;
-    have = true;
-  }
-  return trace;
-}
-
-void draw_tile_grid(const attention::FlashTrace& trace, std::size_t current) {
-  const std::int64_t tr = attention::row_blocks(trace.problem.n, trace.tiling);
-  const std::int64_t tc = attention::col_blocks(trace.problem.n, trace.tiling);
+void draw_tile_grid(const flash::FlashSteps& steps, std::size_t current) {
+  const attention::FlashTrace& trace = steps.tile_trace;
+  const std::int64_t tr = steps.tile_grid_rows, tc = steps.tile_grid_cols;
   std::vector<int> visit(static_cast<std::size_t>(tr * tc), -1);  // visit order of each tile, -1 = skipped (mask)
   for (std::size_t t = 0; t < trace.tiles.size(); ++t) visit[trace.tiles[t].i * tc + trace.tiles[t].j] = int(t);
   const float s = ui_scale();
@@ -289,31 +253,20 @@ void draw_tile_rows(const attention::TileRecord& rec) {
 }
 
 void draw_tiles_step(const ViewContext& ctx) {
-  static TileControls c;
-  if (!c.initialised) {  // the order first: Algorithm 1; the switch shows FlashAttention-2's
-    c.causal = ctx.params.text("causal") == "1";
-    c.initialised = true;
-  }
+  const flash::FlashSteps* steps = step_data_as<flash::FlashSteps>(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  static TilePick c;
   const float s = ui_scale();
-  if (!figure_mode()) {
-    ImGui::RadioButton("Algorithm 1 (K/V outer)", &c.order, 0);
-    ImGui::SameLine();
-    ImGui::RadioButton("FlashAttention-2 (Q outer)", &c.order, 1);
-    ImGui::SameLine();
-    ImGui::Checkbox("causal", &c.causal);
-    ImGui::SameLine();
-    ImGui::Checkbox("play", &c.playing);
-    for (auto [label, value, lo, hi] : {std::tuple{"n", &c.n, 8, 32}, std::tuple{"d", &c.d, 2, 8},
-                                        std::tuple{"Br", &c.br, 1, 8}, std::tuple{"Bc", &c.bc, 1, 8}}) {
-      ImGui::SetNextItemWidth(90 * s);
-      ImGui::SliderInt(label, value, lo, hi);
-      ImGui::SameLine();
-    }
-  }
-  const attention::FlashTrace& trace = cached_trace(c);
+  const attention::FlashTrace& trace = steps->tile_trace;
   const std::size_t count = trace.tiles.size();
+  ImGui::TextDisabled("%s order, n = %lld, d = %lld, Br = %lld, Bc = %lld (the tiles step's parameters)",
+                      trace.order == LoopOrder::KvOuter ? "Algorithm 1" : "FlashAttention-2",
+                      static_cast<long long>(trace.problem.n), static_cast<long long>(trace.problem.d),
+                      static_cast<long long>(trace.tiling.br), static_cast<long long>(trace.tiling.bc));
   if (c.playing) c.tile = static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count);
   if (!figure_mode()) {
+    ImGui::Checkbox("play", &c.playing);
+    ImGui::SameLine();
     ImGui::SetNextItemWidth(160 * s);
     if (ImGui::SliderInt("tile", &c.tile, 0, int(count) - 1)) c.playing = false;
   } else {
@@ -323,7 +276,7 @@ void draw_tiles_step(const ViewContext& ctx) {
   const attention::TileRecord& rec = trace.tiles[current];
 
   ImGui::BeginGroup();
-  draw_tile_grid(trace, current);
+  draw_tile_grid(*steps, current);
   ImGui::EndGroup();
   ImGui::SameLine(0, 24 * s);
   ImGui::BeginGroup();
@@ -338,17 +291,15 @@ void draw_tiles_step(const ViewContext& ctx) {
                       rec.output_normalised ? "O_i stored divided by l (line 12)" : "O_i holds z until its last tile");
   // Bytes to and from main memory: the traced kernel's own counters so far, and the closed forms at the lesson's
   // parameters for both orders and for standard attention.
-  const auto& p = trace.problem;
-  const auto total = attention::flash_traffic(p.n, p.d, trace.tiling, p.causal, trace.order);
-  const auto theory = ctx.lesson.theory(ctx.params);
+  const auto& theory = steps->theory;
   draw_value_table(
       "tile_bytes",
       {
           {"trace: bytes moved so far", format_count(rec.traffic_so_far.total_elements() * kBytesPerElement)},
           {"  whole run tiled / standard",
-           fmt::format("{} / {}", format_count(total.total_elements() * kBytesPerElement),
-                       format_count(attention::naive_traffic(p.n, p.d).total_elements() * kBytesPerElement))},
-          {fmt::format("n = {}, d = {}: standard", ctx.params.text("n"), ctx.params.text("d")),
+           fmt::format("{} / {}", format_count(steps->tile_trace_total.total_elements() * kBytesPerElement),
+                       format_count(steps->tile_trace_naive.total_elements() * kBytesPerElement))},
+          {fmt::format("n = {}, d = {}: standard", steps->n, steps->d),
            format_bytes_both(theory["hbm_bytes_naive"].get<double>())},
           {fmt::format("  tiled {} x {}, Algorithm 1", theory["br"].dump(), theory["bc"].dump()),
            format_bytes_both(theory["hbm_bytes_flash_fa1"].get<double>())},

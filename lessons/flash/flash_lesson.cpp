@@ -15,6 +15,7 @@
 #include "kernels/attention/attention_cuda.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
+#include "lessons/flash/flash_steps.h"
 
 namespace dlsys {
 
@@ -274,6 +275,41 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .default_text = "none",
        .choices = {"none", "two_tiles"},
        .help = "two_tiles: run only the course's two-tile example and print its state after each tile"},
+      // The tiles step traces the real kernel on a problem small enough to draw every tile.
+      {.key = "tile_n",
+       .label = "tiles step: n",
+       .type = ParamType::Integer,
+       .default_text = "20",
+       .min = 8,
+       .max = 32,
+       .help = "sequence length of the traced problem"},
+      {.key = "tile_d",
+       .label = "tiles step: d",
+       .type = ParamType::Integer,
+       .default_text = "4",
+       .min = 2,
+       .max = 8,
+       .help = "head dimension of the traced problem"},
+      {.key = "tile_br",
+       .label = "tiles step: Br",
+       .type = ParamType::Integer,
+       .default_text = "4",
+       .min = 1,
+       .max = 8,
+       .help = "query rows per tile"},
+      {.key = "tile_bc",
+       .label = "tiles step: Bc",
+       .type = ParamType::Integer,
+       .default_text = "6",
+       .min = 1,
+       .max = 8,
+       .help = "key rows per tile"},
+      {.key = "tile_order",
+       .label = "tiles step: loop order",
+       .type = ParamType::Choice,
+       .default_text = "fa1",
+       .choices = {"fa1", "fa2"},
+       .help = "fa1: Algorithm 1 (K/V blocks outside), shown first; fa2: FlashAttention-2 (Q blocks outside)"},
       max_minutes_param(),
   };
 }
@@ -510,6 +546,10 @@ std::string FlashLesson::text_report(const RunResult& r) const {
   if (r.params.at("n") != "4096" || r.params.at("d") != "64" || r.backend.kind != "cpu")
     out += "  (these expectations hold at n = 4096, d = 64 on the CPU)\n";
   return out;
+}
+
+std::shared_ptr<const StepData> FlashLesson::step_data(const ParamValues& params) const {
+  return flash::make_steps(params, theory(params));
 }
 
 }  // namespace dlsys

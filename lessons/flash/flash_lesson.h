@@ -15,6 +15,7 @@ class FlashLesson final : public Lesson {
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };

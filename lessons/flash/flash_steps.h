@@ -1,0 +1,47 @@
+#pragma once
+// What the flash steps draw before a run: memory against n from the closed forms, the worked example's online
+// softmax (by hand and through the real kernel in both loop orders), the effect of adding a constant to every score
+// for each whole constant the step offers, and a trace of the real tiled kernel on a problem small enough to show
+// every tile, with the main-memory traffic of both kernels.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "engine/params.h"
+#include "engine/run_result.h"
+#include "kernels/attention/online_softmax.h"
+#include "kernels/attention/trace.h"
+#include "lessons/common/step_data.h"
+
+namespace dlsys::flash {
+
+inline constexpr int kMaxScoreShift = 200;  // the row-max step offers c = 0 .. 200
+
+// The worked example's scores plus c, in fp32 as a kernel would hold them.
+struct ShiftedScores {
+  std::vector<float> scores, raw_exp, shifted_exp, weights;  // s_j + c, exp(s_j + c), exp(s_j + c - max), softmax
+  float naive_weight_of_second = 0;                          // exp(s_2) / sum exp(s_j): NaN once exp overflows
+};
+
+struct FlashSteps final : StepData {
+  std::int64_t n = 0, d = 0;
+  double flash_scratch_bytes = 0;  // the lesson's theory at n, d
+  double host_free_bytes = 0;
+  std::vector<SeriesPoint> scores_bytes, operand_bytes, tile_bytes;  // against n = 256 .. 131072
+
+  attention::WorkedExample example;
+  attention::OnlineSoftmaxRow example_row;  // by hand, tile by tile
+  std::vector<double> plain_weights, plain_output;
+  std::vector<double> kernel_output_fa1, kernel_output_fa2;
+  std::vector<ShiftedScores> shifted;  // index c = 0 .. kMaxScoreShift
+
+  attention::FlashTrace tile_trace;                     // the small problem of the tiles step
+  std::int64_t tile_grid_rows = 0, tile_grid_cols = 0;  // its Q blocks and K/V blocks
+  attention::Traffic tile_trace_total;                  // its whole run, tiled
+  attention::Traffic tile_trace_naive;                  // and standard attention on the same problem
+  nlohmann::ordered_json theory;                        // traffic at the lesson's n and d, both orders
+};
+
+std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const nlohmann::ordered_json& theory);
+
+}  // namespace dlsys::flash
