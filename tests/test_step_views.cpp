@@ -1,16 +1,17 @@
 // Every step of every lesson has its own view, keyed by the step id in the lesson text, and every view belongs to a
 // step: a step added to a text without a view (or a view left behind) fails here, not on a student's screen.
 #include <doctest/doctest.h>
-#if DLSYS_HAVE_GUI
 
+#include <stdexcept>
+
+#include "lessons/common/lesson_text.h"
+
+#if DLSYS_HAVE_GUI
 #include <string>
 #include <vector>
 
 #include "app/views/view.h"
 #include "lessons/registry.h"
-#endif
-#include "lessons/common/lesson_text.h"
-#if DLSYS_HAVE_GUI
 
 using namespace dlsys;
 

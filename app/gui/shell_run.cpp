@@ -12,6 +12,7 @@
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
+#include "lessons/common/state_file.h"
 
 namespace dlsys::gui {
 

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     ParamValues values = ParamValues::defaults(specs);
     values.set(specs, spec.key, text);
-    lesson.validate(values);
+    lesson.validate(values, BackendKind::Cpu);
     lesson.theory(values);
   } catch (const BadInput&) {
   }
