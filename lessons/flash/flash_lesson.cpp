@@ -13,6 +13,7 @@
 #include "engine/units.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_cuda.h"
+#include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
 #include "lessons/flash/flash_steps.h"
@@ -195,7 +196,6 @@ FlashTileChoice flash_tile_choice(const ParamValues& p) {
 }
 
 std::vector<ParamSpec> FlashLesson::params() const {
-  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   return {
       {.key = "n",
        .label = "n (sequence length)",
@@ -262,13 +262,7 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .min = 1,
        .max = 100,
        .help = "median of this many, naive and flash alternating, after one warm-up each"},
-      {.key = "threads",
-       .label = "CPU threads",
-       .type = ParamType::Integer,
-       .default_text = threads,
-       .min = 1,
-       .max = 256,
-       .help = "for both kernels alike"},
+      cpu_threads_param("for both kernels alike"),
       {.key = "example",
        .label = "worked example",
        .type = ParamType::Choice,

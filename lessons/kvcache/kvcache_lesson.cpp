@@ -11,6 +11,7 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/decoder/decoder.h"
+#include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/checked_math.h"
 #include "lessons/kvcache/kvcache_steps.h"
@@ -93,7 +94,6 @@ SizingQuery sizing_query_from_params(const ParamValues& p) {
 }  // namespace kvcache
 
 std::vector<ParamSpec> KvCacheLesson::params() const {
-  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   const auto types = element_type_names();
   return {
       {.key = "model",
@@ -196,13 +196,7 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
        .min = 1,
        .max = 50,
        .help = "median per position over this many runs"},
-      {.key = "threads",
-       .label = "CPU threads",
-       .type = ParamType::Integer,
-       .default_text = threads,
-       .min = 1,
-       .max = 256,
-       .help = "OpenBLAS threads, both paths alike"},
+      cpu_threads_param("OpenBLAS threads, both paths alike"),
       max_minutes_param(),
   };
 }

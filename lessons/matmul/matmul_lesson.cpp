@@ -12,6 +12,7 @@
 #include "kernels/common/seeded_fill.h"
 #include "kernels/matmul/backends.h"
 #include "kernels/matmul/matmul.h"
+#include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/matmul/matmul_steps.h"
 
@@ -69,7 +70,6 @@ std::string cpu_work_text(const ParamValues& p, const matmul::Shape& shape) {
 }  // namespace
 
 std::vector<ParamSpec> MatmulLesson::params() const {
-  const std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   return {
       {.key = "m",
        .label = "m (rows of A and C)",
@@ -111,13 +111,7 @@ std::vector<ParamSpec> MatmulLesson::params() const {
        .min = 1,
        .max = 100,
        .help = "median of this many, after one warm-up"},
-      {.key = "threads",
-       .label = "CPU threads",
-       .type = ParamType::Integer,
-       .default_text = threads,
-       .min = 1,
-       .max = 256,
-       .help = "for every CPU variant alike"},
+      cpu_threads_param("for every CPU variant alike"),
       max_minutes_param(),
   };
 }
