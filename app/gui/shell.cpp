@@ -59,7 +59,7 @@ void draw_lesson_view(AppState& state, bool figure) {
   else if (find_step_views(context.lesson.id()) == nullptr)
     draw_lesson_markdown(context.lesson.text().theory);
   else
-    ImGui::TextDisabled("Step '%s' has no view yet.", step_id.c_str());
+    ImGui::TextDisabled("Step '%s' has no view: the lesson's view table lacks it.", step_id.c_str());
   set_figure_mode(false);
 }
 

@@ -41,7 +41,7 @@ void draw_needs_run(const char* what) {
 void draw_step_data_missing(const ViewContext& context) {
   if (!context.step_data_error.empty()) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s", context.step_data_error.c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "%s", context.step_data_error.c_str());
     ImGui::PopTextWrapPos();
   } else {
     ImGui::TextDisabled("Preparing this step ...");

@@ -159,7 +159,7 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
 }
 
 std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {
-  return pipeline_lesson::make_pipeline_steps(*this, params);
+  return pipeline_lesson::make_pipeline_steps(*this, params, false);
 }
 
 }  // namespace dlsys

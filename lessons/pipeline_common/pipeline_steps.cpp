@@ -87,21 +87,28 @@ const SchedulePanel& PipelineSteps::panel(const std::string& name) const {
   return it->second;
 }
 
-std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params) {
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params,
+                                                         bool comparisons) {
   auto steps = std::make_shared<PipelineSteps>();
   auto add = [&](const std::string& name, const Overrides& overrides) {
     steps->panels.emplace(name, simulate_panel(lesson, params, overrides));
   };
   add("chosen", {});
-  add("gpipe", {{"schedule", "gpipe"}});
   add("gpipe_m1", {{"schedule", "gpipe"}, {"m", "1"}});
-  add("1f1b", {{"schedule", "1f1b"}});
-  add("zb_h1", {{"schedule", "zb-h1"}});
   if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
     steps->schedule = std::shared_ptr<const pipeline::Schedule>(chosen.sim, &chosen.sim->schedule);
+  try {
+    steps->theory = lesson.theory(params);
+  } catch (const BadInput& e) {
+    steps->theory_error = e.what();
+  }
+  if (!comparisons) return steps;
+  add("gpipe", {{"schedule", "gpipe"}});
+  add("1f1b", {{"schedule", "1f1b"}});
+  add("zb_h1", {{"schedule", "zb-h1"}});
 
   // Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
-  if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty() && params.has("fb")) {
+  if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty()) {
     const int p = base.setup.shape.devices, v = base.setup.chunks;
     steps->interleaved_m = (base.setup.shape.micro_batches + p - 1) / p * p;
     const std::string m = std::to_string(steps->interleaved_m);
@@ -124,12 +131,6 @@ std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, c
   one_f_one_b.insert(one_f_one_b.end(), dual_shape.begin(), dual_shape.end());
   add("dualpipe", dual);
   add("1f1b_dualpipe", one_f_one_b);
-
-  try {
-    steps->theory = lesson.theory(params);
-  } catch (const BadInput& e) {
-    steps->theory_error = e.what();
-  }
   return steps;
 }
 

@@ -44,6 +44,9 @@ struct PipelineSteps final : StepData {
   const SchedulePanel& panel(const std::string& name) const;
 };
 
-std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params);
+// `comparisons`: also the schedules the schedules lesson compares (1F1B, ZB-H1, interleaved, DualPipe); the bubble
+// lesson's steps need only the chosen schedule and GPipe with one micro-batch.
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params,
+                                                         bool comparisons);
 
 }  // namespace dlsys::pipeline_lesson

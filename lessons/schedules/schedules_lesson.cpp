@@ -24,7 +24,7 @@ std::string SchedulesLesson::text_report(const RunResult& result) const {
 }
 
 std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {
-  return pipeline_lesson::make_pipeline_steps(*this, params);
+  return pipeline_lesson::make_pipeline_steps(*this, params, true);
 }
 
 }  // namespace dlsys
