@@ -8,9 +8,15 @@ namespace dlsys {
 
 using json = nlohmann::ordered_json;
 
-const Series* RunResult::find_series(const std::string& name) const {
+namespace {
+json values_json(const std::shared_ptr<const LessonValues>& values) {
+  return values ? values->to_json() : json::object();
+}
+}  // namespace
+
+const Series* RunResult::find_series(const std::string& id) const {
   for (const auto& s : series)
-    if (s.name == name) return &s;
+    if (s.id == id) return &s;
   return nullptr;
 }
 
@@ -21,13 +27,14 @@ json to_json(const RunResult& r) {
                     {"timer", r.backend.timer}, {"repeats", r.backend.repeats}, {"notes", r.backend.notes}};
   out["params"] = json::object();
   for (const auto& [key, value] : r.params) out["params"][key] = value;
-  out["theory"] = r.theory;
-  out["measured"] = r.measured;
+  out["theory"] = values_json(r.theory);
+  out["measured"] = values_json(r.measured);
   out["series"] = json::array();
   for (const auto& s : r.series) {
     json points = json::array();
     for (const auto& p : s.points) points.push_back({p.x, p.y, p.y_min, p.y_max});
-    out["series"].push_back({{"name", s.name},
+    out["series"].push_back({{"id", s.id},
+                             {"name", s.name},
                              {"role", s.role},
                              {"x_label", s.x_label},
                              {"x_unit", s.x_unit},
@@ -75,10 +82,10 @@ RunResult run_result_from_json(const json& in) {
     r.backend.repeats = b.value("repeats", 0);
     r.backend.notes = b.value("notes", std::vector<std::string>{});
     for (const auto& [key, value] : in.at("params").items()) r.params[key] = value.get<std::string>();
-    r.theory = in.at("theory");
-    r.measured = in.at("measured");
+    r.theory = make_values(json(in.at("theory")));
+    r.measured = make_values(json(in.at("measured")));
     for (const auto& s : in.at("series")) {
-      Series series{s.at("name"), s.at("role"), s.at("x_label"), s.at("x_unit"), s.at("y_label"), s.at("y_unit"), {}};
+      Series series{s.value("id", ""), s.at("name"), s.at("role"), s.at("x_label"), s.at("x_unit"), s.at("y_label"), s.at("y_unit"), {}};
       for (const auto& p : s.at("points")) series.points.push_back({p.at(0), p.at(1), p.at(2), p.at(3)});
       r.series.push_back(std::move(series));
     }
@@ -121,8 +128,8 @@ void scalar_rows(std::string& out, const char* section, const json& object) {
 
 std::string to_csv(const RunResult& r) {
   std::string out = "section,name,x,y,y_min,y_max\n";
-  scalar_rows(out, "theory", r.theory);
-  scalar_rows(out, "measured", r.measured);
+  scalar_rows(out, "theory", values_json(r.theory));
+  scalar_rows(out, "measured", values_json(r.measured));
   for (const auto& s : r.series)
     for (const auto& p : s.points)
       out += fmt::format("series,{},{},{},{},{}\n", csv_field(s.name), p.x, p.y, p.y_min, p.y_max);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ledger.h"
+#include "engine/lesson_values.h"
 #include "engine/params.h"
 
 namespace dlsys {
@@ -29,7 +30,8 @@ struct SeriesPoint {
 };
 
 struct Series {
-  std::string name;       // "naive (measured)"
+  std::string id;         // "naive": stable, what views and reports look a series up by
+  std::string name;       // "naive (measured)": the legend's words, free to change
   std::string role;       // "theory" | "measured"
   std::string x_label;    // "n (m = n = k)"
   std::string x_unit;
@@ -62,14 +64,18 @@ struct RunResult {
   std::string lesson;
   Provenance backend;
   std::map<std::string, std::string> params;  // as the user gave them (text)
-  nlohmann::ordered_json theory = nlohmann::ordered_json::object();
-  nlohmann::ordered_json measured = nlohmann::ordered_json::object();
+  std::shared_ptr<const LessonValues> theory;    // the lesson's typed closed forms
+  std::shared_ptr<const LessonValues> measured;  // the lesson's typed measurements
   std::vector<Series> series;
   std::vector<Timeline> timelines;
   std::vector<LedgerEntry> memory;
   std::int64_t memory_peak_bytes = 0;
 
-  const Series* find_series(const std::string& name) const;
+  const Series* find_series(const std::string& id) const;
+  template <class T>
+  const T* theory_as() const { return values_as<T>(theory); }
+  template <class T>
+  const T* measured_as() const { return values_as<T>(measured); }
 };
 
 // The parameters whose values differ between a finished run and `now`, as "p: 2 -> 4": empty when the run shows
@@ -77,7 +83,8 @@ struct RunResult {
 std::vector<std::string> params_changed_since(const RunResult& result, const ParamValues& now);
 
 nlohmann::ordered_json to_json(const RunResult& result);
-RunResult run_result_from_json(const nlohmann::ordered_json& json);  // throws BadInput on a malformed document
+// Throws BadInput on a malformed document. Theory and measured values come back as plain JSON (no lesson's struct).
+RunResult run_result_from_json(const nlohmann::ordered_json& json);
 // Long format, one row per value: section,name,x,y,y_min,y_max
 std::string to_csv(const RunResult& result);
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/params.h"
+#include "lessons/allreduce/allreduce_values.h"
 #include "lessons/registry.h"
 #include "tests/support/cli_capture.h"
 
@@ -127,8 +128,9 @@ TEST_CASE("allreduce lesson: six steps, and the theory card names its outside so
   CHECK(lesson.text().theory.find("[EXT]") != std::string::npos);
   CHECK(lesson.text().theory.find("All-to-all is a different collective") != std::string::npos);
   const ParamValues p = ParamValues::parse(lesson.params(), {"n=8", "bytes=64MiB"});
-  const auto t = lesson.theory(p);
-  CHECK(t["steps"] == 14);
-  CHECK(t["bytes_sent_per_rank"] == 2.0 * 7 / 8 * 64 * 1048576);
-  CHECK(t["busbw_factor"] == 1.75);
+  const auto* t = values_as<allreduce::AllreduceTheory>(lesson.theory(p));
+  REQUIRE(t != nullptr);
+  CHECK(t->steps == 14);
+  CHECK(t->bytes_sent_per_rank == 2.0 * 7 / 8 * 64 * 1048576);
+  CHECK(t->busbw_factor == 1.75);
 }

@@ -113,9 +113,9 @@ TEST_CASE("a run result survives a JSON round trip") {
   r.backend.device = "test cpu";
   r.backend.notes = {"a note"};
   r.params["m"] = "7";
-  r.theory["flops"] = 686.0;
-  r.measured["naive_gflops"] = 1.5;
-  r.series.push_back({"naive", "measured", "n", "", "time", "us", {{1, 2, 1.5, 2.5}}});
+  r.theory = make_values(nlohmann::ordered_json{{"flops", 686.0}});
+  r.measured = make_values(nlohmann::ordered_json{{"naive_gflops", 1.5}});
+  r.series.push_back({"naive_time", "naive", "measured", "n", "", "time", "us", {{1, 2, 1.5, 2.5}}});
   r.timelines.push_back({"1F1B", "theory", "simulated", "us", {"device 0"}, {{0, 0, 1, "F", 3, 0, "F3", 1}}});
   r.memory = {{"operands", 0, 4096}};
   r.memory_peak_bytes = 4096;
@@ -123,6 +123,7 @@ TEST_CASE("a run result survives a JSON round trip") {
   const RunResult back = run_result_from_json(json);
   CHECK(to_json(back) == json);
   CHECK(back.series[0].points[0].y_max == 2.5);
+  CHECK(back.find_series("naive_time") == &back.series[0]);
   CHECK(back.timelines[0].spans[0].label == "F3");
   CHECK(back.timelines[0].spans[0].direction == 1);
   CHECK_THROWS_AS(run_result_from_json(nlohmann::ordered_json{{"lesson", 3}}), BadInput);

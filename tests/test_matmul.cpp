@@ -63,11 +63,14 @@ TEST_CASE("matmul theory: the course's counts and the traffic of naive and tiled
   CHECK(matmul::intensity(matmul::flops(sq), matmul::bytes_minimum(sq)) == doctest::Approx(1024.0 / 6));
 
   const MatmulLesson lesson;
-  const auto t = lesson.theory(ParamValues::parse(lesson.params(), {"m=2", "n=3", "k=4"}));
-  CHECK(t["mults"] == 24.0);
-  CHECK(t["adds"] == 18.0);
-  CHECK(t["flops"] == 48.0);
-  CHECK(t["exact_scalar_ops"] == 42.0);
+  const auto values = lesson.theory(ParamValues::parse(lesson.params(), {"m=2", "n=3", "k=4"}));
+  const matmul::MatmulTheory* t = values_as<matmul::MatmulTheory>(values);
+  REQUIRE(t != nullptr);
+  CHECK(t->mults == 24.0);
+  CHECK(t->adds == 18.0);
+  CHECK(t->flops == 48.0);
+  CHECK(t->exact_scalar_ops == 42.0);
+  CHECK(values->to_json()["exact_scalar_ops"] == 42.0);  // the export keeps the field's name
 }
 
 TEST_CASE("log-log slope of a power law is its exponent") {

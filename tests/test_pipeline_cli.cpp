@@ -115,7 +115,7 @@ TEST_CASE("bubble: the course's numbers and the m sweep") {
   const Lesson& lesson = find_lesson("bubble");
   auto theory_for = [&](int p, int m) {
     const auto params = ParamValues::parse(lesson.params(), {"p=" + std::to_string(p), "m=" + std::to_string(m)});
-    return lesson.theory(params);
+    return lesson.theory(params)->to_json();
   };
   CHECK(theory_for(2, 1)["bubble_fraction"].get<double>() == doctest::Approx(0.5).epsilon(1e-12));
   CHECK(theory_for(2, 4)["bubble_fraction"].get<double>() == doctest::Approx(0.2).epsilon(1e-12));

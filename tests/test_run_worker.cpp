@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "app/gui/run_worker.h"
+#include "lessons/matmul/matmul_values.h"
 #include "lessons/registry.h"
 
 using namespace dlsys;
@@ -31,7 +32,10 @@ TEST_CASE("the GUI's worker runs a lesson off the UI thread and hands over the r
   const gui::RunOutcome outcome = wait_for(worker, std::chrono::seconds(60));
   REQUIRE(outcome.result != nullptr);
   CHECK(outcome.error.empty());
-  CHECK(outcome.result->measured["wrong"] == 0);
+  const auto* measured = outcome.result->measured_as<matmul::MatmulMeasured>();
+  REQUIRE(measured != nullptr);
+  CHECK(measured->wrong == 0);
+  CHECK(measured->variants.size() == 3);
   CHECK(worker.idle());
   CHECK_FALSE(worker.take_finished().has_value());
 }

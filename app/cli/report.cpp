@@ -32,8 +32,8 @@ std::string format_run_report(const RunResult& r) {
   if (r.backend.repeats > 0)
     out += fmt::format("timer {}, median of {} repeats after warm-up\n", r.backend.timer, r.backend.repeats);
   for (const auto& note : r.backend.notes) out += fmt::format("note: {}\n", note);
-  section(out, "theory", r.theory);
-  section(out, "measured", r.measured);
+  if (r.theory) section(out, "theory", r.theory->to_json());
+  if (r.measured) section(out, "measured", r.measured->to_json());
   for (const auto& s : r.series) {
     out += fmt::format("series {} [{}]\n  {:>14}  {:>14}  {:>14}  {:>14}\n", s.name, s.role,
                        s.x_label + (s.x_unit.empty() ? "" : " (" + s.x_unit + ")"),

@@ -12,6 +12,7 @@
 #include "app/views/view.h"
 #include "engine/units.h"
 #include "lessons/allreduce/allreduce_steps.h"
+#include "lessons/allreduce/allreduce_values.h"
 
 namespace dlsys::gui {
 
@@ -275,14 +276,13 @@ void draw_cost_step(const ViewContext& ctx) {
     draw_value_table("cost_theory", rows);
     return draw_needs_run("time against message size and fit alpha and beta");
   }
-  const auto& m = ctx.result->measured;
-  if (m.contains("alpha_us") && m["alpha_us"].is_number())
-    rows.push_back(
-        {"fitted: t = steps x alpha + bytes / beta",
-         fmt::format("alpha {:.2f} us, beta {:.3f} GB/s", m["alpha_us"].get<double>(), m["beta_gbps"].get<double>())});
+  const auto* m = ctx.result->measured_as<allreduce::AllreduceMeasured>();
+  if (m && m->fit)
+    rows.push_back({"fitted: t = steps x alpha + bytes / beta",
+                    fmt::format("alpha {:.2f} us, beta {:.3f} GB/s", m->fit->alpha_us, m->fit->beta_gbps)});
   PlotSpec spec{
       "Time per all-reduce against message size", {"message size", "bytes", true}, {"time", "us", true}, {}, {}};
-  for (const char* name : {"time (measured)", "alpha-beta time (fit)"})
+  for (const char* name : {"time_measured", "time_fit"})
     if (const Series* series = ctx.result->find_series(name)) {
       PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
       line.dashed = series->role == "theory";
@@ -294,26 +294,24 @@ void draw_cost_step(const ViewContext& ctx) {
 }
 
 void draw_measured_step(const ViewContext& ctx) {
-  if (!ctx.result) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling");
-  const auto& m = ctx.result->measured;
+  const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
+  if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling");
   PlotSpec spec{
       "Bus bandwidth against message size", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
-  for (const char* name : {"busbw (measured)", "alpha-beta model (fit)"})
+  for (const char* name : {"busbw_measured", "busbw_fit"})
     if (const Series* series = ctx.result->find_series(name)) {
       PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
       line.dashed = series->role == "theory";
       spec.lines.push_back(std::move(line));
     }
-  const double ceiling = m.value("ceiling_gbps", 0.0);
+  const double ceiling = m->ceiling_gbps;
   if (ceiling > 0)
     spec.guides.push_back({false, ceiling, fmt::format("copy ceiling {:.2f} GB/s", ceiling), series_color(5)});
   std::vector<std::pair<std::string, std::string>> rows = {
       {fmt::format("busbw at {}", ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S"),
-       fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m.value("busbw_gbps", 0.0),
-                   100 * m.value("busbw_fraction_of_ceiling", 0.0))},
-      {"algbw = S / time",
-       fmt::format("{:.3f} GB/s in {}", m.value("algbw_gbps", 0.0), format_duration_us(m.value("time_us", 0.0)))},
-      {"#wrong elements", fmt::format("{} at S, {} over the sweep", m.value("wrong", 0), m.value("sweep_wrong", 0))},
+       fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling)},
+      {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m->algbw_gbps, format_duration_us(m->time_us))},
+      {"#wrong elements", fmt::format("{} at S, {} over the sweep", m->wrong, m->sweep_wrong)},
   };
   spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
   draw_plot("busbw", spec);

@@ -339,7 +339,7 @@ void draw_measured_step(const ViewContext& ctx) {
   plot_series("error", r, "Error vs double reference", "max |o - o_ref|", "", true, {half, plot_h});
   ImGui::SameLine(0, 12 * s);
   ImGui::BeginGroup();
-  const auto& m = r.measured;
+  const auto m = r.measured ? r.measured->to_json() : nlohmann::ordered_json::object();  // typed in the next commit
   Rows rows;
   if (m.contains("naive_ms") && m.contains("flash_ms")) {
     rows.push_back({fmt::format("n={} d={}: naive/flash", r.params.at("n"), r.params.at("d")),

@@ -336,7 +336,7 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
 }
 
 void draw_live_step(const ViewContext& ctx) {
-  if (!ctx.result || !ctx.result->measured.contains("speedup"))
+  if (!ctx.result || !ctx.result->measured->to_json().contains("speedup"))
     return draw_needs_run("the decoder's time per token with and without its KV cache");
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Time per generated token", {"position", "tokens", false}, {"time per token", "us", true}, {}, {}};
@@ -349,8 +349,8 @@ void draw_live_step(const ViewContext& ctx) {
     ++color;
     spec.lines.push_back(std::move(line));
   }
-  const auto& m = r.measured;
-  const auto& t = r.theory;
+  const auto m = r.measured->to_json();  // typed in the next commit
+  const auto t = r.theory->to_json();
   spec.size = {0, plot_height_leaving(4)};
   draw_plot("live", spec);
   draw_value_table(

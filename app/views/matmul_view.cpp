@@ -11,6 +11,7 @@
 #include "app/views/view.h"
 #include "engine/units.h"
 #include "lessons/matmul/matmul_steps.h"
+#include "lessons/matmul/matmul_values.h"
 
 namespace dlsys::gui {
 
@@ -96,57 +97,53 @@ void draw_dot_product_step(const ViewContext& ctx) {
   ImGui::EndChild();
 }
 
-void draw_scaling_step(const ViewContext& ctx) {
-  if (!ctx.result) return draw_needs_run("time against size for each implementation");
-  PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
+const matmul::MatmulMeasured* measured_of(const ViewContext& ctx) {
+  return ctx.result ? ctx.result->measured_as<matmul::MatmulMeasured>() : nullptr;
+}
+
+// The sweep's series with ids `<variant><suffix>`, in the colours of their variants, then `extra` in the theory style.
+std::vector<PlotLine> variant_lines(const RunResult& r, const matmul::MatmulMeasured& m, const std::string& suffix,
+                                    const char* extra) {
+  std::vector<PlotLine> lines;
   int color = 0;
-  std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
-  for (const Series& series : ctx.result->series) {
-    PlotLine line = line_from_series(series, series.role == "theory" ? theory_color() : series_color(color++));
-    line.dashed = series.role == "theory";
-    spec.lines.push_back(std::move(line));
+  for (const auto& v : m.variants)
+    if (const Series* series = r.find_series(v.key + suffix)) lines.push_back(line_from_series(*series, series_color(color++)));
+  if (const Series* series = extra ? r.find_series(extra) : nullptr) {
+    lines.push_back(line_from_series(*series, theory_color()));
+    lines.back().dashed = true;
   }
-  for (const char* key : {"naive", "tiled", "blas"})
-    if (ctx.result->measured.contains(std::string(key) + "_slope"))
-      slopes.push_back({fmt::format("fitted slope, {}", key),
-                        format_number(ctx.result->measured[std::string(key) + "_slope"].get<double>(), 3)});
+  return lines;
+}
+
+void draw_scaling_step(const ViewContext& ctx) {
+  const matmul::MatmulMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run("time against size for each implementation");
+  PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
+  spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
+  std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
+  for (const auto& v : m->variants) slopes.push_back({fmt::format("fitted slope, {}", v.key), format_number(v.slope, 3)});
   spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);
 }
 
 void draw_libraries_step(const ViewContext& ctx) {
-  if (!ctx.result) return draw_needs_run("GFLOP/s of the naive, tiled and library kernels");
-  const auto& theory = ctx.result->theory;
-  const auto& measured = ctx.result->measured;
-  const double peak = theory.value("peak_gflops", 0.0);
-  // GFLOP/s against n from the sweep: 2 n^3 / time.
+  const matmul::MatmulMeasured* m = measured_of(ctx);
+  const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
+  if (!m || !theory) return draw_needs_run("GFLOP/s of the naive, tiled and library kernels");
   PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
-  int color = 0;
-  for (const Series& series : ctx.result->series) {
-    if (series.role != "measured") continue;
-    PlotLine line = line_from_series(series, series_color(color++));
-    for (SeriesPoint& p : line.points) {
-      const double flop = 2.0 * p.x * p.x * p.x;
-      p = {p.x, flop / (p.y * 1e3), flop / (p.y_max * 1e3), flop / (p.y_min * 1e3)};
-    }
-    spec.lines.push_back(std::move(line));
-  }
+  spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
+  const double peak = theory->peak_gflops.value_or(0);
   if (peak > 0) spec.guides.push_back({false, peak, fmt::format("measured peak {:.0f} GFLOP/s", peak), theory_color()});
   spec.size = {0, plot_height_leaving(4)};
   draw_plot("gflops", spec);
   std::vector<std::pair<std::string, std::string>> rows;
-  for (const char* key : {"naive", "tiled", "blas"}) {
-    const std::string k = key;
-    if (!measured.contains(k + "_gflops")) continue;
-    rows.push_back({fmt::format("{} at {} x {} x {}", k, ctx.result->params.at("m"), ctx.result->params.at("n"),
-                                ctx.result->params.at("k")),
-                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", measured[k + "_gflops"].get<double>(),
-                                measured[k + "_percent_of_peak"].get<double>())});
-  }
-  rows.push_back(
-      {"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", measured.value("max_rel_err", 0.0),
-                                                        measured.value("error_tolerance", 0.0))});
+  const auto& params = ctx.result->params;
+  for (const auto& v : m->variants)
+    rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
+                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", v.gflops, v.percent_of_peak)});
+  rows.push_back({"largest error vs double reference",
+                  fmt::format("{:.2e} (bound {:.2e})", m->max_rel_err, m->error_tolerance)});
   draw_value_table("gflops_table", rows);
 }
 
@@ -189,10 +186,9 @@ void draw_tiling_step(const ViewContext& ctx) {
       "traffic", {"main-memory traffic", "bytes", "FLOP/byte"},
       {row("naive loop (no reuse)", steps->naive), row(fmt::format("{0} x {0} tiles", tile), steps->tiled),
        row("perfect reuse (A, B read once)", steps->minimum)});
-  if (ctx.result && ctx.result->measured.contains("tiled_gflops") && ctx.result->measured.contains("naive_gflops"))
-    ImGui::TextWrapped(
-        "Measured: the tiled kernel runs %.1fx faster than the naive loop.",
-        ctx.result->measured["tiled_gflops"].get<double>() / ctx.result->measured["naive_gflops"].get<double>());
+  const matmul::MatmulMeasured* m = measured_of(ctx);
+  if (m && m->tiled_speedup_over_naive)
+    ImGui::TextWrapped("Measured: the tiled kernel runs %.1fx faster than the naive loop.", *m->tiled_speedup_over_naive);
   ImGui::EndChild();
 }
 

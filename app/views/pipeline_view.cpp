@@ -129,7 +129,7 @@ void draw_measured(const ViewContext& ctx, float height) {
     ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
     ImGui::SameLine();
   }
-  ImGui::TextDisabled("%s", r.measured.value("mode", std::string()).c_str());
+  ImGui::TextDisabled("%s", r.measured->to_json().value("mode", std::string()).c_str());
   const Schedule* s = schedule_of_result(ctx);
   draw_timeline_widget("measured", {{&r.timelines[1], s, 0.0}, {&r.timelines[2], s, 0.0}}, overlay, height);
 }
@@ -273,9 +273,9 @@ void draw_bubble_formula(const ViewContext& ctx) {
 
 void draw_bubble_measured(const ViewContext& ctx) {
   if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
-  const auto& mr = ctx.result->measured;
+  const auto mr = ctx.result->measured->to_json();  // typed in the next commit
   draw_value_table("measured", {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
-                                {"theory", fraction_text(ctx.result->theory.value("bubble_fraction", 0.0))},
+                                {"theory", fraction_text(ctx.result->theory->to_json().value("bubble_fraction", 0.0))},
                                 {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
   const float h = ImGui::GetContentRegionAvail().y;
   draw_measured(ctx, h * 0.45f);

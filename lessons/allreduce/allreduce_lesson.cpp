@@ -148,17 +148,19 @@ void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const 
     check_cpu_bench(bench_config(p));
 }
 
-nlohmann::ordered_json AllreduceLesson::theory(const ParamValues& p) const {
+allreduce::AllreduceTheory allreduce_theory(const ParamValues& p) {
   const double bytes = p.real("bytes");
   const CollectiveCost c = cost_of(p, bytes);
-  nlohmann::ordered_json t;
-  t["steps"] = c.steps;
-  t["bytes_sent_per_rank"] = c.bytes_sent_per_rank;
-  t["busbw_factor"] = c.busbw_factor;
-  t["model_bytes"] = c.model_bytes;
-  t["count"] = bytes / 4;
-  t["chunk_bytes"] = bytes / double(p.integer("n"));
-  return t;
+  return {.steps = c.steps,
+          .bytes_sent_per_rank = c.bytes_sent_per_rank,
+          .busbw_factor = c.busbw_factor,
+          .model_bytes = c.model_bytes,
+          .count = bytes / 4,
+          .chunk_bytes = bytes / double(p.integer("n"))};
+}
+
+std::shared_ptr<const LessonValues> AllreduceLesson::theory(const ParamValues& p) const {
+  return make_values(allreduce_theory(p));
 }
 
 std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p) const {
@@ -223,33 +225,32 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
         "alpha is fixed at 0 and only beta is fitted");
 
   const auto algbw_gbps = [](double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; };
-  auto& m = result.measured;
   const double busbw = factor * algbw_gbps(main.bytes, main.time.median_us);
-  m["time_us"] = main.time.median_us;
-  m["time_min_us"] = main.time.min_us;
-  m["time_max_us"] = main.time.max_us;
-  m["algbw_gbps"] = algbw_gbps(main.bytes, main.time.median_us);
-  m["busbw_gbps"] = busbw;
-  m["wrong"] = main.wrong;
-  m["ceiling_gbps"] = bench.ceiling.gbps;
-  m["busbw_fraction_of_ceiling"] = bench.ceiling.gbps > 0 ? busbw / bench.ceiling.gbps : 0.0;
-  m["alpha_us"] = fit.valid ? nlohmann::ordered_json(fit.alpha_us) : nlohmann::ordered_json(nullptr);
-  m["beta_gbps"] = fit.valid ? nlohmann::ordered_json(fit.beta_gbps) : nlohmann::ordered_json(nullptr);
-  std::int64_t sweep_wrong = 0;
-  for (const auto& point : points) sweep_wrong += point.wrong;
-  m["sweep_wrong"] = sweep_wrong;
-  if (main.bytes_sent_max_rank >= 0) m["bytes_sent_max_rank"] = main.bytes_sent_max_rank;
-  m["calls_per_sample"] = main.calls_per_sample;
-  for (const auto& [key, value] : bench.ceiling.figures) m[key] = value;
+  allreduce::AllreduceMeasured m{
+      .time_us = main.time.median_us,
+      .time_min_us = main.time.min_us,
+      .time_max_us = main.time.max_us,
+      .algbw_gbps = algbw_gbps(main.bytes, main.time.median_us),
+      .busbw_gbps = busbw,
+      .wrong = main.wrong,
+      .ceiling_gbps = bench.ceiling.gbps,
+      .busbw_fraction_of_ceiling = bench.ceiling.gbps > 0 ? busbw / bench.ceiling.gbps : 0.0,
+      .calls_per_sample = main.calls_per_sample,
+      .ceiling_figures = bench.ceiling.figures,
+  };
+  if (fit.valid) m.fit = allreduce::AlphaBeta{fit.alpha_us, fit.beta_gbps};
+  for (const auto& point : points) m.sweep_wrong += point.wrong;
+  if (main.bytes_sent_max_rank >= 0) m.bytes_sent_max_rank = main.bytes_sent_max_rank;
+  result.measured = make_values(std::move(m));
 
   // Series: busbw against size (measured, whiskers from the fastest and slowest sample), the fitted model, the
   // ceiling; time against size; wrong elements per size (the table's #wrong column).
-  Series busbw_measured{"busbw (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series busbw_model{"alpha-beta model (fit)", "theory", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series ceiling{"copy ceiling (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series time_measured{"time (measured)", "measured", "message size", "bytes", "time", "us", {}};
-  Series time_model{"alpha-beta time (fit)", "theory", "message size", "bytes", "time", "us", {}};
-  Series wrong{"wrong elements (measured)", "measured", "message size", "bytes", "wrong elements", "", {}};
+  Series busbw_measured{"busbw_measured", "busbw (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series busbw_model{"busbw_fit", "alpha-beta model (fit)", "theory", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series ceiling{"copy_ceiling", "copy ceiling (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
+  Series time_measured{"time_measured", "time (measured)", "measured", "message size", "bytes", "time", "us", {}};
+  Series time_model{"time_fit", "alpha-beta time (fit)", "theory", "message size", "bytes", "time", "us", {}};
+  Series wrong{"wrong_elements", "wrong elements (measured)", "measured", "message size", "bytes", "wrong elements", "", {}};
   for (const auto& point : points) {
     const double x = point.bytes;
     add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),

@@ -1,4 +1,5 @@
 #pragma once
+#include "lessons/allreduce/allreduce_values.h"
 #include "lessons/common/lesson.h"
 
 namespace dlsys {
@@ -14,10 +15,13 @@ class AllreduceLesson final : public Lesson {
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
+
+// The collective's cost at the parameters' size, from the closed forms.
+allreduce::AllreduceTheory allreduce_theory(const ParamValues& params);
 
 }  // namespace dlsys

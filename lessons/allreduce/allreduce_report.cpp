@@ -8,10 +8,6 @@ namespace dlsys {
 
 namespace {
 
-double number(const nlohmann::ordered_json& values, const char* key) {
-  return values.contains(key) && values[key].is_number() ? values[key].get<double>() : 0.0;
-}
-
 std::string param(const RunResult& r, const char* key) {
   const auto it = r.params.find(key);
   return it == r.params.end() ? "" : it->second;
@@ -20,10 +16,12 @@ std::string param(const RunResult& r, const char* key) {
 }  // namespace
 
 std::string AllreduceLesson::text_report(const RunResult& r) const {
-  const Series* time = r.find_series("time (measured)");
-  const Series* wrong = r.find_series("wrong elements (measured)");
-  if (time == nullptr) return {};
-  const double factor = number(r.theory, "busbw_factor");
+  const Series* time = r.find_series("time_measured");
+  const Series* wrong = r.find_series("wrong_elements");
+  const auto* t = r.theory_as<allreduce::AllreduceTheory>();
+  const auto* m = r.measured_as<allreduce::AllreduceMeasured>();
+  if (time == nullptr || t == nullptr || m == nullptr) return {};
+  const double factor = t->busbw_factor;
   const std::string op = param(r, "op");
   std::string out =
       fmt::format("\n# {} with algo {} over {} ranks ({}{}), float32, out of place\n", op, param(r, "algo"),
@@ -45,17 +43,16 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
     out += fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n", busbw_sum / double(time->points.size()));
   out += fmt::format("# busbw = algbw x {} = algbw x {:.4g} (nccl-tests); algbw = size / time; GB = 1e9 bytes\n",
                      op == "allreduce" ? "2(N-1)/N" : "(N-1)/N", factor);
-  const auto& m = r.measured;
-  if (m.contains("alpha_us") && m["alpha_us"].is_number())
+  if (m->fit)
     out += fmt::format("# alpha-beta fit over the sweep: alpha = {:.2f} us per step, beta = {:.3f} GB/s\n",
-                       number(m, "alpha_us"), number(m, "beta_gbps"));
+                       m->fit->alpha_us, m->fit->beta_gbps);
   else
     out += "# alpha-beta fit: none (no byte crosses a link)\n";
   out += fmt::format(
       "# at {} ({}): busbw {:.3f} GB/s = {:.1f}% of the copy ceiling {:.3f} GB/s measured in this run; "
       "#wrong {}\n",
-      format_bytes_binary(number(r.theory, "count") * 4), param(r, "bytes"), number(m, "busbw_gbps"),
-      100 * number(m, "busbw_fraction_of_ceiling"), number(m, "ceiling_gbps"), format_number(number(m, "wrong"), 12));
+      format_bytes_binary(t->count * 4), param(r, "bytes"), m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling,
+      m->ceiling_gbps, m->wrong);
   return out;
 }
 

@@ -36,8 +36,8 @@ std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::
   return points;
 }
 
-Series theory_series(std::string name, const std::vector<int>& ms, const std::function<double(int)>& y) {
-  Series s{std::move(name), "theory", "m (micro-batches)", "", "bubble fraction", "idle / (p x makespan)", {}};
+Series theory_series(std::string id, std::string name, const std::vector<int>& ms, const std::function<double(int)>& y) {
+  Series s{std::move(id), std::move(name), "theory", "m (micro-batches)", "", "bubble fraction", "idle / (p x makespan)", {}};
   for (int m : ms) {
     const double v = y(m);
     s.points.push_back({double(m), v, v, v});
@@ -79,7 +79,9 @@ void BubbleLesson::validate(const ParamValues& params, BackendKind) const {
                     largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
 }
 
-nlohmann::ordered_json BubbleLesson::theory(const ParamValues& params) const { return pipeline_lesson::theory(params); }
+std::shared_ptr<const LessonValues> BubbleLesson::theory(const ParamValues& params) const {
+  return make_values(pipeline_lesson::theory(params));
+}
 
 RunResult BubbleLesson::run(RunContext& ctx) const {
   RunResult result = pipeline_lesson::run(*this, ctx);
@@ -96,7 +98,8 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
 
   // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
   Series measured{
-      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured["mode"].get<std::string>()),
+      "measured",
+      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured->to_json()["mode"].get<std::string>()),
       "measured",
       "m (micro-batches)",
       "",
@@ -123,17 +126,17 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
   }
   result.series.push_back(std::move(measured));
   result.series.push_back(
-      theory_series("(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
+      theory_series("fill_drain_theory", "(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
   bool differs = false;
   for (std::size_t i = 0; i < ms.size(); ++i)
     differs = differs || std::fabs(simulated[i] - theory::fill_drain_idle_fraction(p, ms[i])) > 1e-12;
   if (differs) {
     std::size_t i = 0;
     result.series.push_back(
-        theory_series(fmt::format("simulated {} with these costs", schedule_title(setup.shape.kind)), ms,
+        theory_series("simulated", fmt::format("simulated {} with these costs", schedule_title(setup.shape.kind)), ms,
                       [&](int) { return simulated[i++]; }));
   }
-  result.series.push_back(theory_series("course misprint (1-m)/(m+n-1): never a share", ms,
+  result.series.push_back(theory_series("course_misprint", "course misprint (1-m)/(m+n-1): never a share", ms,
                                         [&](int m) { return theory::course_misprint(p, m); }));
   ctx.control.progress(1.0, "done");
   return result;
@@ -155,7 +158,7 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
                          theory::course_misprint(p, m));
     }
   }
-  return out + pipeline_lesson::comparison_table(result.theory);
+  return out + pipeline_lesson::comparison_table(result.theory->to_json());
 }
 
 std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {

@@ -37,8 +37,9 @@ class Lesson {
   // checks across several parameters (each alone is checked by its spec), what the chosen backend cannot run, and
   // what would not fit in memory. Throws BadInput.
   virtual void validate(const ParamValues&, BackendKind) const {}
-  // Closed forms, exact. Keys are flat snake_case names, the same ones `run` reports under "theory".
-  virtual nlohmann::ordered_json theory(const ParamValues& params) const = 0;
+  // Closed forms, exact, as the lesson's own typed struct (see engine/lesson_values.h); `run` reports the same values
+  // under "theory".
+  virtual std::shared_ptr<const LessonValues> theory(const ParamValues& params) const = 0;
   // What the steps draw from the parameters alone; computed once per change, off the UI thread. nullptr when the
   // steps need nothing beyond the parameters and the run. Throws BadInput when these parameters cannot be drawn.
   virtual std::shared_ptr<const StepData> step_data(const ParamValues&) const { return nullptr; }

@@ -175,9 +175,9 @@ SizeMeasurement measure_size(const Setup& s, RunContext& ctx) {
   return out;
 }
 
-Series make_series(const std::string& name, const std::string& role, const std::string& y_label,
+Series make_series(const std::string& id, const std::string& name, const std::string& role, const std::string& y_label,
                    const std::string& y_unit) {
-  return Series{name, role, "n (sequence length)", "", y_label, y_unit, {}};
+  return Series{id, name, role, "n (sequence length)", "", y_label, y_unit, {}};
 }
 
 void add_point(Series& series, double x, double y) { series.points.push_back({x, y, y, y}); }
@@ -367,7 +367,9 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
       "n, d or sizes");
 }
 
-nlohmann::ordered_json FlashLesson::theory(const ParamValues& p) const {
+std::shared_ptr<const LessonValues> FlashLesson::theory(const ParamValues& p) const { return make_values(theory_json(p)); }
+
+nlohmann::ordered_json FlashLesson::theory_json(const ParamValues& p) const {
   const std::int64_t n = p.integer("n"), d = p.integer("d");
   const bool causal = is_causal(p);
   const FlashTileChoice c = flash_tile_choice(p);
@@ -400,7 +402,7 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
   if (p.text("example") == "two_tiles") {
-    result.measured = run_flash_worked_example(flash_tile_choice(p).order);
+    result.measured = make_values(run_flash_worked_example(flash_tile_choice(p).order));
     result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
     finish_result(result, ctx.ledger);
     return result;
@@ -438,44 +440,45 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.integer("n")));
   s.problem = problem_at(p.integer("n"));
   const SizeMeasurement main = measure_size(s, ctx);
+  nlohmann::ordered_json measured_json = nlohmann::ordered_json::object();
   auto record = [&](const char* key, const VariantMeasurement& m) {
     const std::string k = key;
-    result.measured[k + "_ms"] = m.timing.median_us / 1e3;
-    result.measured[k + "_ms_min"] = m.timing.min_us / 1e3;
-    result.measured[k + "_ms_max"] = m.timing.max_us / 1e3;
+    measured_json[k + "_ms"] = m.timing.median_us / 1e3;
+    measured_json[k + "_ms_min"] = m.timing.min_us / 1e3;
+    measured_json[k + "_ms_max"] = m.timing.max_us / 1e3;
   };
   if (main.naive) record("naive", *main.naive);
   if (main.flash) record("flash", *main.flash);
-  if (main.naive) result.measured["max_abs_err_naive"] = main.naive->max_abs_err;
-  if (main.flash) result.measured["max_abs_err_flash"] = main.flash->max_abs_err;
-  if (main.naive) result.measured["naive_peak_bytes"] = main.naive->peak_bytes;
-  if (main.flash) result.measured["flash_peak_bytes"] = main.flash->peak_bytes;
+  if (main.naive) measured_json["max_abs_err_naive"] = main.naive->max_abs_err;
+  if (main.flash) measured_json["max_abs_err_flash"] = main.flash->max_abs_err;
+  if (main.naive) measured_json["naive_peak_bytes"] = main.naive->peak_bytes;
+  if (main.flash) measured_json["flash_peak_bytes"] = main.flash->peak_bytes;
   if (main.flash && !on_gpu)
-    result.measured["hbm_bytes_flash_counted"] = main.flash->counted_traffic_elements * kElementBytes;
+    measured_json["hbm_bytes_flash_counted"] = main.flash->counted_traffic_elements * kElementBytes;
   if (main.naive && main.flash) {
     const double time_ratio = main.flash->timing.median_us / main.naive->timing.median_us;
-    result.measured["time_ratio_flash_over_naive"] = time_ratio;
-    result.measured["time_ratio_flash_over_naive_min"] = main.flash->timing.min_us / main.naive->timing.min_us;
+    measured_json["time_ratio_flash_over_naive"] = time_ratio;
+    measured_json["time_ratio_flash_over_naive_min"] = main.flash->timing.min_us / main.naive->timing.min_us;
     if (main.flash->peak_bytes > 0)
-      result.measured["scratch_ratio_naive_over_flash"] =
+      measured_json["scratch_ratio_naive_over_flash"] =
           double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
-    result.measured["accuracy_rule_met"] =
+    measured_json["accuracy_rule_met"] =
         attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
   }
 
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
-  Series time_naive = make_series("naive (v1_naive) time", "measured", "time", "ms");
+  Series time_naive = make_series("naive_time", "naive (v1_naive) time", "measured", "time", "ms");
   Series time_flash =
-      make_series(fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
-  Series mem_naive = make_series("naive peak scratch", "measured", "peak scratch", "bytes");
-  Series mem_flash = make_series("flash peak scratch", "measured", "peak scratch", "bytes");
-  Series mem_naive_theory = make_series("naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
-  Series mem_flash_theory = make_series("flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
-  Series err_naive = make_series("naive max abs error", "measured", "max |o - o_ref|", "");
-  Series err_flash = make_series("flash max abs error", "measured", "max |o - o_ref|", "");
-  Series hbm_naive = make_series("naive main-memory traffic", "theory", "bytes moved", "bytes");
+      make_series("flash_time", fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
+  Series mem_naive = make_series("naive_scratch", "naive peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_flash = make_series("flash_scratch", "flash peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_naive_theory = make_series("naive_scratch_theory", "naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
+  Series mem_flash_theory = make_series("flash_scratch_theory", "flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
+  Series err_naive = make_series("naive_error", "naive max abs error", "measured", "max |o - o_ref|", "");
+  Series err_flash = make_series("flash_error", "flash max abs error", "measured", "max |o - o_ref|", "");
+  Series hbm_naive = make_series("naive_traffic_theory", "naive main-memory traffic", "theory", "bytes moved", "bytes");
   Series hbm_flash =
-      make_series(fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory", "bytes moved", "bytes");
+      make_series("flash_traffic_theory", fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory", "bytes moved", "bytes");
   for (double size : sizes) {
     ctx.control.progress(done_steps++ / total_steps, fmt::format("sweep n = {}", size));
     ctx.control.check_cancelled();
@@ -506,14 +509,15 @@ RunResult FlashLesson::run(RunContext& ctx) const {
                          &err_naive, &err_flash, &hbm_naive, &hbm_flash})
     if (!series->points.empty()) result.series.push_back(std::move(*series));
   ctx.control.progress(1.0, "done");
+  result.measured = make_values(std::move(measured_json));
   finish_result(result, ctx.ledger);
   return result;
 }
 
 std::string FlashLesson::text_report(const RunResult& r) const {
   if (r.params.count("example") && r.params.at("example") == "two_tiles")
-    return format_flash_worked_example(r.measured);
-  const auto& m = r.measured;
+    return format_flash_worked_example(r.measured->to_json());
+  const auto m = r.measured->to_json();
   if (!m.contains("naive_ms") || !m.contains("flash_ms")) return {};
   auto num = [&](const char* key) { return m[key].get<double>(); };
   std::string out =
@@ -543,7 +547,7 @@ std::string FlashLesson::text_report(const RunResult& r) const {
 }
 
 std::shared_ptr<const StepData> FlashLesson::step_data(const ParamValues& params) const {
-  return flash::make_steps(params, theory(params));
+  return flash::make_steps(params, theory_json(params));
 }
 
 }  // namespace dlsys

@@ -45,14 +45,14 @@ decoder::Shape live_shape(const ParamValues& p) {
 
 // A theory line with the shape of `flops(position)`, scaled so its total matches the measured series' total:
 // it shows how the time should grow, not an absolute prediction.
-Series flops_shaped_line(const Series& measured, const std::string& name,
+Series flops_shaped_line(const Series& measured, const std::string& id, const std::string& name,
                          const std::function<double(std::int64_t)>& flops) {
   double measured_total = 0, flops_total = 0;
   for (const auto& pt : measured.points) {
     measured_total += pt.y;
     flops_total += flops(std::int64_t(pt.x));
   }
-  Series line{name, "theory", measured.x_label, measured.x_unit, measured.y_label, measured.y_unit, {}};
+  Series line{id, name, "theory", measured.x_label, measured.x_unit, measured.y_label, measured.y_unit, {}};
   for (const auto& pt : measured.points) {
     const double y = flops(std::int64_t(pt.x)) * measured_total / flops_total;
     line.points.push_back({pt.x, y, y, y});
@@ -245,7 +245,9 @@ void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
   refuse_long_live_run(p, shape);
 }
 
-nlohmann::ordered_json KvCacheLesson::theory(const ParamValues& p) const {
+std::shared_ptr<const LessonValues> KvCacheLesson::theory(const ParamValues& p) const { return make_values(theory_json(p)); }
+
+nlohmann::ordered_json KvCacheLesson::theory_json(const ParamValues& p) const {
   const SizingQuery q = sizing_query_from_params(p);
   const Sizing s = size_inference(q);
   const ModelConfig& m = q.model;
@@ -373,8 +375,8 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
     for (int v = 0; v < shape.vocab; ++v)
       max_diff = std::max(max_diff, double(std::abs(first_logits_cached[i][v] - first_logits_recompute[i][v])));
 
-  Series cached_series{"with KV cache (measured)", "measured", "position", "tokens", "time per token", "us", {}};
-  Series recompute_series{"recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
+  Series cached_series{"cached_time", "with KV cache (measured)", "measured", "position", "tokens", "time per token", "us", {}};
+  Series recompute_series{"recompute_time", "recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
   double cached_total = 0, recompute_total = 0;
   for (std::int64_t i = 0; i < tokens; ++i) {
     const TimingStats c = summarize_us(cached_us[i], "steady_clock");
@@ -403,9 +405,9 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
       last_step, [&] { ctx.control.check_cancelled(); });
   const double last_cached = last_cached_stats.median_us, last_recompute = last_recompute_stats.median_us;
 
-  auto& m = result.measured;
+  nlohmann::ordered_json m = nlohmann::ordered_json::object();
   m["kv_allocated_bytes"] = ctx.ledger.peak_bytes("kv");
-  m["kv_matches_formula"] = ctx.ledger.peak_bytes("kv") == result.theory["live_kv_bytes"].get<std::int64_t>();
+  m["kv_matches_formula"] = ctx.ledger.peak_bytes("kv") == result.theory->to_json()["live_kv_bytes"].get<std::int64_t>();
   m["decode_us_cached"] = last_cached;
   m["decode_us_cached_min"] = last_cached_stats.min_us;
   m["decode_us_cached_max"] = last_cached_stats.max_us;
@@ -424,10 +426,10 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   m["cached_gflops_last"] = decoder::flops_cached_step(shape, tokens - 1) / (last_cached * 1e3);
   m["uncached_gflops_last"] = decoder::flops_recompute_step(shape, tokens - 1) / (last_recompute * 1e3);
 
-  const Series cached_shape = flops_shaped_line(cached_series, "with KV cache: FLOPs, scaled (theory)",
+  const Series cached_shape = flops_shaped_line(cached_series, "cached_flops_theory", "with KV cache: FLOPs, scaled (theory)",
                                                 [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
   const Series recompute_shape =
-      flops_shaped_line(recompute_series, "recomputing: FLOPs, scaled (theory)",
+      flops_shaped_line(recompute_series, "recompute_flops_theory", "recomputing: FLOPs, scaled (theory)",
                         [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
   result.series.push_back(std::move(cached_series));
   result.series.push_back(std::move(recompute_series));
@@ -436,7 +438,7 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
 
   // The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
   const SizingQuery q = sizing_query_from_params(p);
-  Series curve{fmt::format("KV cache, batch {} (theory)", q.batch),
+  Series curve{"kv_bytes_theory", fmt::format("KV cache, batch {} (theory)", q.batch),
                "theory",
                "sequence length",
                "tokens",
@@ -454,13 +456,14 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   result.series.push_back(std::move(curve));
 
   ctx.control.progress(1.0, "done");
+  result.measured = make_values(std::move(m));
   finish_result(result, ctx.ledger);
   return result;
 }
 
 std::string KvCacheLesson::text_report(const RunResult& r) const {
-  const auto& t = r.theory;
-  const auto& m = r.measured;
+  const auto t = r.theory->to_json();
+  const auto m = r.measured->to_json();
   auto bytes = [](const nlohmann::ordered_json& v) {
     const std::int64_t b = v.get<std::int64_t>();
     return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));

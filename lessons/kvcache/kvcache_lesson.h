@@ -13,7 +13,8 @@ class KvCacheLesson final : public Lesson {
   std::string chapter() const override { return "LLM inference"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  nlohmann::ordered_json theory_json(const ParamValues& params) const;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;

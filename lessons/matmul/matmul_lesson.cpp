@@ -15,12 +15,16 @@
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/matmul/matmul_steps.h"
+#include "lessons/matmul/matmul_values.h"
 
 namespace dlsys {
 
 namespace {
 
 using Variant = matmul::VariantInfo;
+using matmul::MatmulMeasured;
+using matmul::MatmulTheory;
+using matmul::VariantMeasure;
 
 matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
 
@@ -129,22 +133,25 @@ void MatmulLesson::validate(const ParamValues& p, BackendKind backend) const {
     refuse_if_longer_than_limit(p, cpu_seconds_estimate(p, shape), cpu_work_text(p, shape), "m, n, k, sizes or impl");
 }
 
-nlohmann::ordered_json MatmulLesson::theory(const ParamValues& p) const {
+MatmulTheory matmul_theory(const ParamValues& p) {
   const matmul::Shape s = shape_of(p);
-  nlohmann::ordered_json t;
-  t["mults"] = matmul::multiplications(s);
-  t["adds"] = matmul::additions(s);
-  t["flops"] = matmul::flops(s);
-  t["exact_scalar_ops"] = matmul::multiplications(s) + matmul::additions(s);
-  t["bytes_naive"] = matmul::bytes_naive(s);
-  t["bytes_tiled"] = matmul::bytes_tiled(s, kMatmulTheoryTile);
-  t["bytes_minimum"] = matmul::bytes_minimum(s);
-  t["intensity_naive"] = matmul::intensity(matmul::flops(s), matmul::bytes_naive(s));
-  t["intensity_tiled"] = matmul::intensity(matmul::flops(s), matmul::bytes_tiled(s, kMatmulTheoryTile));
-  t["intensity_minimum"] = matmul::intensity(matmul::flops(s), matmul::bytes_minimum(s));
-  t["tile"] = kMatmulTheoryTile;
-  t["slope"] = 3;
+  MatmulTheory t;
+  t.mults = matmul::multiplications(s);
+  t.adds = matmul::additions(s);
+  t.flops = matmul::flops(s);
+  t.exact_scalar_ops = t.mults + t.adds;
+  t.bytes_naive = matmul::bytes_naive(s);
+  t.bytes_tiled = matmul::bytes_tiled(s, kMatmulTheoryTile);
+  t.bytes_minimum = matmul::bytes_minimum(s);
+  t.intensity_naive = matmul::intensity(t.flops, t.bytes_naive);
+  t.intensity_tiled = matmul::intensity(t.flops, t.bytes_tiled);
+  t.intensity_minimum = matmul::intensity(t.flops, t.bytes_minimum);
+  t.tile = kMatmulTheoryTile;
   return t;
+}
+
+std::shared_ptr<const LessonValues> MatmulLesson::theory(const ParamValues& p) const {
+  return make_values(matmul_theory(p));
 }
 
 double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y) {
@@ -162,96 +169,123 @@ double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>
   return denominator == 0 ? std::nan("") : (n * sxy - sx * sy) / denominator;
 }
 
-RunResult MatmulLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
-  RunResult result = begin_result(*this, ctx);
-  const auto variants = selected_variants(p);
-  const int threads = static_cast<int>(p.integer("threads"));
-  const int repeats = static_cast<int>(p.integer("repeats"));
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const matmul::Shape shape = shape_of(p);
-  const auto& sizes = p.list("sizes");
+namespace {
 
-  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
-  result.theory["peak_gflops"] = device.peak_fp32_gflops;
-  result.theory["peak_source"] = device.peaks_source;
-  result.backend.repeats = repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  if (!on_gpu && threads > device.threads)
-    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, device.threads));
+struct MatmulRun {
+  RunContext& ctx;
+  std::vector<const Variant*> variants;
+  int threads = 0, repeats = 0;
+  double done_tasks = 0, total_tasks = 0;
 
-  const double total_tasks = double(variants.size()) * (sizes.size() + 1) + 1;
-  double done_tasks = 0;
-  auto step_progress = [&](const std::string& what) { ctx.control.progress(done_tasks++ / total_tasks, what); };
+  void progress(const std::string& what) { ctx.control.progress(done_tasks++ / total_tasks, what); }
+  TimingStats time(const Variant& v, const matmul::Shape& shape, const float* a, const float* b, float* c) {
+    return time_variant(v, ctx.backend, shape, a, b, c, threads, repeats, ctx.control);
+  }
+};
 
-  // 1. The sweep: time against n for n x n x n, one series per variant.
-  for (const Variant* v : variants) {
-    Series series{fmt::format("{} ({})", v->key, matmul::kernel_name(*v, ctx.backend)),
-                  "measured",
-                  "n (m = n = k)",
-                  "",
-                  "time",
-                  "us",
-                  {}};
+// Time against n for n x n x n, one series per variant, and each variant's fitted log-log slope.
+void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
+  const auto& sizes = run.ctx.params.list("sizes");
+  for (const Variant* v : run.variants) {
+    Series series{std::string(v->key) + "_time", fmt::format("{} ({})", v->key, matmul::kernel_name(*v, run.ctx.backend)),
+                  "measured", "n (m = n = k)", "", "time", "us", {}};
     std::vector<double> xs, ys;
     for (double size : sizes) {
-      step_progress(fmt::format("{} at n = {}", v->key, size));
+      run.progress(fmt::format("{} at n = {}", v->key, size));
       const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
-      HostBuffer<float> a(ctx.ledger, "operands", sq.m * sq.k), b(ctx.ledger, "operands", sq.k * sq.n),
-          c(ctx.ledger, "output", sq.m * sq.n);
+      HostBuffer<float> a(run.ctx.ledger, "operands", sq.m * sq.k), b(run.ctx.ledger, "operands", sq.k * sq.n),
+          c(run.ctx.ledger, "output", sq.m * sq.n);
       fill_random(a, 1);
       fill_random(b, 2);
-      const TimingStats t =
-          time_variant(*v, ctx.backend, sq, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
+      const TimingStats t = run.time(*v, sq, a.data(), b.data(), c.data());
       series.points.push_back({size, t.median_us, t.min_us, t.max_us});
       xs.push_back(size);
       ys.push_back(t.median_us);
     }
-    result.measured[std::string(v->key) + "_slope"] = fit_log_log_slope(xs, ys);
+    measured.variants.push_back({.key = std::string(v->key), .slope = fit_log_log_slope(xs, ys)});
     result.series.push_back(std::move(series));
   }
+  if (result.series.empty() || sizes.empty()) return;
   // The theory line: time proportional to n^3, drawn through the first variant's middle point so the slopes compare.
-  if (!result.series.empty() && !sizes.empty()) {
-    const SeriesPoint anchor = result.series.front().points[sizes.size() / 2];
-    Series cubic{"n^3 (slope 3)", "theory", "n (m = n = k)", "", "time", "us", {}};
-    for (double size : sizes) {
-      const double t = anchor.y * std::pow(size / anchor.x, 3.0);
-      cubic.points.push_back({size, t, t, t});
-    }
-    result.series.push_back(std::move(cubic));
+  const SeriesPoint anchor = result.series.front().points[sizes.size() / 2];
+  Series cubic{"cubic_theory", "n^3 (slope 3)", "theory", "n (m = n = k)", "", "time", "us", {}};
+  for (double size : sizes) {
+    const double t = anchor.y * std::pow(size / anchor.x, 3.0);
+    cubic.points.push_back({size, t, t, t});
   }
+  // The same sweep as achieved GFLOP/s, 2 n^3 / time (the whiskers swap: the slowest run is the lowest rate).
+  std::vector<Series> rates;
+  for (std::size_t i = 0; i < run.variants.size(); ++i) {
+    const Series& time = result.series[i];
+    Series rate{std::string(run.variants[i]->key) + "_gflops", time.name, "measured", time.x_label, "", "GFLOP/s", "", {}};
+    for (const SeriesPoint& p : time.points) {
+      const double flop = 2.0 * p.x * p.x * p.x;
+      rate.points.push_back({p.x, flop / (p.y * 1e3), flop / (p.y_max * 1e3), flop / (p.y_min * 1e3)});
+    }
+    rates.push_back(std::move(rate));
+  }
+  result.series.push_back(std::move(cubic));
+  for (Series& rate : rates) result.series.push_back(std::move(rate));
+}
 
-  // 2. The chosen shape: GFLOP/s of each variant, and its error against the double reference.
-  HostBuffer<float> a(ctx.ledger, "operands", shape.m * shape.k), b(ctx.ledger, "operands", shape.k * shape.n),
-      c(ctx.ledger, "output", shape.m * shape.n);
-  HostBuffer<double> ref(ctx.ledger, "reference", shape.m * shape.n);
+// The chosen shape: GFLOP/s of each variant, and its error against the double reference.
+void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& measured) {
+  const matmul::Shape shape = shape_of(run.ctx.params);
+  MemoryLedger& ledger = run.ctx.ledger;
+  HostBuffer<float> a(ledger, "operands", shape.m * shape.k), b(ledger, "operands", shape.k * shape.n),
+      c(ledger, "output", shape.m * shape.n);
+  HostBuffer<double> ref(ledger, "reference", shape.m * shape.n);
   fill_random(a, 3);
   fill_random(b, 4);
-  step_progress("double-precision reference");
+  run.progress("double-precision reference");
   matmul::reference(shape, a.data(), b.data(), ref.data());
-  double worst_error = 0;
-  for (const Variant* v : variants) {
-    step_progress(fmt::format("{} at {} x {} x {}", v->key, shape.m, shape.n, shape.k));
-    const TimingStats t =
-        time_variant(*v, ctx.backend, shape, a.data(), b.data(), c.data(), threads, repeats, ctx.control);
-    const double gflops = matmul::flops(shape) / (t.median_us * 1e3);
-    const double error = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
-    worst_error = std::max(worst_error, error);
-    const std::string key(v->key);
-    result.measured[key + "_gflops"] = gflops;
-    result.measured[key + "_time_us"] = t.median_us;
-    result.measured[key + "_time_min_us"] = t.min_us;
-    result.measured[key + "_time_max_us"] = t.max_us;
-    result.measured[key + "_percent_of_peak"] =
-        device.peak_fp32_gflops > 0 ? 100.0 * gflops / device.peak_fp32_gflops : 0.0;
-    result.measured[key + "_max_rel_err"] = error;
+  for (VariantMeasure& m : measured.variants) {
+    const Variant& v = *run.variants[&m - measured.variants.data()];
+    run.progress(fmt::format("{} at {} x {} x {}", v.key, shape.m, shape.n, shape.k));
+    const TimingStats t = run.time(v, shape, a.data(), b.data(), c.data());
+    m.gflops = matmul::flops(shape) / (t.median_us * 1e3);
+    m.time_us = t.median_us;
+    m.time_min_us = t.min_us;
+    m.time_max_us = t.max_us;
+    m.percent_of_peak = device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
+    m.max_rel_err = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
+    measured.max_rel_err = std::max(measured.max_rel_err, m.max_rel_err);
   }
-  if (result.measured.contains("tiled_gflops") && result.measured.contains("blas_gflops"))
-    result.measured["tiled_percent_of_blas"] =
-        100.0 * result.measured["tiled_gflops"].get<double>() / result.measured["blas_gflops"].get<double>();
-  result.measured["max_rel_err"] = worst_error;
-  result.measured["error_tolerance"] = matmul::error_tolerance(shape);
-  result.measured["wrong"] = worst_error > matmul::error_tolerance(shape) ? 1 : 0;
+  const VariantMeasure *naive = measured.variant("naive"), *tiled = measured.variant("tiled"),
+                       *blas = measured.variant("blas");
+  if (tiled && blas) measured.tiled_percent_of_blas = 100.0 * tiled->gflops / blas->gflops;
+  if (tiled && naive) measured.tiled_speedup_over_naive = tiled->gflops / naive->gflops;
+  measured.error_tolerance = matmul::error_tolerance(shape);
+  measured.wrong = measured.max_rel_err > measured.error_tolerance ? 1 : 0;
+}
+
+}  // namespace
+
+RunResult MatmulLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  MatmulRun run{.ctx = ctx,
+                .variants = selected_variants(p),
+                .threads = static_cast<int>(p.integer("threads")),
+                .repeats = static_cast<int>(p.integer("repeats"))};
+  run.total_tasks = double(run.variants.size()) * (p.list("sizes").size() + 1) + 1;
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+
+  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
+  MatmulTheory theory = matmul_theory(p);
+  theory.peak_gflops = device.peak_fp32_gflops;
+  theory.peak_source = device.peaks_source;
+  result.theory = make_values(std::move(theory));
+  result.backend.repeats = run.repeats;
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  if (!on_gpu && run.threads > device.threads)
+    result.backend.notes.push_back(
+        fmt::format("{} threads time-share {} hardware threads", run.threads, device.threads));
+
+  MatmulMeasured measured;
+  run_sweep(run, result, measured);
+  run_chosen_shape(run, device, measured);
+  result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

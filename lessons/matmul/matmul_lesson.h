@@ -1,5 +1,6 @@
 #pragma once
 #include "lessons/common/lesson.h"
+#include "lessons/matmul/matmul_values.h"
 
 namespace dlsys {
 
@@ -13,13 +14,16 @@ class MatmulLesson final : public Lesson {
   std::string chapter() const override { return "Foundations"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  nlohmann::ordered_json theory(const ParamValues& params) const override;
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
 };
 
 // The tile edge (elements) the lesson's tiling step and theory use for the tiled traffic count.
 inline constexpr int kMatmulTheoryTile = 64;
+
+// The closed forms for the parameters' m x n x k (no device peak: that comes with a run).
+matmul::MatmulTheory matmul_theory(const ParamValues& params);
 
 // Least-squares slope of log(y) against log(x): the exponent of a power law y ~ x^slope.
 double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y);

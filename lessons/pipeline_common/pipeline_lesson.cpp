@@ -429,7 +429,7 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
         "an F&B pair runs its two halves one after the other: on a CPU there is no "
         "all-to-all communication for the overlap to hide");
 
-  json& mr = result.measured;
+  json mr = json::object();
   mr["mode"] = r.mode;
   mr["hardware_threads"] = r.hardware_threads;
   if (on_gpu) mr["gpus"] = r.gpus;
@@ -452,7 +452,9 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr["replay_bubble_fraction"] = r.replay.bubble_fraction();
   mr["replay_makespan_us"] = r.replay.makespan;
-  mr["bubble_fraction_minus_theory"] = r.timing.bubble_fraction() - result.theory["bubble_fraction"].get<double>();
+  mr["bubble_fraction_minus_theory"] = r.timing.bubble_fraction() - result.theory->to_json()["bubble_fraction"].get<double>();
+
+  result.measured = make_values(std::move(mr));
 
   result.timelines.push_back(
       to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
@@ -565,14 +567,16 @@ std::string comparison_table(const json& theory) {
 }
 
 std::string measurement_report(const RunResult& r) {
-  if (!r.measured.contains("bubble_fraction")) return {};
-  const double measured = r.measured["bubble_fraction"].get<double>();
-  const double theory = r.theory["bubble_fraction"].get<double>();
-  const double replay = r.measured["replay_bubble_fraction"].get<double>();
+  const json measured_json = r.measured ? r.measured->to_json() : json::object();
+  const json theory_json = r.theory->to_json();
+  if (!measured_json.contains("bubble_fraction")) return {};
+  const double measured = measured_json["bubble_fraction"].get<double>();
+  const double theory = theory_json["bubble_fraction"].get<double>();
+  const double replay = measured_json["replay_bubble_fraction"].get<double>();
   std::string out = fmt::format(
       "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n", measured,
-      r.backend.repeats, r.measured["mode"].get<std::string>(), theory, measured - theory);
-  const bool replayed = r.measured["mode"] == "replayed";
+      r.backend.repeats, measured_json["mode"].get<std::string>(), theory, measured - theory);
+  const bool replayed = measured_json["mode"] == "replayed";
   if (!replayed)
     out += fmt::format(
         "  of which waiting overheads ({}): {:+.4f} = measured - replay of the same op times ({:.4f})\n  and uneven "
@@ -580,11 +584,11 @@ std::string measurement_report(const RunResult& r) {
         r.backend.kind == "cuda" ? "one host thread launching every op, event waits, copies"
                                  : "thread wake-up, copies, other processes on the cores",
         measured - replay, replay, replay - theory);
-  if (r.measured.contains("core_share"))
+  if (measured_json.contains("core_share"))
     out +=
         fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
-                    100 * r.measured["core_share"].get<double>(),
-                    r.measured["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
+                    100 * measured_json["core_share"].get<double>(),
+                    measured_json["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
                                                                    "and the waits behind them"
                                                                  : "");
   else if (replayed)
@@ -592,9 +596,9 @@ std::string measurement_report(const RunResult& r) {
         "  the replay has no waiting overheads: the difference comes from uneven measured op times "
         "(stage imbalance, noise)\n");
   out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n",
-                     format_duration_us(r.measured["f_us"].get<double>()),
-                     r.measured.contains("b_full_us") ? format_duration_us(r.measured["b_full_us"].get<double>()) : "-",
-                     format_duration_us(r.measured["copy_us"].get<double>()));
+                     format_duration_us(measured_json["f_us"].get<double>()),
+                     measured_json.contains("b_full_us") ? format_duration_us(measured_json["b_full_us"].get<double>()) : "-",
+                     format_duration_us(measured_json["copy_us"].get<double>()));
   return out;
 }
 

@@ -98,7 +98,7 @@ std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, c
   if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
     steps->schedule = std::shared_ptr<const pipeline::Schedule>(chosen.sim, &chosen.sim->schedule);
   try {
-    steps->theory = lesson.theory(params);
+    steps->theory = lesson.theory(params)->to_json();
   } catch (const BadInput& e) {
     steps->theory_error = e.what();
   }

@@ -9,8 +9,8 @@ std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson:
 
 void SchedulesLesson::validate(const ParamValues& params, BackendKind) const { pipeline_lesson::read_setup(params); }
 
-nlohmann::ordered_json SchedulesLesson::theory(const ParamValues& params) const {
-  return pipeline_lesson::theory(params);
+std::shared_ptr<const LessonValues> SchedulesLesson::theory(const ParamValues& params) const {
+  return make_values(pipeline_lesson::theory(params));
 }
 
 RunResult SchedulesLesson::run(RunContext& context) const {
@@ -20,7 +20,7 @@ RunResult SchedulesLesson::run(RunContext& context) const {
 }
 
 std::string SchedulesLesson::text_report(const RunResult& result) const {
-  return pipeline_lesson::comparison_table(result.theory) + pipeline_lesson::measurement_report(result);
+  return pipeline_lesson::comparison_table(result.theory->to_json()) + pipeline_lesson::measurement_report(result);
 }
 
 std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {
