@@ -15,6 +15,7 @@
 #include "engine/backend.h"
 #include "engine/units.h"
 #include "lessons/flash/flash_steps.h"
+#include "lessons/flash/flash_values.h"
 
 namespace dlsys::gui {
 
@@ -60,7 +61,7 @@ void draw_memory_step(const ViewContext& ctx) {
   const std::int64_t n = steps->n, d = steps->d;
   const double s_bytes = double(n) * double(n) * kBytesPerElement;
   const double qkvo_bytes = 4.0 * double(n) * double(d) * kBytesPerElement;
-  const double flash_bytes = steps->flash_scratch_bytes;
+  const double flash_bytes = steps->theory.flash_scratch_bytes;
   const double full = kBarFullScaleN * kBarFullScaleN * kBytesPerElement;
   ImGui::PushFont(heading_font());
   ImGui::Text("n = %lld, d = %lld: S has %s scores", static_cast<long long>(n), static_cast<long long>(d),
@@ -299,28 +300,28 @@ void draw_tiles_step(const ViewContext& ctx) {
           {"  whole run tiled / standard",
            fmt::format("{} / {}", format_count(steps->tile_trace_total.total_elements() * kBytesPerElement),
                        format_count(steps->tile_trace_naive.total_elements() * kBytesPerElement))},
-          {fmt::format("n = {}, d = {}: standard", steps->n, steps->d),
-           format_bytes_both(theory["hbm_bytes_naive"].get<double>())},
-          {fmt::format("  tiled {} x {}, Algorithm 1", theory["br"].dump(), theory["bc"].dump()),
-           format_bytes_both(theory["hbm_bytes_flash_fa1"].get<double>())},
-          {"  tiled, FlashAttention-2", format_bytes_both(theory["hbm_bytes_flash_fa2"].get<double>())},
+          {fmt::format("n = {}, d = {}: standard", steps->n, steps->d), format_bytes_both(theory.hbm_bytes_naive)},
+          {fmt::format("  tiled {} x {}, Algorithm 1", theory.br, theory.bc),
+           format_bytes_both(theory.hbm_bytes_flash_fa1)},
+          {"  tiled, FlashAttention-2", format_bytes_both(theory.hbm_bytes_flash_fa2)},
       });
   ImGui::EndGroup();
   draw_tile_rows(rec);
 }
 
-// Plots the result's series whose y label is `y_label`.
-void plot_series(const char* id, const RunResult& r, const char* title, const char* y_label, const char* y_unit,
-                 bool log_y, ImVec2 size) {
-  PlotSpec spec{title, {"n", "", true}, {y_label, y_unit, log_y}, {}, {}};
-  for (const Series& series : r.series) {
-    if (series.y_label != y_label) continue;
-    // One colour per kernel: its measurement as markers, its closed form as a dashed line.
-    const bool flash = series.name.rfind("flash", 0) == 0;
-    PlotLine line = line_from_series(series, series_color(flash ? 2 : 1));
-    line.dashed = series.role == "theory";
-    spec.lines.push_back(std::move(line));
-  }
+// Plots the result's series with ids `<kernel>_<quantity>` (measured) and `<kernel>_<quantity>_theory`.
+void plot_series(const char* id, const RunResult& r, const char* title, const std::string& quantity,
+                 const char* y_label, const char* y_unit, ImVec2 size) {
+  PlotSpec spec{title, {"n", "", true}, {y_label, y_unit, true}, {}, {}};
+  for (const char* kernel : {"naive", "flash"})
+    for (const char* suffix : {"", "_theory"}) {
+      const Series* series = r.find_series(fmt::format("{}_{}{}", kernel, quantity, suffix));
+      if (series == nullptr) continue;
+      // One colour per kernel: its measurement as markers, its closed form as a dashed line.
+      PlotLine line = line_from_series(*series, series_color(kernel == std::string("flash") ? 2 : 1));
+      line.dashed = series->role == "theory";
+      spec.lines.push_back(std::move(line));
+    }
   spec.size = size;
   draw_plot(id, spec);
 }
@@ -333,26 +334,26 @@ void draw_measured_step(const ViewContext& ctx) {
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float half = (avail.x - 24 * s) / 2, plot_h = std::max(160 * s, (avail.y - 12 * s) / 2);
-  plot_series("time", r, "Time", "time", "ms", true, {half, plot_h});
+  plot_series("time", r, "Time", "time", "time", "ms", {half, plot_h});
   ImGui::SameLine(0, 12 * s);
-  plot_series("memory", r, "Peak scratch (memory ledger)", "peak scratch", "B", true, {half, plot_h});
-  plot_series("error", r, "Error vs double reference", "max |o - o_ref|", "", true, {half, plot_h});
+  plot_series("memory", r, "Peak scratch (memory ledger)", "scratch", "peak scratch", "B", {half, plot_h});
+  plot_series("error", r, "Error vs double reference", "error", "max |o - o_ref|", "", {half, plot_h});
   ImGui::SameLine(0, 12 * s);
   ImGui::BeginGroup();
-  const auto m = r.measured ? r.measured->to_json() : nlohmann::ordered_json::object();  // typed in the next commit
+  const auto* m = r.measured_as<flash::FlashMeasured>();
   Rows rows;
-  if (m.contains("naive_ms") && m.contains("flash_ms")) {
+  if (m && m->naive && m->flash && m->comparison) {
+    const flash::KernelComparison& c = *m->comparison;
     rows.push_back({fmt::format("n={} d={}: naive/flash", r.params.at("n"), r.params.at("d")),
-                    fmt::format("{:.3g} / {:.3g} ms", m["naive_ms"].get<double>(), m["flash_ms"].get<double>())});
-    rows.push_back({"time flash/naive", fmt::format("{:.3f}", m["time_ratio_flash_over_naive"].get<double>())});
+                    fmt::format("{:.3g} / {:.3g} ms", m->naive->ms, m->flash->ms)});
+    rows.push_back({"time flash/naive", fmt::format("{:.3f}", c.time_ratio_flash_over_naive)});
+    rows.push_back({"scratch naive/flash", fmt::format("{}/{}", format_bytes_binary(double(m->naive->peak_bytes)),
+                                                       format_bytes_binary(double(m->flash->peak_bytes)))});
+    if (c.scratch_ratio_naive_over_flash)
+      rows.push_back({"  naive/flash", fmt::format("{:.0f}x", *c.scratch_ratio_naive_over_flash)});
     rows.push_back(
-        {"scratch naive/flash", fmt::format("{}/{}", format_bytes_binary(m["naive_peak_bytes"].get<double>()),
-                                            format_bytes_binary(m["flash_peak_bytes"].get<double>()))});
-    if (m.contains("scratch_ratio_naive_over_flash"))
-      rows.push_back({"  naive/flash", fmt::format("{:.0f}x", m["scratch_ratio_naive_over_flash"].get<double>())});
-    rows.push_back({"error naive/flash", fmt::format("{:.1e}/{:.1e}", m["max_abs_err_naive"].get<double>(),
-                                                     m["max_abs_err_flash"].get<double>())});
-    rows.push_back({"  flash <= 2 naive + 2^-24", m["accuracy_rule_met"].get<int>() ? "yes" : "NO"});
+        {"error naive/flash", fmt::format("{:.1e}/{:.1e}", m->naive->max_abs_err, m->flash->max_abs_err)});
+    rows.push_back({"  flash <= 2 naive + 2^-24", c.accuracy_rule_met ? "yes" : "NO"});
   }
   draw_value_table("measured_bar", rows);
   ImGui::EndGroup();

@@ -182,6 +182,31 @@ Series make_series(const std::string& id, const std::string& name, const std::st
 
 void add_point(Series& series, double x, double y) { series.points.push_back({x, y, y, y}); }
 
+// Both kernels at the chosen n, and how they compare where both ran.
+flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, bool on_gpu) {
+  auto measure = [](const VariantMeasurement& m) {
+    return flash::KernelMeasure{.ms = m.timing.median_us / 1e3,
+                                .ms_min = m.timing.min_us / 1e3,
+                                .ms_max = m.timing.max_us / 1e3,
+                                .max_abs_err = m.max_abs_err,
+                                .peak_bytes = m.peak_bytes};
+  };
+  flash::FlashMeasured measured;
+  if (main.naive) measured.naive = measure(*main.naive);
+  if (main.flash) measured.flash = measure(*main.flash);
+  if (main.flash && !on_gpu) measured.hbm_bytes_flash_counted = main.flash->counted_traffic_elements * kElementBytes;
+  if (main.naive && main.flash) {
+    flash::KernelComparison c;
+    c.time_ratio_flash_over_naive = main.flash->timing.median_us / main.naive->timing.median_us;
+    c.time_ratio_flash_over_naive_min = main.flash->timing.min_us / main.naive->timing.min_us;
+    if (main.flash->peak_bytes > 0)
+      c.scratch_ratio_naive_over_flash = double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
+    c.accuracy_rule_met = attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
+    measured.comparison = c;
+  }
+  return measured;
+}
+
 }  // namespace
 
 FlashTileChoice flash_tile_choice(const ParamValues& p) {
@@ -367,42 +392,45 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
       "n, d or sizes");
 }
 
-std::shared_ptr<const LessonValues> FlashLesson::theory(const ParamValues& p) const { return make_values(theory_json(p)); }
-
-nlohmann::ordered_json FlashLesson::theory_json(const ParamValues& p) const {
+flash::FlashTheory flash_theory(const ParamValues& p) {
   const std::int64_t n = p.integer("n"), d = p.integer("d");
   const bool causal = is_causal(p);
   const FlashTileChoice c = flash_tile_choice(p);
   const std::int64_t workers = attention::flash_workers(n, c.tiling, p.integer("threads"));
-  nlohmann::ordered_json t;
-  t["sram_elements"] = c.sram_elements;
-  t["br"] = c.tiling.br;
-  t["bc"] = c.tiling.bc;
-  t["tr"] = attention::row_blocks(n, c.tiling);
-  t["tc"] = attention::col_blocks(n, c.tiling);
-  t["order"] = order_name(c.order);
-  t["scale"] = attention::default_scale(d);
-  t["naive_scratch_bytes"] = double(attention::naive_scratch_elements(n) * kElementBytes);
-  t["flash_scratch_bytes"] = double(attention::flash_scratch_elements(n, c.tiling, c.order, workers) * kElementBytes);
-  t["scratch_ratio"] = t["naive_scratch_bytes"].get<double>() / t["flash_scratch_bytes"].get<double>();
-  t["hbm_bytes_naive"] = attention::naive_traffic(n, d).total_elements() * kElementBytes;
-  t["hbm_bytes_flash"] =
-      attention::flash_traffic(n, d, c.tiling, causal, c.order, workers).total_elements() * kElementBytes;
-  t["hbm_bytes_flash_fa1"] =
-      attention::flash_traffic(n, d, c.tiling, causal, LoopOrder::KvOuter, workers).total_elements() * kElementBytes;
-  t["hbm_bytes_flash_fa2"] =
-      attention::flash_traffic(n, d, c.tiling, causal, LoopOrder::QOuter, workers).total_elements() * kElementBytes;
+  auto traffic_bytes = [&](LoopOrder order) {
+    return attention::flash_traffic(n, d, c.tiling, causal, order, workers).total_elements() * kElementBytes;
+  };
+  flash::FlashTheory t;
+  t.sram_elements = c.sram_elements;
+  t.br = c.tiling.br;
+  t.bc = c.tiling.bc;
+  t.tr = attention::row_blocks(n, c.tiling);
+  t.tc = attention::col_blocks(n, c.tiling);
+  t.order = order_name(c.order);
+  t.scale = attention::default_scale(d);
+  t.naive_scratch_bytes = double(attention::naive_scratch_elements(n) * kElementBytes);
+  t.flash_scratch_bytes = double(attention::flash_scratch_elements(n, c.tiling, c.order, workers) * kElementBytes);
+  t.scratch_ratio = t.naive_scratch_bytes / t.flash_scratch_bytes;
+  t.hbm_bytes_naive = attention::naive_traffic(n, d).total_elements() * kElementBytes;
+  t.hbm_bytes_flash = traffic_bytes(c.order);
+  t.hbm_bytes_flash_fa1 = traffic_bytes(LoopOrder::KvOuter);
+  t.hbm_bytes_flash_fa2 = traffic_bytes(LoopOrder::QOuter);
   // Both kernels skip masked keys: n(n+1)/2 visible scores instead of n^2, each a d-long dot product and a d-long
   // weighted add of a value row.
-  t["flops"] = causal ? 2.0 * double(d) * double(n) * double(n + 1) : attention::matmul_flops(n, d);
+  t.flops = causal ? 2.0 * double(d) * double(n) * double(n + 1) : attention::matmul_flops(n, d);
   return t;
+}
+
+std::shared_ptr<const LessonValues> FlashLesson::theory(const ParamValues& p) const {
+  return make_values(flash_theory(p));
 }
 
 RunResult FlashLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
   if (p.text("example") == "two_tiles") {
-    result.measured = make_values(run_flash_worked_example(flash_tile_choice(p).order));
+    result.measured =
+        make_values(flash::FlashMeasured{.example = run_flash_worked_example(flash_tile_choice(p).order)});
     result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
     finish_result(result, ctx.ledger);
     return result;
@@ -440,31 +468,7 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.integer("n")));
   s.problem = problem_at(p.integer("n"));
   const SizeMeasurement main = measure_size(s, ctx);
-  nlohmann::ordered_json measured_json = nlohmann::ordered_json::object();
-  auto record = [&](const char* key, const VariantMeasurement& m) {
-    const std::string k = key;
-    measured_json[k + "_ms"] = m.timing.median_us / 1e3;
-    measured_json[k + "_ms_min"] = m.timing.min_us / 1e3;
-    measured_json[k + "_ms_max"] = m.timing.max_us / 1e3;
-  };
-  if (main.naive) record("naive", *main.naive);
-  if (main.flash) record("flash", *main.flash);
-  if (main.naive) measured_json["max_abs_err_naive"] = main.naive->max_abs_err;
-  if (main.flash) measured_json["max_abs_err_flash"] = main.flash->max_abs_err;
-  if (main.naive) measured_json["naive_peak_bytes"] = main.naive->peak_bytes;
-  if (main.flash) measured_json["flash_peak_bytes"] = main.flash->peak_bytes;
-  if (main.flash && !on_gpu)
-    measured_json["hbm_bytes_flash_counted"] = main.flash->counted_traffic_elements * kElementBytes;
-  if (main.naive && main.flash) {
-    const double time_ratio = main.flash->timing.median_us / main.naive->timing.median_us;
-    measured_json["time_ratio_flash_over_naive"] = time_ratio;
-    measured_json["time_ratio_flash_over_naive_min"] = main.flash->timing.min_us / main.naive->timing.min_us;
-    if (main.flash->peak_bytes > 0)
-      measured_json["scratch_ratio_naive_over_flash"] =
-          double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
-    measured_json["accuracy_rule_met"] =
-        attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
-  }
+  const flash::FlashMeasured measured = measured_at_chosen_size(main, on_gpu);
 
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
   Series time_naive = make_series("naive_time", "naive (v1_naive) time", "measured", "time", "ms");
@@ -509,35 +513,34 @@ RunResult FlashLesson::run(RunContext& ctx) const {
                          &err_naive, &err_flash, &hbm_naive, &hbm_flash})
     if (!series->points.empty()) result.series.push_back(std::move(*series));
   ctx.control.progress(1.0, "done");
-  result.measured = make_values(std::move(measured_json));
+  result.measured = make_values(measured);
   finish_result(result, ctx.ledger);
   return result;
 }
 
 std::string FlashLesson::text_report(const RunResult& r) const {
-  if (r.params.count("example") && r.params.at("example") == "two_tiles")
-    return format_flash_worked_example(r.measured->to_json());
-  const auto m = r.measured->to_json();
-  if (!m.contains("naive_ms") || !m.contains("flash_ms")) return {};
-  auto num = [&](const char* key) { return m[key].get<double>(); };
+  const auto* m = r.measured_as<flash::FlashMeasured>();
+  if (m == nullptr) return {};
+  if (m->example) return format_flash_worked_example(*m->example);
+  if (!m->naive || !m->flash || !m->comparison) return {};
+  const flash::KernelComparison& c = *m->comparison;
   std::string out =
       fmt::format("what the lesson expects (n = {}, d = {}, causal = {}, {} on {}, {} threads, order {}):\n",
                   r.params.at("n"), r.params.at("d"), r.params.at("causal"), r.backend.kind, r.backend.device,
                   r.params.at("threads"), r.params.at("order"));
-  const double time_ratio = num("time_ratio_flash_over_naive");
   out += fmt::format(
       "  time    flash {:.2f} ms / naive {:.2f} ms = {:.3f}  (expected at most {}: {}; medians of interleaved "
       "runs; fastest runs: {:.3f})\n",
-      num("flash_ms"), num("naive_ms"), time_ratio, kFlashMaxTimeRatio,
-      time_ratio <= kFlashMaxTimeRatio ? "met" : "NOT met", num("time_ratio_flash_over_naive_min"));
-  if (m.contains("scratch_ratio_naive_over_flash")) {
-    const double scratch_ratio = num("scratch_ratio_naive_over_flash");
-    out +=
-        fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x  (expected at least {:.0f}x: {})\n",
-                    format_bytes_binary(num("naive_peak_bytes")), format_bytes_binary(num("flash_peak_bytes")),
-                    scratch_ratio, kFlashMinScratchRatio, scratch_ratio >= kFlashMinScratchRatio ? "met" : "NOT met");
+      m->flash->ms, m->naive->ms, c.time_ratio_flash_over_naive, kFlashMaxTimeRatio,
+      c.time_ratio_flash_over_naive <= kFlashMaxTimeRatio ? "met" : "NOT met", c.time_ratio_flash_over_naive_min);
+  if (c.scratch_ratio_naive_over_flash) {
+    const double scratch_ratio = *c.scratch_ratio_naive_over_flash;
+    out += fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x  (expected at least {:.0f}x: {})\n",
+                       format_bytes_binary(double(m->naive->peak_bytes)),
+                       format_bytes_binary(double(m->flash->peak_bytes)), scratch_ratio, kFlashMinScratchRatio,
+                       scratch_ratio >= kFlashMinScratchRatio ? "met" : "NOT met");
   }
-  const double naive_err = num("max_abs_err_naive"), flash_err = num("max_abs_err_flash");
+  const double naive_err = m->naive->max_abs_err, flash_err = m->flash->max_abs_err;
   out += fmt::format("  error   flash {:.3g} <= 2 x naive {:.3g} + {:.3g} = {:.3g}: {}\n", flash_err, naive_err,
                      attention::kAccuracyEpsilon, 2 * naive_err + attention::kAccuracyEpsilon,
                      attention::meets_accuracy_rule(flash_err, naive_err) ? "met" : "NOT met");
@@ -547,7 +550,7 @@ std::string FlashLesson::text_report(const RunResult& r) const {
 }
 
 std::shared_ptr<const StepData> FlashLesson::step_data(const ParamValues& params) const {
-  return flash::make_steps(params, theory_json(params));
+  return flash::make_steps(params, flash_theory(params));
 }
 
 }  // namespace dlsys

@@ -1,6 +1,7 @@
 #pragma once
 #include "kernels/attention/tile_math.h"
 #include "lessons/common/lesson.h"
+#include "lessons/flash/flash_values.h"
 
 namespace dlsys {
 
@@ -15,7 +16,6 @@ class FlashLesson final : public Lesson {
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  nlohmann::ordered_json theory_json(const ParamValues& params) const;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
@@ -28,6 +28,9 @@ struct FlashTileChoice {
   attention::LoopOrder order = attention::LoopOrder::QOuter;
 };
 FlashTileChoice flash_tile_choice(const ParamValues& params);
+
+// The closed forms at the parameters' n, d, tiles and order.
+flash::FlashTheory flash_theory(const ParamValues& params);
 
 // What the lesson expects of FlashAttention at n = 4096, d = 64 on the CPU: about as fast as standard attention
 // (time ratio at most this), with far less scratch memory (ratio at least this).

@@ -29,19 +29,18 @@ ShiftedScores shift_scores(const std::vector<double>& scores, float c) {
 
 }  // namespace
 
-std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const nlohmann::ordered_json& theory) {
+std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const FlashTheory& theory) {
   auto steps = std::make_shared<FlashSteps>();
   steps->n = params.integer("n");
   steps->d = params.integer("d");
   steps->theory = theory;
-  steps->flash_scratch_bytes = theory["flash_scratch_bytes"].get<double>();
   steps->host_free_bytes = double(describe_cpu().memory_free_bytes);
   for (double x = 256; x <= 131072; x *= 2) {
     const double s = x * x * kBytesPerElement, o = 4 * x * double(steps->d) * kBytesPerElement;
     steps->scores_bytes.push_back({x, s, s, s});
     steps->operand_bytes.push_back({x, o, o, o});
     steps->tile_bytes.push_back(
-        {x, steps->flash_scratch_bytes, steps->flash_scratch_bytes, steps->flash_scratch_bytes});
+        {x, steps->theory.flash_scratch_bytes, steps->theory.flash_scratch_bytes, steps->theory.flash_scratch_bytes});
   }
 
   const attention::WorkedExample& ex = steps->example;

@@ -4,7 +4,6 @@
 // for each whole constant the step offers, and a trace of the real tiled kernel on a problem small enough to show
 // every tile, with the main-memory traffic of both kernels.
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "engine/params.h"
@@ -12,6 +11,7 @@
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
 #include "lessons/common/step_data.h"
+#include "lessons/flash/flash_values.h"
 
 namespace dlsys::flash {
 
@@ -25,7 +25,6 @@ struct ShiftedScores {
 
 struct FlashSteps final : StepData {
   std::int64_t n = 0, d = 0;
-  double flash_scratch_bytes = 0;  // the lesson's theory at n, d
   double host_free_bytes = 0;
   std::vector<SeriesPoint> scores_bytes, operand_bytes, tile_bytes;  // against n = 256 .. 131072
 
@@ -39,9 +38,9 @@ struct FlashSteps final : StepData {
   std::int64_t tile_grid_rows = 0, tile_grid_cols = 0;  // its Q blocks and K/V blocks
   attention::Traffic tile_trace_total;                  // its whole run, tiled
   attention::Traffic tile_trace_naive;                  // and standard attention on the same problem
-  nlohmann::ordered_json theory;                        // traffic at the lesson's n and d, both orders
+  FlashTheory theory;                                   // traffic at the lesson's n and d, both orders
 };
 
-std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const nlohmann::ordered_json& theory);
+std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const FlashTheory& theory);
 
 }  // namespace dlsys::flash
