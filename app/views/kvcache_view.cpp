@@ -14,6 +14,7 @@
 #include "engine/units.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/kvcache/kvcache_steps.h"
+#include "lessons/kvcache/kvcache_values.h"
 
 namespace dlsys::gui {
 
@@ -336,40 +337,36 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
 }
 
 void draw_live_step(const ViewContext& ctx) {
-  if (!ctx.result || !ctx.result->measured->to_json().contains("speedup"))
-    return draw_needs_run("the decoder's time per token with and without its KV cache");
-  const RunResult& r = *ctx.result;
+  const auto* m = ctx.result ? ctx.result->measured_as<kvcache::KvCacheMeasured>() : nullptr;
+  const auto* t = ctx.result ? ctx.result->theory_as<kvcache::KvCacheTheory>() : nullptr;
+  if (!m || !t) return draw_needs_run("the decoder's time per token with and without its KV cache");
   PlotSpec spec{"Time per generated token", {"position", "tokens", false}, {"time per token", "us", true}, {}, {}};
+  // Each way in its own colour: measured as markers, its FLOP count's shape as a dashed line of the same colour.
   int color = 0;
-  for (const Series& series : r.series) {
-    if (series.y_unit != "us") continue;
-    const bool theory = series.role == "theory";
-    PlotLine line = line_from_series(series, theory ? with_alpha(series_color(color - 2), 0.7f) : series_color(color));
-    line.dashed = theory;
+  for (const char* way : {"cached", "recompute"}) {
+    if (const Series* measured = ctx.result->find_series(fmt::format("{}_time", way)))
+      spec.lines.push_back(line_from_series(*measured, series_color(color)));
+    if (const Series* shape = ctx.result->find_series(fmt::format("{}_flops_theory", way))) {
+      PlotLine line = line_from_series(*shape, with_alpha(series_color(color), 0.7f));
+      line.dashed = true;
+      spec.lines.push_back(std::move(line));
+    }
     ++color;
-    spec.lines.push_back(std::move(line));
   }
-  const auto m = r.measured->to_json();  // typed in the next commit
-  const auto t = r.theory->to_json();
   spec.size = {0, plot_height_leaving(4)};
   draw_plot("live", spec);
   draw_value_table(
       "live",
       {
-          {fmt::format("last token (position {}): cached / recomputing", m["last_position"].get<std::int64_t>()),
-           fmt::format("{} / {} = {:.1f}x (expected at least {:.0f}x)",
-                       format_duration_us(m["decode_us_cached"].get<double>()),
-                       format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(),
-                       kvcache::kMinCacheSpeedup)},
+          {fmt::format("last token (position {}): cached / recomputing", m->last_position),
+           fmt::format("{} / {} = {:.1f}x (expected at least {:.0f}x)", format_duration_us(m->decode_us_cached),
+                       format_duration_us(m->decode_us_uncached), m->speedup, m->speedup_bar)},
           {"KV cache allocated (ledger) / formula",
-           fmt::format("{} / {} B: {}", format_count(m["kv_allocated_bytes"].get<double>()),
-                       format_count(t["live_kv_bytes"].get<double>()),
-                       m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT")},
+           fmt::format("{} / {} B: {}", format_count(double(m->kv_allocated_bytes)),
+                       format_count(double(t->live_kv_bytes)), m->kv_matches_formula ? "equal" : "DIFFERENT")},
           {"same tokens with and without the cache",
-           fmt::format("{} (logits within {:.1e})", m["tokens_match"].get<bool>() ? "yes" : "NO",
-                       m["max_abs_logit_diff"].get<double>())},
-          {"FLOPs of the last step, recomputing / cached",
-           fmt::format("{:.1f}x", t["live_flops_ratio_last"].get<double>())},
+           fmt::format("{} (logits within {:.1e})", m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff)},
+          {"FLOPs of the last step, recomputing / cached", fmt::format("{:.1f}x", t->live_flops_ratio_last)},
       });
 }
 

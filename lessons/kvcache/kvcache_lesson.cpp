@@ -245,50 +245,48 @@ void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
   refuse_long_live_run(p, shape);
 }
 
-std::shared_ptr<const LessonValues> KvCacheLesson::theory(const ParamValues& p) const { return make_values(theory_json(p)); }
-
-nlohmann::ordered_json KvCacheLesson::theory_json(const ParamValues& p) const {
+kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   const SizingQuery q = sizing_query_from_params(p);
   const Sizing s = size_inference(q);
   const ModelConfig& m = q.model;
-  nlohmann::ordered_json t;
-  t["model"] = m.name;
-  t["model_source"] = m.source.empty() ? "user config.json" : m.source;
-  t["layers"] = m.layers;
-  t["heads"] = m.heads;
-  t["kv_heads"] = m.kv_heads;
-  t["head_dim"] = m.head_dim;
-  t["sliding_window"] = m.sliding_window;
-  t["window_layers"] = m.sliding_window > 0 ? m.window_layers : 0;
-  t["kv_element_bits"] = q.kv_type.bits;
-  t["bytes_per_token"] = s.bytes_per_token;
-  t["bytes_per_token_mib"] = double(s.bytes_per_token) / (1024.0 * 1024.0);
-  t["cached_tokens"] = s.cached_tokens;
-  t["kv_bytes"] = s.kv_bytes;
-  t["kv_gb"] = double(s.kv_bytes) / kBytesPerGB;
-  t["kv_gib"] = double(s.kv_bytes) / kBytesPerGiB;
-  t["parameters"] = s.parameters;
-  t["weights_bytes"] = s.weights_bytes;
+  kvcache::KvCacheTheory t;
+  t.model = m.name;
+  t.model_source = m.source.empty() ? "user config.json" : m.source;
+  t.layers = m.layers;
+  t.heads = m.heads;
+  t.kv_heads = m.kv_heads;
+  t.head_dim = m.head_dim;
+  t.sliding_window = m.sliding_window;
+  t.window_layers = m.sliding_window > 0 ? m.window_layers : 0;
+  t.kv_element_bits = q.kv_type.bits;
+  t.bytes_per_token = s.bytes_per_token;
+  t.bytes_per_token_mib = double(s.bytes_per_token) / (1024.0 * 1024.0);
+  t.cached_tokens = s.cached_tokens;
+  t.kv_bytes = s.kv_bytes;
+  t.kv_gb = double(s.kv_bytes) / kBytesPerGB;
+  t.kv_gib = double(s.kv_bytes) / kBytesPerGiB;
+  t.parameters = s.parameters;
+  t.weights_bytes = s.weights_bytes;
   // Training, for contrast (erratum E8): mixed-precision Adam keeps 2 (fp16 weights) + 2 (fp16 gradients) + 4 (fp32
   // master weights) + 4 + 4 (Adam moments) = 16 bytes per parameter of model states alone, before activations
   // (Rajbhandari et al. 2020, ZeRO, section 3.1).
-  t["training_states_bytes"] = multiply(s.parameters, 16, "training model states (16 bytes per parameter)");
-  t["workspace_bytes"] = s.workspace_bytes;
-  t["total_bytes"] = s.total_bytes;
-  t["total_gb"] = double(s.total_bytes) / kBytesPerGB;
-  t["total_gib"] = double(s.total_bytes) / kBytesPerGiB;
-  t["gpu_bytes"] = s.gpu_bytes;
-  t["gpu_source"] = memory_to_fit(p).second;
-  t["fits"] = s.total_bytes <= s.gpu_bytes;
-  t["max_batch_fit"] = s.max_batch_fit;
-  t["max_seq_fit"] = s.max_seq_fit;  // -1: any length (the sliding window caps the cache)
-  t["paged_block_tokens"] = q.block_tokens;
-  t["paged_blocks_per_seq"] = s.paged_blocks_per_seq;
-  t["paged_blocks"] = s.paged_blocks;
-  t["paged_waste_bytes"] = s.paged_waste_bytes;
-  t["reserve_tokens"] = s.reserve_tokens;
-  t["reserved_bytes"] = s.reserved_bytes;
-  t["reserve_waste_bytes"] = s.reserve_waste_bytes;
+  t.training_states_bytes = multiply(s.parameters, 16, "training model states (16 bytes per parameter)");
+  t.workspace_bytes = s.workspace_bytes;
+  t.total_bytes = s.total_bytes;
+  t.total_gb = double(s.total_bytes) / kBytesPerGB;
+  t.total_gib = double(s.total_bytes) / kBytesPerGiB;
+  t.gpu_bytes = s.gpu_bytes;
+  t.gpu_source = memory_to_fit(p).second;
+  t.fits = s.total_bytes <= s.gpu_bytes;
+  t.max_batch_fit = s.max_batch_fit;
+  t.max_seq_fit = s.max_seq_fit;  // -1: any length (the sliding window caps the cache)
+  t.paged_block_tokens = q.block_tokens;
+  t.paged_blocks_per_seq = s.paged_blocks_per_seq;
+  t.paged_blocks = s.paged_blocks;
+  t.paged_waste_bytes = s.paged_waste_bytes;
+  t.reserve_tokens = s.reserve_tokens;
+  t.reserved_bytes = s.reserved_bytes;
+  t.reserve_waste_bytes = s.reserve_waste_bytes;
 
   // The live decoder: the same formula with its own shape and fp32 elements, batch 1.
   const decoder::Shape live = live_shape(p);
@@ -299,13 +297,16 @@ nlohmann::ordered_json KvCacheLesson::theory_json(const ParamValues& p) const {
   live_model.kv_heads = live.kv_heads;
   live_model.head_dim = live.d_model / live.heads;
   const std::int64_t live_tokens = p.integer("tokens");
-  t["live_bytes_per_token"] = kv_bytes_per_token(live_model, find_element_type("fp32", "dtype"));
-  t["live_kv_bytes"] = t["live_bytes_per_token"].get<std::int64_t>() * live_tokens;
-  t["live_flops_cached_last"] = decoder::flops_cached_step(live, live_tokens - 1);
-  t["live_flops_uncached_last"] = decoder::flops_recompute_step(live, live_tokens - 1);
-  t["live_flops_ratio_last"] =
-      decoder::flops_recompute_step(live, live_tokens - 1) / decoder::flops_cached_step(live, live_tokens - 1);
+  t.live_bytes_per_token = kv_bytes_per_token(live_model, find_element_type("fp32", "dtype"));
+  t.live_kv_bytes = t.live_bytes_per_token * live_tokens;
+  t.live_flops_cached_last = decoder::flops_cached_step(live, live_tokens - 1);
+  t.live_flops_uncached_last = decoder::flops_recompute_step(live, live_tokens - 1);
+  t.live_flops_ratio_last = t.live_flops_uncached_last / t.live_flops_cached_last;
   return t;
+}
+
+std::shared_ptr<const LessonValues> KvCacheLesson::theory(const ParamValues& p) const {
+  return make_values(kvcache_theory(p));
 }
 
 RunResult KvCacheLesson::run(RunContext& ctx) const {
@@ -405,26 +406,27 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
       last_step, [&] { ctx.control.check_cancelled(); });
   const double last_cached = last_cached_stats.median_us, last_recompute = last_recompute_stats.median_us;
 
-  nlohmann::ordered_json m = nlohmann::ordered_json::object();
-  m["kv_allocated_bytes"] = ctx.ledger.peak_bytes("kv");
-  m["kv_matches_formula"] = ctx.ledger.peak_bytes("kv") == result.theory->to_json()["live_kv_bytes"].get<std::int64_t>();
-  m["decode_us_cached"] = last_cached;
-  m["decode_us_cached_min"] = last_cached_stats.min_us;
-  m["decode_us_cached_max"] = last_cached_stats.max_us;
-  m["decode_us_uncached"] = last_recompute;
-  m["decode_us_uncached_min"] = last_recompute_stats.min_us;
-  m["decode_us_uncached_max"] = last_recompute_stats.max_us;
-  m["last_step_repeats"] = last_step.repeats;
-  m["speedup"] = last_recompute / last_cached;
-  m["speedup_bar"] = kMinCacheSpeedup;
-  m["meets_bar"] = last_recompute / last_cached >= kMinCacheSpeedup;
-  m["last_position"] = tokens - 1;
-  m["generate_us_cached"] = cached_total;
-  m["generate_us_uncached"] = recompute_total;
-  m["tokens_match"] = tokens_cached == tokens_recompute;
-  m["max_abs_logit_diff"] = max_diff;
-  m["cached_gflops_last"] = decoder::flops_cached_step(shape, tokens - 1) / (last_cached * 1e3);
-  m["uncached_gflops_last"] = decoder::flops_recompute_step(shape, tokens - 1) / (last_recompute * 1e3);
+  const auto& theory = *result.theory_as<kvcache::KvCacheTheory>();
+  kvcache::KvCacheMeasured m;
+  m.kv_allocated_bytes = ctx.ledger.peak_bytes("kv");
+  m.kv_matches_formula = ctx.ledger.peak_bytes("kv") == theory.live_kv_bytes;
+  m.decode_us_cached = last_cached;
+  m.decode_us_cached_min = last_cached_stats.min_us;
+  m.decode_us_cached_max = last_cached_stats.max_us;
+  m.decode_us_uncached = last_recompute;
+  m.decode_us_uncached_min = last_recompute_stats.min_us;
+  m.decode_us_uncached_max = last_recompute_stats.max_us;
+  m.last_step_repeats = last_step.repeats;
+  m.speedup = last_recompute / last_cached;
+  m.speedup_bar = kMinCacheSpeedup;
+  m.meets_bar = last_recompute / last_cached >= kMinCacheSpeedup;
+  m.last_position = tokens - 1;
+  m.generate_us_cached = cached_total;
+  m.generate_us_uncached = recompute_total;
+  m.tokens_match = tokens_cached == tokens_recompute;
+  m.max_abs_logit_diff = max_diff;
+  m.cached_gflops_last = decoder::flops_cached_step(shape, tokens - 1) / (last_cached * 1e3);
+  m.uncached_gflops_last = decoder::flops_recompute_step(shape, tokens - 1) / (last_recompute * 1e3);
 
   const Series cached_shape = flops_shaped_line(cached_series, "cached_flops_theory", "with KV cache: FLOPs, scaled (theory)",
                                                 [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
@@ -456,62 +458,63 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   result.series.push_back(std::move(curve));
 
   ctx.control.progress(1.0, "done");
-  result.measured = make_values(std::move(m));
+  result.measured = make_values(m);
   finish_result(result, ctx.ledger);
   return result;
 }
 
 std::string KvCacheLesson::text_report(const RunResult& r) const {
-  const auto t = r.theory->to_json();
-  const auto m = r.measured->to_json();
-  auto bytes = [](const nlohmann::ordered_json& v) {
-    const std::int64_t b = v.get<std::int64_t>();
+  const auto* theory = r.theory_as<kvcache::KvCacheTheory>();
+  if (theory == nullptr) return {};
+  const kvcache::KvCacheTheory& t = *theory;
+  const kvcache::KvCacheMeasured* m = r.measured_as<kvcache::KvCacheMeasured>();
+  auto bytes = [](std::int64_t b) {
     return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
   };
-  std::string out = "\nKV cache of " + t["model"].get<std::string>() + "\n";
+  std::string out = "\nKV cache of " + t.model + "\n";
   out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n",
-                     t["layers"].get<std::int64_t>(), t["kv_heads"].get<std::int64_t>(),
-                     t["head_dim"].get<std::int64_t>(), t["kv_element_bits"].get<int>(), bytes(t["bytes_per_token"]));
-  const std::int64_t window = t["sliding_window"].get<std::int64_t>();
-  const std::int64_t window_layers = t.value("window_layers", std::int64_t{0});
-  const std::int64_t layers = t["layers"].get<std::int64_t>();
+                     t.layers, t.kv_heads,
+                     t.head_dim, t.kv_element_bits, bytes(t.bytes_per_token));
+  const std::int64_t window = t.sliding_window;
+  const std::int64_t window_layers = t.window_layers;
+  const std::int64_t layers = t.layers;
   if (window > 0 && window_layers < layers) {
     out += fmt::format(
         "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) "
         "x batch {} = {}\n",
-        layers - window_layers, t["cached_tokens"].get<std::int64_t>(), window_layers, window, r.params.at("batch"),
-        bytes(t["kv_bytes"]));
+        layers - window_layers, t.cached_tokens, window_layers, window, r.params.at("batch"),
+        bytes(t.kv_bytes));
   } else {
     out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
-                       t["cached_tokens"].get<std::int64_t>(), r.params.at("batch"), bytes(t["kv_bytes"]));
+                       t.cached_tokens, r.params.at("batch"), bytes(t.kv_bytes));
     if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
   }
-  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t["parameters"].get<std::int64_t>()),
-                     bytes(t["weights_bytes"]));
-  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t["total_bytes"]),
-                     format_bytes_both(t["gpu_bytes"].get<double>()), t["gpu_source"].get<std::string>(),
-                     t["fits"].get<bool>() ? "fits" : "does NOT fit");
-  const std::int64_t max_seq = t["max_seq_fit"].get<std::int64_t>();
+  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t.parameters),
+                     bytes(t.weights_bytes));
+  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t.total_bytes),
+                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source,
+                     t.fits ? "fits" : "does NOT fit");
+  const std::int64_t max_seq = t.max_seq_fit;
   out += fmt::format("  fits       largest batch {} at this length; largest length {} at this batch\n",
-                     with_commas(t["max_batch_fit"].get<std::int64_t>()),
+                     with_commas(t.max_batch_fit),
                      max_seq < 0 ? "unlimited (window)" : with_commas(max_seq));
   out += fmt::format("  paged      {} blocks of {} tokens, waste {}; reserving {} tokens up front wastes {}\n",
-                     with_commas(t["paged_blocks"].get<std::int64_t>()), t["paged_block_tokens"].get<std::int64_t>(),
-                     bytes(t["paged_waste_bytes"]), with_commas(t["reserve_tokens"].get<std::int64_t>()),
-                     bytes(t["reserve_waste_bytes"]));
-  if (m.contains("speedup")) {
+                     with_commas(t.paged_blocks), t.paged_block_tokens,
+                     bytes(t.paged_waste_bytes), with_commas(t.reserve_tokens),
+                     bytes(t.reserve_waste_bytes));
+  if (m) {
     out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n",
-                       with_commas(m["kv_allocated_bytes"].get<std::int64_t>()),
-                       with_commas(t["live_kv_bytes"].get<std::int64_t>()),
-                       m["kv_matches_formula"].get<bool>() ? "equal" : "DIFFERENT");
+                       with_commas(m->kv_allocated_bytes),
+                       with_commas(t.live_kv_bytes),
+                       m->kv_matches_formula ? "equal" : "DIFFERENT");
     out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
-                       m["tokens_match"].get<bool>() ? "yes" : "NO", m["max_abs_logit_diff"].get<double>());
+                       m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff);
     out += fmt::format(
         "  speed-up: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
         "(expected at least {:.0f}x: {})\n",
-        m["last_position"].get<std::int64_t>(), format_duration_us(m["decode_us_cached"].get<double>()),
-        format_duration_us(m["decode_us_uncached"].get<double>()), m["speedup"].get<double>(), kMinCacheSpeedup,
-        m["meets_bar"].get<bool>() ? "PASS" : "FAIL");
+        m->last_position, format_duration_us(m->decode_us_cached),
+        format_duration_us(m->decode_us_uncached), m->speedup, kMinCacheSpeedup,
+        m->meets_bar ? "PASS" : "FAIL");
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include "lessons/common/lesson.h"
+#include "lessons/kvcache/kvcache_values.h"
 #include "lessons/kvcache/kv_theory.h"
 
 namespace dlsys {
@@ -14,7 +15,6 @@ class KvCacheLesson final : public Lesson {
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  nlohmann::ordered_json theory_json(const ParamValues& params) const;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
@@ -31,5 +31,8 @@ std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
 // What the live run should show: the cached last token at least this many times faster than the recomputed one.
 inline constexpr double kMinCacheSpeedup = 5.0;
 }  // namespace kvcache
+
+// The sizing of the parameters' model and of the live decoder, from the closed forms.
+kvcache::KvCacheTheory kvcache_theory(const ParamValues& params);
 
 }  // namespace dlsys
