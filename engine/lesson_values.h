@@ -38,5 +38,8 @@ const T* values_as(const std::shared_ptr<const LessonValues>& values) {
   const auto* typed = dynamic_cast<const TypedValues<T>*>(values.get());
   return typed ? &typed->value : nullptr;
 }
+// Not from a temporary: the struct would die with it.
+template <class T>
+const T* values_as(std::shared_ptr<const LessonValues>&& values) = delete;
 
 }  // namespace dlsys

@@ -128,7 +128,8 @@ TEST_CASE("allreduce lesson: six steps, and the theory card names its outside so
   CHECK(lesson.text().theory.find("[EXT]") != std::string::npos);
   CHECK(lesson.text().theory.find("All-to-all is a different collective") != std::string::npos);
   const ParamValues p = ParamValues::parse(lesson.params(), {"n=8", "bytes=64MiB"});
-  const auto* t = values_as<allreduce::AllreduceTheory>(lesson.theory(p));
+  const auto values = lesson.theory(p);
+  const auto* t = values_as<allreduce::AllreduceTheory>(values);
   REQUIRE(t != nullptr);
   CHECK(t->steps == 14);
   CHECK(t->bytes_sent_per_rank == 2.0 * 7 / 8 * 64 * 1048576);

@@ -10,6 +10,7 @@
 
 #include "engine/params.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
+#include "lessons/pipeline_common/pipeline_values.h"
 #include "lessons/registry.h"
 #include "tests/support/cli_capture.h"
 
@@ -115,13 +116,16 @@ TEST_CASE("bubble: the course's numbers and the m sweep") {
   const Lesson& lesson = find_lesson("bubble");
   auto theory_for = [&](int p, int m) {
     const auto params = ParamValues::parse(lesson.params(), {"p=" + std::to_string(p), "m=" + std::to_string(m)});
-    return lesson.theory(params)->to_json();
+    const auto values = lesson.theory(params);
+    const auto* theory = values_as<pipeline_lesson::PipelineTheory>(values);
+    REQUIRE(theory != nullptr);
+    return *theory;
   };
-  CHECK(theory_for(2, 1)["bubble_fraction"].get<double>() == doctest::Approx(0.5).epsilon(1e-12));
-  CHECK(theory_for(2, 4)["bubble_fraction"].get<double>() == doctest::Approx(0.2).epsilon(1e-12));
-  CHECK(theory_for(2, 10)["bubble_fraction"].get<double>() == doctest::Approx(1.0 / 11).epsilon(1e-12));
-  CHECK(theory_for(2, 4)["course_misprint"].get<double>() == doctest::Approx(-0.6));
-  CHECK(theory_for(2, 4)["megatron_bubble_ratio"].get<double>() == doctest::Approx(0.25));
+  CHECK(theory_for(2, 1).bubble_fraction == doctest::Approx(0.5).epsilon(1e-12));
+  CHECK(theory_for(2, 4).bubble_fraction == doctest::Approx(0.2).epsilon(1e-12));
+  CHECK(theory_for(2, 10).bubble_fraction == doctest::Approx(1.0 / 11).epsilon(1e-12));
+  CHECK(theory_for(2, 4).course_misprint == doctest::Approx(-0.6));
+  CHECK(theory_for(2, 4).megatron_bubble_ratio == doctest::Approx(0.25));
 
   const auto r = cli(quick({"run", "bubble", "--set", "sweep=1,2,4", "--json", "-"}));
   INFO(r.err);

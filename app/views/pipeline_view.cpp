@@ -15,7 +15,6 @@
 #include "app/views/view.h"
 #include "engine/errors.h"
 #include "engine/units.h"
-#include "kernels/pipeline/bubble_theory.h"
 #include "lessons/pipeline_common/pipeline_steps.h"
 
 namespace dlsys::gui {
@@ -129,7 +128,7 @@ void draw_measured(const ViewContext& ctx, float height) {
     ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
     ImGui::SameLine();
   }
-  ImGui::TextDisabled("%s", r.measured->to_json().value("mode", std::string()).c_str());
+  if (const auto* m = r.measured_as<pipeline_lesson::PipelineMeasured>()) ImGui::TextDisabled("%s", m->mode.c_str());
   const Schedule* s = schedule_of_result(ctx);
   draw_timeline_widget("measured", {{&r.timelines[1], s, 0.0}, {&r.timelines[2], s, 0.0}}, overlay, height);
 }
@@ -168,33 +167,20 @@ void draw_stages_diagram(int p) {
   ImGui::Dummy({avail.x, box_h + 28 * s});
 }
 
-void draw_bubble_formula_plot(int p, int m, float height) {
+void draw_bubble_formula_plot(const pipeline_lesson::BubbleFormulas& f, float height) {
   static bool misprint = false;
   if (!figure_mode()) ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &misprint);
   PlotSpec spec{
       "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
-  auto curve = [&](int devices, ImU32 color, bool dashed) {
-    PlotLine line{fmt::format("(p-1)/(m+p-1), p = {}", devices), color};
-    line.dashed = dashed;
-    for (int mm = 1; mm <= 64; ++mm) {
-      const double y = theory::fill_drain_idle_fraction(devices, mm);
-      line.points.push_back({double(mm), y, y, y});
-    }
-    return line;
-  };
-  spec.lines.push_back(curve(p, theory_color(), false));
-  int color = 1;
-  for (int other : {2, 4, 8})
-    if (other != p) spec.lines.push_back(curve(other, with_alpha(series_color(color++), 0.7f), true));
-  if (misprint) {
-    PlotLine line{"course misprint (1-m)/(m+n-1)", warning_color()};
-    for (int mm = 1; mm <= 64; ++mm) {
-      const double y = theory::course_misprint(p, mm);
-      line.points.push_back({double(mm), y, y, y});
-    }
+  // The chosen p in the theory colour, the others dashed beside it.
+  for (std::size_t i = 0; i < f.fill_drain_curves.size(); ++i) {
+    PlotLine line = line_from_series(f.fill_drain_curves[i],
+                                     i == 0 ? theory_color() : with_alpha(series_color(int(i)), 0.7f));
+    line.dashed = i > 0;
     spec.lines.push_back(std::move(line));
   }
-  spec.guides.push_back({true, double(m), fmt::format("m = {}", m), highlight_color()});
+  if (misprint) spec.lines.push_back(line_from_series(f.misprint_curve, warning_color()));
+  spec.guides.push_back({true, double(f.m), fmt::format("m = {}", f.m), highlight_color()});
   spec.size = {0, height};
   draw_plot("formula", spec);
 }
@@ -206,7 +192,7 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
       "Bubble against m: measured and formula", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   int color = 0;
   for (const Series& series : r.series) {
-    const bool is_misprint = series.name.find("misprint") != std::string::npos;
+    const bool is_misprint = series.id == "course_misprint";
     if (is_misprint && !misprint) continue;
     PlotLine line =
         line_from_series(series, is_misprint               ? warning_color()
@@ -224,7 +210,6 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
 namespace {
 
 int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
-int param_m(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("m")); }
 
 void draw_bubble_stages(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
@@ -242,41 +227,41 @@ void draw_bubble_one_micro_batch(const ViewContext& ctx) {
   if (!one.error.empty()) return draw_error(one.error);
   draw_value_table("one", {{"devices p", std::to_string(p)},
                            {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
-                           {"(p - 1)/p", fraction_text(theory::fill_drain_idle_fraction(p, 1))}});
+                           {"(p - 1)/p", fraction_text(steps->formulas.one_micro_batch)}});
   draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);
 }
 
 void draw_bubble_many_micro_batches(const ViewContext& ctx) {
-  const int p = param_p(ctx), m = param_m(ctx);
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const SchedulePanel& many = steps->panel("chosen");
   if (!many.error.empty()) return draw_error(many.error);
   draw_value_table("many", {{"idle share, simulated", fraction_text(many.sim->timing.bubble_fraction())},
-                            {"(p - 1)/(m + p - 1)", fraction_text(theory::fill_drain_idle_fraction(p, m))},
-                            {"bubble ratio (p - 1)/m", fraction_text(theory::bubble_ratio(p, m))}});
+                            {"(p - 1)/(m + p - 1)", fraction_text(steps->formulas.fill_drain)},
+                            {"bubble ratio (p - 1)/m", fraction_text(steps->formulas.ratio)}});
   draw_theory("many_mb", many, ImGui::GetContentRegionAvail().y, true);
 }
 
 void draw_bubble_formula(const ViewContext& ctx) {
-  const int p = param_p(ctx), m = param_m(ctx);
-  draw_value_table(
-      "course",
-      {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", p, m), fraction_text(theory::fill_drain_idle_fraction(p, m))},
-       {"course: n = 2, m = 1", fraction_text(theory::fill_drain_idle_fraction(2, 1))},
-       {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(theory::fill_drain_idle_fraction(2, 4))},
-       {"course: n = 2, m = 10 (under 10 %)", fraction_text(theory::fill_drain_idle_fraction(2, 10))},
-       {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", p, m),
-        format_number(theory::course_misprint(p, m), 4)}});
-  draw_bubble_formula_plot(p, m, ImGui::GetContentRegionAvail().y);
+  const PipelineSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const pipeline_lesson::BubbleFormulas& f = steps->formulas;
+  draw_value_table("course", {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", f.p, f.m), fraction_text(f.fill_drain)},
+                              {"course: n = 2, m = 1", fraction_text(f.course_m1)},
+                              {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(f.course_m4)},
+                              {"course: n = 2, m = 10 (under 10 %)", fraction_text(f.course_m10)},
+                              {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", f.p, f.m),
+                               format_number(f.misprint, 4)}});
+  draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_bubble_measured(const ViewContext& ctx) {
-  if (!ctx.result || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
-  const auto mr = ctx.result->measured->to_json();  // typed in the next commit
-  draw_value_table("measured", {{"measured bubble fraction", fraction_text(mr.value("bubble_fraction", 0.0))},
-                                {"theory", fraction_text(ctx.result->theory->to_json().value("bubble_fraction", 0.0))},
-                                {"same op times, no waiting", fraction_text(mr.value("replay_bubble_fraction", 0.0))}});
+  const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
+  const auto* t = ctx.result ? ctx.result->theory_as<pipeline_lesson::PipelineTheory>() : nullptr;
+  if (!m || !t || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
+  draw_value_table("measured", {{"measured bubble fraction", fraction_text(m->bubble_fraction)},
+                                {"theory", fraction_text(t->bubble_fraction)},
+                                {"same op times, no waiting", fraction_text(m->replay_bubble_fraction)}});
   const float h = ImGui::GetContentRegionAvail().y;
   draw_measured(ctx, h * 0.45f);
   draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
@@ -332,21 +317,18 @@ void draw_comparison(const ViewContext& ctx) {
   const SchedulePanel& panel = steps->panel("chosen");
   if (!panel.error.empty()) return draw_error(panel.error);
   if (!steps->theory_error.empty()) return draw_error(steps->theory_error);
-  const nlohmann::ordered_json& theory_json = steps->theory;
   std::vector<std::vector<std::string>> rows, formulas;
-  for (const auto& e : theory_json["comparison"]) {
-    const std::string title = e["title"].get<std::string>();
-    if (!e["available"].get<bool>()) {
-      rows.push_back({title, "-", "-", "-", "-", "-", "-", "-"});
-      formulas.push_back({title, "not available: " + e["why"].get<std::string>()});
+  for (const pipeline_lesson::ScheduleComparison& e : steps->theory.comparison) {
+    if (!e.available) {
+      rows.push_back({e.title, "-", "-", "-", "-", "-", "-", "-"});
+      formulas.push_back({e.title, "not available: " + e.why});
       continue;
     }
-    rows.push_back(
-        {title, std::to_string(e["devices"].get<int>()), fmt::format("{}x", e["param_copies"].get<int>()),
-         format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
-         format_number(e["bubble_fraction_simulated"].get<double>(), 4), std::to_string(e["peak_inflight"].get<int>()),
-         format_number(e["peak_activation_stage_units"].get<double>(), 3)});
-    formulas.push_back({title, e["formula"].get<std::string>()});
+    rows.push_back({e.title, std::to_string(e.devices), fmt::format("{}x", e.param_copies),
+                    format_number(e.bubble_formula, 4), format_number(e.bubble_simulated, 4),
+                    format_number(e.bubble_fraction_simulated, 4), std::to_string(e.peak_inflight),
+                    format_number(e.peak_activation_stage_units, 3)});
+    formulas.push_back({e.title, e.formula});
   }
   // Wrapped notes, unwrapped table cells.
   auto note = [](const std::string& text, bool muted) {
@@ -402,13 +384,12 @@ void draw_schedules_interleaving(const ViewContext& ctx) {
   const SchedulePanel& base = steps->panel("1f1b");
   if (!base.error.empty()) return draw_error(base.error);
   const int p = base.setup.shape.devices, v = base.setup.chunks;
-  const int m = steps->interleaved_m;
   const SchedulePanel& inter = steps->panel("interleaved");
   const SchedulePanel& base_m = steps->panel("1f1b_interleaved_m");
   if (!inter.error.empty()) return draw_error(inter.error);
   draw_value_table(
-      "inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(theory::bubble_ratio(p, m))},
-                {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(theory::bubble_ratio(p, m, v))},
+      "inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(steps->formulas.interleaved_ratio_1f1b)},
+                {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(steps->formulas.interleaved_ratio)},
                 {"messages between devices per micro-batch", fmt::format("{} -> {}", 2 * (p - 1), 2 * (v * p - 1))}});
   draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y);
 }

@@ -99,7 +99,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
   // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
   Series measured{
       "measured",
-      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured->to_json()["mode"].get<std::string>()),
+      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured_as<pipeline_lesson::PipelineMeasured>()->mode),
       "measured",
       "m (micro-batches)",
       "",
@@ -158,7 +158,7 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
                          theory::course_misprint(p, m));
     }
   }
-  return out + pipeline_lesson::comparison_table(result.theory->to_json());
+  return out + pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>());
 }
 
 std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {

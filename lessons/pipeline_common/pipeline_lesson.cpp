@@ -79,18 +79,17 @@ OpCosts median_costs(const ExecutionResult& r, const OpCosts& schedule_costs) {
   return c;
 }
 
-json comparison_entry(ScheduleKind kind, const Setup& setup) {
+ScheduleComparison comparison_entry(ScheduleKind kind, const Setup& setup) {
   ScheduleShape shape = setup.shape;
   shape.kind = kind;
   shape.chunks = setup.chunks;
-  json e;
-  e["schedule"] = schedule_id(kind);
-  e["title"] = schedule_title(kind);
+  ScheduleComparison e;
+  e.schedule = schedule_id(kind);
+  e.title = schedule_title(kind);
   try {
     check_shape(shape);
   } catch (const BadInput& why) {
-    e["available"] = false;
-    e["why"] = why.what();
+    e.why = why.what();
     return e;
   }
   const Schedule s = make_schedule(shape);
@@ -98,23 +97,23 @@ json comparison_entry(ScheduleKind kind, const Setup& setup) {
   const Timing t = simulate(s, c);
   const auto formula = theory::formula_bubble(kind, shape.devices, shape.micro_batches, s.shape.chunks, c);
   const auto peaks = peaks_in_flight(t);
-  e["available"] = true;
-  e["devices"] = s.devices();
-  e["stages"] = s.stages;
-  e["chunk"] = chunk_share(s);
-  e["param_copies"] = s.param_copies;
-  e["formula"] = formula_text(kind, setup.notation);
-  e["formula_source"] = formula.source;
-  e["bubble_formula"] = formula.bubble;
-  e["bubble_simulated"] = worst_idle(t);
-  if (formula.idle_fraction >= 0) e["bubble_fraction_formula"] = formula.idle_fraction;
-  e["bubble_fraction_simulated"] = t.bubble_fraction();
-  if (formula.ratio >= 0) e["bubble_ratio_formula"] = formula.ratio;
-  e["bubble_ratio_simulated"] = t.bubble_ratio();
-  e["makespan"] = t.makespan;
-  e["peak_inflight"] = *std::max_element(peaks.begin(), peaks.end());
+  e.available = true;
+  e.devices = s.devices();
+  e.stages = s.stages;
+  e.chunk = chunk_share(s);
+  e.param_copies = s.param_copies;
+  e.formula = formula_text(kind, setup.notation);
+  e.formula_source = formula.source;
+  e.bubble_formula = formula.bubble;
+  e.bubble_simulated = worst_idle(t);
+  if (formula.idle_fraction >= 0) e.bubble_fraction_formula = formula.idle_fraction;
+  e.bubble_fraction_simulated = t.bubble_fraction();
+  if (formula.ratio >= 0) e.bubble_ratio_formula = formula.ratio;
+  e.bubble_ratio_simulated = t.bubble_ratio();
+  e.makespan = t.makespan;
+  e.peak_inflight = *std::max_element(peaks.begin(), peaks.end());
   // In units of one micro-batch through 1/p of the model, so schedules with smaller chunks compare fairly.
-  e["peak_activation_stage_units"] = double(e["peak_inflight"].get<int>()) * s.devices() / s.stages;
+  e.peak_activation_stage_units = double(e.peak_inflight) * s.devices() / s.stages;
   return e;
 }
 
@@ -294,7 +293,7 @@ Simulated simulate_setup(const Setup& setup) {
   return {std::move(s), std::move(c), std::move(t)};
 }
 
-json theory(const ParamValues& params) {
+PipelineTheory theory(const ParamValues& params) {
   const Setup setup = read_setup(params);
   const Simulated sim = simulate_setup(setup);
   const Schedule& s = sim.schedule;
@@ -302,37 +301,35 @@ json theory(const ParamValues& params) {
   const Timing& t = sim.timing;
   const int p = setup.shape.devices, m = setup.shape.micro_batches;
   const auto formula = theory::formula_bubble(setup.shape.kind, p, m, s.shape.chunks, c);
-  json out;
-  out["schedule"] = schedule_id(setup.shape.kind);
-  out["stages"] = s.stages;
-  out["chunks_per_device"] = s.chunks_per_device;
-  out["param_copies"] = s.param_copies;
-  out["f"] = c.f;
-  out["b_input"] = c.b;               // the zero-bubble paper's B
-  out["b_full"] = c.full_backward();  // DeepSeek-V3's B
-  out["w"] = c.w;
-  out["fb"] = c.pair();
+  PipelineTheory out;
+  out.schedule = schedule_id(setup.shape.kind);
+  out.stages = s.stages;
+  out.chunks_per_device = s.chunks_per_device;
+  out.param_copies = s.param_copies;
+  out.f = c.f;
+  out.b_input = c.b;               // the zero-bubble paper's B
+  out.b_full = c.full_backward();  // DeepSeek-V3's B
+  out.w = c.w;
+  out.fb = c.pair();
   // The idle share of this schedule with these costs, from the simulated timeline: idle / (p x makespan).
-  out["bubble_fraction"] = t.bubble_fraction();
+  out.bubble_fraction = t.bubble_fraction();
   // Bubble time over ideal compute time (Megatron-LM's normalisation).
-  out["bubble_ratio"] = t.bubble_ratio();
-  out["makespan"] = t.makespan;
-  out["ideal_time"] = max_busy(t);
-  out["bubble_time_worst_device"] = worst_idle(t);
-  out["notation"] = setup.notation;
-  out["formula"] = formula_text(setup.shape.kind, setup.notation);
-  out["formula_source"] = formula.source;
-  out["bubble_time_formula"] = formula.bubble;
-  if (formula.idle_fraction >= 0) out["bubble_fraction_formula"] = formula.idle_fraction;
-  if (formula.ratio >= 0) out["bubble_ratio_formula"] = formula.ratio;
+  out.bubble_ratio = t.bubble_ratio();
+  out.makespan = t.makespan;
+  out.ideal_time = max_busy(t);
+  out.bubble_time_worst_device = worst_idle(t);
+  out.notation = setup.notation;
+  out.formula = formula_text(setup.shape.kind, setup.notation);
+  out.formula_source = formula.source;
+  out.bubble_time_formula = formula.bubble;
+  if (formula.idle_fraction >= 0) out.bubble_fraction_formula = formula.idle_fraction;
+  if (formula.ratio >= 0) out.bubble_ratio_formula = formula.ratio;
   // The course's fill-drain numbers for this p and m, and the misprinted formula beside them (errata E1).
-  out["fill_drain_idle_fraction"] = theory::fill_drain_idle_fraction(p, m);
-  out["megatron_bubble_ratio"] = theory::bubble_ratio(p, m, s.shape.chunks);
-  out["course_misprint"] = theory::course_misprint(p, m);
-  out["peak_inflight"] = peaks_in_flight(t);
-  json comparison = json::array();
-  for (ScheduleKind kind : kAllSchedules) comparison.push_back(comparison_entry(kind, setup));
-  out["comparison"] = comparison;
+  out.fill_drain_idle_fraction = theory::fill_drain_idle_fraction(p, m);
+  out.megatron_bubble_ratio = theory::bubble_ratio(p, m, s.shape.chunks);
+  out.course_misprint = theory::course_misprint(p, m);
+  out.peak_inflight = peaks_in_flight(t);
+  for (ScheduleKind kind : kAllSchedules) out.comparison.push_back(comparison_entry(kind, setup));
   return out;
 }
 
@@ -429,30 +426,30 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
         "an F&B pair runs its two halves one after the other: on a CPU there is no "
         "all-to-all communication for the overlap to hide");
 
-  json mr = json::object();
-  mr["mode"] = r.mode;
-  mr["hardware_threads"] = r.hardware_threads;
-  if (on_gpu) mr["gpus"] = r.gpus;
-  mr["bubble_fraction"] = r.timing.bubble_fraction();
-  mr["bubble_ratio"] = r.timing.bubble_ratio();
-  mr["makespan_us"] = r.timing.makespan;
-  mr["makespan_min_us"] = *std::min_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
-  mr["makespan_max_us"] = *std::max_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
-  mr["bubble_fraction_min"] = *std::min_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
-  mr["bubble_fraction_max"] = *std::max_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
-  mr["peak_activation_bytes"] = r.peak_activation_bytes;
-  mr["peak_inflight"] = peaks_in_flight(r.timing);
-  mr["grad_max_rel_err"] = r.grad_max_rel_err;
-  mr["f_us"] = r.durations.f_us;
-  if (r.durations.b_us > 0) mr["b_us"] = r.durations.b_us;
-  if (r.durations.b_full_us > 0) mr["b_full_us"] = r.durations.b_full_us;
-  if (r.durations.w_us > 0) mr["w_us"] = r.durations.w_us;
-  mr["copy_us"] = r.durations.copy_us;
-  if (r.mode == "concurrent" && !on_gpu) mr["core_share"] = r.core_share;
+  PipelineMeasured mr;
+  mr.mode = r.mode;
+  mr.hardware_threads = r.hardware_threads;
+  if (on_gpu) mr.gpus = r.gpus;
+  mr.bubble_fraction = r.timing.bubble_fraction();
+  mr.bubble_ratio = r.timing.bubble_ratio();
+  mr.makespan_us = r.timing.makespan;
+  mr.makespan_min_us = *std::min_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
+  mr.makespan_max_us = *std::max_element(r.step_makespans_us.begin(), r.step_makespans_us.end());
+  mr.bubble_fraction_min = *std::min_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
+  mr.bubble_fraction_max = *std::max_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
+  mr.peak_activation_bytes = r.peak_activation_bytes;
+  mr.peak_inflight = peaks_in_flight(r.timing);
+  mr.grad_max_rel_err = r.grad_max_rel_err;
+  mr.f_us = r.durations.f_us;
+  if (r.durations.b_us > 0) mr.b_us = r.durations.b_us;
+  if (r.durations.b_full_us > 0) mr.b_full_us = r.durations.b_full_us;
+  if (r.durations.w_us > 0) mr.w_us = r.durations.w_us;
+  mr.copy_us = r.durations.copy_us;
+  if (r.mode == "concurrent" && !on_gpu) mr.core_share = r.core_share;
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
-  mr["replay_bubble_fraction"] = r.replay.bubble_fraction();
-  mr["replay_makespan_us"] = r.replay.makespan;
-  mr["bubble_fraction_minus_theory"] = r.timing.bubble_fraction() - result.theory->to_json()["bubble_fraction"].get<double>();
+  mr.replay_bubble_fraction = r.replay.bubble_fraction();
+  mr.replay_makespan_us = r.replay.makespan;
+  mr.bubble_fraction_minus_theory = r.timing.bubble_fraction() - result.theory_as<PipelineTheory>()->bubble_fraction;
 
   result.measured = make_values(std::move(mr));
 
@@ -538,25 +535,23 @@ std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeli
   return lines;
 }
 
-std::string comparison_table(const json& theory) {
-  if (!theory.contains("comparison")) return {};
+std::string comparison_table(const PipelineTheory& theory) {
   std::string out = "comparison across schedules (same p, m and per-chunk costs; bubble times in cost units)\n";
   out += fmt::format("  {:<18} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", "schedule", "devices",
                      "stages", "params", "bubble(fml)", "bubble(sim)", "frac(fml)", "frac(sim)", "peak act", "act(1/p)",
-                     "formula (" + theory.value("notation", std::string("full")) + " B)");
-  for (const auto& e : theory["comparison"]) {
-    if (!e["available"].get<bool>()) {
-      out += fmt::format("  {:<18} not available: {}\n", e["title"].get<std::string>(), e["why"].get<std::string>());
+                     "formula (" + theory.notation + " B)");
+  for (const ScheduleComparison& e : theory.comparison) {
+    if (!e.available) {
+      out += fmt::format("  {:<18} not available: {}\n", e.title, e.why);
       continue;
     }
     const std::string formula_fraction =
-        e.contains("bubble_fraction_formula") ? format_number(e["bubble_fraction_formula"].get<double>(), 4) : "-";
-    out += fmt::format(
-        "  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e["title"].get<std::string>(),
-        e["devices"].get<int>(), e["stages"].get<int>(), e["param_copies"].get<int>(),
-        format_number(e["bubble_formula"].get<double>(), 4), format_number(e["bubble_simulated"].get<double>(), 4),
-        formula_fraction, format_number(e["bubble_fraction_simulated"].get<double>(), 4), e["peak_inflight"].get<int>(),
-        format_number(e["peak_activation_stage_units"].get<double>(), 3), e["formula"].get<std::string>());
+        e.bubble_fraction_formula ? format_number(*e.bubble_fraction_formula, 4) : "-";
+    out += fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e.title,
+                       e.devices, e.stages, e.param_copies, format_number(e.bubble_formula, 4),
+                       format_number(e.bubble_simulated, 4), formula_fraction,
+                       format_number(e.bubble_fraction_simulated, 4), e.peak_inflight,
+                       format_number(e.peak_activation_stage_units, 3), e.formula);
   }
   out +=
       "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"
@@ -567,38 +562,32 @@ std::string comparison_table(const json& theory) {
 }
 
 std::string measurement_report(const RunResult& r) {
-  const json measured_json = r.measured ? r.measured->to_json() : json::object();
-  const json theory_json = r.theory->to_json();
-  if (!measured_json.contains("bubble_fraction")) return {};
-  const double measured = measured_json["bubble_fraction"].get<double>();
-  const double theory = theory_json["bubble_fraction"].get<double>();
-  const double replay = measured_json["replay_bubble_fraction"].get<double>();
+  const auto* m = r.measured_as<PipelineMeasured>();
+  const auto* t = r.theory_as<PipelineTheory>();
+  if (m == nullptr || t == nullptr) return {};
+  const double theory = t->bubble_fraction;
   std::string out = fmt::format(
-      "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n", measured,
-      r.backend.repeats, measured_json["mode"].get<std::string>(), theory, measured - theory);
-  const bool replayed = measured_json["mode"] == "replayed";
+      "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n",
+      m->bubble_fraction, r.backend.repeats, m->mode, theory, m->bubble_fraction - theory);
+  const bool replayed = m->mode == "replayed";
   if (!replayed)
     out += fmt::format(
         "  of which waiting overheads ({}): {:+.4f} = measured - replay of the same op times ({:.4f})\n  and uneven "
         "op times (stage imbalance, noise): {:+.4f} = replay - theory\n",
         r.backend.kind == "cuda" ? "one host thread launching every op, event waits, copies"
                                  : "thread wake-up, copies, other processes on the cores",
-        measured - replay, replay, replay - theory);
-  if (measured_json.contains("core_share"))
-    out +=
-        fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n",
-                    100 * measured_json["core_share"].get<double>(),
-                    measured_json["core_share"].get<double>() < 0.9 ? ": other processes shared the cores, stretching ops "
-                                                                   "and the waits behind them"
-                                                                 : "");
+        m->bubble_fraction - m->replay_bubble_fraction, m->replay_bubble_fraction, m->replay_bubble_fraction - theory);
+  if (m->core_share)
+    out += fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n", 100 * *m->core_share,
+                       *m->core_share < 0.9 ? ": other processes shared the cores, stretching ops "
+                                              "and the waits behind them"
+                                            : "");
   else if (replayed)
     out += fmt::format(
         "  the replay has no waiting overheads: the difference comes from uneven measured op times "
         "(stage imbalance, noise)\n");
-  out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n",
-                     format_duration_us(measured_json["f_us"].get<double>()),
-                     measured_json.contains("b_full_us") ? format_duration_us(measured_json["b_full_us"].get<double>()) : "-",
-                     format_duration_us(measured_json["copy_us"].get<double>()));
+  out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n", format_duration_us(m->f_us),
+                     m->b_full_us ? format_duration_us(*m->b_full_us) : "-", format_duration_us(m->copy_us));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/pipeline/schedule.h"
 #include "kernels/pipeline/simulate.h"
 #include "lessons/common/lesson.h"
+#include "lessons/pipeline_common/pipeline_values.h"
 
 namespace dlsys::pipeline_lesson {
 
@@ -37,7 +38,7 @@ struct Simulated {
 Simulated simulate_setup(const Setup& setup);
 
 // Closed forms, the simulated schedule and the comparison across schedules (the "theory" section of the result).
-nlohmann::ordered_json theory(const ParamValues& params);
+PipelineTheory theory(const ParamValues& params);
 
 // The real run. Timelines: [0] theory (cost units), [1] measured (us), [2] its overlay partner in us: the measured
 // step's own op times replayed on the schedule (concurrent and emulated modes), or the schedule simulated with the
@@ -57,8 +58,8 @@ pipeline::InFlight in_flight_from_timeline(const Timeline& timeline, int lane);
 std::vector<std::string> describe_span(const pipeline::Schedule& schedule, const Timeline& timeline, int span,
                                        double p2p);
 
-// The comparison table (from theory()["comparison"]) and what explains the measured bubble, as text.
-std::string comparison_table(const nlohmann::ordered_json& theory);
+// The comparison table (from the theory's comparison) and what explains the measured bubble, as text.
+std::string comparison_table(const PipelineTheory& theory);
 std::string measurement_report(const RunResult& result);
 
 }  // namespace dlsys::pipeline_lesson

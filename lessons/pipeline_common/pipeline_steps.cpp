@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "engine/errors.h"
+#include "kernels/pipeline/bubble_theory.h"
 
 namespace dlsys::pipeline_lesson {
 
@@ -79,6 +81,33 @@ SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, co
   return panel;
 }
 
+Series curve_against_m(std::string id, std::string name, const std::function<double(int)>& y) {
+  Series s{std::move(id), std::move(name), "theory", "m (micro-batches)", "", "idle / (p x makespan)", "", {}};
+  for (int m = 1; m <= 64; ++m) s.points.push_back({double(m), y(m), y(m), y(m)});
+  return s;
+}
+
+BubbleFormulas bubble_formulas(int p, int m) {
+  using namespace pipeline::theory;
+  BubbleFormulas f{.p = p,
+                   .m = m,
+                   .one_micro_batch = fill_drain_idle_fraction(p, 1),
+                   .fill_drain = fill_drain_idle_fraction(p, m),
+                   .ratio = bubble_ratio(p, m),
+                   .course_m1 = fill_drain_idle_fraction(2, 1),
+                   .course_m4 = fill_drain_idle_fraction(2, 4),
+                   .course_m10 = fill_drain_idle_fraction(2, 10),
+                   .misprint = course_misprint(p, m)};
+  for (int devices : {p, 2, 4, 8})
+    if (devices == p ? f.fill_drain_curves.empty() : devices != p)
+      f.fill_drain_curves.push_back(curve_against_m(fmt::format("fill_drain_p{}", devices),
+                                                    fmt::format("(p-1)/(m+p-1), p = {}", devices),
+                                                    [&](int mm) { return fill_drain_idle_fraction(devices, mm); }));
+  f.misprint_curve = curve_against_m("course_misprint", "course misprint (1-m)/(m+n-1)",
+                                     [&](int mm) { return course_misprint(p, mm); });
+  return f;
+}
+
 }  // namespace
 
 const SchedulePanel& PipelineSteps::panel(const std::string& name) const {
@@ -97,8 +126,10 @@ std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, c
   add("gpipe_m1", {{"schedule", "gpipe"}, {"m", "1"}});
   if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
     steps->schedule = std::shared_ptr<const pipeline::Schedule>(chosen.sim, &chosen.sim->schedule);
+  const int p = static_cast<int>(params.integer("p")), m = static_cast<int>(params.integer("m"));
+  steps->formulas = bubble_formulas(p, m);
   try {
-    steps->theory = lesson.theory(params)->to_json();
+    steps->theory = pipeline_lesson::theory(params);
   } catch (const BadInput& e) {
     steps->theory_error = e.what();
   }
@@ -109,20 +140,21 @@ std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, c
 
   // Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
   if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty()) {
-    const int p = base.setup.shape.devices, v = base.setup.chunks;
-    steps->interleaved_m = (base.setup.shape.micro_batches + p - 1) / p * p;
-    const std::string m = std::to_string(steps->interleaved_m);
+    const int devices = base.setup.shape.devices, v = base.setup.chunks;
+    steps->interleaved_m = (base.setup.shape.micro_batches + devices - 1) / devices * devices;
+    steps->formulas.interleaved_ratio_1f1b = pipeline::theory::bubble_ratio(devices, steps->interleaved_m);
+    steps->formulas.interleaved_ratio = pipeline::theory::bubble_ratio(devices, steps->interleaved_m, v);
+    const std::string interleaved_m = std::to_string(steps->interleaved_m);
     auto scaled = [&](const char* key) { return fmt::format("{:.10g}", params.real(key) / v); };
     add("interleaved", {{"schedule", "interleaved"},
-                        {"m", m},
+                        {"m", interleaved_m},
                         {"f", scaled("f")},
                         {"b", scaled("b")},
                         {"w", scaled("w")},
                         {"fb", scaled("fb")}});
-    add("1f1b_interleaved_m", {{"schedule", "1f1b"}, {"m", m}});
+    add("1f1b_interleaved_m", {{"schedule", "1f1b"}, {"m", interleaved_m}});
   }
   // DualPipe needs an even p and m >= 2p (and even).
-  const int p = static_cast<int>(params.integer("p")), m = static_cast<int>(params.integer("m"));
   steps->dualpipe_p = p + p % 2;
   steps->dualpipe_m = std::max(m + m % 2, 2 * steps->dualpipe_p);
   const Overrides dual_shape{{"p", std::to_string(steps->dualpipe_p)}, {"m", std::to_string(steps->dualpipe_m)}};

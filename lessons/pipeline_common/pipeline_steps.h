@@ -31,15 +31,30 @@ struct SchedulePanel {
   std::string peaks_text;                // every device's peak, in one line
 };
 
+// The closed forms the bubble lesson's steps quote, at the panel's p and m and at the course's own numbers, and the
+// fill-drain curves against m its formula step plots.
+struct BubbleFormulas {
+  int p = 0, m = 0;
+  double one_micro_batch = 0;            // (p - 1)/p
+  double fill_drain = 0;                 // (p - 1)/(m + p - 1)
+  double ratio = 0;                      // (p - 1)/m
+  double course_m1 = 0, course_m4 = 0, course_m10 = 0;  // (p - 1)/(m + p - 1) at the course's n = 2
+  double misprint = 0;                   // the course's (1 - m)/(m + n - 1) at n = p
+  std::vector<Series> fill_drain_curves;  // m = 1 .. 64: p first, then whichever of 2, 4, 8 differ from p
+  Series misprint_curve;
+  double interleaved_ratio_1f1b = 0, interleaved_ratio = 0;  // (p-1)/m and (p-1)/(v m) at the interleaving step's m
+};
+
 struct PipelineSteps final : StepData {
   // Panels by name: "chosen" (the panel's values), "gpipe", "gpipe_m1", "1f1b", "zb_h1", "interleaved" and
   // "1f1b_interleaved_m" (m rounded up to a multiple of p), "dualpipe" and "1f1b_dualpipe" (p even, m >= 2p).
   std::map<std::string, SchedulePanel> panels;
   int interleaved_m = 0;
   int dualpipe_p = 0, dualpipe_m = 0;
-  nlohmann::ordered_json theory;  // the lesson's theory, with the comparison across schedules
+  pipeline_lesson::PipelineTheory theory;  // the lesson's theory, with the comparison across schedules
   std::string theory_error;
   std::shared_ptr<const pipeline::Schedule> schedule;  // the chosen schedule, for hover texts on a measured run
+  BubbleFormulas formulas;
 
   const SchedulePanel& panel(const std::string& name) const;
 };

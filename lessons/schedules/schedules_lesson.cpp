@@ -20,7 +20,7 @@ RunResult SchedulesLesson::run(RunContext& context) const {
 }
 
 std::string SchedulesLesson::text_report(const RunResult& result) const {
-  return pipeline_lesson::comparison_table(result.theory->to_json()) + pipeline_lesson::measurement_report(result);
+  return pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>()) + pipeline_lesson::measurement_report(result);
 }
 
 std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {
