@@ -1,7 +1,8 @@
 #include "engine/backend.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "engine/errors.h"
 

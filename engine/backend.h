@@ -11,17 +11,18 @@ std::string backend_name(BackendKind kind);  // "cpu" / "cuda"
 
 struct DeviceInfo {
   BackendKind kind = BackendKind::Cpu;
-  std::string name;               // "AMD EPYC 7B13" / "NVIDIA H100 80GB HBM3"
-  int threads = 0;                // CPU hardware threads, or SM count on a GPU
-  std::string library;            // "OpenBLAS 0.3.21" / "cuBLAS 13.0"
+  std::string name;     // "AMD EPYC 7B13" / "NVIDIA H100 80GB HBM3"
+  int threads = 0;      // CPU hardware threads, or SM count on a GPU
+  std::string library;  // "OpenBLAS 0.3.21" / "cuBLAS 13.0"
   std::int64_t memory_total_bytes = 0;
   std::int64_t memory_free_bytes = 0;
   int sm_count = 0;
-  int compute_capability = 0;     // 90 for sm_90
+  int compute_capability = 0;                            // 90 for sm_90
+  std::int64_t shared_memory_per_block_optin_bytes = 0;  // on a GPU: the most one block may ask for
   // Ceilings: measured by a probe on the CPU, datasheet values on known GPUs (0 when unknown).
   double peak_fp32_gflops = 0;
   double peak_bandwidth_gbps = 0;
-  std::string peaks_source;       // e.g. "measured: OpenBLAS sgemm 1536^3, memcpy 64 MiB"
+  std::string peaks_source;  // e.g. "measured: OpenBLAS sgemm 1536^3, memcpy 64 MiB"
 };
 
 // The CPU as this process sees it: name, threads, memory. Cheap (reads /proc).
@@ -36,9 +37,9 @@ struct CudaStatus {
   bool compiled = false;   // built with the CUDA backend
   bool available = false;  // compiled and a device answered
   int device_count = 0;
-  std::string reason;      // why not available, in the runtime's words (the CUDA error string and code)
+  std::string reason;        // why not available, in the runtime's words (the CUDA error string and code)
   std::string plain_reason;  // the same in a reader's words: "no NVIDIA driver is installed"
-  DeviceInfo device;       // device 0, when available
+  DeviceInfo device;         // device 0, when available
 };
 // Asked once per process, then cached.
 const CudaStatus& cuda_status();

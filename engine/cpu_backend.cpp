@@ -1,8 +1,8 @@
 #include <cblas.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -43,7 +43,10 @@ double measure_sgemm_peak_gflops() {
   const int n = 1536;
   std::vector<float> a(static_cast<std::size_t>(n) * n, 1.0f), b(a.size(), 0.5f), c(a.size(), 0.0f);
   const auto stats = measure(
-      [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n); },
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                    n);
+      },
       MeasureOptions{.warmup = 1, .repeats = 3});
   return 2.0 * n * n * n / (stats.min_us * 1e3);
 }
@@ -88,7 +91,8 @@ const DeviceInfo& cpu_with_peaks() {
     info = describe_cpu();
     info.peak_fp32_gflops = measure_sgemm_peak_gflops();
     info.peak_bandwidth_gbps = measure_copy_bandwidth_gbps(info.threads);
-    info.peaks_source = fmt::format("measured: OpenBLAS sgemm 1536^3 on {} threads; memcpy of 64 MiB per thread", info.threads);
+    info.peaks_source =
+        fmt::format("measured: OpenBLAS sgemm 1536^3 on {} threads; memcpy of 64 MiB per thread", info.threads);
   });
   return info;
 }

@@ -1,8 +1,8 @@
 // Built with the CUDA backend: asks the runtime whether a device answers and keeps the reason when none does.
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include <filesystem>
-#include <fmt/format.h>
 #include <mutex>
 
 #include "engine/backend.h"
@@ -17,10 +17,19 @@ namespace {
 void fill_datasheet_peaks(DeviceInfo& info) {
   const std::string& n = info.name;
   auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
-  if (has("H200")) { info.peak_fp32_gflops = 67000; info.peak_bandwidth_gbps = 4800; }
-  else if (has("H100")) { info.peak_fp32_gflops = 67000; info.peak_bandwidth_gbps = 3350; }
-  else if (has("A100") && info.memory_total_bytes > (50ll << 30)) { info.peak_fp32_gflops = 19500; info.peak_bandwidth_gbps = 2039; }
-  else if (has("A100")) { info.peak_fp32_gflops = 19500; info.peak_bandwidth_gbps = 1555; }
+  if (has("H200")) {
+    info.peak_fp32_gflops = 67000;
+    info.peak_bandwidth_gbps = 4800;
+  } else if (has("H100")) {
+    info.peak_fp32_gflops = 67000;
+    info.peak_bandwidth_gbps = 3350;
+  } else if (has("A100") && info.memory_total_bytes > (50ll << 30)) {
+    info.peak_fp32_gflops = 19500;
+    info.peak_bandwidth_gbps = 2039;
+  } else if (has("A100")) {
+    info.peak_fp32_gflops = 19500;
+    info.peak_bandwidth_gbps = 1555;
+  }
   info.peaks_source = info.peak_fp32_gflops > 0 ? "datasheet (NVIDIA)" : "unknown device: no datasheet peaks";
 }
 
@@ -29,7 +38,7 @@ void fill_datasheet_peaks(DeviceInfo& info) {
 std::string plain_reason(cudaError_t err) {
   if (err == cudaErrorInsufficientDriver)
     return std::filesystem::exists("/proc/driver/nvidia/version") ? "the NVIDIA driver is too old for this CUDA build"
-                                                                   : "no NVIDIA driver is installed";
+                                                                  : "no NVIDIA driver is installed";
   if (err == cudaErrorNoDevice) return "no NVIDIA GPU was found";
   return "the CUDA runtime could not start";  // the runtime's own words stay in `reason`
 }
@@ -67,6 +76,7 @@ const CudaStatus& cuda_status() {
     info.sm_count = prop.multiProcessorCount;
     info.threads = prop.multiProcessorCount;
     info.compute_capability = prop.major * 10 + prop.minor;
+    info.shared_memory_per_block_optin_bytes = static_cast<std::int64_t>(prop.sharedMemPerBlockOptin);
     info.memory_total_bytes = static_cast<std::int64_t>(total_bytes);
     info.memory_free_bytes = static_cast<std::int64_t>(free_bytes);
     int runtime_version = 0;

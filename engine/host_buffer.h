@@ -16,7 +16,8 @@ template <typename T>
 class HostBuffer {
  public:
   HostBuffer() = default;
-  HostBuffer(MemoryLedger& ledger, std::string tag, std::size_t count) : ledger_(&ledger), tag_(std::move(tag)), count_(count) {
+  HostBuffer(MemoryLedger& ledger, std::string tag, std::size_t count)
+      : ledger_(&ledger), tag_(std::move(tag)), count_(count) {
     const std::size_t bytes = ((count * sizeof(T) + 63) / 64) * 64;
     data_ = static_cast<T*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes));
     if (data_ == nullptr) throw std::bad_alloc();

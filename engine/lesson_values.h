@@ -8,9 +8,9 @@
 
 // Defines `to_json` for a struct of plain fields: each field under its own name, in the order listed. (nlohmann's
 // NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE writes only to nlohmann::json in Debian's 3.11.2, which would lose the order.)
-#define DLSYS_VALUES_TO_JSON(Type, ...)                                                      \
+#define DLSYS_VALUES_TO_JSON(Type, ...)                                                       \
   inline void to_json(nlohmann::ordered_json& nlohmann_json_j, const Type& nlohmann_json_t) { \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                 \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                  \
   }
 
 namespace dlsys {

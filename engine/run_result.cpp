@@ -85,7 +85,8 @@ RunResult run_result_from_json(const json& in) {
     r.theory = make_values(json(in.at("theory")));
     r.measured = make_values(json(in.at("measured")));
     for (const auto& s : in.at("series")) {
-      Series series{s.value("id", ""), s.at("name"), s.at("role"), s.at("x_label"), s.at("x_unit"), s.at("y_label"), s.at("y_unit"), {}};
+      Series series{s.value("id", ""), s.at("name"),    s.at("role"),   s.at("x_label"),
+                    s.at("x_unit"),    s.at("y_label"), s.at("y_unit"), {}};
       for (const auto& p : s.at("points")) series.points.push_back({p.at(0), p.at(1), p.at(2), p.at(3)});
       r.series.push_back(std::move(series));
     }

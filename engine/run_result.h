@@ -14,12 +14,12 @@
 namespace dlsys {
 
 struct Provenance {
-  std::string kind = "cpu";       // cpu | cuda
-  std::string device;             // device name
-  bool emulated = false;          // ranks or stages emulated (threads, streams on one GPU)
+  std::string kind = "cpu";  // cpu | cuda
+  std::string device;        // device name
+  bool emulated = false;     // ranks or stages emulated (threads, streams on one GPU)
   std::string timer = "steady_clock";
   int repeats = 0;
-  std::vector<std::string> notes; // e.g. "4 ranks time-share 2 hardware threads"
+  std::vector<std::string> notes;  // e.g. "4 ranks time-share 2 hardware threads"
 };
 
 struct SeriesPoint {
@@ -30,10 +30,10 @@ struct SeriesPoint {
 };
 
 struct Series {
-  std::string id;         // "naive": stable, what views and reports look a series up by
-  std::string name;       // "naive (measured)": the legend's words, free to change
-  std::string role;       // "theory" | "measured"
-  std::string x_label;    // "n (m = n = k)"
+  std::string id;       // "naive": stable, what views and reports look a series up by
+  std::string name;     // "naive (measured)": the legend's words, free to change
+  std::string role;     // "theory" | "measured"
+  std::string x_label;  // "n (m = n = k)"
   std::string x_unit;
   std::string y_label;
   std::string y_unit;
@@ -44,17 +44,17 @@ struct TimelineSpan {
   int lane = 0;
   double start = 0;
   double end = 0;
-  std::string kind;       // "F", "B", "W", "send", ...
+  std::string kind;  // "F", "B", "W", "send", ...
   int micro_batch = -1;
   int chunk = 0;
-  std::string label;      // "F3"
-  int direction = 0;      // 1: travels the reverse way (DualPipe's micro-batches that enter at the last device)
+  std::string label;  // "F3"
+  int direction = 0;  // 1: travels the reverse way (DualPipe's micro-batches that enter at the last device)
 };
 
 struct Timeline {
-  std::string name;                // "1F1B (theory)"
-  std::string source;              // "theory" | "measured"
-  std::string mode;                // "simulated" | "concurrent" | "replayed" | "emulated"
+  std::string name;    // "1F1B (theory)"
+  std::string source;  // "theory" | "measured"
+  std::string mode;    // "simulated" | "concurrent" | "replayed" | "emulated"
   std::string time_unit = "us";
   std::vector<std::string> lanes;  // "device 0", ...
   std::vector<TimelineSpan> spans;
@@ -63,7 +63,7 @@ struct Timeline {
 struct RunResult {
   std::string lesson;
   Provenance backend;
-  std::map<std::string, std::string> params;  // as the user gave them (text)
+  std::map<std::string, std::string> params;     // as the user gave them (text)
   std::shared_ptr<const LessonValues> theory;    // the lesson's typed closed forms
   std::shared_ptr<const LessonValues> measured;  // the lesson's typed measurements
   std::vector<Series> series;
@@ -73,9 +73,13 @@ struct RunResult {
 
   const Series* find_series(const std::string& id) const;
   template <class T>
-  const T* theory_as() const { return values_as<T>(theory); }
+  const T* theory_as() const {
+    return values_as<T>(theory);
+  }
   template <class T>
-  const T* measured_as() const { return values_as<T>(measured); }
+  const T* measured_as() const {
+    return values_as<T>(measured);
+  }
 };
 
 // The parameters whose values differ between a finished run and `now`, as "p: 2 -> 4": empty when the run shows

@@ -20,12 +20,7 @@ const std::vector<const Lesson*>& all_lessons() {
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
-      &matmul,
-      &bubble,
-      &schedules,
-      &allreduce,
-      &flash,
-      &kvcache,
+      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache,
   };
   return lessons;
 }

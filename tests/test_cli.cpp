@@ -26,7 +26,8 @@ TEST_CASE("bad input exits 2 with a message naming the parameter, the value and 
   };
   check({"run", "nosuch"}, "unknown lesson 'nosuch'; known lessons: matmul");
   check({"run", "matmul", "--set", "q=1"}, "unknown parameter 'q'");
-  check({"run", "matmul", "--set", "m=0"}, "parameter 'm': value '0' is not allowed (out of range); allowed: an integer from 1 to 8192");
+  check({"run", "matmul", "--set", "m=0"},
+        "parameter 'm': value '0' is not allowed (out of range); allowed: an integer from 1 to 8192");
   check({"run", "matmul", "--set", "m=9000"}, "out of range");
   check({"run", "matmul", "--set", "n=ten"}, "parameter 'n': value 'ten' is not allowed (not a number)");
   check({"run", "matmul", "--set", "impl=fastest"}, "one of: all, naive, tiled, blas");
@@ -54,5 +55,6 @@ TEST_CASE("run prints theory and measured values and writes JSON to stdout") {
                                         "tiled_gflops", "blas_gflops"});
   // 2 n^3 / time at n = 32, from the time series' own point.
   const auto& time = json["series"][0]["points"][1];
-  CHECK(json["series"][4]["points"][1][1].get<double>() == doctest::Approx(2.0 * 32 * 32 * 32 / (time[1].get<double>() * 1e3)));
+  CHECK(json["series"][4]["points"][1][1].get<double>() ==
+        doctest::Approx(2.0 * 32 * 32 * 32 / (time[1].get<double>() * 1e3)));
 }

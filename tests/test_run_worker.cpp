@@ -52,7 +52,8 @@ TEST_CASE("Cancel stops a long run between measurements and leaves the worker us
   CHECK(cancelled.result == nullptr);
   CHECK(cancelled.error == "cancelled");
 
-  worker.start(lesson, ParamValues::parse(lesson.params(), {"m=8", "n=8", "k=8", "sizes=8", "repeats=1"}), BackendKind::Cpu);
+  worker.start(lesson, ParamValues::parse(lesson.params(), {"m=8", "n=8", "k=8", "sizes=8", "repeats=1"}),
+               BackendKind::Cpu);
   CHECK(wait_for(worker, std::chrono::seconds(60)).result != nullptr);
 }
 #endif

@@ -1,7 +1,8 @@
 #include "app/cli/report.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/units.h"
 
@@ -44,7 +45,8 @@ std::string format_run_report(const RunResult& r) {
   }
   if (r.memory_peak_bytes > 0) {
     out += fmt::format("memory peak {}\n", format_bytes_binary(double(r.memory_peak_bytes)));
-    for (const auto& e : r.memory) out += fmt::format("  {:<12} peak {}\n", e.tag, format_bytes_binary(double(e.peak_bytes)));
+    for (const auto& e : r.memory)
+      out += fmt::format("  {:<12} peak {}\n", e.tag, format_bytes_binary(double(e.peak_bytes)));
   }
   return out;
 }

@@ -7,11 +7,16 @@ namespace dlsys {
 Rgb span_color(const std::string& kind, int micro_batch) {
   // Colour-blind-safe base hues (Okabe-Ito): forward blue, backward orange, weight-gradient green, comm purple.
   Rgb base{0x99, 0x99, 0x99};
-  if (kind == "F") base = {0x00, 0x72, 0xB2};
-  else if (kind == "B") base = {0xD5, 0x5E, 0x00};
-  else if (kind == "W") base = {0x00, 0x9E, 0x73};
-  else if (kind == "FB") base = {0x8E, 0x44, 0xAD};
-  else if (kind == "send" || kind == "comm") base = {0xCC, 0x79, 0xA7};
+  if (kind == "F")
+    base = {0x00, 0x72, 0xB2};
+  else if (kind == "B")
+    base = {0xD5, 0x5E, 0x00};
+  else if (kind == "W")
+    base = {0x00, 0x9E, 0x73};
+  else if (kind == "FB")
+    base = {0x8E, 0x44, 0xAD};
+  else if (kind == "send" || kind == "comm")
+    base = {0xCC, 0x79, 0xA7};
   const double shade = micro_batch < 0 ? 0.0 : 0.22 * ((micro_batch % 4) / 3.0);  // 0 .. 0.22 lighter
   auto lift = [&](std::uint8_t c) { return static_cast<std::uint8_t>(c + (255 - c) * shade); };
   return {lift(base.r), lift(base.g), lift(base.b)};

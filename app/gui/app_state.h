@@ -17,8 +17,8 @@ namespace dlsys::gui {
 
 struct LessonSession {
   ParamValues params;
-  std::map<std::string, std::string> edit_text;    // what the user is typing, per parameter
-  std::map<std::string, std::string> param_errors; // why the last edit was refused, per parameter
+  std::map<std::string, std::string> edit_text;     // what the user is typing, per parameter
+  std::map<std::string, std::string> param_errors;  // why the last edit was refused, per parameter
   int step = 0;
   double step_started_s = 0;
   StepDataWorker step_data;  // what the steps draw, computed from `params` off the UI thread
@@ -45,7 +45,7 @@ struct AppState {
   double frame_ms = 0;
   std::string message;  // the last action's outcome, shown in the status bar
   bool message_is_error = false;
-  double message_s = 0;  // when it was set: messages fade after a few seconds
+  double message_s = 0;                    // when it was set: messages fade after a few seconds
   std::vector<std::string> written_files;  // every file this session wrote, in order
   // Filled while drawing, carried out by the main loop after the frame.
   bool want_window_png = false;

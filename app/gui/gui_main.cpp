@@ -113,6 +113,108 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"written_files", state.written_files}};
 }
 
+bool has_display() {
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  return (display != nullptr && *display) || (wayland != nullptr && *wayland);
+}
+
+// A GL 3.3 window with Dear ImGui bound to it; nullptr (and a message on stderr) when there is none to be had.
+GLFWwindow* open_window(const PixelSize& size, bool vsync) {
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
+    return nullptr;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* window = glfwCreateWindow(size.width, size.height, "dlsys-lab", nullptr, nullptr);
+  if (window == nullptr) {
+    glfwTerminate();
+    std::cerr << "dlsys-lab: could not open a GL 3.3 window\n";
+    return nullptr;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(vsync ? 1 : 0);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  static const std::string ini_path = config_dir() + "/imgui.ini";
+  ImGui::GetIO().IniFilename = ini_path.c_str();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+  return window;
+}
+
+void close_window(GLFWwindow* window) {
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+}
+
+// While a run measures, the window waits for input (at most a 15th of a second): software rendering shares the
+// cores the run is timing.
+void wait_for_events(const AppState& state, bool scripted) {
+  if (state.worker.busy() && !scripted)
+    glfwWaitEventsTimeout(1.0 / 15.0);
+  else
+    glfwPollEvents();
+}
+
+// Draws the shell once; returns the framebuffer's size.
+PixelSize draw_one_frame(AppState& state, GLFWwindow* window) {
+  if (state.fonts_dirty) {
+    apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
+    rebuild_fonts(state.scale(), 1.0f);
+    state.fonts_dirty = false;
+  }
+  poll_worker(state);
+  begin_frame(state);
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  handle_keys(state);
+  draw_shell(state);
+  ImGui::Render();
+  PixelSize fb;
+  glfwGetFramebufferSize(window, &fb.width, &fb.height);
+  glViewport(0, 0, fb.width, fb.height);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  return fb;
+}
+
+// `--screenshot`: after enough frames and no run going, saves the window (and the figure, when asked) and closes.
+struct ScriptedShot {
+  const GuiRequest& request;
+  int idle_frames = 0;  // frames drawn since the last run ended
+  Stopwatch idle_timer;
+
+  // Returns the exit code once the shot is taken, -1 before.
+  int after_frame(AppState& state, const PixelSize& fb, int frames_drawn) {
+    if (state.worker.busy())
+      idle_frames = 0;
+    else if (++idle_frames == 1)
+      idle_timer.restart();
+    const int frames_before_shot = request.frames > 0 ? request.frames : 3;
+    if (frames_drawn < frames_before_shot || !state.worker.idle()) return -1;
+    if (idle_frames > 3)
+      std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
+                               (idle_frames - 1) / (idle_timer.elapsed_us() / 1e6));
+    bool ok = save_window_png(state, fb.width, fb.height, request.screenshot_png);
+    std::cerr << state.message << "\n";
+    if (ok && !request.figure_png.empty()) {
+      ok = export_figure(state, request.figure_scale, request.figure_png);
+      std::cerr << state.message << "\n";
+    }
+    return ok ? 0 : kExitRunFailure;
+  }
+};
+
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
@@ -129,9 +231,7 @@ int run_gui(const GuiRequest& request) {
     return kExitBadInput;
   }
   // Bad requests are reported before the display is needed, so they read the same everywhere.
-  const char* display = std::getenv("DISPLAY");
-  const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if ((display == nullptr || !*display) && (wayland == nullptr || !*wayland)) {
+  if (!has_display()) {
     std::cerr << "dlsys-lab: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the GUI cannot open.\n"
                  "Headless commands work without one:\n"
                  "  dlsys-lab list | info\n"
@@ -141,100 +241,36 @@ int run_gui(const GuiRequest& request) {
     return kExitBadInput;
   }
   state.presentation = request.presentation;
-
-  glfwSetErrorCallback(glfw_error);
-  if (!glfwInit()) {
-    std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
-    return kExitRunFailure;
-  }
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  GLFWwindow* window = glfwCreateWindow(size.width, size.height, "dlsys-lab", nullptr, nullptr);
-  if (window == nullptr) {
-    glfwTerminate();
-    std::cerr << "dlsys-lab: could not open a GL 3.3 window\n";
-    return kExitRunFailure;
-  }
-  glfwMakeContextCurrent(window);
-  glfwSwapInterval(request.screenshot_png.empty() ? 1 : 0);  // scripted runs measure the frame rate without vsync
-
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
-  static const std::string ini_path = config_dir() + "/imgui.ini";
-  ImGui::GetIO().IniFilename = ini_path.c_str();
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init("#version 330");
+  const bool scripted = !request.screenshot_png.empty();
+  GLFWwindow* window = open_window(size, !scripted);  // scripted runs measure the frame rate without vsync
+  if (window == nullptr) return kExitRunFailure;
 
   if (request.run_on_start) start_run(state);
-  const bool scripted = !request.screenshot_png.empty();
-  const int frames_before_shot = request.frames > 0 ? request.frames : 3;
-  int frames_drawn = 0;
-  int exit_code = 0;
-  int idle_frames = 0;
-  Stopwatch frames_timer;
-  bool first_frame_reported = false;
+  ScriptedShot shot{request};
+  int frames_drawn = 0, exit_code = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   while (!glfwWindowShouldClose(window)) {
-    // While a run measures, draw at about 15 fps: software rendering shares the cores the run is timing.
-    if (state.worker.busy() && !scripted)
-      glfwWaitEventsTimeout(1.0 / 15.0);
-    else
-      glfwPollEvents();
+    wait_for_events(state, scripted);
     const auto now = std::chrono::steady_clock::now();
     state.now_s = std::chrono::duration<double>(now - t0).count();
     state.frame_ms = std::chrono::duration<double, std::milli>(now - last).count();
     last = now;
-    if (state.fonts_dirty) {
-      apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
-      rebuild_fonts(state.scale(), 1.0f);
-      state.fonts_dirty = false;
-    }
-    poll_worker(state);
-    begin_frame(state);
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-    handle_keys(state);
-    draw_shell(state);
-    ImGui::Render();
-    int fb_w = 0, fb_h = 0;
-    glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-    glClearColor(bg.x, bg.y, bg.z, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    nlohmann::json summary = state_summary(state, fb_w, fb_h);
+    const PixelSize fb = draw_one_frame(state, window);
+    nlohmann::json summary = state_summary(state, fb.width, fb.height);
     summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
     write_widget_rects(summary);
-    ++frames_drawn;
-    if (!first_frame_reported) {
-      first_frame_reported = true;
-      if (scripted) std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
-    }
+    if (frames_drawn++ == 0 && scripted)
+      std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
     if (state.want_window_png) {
-      save_window_png(state, fb_w, fb_h, timestamped_output_path("window", "png"));
+      save_window_png(state, fb.width, fb.height, timestamped_output_path("window", "png"));
       state.want_window_png = false;
     }
-    // Frame rate over the frames drawn while no run competes for the cores.
-    if (state.worker.busy())
-      idle_frames = 0;
-    else if (++idle_frames == 1)
-      frames_timer.restart();
-    if (scripted && frames_drawn >= frames_before_shot && state.worker.idle()) {
-      if (idle_frames > 3)
-        std::cerr << fmt::format("drew {} frames at {:.1f} fps (no run going)\n", idle_frames - 1,
-                                 (idle_frames - 1) / (frames_timer.elapsed_us() / 1e6));
-      bool ok = save_window_png(state, fb_w, fb_h, request.screenshot_png);
-      std::cerr << state.message << "\n";
-      if (ok && !request.figure_png.empty()) {
-        ok = export_figure(state, request.figure_scale, request.figure_png);
-        std::cerr << state.message << "\n";
+    if (scripted) {
+      if (const int code = shot.after_frame(state, fb, frames_drawn); code >= 0) {
+        exit_code = code;
+        glfwSetWindowShouldClose(window, 1);
       }
-      if (!ok) exit_code = kExitRunFailure;
-      glfwSetWindowShouldClose(window, 1);
     }
     glfwSwapBuffers(window);
     if (state.want_figure_scale > 0) {
@@ -244,11 +280,7 @@ int run_gui(const GuiRequest& request) {
     }
   }
   state.worker.cancel();
-  ImGui_ImplOpenGL3_Shutdown();
-  ImGui_ImplGlfw_Shutdown();
-  ImGui::DestroyContext();
-  glfwDestroyWindow(window);
-  glfwTerminate();
+  close_window(window);
   return exit_code;
 }
 

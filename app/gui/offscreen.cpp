@@ -6,9 +6,8 @@
 #include <GL/gl.h>
 #include <GL/glext.h>
 #include <backends/imgui_impl_opengl3.h>
-#include <stb_image_write.h>
-
 #include <fmt/format.h>
+#include <stb_image_write.h>
 
 #include "engine/errors.h"
 #include "engine/file_io.h"
@@ -81,7 +80,8 @@ Image render_offscreen(const std::function<void()>& draw_ui, ImVec2 display_size
 }
 
 HeadlessGl::HeadlessGl() {
-  auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+  auto get_platform_display =
+      reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLint major = 0, minor = 0;
   // Mesa (llvmpipe or a GPU) renders with no display server on its surfaceless platform.
@@ -95,10 +95,12 @@ HeadlessGl::HeadlessGl() {
     if (display != EGL_NO_DISPLAY && !eglInitialize(display, &major, &minor)) display = EGL_NO_DISPLAY;
   }
   if (display == EGL_NO_DISPLAY)
-    throw RunFailure(fmt::format("no EGL display for headless rendering (EGL error 0x{:x}); is libegl-mesa0 installed?", eglGetError()));
+    throw RunFailure(fmt::format("no EGL display for headless rendering (EGL error 0x{:x}); is libegl-mesa0 installed?",
+                                 eglGetError()));
   eglBindAPI(EGL_OPENGL_API);
-  const EGLint attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+  const EGLint attributes[] = {
+      EGL_CONTEXT_MAJOR_VERSION,           3,       EGL_CONTEXT_MINOR_VERSION, 3, EGL_CONTEXT_OPENGL_PROFILE_MASK,
+      EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
   EGLContext context = eglCreateContext(display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attributes);
   if (context == EGL_NO_CONTEXT || !eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) {
     const EGLint error = eglGetError();

@@ -129,6 +129,182 @@ PlotLine line_from_series(const Series& series, ImU32 color) {
   return line;
 }
 
+namespace {
+
+// The data's extent on both axes (whiskers and guides included), padded and clamped as each axis asks.
+std::pair<Range, Range> data_ranges(const PlotSpec& spec) {
+  Range xr, yr;
+  for (const auto& line : spec.lines)
+    for (const auto& p : line.points) {
+      if (!std::isfinite(p.y) || (spec.y.log && p.y <= 0)) continue;
+      xr.add(p.x, spec.x.log);
+      yr.add(p.y, spec.y.log);
+      if (line.whiskers) {
+        yr.add(p.y_min, spec.y.log);
+        yr.add(p.y_max, spec.y.log);
+      }
+    }
+  for (const auto& g : spec.guides) (g.vertical ? xr : yr).add(g.value, g.vertical ? spec.x.log : spec.y.log);
+  return {fit_range(spec.x, xr), fit_range(spec.y, yr)};
+}
+
+// Where the data goes on screen: the plot area's corners and the two axis maps.
+struct PlotArea {
+  ImVec2 p0, p1;
+  AxisMap mx, my;
+};
+
+// A log axis over a handful of sweep sizes (64, 128, ...) is read best with ticks at those sizes.
+std::vector<double> x_ticks_of(const PlotSpec& spec, const PlotArea& area) {
+  std::vector<double> out = ticks(area.mx.lo, area.mx.hi, spec.x.log, area.p1.x - area.p0.x);
+  if (!spec.x.log) return out;
+  std::vector<double> data_x;
+  for (const auto& line : spec.lines)
+    for (const auto& p : line.points)
+      if (p.x > 0 && std::find(data_x.begin(), data_x.end(), p.x) == data_x.end()) data_x.push_back(p.x);
+  return data_x.size() >= 2 && data_x.size() <= 12 ? data_x : out;
+}
+
+void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  for (double v : x_ticks_of(spec, a)) {
+    const float x = a.mx.px(v);
+    draw->AddLine({x, a.p0.y}, {x, a.p1.y}, grid_color());
+    const std::string label = tick_label(v);
+    draw->AddText({x - ImGui::CalcTextSize(label.c_str()).x / 2, a.p1.y + 4 * s}, muted_text_color(), label.c_str());
+  }
+  for (double v : ticks(a.my.lo, a.my.hi, spec.y.log, a.p1.y - a.p0.y)) {
+    const float y = a.my.px(v);
+    draw->AddLine({a.p0.x, y}, {a.p1.x, y}, grid_color());
+    const std::string label = tick_label(v);
+    draw->AddText({a.p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(),
+                  label.c_str());
+  }
+  draw->AddRect(a.p0, a.p1, with_alpha(muted_text_color(), 0.6f));
+  const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "");
+  draw->AddText({(a.p0.x + a.p1.x - ImGui::CalcTextSize(x_title.c_str()).x) / 2, a.p1.y + line_h + 8 * s},
+                muted_text_color(), x_title.c_str());
+}
+
+void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  for (const auto& g : spec.guides) {
+    const ImU32 color = g.color ? g.color : theory_color();
+    if (g.vertical) {
+      const float x = a.mx.px(g.value);
+      dashed_line(draw, {x, a.p0.y}, {x, a.p1.y}, color, 1.5f * s, 5 * s);
+      draw->AddText({x + 4 * s, a.p0.y + 4 * s}, color, g.label.c_str());
+    } else {
+      const float y = a.my.px(g.value);
+      dashed_line(draw, {a.p0.x, y}, {a.p1.x, y}, color, 1.5f * s, 5 * s);
+      const float label_y = y - line_h - 2 * s < a.p0.y ? y + 2 * s : y - line_h - 2 * s;  // below when no room above
+      draw->AddText({a.p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, label_y}, color, g.label.c_str());
+    }
+  }
+}
+
+// The point nearest the mouse, for the read-out.
+struct NearestPoint {
+  const PlotLine* line = nullptr;
+  const SeriesPoint* point = nullptr;
+};
+
+// Lines, whiskers and markers; returns the point under the mouse when the plot is hovered.
+NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, bool hovered) {
+  const float s = ui_scale();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  float best_d2 = (14 * s) * (14 * s);
+  NearestPoint best;
+  auto visible = [&](const SeriesPoint& p) {
+    return std::isfinite(p.x) && std::isfinite(p.y) && !(spec.x.log && p.x <= 0) && !(spec.y.log && p.y <= 0);
+  };
+  for (const auto& line : spec.lines) {
+    std::vector<ImVec2> pts;
+    for (const auto& p : line.points)
+      if (visible(p)) pts.push_back({a.mx.px(p.x), a.my.px(p.y)});
+    const float thick = (line.style == SeriesStyle::Line ? 2.5f : 1.8f) * s;
+    if (line.style != SeriesStyle::Markers && pts.size() >= 2) {
+      if (line.dashed)
+        for (std::size_t i = 1; i < pts.size(); ++i) dashed_line(draw, pts[i - 1], pts[i], line.color, thick, 7 * s);
+      else
+        draw->AddPolyline(pts.data(), static_cast<int>(pts.size()), line.color, 0, thick);
+    }
+    for (const auto& p : line.points) {
+      if (!visible(p)) continue;
+      const ImVec2 c{a.mx.px(p.x), a.my.px(p.y)};
+      if (line.whiskers && p.y_min > 0 && p.y_max >= p.y_min) {
+        const float ya = a.my.px(std::max(p.y_min, a.my.lo)), yb = a.my.px(p.y_max);
+        draw->AddLine({c.x, ya}, {c.x, yb}, line.color, 1.5f * s);
+        draw->AddLine({c.x - 4 * s, ya}, {c.x + 4 * s, ya}, line.color, 1.5f * s);
+        draw->AddLine({c.x - 4 * s, yb}, {c.x + 4 * s, yb}, line.color, 1.5f * s);
+      }
+      if (line.style != SeriesStyle::Line) draw->AddCircleFilled(c, 4.0f * s, line.color);
+      const float d2 = (c.x - mouse.x) * (c.x - mouse.x) + (c.y - mouse.y) * (c.y - mouse.y);
+      if (hovered && d2 < best_d2) {
+        best_d2 = d2;
+        best = {&line, &p};
+      }
+    }
+  }
+  return best;
+}
+
+// Legend: top-left inside the plot area.
+void draw_legend(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+  if (spec.lines.empty()) return;
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  float w = 0;
+  for (const auto& line : spec.lines) w = std::max(w, ImGui::CalcTextSize(line.name.c_str()).x);
+  const float row = line_h + 2 * s, swatch = 22 * s;
+  const ImVec2 l0{a.p0.x + 8 * s, a.p0.y + 8 * s};
+  const ImVec2 l1{l0.x + swatch + w + 18 * s, l0.y + row * spec.lines.size() + 8 * s};
+  draw->AddRectFilled(l0, l1, with_alpha(panel_color(), 0.88f), 3 * s);
+  draw->AddRect(l0, l1, grid_color(), 3 * s);
+  for (std::size_t i = 0; i < spec.lines.size(); ++i) {
+    const auto& line = spec.lines[i];
+    const float y = l0.y + 4 * s + row * i + line_h / 2;
+    if (line.style != SeriesStyle::Markers) {
+      if (line.dashed)
+        dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
+      else
+        draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
+    }
+    if (line.style != SeriesStyle::Line)
+      draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
+    draw->AddText({l0.x + swatch + 8 * s, y - line_h / 2}, text_color(), line.name.c_str());
+  }
+}
+
+void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, const NearestPoint& nearest) {
+  if (nearest.point == nullptr) return;
+  const float s = ui_scale();
+  const SeriesPoint& p = *nearest.point;
+  draw->AddCircle({a.mx.px(p.x), a.my.px(p.y)}, 7 * s, highlight_color(), 0, 2 * s);
+  std::string readout =
+      fmt::format("{}\n{} = {} {}\n{} = {} {}", nearest.line->name, spec.x.label, format_number(p.x, 5), spec.x.unit,
+                  spec.y.label, format_number(p.y, 5), spec.y.unit);
+  if (nearest.line->whiskers)
+    readout += fmt::format("\nmin {} .. max {}", format_number(p.y_min, 4), format_number(p.y_max, 4));
+  ImGui::SetTooltip("%s", readout.c_str());
+}
+
+// Frame and titles: the plot's title on top, then the y-axis title; returns where the plot area may start.
+float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
+  const float s = ui_scale();
+  draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
+  float top = origin.y + 6 * s;
+  if (!spec.title.empty()) {
+    ImGui::PushFont(heading_font());
+    draw->AddText({origin.x + 10 * s, top}, text_color(), spec.title.c_str());
+    top += ImGui::GetTextLineHeight() + 4 * s;
+    ImGui::PopFont();
+  }
+  draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
+  return top + ImGui::GetTextLineHeight() + 6 * s;
+}
+
+}  // namespace
+
 void draw_plot(const char* id, const PlotSpec& spec) {
   ImGui::PushID(id);
   const float s = ui_scale();
@@ -142,40 +318,15 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight();
+  const float top = draw_frame(draw, spec, origin, size);
 
-  // Frame: title on top, y-axis title above the axis, tick labels left and below, x-axis title at the bottom.
-  draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
-  float top = origin.y + 6 * s;
-  if (!spec.title.empty()) {
-    ImGui::PushFont(heading_font());
-    draw->AddText({origin.x + 10 * s, top}, text_color(), spec.title.c_str());
-    top += ImGui::GetTextLineHeight() + 4 * s;
-    ImGui::PopFont();
-  }
-  draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
-  top += line_h + 6 * s;
-
-  Range xr, yr;
-  for (const auto& line : spec.lines)
-    for (const auto& p : line.points) {
-      if (!std::isfinite(p.y) || (spec.y.log && p.y <= 0)) continue;
-      xr.add(p.x, spec.x.log);
-      yr.add(p.y, spec.y.log);
-      if (line.whiskers) {
-        yr.add(p.y_min, spec.y.log);
-        yr.add(p.y_max, spec.y.log);
-      }
-    }
-  for (const auto& g : spec.guides) (g.vertical ? xr : yr).add(g.value, g.vertical ? spec.x.log : spec.y.log);
-  xr = fit_range(spec.x, xr);
-  yr = fit_range(spec.y, yr);
-
-  const std::vector<double> y_ticks_probe = ticks(yr.lo, yr.hi, spec.y.log, 200);
+  // Tick labels left and below the plot area, the x-axis title under them.
+  const auto [xr, yr] = data_ranges(spec);
   float label_w = 0;
-  for (double v : y_ticks_probe) label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
+  for (double v : ticks(yr.lo, yr.hi, spec.y.log, 200))
+    label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
   const ImVec2 p0{origin.x + label_w + 18 * s, top};
-  const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * line_h - 12 * s};
+  const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
   if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
     ImGui::PopID();
     return;
@@ -183,124 +334,14 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
   note_plot_area(spec.title, p0, p1, colors);
-  const AxisMap mx{xr.lo, xr.hi, spec.x.log, p0.x, p1.x};
-  const AxisMap my{yr.lo, yr.hi, spec.y.log, p1.y, p0.y};
-
-  // A log axis over a handful of sweep sizes (64, 128, ...) is read best with ticks at those sizes.
-  std::vector<double> x_ticks = ticks(xr.lo, xr.hi, spec.x.log, p1.x - p0.x);
-  if (spec.x.log) {
-    std::vector<double> data_x;
-    for (const auto& line : spec.lines)
-      for (const auto& p : line.points)
-        if (p.x > 0 && std::find(data_x.begin(), data_x.end(), p.x) == data_x.end()) data_x.push_back(p.x);
-    if (data_x.size() >= 2 && data_x.size() <= 12) x_ticks = data_x;
-  }
-  for (double v : x_ticks) {
-    const float x = mx.px(v);
-    draw->AddLine({x, p0.y}, {x, p1.y}, grid_color());
-    const std::string label = tick_label(v);
-    draw->AddText({x - ImGui::CalcTextSize(label.c_str()).x / 2, p1.y + 4 * s}, muted_text_color(), label.c_str());
-  }
-  for (double v : ticks(yr.lo, yr.hi, spec.y.log, p1.y - p0.y)) {
-    const float y = my.px(v);
-    draw->AddLine({p0.x, y}, {p1.x, y}, grid_color());
-    const std::string label = tick_label(v);
-    draw->AddText({p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(),
-                  label.c_str());
-  }
-  draw->AddRect(p0, p1, with_alpha(muted_text_color(), 0.6f));
-  const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "");
-  draw->AddText({(p0.x + p1.x - ImGui::CalcTextSize(x_title.c_str()).x) / 2, p1.y + line_h + 8 * s}, muted_text_color(),
-                x_title.c_str());
-
+  const PlotArea area{p0, p1, {xr.lo, xr.hi, spec.x.log, p0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, p0.y}};
+  draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(p0, p1, true);
-  for (const auto& g : spec.guides) {
-    const ImU32 color = g.color ? g.color : theory_color();
-    if (g.vertical) {
-      const float x = mx.px(g.value);
-      dashed_line(draw, {x, p0.y}, {x, p1.y}, color, 1.5f * s, 5 * s);
-      draw->AddText({x + 4 * s, p0.y + 4 * s}, color, g.label.c_str());
-    } else {
-      const float y = my.px(g.value);
-      dashed_line(draw, {p0.x, y}, {p1.x, y}, color, 1.5f * s, 5 * s);
-      const float label_y = y - line_h - 2 * s < p0.y ? y + 2 * s : y - line_h - 2 * s;  // below when no room above
-      draw->AddText({p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, label_y}, color, g.label.c_str());
-    }
-  }
-  // Nearest point to the mouse, for the read-out.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  float best_d2 = (14 * s) * (14 * s);
-  const PlotLine* best_line = nullptr;
-  const SeriesPoint* best_point = nullptr;
-  auto visible = [&](const SeriesPoint& p) {
-    return std::isfinite(p.x) && std::isfinite(p.y) && !(spec.x.log && p.x <= 0) && !(spec.y.log && p.y <= 0);
-  };
-  for (const auto& line : spec.lines) {
-    std::vector<ImVec2> pts;
-    for (const auto& p : line.points)
-      if (visible(p)) pts.push_back({mx.px(p.x), my.px(p.y)});
-    const float thick = (line.style == SeriesStyle::Line ? 2.5f : 1.8f) * s;
-    if (line.style != SeriesStyle::Markers && pts.size() >= 2) {
-      if (line.dashed)
-        for (std::size_t i = 1; i < pts.size(); ++i) dashed_line(draw, pts[i - 1], pts[i], line.color, thick, 7 * s);
-      else
-        draw->AddPolyline(pts.data(), static_cast<int>(pts.size()), line.color, 0, thick);
-    }
-    for (const auto& p : line.points) {
-      if (!visible(p)) continue;
-      const ImVec2 c{mx.px(p.x), my.px(p.y)};
-      if (line.whiskers && p.y_min > 0 && p.y_max >= p.y_min) {
-        const float ya = my.px(std::max(p.y_min, yr.lo)), yb = my.px(p.y_max);
-        draw->AddLine({c.x, ya}, {c.x, yb}, line.color, 1.5f * s);
-        draw->AddLine({c.x - 4 * s, ya}, {c.x + 4 * s, ya}, line.color, 1.5f * s);
-        draw->AddLine({c.x - 4 * s, yb}, {c.x + 4 * s, yb}, line.color, 1.5f * s);
-      }
-      if (line.style != SeriesStyle::Line) draw->AddCircleFilled(c, 4.0f * s, line.color);
-      const float d2 = (c.x - mouse.x) * (c.x - mouse.x) + (c.y - mouse.y) * (c.y - mouse.y);
-      if (hovered && d2 < best_d2) {
-        best_d2 = d2;
-        best_line = &line;
-        best_point = &p;
-      }
-    }
-  }
+  draw_guides(draw, spec, area);
+  const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
   draw->PopClipRect();
-
-  // Legend: top-left inside the plot area.
-  if (!spec.lines.empty()) {
-    float w = 0;
-    for (const auto& line : spec.lines) w = std::max(w, ImGui::CalcTextSize(line.name.c_str()).x);
-    const float row = line_h + 2 * s, swatch = 22 * s;
-    const ImVec2 l0{p0.x + 8 * s, p0.y + 8 * s};
-    const ImVec2 l1{l0.x + swatch + w + 18 * s, l0.y + row * spec.lines.size() + 8 * s};
-    draw->AddRectFilled(l0, l1, with_alpha(panel_color(), 0.88f), 3 * s);
-    draw->AddRect(l0, l1, grid_color(), 3 * s);
-    for (std::size_t i = 0; i < spec.lines.size(); ++i) {
-      const auto& line = spec.lines[i];
-      const float y = l0.y + 4 * s + row * i + line_h / 2;
-      if (line.style != SeriesStyle::Markers) {
-        if (line.dashed)
-          dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
-        else
-          draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
-      }
-      if (line.style != SeriesStyle::Line)
-        draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
-      draw->AddText({l0.x + swatch + 8 * s, y - line_h / 2}, text_color(), line.name.c_str());
-    }
-  }
-
-  if (best_point != nullptr) {
-    const ImVec2 c{mx.px(best_point->x), my.px(best_point->y)};
-    draw->AddCircle(c, 7 * s, highlight_color(), 0, 2 * s);
-    std::string readout =
-        fmt::format("{}\n{} = {} {}\n{} = {} {}", best_line->name, spec.x.label, format_number(best_point->x, 5),
-                    spec.x.unit, spec.y.label, format_number(best_point->y, 5), spec.y.unit);
-    if (best_line->whiskers)
-      readout +=
-          fmt::format("\nmin {} .. max {}", format_number(best_point->y_min, 4), format_number(best_point->y_max, 4));
-    ImGui::SetTooltip("%s", readout.c_str());
-  }
+  draw_legend(draw, spec, area);
+  draw_readout(draw, spec, area, nearest);
   ImGui::PopID();
 }
 

@@ -27,7 +27,7 @@ struct PlotAxis {
   std::string label;  // "n (m = n = k)"
   std::string unit;   // "us", "GB/s"; shown in the axis title and the hover read-out
   bool log = false;
-  double min = NAN;   // NAN: fit to the data
+  double min = NAN;  // NAN: fit to the data
   double max = NAN;
 };
 

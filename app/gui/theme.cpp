@@ -10,8 +10,9 @@ constexpr ImU32 kOkabeIto[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(213, 94, 0
                                IM_COL32(204, 121, 167, 255), IM_COL32(230, 159, 0, 255), IM_COL32(86, 180, 233, 255),
                                IM_COL32(240, 228, 66, 255)};
 // On the dark background the blue is lifted so it does not sink into the panel colour.
-constexpr ImU32 kOkabeItoOnDark[] = {IM_COL32(86, 160, 235, 255),  IM_COL32(240, 120, 40, 255), IM_COL32(40, 200, 150, 255),
-                                     IM_COL32(220, 140, 190, 255), IM_COL32(240, 180, 40, 255), IM_COL32(120, 200, 240, 255),
+constexpr ImU32 kOkabeItoOnDark[] = {IM_COL32(86, 160, 235, 255), IM_COL32(240, 120, 40, 255),
+                                     IM_COL32(40, 200, 150, 255), IM_COL32(220, 140, 190, 255),
+                                     IM_COL32(240, 180, 40, 255), IM_COL32(120, 200, 240, 255),
                                      IM_COL32(240, 228, 66, 255)};
 }  // namespace
 
@@ -47,10 +48,14 @@ ImU32 series_color(int index) {
 }
 ImU32 theory_color() { return g_theme == ThemeKind::Dark ? IM_COL32(235, 235, 235, 255) : IM_COL32(20, 20, 20, 255); }
 ImU32 text_color() { return ImGui::GetColorU32(ImGuiCol_Text); }
-ImU32 muted_text_color() { return g_theme == ThemeKind::Dark ? IM_COL32(160, 165, 175, 255) : IM_COL32(70, 70, 80, 255); }
+ImU32 muted_text_color() {
+  return g_theme == ThemeKind::Dark ? IM_COL32(160, 165, 175, 255) : IM_COL32(70, 70, 80, 255);
+}
 ImU32 grid_color() { return g_theme == ThemeKind::Dark ? IM_COL32(255, 255, 255, 28) : IM_COL32(0, 0, 0, 40); }
 ImU32 panel_color() { return g_theme == ThemeKind::Dark ? IM_COL32(22, 24, 30, 255) : IM_COL32(250, 250, 252, 255); }
-ImU32 highlight_color() { return g_theme == ThemeKind::Dark ? IM_COL32(255, 200, 60, 255) : IM_COL32(200, 120, 0, 255); }
+ImU32 highlight_color() {
+  return g_theme == ThemeKind::Dark ? IM_COL32(255, 200, 60, 255) : IM_COL32(200, 120, 0, 255);
+}
 ImU32 warning_color() { return g_theme == ThemeKind::Dark ? IM_COL32(150, 60, 30, 255) : IM_COL32(255, 210, 150, 255); }
 
 ImU32 info_color() { return g_theme == ThemeKind::Dark ? IM_COL32(34, 52, 78, 255) : IM_COL32(222, 234, 250, 255); }

@@ -12,14 +12,14 @@ ThemeKind current_theme();
 
 // Categorical series colours (Okabe-Ito, colour-blind safe), darkened on the light theme for contrast.
 ImU32 series_color(int index);
-ImU32 theory_color();        // theory lines: the strongest contrast against the background
+ImU32 theory_color();  // theory lines: the strongest contrast against the background
 ImU32 text_color();
-ImU32 muted_text_color();    // axis ticks, grid labels
+ImU32 muted_text_color();  // axis ticks, grid labels
 ImU32 grid_color();
-ImU32 panel_color();         // background of cards and plot areas
-ImU32 highlight_color();     // the element the step is about
-ImU32 warning_color();       // something the reader must act on: a result measured with other parameters
-ImU32 info_color();          // background of notes that qualify a result: emulated ranks, replayed runs
+ImU32 panel_color();      // background of cards and plot areas
+ImU32 highlight_color();  // the element the step is about
+ImU32 warning_color();    // something the reader must act on: a result measured with other parameters
+ImU32 info_color();       // background of notes that qualify a result: emulated ranks, replayed runs
 ImU32 with_alpha(ImU32 color, float alpha);
 
 // Fonts loaded at the current scale (DejaVu from the system, ProggyClean as fallback).

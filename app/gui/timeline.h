@@ -1,7 +1,7 @@
 #pragma once
 // The timeline widget: one lane per device, spans coloured by op kind and shaded by micro-batch, labelled when they
-// are wide enough. Ctrl + mouse wheel zooms around the cursor, dragging pans, double-click fits. Like Tracy, it draws only
-// the spans in view and folds runs of spans narrower than a few pixels into one grey block, so p = 16, m = 256
+// are wide enough. Ctrl + mouse wheel zooms around the cursor, dragging pans, double-click fits. Like Tracy, it draws
+// only the spans in view and folds runs of spans narrower than a few pixels into one grey block, so p = 16, m = 256
 // schedules stay smooth under software rendering.
 #include <imgui.h>
 
@@ -14,8 +14,8 @@ namespace dlsys::gui {
 struct TimelineViewState {
   double view_start = 0;  // visible time range, in the timelines' unit
   double view_end = 0;
-  bool fitted = false;    // false: fit to the data on the next draw
-  double data_end = 0;    // makespan of the longest timeline last drawn
+  bool fitted = false;  // false: fit to the data on the next draw
+  double data_end = 0;  // makespan of the longest timeline last drawn
 };
 
 struct TimelineHover {

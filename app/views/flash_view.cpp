@@ -351,8 +351,7 @@ void draw_measured_step(const ViewContext& ctx) {
                                                        format_bytes_binary(double(m->flash->peak_bytes)))});
     if (c.scratch_ratio_naive_over_flash)
       rows.push_back({"  naive/flash", fmt::format("{:.0f}x", *c.scratch_ratio_naive_over_flash)});
-    rows.push_back(
-        {"error naive/flash", fmt::format("{:.1e}/{:.1e}", m->naive->max_abs_err, m->flash->max_abs_err)});
+    rows.push_back({"error naive/flash", fmt::format("{:.1e}/{:.1e}", m->naive->max_abs_err, m->flash->max_abs_err)});
     rows.push_back({"  flash <= 2 naive + 2^-24", c.accuracy_rule_met ? "yes" : "NO"});
   }
   draw_value_table("measured_bar", rows);

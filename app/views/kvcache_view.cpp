@@ -247,72 +247,92 @@ void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const
       });
 }
 
-void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const SizingQuery& q, const Sizing& sz) {
+// Where the paged step draws: tokens map to pixels so that the up-front reservation spans the width.
+struct PagedCanvas {
+  ImDrawList* draw;
+  ImVec2 origin;
+  float width, row_h;
+  double tokens_per_px;
+  float x_of(double tokens) const { return origin.x + float(tokens / tokens_per_px); }
+};
+
+// Grey is memory held but empty, whether in a paged block's tail or in an up-front reservation.
+ImU32 used_color() { return series_color(1); }
+ImU32 empty_color() { return with_alpha(muted_text_color(), 0.35f); }
+
+// One sequence both ways: its paged blocks (one by one when wide enough), then its reservation. Returns the next y.
+float draw_sequence_rows(const PagedCanvas& c, int index, const SizingQuery& q, const Sizing& sz, float y) {
   const float s = ui_scale();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float width = avail.x - 20 * s, row_h = std::clamp(avail.y * 0.07f, 18 * s, 40 * s);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  const double per_px = double(sz.reserve_tokens) / width;  // tokens per pixel: the reservation spans the width
-  auto x_of = [&](double tokens) { return o.x + float(tokens / per_px); };
-  const int sequences_shown = static_cast<int>(std::min<std::int64_t>(q.batch, 2));
-  // Grey is memory held but empty, whether in a paged block's tail or in an up-front reservation.
-  const ImU32 used = series_color(1), free_block = with_alpha(muted_text_color(), 0.35f), waste = free_block;
-  float y = o.y;
-  for (int seqi = 0; seqi < sequences_shown; ++seqi) {
-    draw->AddText({o.x, y}, text_color(),
-                  fmt::format("sequence {}: paged, {} blocks of {} tokens", seqi + 1,
+  c.draw->AddText({c.origin.x, y}, text_color(),
+                  fmt::format("sequence {}: paged, {} blocks of {} tokens", index + 1,
                               format_count(double(sz.paged_blocks_per_seq)), q.block_tokens)
                       .c_str());
-    y += ImGui::GetTextLineHeightWithSpacing();
-    const bool draw_each = double(q.block_tokens) / per_px >= 4 * s;  // blocks wide enough to draw one by one
-    if (draw_each) {
-      for (std::int64_t b = 0; b < sz.paged_blocks_per_seq; ++b) {
-        const double start = double(b * q.block_tokens), end = double((b + 1) * q.block_tokens);
-        const double filled = std::min<double>(end, double(sz.cached_tokens));
-        draw->AddRectFilled({x_of(start), y}, {x_of(filled) - 1 * s, y + row_h}, used, 2 * s);
-        if (filled < end) draw->AddRectFilled({x_of(filled), y}, {x_of(end) - 1 * s, y + row_h}, waste, 2 * s);
-      }
-    } else {
-      draw->AddRectFilled({x_of(0), y}, {x_of(double(sz.cached_tokens)), y + row_h}, used, 2 * s);
-      const double blocks_end = double(sz.paged_blocks_per_seq * q.block_tokens);
-      draw->AddRectFilled({x_of(double(sz.cached_tokens)), y},
-                          {std::max(x_of(blocks_end), x_of(double(sz.cached_tokens)) + 2 * s), y + row_h}, waste);
+  y += ImGui::GetTextLineHeightWithSpacing();
+  if (double(q.block_tokens) / c.tokens_per_px >= 4 * s) {
+    for (std::int64_t b = 0; b < sz.paged_blocks_per_seq; ++b) {
+      const double start = double(b * q.block_tokens), end = double((b + 1) * q.block_tokens);
+      const double filled = std::min<double>(end, double(sz.cached_tokens));
+      c.draw->AddRectFilled({c.x_of(start), y}, {c.x_of(filled) - 1 * s, y + c.row_h}, used_color(), 2 * s);
+      if (filled < end)
+        c.draw->AddRectFilled({c.x_of(filled), y}, {c.x_of(end) - 1 * s, y + c.row_h}, empty_color(), 2 * s);
     }
-    y += row_h + 4 * s;
-    draw->AddText(
-        {o.x, y}, text_color(),
-        fmt::format("sequence {}: reserved up front for {} tokens", seqi + 1, format_count(double(sz.reserve_tokens)))
-            .c_str());
-    y += ImGui::GetTextLineHeightWithSpacing();
-    draw->AddRectFilled({x_of(0), y}, {x_of(double(sz.cached_tokens)), y + row_h}, used, 2 * s);
-    draw->AddRectFilled({x_of(double(sz.cached_tokens)), y}, {x_of(double(sz.reserve_tokens)), y + row_h}, free_block,
-                        2 * s);
-    y += row_h + ImGui::GetTextLineHeight();
+  } else {
+    c.draw->AddRectFilled({c.x_of(0), y}, {c.x_of(double(sz.cached_tokens)), y + c.row_h}, used_color(), 2 * s);
+    const double blocks_end = double(sz.paged_blocks_per_seq * q.block_tokens);
+    c.draw->AddRectFilled({c.x_of(double(sz.cached_tokens)), y},
+                          {std::max(c.x_of(blocks_end), c.x_of(double(sz.cached_tokens)) + 2 * s), y + c.row_h},
+                          empty_color());
   }
-  // The last blocks of one sequence, enlarged: each slot is one token; the empty slots are the paged cache's waste.
+  y += c.row_h + 4 * s;
+  c.draw->AddText(
+      {c.origin.x, y}, text_color(),
+      fmt::format("sequence {}: reserved up front for {} tokens", index + 1, format_count(double(sz.reserve_tokens)))
+          .c_str());
+  y += ImGui::GetTextLineHeightWithSpacing();
+  c.draw->AddRectFilled({c.x_of(0), y}, {c.x_of(double(sz.cached_tokens)), y + c.row_h}, used_color(), 2 * s);
+  c.draw->AddRectFilled({c.x_of(double(sz.cached_tokens)), y}, {c.x_of(double(sz.reserve_tokens)), y + c.row_h},
+                        empty_color(), 2 * s);
+  return y + c.row_h + ImGui::GetTextLineHeight();
+}
+
+// The last blocks of one sequence, enlarged: each slot is one token; the empty slots are the paged cache's waste.
+float draw_last_blocks(const PagedCanvas& c, const SizingQuery& q, const Sizing& sz, float y) {
+  const float s = ui_scale();
   const std::int64_t zoom_blocks = std::min<std::int64_t>(sz.paged_blocks_per_seq, 4);
   const int slots = static_cast<int>(std::min<std::int64_t>(q.block_tokens, 64));
-  const float slot_w = std::min(14 * s, (width - zoom_blocks * 10 * s) / float(zoom_blocks * slots));
-  draw->AddText({o.x, y}, text_color(),
-                fmt::format("the last {} blocks of a sequence, one slot per token{}", zoom_blocks,
-                            q.block_tokens > slots ? " (64 of each block's slots drawn)" : "")
-                    .c_str());
+  const float slot_w = std::min(14 * s, (c.width - zoom_blocks * 10 * s) / float(zoom_blocks * slots));
+  c.draw->AddText({c.origin.x, y}, text_color(),
+                  fmt::format("the last {} blocks of a sequence, one slot per token{}", zoom_blocks,
+                              q.block_tokens > slots ? " (64 of each block's slots drawn)" : "")
+                      .c_str());
   y += ImGui::GetTextLineHeightWithSpacing();
   for (std::int64_t b = 0; b < zoom_blocks; ++b) {
     const std::int64_t block = sz.paged_blocks_per_seq - zoom_blocks + b;
     const std::int64_t in_block = std::min(q.block_tokens, sz.cached_tokens - block * q.block_tokens);
-    const float x0 = o.x + b * (slots * slot_w + 10 * s);
+    const float x0 = c.origin.x + b * (slots * slot_w + 10 * s);
     for (int t = 0; t < slots; ++t) {
       const std::int64_t token = q.block_tokens > slots ? std::int64_t(t) * q.block_tokens / slots : t;
-      const ImU32 c = token < in_block ? used : waste;
-      draw->AddRectFilled({x0 + t * slot_w, y}, {x0 + (t + 1) * slot_w - 1 * s, y + row_h}, c, 1 * s);
+      c.draw->AddRectFilled({x0 + t * slot_w, y}, {x0 + (t + 1) * slot_w - 1 * s, y + c.row_h},
+                            token < in_block ? used_color() : empty_color(), 1 * s);
     }
-    draw->AddRect({x0 - 1 * s, y - 1 * s}, {x0 + slots * slot_w, y + row_h + 1 * s}, text_color(), 2 * s);
+    c.draw->AddRect({x0 - 1 * s, y - 1 * s}, {x0 + slots * slot_w, y + c.row_h + 1 * s}, text_color(), 2 * s);
   }
-  y += row_h + ImGui::GetTextLineHeight();
+  return y + c.row_h + ImGui::GetTextLineHeight();
+}
+
+void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const SizingQuery& q, const Sizing& sz) {
+  const float s = ui_scale();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float width = avail.x - 20 * s;
+  const PagedCanvas canvas{ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), width,
+                           std::clamp(avail.y * 0.07f, 18 * s, 40 * s), double(sz.reserve_tokens) / width};
+  const ImVec2 o = canvas.origin;
+  const int sequences_shown = static_cast<int>(std::min<std::int64_t>(q.batch, 2));
+  float y = o.y;
+  for (int seqi = 0; seqi < sequences_shown; ++seqi) y = draw_sequence_rows(canvas, seqi, q, sz, y);
+  y = draw_last_blocks(canvas, q, sz, y);
   if (q.batch > sequences_shown)
-    draw->AddText(
+    canvas.draw->AddText(
         {o.x, y}, muted_text_color(),
         fmt::format("... and {} more sequences like these", format_count(double(q.batch - sequences_shown))).c_str());
   ImGui::Dummy({width, y - o.y + ImGui::GetTextLineHeightWithSpacing()});
@@ -356,18 +376,17 @@ void draw_live_step(const ViewContext& ctx) {
   spec.size = {0, plot_height_leaving(4)};
   draw_plot("live", spec);
   draw_value_table(
-      "live",
-      {
-          {fmt::format("last token (position {}): cached / recomputing", m->last_position),
-           fmt::format("{} / {} = {:.1f}x (expected at least {:.0f}x)", format_duration_us(m->decode_us_cached),
-                       format_duration_us(m->decode_us_uncached), m->speedup, m->speedup_bar)},
-          {"KV cache allocated (ledger) / formula",
-           fmt::format("{} / {} B: {}", format_count(double(m->kv_allocated_bytes)),
-                       format_count(double(t->live_kv_bytes)), m->kv_matches_formula ? "equal" : "DIFFERENT")},
-          {"same tokens with and without the cache",
-           fmt::format("{} (logits within {:.1e})", m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff)},
-          {"FLOPs of the last step, recomputing / cached", fmt::format("{:.1f}x", t->live_flops_ratio_last)},
-      });
+      "live", {
+                  {fmt::format("last token (position {}): cached / recomputing", m->last_position),
+                   fmt::format("{} / {} = {:.1f}x (expected at least {:.0f}x)", format_duration_us(m->decode_us_cached),
+                               format_duration_us(m->decode_us_uncached), m->speedup, m->speedup_bar)},
+                  {"KV cache allocated (ledger) / formula",
+                   fmt::format("{} / {} B: {}", format_count(double(m->kv_allocated_bytes)),
+                               format_count(double(t->live_kv_bytes)), m->kv_matches_formula ? "equal" : "DIFFERENT")},
+                  {"same tokens with and without the cache",
+                   fmt::format("{} (logits within {:.1e})", m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff)},
+                  {"FLOPs of the last step, recomputing / cached", fmt::format("{:.1f}x", t->live_flops_ratio_last)},
+              });
 }
 
 }  // namespace

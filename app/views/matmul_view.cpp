@@ -107,7 +107,8 @@ std::vector<PlotLine> variant_lines(const RunResult& r, const matmul::MatmulMeas
   std::vector<PlotLine> lines;
   int color = 0;
   for (const auto& v : m.variants)
-    if (const Series* series = r.find_series(v.key + suffix)) lines.push_back(line_from_series(*series, series_color(color++)));
+    if (const Series* series = r.find_series(v.key + suffix))
+      lines.push_back(line_from_series(*series, series_color(color++)));
   if (const Series* series = extra ? r.find_series(extra) : nullptr) {
     lines.push_back(line_from_series(*series, theory_color()));
     lines.back().dashed = true;
@@ -121,7 +122,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
   std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
-  for (const auto& v : m->variants) slopes.push_back({fmt::format("fitted slope, {}", v.key), format_number(v.slope, 3)});
+  for (const auto& v : m->variants)
+    slopes.push_back({fmt::format("fitted slope, {}", v.key), format_number(v.slope, 3)});
   spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);
@@ -142,8 +144,8 @@ void draw_libraries_step(const ViewContext& ctx) {
   for (const auto& v : m->variants)
     rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
                     fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", v.gflops, v.percent_of_peak)});
-  rows.push_back({"largest error vs double reference",
-                  fmt::format("{:.2e} (bound {:.2e})", m->max_rel_err, m->error_tolerance)});
+  rows.push_back(
+      {"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", m->max_rel_err, m->error_tolerance)});
   draw_value_table("gflops_table", rows);
 }
 
@@ -188,7 +190,8 @@ void draw_tiling_step(const ViewContext& ctx) {
        row("perfect reuse (A, B read once)", steps->minimum)});
   const matmul::MatmulMeasured* m = measured_of(ctx);
   if (m && m->tiled_speedup_over_naive)
-    ImGui::TextWrapped("Measured: the tiled kernel runs %.1fx faster than the naive loop.", *m->tiled_speedup_over_naive);
+    ImGui::TextWrapped("Measured: the tiled kernel runs %.1fx faster than the naive loop.",
+                       *m->tiled_speedup_over_naive);
   ImGui::EndChild();
 }
 

@@ -174,8 +174,8 @@ void draw_bubble_formula_plot(const pipeline_lesson::BubbleFormulas& f, float he
       "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
   // The chosen p in the theory colour, the others dashed beside it.
   for (std::size_t i = 0; i < f.fill_drain_curves.size(); ++i) {
-    PlotLine line = line_from_series(f.fill_drain_curves[i],
-                                     i == 0 ? theory_color() : with_alpha(series_color(int(i)), 0.7f));
+    PlotLine line =
+        line_from_series(f.fill_drain_curves[i], i == 0 ? theory_color() : with_alpha(series_color(int(i)), 0.7f));
     line.dashed = i > 0;
     spec.lines.push_back(std::move(line));
   }
@@ -246,12 +246,12 @@ void draw_bubble_formula(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const pipeline_lesson::BubbleFormulas& f = steps->formulas;
-  draw_value_table("course", {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", f.p, f.m), fraction_text(f.fill_drain)},
-                              {"course: n = 2, m = 1", fraction_text(f.course_m1)},
-                              {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(f.course_m4)},
-                              {"course: n = 2, m = 10 (under 10 %)", fraction_text(f.course_m10)},
-                              {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", f.p, f.m),
-                               format_number(f.misprint, 4)}});
+  draw_value_table("course",
+                   {{fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", f.p, f.m), fraction_text(f.fill_drain)},
+                    {"course: n = 2, m = 1", fraction_text(f.course_m1)},
+                    {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(f.course_m4)},
+                    {"course: n = 2, m = 10 (under 10 %)", fraction_text(f.course_m10)},
+                    {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", f.p, f.m), format_number(f.misprint, 4)}});
   draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
 }
 

@@ -18,8 +18,8 @@ struct ViewContext {
   const RunResult* result;    // the last finished run of this lesson, or nullptr before the first run
   double step_time_s = 0;     // seconds since this step was shown: drives animations (0 in screenshots' first frame)
   bool presentation = false;
-  bool result_stale = false;  // the result was measured with other parameters (the shell marks it)
-  bool figure = false;        // drawing a figure for export: no widgets, only what the view shows
+  bool result_stale = false;            // the result was measured with other parameters (the shell marks it)
+  bool figure = false;                  // drawing a figure for export: no widgets, only what the view shows
   const StepData* step_data = nullptr;  // the lesson's step data (latest finished), or nullptr while none is ready
   std::string step_data_error;          // why the current parameters cannot be drawn, if they cannot
 };

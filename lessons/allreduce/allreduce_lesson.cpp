@@ -103,12 +103,16 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
 namespace {
 
 allreduce::BenchConfig bench_config(const ParamValues& p) {
-  return allreduce::BenchConfig{op_of(p),
+  allreduce::BenchConfig config{op_of(p),
                                 p.text("algo"),
                                 static_cast<int>(p.integer("n")),
                                 static_cast<std::int64_t>(max_size_bytes(p)),
                                 static_cast<std::int64_t>(p.real("segment")),
-                                static_cast<int>(p.integer("repeats"))};
+                                static_cast<int>(p.integer("repeats")),
+                                {}};
+  for (double size : p.list("sizes")) config.message_bytes.push_back(static_cast<std::int64_t>(size));
+  config.message_bytes.push_back(static_cast<std::int64_t>(p.real("bytes")));
+  return config;
 }
 
 void check_cpu_bench(const allreduce::BenchConfig& config) {
@@ -167,11 +171,93 @@ std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p)
   return allreduce::make_steps(p, cost_of(p, p.real("bytes")));
 }
 
+namespace {
+
+double algbw_gbps(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; }
+
+// The alpha-beta model, fitted to the sweep and the chosen size; notes say when the fit is degenerate.
+collectives::AlphaBetaFit fit_model(const ParamValues& p, const std::vector<allreduce::SizePoint>& points,
+                                    std::vector<std::string>& notes) {
+  std::vector<CollectiveCost> costs;
+  std::vector<double> times;
+  for (const auto& point : points) {
+    costs.push_back(cost_of(p, point.bytes));
+    times.push_back(point.time.median_us);
+  }
+  const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
+  if (!fit.valid)
+    notes.push_back(
+        "alpha-beta fit: the measured times do not grow with the bytes sent (at these sizes latency and timing "
+        "noise dominate), so no model is fitted; sweep larger sizes to see the bandwidth term");
+  if (fit.valid && fit.alpha_forced_zero)
+    notes.push_back(
+        "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
+        "alpha is fixed at 0 and only beta is fitted");
+  return fit;
+}
+
+allreduce::AllreduceMeasured measured_at(const allreduce::SizePoint& main,
+                                         const std::vector<allreduce::SizePoint>& sweep,
+                                         const allreduce::Ceiling& ceiling, const collectives::AlphaBetaFit& fit,
+                                         double factor) {
+  const double busbw = factor * algbw_gbps(main.bytes, main.time.median_us);
+  allreduce::AllreduceMeasured m{
+      .time_us = main.time.median_us,
+      .time_min_us = main.time.min_us,
+      .time_max_us = main.time.max_us,
+      .algbw_gbps = algbw_gbps(main.bytes, main.time.median_us),
+      .busbw_gbps = busbw,
+      .wrong = main.wrong,
+      .ceiling_gbps = ceiling.gbps,
+      .busbw_fraction_of_ceiling = ceiling.gbps > 0 ? busbw / ceiling.gbps : 0.0,
+      .calls_per_sample = main.calls_per_sample,
+      .ceiling_figures = ceiling.figures,
+  };
+  if (fit.valid) m.fit = allreduce::AlphaBeta{fit.alpha_us, fit.beta_gbps};
+  for (const auto& point : sweep) m.sweep_wrong += point.wrong;
+  if (main.bytes_sent_max_rank >= 0) m.bytes_sent_max_rank = main.bytes_sent_max_rank;
+  return m;
+}
+
+// Busbw against size (measured, whiskers from the fastest and slowest sample), the fitted model, the ceiling; time
+// against size; wrong elements per size (the table's #wrong column).
+std::vector<Series> sweep_series(const ParamValues& p, const std::vector<allreduce::SizePoint>& sweep,
+                                 const allreduce::Ceiling& bench_ceiling, const collectives::AlphaBetaFit& fit,
+                                 double factor) {
+  auto series = [](const char* id, const char* name, const char* role, const char* y_label, const char* y_unit) {
+    return Series{id, name, role, "message size", "bytes", y_label, y_unit, {}};
+  };
+  Series busbw_measured = series("busbw_measured", "busbw (measured)", "measured", "bus bandwidth", "GB/s");
+  Series busbw_model = series("busbw_fit", "alpha-beta model (fit)", "theory", "bus bandwidth", "GB/s");
+  Series ceiling = series("copy_ceiling", "copy ceiling (measured)", "measured", "bus bandwidth", "GB/s");
+  Series time_measured = series("time_measured", "time (measured)", "measured", "time", "us");
+  Series time_model = series("time_fit", "alpha-beta time (fit)", "theory", "time", "us");
+  Series wrong = series("wrong_elements", "wrong elements (measured)", "measured", "wrong elements", "");
+  for (const auto& point : sweep) {
+    const double x = point.bytes;
+    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),
+              factor * algbw_gbps(x, point.time.max_us), factor * algbw_gbps(x, point.time.min_us));
+    add_point(ceiling, x, bench_ceiling.gbps, bench_ceiling.gbps, bench_ceiling.gbps);
+    add_point(time_measured, x, point.time.median_us, point.time.min_us, point.time.max_us);
+    add_point(wrong, x, double(point.wrong), double(point.wrong), double(point.wrong));
+    if (fit.valid) {
+      const double t = collectives::model_time_us(cost_of(p, x), fit.alpha_us, fit.beta_gbps);
+      const double b = factor * algbw_gbps(x, t);
+      add_point(busbw_model, x, b, b, b);
+      add_point(time_model, x, t, t, t);
+    }
+  }
+  std::vector<Series> out;
+  for (Series* s : {&busbw_measured, &busbw_model, &ceiling, &time_measured, &time_model, &wrong})
+    if (!s->points.empty()) out.push_back(std::move(*s));
+  return out;
+}
+
+}  // namespace
+
 RunResult AllreduceLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   const int n = static_cast<int>(p.integer("n"));
-  const Op op = op_of(p);
-  const std::string algo = p.text("algo");
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   const allreduce::BenchConfig config = bench_config(p);
   RunResult result = begin_result(*this, ctx);
@@ -185,89 +271,29 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(
         "N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
         "link, the time is only the local copy from send to recv buffer");
-  if (algo == "naive")
+  if (p.text("algo") == "naive")
     result.backend.notes.push_back(
         "busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
         "so the naive way's lower busbw shows its extra traffic through rank 0");
 
-  const double factor = collectives::busbw_factor(op, n);
+  // The sweep, then the chosen size, each checked for wrong elements.
   const auto& sizes = p.list("sizes");
   const double total_tasks = double(sizes.size()) + 1;
-  int done = 0;
-
-  // 1. The sweep: busbw against size, with the wrong-element check at every size.
-  std::vector<allreduce::SizePoint> points;
+  std::vector<allreduce::SizePoint> sweep;
   for (double size : sizes) {
-    ctx.control.progress(done++ / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
-    points.push_back(bench.measure(static_cast<std::int64_t>(size)));
+    ctx.control.progress(sweep.size() / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
+    sweep.push_back(bench.measure(static_cast<std::int64_t>(size)));
   }
-  // 2. The chosen size.
-  ctx.control.progress(done / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(p.real("bytes"))));
+  ctx.control.progress(sweep.size() / total_tasks,
+                       fmt::format("{} at {}", p.text("op"), format_bytes_binary(p.real("bytes"))));
   const allreduce::SizePoint main = bench.measure(static_cast<std::int64_t>(p.real("bytes")));
 
-  // The alpha-beta model, fitted to the sweep (and the chosen size).
-  std::vector<CollectiveCost> costs;
-  std::vector<double> times;
-  for (const auto& point : points) {
-    costs.push_back(cost_of(p, point.bytes));
-    times.push_back(point.time.median_us);
-  }
-  costs.push_back(cost_of(p, main.bytes));
-  times.push_back(main.time.median_us);
-  const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
-  if (!fit.valid)
-    result.backend.notes.push_back(
-        "alpha-beta fit: the measured times do not grow with the bytes sent (at these sizes latency and timing "
-        "noise dominate), so no model is fitted; sweep larger sizes to see the bandwidth term");
-  if (fit.valid && fit.alpha_forced_zero)
-    result.backend.notes.push_back(
-        "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
-        "alpha is fixed at 0 and only beta is fitted");
-
-  const auto algbw_gbps = [](double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; };
-  const double busbw = factor * algbw_gbps(main.bytes, main.time.median_us);
-  allreduce::AllreduceMeasured m{
-      .time_us = main.time.median_us,
-      .time_min_us = main.time.min_us,
-      .time_max_us = main.time.max_us,
-      .algbw_gbps = algbw_gbps(main.bytes, main.time.median_us),
-      .busbw_gbps = busbw,
-      .wrong = main.wrong,
-      .ceiling_gbps = bench.ceiling.gbps,
-      .busbw_fraction_of_ceiling = bench.ceiling.gbps > 0 ? busbw / bench.ceiling.gbps : 0.0,
-      .calls_per_sample = main.calls_per_sample,
-      .ceiling_figures = bench.ceiling.figures,
-  };
-  if (fit.valid) m.fit = allreduce::AlphaBeta{fit.alpha_us, fit.beta_gbps};
-  for (const auto& point : points) m.sweep_wrong += point.wrong;
-  if (main.bytes_sent_max_rank >= 0) m.bytes_sent_max_rank = main.bytes_sent_max_rank;
-  result.measured = make_values(std::move(m));
-
-  // Series: busbw against size (measured, whiskers from the fastest and slowest sample), the fitted model, the
-  // ceiling; time against size; wrong elements per size (the table's #wrong column).
-  Series busbw_measured{"busbw_measured", "busbw (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series busbw_model{"busbw_fit", "alpha-beta model (fit)", "theory", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series ceiling{"copy_ceiling", "copy ceiling (measured)", "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
-  Series time_measured{"time_measured", "time (measured)", "measured", "message size", "bytes", "time", "us", {}};
-  Series time_model{"time_fit", "alpha-beta time (fit)", "theory", "message size", "bytes", "time", "us", {}};
-  Series wrong{"wrong_elements", "wrong elements (measured)", "measured", "message size", "bytes", "wrong elements", "", {}};
-  for (const auto& point : points) {
-    const double x = point.bytes;
-    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),
-              factor * algbw_gbps(x, point.time.max_us), factor * algbw_gbps(x, point.time.min_us));
-    add_point(ceiling, x, bench.ceiling.gbps, bench.ceiling.gbps, bench.ceiling.gbps);
-    add_point(time_measured, x, point.time.median_us, point.time.min_us, point.time.max_us);
-    add_point(wrong, x, double(point.wrong), double(point.wrong), double(point.wrong));
-    if (fit.valid) {
-      const double t = collectives::model_time_us(cost_of(p, x), fit.alpha_us, fit.beta_gbps);
-      const double b = factor * algbw_gbps(x, t);
-      add_point(busbw_model, x, b, b, b);
-      add_point(time_model, x, t, t, t);
-    }
-  }
-  for (Series* s : {&busbw_measured, &busbw_model, &ceiling, &time_measured, &time_model, &wrong})
-    if (!s->points.empty()) result.series.push_back(std::move(*s));
-
+  std::vector<allreduce::SizePoint> fitted = sweep;
+  fitted.push_back(main);
+  const collectives::AlphaBetaFit fit = fit_model(p, fitted, result.backend.notes);
+  const double factor = collectives::busbw_factor(op_of(p), n);
+  result.measured = make_values(measured_at(main, sweep, bench.ceiling, fit, factor));
+  result.series = sweep_series(p, sweep, bench.ceiling, fit, factor);
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

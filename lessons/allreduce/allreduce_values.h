@@ -2,12 +2,11 @@
 // The all-reduce lesson's typed values: the collective's cost at the chosen size and what one run measured.
 // `dlsys-lab run --json` writes them under "theory" and "measured" with these field names as keys.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dlsys::allreduce {
 
@@ -28,11 +27,11 @@ struct AlphaBeta {
 struct AllreduceMeasured {
   double time_us = 0, time_min_us = 0, time_max_us = 0;  // one call at the chosen size
   double algbw_gbps = 0, busbw_gbps = 0;
-  std::int64_t wrong = 0;        // elements that differ from the reference at the chosen size
-  double ceiling_gbps = 0;       // the copy ceiling measured in the same run
+  std::int64_t wrong = 0;   // elements that differ from the reference at the chosen size
+  double ceiling_gbps = 0;  // the copy ceiling measured in the same run
   double busbw_fraction_of_ceiling = 0;
-  std::optional<AlphaBeta> fit;  // none when the times do not grow with the bytes sent
-  std::int64_t sweep_wrong = 0;  // wrong elements over the whole sweep
+  std::optional<AlphaBeta> fit;               // none when the times do not grow with the bytes sent
+  std::int64_t sweep_wrong = 0;               // wrong elements over the whole sweep
   std::optional<double> bytes_sent_max_rank;  // counted by the implementation, where it counts
   int calls_per_sample = 0;
   std::vector<std::pair<std::string, double>> ceiling_figures;  // the measurements behind the ceiling

@@ -20,6 +20,7 @@ struct BenchConfig {
   std::int64_t max_bytes = 0;  // the largest size the run will ask for (buffers are made once, for it)
   std::int64_t segment_bytes = 0;
   int repeats = 5;
+  std::vector<std::int64_t> message_bytes;  // every size the run measures: the sweep's, then the chosen one
 };
 
 struct SizePoint {

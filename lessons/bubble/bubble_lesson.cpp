@@ -36,8 +36,10 @@ std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::
   return points;
 }
 
-Series theory_series(std::string id, std::string name, const std::vector<int>& ms, const std::function<double(int)>& y) {
-  Series s{std::move(id), std::move(name), "theory", "m (micro-batches)", "", "bubble fraction", "idle / (p x makespan)", {}};
+Series theory_series(std::string id, std::string name, const std::vector<int>& ms,
+                     const std::function<double(int)>& y) {
+  Series s{std::move(id),     std::move(name),         "theory", "m (micro-batches)", "",
+           "bubble fraction", "idle / (p x makespan)", {}};
   for (int m : ms) {
     const double v = y(m);
     s.points.push_back({double(m), v, v, v});
@@ -59,8 +61,9 @@ std::vector<ParamSpec> BubbleLesson::params() const {
   return specs;
 }
 
-void BubbleLesson::validate(const ParamValues& params, BackendKind) const {
+void BubbleLesson::validate(const ParamValues& params, BackendKind backend) const {
   const auto setup = pipeline_lesson::read_setup(params);
+  pipeline_lesson::check_backend(setup, backend);
   std::vector<int> skipped;
   const auto points = sweep_points(params, setup, &skipped);
   if (points.empty())
@@ -97,15 +100,15 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
   }
 
   // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
-  Series measured{
-      "measured",
-      fmt::format("measured ({}, {})", schedule_title(setup.shape.kind), result.measured_as<pipeline_lesson::PipelineMeasured>()->mode),
-      "measured",
-      "m (micro-batches)",
-      "",
-      "bubble fraction",
-      "idle / (p x makespan)",
-      {}};
+  Series measured{"measured",
+                  fmt::format("measured ({}, {})", schedule_title(setup.shape.kind),
+                              result.measured_as<pipeline_lesson::PipelineMeasured>()->mode),
+                  "measured",
+                  "m (micro-batches)",
+                  "",
+                  "bubble fraction",
+                  "idle / (p x makespan)",
+                  {}};
   std::vector<double> simulated;
   for (std::size_t i = 0; i < ms.size(); ++i) {
     ctx.control.progress(0.3 + 0.7 * double(i) / ms.size(), fmt::format("sweep: m = {}", ms[i]));
@@ -125,8 +128,8 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     simulated.push_back(simulate(s, costs).bubble_fraction());
   }
   result.series.push_back(std::move(measured));
-  result.series.push_back(
-      theory_series("fill_drain_theory", "(p-1)/(m+p-1): GPipe, 1F1B", ms, [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
+  result.series.push_back(theory_series("fill_drain_theory", "(p-1)/(m+p-1): GPipe, 1F1B", ms,
+                                        [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
   bool differs = false;
   for (std::size_t i = 0; i < ms.size(); ++i)
     differs = differs || std::fabs(simulated[i] - theory::fill_drain_idle_fraction(p, ms[i])) > 1e-12;

@@ -182,6 +182,62 @@ Series make_series(const std::string& id, const std::string& name, const std::st
 
 void add_point(Series& series, double x, double y) { series.points.push_back({x, y, y, y}); }
 
+// The sweep's series: time, peak scratch and error of both kernels against n, with the closed forms for scratch and
+// main-memory traffic at the same n.
+class SweepSeries {
+ public:
+  explicit SweepSeries(LoopOrder order)
+      : time_flash_(make_series("flash_time", fmt::format("flash (v2_flash, {}) time", order_name(order)), "measured",
+                                "time", "ms")),
+        hbm_flash_(make_series("flash_traffic_theory", fmt::format("flash main-memory traffic ({})", order_name(order)),
+                               "theory", "bytes moved", "bytes")) {}
+
+  void add(const Setup& s, const SizeMeasurement& m) {
+    const std::int64_t n = s.problem.n, d = s.problem.d;
+    const double x = double(n);
+    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
+    if (m.naive) add_kernel(x, *m.naive, time_naive_, mem_naive_, err_naive_);
+    if (m.flash) add_kernel(x, *m.flash, time_flash_, mem_flash_, err_flash_);
+    add_point(mem_naive_theory_, x, double(attention::naive_scratch_elements(n) * kElementBytes));
+    add_point(mem_flash_theory_, x,
+              double(attention::flash_scratch_elements(n, s.tiling, s.order, workers) * kElementBytes));
+    add_point(hbm_naive_, x, attention::naive_traffic(n, d).total_elements() * kElementBytes);
+    add_point(
+        hbm_flash_, x,
+        attention::flash_traffic(n, d, s.tiling, s.problem.causal, s.order, workers).total_elements() * kElementBytes);
+  }
+
+  // The series that have points, in the order the JSON has always listed them.
+  std::vector<Series> take() {
+    std::vector<Series> out;
+    for (Series* series : {&time_naive_, &time_flash_, &mem_naive_, &mem_flash_, &mem_naive_theory_, &mem_flash_theory_,
+                           &err_naive_, &err_flash_, &hbm_naive_, &hbm_flash_})
+      if (!series->points.empty()) out.push_back(std::move(*series));
+    return out;
+  }
+
+ private:
+  static void add_kernel(double x, const VariantMeasurement& m, Series& time, Series& memory, Series& error) {
+    time.points.push_back({x, m.timing.median_us / 1e3, m.timing.min_us / 1e3, m.timing.max_us / 1e3});
+    add_point(memory, x, double(m.peak_bytes));
+    add_point(error, x, m.max_abs_err);
+  }
+
+  Series time_naive_ = make_series("naive_time", "naive (v1_naive) time", "measured", "time", "ms");
+  Series time_flash_;
+  Series mem_naive_ = make_series("naive_scratch", "naive peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_flash_ = make_series("flash_scratch", "flash peak scratch", "measured", "peak scratch", "bytes");
+  Series mem_naive_theory_ =
+      make_series("naive_scratch_theory", "naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
+  Series mem_flash_theory_ =
+      make_series("flash_scratch_theory", "flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
+  Series err_naive_ = make_series("naive_error", "naive max abs error", "measured", "max |o - o_ref|", "");
+  Series err_flash_ = make_series("flash_error", "flash max abs error", "measured", "max |o - o_ref|", "");
+  Series hbm_naive_ =
+      make_series("naive_traffic_theory", "naive main-memory traffic", "theory", "bytes moved", "bytes");
+  Series hbm_flash_;
+};
+
 // Both kernels at the chosen n, and how they compare where both ran.
 flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, bool on_gpu) {
   auto measure = [](const VariantMeasurement& m) {
@@ -340,6 +396,15 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
     throw BadInput(
         "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
         "FlashAttention-2's order); allowed: fa2, or --backend cpu");
+  if (backend == BackendKind::Cuda && p.text("example") == "none") {
+    const std::int64_t shared_bytes = attention::flash_cuda_shared_elements(d, choice.tiling) * kElementBytes;
+    const std::int64_t allowed = cuda_status().device.shared_memory_per_block_optin_bytes;
+    if (shared_bytes > allowed)
+      throw BadInput(fmt::format(
+          "parameters 'sram', 'br', 'bc': tiles br = {} bc = {} with d = {} need {} bytes of shared memory per "
+          "block; this GPU allows {}; lower sram, br or bc",
+          choice.tiling.br, choice.tiling.bc, d, shared_bytes, allowed));
+  }
   if (!attention::sram_holds_one_row(choice.sram_elements, d))
     throw BadInput(fmt::format(
         "parameter 'sram': value '{}' holds M = {} fp32 elements, fewer than 4d = {} (one row each of q, k, v and o) "
@@ -471,47 +536,14 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   const flash::FlashMeasured measured = measured_at_chosen_size(main, on_gpu);
 
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
-  Series time_naive = make_series("naive_time", "naive (v1_naive) time", "measured", "time", "ms");
-  Series time_flash =
-      make_series("flash_time", fmt::format("flash (v2_flash, {}) time", order_name(s.order)), "measured", "time", "ms");
-  Series mem_naive = make_series("naive_scratch", "naive peak scratch", "measured", "peak scratch", "bytes");
-  Series mem_flash = make_series("flash_scratch", "flash peak scratch", "measured", "peak scratch", "bytes");
-  Series mem_naive_theory = make_series("naive_scratch_theory", "naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
-  Series mem_flash_theory = make_series("flash_scratch_theory", "flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
-  Series err_naive = make_series("naive_error", "naive max abs error", "measured", "max |o - o_ref|", "");
-  Series err_flash = make_series("flash_error", "flash max abs error", "measured", "max |o - o_ref|", "");
-  Series hbm_naive = make_series("naive_traffic_theory", "naive main-memory traffic", "theory", "bytes moved", "bytes");
-  Series hbm_flash =
-      make_series("flash_traffic_theory", fmt::format("flash main-memory traffic ({})", order_name(s.order)), "theory", "bytes moved", "bytes");
+  SweepSeries sweep(s.order);
   for (double size : sizes) {
     ctx.control.progress(done_steps++ / total_steps, fmt::format("sweep n = {}", size));
     ctx.control.check_cancelled();
-    const std::int64_t n = std::int64_t(size);
-    s.problem = problem_at(n);
-    const SizeMeasurement m = measure_size(s, ctx);
-    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
-    if (m.naive) {
-      time_naive.points.push_back(
-          {size, m.naive->timing.median_us / 1e3, m.naive->timing.min_us / 1e3, m.naive->timing.max_us / 1e3});
-      add_point(mem_naive, size, double(m.naive->peak_bytes));
-      add_point(err_naive, size, m.naive->max_abs_err);
-    }
-    if (m.flash) {
-      time_flash.points.push_back(
-          {size, m.flash->timing.median_us / 1e3, m.flash->timing.min_us / 1e3, m.flash->timing.max_us / 1e3});
-      add_point(mem_flash, size, double(m.flash->peak_bytes));
-      add_point(err_flash, size, m.flash->max_abs_err);
-    }
-    add_point(mem_naive_theory, size, double(attention::naive_scratch_elements(n) * kElementBytes));
-    add_point(mem_flash_theory, size,
-              double(attention::flash_scratch_elements(n, s.tiling, s.order, workers) * kElementBytes));
-    add_point(hbm_naive, size, attention::naive_traffic(n, d).total_elements() * kElementBytes);
-    add_point(hbm_flash, size,
-              attention::flash_traffic(n, d, s.tiling, causal, s.order, workers).total_elements() * kElementBytes);
+    s.problem = problem_at(std::int64_t(size));
+    sweep.add(s, measure_size(s, ctx));
   }
-  for (Series* series : {&time_naive, &time_flash, &mem_naive, &mem_flash, &mem_naive_theory, &mem_flash_theory,
-                         &err_naive, &err_flash, &hbm_naive, &hbm_flash})
-    if (!series->points.empty()) result.series.push_back(std::move(*series));
+  result.series = sweep.take();
   ctx.control.progress(1.0, "done");
   result.measured = make_values(measured);
   finish_result(result, ctx.ledger);

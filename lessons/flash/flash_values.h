@@ -3,11 +3,10 @@
 // kernels at n, or the course's worked example). `dlsys-lab run --json` writes them under "theory" and "measured"
 // with the keys named beside each field.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels/attention/online_softmax.h"
 
@@ -20,8 +19,8 @@ struct FlashTheory {
   std::string order;               // fa1 | fa2
   double scale = 0;                // 1 / sqrt(d)
   double naive_scratch_bytes = 0, flash_scratch_bytes = 0, scratch_ratio = 0;
-  double hbm_bytes_naive = 0;      // main-memory traffic of standard attention
-  double hbm_bytes_flash = 0;      // of the tiled kernel in the chosen order
+  double hbm_bytes_naive = 0;  // main-memory traffic of standard attention
+  double hbm_bytes_flash = 0;  // of the tiled kernel in the chosen order
   double hbm_bytes_flash_fa1 = 0, hbm_bytes_flash_fa2 = 0;
   double flops = 0;
 };
@@ -60,7 +59,7 @@ struct FlashMeasured {
   std::optional<KernelMeasure> naive, flash;
   std::optional<double> hbm_bytes_flash_counted;  // flash on the CPU counts its own block loads and stores
   std::optional<KernelComparison> comparison;
-  std::optional<FlashWorkedExample> example;      // runs with example = two_tiles measure only this
+  std::optional<FlashWorkedExample> example;  // runs with example = two_tiles measure only this
 };
 
 void to_json(nlohmann::ordered_json& json, const FlashTheory& theory);

@@ -15,17 +15,13 @@
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/checked_math.h"
 #include "lessons/kvcache/kvcache_steps.h"
+#include "lessons/kvcache/live_decode.h"
 
 namespace dlsys {
 
 using namespace kvcache;
 
 namespace {
-
-constexpr std::uint32_t kDecoderSeed = 2024;
-constexpr int kStartToken = 1;
-// The last token's step is cheap to repeat; more samples make the speed-up's median steady on a busy machine.
-constexpr int kLastStepRepeats = 15;
 
 // 2147483648 -> "2,147,483,648", exact for every int64 (format_count goes through double, exact only below 2^53).
 std::string with_commas(std::int64_t value) {
@@ -309,6 +305,75 @@ std::shared_ptr<const LessonValues> KvCacheLesson::theory(const ParamValues& p) 
   return make_values(kvcache_theory(p));
 }
 
+namespace {
+
+KvCacheMeasured measured_from(const LiveDecodeTimes& live, const decoder::Shape& shape, std::int64_t tokens,
+                              const KvCacheTheory& theory, const MemoryLedger& ledger) {
+  const double cached_us = live.last_cached.median_us, recompute_us = live.last_recompute.median_us;
+  KvCacheMeasured m;
+  m.kv_allocated_bytes = ledger.peak_bytes("kv");
+  m.kv_matches_formula = m.kv_allocated_bytes == theory.live_kv_bytes;
+  m.decode_us_cached = cached_us;
+  m.decode_us_cached_min = live.last_cached.min_us;
+  m.decode_us_cached_max = live.last_cached.max_us;
+  m.decode_us_uncached = recompute_us;
+  m.decode_us_uncached_min = live.last_recompute.min_us;
+  m.decode_us_uncached_max = live.last_recompute.max_us;
+  m.last_step_repeats = live.last_step_repeats;
+  m.speedup = recompute_us / cached_us;
+  m.speedup_bar = kMinCacheSpeedup;
+  m.meets_bar = m.speedup >= kMinCacheSpeedup;
+  m.last_position = tokens - 1;
+  for (const TimingStats& t : live.cached_per_position) m.generate_us_cached += t.median_us;
+  for (const TimingStats& t : live.recompute_per_position) m.generate_us_uncached += t.median_us;
+  m.tokens_match = live.tokens_match;
+  m.max_abs_logit_diff = live.max_abs_logit_diff;
+  m.cached_gflops_last = decoder::flops_cached_step(shape, tokens - 1) / (cached_us * 1e3);
+  m.uncached_gflops_last = decoder::flops_recompute_step(shape, tokens - 1) / (recompute_us * 1e3);
+  return m;
+}
+
+// Time per position both ways, each beside a line with the shape of its FLOP count.
+void add_live_series(RunResult& result, const LiveDecodeTimes& live, const decoder::Shape& shape) {
+  Series cached{"cached_time", "with KV cache (measured)", "measured", "position",
+                "tokens",      "time per token",           "us",       {}};
+  Series recompute{
+      "recompute_time", "recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
+  for (std::size_t i = 0; i < live.cached_per_position.size(); ++i) {
+    const TimingStats &c = live.cached_per_position[i], &u = live.recompute_per_position[i];
+    cached.points.push_back({double(i), c.median_us, c.min_us, c.max_us});
+    recompute.points.push_back({double(i), u.median_us, u.min_us, u.max_us});
+  }
+  Series cached_shape = flops_shaped_line(cached, "cached_flops_theory", "with KV cache: FLOPs, scaled (theory)",
+                                          [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
+  Series recompute_shape = flops_shaped_line(recompute, "recompute_flops_theory", "recomputing: FLOPs, scaled (theory)",
+                                             [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
+  result.series.push_back(std::move(cached));
+  result.series.push_back(std::move(recompute));
+  result.series.push_back(std::move(cached_shape));
+  result.series.push_back(std::move(recompute_shape));
+}
+
+// The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
+Series kv_bytes_curve(const ParamValues& p) {
+  const SizingQuery q = sizing_query_from_params(p);
+  Series curve{"kv_bytes_theory", fmt::format("KV cache, batch {} (theory)", q.batch),
+               "theory",          "sequence length",
+               "tokens",          "KV cache",
+               "bytes",           {}};
+  const std::int64_t curve_end = std::max(q.seq, q.model.max_positions);
+  for (std::int64_t seq = 1; seq <= curve_end; seq = seq > curve_end / 2 && seq < curve_end ? curve_end : seq * 2) {
+    SizingQuery at = q;
+    at.seq = seq;
+    const double bytes = double(size_inference(at).kv_bytes);
+    curve.points.push_back({double(seq), bytes, bytes, bytes});
+    if (seq == curve_end) break;
+  }
+  return curve;
+}
+
+}  // namespace
+
 RunResult KvCacheLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
@@ -332,133 +397,11 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
       std::max(repeats, kLastStepRepeats)));
   openblas_set_num_threads(threads);
 
-  const decoder::Weights weights = decoder::make_random_weights(shape, tokens, ctx.ledger, kDecoderSeed);
-  decoder::CachedDecoder cached(shape, weights, ctx.ledger, tokens);
-  decoder::RecomputeDecoder recompute(shape, weights, ctx.ledger, tokens);
-  std::vector<float> logits_cached(shape.vocab), logits_recompute(shape.vocab);
-
-  // One generation of `steps` tokens from the start token; per-position times go to `times_us` when given.
-  auto generate = [&](auto& model, std::vector<float>& logits, std::int64_t steps,
-                      std::vector<std::vector<double>>* times_us, std::vector<int>* generated,
-                      std::vector<std::vector<float>>* all_logits) {
-    model.reset();
-    int token = kStartToken;
-    for (std::int64_t position = 0; position < steps; ++position) {
-      ctx.control.check_cancelled();
-      Stopwatch watch;
-      model.step(token, logits.data());
-      const double us = watch.elapsed_us();
-      if (times_us) (*times_us)[position].push_back(us);
-      token = decoder::argmax(logits.data(), shape.vocab);
-      if (generated) generated->push_back(token);
-      if (all_logits) all_logits->push_back(logits);
-    }
-  };
-
-  generate(cached, logits_cached, std::min<std::int64_t>(tokens, 16), nullptr, nullptr, nullptr);  // warm-up
-  generate(recompute, logits_recompute, std::min<std::int64_t>(tokens, 16), nullptr, nullptr, nullptr);
-
-  std::vector<std::vector<double>> cached_us(tokens), recompute_us(tokens);
-  std::vector<int> tokens_cached, tokens_recompute;
-  std::vector<std::vector<float>> first_logits_cached, first_logits_recompute;
-  for (int r = 0; r < repeats; ++r) {
-    ctx.control.progress(double(r) / repeats, fmt::format("repeat {} of {}: with the KV cache", r + 1, repeats));
-    generate(cached, logits_cached, tokens, &cached_us, r == 0 ? &tokens_cached : nullptr,
-             r == 0 ? &first_logits_cached : nullptr);
-    ctx.control.progress((r + 0.2) / repeats, fmt::format("repeat {} of {}: recomputing the prefix", r + 1, repeats));
-    generate(recompute, logits_recompute, tokens, &recompute_us, r == 0 ? &tokens_recompute : nullptr,
-             r == 0 ? &first_logits_recompute : nullptr);
-  }
-
-  // Same model, same math: the tokens must agree and the logits differ only by fp32 rounding.
-  double max_diff = 0;
-  for (std::int64_t i = 0; i < tokens; ++i)
-    for (int v = 0; v < shape.vocab; ++v)
-      max_diff = std::max(max_diff, double(std::abs(first_logits_cached[i][v] - first_logits_recompute[i][v])));
-
-  Series cached_series{"cached_time", "with KV cache (measured)", "measured", "position", "tokens", "time per token", "us", {}};
-  Series recompute_series{"recompute_time", "recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
-  double cached_total = 0, recompute_total = 0;
-  for (std::int64_t i = 0; i < tokens; ++i) {
-    const TimingStats c = summarize_us(cached_us[i], "steady_clock");
-    const TimingStats u = summarize_us(recompute_us[i], "steady_clock");
-    cached_series.points.push_back({double(i), c.median_us, c.min_us, c.max_us});
-    recompute_series.points.push_back({double(i), u.median_us, u.min_us, u.max_us});
-    cached_total += c.median_us;
-    recompute_total += u.median_us;
-  }
-  // The speed-up's figure: the last position's step timed on its own, many times (median), on both paths. Each timed
-  // call rewinds one position first, so it repeats exactly the step that generated the last token.
-  ctx.control.progress(0.95, "timing the last token on both paths");
-  const MeasureOptions last_step{.warmup = 1, .repeats = std::max(repeats, kLastStepRepeats)};
-  const int last_token = tokens_cached.size() >= 2 ? tokens_cached[tokens_cached.size() - 2] : kStartToken;
-  const TimingStats last_cached_stats = measure(
-      [&] {
-        cached.rewind(1);
-        cached.step(last_token, logits_cached.data());
-      },
-      last_step, [&] { ctx.control.check_cancelled(); });
-  const TimingStats last_recompute_stats = measure(
-      [&] {
-        recompute.rewind(1);
-        recompute.step(last_token, logits_recompute.data());
-      },
-      last_step, [&] { ctx.control.check_cancelled(); });
-  const double last_cached = last_cached_stats.median_us, last_recompute = last_recompute_stats.median_us;
-
-  const auto& theory = *result.theory_as<kvcache::KvCacheTheory>();
-  kvcache::KvCacheMeasured m;
-  m.kv_allocated_bytes = ctx.ledger.peak_bytes("kv");
-  m.kv_matches_formula = ctx.ledger.peak_bytes("kv") == theory.live_kv_bytes;
-  m.decode_us_cached = last_cached;
-  m.decode_us_cached_min = last_cached_stats.min_us;
-  m.decode_us_cached_max = last_cached_stats.max_us;
-  m.decode_us_uncached = last_recompute;
-  m.decode_us_uncached_min = last_recompute_stats.min_us;
-  m.decode_us_uncached_max = last_recompute_stats.max_us;
-  m.last_step_repeats = last_step.repeats;
-  m.speedup = last_recompute / last_cached;
-  m.speedup_bar = kMinCacheSpeedup;
-  m.meets_bar = last_recompute / last_cached >= kMinCacheSpeedup;
-  m.last_position = tokens - 1;
-  m.generate_us_cached = cached_total;
-  m.generate_us_uncached = recompute_total;
-  m.tokens_match = tokens_cached == tokens_recompute;
-  m.max_abs_logit_diff = max_diff;
-  m.cached_gflops_last = decoder::flops_cached_step(shape, tokens - 1) / (last_cached * 1e3);
-  m.uncached_gflops_last = decoder::flops_recompute_step(shape, tokens - 1) / (last_recompute * 1e3);
-
-  const Series cached_shape = flops_shaped_line(cached_series, "cached_flops_theory", "with KV cache: FLOPs, scaled (theory)",
-                                                [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
-  const Series recompute_shape =
-      flops_shaped_line(recompute_series, "recompute_flops_theory", "recomputing: FLOPs, scaled (theory)",
-                        [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
-  result.series.push_back(std::move(cached_series));
-  result.series.push_back(std::move(recompute_series));
-  result.series.push_back(cached_shape);
-  result.series.push_back(recompute_shape);
-
-  // The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
-  const SizingQuery q = sizing_query_from_params(p);
-  Series curve{"kv_bytes_theory", fmt::format("KV cache, batch {} (theory)", q.batch),
-               "theory",
-               "sequence length",
-               "tokens",
-               "KV cache",
-               "bytes",
-               {}};
-  const std::int64_t curve_end = std::max(q.seq, q.model.max_positions);
-  for (std::int64_t seq = 1; seq <= curve_end; seq = seq > curve_end / 2 && seq < curve_end ? curve_end : seq * 2) {
-    SizingQuery at = q;
-    at.seq = seq;
-    const double bytes = double(size_inference(at).kv_bytes);
-    curve.points.push_back({double(seq), bytes, bytes, bytes});
-    if (seq == curve_end) break;
-  }
-  result.series.push_back(std::move(curve));
-
+  const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
+  result.measured = make_values(measured_from(live, shape, tokens, *result.theory_as<KvCacheTheory>(), ctx.ledger));
+  add_live_series(result, live, shape);
+  result.series.push_back(kv_bytes_curve(p));
   ctx.control.progress(1.0, "done");
-  result.measured = make_values(m);
   finish_result(result, ctx.ledger);
   return result;
 }
@@ -472,9 +415,8 @@ std::string KvCacheLesson::text_report(const RunResult& r) const {
     return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
   };
   std::string out = "\nKV cache of " + t.model + "\n";
-  out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n",
-                     t.layers, t.kv_heads,
-                     t.head_dim, t.kv_element_bits, bytes(t.bytes_per_token));
+  out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n", t.layers,
+                     t.kv_heads, t.head_dim, t.kv_element_bits, bytes(t.bytes_per_token));
   const std::int64_t window = t.sliding_window;
   const std::int64_t window_layers = t.window_layers;
   const std::int64_t layers = t.layers;
@@ -482,39 +424,31 @@ std::string KvCacheLesson::text_report(const RunResult& r) const {
     out += fmt::format(
         "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) "
         "x batch {} = {}\n",
-        layers - window_layers, t.cached_tokens, window_layers, window, r.params.at("batch"),
-        bytes(t.kv_bytes));
+        layers - window_layers, t.cached_tokens, window_layers, window, r.params.at("batch"), bytes(t.kv_bytes));
   } else {
-    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n",
-                       t.cached_tokens, r.params.at("batch"), bytes(t.kv_bytes));
+    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n", t.cached_tokens,
+                       r.params.at("batch"), bytes(t.kv_bytes));
     if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
   }
-  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t.parameters),
-                     bytes(t.weights_bytes));
+  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t.parameters), bytes(t.weights_bytes));
   out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t.total_bytes),
-                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source,
-                     t.fits ? "fits" : "does NOT fit");
+                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source, t.fits ? "fits" : "does NOT fit");
   const std::int64_t max_seq = t.max_seq_fit;
   out += fmt::format("  fits       largest batch {} at this length; largest length {} at this batch\n",
-                     with_commas(t.max_batch_fit),
-                     max_seq < 0 ? "unlimited (window)" : with_commas(max_seq));
+                     with_commas(t.max_batch_fit), max_seq < 0 ? "unlimited (window)" : with_commas(max_seq));
   out += fmt::format("  paged      {} blocks of {} tokens, waste {}; reserving {} tokens up front wastes {}\n",
-                     with_commas(t.paged_blocks), t.paged_block_tokens,
-                     bytes(t.paged_waste_bytes), with_commas(t.reserve_tokens),
-                     bytes(t.reserve_waste_bytes));
+                     with_commas(t.paged_blocks), t.paged_block_tokens, bytes(t.paged_waste_bytes),
+                     with_commas(t.reserve_tokens), bytes(t.reserve_waste_bytes));
   if (m) {
-    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n",
-                       with_commas(m->kv_allocated_bytes),
-                       with_commas(t.live_kv_bytes),
-                       m->kv_matches_formula ? "equal" : "DIFFERENT");
+    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n", with_commas(m->kv_allocated_bytes),
+                       with_commas(t.live_kv_bytes), m->kv_matches_formula ? "equal" : "DIFFERENT");
     out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
                        m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff);
     out += fmt::format(
         "  speed-up: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
         "(expected at least {:.0f}x: {})\n",
-        m->last_position, format_duration_us(m->decode_us_cached),
-        format_duration_us(m->decode_us_uncached), m->speedup, kMinCacheSpeedup,
-        m->meets_bar ? "PASS" : "FAIL");
+        m->last_position, format_duration_us(m->decode_us_cached), format_duration_us(m->decode_us_uncached),
+        m->speedup, kMinCacheSpeedup, m->meets_bar ? "PASS" : "FAIL");
   }
   return out;
 }

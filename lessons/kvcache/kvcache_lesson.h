@@ -1,7 +1,7 @@
 #pragma once
 #include "lessons/common/lesson.h"
-#include "lessons/kvcache/kvcache_values.h"
 #include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/kvcache_values.h"
 
 namespace dlsys {
 

@@ -50,20 +50,17 @@ struct KvCacheMeasured {
   double cached_gflops_last = 0, uncached_gflops_last = 0;
 };
 
-DLSYS_VALUES_TO_JSON(KvCacheTheory, model, model_source, layers, heads, kv_heads, head_dim,
-                                   sliding_window, window_layers, kv_element_bits, bytes_per_token,
-                                   bytes_per_token_mib, cached_tokens, kv_bytes, kv_gb, kv_gib, parameters,
-                                   weights_bytes, training_states_bytes, workspace_bytes, total_bytes, total_gb,
-                                   total_gib, gpu_bytes, gpu_source, fits, max_batch_fit, max_seq_fit,
-                                   paged_block_tokens, paged_blocks_per_seq, paged_blocks, paged_waste_bytes,
-                                   reserve_tokens, reserved_bytes, reserve_waste_bytes, live_bytes_per_token,
-                                   live_kv_bytes, live_flops_cached_last, live_flops_uncached_last,
-                                   live_flops_ratio_last)
+DLSYS_VALUES_TO_JSON(KvCacheTheory, model, model_source, layers, heads, kv_heads, head_dim, sliding_window,
+                     window_layers, kv_element_bits, bytes_per_token, bytes_per_token_mib, cached_tokens, kv_bytes,
+                     kv_gb, kv_gib, parameters, weights_bytes, training_states_bytes, workspace_bytes, total_bytes,
+                     total_gb, total_gib, gpu_bytes, gpu_source, fits, max_batch_fit, max_seq_fit, paged_block_tokens,
+                     paged_blocks_per_seq, paged_blocks, paged_waste_bytes, reserve_tokens, reserved_bytes,
+                     reserve_waste_bytes, live_bytes_per_token, live_kv_bytes, live_flops_cached_last,
+                     live_flops_uncached_last, live_flops_ratio_last)
 
-DLSYS_VALUES_TO_JSON(KvCacheMeasured, kv_allocated_bytes, kv_matches_formula, decode_us_cached,
-                                   decode_us_cached_min, decode_us_cached_max, decode_us_uncached,
-                                   decode_us_uncached_min, decode_us_uncached_max, last_step_repeats, speedup,
-                                   speedup_bar, meets_bar, last_position, generate_us_cached, generate_us_uncached,
-                                   tokens_match, max_abs_logit_diff, cached_gflops_last, uncached_gflops_last)
+DLSYS_VALUES_TO_JSON(KvCacheMeasured, kv_allocated_bytes, kv_matches_formula, decode_us_cached, decode_us_cached_min,
+                     decode_us_cached_max, decode_us_uncached, decode_us_uncached_min, decode_us_uncached_max,
+                     last_step_repeats, speedup, speedup_bar, meets_bar, last_position, generate_us_cached,
+                     generate_us_uncached, tokens_match, max_abs_logit_diff, cached_gflops_last, uncached_gflops_last)
 
 }  // namespace dlsys::kvcache

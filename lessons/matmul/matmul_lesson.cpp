@@ -187,8 +187,14 @@ struct MatmulRun {
 void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   const auto& sizes = run.ctx.params.list("sizes");
   for (const Variant* v : run.variants) {
-    Series series{std::string(v->key) + "_time", fmt::format("{} ({})", v->key, matmul::kernel_name(*v, run.ctx.backend)),
-                  "measured", "n (m = n = k)", "", "time", "us", {}};
+    Series series{std::string(v->key) + "_time",
+                  fmt::format("{} ({})", v->key, matmul::kernel_name(*v, run.ctx.backend)),
+                  "measured",
+                  "n (m = n = k)",
+                  "",
+                  "time",
+                  "us",
+                  {}};
     std::vector<double> xs, ys;
     for (double size : sizes) {
       run.progress(fmt::format("{} at n = {}", v->key, size));
@@ -217,7 +223,8 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   std::vector<Series> rates;
   for (std::size_t i = 0; i < run.variants.size(); ++i) {
     const Series& time = result.series[i];
-    Series rate{std::string(run.variants[i]->key) + "_gflops", time.name, "measured", time.x_label, "", "GFLOP/s", "", {}};
+    Series rate{
+        std::string(run.variants[i]->key) + "_gflops", time.name, "measured", time.x_label, "", "GFLOP/s", "", {}};
     for (const SeriesPoint& p : time.points) {
       const double flop = 2.0 * p.x * p.x * p.x;
       rate.points.push_back({p.x, flop / (p.y * 1e3), flop / (p.y_max * 1e3), flop / (p.y_min * 1e3)});

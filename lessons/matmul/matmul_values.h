@@ -1,20 +1,19 @@
 #pragma once
 // The matmul lesson's typed values: the closed forms for C = A B and what one run measured. `dlsys-lab run --json`
 // writes them under "theory" and "measured" with these field names as keys.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace dlsys::matmul {
 
 struct MatmulTheory {
-  double mults = 0, adds = 0, flops = 0, exact_scalar_ops = 0;   // m n k, m n (k - 1), 2 m n k, m n (2k - 1)
-  double bytes_naive = 0, bytes_tiled = 0, bytes_minimum = 0;     // main-memory traffic
+  double mults = 0, adds = 0, flops = 0, exact_scalar_ops = 0;             // m n k, m n (k - 1), 2 m n k, m n (2k - 1)
+  double bytes_naive = 0, bytes_tiled = 0, bytes_minimum = 0;              // main-memory traffic
   double intensity_naive = 0, intensity_tiled = 0, intensity_minimum = 0;  // FLOP per byte
-  int tile = 0;   // the tile edge of bytes_tiled
-  int slope = 3;  // time ~ n^slope
+  int tile = 0;                                                            // the tile edge of bytes_tiled
+  int slope = 3;                                                           // time ~ n^slope
   // Known once a run has picked its device: the fp32 peak the percentages are taken of, and where it comes from.
   std::optional<double> peak_gflops;
   std::string peak_source;
@@ -22,7 +21,7 @@ struct MatmulTheory {
 
 // One implementation at the chosen m x n x k.
 struct VariantMeasure {
-  std::string key;  // naive | tiled | blas
+  std::string key;   // naive | tiled | blas
   double slope = 0;  // fitted exponent of time against n over the sweep
   double gflops = 0;
   double time_us = 0, time_min_us = 0, time_max_us = 0;
@@ -31,8 +30,8 @@ struct VariantMeasure {
 };
 
 struct MatmulMeasured {
-  std::vector<VariantMeasure> variants;         // in the order they ran
-  std::optional<double> tiled_percent_of_blas;  // both ran
+  std::vector<VariantMeasure> variants;            // in the order they ran
+  std::optional<double> tiled_percent_of_blas;     // both ran
   std::optional<double> tiled_speedup_over_naive;  // both ran
   double max_rel_err = 0;
   double error_tolerance = 0;

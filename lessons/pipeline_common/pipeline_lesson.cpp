@@ -274,8 +274,6 @@ Setup read_setup(const ParamValues& p) {
                     : mode == "replayed" ? ExecutionMode::Replayed
                                          : ExecutionMode::Auto;
   s.executor.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  resolve_mode(s.executor.mode, s.shape.devices,
-               s.executor.hardware_threads);  // throws for concurrent on too few cores
   const std::int64_t need = estimate_executor_bytes(make_schedule(s.shape), s.executor);
   const HostMemory host = host_memory();
   if (!host.fits(double(need)))
@@ -284,6 +282,19 @@ Setup read_setup(const ParamValues& p) {
                     "but only {} is available; lower hidden, microbatch, m or p",
                     format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
   return s;
+}
+
+void check_backend(const Setup& s, BackendKind backend) {
+  if (backend == BackendKind::Cpu) {
+    resolve_mode(s.executor.mode, s.shape.devices, s.executor.hardware_threads);  // concurrent on too few cores
+    return;
+  }
+  const int gpus = cuda_status().device_count;
+  if (s.executor.mode == ExecutionMode::Concurrent && gpus < s.shape.devices)
+    throw BadInput(fmt::format(
+        "parameter 'mode': value 'concurrent' is not allowed on the cuda backend with p = {} and {} GPU{}: it needs "
+        "one GPU per pipeline device; allowed: auto (the devices as streams on one GPU, emulated) or replayed",
+        s.shape.devices, gpus, gpus == 1 ? "" : "s"));
 }
 
 Simulated simulate_setup(const Setup& setup) {
@@ -545,13 +556,12 @@ std::string comparison_table(const PipelineTheory& theory) {
       out += fmt::format("  {:<18} not available: {}\n", e.title, e.why);
       continue;
     }
-    const std::string formula_fraction =
-        e.bubble_fraction_formula ? format_number(*e.bubble_fraction_formula, 4) : "-";
-    out += fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e.title,
-                       e.devices, e.stages, e.param_copies, format_number(e.bubble_formula, 4),
-                       format_number(e.bubble_simulated, 4), formula_fraction,
-                       format_number(e.bubble_fraction_simulated, 4), e.peak_inflight,
-                       format_number(e.peak_activation_stage_units, 3), e.formula);
+    const std::string formula_fraction = e.bubble_fraction_formula ? format_number(*e.bubble_fraction_formula, 4) : "-";
+    out +=
+        fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e.title, e.devices,
+                    e.stages, e.param_copies, format_number(e.bubble_formula, 4), format_number(e.bubble_simulated, 4),
+                    formula_fraction, format_number(e.bubble_fraction_simulated, 4), e.peak_inflight,
+                    format_number(e.peak_activation_stage_units, 3), e.formula);
   }
   out +=
       "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"

@@ -27,6 +27,8 @@ struct Setup {
   std::string notation;  // "full": b is the full backward (DeepSeek-V3); "input": b is B alone (ZB paper)
 };
 Setup read_setup(const ParamValues& params);
+// What the chosen backend cannot run: `concurrent` with more stages than CPU cores, or than GPUs. Throws BadInput.
+void check_backend(const Setup& setup, BackendKind backend);
 
 // The chosen schedule simulated with the chosen costs (the theory timeline), and the costs as the schedule sees them
 // (the imbalance applied to its last model stage).

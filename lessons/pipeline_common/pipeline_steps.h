@@ -35,12 +35,12 @@ struct SchedulePanel {
 // fill-drain curves against m its formula step plots.
 struct BubbleFormulas {
   int p = 0, m = 0;
-  double one_micro_batch = 0;            // (p - 1)/p
-  double fill_drain = 0;                 // (p - 1)/(m + p - 1)
-  double ratio = 0;                      // (p - 1)/m
+  double one_micro_batch = 0;                           // (p - 1)/p
+  double fill_drain = 0;                                // (p - 1)/(m + p - 1)
+  double ratio = 0;                                     // (p - 1)/m
   double course_m1 = 0, course_m4 = 0, course_m10 = 0;  // (p - 1)/(m + p - 1) at the course's n = 2
-  double misprint = 0;                   // the course's (1 - m)/(m + n - 1) at n = p
-  std::vector<Series> fill_drain_curves;  // m = 1 .. 64: p first, then whichever of 2, 4, 8 differ from p
+  double misprint = 0;                                  // the course's (1 - m)/(m + n - 1) at n = p
+  std::vector<Series> fill_drain_curves;                // m = 1 .. 64: p first, then whichever of 2, 4, 8 differ from p
   Series misprint_curve;
   double interleaved_ratio_1f1b = 0, interleaved_ratio = 0;  // (p-1)/m and (p-1)/(v m) at the interleaving step's m
 };

@@ -34,8 +34,8 @@ struct PipelineTheory {
   std::string schedule;
   int stages = 0, chunks_per_device = 0, param_copies = 0;
   double f = 0, b_input = 0, b_full = 0, w = 0, fb = 0;  // costs: b_input is the ZB paper's B, b_full DeepSeek-V3's
-  double bubble_fraction = 0;  // idle / (p x makespan), from the simulated timeline
-  double bubble_ratio = 0;     // bubble time over ideal compute time (Megatron-LM's normalisation)
+  double bubble_fraction = 0;                            // idle / (p x makespan), from the simulated timeline
+  double bubble_ratio = 0;  // bubble time over ideal compute time (Megatron-LM's normalisation)
   double makespan = 0, ideal_time = 0, bubble_time_worst_device = 0;
   std::string notation;  // full | input: what b means in the parameters
   std::string formula, formula_source;

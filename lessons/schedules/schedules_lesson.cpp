@@ -7,7 +7,9 @@ namespace dlsys {
 
 std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson::param_specs({"1f1b", 8}); }
 
-void SchedulesLesson::validate(const ParamValues& params, BackendKind) const { pipeline_lesson::read_setup(params); }
+void SchedulesLesson::validate(const ParamValues& params, BackendKind backend) const {
+  pipeline_lesson::check_backend(pipeline_lesson::read_setup(params), backend);
+}
 
 std::shared_ptr<const LessonValues> SchedulesLesson::theory(const ParamValues& params) const {
   return make_values(pipeline_lesson::theory(params));
@@ -20,7 +22,8 @@ RunResult SchedulesLesson::run(RunContext& context) const {
 }
 
 std::string SchedulesLesson::text_report(const RunResult& result) const {
-  return pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>()) + pipeline_lesson::measurement_report(result);
+  return pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>()) +
+         pipeline_lesson::measurement_report(result);
 }
 
 std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "kernels/matmul/matmul.h"
-#include "tests/support/random_values.h"
 #include "kernels/matmul/matmul_cuda.h"
+#include "tests/support/random_values.h"
 
 using namespace dlsys;
 using matmul::Shape;
@@ -15,8 +15,8 @@ using matmul::Shape;
 using testing::random_values;
 
 TEST_CASE("every CUDA matmul variant matches the double reference at awkward sizes") {
-  const Shape shapes[] = {{1, 1, 1},     {7, 7, 7},       {129, 129, 129}, {1, 300, 17},   {65, 3, 129},
-                          {33, 130, 1},  {1000, 33, 70},  {33, 1000, 70},  {70, 33, 1000}, {513, 257, 1025}};
+  const Shape shapes[] = {{1, 1, 1},    {7, 7, 7},      {129, 129, 129}, {1, 300, 17},   {65, 3, 129},
+                          {33, 130, 1}, {1000, 33, 70}, {33, 1000, 70},  {70, 33, 1000}, {513, 257, 1025}};
   using matmul::cuda::Variant;
   const std::pair<const char*, Variant> variants[] = {
       {"v1_naive", Variant::Naive}, {"v2_smem_tiled", Variant::SmemTiled}, {"v3_cublas", Variant::Cublas}};

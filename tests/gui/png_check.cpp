@@ -11,7 +11,9 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 [--min-pixels N]]\n");
+    std::fprintf(
+        stderr,
+        "usage: png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 [--min-pixels N]]\n");
     return 2;
   }
   int width = 0, height = 0, channels = 0;
@@ -26,11 +28,17 @@ int main(int argc, char** argv) {
   double x0 = 0, y0 = 0, x1 = 1, y1 = 1;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--size") std::sscanf(value.c_str(), "%dx%d", &want_w, &want_h);
-    else if (flag == "--min-colors") min_colors = std::atoi(value.c_str());
-    else if (flag == "--color") { color = std::strtoul(value.c_str(), nullptr, 16); check_color = true; }
-    else if (flag == "--region") std::sscanf(value.c_str(), "%lf,%lf,%lf,%lf", &x0, &y0, &x1, &y1);
-    else if (flag == "--min-pixels") min_pixels = std::atoi(value.c_str());
+    if (flag == "--size")
+      std::sscanf(value.c_str(), "%dx%d", &want_w, &want_h);
+    else if (flag == "--min-colors")
+      min_colors = std::atoi(value.c_str());
+    else if (flag == "--color") {
+      color = std::strtoul(value.c_str(), nullptr, 16);
+      check_color = true;
+    } else if (flag == "--region")
+      std::sscanf(value.c_str(), "%lf,%lf,%lf,%lf", &x0, &y0, &x1, &y1);
+    else if (flag == "--min-pixels")
+      min_pixels = std::atoi(value.c_str());
   }
   int failures = 0;
   if (want_w && (width != want_w || height != want_h)) {
@@ -54,7 +62,8 @@ int main(int argc, char** argv) {
     ++failures;
   }
   if (check_color && matching < min_pixels) {
-    std::fprintf(stderr, "FAIL: colour %06x found in %d pixels of the region, expected at least %d\n", color, matching, min_pixels);
+    std::fprintf(stderr, "FAIL: colour %06x found in %d pixels of the region, expected at least %d\n", color, matching,
+                 min_pixels);
     ++failures;
   }
   std::printf("%s: %dx%d, %zu colours%s\n", argv[1], width, height, colors.size(),

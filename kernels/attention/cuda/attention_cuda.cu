@@ -21,7 +21,6 @@ using dlsys::cuda::SumOp;
 constexpr int kSoftmaxThreads = 256;
 constexpr int kFlashThreads = 128;
 
-
 // One block per row of S (n, n): P = softmax over the visible keys (all, or 0..row when causal), 0 elsewhere.
 __global__ void softmax_rows_kernel(float* s, std::int64_t n, bool causal) {
   __shared__ float shared[kSoftmaxThreads];

@@ -18,7 +18,6 @@ using dlsys::cuda::SumOp;
 
 constexpr int kThreads = 256;
 
-
 // grid: heads blocks; block: kThreads threads. scores: (heads, n) scratch.
 __global__ void decode_attention_kernel(int head_dim, int kv_dim, int group, const float* q, const float* k,
                                         const float* v, std::int64_t n, float* scores, float* out) {

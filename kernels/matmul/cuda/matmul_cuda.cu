@@ -44,7 +44,8 @@ __global__ void v2_smem_tiled_kernel(Shape s, const float* a, const float* b, fl
 
 }  // namespace
 
-TimingStats run(Variant variant, const Shape& s, const float* a, const float* b, float* c, const MeasureOptions& options) {
+TimingStats run(Variant variant, const Shape& s, const float* a, const float* b, float* c,
+                const MeasureOptions& options) {
   using dlsys::cuda::DeviceArray;
   DeviceArray<float> d_a(s.m * s.k), d_b(s.k * s.n), d_c(s.m * s.n);
   DLSYS_CUDA_CHECK(cudaMemcpy(d_a.get(), a, d_a.bytes(), cudaMemcpyHostToDevice));
@@ -61,21 +62,27 @@ TimingStats run(Variant variant, const Shape& s, const float* a, const float* b,
       DLSYS_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
       // Row-major A (m x k, row stride k) read column-major is A^T (k x m, ld k); likewise B -> B^T (n x k, ld n)
       // and C -> C^T (n x m, ld n). So ask cuBLAS for C^T = B^T A^T: dimensions (n, m, k), B first.
-      stats = dlsys::cuda::time_with_events([&] {
-        DLSYS_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(s.n), int(s.m), int(s.k), &one, d_b.get(),
-                                     int(s.n), d_a.get(), int(s.k), &zero, d_c.get(), int(s.n)));
-      }, options);
+      stats = dlsys::cuda::time_with_events(
+          [&] {
+            DLSYS_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(s.n), int(s.m), int(s.k), &one,
+                                         d_b.get(), int(s.n), d_a.get(), int(s.k), &zero, d_c.get(), int(s.n)));
+          },
+          options);
     } catch (...) {
       cublasDestroy(handle);
       throw;
     }
     cublasDestroy(handle);
   } else {
-    stats = dlsys::cuda::time_with_events([&] {
-      if (variant == Variant::Naive) v1_naive_kernel<<<grid, block>>>(s, d_a.get(), d_b.get(), d_c.get());
-      else v2_smem_tiled_kernel<<<grid, block>>>(s, d_a.get(), d_b.get(), d_c.get());
-      DLSYS_CUDA_CHECK(cudaGetLastError());
-    }, options);
+    stats = dlsys::cuda::time_with_events(
+        [&] {
+          if (variant == Variant::Naive)
+            v1_naive_kernel<<<grid, block>>>(s, d_a.get(), d_b.get(), d_c.get());
+          else
+            v2_smem_tiled_kernel<<<grid, block>>>(s, d_a.get(), d_b.get(), d_c.get());
+          DLSYS_CUDA_CHECK(cudaGetLastError());
+        },
+        options);
   }
   DLSYS_CUDA_CHECK(cudaMemcpy(c, d_c.get(), d_c.bytes(), cudaMemcpyDeviceToHost));
   return stats;
