@@ -23,12 +23,17 @@ struct DeviceInfo {
   double peak_fp32_gflops = 0;
   double peak_bandwidth_gbps = 0;
   std::string peaks_source;  // e.g. "measured: OpenBLAS sgemm 1536^3, memcpy 64 MiB"
+  // A datasheet-style figure to judge the measured peak by: threads x fp32 lanes x FMA units x 2 FLOP x clock on a
+  // CPU (0 when unknown), and how it was made.
+  double nominal_fp32_gflops = 0;
+  std::string nominal_source;
 };
 
 // The CPU as this process sees it: name, threads, memory. Cheap (reads /proc).
 DeviceInfo describe_cpu();
-// The CPU's measured ceilings: peak FP32 GFLOP/s (OpenBLAS sgemm) and copy bandwidth GB/s. Measured once per
-// process on first call (about half a second), then cached. Thread-safe.
+// The CPU's ceilings: peak FP32 GFLOP/s (OpenBLAS sgemm) and copy bandwidth GB/s, each the best of this session's
+// probe and every earlier one on this machine (engine/best_ceilings.h), with the nominal FP32 figure beside them.
+// Probed once per process on first call (about half a second), then cached. Thread-safe.
 const DeviceInfo& cpu_with_peaks();
 // Bytes copied per second by `threads` threads doing memcpy on buffers far larger than the caches (GB/s, 1e9).
 double measure_copy_bandwidth_gbps(int threads, std::int64_t bytes_per_thread = 64ll << 20);

@@ -1,14 +1,10 @@
 #pragma once
-// Splits [0, count) into `threads` contiguous ranges and runs them on their own threads (the caller takes the first).
-// Threads are created per call: kernels here run for milliseconds, so a pool would not change the measurements.
-// A thread that cannot be started is a RunFailure after the others finished; an exception in any range reaches the
-// caller once every thread has been joined.
+// Splits [0, count) into `threads` contiguous ranges and runs them at once on the process's worker pool (the caller
+// takes the first range). An exception in any range reaches the caller once every range has finished.
 #include <algorithm>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
-#include "engine/thread_start.h"
+#include "engine/worker_pool.h"
 
 namespace dlsys {
 
@@ -20,21 +16,7 @@ void parallel_for(std::int64_t count, int threads, RangeFn&& fn) {
     return;
   }
   auto range_begin = [&](int t) { return count * t / threads; };
-  FirstError error;
-  auto run_range = [&](int t) {
-    try {
-      fn(range_begin(t), range_begin(t + 1));
-    } catch (...) {
-      error.capture();
-    }
-  };
-  std::vector<std::thread> workers;
-  // The ranges are independent: threads already started simply finish theirs before being joined.
-  start_threads(
-      workers, 1, threads, run_range, [] {}, "a parallel loop");
-  run_range(0);
-  for (auto& worker : workers) worker.join();
-  error.rethrow_if_any();
+  WorkerPool::shared().run(threads, [&](int t) { fn(range_begin(t), range_begin(t + 1)); });
 }
 
 }  // namespace dlsys

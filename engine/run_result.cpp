@@ -23,8 +23,18 @@ const Series* RunResult::find_series(const std::string& id) const {
 json to_json(const RunResult& r) {
   json out;
   out["lesson"] = r.lesson;
-  out["backend"] = {{"kind", r.backend.kind},   {"device", r.backend.device},   {"emulated", r.backend.emulated},
-                    {"timer", r.backend.timer}, {"repeats", r.backend.repeats}, {"notes", r.backend.notes}};
+  const RunConditions& c = r.backend.conditions;
+  out["backend"] = {{"kind", r.backend.kind},
+                    {"device", r.backend.device},
+                    {"emulated", r.backend.emulated},
+                    {"timer", r.backend.timer},
+                    {"repeats", r.backend.repeats},
+                    {"notes", r.backend.notes},
+                    {"wall_s", c.wall_s},
+                    {"own_cpu_cores", c.own_cpu_cores},
+                    {"other_busy_cores", c.other_busy_cores},
+                    {"load_average", c.load_average},
+                    {"disturbed", c.disturbed()}};
   out["params"] = json::object();
   for (const auto& [key, value] : r.params) out["params"][key] = value;
   out["theory"] = values_json(r.theory);
@@ -81,6 +91,10 @@ RunResult run_result_from_json(const json& in) {
     r.backend.timer = b.value("timer", "steady_clock");
     r.backend.repeats = b.value("repeats", 0);
     r.backend.notes = b.value("notes", std::vector<std::string>{});
+    r.backend.conditions.wall_s = b.value("wall_s", 0.0);
+    r.backend.conditions.own_cpu_cores = b.value("own_cpu_cores", 0.0);
+    r.backend.conditions.other_busy_cores = b.value("other_busy_cores", 0.0);
+    r.backend.conditions.load_average = b.value("load_average", 0.0);
     for (const auto& [key, value] : in.at("params").items()) r.params[key] = value.get<std::string>();
     r.theory = make_values(json(in.at("theory")));
     r.measured = make_values(json(in.at("measured")));

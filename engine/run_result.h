@@ -10,6 +10,7 @@
 #include "engine/ledger.h"
 #include "engine/lesson_values.h"
 #include "engine/params.h"
+#include "engine/run_conditions.h"
 
 namespace dlsys {
 
@@ -20,6 +21,7 @@ struct Provenance {
   std::string timer = "steady_clock";
   int repeats = 0;
   std::vector<std::string> notes;  // e.g. "4 ranks time-share 2 hardware threads"
+  RunConditions conditions;        // what else the machine was doing meanwhile
 };
 
 struct SeriesPoint {

@@ -32,6 +32,8 @@ std::string format_run_report(const RunResult& r) {
                                 r.backend.emulated ? " [emulated]" : "");
   if (r.backend.repeats > 0)
     out += fmt::format("timer {}, median of {} repeats after warm-up\n", r.backend.timer, r.backend.repeats);
+  if (const std::string load = r.backend.conditions.sentence(); !load.empty())
+    out += fmt::format("busy machine: {}\n", load);
   for (const auto& note : r.backend.notes) out += fmt::format("note: {}\n", note);
   if (r.theory) section(out, "theory", r.theory->to_json());
   if (r.measured) section(out, "measured", r.measured->to_json());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
@@ -86,12 +87,12 @@ std::vector<double> ticks(double lo, double hi, bool log, float pixels) {
     return inside;
   };
   if (!log) return in_range(linear_ticks(lo, hi, max_ticks));
-  // Decades, thinned to fit; under about two decades add 2 and 5; within one decade fall back to round steps.
+  // Every decade (labels that would touch are skipped when drawn); under about two decades add 2 and 5; within one
+  // decade fall back to round steps.
   const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
-  const int stride = std::max(1, (std::max(1, e1 - e0) + max_ticks - 1) / max_ticks);
   std::vector<double> decades, dense;
   for (int e = e0; e <= e1; ++e) {
-    if ((e - e0) % stride == 0) decades.push_back(std::pow(10.0, e));
+    decades.push_back(std::pow(10.0, e));
     for (double m : {1.0, 2.0, 5.0}) dense.push_back(m * std::pow(10.0, e));
   }
   if (auto inside = in_range(decades); inside.size() >= 3) return inside;
@@ -165,20 +166,29 @@ std::vector<double> x_ticks_of(const PlotSpec& spec, const PlotArea& area) {
   return data_x.size() >= 2 && data_x.size() <= 12 ? data_x : out;
 }
 
+// Grid lines at every tick; a tick's label is skipped when it would touch the last one drawn (large text, many
+// decades), so labels never overlap.
 void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
-  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight(), gap = 8 * s;
+  float last_right = -INFINITY;
   for (double v : x_ticks_of(spec, a)) {
     const float x = a.mx.px(v);
     draw->AddLine({x, a.p0.y}, {x, a.p1.y}, grid_color());
     const std::string label = tick_label(v);
-    draw->AddText({x - ImGui::CalcTextSize(label.c_str()).x / 2, a.p1.y + 4 * s}, muted_text_color(), label.c_str());
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    if (x - w / 2 < last_right + gap) continue;
+    draw->AddText({x - w / 2, a.p1.y + 4 * s}, muted_text_color(), label.c_str());
+    last_right = x + w / 2;
   }
+  float last_top = INFINITY;  // y grows downwards: labels are drawn from the bottom up
   for (double v : ticks(a.my.lo, a.my.hi, spec.y.log, a.p1.y - a.p0.y)) {
     const float y = a.my.px(v);
     draw->AddLine({a.p0.x, y}, {a.p1.x, y}, grid_color());
+    if (y + line_h / 2 > last_top - gap / 2) continue;
     const std::string label = tick_label(v);
     draw->AddText({a.p0.x - ImGui::CalcTextSize(label.c_str()).x - 6 * s, y - line_h / 2}, muted_text_color(),
                   label.c_str());
+    last_top = y - line_h / 2;
   }
   draw->AddRect(a.p0, a.p1, with_alpha(muted_text_color(), 0.6f));
   const std::string x_title = axis_title(spec.x) + (spec.x.log ? "  [log]" : "");
@@ -188,18 +198,37 @@ void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
 
 void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  std::vector<ImVec4> labels;  // (x0, y0, x1, y1) of horizontal guides' labels drawn so far
   for (const auto& g : spec.guides) {
     const ImU32 color = g.color ? g.color : theory_color();
     if (g.vertical) {
       const float x = a.mx.px(g.value);
       dashed_line(draw, {x, a.p0.y}, {x, a.p1.y}, color, 1.5f * s, 5 * s);
       draw->AddText({x + 4 * s, a.p0.y + 4 * s}, color, g.label.c_str());
-    } else {
-      const float y = a.my.px(g.value);
-      dashed_line(draw, {a.p0.x, y}, {a.p1.x, y}, color, 1.5f * s, 5 * s);
-      const float label_y = y - line_h - 2 * s < a.p0.y ? y + 2 * s : y - line_h - 2 * s;  // below when no room above
-      draw->AddText({a.p1.x - ImGui::CalcTextSize(g.label.c_str()).x - 6 * s, label_y}, color, g.label.c_str());
+      continue;
     }
+    const float y = a.my.px(g.value);
+    dashed_line(draw, {a.p0.x, y}, {a.p1.x, y}, color, 1.5f * s, 5 * s);
+    // At the right end above the line; below it when there is no room above or another label is there; else left
+    // of the labels already drawn.
+    const float w = ImGui::CalcTextSize(g.label.c_str()).x;
+    auto clear = [&](const ImVec4& r) {
+      if (r.y < a.p0.y || r.w > a.p1.y) return false;
+      for (const ImVec4& o : labels)
+        if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
+      return true;
+    };
+    const float right = a.p1.x - 6 * s;
+    ImVec4 box{right - w, y - line_h - 2 * s, right, y - 2 * s};
+    if (!clear(box)) box = {right - w, y + 2 * s, right, y + 2 * s + line_h};
+    if (!clear(box)) {
+      float left_of = right;
+      for (const ImVec4& o : labels) left_of = std::min(left_of, o.x - 12 * s);
+      const float top = y - line_h - 2 * s >= a.p0.y ? y - line_h - 2 * s : y + 2 * s;
+      box = {left_of - w, top, left_of, top + line_h};
+    }
+    labels.push_back(box);
+    draw->AddText({box.x, box.y}, color, g.label.c_str());
   }
 }
 
@@ -249,30 +278,94 @@ NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
   return best;
 }
 
-// Legend: top-left inside the plot area.
-void draw_legend(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
-  if (spec.lines.empty()) return;
-  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
-  float w = 0;
-  for (const auto& line : spec.lines) w = std::max(w, ImGui::CalcTextSize(line.name.c_str()).x);
-  const float row = line_h + 2 * s, swatch = 22 * s;
-  const ImVec2 l0{a.p0.x + 8 * s, a.p0.y + 8 * s};
-  const ImVec2 l1{l0.x + swatch + w + 18 * s, l0.y + row * spec.lines.size() + 8 * s};
-  draw->AddRectFilled(l0, l1, with_alpha(panel_color(), 0.88f), 3 * s);
-  draw->AddRect(l0, l1, grid_color(), 3 * s);
-  for (std::size_t i = 0; i < spec.lines.size(); ++i) {
-    const auto& line = spec.lines[i];
-    const float y = l0.y + 4 * s + row * i + line_h / 2;
-    if (line.style != SeriesStyle::Markers) {
-      if (line.dashed)
-        dashed_line(draw, {l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s, 4 * s);
-      else
-        draw->AddLine({l0.x + 5 * s, y}, {l0.x + swatch, y}, line.color, 2.5f * s);
-    }
-    if (line.style != SeriesStyle::Line)
-      draw->AddCircleFilled({l0.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
-    draw->AddText({l0.x + swatch + 8 * s, y - line_h / 2}, text_color(), line.name.c_str());
+// The corner of the plot area where a box of `size` covers the fewest data points (top-left on a tie).
+struct Corner {
+  ImVec2 at;
+  int points_under = 0;
+};
+Corner emptiest_corner(const PlotSpec& spec, const PlotArea& a, ImVec2 size) {
+  const float m = 8 * ui_scale();
+  const ImVec2 corners[] = {{a.p0.x + m, a.p0.y + m},
+                            {a.p1.x - m - size.x, a.p0.y + m},
+                            {a.p1.x - m - size.x, a.p1.y - m - size.y},
+                            {a.p0.x + m, a.p1.y - m - size.y}};
+  ImVec2 best = corners[0];
+  int best_count = INT32_MAX;
+  for (const ImVec2& c : corners) {
+    int count = 0;
+    for (const auto& line : spec.lines)
+      for (const auto& p : line.points) {
+        if (!std::isfinite(p.x) || !std::isfinite(p.y) || (a.mx.log && p.x <= 0) || (a.my.log && p.y <= 0)) continue;
+        const float x = a.mx.px(p.x), y = a.my.px(p.y);
+        const float r = 6 * ui_scale();  // a marker's radius and its whisker caps reach this far
+        count += x >= c.x - r && x <= c.x + size.x + r && y >= c.y - r && y <= c.y + size.y + r;
+      }
+    if (count < best_count) best = c, best_count = count;
   }
+  return {best, best_count};
+}
+
+// One legend entry: its line or marker swatch, then its name.
+void draw_legend_entry(ImDrawList* draw, const PlotLine& line, ImVec2 at) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight(), swatch = 22 * s;
+  const float y = at.y + line_h / 2;
+  if (line.style != SeriesStyle::Markers) {
+    if (line.dashed)
+      dashed_line(draw, {at.x + 5 * s, y}, {at.x + swatch, y}, line.color, 2.5f * s, 4 * s);
+    else
+      draw->AddLine({at.x + 5 * s, y}, {at.x + swatch, y}, line.color, 2.5f * s);
+  }
+  if (line.style != SeriesStyle::Line)
+    draw->AddCircleFilled({at.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
+  draw->AddText({at.x + swatch + 8 * s, at.y}, text_color(), line.name.c_str());
+}
+
+float legend_entry_width(const PlotLine& line) {
+  return 22 * ui_scale() + 8 * ui_scale() + ImGui::CalcTextSize(line.name.c_str()).x;
+}
+
+ImVec2 legend_box_size(const PlotSpec& spec) {
+  const float s = ui_scale();
+  float w = 0;
+  for (const auto& line : spec.lines) w = std::max(w, legend_entry_width(line));
+  return {w + 10 * s, (ImGui::GetTextLineHeight() + 2 * s) * spec.lines.size() + 8 * s};
+}
+
+// The legend as rows of entries side by side across `width`, for above the plot area; returns its height.
+float legend_strip_height(const PlotSpec& spec, float width) {
+  const float s = ui_scale(), gap = 18 * s;
+  float x = 0;
+  int rows = spec.lines.empty() ? 0 : 1;
+  for (const auto& line : spec.lines) {
+    const float w = legend_entry_width(line);
+    if (x > 0 && x + w > width) {
+      ++rows;
+      x = 0;
+    }
+    x += w + gap;
+  }
+  return rows * (ImGui::GetTextLineHeight() + 4 * s);
+}
+
+void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, float width) {
+  const float s = ui_scale(), gap = 18 * s;
+  ImVec2 at = origin;
+  for (const auto& line : spec.lines) {
+    const float w = legend_entry_width(line);
+    if (at.x > origin.x && at.x + w > origin.x + width) at = {origin.x, at.y + ImGui::GetTextLineHeight() + 4 * s};
+    draw_legend_entry(draw, line, at);
+    at.x += w + gap;
+  }
+}
+
+// Legend inside the plot area, in the corner with the least data under it.
+void draw_legend_box(ImDrawList* draw, const PlotSpec& spec, ImVec2 l0) {
+  const float s = ui_scale(), row = ImGui::GetTextLineHeight() + 2 * s;
+  const ImVec2 size = legend_box_size(spec);
+  draw->AddRectFilled(l0, {l0.x + size.x, l0.y + size.y}, with_alpha(panel_color(), 0.88f), 3 * s);
+  draw->AddRect(l0, {l0.x + size.x, l0.y + size.y}, grid_color(), 3 * s);
+  for (std::size_t i = 0; i < spec.lines.size(); ++i)
+    draw_legend_entry(draw, spec.lines[i], {l0.x, l0.y + 4 * s + row * i});
 }
 
 void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, const NearestPoint& nearest) {
@@ -331,16 +424,26 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     ImGui::PopID();
     return;
   }
+  auto area_from = [&](ImVec2 q0) {
+    return PlotArea{q0, p1, {xr.lo, xr.hi, spec.x.log, q0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, q0.y}};
+  };
+  PlotArea area = area_from(p0);
+  // The legend goes inside, where it hides no data; where every corner would hide some, it goes above the plot.
+  const Corner corner = spec.lines.empty() ? Corner{} : emptiest_corner(spec, area, legend_box_size(spec));
+  const bool strip = corner.points_under > 0;
+  if (strip) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
-  note_plot_area(spec.title, p0, p1, colors);
-  const PlotArea area{p0, p1, {xr.lo, xr.hi, spec.x.log, p0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, p0.y}};
+  note_plot_area(spec.title, area.p0, area.p1, colors);
   draw_grid_and_axes(draw, spec, area);
-  draw->PushClipRect(p0, p1, true);
+  draw->PushClipRect(area.p0, area.p1, true);
   draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
   draw->PopClipRect();
-  draw_legend(draw, spec, area);
+  if (strip)
+    draw_legend_strip(draw, spec, p0, p1.x - p0.x);
+  else if (!spec.lines.empty())
+    draw_legend_box(draw, spec, corner.at);
   draw_readout(draw, spec, area, nearest);
   ImGui::PopID();
 }

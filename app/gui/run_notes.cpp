@@ -54,6 +54,14 @@ void draw_stale_mark(const AppState& state) {
             with_alpha(highlight_color(), 0.22f), highlight_color(), ImGui::GetContentRegionAvail().x);
 }
 
+void draw_busy_machine_mark(const AppState& state) {
+  const RunResult* result = state.sessions[state.lesson_index].result.get();
+  if (result == nullptr) return;
+  const std::string sentence = result->backend.conditions.sentence();
+  if (sentence.empty()) return;
+  draw_band(sentence, with_alpha(warning_color(), 0.18f), warning_color(), ImGui::GetContentRegionAvail().x);
+}
+
 float run_notes_height(const AppState& state, float width) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
   if (result == nullptr || result->backend.notes.empty()) return 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/backend.h"
+#include "engine/best_ceilings.h"
 #include "lessons/common/state_file.h"
 #include "lessons/registry.h"
 
@@ -25,10 +26,7 @@ std::filesystem::path home() {
 }
 }  // namespace
 
-std::string config_dir() {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  return ensure_dir((xdg && *xdg ? std::filesystem::path(xdg) : home() / ".config") / "dlsys-lab");
-}
+std::string config_dir() { return user_config_dir(); }
 
 std::string output_dir() {
   const char* out = std::getenv("DLSYS_LAB_OUT");

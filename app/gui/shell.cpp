@@ -69,6 +69,7 @@ void draw_view_area(AppState& state, float height) {
   // Only the view itself scrolls: one scroll bar, beside what moves.
   ImGui::BeginChild("view_area", {0, height}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_stale_mark(state);
+  draw_busy_machine_mark(state);
   const float width = ImGui::GetContentRegionAvail().x;
   const float notes_h = run_notes_height(state, width);
   const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();

@@ -46,6 +46,8 @@ void draw_status_bar(AppState& state, float y, float width, float height);
 
 // Above and below the view: a mark when the last run used other parameters, and the run's own notes.
 void draw_stale_mark(const AppState& state);
+// When other programs competed for the cores during the run, one sentence saying so above the view.
+void draw_busy_machine_mark(const AppState& state);
 float run_notes_height(const AppState& state, float width);
 void draw_run_notes(const AppState& state, float width);
 

@@ -123,7 +123,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
   std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
   for (const auto& v : m->variants)
-    slopes.push_back({fmt::format("fitted slope, {}", v.key), format_number(v.slope, 3)});
+    slopes.push_back({fmt::format("fitted slope, {} (n from {:g}, fastest call of each size)", v.key, v.slope_from_n),
+                      format_number(v.slope, 3)});
   spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);
@@ -137,13 +138,20 @@ void draw_libraries_step(const ViewContext& ctx) {
   spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
   const double peak = theory->peak_gflops.value_or(0);
   if (peak > 0) spec.guides.push_back({false, peak, fmt::format("measured peak {:.0f} GFLOP/s", peak), theory_color()});
-  spec.size = {0, plot_height_leaving(4)};
+  if (theory->nominal_peak_gflops > 0)
+    spec.guides.push_back({false, theory->nominal_peak_gflops,
+                           fmt::format("nominal {:.0f} GFLOP/s", theory->nominal_peak_gflops), muted_text_color()});
+  spec.size = {0, plot_height_leaving(6)};
   draw_plot("gflops", spec);
   std::vector<std::pair<std::string, std::string>> rows;
   const auto& params = ctx.result->params;
   for (const auto& v : m->variants)
     rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
                     fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", v.gflops, v.percent_of_peak)});
+  rows.push_back({"peak measured (OpenBLAS sgemm, best seen here)", fmt::format("{:.0f} GFLOP/s", peak)});
+  if (theory->nominal_peak_gflops > 0)
+    rows.push_back(
+        {"nominal " + theory->nominal_peak_source, fmt::format("{:.0f} GFLOP/s", theory->nominal_peak_gflops)});
   rows.push_back(
       {"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", m->max_rel_err, m->error_tolerance)});
   draw_value_table("gflops_table", rows);

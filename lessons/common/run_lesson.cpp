@@ -20,7 +20,10 @@ RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKin
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {
-    return lesson.run(context);
+    const RunConditionsProbe conditions;
+    RunResult result = lesson.run(context);
+    result.backend.conditions = conditions.finish();
+    return result;
   } catch (const std::bad_alloc&) {
     throw RunFailure(fmt::format("lesson '{}' ran out of host memory (ledger peak {} bytes before the failure)",
                                  lesson.id(), ledger.total_peak_bytes()));

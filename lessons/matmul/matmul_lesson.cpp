@@ -183,6 +183,35 @@ struct MatmulRun {
   }
 };
 
+// Below about a fifth of a millisecond a call's fixed costs (waking the worker threads, the library's dispatch) are a
+// visible part of its time, so the slope of time against n is not yet the n^3 of the arithmetic.
+constexpr double kSlopeMinTimeUs = 200;
+
+struct SlopeFit {
+  double slope = 0;
+  double from_n = 0;
+};
+
+// The log-log slope over the sizes whose fastest call took at least kSlopeMinTimeUs (all sizes when fewer than two
+// do): the fastest call of each size is the one least slowed down by other programs.
+SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest) {
+  std::vector<double> xs, ys;
+  for (const SeriesPoint& p : fastest)
+    if (p.y >= kSlopeMinTimeUs) {
+      xs.push_back(p.x);
+      ys.push_back(p.y);
+    }
+  if (xs.size() < 2) {
+    xs.clear();
+    ys.clear();
+    for (const SeriesPoint& p : fastest) {
+      xs.push_back(p.x);
+      ys.push_back(p.y);
+    }
+  }
+  return {fit_log_log_slope(xs, ys), xs.empty() ? 0.0 : xs.front()};
+}
+
 // Time against n for n x n x n, one series per variant, and each variant's fitted log-log slope.
 void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   const auto& sizes = run.ctx.params.list("sizes");
@@ -195,7 +224,8 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
                   "time",
                   "us",
                   {}};
-    std::vector<double> xs, ys;
+    std::vector<SeriesPoint> fastest;  // (n, fastest time): the sample least slowed by other programs
+    int timed_calls_min = run.repeats;
     for (double size : sizes) {
       run.progress(fmt::format("{} at n = {}", v->key, size));
       const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
@@ -205,10 +235,14 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
       fill_random(b, 2);
       const TimingStats t = run.time(*v, sq, a.data(), b.data(), c.data());
       series.points.push_back({size, t.median_us, t.min_us, t.max_us});
-      xs.push_back(size);
-      ys.push_back(t.median_us);
+      fastest.push_back({size, t.min_us, t.min_us, t.min_us});
+      timed_calls_min = std::min(timed_calls_min, t.repeats);
     }
-    measured.variants.push_back({.key = std::string(v->key), .slope = fit_log_log_slope(xs, ys)});
+    const SlopeFit fit = fit_cubic_regime(fastest);
+    measured.variants.push_back({.key = std::string(v->key),
+                                 .slope = fit.slope,
+                                 .slope_from_n = fit.from_n,
+                                 .timed_calls_min = timed_calls_min});
     result.series.push_back(std::move(series));
   }
   if (result.series.empty() || sizes.empty()) return;
@@ -266,6 +300,34 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
   measured.wrong = measured.max_rel_err > measured.error_tolerance ? 1 : 0;
 }
 
+// Says where the measurement is not what the parameters asked for or what the peak line suggests: fewer timed calls
+// than asked, and rates above the measured peak.
+void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, int repeats, const DeviceInfo& device) {
+  for (const VariantMeasure& v : measured.variants)
+    if (v.timed_calls_min < repeats)
+      result.backend.notes.push_back(
+          fmt::format("{}: the largest sizes got {} timed call{} instead of {}: a size stops after one second of "
+                      "timed calls",
+                      v.key, v.timed_calls_min, v.timed_calls_min == 1 ? "" : "s", repeats));
+  const double peak = device.peak_fp32_gflops;
+  if (peak <= 0) return;
+  for (const VariantMeasure& v : measured.variants) {
+    const Series* rates = result.find_series(v.key + "_gflops");
+    double best = v.gflops, at_n = 0;
+    for (const SeriesPoint& p : rates ? rates->points : std::vector<SeriesPoint>{})
+      if (p.y > best) best = p.y, at_n = p.x;
+    if (best <= peak) continue;
+    const std::string limit =
+        device.nominal_fp32_gflops > 0
+            ? fmt::format("the hardware's limit is nearer the nominal {:.0f} GFLOP/s", device.nominal_fp32_gflops)
+            : "not the hardware's limit";
+    result.backend.notes.push_back(fmt::format(
+        "{} reached {:.0f} GFLOP/s{}, above the measured peak of {:.0f}: that peak is the best one library reached on "
+        "one size (a busy machine slows it), {}",
+        v.key, best, at_n > 0 ? fmt::format(" at n = {:g}", at_n) : "", peak, limit));
+  }
+}
+
 }  // namespace
 
 RunResult MatmulLesson::run(RunContext& ctx) const {
@@ -282,6 +344,8 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   MatmulTheory theory = matmul_theory(p);
   theory.peak_gflops = device.peak_fp32_gflops;
   theory.peak_source = device.peaks_source;
+  theory.nominal_peak_gflops = device.nominal_fp32_gflops;
+  theory.nominal_peak_source = device.nominal_source;
   result.theory = make_values(std::move(theory));
   result.backend.repeats = run.repeats;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
@@ -292,6 +356,7 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   MatmulMeasured measured;
   run_sweep(run, result, measured);
   run_chosen_shape(run, device, measured);
+  add_measurement_notes(result, measured, run.repeats, device);
   result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);

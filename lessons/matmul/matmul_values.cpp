@@ -25,12 +25,20 @@ void to_json(nlohmann::ordered_json& j, const MatmulTheory& t) {
     j["peak_gflops"] = *t.peak_gflops;
     j["peak_source"] = t.peak_source;
   }
+  if (t.nominal_peak_gflops > 0) {
+    j["nominal_peak_gflops"] = t.nominal_peak_gflops;
+    j["nominal_peak_source"] = t.nominal_peak_source;
+  }
 }
 
 // Per-variant values are flat keys prefixed by the variant ("tiled_gflops"), as scripts reading the JSON expect.
 void to_json(nlohmann::ordered_json& j, const MatmulMeasured& m) {
   j = nlohmann::ordered_json::object();
   for (const auto& v : m.variants) j[v.key + "_slope"] = v.slope;
+  for (const auto& v : m.variants) {
+    j[v.key + "_slope_from_n"] = v.slope_from_n;
+    j[v.key + "_timed_calls_min"] = v.timed_calls_min;
+  }
   for (const auto& v : m.variants) {
     j[v.key + "_gflops"] = v.gflops;
     j[v.key + "_time_us"] = v.time_us;

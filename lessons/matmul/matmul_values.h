@@ -17,12 +17,16 @@ struct MatmulTheory {
   // Known once a run has picked its device: the fp32 peak the percentages are taken of, and where it comes from.
   std::optional<double> peak_gflops;
   std::string peak_source;
+  double nominal_peak_gflops = 0;  // threads x lanes x FMA units x 2 x clock, to judge the measured peak (0: unknown)
+  std::string nominal_peak_source;
 };
 
 // One implementation at the chosen m x n x k.
 struct VariantMeasure {
-  std::string key;   // naive | tiled | blas
-  double slope = 0;  // fitted exponent of time against n over the sweep
+  std::string key;          // naive | tiled | blas
+  double slope = 0;         // fitted exponent of time against n, over the sweep's sizes from slope_from_n up
+  double slope_from_n = 0;  // the smallest n in the fit: smaller sizes take too little time to show n^3
+  int timed_calls_min = 0;  // the fewest timed calls any size got (a size stops after a second of timed calls)
   double gflops = 0;
   double time_us = 0, time_min_us = 0, time_max_us = 0;
   double percent_of_peak = 0;

@@ -1,0 +1,33 @@
+#pragma once
+// What else the machine was doing while a run measured: how many cores other processes kept busy (from the kernel's
+// CPU counters in /proc/stat, less this process's own CPU time from getrusage) and the load average. A timing taken
+// while other programs compete for the cores is slower and noisier than the lesson's theory assumes; the screen must
+// say so rather than let such a number refute the lesson.
+#include <string>
+
+namespace dlsys {
+
+struct RunConditions {
+  double wall_s = 0;
+  double own_cpu_cores = 0;     // this process's CPU time over the wall time: cores it kept busy on average
+  double other_busy_cores = 0;  // cores other processes kept busy on average
+  int hardware_threads = 0;
+  double load_average = 0;  // the 1-minute load average at the end
+
+  // Other processes took at least a quarter of a core: enough to stretch and scatter the timings.
+  bool disturbed() const { return other_busy_cores >= 0.25; }
+  // One plain sentence for the screen: what was disturbed, how much, and what to do; empty when nothing was.
+  std::string sentence() const;
+};
+
+// Starts counting when made; finish() reads the counters again.
+class RunConditionsProbe {
+ public:
+  RunConditionsProbe();
+  RunConditions finish() const;
+
+ private:
+  double start_wall_s_ = 0, start_busy_s_ = 0, start_own_s_ = 0;
+};
+
+}  // namespace dlsys
