@@ -4,33 +4,25 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "engine/backend.h"
+#include "engine/gpu_datasheet.h"
 
 namespace dlsys {
 
 namespace {
 
-// Datasheet FP32 (non-tensor-core) peak and memory bandwidth for the GPUs this course names.
-// Sources: NVIDIA A100 datasheet (19.5 TFLOP/s, 1555/2039 GB/s), H100 SXM datasheet (67 TFLOP/s, 3.35 TB/s),
-// H200 datasheet (67 TFLOP/s, 4.8 TB/s).
+// The device's ceilings from NVIDIA's datasheet for its part (engine/gpu_datasheet.h names the documents): matched
+// by name and memory, since one model comes as parts with very different figures (H100 PCIe is 51 TFLOP/s and
+// 2.0 TB/s, H100 SXM 67 and 3.35). They are published figures, not measurements, and the source says so.
 void fill_datasheet_peaks(DeviceInfo& info) {
-  const std::string& n = info.name;
-  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
-  if (has("H200")) {
-    info.peak_fp32_gflops = 67000;
-    info.peak_bandwidth_gbps = 4800;
-  } else if (has("H100")) {
-    info.peak_fp32_gflops = 67000;
-    info.peak_bandwidth_gbps = 3350;
-  } else if (has("A100") && info.memory_total_bytes > (50ll << 30)) {
-    info.peak_fp32_gflops = 19500;
-    info.peak_bandwidth_gbps = 2039;
-  } else if (has("A100")) {
-    info.peak_fp32_gflops = 19500;
-    info.peak_bandwidth_gbps = 1555;
+  const std::optional<GpuDatasheet> sheet = find_gpu_datasheet(info.name, info.memory_total_bytes);
+  if (sheet) {
+    info.peak_fp32_gflops = sheet->fp32_gflops;
+    info.peak_bandwidth_gbps = sheet->bandwidth_gbps;
   }
-  info.peaks_source = info.peak_fp32_gflops > 0 ? "datasheet (NVIDIA)" : "unknown device: no datasheet peaks";
+  info.peaks_source = datasheet_peaks_source(sheet);
 }
 
 // The runtime answers "insufficient driver" both when the driver is too old and when there is none at all; the

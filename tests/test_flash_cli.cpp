@@ -1,10 +1,14 @@
 // Lesson `flash` through the command line, in-process: theory keys and exact values, a small real run, the worked
-// example's printout, and bad input (exit 2 with a message naming the parameter, the value and what is allowed).
+// example's printout, bad input (exit 2 with a message naming the parameter, the value and what is allowed), the
+// tile the tiles step opens on, and the words the report and the theory card use.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "lessons/flash/flash_steps.h"
 #include "lessons/registry.h"
 #include "tests/support/cli_capture.h"
 
@@ -120,4 +124,84 @@ TEST_CASE("flash: the lesson text has its five steps") {
   REQUIRE(lesson.step_count() == 5);
   CHECK(lesson.text().steps[2].caption.find("1.55300179") != std::string::npos);
   CHECK(lesson.text().theory.find("ELEMENTS") != std::string::npos);  // errata E21: M counts elements
+}
+
+namespace {
+// A tile record whose rows carry the given (m_old, m_tile) pairs, merged as the kernel merges them.
+attention::TileRecord tile_with_rows(std::int64_t row_begin, std::vector<std::pair<double, double>> maxima) {
+  attention::TileRecord record;
+  record.row_begin = row_begin;
+  record.rows = std::int64_t(maxima.size());
+  for (const auto& [m_old, m_tile] : maxima) {
+    attention::TileRowState row;
+    row.m_old = m_old;
+    row.m_tile = m_tile;
+    row.m_new = std::max(m_old, m_tile);
+    row.alpha = std::exp(m_old - row.m_new);
+    row.beta = std::exp(m_tile - row.m_new);
+    record.row_states.push_back(row);
+  }
+  return record;
+}
+}  // namespace
+
+TEST_CASE("flash: the tiles step opens on the first tile where a running max moves, preferring both rescales") {
+  const double none = -INFINITY;
+  attention::FlashTrace trace;
+  trace.tiles.push_back(tile_with_rows(0, {{none, 0.5}, {none, 0.2}}));  // first K/V block: nothing to rescale
+  trace.tiles.push_back(tile_with_rows(0, {{0.5, 0.9}, {0.2, 0.7}}));    // both maxima move, no tile is scaled down
+  trace.tiles.push_back(tile_with_rows(2, {{0.4, 0.1}, {0.3, 0.8}}));    // row 2 keeps its max, row 3's moves
+  flash::OpeningTile opening = flash::find_opening_tile(trace);
+  CHECK(opening.rescales);
+  CHECK(opening.index == 2);
+  CHECK(opening.rows_max_moved == std::vector<std::int64_t>{3});
+  CHECK(opening.rows_tile_rescaled == std::vector<std::int64_t>{2});
+
+  trace.tiles.pop_back();  // without the tile that shows both, the first where a max moves
+  opening = flash::find_opening_tile(trace);
+  CHECK(opening.index == 1);
+  CHECK(opening.rows_max_moved == std::vector<std::int64_t>{0, 1});
+  CHECK(opening.rows_tile_rescaled.empty());
+
+  trace.tiles.pop_back();  // only the first block: nothing moves, the step opens on tile 0 and says so
+  opening = flash::find_opening_tile(trace);
+  CHECK_FALSE(opening.rescales);
+  CHECK(opening.index == 0);
+}
+
+TEST_CASE("flash: with the default parameters the tiles step opens past the first K/V block, on a rescale") {
+  const Lesson& lesson = find_lesson("flash");
+  const auto data = lesson.step_data(ParamValues::defaults(lesson.params()));
+  const auto* steps = dynamic_cast<const flash::FlashSteps*>(data.get());
+  REQUIRE(steps != nullptr);
+  const flash::OpeningTile& opening = steps->opening_tile;
+  REQUIRE(opening.rescales);
+  // n = 20, d = 4, Br = 4, Bc = 6, Algorithm 1's order, seed 7: tile 6 of 20 is (0, 1), the second K/V block's
+  // first Q block. Query 1's max moves there; queries 0, 2 and 3 keep theirs.
+  CHECK(opening.index == 5);
+  const attention::TileRecord& record = steps->tile_trace.tiles[opening.index];
+  CHECK(record.i == 0);
+  CHECK(record.j == 1);
+  CHECK(opening.rows_max_moved == std::vector<std::int64_t>{1});
+  CHECK(opening.rows_tile_rescaled == std::vector<std::int64_t>{0, 2, 3});
+  CHECK(record.row_states[1].alpha < 1);
+  CHECK(record.row_states[0].beta < 1);
+}
+
+TEST_CASE("flash: the run's report says what the lesson expects in words, with no thresholds") {
+  const auto r = flash_cli({"run", "flash", "--set", "n=64", "--set", "d=16", "--set", "sizes=32", "--set", "repeats=1",
+                            "--set", "threads=2"});
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "flash within twice standard attention's error, as FlashAttention's rule asks"));
+  CHECK(contains(r.out, "(the time and memory expectations are for n = 4096, d = 64 on the CPU)"));
+  for (const char* threshold : {"<=", ">=", "expected at most", "expected at least", "2^-24", ": met", "NOT met"})
+    CHECK_MESSAGE(!contains(r.out, threshold), threshold);
+}
+
+TEST_CASE("flash: the theory card credits the accuracy rule to FlashAttention's tests and says how the lab adapts it") {
+  const std::string& theory = find_lesson("flash").text().theory;
+  CHECK(contains(theory, "against an fp32 reference"));
+  CHECK(contains(theory, "plain PyTorch attention run in the same fp16 or bf16"));
+  CHECK(contains(theory, "adapts the rule one precision up: a double-precision reference"));
 }

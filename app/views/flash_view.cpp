@@ -38,6 +38,55 @@ std::string fixed(double value, int decimals = 8) {
 
 std::string vec2(const std::vector<double>& v) { return fmt::format("[{}, {}]", fixed(v[0]), fixed(v[1])); }
 
+std::string row_list(const std::vector<std::int64_t>& rows) {
+  std::string out;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    out += (r == 0 ? "" : r + 1 == rows.size() ? " and " : ", ") + std::to_string(rows[r]);
+  return out;
+}
+
+// Relative luminance (WCAG 2) of a colour, for picking text that stays legible on a filled cell.
+double luminance(ImU32 color) {
+  auto channel = [&](int shift) {
+    const double c = double((color >> shift) & 0xFF) / 255.0;
+    return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * channel(IM_COL32_R_SHIFT) + 0.7152 * channel(IM_COL32_G_SHIFT) + 0.0722 * channel(IM_COL32_B_SHIFT);
+}
+
+// Of the theme's two extremes (theory lines and panels), the one that contrasts most with `fill`: dark text on the
+// amber highlight of the desk theme, near-black on the orange of the projector theme.
+ImU32 text_on(ImU32 fill) {
+  auto contrast = [&](ImU32 text) {
+    const double a = luminance(fill) + 0.05, b = luminance(text) + 0.05;
+    return a > b ? a / b : b / a;
+  };
+  return contrast(theory_color()) >= contrast(panel_color()) ? theory_color() : panel_color();
+}
+
+// The number a step is about, in the current table cell: the cell filled with the theme's highlight, the text in the
+// colour that reads best on it, in both themes.
+void highlighted_cell_text(const std::string& text) {
+  ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_color());
+  ImGui::PushStyleColor(ImGuiCol_Text, text_on(highlight_color()));
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopStyleColor();
+}
+
+// A swatch of the highlight followed by what it marks, as a one-line key under a table.
+void highlight_key(const std::string& sample, const std::string& meaning) {
+  const float s = ui_scale();
+  const ImVec2 size = ImGui::CalcTextSize(sample.c_str());
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float pad = 4 * s;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled({o.x, o.y}, {o.x + size.x + 2 * pad, o.y + size.y}, highlight_color(), 2 * s);
+  draw->AddText({o.x + pad, o.y}, text_on(highlight_color()), sample.c_str());
+  ImGui::Dummy({size.x + 2 * pad, size.y});
+  ImGui::SameLine();
+  ImGui::TextWrapped("%s", meaning.c_str());
+}
+
 // A horizontal bar: `fraction` of the full width, labelled on its right.
 void draw_bar(const char* label, double fraction, ImU32 color, const std::string& value) {
   const float s = ui_scale();
@@ -160,15 +209,19 @@ void draw_online_softmax_step(const ViewContext& ctx) {
         ImGui::TableNextColumn();
         if (t == stage) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, with_alpha(highlight_color(), 0.22f));
         const std::string& cell = t == 0 ? line.tile1 : line.tile2;
-        const bool warn = line.rescale && t == 1;
-        if (warn) ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
-        ImGui::TextUnformatted(cell.c_str());
-        if (warn) ImGui::PopStyleColor();
+        if (line.rescale && t == 1)
+          highlighted_cell_text(cell);
+        else
+          ImGui::TextUnformatted(cell.c_str());
       }
       ImGui::PopFont();
     }
     ImGui::EndTable();
   }
+  highlight_key(fixed(t2.beta), fmt::format("tile 2's max {} is below the running max {}, so its terms are scaled by "
+                                            "beta = exp({} - {}) before they join l and z",
+                                            fixed(t2.m_tile, 0), fixed(t2.m, 0), fixed(t2.m_tile, 0), fixed(t2.m, 0)));
+  ImGui::Spacing();
   const std::vector<double>& w = steps->plain_weights;
   const std::vector<double>& plain = steps->plain_output;
   Rows rows = {
@@ -181,10 +234,11 @@ void draw_online_softmax_step(const ViewContext& ctx) {
   draw_value_table("online_result", rows);
 }
 
-// Which tile the step shows: playing through them, or the one picked (view state only; the trace is step data).
+// Which tile the step shows: the step data's opening tile until one is picked, or playing through them all (view state
+// only; the trace and the opening tile are step data).
 struct TilePick {
-  bool playing = true;
-  int tile = 0;
+  bool playing = false;
+  int tile = -1;  // -1: the opening tile
 };
 
 void draw_tile_grid(const flash::FlashSteps& steps, std::size_t current) {
@@ -217,7 +271,9 @@ void draw_tile_grid(const flash::FlashSteps& steps, std::size_t current) {
 
 // The traced tile's rows: m and l before, from the tile and after, with both rescale factors and the output row.
 void draw_tile_rows(const attention::TileRecord& rec) {
-  ImGui::TextDisabled("alpha = exp(m_old - m_new) rescales what the row had; beta = exp(m_tile - m_new) the tile");
+  highlight_key("< 1",
+                "a rescale: alpha scales what the row had (its max moved), beta scales the tile (the row's "
+                "max is larger)");
   const char* headers[] = {"row", "m_old", "m_tile", "m_new", "alpha", "l_old", "l_tile", "l_new", "beta", "O_i row"};
   if (!ImGui::BeginTable("tile_rows", 10, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
   for (const char* h : headers) ImGui::TableSetupColumn(h);
@@ -244,9 +300,10 @@ void draw_tile_rows(const attention::TileRecord& rec) {
       ImGui::TableNextColumn();
       // A factor below 1 is a rescale: the running max moved (alpha) or the tile's max is below it (beta).
       const bool rescale = (col == 4 && st.m_old != -INFINITY && st.alpha != 1) || (col == 8 && st.beta != 1);
-      if (rescale) ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
-      ImGui::TextUnformatted(cells[col].c_str());
-      if (rescale) ImGui::PopStyleColor();
+      if (rescale)
+        highlighted_cell_text(cells[col]);
+      else
+        ImGui::TextUnformatted(cells[col].c_str());
     }
   }
   ImGui::PopFont();
@@ -264,16 +321,23 @@ void draw_tiles_step(const ViewContext& ctx) {
                       trace.order == LoopOrder::KvOuter ? "Algorithm 1" : "FlashAttention-2",
                       static_cast<long long>(trace.problem.n), static_cast<long long>(trace.problem.d),
                       static_cast<long long>(trace.tiling.br), static_cast<long long>(trace.tiling.bc));
-  if (c.playing) c.tile = static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count);
+  const flash::OpeningTile& opening = steps->opening_tile;
+  // Playing walks every tile; otherwise the picked one, or the opening tile until one is picked.
+  int shown = c.playing ? static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count)
+                        : (c.tile >= 0 ? c.tile : static_cast<int>(opening.index));
   if (!figure_mode()) {
     ImGui::Checkbox("play", &c.playing);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(160 * s);
-    if (ImGui::SliderInt("tile", &c.tile, 0, int(count) - 1)) c.playing = false;
+    int shown_from_one = shown + 1;  // counted from 1, as the heading counts "tile 7 of 20"
+    if (ImGui::SliderInt("tile", &shown_from_one, 1, int(count))) {
+      c.playing = false;
+      c.tile = shown = shown_from_one - 1;
+    }
   } else {
     ImGui::NewLine();
   }
-  const std::size_t current = std::min<std::size_t>(std::size_t(std::max(c.tile, 0)), count - 1);
+  const std::size_t current = std::min<std::size_t>(std::size_t(std::max(shown, 0)), count - 1);
   const attention::TileRecord& rec = trace.tiles[current];
 
   ImGui::BeginGroup();
@@ -306,6 +370,23 @@ void draw_tiles_step(const ViewContext& ctx) {
           {"  tiled, FlashAttention-2", format_bytes_both(theory.hbm_bytes_flash_fa2)},
       });
   ImGui::EndGroup();
+  // Say why the step opens where it does, while it still shows that tile.
+  if (!c.playing && current == opening.index) {
+    const auto& moved = opening.rows_max_moved;
+    const auto& kept = opening.rows_tile_rescaled;
+    std::string why = opening.rescales
+                          ? fmt::format(
+                                "Shown first: tile {} of {}, the first where a running max moves (row{} {}, "
+                                "alpha < 1)",
+                                current + 1, count, moved.size() > 1 ? "s" : "", row_list(moved))
+                          : std::string(
+                                "No tile of this small problem moves a running max: every row meets its "
+                                "largest score in its first tile. Try another tiles-step n or Bc");
+    if (!kept.empty())
+      why += fmt::format("; row{} {} keep{} {} (beta < 1)", kept.size() > 1 ? "s" : "", row_list(kept),
+                         kept.size() > 1 ? "" : "s", kept.size() > 1 ? "theirs" : "its");
+    ImGui::TextWrapped("%s.", why.c_str());
+  }
   draw_tile_rows(rec);
 }
 
@@ -352,9 +433,17 @@ void draw_measured_step(const ViewContext& ctx) {
     if (c.scratch_ratio_naive_over_flash)
       rows.push_back({"  naive/flash", fmt::format("{:.0f}x", *c.scratch_ratio_naive_over_flash)});
     rows.push_back({"error naive/flash", fmt::format("{:.1e}/{:.1e}", m->naive->max_abs_err, m->flash->max_abs_err)});
-    rows.push_back({"  flash <= 2 naive + 2^-24", c.accuracy_rule_met ? "yes" : "NO"});
+    rows.push_back({"  flash within twice naive's error", c.accuracy_rule_met ? "yes" : "NO"});
   }
-  draw_value_table("measured_bar", rows);
+  draw_value_table("measured_summary", rows);
+  if (r.backend.kind == "cpu") {
+    ImGui::Spacing();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextWrapped(
+        "On a CPU there is no gap like the GPU's between HBM and SRAM: the caches play SRAM and the whole n x n score "
+        "matrix may fit in them, so the lesson's memory saving shows here while the GPU's speed-up is not expected.");
+    ImGui::PopTextWrapPos();
+  }
   ImGui::EndGroup();
 }
 

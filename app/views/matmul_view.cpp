@@ -1,5 +1,6 @@
 // Views of the matmul lesson: the dot product behind one c_ij, time against size on log-log axes, GFLOP/s of each
-// implementation against the backend's measured peak, and which tiles a tile of C reads.
+// implementation against the backend's peak (measured by the CPU backend, NVIDIA's datasheet figure on a GPU), and
+// which tiles a tile of C reads.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -40,6 +41,25 @@ void draw_grid(ImDrawList* draw, ImVec2 origin, int rows, int cols, float cell, 
   draw->AddText({origin.x, origin.y + rows * cell + 4 * s}, text_color(), label.c_str());
 }
 
+// Outlines one cell of a grid drawn by draw_grid.
+void outline_cell(ImDrawList* draw, ImVec2 origin, int row, int col, float cell) {
+  const float s = ui_scale();
+  const ImVec2 a{origin.x + col * cell, origin.y + row * cell}, b{a.x + cell - 2 * s, a.y + cell - 2 * s};
+  draw->AddRect({a.x - 1 * s, a.y - 1 * s}, {b.x + 1 * s, b.y + 1 * s}, text_color(), 2 * s, 0, 2 * s);
+}
+
+// One entry of a colour key: a swatch as tall as the text (filled, or only outlined), then what it marks.
+void key_entry(ImU32 fill, bool outlined, const char* meaning) {
+  const float s = ui_scale(), h = ImGui::GetTextLineHeight();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  if (fill) draw->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, fill, 2 * s);
+  if (outlined) draw->AddRect({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, text_color(), 2 * s, 0, 2 * s);
+  ImGui::Dummy({h + 6 * s, h});
+  ImGui::SameLine(0, 0);
+  ImGui::TextWrapped("%s", meaning);
+}
+
 void draw_dot_product_step(const ViewContext& ctx) {
   const matmul::MatmulSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -75,6 +95,11 @@ void draw_dot_product_step(const ViewContext& ctx) {
       draw, c_origin, rows, cols, cell,
       [&](int r, int c) { return r == i && c == j ? hot : (r * cols + c < element ? with_alpha(done, 0.6f) : 0u); },
       fmt::format("C: {} x {}", s.m, s.n));
+  if (l > 0) {  // the product just added: a_il in A, b_lj in B, and the c_ij it goes into
+    outline_cell(draw, a_origin, i, l - 1, cell);
+    outline_cell(draw, b_origin, l - 1, j, cell);
+    outline_cell(draw, c_origin, i, j, cell);
+  }
   ImGui::Dummy({(inner + cols + 3) * cell, (inner + rows + 3) * cell + ImGui::GetTextLineHeight()});
   ImGui::SameLine();
   ImGui::BeginChild("counters", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);  // wide numbers stay reachable
@@ -87,6 +112,12 @@ void draw_dot_product_step(const ViewContext& ctx) {
   if (s.m > kMaxCellsShown || s.n > kMaxCellsShown || s.k > kMaxCellsShown)
     ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
   ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+  key_entry(0, true, "the product a_il * b_lj just added to c_ij");
+  key_entry(hot, false, "c_ij and the pairs of row i and column j already multiplied into it");
+  key_entry(row_col, false, "the rest of row i of A and column j of B, still to come");
+  key_entry(with_alpha(done, 0.6f), false, "entries of C already finished");
+  ImGui::Spacing();
   draw_value_table(
       "counts", {
                     {"multiplications  m n k", format_count(steps->multiplications)},
@@ -116,6 +147,14 @@ std::vector<PlotLine> variant_lines(const RunResult& r, const matmul::MatmulMeas
   return lines;
 }
 
+// What the peak is called where it is drawn: the CPU backend measures its own ceiling, the CUDA backend reports
+// NVIDIA's datasheet figure for the part (the source string says which, "measured: ..." or "datasheet: ...").
+std::string peak_name(const std::string& source) {
+  if (source.rfind("datasheet", 0) == 0) return "datasheet peak";
+  if (source.rfind("measured", 0) == 0) return "measured peak";
+  return "peak";
+}
+
 void draw_scaling_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("time against size for each implementation");
@@ -137,23 +176,27 @@ void draw_libraries_step(const ViewContext& ctx) {
   PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
   const double peak = theory->peak_gflops.value_or(0);
-  if (peak > 0) spec.guides.push_back({false, peak, fmt::format("measured peak {:.0f} GFLOP/s", peak), theory_color()});
+  const std::string peak_label = peak_name(theory->peak_source);
+  if (peak > 0)
+    spec.guides.push_back({false, peak, fmt::format("{} {:.0f} GFLOP/s", peak_label, peak), theory_color()});
   if (theory->nominal_peak_gflops > 0)
     spec.guides.push_back({false, theory->nominal_peak_gflops,
                            fmt::format("nominal {:.0f} GFLOP/s", theory->nominal_peak_gflops), muted_text_color()});
-  spec.size = {0, plot_height_leaving(6)};
+  spec.size = {0, plot_height_leaving(theory->nominal_peak_gflops > 0 ? 6 : 4)};
   draw_plot("gflops", spec);
   std::vector<std::pair<std::string, std::string>> rows;
   const auto& params = ctx.result->params;
   for (const auto& v : m->variants)
     rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
-                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of peak", v.gflops, v.percent_of_peak)});
-  rows.push_back({"peak measured (OpenBLAS sgemm, best seen here)", fmt::format("{:.0f} GFLOP/s", peak)});
-  if (theory->nominal_peak_gflops > 0)
+                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)});
+  if (theory->nominal_peak_gflops > 0) {  // a CPU: its measured peak beside the nominal figure that judges it
+    rows.push_back({"peak measured (OpenBLAS sgemm, best seen here)", fmt::format("{:.0f} GFLOP/s", peak)});
     rows.push_back(
         {"nominal " + theory->nominal_peak_source, fmt::format("{:.0f} GFLOP/s", theory->nominal_peak_gflops)});
-  rows.push_back(
-      {"largest error vs double reference", fmt::format("{:.2e} (bound {:.2e})", m->max_rel_err, m->error_tolerance)});
+  }
+  rows.push_back({"largest error vs double reference",
+                  fmt::format("{:.2e}, {}", m->max_rel_err,
+                              m->wrong ? "beyond fp32 rounding: a kernel is wrong" : "within fp32 rounding")});
   draw_value_table("gflops_table", rows);
 }
 

@@ -560,24 +560,32 @@ std::string FlashLesson::text_report(const RunResult& r) const {
       fmt::format("what the lesson expects (n = {}, d = {}, causal = {}, {} on {}, {} threads, order {}):\n",
                   r.params.at("n"), r.params.at("d"), r.params.at("causal"), r.backend.kind, r.backend.device,
                   r.params.at("threads"), r.params.at("order"));
+  const bool time_as_expected = c.time_ratio_flash_over_naive <= kFlashMaxTimeRatio;
   out += fmt::format(
-      "  time    flash {:.2f} ms / naive {:.2f} ms = {:.3f}  (expected at most {}: {}; medians of interleaved "
-      "runs; fastest runs: {:.3f})\n",
-      m->flash->ms, m->naive->ms, c.time_ratio_flash_over_naive, kFlashMaxTimeRatio,
-      c.time_ratio_flash_over_naive <= kFlashMaxTimeRatio ? "met" : "NOT met", c.time_ratio_flash_over_naive_min);
+      "  time    flash {:.2f} ms / naive {:.2f} ms = {:.3f} (medians of interleaved runs; fastest runs: {:.3f}): {}\n",
+      m->flash->ms, m->naive->ms, c.time_ratio_flash_over_naive, c.time_ratio_flash_over_naive_min,
+      time_as_expected ? "flash about as fast as standard attention or faster, as expected"
+                       : "flash clearly slower than standard attention, which the lesson does not expect");
   if (c.scratch_ratio_naive_over_flash) {
     const double scratch_ratio = *c.scratch_ratio_naive_over_flash;
-    out += fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x  (expected at least {:.0f}x: {})\n",
+    out += fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x: {}\n",
                        format_bytes_binary(double(m->naive->peak_bytes)),
-                       format_bytes_binary(double(m->flash->peak_bytes)), scratch_ratio, kFlashMinScratchRatio,
-                       scratch_ratio >= kFlashMinScratchRatio ? "met" : "NOT met");
+                       format_bytes_binary(double(m->flash->peak_bytes)), scratch_ratio,
+                       scratch_ratio >= kFlashMinScratchRatio
+                           ? "flash needs a small fraction of the scratch, as expected"
+                           : "flash saves scratch, but far less than the lesson expects at its default size");
   }
   const double naive_err = m->naive->max_abs_err, flash_err = m->flash->max_abs_err;
-  out += fmt::format("  error   flash {:.3g} <= 2 x naive {:.3g} + {:.3g} = {:.3g}: {}\n", flash_err, naive_err,
-                     attention::kAccuracyEpsilon, 2 * naive_err + attention::kAccuracyEpsilon,
-                     attention::meets_accuracy_rule(flash_err, naive_err) ? "met" : "NOT met");
+  out += fmt::format("  error   flash {:.3g}, naive {:.3g} against the double reference: {}\n", flash_err, naive_err,
+                     attention::meets_accuracy_rule(flash_err, naive_err)
+                         ? "flash within twice standard attention's error, as FlashAttention's rule asks"
+                         : "flash more than twice as far off as standard attention: FlashAttention's rule is broken");
   if (r.params.at("n") != "4096" || r.params.at("d") != "64" || r.backend.kind != "cpu")
-    out += "  (these expectations hold at n = 4096, d = 64 on the CPU)\n";
+    out += "  (the time and memory expectations are for n = 4096, d = 64 on the CPU)\n";
+  else
+    out +=
+        "  (on a CPU the caches play SRAM and there is no gap like a GPU's between HBM and on-chip memory: the "
+        "memory saving shows, the GPU's speed-up does not)\n";
   return out;
 }
 

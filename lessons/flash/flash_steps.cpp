@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "engine/backend.h"
 
@@ -27,7 +28,34 @@ ShiftedScores shift_scores(const std::vector<double>& scores, float c) {
   return out;
 }
 
+// A row's running max moved: it had a finite max before this tile and the merge scaled its old sums down.
+bool max_moved(const attention::TileRowState& row) { return row.m_old != -INFINITY && row.alpha < 1; }
+// A row kept its max from earlier tiles, so this tile's terms were scaled down to it.
+bool tile_rescaled(const attention::TileRowState& row) { return row.m_old != -INFINITY && row.beta < 1; }
+
+OpeningTile describe_tile(const attention::TileRecord& record, std::size_t index) {
+  OpeningTile tile{.index = index};
+  for (std::size_t r = 0; r < record.row_states.size(); ++r) {
+    const std::int64_t row = record.row_begin + std::int64_t(r);
+    if (max_moved(record.row_states[r])) tile.rows_max_moved.push_back(row);
+    if (tile_rescaled(record.row_states[r])) tile.rows_tile_rescaled.push_back(row);
+  }
+  tile.rescales = !tile.rows_max_moved.empty();
+  return tile;
+}
+
 }  // namespace
+
+OpeningTile find_opening_tile(const attention::FlashTrace& trace) {
+  std::optional<OpeningTile> first_moved;
+  for (std::size_t t = 0; t < trace.tiles.size(); ++t) {
+    OpeningTile tile = describe_tile(trace.tiles[t], t);
+    if (!tile.rescales) continue;
+    if (!tile.rows_tile_rescaled.empty()) return tile;  // both factors at work in one tile
+    if (!first_moved) first_moved = std::move(tile);
+  }
+  return first_moved.value_or(OpeningTile{});
+}
 
 std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const FlashTheory& theory) {
   auto steps = std::make_shared<FlashSteps>();
@@ -62,6 +90,7 @@ std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const Fl
   const attention::Problem& p = steps->tile_trace.problem;
   steps->tile_grid_rows = attention::row_blocks(p.n, steps->tile_trace.tiling);
   steps->tile_grid_cols = attention::col_blocks(p.n, steps->tile_trace.tiling);
+  steps->opening_tile = find_opening_tile(steps->tile_trace);
   steps->tile_trace_total =
       attention::flash_traffic(p.n, p.d, steps->tile_trace.tiling, p.causal, steps->tile_trace.order);
   steps->tile_trace_naive = attention::naive_traffic(p.n, p.d);
