@@ -47,7 +47,7 @@ double tick_step(double end, int max_ticks) {
 std::string unit_name(const std::string& unit) { return unit == "units" ? "cost units" : unit; }
 
 struct Present {
-  bool f = false, b = false, w = false, reverse = false, bubble = false;
+  bool f = false, b = false, w = false, reverse = false, later_chunk = false, bubble = false;
 };
 
 // A span's label, at the regular size where it fits, smaller where it does not, and left out where neither fits.
@@ -83,14 +83,17 @@ std::string time_axis(double plot_x0, double plot_x1, double top, double axis_y,
 std::string legend(const Present& p, double x, double y) {
   struct Entry {
     std::string fill, text;
-    bool reverse_band = false;
+    bool reverse_band = false, chunk_band = false;
   };
   std::vector<Entry> entries;
   if (p.f) entries.push_back({span_color_hex("F", 0), "F: forward"});
-  if (p.b) entries.push_back({span_color_hex("B", 0), p.w ? "B: backward, input gradient" : "B: backward"});
+  if (p.b)
+    entries.push_back({span_color_hex("B", 0), p.w ? "B: backward (input gradient where a W follows)" : "B: backward"});
   if (p.w) entries.push_back({span_color_hex("W", 0), "W: weight gradient (deferred)"});
   if (p.reverse)
     entries.push_back({span_color_hex("F", 0), "dark foot: reverse direction (entered at the last device)", true});
+  if (p.later_chunk)
+    entries.push_back({span_color_hex("F", 0), "light top: the micro-batch's later chunk (b)", false, true});
   if (p.bubble) entries.push_back({"url(#bubble)", "bubble: idle"});
   std::string out = "<g class=\"legend\">\n";
   for (const Entry& e : entries) {
@@ -98,6 +101,10 @@ std::string legend(const Present& p, double x, double y) {
         "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"26\" height=\"16\" fill=\"{}\" stroke=\"#888\" "
         "stroke-width=\"0.5\"/>\n",
         x, y - 12, e.fill);
+    if (e.chunk_band)
+      out += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"26\" height=\"4\" fill=\"white\" fill-opacity=\"0.45\"/>\n", x,
+          y - 12);
     if (e.reverse_band)
       out += fmt::format(
           "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"26\" height=\"4\" fill=\"black\" fill-opacity=\"0.43\"/>\n", x, y);
@@ -184,6 +191,13 @@ std::string timelines_to_svg(const std::vector<Timeline>& timelines, const std::
             "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"black\" "
             "fill-opacity=\"0.43\"/>\n",
             x0, lane_y + kLaneHeight * 0.78, w, kLaneHeight * 0.22);
+      }
+      if (s.chunk > 0 && s.chunk != s.direction) {  // a later chunk of a micro-batch that passes a device twice
+        present.later_chunk = true;
+        body += fmt::format(
+            "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"white\" "
+            "fill-opacity=\"0.45\"/>\n",
+            x0, lane_y, w, kLaneHeight * 0.22);
       }
       body += span_label(s, x0, w, lane_y);
     }

@@ -23,6 +23,12 @@ ImU32 to_imgui(Rgb c, float alpha = 1.0f) { return IM_COL32(c.r, c.g, c.b, stati
 
 ImU32 bubble_line_color() { return with_alpha(muted_text_color(), 0.45f); }
 
+// A micro-batch that passes a device more than once (interleaved, DualPipeV) shows its later chunks with a light band
+// along their top, so F3a and F3b differ even where no label fits. DualPipe's chunk is its direction, which has its
+// own band at the foot.
+bool is_later_chunk(const TimelineSpan& span) { return span.chunk > 0 && span.chunk != span.direction; }
+ImU32 chunk_band_color(int chunk) { return IM_COL32(255, 255, 255, std::min(200, 90 + 40 * (chunk - 1))); }
+
 // Diagonal hatching over a rectangle: the idle time, told apart from every filled op block.
 void draw_hatch(ImDrawList* draw, ImVec2 a, ImVec2 c, float spacing) {
   draw->AddRectFilled(a, c, with_alpha(muted_text_color(), 0.08f));
@@ -41,7 +47,7 @@ void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, ImU32 color, float s) 
 }
 
 // What the legend lists: only what the timelines drawn contain.
-enum class Swatch { Fill, ReverseBand, Hatch, Arrow, Band, Outline };
+enum class Swatch { Fill, ReverseBand, ChunkBand, Hatch, Arrow, Band, Outline };
 struct LegendEntry {
   Swatch swatch;
   ImU32 color;
@@ -50,7 +56,7 @@ struct LegendEntry {
 
 std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& timelines, bool overlay, bool any_gap,
                                         const std::vector<const TimelineMarks*>& marks) {
-  bool f = false, b = false, w = false, reverse = false;
+  bool f = false, b = false, w = false, reverse = false, later_chunk = false;
   for (std::size_t i = 0; i < timelines.size(); ++i) {
     if (overlay && i > 0) continue;  // outlines: listed as one entry below
     for (const TimelineSpan& span : timelines[i]->spans) {
@@ -58,13 +64,18 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& time
       b = b || span.kind == "B";
       w = w || span.kind == "W";
       reverse = reverse || span.direction == 1;
+      later_chunk = later_chunk || is_later_chunk(span);
     }
   }
   std::vector<LegendEntry> out;
   if (f) out.push_back({Swatch::Fill, to_imgui(span_color("F", 0)), "F forward"});
-  if (b) out.push_back({Swatch::Fill, to_imgui(span_color("B", 0)), w ? "B input gradient" : "B backward"});
+  if (b)
+    out.push_back({Swatch::Fill, to_imgui(span_color("B", 0)),
+                   w ? "B backward (input gradient where a W follows)" : "B backward"});
   if (w) out.push_back({Swatch::Fill, to_imgui(span_color("W", 0)), "W weight gradient"});
   if (reverse) out.push_back({Swatch::ReverseBand, to_imgui(span_color("F", 0)), "dark foot: reverse direction"});
+  if (later_chunk)
+    out.push_back({Swatch::ChunkBand, to_imgui(span_color("F", 0)), "light top: the micro-batch's later chunk (b)"});
   if (any_gap) out.push_back({Swatch::Hatch, 0, "bubble (idle)"});
   if (overlay && timelines.size() > 1) out.push_back({Swatch::Outline, theory_color(), timelines[1]->name});
   for (const TimelineMarks* m : marks) {
@@ -110,6 +121,10 @@ void draw_legend(ImDrawList* draw, const std::vector<LegendEntry>& entries, ImVe
       case Swatch::ReverseBand:
         draw->AddRectFilled(a, c, e.color);
         draw->AddRectFilled({a.x, c.y - sh * 0.3f}, c, IM_COL32(0, 0, 0, 110));
+        break;
+      case Swatch::ChunkBand:
+        draw->AddRectFilled(a, c, e.color);
+        draw->AddRectFilled(a, {c.x, a.y + sh * 0.3f}, chunk_band_color(1));
         break;
       case Swatch::Hatch:
         draw_hatch(draw, a, c, 6 * s);
@@ -207,15 +222,17 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   const std::vector<LegendEntry> legend = legend_entries(timelines, overlay, any_gap, marks);
   const float legend_h = legend_rows(legend, size.x - 12 * s, s) * (line_h + 6 * s);
 
-  // Every lane keeps room for its label: with many lanes or large text the view scrolls rather than overprint.
-  size.y = std::max(size.y, axis_h + legend_h + blocks * header_h + total_lanes * (line_h + lane_gap) + 8 * s);
+  // Every lane keeps room for its label: with many lanes or large text the view scrolls rather than overprint. Lanes
+  // stop growing at 60 points; the widget then takes only the height it draws, leaving the rest to what follows.
+  const float fixed_h = axis_h + legend_h + blocks * header_h + 8 * s;
+  const float lane_h =
+      std::clamp((size.y - fixed_h) / std::max(1, total_lanes) - lane_gap, line_h, std::max(line_h, 60 * s));
+  size.y = fixed_h + total_lanes * (lane_h + lane_gap);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("timeline", size);
   const bool hovered = ImGui::IsItemHovered();
   const bool active = ImGui::IsItemActive();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float lane_h = std::clamp(
-      (size.y - axis_h - legend_h - blocks * header_h) / std::max(1, total_lanes) - lane_gap, line_h, 60 * s);
 
   // Zoom around the mouse with the wheel, pan by dragging, double-click to fit.
   const ImGuiIO& io = ImGui::GetIO();
@@ -295,6 +312,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
           }
           if (!outline && span.direction == 1)  // the reverse direction carries a dark band along its foot
             draw->AddRectFilled({a.x, c.y - (c.y - a.y) * 0.22f}, c, IM_COL32(0, 0, 0, 110));
+          if (!outline && is_later_chunk(span))
+            draw->AddRectFilled(a, {c.x, a.y + (c.y - a.y) * 0.22f}, chunk_band_color(span.chunk));
           if (!outline && block.x1 - block.x0 > 3) draw->AddLine({c.x, a.y}, {c.x, c.y}, panel_color(), 1.0f);
           // The label at full size where it fits, at 3/4 size where only that fits, else left out.
           if (!outline) {

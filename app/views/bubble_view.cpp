@@ -46,12 +46,18 @@ void draw_stages_diagram(int p) {
   ImGui::Dummy({avail.x, box_h + 28 * s});
 }
 
+// The misprint in a colour of its own that reads on both themes (the warning colour is a background tint).
+ImU32 misprint_color() { return series_color(3); }
+
 // The course's misprint is drawn by default (the caption points at it); the checkbox hides it.
 bool g_show_misprint = true;
 
 void draw_bubble_formula_plot(const pipeline_lesson::BubbleFormulas& f, float height) {
-  PlotSpec spec{
-      "Idle share of a fill-drain pipeline", {"m (micro-batches)", ""}, {"idle / (p x makespan)", ""}, {}, {}};
+  PlotSpec spec{"Idle share (p-1)/(m+p-1) of a fill-drain pipeline",
+                {"m (micro-batches)", ""},
+                {"idle / (p x makespan)", ""},
+                {},
+                {}};
   // The chosen p in the theory colour, the others dashed beside it.
   for (std::size_t i = 0; i < f.fill_drain_curves.size(); ++i) {
     PlotLine line =
@@ -59,7 +65,7 @@ void draw_bubble_formula_plot(const pipeline_lesson::BubbleFormulas& f, float he
     line.dashed = i > 0;
     spec.lines.push_back(std::move(line));
   }
-  if (g_show_misprint) spec.lines.push_back(line_from_series(f.misprint_curve, warning_color()));
+  if (g_show_misprint) spec.lines.push_back(line_from_series(f.misprint_curve, misprint_color()));
   spec.guides.push_back({true, double(f.m), fmt::format("m = {}", f.m), highlight_color()});
   spec.size = {0, height};
   draw_plot("formula", spec);
@@ -81,13 +87,13 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
     spec.lines.push_back(std::move(line));
   }
   if (const Series* misprint = r.find_series("course_misprint"); misprint != nullptr && g_show_misprint)
-    spec.lines.push_back(line_from_series(*misprint, warning_color()));
+    spec.lines.push_back(line_from_series(*misprint, misprint_color()));
   spec.size = {0, height};
   draw_plot("sweep", spec);
 }
 
 void misprint_checkbox() {
-  if (!figure_mode()) ImGui::Checkbox("show the course's misprint (1 - m)/(m + n - 1)", &g_show_misprint);
+  if (!figure_mode()) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
 }
 
 int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
@@ -128,22 +134,25 @@ void draw_bubble_formula(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const pipeline_lesson::BubbleFormulas& f = steps->formulas;
   const std::vector<std::pair<std::string, std::string>> rows{
-      {fmt::format("p = {}, m = {}: (p-1)/(m+p-1)", f.p, f.m), fraction_text(f.fill_drain)},
+      {fmt::format("p = {}, m = {}", f.p, f.m), fraction_text(f.fill_drain)},
       {"course: n = 2, m = 1", fraction_text(f.course_m1)},
-      {"course: n = 2, m = 4 (32 samples in 4 x 8)", fraction_text(f.course_m4)},
-      {"course: n = 2, m = 10 (under 10 %)", fraction_text(f.course_m10)},
-      {fmt::format("misprint (1-m)/(m+n-1) at n = {}, m = {}", f.p, f.m), format_number(f.misprint, 4)}};
-  // The numbers beside the plot where the window is wide enough, so the plot keeps the height its axis title needs;
-  // above it where it is not (the view then scrolls).
+      {"course: n = 2, m = 4 (32 = 4 x 8)", fraction_text(f.course_m4)},
+      {"course: n = 2, m = 10", fraction_text(f.course_m10)},
+      {fmt::format("misprint at n = {}, m = {}", f.p, f.m), format_number(f.misprint, 4)}};
+  // The numbers beside the plot where that leaves the plot half the width or more, so the plot keeps the height its
+  // axes need in a 720-point window with presentation text; above it where it does not (the view then scrolls).
+  float label_w = 0;
+  for (const auto& row : rows) label_w = std::max(label_w, ImGui::CalcTextSize(row.first.c_str()).x);
+  ImGui::PushFont(mono_font());
+  const float value_w = ImGui::CalcTextSize("0.0000 (00.0 %)").x;
+  ImGui::PopFont();
+  const float table_w = label_w + value_w + 3 * ImGui::GetStyle().CellPadding.x + 2 * ImGui::GetFontSize();
   const float width = ImGui::GetContentRegionAvail().x;
-  const float table_w = 30 * ImGui::GetFontSize();
-  if (width > 2.2f * table_w) {
-    ImGui::BeginGroup();
-    ImGui::PushItemWidth(table_w);
+  if (table_w < 0.5f * width) {
+    ImGui::BeginChild("formula_numbers", {table_w, 0}, false, ImGuiWindowFlags_NoScrollbar);
     draw_value_table("course", rows);
     misprint_checkbox();
-    ImGui::PopItemWidth();
-    ImGui::EndGroup();
+    ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("formula_plot", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);

@@ -60,7 +60,8 @@ TimelineMarks message_marks(const SchedulePanel& panel) {
   TimelineMarks marks;
   for (const pipeline_lesson::PipelineMessage& m : panel.messages)
     marks.arrows.push_back({m.from_lane, m.to_lane, m.sent, m.arrives});
-  marks.arrows_label = fmt::format("message between devices ({} in all)", panel.message_count);
+  marks.arrows_label = fmt::format("{} messages between devices in {}", panel.message_count,
+                                   pipeline::schedule_title(panel.setup.shape.kind));
   return marks;
 }
 
@@ -71,9 +72,9 @@ void draw_in_flight(const char* id, const SchedulePanel& panel, float height, do
     height -= ImGui::GetTextLineHeightWithSpacing();
   }
   // Titled by schedule: steps that compare two schedules show two of these plots.
-  PlotSpec spec{"Activations in flight, " + timeline.name + " (micro-batch chunks stashed)",
+  PlotSpec spec{"In flight: " + timeline.name,
                 {"time", timeline.time_unit == "units" ? "cost units" : timeline.time_unit},
-                {"in flight", ""},
+                {"micro-batch chunks stashed", ""},
                 {},
                 {}};
   spec.y.min = 0;
@@ -93,8 +94,11 @@ void draw_theory(const char* id, const SchedulePanel& panel, float height, bool 
                  const TimelineMarks* marks) {
   if (!panel.error.empty()) return draw_error(panel.error);
   const float timeline_h = with_in_flight ? height * 0.5f : height;
+  const float top = ImGui::GetCursorPosY();
   draw_timeline_widget(id, {{&panel.timeline, &panel.sim->schedule, panel.sim->costs.p2p, marks}}, false, timeline_h);
-  if (with_in_flight) draw_in_flight((std::string(id) + "_inflight").c_str(), panel, height - timeline_h - 4);
+  // The timeline may take less than its share (its lanes stop growing): the plot gets the rest.
+  const float used = ImGui::GetCursorPosY() - top;
+  if (with_in_flight) draw_in_flight((std::string(id) + "_inflight").c_str(), panel, height - used - 4);
 }
 
 void draw_two_theories(const char* id, const SchedulePanel& a, const SchedulePanel& b, float height,
@@ -135,7 +139,8 @@ bool draw_gap_split(const ViewContext& ctx) {
                     signed_fraction_text(*m->bubble_gap_waiting)});
   else
     rows.push_back({"+ waiting overheads: none, the ops ran one at a time and were replayed", "-"});
-  rows.push_back({fmt::format("= measured, median of {} steps ({})", ctx.result->backend.repeats, m->mode),
+  const int repeats = ctx.result->backend.repeats;
+  rows.push_back({fmt::format("= measured, median of {} step{} ({})", repeats, repeats == 1 ? "" : "s", m->mode),
                   fraction_text(m->bubble_fraction)});
   if (m->core_share)
     rows.push_back(

@@ -120,10 +120,10 @@ BubbleFormulas bubble_formulas(int p, int m) {
   for (int devices : {p, 2, 4, 8})
     if (devices == p ? f.fill_drain_curves.empty() : devices != p)
       f.fill_drain_curves.push_back(curve_against_m(fmt::format("fill_drain_p{}", devices),
-                                                    fmt::format("(p-1)/(m+p-1), p = {}", devices),
+                                                    fmt::format("p = {}", devices),
                                                     [&](int mm) { return fill_drain_idle_fraction(devices, mm); }));
-  f.misprint_curve = curve_against_m("course_misprint", "course misprint (1-m)/(m+n-1)",
-                                     [&](int mm) { return course_misprint(p, mm); });
+  f.misprint_curve =
+      curve_against_m("course_misprint", "misprint (1-m)/(m+n-1)", [&](int mm) { return course_misprint(p, mm); });
   return f;
 }
 
