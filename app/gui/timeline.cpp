@@ -280,7 +280,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
       const float ly = lane_y(g.lane), a = time_x(g.start), c = time_x(g.end);
       if (c < x0 || a > x1) continue;
       draw_hatch(draw, {a, ly}, {c, ly + lane_h}, 7 * s);
-      if (c - a > bubble_text.x + 8 * s && lane_h > bubble_text.y)
+      if (c - a > bubble_text.x + 8 * s && lane_h >= bubble_text.y)
         draw->AddText({(a + c - bubble_text.x) / 2, ly + (lane_h - bubble_text.y) / 2}, muted_text_color(), "bubble");
     }
     draw->PopClipRect();
@@ -321,7 +321,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
               const float font_px = ImGui::GetFontSize() * font_scale;
               const ImVec2 label_size =
                   ImGui::GetFont()->CalcTextSizeA(font_px, FLT_MAX, 0.0f, span.label.c_str(), nullptr, nullptr);
-              if (block.x1 - block.x0 > label_size.x + 4 * s && lane_h > label_size.y) {
+              if (block.x1 - block.x0 > label_size.x + 4 * s && lane_h >= label_size.y) {
                 draw->AddText(ImGui::GetFont(), font_px,
                               {(a.x + c.x - label_size.x) / 2, ly + (lane_h - label_size.y) / 2}, IM_COL32_WHITE,
                               span.label.c_str());

@@ -128,25 +128,24 @@ bool draw_gap_split(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
   const auto* t = ctx.result ? ctx.result->theory_as<pipeline_lesson::PipelineTheory>() : nullptr;
   if (m == nullptr || t == nullptr) return false;
-  std::vector<std::pair<std::string, std::string>> rows{
-      {"theory: the schedule simulated with the panel's costs", fraction_text(t->bubble_fraction)},
-      {"+ uneven op times (stage imbalance, noise) = replay - theory",
-       signed_fraction_text(m->bubble_gap_uneven_op_times)},
-  };
-  if (m->bubble_gap_waiting)
-    rows.push_back({fmt::format("+ waiting overheads ({}) = measured - replay",
-                                pipeline_lesson::waiting_overheads_cause(ctx.result->backend.kind)),
-                    signed_fraction_text(*m->bubble_gap_waiting)});
-  else
-    rows.push_back({"+ waiting overheads: none, the ops ran one at a time and were replayed", "-"});
   const int repeats = ctx.result->backend.repeats;
-  rows.push_back({fmt::format("= measured, median of {} step{} ({})", repeats, repeats == 1 ? "" : "s", m->mode),
-                  fraction_text(m->bubble_fraction)});
-  if (m->core_share)
-    rows.push_back(
-        {"share of a core the stage threads got inside their ops", fmt::format("{:.0f} %", 100 * *m->core_share)});
-  ImGui::TextUnformatted("Where the measured idle share (idle / (p x makespan)) departs from theory");
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"theory (the schedule simulated)", fraction_text(t->bubble_fraction)},
+      {"+ uneven op times = replay - theory", signed_fraction_text(m->bubble_gap_uneven_op_times)},
+      {"+ waiting overheads = measured - replay",
+       m->bubble_gap_waiting ? signed_fraction_text(*m->bubble_gap_waiting) : "none: replayed"},
+      {fmt::format("= measured ({}, median of {} step{})", m->mode, repeats, repeats == 1 ? "" : "s"),
+       fraction_text(m->bubble_fraction)}};
+  if (m->core_share) rows.push_back({"share of a core the stages got", fmt::format("{:.0f} %", 100 * *m->core_share)});
+  ImGui::TextUnformatted("Idle share, measured against theory:");
   draw_value_table("gap_split", rows);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "Replay: the measured op times replayed on the schedule. Uneven op times: stage imbalance, noise. "
+      "Waiting overheads: %s.",
+      m->bubble_gap_waiting ? pipeline_lesson::waiting_overheads_cause(ctx.result->backend.kind)
+                            : "none, the ops ran one at a time");
+  ImGui::PopTextWrapPos();
   return true;
 }
 

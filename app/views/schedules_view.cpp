@@ -22,33 +22,37 @@ const char* phase_name(const std::string& step_id) {
   return "cool-down: after the last forward";
 }
 
-// Per device: the warm-up counted both ways, the steady state and the cool-down (from the step data).
-void draw_phase_table(const SchedulePanel& panel) {
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
-      "warm-up F: forwards before the first backward, without the one that backward follows at once (p - r - 1 on "
-      "rank r in 1F1B); F before 1st B counts it too (p - r).");
-  ImGui::PopTextWrapPos();
-  if (panel.phases.size() <= 6) {
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t d = 0; d < panel.phases.size(); ++d) {
-      const pipeline_lesson::DevicePhases& ph = panel.phases[d];
-      rows.push_back({panel.timeline.lanes[d], std::to_string(ph.warmup_forwards),
-                      std::to_string(ph.forwards_before_first_backward), std::to_string(ph.steady_ops),
-                      std::to_string(ph.cooldown_ops)});
+// The counts a phase step is about, one column per device (from the step data): the warm-up counted both ways, the
+// steady state's ops, or the ops after the last forward.
+void draw_phase_table(const SchedulePanel& panel, const std::string& step_id) {
+  using Count = int pipeline_lesson::DevicePhases::*;
+  std::vector<std::pair<std::string, Count>> rows;
+  if (step_id == "warmup")
+    rows = {{"warm-up F", &pipeline_lesson::DevicePhases::warmup_forwards},
+            {"F before 1st B", &pipeline_lesson::DevicePhases::forwards_before_first_backward}};
+  else if (step_id == "steady_state")
+    rows = {{"steady-state ops", &pipeline_lesson::DevicePhases::steady_ops}};
+  else
+    rows = {{"ops after last F", &pipeline_lesson::DevicePhases::cooldown_ops}};
+  const std::size_t devices = panel.phases.size();
+  if (devices <= 8) {
+    std::vector<std::string> headers{""};
+    for (std::size_t d = 0; d < devices; ++d) headers.push_back(panel.timeline.lanes[d]);
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& [label, count] : rows) {
+      cells.push_back({label});
+      for (const pipeline_lesson::DevicePhases& ph : panel.phases) cells.back().push_back(std::to_string(ph.*count));
     }
-    draw_columns_table("phases", {"", "warm-up F", "F before 1st B", "steady-state ops", "ops after last F"}, rows);
+    draw_columns_table("phases", headers, cells);
     return;
   }
-  std::string warmup, before, cooldown;
-  for (const pipeline_lesson::DevicePhases& ph : panel.phases) {
-    warmup += (warmup.empty() ? "" : ", ") + std::to_string(ph.warmup_forwards);
-    before += (before.empty() ? "" : ", ") + std::to_string(ph.forwards_before_first_backward);
-    cooldown += (cooldown.empty() ? "" : ", ") + std::to_string(ph.cooldown_ops);
-  }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextWrapped("Device 0 to %zu: warm-up F %s; F before 1st B %s; ops after the last F %s.",
-                     panel.phases.size() - 1, warmup.c_str(), before.c_str(), cooldown.c_str());
+  for (const auto& [label, count] : rows) {
+    std::string values;
+    for (const pipeline_lesson::DevicePhases& ph : panel.phases)
+      values += (values.empty() ? "" : ", ") + std::to_string(ph.*count);
+    ImGui::TextWrapped("%s, device 0 to %zu: %s", label.c_str(), devices - 1, values.c_str());
+  }
   ImGui::PopTextWrapPos();
 }
 
@@ -58,7 +62,7 @@ void draw_schedule_phase(const ViewContext& ctx, const std::string& step_id) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const SchedulePanel& panel = steps->panel("chosen");
   if (!panel.error.empty()) return draw_error(panel.error);
-  draw_phase_table(panel);
+  draw_phase_table(panel, step_id);
   TimelineMarks marks;
   if (const auto it = steps->phase_bands.find(step_id); it != steps->phase_bands.end())
     for (const pipeline_lesson::LaneBand& band : it->second) marks.bands.push_back({band.lane, band.start, band.end});
@@ -104,13 +108,11 @@ void draw_schedules_interleaving(const ViewContext& ctx) {
   if (!inter.error.empty()) return draw_error(inter.error);
   if (!base_m.error.empty()) return draw_error(base_m.error);
   draw_value_table(
-      "inter",
-      {{"1F1B bubble ratio (p-1)/m", fraction_text(steps->formulas.interleaved_ratio_1f1b)},
-       {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(steps->formulas.interleaved_ratio)},
-       {"messages per micro-batch: 2(p-1) -> 2(v p-1)",
-        fmt::format("{} -> {}", steps->messages_per_micro_batch_1f1b, steps->messages_per_micro_batch_interleaved)},
-       {fmt::format("arrows drawn, m = {}", steps->interleaved_m),
-        fmt::format("{} -> {}", base_m.message_count, inter.message_count)}});
+      "inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(steps->formulas.interleaved_ratio_1f1b)},
+                {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(steps->formulas.interleaved_ratio)},
+                {fmt::format("messages per micro-batch 2(p-1) -> 2(v p-1); in all (m = {})", steps->interleaved_m),
+                 fmt::format("{} -> {}; {} -> {}", steps->messages_per_micro_batch_1f1b,
+                             steps->messages_per_micro_batch_interleaved, base_m.message_count, inter.message_count)}});
   const TimelineMarks base_marks = message_marks(base_m), inter_marks = message_marks(inter);
   draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y, &base_marks, &inter_marks);
 }
