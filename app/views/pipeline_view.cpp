@@ -60,8 +60,7 @@ TimelineMarks message_marks(const SchedulePanel& panel) {
   TimelineMarks marks;
   for (const pipeline_lesson::PipelineMessage& m : panel.messages)
     marks.arrows.push_back({m.from_lane, m.to_lane, m.sent, m.arrives});
-  marks.arrows_label = fmt::format("{} messages between devices in {}", panel.message_count,
-                                   pipeline::schedule_title(panel.setup.shape.kind));
+  marks.arrows_label = fmt::format("{} messages between devices in {}", panel.message_count, panel.title);
   return marks;
 }
 

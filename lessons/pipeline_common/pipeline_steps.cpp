@@ -85,6 +85,7 @@ SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, co
     const auto specs = lesson.params();
     for (const auto& [key, value] : overrides) changed.set(specs, key, value);
     panel.setup = read_setup(changed);
+    panel.title = pipeline::schedule_title(panel.setup.shape.kind);
     panel.sim = std::make_shared<const Simulated>(simulate_setup(panel.setup));
     const pipeline::ScheduleShape& shape = panel.setup.shape;
     panel.timeline = to_timeline(panel.sim->schedule, panel.sim->timing, panel.sim->costs,

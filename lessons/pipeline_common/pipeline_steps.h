@@ -24,6 +24,7 @@ struct InFlightCurve {
 // One simulated schedule, or why it cannot be drawn (the message `run` would give).
 struct SchedulePanel {
   std::string error;
+  std::string title;  // the schedule's name: "Interleaved 1F1B"
   Setup setup;
   std::shared_ptr<const Simulated> sim;
   Timeline timeline;
