@@ -2,6 +2,7 @@
 // documented JSON keys, the theory matches the closed forms, and exports write an SVG and a Chrome trace.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -90,6 +91,11 @@ TEST_CASE("schedules: run --json has the documented keys, exact theory and a cor
   CHECK(m["peak_activation_bytes"][0].get<double>() > 0);
   CHECK(m["grad_max_rel_err"].get<double>() < 1e-4);
   CHECK((m["mode"] == "concurrent" || m["mode"] == "replayed"));
+  // The gap to theory in its two parts, as the measured step draws them: they add up to the whole gap.
+  const double waiting = m["mode"] == "replayed" ? 0.0 : m["bubble_gap_waiting"].get<double>();
+  CHECK(m.contains("bubble_gap_waiting") == (m["mode"] != "replayed"));
+  CHECK(waiting + m["bubble_gap_uneven_op_times"].get<double>() ==
+        doctest::Approx(m["bubble_fraction_minus_theory"].get<double>()).epsilon(1e-9));
   CHECK(j["backend"]["emulated"] == true);
   REQUIRE(j["timeline"].size() >= 2);
   CHECK(j["timeline"][0]["source"] == "theory");
@@ -147,27 +153,106 @@ TEST_CASE("bubble: the course's numbers and the m sweep") {
   CHECK(formula);
 }
 
-TEST_CASE("export bubble and schedules: SVG and Chrome trace with spans named F3/B3/W3") {
-  const std::string svg = "pipeline_test_export.svg", trace = "pipeline_test_export.json";
-  const auto r = cli(quick({"export", "schedules", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4", "--set",
-                            "mode=replayed", "--svg", svg, "--trace", trace}));
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  return std::string((std::istreambuf_iterator<char>(file)), {});
+}
+
+// The metadata event named `name` for (pid, tid), or null.
+nlohmann::json metadata(const nlohmann::json& events, const std::string& name, int pid, int tid = -1) {
+  for (const auto& e : events)
+    if (e["ph"] == "M" && e["name"] == name && e["pid"] == pid && (tid < 0 || e.value("tid", -1) == tid)) return e;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("export without a run: the simulated schedule, titled as theory, with an axis and a legend") {
+  const std::string svg = "pipeline_test_theory.svg", trace = "pipeline_test_theory.json";
+  const auto r = cli({"export", "schedules", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4", "--svg", svg,
+                      "--trace", trace});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  std::ifstream svg_file(svg), trace_file(trace);
-  const std::string svg_text((std::istreambuf_iterator<char>(svg_file)), {});
-  CHECK(svg_text.find("<svg") != std::string::npos);
-  CHECK(svg_text.find(">W3<") != std::string::npos);
-  const auto events = nlohmann::json::parse(trace_file)["traceEvents"];
-  bool f3 = false, w3 = false;
-  for (const auto& e : events) {
-    f3 = f3 || e["name"] == "F3";
-    w3 = w3 || e["name"] == "W3";
+  const std::string text = read_text(svg);
+  CHECK(text.find("<svg") != std::string::npos);
+  CHECK(
+      text.find("class=\"title\" x=\"10\" y=\"32\" font-size=\"22\" font-weight=\"bold\">Zero Bubble H1: p = 3, m = 4 "
+                "(theory): simulated from the parameters, no run</text>") != std::string::npos);
+  CHECK(text.find("theory only, simulated from the parameters") != std::string::npos);
+  CHECK(text.find("<g class=\"axis\">") != std::string::npos);
+  CHECK(text.find("time (cost units)</text>") != std::string::npos);
+  CHECK(text.find("<g class=\"legend\">") != std::string::npos);
+  for (const char* entry : {">F: forward<", ">W: weight gradient (deferred)<", ">bubble: idle<"})
+    CHECK(text.find(entry) != std::string::npos);
+  CHECK(text.find("class=\"bubble\"") != std::string::npos);
+  CHECK(text.find(">W3<") != std::string::npos);
+  CHECK(text.find("measured") == std::string::npos);
+
+  const auto events = nlohmann::json::parse(read_text(trace))["traceEvents"];
+  const auto process = metadata(events, "process_name", 1);
+  REQUIRE(!process.is_null());
+  CHECK(process["args"]["name"] == "Zero Bubble H1: p = 3, m = 4 (theory) [cost units: 1 unit drawn as 1 ms]");
+  CHECK(metadata(events, "process_sort_index", 1)["args"]["sort_index"] == 0);
+  for (int lane = 0; lane < 3; ++lane) {
+    CAPTURE(lane);
+    const auto thread = metadata(events, "thread_name", 1, lane + 1);
+    REQUIRE(!thread.is_null());
+    CHECK(thread["args"]["name"] == "device " + std::to_string(lane));
+    CHECK(metadata(events, "thread_sort_index", 1, lane + 1)["args"]["sort_index"] == lane);
   }
-  CHECK(f3);
+  bool w3 = false;
+  for (const auto& e : events)
+    if (e["ph"] == "X" && e["name"] == "W3") {
+      w3 = true;
+      CHECK(e["args"]["source"] == "theory");
+      CHECK(e["dur"].get<double>() == doctest::Approx(1000));  // W costs 1 unit, drawn as 1 ms
+    }
   CHECK(w3);
   std::remove(svg.c_str());
   std::remove(trace.c_str());
-  const auto b = cli(quick({"export", "bubble", "--set", "sweep=2", "--svg", svg}));
+}
+
+TEST_CASE("export --run: measured and theory, each timeline a process, theory stretched to the measured time") {
+  const std::string svg = "pipeline_test_export.svg", trace = "pipeline_test_export.json";
+  const auto r = cli(quick({"export", "schedules", "--run", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4",
+                            "--set", "mode=replayed", "--svg", svg, "--trace", trace}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string text = read_text(svg);
+  CHECK(text.find("Zero Bubble H1: p = 3, m = 4 (measured, replayed) beside its theory</text>") != std::string::npos);
+  CHECK(text.find("measured on the cpu backend") != std::string::npos);
+  CHECK(text.find("time (us)</text>") != std::string::npos);
+  CHECK(text.find("time (cost units)</text>") != std::string::npos);
+
+  const auto events = nlohmann::json::parse(read_text(trace))["traceEvents"];
+  // Timelines: theory (cost units), measured (us), the measured op times replayed (us); one process each, in order.
+  for (int pid = 1; pid <= 3; ++pid) {
+    CAPTURE(pid);
+    REQUIRE(!metadata(events, "process_name", pid).is_null());
+    CHECK(metadata(events, "process_sort_index", pid)["args"]["sort_index"] == pid - 1);
+    CHECK(metadata(events, "thread_name", pid, 3)["args"]["name"] == "device 2");
+  }
+  CHECK(metadata(events, "process_labels", 1)["args"]["labels"] == "theory, simulated");
+  CHECK(metadata(events, "process_labels", 2)["args"]["labels"] == "measured, replayed");
+  const std::string theory_name = metadata(events, "process_name", 1)["args"]["name"];
+  CHECK(theory_name.find("stretched to the measured makespan") != std::string::npos);
+  // The theory's last span ends where the measured step ends: the same time scale in Perfetto.
+  double theory_end = 0, measured_end = 0;
+  for (const auto& e : events)
+    if (e["ph"] == "X") {
+      const double end = e["ts"].get<double>() + e["dur"].get<double>();
+      if (e["pid"] == 1) theory_end = std::max(theory_end, end);
+      if (e["pid"] == 2) {
+        measured_end = std::max(measured_end, end);
+        CHECK(e["args"]["source"] == "measured");
+      }
+    }
+  CHECK(theory_end == doctest::Approx(measured_end).epsilon(1e-9));
+  std::remove(svg.c_str());
+  std::remove(trace.c_str());
+  const auto b = cli(quick({"export", "bubble", "--run", "--set", "sweep=2", "--svg", svg}));
   CHECK(b.code == 0);
   std::remove(svg.c_str());
 }

@@ -1,5 +1,29 @@
 #include <doctest/doctest.h>
 
+#include "app/export/timeline_gaps.h"
+
+TEST_CASE("idle gaps of a lane: before the first span, between spans, after the last up to the end") {
+  using dlsys::TimelineSpan;
+  // Spans out of order, one overlapping the next (a measured timeline from several threads).
+  const std::vector<TimelineSpan> spans = {
+      {0, 5, 7, "B", 0, 0, "B0"}, {0, 1, 2, "F", 0, 0, "F0"}, {0, 2, 3, "F", 1, 0, "F1"}, {0, 6.5, 8, "B", 1, 0, "B1"}};
+  dlsys::Timeline t{"x", "theory", "simulated", "units", {"device 0"}, spans};
+  const auto order = dlsys::spans_by_lane(t);
+  REQUIRE(order.size() == 1);
+  CHECK(order[0] == std::vector<int>{1, 2, 0, 3});
+  CHECK(dlsys::timeline_end(t) == 8);
+  const auto gaps = dlsys::lane_idle_gaps(t.spans, order[0], 0, 10, 0);
+  REQUIRE(gaps.size() == 3);
+  CHECK(gaps[0].start == 0);
+  CHECK(gaps[0].end == 1);
+  CHECK(gaps[1].start == 3);
+  CHECK(gaps[1].end == 5);
+  CHECK(gaps[2].start == 8);
+  CHECK(gaps[2].end == 10);
+  // Gaps no longer than the minimum are left out.
+  CHECK(dlsys::lane_idle_gaps(t.spans, order[0], 0, 10, 1.5).size() == 2);
+}
+
 #if DLSYS_HAVE_GUI
 #include <numeric>
 

@@ -165,7 +165,10 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");
   exporter->add_option("lesson", export_options.lesson, "lesson id")->required();
   exporter->add_option("--set", export_options.sets, "parameter assignment key=value (repeatable)");
-  exporter->add_option("--backend", export_options.backend, "auto | cpu | cuda");
+  exporter->add_option("--backend", export_options.backend, "auto | cpu | cuda (with --run)");
+  exporter->add_flag("--run", export_options.run,
+                     "run the lesson and export the measured timelines beside the theory (without it: the simulated "
+                     "schedule alone, no run)");
   exporter->add_option("--svg", export_options.svg_path, "write the timeline as SVG")->check(output_path());
   exporter->add_option("--trace", export_options.trace_path, "write the timeline as Chrome trace JSON (Perfetto)")
       ->check(output_path());

@@ -25,6 +25,7 @@ struct ExportOptions {
   std::string backend = "auto";
   std::string svg_path;
   std::string trace_path;
+  bool run = false;  // run the lesson and export its measured timelines beside the theory; else the theory alone
 };
 
 // `shot` renders with the GUI's code (offscreen EGL), which the CLI library does not link: the executable registers

@@ -34,6 +34,26 @@ void write_export(AppState& state, const std::string& path, const std::string& b
   }
 }
 
+// The lesson's timelines as SVG or Chrome trace: the run's when there is one, else simulated from the panel's
+// parameters (a click, not a frame: the simulation runs once, here).
+void export_timelines(AppState& state, const Lesson& lesson, const RunResult* result, const ParamValues& params,
+                      bool trace) {
+  std::vector<Timeline> timelines;
+  try {
+    timelines = result != nullptr ? result->timelines : lesson.theory_timelines(params);
+  } catch (const BadInput& e) {
+    set_message(state, e.what(), true);
+    return;
+  }
+  if (trace) {
+    write_export(state, timestamped_output_path(lesson.id() + "-trace", "json"), timelines_to_chrome_trace(timelines));
+    return;
+  }
+  const std::string subtitle = timeline_export_subtitle(lesson.title(), result != nullptr ? &result->backend : nullptr);
+  write_export(state, timestamped_output_path(lesson.id() + "-timeline", "svg"),
+               timelines_to_svg(timelines, timeline_export_title(timelines), subtitle));
+}
+
 }  // namespace
 
 float run_controls_width(const AppState& state) {
@@ -87,16 +107,15 @@ void draw_mode_and_export(AppState& state) {
     note_last_item("export/json");
     ImGui::EndDisabled();
     if (lesson.has_timeline()) {
-      ImGui::BeginDisabled(result == nullptr || result->timelines.empty());
-      if (ImGui::MenuItem("Timelines as SVG"))
-        write_export(state, timestamped_output_path(lesson.id() + "-timeline", "svg"),
-                     timelines_to_svg(result->timelines, lesson.title()));
+      // With a run: its measured timelines beside their theory. Before one: the simulated schedule alone.
+      const bool measured = result != nullptr && !result->timelines.empty();
+      const char* what = measured ? "measured and theory" : "theory only, no run yet";
+      if (ImGui::MenuItem(fmt::format("Timelines as SVG ({})", what).c_str()))
+        export_timelines(state, lesson, measured ? result : nullptr, session.params, false);
       note_last_item("export/svg");
-      if (ImGui::MenuItem("Timelines as Chrome trace (Perfetto)"))
-        write_export(state, timestamped_output_path(lesson.id() + "-trace", "json"),
-                     timelines_to_chrome_trace(result->timelines));
+      if (ImGui::MenuItem(fmt::format("Timelines as Chrome trace for Perfetto ({})", what).c_str()))
+        export_timelines(state, lesson, measured ? result : nullptr, session.params, true);
       note_last_item("export/trace");
-      ImGui::EndDisabled();
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Save lesson state")) {

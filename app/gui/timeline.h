@@ -5,6 +5,7 @@
 // schedules stay smooth under software rendering.
 #include <imgui.h>
 
+#include <string>
 #include <vector>
 
 #include "engine/run_result.h"
@@ -23,10 +24,29 @@ struct TimelineHover {
   int span = -1;      // index into that timeline's spans
 };
 
+// What a view may draw over a timeline besides its spans: arrows for the messages between lanes, and bands that
+// pick out a stretch of time on each lane (a phase of the schedule), everything outside them dimmed.
+struct TimelineArrow {
+  int from_lane = 0, to_lane = 0;
+  double sent = 0, arrives = 0;
+};
+struct TimelineBand {
+  int lane = 0;
+  double start = 0, end = 0;  // an empty band dims its whole lane
+};
+struct TimelineMarks {
+  std::vector<TimelineArrow> arrows;
+  std::string arrows_label;  // legend text for the arrows: "message between devices (48)"
+  std::vector<TimelineBand> bands;
+  std::string bands_label;  // legend text for the bands: "warm-up"
+};
+
 // Draws `timelines` either stacked (one block of lanes each) or overlaid (every timeline in the same lanes: the first
-// filled, later ones as outlines). Returns the span under the mouse, if any; the caller shows its tooltip.
+// filled, later ones as outlines). Idle time on the lanes is hatched and labelled "bubble"; a legend under the time
+// axis names what is drawn (F, B, W, the reverse direction's band, the bubble, the marks). `marks[i]` (optional,
+// nullptr for none) is drawn over timeline i. Returns the span under the mouse, if any; the caller shows its tooltip.
 TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>& timelines, bool overlay,
-                             TimelineViewState& view, ImVec2 size);
+                             TimelineViewState& view, ImVec2 size, const std::vector<const TimelineMarks*>& marks = {});
 
 // What folding does to a lane, for tests: pixel ranges [x0, x1) of what is drawn, merging runs of spans narrower
 // than `fold_px` (and closer than 1 px to each other) into one block flagged `folded`.

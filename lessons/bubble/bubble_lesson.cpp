@@ -50,7 +50,7 @@ Series theory_series(std::string id, std::string name, const std::vector<int>& m
 }  // namespace
 
 std::vector<ParamSpec> BubbleLesson::params() const {
-  auto specs = pipeline_lesson::param_specs({"gpipe", 4});
+  auto specs = pipeline_lesson::param_specs({.schedule = "gpipe", .p = 2, .m = 4});
   specs.push_back({.key = "sweep",
                    .label = "m sweep",
                    .type = ParamType::SizeList,
@@ -162,6 +162,10 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
     }
   }
   return out + pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>());
+}
+
+std::vector<Timeline> BubbleLesson::theory_timelines(const ParamValues& params) const {
+  return {pipeline_lesson::theory_timeline(params)};
 }
 
 std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {

@@ -48,6 +48,9 @@ class Lesson {
   // Extra lines `dlsys-lab run` prints after the generic table (e.g. an nccl-tests style sweep); may be empty.
   // Lessons whose runs carry timelines can be exported as SVG or Chrome trace (`dlsys-lab export`).
   virtual bool has_timeline() const { return false; }
+  // Such a lesson's timelines from the parameters alone (simulated, no run): what `export` writes when asked for the
+  // theory only, and what the GUI exports before a run. Throws BadInput as `theory` does.
+  virtual std::vector<Timeline> theory_timelines(const ParamValues&) const { return {}; }
   virtual std::string text_report(const RunResult&) const { return {}; }
 
   std::string title() const { return text().title; }

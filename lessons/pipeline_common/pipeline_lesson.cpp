@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "engine/errors.h"
 #include "engine/host_memory.h"
@@ -111,6 +112,9 @@ ScheduleComparison comparison_entry(ScheduleKind kind, const Setup& setup) {
   if (formula.ratio >= 0) e.bubble_ratio_formula = formula.ratio;
   e.bubble_ratio_simulated = t.bubble_ratio();
   e.makespan = t.makespan;
+  e.stage_fb = double(s.stages) / s.devices() * (c.f + c.full_backward());
+  e.bubble_stage_fb_formula = e.bubble_formula / e.stage_fb;
+  e.bubble_stage_fb_simulated = e.bubble_simulated / e.stage_fb;
   e.peak_inflight = *std::max_element(peaks.begin(), peaks.end());
   // In units of one micro-batch through 1/p of the model, so schedules with smaller chunks compare fairly.
   e.peak_activation_stage_units = double(e.peak_inflight) * s.devices() / s.stages;
@@ -132,7 +136,7 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
       {.key = "p",
        .label = "p (pipeline devices)",
        .type = ParamType::Integer,
-       .default_text = "2",
+       .default_text = std::to_string(d.p),
        .min = 1,
        .max = 32,
        .help = "stages (devices) in the pipeline"},
@@ -344,6 +348,13 @@ PipelineTheory theory(const ParamValues& params) {
   return out;
 }
 
+std::string span_label(const Schedule& s, const Op& op) {
+  // Where a micro-batch passes a device more than once (interleaved, DualPipeV), its chunks are told apart by a
+  // letter: F3a is micro-batch 3 in the device's first chunk, F3b in its second.
+  if (s.stages <= s.devices()) return op_label(op);
+  return op_label(op) + char('a' + s.chunk_of(op.micro_batch, op.stage));
+}
+
 Timeline to_timeline(const Schedule& s, const Timing& timing, const OpCosts& costs, std::string name,
                      std::string source, std::string mode, std::string time_unit) {
   Timeline line;
@@ -357,8 +368,9 @@ Timeline to_timeline(const Schedule& s, const Timing& timing, const OpCosts& cos
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const TimedOp& t = ops[i];
       auto span = [&](double start, double end, const Op& op) {
-        line.spans.push_back({d, start, end, std::string(1, op_letter(op.kind)), op.micro_batch,
-                              s.chunk_of(op.micro_batch, op.stage), op_label(op), s.direction(op.micro_batch)});
+        const int chunk = s.chunk_of(op.micro_batch, op.stage);
+        line.spans.push_back({d, start, end, std::string(1, op_letter(op.kind)), op.micro_batch, chunk,
+                              span_label(s, op), s.direction(op.micro_batch)});
       };
       const bool pair = t.op.paired && i + 1 < ops.size() && ops[i + 1].start == t.start && ops[i + 1].end == t.end;
       if (!pair) {
@@ -375,6 +387,49 @@ Timeline to_timeline(const Schedule& s, const Timing& timing, const OpCosts& cos
     }
   }
   return line;
+}
+
+std::vector<PipelineMessage> messages_of(const Schedule& s, const Timing& timing, double p2p) {
+  // End time and device of every F and B, by (kind, micro-batch, stage).
+  std::map<std::tuple<OpKind, int, int>, std::pair<int, double>> done;
+  for (int d = 0; d < static_cast<int>(timing.device_ops.size()); ++d)
+    for (const TimedOp& t : timing.device_ops[d]) done[{t.op.kind, t.op.micro_batch, t.op.stage}] = {d, t.end};
+  std::vector<PipelineMessage> messages;
+  for (int d = 0; d < static_cast<int>(timing.device_ops.size()); ++d)
+    for (const TimedOp& t : timing.device_ops[d]) {
+      if (t.op.kind == OpKind::W) continue;
+      for (const Op& dep : dependencies(s, t.op)) {
+        if (dep.kind != t.op.kind) continue;  // a B's own forward is on its own device
+        const auto it = done.find({dep.kind, dep.micro_batch, dep.stage});
+        if (it == done.end() || it->second.first == d) continue;
+        const double sent = it->second.second;
+        messages.push_back({it->second.first, d, sent, sent + p2p, t.op.kind == OpKind::B});
+      }
+    }
+  std::sort(messages.begin(), messages.end(),
+            [](const PipelineMessage& a, const PipelineMessage& b) { return a.sent < b.sent; });
+  return messages;
+}
+
+std::vector<DevicePhases> device_phases(const Schedule& s, const Timing& timing) {
+  std::vector<DevicePhases> phases;
+  for (int d = 0; d < s.devices(); ++d) {
+    const auto& ops = timing.device_ops[d];
+    const int n = static_cast<int>(ops.size());
+    int first_backward = 0, last_forward = n - 1;
+    while (first_backward < n && ops[first_backward].op.kind == OpKind::F) ++first_backward;
+    while (last_forward >= 0 && ops[last_forward].op.kind != OpKind::F) --last_forward;
+    DevicePhases ph;
+    ph.forwards_before_first_backward = first_backward;
+    ph.warmup_forwards = std::max(0, first_backward - 1);
+    ph.steady_ops = std::max(0, last_forward - first_backward + 1);
+    ph.cooldown_ops = n - 1 - last_forward;
+    ph.end = timing.makespan;
+    ph.warmup_end = first_backward < n ? ops[first_backward].start : ph.end;
+    ph.steady_end = std::max(ph.warmup_end, last_forward >= 0 ? ops[last_forward].end : 0.0);
+    phases.push_back(ph);
+  }
+  return phases;
 }
 
 InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
@@ -408,7 +463,8 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   const Schedule& s = sim.schedule;
   const OpCosts& c = sim.costs;
   const std::string title = schedule_title(setup.shape.kind);
-  result.timelines.push_back(to_timeline(s, sim.timing, c, title + " (theory)", "theory", "simulated", "units"));
+  result.timelines.push_back(
+      to_timeline(s, sim.timing, c, shape_title(setup.shape) + " (theory)", "theory", "simulated", "units"));
 
   ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
@@ -460,20 +516,24 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr.replay_bubble_fraction = r.replay.bubble_fraction();
   mr.replay_makespan_us = r.replay.makespan;
-  mr.bubble_fraction_minus_theory = r.timing.bubble_fraction() - result.theory_as<PipelineTheory>()->bubble_fraction;
+  const double theory_fraction = result.theory_as<PipelineTheory>()->bubble_fraction;
+  mr.bubble_fraction_minus_theory = r.timing.bubble_fraction() - theory_fraction;
+  if (r.mode != "replayed") mr.bubble_gap_waiting = mr.bubble_fraction - mr.replay_bubble_fraction;
+  mr.bubble_gap_uneven_op_times = mr.replay_bubble_fraction - theory_fraction;
 
   result.measured = make_values(std::move(mr));
 
-  result.timelines.push_back(
-      to_timeline(s, r.timing, c, fmt::format("{} (measured, {})", title, r.mode), "measured", r.mode, "us"));
+  result.timelines.push_back(to_timeline(
+      s, r.timing, c, fmt::format("{} (measured, {})", shape_title(setup.shape), r.mode), "measured", r.mode, "us"));
   if (r.mode != "replayed") {
-    result.timelines.push_back(
-        to_timeline(s, r.replay, c, title + " (measured op times replayed, no waiting)", "theory", "simulated", "us"));
+    result.timelines.push_back(to_timeline(s, r.replay, c,
+                                           shape_title(setup.shape) + " (measured op times replayed, no waiting)",
+                                           "theory", "simulated", "us"));
   } else {
     const OpCosts measured_costs = median_costs(r, c);
     result.timelines.push_back(to_timeline(s, simulate(s, measured_costs), measured_costs,
-                                           title + " (theory with the median measured op times)", "theory", "simulated",
-                                           "us"));
+                                           shape_title(setup.shape) + " (theory with the median measured op times)",
+                                           "theory", "simulated", "us"));
   }
   finish_result(result, ctx.ledger);
   return result;
@@ -547,28 +607,47 @@ std::vector<std::string> describe_span(const Schedule& s, const Timeline& timeli
 }
 
 std::string comparison_table(const PipelineTheory& theory) {
-  std::string out = "comparison across schedules (same p, m and per-chunk costs; bubble times in cost units)\n";
-  out += fmt::format("  {:<18} {:>7} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", "schedule", "devices",
-                     "stages", "params", "bubble(fml)", "bubble(sim)", "frac(fml)", "frac(sim)", "peak act", "act(1/p)",
-                     "formula (" + theory.notation + " B)");
+  std::string out =
+      "comparison across schedules (same p, m and per-chunk costs; bubbles in units of one full-stage F + B, i.e.\n"
+      "F + B of 1/p of the model, so smaller chunks compare fairly; bubble/ideal: idle over ideal compute time)\n";
+  out += fmt::format("  {:<18} {:>7} {:>6} {:>6} {:>11} {:>11} {:>12} {:>10} {:>8} {:>9}  {}\n", "schedule", "devices",
+                     "stages", "params", "bubble(fml)", "bubble(sim)", "bubble/ideal", "frac(sim)", "peak act",
+                     "act(1/p)", "formula (" + theory.notation + " B)");
   for (const ScheduleComparison& e : theory.comparison) {
     if (!e.available) {
       out += fmt::format("  {:<18} not available: {}\n", e.title, e.why);
       continue;
     }
-    const std::string formula_fraction = e.bubble_fraction_formula ? format_number(*e.bubble_fraction_formula, 4) : "-";
-    out +=
-        fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>10} {:>10} {:>8} {:>9}  {}\n", e.title, e.devices,
-                    e.stages, e.param_copies, format_number(e.bubble_formula, 4), format_number(e.bubble_simulated, 4),
-                    formula_fraction, format_number(e.bubble_fraction_simulated, 4), e.peak_inflight,
-                    format_number(e.peak_activation_stage_units, 3), e.formula);
+    out += fmt::format("  {:<18} {:>7} {:>6} {:>5}x {:>11} {:>11} {:>12} {:>10} {:>8} {:>9}  {}\n", e.title, e.devices,
+                       e.stages, e.param_copies, format_number(e.bubble_stage_fb_formula, 4),
+                       format_number(e.bubble_stage_fb_simulated, 4), format_number(e.bubble_ratio_simulated, 4),
+                       format_number(e.bubble_fraction_simulated, 4), e.peak_inflight,
+                       format_number(e.peak_activation_stage_units, 3), e.formula);
   }
   out +=
       "  bubble(fml): the closed form per device; bubble(sim): the worst device's idle time in the simulated\n"
-      "  schedule; frac: idle / (p x makespan); peak act: stashed (micro-batch, chunk) pairs on the fullest device;\n"
-      "  act(1/p): the same in micro-batches through 1/p of the model. Sources: GPipe, Megatron-LM (Narayanan et\n"
-      "  al. 2021), zero-bubble (Qi et al. 2024) and [EXT] DeepSeek-V3 Table 2 (exact for F = B = W).\n";
+      "  schedule, both over a full-stage F + B; frac: idle / (p x makespan); peak act: stashed (micro-batch,\n"
+      "  chunk) pairs on the fullest device; act(1/p): the same in micro-batches through 1/p of the model.\n"
+      "  Sources: GPipe, Megatron-LM (Narayanan et al. 2021), zero-bubble (Qi et al. 2024) and [EXT] DeepSeek-V3\n"
+      "  Table 2 (exact for F = B = W).\n";
   return out;
+}
+
+std::string shape_title(const ScheduleShape& shape) {
+  return fmt::format("{}: p = {}, m = {}{}", schedule_title(shape.kind), shape.devices, shape.micro_batches,
+                     shape.kind == ScheduleKind::Interleaved ? fmt::format(", v = {}", shape.chunks) : "");
+}
+
+Timeline theory_timeline(const ParamValues& params) {
+  const Setup setup = read_setup(params);
+  const Simulated sim = simulate_setup(setup);
+  return to_timeline(sim.schedule, sim.timing, sim.costs, shape_title(setup.shape) + " (theory)", "theory", "simulated",
+                     "units");
+}
+
+const char* waiting_overheads_cause(const std::string& backend_kind) {
+  return backend_kind == "cuda" ? "one host thread launching every op, event waits, copies"
+                                : "thread wake-up, copies, other processes on the cores";
 }
 
 std::string measurement_report(const RunResult& r) {
@@ -580,13 +659,12 @@ std::string measurement_report(const RunResult& r) {
       "measured bubble fraction {:.4f} (median of {} steps, {} mode) vs theory {:.4f}: difference {:+.4f}\n",
       m->bubble_fraction, r.backend.repeats, m->mode, theory, m->bubble_fraction - theory);
   const bool replayed = m->mode == "replayed";
-  if (!replayed)
+  if (m->bubble_gap_waiting)
     out += fmt::format(
         "  of which waiting overheads ({}): {:+.4f} = measured - replay of the same op times ({:.4f})\n  and uneven "
         "op times (stage imbalance, noise): {:+.4f} = replay - theory\n",
-        r.backend.kind == "cuda" ? "one host thread launching every op, event waits, copies"
-                                 : "thread wake-up, copies, other processes on the cores",
-        m->bubble_fraction - m->replay_bubble_fraction, m->replay_bubble_fraction, m->replay_bubble_fraction - theory);
+        waiting_overheads_cause(r.backend.kind), *m->bubble_gap_waiting, m->replay_bubble_fraction,
+        m->bubble_gap_uneven_op_times);
   if (m->core_share)
     out += fmt::format("  the stage threads got {:.0f}% of a core while inside their ops{}\n", 100 * *m->core_share,
                        *m->core_share < 0.9 ? ": other processes shared the cores, stretching ops "

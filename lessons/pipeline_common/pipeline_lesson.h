@@ -14,6 +14,7 @@ namespace dlsys::pipeline_lesson {
 
 struct Defaults {
   std::string schedule;
+  int p = 2;
   int m = 4;
 };
 std::vector<ParamSpec> param_specs(const Defaults& defaults);
@@ -51,6 +52,34 @@ RunResult run(const Lesson& lesson, RunContext& context);
 Timeline to_timeline(const pipeline::Schedule& schedule, const pipeline::Timing& timing, const pipeline::OpCosts& costs,
                      std::string name, std::string source, std::string mode, std::string time_unit);
 
+// A span's label: "F3", and "F3a" / "F3b" where a micro-batch passes a device more than once (its chunks differ).
+std::string span_label(const pipeline::Schedule& schedule, const pipeline::Op& op);
+
+// A message between two devices: the activation a forward sends to the next stage, or the gradient a backward sends
+// to the previous one, leaving when its op ends and arriving a p2p latency later. Stages on the same device (the
+// tip of DualPipeV's V) exchange no message.
+struct PipelineMessage {
+  int from_lane = 0, to_lane = 0;
+  double sent = 0, arrives = 0;
+  bool backward = false;
+};
+std::vector<PipelineMessage> messages_of(const pipeline::Schedule& schedule, const pipeline::Timing& timing,
+                                         double p2p);
+
+// The phases of one device's op list. Warm-up: the forwards before the first backward. Megatron-LM counts p - r - 1
+// of them on rank r in 1F1B (`warmup_forwards`): the next forward opens the steady state and the first backward
+// follows it at once; counting that one too gives p - r (`forwards_before_first_backward`). As time bands on the
+// lane: the warm-up lasts until the first backward starts (its forwards and the wait for the first gradient), the
+// steady state until the last forward ends, the cool-down to the end of the step.
+struct DevicePhases {
+  int warmup_forwards = 0;
+  int forwards_before_first_backward = 0;
+  int steady_ops = 0;    // from the first backward to the last forward
+  int cooldown_ops = 0;  // after the last forward
+  double warmup_end = 0, steady_end = 0, end = 0;
+};
+std::vector<DevicePhases> device_phases(const pipeline::Schedule& schedule, const pipeline::Timing& timing);
+
 // Activations in flight on one lane of a timeline (as the views draw them under it): a micro-batch's chunk is
 // stashed from its F until its W, or until its B where no W follows.
 pipeline::InFlight in_flight_from_timeline(const Timeline& timeline, int lane);
@@ -63,5 +92,13 @@ std::vector<std::string> describe_span(const pipeline::Schedule& schedule, const
 // The comparison table (from the theory's comparison) and what explains the measured bubble, as text.
 std::string comparison_table(const PipelineTheory& theory);
 std::string measurement_report(const RunResult& result);
+// What makes up the waiting overheads of a measured run on this backend ("cpu" or "cuda"), in a few words.
+const char* waiting_overheads_cause(const std::string& backend_kind);
+
+// "1F1B (...): p = 4, m = 8" (with v for the interleaved schedule): what a timeline of this shape is called.
+std::string shape_title(const pipeline::ScheduleShape& shape);
+// The chosen schedule simulated from the parameters alone, named "<shape title> (theory)": what an export without a
+// run shows. Throws BadInput as read_setup does.
+Timeline theory_timeline(const ParamValues& params);
 
 }  // namespace dlsys::pipeline_lesson

@@ -16,6 +16,7 @@ namespace {
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 constexpr int kInFlightPoints = 400;
 constexpr int kMaxDevicesPlotted = 6;
+constexpr int kMaxMessagesDrawn = 4000;
 
 InFlightCurve in_flight_curve(const Timeline& timeline, int lane, double end) {
   const pipeline::InFlight f = in_flight_from_timeline(timeline, lane);
@@ -59,6 +60,24 @@ void add_in_flight(SchedulePanel& panel) {
   }
 }
 
+std::vector<int> peaks_of(const SchedulePanel& panel) {
+  std::vector<int> peaks;
+  for (int lane = 0; lane < static_cast<int>(panel.timeline.lanes.size()); ++lane)
+    peaks.push_back(in_flight_from_timeline(panel.timeline, lane).peak);
+  return peaks;
+}
+
+std::map<std::string, std::vector<LaneBand>> phase_bands(const SchedulePanel& panel) {
+  std::map<std::string, std::vector<LaneBand>> bands;
+  for (int d = 0; d < static_cast<int>(panel.phases.size()); ++d) {
+    const DevicePhases& ph = panel.phases[d];
+    bands["warmup"].push_back({d, 0, ph.warmup_end});
+    bands["steady_state"].push_back({d, ph.warmup_end, ph.steady_end});
+    bands["cooldown"].push_back({d, ph.steady_end, ph.end});
+  }
+  return bands;
+}
+
 SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, const Overrides& overrides) {
   SchedulePanel panel;
   try {
@@ -66,15 +85,16 @@ SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, co
     const auto specs = lesson.params();
     for (const auto& [key, value] : overrides) changed.set(specs, key, value);
     panel.setup = read_setup(changed);
+    panel.title = pipeline::schedule_title(panel.setup.shape.kind);
     panel.sim = std::make_shared<const Simulated>(simulate_setup(panel.setup));
     const pipeline::ScheduleShape& shape = panel.setup.shape;
-    panel.timeline = to_timeline(
-        panel.sim->schedule, panel.sim->timing, panel.sim->costs,
-        fmt::format("{}: p = {}, m = {}{} (theory)", pipeline::schedule_title(shape.kind), shape.devices,
-                    shape.micro_batches,
-                    shape.kind == pipeline::ScheduleKind::Interleaved ? fmt::format(", v = {}", shape.chunks) : ""),
-        "theory", "simulated", "units");
+    panel.timeline = to_timeline(panel.sim->schedule, panel.sim->timing, panel.sim->costs,
+                                 shape_title(shape) + " (theory)", "theory", "simulated", "units");
     add_in_flight(panel);
+    panel.phases = device_phases(panel.sim->schedule, panel.sim->timing);
+    auto messages = messages_of(panel.sim->schedule, panel.sim->timing, panel.sim->costs.p2p);
+    panel.message_count = static_cast<int>(messages.size());
+    if (panel.message_count <= kMaxMessagesDrawn) panel.messages = std::move(messages);
   } catch (const BadInput& e) {
     panel.error = e.what();
   }
@@ -101,10 +121,10 @@ BubbleFormulas bubble_formulas(int p, int m) {
   for (int devices : {p, 2, 4, 8})
     if (devices == p ? f.fill_drain_curves.empty() : devices != p)
       f.fill_drain_curves.push_back(curve_against_m(fmt::format("fill_drain_p{}", devices),
-                                                    fmt::format("(p-1)/(m+p-1), p = {}", devices),
+                                                    fmt::format("p = {}", devices),
                                                     [&](int mm) { return fill_drain_idle_fraction(devices, mm); }));
-  f.misprint_curve = curve_against_m("course_misprint", "course misprint (1-m)/(m+n-1)",
-                                     [&](int mm) { return course_misprint(p, mm); });
+  f.misprint_curve =
+      curve_against_m("course_misprint", "misprint (1-m)/(m+n-1)", [&](int mm) { return course_misprint(p, mm); });
   return f;
 }
 
@@ -133,15 +153,25 @@ std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, c
   } catch (const BadInput& e) {
     steps->theory_error = e.what();
   }
+  if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
+    steps->phase_bands = phase_bands(chosen);
   if (!comparisons) return steps;
   add("gpipe", {{"schedule", "gpipe"}});
   add("1f1b", {{"schedule", "1f1b"}});
+  if (const SchedulePanel& g = steps->panel("gpipe"), &o = steps->panel("1f1b"); g.error.empty() && o.error.empty()) {
+    for (const SchedulePanel* panel : {&g, &o}) {
+      for (int peak : peaks_of(*panel)) steps->in_flight_max = std::max(steps->in_flight_max, double(peak));
+      steps->in_flight_time_max = std::max(steps->in_flight_time_max, panel->sim->timing.makespan);
+    }
+  }
   add("zb_h1", {{"schedule", "zb-h1"}});
 
   // Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
   if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty()) {
     const int devices = base.setup.shape.devices, v = base.setup.chunks;
     steps->interleaved_m = (base.setup.shape.micro_batches + devices - 1) / devices * devices;
+    steps->messages_per_micro_batch_1f1b = 2 * (devices - 1);
+    steps->messages_per_micro_batch_interleaved = 2 * (v * devices - 1);
     steps->formulas.interleaved_ratio_1f1b = pipeline::theory::bubble_ratio(devices, steps->interleaved_m);
     steps->formulas.interleaved_ratio = pipeline::theory::bubble_ratio(devices, steps->interleaved_m, v);
     const std::string interleaved_m = std::to_string(steps->interleaved_m);

@@ -24,11 +24,23 @@ struct InFlightCurve {
 // One simulated schedule, or why it cannot be drawn (the message `run` would give).
 struct SchedulePanel {
   std::string error;
+  std::string title;  // the schedule's name: "Interleaved 1F1B"
   Setup setup;
   std::shared_ptr<const Simulated> sim;
   Timeline timeline;
   std::vector<InFlightCurve> in_flight;  // at most six devices: the first, middle and last past six
   std::string peaks_text;                // every device's peak, in one line
+  std::vector<DevicePhases> phases;      // per device: warm-up, steady state, cool-down
+  // The messages between devices (arrows on the timeline); left empty past a few thousand, where arrows would only
+  // paint the timeline over. `message_count` counts them all.
+  std::vector<PipelineMessage> messages;
+  int message_count = 0;
+};
+
+// A stretch of time on one lane that a step is about (an empty one: nothing on that lane).
+struct LaneBand {
+  int lane = 0;
+  double start = 0, end = 0;
 };
 
 // The closed forms the bubble lesson's steps quote, at the panel's p and m and at the course's own numbers, and the
@@ -50,11 +62,19 @@ struct PipelineSteps final : StepData {
   // "1f1b_interleaved_m" (m rounded up to a multiple of p), "dualpipe" and "1f1b_dualpipe" (p even, m >= 2p).
   std::map<std::string, SchedulePanel> panels;
   int interleaved_m = 0;
+  // Messages between devices per micro-batch, from the closed forms: 2(p - 1) for 1F1B, 2(v p - 1) interleaved (each
+  // micro-batch crosses every boundary between consecutive stages once forward and once backward).
+  int messages_per_micro_batch_1f1b = 0, messages_per_micro_batch_interleaved = 0;
   int dualpipe_p = 0, dualpipe_m = 0;
   pipeline_lesson::PipelineTheory theory;  // the lesson's theory, with the comparison across schedules
   std::string theory_error;
   std::shared_ptr<const pipeline::Schedule> schedule;  // the chosen schedule, for hover texts on a measured run
   BubbleFormulas formulas;
+  // The phase each of the schedules lesson's first steps is about, as bands on the chosen schedule's lanes, by step
+  // id: "warmup" (until the first backward), "steady_state" (until the last forward ends), "cooldown" (the rest).
+  std::map<std::string, std::vector<LaneBand>> phase_bands;
+  // One scale for the in-flight plots of GPipe and 1F1B, so their heights compare: the larger peak and makespan.
+  double in_flight_max = 0, in_flight_time_max = 0;
 
   const SchedulePanel& panel(const std::string& name) const;
 };

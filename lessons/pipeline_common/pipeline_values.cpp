@@ -30,6 +30,9 @@ void to_json(nlohmann::ordered_json& j, const ScheduleComparison& e) {
   put_if(j, "bubble_ratio_formula", e.bubble_ratio_formula);
   j["bubble_ratio_simulated"] = e.bubble_ratio_simulated;
   j["makespan"] = e.makespan;
+  j["stage_fb"] = e.stage_fb;
+  j["bubble_stage_fb_formula"] = e.bubble_stage_fb_formula;
+  j["bubble_stage_fb_simulated"] = e.bubble_stage_fb_simulated;
   j["peak_inflight"] = e.peak_inflight;
   j["peak_activation_stage_units"] = e.peak_activation_stage_units;
 }
@@ -85,6 +88,8 @@ void to_json(nlohmann::ordered_json& j, const PipelineMeasured& m) {
   j["replay_bubble_fraction"] = m.replay_bubble_fraction;
   j["replay_makespan_us"] = m.replay_makespan_us;
   j["bubble_fraction_minus_theory"] = m.bubble_fraction_minus_theory;
+  put_if(j, "bubble_gap_waiting", m.bubble_gap_waiting);
+  j["bubble_gap_uneven_op_times"] = m.bubble_gap_uneven_op_times;
 }
 
 }  // namespace dlsys::pipeline_lesson

@@ -26,6 +26,10 @@ struct ScheduleComparison {
   std::optional<double> bubble_ratio_formula;
   double bubble_ratio_simulated = 0;
   double makespan = 0;
+  // The bubble in units of one full-stage F + B (1/p of the model: stages / devices chunks), so that schedules whose
+  // chunks are smaller (interleaved, DualPipeV) compare with the others: 1F1B p - 1, interleaved (p - 1)/v.
+  double stage_fb = 0;  // F + B of a full stage, in cost units
+  double bubble_stage_fb_formula = 0, bubble_stage_fb_simulated = 0;
   int peak_inflight = 0;                   // stashed (micro-batch, chunk) pairs on the fullest device
   double peak_activation_stage_units = 0;  // the same in micro-batches through 1/p of the model
 };
@@ -63,6 +67,10 @@ struct PipelineMeasured {
   std::optional<double> core_share;  // concurrent on the CPU: the share of a core the stage threads got
   double replay_bubble_fraction = 0, replay_makespan_us = 0;  // the same op times replayed with no waiting
   double bubble_fraction_minus_theory = 0;
+  // The gap to theory in two parts (they add up to bubble_fraction_minus_theory): waiting overheads = measured -
+  // replay (absent when replayed: the replay is the measurement), uneven op times = replay - theory.
+  std::optional<double> bubble_gap_waiting;
+  double bubble_gap_uneven_op_times = 0;
 };
 
 void to_json(nlohmann::ordered_json& json, const ScheduleComparison& entry);

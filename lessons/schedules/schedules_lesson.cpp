@@ -5,7 +5,9 @@
 
 namespace dlsys {
 
-std::vector<ParamSpec> SchedulesLesson::params() const { return pipeline_lesson::param_specs({"1f1b", 8}); }
+std::vector<ParamSpec> SchedulesLesson::params() const {
+  return pipeline_lesson::param_specs({.schedule = "1f1b", .p = 4, .m = 8});
+}
 
 void SchedulesLesson::validate(const ParamValues& params, BackendKind backend) const {
   pipeline_lesson::check_backend(pipeline_lesson::read_setup(params), backend);
@@ -24,6 +26,10 @@ RunResult SchedulesLesson::run(RunContext& context) const {
 std::string SchedulesLesson::text_report(const RunResult& result) const {
   return pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>()) +
          pipeline_lesson::measurement_report(result);
+}
+
+std::vector<Timeline> SchedulesLesson::theory_timelines(const ParamValues& params) const {
+  return {pipeline_lesson::theory_timeline(params)};
 }
 
 std::shared_ptr<const StepData> SchedulesLesson::step_data(const ParamValues& params) const {

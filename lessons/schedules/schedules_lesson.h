@@ -15,6 +15,7 @@ class SchedulesLesson final : public Lesson {
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   bool has_timeline() const override { return true; }
+  std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
