@@ -91,7 +91,7 @@ TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the spee
 }
 
 TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.json overrides the preset") {
-  const testing::CliOutcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384"}));
+  const testing::CliOutcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384", "batch=1"}));
   REQUIRE(mistral.code == 0);
   const auto mj = nlohmann::json::parse(mistral.out);
   CHECK(mj["theory"]["cached_tokens"] == 4096);
@@ -110,12 +110,16 @@ TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.j
   CHECK(json["theory"]["model"] == config.path.filename().string());  // titles name the file; errors the path
 }
 
-TEST_CASE("run kvcache: gpu_gb=0 sizes against this machine's memory") {
-  const testing::CliOutcome r = run_kvcache(with_tiny_live({"gpu_gb=0"}));
+TEST_CASE("run kvcache: gpu=this-machine sizes against this machine's memory, with no ridge point") {
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"gpu=this-machine"}));
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
   CHECK(json["theory"]["gpu_bytes"].get<std::int64_t>() > 0);
   CHECK(json["theory"]["gpu_source"].get<std::string>().find("this") != std::string::npos);
+  CHECK(json["theory"]["ridge_flop_per_byte"] == 0);
+  CHECK(json["theory"]["decode_bound"] == "");  // no datasheet peak: no side of a ridge to name
+  CHECK(json["theory"]["decode_roofline_us"].is_null());
+  CHECK(json["theory"]["decode_intensity"].get<double>() > 0);  // the intensity itself needs no GPU
 }
 
 TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
@@ -134,7 +138,7 @@ TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
   TempFile malformed("{\n  \"num_hidden_layers\": 32,\n  \"num_attention_heads\": 32,\n  \"hidden_size\": 4096,,\n}\n");
   expect_bad_input({"config=" + malformed.path.string()}, "not valid JSON at line 4");
   TempFile missing(R"({"num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 1, "vocab_size": 1})");
-  expect_bad_input({"config=" + missing.path.string()}, "missing key 'hidden_size'");
+  expect_bad_input({"config=" + missing.path.string()}, "no head_dim and no hidden_size");
   TempFile zero(R"({"num_hidden_layers": 0, "num_attention_heads": 32, "hidden_size": 4096})");
   expect_bad_input({"config=" + zero.path.string()}, "'num_hidden_layers' must be at least 1");
   TempFile huge(R"({"num_hidden_layers": 9000000000000, "num_attention_heads": 4096, "hidden_size": 4096000,

@@ -4,6 +4,7 @@
 
 #include "engine/errors.h"
 #include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/kvcache/model_notes.h"
 
 namespace dlsys::kvcache {
 
@@ -38,6 +39,8 @@ std::shared_ptr<const KvCacheSteps> make_steps(const ParamValues& params) {
   steps->query = sizing_query_from_params(params);
   steps->sizing = size_inference(steps->query);
   steps->memory_label = memory_to_fit(params).second;
+  steps->roofline = decode_roofline(steps->query, steps->sizing, find_gpu_spec(params.text("gpu")));
+  steps->notes = model_notes(steps->query.model);
   steps->cache_curves = cache_curves(steps->query);
   return steps;
 }
