@@ -127,7 +127,7 @@ void draw_token_strip(const ViewContext& ctx) {
 
 // Prefill and one decode step on the GPU's roofline: the roof, the ridge, and the two phases as points.
 void draw_roofline_plot(const kvcache::DecodeRoofline& r, ImVec2 size) {
-  PlotSpec spec{fmt::format("Roofline of the {}", r.gpu.name),
+  PlotSpec spec{fmt::format("Roofline of the {}: min(peak, bandwidth x intensity)", r.gpu.name),
                 {"arithmetic intensity", "FLOP/byte", true},
                 {"attainable", "TFLOP/s", true},
                 {},
@@ -411,9 +411,15 @@ void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const
   if (sz.weights_known) {
     rows.push_back({fmt::format("largest batch at {} tokens", format_count(double(q.seq))),
                     format_count(double(sz.max_batch_fit))});
+    const std::string usable =
+        sz.max_seq_usable < 0 ? std::string("any length") : format_count(double(sz.max_seq_usable)) + " tokens";
     rows.push_back({fmt::format("longest context at batch {}", q.batch),
-                    kvcache::longest_context_phrase(sz.max_seq_usable, sz.max_seq_fit, sz.max_seq_limited_by,
-                                                    q.model.max_positions)});
+                    fmt::format("{} (limit: {})", usable, sz.max_seq_limited_by)});
+    rows.push_back({fmt::format("memory alone allows at batch {}", q.batch),
+                    sz.max_seq_fit < 0 ? std::string("any length: the window caps the cache")
+                                       : format_count(double(sz.max_seq_fit)) + " tokens"});
+    if (q.model.max_positions > 0)
+      rows.push_back({"the model is trained for", format_count(double(q.model.max_positions)) + " positions"});
   }
   draw_value_table("fit", rows);
   draw_notes(steps, true);
@@ -508,7 +514,10 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
         {o.x, y}, muted_text_color(),
         fmt::format("... and {} more sequences like these", format_count(double(q.batch - sequences_shown))).c_str());
   ImGui::Dummy({width, y - o.y + ImGui::GetTextLineHeightWithSpacing()});
-  draw_color_key({{used_color(), "holds a token's K and V"}, {empty_color(), "held but empty: wasted"}});
+  draw_color_key(
+      {{used_color(), q.model.attention == kvcache::AttentionKind::Latent ? "holds a token's latent and rotary key"
+                                                                          : "holds a token's K and V"},
+       {empty_color(), "held but empty: wasted"}});
   const double paged_share = sz.paged_bytes > 0 ? 100.0 * double(sz.paged_waste_bytes) / double(sz.paged_bytes) : 0.0;
   const double reserve_share =
       sz.reserved_bytes > 0 ? 100.0 * double(sz.reserve_waste_bytes) / double(sz.reserved_bytes) : 0.0;
@@ -562,8 +571,8 @@ void draw_live_step(const ViewContext& ctx) {
               });
   if (!m->meets_bar)
     highlighted_wrapped(
-        "The cache should win by a wide margin here, as the FLOP ratio says; it won by less in this run, so something "
-        "else slowed it (another busy process, or too few tokens for the prefix to matter).");
+        "The cache won by less than this lesson expects from the FLOP ratio, so something else weighs on the run: "
+        "another busy process, or steps so small that fixed costs dominate (try more tokens).");
 }
 
 }  // namespace

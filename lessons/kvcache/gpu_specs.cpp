@@ -12,9 +12,11 @@ const std::vector<GpuSpec>& gpu_specs() {
   // dense FP16 rate with FP32 accumulation (what training and inference frameworks use) is in the Ada whitepaper.
   static const std::vector<GpuSpec> specs = {
       {"h100-sxm", "H100 SXM", 80, 989.5, 3.35,
-       "NVIDIA H100 Tensor Core GPU datasheet: 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity"},
+       "NVIDIA H100 Tensor Core GPU datasheet: 80 GB HBM3, 3.35 TB/s, BF16 1,979 TFLOPS with sparsity, half of it "
+       "dense"},
       {"h200", "H200 SXM", 141, 989.5, 4.8,
-       "NVIDIA H200 Tensor Core GPU datasheet: 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity"},
+       "NVIDIA H200 Tensor Core GPU datasheet: 141 GB HBM3e, 4.8 TB/s, BF16 1,979 TFLOPS with sparsity, half of it "
+       "dense"},
       {"a100-80gb", "A100 80GB SXM", 80, 312, 2.039,
        "NVIDIA A100 Tensor Core GPU datasheet: 80 GB HBM2e, 2,039 GB/s, BF16 312 TFLOPS dense"},
       {"a100-40gb", "A100 40GB", 40, 312, 1.555,

@@ -58,6 +58,7 @@ struct KvCacheTheory {
   std::string max_seq_limited_by;   // "memory", "max_position_embeddings" or "the sliding window"
   // One decode step (and the prefill) on the chosen GPU's roofline.
   std::string gpu;                                                              // the `gpu` parameter
+  std::string gpu_name;                                                         // "H100 SXM"; empty for this machine
   double gpu_peak_tflops = 0, gpu_bandwidth_tbps = 0, ridge_flop_per_byte = 0;  // 0 for this machine
   std::string gpu_spec_source;
   bool decode_known = false;  // needs the weights (and experts per token for a mixture of experts)
@@ -90,9 +91,10 @@ inline void to_json(nlohmann::ordered_json& nlohmann_json_j, const KvCacheTheory
       NLOHMANN_JSON_TO, model_type, hidden_size, attention, cache_elements_per_layer_token, kv_lora_rank,
       qk_rope_head_dim, per_head_kv_bytes, experts_routed, experts_per_token, experts_shared, active_parameters,
       tied_embeddings, tied_embeddings_basis, parameter_layout, other_spellings, notes, weights_known, missing_keys,
-      not_computed, max_positions, max_seq_usable, max_seq_limited_by, gpu, gpu_peak_tflops, gpu_bandwidth_tbps,
-      ridge_flop_per_byte, gpu_spec_source, decode_known, decode_flops, decode_bytes, decode_intensity,
-      decode_weights_only_intensity, decode_bound, decode_roofline_us, prefill_intensity, prefill_bound))
+      not_computed, max_positions, max_seq_usable, max_seq_limited_by, gpu, gpu_name, gpu_peak_tflops,
+      gpu_bandwidth_tbps, ridge_flop_per_byte, gpu_spec_source, decode_known, decode_flops, decode_bytes,
+      decode_intensity, decode_weights_only_intensity, decode_bound, decode_roofline_us, prefill_intensity,
+      prefill_bound))
   if (!nlohmann_json_t.weights_known)
     for (const char* key : kWeightsDependentKeys) nlohmann_json_j[key] = nullptr;
   if (!nlohmann_json_t.decode_known)

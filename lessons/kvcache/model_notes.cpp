@@ -49,7 +49,7 @@ std::vector<ModelNote> model_notes(const ModelConfig& m) {
                      true});
   }
   if (m.weights_missing.empty()) {
-    notes.push_back({fmt::format("output layer {} the embeddings: {}", m.tied_embeddings ? "tied to" : "separate from",
+    notes.push_back({fmt::format("output layer {} the embeddings ({})", m.tied_embeddings ? "tied to" : "separate from",
                                  m.tied_embeddings_basis),
                      true});
     notes.push_back({"parameters: " + m.layout_note, true});
