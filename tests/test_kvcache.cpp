@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/errors.h"
+#include "engine/params.h"
 #include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/model_config.h"
 
 using namespace dlsys;
@@ -319,4 +322,18 @@ TEST_CASE("config keys the sizing does not model are refused by name") {
                        doctest::Contains("both count experts"), BadInput);
   CHECK_THROWS_WITH_AS(parse_model_config(base + R"("kv_lora_rank": 512})", "x.json"),
                        doctest::Contains("qk_rope_head_dim"), BadInput);
+}
+
+TEST_CASE("the formula step's curves: one per element width, the panel's width highlighted even for bf16") {
+  const KvCacheLesson lesson;
+  const auto steps = make_steps(ParamValues::parse(lesson.params(), {"dtype=bf16"}));
+  int chosen = 0;
+  for (const CacheCurve& curve : steps->cache_curves) {
+    if (!curve.chosen) continue;
+    ++chosen;
+    CHECK(curve.type_name == "fp16, bf16");
+  }
+  CHECK(chosen == 1);
+  CHECK(steps->memory_label == "H100 SXM: 80 GB as sold, GB = 1e9 bytes");
+  CHECK(steps->roofline.has_gpu);
 }

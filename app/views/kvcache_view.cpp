@@ -107,7 +107,7 @@ void draw_token_strip(const ViewContext& ctx) {
   const int generated = static_cast<int>(ctx.step_time_s / 0.6) % (kDecodeCells + 3);
   const float s = ui_scale();
   const float cell =
-      std::clamp(ImGui::GetContentRegionAvail().x / (kPromptCells + kDecodeCells + 2.0f), 14 * s, 40 * s);
+      std::clamp(ImGui::GetContentRegionAvail().x / (kPromptCells + kDecodeCells + 2.0f), 14 * s, 32 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImU32 prefill = series_color(0), decode = with_alpha(series_color(1), 0.8f);
@@ -127,46 +127,55 @@ void draw_token_strip(const ViewContext& ctx) {
 
 // Prefill and one decode step on the GPU's roofline: the roof, the ridge, and the two phases as points.
 void draw_roofline_plot(const kvcache::DecodeRoofline& r, ImVec2 size) {
-  PlotSpec spec{fmt::format("Roofline of the {}: min(peak, bandwidth x intensity)", r.gpu.name),
+  PlotSpec spec{fmt::format("{} roofline", r.gpu.name),
                 {"arithmetic intensity", "FLOP/byte", true},
                 {"attainable", "TFLOP/s", true},
                 {},
                 {}};
-  spec.lines.push_back(
-      {"roof: min(peak, bandwidth x intensity)", theory_color(), SeriesStyle::Line, false, false, r.roof});
+  spec.lines.push_back({"roof", theory_color(), SeriesStyle::Line, false, false, r.roof});
   auto point = [&](const kvcache::PhaseCost& phase) {
     const double y = std::min(r.gpu.peak_tflops, r.gpu.bandwidth_tbps * phase.intensity);
     return std::vector<SeriesPoint>{{phase.intensity, y, y, y}};
   };
   spec.lines.push_back({"prefill", series_color(0), SeriesStyle::Markers, false, false, point(r.prefill)});
-  spec.lines.push_back({"one decode step", series_color(1), SeriesStyle::Markers, false, false, point(r.decode)});
-  spec.guides.push_back(
-      {true, r.ridge_flop_per_byte, fmt::format("ridge {:.0f}", r.ridge_flop_per_byte), muted_text_color()});
+  spec.lines.push_back({"decode step", series_color(1), SeriesStyle::Markers, false, false, point(r.decode)});
+  spec.guides.push_back({true, r.ridge_flop_per_byte, "ridge", muted_text_color()});
   spec.size = size;
   draw_plot("roofline", spec);
 }
 
 std::vector<std::pair<std::string, std::string>> decode_rows(const kvcache::DecodeRoofline& r, const SizingQuery& q) {
   const kvcache::PhaseCost& d = r.decode;
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {fmt::format("decode step, batch {} at {} tokens, reads", q.batch, format_count(double(q.seq))),
-       fmt::format("{} weights + {} KV", format_bytes_decimal(d.weight_bytes), format_bytes_decimal(d.kv_bytes))},
-      {"its work: 2 x active parameters x batch + attention", fmt::format("{:.3g} FLOP", d.flops)},
-      {"arithmetic intensity: FLOPs / bytes", fmt::format("{:.3g} FLOP/byte", d.intensity)},
-      {"the weights alone (about the batch in 16-bit)", fmt::format("{:.3g} FLOP/byte", r.weights_only_intensity)},
+  auto verdict = [](const kvcache::PhaseCost& phase) {
+    return fmt::format("{:.3g} FLOP/byte{}", phase.intensity, phase.bound.empty() ? "" : ": " + phase.bound);
   };
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {fmt::format("decode step reads (batch {}, {} tokens)", q.batch, format_count(double(q.seq))),
+       fmt::format("{} weights + {} cache", format_bytes_decimal(d.weight_bytes), format_bytes_decimal(d.kv_bytes))},
+      {"and computes", fmt::format("{:.3g} FLOP", d.flops)},
+      {"decode: FLOPs / bytes", verdict(d)},
+      {fmt::format("prefill of {} tokens x {}", format_count(double(q.seq)), q.batch), verdict(r.prefill)},
+  };
+  if (r.has_gpu)
+    rows.push_back({fmt::format("ridge: {:g} TFLOP/s / {:g} TB/s", r.gpu.peak_tflops, r.gpu.bandwidth_tbps),
+                    fmt::format("{:.0f} FLOP/byte", r.ridge_flop_per_byte)});
+  rows.push_back({"decode, weights alone (dense 16-bit: about the batch)",
+                  fmt::format("{:.3g} FLOP/byte", r.weights_only_intensity)});
   if (q.model.experts.any())
     rows.push_back(
         {"routed experts read per layer, at most", fmt::format("{} of {}", d.experts_reached, q.model.experts.routed)});
-  if (!r.has_gpu) return rows;
-  rows.push_back({fmt::format("ridge: {:g} TFLOP/s / {:g} TB/s", r.gpu.peak_tflops, r.gpu.bandwidth_tbps),
-                  fmt::format("{:.0f} FLOP/byte", r.ridge_flop_per_byte)});
-  rows.push_back({"decode step", fmt::format("{}: {:.3g} {} {:.0f}", d.bound, d.intensity,
-                                             d.intensity < r.ridge_flop_per_byte ? "<" : ">=", r.ridge_flop_per_byte)});
-  rows.push_back({fmt::format("prefill of {} tokens x batch {}", format_count(double(q.seq)), q.batch),
-                  fmt::format("{:.3g} FLOP/byte: {}", r.prefill.intensity, r.prefill.bound)});
-  rows.push_back({"one decode step takes at least (roofline)", format_duration_us(d.roofline_seconds * 1e6)});
+  if (r.has_gpu) rows.push_back({"decode step takes at least", format_duration_us(d.roofline_seconds * 1e6)});
   return rows;
+}
+
+// The width draw_value_table will take for these rows: the longest label and value, plus the cells' padding.
+float value_table_width(const std::vector<std::pair<std::string, std::string>>& rows) {
+  float label = 0, value = 0;
+  for (const auto& row : rows) label = std::max(label, ImGui::CalcTextSize(row.first.c_str()).x);
+  ImGui::PushFont(mono_font());
+  for (const auto& row : rows) value = std::max(value, ImGui::CalcTextSize(row.second.c_str()).x);
+  ImGui::PopFont();
+  return label + value + 4 * ImGui::GetStyle().CellPadding.x + ImGui::GetStyle().ItemSpacing.x;
 }
 
 void draw_prefill_decode_step(const ViewContext& ctx, const kvcache::KvCacheSteps& steps, const SizingQuery& q,
@@ -178,25 +187,23 @@ void draw_prefill_decode_step(const ViewContext& ctx, const kvcache::KvCacheStep
     highlighted_wrapped("Arithmetic intensity not computed: " + r.not_known + ".");
     return;
   }
-  const float table_width = std::min(ImGui::GetContentRegionAvail().x, 34 * ImGui::GetFontSize());
-  const bool side_by_side = r.has_gpu && ImGui::GetContentRegionAvail().x > table_width + 22 * ImGui::GetFontSize();
-  if (side_by_side) {
-    ImGui::BeginGroup();
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_width);
-  }
-  draw_value_table("decode", decode_rows(r, q));
-  if (r.has_gpu)
-    muted_wrapped(fmt::format("{} datasheet: {}.", r.gpu.name, r.gpu.source.substr(r.gpu.source.find(':') + 2)));
-  else
+  const auto rows = decode_rows(r, q);
+  if (!r.has_gpu) {
+    draw_value_table("decode", rows);
     muted_wrapped("This machine has no datasheet peak here, so there is no ridge to compare with: choose a GPU.");
-  if (side_by_side) {
-    ImGui::PopTextWrapPos();
-    ImGui::EndGroup();
-    ImGui::SameLine(0, 16 * ui_scale());
-    draw_roofline_plot(r, {0, ImGui::GetContentRegionAvail().y});
-  } else if (r.has_gpu) {
-    draw_roofline_plot(r, {0, std::max(ImGui::GetContentRegionAvail().y, 12 * ImGui::GetFontSize())});
+    return;
   }
+  // Table and roofline side by side where both fit; else the plot below, keeping a readable height (the view scrolls).
+  const float table_width = value_table_width(rows);
+  const bool side_by_side = ImGui::GetContentRegionAvail().x >= table_width + 22 * ImGui::GetFontSize();
+  ImGui::BeginGroup();
+  if (side_by_side) ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_width);
+  draw_value_table("decode", rows);
+  muted_wrapped(r.gpu.source + ".");
+  if (side_by_side) ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+  if (side_by_side) ImGui::SameLine(0, 12 * ui_scale());
+  draw_roofline_plot(r, {0, std::max(ImGui::GetContentRegionAvail().y, 14 * ImGui::GetFontSize())});
 }
 
 // What one cell of the grid holds: a key and a value (standard), or a latent and a rotary key (latent attention).
@@ -211,7 +218,7 @@ CellParts cell_parts(const kvcache::ModelConfig& m) {
     const double latent = double(m.latent.kv_lora_rank), rope = double(m.latent.qk_rope_head_dim);
     return {fmt::format("latent c_KV ({} wide)", m.latent.kv_lora_rank),
             fmt::format("rotary key ({} wide, shared by all heads)", m.latent.qk_rope_head_dim),
-            std::clamp(float(latent / (latent + rope)), 0.5f, 0.85f), series_color(0), series_color(2)};
+            std::clamp(float(latent / (latent + rope)), 0.5f, 0.75f), series_color(0), series_color(2)};
   }
   return {fmt::format("K: {} KV heads x {}", m.kv_heads, m.head_dim),
           fmt::format("V: {} KV heads x {}", m.kv_heads, m.head_dim), 0.5f, series_color(0), series_color(1)};
@@ -275,7 +282,7 @@ void draw_cache_contents_step(const ViewContext& ctx, const kvcache::KvCacheStep
 
 void draw_notes(const kvcache::KvCacheSteps& steps, bool about_weights) {
   for (const kvcache::ModelNote& note : steps.notes)
-    if (note.about_weights == about_weights) muted_wrapped(note.text);
+    if (note.about_weights == about_weights) (note.leaves_out ? highlighted_wrapped : muted_wrapped)(note.text);
 }
 
 void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
@@ -346,19 +353,19 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
   for (const FitPart& part : parts) stacked += part.bytes;
   const double gpu = double(sz.gpu_bytes);
   const double full = std::max({stacked, gpu, 1.0}) * 1.08;
+  const std::string title =
+      sz.weights_known ? fmt::format("{} of {} ({}): {}", format_bytes_both(stacked), format_bytes_both(gpu),
+                                     steps.memory_label, sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit")
+                       : fmt::format("KV cache and workspace, {} of {} ({}); the weights are not known",
+                                     format_bytes_both(stacked), format_bytes_both(gpu), steps.memory_label);
+  ImGui::TextWrapped("%s", title.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float width = avail.x - 20 * s, bar_h = std::clamp(avail.y * 0.12f, 28 * s, 64 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float line_h = ImGui::GetTextLineHeightWithSpacing();
-  const float top = o.y + line_h;
+  const float top = o.y + 10 * s;
   auto px = [&](double bytes) { return o.x + float(bytes / full) * width; };
-  const std::string title =
-      sz.weights_known ? fmt::format("{} of {} ({}): {}", format_bytes_both(stacked), format_bytes_both(gpu),
-                                     steps.memory_label, sz.total_bytes <= sz.gpu_bytes ? "fits" : "does NOT fit")
-                       : fmt::format("KV cache and workspace only, {} of {} ({}): the weights are unknown",
-                                     format_bytes_both(stacked), format_bytes_both(gpu), steps.memory_label);
-  draw->AddText({o.x, o.y}, text_color(), title.c_str());
   double at = 0;
   for (const FitPart& part : parts) {
     const float x0 = px(at), x1 = px(at + part.bytes);
@@ -382,7 +389,7 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
   const bool fits = !sz.weights_known || sz.total_bytes <= sz.gpu_bytes;
   draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + bar_h + 10 * s}, fits ? theory_color() : warning_color(),
                 3 * s);
-  ImGui::Dummy({width, line_h + bar_h + 1.4f * line_h});
+  ImGui::Dummy({width, top - o.y + bar_h + 1.4f * line_h});
   std::vector<KeyEntry> key;
   for (const FitPart& part : parts) key.push_back({part.color, part.name});
   key.push_back({fits ? theory_color() : warning_color(), "memory to fit into (thick line)"});
@@ -505,14 +512,18 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
   const PagedCanvas canvas{ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), width,
                            std::clamp(avail.y * 0.07f, 18 * s, 40 * s), double(sz.reserve_tokens) / width};
   const ImVec2 o = canvas.origin;
-  const int sequences_shown = static_cast<int>(std::min<std::int64_t>(q.batch, 2));
+  // Two sequences show that each one wastes alike; where the view is short (large text), one keeps the table in view.
+  const bool room_for_two = avail.y > 30 * ImGui::GetTextLineHeightWithSpacing();
+  const int sequences_shown = static_cast<int>(std::min<std::int64_t>(q.batch, room_for_two ? 2 : 1));
   float y = o.y;
   for (int seqi = 0; seqi < sequences_shown; ++seqi) y = draw_sequence_rows(canvas, seqi, q, sz, y);
   y = draw_last_blocks(canvas, q, sz, y);
   if (q.batch > sequences_shown)
     canvas.draw->AddText(
         {o.x, y}, muted_text_color(),
-        fmt::format("... and {} more sequences like these", format_count(double(q.batch - sequences_shown))).c_str());
+        fmt::format("... and {} more {} like {}", format_count(double(q.batch - sequences_shown)),
+                    q.batch - sequences_shown == 1 ? "sequence" : "sequences", sequences_shown == 1 ? "this" : "these")
+            .c_str());
   ImGui::Dummy({width, y - o.y + ImGui::GetTextLineHeightWithSpacing()});
   draw_color_key(
       {{used_color(), q.model.attention == kvcache::AttentionKind::Latent ? "holds a token's latent and rotary key"

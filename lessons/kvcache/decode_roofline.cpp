@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace dlsys::kvcache {
 
@@ -104,7 +105,9 @@ DecodeRoofline decode_roofline(const SizingQuery& q, const Sizing& s, const GpuS
 
   if (r.has_gpu) {
     // The roof in TFLOP/s: the bandwidth slope up to the ridge, flat after it, spanning both phases.
-    const double low = std::min(0.1, r.decode.intensity / 4), high = std::max(1e4, r.prefill.intensity * 4);
+    // Powers of ten at both ends keep the axis' labels round.
+    const double low = std::pow(10.0, std::floor(std::log10(std::min(0.1, r.decode.intensity / 4))));
+    const double high = std::pow(10.0, std::ceil(std::log10(std::max(1e4, r.prefill.intensity * 10))));
     const double peak = r.gpu.peak_tflops, bandwidth = r.gpu.bandwidth_tbps;
     for (const double x : {low, r.ridge_flop_per_byte, high}) {
       const double y = std::min(peak, bandwidth * x);

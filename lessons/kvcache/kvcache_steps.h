@@ -16,8 +16,8 @@
 namespace dlsys::kvcache {
 
 struct CacheCurve {
-  std::string type_name;           // "fp16"
-  bool chosen = false;             // the element type in the panel
+  std::string type_name;           // "fp16, bf16": the types of this width
+  bool chosen = false;             // the panel's element type is one of them
   std::vector<SeriesPoint> bytes;  // KV bytes against sequence length (doubling), up to where 64 bits end
 };
 

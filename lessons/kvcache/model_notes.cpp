@@ -28,7 +28,7 @@ std::vector<ModelNote> model_notes(const ModelConfig& m) {
     notes.push_back({fmt::format("not computed: the weights, the total and what fits (the config has no {}); the KV "
                                  "cache needs none of them",
                                  missing_keys_phrase(m)),
-                     true});
+                     true, true});
   std::int64_t query_width = 0;
   const bool overflows = __builtin_mul_overflow(m.heads, m.head_dim, &query_width);
   if (m.attention == AttentionKind::Standard && m.hidden > 0 && !overflows && query_width != m.hidden)
@@ -46,7 +46,7 @@ std::vector<ModelNote> model_notes(const ModelConfig& m) {
                                  e.per_token > 0 ? fmt::format("{} per token", e.per_token)
                                                  : std::string("experts per token not in the config (no "
                                                                "num_experts_per_tok): active parameters not computed")),
-                     true});
+                     true, e.per_token == 0});
   }
   if (m.weights_missing.empty()) {
     notes.push_back({fmt::format("output layer {} the embeddings ({})", m.tied_embeddings ? "tied to" : "separate from",

@@ -17,6 +17,7 @@ std::vector<std::string> figures_not_computed(const ModelConfig& model);
 struct ModelNote {
   std::string text;
   bool about_weights = false;  // the weights' count and what depends on it, rather than the cache's shape
+  bool leaves_out = false;     // says that figures could not be computed: shown so it is not missed
 };
 std::vector<ModelNote> model_notes(const ModelConfig& model);
 
