@@ -48,6 +48,8 @@ TEST_CASE("Llama-3-8B, batch 1 at 1,000 tokens: FLOPs and bytes by hand, about 1
   CHECK(r.decode.bytes == 2 * active + 131'072.0 * 1000);  // 16-bit weights, then the cache
   CHECK(r.decode.intensity == doctest::Approx(15'534'137'344.0 / 15'140'921'344.0));
   CHECK(r.decode.bound == "memory-bound");
+  CHECK(r.decode.attainable_tflops == doctest::Approx(3.35 * r.decode.intensity));  // on the bandwidth slope
+  CHECK(r.prefill.attainable_tflops == 989.5);                                      // on the flat roof
   CHECK(r.decode.roofline_seconds == doctest::Approx(15'140'921'344.0 / 3.35e12));  // bandwidth-limited
   CHECK(r.weights_only_intensity == doctest::Approx(1.0));  // the course's "AI about B" for 16-bit weights
   CHECK(r.prefill.bound == "compute-bound");

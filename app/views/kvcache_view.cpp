@@ -133,8 +133,8 @@ void draw_roofline_plot(const kvcache::DecodeRoofline& r, ImVec2 size) {
                 {},
                 {}};
   spec.lines.push_back({"roof", theory_color(), SeriesStyle::Line, false, false, r.roof});
-  auto point = [&](const kvcache::PhaseCost& phase) {
-    const double y = std::min(r.gpu.peak_tflops, r.gpu.bandwidth_tbps * phase.intensity);
+  auto point = [](const kvcache::PhaseCost& phase) {
+    const double y = phase.attainable_tflops;
     return std::vector<SeriesPoint>{{phase.intensity, y, y, y}};
   };
   spec.lines.push_back({"prefill", series_color(0), SeriesStyle::Markers, false, false, point(r.prefill)});
@@ -331,7 +331,7 @@ void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, c
   draw_plot("kv_vs_seq", spec);
 }
 
-// The bar's parts: weights (when known), KV cache, workspace.
+// The stack's parts: weights (when known), KV cache, workspace.
 struct FitPart {
   std::string name;
   double bytes;
@@ -346,8 +346,8 @@ std::vector<FitPart> fit_parts(const Sizing& sz) {
   return parts;
 }
 
-// The stacked bar against the memory line, with the usual card sizes marked (as sold: GB = 1e9 bytes).
-void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const std::vector<FitPart>& parts) {
+// The parts stacked end to end against the memory line, with the usual card sizes marked (as sold: GB = 1e9 bytes).
+void draw_fit_stack(const kvcache::KvCacheSteps& steps, const Sizing& sz, const std::vector<FitPart>& parts) {
   const float s = ui_scale();
   double stacked = 0;
   for (const FitPart& part : parts) stacked += part.bytes;
@@ -360,7 +360,7 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
                                      format_bytes_both(stacked), format_bytes_both(gpu), steps.memory_label);
   ImGui::TextWrapped("%s", title.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float width = avail.x - 20 * s, bar_h = std::clamp(avail.y * 0.12f, 28 * s, 64 * s);
+  const float width = avail.x - 20 * s, stack_h = std::clamp(avail.y * 0.12f, 28 * s, 64 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float line_h = ImGui::GetTextLineHeightWithSpacing();
@@ -369,9 +369,9 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
   double at = 0;
   for (const FitPart& part : parts) {
     const float x0 = px(at), x1 = px(at + part.bytes);
-    draw->AddRectFilled({x0, top}, {x1, top + bar_h}, part.color);
+    draw->AddRectFilled({x0, top}, {x1, top + stack_h}, part.color);
     if (x1 - x0 > ImGui::CalcTextSize(part.name.c_str()).x + 6 * s)
-      draw->AddText({x0 + 4 * s, top + bar_h / 2 - ImGui::GetTextLineHeight() / 2}, IM_COL32(0, 0, 0, 255),
+      draw->AddText({x0 + 4 * s, top + stack_h / 2 - ImGui::GetTextLineHeight() / 2}, IM_COL32(0, 0, 0, 255),
                     part.name.c_str());
     at += part.bytes;
   }
@@ -380,16 +380,16 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
     const double bytes = card_gb * kBytesPerGB;
     if (bytes > full) continue;
     const std::string label = fmt::format("{:.0f} GB", card_gb);
-    draw->AddLine({px(bytes), top - 4 * s}, {px(bytes), top + bar_h + 4 * s}, with_alpha(muted_text_color(), 0.6f),
+    draw->AddLine({px(bytes), top - 4 * s}, {px(bytes), top + stack_h + 4 * s}, with_alpha(muted_text_color(), 0.6f),
                   1 * s);
     if (px(bytes) + 2 * s <= label_right) continue;
-    draw->AddText({px(bytes) + 2 * s, top + bar_h + 4 * s}, muted_text_color(), label.c_str());
+    draw->AddText({px(bytes) + 2 * s, top + stack_h + 4 * s}, muted_text_color(), label.c_str());
     label_right = px(bytes) + 2 * s + ImGui::CalcTextSize(label.c_str()).x + 6 * s;
   }
   const bool fits = !sz.weights_known || sz.total_bytes <= sz.gpu_bytes;
-  draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + bar_h + 10 * s}, fits ? theory_color() : warning_color(),
+  draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + stack_h + 10 * s}, fits ? theory_color() : warning_color(),
                 3 * s);
-  ImGui::Dummy({width, top - o.y + bar_h + 1.4f * line_h});
+  ImGui::Dummy({width, top - o.y + stack_h + 1.4f * line_h});
   std::vector<KeyEntry> key;
   for (const FitPart& part : parts) key.push_back({part.color, part.name});
   key.push_back({fits ? theory_color() : warning_color(), "memory to fit into (thick line)"});
@@ -398,7 +398,7 @@ void draw_fit_bar(const kvcache::KvCacheSteps& steps, const Sizing& sz, const st
 }
 
 void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
-  draw_fit_bar(steps, sz, fit_parts(sz));
+  draw_fit_stack(steps, sz, fit_parts(sz));
   ImGui::Spacing();
   std::vector<std::pair<std::string, std::string>> rows;
   if (sz.weights_known) {

@@ -61,6 +61,7 @@ void place(PhaseCost& phase, const DecodeRoofline& roof) {
   phase.intensity = phase.flops / phase.bytes;
   if (!roof.has_gpu) return;
   phase.bound = phase.intensity < roof.ridge_flop_per_byte ? "memory-bound" : "compute-bound";
+  phase.attainable_tflops = std::min(roof.gpu.peak_tflops, roof.gpu.bandwidth_tbps * phase.intensity);
   phase.roofline_seconds =
       std::max(phase.bytes / (roof.gpu.bandwidth_tbps * 1e12), phase.flops / (roof.gpu.peak_tflops * 1e12));
 }

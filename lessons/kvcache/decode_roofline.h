@@ -28,6 +28,7 @@ struct PhaseCost {
   double intensity = 0;              // FLOP per byte
   std::string bound;                 // "memory-bound", "compute-bound", or empty without a GPU's figures
   double roofline_seconds = 0;       // max(bytes / bandwidth, FLOPs / peak); 0 without a GPU's figures
+  double attainable_tflops = 0;      // min(peak, bandwidth x intensity): where the phase sits on the roof
   std::int64_t experts_reached = 0;  // routed experts per routed layer the phase reads (0 for a dense model)
 };
 
