@@ -222,6 +222,9 @@ TEST_CASE("run kvcache: DeepSeek-V3 and Mixtral presets give their cache and the
   const auto mixtral = nlohmann::json::parse(run_kvcache(with_tiny_live({"model=mixtral-8x7b"})).out);
   CHECK(mixtral["theory"]["parameters"] == 46'702'792'704LL);
   CHECK(mixtral["theory"]["active_parameters"] == 12'748'853'248LL);
+  const testing::CliOutcome text = run_kvcache(with_tiny_live({"model=mixtral-8x7b"}), false);
+  CHECK(text.out.find("46,702,792,704 parameters, 12,748,853,248 active per token") != std::string::npos);
+  CHECK(text.out.find("longest context at batch 8: none: no room is left") != std::string::npos);  // 93 GB of weights
 }
 
 TEST_CASE("run kvcache: a config without intermediate_size and vocab_size sizes the cache and says what it cannot") {

@@ -147,24 +147,24 @@ void draw_roofline_plot(const kvcache::DecodeRoofline& r, ImVec2 size) {
 std::vector<std::pair<std::string, std::string>> decode_rows(const kvcache::DecodeRoofline& r, const SizingQuery& q) {
   const kvcache::PhaseCost& d = r.decode;
   auto verdict = [](const kvcache::PhaseCost& phase) {
-    return fmt::format("{:.3g} FLOP/byte{}", phase.intensity, phase.bound.empty() ? "" : ": " + phase.bound);
+    return fmt::format("{:.3g}{}", phase.intensity, phase.bound.empty() ? "" : ": " + phase.bound);
   };
   std::vector<std::pair<std::string, std::string>> rows = {
-      {fmt::format("decode step reads (batch {}, {} tokens)", q.batch, format_count(double(q.seq))),
-       fmt::format("{} weights + {} cache", format_bytes_decimal(d.weight_bytes), format_bytes_decimal(d.kv_bytes))},
-      {"and computes", fmt::format("{:.3g} FLOP", d.flops)},
-      {"decode: FLOPs / bytes", verdict(d)},
-      {fmt::format("prefill of {} tokens x {}", format_count(double(q.seq)), q.batch), verdict(r.prefill)},
+      {"weights read per decode step", format_bytes_decimal(d.weight_bytes)},
+      {fmt::format("cache read ({} x {} tokens)", q.batch, format_count(double(q.seq))),
+       format_bytes_decimal(d.kv_bytes)},
+      {"FLOPs per decode step", fmt::format("{:.3g}", d.flops)},
+      {"decode: FLOP per byte", verdict(d)},
+      {"prefill: FLOP per byte", verdict(r.prefill)},
   };
   if (r.has_gpu)
-    rows.push_back({fmt::format("ridge: {:g} TFLOP/s / {:g} TB/s", r.gpu.peak_tflops, r.gpu.bandwidth_tbps),
-                    fmt::format("{:.0f} FLOP/byte", r.ridge_flop_per_byte)});
-  rows.push_back({"decode, weights alone (dense 16-bit: about the batch)",
-                  fmt::format("{:.3g} FLOP/byte", r.weights_only_intensity)});
+    rows.push_back({fmt::format("ridge ({:g} TFLOP/s / {:g} TB/s)", r.gpu.peak_tflops, r.gpu.bandwidth_tbps),
+                    fmt::format("{:.0f} FLOP per byte", r.ridge_flop_per_byte)});
+  rows.push_back({"decode, weights alone", fmt::format("{:.3g} (dense 16-bit: the batch)", r.weights_only_intensity)});
   if (q.model.experts.any())
     rows.push_back(
-        {"routed experts read per layer, at most", fmt::format("{} of {}", d.experts_reached, q.model.experts.routed)});
-  if (r.has_gpu) rows.push_back({"decode step takes at least", format_duration_us(d.roofline_seconds * 1e6)});
+        {"experts read per layer, at most", fmt::format("{} of {}", d.experts_reached, q.model.experts.routed)});
+  if (r.has_gpu) rows.push_back({"one decode step, at least", format_duration_us(d.roofline_seconds * 1e6)});
   return rows;
 }
 
@@ -421,7 +421,8 @@ void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const
     const std::string usable =
         sz.max_seq_usable < 0 ? std::string("any length") : format_count(double(sz.max_seq_usable)) + " tokens";
     rows.push_back({fmt::format("longest context at batch {}", q.batch),
-                    fmt::format("{} (limit: {})", usable, sz.max_seq_limited_by)});
+                    sz.max_seq_usable == 0 ? std::string("none: no room is left beside the weights")
+                                           : fmt::format("{} (limit: {})", usable, sz.max_seq_limited_by)});
     rows.push_back({fmt::format("memory alone allows at batch {}", q.batch),
                     sz.max_seq_fit < 0 ? std::string("any length: the window caps the cache")
                                        : format_count(double(sz.max_seq_fit)) + " tokens"});

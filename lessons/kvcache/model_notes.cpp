@@ -71,6 +71,7 @@ std::string longest_context_phrase(std::int64_t usable, std::int64_t memory_allo
         count(max_positions),
         memory_allows < 0 ? std::string("any length (the sliding window caps the cache)") : count(memory_allows));
   if (limited_by == "the sliding window") return "any length: the sliding window caps the cache";
+  if (usable == 0) return "none: no room is left beside the weights and the workspace";
   return fmt::format("{} tokens, as memory allows{}", count(usable),
                      max_positions > 0 ? fmt::format(" (the model is trained for {})", count(max_positions)) : "");
 }
