@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/errors.h"
+#include "engine/params.h"
 #include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/model_config.h"
 
 using namespace dlsys;
@@ -67,7 +70,7 @@ TEST_CASE("the course's example comes out exactly: Llama-2-7B, fp16, batch 1, 40
   CHECK(s.bytes_per_token == 2 * 32 * 4096 * 2);
   CHECK(s.kv_bytes == 2'147'483'648);  // 1 x 4096 x 2 x 32 x 4096 x 2 = exactly 2 GiB = 2.15 GB (E23)
   CHECK(s.kv_bytes == (std::int64_t(1) << 31));
-  CHECK(s.parameters == 6'738'415'616);
+  CHECK(s.parameters.total == 6'738'415'616);
   CHECK(s.weights_bytes == 13'476'831'232);  // "7B x 2 bytes = 14 GB", with the exact count
   CHECK(s.total_bytes == 13'476'831'232 + 2'147'483'648 + 1'000'000'000);
 }
@@ -92,6 +95,10 @@ TEST_CASE("presets: shapes from their config.json and parameter counts that roun
       {"mistral-7b", 32, 32, 8, 128, 7'241'732'096, 131'072},
       {"gemma-2b", 18, 8, 1, 256, 2'506'172'416, 18'432},
       {"gemma-7b", 28, 16, 16, 256, 8'537'680'896, 458'752},
+      {"mixtral-8x7b", 32, 32, 8, 128, 46'702'792'704, 131'072},
+      // Latent attention: (512 + 64) x 61 layers x 2 bytes; head_dim is the key's 128 + 64 per head.
+      {"deepseek-v3", 61, 128, 128, 192, 671'026'419'200, 70'272},
+      {"gpt2", 12, 12, 12, 64, 124'439'808, 36'864},
   };
   CHECK(preset_names().size() == std::size(expected));
   for (const auto& e : expected) {
@@ -140,7 +147,9 @@ TEST_CASE("the sliding window caps Mistral's cache at 4096 tokens") {
   const Sizing s = size_inference(query("mistral-7b", "fp16", 2, 16384));
   CHECK(s.cached_tokens == 4096);
   CHECK(s.kv_bytes == 131'072LL * 4096 * 2);
-  CHECK(s.max_seq_fit == -1);  // any length fits: the cache stops growing at the window
+  CHECK(s.max_seq_fit == -1);         // any length fits: the cache stops growing at the window
+  CHECK(s.max_seq_usable == 32'768);  // but the model is trained for 32,768 positions
+  CHECK(s.max_seq_limited_by == "max_position_embeddings");
   CHECK(s.reserve_tokens == 4096);
   CHECK(size_inference(query("mistral-7b", "fp16", 1, 1000)).cached_tokens == 1000);
 }
@@ -149,7 +158,18 @@ TEST_CASE("what fits in 80 GB beside the weights and a 1 GB workspace") {
   const Sizing s = size_inference(query("llama-2-7b", "fp16", 1, 4096));
   // 80e9 - 13,476,831,232 - 1e9 = 65,523,168,768 bytes left for the cache.
   CHECK(s.max_batch_fit == 30);     // 30 x 2 GiB = 64.4 GB; 31 would need 66.6 GB
-  CHECK(s.max_seq_fit == 124'975);  // 65,523,168,768 / 524,288, rounded down
+  CHECK(s.max_seq_fit == 124'975);  // 65,523,168,768 / 524,288, rounded down: what memory allows
+  CHECK(s.max_seq_usable == 4096);  // but Llama 2 is trained for 4,096 positions
+  CHECK(s.max_seq_limited_by == "max_position_embeddings");
+  ModelConfig no_limit = load_preset("llama-2-7b");
+  no_limit.max_positions = 0;
+  SizingQuery unknown_length = query("llama-2-7b", "fp16", 1, 4096);
+  unknown_length.model = no_limit;
+  CHECK(size_inference(unknown_length).max_seq_usable == 124'975);
+  CHECK(size_inference(unknown_length).max_seq_limited_by == "memory");
+  SizingQuery tight = query("llama-2-7b", "fp16", 64, 1000);  // 64 sequences: memory allows 1,952 tokens each
+  CHECK(size_inference(tight).max_seq_usable == 65'523'168'768LL / (524'288LL * 64));
+  CHECK(size_inference(tight).max_seq_limited_by == "memory");
   SizingQuery small = query("llama-2-70b", "fp16", 1, 4096);
   small.gpu_bytes = 24'000'000'000;  // 70B weights alone (138 GB) do not fit in 24 GB
   CHECK(size_inference(small).max_batch_fit == 0);
@@ -287,8 +307,7 @@ TEST_CASE("Gemma-2 alternates window and full layers: 9B at 8,192 tokens holds 2
 TEST_CASE("config keys the sizing does not model are refused by name") {
   const std::string base = R"({"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64,
     "intermediate_size": 8, "vocab_size": 10, )";
-  for (const char* key : {"num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank", "q_lora_rank",
-                          "attention_chunk_size"}) {
+  for (const char* key : {"attention_chunk_size", "num_kv_shared_layers"}) {
     const std::string text = base + "\"" + key + "\": 8}";
     CHECK_THROWS_WITH_AS(parse_model_config(text, "x.json"), doctest::Contains(key), BadInput);
   }
@@ -299,4 +318,22 @@ TEST_CASE("config keys the sizing does not model are refused by name") {
   CHECK_THROWS_WITH_AS(parse_model_config(base + R"("sliding_window": 8, "use_sliding_window": "false"})", "x.json"),
                        doctest::Contains("use_sliding_window"), BadInput);
   CHECK_NOTHROW(parse_model_config(base + R"("num_experts": null, "kv_lora_rank": 0})", "x.json"));
+  CHECK_THROWS_WITH_AS(parse_model_config(base + R"("num_local_experts": 8, "n_routed_experts": 8})", "x.json"),
+                       doctest::Contains("both count experts"), BadInput);
+  CHECK_THROWS_WITH_AS(parse_model_config(base + R"("kv_lora_rank": 512})", "x.json"),
+                       doctest::Contains("qk_rope_head_dim"), BadInput);
+}
+
+TEST_CASE("the formula step's curves: one per element width, the panel's width highlighted even for bf16") {
+  const KvCacheLesson lesson;
+  const auto steps = make_steps(ParamValues::parse(lesson.params(), {"dtype=bf16"}));
+  int chosen = 0;
+  for (const CacheCurve& curve : steps->cache_curves) {
+    if (!curve.chosen) continue;
+    ++chosen;
+    CHECK(curve.type_name == "fp16, bf16");
+  }
+  CHECK(chosen == 1);
+  CHECK(steps->memory_label == "H100 SXM: 80 GB as sold, GB = 1e9 bytes");
+  CHECK(steps->roofline.has_gpu);
 }

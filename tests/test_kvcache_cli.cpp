@@ -91,7 +91,7 @@ TEST_CASE("run kvcache: text report shows exact bytes in GB and GiB and the spee
 }
 
 TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.json overrides the preset") {
-  const testing::CliOutcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384"}));
+  const testing::CliOutcome mistral = run_kvcache(with_tiny_live({"model=mistral-7b", "seq=16384", "batch=1"}));
   REQUIRE(mistral.code == 0);
   const auto mj = nlohmann::json::parse(mistral.out);
   CHECK(mj["theory"]["cached_tokens"] == 4096);
@@ -110,12 +110,16 @@ TEST_CASE("run kvcache: Mistral's sliding window caps the cache; a user config.j
   CHECK(json["theory"]["model"] == config.path.filename().string());  // titles name the file; errors the path
 }
 
-TEST_CASE("run kvcache: gpu_gb=0 sizes against this machine's memory") {
-  const testing::CliOutcome r = run_kvcache(with_tiny_live({"gpu_gb=0"}));
+TEST_CASE("run kvcache: gpu=this-machine sizes against this machine's memory, with no ridge point") {
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"gpu=this-machine"}));
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
   CHECK(json["theory"]["gpu_bytes"].get<std::int64_t>() > 0);
   CHECK(json["theory"]["gpu_source"].get<std::string>().find("this") != std::string::npos);
+  CHECK(json["theory"]["ridge_flop_per_byte"] == 0);
+  CHECK(json["theory"]["decode_bound"] == "");  // no datasheet peak: no side of a ridge to name
+  CHECK(json["theory"]["decode_roofline_us"].is_null());
+  CHECK(json["theory"]["decode_intensity"].get<double>() > 0);  // the intensity itself needs no GPU
 }
 
 TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
@@ -134,7 +138,7 @@ TEST_CASE("run kvcache: bad input exits 2 and says what was wrong") {
   TempFile malformed("{\n  \"num_hidden_layers\": 32,\n  \"num_attention_heads\": 32,\n  \"hidden_size\": 4096,,\n}\n");
   expect_bad_input({"config=" + malformed.path.string()}, "not valid JSON at line 4");
   TempFile missing(R"({"num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 1, "vocab_size": 1})");
-  expect_bad_input({"config=" + missing.path.string()}, "missing key 'hidden_size'");
+  expect_bad_input({"config=" + missing.path.string()}, "no head_dim and no hidden_size");
   TempFile zero(R"({"num_hidden_layers": 0, "num_attention_heads": 32, "hidden_size": 4096})");
   expect_bad_input({"config=" + zero.path.string()}, "'num_hidden_layers' must be at least 1");
   TempFile huge(R"({"num_hidden_layers": 9000000000000, "num_attention_heads": 4096, "hidden_size": 4096000,
@@ -149,4 +153,108 @@ TEST_CASE("run kvcache: a live run too large for free memory is refused before a
   CHECK(r.err.find("the live decoder") != std::string::npos);
   CHECK(r.err.find("needs") != std::string::npos);
   CHECK(r.err.find("GiB") != std::string::npos);
+}
+
+TEST_CASE("run kvcache: the defaults (1,000 tokens, batch 8) show both kinds of paged waste, exactly") {
+  const testing::CliOutcome r = run_kvcache(kTinyLive);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["params"]["seq"] == "1000");
+  CHECK(json["params"]["batch"] == "8");
+  CHECK(json["params"]["gpu"] == "h100-sxm");
+  const auto& t = json["theory"];
+  CHECK(t["paged_blocks"] == 63 * 8);                             // ceil(1000 / 16) blocks per sequence
+  CHECK(t["paged_waste_bytes"] == 8LL * 524'288 * 8);             // 8 empty slots per sequence
+  CHECK(t["reserve_waste_bytes"] == 3096LL * 524'288 * 8);        // 4,096 reserved, 1,000 used
+  CHECK(t["gpu_bytes"] == 80'000'000'000LL);                      // the H100's "80 GB" as sold: 74.5 GiB
+  CHECK(t["max_seq_fit"] == 65'523'168'768LL / (524'288LL * 8));  // memory alone: 15,621 tokens
+  CHECK(t["max_seq_usable"] == 4096);                             // but Llama 2 is trained for 4,096
+  CHECK(t["max_seq_limited_by"] == "max_position_embeddings");
+  CHECK(t["decode_bound"] == "memory-bound");
+  CHECK(t["ridge_flop_per_byte"].get<double>() == doctest::Approx(989.5 / 3.35));
+  CHECK(t["attention"] == "multi-head");
+}
+
+TEST_CASE(
+    "run kvcache: the text report says GB and GiB of the card, the longest context, and which side of the "
+    "ridge decode is on, with no thresholds in it") {
+  const testing::CliOutcome r = run_kvcache(kTinyLive, false);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("80 GB (74.51 GiB) [H100 SXM: 80 GB as sold, GB = 1e9 bytes]") != std::string::npos);
+  CHECK(r.out.find("4,096 tokens: the model is trained for 4,096 positions; memory alone would allow 15,621") !=
+        std::string::npos);
+  CHECK(r.out.find("memory-bound") != std::string::npos);
+  CHECK(r.out.find("ridge of the H100 SXM 295 FLOP/byte") != std::string::npos);
+  CHECK(r.out.find("expected at least") == std::string::npos);
+  CHECK(r.out.find("PASS") == std::string::npos);
+  CHECK(r.out.find("where recomputing does") != std::string::npos);  // what to expect, from the FLOP ratio
+  CHECK(r.out.find("batch 8 at 1,000 tokens") != std::string::npos);
+}
+
+TEST_CASE("run kvcache: a decode step at batch 512 and a short context is compute-bound") {
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"model=llama-3-8b", "batch=512", "seq=1"}));
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["theory"]["decode_bound"] == "compute-bound");
+}
+
+TEST_CASE("run kvcache: the GPU sets the memory and the ridge; the override sets the memory only") {
+  const auto a100 = nlohmann::json::parse(run_kvcache(with_tiny_live({"gpu=a100-40gb"})).out)["theory"];
+  CHECK(a100["gpu_bytes"] == 40'000'000'000LL);
+  CHECK(a100["ridge_flop_per_byte"].get<double>() == doctest::Approx(312 / 1.555));
+  const auto override = nlohmann::json::parse(run_kvcache(with_tiny_live({"gpu=a100-40gb", "gpu_gb=24"})).out);
+  CHECK(override["theory"]["gpu_bytes"] == 24'000'000'000LL);
+  CHECK(override["theory"]["gpu_source"] == "chosen: 24 GB");
+  CHECK(override["theory"]["ridge_flop_per_byte"].get<double>() == doctest::Approx(312 / 1.555));
+  expect_bad_input({"gpu=v100"}, "parameter 'gpu'");
+}
+
+TEST_CASE("run kvcache: DeepSeek-V3 and Mixtral presets give their cache and their weights") {
+  const auto v3 = nlohmann::json::parse(run_kvcache(with_tiny_live({"model=deepseek-v3", "dtype=bf16"})).out);
+  CHECK(v3["theory"]["attention"] == "latent");
+  CHECK(v3["theory"]["bytes_per_token"] == (512 + 64) * 61 * 2);
+  CHECK(v3["theory"]["kv_bytes"] == 70'272LL * 1000 * 8);
+  CHECK(v3["theory"]["parameters"] == 671'026'419'200LL);
+  CHECK(v3["theory"]["active_parameters"] == 36'625'618'432LL);
+  CHECK(v3["theory"]["experts_routed"] == 256);
+  CHECK(v3["theory"]["fits"] == false);  // 1.34 TB of 16-bit weights
+  const auto mixtral = nlohmann::json::parse(run_kvcache(with_tiny_live({"model=mixtral-8x7b"})).out);
+  CHECK(mixtral["theory"]["parameters"] == 46'702'792'704LL);
+  CHECK(mixtral["theory"]["active_parameters"] == 12'748'853'248LL);
+  const testing::CliOutcome text = run_kvcache(with_tiny_live({"model=mixtral-8x7b"}), false);
+  CHECK(text.out.find("46,702,792,704 parameters, 12,748,853,248 active per token") != std::string::npos);
+  CHECK(text.out.find("longest context at batch 8: none: no room is left") != std::string::npos);  // 93 GB of weights
+}
+
+TEST_CASE("run kvcache: a config without intermediate_size and vocab_size sizes the cache and says what it cannot") {
+  TempFile config(R"({"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                      "hidden_size": 4096})");
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"config=" + config.path.string(), "batch=1"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto t = nlohmann::json::parse(r.out)["theory"];
+  CHECK(t["kv_bytes"] == 131'072LL * 1000);
+  CHECK(t["weights_known"] == false);
+  CHECK(t["parameters"].is_null());
+  CHECK(t["total_bytes"].is_null());
+  CHECK(t["fits"].is_null());
+  CHECK(t["max_batch_fit"].is_null());
+  CHECK(t["decode_intensity"].is_null());
+  CHECK(t["missing_keys"] == nlohmann::json::array({"intermediate_size", "vocab_size"}));
+  CHECK(t["not_computed"] == nlohmann::json::array({"weights", "total", "fit", "decode intensity"}));
+  const testing::CliOutcome text = run_kvcache(with_tiny_live({"config=" + config.path.string(), "batch=1"}), false);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("weights, total, fit: not computed (the config has no intermediate_size, vocab_size)") !=
+        std::string::npos);
+  CHECK(text.out.find("131,072,000 B") != std::string::npos);
+}
+
+TEST_CASE("run kvcache: an official Gemma file without tie_word_embeddings is counted tied, and the report says so") {
+  const testing::CliOutcome r = run_kvcache(with_tiny_live({"model=gemma-7b"}), false);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("8,537,680,896 parameters") != std::string::npos);
+  CHECK(r.out.find("output layer tied to the embeddings (not in the file: model type 'gemma' defaults to tied)") !=
+        std::string::npos);
+  CHECK(r.out.find("16 heads x head_dim 256 = 4096, not hidden_size 3072") != std::string::npos);
 }

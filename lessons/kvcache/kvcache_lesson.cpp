@@ -14,8 +14,11 @@
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/checked_math.h"
+#include "lessons/kvcache/decode_roofline.h"
+#include "lessons/kvcache/gpu_specs.h"
 #include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/live_decode.h"
+#include "lessons/kvcache/model_notes.h"
 
 namespace dlsys {
 
@@ -60,10 +63,14 @@ Series flops_shaped_line(const Series& measured, const std::string& id, const st
 
 namespace kvcache {
 
-// gpu_gb = 0 means the memory of this machine's device: the GPU when one answers, else host memory.
+// gpu_gb > 0 overrides the memory; otherwise the chosen GPU's datasheet memory, or for this-machine the GPU when
+// one answers, else host memory.
 std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& p) {
   const double gb = p.real("gpu_gb");
   if (gb > 0) return {std::llround(gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(gb, 6))};
+  if (const GpuSpec* gpu = find_gpu_spec(p.text("gpu")))
+    return {std::llround(gpu->memory_gb * kBytesPerGB),
+            fmt::format("{}: {} GB as sold, GB = 1e9 bytes", gpu->name, format_number(gpu->memory_gb, 6))};
   if (cuda_status().available)
     return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
   return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
@@ -105,14 +112,14 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
       {.key = "batch",
        .label = "batch (sequences)",
        .type = ParamType::Integer,
-       .default_text = "1",
+       .default_text = "8",
        .min = 1,
        .max = 1e12,
        .help = "sequences decoded together"},
       {.key = "seq",
        .label = "sequence length",
        .type = ParamType::Integer,
-       .default_text = "4096",
+       .default_text = "1000",
        .min = 1,
        .max = 1e12,
        .unit = "tokens",
@@ -136,13 +143,19 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
        .max = 1e6,
        .unit = "tokens",
        .help = "tokens per block of a paged cache"},
+      {.key = "gpu",
+       .label = "GPU",
+       .type = ParamType::Choice,
+       .default_text = "h100-sxm",
+       .choices = gpu_choice_names(),
+       .help = "datasheet memory, 16-bit tensor peak and bandwidth; this-machine: this GPU or host memory, no peak"},
       {.key = "gpu_gb",
-       .label = "GPU memory",
+       .label = "memory override",
        .type = ParamType::Real,
-       .default_text = "80",
+       .default_text = "0",
        .max = 1e6,
        .unit = "GB",
-       .help = "GB = 1e9 bytes; 0 = this machine's device (the GPU, or host memory without one)"},
+       .help = "GB = 1e9 bytes; 0 = the chosen GPU's memory"},
       {.key = "workspace_gb",
        .label = "workspace allowance",
        .type = ParamType::Real,
@@ -241,6 +254,51 @@ void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
   refuse_long_live_run(p, shape);
 }
 
+namespace {
+
+// The weights and what depends on them; left at zero (written as null) when the config cannot fix them.
+void fill_weights(kvcache::KvCacheTheory& t, const Sizing& s) {
+  t.weights_known = s.weights_known;
+  if (!s.weights_known) return;
+  t.parameters = s.parameters.total;
+  t.active_parameters = s.parameters.active_known ? s.parameters.active : 0;
+  t.weights_bytes = s.weights_bytes;
+  // Training, for contrast (erratum E8): mixed-precision Adam keeps 2 (fp16 weights) + 2 (fp16 gradients) + 4 (fp32
+  // master weights) + 4 + 4 (Adam moments) = 16 bytes per parameter of model states alone, before activations
+  // (Rajbhandari et al. 2020, ZeRO, section 3.1).
+  t.training_states_bytes = multiply(s.parameters.total, 16, "training model states (16 bytes per parameter)");
+  t.total_bytes = s.total_bytes;
+  t.total_gb = double(s.total_bytes) / kBytesPerGB;
+  t.total_gib = double(s.total_bytes) / kBytesPerGiB;
+  t.fits = s.total_bytes <= s.gpu_bytes;
+  t.max_batch_fit = s.max_batch_fit;
+  t.max_seq_fit = s.max_seq_fit;  // -1: any length (the sliding window caps the cache)
+  t.max_seq_usable = s.max_seq_usable;
+  t.max_seq_limited_by = s.max_seq_limited_by;
+}
+
+void fill_roofline(kvcache::KvCacheTheory& t, const DecodeRoofline& r) {
+  if (r.has_gpu) {
+    t.gpu_peak_tflops = r.gpu.peak_tflops;
+    t.gpu_bandwidth_tbps = r.gpu.bandwidth_tbps;
+    t.ridge_flop_per_byte = r.ridge_flop_per_byte;
+    t.gpu_spec_source = r.gpu.source;
+    t.gpu_name = r.gpu.name;
+  }
+  t.decode_known = r.known;
+  if (!r.known) return;
+  t.decode_flops = r.decode.flops;
+  t.decode_bytes = r.decode.bytes;
+  t.decode_intensity = r.decode.intensity;
+  t.decode_weights_only_intensity = r.weights_only_intensity;
+  t.decode_bound = r.decode.bound;
+  t.decode_roofline_us = r.decode.roofline_seconds * 1e6;
+  t.prefill_intensity = r.prefill.intensity;
+  t.prefill_bound = r.prefill.bound;
+}
+
+}  // namespace
+
 kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   const SizingQuery q = sizing_query_from_params(p);
   const Sizing s = size_inference(q);
@@ -248,10 +306,28 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   kvcache::KvCacheTheory t;
   t.model = m.name;
   t.model_source = m.source.empty() ? "user config.json" : m.source;
+  t.model_type = m.model_type;
   t.layers = m.layers;
   t.heads = m.heads;
   t.kv_heads = m.kv_heads;
   t.head_dim = m.head_dim;
+  t.hidden_size = m.hidden;
+  t.attention = attention_kind_name(m);
+  t.cache_elements_per_layer_token = s.cache_elements_per_layer_token;
+  t.kv_lora_rank = m.latent.kv_lora_rank;
+  t.qk_rope_head_dim = m.latent.qk_rope_head_dim;
+  t.per_head_kv_bytes = s.per_head_kv_bytes;
+  t.experts_routed = m.experts.routed;
+  t.experts_per_token = m.experts.per_token;
+  t.experts_shared = m.experts.shared;
+  t.tied_embeddings = m.tied_embeddings;
+  t.tied_embeddings_basis = m.tied_embeddings_basis;
+  t.parameter_layout = m.layout_note;
+  t.other_spellings = m.other_spellings;
+  t.missing_keys = m.weights_missing;
+  t.not_computed = figures_not_computed(m);
+  for (const ModelNote& note : model_notes(m)) t.notes.push_back(note.text);
+  t.max_positions = m.max_positions;
   t.sliding_window = m.sliding_window;
   t.window_layers = m.sliding_window > 0 ? m.window_layers : 0;
   t.kv_element_bits = q.kv_type.bits;
@@ -261,21 +337,12 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   t.kv_bytes = s.kv_bytes;
   t.kv_gb = double(s.kv_bytes) / kBytesPerGB;
   t.kv_gib = double(s.kv_bytes) / kBytesPerGiB;
-  t.parameters = s.parameters;
-  t.weights_bytes = s.weights_bytes;
-  // Training, for contrast (erratum E8): mixed-precision Adam keeps 2 (fp16 weights) + 2 (fp16 gradients) + 4 (fp32
-  // master weights) + 4 + 4 (Adam moments) = 16 bytes per parameter of model states alone, before activations
-  // (Rajbhandari et al. 2020, ZeRO, section 3.1).
-  t.training_states_bytes = multiply(s.parameters, 16, "training model states (16 bytes per parameter)");
   t.workspace_bytes = s.workspace_bytes;
-  t.total_bytes = s.total_bytes;
-  t.total_gb = double(s.total_bytes) / kBytesPerGB;
-  t.total_gib = double(s.total_bytes) / kBytesPerGiB;
   t.gpu_bytes = s.gpu_bytes;
   t.gpu_source = memory_to_fit(p).second;
-  t.fits = s.total_bytes <= s.gpu_bytes;
-  t.max_batch_fit = s.max_batch_fit;
-  t.max_seq_fit = s.max_seq_fit;  // -1: any length (the sliding window caps the cache)
+  t.gpu = p.text("gpu");
+  fill_weights(t, s);
+  fill_roofline(t, decode_roofline(q, s, find_gpu_spec(t.gpu)));
   t.paged_block_tokens = q.block_tokens;
   t.paged_blocks_per_seq = s.paged_blocks_per_seq;
   t.paged_blocks = s.paged_blocks;
@@ -391,10 +458,11 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   const int hardware_threads = describe_cpu().threads;
   if (threads > hardware_threads)
     result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware_threads));
-  result.backend.notes.push_back(fmt::format(
-      "batch 1; series: each position timed once per repeat after an untimed warm-up; last token: median of {} timed "
-      "repeats of that step",
-      std::max(repeats, kLastStepRepeats)));
+  result.backend.notes.push_back(
+      fmt::format("live decoder: batch 1; series: each position timed once per repeat after an untimed warm-up; last "
+                  "token: median of {} timed "
+                  "repeats of that step",
+                  std::max(repeats, kLastStepRepeats)));
   openblas_set_num_threads(threads);
 
   const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
@@ -406,50 +474,106 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
   return result;
 }
 
+namespace {
+
+std::string exact_bytes_text(std::int64_t b) {
+  return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
+}
+
+std::string cache_lines(const kvcache::KvCacheTheory& t, const std::string& batch) {
+  std::string out;
+  if (t.attention == "latent")
+    out += fmt::format("  per token  ({} latent + {} rotary key) x {} layers x {} bits / 8 = {}\n", t.kv_lora_rank,
+                       t.qk_rope_head_dim, t.layers, t.kv_element_bits, exact_bytes_text(t.bytes_per_token));
+  else
+    out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n", t.layers,
+                       t.kv_heads, t.head_dim, t.kv_element_bits, exact_bytes_text(t.bytes_per_token));
+  const std::int64_t window = t.sliding_window;
+  if (window > 0 && t.window_layers < t.layers) {
+    out += fmt::format(
+        "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) x batch {} = {}\n",
+        t.layers - t.window_layers, t.cached_tokens, t.window_layers, window, batch, exact_bytes_text(t.kv_bytes));
+  } else {
+    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n", t.cached_tokens, batch,
+                       exact_bytes_text(t.kv_bytes));
+    if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
+  }
+  if (t.per_head_kv_bytes > 0)
+    out += fmt::format("  per head   a key and a value for each of the {} query heads would take {}\n", t.heads,
+                       exact_bytes_text(t.per_head_kv_bytes));
+  return out;
+}
+
+std::string weights_lines(const kvcache::KvCacheTheory& t, const std::string& batch) {
+  if (!t.weights_known) {
+    std::string keys;
+    for (const auto& k : t.missing_keys) keys += (keys.empty() ? "" : ", ") + k;
+    return fmt::format("  weights, total, fit: not computed (the config has no {})\n", keys);
+  }
+  std::string out;
+  const std::string active = t.experts_routed == 0 ? ""
+                             : t.active_parameters > 0
+                                 ? fmt::format(", {} active per token", with_commas(t.active_parameters))
+                                 : ", active per token not computed";
+  out += fmt::format("  weights    {} parameters{}: {}\n", with_commas(t.parameters), active,
+                     exact_bytes_text(t.weights_bytes));
+  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", exact_bytes_text(t.total_bytes),
+                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source, t.fits ? "fits" : "does NOT fit");
+  out += fmt::format("  fits       largest batch {} at this length; longest context at batch {}: {}\n",
+                     with_commas(t.max_batch_fit), batch,
+                     longest_context_phrase(t.max_seq_usable, t.max_seq_fit, t.max_seq_limited_by, t.max_positions));
+  return out;
+}
+
+std::string roofline_lines(const kvcache::KvCacheTheory& t, const std::string& batch, const std::string& seq) {
+  if (!t.decode_known) return {};
+  std::string out =
+      fmt::format("  decode     one step of batch {} at {} tokens: {:.3g} FLOP over {} = {:.3g} FLOP/byte", batch, seq,
+                  t.decode_flops, format_bytes_both(t.decode_bytes), t.decode_intensity);
+  if (t.ridge_flop_per_byte > 0)
+    out += fmt::format(
+        "; ridge of the {} {:.3g} FLOP/byte ({:g} TFLOP/s / {:g} TB/s, datasheet): {}, at least {} per "
+        "step",
+        t.gpu_name, t.ridge_flop_per_byte, t.gpu_peak_tflops, t.gpu_bandwidth_tbps, t.decode_bound,
+        format_duration_us(t.decode_roofline_us));
+  out += fmt::format("\n  prefill    {} tokens x batch {}: {:.3g} FLOP/byte{}\n", seq, batch, t.prefill_intensity,
+                     t.prefill_bound.empty() ? "" : ": " + t.prefill_bound);
+  return out;
+}
+
+std::string live_lines(const kvcache::KvCacheTheory& t, const kvcache::KvCacheMeasured& m) {
+  std::string out =
+      fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n", with_commas(m.kv_allocated_bytes),
+                  with_commas(t.live_kv_bytes), m.kv_matches_formula ? "equal" : "DIFFERENT");
+  out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
+                     m.tokens_match ? "yes" : "NO", m.max_abs_logit_diff);
+  out += fmt::format(
+      "  speed-up: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster, where recomputing "
+      "does {:.1f}x the FLOPs{}\n",
+      m.last_position, format_duration_us(m.decode_us_cached), format_duration_us(m.decode_us_uncached), m.speedup,
+      t.live_flops_ratio_last,
+      m.meets_bar ? ""
+                  : "; the cache wins by less than this lesson expects, so something else weighs on the run "
+                    "(another busy process, or steps so small that fixed costs dominate)");
+  return out;
+}
+
+}  // namespace
+
 std::string KvCacheLesson::text_report(const RunResult& r) const {
   const auto* theory = r.theory_as<kvcache::KvCacheTheory>();
   if (theory == nullptr) return {};
   const kvcache::KvCacheTheory& t = *theory;
-  const kvcache::KvCacheMeasured* m = r.measured_as<kvcache::KvCacheMeasured>();
-  auto bytes = [](std::int64_t b) {
-    return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
-  };
-  std::string out = "\nKV cache of " + t.model + "\n";
-  out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n", t.layers,
-                     t.kv_heads, t.head_dim, t.kv_element_bits, bytes(t.bytes_per_token));
-  const std::int64_t window = t.sliding_window;
-  const std::int64_t window_layers = t.window_layers;
-  const std::int64_t layers = t.layers;
-  if (window > 0 && window_layers < layers) {
-    out += fmt::format(
-        "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) "
-        "x batch {} = {}\n",
-        layers - window_layers, t.cached_tokens, window_layers, window, r.params.at("batch"), bytes(t.kv_bytes));
-  } else {
-    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n", t.cached_tokens,
-                       r.params.at("batch"), bytes(t.kv_bytes));
-    if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
-  }
-  out += fmt::format("  weights    {} parameters: {}\n", with_commas(t.parameters), bytes(t.weights_bytes));
-  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", bytes(t.total_bytes),
-                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source, t.fits ? "fits" : "does NOT fit");
-  const std::int64_t max_seq = t.max_seq_fit;
-  out += fmt::format("  fits       largest batch {} at this length; largest length {} at this batch\n",
-                     with_commas(t.max_batch_fit), max_seq < 0 ? "unlimited (window)" : with_commas(max_seq));
+  const std::string batch = r.params.at("batch"), seq = with_commas(std::stoll(r.params.at("seq")));
+  std::string out = fmt::format("\nKV cache of {} ({} attention)\n", t.model, t.attention);
+  out += cache_lines(t, batch);
+  out += weights_lines(t, batch);
+  out += roofline_lines(t, batch, seq);
   out += fmt::format("  paged      {} blocks of {} tokens, waste {}; reserving {} tokens up front wastes {}\n",
-                     with_commas(t.paged_blocks), t.paged_block_tokens, bytes(t.paged_waste_bytes),
-                     with_commas(t.reserve_tokens), bytes(t.reserve_waste_bytes));
-  if (m) {
-    out += fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n", with_commas(m->kv_allocated_bytes),
-                       with_commas(t.live_kv_bytes), m->kv_matches_formula ? "equal" : "DIFFERENT");
-    out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
-                       m->tokens_match ? "yes" : "NO", m->max_abs_logit_diff);
-    out += fmt::format(
-        "  speed-up: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster "
-        "(expected at least {:.0f}x: {})\n",
-        m->last_position, format_duration_us(m->decode_us_cached), format_duration_us(m->decode_us_uncached),
-        m->speedup, kMinCacheSpeedup, m->meets_bar ? "PASS" : "FAIL");
-  }
+                     with_commas(t.paged_blocks), t.paged_block_tokens, exact_bytes_text(t.paged_waste_bytes),
+                     with_commas(t.reserve_tokens), exact_bytes_text(t.reserve_waste_bytes));
+  for (const std::string& note : t.notes) out += "  note: " + note + "\n";
+  if (const kvcache::KvCacheMeasured* m = r.measured_as<kvcache::KvCacheMeasured>()) out += live_lines(t, *m);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "engine/errors.h"
 #include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/kvcache/model_notes.h"
 
 namespace dlsys::kvcache {
 
@@ -14,7 +15,8 @@ std::vector<CacheCurve> cache_curves(const SizingQuery& q) {
   const std::int64_t end = std::max<std::int64_t>({q.seq * 2, q.model.max_positions, 1024});
   for (const auto& type : element_types()) {
     if (type.name == "bf16" || type.name == "int8") continue;  // the same sizes as fp16 and fp8
-    CacheCurve curve{type.name, type.name == q.kv_type.name, {}};
+    const std::string name = type.name == "fp16" ? "fp16, bf16" : type.name == "fp8" ? "fp8, int8" : type.name;
+    CacheCurve curve{name, type.bits == q.kv_type.bits, {}};
     for (std::int64_t seq = 1; seq <= end; seq *= 2) {
       SizingQuery at = q;
       at.seq = seq;
@@ -38,6 +40,8 @@ std::shared_ptr<const KvCacheSteps> make_steps(const ParamValues& params) {
   steps->query = sizing_query_from_params(params);
   steps->sizing = size_inference(steps->query);
   steps->memory_label = memory_to_fit(params).second;
+  steps->roofline = decode_roofline(steps->query, steps->sizing, find_gpu_spec(params.text("gpu")));
+  steps->notes = model_notes(steps->query.model);
   steps->cache_curves = cache_curves(steps->query);
   return steps;
 }
