@@ -218,10 +218,16 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::EndGroup();
 }
 
+// The height a table of `rows` rows takes below a plot: each row one line of text and its cell padding.
+float table_height(std::size_t rows) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  return rows * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 2 * style.ItemSpacing.y;
+}
+
 void draw_obvious_ways_step(const ViewContext& ctx) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  const float table_h = (steps->ways_rows.size() + 1.5f) * ImGui::GetFrameHeightWithSpacing();
+  const float table_h = table_height(steps->ways_rows.size() + 1);  // with its header row
   const float plot_h = ImGui::GetContentRegionAvail().y - table_h;
   const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   PlotSpec bytes{"Bytes sent by the busiest rank", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
@@ -288,7 +294,7 @@ void draw_cost_step(const ViewContext& ctx) {
       line.dashed = series->role == "theory";
       spec.lines.push_back(std::move(line));
     }
-  spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
+  spec.size = {0, ImGui::GetContentRegionAvail().y - table_height(rows.size())};
   draw_plot("cost", spec);
   draw_value_table("cost_table", rows);
 }
@@ -319,7 +325,9 @@ struct SweepTable {
   std::vector<std::vector<std::string>> rows;
   // The width the table needs, so the plot beside it can take the rest.
   float width() const {
-    const float pad = 2 * ImGui::GetStyle().CellPadding.x + ImGui::GetStyle().ItemSpacing.x;
+    // Each column's widest cell, its padding and a character of slack, so the last column is never clipped.
+    const float pad =
+        2 * ImGui::GetStyle().CellPadding.x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize("0").x;
     float total = 0;
     for (std::size_t c = 0; c < headers.size(); ++c) {
       float widest = ImGui::CalcTextSize(headers[c].c_str()).x;
@@ -331,6 +339,16 @@ struct SweepTable {
     return total + ImGui::GetStyle().ScrollbarSize;
   }
 };
+
+// The width draw_value_table needs for `rows` (labels, then values in the mono font).
+float value_table_width(const std::vector<std::pair<std::string, std::string>>& rows) {
+  float label = 0, value = 0;
+  for (const auto& [l, v] : rows) label = std::max(label, ImGui::CalcTextSize(l.c_str()).x);
+  ImGui::PushFont(mono_font());
+  for (const auto& [l, v] : rows) value = std::max(value, ImGui::CalcTextSize(v.c_str()).x);
+  ImGui::PopFont();
+  return label + value + 4 * ImGui::GetStyle().CellPadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
+}
 
 // nccl-tests' table, one row per swept size, from the run's typed rows; a busbw above its ceiling is starred (the
 // caveat above the plot says why).
@@ -372,23 +390,24 @@ void draw_measured_step(const ViewContext& ctx) {
     }
   const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
   const std::vector<std::pair<std::string, std::string>> summary = {
-      {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling ({:.3f} GB/s)", m->busbw_gbps,
+      {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s, {:.0f}% of its ceiling {:.3f}", m->busbw_gbps,
                                                    100 * m->busbw_fraction_of_ceiling, m->ceiling_gbps)},
       {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m->algbw_gbps, format_duration_us(m->time_us))},
-      {"#wrong elements", fmt::format("{} at {}, {} over the sweep", m->wrong, at, m->sweep_wrong)},
+      {"#wrong elements", fmt::format("{} at {}, {} in the sweep", m->wrong, at, m->sweep_wrong)},
   };
   const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float start_x = ImGui::GetCursorPosX();
   const float avail_w = ImGui::GetContentRegionAvail().x, avail_h = ImGui::GetContentRegionAvail().y;
   const SweepTable table = sweep_table(*m);
-  const float table_w = std::min(avail_w * 0.5f, table.width());
-  const float summary_h = (summary.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing();
-  ImGui::BeginGroup();
-  spec.size = {avail_w - table_w - gap, avail_h - summary_h};
+  const float table_w =
+      std::min(avail_w * 0.5f, std::max(table.width(), value_table_width(summary) + ImGui::GetStyle().ScrollbarSize));
+  // The plot takes the full height; the chosen size's summary and the per-size table share the column beside it.
+  spec.size = {avail_w - table_w - gap, avail_h};
   draw_plot("busbw", spec);
-  draw_value_table("busbw_summary", summary);
-  ImGui::EndGroup();
-  ImGui::SameLine(0, gap);
+  ImGui::SameLine(start_x + avail_w - table_w);
   ImGui::BeginChild("sweep", {table_w, avail_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  draw_value_table("busbw_summary", summary);
+  ImGui::Spacing();
   ImGui::TextDisabled("per size; algbw, busbw and ceiling in GB/s");
   draw_columns_table("sweep_table", table.headers, table.rows);
   ImGui::EndChild();

@@ -64,8 +64,8 @@ std::vector<std::string> caveats_of(const RunPoints& p, const AllreduceMeasured&
   std::vector<std::string> caveats;
   if (m.oversubscribed)
     caveats.push_back(fmt::format(
-        "oversubscribed: {} ranks share {} hardware threads, so ranks wait for a core as well as for data; the "
-        "ceiling was probed the same way, and real links would not slow down like this with N",
+        "oversubscribed: {} ranks share {} hardware threads, so ranks wait for a core as well as for data (the "
+        "ceiling was probed the same way); real links would not slow down like this with N",
         p.n_ranks, p.hardware_threads));
   std::vector<double> above;
   for (const SweepRow& row : m.sweep)
@@ -74,22 +74,21 @@ std::vector<std::string> caveats_of(const RunPoints& p, const AllreduceMeasured&
     above.push_back(chosen.bytes);
   if (!above.empty())
     caveats.push_back(fmt::format(
-        "busbw is above the copy ceiling at {} (marked * in the table): the probe copies the same bytes on the same "
-        "threads, so a collective cannot truly beat it; the probe's samples there were slowed, most likely by "
-        "another process taking a core. Read those points as noise",
+        "busbw is above the copy ceiling at {} (starred): the probe copies as many bytes on the same threads, so "
+        "its samples there were slowed, most likely by another process; read those points as noise",
         size_list(above)));
   int spread = 0;
   for (const SweepRow& row : m.sweep)
     if (row.time_max_us > 2 * row.time_min_us) ++spread;
   if (p.repeats >= 3 && 3 * spread >= static_cast<int>(m.sweep.size()) && spread > 0)
     caveats.push_back(fmt::format(
-        "disturbed: at {} of {} sizes the slowest sample took more than twice the fastest (the whiskers), which "
-        "happens when another process competes for the cores; the medians and the fit carry that noise",
+        "disturbed: at {} of {} sizes the slowest sample took over twice the fastest (the whiskers): another "
+        "process was competing for the cores",
         spread, m.sweep.size()));
   if (m.fit && !m.sweep.empty() && m.sweep.back().ceiling_gbps > 0 && m.fit->beta_gbps > m.sweep.back().ceiling_gbps)
     caveats.push_back(fmt::format(
-        "the fitted beta ({:.2f} GB/s) is above the copy ceiling at the largest size ({:.2f} GB/s at {}): the fit "
-        "weighs every size alike, and the middle sizes copy within the caches, faster than the largest can",
+        "the fitted beta ({:.2f} GB/s) is above the largest size's ceiling ({:.2f} GB/s at {}): the fit weighs "
+        "every size alike, and the middle sizes copy from the caches",
         m.fit->beta_gbps, m.sweep.back().ceiling_gbps, format_bytes_binary(m.sweep.back().bytes)));
   return caveats;
 }
