@@ -61,26 +61,26 @@ TEST_CASE("cost labels: the library is modelled as a ring, and says so") {
 
 TEST_CASE("cost labels: the naive all-reduce counts rank 0, its link in then out") {
   CHECK(as_rows(cost_labels(Op::AllReduce, "naive", 4, kS)) ==
-        Rows{{"steps  2(N-1), N = 4: N-1 buffers into rank 0, then N-1 out", "6"},
+        Rows{{"steps  2(N-1), N = 4: N-1 messages into rank 0, then N-1 out", "6"},
              {"bytes sent by rank 0 (the busiest)  (N-1) x S, S = 16 MiB", "50.33 MB (48 MiB)"},
              {"bytes through rank 0's link  2(N-1) x S: (N-1) x S in, then out", "100.66 MB (96 MiB)"},
              {"alpha-beta model  t = steps x alpha + bytes through rank 0 / beta", "t = 6 alpha + 100.66 MB / beta"},
-             {"busbw factor  2(N-1)/N, the all-reduce's whatever the algorithm (nccl-tests)", "1.5"}});
+             {"busbw factor  2(N-1)/N: the all-reduce's, for any algorithm (nccl-tests)", "1.5"}});
 }
 
 TEST_CASE("cost labels: the naive reduce-scatter and all-gather") {
   CHECK(as_rows(cost_labels(Op::ReduceScatter, "naive", 4, kS)) ==
-        Rows{{"steps  2(N-1), N = 4: N-1 buffers into rank 0, then a chunk out to each rank", "6"},
+        Rows{{"steps  2(N-1), N = 4: N-1 messages into rank 0, then N-1 out", "6"},
              {"bytes sent by rank 0 (the busiest)  (N-1)/N x S, S = 16 MiB", "12.58 MB (12 MiB)"},
              {"bytes through rank 0's link  (N-1) x S in + (N-1)/N x S out", "62.91 MB (60 MiB)"},
              {"alpha-beta model  t = steps x alpha + bytes through rank 0 / beta", "t = 6 alpha + 62.91 MB / beta"},
-             {"busbw factor  (N-1)/N, the reduce-scatter's whatever the algorithm (nccl-tests)", "0.75"}});
+             {"busbw factor  (N-1)/N: the reduce-scatter's, for any algorithm (nccl-tests)", "0.75"}});
   CHECK(as_rows(cost_labels(Op::AllGather, "naive", 4, kS)) ==
-        Rows{{"steps  2(N-1), N = 4: a chunk from each rank into rank 0, then N-1 buffers out", "6"},
+        Rows{{"steps  2(N-1), N = 4: N-1 messages into rank 0, then N-1 out", "6"},
              {"bytes sent by rank 0 (the busiest)  (N-1) x S, S = 16 MiB", "50.33 MB (48 MiB)"},
              {"bytes through rank 0's link  (N-1)/N x S in + (N-1) x S out", "62.91 MB (60 MiB)"},
              {"alpha-beta model  t = steps x alpha + bytes through rank 0 / beta", "t = 6 alpha + 62.91 MB / beta"},
-             {"busbw factor  (N-1)/N, the all-gather's whatever the algorithm (nccl-tests)", "0.75"}});
+             {"busbw factor  (N-1)/N: the all-gather's, for any algorithm (nccl-tests)", "0.75"}});
 }
 
 TEST_CASE("the step data carries the cost labels of the chosen op and algorithm") {
@@ -92,7 +92,7 @@ TEST_CASE("the step data carries the cost labels of the chosen op and algorithm"
   CHECK(steps->op_title == "reduce-scatter");
   CHECK(steps->algo == "naive");
   REQUIRE(!steps->cost_rows.empty());
-  CHECK(steps->cost_rows[0].label == "steps  2(N-1), N = 4: N-1 buffers into rank 0, then a chunk out to each rank");
+  CHECK(steps->cost_rows[0].label == "steps  2(N-1), N = 4: N-1 messages into rank 0, then N-1 out");
   CHECK(steps->cost_rows[0].value == "6");
 }
 

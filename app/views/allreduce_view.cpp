@@ -275,10 +275,10 @@ void draw_cost_step(const ViewContext& ctx) {
   if (m && m->fit && t) {
     const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
     rows.push_back(
-        {"fitted latency term alpha, per step", fmt::format("{:.2f} us: at {}, {} x alpha = {}", m->fit->alpha_us, at,
-                                                            t->steps, format_duration_us(m->fit->latency_term_us))});
-    rows.push_back({"fitted bandwidth term beta, per link",
-                    fmt::format("{:.3f} GB/s: at {}, {} / beta = {}", m->fit->beta_gbps, at,
+        {"fitted latency alpha, per step", fmt::format("{:.2f} us, so {} alpha = {} at {}", m->fit->alpha_us, t->steps,
+                                                       format_duration_us(m->fit->latency_term_us), at)});
+    rows.push_back({"fitted bandwidth beta, per link",
+                    fmt::format("{:.3f} GB/s, so {} / beta = {}", m->fit->beta_gbps,
                                 format_bytes_decimal(t->model_bytes), format_duration_us(m->fit->bandwidth_term_us))});
   } else if (m) {
     rows.push_back({"fitted alpha and beta", "none: the times do not grow with the bytes sent"});
@@ -325,9 +325,8 @@ struct SweepTable {
   std::vector<std::vector<std::string>> rows;
   // The width the table needs, so the plot beside it can take the rest.
   float width() const {
-    // Each column's widest cell, its padding and a character of slack, so the last column is never clipped.
-    const float pad =
-        2 * ImGui::GetStyle().CellPadding.x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize("0").x;
+    // Each column's widest cell and its padding, with a few pixels of slack so the last column is never clipped.
+    const float pad = 2 * ImGui::GetStyle().CellPadding.x + 4 * ui_scale();
     float total = 0;
     for (std::size_t c = 0; c < headers.size(); ++c) {
       float widest = ImGui::CalcTextSize(headers[c].c_str()).x;
@@ -399,17 +398,25 @@ void draw_measured_step(const ViewContext& ctx) {
   const float start_x = ImGui::GetCursorPosX();
   const float avail_w = ImGui::GetContentRegionAvail().x, avail_h = ImGui::GetContentRegionAvail().y;
   const SweepTable table = sweep_table(*m);
-  const float table_w =
-      std::min(avail_w * 0.5f, std::max(table.width(), value_table_width(summary) + ImGui::GetStyle().ScrollbarSize));
+  const float table_w = std::max(table.width(), value_table_width(summary) + ImGui::GetStyle().ScrollbarSize);
+  const auto draw_tables = [&] {
+    draw_value_table("busbw_summary", summary);
+    ImGui::Spacing();
+    ImGui::TextDisabled("per size; algbw, busbw and ceiling in GB/s");
+    draw_columns_table("sweep_table", table.headers, table.rows);
+  };
+  if (table_w > avail_w * 0.6f) {
+    // Too narrow for both side by side (large text): the plot, then the tables under it, and the view scrolls.
+    spec.size = {0, std::max(avail_h, 16 * ImGui::GetTextLineHeight())};
+    draw_plot("busbw", spec);
+    return draw_tables();
+  }
   // The plot takes the full height; the chosen size's summary and the per-size table share the column beside it.
   spec.size = {avail_w - table_w - gap, avail_h};
   draw_plot("busbw", spec);
   ImGui::SameLine(start_x + avail_w - table_w);
   ImGui::BeginChild("sweep", {table_w, avail_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
-  draw_value_table("busbw_summary", summary);
-  ImGui::Spacing();
-  ImGui::TextDisabled("per size; algbw, busbw and ceiling in GB/s");
-  draw_columns_table("sweep_table", table.headers, table.rows);
+  draw_tables();
   ImGui::EndChild();
 }
 

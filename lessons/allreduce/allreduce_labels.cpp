@@ -42,13 +42,13 @@ Formulas formulas(Op op, Algorithm algorithm) {
   const std::string sender = "bytes sent by rank 0 (the busiest)";
   switch (op) {
     case Op::AllReduce:
-      return {"2(N-1)", "N-1 buffers into rank 0, then N-1 out", sender, "(N-1) x S",
+      return {"2(N-1)", "N-1 messages into rank 0, then N-1 out", sender, "(N-1) x S",
               "2(N-1) x S: (N-1) x S in, then out"};
     case Op::ReduceScatter:
-      return {"2(N-1)", "N-1 buffers into rank 0, then a chunk out to each rank", sender, "(N-1)/N x S",
+      return {"2(N-1)", "N-1 messages into rank 0, then N-1 out", sender, "(N-1)/N x S",
               "(N-1) x S in + (N-1)/N x S out"};
     case Op::AllGather:
-      return {"2(N-1)", "a chunk from each rank into rank 0, then N-1 buffers out", sender, "(N-1) x S",
+      return {"2(N-1)", "N-1 messages into rank 0, then N-1 out", sender, "(N-1) x S",
               "(N-1)/N x S in + (N-1) x S out"};
   }
   return {};
@@ -74,11 +74,10 @@ std::vector<LabelRow> cost_labels(Op op, const std::string& algo, int n, double 
                               f.model_bytes.empty() ? "bytes sent" : "bytes through rank 0"),
                   fmt::format("t = {} alpha + {} / beta", cost.steps, format_bytes_decimal(cost.model_bytes))});
   const std::string factor = op == Op::AllReduce ? "2(N-1)/N" : "(N-1)/N";
-  rows.push_back(
-      {algorithm == Algorithm::Naive
-           ? fmt::format("busbw factor  {}, the {}'s whatever the algorithm (nccl-tests)", factor, op_title(op))
-           : fmt::format("busbw factor  {} (nccl-tests)", factor),
-       format_number(cost.busbw_factor, 4)});
+  rows.push_back({algorithm == Algorithm::Naive
+                      ? fmt::format("busbw factor  {}: the {}'s, for any algorithm (nccl-tests)", factor, op_title(op))
+                      : fmt::format("busbw factor  {} (nccl-tests)", factor),
+                  format_number(cost.busbw_factor, 4)});
   return rows;
 }
 
