@@ -10,9 +10,10 @@
 //      hardware threads the rank it waits for is often the one waiting for this core, and a yielding rank stays
 //      cheap to resume.
 //   3. Sleep on a C++20 atomic wait (a futex) until the counter changes.
-// Measured with `dlsys-lab run allreduce` (n = 2, 4 KiB, a 2-core VM whose two cores were busy compiling): polling for
-// 26 us before sleeping took 130-340 us per call, sleeping at once 7-8 us, the three phases 2.7-5.8 us. With n = 4 on
-// the same two cores: 30 us before, 13-17 us with the yield phase.
+// Measured with `dlsys-lab run allreduce --set n=2 --set sizes=4KiB,64KiB,1MiB` on a 2-core VM, 4 KiB per call: with
+// both cores busy compiling, polling 26 us before sleeping took 130-590 us (in all but one of nine runs), sleeping at
+// once 7-8 us, the three phases 2.7-8.8 us; idle, all of them took 2.7-8 us. With n = 4 on the same busy cores: 23-42
+// us before, 17-30 us now.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
