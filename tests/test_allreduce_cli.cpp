@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -65,18 +66,55 @@ TEST_CASE("allreduce run: the documented JSON keys, zero wrong elements, exact t
   CHECK(m["ceiling_gbps"].get<double>() > 0);
   // 250 floats over 3 ranks: chunks 84, 83, 83; the busiest rank sends all chunks but its owned one, twice.
   CHECK(m["bytes_sent_max_rank"] == 2 * (250 - 83) * 4);
-  std::vector<std::string> names;
-  for (const auto& s : json["series"]) names.push_back(s["name"]);
+  // The ceiling is measured at every size with the ranks' own threads; the figures behind it at S keep their keys.
+  for (const char* key : {"memcpy_one_thread_gbps", "stream_copy_one_thread_gbps", "memcpy_threads_gbps",
+                          "stream_copy_threads_gbps", "copy_threads", "copy_probe_bytes"})
+    CHECK_MESSAGE(m.contains(key), key);
+  CHECK(m["copy_threads"] == 3);
+  CHECK(m["copy_probe_bytes"] == 1332);  // what a rank sends at S = 1000 B: 4/3 x 1000, in whole floats
+  CHECK(m["ceiling_gbps"].get<double>() ==
+        doctest::Approx(std::max(m["memcpy_threads_gbps"].get<double>(), m["stream_copy_threads_gbps"].get<double>()) /
+                        3));
+  CHECK(m["busbw_fraction_of_ceiling"].get<double>() ==
+        doctest::Approx(m["busbw_gbps"].get<double>() / m["ceiling_gbps"].get<double>()));
+  // nccl-tests' table, one row per swept size, each checked and each with its own ceiling.
+  const auto& sweep = m["sweep"];
+  REQUIRE(sweep.size() == 4);
+  const double sizes[] = {4, 12, 1024, 40960};
+  for (std::size_t i = 0; i < 4; ++i) {
+    INFO("row ", i);
+    CHECK(sweep[i]["bytes"] == sizes[i]);
+    CHECK(sweep[i]["count"] == sizes[i] / 4);
+    CHECK(sweep[i]["wrong"] == 0);
+    CHECK(sweep[i]["ceiling_gbps"].get<double>() > 0);
+    CHECK(sweep[i]["busbw_gbps"].get<double>() == doctest::Approx(sweep[i]["algbw_gbps"].get<double>() * 4.0 / 3));
+    CHECK(sweep[i]["above_ceiling"] == (sweep[i]["busbw_gbps"].get<double>() > sweep[i]["ceiling_gbps"].get<double>()));
+  }
+  std::vector<std::string> ids;
+  for (const auto& s : json["series"]) ids.push_back(s["id"]);
+  // A busbw above its ceiling is drawn apart, with a caveat that says why; without one there is no such series.
+  bool any_above = false;
+  for (const auto& row : sweep) any_above = any_above || row["above_ceiling"].get<bool>();
+  const bool has_above_series = std::find(ids.begin(), ids.end(), "busbw_above_ceiling") != ids.end();
+  CHECK(has_above_series == any_above);
+  bool above_caveat = false;
+  for (const auto& c : m["caveats"])
+    above_caveat = above_caveat || c.get<std::string>().find("above the copy ceiling") != std::string::npos;
+  CHECK(above_caveat == (any_above || (m["busbw_gbps"].get<double>() > m["ceiling_gbps"].get<double>())));
+  ids.erase(std::remove(ids.begin(), ids.end(), "busbw_above_ceiling"), ids.end());
   // Tiny sizes timed once can leave the bandwidth term unmeasurable: then no model is drawn, and the run says why.
   if (m["alpha_us"].is_null()) {
     CHECK(m["beta_gbps"].is_null());
+    CHECK(m["alpha_term_us"].is_null());
     CHECK(has_note(json, "no model is fitted"));
-    CHECK(names == std::vector<std::string>{"busbw (measured)", "copy ceiling (measured)", "time (measured)",
-                                            "wrong elements (measured)"});
+    CHECK(ids == std::vector<std::string>{"busbw_measured", "copy_ceiling", "time_measured", "wrong_elements"});
   } else {
     CHECK(m["beta_gbps"].get<double>() > 0);
-    CHECK(names == std::vector<std::string>{"busbw (measured)", "alpha-beta model (fit)", "copy ceiling (measured)",
-                                            "time (measured)", "alpha-beta time (fit)", "wrong elements (measured)"});
+    // The two terms at S: 4 steps x alpha, and 4/3 x 1000 bytes / beta.
+    CHECK(m["alpha_term_us"].get<double>() == doctest::Approx(4 * m["alpha_us"].get<double>()));
+    CHECK(m["beta_term_us"].get<double>() == doctest::Approx(4000.0 / 3 / (m["beta_gbps"].get<double>() * 1e3)));
+    CHECK(ids == std::vector<std::string>{"busbw_measured", "busbw_fit", "copy_ceiling", "time_measured", "time_fit",
+                                          "wrong_elements"});
   }
 }
 
@@ -104,13 +142,28 @@ TEST_CASE("allreduce run: N = 1 has busbw 0 by definition and says so") {
   CHECK(has_note(json, "N = 1: busbw is 0 by definition"));
 }
 
-TEST_CASE("allreduce run: more ranks than hardware threads are time-shared, and the run says so") {
-  const int ranks = static_cast<int>(std::thread::hardware_concurrency()) + 1;
+TEST_CASE("allreduce run: more ranks than hardware threads are time-shared, and the measured step says so") {
+  const int threads = static_cast<int>(std::thread::hardware_concurrency());
+  const int ranks = threads + 1;
   const auto r = run_allreduce({"n=" + std::to_string(ranks), "bytes=4KiB", "sizes=1KiB", "repeats=1"});
   REQUIRE(r.code == 0);
   const auto json = nlohmann::json::parse(r.out);
-  CHECK(json["measured"]["wrong"] == 0);
+  const auto& m = json["measured"];
+  CHECK(m["wrong"] == 0);
   CHECK(has_note(json, "time-share"));
+  CHECK(m["hardware_threads"] == threads);
+  CHECK(m["oversubscribed"] == true);
+  REQUIRE(!m["caveats"].empty());
+  const std::string expected =
+      "oversubscribed: " + std::to_string(ranks) + " ranks share " + std::to_string(threads) + " hardware threads";
+  CHECK(m["caveats"][0].get<std::string>().rfind(expected, 0) == 0);
+  // Within the hardware threads there is nothing to say about sharing.
+  const auto fits = run_allreduce({"n=1", "bytes=4KiB", "sizes=1KiB", "repeats=1"});
+  REQUIRE(fits.code == 0);
+  const auto fits_json = nlohmann::json::parse(fits.out);
+  CHECK(fits_json["measured"]["oversubscribed"] == false);
+  for (const auto& c : fits_json["measured"]["caveats"])
+    CHECK(c.get<std::string>().find("oversubscribed") == std::string::npos);
 }
 
 TEST_CASE("allreduce run prints an nccl-tests style table") {
@@ -120,6 +173,7 @@ TEST_CASE("allreduce run prints an nccl-tests style table") {
   CHECK(r.out.find("algbw") != std::string::npos);
   CHECK(r.out.find("        1024          256  float    sum") != std::string::npos);
   CHECK(r.out.find("% of the copy ceiling") != std::string::npos);
+  CHECK(r.out.find("ceiling: the copy ceiling measured at each size in this run") != std::string::npos);
 }
 
 TEST_CASE("allreduce lesson: six steps, and the theory card names its outside sources and erratum E5") {

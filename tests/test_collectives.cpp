@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <thread>
 #include <vector>
 
 #include "kernels/collectives/collectives.h"
+#include "kernels/collectives/copy_probe.h"
 #include "kernels/collectives/cost_model.h"
 #include "kernels/collectives/reference.h"
 #include "kernels/collectives/step_record.h"
@@ -185,4 +187,92 @@ TEST_CASE("the step record shows the numbers of the four-rank example") {
   // After reduce-scatter (row 3), rank 0 owns chunk 1 = element 1: 2 + 20 + 200 + 2000.
   CHECK(record.steps[3].ranks[0].values[1] == 2222);
   CHECK(record.steps[3].ranks[0].contributors[1] == 0b1111);
+}
+
+TEST_CASE("the ways to all-reduce: the direct way and the ring send the same minimal bytes, in 2 and 2(N-1) steps") {
+  const double s = 1048576;
+  // N = 4: through rank 0 sends 3 S over 3 links in 6 steps; full exchange 3 S over 6 links in 1 step; the direct
+  // reduce-scatter + all-gather and the ring 1.5 S each, over 6 links in 2 steps and over 4 links in 6 steps.
+  const auto check = [&](AllReduceWay way, int links, int steps, double sent) {
+    const WayCost c = all_reduce_way_cost(way, 4, s);
+    CHECK(c.links == links);
+    CHECK(c.steps == steps);
+    CHECK(c.bytes_sent_busiest_rank == sent);
+  };
+  check(AllReduceWay::ThroughRoot, 3, 6, 3 * s);
+  check(AllReduceWay::FullExchange, 6, 1, 3 * s);
+  check(AllReduceWay::DirectPairs, 6, 2, 1.5 * s);
+  check(AllReduceWay::Ring, 4, 6, 1.5 * s);
+  for (int n = 2; n <= 64; ++n) {
+    const WayCost direct = all_reduce_way_cost(AllReduceWay::DirectPairs, n, s);
+    const WayCost ring = all_reduce_way_cost(AllReduceWay::Ring, n, s);
+    CHECK(direct.bytes_sent_busiest_rank == ring.bytes_sent_busiest_rank);
+    CHECK(ring.bytes_sent_busiest_rank == collective_cost(Op::AllReduce, Algorithm::Ring, n, s).bytes_sent_per_rank);
+    CHECK(direct.steps == 2);
+    CHECK(ring.steps == 2 * (n - 1));
+    CHECK(direct.links == n * (n - 1) / 2);
+    // Through rank 0 matches the naive implementation's counts: rank 0 sends (N-1) x S in 2(N-1) steps.
+    const WayCost root = all_reduce_way_cost(AllReduceWay::ThroughRoot, n, s);
+    const CollectiveCost naive = collective_cost(Op::AllReduce, Algorithm::Naive, n, s);
+    CHECK(root.bytes_sent_busiest_rank == naive.bytes_sent_per_rank);
+    CHECK(root.steps == naive.steps);
+  }
+  CHECK(all_reduce_way_cost(AllReduceWay::Ring, 2, s).links == 1);  // two ranks: one link, used both ways
+  CHECK(all_reduce_way_cost(AllReduceWay::FullExchange, 1, s).steps == 0);
+}
+
+TEST_CASE("the ceiling's probe copies the bytes asked for on the ranks asked for, going round the buffer") {
+  const int n = 3;
+  const std::int64_t count = 100;
+  MemoryLedger ledger;
+  Communicator comm(n, ledger);
+  std::vector<std::vector<float>> send(n, std::vector<float>(count)), recv(n, std::vector<float>(count, -1.0f));
+  RankBuffers buffers{{}, {}, count};
+  for (int r = 0; r < n; ++r) {
+    fill_inputs(send[r].data(), r, count, 1);
+    buffers.send.push_back(send[r].data());
+    buffers.recv.push_back(recv[r].data());
+  }
+  for (CopyKind kind : {CopyKind::Memcpy, CopyKind::Streaming}) {
+    for (auto& out : recv) std::fill(out.begin(), out.end(), -1.0f);
+    // 1.5 buffers per rank (as an all-reduce over 4 ranks sends), on ranks 0 and 1 only.
+    copy_on_ranks(comm, buffers, count * 4 * 3 / 2, kind, 2);
+    CHECK(recv[0] == send[0]);
+    CHECK(recv[1] == send[1]);
+    CHECK(recv[2] == std::vector<float>(count, -1.0f));
+    // Less than a buffer: only the first elements.
+    for (auto& out : recv) std::fill(out.begin(), out.end(), -1.0f);
+    copy_on_ranks(comm, buffers, 40, kind, n);
+    for (int r = 0; r < n; ++r) {
+      CHECK(std::vector<float>(recv[r].begin(), recv[r].begin() + 10) ==
+            std::vector<float>(send[r].begin(), send[r].begin() + 10));
+      CHECK(recv[r][10] == -1.0f);
+    }
+  }
+}
+
+TEST_CASE("back-to-back small collectives stay correct whichever way ranks wait (spin, yield, sleep)") {
+  // Many short calls drive every wait phase: the spin budget grows and shrinks, ranks yield and sleep. Two ranks can
+  // spin on this machine's cores; more ranks than hardware threads never spin.
+  const int oversubscribed = static_cast<int>(std::thread::hardware_concurrency()) + 2;
+  for (int n : {2, oversubscribed}) {
+    MemoryLedger ledger;
+    Communicator comm(n, ledger, CommOptions{.segment_bytes = 64});
+    const std::int64_t count = 37;
+    std::vector<std::vector<float>> send(n, std::vector<float>(count)), recv(n, std::vector<float>(count));
+    RankBuffers buffers{{}, {}, count};
+    for (int r = 0; r < n; ++r) {
+      fill_inputs(send[r].data(), r, count, 1);
+      buffers.send.push_back(send[r].data());
+      buffers.recv.push_back(recv[r].data());
+    }
+    std::int64_t wrong = 0;
+    for (int call = 0; call < 300; ++call) {
+      for (auto& out : recv) std::fill(out.begin(), out.end(), 0.0f);
+      run_collective(comm, Op::AllReduce, Algorithm::Ring, buffers);
+      wrong += count_wrong(Op::AllReduce, buffers.recv, count, 1);
+    }
+    INFO("n=", n);
+    CHECK(wrong == 0);
+  }
 }

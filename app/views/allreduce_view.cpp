@@ -1,6 +1,7 @@
-// Views of the allreduce lesson: every rank's buffer before the exchange, what the obvious ways cost, the ring's
-// reduce-scatter and all-gather step by step (drawn from the real ring's own step record), the cost model against
-// measured times, and measured bus bandwidth against the copy ceiling.
+// Views of the allreduce lesson: every rank's buffer before the exchange, what each way to sum costs in bytes and
+// steps, the ring's reduce-scatter and all-gather step by step (drawn from the real ring's own step record), the cost
+// model of the chosen op and algorithm against measured times, and measured bus bandwidth against the copy ceiling at
+// each size with nccl-tests' table. Every label and number comes from the step data or the run's typed values.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -18,9 +19,7 @@ namespace dlsys::gui {
 
 namespace {
 
-using collectives::Algorithm;
 using collectives::CollectiveRecord;
-using collectives::Op;
 
 constexpr double kSecondsPerStep = 1.8;  // auto-play speed of the ring
 
@@ -165,17 +164,6 @@ std::size_t ring_row(const ViewContext& ctx, std::size_t first, std::size_t last
   return first + static_cast<std::size_t>(index);
 }
 
-std::string step_caption(const CollectiveRecord& record, std::size_t row) {
-  const auto& step = record.steps[row];
-  const int n = record.n_ranks;
-  if (step.phase == "start") return "before any exchange: each rank holds only its own input";
-  if (step.phase == "reduce_scatter")
-    return fmt::format("reduce-scatter step {} of {}: rank r sends chunk (r - {}) mod {} to rank r + 1, which adds it",
-                       step.step + 1, n - 1, step.step, n);
-  return fmt::format("all-gather step {} of {}: rank r sends chunk (r + 1 - {}) mod {} to rank r + 1, which stores it",
-                     step.step + 1, n - 1, step.step, n);
-}
-
 void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -185,13 +173,13 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
   const std::size_t last = reduce_scatter ? static_cast<std::size_t>(n - 1) : record.steps.size() - 1;
   const std::size_t row = ring_row(ctx, first, last);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(step_caption(record, row).c_str());
+  ImGui::TextUnformatted(steps->ring_captions.at(row).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
   if (n != steps->n_ranks)
     ImGui::TextWrapped("(drawn for N = %d; the step-through shows 2 to %d ranks)", n, allreduce::kMaxRanksShown);
   ImGui::TextWrapped(
-      "Numbers and colours come from the ring's own step record (the same code the run times); rank r "
-      "starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
+      "Steps are counted from 1. Numbers and colours come from the ring's own step record (the same code the run "
+      "times); rank r starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
   const float height = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing();
@@ -229,93 +217,206 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::EndGroup();
 }
 
+// The height a table of `rows` rows takes below a plot: each row one line of text and its cell padding.
+float table_height(std::size_t rows) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  return rows * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 2 * style.ItemSpacing.y;
+}
+
 void draw_obvious_ways_step(const ViewContext& ctx) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  PlotSpec spec{
-      "Bytes through the busiest rank's link, in units of S", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
-  PlotLine naive{
-      "through rank 0: in (N-1) S, then out (N-1) S", series_color(5), SeriesStyle::LineAndMarkers, false, false, {}};
-  PlotLine crossbar{
-      "everyone to everyone: (N-1) S each way", series_color(1), SeriesStyle::LineAndMarkers, false, false, {}};
-  PlotLine ring{"ring: 2 (N-1) / N x S", series_color(2), SeriesStyle::LineAndMarkers, false, false, {}};
-  for (const allreduce::LinkBytesPoint& point : steps->link_bytes) {
-    const double n = point.n_ranks;
-    naive.points.push_back({n, point.through_root, point.through_root, point.through_root});
-    crossbar.points.push_back({n, point.everyone_to_all, point.everyone_to_all, point.everyone_to_all});
-    ring.points.push_back({n, point.ring, point.ring, point.ring});
+  const float table_h = table_height(steps->ways_rows.size() + 1);  // with its header row
+  const float plot_h = ImGui::GetContentRegionAvail().y - table_h;
+  const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  PlotSpec bytes{"Bytes sent by the busiest rank", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
+  PlotSpec count{"Steps in a row", {"ranks N", "", false}, {"steps (each costs alpha)", "", false}, {}, {}};
+  // Some ways coincide: in bytes, full exchange with through rank 0 and direct with the ring; in steps, the ring with
+  // through rank 0. The later line of each pair is dashed and drawn on top, so both stay visible.
+  enum Way { kThroughRoot, kFullExchange, kDirect, kRing };
+  const struct {
+    Way way;
+    int color;
+    bool dashed_in_bytes, dashed_in_steps;
+  } order[] = {{kThroughRoot, 0, false, false},
+               {kRing, 2, false, true},
+               {kFullExchange, 1, true, false},
+               {kDirect, 3, true, false}};
+  for (const auto& o : order) {
+    if (static_cast<std::size_t>(o.way) >= steps->ways.size()) continue;
+    const allreduce::WayLine& way = steps->ways[o.way];
+    const ImU32 color = series_color(o.color);
+    const SeriesStyle style = o.way == kRing ? SeriesStyle::LineAndMarkers : SeriesStyle::Line;
+    bytes.lines.push_back({way.bytes_name, color, style, o.dashed_in_bytes, false, way.bytes_over_s});
+    count.lines.push_back({way.steps_name, color, style, o.dashed_in_steps, false, way.steps});
   }
-  spec.lines = {naive, crossbar, ring};
-  spec.guides.push_back({true, double(steps->n_ranks), fmt::format("N = {}", steps->n_ranks), highlight_color()});
-  spec.size = {0, ImGui::GetContentRegionAvail().y - 4.5f * ImGui::GetFrameHeightWithSpacing()};
-  draw_plot("obvious", spec);
-  draw_value_table(
-      "obvious_table",
-      {
-          {fmt::format("rank 0 in and out, N = {}, S = {}", steps->n_ranks, format_bytes_binary(steps->message_bytes)),
-           format_bytes_both(steps->root_bytes)},
-          {"each rank, full exchange with everyone", format_bytes_both(steps->everyone_bytes)},
-          {"each rank, ring", format_bytes_both(steps->ring_bytes)},
-      });
-}
-
-std::vector<std::pair<std::string, std::string>> theory_rows(const allreduce::AllreduceSteps& steps) {
-  return {
-      {fmt::format("steps  2(N-1), N = {}", steps.n_ranks), fmt::format("{}", steps.steps)},
-      {fmt::format("bytes sent per rank  2(N-1)/N x S, S = {}", format_bytes_binary(steps.message_bytes)),
-       format_bytes_both(steps.bytes_sent_per_rank)},
-      {"busbw factor  2(N-1)/N (nccl-tests)", format_number(steps.busbw_factor, 4)},
-  };
+  for (PlotSpec* spec : {&bytes, &count}) {
+    spec->guides.push_back({true, double(steps->n_ranks), "", highlight_color()});
+    spec->size = {plot_w, plot_h};
+  }
+  draw_plot("ways_bytes", bytes);
+  ImGui::SameLine();
+  draw_plot("ways_steps", count);
+  draw_columns_table("ways_table", steps->ways_headers, steps->ways_rows);
 }
 
 void draw_cost_step(const ViewContext& ctx) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  auto rows = theory_rows(*steps);
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const allreduce::LabelRow& row : steps->cost_rows) rows.push_back({row.label, row.value});
   if (!ctx.result) {
     draw_value_table("cost_theory", rows);
-    return draw_needs_run("time against message size and fit alpha and beta");
+    return draw_needs_run("time against message size and fit the latency alpha and the bandwidth beta");
   }
   const auto* m = ctx.result->measured_as<allreduce::AllreduceMeasured>();
-  if (m && m->fit)
-    rows.push_back({"fitted: t = steps x alpha + bytes / beta",
-                    fmt::format("alpha {:.2f} us, beta {:.3f} GB/s", m->fit->alpha_us, m->fit->beta_gbps)});
-  PlotSpec spec{
-      "Time per all-reduce against message size", {"message size", "bytes", true}, {"time", "us", true}, {}, {}};
+  const auto* t = ctx.result->theory_as<allreduce::AllreduceTheory>();
+  if (m && m->fit && t) {
+    const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
+    rows.push_back(
+        {"fitted latency alpha, per step", fmt::format("{:.2f} us, so {} alpha = {} at {}", m->fit->alpha_us, t->steps,
+                                                       format_duration_us(m->fit->latency_term_us), at)});
+    rows.push_back({"fitted bandwidth beta, per link",
+                    fmt::format("{:.3f} GB/s, so {} / beta = {}", m->fit->beta_gbps,
+                                format_bytes_decimal(t->model_bytes), format_duration_us(m->fit->bandwidth_term_us))});
+  } else if (m) {
+    rows.push_back({"fitted alpha and beta", "none: the times do not grow with the bytes sent"});
+  }
+  PlotSpec spec{fmt::format("Time per {} ({}) against message size", steps->op_title, steps->algo),
+                {"message size", "bytes", true},
+                {"time", "us", true},
+                {},
+                {}};
   for (const char* name : {"time_measured", "time_fit"})
     if (const Series* series = ctx.result->find_series(name)) {
       PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
       line.dashed = series->role == "theory";
       spec.lines.push_back(std::move(line));
     }
-  spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
+  spec.size = {0, ImGui::GetContentRegionAvail().y - table_height(rows.size())};
   draw_plot("cost", spec);
   draw_value_table("cost_table", rows);
 }
 
+// The caveats of a run, in a band the reader cannot miss: what disturbed it, what qualifies a point.
+void draw_caveats(const std::vector<std::string>& caveats) {
+  if (caveats.empty()) return;
+  const float s = ui_scale();
+  const float width = ImGui::GetContentRegionAvail().x;
+  std::string text;
+  for (const std::string& caveat : caveats) text += (text.empty() ? "" : "\n") + caveat;
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float pad = 6 * s;
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
+}
+
+struct SweepTable {
+  std::vector<std::string> headers{"size", "count", "time", "algbw", "busbw", "ceiling", "#wrong"};
+  std::vector<std::vector<std::string>> rows;
+  // The width the table needs, so the plot beside it can take the rest.
+  float width() const {
+    // Each column's widest cell and its padding, with a few pixels of slack so the last column is never clipped.
+    const float pad = 2 * ImGui::GetStyle().CellPadding.x + 4 * ui_scale();
+    float total = 0;
+    for (std::size_t c = 0; c < headers.size(); ++c) {
+      float widest = ImGui::CalcTextSize(headers[c].c_str()).x;
+      if (c > 0) ImGui::PushFont(mono_font());
+      for (const auto& row : rows) widest = std::max(widest, ImGui::CalcTextSize(row[c].c_str()).x);
+      if (c > 0) ImGui::PopFont();
+      total += widest + pad;
+    }
+    return total + ImGui::GetStyle().ScrollbarSize;
+  }
+};
+
+// The width draw_value_table needs for `rows` (labels, then values in the mono font).
+float value_table_width(const std::vector<std::pair<std::string, std::string>>& rows) {
+  float label = 0, value = 0;
+  for (const auto& [l, v] : rows) label = std::max(label, ImGui::CalcTextSize(l.c_str()).x);
+  ImGui::PushFont(mono_font());
+  for (const auto& [l, v] : rows) value = std::max(value, ImGui::CalcTextSize(v.c_str()).x);
+  ImGui::PopFont();
+  return label + value + 4 * ImGui::GetStyle().CellPadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
+}
+
+// nccl-tests' table, one row per swept size, from the run's typed rows; a busbw above its ceiling is starred (the
+// caveat above the plot says why).
+SweepTable sweep_table(const allreduce::AllreduceMeasured& m) {
+  SweepTable table;
+  for (const allreduce::SweepRow& row : m.sweep)
+    table.rows.push_back({format_bytes_binary(row.bytes), fmt::format("{:.0f}", row.count),
+                          format_duration_us(row.time_us), format_number(row.algbw_gbps, 3),
+                          format_number(row.busbw_gbps, 3) + (row.above_ceiling ? "*" : ""),
+                          format_number(row.ceiling_gbps, 3), fmt::format("{}", row.wrong)});
+  return table;
+}
+
 void draw_measured_step(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
-  if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling");
-  PlotSpec spec{
-      "Bus bandwidth against message size", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
-  for (const char* name : {"busbw_measured", "busbw_fit"})
-    if (const Series* series = ctx.result->find_series(name)) {
-      PlotLine line = line_from_series(*series, series->role == "theory" ? theory_color() : series_color(0));
+  if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling at each size");
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  draw_caveats(m->caveats);
+  PlotSpec spec{fmt::format("Bus bandwidth ({})", steps ? steps->op_title : std::string("collective")),
+                {"message size", "bytes", true},
+                {"busbw", "GB/s", false},
+                {},
+                {}};
+  const std::pair<const char*, ImU32> lines[] = {{"busbw_measured", series_color(0)},
+                                                 {"busbw_above_ceiling", warning_color()},
+                                                 {"copy_ceiling", series_color(5)},
+                                                 {"busbw_fit", theory_color()}};
+  for (const auto& [id, color] : lines)
+    if (const Series* series = ctx.result->find_series(id)) {
+      PlotLine line = line_from_series(*series, color);
       line.dashed = series->role == "theory";
+      if (std::string(id) == "copy_ceiling") {  // a bound, drawn as a line without whiskers
+        line.style = SeriesStyle::Line;
+        line.whiskers = false;
+        line.dashed = true;
+      }
+      if (std::string(id) == "busbw_above_ceiling") line.style = SeriesStyle::Markers;
       spec.lines.push_back(std::move(line));
     }
-  const double ceiling = m->ceiling_gbps;
-  if (ceiling > 0)
-    spec.guides.push_back({false, ceiling, fmt::format("copy ceiling {:.2f} GB/s", ceiling), series_color(5)});
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {fmt::format("busbw at {}", ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S"),
-       fmt::format("{:.3f} GB/s = {:.0f}% of the ceiling", m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling)},
+  const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
+  const std::vector<std::pair<std::string, std::string>> summary = {
+      {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s, {:.0f}% of its ceiling {:.3f}", m->busbw_gbps,
+                                                   100 * m->busbw_fraction_of_ceiling, m->ceiling_gbps)},
       {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m->algbw_gbps, format_duration_us(m->time_us))},
-      {"#wrong elements", fmt::format("{} at S, {} over the sweep", m->wrong, m->sweep_wrong)},
+      {"#wrong elements", fmt::format("{} at {}, {} in the sweep", m->wrong, at, m->sweep_wrong)},
   };
-  spec.size = {0, ImGui::GetContentRegionAvail().y - (rows.size() + 0.5f) * ImGui::GetFrameHeightWithSpacing()};
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float start_x = ImGui::GetCursorPosX();
+  const float avail_w = ImGui::GetContentRegionAvail().x, avail_h = ImGui::GetContentRegionAvail().y;
+  const SweepTable table = sweep_table(*m);
+  const float table_w = std::max(table.width(), value_table_width(summary) + ImGui::GetStyle().ScrollbarSize);
+  const auto draw_tables = [&] {
+    draw_value_table("busbw_summary", summary);
+    ImGui::Spacing();
+    ImGui::TextDisabled("per size; algbw, busbw and ceiling in GB/s");
+    draw_columns_table("sweep_table", table.headers, table.rows);
+  };
+  if (table_w > avail_w * 0.6f) {
+    // Too narrow for both side by side (large text): the plot, then the tables under it, and the view scrolls.
+    spec.size = {0, std::max(avail_h, 16 * ImGui::GetTextLineHeight())};
+    draw_plot("busbw", spec);
+    return draw_tables();
+  }
+  // The plot takes the full height; the chosen size's summary and the per-size table share the column beside it.
+  spec.size = {avail_w - table_w - gap, avail_h};
   draw_plot("busbw", spec);
-  draw_value_table("busbw_table", rows);
+  ImGui::SameLine(start_x + avail_w - table_w);
+  ImGui::BeginChild("sweep", {table_w, avail_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  draw_tables();
+  ImGui::EndChild();
 }
 
 }  // namespace

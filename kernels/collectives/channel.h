@@ -4,9 +4,9 @@
 // copies it into its own buffer) and releases it. Every message is a real copy through memory the two ranks share,
 // so the bytes a rank sends cost what they would cost over a link: memory traffic and time.
 //
-// One sender thread and one receiver thread per channel. A rank that must wait first polls for a few microseconds
-// (when every rank has a core of its own, as NCCL's kernels poll their FIFOs), then sleeps on a C++20 atomic wait
-// (a futex), so ranks that outnumber the hardware threads give their core away instead of spinning.
+// One sender thread and one receiver thread per channel. A rank that must wait spins while spinning pays (when every
+// rank has a core of its own, as NCCL's kernels poll their FIFOs), then yields its core for a while, then sleeps on a
+// C++20 atomic wait (a futex): cpu/wait_for.h says why, with measurements.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,7 +25,7 @@ struct Message {
 class Channel {
  public:
   // `slots` messages of up to `slot_elements` floats each; the slot memory is recorded in `ledger` under "comm".
-  // `poll`: wait by polling briefly before sleeping (only worth it when both ends have a core of their own).
+  // `poll`: let a waiting end spin before it yields and sleeps (only worth it when both ends have a core of their own).
   Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll);
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;

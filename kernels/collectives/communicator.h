@@ -26,7 +26,8 @@ struct CommOptions {
   // Segments in flight per link. At least 4, which keeps the ring free of deadlock when neighbouring chunks differ by
   // one segment (see ring.cpp).
   int slots_per_channel = 4;
-  // Let waiting ranks poll before sleeping when every rank has a hardware thread of its own (never when they share).
+  // Let waiting ranks spin before they yield and sleep when every rank has a hardware thread of its own (never when
+  // they share one: the rank waited for may need this very core).
   bool poll = true;
 };
 
@@ -38,7 +39,7 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   int size() const { return n_ranks_; }
-  bool polls() const { return polls_; }  // waiting ranks poll before sleeping
+  bool polls() const { return polls_; }  // waiting ranks spin before they yield and sleep
   std::int64_t segment_elements() const { return segment_elements_; }
   // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0.
   Channel& link(int from, int to);

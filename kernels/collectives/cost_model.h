@@ -23,6 +23,26 @@ struct CollectiveCost {
 double busbw_factor(Op op, int n_ranks);
 CollectiveCost collective_cost(Op op, Algorithm algorithm, int n_ranks, double bytes);
 
+// The ways to all-reduce that the lesson compares, told apart by the links they need. Each counts what the busiest
+// rank sends (received bytes are the same or fewer for every way here) and the communication steps in a row, a step
+// being one message per link, all links busy at once.
+//   through rank 0 (a star, N-1 links): rank 0 takes N-1 whole buffers in, one after another, then sends the sum out
+//     N-1 times: 2(N-1) steps, (N-1) x S sent by rank 0.
+//   full exchange (a link per pair, N(N-1)/2): every rank sends its whole buffer to every other and sums what it gets:
+//     1 step, (N-1) x S sent per rank.
+//   direct reduce-scatter + all-gather (a link per pair): rank r sends chunk q of its buffer to rank q, which sums the
+//     N copies of its chunk, then sends the sum to everyone: 2 steps, 2(N-1)/N x S per rank.
+//   ring (N links): 2(N-1) steps, 2(N-1)/N x S per rank.
+// The direct and ring ways send the same, minimal, bytes ([EXT] Thakur, Rabenseifner and Gropp 2005; Patarasuk and
+// Yuan 2009): the ring trades steps (latency, 2(N-1) x alpha) for links (N instead of N(N-1)/2).
+enum class AllReduceWay { ThroughRoot, FullExchange, DirectPairs, Ring };
+struct WayCost {
+  int links = 0;  // full-duplex links the way needs
+  int steps = 0;
+  double bytes_sent_busiest_rank = 0;
+};
+WayCost all_reduce_way_cost(AllReduceWay way, int n_ranks, double bytes);
+
 // t = steps x alpha + model_bytes / beta, in microseconds (beta in GB/s, 1 GB = 1e9 bytes).
 double model_time_us(const CollectiveCost& cost, double alpha_us, double beta_gbps);
 

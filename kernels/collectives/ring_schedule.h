@@ -2,9 +2,10 @@
 // The ring's bookkeeping, shared by the CPU ranks, the CUDA ring and the lesson's step-through (host and device):
 // how a buffer of `count` elements is cut into one chunk per rank, and which chunk each rank sends at each step.
 //
-// Reduce-scatter, step s = 0..N-2: rank r sends chunk (r - s) mod N to rank r+1, which adds it to its own copy.
+// Steps are counted from 0 here (s = 0..N-2); the lesson's screens count them from 1 (k = s + 1 = 1..N-1).
+// Reduce-scatter, step s: rank r sends chunk (r - s) mod N to rank r+1, which adds it to its own copy.
 // After N-1 steps rank r holds chunk (r + 1) mod N fully reduced (its "owned" chunk).
-// All-gather, step s = 0..N-2: rank r sends chunk (r + 1 - s) mod N to rank r+1, which stores it.
+// All-gather, step s: rank r sends chunk (r + 1 - s) mod N to rank r+1, which stores it.
 #include <cstdint>
 
 #include "kernels/common/host_device.h"

@@ -8,6 +8,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
+#include "lessons/allreduce/allreduce_measured.h"
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
 
@@ -37,10 +38,6 @@ double max_size_bytes(const ParamValues& p) {
   double largest = p.real("bytes");
   for (double s : p.list("sizes")) largest = std::max(largest, s);
   return largest;
-}
-
-void add_point(Series& series, double x, double y, double y_min, double y_max) {
-  series.points.push_back({x, y, y_min, y_max});
 }
 
 }  // namespace
@@ -168,92 +165,8 @@ std::shared_ptr<const LessonValues> AllreduceLesson::theory(const ParamValues& p
 }
 
 std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p) const {
-  return allreduce::make_steps(p, cost_of(p, p.real("bytes")));
+  return allreduce::make_steps(p, op_of(p));
 }
-
-namespace {
-
-double algbw_gbps(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0.0; }
-
-// The alpha-beta model, fitted to the sweep and the chosen size; notes say when the fit is degenerate.
-collectives::AlphaBetaFit fit_model(const ParamValues& p, const std::vector<allreduce::SizePoint>& points,
-                                    std::vector<std::string>& notes) {
-  std::vector<CollectiveCost> costs;
-  std::vector<double> times;
-  for (const auto& point : points) {
-    costs.push_back(cost_of(p, point.bytes));
-    times.push_back(point.time.median_us);
-  }
-  const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times);
-  if (!fit.valid)
-    notes.push_back(
-        "alpha-beta fit: the measured times do not grow with the bytes sent (at these sizes latency and timing "
-        "noise dominate), so no model is fitted; sweep larger sizes to see the bandwidth term");
-  if (fit.valid && fit.alpha_forced_zero)
-    notes.push_back(
-        "alpha-beta fit: the free fit gave a negative latency (or had one size only), so "
-        "alpha is fixed at 0 and only beta is fitted");
-  return fit;
-}
-
-allreduce::AllreduceMeasured measured_at(const allreduce::SizePoint& main,
-                                         const std::vector<allreduce::SizePoint>& sweep,
-                                         const allreduce::Ceiling& ceiling, const collectives::AlphaBetaFit& fit,
-                                         double factor) {
-  const double busbw = factor * algbw_gbps(main.bytes, main.time.median_us);
-  allreduce::AllreduceMeasured m{
-      .time_us = main.time.median_us,
-      .time_min_us = main.time.min_us,
-      .time_max_us = main.time.max_us,
-      .algbw_gbps = algbw_gbps(main.bytes, main.time.median_us),
-      .busbw_gbps = busbw,
-      .wrong = main.wrong,
-      .ceiling_gbps = ceiling.gbps,
-      .busbw_fraction_of_ceiling = ceiling.gbps > 0 ? busbw / ceiling.gbps : 0.0,
-      .calls_per_sample = main.calls_per_sample,
-      .ceiling_figures = ceiling.figures,
-  };
-  if (fit.valid) m.fit = allreduce::AlphaBeta{fit.alpha_us, fit.beta_gbps};
-  for (const auto& point : sweep) m.sweep_wrong += point.wrong;
-  if (main.bytes_sent_max_rank >= 0) m.bytes_sent_max_rank = main.bytes_sent_max_rank;
-  return m;
-}
-
-// Busbw against size (measured, whiskers from the fastest and slowest sample), the fitted model, the ceiling; time
-// against size; wrong elements per size (the table's #wrong column).
-std::vector<Series> sweep_series(const ParamValues& p, const std::vector<allreduce::SizePoint>& sweep,
-                                 const allreduce::Ceiling& bench_ceiling, const collectives::AlphaBetaFit& fit,
-                                 double factor) {
-  auto series = [](const char* id, const char* name, const char* role, const char* y_label, const char* y_unit) {
-    return Series{id, name, role, "message size", "bytes", y_label, y_unit, {}};
-  };
-  Series busbw_measured = series("busbw_measured", "busbw (measured)", "measured", "bus bandwidth", "GB/s");
-  Series busbw_model = series("busbw_fit", "alpha-beta model (fit)", "theory", "bus bandwidth", "GB/s");
-  Series ceiling = series("copy_ceiling", "copy ceiling (measured)", "measured", "bus bandwidth", "GB/s");
-  Series time_measured = series("time_measured", "time (measured)", "measured", "time", "us");
-  Series time_model = series("time_fit", "alpha-beta time (fit)", "theory", "time", "us");
-  Series wrong = series("wrong_elements", "wrong elements (measured)", "measured", "wrong elements", "");
-  for (const auto& point : sweep) {
-    const double x = point.bytes;
-    add_point(busbw_measured, x, factor * algbw_gbps(x, point.time.median_us),
-              factor * algbw_gbps(x, point.time.max_us), factor * algbw_gbps(x, point.time.min_us));
-    add_point(ceiling, x, bench_ceiling.gbps, bench_ceiling.gbps, bench_ceiling.gbps);
-    add_point(time_measured, x, point.time.median_us, point.time.min_us, point.time.max_us);
-    add_point(wrong, x, double(point.wrong), double(point.wrong), double(point.wrong));
-    if (fit.valid) {
-      const double t = collectives::model_time_us(cost_of(p, x), fit.alpha_us, fit.beta_gbps);
-      const double b = factor * algbw_gbps(x, t);
-      add_point(busbw_model, x, b, b, b);
-      add_point(time_model, x, t, t, t);
-    }
-  }
-  std::vector<Series> out;
-  for (Series* s : {&busbw_measured, &busbw_model, &ceiling, &time_measured, &time_model, &wrong})
-    if (!s->points.empty()) out.push_back(std::move(*s));
-  return out;
-}
-
-}  // namespace
 
 RunResult AllreduceLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
@@ -276,24 +189,29 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
         "busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
         "so the naive way's lower busbw shows its extra traffic through rank 0");
 
-  // The sweep, then the chosen size, each checked for wrong elements.
+  // The sweep, then the chosen size, each checked for wrong elements and each with its copy ceiling.
+  allreduce::RunPoints points{.op = op_of(p),
+                              .model_algorithm = model_algorithm_of(p),
+                              .n_ranks = n,
+                              .repeats = config.repeats,
+                              .hardware_threads = bench.hardware_threads,
+                              .sweep = {},
+                              .chosen = {}};
   const auto& sizes = p.list("sizes");
   const double total_tasks = double(sizes.size()) + 1;
-  std::vector<allreduce::SizePoint> sweep;
   for (double size : sizes) {
-    ctx.control.progress(sweep.size() / total_tasks, fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
-    sweep.push_back(bench.measure(static_cast<std::int64_t>(size)));
+    ctx.control.progress(double(points.sweep.size()) / total_tasks,
+                         fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
+    points.sweep.push_back(bench.measure(static_cast<std::int64_t>(size), false));
   }
-  ctx.control.progress(sweep.size() / total_tasks,
+  ctx.control.progress(double(points.sweep.size()) / total_tasks,
                        fmt::format("{} at {}", p.text("op"), format_bytes_binary(p.real("bytes"))));
-  const allreduce::SizePoint main = bench.measure(static_cast<std::int64_t>(p.real("bytes")));
+  points.chosen = bench.measure(static_cast<std::int64_t>(p.real("bytes")), true);
 
-  std::vector<allreduce::SizePoint> fitted = sweep;
-  fitted.push_back(main);
-  const collectives::AlphaBetaFit fit = fit_model(p, fitted, result.backend.notes);
-  const double factor = collectives::busbw_factor(op_of(p), n);
-  result.measured = make_values(measured_at(main, sweep, bench.ceiling, fit, factor));
-  result.series = sweep_series(p, sweep, bench.ceiling, fit, factor);
+  allreduce::RunSummary summary = allreduce::summarize_run(points);
+  result.backend.notes.insert(result.backend.notes.end(), summary.notes.begin(), summary.notes.end());
+  result.measured = make_values(std::move(summary.measured));
+  result.series = std::move(summary.series);
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

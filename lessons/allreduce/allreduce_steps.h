@@ -1,21 +1,24 @@
 #pragma once
-// What the allreduce lesson's steps draw before a run: the real ring's step record for the ranks shown, and the
-// bytes each way of summing costs, from the closed forms.
+// What the allreduce lesson's steps draw before a run: the real ring's step record for the ranks shown with a caption
+// per row, what each way of summing costs, and the cost step's formulas, all built from the parameters.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/params.h"
-#include "kernels/collectives/cost_model.h"
+#include "engine/run_result.h"
 #include "kernels/collectives/step_record.h"
+#include "lessons/allreduce/allreduce_labels.h"
 #include "lessons/common/step_data.h"
 
 namespace dlsys::allreduce {
 
-struct LinkBytesPoint {
-  int n_ranks = 0;
-  double through_root = 0;     // rank 0's link, in and out, in units of S
-  double everyone_to_all = 0;  // each rank, one way
-  double ring = 0;             // each rank, sent
+// One way to all-reduce against N = 2 .. 16, in units of S: bytes sent by the busiest rank, and steps in a row.
+struct WayLine {
+  std::string bytes_name;  // the legends' words, with the formula each plot shows
+  std::string steps_name;
+  std::vector<SeriesPoint> bytes_over_s;
+  std::vector<SeriesPoint> steps;
 };
 
 struct AllreduceSteps final : StepData {
@@ -23,16 +26,19 @@ struct AllreduceSteps final : StepData {
   int n_ranks_shown = 0;  // the step-through draws 2 to kMaxRanksShown ranks
   double message_bytes = 0;
   collectives::CollectiveRecord ring_record;  // the real ring run on n_ranks_shown ranks, one number per chunk
-  std::vector<LinkBytesPoint> link_bytes;     // N = 2 .. 16
-  double root_bytes = 0, everyone_bytes = 0, ring_bytes = 0;  // at N and S
-  int steps = 0;                                              // the cost step's closed forms at N and S
-  double bytes_sent_per_rank = 0;
-  double busbw_factor = 0;
+  std::vector<std::string> ring_captions;     // one per row of ring_record
+
+  std::vector<WayLine> ways;  // through rank 0, full exchange, direct reduce-scatter + all-gather, ring
+  std::vector<std::string> ways_headers;
+  std::vector<std::vector<std::string>> ways_rows;  // at N and S
+
+  std::string op_title;             // "all-reduce", "reduce-scatter", "all-gather"
+  std::string algo;                 // ring, naive or library
+  std::vector<LabelRow> cost_rows;  // the cost step's formulas and values, for the op and algorithm chosen
 };
 
 inline constexpr int kMaxRanksShown = 8;
 
-// `chosen` is the cost of the chosen operation and algorithm at N and S (the lesson's theory).
-std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, const collectives::CollectiveCost& chosen);
+std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, collectives::Op op);
 
 }  // namespace dlsys::allreduce

@@ -2,6 +2,19 @@
 
 namespace dlsys::allreduce {
 
+void to_json(nlohmann::ordered_json& j, const SweepRow& r) {
+  j["bytes"] = r.bytes;
+  j["count"] = r.count;
+  j["time_us"] = r.time_us;
+  j["time_min_us"] = r.time_min_us;
+  j["time_max_us"] = r.time_max_us;
+  j["algbw_gbps"] = r.algbw_gbps;
+  j["busbw_gbps"] = r.busbw_gbps;
+  j["ceiling_gbps"] = r.ceiling_gbps;
+  j["wrong"] = r.wrong;
+  j["above_ceiling"] = r.above_ceiling;
+}
+
 void to_json(nlohmann::ordered_json& j, const AllreduceTheory& t) {
   j["steps"] = t.steps;
   j["bytes_sent_per_rank"] = t.bytes_sent_per_rank;
@@ -21,12 +34,22 @@ void to_json(nlohmann::ordered_json& j, const AllreduceMeasured& m) {
   j["ceiling_gbps"] = m.ceiling_gbps;
   j["busbw_fraction_of_ceiling"] = m.busbw_fraction_of_ceiling;
   // Written as null when there is no fit, so a script finds the key either way.
-  j["alpha_us"] = m.fit ? nlohmann::ordered_json(m.fit->alpha_us) : nlohmann::ordered_json(nullptr);
-  j["beta_gbps"] = m.fit ? nlohmann::ordered_json(m.fit->beta_gbps) : nlohmann::ordered_json(nullptr);
+  const auto or_null = [&](double AlphaBeta::*field) {
+    return m.fit ? nlohmann::ordered_json((*m.fit).*field) : nlohmann::ordered_json(nullptr);
+  };
+  j["alpha_us"] = or_null(&AlphaBeta::alpha_us);
+  j["beta_gbps"] = or_null(&AlphaBeta::beta_gbps);
+  j["alpha_term_us"] = or_null(&AlphaBeta::latency_term_us);
+  j["beta_term_us"] = or_null(&AlphaBeta::bandwidth_term_us);
   j["sweep_wrong"] = m.sweep_wrong;
   if (m.bytes_sent_max_rank) j["bytes_sent_max_rank"] = *m.bytes_sent_max_rank;
   j["calls_per_sample"] = m.calls_per_sample;
   for (const auto& [key, value] : m.ceiling_figures) j[key] = value;
+  j["hardware_threads"] = m.hardware_threads;
+  j["oversubscribed"] = m.oversubscribed;
+  j["caveats"] = m.caveats;
+  j["sweep"] = nlohmann::ordered_json::array();
+  for (const SweepRow& row : m.sweep) j["sweep"].push_back(row);
 }
 
 }  // namespace dlsys::allreduce

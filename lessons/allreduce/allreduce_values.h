@@ -20,23 +20,43 @@ struct AllreduceTheory {
 };
 
 struct AlphaBeta {
-  double alpha_us = 0;   // per step
-  double beta_gbps = 0;  // per link
+  double alpha_us = 0;   // per step: the latency term
+  double beta_gbps = 0;  // per link: the bandwidth term
+  // The two terms of the model at the chosen size S: steps x alpha, and model bytes / beta.
+  double latency_term_us = 0;
+  double bandwidth_term_us = 0;
+};
+
+// One measured size, as a row of nccl-tests' table.
+struct SweepRow {
+  double bytes = 0;
+  double count = 0;  // float32 elements
+  double time_us = 0, time_min_us = 0, time_max_us = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;
+  double ceiling_gbps = 0;  // the copy ceiling measured at this size in the same run
+  std::int64_t wrong = 0;
+  bool above_ceiling = false;  // the median busbw beat the ceiling's best sample (a caveat says why)
 };
 
 struct AllreduceMeasured {
   double time_us = 0, time_min_us = 0, time_max_us = 0;  // one call at the chosen size
   double algbw_gbps = 0, busbw_gbps = 0;
   std::int64_t wrong = 0;   // elements that differ from the reference at the chosen size
-  double ceiling_gbps = 0;  // the copy ceiling measured in the same run
+  double ceiling_gbps = 0;  // the copy ceiling measured at the chosen size in the same run
   double busbw_fraction_of_ceiling = 0;
   std::optional<AlphaBeta> fit;               // none when the times do not grow with the bytes sent
   std::int64_t sweep_wrong = 0;               // wrong elements over the whole sweep
   std::optional<double> bytes_sent_max_rank;  // counted by the implementation, where it counts
   int calls_per_sample = 0;
-  std::vector<std::pair<std::string, double>> ceiling_figures;  // the measurements behind the ceiling
+  std::vector<std::pair<std::string, double>> ceiling_figures;  // the measurements behind the ceiling at S
+  std::vector<SweepRow> sweep;                                  // every swept size
+  int hardware_threads = 0;                                     // of the machine the ranks ran on
+  bool oversubscribed = false;                                  // more ranks than hardware threads
+  // Plain sentences the measured step shows beside its numbers: what disturbed the run or qualifies a point.
+  std::vector<std::string> caveats;
 };
 
+void to_json(nlohmann::ordered_json& json, const SweepRow& row);
 void to_json(nlohmann::ordered_json& json, const AllreduceTheory& theory);
 void to_json(nlohmann::ordered_json& json, const AllreduceMeasured& measured);
 

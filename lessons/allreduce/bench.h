@@ -29,21 +29,18 @@ struct SizePoint {
   std::int64_t wrong = 0;           // elements that differ from the reference after a checked call
   double bytes_sent_max_rank = -1;  // bytes the busiest rank copied into its links in one call (-1: not counted)
   int calls_per_sample = 1;         // small sizes are timed as batches of back-to-back calls
+  double ceiling_gbps = 0;          // the copy ceiling at this size, measured in the same run
+  std::vector<std::pair<std::string, double>> ceiling_figures;  // the measurements behind it, as JSON keys
 };
 
-struct Ceiling {
-  double gbps = 0;
-  std::string how;  // one sentence: what was measured and why it is the fair ceiling
-  std::vector<std::pair<std::string, double>> figures;  // measured numbers behind it, as JSON keys
-};
-
-// A backend's measurement: `measure(bytes)` for any size up to max_bytes, and the ceiling of the same run.
+// A backend's measurement: `measure(bytes, detailed)` for any size up to max_bytes, with the copy ceiling at that
+// size (`detailed`: also the figures that explain it, which may cost extra probes).
 struct Bench {
-  std::function<SizePoint(std::int64_t bytes)> measure;
-  Ceiling ceiling;
+  std::function<SizePoint(std::int64_t bytes, bool detailed)> measure;
   bool emulated = false;
   std::string timer = "steady_clock";
   std::vector<std::string> notes;
+  int hardware_threads = 0;  // CPU ranks: the threads they share (0 on GPUs)
 };
 
 // Host memory the CPU bench needs for `config`: send and recv buffers per rank, the links, the copy probe.

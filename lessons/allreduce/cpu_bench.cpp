@@ -12,6 +12,7 @@
 #include "engine/units.h"
 #include "kernels/collectives/collectives.h"
 #include "kernels/collectives/copy_probe.h"
+#include "kernels/collectives/cost_model.h"
 #include "kernels/collectives/reference.h"
 #include "lessons/allreduce/bench.h"
 
@@ -19,50 +20,41 @@ namespace dlsys::allreduce {
 
 namespace {
 
-// The copy probe moves as many bytes per thread as the run's largest message (so both see the same caches), at
-// least 1 MiB so the timer resolves it and at most 64 MiB (far beyond the caches) so it stays quick.
-std::int64_t copy_probe_bytes(const BenchConfig& config) {
-  return std::clamp<std::int64_t>(config.max_bytes, 1ll << 20, 64ll << 20);
-}
-
 collectives::CommOptions comm_options(const BenchConfig& config) {
   return {.segment_bytes = config.segment_bytes, .slots_per_channel = 4, .poll = true};
 }
 
-// One rank's link is one thread copying memory. Its rate can exceed neither what one thread copies alone nor its
-// 1/N share of what the threads running the ring copy together (they share one memory system, and with more ranks
-// than hardware threads they also share the cores). The ceiling is the smaller of the two, both measured now, each
-// as the faster of memcpy (the engine's probe) and the streaming-store copy the ring itself uses for its results.
-Ceiling measure_cpu_ceiling(int n_ranks, int hardware_threads, std::int64_t probe_bytes) {
-  const int threads = std::min(n_ranks, hardware_threads);
-  const double memcpy_one = measure_copy_bandwidth_gbps(1, probe_bytes);
-  const double stream_one = collectives::streaming_copy_bandwidth_gbps(1, probe_bytes);
-  const double memcpy_all = threads == 1 ? memcpy_one : measure_copy_bandwidth_gbps(threads, probe_bytes);
-  const double stream_all =
-      threads == 1 ? stream_one : collectives::streaming_copy_bandwidth_gbps(threads, probe_bytes);
-  const double one_thread = std::max(memcpy_one, stream_one);
-  const double together = std::max(memcpy_all, stream_all);
-  const double share = together / n_ranks;
-  Ceiling c;
-  c.gbps = std::min(one_thread, share);
-  c.how = fmt::format(
-      "ceiling = min(one thread copying {:.2f} GB/s, 1/{} of {} threads copying together {:.2f} GB/s = {:.2f}) = "
-      "{:.2f} "
-      "GB/s; copies of {} per thread, the faster of memcpy and streaming stores; a rank's link is one thread copying, "
-      "and all ranks' links share the memory system",
-      one_thread, n_ranks, threads, together, share, c.gbps, format_bytes_binary(double(probe_bytes)));
-  c.figures = {{"memcpy_one_thread_gbps", memcpy_one}, {"stream_copy_one_thread_gbps", stream_one},
-               {"memcpy_threads_gbps", memcpy_all},    {"stream_copy_threads_gbps", stream_all},
-               {"copy_threads", double(threads)},      {"copy_probe_bytes", double(probe_bytes)}};
-  return c;
+// The bytes a rank sends in one call of the ring, busbw x time: the probe copies as many, so the ceiling and busbw
+// pay the same wake-ups for the same bytes. (N = 1 sends nothing; its probe copies the message.)
+std::int64_t probe_bytes_per_rank(const BenchConfig& config, std::int64_t bytes) {
+  const double factor = collectives::busbw_factor(config.op, config.n_ranks);
+  if (factor == 0) return bytes;
+  return std::max<std::int64_t>(4, static_cast<std::int64_t>(factor * double(bytes)) / 4 * 4);
+}
+
+// Samples per probe: the ceiling is a best case, so it gets a few samples even when the collective gets one.
+int probe_repeats(const BenchConfig& config) { return std::max(3, config.repeats); }
+
+struct State {
+  std::vector<HostBuffer<float>> send, recv;  // (n_ranks) buffers of (max_count) floats
+  std::unique_ptr<collectives::Communicator> comm;
+};
+
+// Per-rank GB/s of the best sample: ranks 0..copying-1 each copy `bytes` at once, woken like the collective's ranks.
+double probe_gbps(State& state, const collectives::RankBuffers& buffers, std::int64_t bytes, collectives::CopyKind kind,
+                  int copying, int repeats, const RunControl& control) {
+  int calls = 0;
+  const TimingStats t = time_calls([&] { collectives::copy_on_ranks(*state.comm, buffers, bytes, kind, copying); },
+                                   repeats, control, calls);
+  return t.min_us > 0 ? double(bytes) / (t.min_us * 1e3) : 0.0;
 }
 
 }  // namespace
 
-std::int64_t cpu_bench_bytes(const BenchConfig& config, int hardware_threads) {
-  const std::int64_t probe = 2 * copy_probe_bytes(config) * std::min(config.n_ranks, hardware_threads);  // 2 buffers
+std::int64_t cpu_bench_bytes(const BenchConfig& config, int /*hardware_threads*/) {
+  // The probe copies within the ranks' own buffers: nothing beyond them and the links.
   return 2 * config.n_ranks * config.max_bytes +
-         collectives::Communicator::link_bytes(config.n_ranks, comm_options(config)) + probe;
+         collectives::Communicator::link_bytes(config.n_ranks, comm_options(config));
 }
 
 TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
@@ -88,11 +80,7 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   const int hardware_threads = describe_cpu().threads;
   const std::int64_t max_count = config.max_bytes / 4;
 
-  // Shared between the Bench's copies of the closure: the buffers (N x (max_count) each) and the communicator.
-  struct State {
-    std::vector<HostBuffer<float>> send, recv;
-    std::unique_ptr<collectives::Communicator> comm;
-  };
+  // Shared between the Bench's copies of the closure: the buffers and the communicator.
   auto state = std::make_shared<State>();
   for (int r = 0; r < n; ++r) {
     state->send.emplace_back(ledger, "send buffers", max_count);
@@ -102,33 +90,52 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   state->comm = std::make_unique<collectives::Communicator>(n, ledger, comm_options(config));
 
   Bench bench;
-  bench.ceiling = measure_cpu_ceiling(
-      n, hardware_threads, copy_probe_bytes(config));  // after allocating: the probe and the ring see one machine
   bench.emulated = true;
-  bench.notes.push_back(fmt::format(
-      "ranks are threads of one process (N = {}); a link is a channel of {} slots of {} that the sender copies into "
-      "and the receiver reads from; waiting ranks {}",
-      n, comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes)),
-      state->comm->polls() ? "poll briefly, then sleep" : "sleep at once (they share cores)"));
+  bench.hardware_threads = hardware_threads;
   if (n > hardware_threads)
-    bench.notes.push_back(
-        fmt::format("{} ranks time-share {} hardware threads: ranks wait for a core as well as for "
-                    "data, so busbw falls with N here where real links would not",
-                    n, hardware_threads));
-  bench.notes.push_back(bench.ceiling.how);
+    bench.notes.push_back(fmt::format("{} ranks time-share {} hardware threads", n, hardware_threads));
+  bench.notes.push_back(
+      fmt::format("ranks are threads of one process; a link is a channel of {} slots of {}; waiting ranks {}",
+                  comm_options(config).slots_per_channel, format_bytes_binary(double(config.segment_bytes)),
+                  state->comm->polls() ? "spin while spinning pays, then yield their core, then sleep"
+                                       : "yield their core, then sleep (they share cores)"));
 
   const collectives::Algorithm algorithm =
       config.algo == "naive" ? collectives::Algorithm::Naive : collectives::Algorithm::Ring;
-  bench.measure = [state, config, algorithm, n, hardware_threads, &control](std::int64_t bytes) {
+  bench.measure = [state, config, algorithm, n, hardware_threads, &control](std::int64_t bytes, bool detailed) {
     collectives::RankBuffers buffers{{}, {}, bytes / 4};
     for (int r = 0; r < n; ++r) {
       buffers.send.push_back(state->send[r].data());
       buffers.recv.push_back(state->recv[r].data());
     }
+    const std::int64_t probe_bytes = probe_bytes_per_rank(config, bytes);
+    const int repeats = probe_repeats(config);
+    using collectives::CopyKind;
+    auto probe = [&](CopyKind kind, int copying) {
+      return probe_gbps(*state, buffers, probe_bytes, kind, copying, repeats, control);
+    };
+    // The ceiling's first probe, the collective, the second probe: a disturbance that lasts only part of the size's
+    // measurement cannot lower the ceiling on both sides.
+    double memcpy_all = probe(CopyKind::Memcpy, n);
+    double stream_all = probe(CopyKind::Streaming, n);
+
     auto call = [&] { collectives::run_collective(*state->comm, config.op, algorithm, buffers); };
     SizePoint point;
     point.bytes = double(bytes);
     point.time = time_calls(call, config.repeats, control, point.calls_per_sample);
+
+    memcpy_all = std::max(memcpy_all, probe(CopyKind::Memcpy, n));
+    stream_all = std::max(stream_all, probe(CopyKind::Streaming, n));
+    point.ceiling_gbps = std::max(memcpy_all, stream_all);
+    if (detailed) {
+      // One rank copying alone: how much of the ceiling the ranks lose to sharing the memory system and the cores.
+      point.ceiling_figures = {{"memcpy_one_thread_gbps", probe(CopyKind::Memcpy, 1)},
+                               {"stream_copy_one_thread_gbps", probe(CopyKind::Streaming, 1)},
+                               {"memcpy_threads_gbps", memcpy_all * n},
+                               {"stream_copy_threads_gbps", stream_all * n},
+                               {"copy_threads", double(n)},
+                               {"copy_probe_bytes", double(probe_bytes)}};
+    }
 
     // The checked call: outputs poisoned first, so an element the collective never wrote counts as wrong.
     for (float* out : buffers.recv) std::fill(out, out + buffers.count, std::numeric_limits<float>::quiet_NaN());

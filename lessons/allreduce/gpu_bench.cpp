@@ -80,19 +80,18 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
   bench.notes.push_back(placement.description);
   const std::int64_t probe_bytes =
       std::min<std::int64_t>(std::max<std::int64_t>(config.max_bytes, 1 << 20), 256ll << 20);
-  bench.ceiling.gbps = gpu::copy_bandwidth_gbps(config.n_ranks, probe_bytes);
-  bench.ceiling.how =
-      fmt::format("ceiling = {} copy of {}: {:.1f} GB/s, what one rank can move to its neighbour",
+  const double ceiling_gbps = gpu::copy_bandwidth_gbps(config.n_ranks, probe_bytes);
+  bench.notes.push_back(
+      fmt::format("ceiling = {} copy of {}: {:.1f} GB/s, what one rank can move to its neighbour (one probe, used "
+                  "for every size)",
                   placement.emulated || config.n_ranks == 1 ? "device-to-device" : "GPU 0 -> GPU 1 peer",
-                  format_bytes_binary(double(probe_bytes)), bench.ceiling.gbps);
-  bench.ceiling.figures = {{"copy_probe_bytes", double(probe_bytes)}};
-  bench.notes.push_back(bench.ceiling.how);
+                  format_bytes_binary(double(probe_bytes)), ceiling_gbps));
   if (placement.emulated)
     bench.notes.push_back(
         "emulated ranks share one GPU's memory bandwidth: a copy to a 'neighbour' is a copy within "
         "the same device");
 
-  bench.measure = [config, implementation, &control](std::int64_t bytes) {
+  bench.measure = [config, implementation, ceiling_gbps, probe_bytes, &control](std::int64_t bytes, bool detailed) {
     control.check_cancelled();
     const std::int64_t count = bytes / 4;
     std::vector<std::vector<float>> results(config.n_ranks, std::vector<float>(static_cast<std::size_t>(count)));
@@ -104,6 +103,8 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
     point.bytes = double(bytes);
     point.time = m.time;
     point.wrong = collectives::count_wrong(config.op, pointers, count, describe_cpu().threads);
+    point.ceiling_gbps = ceiling_gbps;
+    if (detailed) point.ceiling_figures = {{"copy_probe_bytes", double(probe_bytes)}};
     return point;
   };
   return bench;

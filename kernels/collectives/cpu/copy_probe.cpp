@@ -1,30 +1,29 @@
 #include "kernels/collectives/copy_probe.h"
 
-#include <vector>
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
 
-#include "engine/measure.h"
-#include "engine/parallel.h"
 #include "kernels/collectives/cpu/streaming_stores.h"
 
 namespace dlsys::collectives {
 
-double streaming_copy_bandwidth_gbps(int threads, std::int64_t bytes_per_thread) {
-  const std::int64_t count = bytes_per_thread / static_cast<std::int64_t>(sizeof(float));
-  std::vector<std::vector<float>> sources(threads), targets(threads);
-  parallel_for(threads, threads, [&](std::int64_t begin, std::int64_t end) {
-    for (auto t = begin; t < end; ++t) {
-      sources[t].assign(count, 1.0f);  // touch every page before timing
-      targets[t].assign(count, 0.0f);
+void copy_on_ranks(Communicator& comm, const RankBuffers& buffers, std::int64_t bytes_per_rank, CopyKind kind,
+                   int copying_ranks) {
+  if (static_cast<int>(buffers.send.size()) != comm.size() || static_cast<int>(buffers.recv.size()) != comm.size())
+    throw std::invalid_argument("copy_on_ranks: one send and one recv buffer per rank");
+  const std::int64_t total = bytes_per_rank / static_cast<std::int64_t>(sizeof(float));
+  comm.run_on_ranks([&](int rank) {
+    if (rank >= copying_ranks || buffers.count <= 0) return;
+    for (std::int64_t done = 0; done < total;) {
+      const std::int64_t m = std::min(buffers.count, total - done);
+      if (kind == CopyKind::Memcpy)
+        std::memcpy(buffers.recv[rank], buffers.send[rank], static_cast<std::size_t>(m) * sizeof(float));
+      else
+        detail::copy_results(buffers.recv[rank], nullptr, buffers.send[rank], m);
+      done += m;
     }
   });
-  const TimingStats stats = measure(
-      [&] {
-        parallel_for(threads, threads, [&](std::int64_t begin, std::int64_t end) {
-          for (auto t = begin; t < end; ++t) detail::copy_results(targets[t].data(), nullptr, sources[t].data(), count);
-        });
-      },
-      MeasureOptions{.warmup = 1, .repeats = 5});
-  return static_cast<double>(count * sizeof(float)) * threads / (stats.min_us * 1e3);
 }
 
 }  // namespace dlsys::collectives

@@ -41,6 +41,22 @@ CollectiveCost collective_cost(Op op, Algorithm algorithm, int n, double bytes) 
   return c;
 }
 
+WayCost all_reduce_way_cost(AllReduceWay way, int n, double bytes) {
+  if (n < 1) throw std::invalid_argument("all_reduce_way_cost: at least one rank");
+  const int pairs = n * (n - 1) / 2;
+  switch (way) {
+    case AllReduceWay::ThroughRoot:
+      return {n - 1, 2 * (n - 1), (n - 1) * bytes};
+    case AllReduceWay::FullExchange:
+      return {pairs, n > 1 ? 1 : 0, (n - 1) * bytes};
+    case AllReduceWay::DirectPairs:
+      return {pairs, n > 1 ? 2 : 0, 2.0 * (n - 1) / n * bytes};
+    case AllReduceWay::Ring:
+      return {n > 2 ? n : n - 1, 2 * (n - 1), 2.0 * (n - 1) / n * bytes};
+  }
+  return {};
+}
+
 double model_time_us(const CollectiveCost& cost, double alpha_us, double beta_gbps) {
   return cost.steps * alpha_us + cost.model_bytes / (beta_gbps * 1e3);  // GB/s = 1e3 bytes per us
 }
