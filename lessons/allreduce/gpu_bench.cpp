@@ -60,19 +60,6 @@ Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
   const gpu::Implementation implementation =
       config.algo == "library" ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
   const gpu::Placement placement = gpu::place_ranks(config.n_ranks);
-  if (implementation == gpu::Implementation::Nccl && placement.emulated)
-    throw BadInput(
-        fmt::format("parameter 'algo': value 'library' (NCCL) needs one GPU per rank: n = {} but {}; "
-                    "allowed here: ring",
-                    config.n_ranks, placement.description));
-  if (implementation == gpu::Implementation::Nccl && config.op != collectives::Op::AllReduce)
-    for (const std::int64_t bytes : config.message_bytes)
-      if (bytes % (4 * config.n_ranks) != 0)
-        throw BadInput(fmt::format(
-            "parameters 'bytes'/'sizes': NCCL's {} needs every size divisible by 4 x N = {} bytes; got {} bytes; "
-            "allowed: multiples of {} bytes, or algo=ring",
-            config.op == collectives::Op::ReduceScatter ? "reduce-scatter" : "all-gather", 4 * config.n_ranks, bytes,
-            4 * config.n_ranks));
 
   Bench bench;
   bench.emulated = placement.emulated;
