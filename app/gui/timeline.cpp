@@ -174,6 +174,17 @@ std::vector<DrawnBlock> layout_lane(const std::vector<TimelineSpan>& spans, cons
   return blocks;
 }
 
+namespace {
+// Whether the phase bands of `marks` dim this span (it lies outside every band of its lane): dimmed blocks do not
+// show their own colour.
+bool dimmed(const TimelineMarks* marks, int lane, const TimelineSpan& span) {
+  if (marks == nullptr || marks->bands.empty()) return false;
+  for (const TimelineBand& band : marks->bands)
+    if (band.lane == lane && band.end > band.start && span.start >= band.start && span.end <= band.end) return false;
+  return true;
+}
+}  // namespace
+
 TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>& timelines, bool overlay,
                              TimelineViewState& view, ImVec2 size, const std::vector<const TimelineMarks*>& marks) {
   TimelineHover hover;
@@ -306,7 +317,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
             draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
           else
             draw->AddRectFilled(a, c, color);
-          if (!outline && block.x1 - block.x0 > widest_px && span.direction == 0) {
+          if (!outline && block.x1 - block.x0 > widest_px && span.direction == 0 &&
+              !dimmed(b < static_cast<int>(marks.size()) ? marks[b] : nullptr, lane, span)) {
             widest_px = block.x1 - block.x0;
             widest_color = color;
           }
