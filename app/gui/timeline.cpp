@@ -267,7 +267,8 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   };
 
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
-  // The colour of the widest block drawn: what a screenshot of this timeline must show (tests look for it).
+  // The colour of the widest block drawn in the top lane: what a screenshot of this timeline must show (tests look
+  // for it; the top lane is on screen as soon as any of the widget is).
   ImU32 widest_color = 0;
   float widest_px = 0;
   const ImVec2 bubble_text = ImGui::CalcTextSize("bubble");
@@ -317,7 +318,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
             draw->AddRect(a, c, theory_color(), 0, 0, 1.5f * s);
           else
             draw->AddRectFilled(a, c, color);
-          if (!outline && block.x1 - block.x0 > widest_px && span.direction == 0 &&
+          if (!outline && b == 0 && lane == 0 && block.x1 - block.x0 > widest_px && span.direction == 0 &&
               !dimmed(b < static_cast<int>(marks.size()) ? marks[b] : nullptr, lane, span)) {
             widest_px = block.x1 - block.x0;
             widest_color = color;
