@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <type_traits>
 
 #include "engine/measure.h"
@@ -25,6 +26,13 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m), int(n),
               int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+// CPU time this thread has used, in microseconds.
+double thread_cpu_us() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return double(now.tv_sec) * 1e6 + double(now.tv_nsec) * 1e-3;
 }
 
 template <typename T>
@@ -148,6 +156,7 @@ template <typename T>
 void RankLayer<T>::collective(RankStepTimes& times, collectives::Op op, const char* site, bool backward, T* buffer,
                               std::int64_t count) {
   CollectiveCall call{.op = op, .site = site, .backward = backward, .elements = count};
+  const double cpu_before = thread_cpu_us();
   if constexpr (std::is_same_v<T, float>) {
     if (group_ != nullptr && group_->size() > 1) {
       const CollectiveCall done = op == collectives::Op::AllReduce       ? group_->all_reduce(rank_, buffer, count)
@@ -160,6 +169,7 @@ void RankLayer<T>::collective(RankStepTimes& times, collectives::Op op, const ch
     (void)buffer;  // the double reference is one rank: its partial sums are already whole
   }
   times.comm_us += call.time_us;
+  times.comm_cpu_us += thread_cpu_us() - cpu_before;
   times.calls.push_back(std::move(call));
 }
 
@@ -168,8 +178,10 @@ const T* RankLayer<T>::gather_rows(RankStepTimes& times, const char* site, bool 
   if (!shape_.sequence_parallel) return local;
   const std::int64_t h = shape_.hidden;
   const Stopwatch watch;  // placing the block is part of the exchange
+  const double cpu_before = thread_cpu_us();
   copy_values(full + shape_.first_local_token(rank_) * h, local, shape_.local_tokens() * h);
   times.comm_us += watch.elapsed_us();
+  times.comm_cpu_us += thread_cpu_us() - cpu_before;
   collective(times, collectives::Op::AllGather, site, backward, full, shape_.tokens() * h);
   return full;
 }
@@ -342,10 +354,13 @@ template <typename T>
 RankStepTimes RankLayer<T>::step() {
   RankStepTimes times;
   const Stopwatch watch;
+  const double cpu_before = thread_cpu_us();
   forward(times);
   backward(times);
   times.step_us = watch.elapsed_us();
+  times.step_cpu_us = thread_cpu_us() - cpu_before;
   times.compute_us = times.step_us - times.comm_us;
+  times.compute_cpu_us = times.step_cpu_us - times.comm_cpu_us;
   return times;
 }
 
