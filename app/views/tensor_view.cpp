@@ -30,13 +30,23 @@ ImU32 rank_color(int rank) { return series_color(rank); }
 
 std::string number_text(double v) { return fmt::format("{:g}", v); }
 
+// A muted sentence that wraps at the view's edge.
+void note(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
 // The size of one number cell: room for "-00" with a margin, never smaller than a comfortable square.
 float cell_size() { return std::max(ImGui::CalcTextSize("-00").x, ImGui::GetTextLineHeight()) + 14 * ui_scale(); }
 
 // A rows x cols block of numbers at the cursor, each cell filled with fill(r, c) (0: none) and outlined when
-// strong(r, c); `title` above it. Advances the cursor past it.
+// strong(r, c); `title` above it, and each row's label (if given) to its right. Advances the cursor past it.
 void draw_numbers(const std::string& title, const std::vector<float>& values, int rows, int cols,
-                  const std::function<ImU32(int, int)>& fill, const std::function<bool(int, int)>& strong = {}) {
+                  const std::function<ImU32(int, int)>& fill, const std::function<bool(int, int)>& strong = {},
+                  const std::vector<std::string>& row_labels = {}) {
   const float s = ui_scale(), cell = cell_size();
   ImGui::BeginGroup();
   ImGui::TextUnformatted(title.c_str());
@@ -53,17 +63,22 @@ void draw_numbers(const std::string& title, const std::vector<float>& values, in
       const ImVec2 size = ImGui::CalcTextSize(text.c_str());
       draw->AddText({(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2}, text_color(), text.c_str());
     }
-  ImGui::Dummy({cols * cell, rows * cell});
+  float label_width = 0;
+  for (int r = 0; r < rows && r < int(row_labels.size()); ++r) {
+    const char* label = row_labels[static_cast<std::size_t>(r)].c_str();
+    label_width = std::max(label_width, ImGui::CalcTextSize(label).x + 10 * s);
+    draw->AddText({o.x + cols * cell + 8 * s, o.y + r * cell + (cell - ImGui::GetTextLineHeight()) / 2},
+                  muted_text_color(), label);
+  }
+  ImGui::Dummy({cols * cell + label_width, rows * cell});
   ImGui::EndGroup();
 }
 
 // "rank r" in the rank's colour, in the heading font.
-void rank_heading(int rank, const std::string& what) {
+void rank_heading(int rank) {
   ImGui::PushFont(heading_font());
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(rank_color(rank)), "rank %d", rank);
   ImGui::PopFont();
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", what.c_str());
 }
 
 std::string shard_text(const RankLinearRecord& r, bool column) {
@@ -82,21 +97,16 @@ int owner_of(const LinearSplitRecord& split, int row, int col) {
   return -1;
 }
 
-// x and W as a whole, coloured by the rank that receives each part.
+// x and W as a whole, coloured by the rank that receives each part, with which rank gets what underneath.
 void draw_whole(const LinearSplitRecord& split) {
   const int n = static_cast<int>(tensor::kCourseDim);
   const std::vector<float> x = tensor::course_x(), w = tensor::course_w();
-  const float gap = 2.5f * cell_size();
-  draw_numbers("x (1 x 4)", x, 1, n, [&](int, int c) {
+  ImGui::BeginGroup();
+  draw_numbers(split.column ? "x (1 x 4), copied to both ranks" : "x (1 x 4), cut to match", x, 1, n, [&](int, int c) {
     if (split.column) return ImU32(0);  // copied whole to every rank
     return rank_color(owner_of(split, c, 0));
   });
-  ImGui::SameLine(0, gap);
-  draw_numbers("W (4 x 4)", w, n, n, [&](int r, int c) { return rank_color(owner_of(split, r, c)); });
-  ImGui::SameLine(0, gap);
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("y = x W, the course's layout");
-  ImGui::TextDisabled(split.column ? "x is copied to both ranks" : "x is cut to match W's rows");
+  draw_numbers("W (4 x 4); y = x W", w, n, n, [&](int r, int c) { return rank_color(owner_of(split, r, c)); });
   for (std::size_t k = 0; k < split.ranks.size(); ++k) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(rank_color(int(k))), "rank %d", int(k));
     ImGui::SameLine();
@@ -105,62 +115,96 @@ void draw_whole(const LinearSplitRecord& split) {
   ImGui::EndGroup();
 }
 
-// One rank's part: the x it holds, its shard of W, and what it computed alone.
+constexpr const char* kSliceTitle = "its slice of y";
+constexpr const char* kShardTitle = "its shard of W";
+
+// Width of one rank's part as draw_rank_part lays it out.
+float rank_part_width(const LinearSplitRecord& split, const RankLinearRecord& r) {
+  const float cell = cell_size();
+  if (split.column)  // the shard, and its slice of y beside it
+    return float(r.w_cols) * cell + 0.6f * cell +
+           std::max(ImGui::CalcTextSize(kSliceTitle).x, float(r.local.size()) * cell);
+  return std::max(ImGui::CalcTextSize(kShardTitle).x, float(r.w_cols) * cell);  // x part, shard, partial y stacked
+}
+
+// One rank's part: its shard of W and what it computed alone; for the row split, the part of x it holds on top.
 void draw_rank_part(const LinearSplitRecord& split, int k) {
   const RankLinearRecord& r = split.ranks[static_cast<std::size_t>(k)];
   const ImU32 mine = rank_color(k);
+  auto own = [&](int, int) { return mine; };
   ImGui::BeginGroup();
-  rank_heading(k, split.column ? "computes its slice of y" : "computes a partial y");
-  draw_numbers("x", r.x, 1, int(r.x.size()), [&](int, int) { return split.column ? ImU32(0) : mine; });
-  ImGui::SameLine(0, cell_size() * 0.6f);
-  draw_numbers("its shard of W", r.w, int(r.w_rows), int(r.w_cols), [&](int, int) { return mine; });
-  draw_numbers(split.column ? "x W_shard: its slice of y" : "x_shard W_shard: a partial sum of all of y", r.local, 1,
-               int(r.local.size()), [&](int, int) { return mine; });
+  rank_heading(k);
+  if (split.column) {
+    draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
+    ImGui::SameLine(0, cell_size() * 0.6f);
+    draw_numbers(kSliceTitle, r.local, 1, int(r.local.size()), own);
+  } else {
+    draw_numbers("its part of x", r.x, 1, int(r.x.size()), own);
+    draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
+    draw_numbers("its partial y", r.local, 1, int(r.local.size()), own);
+  }
   ImGui::EndGroup();
+}
+
+// The whole x and W, then each rank's part: beside them where the width allows, else underneath.
+void draw_split(const LinearSplitRecord& split) {
+  const float gap = 1.5f * cell_size();
+  float needed = std::max(4 * cell_size(), ImGui::CalcTextSize("rank 0  rows 0-1 of W, x[0:2]").x);
+  for (const RankLinearRecord& r : split.ranks) needed += gap + rank_part_width(split, r);
+  const bool beside = needed <= ImGui::GetContentRegionAvail().x;
+  draw_whole(split);
+  for (int k = 0; k < int(split.ranks.size()); ++k) {
+    if (beside || k > 0) ImGui::SameLine(0, gap);
+    draw_rank_part(split, k);
+  }
+}
+
+// The collective's result: on the same line as the ranks' parts when `width` still fits there, else under a rule.
+void place_result(float width) {
+  const float gap = 1.5f * cell_size();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + gap + width <= right) {
+    ImGui::SameLine(0, gap);
+    return;
+  }
+  ImGui::Spacing();
+  ImGui::Separator();
 }
 
 void draw_column_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const LinearSplitRecord& split = steps->column;
-  draw_whole(split);
-  ImGui::Spacing();
-  ImGui::Separator();
-  for (int k = 0; k < int(split.ranks.size()); ++k) {
-    if (k > 0) ImGui::SameLine(0, 3 * cell_size());
-    draw_rank_part(split, k);
-  }
-  ImGui::Spacing();
-  ImGui::Separator();
+  draw_split(split);
+  const char* title = "all-gather: every slice to every rank";
+  place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f, 4 * cell_size()));
+  ImGui::BeginGroup();
   ImGui::PushFont(heading_font());
-  ImGui::TextUnformatted("all-gather: each slice goes to every rank");
+  ImGui::TextUnformatted(title);
   ImGui::PopFont();
-  const auto& halves = split.ranks;
-  for (int k = 0; k < int(halves.size()); ++k) {
-    if (k > 0) ImGui::SameLine(0, 3 * cell_size());
-    const std::vector<float>& y = halves[static_cast<std::size_t>(k)].result;
-    const std::int64_t width = halves.front().w_cols;
+  const std::int64_t width = split.ranks.front().w_cols;
+  for (int k = 0; k < int(split.ranks.size()); ++k) {
+    const std::vector<float>& y = split.ranks[static_cast<std::size_t>(k)].result;
     draw_numbers(fmt::format("rank {} holds y", k), y, 1, int(y.size()),
                  [&](int, int c) { return rank_color(int(c / width)); });
   }
-  ImGui::TextDisabled("Each cell keeps the colour of the rank that computed it; the values are the split's record.");
+  ImGui::EndGroup();
+  note(
+      "Each cell keeps the colour of the rank that computed it; the values are each rank's record after the lab's "
+      "ring all-gather.");
 }
 
 void draw_row_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const LinearSplitRecord& split = steps->row;
-  draw_whole(split);
-  ImGui::Spacing();
-  ImGui::Separator();
-  for (int k = 0; k < int(split.ranks.size()); ++k) {
-    if (k > 0) ImGui::SameLine(0, 3 * cell_size());
-    draw_rank_part(split, k);
-  }
-  ImGui::Spacing();
-  ImGui::Separator();
+  draw_split(split);
+  const char* title = "all-reduce: partials added";
+  place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f,
+                        4 * cell_size() + ImGui::CalcTextSize("= y, on every rank").x + 10 * ui_scale()));
+  ImGui::BeginGroup();
   ImGui::PushFont(heading_font());
-  ImGui::TextUnformatted("all-reduce: the partials are added, element by element");
+  ImGui::TextUnformatted(title);
   ImGui::PopFont();
   // The partials stacked above their sum, as the all-reduce leaves it on every rank.
   std::vector<float> stacked;
@@ -168,13 +212,17 @@ void draw_row_step(const ViewContext& ctx) {
   const std::vector<float>& y = split.ranks.front().result;
   stacked.insert(stacked.end(), y.begin(), y.end());
   const int parts = int(split.ranks.size()), cols = int(y.size());
+  std::vector<std::string> labels;
+  for (int k = 0; k < parts; ++k) labels.push_back(fmt::format("{}rank {}'s partial", k == 0 ? "  " : "+ ", k));
+  labels.push_back("= y, on every rank");
   draw_numbers(
-      "partial of rank 0, of rank 1, and their sum", stacked, parts + 1, cols,
-      [&](int r, int) { return r < parts ? rank_color(r) : ImU32(0); }, [&](int r, int) { return r == parts; });
+      "element by element", stacked, parts + 1, cols, [&](int r, int) { return r < parts ? rank_color(r) : ImU32(0); },
+      [&](int r, int) { return r == parts; }, labels);
+  ImGui::EndGroup();
   bool agree = true;
   for (const RankLinearRecord& r : split.ranks) agree &= r.result == y;
-  ImGui::TextDisabled(agree ? "Every rank ends with this y (the ring's record, rank by rank)."
-                            : "The ranks' results differ: the all-reduce is broken.");
+  note(agree ? "Every rank ends with this y: the values are each rank's record after the lab's ring all-reduce."
+             : "The ranks' results differ: the all-reduce is broken.");
 }
 
 // A box in a flow diagram: a title and a size line.
@@ -198,7 +246,8 @@ void draw_flow(const std::vector<FlowBox>& boxes) {
     if (i > 0 && at.x + arrow + w > right) {  // wrap: the arrow continues at the start of the next line
       at = {left, at.y + height + pad};
       bottom = at.y + height;
-    } else if (i > 0) {
+    }
+    if (i > 0) {
       const float y = at.y + height / 2;
       draw->AddLine({at.x + 3 * s, y}, {at.x + arrow - 6 * s, y}, muted_text_color(), 2 * s);
       draw->AddTriangleFilled({at.x + arrow - 10 * s, y - 5 * s}, {at.x + arrow - 10 * s, y + 5 * s},
@@ -224,6 +273,27 @@ std::string dims(std::int64_t rows, std::int64_t cols) {
   return fmt::format("{} x {}", format_count(double(rows)), format_count(double(cols)));
 }
 
+// A block's flow between its input and its output: `inner` runs on this rank's columns; around it, the input and
+// output are whole on every rank with an all-reduce at the end, or, with sequence parallelism, this rank's block of
+// positions, all-gathered before and reduce-scattered after.
+std::vector<FlowBox> block_flow(const tensor::LayerShape& s, const std::string& input, std::vector<FlowBox> inner,
+                                const std::string& output) {
+  const std::int64_t n = s.tokens(), h = s.hidden, elements = n * h;
+  const std::string count = fmt::format("b s h = {}", format_count(double(elements)));
+  std::vector<FlowBox> flow;
+  if (s.sequence_parallel) {
+    flow.push_back({input + ", s/t positions", dims(s.local_tokens(), h)});
+    flow.push_back({"all-gather (g)", count, 0, true});
+  } else {
+    flow.push_back({input + ", every rank", dims(n, h)});
+  }
+  flow.insert(flow.end(), inner.begin(), inner.end());
+  flow.push_back({s.sequence_parallel ? "reduce-scatter (g)" : "all-reduce (g)", count, 0, true});
+  flow.push_back(s.sequence_parallel ? FlowBox{output + ", s/t positions", dims(s.local_tokens(), h)}
+                                     : FlowBox{output + ", every rank", dims(n, h)});
+  return flow;
+}
+
 void draw_mlp_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -233,19 +303,19 @@ void draw_mlp_step(const ViewContext& ctx) {
   ImGui::PushFont(heading_font());
   ImGui::Text("Rank r of t = %d, forward (every rank the same, with its own columns)", s.ranks);
   ImGui::PopFont();
-  draw_flow({
-      {"x, every rank", "(s b) x h = " + dims(n, h)},
-      {"W1 shard: columns", dims(h, f) + " = h x 4h/t", mine},
-      {"Z = x W1", dims(n, f), mine},
-      {"GeLU, alone", "whole pre-activations", mine},
-      {"W2 shard: rows", dims(f, h) + " = 4h/t x h", mine},
-      {"partial Y", dims(n, h) + ", a part of the sum", mine},
-      {"all-reduce (g)", fmt::format("b s h = {}", format_count(double(n * h))), 0, true},
-      {"Y, every rank", dims(n, h)},
-  });
-  ImGui::TextDisabled(
-      "Backward: the mirror image. dW1 and dW2 shards are complete where they are; the input gradient is a partial "
-      "sum on each rank, and one all-reduce (f) adds it up.");
+  draw_flow(block_flow(s, "u2 = LN(x2)",
+                       {{"W1 shard: columns", dims(h, f) + " = h x 4h/t", mine},
+                        {"Z = u2 W1", dims(n, f), mine},
+                        {"GeLU, alone", "whole pre-activations", mine},
+                        {"W2 shard: rows", dims(f, h) + " = 4h/t x h", mine},
+                        {"partial Y", dims(n, h) + ", a part of the sum", mine}},
+                       "Y"));
+  note(s.sequence_parallel
+           ? "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
+             "partial sum on each rank, reduce-scattered to the ranks' positions (f), and the output gradient is "
+             "all-gathered first."
+           : "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
+             "partial sum on each rank, and one all-reduce (f) adds it up.");
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::PushFont(heading_font());
@@ -255,16 +325,18 @@ void draw_mlp_step(const ViewContext& ctx) {
   const auto& p0 = steps->row.ranks[0].local;
   const auto& p1 = steps->row.ranks[1].local;
   for (std::size_t i = 0; i < steps->gelu_of_y.size(); ++i)
-    rows.push_back({fmt::format("y[{}] = {:g} + ({:g})", i, p0[i], p1[i]), fmt::format("{:.4f}", steps->gelu_of_y[i]),
-                    fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
-                    fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
+    rows.push_back(
+        {fmt::format("y[{}] = {:g} + {}", i, p0[i], p1[i] < 0 ? fmt::format("({:g})", p1[i]) : number_text(p1[i])),
+         fmt::format("{:.4f}", steps->gelu_of_y[i]), fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
+         fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
   draw_columns_table("gelu_table",
                      {"element: row-split partials", "GeLU(y): column split, exact",
                       "GeLU(p0) + GeLU(p1): after a row split", "error"},
                      rows);
-  ImGui::TextDisabled(
+  note(
       "After a column split each rank holds whole elements of Z, so GeLU needs no exchange. After a row split it "
-      "holds partial sums, and GeLU of a partial is not a partial of GeLU: it would need an all-reduce first.");
+      "holds partial sums, and GeLU of a partial is not a partial of GeLU: it would need an all-reduce first. "
+      "(Far from zero GeLU is nearly the identity, so the error shows most where a partial is small or negative.)");
 }
 
 std::string op_words(const std::string& op) {
@@ -297,14 +369,16 @@ void draw_attention_step(const ViewContext& ctx) {
   const tensor::LayerShape& s = steps->shape;
   const std::int64_t n = s.tokens(), h = s.hidden, hl = s.hidden_per_rank();
   const ImU32 mine = rank_color(0);
-  draw_flow({
-      {"u = LN(x), every rank", dims(n, h)},
-      {"W_qkv shard: columns", fmt::format("{} = {} heads", dims(h, 3 * hl), s.heads_per_rank()), mine},
-      {"softmax(QK^T / sqrt(d)) V", "per head, alone", mine},
-      {"W_o shard: rows", dims(hl, h), mine},
-      {"partial", dims(n, h), mine},
-      {"all-reduce (g)", fmt::format("b s h = {}", format_count(double(n * h))), 0, true},
-  });
+  ImGui::PushFont(heading_font());
+  ImGui::Text("Rank r of t = %d, forward: the attention block", s.ranks);
+  ImGui::PopFont();
+  draw_flow(
+      block_flow(s, "u = LN(x)",
+                 {{"W_qkv shard: columns", fmt::format("{} = {} heads", dims(h, 3 * hl), s.heads_per_rank()), mine},
+                  {"softmax(QK^T / sqrt(d)) V", "per head, alone", mine},
+                  {"W_o shard: rows", dims(hl, h), mine},
+                  {"partial", dims(n, h), mine}},
+                 "attention out"));
   const tensor::TensorTheory& t = steps->theory;
   ImGui::PushFont(heading_font());
   if (s.sequence_parallel)
@@ -316,7 +390,9 @@ void draw_attention_step(const ViewContext& ctx) {
                 t.allreduces_per_layer_fwd, t.allreduces_per_layer_bwd,
                 format_count(double(t.comm_elements_per_allreduce)).c_str());
   ImGui::PopFont();
-  ImGui::TextDisabled("\"2 per block\" is right for one block; a layer has two (attention, MLP), so 2 + 2.");
+  note(
+      "\"2 per block\" is right for one block; a layer has two (attention, MLP), so 2 + 2. The table is rank 0's own "
+      "record from the real layer (run at a tiny size with the same t and sp), sized for the parameters.");
   draw_collectives_table(ctx, *steps);
 }
 
@@ -354,7 +430,29 @@ void draw_crossovers(const TensorSteps& steps) {
     rows.push_back({c.hardware, fmt::format("{:g} TFLOP/s", c.tflops), fmt::format("{:g} GB/s", c.link_gbps),
                     c.hidden > 0 ? fmt::format("h < {:.0f}", c.hidden) : "never at this s"});
   draw_columns_table("crossovers",
-                     {"[EXT] datasheet hardware", "BF16 dense", "link, one way", "comm outweighs the gain"}, rows);
+                     {"[EXT] datasheet hardware", "BF16 dense", "link, one way",
+                      fmt::format("comm outweighs the gain at s = {}", steps.shape.seq)},
+                     rows);
+}
+
+// Where the measured communication outweighed what the split saved, in one sentence.
+std::string verdict_against_hidden(const RunResult& r) {
+  const Series *gain = r.find_series("gain_vs_hidden"), *comm = r.find_series("comm_vs_hidden");
+  if (!gain || !comm || gain->points.size() != comm->points.size()) return {};
+  std::string lost;
+  bool saved_nothing = false;  // a point the log plot cannot draw
+  for (std::size_t i = 0; i < gain->points.size(); ++i) {
+    if (comm->points[i].y > gain->points[i].y) lost += (lost.empty() ? "" : ", ") + number_text(gain->points[i].x);
+    saved_nothing |= gain->points[i].y <= 0;
+  }
+  if (lost.empty())
+    return "Measured here: at every h swept, the split saved more compute time than its collectives took.";
+  return fmt::format("Measured here: at h = {} the collectives took longer than the compute time the split saved.{}",
+                     lost,
+                     saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
+                                                 "faster than t = 1 there.",
+                                                 r.params.at("t"))
+                                   : "");
 }
 
 void draw_scaling_step(const ViewContext& ctx) {
@@ -373,6 +471,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   PlotSpec by_t{
       "Per rank against t, h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
   add_series(by_t, r, "compute_vs_t", rank_color(0));
+  add_series(by_t, r, "compute_cpu_vs_t", series_color(3));
   add_series(by_t, r, "compute_ideal_vs_t", theory_color());
   add_series(by_t, r, "comm_vs_t", rank_color(1));
   by_t.size = {(width - gap) / 2, height};
@@ -383,18 +482,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
   by_h.size = {(width - gap) / 2, height};
   draw_plot("time_vs_h", by_h);
-  const Series *gain = r.find_series("gain_vs_hidden"), *comm = r.find_series("comm_vs_hidden");
-  std::string verdict = "Measured here: the split saved more compute than the all-reduces cost at every h swept.";
-  if (gain && comm && gain->points.size() == comm->points.size())
-    for (std::size_t i = gain->points.size(); i-- > 0;)
-      if (comm->points[i].y > gain->points[i].y) {
-        verdict = fmt::format(
-            "Measured here: at h = {:g} and below, communication took longer than the compute the "
-            "split saved.",
-            gain->points[i].x);
-        break;
-      }
-  ImGui::TextUnformatted(verdict.c_str());
+  note(verdict_against_hidden(r));
   draw_crossovers(*steps);
 }
 
@@ -405,7 +493,7 @@ void draw_sequence_step(const ViewContext& ctx) {
   PlotSpec spec{fmt::format("Activation bytes per layer and rank, s = {}, b = {}, h = {}, a = {}", s.seq, s.batch,
                             s.hidden, s.heads),
                 {"ranks t", "", true},
-                {"bytes", "bytes", true},
+                {"activations", "bytes", true},
                 {},
                 {}};
   PlotLine none{"no parallelism: s b h (34 + 5as/h)", muted_text_color(), SeriesStyle::Line, true, false, {}};
@@ -422,8 +510,8 @@ void draw_sequence_step(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
   if (m && !m->example)
     if (const Series* ledger = ctx.result->find_series("activation_vs_t")) {
-      PlotLine line = line_from_series(*ledger, rank_color(5));
-      line.name = "the lab's fp32 layer, ledger (this run, sp = " + ctx.result->params.at("sp") + ")";
+      PlotLine line = line_from_series(*ledger, series_color(3));
+      line.name = "the lab's fp32 layer, counted by the ledger (sp = " + ctx.result->params.at("sp") + ")";
       spec.lines.push_back(line);
     }
   spec.guides.push_back({true, double(s.ranks), fmt::format("t = {}", s.ranks), highlight_color()});
@@ -432,7 +520,7 @@ void draw_sequence_step(const ViewContext& ctx) {
       {fmt::format("t = {}, tensor parallel", s.ranks), format_bytes_both(double(t.activation_bytes_tensor))},
       {fmt::format("t = {}, tensor + sequence parallel", s.ranks),
        format_bytes_both(double(t.activation_bytes_tensor_sequence))},
-      {"the lab's layer: " + t.lab_activation_formula, format_bytes_both(double(t.lab_activation_bytes_per_rank))},
+      {"the lab's fp32 layer: " + t.lab_activation_formula, format_bytes_both(double(t.lab_activation_bytes_per_rank))},
   };
   if (m && !m->example && !ctx.result_stale)
     rows.push_back(
