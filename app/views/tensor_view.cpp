@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
@@ -396,6 +397,26 @@ void draw_attention_step(const ViewContext& ctx) {
   draw_collectives_table(ctx, *steps);
 }
 
+// Where a step needs the layer's run: the usual prompt, or why the last run did not measure it (the course's example
+// alone, or the calculator).
+void draw_needs_layer_run(const ViewContext& ctx, const char* what) {
+  const auto param = [&](const char* key) {
+    const auto it = ctx.result ? ctx.result->params.find(key) : std::map<std::string, std::string>::const_iterator{};
+    return ctx.result && it != ctx.result->params.end() ? it->second : std::string();
+  };
+  if (param("mode") == "theory")
+    return note(
+        fmt::format("The last run was the calculator alone (mode = theory): set mode = run and press Run to "
+                    "measure {}.",
+                    what));
+  if (param("example") == "course")
+    return note(
+        fmt::format("The last run was the course's example alone (example = course): set example = none and "
+                    "press Run to measure {}.",
+                    what));
+  draw_needs_run(what);
+}
+
 PlotLine series_line(const Series& s, ImU32 color) {
   PlotLine line = line_from_series(s, color);
   line.dashed = s.role == "theory";
@@ -462,7 +483,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   if (m == nullptr || m->example) {
     draw_scaling_theory(*steps);
     draw_crossovers(*steps);
-    return draw_needs_run("compute and communication time against t and against h");
+    return draw_needs_layer_run(ctx, "compute and communication time against t and against h");
   }
   const RunResult& r = *ctx.result;
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();

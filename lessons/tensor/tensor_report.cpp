@@ -88,7 +88,8 @@ std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const 
     out += fmt::format("  {:>7} {:>12} {:>12} {:>12}  {}\n", "h", "compute", "comm", "saved", "");
     for (std::size_t i = 0; i < hc->points.size(); ++i)
       out += fmt::format("  {:>7g} {:>12} {:>12} {:>12}  {}\n", hc->points[i].x, format_duration_us(hc->points[i].y),
-                         format_duration_us(hm->points[i].y), format_duration_us(gain->points[i].y),
+                         format_duration_us(hm->points[i].y),
+                         gain->points[i].y > 0 ? format_duration_us(gain->points[i].y) : std::string("none"),
                          hm->points[i].y > gain->points[i].y ? "communication outweighs the gain" : "");
   }
   out += "\nCollectives of one step, rank 0 (bytes counted by the links; formula: ring, fp32)\n";
