@@ -289,7 +289,7 @@ std::vector<FlowBox> block_flow(const tensor::LayerShape& s, const std::string& 
     flow.push_back({input + ", every rank", dims(n, h)});
   }
   flow.insert(flow.end(), inner.begin(), inner.end());
-  flow.push_back({s.sequence_parallel ? "reduce-scatter (g)" : "all-reduce (g)", count, 0, true});
+  flow.push_back({s.sequence_parallel ? "reduce-scatter (g-bar)" : "all-reduce (g)", count, 0, true});
   flow.push_back(s.sequence_parallel ? FlowBox{output + ", s/t positions", dims(s.local_tokens(), h)}
                                      : FlowBox{output + ", every rank", dims(n, h)});
   return flow;
@@ -488,9 +488,9 @@ void draw_scaling_step(const ViewContext& ctx) {
   const RunResult& r = *ctx.result;
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
   const float height = std::max(ImGui::GetContentRegionAvail().y - 5.5f * ImGui::GetFrameHeightWithSpacing(),
-                                ImGui::GetTextLineHeight() * 14);
+                                ImGui::GetTextLineHeight() * 18);
   PlotSpec by_t{
-      "Per rank against t, h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
+      "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
   add_series(by_t, r, "compute_vs_t", rank_color(0));
   add_series(by_t, r, "compute_cpu_vs_t", series_color(3));
   add_series(by_t, r, "compute_ideal_vs_t", theory_color());
@@ -498,7 +498,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   by_t.size = {(width - gap) / 2, height};
   draw_plot("time_vs_t", by_t);
   ImGui::SameLine(0, gap);
-  PlotSpec by_h{"Against h at t = " + r.params.at("t"), {"hidden h", "", true}, {"time", "us", true}, {}, {}};
+  PlotSpec by_h{"Per rank, against h at t = " + r.params.at("t"), {"hidden h", "", true}, {"time", "us", true}, {}, {}};
   add_series(by_h, r, "gain_vs_hidden", rank_color(2));
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
   by_h.size = {(width - gap) / 2, height};
@@ -511,16 +511,15 @@ void draw_sequence_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const tensor::LayerShape& s = steps->shape;
-  PlotSpec spec{fmt::format("Activation bytes per layer and rank, s = {}, b = {}, h = {}, a = {}", s.seq, s.batch,
+  PlotSpec spec{fmt::format("Activations kept per layer and rank, s = {}, b = {}, h = {}, a = {}", s.seq, s.batch,
                             s.hidden, s.heads),
                 {"ranks t", "", true},
                 {"activations", "bytes", true},
                 {},
                 {}};
-  PlotLine none{"no parallelism: s b h (34 + 5as/h)", muted_text_color(), SeriesStyle::Line, true, false, {}};
-  PlotLine tp{"tensor: s b h (10 + 24/t + 5as/(ht))", rank_color(0), SeriesStyle::LineAndMarkers, false, false, {}};
-  PlotLine sp{
-      "tensor + sequence: s b h (34/t + 5as/(ht))", rank_color(2), SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotLine none{"none: s b h (34 + 5as/h)", muted_text_color(), SeriesStyle::Line, true, false, {}};
+  PlotLine tp{"tensor: (10 + 24/t + 5as/(ht))", rank_color(0), SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotLine sp{"+ sequence: (34/t + 5as/(ht))", rank_color(2), SeriesStyle::LineAndMarkers, false, false, {}};
   for (const tensor::ActivationPoint& p : steps->activation) {
     const double t = p.t;
     none.points.push_back({t, double(p.none), double(p.none), double(p.none)});
@@ -532,14 +531,15 @@ void draw_sequence_step(const ViewContext& ctx) {
   if (m && !m->example)
     if (const Series* ledger = ctx.result->find_series("activation_vs_t")) {
       PlotLine line = line_from_series(*ledger, series_color(3));
-      line.name = "the lab's fp32 layer, counted by the ledger (sp = " + ctx.result->params.at("sp") + ")";
+      line.name = "lab's fp32 layer, ledger (sp " + ctx.result->params.at("sp") + ")";
       spec.lines.push_back(line);
     }
   spec.guides.push_back({true, double(s.ranks), fmt::format("t = {}", s.ranks), highlight_color()});
   const tensor::TensorTheory& t = steps->theory;
   std::vector<std::pair<std::string, std::string>> rows = {
-      {fmt::format("t = {}, tensor parallel", s.ranks), format_bytes_both(double(t.activation_bytes_tensor))},
-      {fmt::format("t = {}, tensor + sequence parallel", s.ranks),
+      {fmt::format("t = {}, tensor parallel (16-bit, the paper)", s.ranks),
+       format_bytes_both(double(t.activation_bytes_tensor))},
+      {fmt::format("t = {}, tensor + sequence parallel (16-bit)", s.ranks),
        format_bytes_both(double(t.activation_bytes_tensor_sequence))},
       {"the lab's fp32 layer: " + t.lab_activation_formula, format_bytes_both(double(t.lab_activation_bytes_per_rank))},
   };
@@ -548,7 +548,7 @@ void draw_sequence_step(const ViewContext& ctx) {
         {"the ledger counted (rank 0)", fmt::format("{} {}", format_bytes_both(double(m->activation_bytes_measured)),
                                                     m->activation_bytes_match_formula ? "= formula" : "!= formula")});
   spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - (rows.size() + 1.5f) * ImGui::GetFrameHeightWithSpacing(),
-                           ImGui::GetTextLineHeight() * 14)};
+                           ImGui::GetTextLineHeight() * 18)};
   draw_plot("activation", spec);
   draw_value_table("activation_table", rows);
 }

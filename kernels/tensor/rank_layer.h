@@ -19,7 +19,10 @@
 // outside the two blocks: each all-reduce becomes a reduce-scatter (forward: the block's rows of the sum) and an
 // all-gather (before the column-parallel linear). The input of each column-parallel linear is kept only as this
 // rank's block, as the paper does, so the backward all-gathers it once more for the weight gradient; and the layer
-// norms' gain and bias gradients, now partial sums over the blocks, take one small all-reduce (4h floats).
+// norms' gain and bias gradients, now partial sums over the blocks, take one small all-reduce (4h floats). The paper
+// names the pair at a block's input g (all-gather forward, reduce-scatter backward) and at its output g-bar
+// (reduce-scatter forward, all-gather backward); without SP, Megatron-LM's f (identity forward, all-reduce backward)
+// and g (all-reduce forward, identity backward).
 //
 // T is float for the ranks and double for the unsharded reference (one rank, no communication).
 #include <cstdint>

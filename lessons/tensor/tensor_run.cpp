@@ -128,12 +128,11 @@ void add_value(Series& s, double x, double y) { s.points.push_back({x, y, y, y})
 // Against t at the chosen h: per-rank compute with its ideal 1/t line, communication time, bytes sent per rank
 // (counted and from the formula), activation bytes per rank (ledger and formula).
 std::vector<Series> series_against_t(const std::vector<ConfigMeasure>& all, const LayerShape& chosen) {
-  Series compute = series("compute_vs_t", "compute per rank, wall (measured)", "measured", "ranks t", "time", "us");
-  Series cpu =
-      series("compute_cpu_vs_t", "compute per rank, thread CPU time (measured)", "measured", "ranks t", "time", "us");
-  Series ideal = series("compute_ideal_vs_t", "t = 1's compute / t (ideal)", "theory", "ranks t", "time", "us");
-  Series comm = series("comm_vs_t", "communication per rank (measured)", "measured", "ranks t", "time", "us");
-  Series step = series("step_vs_t", "whole step (measured)", "measured", "ranks t", "time", "us");
+  Series compute = series("compute_vs_t", "compute, wall (measured)", "measured", "ranks t", "time", "us");
+  Series cpu = series("compute_cpu_vs_t", "compute, CPU time (measured)", "measured", "ranks t", "time", "us");
+  Series ideal = series("compute_ideal_vs_t", "t = 1's compute / t", "theory", "ranks t", "time", "us");
+  Series comm = series("comm_vs_t", "communication (measured)", "measured", "ranks t", "time", "us");
+  Series step = series("step_vs_t", "step (measured)", "measured", "ranks t", "time", "us");
   Series bytes = series("comm_bytes_vs_t", "bytes sent per rank (counted)", "measured", "ranks t", "bytes", "bytes");
   Series bytes_theory =
       series("comm_bytes_formula_vs_t", "bytes sent per rank (formula)", "theory", "ranks t", "bytes", "bytes");
@@ -167,14 +166,10 @@ std::vector<Series> series_against_t(const std::vector<ConfigMeasure>& all, cons
 // Against h at the chosen t: compute and communication, t = 1's compute, and the time splitting saved (t = 1's
 // compute minus the chosen t's), to set beside the communication it costs.
 std::vector<Series> series_against_hidden(const std::vector<ConfigMeasure>& all, const LayerShape& chosen) {
-  const std::string at_t = fmt::format("t = {}", chosen.ranks);
-  Series compute =
-      series("compute_vs_hidden", "compute per rank, " + at_t + " (measured)", "measured", "hidden h", "time", "us");
-  Series comm =
-      series("comm_vs_hidden", "communication per rank, " + at_t + " (measured)", "measured", "hidden h", "time", "us");
+  Series compute = series("compute_vs_hidden", "compute (measured)", "measured", "hidden h", "time", "us");
+  Series comm = series("comm_vs_hidden", "communication (measured)", "measured", "hidden h", "time", "us");
   Series one = series("compute_t1_vs_hidden", "compute, t = 1 (measured)", "measured", "hidden h", "time", "us");
-  Series gain = series("gain_vs_hidden", "compute saved: t = 1 minus " + at_t + " (measured)", "measured", "hidden h",
-                       "time", "us");
+  Series gain = series("gain_vs_hidden", "saved vs t = 1 (measured)", "measured", "hidden h", "time", "us");
   for (const ConfigMeasure& m : all) {
     if (m.shape.ranks != chosen.ranks) continue;
     const double h = double(m.shape.hidden);

@@ -262,7 +262,7 @@ void RankLayer<T>::forward(RankStepTimes& times) {
        3 * z.h_rank);
   attention_forward();
   gemm(false, false, z.n, h, z.h_rank, T(1), attn_out_.data(), z.h_rank, wo_.data(), h, T(0), full_b_.data(), h);
-  collective(times, reduce, "attention output (g)", false, full_b_.data(), z.n * h);
+  collective(times, reduce, sp ? "attention output (g-bar)" : "attention output (g)", false, full_b_.data(), z.n * h);
   const T* attn = full_b_.data() + row0 * h;  // this rank's rows of the sum
   for (std::int64_t i = 0; i < nl * h; ++i) {
     attn_out_mask_[i] = dropout_keep(Site::AttentionOutDropout, std::uint64_t(row0 * h + i));
@@ -275,7 +275,7 @@ void RankLayer<T>::forward(RankStepTimes& times) {
   // GeLU on this rank's own columns: the column split keeps whole pre-activations here (see the lesson's step 3).
   for (std::int64_t i = 0; i < z.n * z.ffn_rank; ++i) gelu_out_[i] = gelu(z_[i]);
   gemm(false, false, z.n, h, z.ffn_rank, T(1), gelu_out_.data(), z.ffn_rank, w2_.data(), h, T(0), full_b_.data(), h);
-  collective(times, reduce, "MLP output (g)", false, full_b_.data(), z.n * h);
+  collective(times, reduce, sp ? "MLP output (g-bar)" : "MLP output (g)", false, full_b_.data(), z.n * h);
   const T* mlp = full_b_.data() + row0 * h;
   for (std::int64_t i = 0; i < nl * h; ++i) {
     mlp_out_mask_[i] = dropout_keep(Site::MlpOutDropout, std::uint64_t(row0 * h + i));
@@ -296,7 +296,7 @@ void RankLayer<T>::backward(RankStepTimes& times) {
   // MLP: out = x2 + dropout(Y). dY on this rank's rows, then all of them (SP: all-gather, f's backward).
   T* dy_local = full_a_.data() + row0 * h;
   for (std::int64_t i = 0; i < nl * h; ++i) dy_local[i] = mlp_out_mask_[i] ? dout_[i] * dropout_scale<T>() : T(0);
-  if (sp) collective(times, collectives::Op::AllGather, "MLP output gradient (g)", true, full_a_.data(), z.n * h);
+  if (sp) collective(times, collectives::Op::AllGather, "MLP output gradient (g-bar)", true, full_a_.data(), z.n * h);
   const T* dy = full_a_.data();
   gemm(false, true, z.n, z.ffn_rank, h, T(1), dy, h, w2_.data(), h, T(0), wide_.data(), z.ffn_rank);  // dG = dY W2^T
   gemm(true, false, z.ffn_rank, h, z.n, T(1), gelu_out_.data(), z.ffn_rank, dy, h, T(0), dw2_.data(), h);
@@ -305,7 +305,7 @@ void RankLayer<T>::backward(RankStepTimes& times) {
   gemm(true, false, h, z.ffn_rank, z.n, T(1), u2_full, h, wide_.data(), z.ffn_rank, T(0), dw1_.data(), z.ffn_rank);
   gemm(false, true, z.n, h, z.ffn_rank, T(1), wide_.data(), z.ffn_rank, w1_.data(), z.ffn_rank, T(0), full_b_.data(),
        h);  // this rank's part of dU2
-  collective(times, reduce, "MLP input gradient (f)", true, full_b_.data(), z.n * h);
+  collective(times, reduce, sp ? "MLP input gradient (g)" : "MLP input gradient (f)", true, full_b_.data(), z.n * h);
   copy_values(dx2_.data(), dout_.data(), nl * h);  // the residual carries dout straight through
   const T* du2 = full_b_.data() + row0 * h;
   for (std::int64_t i = 0; i < nl; ++i)
@@ -314,7 +314,8 @@ void RankLayer<T>::backward(RankStepTimes& times) {
   // Attention: x2 = x + dropout(A).
   T* da_local = full_a_.data() + row0 * h;
   for (std::int64_t i = 0; i < nl * h; ++i) da_local[i] = attn_out_mask_[i] ? dx2_[i] * dropout_scale<T>() : T(0);
-  if (sp) collective(times, collectives::Op::AllGather, "attention output gradient (g)", true, full_a_.data(), z.n * h);
+  if (sp)
+    collective(times, collectives::Op::AllGather, "attention output gradient (g-bar)", true, full_a_.data(), z.n * h);
   const T* da = full_a_.data();
   gemm(false, true, z.n, z.h_rank, h, T(1), da, h, wo_.data(), h, T(0), dattn_out_.data(), z.h_rank);  // dO
   gemm(true, false, z.h_rank, h, z.n, T(1), attn_out_.data(), z.h_rank, da, h, T(0), dwo_.data(), h);
@@ -324,7 +325,8 @@ void RankLayer<T>::backward(RankStepTimes& times) {
        3 * z.h_rank);
   gemm(false, true, z.n, h, 3 * z.h_rank, T(1), dqkv_.data(), 3 * z.h_rank, wqkv_.data(), 3 * z.h_rank, T(0),
        full_b_.data(), h);  // this rank's part of dU
-  collective(times, reduce, "attention input gradient (f)", true, full_b_.data(), z.n * h);
+  collective(times, reduce, sp ? "attention input gradient (g)" : "attention input gradient (f)", true, full_b_.data(),
+             z.n * h);
   copy_values(dx_.data(), dx2_.data(), nl * h);
   const T* du = full_b_.data() + row0 * h;
   for (std::int64_t i = 0; i < nl; ++i)
