@@ -486,7 +486,10 @@ void draw_scaling_step(const ViewContext& ctx) {
     return draw_needs_layer_run(ctx, "compute and communication time against t and against h");
   }
   const RunResult& r = *ctx.result;
+  // Side by side where each plot gets room for its legend and a readable plot area, else one under the other.
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
+  const bool side_by_side = width >= 3.2f * ImGui::CalcTextSize("compute, CPU time (measured)").x;
+  const float plot_width = side_by_side ? (width - gap) / 2 : width;
   const float height = std::max(ImGui::GetContentRegionAvail().y - 5.5f * ImGui::GetFrameHeightWithSpacing(),
                                 ImGui::GetTextLineHeight() * 18);
   PlotSpec by_t{
@@ -495,13 +498,13 @@ void draw_scaling_step(const ViewContext& ctx) {
   add_series(by_t, r, "compute_cpu_vs_t", series_color(3));
   add_series(by_t, r, "compute_ideal_vs_t", theory_color());
   add_series(by_t, r, "comm_vs_t", rank_color(1));
-  by_t.size = {(width - gap) / 2, height};
+  by_t.size = {plot_width, height};
   draw_plot("time_vs_t", by_t);
-  ImGui::SameLine(0, gap);
+  if (side_by_side) ImGui::SameLine(0, gap);
   PlotSpec by_h{"Per rank, against h at t = " + r.params.at("t"), {"hidden h", "", true}, {"time", "us", true}, {}, {}};
   add_series(by_h, r, "gain_vs_hidden", rank_color(2));
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
-  by_h.size = {(width - gap) / 2, height};
+  by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
   note(verdict_against_hidden(r));
   draw_crossovers(*steps);
