@@ -20,6 +20,7 @@ namespace dlsys {
 
 using tensor::LayerShape;
 
+// The ranges keep every byte count exact in 64 bits: 9 a s^2 b stays below 2^63 at a = 1024, s = 131072, b = 1024.
 std::vector<ParamSpec> TensorLesson::params() const {
   return {
       {.key = "t",
@@ -48,14 +49,14 @@ std::vector<ParamSpec> TensorLesson::params() const {
        .type = ParamType::Integer,
        .default_text = "256",
        .min = 1,
-       .max = 1048576,
+       .max = 131072,
        .unit = "tokens"},
       {.key = "batch",
        .label = "micro-batch b",
        .type = ParamType::Integer,
        .default_text = "1",
        .min = 1,
-       .max = 4096,
+       .max = 1024,
        .unit = "sequences"},
       {.key = "sp",
        .label = "sequence parallelism",

@@ -14,9 +14,14 @@ std::string param(const RunResult& r, const char* key) {
   return it == r.params.end() ? "" : it->second;
 }
 
-std::string bytes_text(std::int64_t b) {
-  return fmt::format("{} B = {}", format_count(double(b)), format_bytes_both(double(b)));
+// Every digit of a whole number, with thousands separators (format_count goes through a double, exact only to 2^53).
+std::string commas(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return (value < 0 ? "-" : "") + digits;
 }
+
+std::string bytes_text(std::int64_t b) { return fmt::format("{} B = {}", commas(b), format_bytes_both(double(b))); }
 
 std::string vector_text(const std::vector<float>& v) {
   std::string out;
@@ -44,12 +49,11 @@ std::string calculator(const tensor::TensorTheory& t) {
         "Collectives per layer: forward {} reduce-scatters + {} all-gathers, backward {} + {} (two of them "
         "re-gather inputs kept split), each of b s h = {} elements\n",
         t.reduce_scatters_per_layer_fwd, t.all_gathers_per_layer_fwd, t.reduce_scatters_per_layer_bwd,
-        t.all_gathers_per_layer_bwd, format_count(double(t.comm_elements_per_allreduce)));
+        t.all_gathers_per_layer_bwd, commas(t.comm_elements_per_allreduce));
   else
     out += fmt::format("Collectives per layer: {} all-reduces forward and {} backward, each of b s h = {} elements\n",
-                       t.allreduces_per_layer_fwd, t.allreduces_per_layer_bwd,
-                       format_count(double(t.comm_elements_per_allreduce)));
-  out += fmt::format("Parameters per rank: 12 h^2 / t + 4 h = {}\n", format_count(double(t.params_per_rank)));
+                       t.allreduces_per_layer_fwd, t.allreduces_per_layer_bwd, commas(t.comm_elements_per_allreduce));
+  out += fmt::format("Parameters per rank: 12 h^2 / t + 4 h = {}\n", commas(t.params_per_rank));
   return out;
 }
 
