@@ -1,0 +1,293 @@
+// The tensor lesson's parameters, the one place it refuses them, and its closed forms.
+#include "lessons/tensor/tensor_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "engine/host_memory.h"
+#include "engine/units.h"
+#include "kernels/collectives/communicator.h"
+#include "kernels/tensor/activation_memory.h"
+#include "kernels/tensor/rank_layer.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/tensor/tensor_steps.h"
+
+namespace dlsys {
+
+using tensor::LayerShape;
+
+// The ranges keep every byte count exact in 64 bits: 9 a s^2 b stays below 2^63 at a = 1024, s = 131072, b = 1024.
+std::vector<ParamSpec> TensorLesson::params() const {
+  return {
+      {.key = "t",
+       .label = "tensor-parallel ranks t",
+       .type = ParamType::Integer,
+       .default_text = "2",
+       .min = 1,
+       .max = 64,
+       .help = "ranks sharing each layer (CPU threads here); must divide the heads"},
+      {.key = "hidden",
+       .label = "hidden size h",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 8,
+       .max = 131072,
+       .help = "model width; a multiple of the heads"},
+      {.key = "heads",
+       .label = "attention heads a",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 1,
+       .max = 1024,
+       .help = "each rank keeps a/t whole heads"},
+      {.key = "seq",
+       .label = "sequence length s",
+       .type = ParamType::Integer,
+       .default_text = "256",
+       .min = 1,
+       .max = 131072,
+       .unit = "tokens"},
+      {.key = "batch",
+       .label = "micro-batch b",
+       .type = ParamType::Integer,
+       .default_text = "1",
+       .min = 1,
+       .max = 1024,
+       .unit = "sequences"},
+      {.key = "sp",
+       .label = "sequence parallelism",
+       .type = ParamType::Choice,
+       .default_text = "off",
+       .choices = {"off", "on"},
+       .help = "on: layer norms and dropouts split along the sequence; all-reduce = reduce-scatter + all-gather"},
+      {.key = "mode",
+       .label = "what to do",
+       .type = ParamType::Choice,
+       .default_text = "run",
+       .choices = {"run", "theory"},
+       .help = "theory: the activation calculator alone, any size, nothing run"},
+      {.key = "example",
+       .label = "worked example",
+       .type = ParamType::Choice,
+       .default_text = "none",
+       .choices = {"none", "course"},
+       .help = "course: run only the course's 4x4 example (steps 1 and 2) on two ranks"},
+      {.key = "hidden_sweep",
+       .label = "sweep hidden sizes",
+       .type = ParamType::SizeList,
+       .default_text = "64..256",
+       .min = 8,
+       .max = 131072,
+       .help = "h for compute and communication against h, at the chosen t and at t = 1"},
+      {.key = "repeats",
+       .label = "timed steps",
+       .type = ParamType::Integer,
+       .default_text = "3",
+       .min = 1,
+       .max = 50,
+       .help = "forward + backward steps timed per configuration, after one untimed"},
+      max_minutes_param(),
+  };
+}
+
+LayerShape tensor_shape(const ParamValues& p) {
+  return {.batch = p.integer("batch"),
+          .seq = p.integer("seq"),
+          .hidden = p.integer("hidden"),
+          .heads = p.integer("heads"),
+          .ranks = static_cast<int>(p.integer("t")),
+          .sequence_parallel = p.text("sp") == "on"};
+}
+
+std::vector<int> swept_ranks(const ParamValues& p) {
+  const LayerShape chosen = tensor_shape(p);
+  std::set<int> ranks{chosen.ranks};
+  for (int t : {1, 2, 4})
+    if (chosen.heads % t == 0 && (!chosen.sequence_parallel || chosen.seq % t == 0)) ranks.insert(t);
+  return {ranks.begin(), ranks.end()};
+}
+
+std::vector<std::int64_t> swept_hiddens(const ParamValues& p) {
+  std::set<std::int64_t> hiddens{p.integer("hidden")};
+  for (double h : p.list("hidden_sweep")) hiddens.insert(static_cast<std::int64_t>(h));
+  return {hiddens.begin(), hiddens.end()};
+}
+
+std::vector<LayerShape> run_plan(const ParamValues& p) {
+  const LayerShape chosen = tensor_shape(p);
+  std::vector<LayerShape> shapes{chosen};
+  auto add = [&](LayerShape s) {
+    for (const LayerShape& seen : shapes)
+      if (seen.hidden == s.hidden && seen.ranks == s.ranks) return;
+    shapes.push_back(s);
+  };
+  for (int t : swept_ranks(p)) {
+    LayerShape s = chosen;
+    s.ranks = t;
+    add(s);
+  }
+  for (std::int64_t h : swept_hiddens(p))
+    for (int t : {chosen.ranks, 1}) {
+      LayerShape s = chosen;
+      s.hidden = h;
+      s.ranks = t;
+      add(s);
+    }
+  return shapes;
+}
+
+namespace {
+
+std::string divisors_text(std::int64_t n) {
+  std::string out;
+  for (std::int64_t d = 1; d <= n && out.size() < 60; ++d)
+    if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return out;
+}
+
+// The rules every shape of the lesson keeps, each named by the parameter that breaks it.
+void check_shape(const ParamValues& p) {
+  const LayerShape s = tensor_shape(p);
+  if (s.hidden % s.heads != 0)
+    throw BadInput(fmt::format(
+        "parameter 'hidden': value '{}' is not allowed with heads = {} (each head takes hidden / heads columns); "
+        "allowed: a multiple of {}",
+        s.hidden, s.heads, s.heads));
+  if (4 * s.hidden % s.ranks != 0)
+    throw BadInput(fmt::format(
+        "parameter 't': value '{}' is not allowed with hidden = {} (the MLP's 4h = {} columns are split over the "
+        "ranks); allowed: a divisor of both 4h and heads: {}",
+        s.ranks, s.hidden, 4 * s.hidden, divisors_text(std::gcd(4 * s.hidden, s.heads))));
+  if (s.heads % s.ranks != 0)
+    throw BadInput(
+        fmt::format("parameter 't': value '{}' is not allowed with heads = {} (each rank keeps whole attention heads); "
+                    "allowed: a divisor of {}: {}",
+                    s.ranks, s.heads, s.heads, divisors_text(s.heads)));
+  if (s.sequence_parallel && s.seq % s.ranks != 0)
+    throw BadInput(fmt::format(
+        "parameter 'seq': value '{}' is not allowed with sp = on and t = {} (each rank keeps seq / t positions); "
+        "allowed: a multiple of {}",
+        s.seq, s.ranks, s.ranks));
+}
+
+void check_sweep(const ParamValues& p) {
+  const LayerShape s = tensor_shape(p);
+  for (double h : p.list("hidden_sweep"))
+    if (std::int64_t(h) % s.heads != 0)
+      throw BadInput(fmt::format(
+          "parameter 'hidden_sweep': value '{}' is not allowed with heads = {} ({} is not a multiple of the heads); "
+          "allowed: multiples of {}",
+          p.text("hidden_sweep"), s.heads, h, s.heads));
+}
+
+double config_bytes(const LayerShape& s) {
+  return double(s.ranks) * double(tensor::rank_buffer_counts(s).bytes(4)) +
+         (s.ranks > 1 ? double(collectives::Communicator::link_bytes(s.ranks, {})) : 0.0);
+}
+
+double reference_bytes(const LayerShape& chosen) {
+  LayerShape one = chosen;
+  one.ranks = 1;
+  one.sequence_parallel = false;
+  return double(tensor::rank_buffer_counts(one).bytes(8));
+}
+
+// Forward + backward FLOP of one step, all ranks together: 72 s b h^2 for the GEMMs of the linears, 12 s^2 b h for
+// attention's (the full s x s scores are computed, then masked).
+double step_flop(const LayerShape& s) {
+  const double n = double(s.tokens()), h = double(s.hidden);
+  return 72.0 * n * h * h + 12.0 * n * double(s.seq) * h;
+}
+
+void check_memory_and_time(const ParamValues& p) {
+  const LayerShape chosen = tensor_shape(p);
+  const std::vector<LayerShape> shapes = run_plan(p);
+  double largest = 0;
+  for (const LayerShape& s : shapes) largest = std::max(largest, config_bytes(s));
+  const double needed = largest + reference_bytes(chosen);
+  const HostMemory host = host_memory();
+  if (!host.fits(needed))
+    throw BadInput(fmt::format(
+        "parameters 'hidden' = {}, 'seq' = {}, 'batch' = {}, 'heads' = {}: the run needs {} (the largest "
+        "configuration's weights, gradients, activations and scratch on every rank, plus the double reference) but "
+        "only {} of host memory is available; lower hidden, seq, batch or heads (mode = theory computes the "
+        "formula at any size)",
+        chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(needed),
+        format_bytes_both(host.free_bytes)));
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const double steps = double(p.integer("repeats") + 1);
+  double seconds = estimated_seconds(step_flop(chosen), kBlasGflopsPerThread / 2, 1);  // dgemm: half sgemm's rate
+  for (const LayerShape& s : shapes)
+    seconds += steps * estimated_seconds(step_flop(s), kBlasGflopsPerThread, std::min(s.ranks, hardware));
+  refuse_if_longer_than_limit(
+      p, seconds,
+      fmt::format("{} configurations x {} steps of 72 s b h^2 + 12 s^2 b h FLOP, and one double-precision step, at "
+                  "{:g} GFLOP/s per thread",
+                  shapes.size(), steps, kBlasGflopsPerThread),
+      "hidden, seq, batch, hidden_sweep or repeats");
+}
+
+}  // namespace
+
+void TensorLesson::validate(const ParamValues& p, BackendKind backend) const {
+  check_shape(p);
+  if (p.text("mode") == "theory") return;  // the calculator runs nothing, on any backend, at any size
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
+        "threads); allowed: --backend cpu, or mode = theory for the activation calculator");
+  if (p.text("example") == "course") return;  // four numbers on two ranks
+  check_sweep(p);
+  check_memory_and_time(p);
+}
+
+tensor::TensorTheory tensor_theory(const ParamValues& p) {
+  const LayerShape s = tensor_shape(p);
+  const bool sp = s.sequence_parallel;
+  const std::int64_t sbh = s.tokens() * s.hidden;
+  const double t = s.ranks, ring_share = (t - 1) / t;  // of a buffer, sent by each rank in a reduce-scatter
+  const tensor::Parallelism parallelism = sp ? tensor::Parallelism::TensorSequence : tensor::Parallelism::Tensor;
+  tensor::TensorTheory out;
+  out.allreduces_per_layer_fwd = sp ? 0 : 2;
+  out.allreduces_per_layer_bwd = sp ? 0 : 2;
+  out.reduce_scatters_per_layer_fwd = sp ? 2 : 0;
+  out.all_gathers_per_layer_fwd = sp ? 2 : 0;
+  out.reduce_scatters_per_layer_bwd = sp ? 2 : 0;
+  out.all_gathers_per_layer_bwd = sp ? 4 : 0;
+  out.comm_elements_per_allreduce = sbh;
+  out.comm_bytes_per_allreduce_per_rank = 2 * ring_share * double(sbh) * 4;
+  // Without SP: 4 all-reduces. With SP: 10 reduce-scatters and all-gathers of s b h, and the norms' 4h all-reduce.
+  out.comm_bytes_per_step_per_rank =
+      sp ? 10 * ring_share * double(sbh) * 4 + 2 * ring_share * 4.0 * double(s.hidden) * 4
+         : 4 * out.comm_bytes_per_allreduce_per_rank;
+  out.activation_bytes_per_layer = tensor::korthikanti_bytes(s, parallelism).total();
+  out.activation_formula = tensor::korthikanti_formula(parallelism);
+  out.activation_seq = s.seq;
+  out.activation_batch = s.batch;
+  out.activation_hidden = s.hidden;
+  out.activation_heads = s.heads;
+  out.activation_t = s.ranks;
+  out.activation_sp = sp;
+  out.activation_bytes_no_parallel = tensor::korthikanti_bytes(s, tensor::Parallelism::None).total();
+  out.activation_bytes_tensor = tensor::korthikanti_bytes(s, tensor::Parallelism::Tensor).total();
+  out.activation_bytes_tensor_sequence = tensor::korthikanti_bytes(s, tensor::Parallelism::TensorSequence).total();
+  out.lab_activation_bytes_per_rank = tensor::lab_layer_bytes(s).total();
+  out.lab_activation_formula = sp ? "s b h (66/t + 9 a s / (h t))" : "s b h (18 + 48/t + 9 a s / (h t))";
+  out.params_per_rank = tensor::params_per_rank(s);
+  out.flops_per_step_per_rank = step_flop(s) / t;
+  return out;
+}
+
+std::shared_ptr<const LessonValues> TensorLesson::theory(const ParamValues& p) const {
+  return make_values(tensor_theory(p));
+}
+
+std::shared_ptr<const StepData> TensorLesson::step_data(const ParamValues& p) const {
+  return tensor::make_steps(p, tensor_theory(p));
+}
+
+}  // namespace dlsys

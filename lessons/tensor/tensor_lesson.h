@@ -1,0 +1,44 @@
+#pragma once
+#include "kernels/tensor/layer_shape.h"
+#include "lessons/common/lesson.h"
+#include "lessons/tensor/tensor_values.h"
+
+namespace dlsys {
+
+// Lesson `tensor` (T17, T18): column and row splits on the course's 4x4 example, the Megatron MLP and attention with
+// their all-reduces, scaling against t and h, and sequence parallelism's activation memory, run for real on CPU rank
+// threads with the lab's ring collectives.
+class TensorLesson final : public Lesson {
+ public:
+  std::string id() const override { return "tensor"; }
+  std::vector<std::string> quick_params() const override {
+    return {"hidden=128", "heads=4", "seq=64", "hidden_sweep=32..64", "repeats=1"};
+  }
+  std::string chapter() const override { return "Distributed training"; }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// The layer's shape from the parameters: b, s, h, a, t and sequence parallelism.
+tensor::LayerShape tensor_shape(const ParamValues& params);
+// The closed forms at the parameters' shape.
+tensor::TensorTheory tensor_theory(const ParamValues& params);
+// The t the run sweeps (1, 2, 4, and the chosen t), keeping those that divide the heads, in increasing order.
+std::vector<int> swept_ranks(const ParamValues& params);
+// The hidden sizes the run sweeps at the chosen t: the parameter's list with the chosen hidden, in increasing order.
+std::vector<std::int64_t> swept_hiddens(const ParamValues& params);
+
+// Every configuration a run measures, in the order it measures them: the chosen one, the other t at the chosen h,
+// then the chosen t and t = 1 at the other h.
+std::vector<tensor::LayerShape> run_plan(const ParamValues& params);
+
+// What the lesson expects of a run at hidden 2048, seq 512, t 2 (DESIGN: printed, never a timed test).
+inline constexpr double kComputeRatioBar = 0.6;
+inline constexpr double kMaxRelErrBar = 1e-4;
+inline constexpr std::int64_t kBarHidden = 2048, kBarSeq = 512;
+
+}  // namespace dlsys
