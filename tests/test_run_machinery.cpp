@@ -14,6 +14,8 @@
 #include "engine/parallel.h"
 #include "engine/run_conditions.h"
 #include "engine/worker_pool.h"
+#include "lessons/common/run_lesson.h"
+#include "lessons/registry.h"
 
 namespace dlsys {
 
@@ -90,6 +92,15 @@ TEST_CASE("a ceiling is the best ever measured under its key, kept in the config
   else
     unsetenv("XDG_CONFIG_HOME");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("auto runs a lesson without a CUDA implementation on the CPU, wherever a GPU answers") {
+  const Lesson& tensor = find_lesson("tensor");
+  REQUIRE_FALSE(tensor.runs_on_cuda());
+  CHECK(backend_for(tensor, "auto") == BackendKind::Cpu);
+  CHECK(backend_for(tensor, "cpu") == BackendKind::Cpu);
+  CHECK(backend_for(find_lesson("matmul"), "auto") == resolve_backend("auto"));
+  CHECK_THROWS_AS(backend_for(tensor, "tpu"), BadInput);
 }
 
 }  // namespace dlsys

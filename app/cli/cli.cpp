@@ -81,7 +81,7 @@ struct RunOptions {
 
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const Lesson& lesson = find_lesson(o.lesson);
-  const BackendKind backend = resolve_backend(o.backend);
+  const BackendKind backend = backend_for(lesson, o.backend);
   const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
   // A live progress line only on a terminal; logs and pipes get the result alone.
   const bool show_progress = &err == &std::cerr && isatty(STDERR_FILENO);

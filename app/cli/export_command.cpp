@@ -21,7 +21,7 @@ int export_command(const ExportOptions& o, std::ostream& out, std::ostream&) {
                                with.empty() ? "none yet" : with));
   }
   if (o.svg_path.empty() && o.trace_path.empty()) throw BadInput("export needs --svg FILE or --trace FILE.json");
-  const BackendKind backend = resolve_backend(o.backend);
+  const BackendKind backend = backend_for(lesson, o.backend);
   const ParamValues params = parse_lesson_params(lesson, o.sets, backend);
   // Without --run the timelines come from the parameters alone: the simulated schedule, in cost units.
   std::vector<Timeline> timelines;

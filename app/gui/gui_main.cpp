@@ -40,7 +40,8 @@ void apply_request(const GuiRequest& request, AppState& state) {
   if (request.quick) {
     const auto& lessons = all_lessons();
     for (std::size_t i = 0; i < lessons.size(); ++i)
-      state.sessions[i].params = parse_lesson_params(*lessons[i], {}, resolve_backend(state.backend_choice), true);
+      state.sessions[i].params =
+          parse_lesson_params(*lessons[i], {}, backend_for(*lessons[i], state.backend_choice), true);
   }
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
   if (request.lesson.empty()) {
@@ -53,7 +54,7 @@ void apply_request(const GuiRequest& request, AppState& state) {
   for (std::size_t i = 0; i < lessons.size(); ++i)
     if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
   state.session().params =
-      parse_lesson_params(lesson, request.sets, resolve_backend(state.backend_choice), request.quick);
+      parse_lesson_params(lesson, request.sets, backend_for(lesson, state.backend_choice), request.quick);
   const int step = request.step == 0 ? 1 : request.step;
   if (step < 1 || step > static_cast<int>(lesson.step_count()))
     throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", step, lesson.id(),

@@ -16,6 +16,7 @@
 #include "app/views/view.h"
 #include "engine/backend.h"
 #include "engine/errors.h"
+#include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
 
 namespace dlsys::gui {
@@ -69,11 +70,11 @@ void draw_view_area(AppState& state, float height) {
   // Only the view itself scrolls: one scroll bar, beside what moves.
   ImGui::BeginChild("view_area", {0, height}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_stale_mark(state);
-  draw_busy_machine_mark(state);
   const float width = ImGui::GetContentRegionAvail().x;
   const float notes_h = run_notes_height(state, width);
   const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
+  draw_busy_machine_mark(state);  // inside the view, so it scrolls away rather than squeeze the view
   draw_lesson_view(state, false);
   ImGui::EndChild();
   note_last_item("view");
@@ -200,7 +201,7 @@ void start_run(AppState& state) {
   const Lesson& lesson = current_lesson(state);
   LessonSession& session = state.session();
   try {
-    const BackendKind backend = resolve_backend(state.backend_choice);
+    const BackendKind backend = backend_for(lesson, state.backend_choice);
     lesson.validate(session.params, backend);
     state.worker.start(lesson, session.params, backend);
     session.last_error.clear();

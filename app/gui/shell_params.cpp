@@ -12,6 +12,7 @@
 #include "app/gui/widget_rects.h"
 #include "engine/backend.h"
 #include "engine/errors.h"
+#include "lessons/common/run_lesson.h"
 
 namespace dlsys::gui {
 
@@ -25,7 +26,7 @@ void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSp
     try {
       ParamValues next = session.params;
       next.set(specs, spec.key, text);
-      lesson.validate(next, resolve_backend(state.backend_choice));
+      lesson.validate(next, backend_for(lesson, state.backend_choice));
       session.params = next;
       session.param_errors.erase(spec.key);
     } catch (const BadInput& e) {

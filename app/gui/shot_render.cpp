@@ -24,7 +24,7 @@ namespace dlsys {
 int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   using namespace gui;
   const Lesson& lesson = find_lesson(o.lesson);
-  const BackendKind backend = resolve_backend(o.backend);
+  const BackendKind backend = backend_for(lesson, o.backend);
   const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
   if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
     throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(),

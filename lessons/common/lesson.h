@@ -37,6 +37,9 @@ class Lesson {
   // checks across several parameters (each alone is checked by its spec), what the chosen backend cannot run, and
   // what would not fit in memory. Throws BadInput.
   virtual void validate(const ParamValues&, BackendKind) const {}
+  // Whether the lesson has a CUDA implementation. Without one, `--backend auto` runs it on the CPU even where a GPU
+  // answers, and validate() refuses an explicit cuda.
+  virtual bool runs_on_cuda() const { return true; }
   // Closed forms, exact, as the lesson's own typed struct (see engine/lesson_values.h); `run` reports the same values
   // under "theory".
   virtual std::shared_ptr<const LessonValues> theory(const ParamValues& params) const = 0;

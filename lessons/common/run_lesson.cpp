@@ -6,6 +6,11 @@
 
 namespace dlsys {
 
+BackendKind backend_for(const Lesson& lesson, const std::string& requested) {
+  if (requested == "auto" && !lesson.runs_on_cuda()) return BackendKind::Cpu;
+  return resolve_backend(requested);
+}
+
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
                                 bool quick) {
   std::vector<std::string> all = quick ? lesson.quick_params() : std::vector<std::string>{};

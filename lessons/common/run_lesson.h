@@ -8,6 +8,10 @@
 
 namespace dlsys {
 
+// The backend a request means for this lesson: "auto" is the CPU for a lesson without a CUDA implementation, else
+// as resolve_backend() says. Throws BadInput for an unknown or unavailable backend.
+BackendKind backend_for(const Lesson& lesson, const std::string& requested);
+
 // Parses the assignments against the lesson's specs, after the lesson's quick parameters when `quick` (so an
 // assignment can still override them), and validates them for `backend`. Throws BadInput.
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,

@@ -43,7 +43,8 @@ LessonState parse_state_text(std::string_view text, const std::string& origin, B
     }
   }
   try {
-    lesson.validate(params, backend);
+    // A lesson with no CUDA implementation is checked as the CPU will run it.
+    lesson.validate(params, lesson.runs_on_cuda() ? backend : BackendKind::Cpu);
   } catch (const BadInput& e) {
     throw BadInput(fmt::format("{}: {}", origin, e.what()));
   }
