@@ -8,19 +8,21 @@
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 
 namespace dlsys {
 
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
+  static const RooflineLesson roofline;
   static const BubbleLesson bubble;
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache,
+      &matmul, &roofline, &bubble, &schedules, &allreduce, &flash, &kvcache,
   };
   return lessons;
 }
