@@ -6,6 +6,7 @@
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
 #include "lessons/flash/flash_lesson.h"
+#include "lessons/fusion/fusion_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "lessons/roofline/roofline_lesson.h"
@@ -16,13 +17,14 @@ namespace dlsys {
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
   static const RooflineLesson roofline;
+  static const FusionLesson fusion;
   static const BubbleLesson bubble;
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &bubble, &schedules, &allreduce, &flash, &kvcache,
+      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &flash, &kvcache,
   };
   return lessons;
 }
