@@ -195,6 +195,7 @@ void draw_bars(const std::vector<Bar>& bars) {
 }
 
 std::string time_text(const Timing& t) {
+  if (t.min_us == t.max_us) return format_duration_us(t.us);  // one timed call
   return fmt::format("{} (fastest {}, slowest {})", format_duration_us(t.us), format_duration_us(t.min_us),
                      format_duration_us(t.max_us));
 }

