@@ -55,7 +55,8 @@ ImU32 op_color(OpKind kind) {
 bool reaches_memory(OpKind kind) { return kind == OpKind::Read || kind == OpKind::Write; }
 
 // One way of computing an element as a row of boxes, one per operation, grouped under their kernel launch; the
-// first `shown` operations are drawn strong, the one being done outlined, the rest faint.
+// first `shown` operations are drawn strong, the last of them outlined (the one being done) unless every operation
+// is shown, the rest faint.
 void draw_sequence(const OpSequence& seq, int shown, float box_width) {
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -67,41 +68,53 @@ void draw_sequence(const OpSequence& seq, int shown, float box_width) {
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(seq.name.c_str());
   ImGui::PopFont();
-  ImGui::SameLine(0, 16 * s);
-  ImGui::Text("memory operations %d of %d, launches %d of %d, %g B per element", memory_done, seq.memory_ops,
-              launches_done, int(seq.launch_names.size()), seq.bytes_per_element);
+  ImGui::TextWrapped("memory operations %d of %d, launches %d of %d, %g B per element", memory_done, seq.memory_ops,
+                     launches_done, int(seq.launch_names.size()), seq.bytes_per_element);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float gap = 8 * s, height = 3.2f * line, bracket = line + 6 * s;
-  float x = origin.x;
+  const float gap = 8 * s, bracket = line + 6 * s, wrap = box_width - 10 * s;
+  // As tall as the longest words need at this width and text size.
+  float height = 2.2f * line;
+  for (const ElementOp& op : seq.ops)
+    height = std::max(height, ImGui::CalcTextSize(op.what.c_str(), nullptr, false, wrap).y + 1.2f * line);
+  // A launch that does not fit in what is left of the row starts a new row (at large text sizes).
+  const float right = origin.x + ImGui::GetContentRegionAvail().x, row_height = bracket + height + 10 * s;
+  float x = origin.x, top = origin.y, widest = 0;
   int launch = -1;
   float launch_start = x;
   auto close_launch = [&](float end) {
     if (launch < 0) return;
-    const float y = origin.y + line / 2;
+    const float y = top + line / 2;
     draw->AddLine({launch_start, y}, {end - gap, y}, text_color(), 1.5f * s);
     draw->AddLine({launch_start, y}, {launch_start, y + 6 * s}, text_color(), 1.5f * s);
     draw->AddLine({end - gap, y}, {end - gap, y + 6 * s}, text_color(), 1.5f * s);
     const std::string label = fmt::format("launch {}: {}", launch + 1, seq.launch_names[std::size_t(launch)]);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-    const float lx = (launch_start + end - gap - size.x) / 2;
-    draw->AddRectFilled({lx - 4 * s, origin.y}, {lx + size.x + 4 * s, origin.y + line}, panel_color());
-    draw->AddText({lx, origin.y}, text_color(), label.c_str());
+    const float lx = std::max(launch_start, (launch_start + end - gap - size.x) / 2);
+    draw->AddRectFilled({lx - 4 * s, top}, {lx + size.x + 4 * s, top + line}, panel_color());
+    draw->AddText({lx, top}, text_color(), label.c_str());
+    widest = std::max(widest, end - origin.x);
   };
   for (int i = 0; i < int(seq.ops.size()); ++i) {
     const ElementOp& op = seq.ops[std::size_t(i)];
     if (op.launch != launch) {
       close_launch(x);
+      int ops_in_launch = 0;
+      for (const ElementOp& other : seq.ops) ops_in_launch += other.launch == op.launch;
       if (launch >= 0) x += 2 * gap;  // a wider gap between launches
+      if (launch >= 0 && x + ops_in_launch * (box_width + gap) > right) x = origin.x, top += row_height;
       launch = op.launch;
       launch_start = x;
+    } else if (x + box_width > right) {  // a launch wider than the view: carry on below
+      close_launch(x);
+      x = launch_start = origin.x;
+      top += row_height;
     }
-    const ImVec2 a{x, origin.y + bracket}, b{x + box_width, origin.y + bracket + height};
-    const bool done = i < shown, current = i == shown - 1;
+    const ImVec2 a{x, top + bracket}, b{x + box_width, top + bracket + height};
+    const bool done = i < shown, current = i == shown - 1 && shown < int(seq.ops.size());
     const ImU32 color = op_color(op.kind);
     draw->AddRectFilled(a, b, with_alpha(color, done ? 0.85f : 0.18f), 5 * s);
     if (current) draw->AddRect({a.x - 3 * s, a.y - 3 * s}, {b.x + 3 * s, b.y + 3 * s}, text_color(), 6 * s, 0, 3 * s);
     // The words, wrapped inside the box.
-    const float wrap = box_width - 10 * s;
     const ImVec2 size = ImGui::CalcTextSize(op.what.c_str(), nullptr, false, wrap);
     draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), {a.x + 5 * s, (a.y + b.y - size.y) / 2},
                   done ? (op.kind == OpKind::Compute ? panel_color() : IM_COL32(10, 10, 10, 255)) : text_color(),
@@ -109,7 +122,7 @@ void draw_sequence(const OpSequence& seq, int shown, float box_width) {
     x += box_width + gap;
   }
   close_launch(x);
-  ImGui::Dummy({x - origin.x, bracket + height + 6 * s});
+  ImGui::Dummy({widest, top - origin.y + row_height});
 }
 
 void key_entry(ImU32 color, const char* meaning) {
@@ -136,7 +149,11 @@ void draw_traffic_step(const ViewContext& ctx) {
   ImGui::Spacing();
   const float s = ui_scale();
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float box = std::clamp((avail - 12 * 8 * s) / float(unfused.ops.size() + 1), 70 * s, 190 * s);
+  // Seven boxes and the gaps between them across the width, but never narrower than the longest word.
+  float widest_word = 0;
+  for (const char* word : {"register", "(from", "cache)", "max(t,", "write", "x1[i]"})
+    widest_word = std::max(widest_word, ImGui::CalcTextSize(word).x);
+  const float box = std::clamp((avail - 10 * 8 * s) / float(unfused.ops.size()), widest_word + 14 * s, 190 * s);
   draw_sequence(unfused, shown, box);
   ImGui::Spacing();
   draw_sequence(fused, shown, box);
@@ -155,7 +172,7 @@ void draw_traffic_step(const ViewContext& ctx) {
                                        {"its code's broadcast b (stays in cache): 4 against 2",
                                         fmt::format("16 B / 8 B = {:.4g}", t.byte_ratio_broadcast)},
                                        {fmt::format("whole arrays, {} x {}, {} bias", t.rows, t.cols, t.bias),
-                                        fmt::format("{} against {}: {:.4g}", format_bytes_binary(t.bytes_unfused),
+                                        fmt::format("{} / {} = {:.4g}", format_bytes_binary(t.bytes_unfused),
                                                     format_bytes_binary(t.bytes_fused), t.byte_ratio)},
                                    });
 }
@@ -237,7 +254,8 @@ void draw_cos_step(const ViewContext& ctx) {
   if (m == nullptr) return draw_needs_run("cos, x.cos().cos(), ReLU and GELU");
   if (const fusion::FusionSteps* steps = steps_of(ctx)) {
     const float s = ui_scale();
-    const float box = std::clamp((ImGui::GetContentRegionAvail().x - 80 * s) / 7.0f, 70 * s, 170 * s);
+    const float box = std::clamp((ImGui::GetContentRegionAvail().x - 80 * s) / 7.0f,
+                                 ImGui::CalcTextSize("register").x + 14 * s, 170 * s);
     draw_sequence(steps->cos_unfused, int(steps->cos_unfused.ops.size()), box);
     draw_sequence(steps->cos_fused, int(steps->cos_fused.ops.size()), box);
     ImGui::Spacing();

@@ -89,9 +89,9 @@ void draw_costs_step(const ViewContext& ctx) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextWrapped("%s", card.what.c_str());
     ImGui::Spacing();
-    ImGui::TextDisabled("dominates");
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(muted_text_color()), "dominates");
     ImGui::TextWrapped("%s", card.example.c_str());
-    ImGui::TextDisabled("what helps");
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(muted_text_color()), "what helps");
     ImGui::TextWrapped("%s", card.remedy.c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndChild();

@@ -211,13 +211,8 @@ void add_notes(RunResult& result, const FusionRun& r) {
   const double llc = last_level_cache_bytes(), array = 4.0 * double(r.n);
   if (llc > 0 && 3 * array <= 2 * llc)
     result.backend.notes.push_back(fmt::format(
-        "x, t and y ({} each) fit in the last-level cache ({}): some of the traffic the byte counts assume is "
-        "served by the cache, so fusion may save less (or more) than the byte ratio says",
+        "x, t and y ({} each) fit in the last-level cache ({}): fusion may save less, or more, than the byte ratio",
         format_bytes_binary(array), format_bytes_binary(llc)));
-  if (r.stores == Stores::Streaming)
-    result.backend.notes.push_back(
-        "outputs are written with streaming stores, so every write costs its 4 bytes and no read for ownership, as "
-        "the byte counts assume");
   if (r.m.wrong) result.backend.notes.push_back("an output differs from its reference by more than rounding explains");
 }
 

@@ -251,10 +251,9 @@ void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& 
   const double llc = last_level_cache_bytes();
   const double array = double(p.integer("bytes"));
   if (llc > 0 && array <= llc)
-    result.backend.notes.push_back(fmt::format(
-        "arrays of {} are not larger than the last-level cache ({}): part of the STREAM traffic may come from cache, "
-        "so the bandwidth may read high",
-        format_bytes_binary(array), format_bytes_binary(llc)));
+    result.backend.notes.push_back(
+        fmt::format("arrays of {} fit in the last-level cache ({}): the STREAM bandwidth may read high",
+                    format_bytes_binary(array), format_bytes_binary(llc)));
   if (threads > hardware)
     result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware));
   if (m.wrong)
