@@ -11,6 +11,7 @@
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/view.h"
+#include "app/views/wide_tables.h"
 #include "engine/units.h"
 #include "lessons/fusion/fusion_steps.h"
 #include "lessons/fusion/fusion_values.h"
@@ -166,15 +167,15 @@ void draw_traffic_step(const ViewContext& ctx) {
   ImGui::NewLine();
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;
-  draw_value_table("traffic_rows", {
-                                       {"the course's count (full-size b): 5 against 3 memory operations",
-                                        fmt::format("20 B / 12 B = {:.4g}", t.byte_ratio_full)},
-                                       {"its code's broadcast b (stays in cache): 4 against 2",
-                                        fmt::format("16 B / 8 B = {:.4g}", t.byte_ratio_broadcast)},
-                                       {fmt::format("whole arrays, {} x {}, {} bias", t.rows, t.cols, t.bias),
-                                        fmt::format("{} / {} = {:.4g}", format_bytes_binary(t.bytes_unfused),
-                                                    format_bytes_binary(t.bytes_fused), t.byte_ratio)},
-                                   });
+  draw_wide_value_table("traffic_rows", {
+                                            {"the course's count (full-size b): 5 against 3 memory operations",
+                                             fmt::format("20 B / 12 B = {:.4g}", t.byte_ratio_full)},
+                                            {"its code's broadcast b (stays in cache): 4 against 2",
+                                             fmt::format("16 B / 8 B = {:.4g}", t.byte_ratio_broadcast)},
+                                            {fmt::format("whole arrays, {} x {}, {} bias", t.rows, t.cols, t.bias),
+                                             fmt::format("{} / {} = {:.4g}", format_bytes_binary(t.bytes_unfused),
+                                                         format_bytes_binary(t.bytes_fused), t.byte_ratio)},
+                                        });
 }
 
 struct Bar {
@@ -230,7 +231,7 @@ void draw_measured_step(const ViewContext& ctx) {
       {"full bias, fused", m->fused_full.us, with_alpha(series_color(0), 0.6f), time_text(m->fused_full)},
   });
   ImGui::Spacing();
-  draw_columns_table(
+  draw_wide_columns_table(
       "ratios", {"bias", "byte ratio", "measured speedup"},
       {
           {"broadcast (shape C, as the course's code)", fmt::format("16 B / 8 B = {:.3g}", t->byte_ratio_broadcast),
@@ -239,7 +240,7 @@ void draw_measured_step(const ViewContext& ctx) {
            fmt::format("{:.2f}", m->speedup_full)},
       });
   ImGui::Spacing();
-  draw_value_table(
+  draw_wide_value_table(
       "bandwidth",
       {
           {fmt::format("fused kernel ({} bias): {} / median call", t->bias, format_bytes_binary(t->bytes_fused)),
@@ -268,7 +269,7 @@ void draw_cos_step(const ViewContext& ctx) {
       {"GELU, tanh form (one pass)", m->gelu.us, series_color(5), time_text(m->gelu)},
   });
   ImGui::Spacing();
-  draw_value_table(
+  draw_wide_value_table(
       "cos_rows",
       {
           {"unfused / fused: 4 against 2 global accesses", fmt::format("{:.2f}x", m->cos_cos_speedup)},
@@ -308,12 +309,12 @@ void draw_small_step(const ViewContext& ctx) {
       {"one element handed to the pool", m->dispatch.us, muted_text_color(), time_text(m->dispatch)},
   });
   ImGui::Spacing();
-  draw_value_table("small_rows", {
-                                     {"speedup in cache", fmt::format("{:.2f}x", m->small_speedup)},
-                                     {fmt::format("speedup on {} x {} (from main memory)", t->rows, t->cols),
-                                      fmt::format("{:.2f}x", m->speedup)},
-                                     {"byte ratio", fmt::format("{:.3g}", t->byte_ratio)},
-                                 });
+  draw_wide_value_table("small_rows", {
+                                          {"speedup in cache", fmt::format("{:.2f}x", m->small_speedup)},
+                                          {fmt::format("speedup on {} x {} (from main memory)", t->rows, t->cols),
+                                           fmt::format("{:.2f}x", m->speedup)},
+                                          {"byte ratio", fmt::format("{:.3g}", t->byte_ratio)},
+                                      });
 }
 
 }  // namespace

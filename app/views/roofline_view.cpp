@@ -11,6 +11,7 @@
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/view.h"
+#include "app/views/wide_tables.h"
 #include "engine/units.h"
 #include "lessons/roofline/roofline_steps.h"
 #include "lessons/roofline/roofline_values.h"
@@ -60,10 +61,11 @@ void add_roofs(PlotSpec& spec, const RunResult& r) {
   }
 }
 
-// A point marked by a vertical and a horizontal guide through it, each labelled.
-void add_crosshair(PlotSpec& spec, double x, double y, const std::string& x_label, const std::string& y_label) {
+// A point marked by a vertical and a horizontal guide through it. Only the vertical one is labelled (at the top):
+// a label at the right end of the horizontal one could sit under the legend; the value is written below the plot.
+void add_crosshair(PlotSpec& spec, double x, double y, const std::string& x_label) {
   spec.guides.push_back({true, x, x_label, highlight_color()});
-  spec.guides.push_back({false, y, y_label, highlight_color()});
+  spec.guides.push_back({false, y, "", highlight_color()});
 }
 
 std::string bound_by(const RoofPoint& p, double ridge) {
@@ -126,14 +128,14 @@ void draw_arithmetic_step(const ViewContext& ctx) {
   Rows rows;
   for (const roofline::ArithmeticRow& row : steps->a100_arithmetic)
     rows.push_back({row.quantity, row.formula, value_with_unit(row.value, row.unit)});
-  draw_columns_table("a100", {"quantity", "arithmetic", "value"}, rows);
+  draw_wide_columns_table("a100", {"quantity", "arithmetic", "value"}, rows);
   ImGui::Spacing();
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted("This machine, measured");
   ImGui::PopFont();
   if (m == nullptr) return draw_needs_run("this machine's bandwidth and y = 2x");
   const std::string bw = fmt::format("{:.2f} GB/s", m->bandwidth_gbps);
-  draw_columns_table(
+  draw_wide_columns_table(
       "machine", {"quantity", "arithmetic", "value"},
       {
           {"memory bandwidth (fastest STREAM kernel: " + m->bandwidth_kernel + ")", "measured", bw},
@@ -171,7 +173,7 @@ void draw_rule_step(const ViewContext& ctx) {
                          fmt::format("ridge {:g}", t.a100_fp32_ridge_flop_per_byte), series_color(1)});
   spec.size = {0, plot_height_leaving(3)};
   draw_plot("rule", spec);
-  draw_value_table(
+  draw_wide_value_table(
       "rule_rows",
       {
           {"hypothetical GPU: ridge = 300 TFLOP/s / 1 TB/s", fmt::format("{:g} FLOP/B", t.example_ridge_flop_per_byte)},
@@ -202,7 +204,7 @@ void draw_machine_roof_step(const ViewContext& ctx) {
   rows.push_back({"OpenBLAS sgemm (best seen on this machine)", gflops_text(m->sgemm_peak_gflops), ""});
   rows.push_back({"ridge: compute / bandwidth (" + m->bandwidth_kernel + ")",
                   fmt::format("{:.3g} FLOP/B", t->ridge_flop_per_byte.value_or(0)), ""});
-  draw_columns_table("ceilings", {"ceiling", "fastest call", "median call"}, rows);
+  draw_wide_columns_table("ceilings", {"ceiling", "fastest call", "median call"}, rows);
 }
 
 void draw_sweep_step(const ViewContext& ctx) {
@@ -232,12 +234,11 @@ void draw_sweep_step(const ViewContext& ctx) {
     spec.lines.push_back(line_from_series(*sweep, series_color(0)));
     spec.lines.back().style = SeriesStyle::Markers;
   }
-  add_crosshair(spec, p.intensity, p.gflops, fmt::format("{:g} FLOP/B", p.intensity),
-                fmt::format("{}: {:.1f} GFLOP/s", p.id, p.gflops));
+  add_crosshair(spec, p.intensity, p.gflops, fmt::format("{}: {:g} FLOP/B", p.id, p.intensity));
   spec.size = {0, plot_height_leaving(5)};
   draw_plot("sweep", spec);
   const double ridge = t->ridge_flop_per_byte.value_or(0);
-  draw_value_table(
+  draw_wide_value_table(
       "sweep_rows",
       {
           {fmt::format("{}: {:g} FLOP/B, {}", p.name, p.intensity, bound_by(p, ridge)),
@@ -285,11 +286,11 @@ void draw_kernels_step(const ViewContext& ctx) {
       spec.lines.push_back(line_from_series(*s, kernel_color(k.id)));
       spec.lines.back().style = SeriesStyle::Markers;
     }
-  add_crosshair(spec, p.intensity, p.gflops, fmt::format("{:.3g} FLOP/B", p.intensity),
-                fmt::format("{}: {:.1f} GFLOP/s", p.label, p.gflops));
+  add_crosshair(spec, p.intensity, p.gflops, fmt::format("{}: {:.3g} FLOP/B", p.label, p.intensity));
   spec.size = {0, plot_height_leaving(float(count) + 2.5f, 0.62f, 22)};
   draw_plot("kernels", spec);
-  ImGui::TextWrapped("%s: bytes counted as %s.", p.name.c_str(), p.traffic.c_str());
+  ImGui::TextWrapped("%s: %.2f GFLOP/s at %.3g FLOP/B, %.0f%% of its roof; bytes counted as %s.", p.name.c_str(),
+                     p.gflops, p.intensity, p.percent_of_roof, p.traffic.c_str());
   const double ridge = t->ridge_flop_per_byte.value_or(0);
   Rows rows;
   for (int i = 0; i < count; ++i) {
@@ -297,8 +298,8 @@ void draw_kernels_step(const ViewContext& ctx) {
     rows.push_back({(i == index ? "> " : "  ") + k.label, fmt::format("{:.3g}", k.intensity),
                     fmt::format("{:.2f}", k.gflops), fmt::format("{:.0f}%", k.percent_of_roof), bound_by(k, ridge)});
   }
-  draw_columns_table("kernel_rows", {"kernel (median call)", "FLOP/B", "GFLOP/s", "of its roof", "side of the ridge"},
-                     rows);
+  draw_wide_columns_table("kernel_rows",
+                          {"kernel (median call)", "FLOP/B", "GFLOP/s", "of its roof", "side of the ridge"}, rows);
 }
 
 void draw_overhead_step(const ViewContext& ctx) {
@@ -315,7 +316,7 @@ void draw_overhead_step(const ViewContext& ctx) {
   }
   spec.size = {0, plot_height_leaving(3)};
   draw_plot("overhead", spec);
-  draw_value_table(
+  draw_wide_value_table(
       "floors",
       {
           {"one call on this thread, at its fastest", format_duration_us(m->overhead_call_floor_us)},
