@@ -2,6 +2,7 @@
 // rest) written with kernels/common/simd.h's map_range, so unfused and fused kernels differ only in how many passes
 // they make and what stays in registers between them.
 #include <algorithm>
+#include <vector>
 
 #include "engine/parallel.h"
 #include "kernels/common/simd.h"
@@ -46,11 +47,18 @@ void map_elements(float* y, std::int64_t n, int threads, Stores stores, VecAt ve
   });
 }
 
-template <typename T>
-inline T chain(T v, int length) {
-  for (int l = 0; l < length; ++l) v = v * chain_a(l) + chain_c(l);
-  return v;
-}
+// The chain's constants, computed once per call rather than once per element (each a_l is a division).
+struct ChainConstants {
+  std::vector<float> a, c;
+  explicit ChainConstants(int length) {
+    for (int l = 0; l < length; ++l) a.push_back(chain_a(l)), c.push_back(chain_c(l));
+  }
+  template <typename T>
+  T apply(T v) const {
+    for (std::size_t l = 0; l < a.size(); ++l) v = v * a[l] + c[l];
+    return v;
+  }
+};
 
 }  // namespace
 
@@ -104,9 +112,10 @@ void chain_op(float* y, const float* x, std::int64_t n, int l, int threads, Stor
 }
 
 void chain_fused(float* y, const float* x, std::int64_t n, int length, int threads, Stores stores) {
+  const ChainConstants chain(length);
   map_elements(
-      y, n, threads, stores, [&](std::int64_t i) { return chain(load(x + i), length); },
-      [&](std::int64_t i) { return chain(x[i], length); });
+      y, n, threads, stores, [&](std::int64_t i) { return chain.apply(load(x + i)); },
+      [&](std::int64_t i) { return chain.apply(x[i]); });
 }
 
 }  // namespace dlsys::fusion
