@@ -215,6 +215,7 @@ TEST_CASE("points are placed on the roof: share of the roof, the furthest above 
   CHECK(m.ridge_ratio == doctest::Approx(0.95));
   CHECK(m.ridge_bar_met);
   CHECK(m.sweep_nearest_ridge == 1);  // 4 FLOP/B is nearer 10 than 64 is, on a log scale
+  CHECK(m.sweep_crosses_ridge);
   CHECK(m.wrong == 0);
   // 16% above the roof breaks the expectation; a bend 2.5x off the ridge breaks the other.
   m.kernels = {point(1, 11.6)};
@@ -225,6 +226,11 @@ TEST_CASE("points are placed on the roof: share of the roof, the furthest above 
   CHECK(m.ridge_ratio == doctest::Approx(2.5));
   CHECK_FALSE(m.ridge_bar_met);
   CHECK(m.wrong == 1);
+  // A sweep that stays left of the ridge cannot show where the roof bends.
+  m.sweep = {point(0.25, 2.5), point(4, 40)};
+  place_on_roof(m);
+  CHECK_FALSE(m.sweep_crosses_ridge);
+  CHECK_FALSE(m.ridge_bar_met);
 }
 
 TEST_CASE("roofline: a small real run reports the documented keys and one point per kernel") {

@@ -244,9 +244,12 @@ void draw_sweep_step(const ViewContext& ctx) {
           {fmt::format("{}: {:g} FLOP/B, {}", p.name, p.intensity, bound_by(p, ridge)),
            fmt::format("{:.2f} GFLOP/s = {:.0f}% of the roof {:.2f}", p.gflops, p.percent_of_roof, p.roof_gflops)},
           {"where the sweep bends: its best GFLOP/s / the bandwidth of its first point",
-           fmt::format("{:.1f} / {:.2f} GB/s = {:.3g} FLOP/B", m->sweep_plateau_gflops, m->sweep_bandwidth_gbps,
-                       m->sweep_ridge_flop_per_byte)},
-          {"the ridge: peak / bandwidth", fmt::format("{:.3g} FLOP/B (the bend is {:.2f}x it)", ridge, m->ridge_ratio)},
+           m->sweep_crosses_ridge ? fmt::format("{:.1f} / {:.2f} GB/s = {:.3g} FLOP/B", m->sweep_plateau_gflops,
+                                                m->sweep_bandwidth_gbps, m->sweep_ridge_flop_per_byte)
+                                  : std::string("not measured: the points stay on one side of the ridge (widen k)")},
+          {"the ridge: peak / bandwidth",
+           m->sweep_crosses_ridge ? fmt::format("{:.3g} FLOP/B (the bend is {:.2f}x it)", ridge, m->ridge_ratio)
+                                  : fmt::format("{:.3g} FLOP/B", ridge)},
       });
 }
 

@@ -203,9 +203,12 @@ void place_on_roof(RooflineMeasured& m) {
     for (std::size_t i = 0; i < m.sweep.size(); ++i)
       if (distance(m.sweep[i]) < distance(m.sweep[std::size_t(m.sweep_nearest_ridge)]))
         m.sweep_nearest_ridge = static_cast<int>(i);
+    double highest = 0;
+    for (const RoofPoint& p : m.sweep) highest = std::max(highest, p.intensity);
+    m.sweep_crosses_ridge = lowest.intensity < ridge && highest > ridge;
   }
   m.roof_bar_met = m.worst_percent_above_roof <= kRoofTolerancePercent;
-  m.ridge_bar_met = !m.sweep.empty() && m.ridge_ratio >= 1 / kRidgeFactor && m.ridge_ratio <= kRidgeFactor;
+  m.ridge_bar_met = m.sweep_crosses_ridge && m.ridge_ratio >= 1 / kRidgeFactor && m.ridge_ratio <= kRidgeFactor;
 }
 
 namespace {

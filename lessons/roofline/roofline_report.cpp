@@ -33,11 +33,17 @@ std::string RooflineLesson::text_report(const RunResult& r) const {
   out += fmt::format("  no point above the roof by more than {:.0f}%: furthest {:+.1f}% ({}): {}\n",
                      kRoofTolerancePercent, m->worst_percent_above_roof, m->worst_point,
                      m->roof_bar_met ? "met" : "NOT met: a count of bytes or FLOP is too low, or a ceiling too low");
-  out += fmt::format(
-      "  the sweep bends within a factor {:.0f} of peak / bandwidth: it bends at {:.2f} FLOP/B ({:.1f} GFLOP/s over "
-      "{:.2f} GB/s), {:.2f}x the ridge {:.2f}: {}\n",
-      kRidgeFactor, m->sweep_ridge_flop_per_byte, m->sweep_plateau_gflops, m->sweep_bandwidth_gbps, m->ridge_ratio,
-      t->ridge_flop_per_byte.value_or(0), m->ridge_bar_met ? "met" : "NOT met");
+  if (m->sweep_crosses_ridge)
+    out += fmt::format(
+        "  the sweep bends within a factor {:.0f} of peak / bandwidth: it bends at {:.2f} FLOP/B ({:.1f} GFLOP/s over "
+        "{:.2f} GB/s), {:.2f}x the ridge {:.2f}: {}\n",
+        kRidgeFactor, m->sweep_ridge_flop_per_byte, m->sweep_plateau_gflops, m->sweep_bandwidth_gbps, m->ridge_ratio,
+        t->ridge_flop_per_byte.value_or(0), m->ridge_bar_met ? "met" : "NOT met");
+  else
+    out += fmt::format(
+        "  the sweep bends near peak / bandwidth: not measured, its points do not reach both sides of the ridge "
+        "({:.2f} FLOP/B); widen k\n",
+        t->ridge_flop_per_byte.value_or(0));
   out += fmt::format("  every output matches its double-precision reference: {} (largest error {:.2g})\n",
                      m->wrong ? "NO" : "yes", m->max_rel_err);
   if (r.backend.conditions.disturbed())

@@ -50,6 +50,7 @@ void to_json(nlohmann::ordered_json& j, const RooflineMeasured& m) {
   j["sweep_plateau_gflops"] = m.sweep_plateau_gflops;
   j["sweep_ridge_flop_per_byte"] = m.sweep_ridge_flop_per_byte;
   j["ridge_ratio"] = m.ridge_ratio;
+  j["sweep_crosses_ridge"] = m.sweep_crosses_ridge ? 1 : 0;
   for (const RoofPoint& p : m.kernels) {
     j[p.id + "_intensity"] = p.intensity;
     j[p.id + "_gflops"] = p.gflops;

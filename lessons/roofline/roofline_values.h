@@ -72,6 +72,7 @@ struct RooflineMeasured {
   double sweep_ridge_flop_per_byte = 0;  // plateau / bandwidth: where the measured points bend
   double ridge_ratio = 0;                // sweep ridge / (peak / bandwidth)
   int sweep_nearest_ridge = 0;           // index of the sweep point whose intensity is nearest the ridge (log scale)
+  bool sweep_crosses_ridge = false;      // points on both sides of the ridge: the sweep can show where it bends
   std::vector<RoofPoint> kernels;        // placed on the roof
   double worst_percent_above_roof = 0;   // the point furthest above the roof, in % of the roof (< 0: all below)
   std::string worst_point;
