@@ -6,8 +6,10 @@
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
 #include "lessons/flash/flash_lesson.h"
+#include "lessons/fusion/fusion_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
 
@@ -15,6 +17,8 @@ namespace dlsys {
 
 const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
+  static const RooflineLesson roofline;
+  static const FusionLesson fusion;
   static const BubbleLesson bubble;
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
@@ -22,7 +26,7 @@ const std::vector<const Lesson*>& all_lessons() {
   static const AllreduceLesson allreduce;
   static const TensorLesson tensor;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache,
+      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache,
   };
   return lessons;
 }

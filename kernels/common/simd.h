@@ -1,0 +1,159 @@
+#pragma once
+// Vector helpers for the CPU kernels of kernels/*/cpu/, which are compiled with -march=native: GCC vector types as
+// wide as the target's widest float vector (AVX-512, AVX2 or SSE), streaming stores, and cos and exp as polynomials
+// that vectorise (glibc's cosf and expf are scalar calls without -ffast-math, and would make a memory-bound loop
+// compute-bound). Include it only from those sources: lessons, app and tests are built for the baseline target, and a
+// header compiled at two vector widths would break the one-definition rule.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/common/stores.h"
+
+namespace dlsys::simd {
+
+#if defined(__AVX512F__)
+inline constexpr int kFloats = 16;
+#elif defined(__AVX__)
+inline constexpr int kFloats = 8;
+#else
+inline constexpr int kFloats = 4;
+#endif
+inline constexpr std::int64_t kVectorBytes = kFloats * sizeof(float);
+
+typedef float Vec __attribute__((vector_size(kVectorBytes)));
+typedef std::int32_t IVec __attribute__((vector_size(kVectorBytes)));
+
+inline Vec splat(float v) { return Vec{} + v; }
+inline Vec load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+
+// A store that bypasses the caches: an output that is not read again soon would otherwise first be read from memory
+// to own its cache line (a third more traffic for a copy), then evict data that is. `p` must be kVectorBytes-aligned.
+inline void stream(float* p, Vec v) {
+#if defined(__AVX512F__)
+  _mm512_stream_ps(p, (__m512)v);
+#elif defined(__AVX__)
+  _mm256_stream_ps(p, (__m256)v);
+#elif defined(__SSE__)
+  _mm_stream_ps(p, (__m128)v);
+#else
+  store(p, v);
+#endif
+}
+// Streaming stores are weakly ordered: a range that used them ends with this, before another thread reads its output.
+inline void stream_fence() {
+#if defined(__SSE__)
+  _mm_sfence();
+#endif
+}
+
+// Elements before `p + i` is vector-aligned (for streaming stores), capped at `count`.
+inline std::int64_t elements_to_alignment(const float* p, std::int64_t count) {
+  const auto misalign = reinterpret_cast<std::uintptr_t>(p) % kVectorBytes;
+  const std::int64_t head = misalign == 0 ? 0 : std::int64_t((kVectorBytes - misalign) / sizeof(float));
+  return head < count ? head : count;
+}
+
+// out[i] = f(i) for i in [begin, end): vec(i) gives the kFloats values from i, one(i) the single value at i (the same
+// arithmetic, for the edges). With streaming stores the vector part starts at an aligned address, and the caller ends
+// its whole range with stream_fence(): a fence after every short piece (a row) would wait for each piece's stores to
+// drain before the next starts, and halve the bandwidth.
+template <typename VecAt, typename OneAt>
+inline void map_range(float* out, std::int64_t begin, std::int64_t end, Stores stores, VecAt vec, OneAt one) {
+  std::int64_t i = begin;
+  if (stores == Stores::Streaming) {
+    const std::int64_t head = begin + elements_to_alignment(out + begin, end - begin);
+    for (; i < head; ++i) out[i] = one(i);
+    // Four vectors per step: more loads in flight at once, as STREAM's tuned builds unroll.
+    for (; i + 4 * kFloats <= end; i += 4 * kFloats) {
+      const Vec v0 = vec(i), v1 = vec(i + kFloats), v2 = vec(i + 2 * kFloats), v3 = vec(i + 3 * kFloats);
+      stream(out + i, v0);
+      stream(out + i + kFloats, v1);
+      stream(out + i + 2 * kFloats, v2);
+      stream(out + i + 3 * kFloats, v3);
+    }
+    for (; i + kFloats <= end; i += kFloats) stream(out + i, vec(i));
+  } else {
+    for (; i + kFloats <= end; i += kFloats) store(out + i, vec(i));
+  }
+  for (; i < end; ++i) out[i] = one(i);
+}
+
+// Arithmetic written once for a float and for a Vec: the two differ only in how a comparison selects and how a
+// whole-valued float becomes an integer.
+inline float select(bool mask, float a, float b) { return mask ? a : b; }
+inline Vec select(IVec mask, Vec a, Vec b) { return mask ? a : b; }
+inline std::int32_t to_int(float whole) { return static_cast<std::int32_t>(whole); }
+inline IVec to_int(Vec whole) { return __builtin_convertvector(whole, IVec); }
+inline float bits_to_float(std::int32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline Vec bits_to_float(IVec bits) {
+  Vec f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Round to the nearest whole number (ties to even) for |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits.
+template <typename T>
+inline T round_whole(T x) {
+  const float magic = 12582912.0f;
+  return (x + magic) - magic;
+}
+
+// cos(x) for |x| up to about 1e5 (error about 1e-7 absolute): x = j pi/2 + r with |r| <= pi/4 (pi/2 split in three
+// parts, Cody and Waite), then the sine or cosine polynomial of r by the quadrant j mod 4. Coefficients: Cephes
+// sinf/cosf (S. Moshier).
+template <typename T>
+inline T cos_poly(T x) {
+  const T j = round_whole(x * 0.636619772367581343f);  // 2 / pi
+  const T r = ((x - j * 1.5703125f) - j * 4.837512969970703125e-4f) - j * 7.54978995489188216e-8f;
+  const T z = r * r;
+  const T sin_r = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * -1.9515295891e-4f));
+  const T cos_r =
+      1.0f - 0.5f * z + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
+  const auto q = to_int(j);
+  // cos(r + q pi/2): cos r, -sin r, -cos r, sin r for q = 0, 1, 2, 3 (mod 4).
+  const T magnitude = select((q & 1) != 0, sin_r, cos_r);
+  return select(((q + 1) & 2) != 0, -magnitude, magnitude);
+}
+
+// exp(x), relative error about 2e-7; below -87 it returns 0's neighbourhood, above 88 it saturates near FLT_MAX.
+// x = n ln 2 + r with |r| <= ln2 / 2 (ln 2 in two parts), a degree-6 polynomial for exp(r) (Cephes expf), times 2^n
+// built in the exponent bits.
+template <typename T>
+inline T exp_poly(T x) {
+  x = select(x > 88.0f, T{} + 88.0f, x);
+  x = select(x < -87.0f, T{} - 87.0f, x);
+  const T n = round_whole(x * 1.44269504088896341f);  // 1 / ln 2
+  const T r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  const T p = ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+                 1.6666665459e-1f) *
+                    r +
+                5.0000001201e-1f) *
+                   r * r +
+               r) +
+              1.0f;
+  return p * bits_to_float((to_int(n) + 127) << 23);
+}
+
+// GELU with the tanh approximation used by GPT-2 and BERT: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
+// tanh(u) = 1 - 2 / (exp(2u) + 1).
+template <typename T>
+inline T gelu_poly(T x) {
+  const T u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  const T tanh_u = 1.0f - 2.0f / (exp_poly(2.0f * u) + 1.0f);
+  return 0.5f * x * (1.0f + tanh_u);
+}
+
+}  // namespace dlsys::simd

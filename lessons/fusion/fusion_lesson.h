@@ -1,0 +1,33 @@
+#pragma once
+#include "lessons/common/lesson.h"
+#include "lessons/fusion/fusion_values.h"
+
+namespace dlsys {
+
+// Lesson `fusion`: y = ReLU(x + b) and x.cos().cos() as separate kernels and fused into one, measured on arrays far
+// larger than the caches and on arrays that fit in them; chains of L pointwise operations; every output checked
+// against a double-precision reference.
+class FusionLesson final : public Lesson {
+ public:
+  std::string id() const override { return "fusion"; }
+  std::string chapter() const override { return "Foundations"; }
+  std::vector<std::string> quick_params() const override {
+    return {"rows=1024", "cols=1024", "chain=1,2,4", "repeats=3"};
+  }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // CPU kernels only, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// What the report calls on target: at 4096 x 4096 with a broadcast bias, the measured speedup within 20% of the byte
+// ratio.
+inline constexpr double kSpeedupTolerance = 0.2;
+
+// The closed forms for the parameters.
+fusion::FusionTheory fusion_theory(const ParamValues& params);
+
+}  // namespace dlsys

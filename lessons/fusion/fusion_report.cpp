@@ -1,0 +1,47 @@
+// What `dlsys-lab run fusion` prints after the generic table: each pair of kernels with its byte ratio and measured
+// speedup, and whether the speedup the lesson expects held.
+#include <fmt/format.h>
+
+#include "engine/units.h"
+#include "lessons/fusion/fusion_lesson.h"
+
+namespace dlsys {
+
+std::string FusionLesson::text_report(const RunResult& r) const {
+  const auto* t = r.theory_as<fusion::FusionTheory>();
+  const auto* m = r.measured_as<fusion::FusionMeasured>();
+  if (t == nullptr || m == nullptr) return {};
+  auto ms = [](const fusion::Timing& x) { return format_duration_us(x.us); };
+  std::string out = fmt::format("\ny = ReLU(x + b) on {} x {} fp32 (median calls):\n", t->rows, t->cols);
+  out += fmt::format("  broadcast bias  unfused {:>9}  fused {:>9}  speedup {:.2f}  byte ratio 16 B / 8 B = {:.2f}\n",
+                     ms(m->unfused_broadcast), ms(m->fused_broadcast), m->speedup_broadcast, t->byte_ratio_broadcast);
+  out += fmt::format("  full bias       unfused {:>9}  fused {:>9}  speedup {:.2f}  byte ratio 20 B / 12 B = {:.2f}\n",
+                     ms(m->unfused_full), ms(m->fused_full), m->speedup_full, t->byte_ratio_full);
+  out += fmt::format("  fused kernel moves {:.2f} GB/s = {:.0f}% of STREAM copy ({:.2f} GB/s) on the same arrays\n",
+                     m->effective_gbps, 100 * m->effective_fraction_of_stream, m->stream_copy_gbps);
+  out += fmt::format(
+      "x.cos().cos(): unfused {} fused {} ({:.2f}x; 4 against 2 accesses); one cos {} (fused cos.cos "
+      "= {:.2f} cos)\n",
+      ms(m->cos_cos_unfused), ms(m->cos_cos_fused), m->cos_cos_speedup, ms(m->cos), m->cos_cos_over_cos);
+  out += fmt::format("GELU {} against ReLU {}: {:.2f}x\n", ms(m->gelu), ms(m->relu), m->gelu_over_relu);
+  out += "chains of L multiply-adds:\n";
+  for (const fusion::ChainMeasure& c : m->chains)
+    out += fmt::format("  L = {:>2}  unfused {:>9}  fused {:>9}  ({:.2f}x; bytes {}:1)\n", c.length, ms(c.unfused),
+                       ms(c.fused), c.unfused.us / c.fused.us, c.length);
+  out += fmt::format(
+      "in cache ({} per array): unfused {} fused {} ({:.2f}x); handing one element to the pool costs {}\n",
+      format_bytes_binary(t->small_bytes), ms(m->small_unfused), ms(m->small_fused), m->small_speedup, ms(m->dispatch));
+  out += "\nwhat the lesson expects:\n";
+  out +=
+      fmt::format("  the speedup within {:.0f}% of the byte ratio ({} bias): {:.2f} against {:.2f}: {}\n",
+                  100 * kSpeedupTolerance, t->bias, m->speedup, t->byte_ratio, m->speedup_bar_met ? "met" : "NOT met");
+  if (t->rows != 4096 || t->cols != 4096 || t->bias != "broadcast")
+    out += "  (the expectation is for the course's shape, 4096 x 4096 with a broadcast bias)\n";
+  out += fmt::format("  every output matches its double-precision reference: {} (largest error {:.2g})\n",
+                     m->wrong ? "NO" : "yes", m->max_abs_err);
+  if (r.backend.conditions.disturbed())
+    out += "  (other programs were busy meanwhile: see the line above the tables)\n";
+  return out;
+}
+
+}  // namespace dlsys

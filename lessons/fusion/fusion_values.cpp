@@ -1,0 +1,66 @@
+#include "lessons/fusion/fusion_values.h"
+
+namespace dlsys::fusion {
+
+void to_json(nlohmann::ordered_json& j, const FusionTheory& t) {
+  j["rows"] = t.rows;
+  j["cols"] = t.cols;
+  j["bias"] = t.bias;
+  j["bytes_unfused"] = t.bytes_unfused;
+  j["bytes_fused"] = t.bytes_fused;
+  j["byte_ratio"] = t.byte_ratio;
+  j["launches_unfused"] = t.launches_unfused;
+  j["launches_fused"] = t.launches_fused;
+  j["memory_ops_unfused"] = t.memory_ops_unfused;
+  j["memory_ops_fused"] = t.memory_ops_fused;
+  j["byte_ratio_broadcast"] = t.byte_ratio_broadcast;
+  j["byte_ratio_full"] = t.byte_ratio_full;
+  j["cos_accesses_unfused"] = t.cos_accesses_unfused;
+  j["cos_accesses_fused"] = t.cos_accesses_fused;
+  j["chain_lengths"] = t.chain_lengths;
+  j["chain_bytes_per_element_unfused"] = t.chain_bytes_per_element_unfused;
+  j["chain_bytes_per_element_fused"] = t.chain_bytes_per_element_fused;
+  j["small_bytes"] = t.small_bytes;
+}
+
+namespace {
+void put(nlohmann::ordered_json& j, const std::string& key, const Timing& t) {
+  j[key + "_us"] = t.us;
+  j[key + "_us_min"] = t.min_us;
+  j[key + "_us_max"] = t.max_us;
+}
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const FusionMeasured& m) {
+  j = nlohmann::ordered_json::object();
+  j["unfused_us"] = m.unfused_us;
+  j["fused_us"] = m.fused_us;
+  j["speedup"] = m.speedup;
+  j["effective_gbps"] = m.effective_gbps;
+  j["max_abs_err"] = m.max_abs_err;
+  j["unfused_us_min"] = m.unfused.min_us;
+  j["unfused_us_max"] = m.unfused.max_us;
+  j["fused_us_min"] = m.fused.min_us;
+  j["fused_us_max"] = m.fused.max_us;
+  j["speedup_broadcast"] = m.speedup_broadcast;
+  j["speedup_full"] = m.speedup_full;
+  j["stream_copy_gbps"] = m.stream_copy_gbps;
+  j["effective_fraction_of_stream"] = m.effective_fraction_of_stream;
+  put(j, "cos", m.cos);
+  put(j, "cos_cos_unfused", m.cos_cos_unfused);
+  put(j, "cos_cos_fused", m.cos_cos_fused);
+  put(j, "relu", m.relu);
+  put(j, "gelu", m.gelu);
+  j["cos_cos_speedup"] = m.cos_cos_speedup;
+  j["cos_cos_over_cos"] = m.cos_cos_over_cos;
+  j["gelu_over_relu"] = m.gelu_over_relu;
+  put(j, "small_unfused", m.small_unfused);
+  put(j, "small_fused", m.small_fused);
+  put(j, "dispatch", m.dispatch);
+  j["small_speedup"] = m.small_speedup;
+  j["error_tolerance"] = m.error_tolerance;
+  j["wrong"] = m.wrong;
+  j["speedup_bar_met"] = m.speedup_bar_met ? 1 : 0;
+}
+
+}  // namespace dlsys::fusion

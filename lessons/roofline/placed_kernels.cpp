@@ -1,0 +1,190 @@
+// The lab's own kernels placed on the roof, each at the intensity its counted main-memory traffic gives and the
+// GFLOP/s it measured, each checked against a double-precision reference (sampled where a full one would take longer
+// than the kernel's whole lesson).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/host_buffer.h"
+#include "kernels/attention/attention.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/matmul/backends.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/roofline/roofline.h"
+#include "kernels/roofline/roofline_math.h"
+#include "lessons/matmul/matmul_lesson.h"
+#include "lessons/roofline/roofline_measure.h"
+#include "lessons/roofline/roofline_measure_common.h"
+
+namespace dlsys::roofline {
+
+namespace {
+
+// FlashAttention's tiles sized as the flash lesson's default sizes them: Algorithm 1 with 48 KiB of fast memory.
+constexpr std::int64_t kAttentionHeadDim = 64;
+constexpr std::int64_t kFlashSramBytes = 49152;
+
+void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
+  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("gemm_n"));
+  const matmul::Shape s{n, n, n};
+  MemoryLedger& ledger = run.ctx.ledger;
+  HostBuffer<float> a(ledger, "matmul", std::size_t(n * n)), b(ledger, "matmul", std::size_t(n * n)),
+      c(ledger, "matmul", std::size_t(n * n));
+  HostBuffer<double> ref(ledger, "matmul", std::size_t(n * n));
+  fill_seeded_uniform(a.span(), 11);
+  fill_seeded_uniform(b.span(), 12);
+  run.progress(fmt::format("matmul double reference, n = {}", n));
+  matmul::reference(s, a.data(), b.data(), ref.data());
+  const int tile = kMatmulTheoryTile;
+  for (const matmul::VariantInfo& v : matmul::variants()) {
+    const std::string key(v.key);
+    probe_fma_peak(run);  // the tiled kernel and OpenBLAS run near the compute ceiling
+    run.progress(fmt::format("matmul {} at n = {}", key, n));
+    const TimingStats t = matmul::time_variant(v, BackendKind::Cpu, s, a.data(), b.data(), c.data(), run.threads,
+                                               MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6},
+                                               [&] { run.ctx.control.check_cancelled(); });
+    const double bytes = key == "naive"   ? matmul::bytes_naive(s)
+                         : key == "tiled" ? matmul::bytes_tiled(s, tile)
+                                          : matmul::bytes_minimum(s);
+    const std::string traffic = key == "naive"   ? "every product reads its two operands: 4 (2 n^3 + n^2) B"
+                                : key == "tiled" ? fmt::format("{0} x {0} tiles: A and B read n / {0} times each", tile)
+                                                 : "A and B read once, C written once: 12 n^2 B";
+    RoofPoint p = roof_point("matmul_" + key, "matmul " + key, fmt::format("matmul {}, n = {}", key, n),
+                             matmul::flops(s), bytes, t, traffic);
+    p.max_rel_err = matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data());
+    p.error_tolerance = matmul::error_tolerance(s);
+    m.kernels.push_back(std::move(p));
+  }
+}
+
+void measure_attention(RooflineRun& run, RooflineMeasured& m) {
+  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));
+  const std::int64_t d = kAttentionHeadDim;
+  const attention::Problem problem{n, d, false, attention::default_scale(d)};
+  const attention::Tiling tiling =
+      attention::algorithm1_tiling(attention::sram_elements(kFlashSramBytes, sizeof(float)), d);
+  const std::int64_t workers = attention::flash_workers(n, tiling, run.threads);
+  MemoryLedger& ledger = run.ctx.ledger;
+  const std::size_t count = std::size_t(n * d);
+  HostBuffer<float> q(ledger, "attention", count), k(ledger, "attention", count), v(ledger, "attention", count),
+      o(ledger, "attention", count);
+  HostBuffer<double> ref(ledger, "attention", count);
+  attention::fill_uniform(q.span(), 1);
+  attention::fill_uniform(k.span(), 2);
+  attention::fill_uniform(v.span(), 3);
+  run.progress(fmt::format("attention double reference, n = {}", n));
+  attention::reference(problem, q.data(), k.data(), v.data(), ref.data(), run.threads);
+  const double flop = attention::matmul_flops(n, d);
+  {
+    run.progress(fmt::format("standard attention, n = {}", n));
+    HostBuffer<float> scores(ledger, "attention", std::size_t(attention::naive_scratch_elements(n)));
+    const TimingStats t = run.time(
+        [&] { attention::v1_naive(problem, q.data(), k.data(), v.data(), o.data(), scores.span(), run.threads); });
+    RoofPoint p =
+        roof_point("attention_naive", "standard attention", fmt::format("standard attention, n = {}, d = {}", n, d),
+                   flop, attention::naive_traffic(n, d).total_elements() * 4.0, t,
+                   "S = Q K^T written, softmax read and written, P read: 4 (4 n d + 4 n^2) B");
+    p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
+    m.kernels.push_back(std::move(p));
+  }
+  run.progress(fmt::format("flash attention, n = {}", n));
+  HostBuffer<float> scratch(
+      ledger, "attention",
+      std::size_t(attention::flash_scratch_elements(n, tiling, attention::LoopOrder::QOuter, workers)));
+  const TimingStats t = run.time([&] {
+    attention::v2_flash<float>(problem, tiling, attention::LoopOrder::QOuter, q.data(), k.data(), v.data(), o.data(),
+                               scratch.span(), run.threads);
+  });
+  RoofPoint p = roof_point(
+      "attention_flash", "flash attention", fmt::format("flash attention, n = {}, d = {}", n, d), flop,
+      attention::flash_traffic(n, d, tiling, false, attention::LoopOrder::QOuter, workers).total_elements() * 4.0, t,
+      fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries", tiling.br, tiling.bc));
+  p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
+  m.kernels.push_back(std::move(p));
+}
+
+// |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B (a full double reference
+// of a prefill GEMM would take longer than the rest of the run).
+double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c) {
+  double worst = 0;
+  for (std::int64_t sample = 0; sample < 256; ++sample) {
+    const std::int64_t i = (sample * 7919) % s.m, j = (sample * 104729) % s.n;
+    double sum = 0, magnitude = 0;
+    for (std::int64_t l = 0; l < s.k; ++l) {
+      sum += double(a[i * s.k + l]) * double(b[l * s.n + j]);
+      magnitude += std::fabs(double(a[i * s.k + l]) * double(b[l * s.n + j]));
+    }
+    worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
+  }
+  return worst;
+}
+
+// Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays, `rows` x d: a decode step
+// reads every layer's weights once, and weights this large come from main memory, not from a cache.
+void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
+  const std::int64_t rows = std::max<std::int64_t>(1, run.ctx.params.integer("bytes") / (2 * d));
+  MemoryLedger& ledger = run.ctx.ledger;
+  HostBuffer<std::uint16_t> w(ledger, "decode", std::size_t(rows * d));
+  HostBuffer<float> x(ledger, "decode", std::size_t(d)), y(ledger, "decode", std::size_t(rows));
+  run.progress(fmt::format("filling {} x {} bf16 weights", rows, d));
+  {
+    std::vector<float> row(static_cast<std::size_t>(d));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      fill_seeded_uniform(row, spread_seed(std::uint32_t(r)));
+      for (std::int64_t c = 0; c < d; ++c) w[std::size_t(r * d + c)] = to_bf16(row[std::size_t(c)]);
+    }
+  }
+  fill_seeded_uniform(x.span(), 22);
+  run.progress(fmt::format("decode GEMV, {} x {} bf16 weights", rows, d));
+  const TimingStats t = run.time([&] { gemv_bf16(y.data(), w.data(), x.data(), rows, d, run.threads); });
+  RoofPoint p = roof_point("decode_gemv", "decode GEMV", fmt::format("decode GEMV, batch 1, {} x {} bf16", rows, d),
+                           gemv_flops(rows, d), gemv_bf16_bytes(rows, d), t,
+                           "every 2-byte weight read once, x read and y written once");
+  // A few hundred rows against the double reference, relative to the size of their sums of |w x|.
+  double worst = 0;
+  for (std::int64_t sample = 0; sample < 256; ++sample) {
+    const std::int64_t r = (sample * 7919) % rows;
+    double ref = 0, magnitude = 0;
+    gemv_bf16_reference(&ref, w.data() + r * d, x.data(), 1, d);
+    for (std::int64_t c = 0; c < d; ++c)
+      magnitude += std::fabs(from_bf16(w[std::size_t(r * d + c)]) * x[std::size_t(c)]);
+    worst = std::max(worst, std::fabs(y[std::size_t(r)] - ref) / std::max(magnitude, 1e-30));
+  }
+  p.max_rel_err = worst;
+  m.kernels.push_back(std::move(p));
+}
+
+// Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, through OpenBLAS (it has no 16-bit
+// GEMM here); compute-bound once tokens is in the tens.
+void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
+  const auto tokens = static_cast<std::int64_t>(run.ctx.params.integer("prompt_tokens"));
+  MemoryLedger& ledger = run.ctx.ledger;
+  const matmul::Shape s{tokens, d, d};
+  HostBuffer<float> a(ledger, "prefill", std::size_t(tokens * d)), b(ledger, "prefill", std::size_t(d * d)),
+      c(ledger, "prefill", std::size_t(tokens * d));
+  fill_seeded_uniform(a.span(), 23);
+  fill_seeded_uniform(b.span(), 21);
+  probe_fma_peak(run);
+  run.progress(fmt::format("prefill GEMM, {} tokens x {} x {}", tokens, d, d));
+  const TimingStats t = run.time([&] { matmul::v3_blas(s, a.data(), b.data(), c.data(), run.threads); });
+  RoofPoint p = roof_point(
+      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
+      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
+  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
+  p.error_tolerance = matmul::error_tolerance(s);
+  m.kernels.push_back(std::move(p));
+}
+
+}  // namespace
+
+void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m) {
+  measure_matmuls(run, m);
+  measure_attention(run, m);
+  const auto d = static_cast<std::int64_t>(run.ctx.params.integer("model_dim"));
+  measure_decode(run, d, m);
+  measure_prefill(run, d, m);
+}
+
+}  // namespace dlsys::roofline

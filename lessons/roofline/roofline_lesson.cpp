@@ -1,0 +1,310 @@
+#include "lessons/roofline/roofline_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/host_memory.h"
+#include "engine/units.h"
+#include "kernels/attention/tile_math.h"
+#include "kernels/roofline/roofline_math.h"
+#include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/roofline/last_level_cache.h"
+#include "lessons/roofline/roofline_measure.h"
+#include "lessons/roofline/roofline_steps.h"
+
+namespace dlsys {
+
+using roofline::RooflineMeasured;
+using roofline::RooflineTheory;
+using roofline::RoofPoint;
+
+std::vector<ParamSpec> RooflineLesson::params() const {
+  return {
+      {.key = "k",
+       .label = "FMAs per element (sweep)",
+       .type = ParamType::SizeList,
+       .default_text = "1..256",
+       .min = 1,
+       .max = 1024,
+       .help = "the intensity sweep's multiply-adds per element: intensity k / 4 FLOP per byte"},
+      {.key = "bytes",
+       .label = "array size",
+       .type = ParamType::Bytes,
+       .default_text = "512MiB",
+       .min = 1024 * 1024,
+       .max = 64.0 * 1024 * 1024 * 1024,
+       .help = "each array of STREAM, the sweep and softmax, and the decode weights; far larger than the last-level "
+               "cache measures memory"},
+      {.key = "gemm_n",
+       .label = "matmul size n",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 16,
+       .max = 4096,
+       .help = "n x n x n for the naive, tiled and OpenBLAS products placed on the roof"},
+      {.key = "attention_n",
+       .label = "attention length n",
+       .type = ParamType::Integer,
+       .default_text = "1024",
+       .min = 16,
+       .max = 16384,
+       .help = "sequence length of standard and flash attention (one head, d = 64)"},
+      {.key = "model_dim",
+       .label = "model width d",
+       .type = ParamType::Integer,
+       .default_text = "4096",
+       .min = 16,
+       .max = 32768,
+       .help = "columns of the decode GEMV's weights (as many rows as fill 'bytes' in bf16); the prefill GEMM's d x d"},
+      {.key = "prompt_tokens",
+       .label = "prefill tokens",
+       .type = ParamType::Integer,
+       .default_text = "128",
+       .min = 1,
+       .max = 8192,
+       .help = "rows of the prefill GEMM (decode is one token)"},
+      {.key = "tiny_sizes",
+       .label = "tiny call sizes",
+       .type = ParamType::SizeList,
+       .default_text = "1..65536",
+       .min = 1,
+       .max = 1 << 20,
+       .unit = "elements",
+       .help = "elements of y = 2x per call for the overhead floor"},
+      {.key = "repeats",
+       .label = "timed repeats",
+       .type = ParamType::Integer,
+       .default_text = "5",
+       .min = 1,
+       .max = 100,
+       .help = "timed calls per measurement, after one warm-up"},
+      cpu_threads_param("for every kernel alike"),
+      max_minutes_param(),
+  };
+}
+
+namespace {
+
+// Bytes the run holds at its largest stage: the three STREAM arrays, matmul with its double reference, attention
+// with n x n scores, or the decode and prefill weights.
+double largest_stage_bytes(const ParamValues& p) {
+  const double arrays = 3.0 * double(p.integer("bytes"));
+  const double n = double(p.integer("gemm_n"));
+  const double matmul = 3 * 4 * n * n + 8 * n * n;
+  const double an = double(p.integer("attention_n")), d = 64;
+  const double attention = 4 * 4 * an * d + 8 * an * d + 4 * an * an;
+  const double dm = double(p.integer("model_dim")), tokens = double(p.integer("prompt_tokens"));
+  const double decode = double(p.integer("bytes")) + 8 * dm + 4 * double(p.integer("bytes")) / (2 * dm);
+  const double prefill = 4 * (2 * tokens * dm + dm * dm);
+  return std::max({arrays, matmul, attention, decode, prefill});
+}
+
+// CPU seconds the run needs at least: every timed call and its warm-up, the references, at the rates run_time_limit.h
+// uses for loops and libraries, and memory-bound passes at 1 GB/s.
+double cpu_seconds_estimate(const ParamValues& p, int threads) {
+  const double calls = 1.0 + double(p.integer("repeats"));
+  const double elements = double(p.integer("bytes")) / 4;
+  double sweep_flop = 0;
+  for (double k : p.list("k")) sweep_flop += roofline::family_flop_per_element(std::int64_t(k)) * elements;
+  const double n = double(p.integer("gemm_n")), an = double(p.integer("attention_n"));
+  const double dm = double(p.integer("model_dim")), tokens = double(p.integer("prompt_tokens"));
+  double s = estimated_seconds(calls * sweep_flop, kTiledLoopGflopsPerThread, threads);
+  s += estimated_seconds(2 * n * n * n, kNaiveLoopGflopsPerThread, 1);                       // matmul reference
+  s += estimated_seconds(calls * 2 * n * n * n, kNaiveLoopGflopsPerThread, threads);         // naive matmul
+  s += estimated_seconds(3 * calls * 4 * an * an * 64, kNaiveLoopGflopsPerThread, threads);  // attention x 3
+  s += estimated_seconds(calls * 2 * tokens * dm * dm, kBlasGflopsPerThread, threads);       // prefill
+  s += calls * 12.0 * elements * 4 * 6 / 1e9;                                                // STREAM, softmax, GEMV
+  return s;
+}
+
+}  // namespace
+
+void RooflineLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "backend 'cuda': the roofline lesson runs on the CPU backend only, for now (its CUDA kernels are not written "
+        "yet); allowed: --backend cpu");
+  const double need = largest_stage_bytes(p);
+  const HostMemory host = host_memory();
+  if (!host.fits(need))
+    throw BadInput(fmt::format(
+        "parameter 'bytes' (or gemm_n, attention_n, model_dim): the run needs {} at once but only {} of host memory "
+        "is available; lower them",
+        format_bytes_both(need), format_bytes_both(host.budget_bytes())));
+  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
+  refuse_if_longer_than_limit(
+      p, cpu_seconds_estimate(p, threads),
+      fmt::format("the sweep's 2 k FLOP per element over {} elements, matmul, attention and prefill FLOP, and memory "
+                  "passes at 1 GB/s, on {} threads",
+                  p.integer("bytes") / 4, threads),
+      "k, bytes, gemm_n, attention_n, model_dim or prompt_tokens");
+}
+
+RooflineTheory roofline_theory(const ParamValues& p) {
+  RooflineTheory t;
+  // The course's numbers (002 section 9.2.1), exactly as it states them.
+  t.a100_bandwidth_bytes_per_s = 1.5e12;
+  t.a100_fp32_gflops = 19.5e3;
+  t.a100_floats_per_s = t.a100_bandwidth_bytes_per_s / 4;
+  t.a100_y2x_bytes_per_element = 4 + 4;
+  t.a100_y2x_elements_per_s = t.a100_bandwidth_bytes_per_s / t.a100_y2x_bytes_per_element;
+  t.a100_y2x_gflops = t.a100_y2x_elements_per_s * 1 / 1e9;
+  t.a100_y2x_percent_of_compute = 100 * t.a100_y2x_gflops / t.a100_fp32_gflops;
+  t.a100_fp32_ridge_flop_per_byte =
+      roofline::ridge_flop_per_byte(t.a100_fp32_gflops, t.a100_bandwidth_bytes_per_s / 1e9);
+  // The course's hypothetical GPU (002 section 9.2): 300 TFLOP/s, 1 TB/s, a kernel at 50 FLOP per byte.
+  t.example_peak_gflops = 300e3;
+  t.example_bandwidth_gbps = 1e3;
+  t.example_ridge_flop_per_byte = roofline::ridge_flop_per_byte(t.example_peak_gflops, t.example_bandwidth_gbps);
+  t.example_intensity_flop_per_byte = 50;
+  t.example_attainable_gflops =
+      roofline::attainable_gflops(t.example_peak_gflops, t.example_bandwidth_gbps, t.example_intensity_flop_per_byte);
+  for (double k : p.list("k")) t.sweep_intensity.push_back(roofline::family_intensity(std::int64_t(k)));
+  return t;
+}
+
+std::shared_ptr<const LessonValues> RooflineLesson::theory(const ParamValues& p) const {
+  return make_values(roofline_theory(p));
+}
+
+std::shared_ptr<const StepData> RooflineLesson::step_data(const ParamValues& p) const {
+  return roofline::make_steps(p);
+}
+
+void place_on_roof(RooflineMeasured& m) {
+  m.worst_percent_above_roof = -INFINITY;
+  m.max_rel_err = 0;
+  m.wrong = 0;
+  auto place = [&](RoofPoint& p) {
+    p.roof_gflops = roofline::attainable_gflops(m.peak_gflops, m.bandwidth_gbps, p.intensity);
+    p.percent_of_roof = 100 * p.gflops / p.roof_gflops;
+    if (p.percent_of_roof - 100 > m.worst_percent_above_roof) {
+      m.worst_percent_above_roof = p.percent_of_roof - 100;
+      m.worst_point = p.name;
+    }
+    m.max_rel_err = std::max(m.max_rel_err, p.max_rel_err);
+    if (!(p.max_rel_err <= p.error_tolerance)) m.wrong = 1;
+  };
+  for (RoofPoint& p : m.sweep) place(p);
+  for (RoofPoint& p : m.kernels) place(p);
+  if (!m.sweep.empty()) {
+    const RoofPoint& lowest =
+        *std::min_element(m.sweep.begin(), m.sweep.end(),
+                          [](const RoofPoint& a, const RoofPoint& b) { return a.intensity < b.intensity; });
+    m.sweep_bandwidth_gbps = lowest.gflops_best / lowest.intensity;
+    for (const RoofPoint& p : m.sweep) m.sweep_plateau_gflops = std::max(m.sweep_plateau_gflops, p.gflops_best);
+    m.sweep_ridge_flop_per_byte = m.sweep_plateau_gflops / m.sweep_bandwidth_gbps;
+    const double ridge = roofline::ridge_flop_per_byte(m.peak_gflops, m.bandwidth_gbps);
+    m.ridge_ratio = m.sweep_ridge_flop_per_byte / ridge;
+    auto distance = [&](const RoofPoint& p) { return std::fabs(std::log(p.intensity / ridge)); };
+    for (std::size_t i = 0; i < m.sweep.size(); ++i)
+      if (distance(m.sweep[i]) < distance(m.sweep[std::size_t(m.sweep_nearest_ridge)]))
+        m.sweep_nearest_ridge = static_cast<int>(i);
+    double highest = 0;
+    for (const RoofPoint& p : m.sweep) highest = std::max(highest, p.intensity);
+    m.sweep_crosses_ridge = lowest.intensity < ridge && highest > ridge;
+  }
+  m.roof_bar_met = m.worst_percent_above_roof <= kRoofTolerancePercent;
+  m.ridge_bar_met = m.sweep_crosses_ridge && m.ridge_ratio >= 1 / kRidgeFactor && m.ridge_ratio <= kRidgeFactor;
+}
+
+namespace {
+
+Series roof_series(const std::string& id, const std::string& name, double peak, double bandwidth) {
+  const roofline::RoofCurve curve = roofline::roof_curve(name, peak, bandwidth, 1.0 / 32, 512);
+  return Series{id, name, "theory", "arithmetic intensity", "FLOP/B", "attainable", "GFLOP/s", curve.points};
+}
+
+Series point_series(const std::string& id, const std::string& name, const std::vector<RoofPoint>& points) {
+  Series s{id, name, "measured", "arithmetic intensity", "FLOP/B", "measured", "GFLOP/s", {}};
+  for (const RoofPoint& p : points) s.points.push_back({p.intensity, p.gflops, p.gflops_slowest, p.gflops_best});
+  return s;
+}
+
+// The roofs (measured, and with the datasheet-style peak), the sweep, each placed kernel alone, and the line the
+// overhead step compares tiny calls with: the time their bytes take at the measured bandwidth.
+void add_roof_series(RunResult& result, const RooflineMeasured& m, const RooflineTheory& t) {
+  result.series.push_back(roof_series("roof", "measured roof", m.peak_gflops, m.bandwidth_gbps));
+  if (t.datasheet_peak_gflops)
+    result.series.push_back(
+        roof_series("roof_datasheet", "datasheet-style roof", *t.datasheet_peak_gflops, m.bandwidth_gbps));
+  result.series.push_back(point_series("sweep", "k FMAs per element (sweep)", m.sweep));
+  for (const RoofPoint& p : m.kernels) result.series.push_back(point_series("kernel_" + p.id, p.label, {p}));
+  if (const Series* call = result.find_series("overhead_call")) {
+    Series bytes{"overhead_bytes",
+                 "8 B per element at the measured bandwidth",
+                 "theory",
+                 "elements",
+                 "",
+                 "time per call",
+                 "us",
+                 {}};
+    for (const SeriesPoint& p : call->points) {
+      const double us = 8.0 * p.x / (m.bandwidth_gbps * 1e3);
+      bytes.points.push_back({p.x, us, us, us});
+    }
+    result.series.push_back(std::move(bytes));
+  }
+}
+
+void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& m, int threads, int hardware) {
+  const double llc = last_level_cache_bytes();
+  const double array = double(p.integer("bytes"));
+  if (llc > 0 && array <= llc)
+    result.backend.notes.push_back(
+        fmt::format("arrays of {} fit in the last-level cache ({}): the STREAM bandwidth may read high",
+                    format_bytes_binary(array), format_bytes_binary(llc)));
+  if (threads > hardware)
+    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware));
+  if (m.wrong)
+    result.backend.notes.push_back("a kernel's output differs from its reference by more than fp32 rounding explains");
+}
+
+}  // namespace
+
+RunResult RooflineLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  roofline::RooflineRun run{
+      .ctx = ctx, .threads = static_cast<int>(p.integer("threads")), .repeats = static_cast<int>(p.integer("repeats"))};
+  run.total = 24.0 + p.list("k").size() + p.list("tiny_sizes").size();
+  const DeviceInfo& cpu = cpu_with_peaks();
+  RooflineTheory theory = roofline_theory(p);
+  if (cpu.nominal_fp32_gflops > 0) {
+    theory.datasheet_peak_gflops = cpu.nominal_fp32_gflops;
+    theory.datasheet_source = cpu.nominal_source;
+  }
+  result.backend.repeats = run.repeats;
+  result.backend.timer = "steady_clock";
+
+  RooflineMeasured m;
+  m.sgemm_peak_gflops = cpu.peak_fp32_gflops;
+  run.progress("compute ceiling: independent FMA chains");
+  roofline::probe_fma_peak(run);
+  roofline::measure_streams_and_sweep(run, p.integer("bytes"), m);
+  roofline::probe_fma_peak(run);
+  roofline::measure_placed_kernels(run, m);
+  roofline::measure_overhead(run, result, m);
+  roofline::probe_fma_peak(run);
+  m.peak_gflops = run.peak_gflops;
+  for (const roofline::StreamMeasure& s : m.stream)
+    if (s.gbps > m.bandwidth_gbps) m.bandwidth_gbps = s.gbps, m.bandwidth_kernel = s.kernel;
+  place_on_roof(m);
+  m.floats_per_s = m.bandwidth_gbps * 1e9 / 4;
+  m.y2x_elements_per_s = m.bandwidth_gbps * 1e9 / 8;
+  m.y2x_predicted_gflops = m.y2x_elements_per_s / 1e9;
+  m.y2x_percent_of_peak = 100 * m.y2x_gflops / m.peak_gflops;
+  theory.ridge_flop_per_byte = roofline::ridge_flop_per_byte(m.peak_gflops, m.bandwidth_gbps);
+  add_roof_series(result, m, theory);
+  add_notes(result, p, m, run.threads, cpu.threads);
+  result.theory = make_values(std::move(theory));
+  result.measured = make_values(std::move(m));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+}  // namespace dlsys

@@ -1,0 +1,40 @@
+#pragma once
+#include "lessons/common/lesson.h"
+#include "lessons/roofline/roofline_values.h"
+
+namespace dlsys {
+
+// Lesson `roofline`: compute, bandwidth and overhead; the course's arithmetic; this machine's roof measured with
+// STREAM and independent FMA chains; a sweep of intensity along it; the lab's own kernels placed on it; the
+// overhead floor of tiny calls.
+class RooflineLesson final : public Lesson {
+ public:
+  std::string id() const override { return "roofline"; }
+  std::string chapter() const override { return "Foundations"; }
+  std::vector<std::string> quick_params() const override {
+    return {"k=1,4,16,64",   "bytes=16MiB",      "gemm_n=96",          "attention_n=192",
+            "model_dim=512", "prompt_tokens=32", "tiny_sizes=1..4096", "repeats=1"};
+  }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // CPU kernels only, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// What the report calls on target: no measured point more than 15% above the roof, and the sweep's bend within a
+// factor 2 of peak / bandwidth.
+inline constexpr double kRoofTolerancePercent = 15;
+inline constexpr double kRidgeFactor = 2;
+
+// The closed forms for the parameters (the machine's ceilings come with a run).
+roofline::RooflineTheory roofline_theory(const ParamValues& params);
+
+// Given the ceilings in `m` (peak_gflops, bandwidth_gbps), fills every point's roof and share of it, the point
+// furthest above the roof, the sweep's bend (bandwidth of its lowest-intensity point, its highest GFLOP/s, their
+// ratio) and whether both expectations hold.
+void place_on_roof(roofline::RooflineMeasured& m);
+
+}  // namespace dlsys

@@ -1,0 +1,228 @@
+#include "lessons/roofline/roofline_measure.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/host_buffer.h"
+#include "engine/units.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/roofline/roofline.h"
+#include "kernels/roofline/roofline_math.h"
+#include "lessons/roofline/roofline_measure_common.h"
+
+namespace dlsys::roofline {
+
+TimingStats RooflineRun::time(const std::function<void()>& work) const {
+  return measure(work, MeasureOptions{.warmup = 1, .repeats = repeats, .max_total_us = 1e6},
+                 [&] { ctx.control.check_cancelled(); });
+}
+
+TimingStats RooflineRun::time_ceiling(const std::function<void()>& work) const {
+  return measure(work, MeasureOptions{.warmup = 1, .repeats = std::max(repeats, kCeilingRepeats), .max_total_us = 1e6},
+                 [&] { ctx.control.check_cancelled(); });
+}
+
+RoofPoint roof_point(std::string id, std::string label, std::string name, double flop, double bytes,
+                     const TimingStats& t, std::string traffic) {
+  RoofPoint p;
+  p.id = std::move(id);
+  p.label = std::move(label);
+  p.name = std::move(name);
+  p.flop = flop;
+  p.bytes = bytes;
+  p.intensity = flop / bytes;
+  p.gflops = flop / (t.median_us * 1e3);
+  p.gflops_best = flop / (t.min_us * 1e3);
+  p.gflops_slowest = flop / (t.max_us * 1e3);
+  p.traffic = std::move(traffic);
+  p.error_tolerance = kErrorTolerance;
+  return p;
+}
+
+void probe_fma_peak(RooflineRun& run) {
+  // About 2 ms per call at 100 GFLOP/s per thread: long enough that waking the pool is noise, short enough that
+  // several calls fit between other programs' bursts.
+  const std::int64_t iterations = 500'000;
+  const TimingStats t = run.time_ceiling([&] { fma_peak(run.threads, iterations); });
+  run.peak_gflops = std::max(run.peak_gflops, fma_peak_flop(run.threads, iterations) / (t.min_us * 1e3));
+}
+
+namespace {
+
+StreamMeasure stream_measure(StreamKernel kernel, std::int64_t n, const TimingStats& t) {
+  const double bytes = stream_bytes_per_element(kernel) * double(n);
+  return {stream_name(kernel), bytes / (t.min_us * 1e3), bytes / (t.median_us * 1e3), t.median_us, t.min_us, t.max_us};
+}
+
+// Largest |out - expected| / max(1, |expected|) over evenly spread samples: every value here is of order one.
+template <typename Expected>
+double sampled_error(const float* out, std::int64_t n, Expected expected) {
+  double worst = 0;
+  const std::int64_t step = std::max<std::int64_t>(1, n / kErrorSamples);
+  for (std::int64_t i = 0; i < n; i += step) {
+    const double e = expected(i);
+    worst = std::max(worst, std::fabs(double(out[i]) - e) / std::max(1.0, std::fabs(e)));
+  }
+  return worst;
+}
+
+// One pass of the four STREAM kernels; each kernel's output is checked against the double of its formula.
+struct StreamPass {
+  TimingStats copy, scale, add, triad;
+  double max_rel_err = 0;
+};
+
+StreamPass stream_pass(RooflineRun& run, float* a, float* b, float* c, std::int64_t n, Stores stores,
+                       const char* which) {
+  const int threads = run.threads;
+  StreamPass out;
+  double& err = out.max_rel_err;
+  run.progress(fmt::format("STREAM copy ({})", which));
+  out.copy = run.time_ceiling([&] { stream_copy(c, a, n, threads, stores); });
+  err = std::max(err, sampled_error(c, n, [&](std::int64_t i) { return double(a[i]); }));
+  run.progress(fmt::format("STREAM scale, y = 2x ({})", which));
+  out.scale = run.time_ceiling([&] { stream_scale(b, c, kScaleFactor, n, threads, stores); });
+  err = std::max(err, sampled_error(b, n, [&](std::int64_t i) { return double(kScaleFactor) * c[i]; }));
+  run.progress(fmt::format("STREAM add ({})", which));
+  out.add = run.time_ceiling([&] { stream_add(c, a, b, n, threads, stores); });
+  err = std::max(err, sampled_error(c, n, [&](std::int64_t i) { return double(a[i]) + b[i]; }));
+  run.progress(fmt::format("STREAM triad ({})", which));
+  out.triad = run.time_ceiling([&] { stream_triad(a, b, c, kScaleFactor, n, threads, stores); });
+  err = std::max(err, sampled_error(a, n, [&](std::int64_t i) { return double(b[i]) + double(kScaleFactor) * c[i]; }));
+  return out;
+}
+
+const TimingStats& faster(const TimingStats& x, const TimingStats& y) { return x.min_us <= y.min_us ? x : y; }
+
+// The STREAM rates from two passes, each kernel's faster one (other programs may have slowed either), and y = 2x
+// (STREAM's scale) as a point for the roof.
+void record_stream(const StreamPass& first, const StreamPass& second, std::int64_t n, RooflineMeasured& m) {
+  const TimingStats& scale = faster(first.scale, second.scale);
+  m.stream = {stream_measure(StreamKernel::Copy, n, faster(first.copy, second.copy)),
+              stream_measure(StreamKernel::Scale, n, scale),
+              stream_measure(StreamKernel::Add, n, faster(first.add, second.add)),
+              stream_measure(StreamKernel::Triad, n, faster(first.triad, second.triad))};
+  m.stream_copy_gbps = m.stream[0].gbps;
+  m.stream_scale_gbps = m.stream[1].gbps;
+  m.stream_add_gbps = m.stream[2].gbps;
+  m.stream_triad_gbps = m.stream[3].gbps;
+  RoofPoint y2x = roof_point("y2x", "y = 2x", fmt::format("y = 2x (STREAM scale), {} elements", n), double(n),
+                             8.0 * double(n), scale, "read x, write y: 8 B per element");
+  y2x.max_rel_err = std::max(first.max_rel_err, second.max_rel_err);
+  m.y2x_gflops = y2x.gflops;
+  m.kernels.insert(m.kernels.begin(), std::move(y2x));
+}
+
+void measure_sweep(RooflineRun& run, const float* x, float* y, std::int64_t n, Stores stores, RooflineMeasured& m) {
+  for (double kd : run.ctx.params.list("k")) {
+    const auto k = static_cast<std::int64_t>(kd);
+    run.progress(fmt::format("intensity sweep: k = {}", k));
+    probe_fma_peak(run);
+    const TimingStats t = run.time([&] { fma_family(y, x, n, k, run.threads, stores); });
+    RoofPoint p = roof_point(fmt::format("k={}", k), fmt::format("k = {}", k),
+                             fmt::format("k = {} FMAs per element", k), family_flop_per_element(k) * double(n),
+                             kFamilyBytesPerElement * double(n), t, "read x, write y: 8 B per element");
+    p.max_rel_err = sampled_error(y, n, [&](std::int64_t i) { return fma_family_reference(x[i], k); });
+    m.sweep.push_back(std::move(p));
+  }
+}
+
+void measure_softmax(RooflineRun& run, const float* x, float* y, std::int64_t n, Stores stores, RooflineMeasured& m) {
+  const std::int64_t cols = std::min<std::int64_t>(n, kSoftmaxCols), rows = n / cols;
+  run.progress(fmt::format("softmax of {} rows of {}", rows, cols));
+  const TimingStats t = run.time([&] { softmax_rows(y, x, rows, cols, run.threads, stores); });
+  const double elements = double(rows) * double(cols);
+  RoofPoint p =
+      roof_point("softmax", "softmax", fmt::format("softmax, {} x {}", rows, cols), kSoftmaxFlopPerElement * elements,
+                 kSoftmaxBytesPerElement * elements, t, "each row read once, written once: 8 B per element");
+  // Two rows against the double reference (first and last), relative to the largest probability of the row.
+  std::vector<double> ref(std::size_t(cols) * 2);
+  const std::int64_t last = rows - 1;
+  softmax_rows_reference(ref.data(), x, 1, cols);
+  softmax_rows_reference(ref.data() + cols, x + last * cols, 1, cols);
+  double worst = 0;
+  for (int r = 0; r < 2; ++r) {
+    const double* rr = ref.data() + r * cols;
+    const float* yr = y + (r == 0 ? 0 : last) * cols;
+    const double top = *std::max_element(rr, rr + cols);
+    for (std::int64_t c = 0; c < cols; ++c) worst = std::max(worst, std::fabs(yr[c] - rr[c]) / top);
+  }
+  p.max_rel_err = worst;
+  m.kernels.push_back(std::move(p));
+}
+
+}  // namespace
+
+Stores stores_for(double array_bytes) {
+  return array_bytes >= kStreamingFromBytes ? Stores::Streaming : Stores::Cached;
+}
+
+void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m) {
+  const std::int64_t n = array_bytes / 4;
+  MemoryLedger& ledger = run.ctx.ledger;
+  run.progress(fmt::format("filling three arrays of {}", format_bytes_binary(double(array_bytes))));
+  HostBuffer<float> a(ledger, "arrays", std::size_t(n)), b(ledger, "arrays", std::size_t(n)),
+      c(ledger, "arrays", std::size_t(n));
+  fill_seeded_uniform(a.span(), 1);
+  std::fill(b.data(), b.data() + n, 0.0f);  // every page touched before anything is timed
+  std::fill(c.data(), c.data() + n, 0.0f);
+  const Stores stores = stores_for(double(array_bytes));
+  // STREAM before and after the sweep: the bandwidth ceiling is each kernel's faster pass, so a burst of other work
+  // during one pass does not lower the roof under the sweep's points.
+  const StreamPass first = stream_pass(run, a.data(), b.data(), c.data(), n, stores, "first pass");
+  fill_seeded_uniform(a.span(), 2);  // triad left 8x its values in a; the sweep and softmax start from [-1, 1)
+  measure_sweep(run, a.data(), b.data(), n, stores, m);
+  measure_softmax(run, a.data(), b.data(), n, stores, m);
+  const StreamPass second = stream_pass(run, a.data(), b.data(), c.data(), n, stores, "second pass");
+  record_stream(first, second, n, m);
+}
+
+void measure_overhead(RooflineRun& run, RunResult& result, RooflineMeasured& m) {
+  const auto& sizes = run.ctx.params.list("tiny_sizes");
+  const auto largest = static_cast<std::int64_t>(*std::max_element(sizes.begin(), sizes.end()));
+  HostBuffer<float> x(run.ctx.ledger, "tiny", std::size_t(largest)), y(run.ctx.ledger, "tiny", std::size_t(largest));
+  fill_seeded_uniform(x.span(), 3);
+  std::fill(y.data(), y.data() + largest, 0.0f);
+  Series call{"overhead_call", "y = 2x called on this thread", "measured", "elements", "", "time per call", "us", {}};
+  Series pool{"overhead_pool",
+              fmt::format("y = 2x handed to the pool ({} threads)", run.threads),
+              "measured",
+              "elements",
+              "",
+              "time per call",
+              "us",
+              {}};
+  // Calls are timed in batches long enough for the clock (a call may take tens of nanoseconds).
+  auto per_call = [&](const std::function<void()>& one_call) {
+    int calls = 1;
+    for (Stopwatch w; calls < (1 << 22); calls *= 4, w.restart()) {
+      for (int i = 0; i < calls; ++i) one_call();
+      if (w.elapsed_us() >= kOverheadBatchUs) break;
+    }
+    const TimingStats t = measure(
+        [&] {
+          for (int i = 0; i < calls; ++i) one_call();
+        },
+        MeasureOptions{.warmup = 1, .repeats = std::max(run.repeats, 3)}, [&] { run.ctx.control.check_cancelled(); });
+    return SeriesPoint{0, t.median_us / calls, t.min_us / calls, t.max_us / calls};
+  };
+  for (double size : sizes) {
+    const auto n = static_cast<std::int64_t>(size);
+    run.progress(fmt::format("overhead: y = 2x on {} elements", n));
+    SeriesPoint direct = per_call([&] { stream_scale(y.data(), x.data(), kScaleFactor, n, 1, Stores::Cached); });
+    SeriesPoint pooled = per_call([&] { scale_on_pool(y.data(), x.data(), n, run.threads); });
+    direct.x = pooled.x = size;
+    call.points.push_back(direct);
+    pool.points.push_back(pooled);
+  }
+  m.overhead_call_floor_us = INFINITY;
+  m.overhead_pool_floor_us = INFINITY;
+  for (const SeriesPoint& p : call.points) m.overhead_call_floor_us = std::min(m.overhead_call_floor_us, p.y_min);
+  for (const SeriesPoint& p : pool.points) m.overhead_pool_floor_us = std::min(m.overhead_pool_floor_us, p.y_min);
+  result.series.push_back(std::move(call));
+  result.series.push_back(std::move(pool));
+}
+
+}  // namespace dlsys::roofline
