@@ -8,6 +8,7 @@
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/precision/precision_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 
 namespace dlsys {
@@ -19,8 +20,9 @@ const std::vector<const Lesson*>& all_lessons() {
   static const FlashLesson flash;
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
+  static const PrecisionLesson precision;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache,
+      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache, &precision,
   };
   return lessons;
 }
