@@ -85,8 +85,8 @@ void draw_layouts_step(const ViewContext& ctx) {
     ImGui::PopFont();
     draw_bit_layout(card, box);
     std::vector<std::vector<std::string>> rows;
-    for (const precision::FormatLimit& l : card.limits) rows.push_back({l.what, l.power, l.exact, l.bits, l.hex});
-    draw_columns_table(card.name.c_str(), {"", "from the layout", "exact value", "bits", "hex"}, rows);
+    for (const precision::FormatLimit& l : card.limits) rows.push_back({l.what, l.power, l.exact, l.bits});
+    draw_columns_table(card.name.c_str(), {"", "from the layout", "exact value", "bits"}, rows);
     ImGui::Spacing();
   }
 }
@@ -99,8 +99,8 @@ void draw_rounding_step(const ViewContext& ctx) {
   ImGui::PopFont();
   std::vector<std::vector<std::string>> rows;
   for (const precision::RoundingRow& r : steps->rounding)
-    rows.push_back({r.input, r.rounded, r.bits, r.relative_error, r.note.empty() ? r.why : r.note + "; " + r.why});
-  draw_columns_table("rounding", {"value", "rounded (exact)", "bits", "relative error", "what it shows"}, rows);
+    rows.push_back({r.note.empty() ? r.why : r.why + ": " + r.note, r.input, r.rounded, r.bits, r.relative_error});
+  draw_columns_table("rounding", {"", "value", "rounded (exact)", "bits", "rel. error"}, rows);
   ImGui::TextDisabled("Set round=VALUE (and format) to add your own value; dlsys-lab run prints it with its bits.");
   ImGui::Spacing();
   PlotSpec spec{fmt::format("A weight of 1 given {} updates of {:g}", steps->update_count, steps->update),
@@ -118,8 +118,8 @@ void draw_rounding_step(const ViewContext& ctx) {
   spec.size = {0, plot_height_leaving(1.5f, 0.4f)};
   draw_plot("updates", spec);
   ImGui::TextWrapped(
-      "After %d updates: fp16 weight %s, bf16 weight %s (each update rounds back to 1); fp32 master %s, its fp16 "
-      "copy %s.",
+      "After %d updates: the fp16 weight is %s and the bf16 weight %s (each update rounds back to 1); the fp32 master "
+      "is %s and its fp16 copy %s, one spacing (2^-10) at a time.",
       steps->update_count, format_number(steps->fp16_after, 8).c_str(), format_number(steps->bf16_after, 8).c_str(),
       format_number(steps->master_after, 8).c_str(), format_number(steps->fp16_copy_after, 8).c_str());
 }
@@ -134,7 +134,7 @@ PlotLine series_line(const RunResult& r, const char* id, ImU32 color, SeriesStyl
   return line;
 }
 
-std::string percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
+std::string percent(double share) { return fmt::format("{:.2f}%", 100 * share); }
 
 void draw_gradients_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
@@ -145,13 +145,17 @@ void draw_gradients_step(const ViewContext& ctx) {
   const float table_rows = 5.5f;
   const float plots_h = std::max(avail * 0.6f, avail - table_rows * ImGui::GetFrameHeightWithSpacing());
   PlotSpec hist{"fp32 run's gradient values per octave", {"log2 |gradient|", "", false}, {"share", "%", false}, {}, {}};
+  hist.x.max = steps->fp16_max_log2 + 8;  // room for the 65504 guide's label
   hist.lines.push_back(series_line(r, "grad_hist_first", series_color(0), SeriesStyle::LineAndMarkers));
-  hist.lines.push_back(series_line(r, "grad_hist_last", series_color(1), SeriesStyle::LineAndMarkers));
-  hist.guides.push_back({true, steps->fp16_min_subnormal_log2, "fp16 smallest subnormal 2^-24", warning_color()});
-  hist.guides.push_back({true, steps->fp16_min_normal_log2, "smallest normal 2^-14", muted_text_color()});
-  hist.guides.push_back({true, steps->fp16_max_log2, "65504", warning_color()});
-  hist.size = {0, plots_h * 0.55f};
+  hist.lines.push_back(series_line(r, "grad_hist_last", series_color(2), SeriesStyle::LineAndMarkers));
+  hist.guides.push_back({true, steps->fp16_min_subnormal_log2, "2^-24", theory_color()});
+  hist.guides.push_back({true, steps->fp16_min_normal_log2, "2^-14", muted_text_color()});
+  hist.guides.push_back({true, steps->fp16_max_log2, "65504", theory_color()});
+  hist.size = {0, plots_h * 0.55f - ImGui::GetTextLineHeightWithSpacing()};
   draw_plot("histogram", hist);
+  ImGui::TextDisabled(
+      "fp16: below 2^-24 (its smallest subnormal) values round to 0, from 2^-24 to 2^-14 they are "
+      "subnormal, past 65504 inf.");
   const int k = t->scaled_log2;
   PlotSpec shares{"Share lost in fp16 if the gradients are multiplied by 2^k",
                   {"k (scale 2^k)", "", false},
@@ -159,8 +163,8 @@ void draw_gradients_step(const ViewContext& ctx) {
                   {},
                   {}};
   shares.lines.push_back(series_line(r, "flushed_vs_scale_first", series_color(0), SeriesStyle::Line));
-  shares.lines.push_back(series_line(r, "flushed_vs_scale_last", series_color(1), SeriesStyle::Line));
-  shares.lines.push_back(series_line(r, "overflow_vs_scale_first", warning_color(), SeriesStyle::Line));
+  shares.lines.push_back(series_line(r, "flushed_vs_scale_last", series_color(2), SeriesStyle::Line));
+  shares.lines.push_back(series_line(r, "overflow_vs_scale_first", series_color(1), SeriesStyle::Line));
   shares.guides.push_back({true, double(k), fmt::format("initial scale 2^{}", k), theory_color()});
   shares.size = {0, plots_h * 0.45f};
   draw_plot("shares", shares);
@@ -188,10 +192,9 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
         fmt::format("S x {:g} after {}", theory->growth_factor, theory->growth_interval)}});
   PlotSpec spec{"fp16 with loss scaling: the scale after each step", {"step", "", false}, {"S", "", true}, {}, {}};
   spec.lines.push_back(series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
-  PlotLine skipped = series_line(r, "skipped_fp16_scaled", warning_color(), SeriesStyle::Markers);
+  PlotLine skipped = series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
   skipped.name = "skipped step (an inf in the gradients at this S)";
   spec.lines.push_back(std::move(skipped));
-  spec.guides.push_back({false, 65504, "fp16's largest finite, 65504", muted_text_color()});
   spec.size = {0, plot_height_leaving(6.5f, 0.45f)};
   draw_plot("scale", spec);
   ImGui::TextWrapped(
@@ -202,6 +205,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
   std::vector<std::vector<std::string>> rows;
   for (const precision::SkippedStep& e : t->fp16_scaled_skips)
     rows.push_back({std::to_string(e.step), power_label(e.scale_before), power_label(e.scale_after)});
+  if (rows.empty()) rows.push_back({"none yet", "the scale still fits every gradient", ""});
   draw_columns_table("skips", {"skipped step", "S with an inf in the gradients", "S after backing off"}, rows);
 }
 
@@ -222,7 +226,7 @@ void draw_curves_step(const ViewContext& ctx) {
   if (r.find_series("loss_chosen"))
     spec.lines.push_back(series_line(r, "loss_chosen", series_color(5), SeriesStyle::Line));
   spec.guides.push_back({false, t->noise_floor, "noise floor", muted_text_color()});
-  spec.size = {0, plot_height_leaving(6)};
+  spec.size = {0, plot_height_leaving(7)};
   draw_plot("curves", spec);
   std::vector<std::vector<std::string>> rows;
   for (const precision::TrainingSummary* s : {&t->fp32, &t->fp16_unscaled, &t->fp16_scaled, &t->bf16})

@@ -53,6 +53,14 @@ DecimalDigits normalised(bool negative, std::string digits, int exponent10) {
   return {negative, digits, exponent10};
 }
 
+// "5.96e-8": the digits shown, then what was cut.
+std::string format_scientific(const std::string& sign, const std::string& shown, int exponent10,
+                              const std::string& more) {
+  const std::string point = shown.size() > 1 ? "." + shown.substr(1) : "";
+  if (more.empty()) return fmt::format("{}{}{}e{}", sign, shown.substr(0, 1), point, exponent10);
+  return fmt::format("{}{}{}...e{}{}", sign, shown.substr(0, 1), point, exponent10, more.substr(3));
+}
+
 }  // namespace
 
 DecimalDigits exact_decimal(double value) {
@@ -113,22 +121,21 @@ std::string format_exact(double value, int max_digits) {
   const std::string sign = d.negative ? "-" : "";
   if (d.digits == "0") return sign + "0";
   const int count = int(d.digits.size());
-  if (count <= max_digits && d.exponent10 >= -4 && d.exponent10 < 16) {  // positional
-    if (d.exponent10 >= 0) {
-      std::string whole = d.digits.substr(0, std::min(count, d.exponent10 + 1));
-      whole += std::string(std::size_t(std::max(0, d.exponent10 + 1 - count)), '0');
-      const std::string rest = count > d.exponent10 + 1 ? d.digits.substr(std::size_t(d.exponent10 + 1)) : "";
-      return sign + whole + (rest.empty() ? "" : "." + rest);
-    }
-    return sign + "0." + std::string(std::size_t(-d.exponent10 - 1), '0') + d.digits;
-  }
   const bool cut = count > max_digits;
   const std::string shown = cut ? d.digits.substr(0, std::size_t(max_digits)) : d.digits;
-  std::string out = sign + shown.substr(0, 1) + (shown.size() > 1 ? "." + shown.substr(1) : "");
-  out += cut ? "..." : "";
-  out += fmt::format("e{}", d.exponent10);
-  if (cut) out += fmt::format(" ({} digits)", count);
-  return out;
+  const int shown_count = int(shown.size());
+  const std::string more = cut ? fmt::format("... ({} digits)", count) : "";
+  if (d.exponent10 >= -4 && d.exponent10 < 16 && (cut || d.exponent10 < max_digits)) {  // positional
+    if (d.exponent10 >= 0) {
+      if (cut && shown_count <= d.exponent10) return format_scientific(sign, shown, d.exponent10, more);
+      std::string whole = shown.substr(0, std::size_t(std::min(shown_count, d.exponent10 + 1)));
+      whole += std::string(std::size_t(std::max(0, d.exponent10 + 1 - shown_count)), '0');
+      const std::string rest = shown_count > d.exponent10 + 1 ? shown.substr(std::size_t(d.exponent10 + 1)) : "";
+      return sign + whole + (rest.empty() ? "" : "." + rest) + more;
+    }
+    return sign + "0." + std::string(std::size_t(-d.exponent10 - 1), '0') + shown + more;
+  }
+  return format_scientific(sign, shown, d.exponent10, more);
 }
 
 std::optional<Rounded> round_decimal_text(std::string_view text, const Layout& layout) {

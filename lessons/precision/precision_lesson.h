@@ -10,7 +10,8 @@ namespace dlsys {
 class PrecisionLesson final : public Lesson {
  public:
   std::string id() const override { return "precision"; }
-  std::vector<std::string> quick_params() const override { return {"steps=60"}; }
+  // Enough steps for the scaler to climb into its first overflow (about step 120 on the default problem).
+  std::vector<std::string> quick_params() const override { return {"steps=160"}; }
   std::string chapter() const override { return "Efficiency"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;

@@ -12,11 +12,14 @@ namespace dlsys::precision {
 
 namespace {
 
+// Significant digits shown before a long exact expansion is cut (fp32's 2^-149 has 105): every fp16 limit fits.
+constexpr int kLimitDigits = 17;
+
 std::string power_of_two(int exponent) { return fmt::format("2^{}", exponent); }
 
 FormatLimit limit_row(const std::string& what, const std::string& power, double value, const Layout& layout) {
   const Rounded r = round_exact(value, layout);
-  return {what, power, format_exact(value), bit_fields(r.bits, layout), bits_hex(r.bits, layout)};
+  return {what, power, format_exact(value, kLimitDigits), bit_fields(r.bits, layout), bits_hex(r.bits, layout)};
 }
 
 FormatCard card_of(const Layout& l, bool chosen) {
@@ -25,7 +28,7 @@ FormatCard card_of(const Layout& l, bool chosen) {
   card.limits.push_back(limit_row("largest finite", fmt::format("(2 - 2^-{}) x 2^{}", m, bias), max_finite(l), l));
   card.limits.push_back(limit_row("smallest normal", power_of_two(1 - bias), min_normal(l), l));
   card.limits.push_back(limit_row("smallest subnormal", power_of_two(1 - bias - m), min_subnormal(l), l));
-  card.limits.push_back(limit_row("machine epsilon (gap above 1)", power_of_two(-m), epsilon(l), l));
+  card.limits.push_back(limit_row("epsilon (gap above 1)", power_of_two(-m), epsilon(l), l));
   card.limits.push_back(limit_row("1 + epsilon", fmt::format("1 + 2^-{}", m), 1.0 + epsilon(l), l));
   return card;
 }
@@ -37,19 +40,12 @@ struct ChosenValue {
 
 // Values that each show one rule of rounding; fp16's limits sit at 65504 and 2^-24, bf16's at 3.39e38 and 2^-133.
 constexpr ChosenValue kChosenValues[] = {
-    {"0.1", "has no finite binary expansion"},
-    {"0.333333333333333333", "1/3"},
-    {"1.0001", "1 + a small update"},
-    {"1.00048828125", "1 + 2^-11: halfway between fp16's 1 and 1 + 2^-10"},
-    {"1.00146484375", "1 + 3 x 2^-11: halfway again, the other neighbour is even"},
-    {"3.14159265358979", "pi"},
-    {"65519", "just under fp16's overflow point"},
-    {"65520", "fp16's largest finite plus half its spacing"},
-    {"100000", "beyond fp16's range"},
-    {"0.00001", "fp16's subnormal range"},
-    {"2.98023223876953125e-8", "2^-25, half fp16's smallest subnormal"},
-    {"3e-8", "just above 2^-25"},
-    {"3.4e38", "just under fp32's largest finite"},
+    {"0.1", "no finite binary expansion"},   {"0.333333333333333333", "1/3"},
+    {"1.0001", "1 + a small update"},        {"1.00048828125", "1 + 2^-11"},
+    {"1.00146484375", "1 + 3 x 2^-11"},      {"65519", "just under 65520"},           {"65520", "fp16's largest + half a spacing"},
+    {"100000", "beyond fp16's range"},       {"0.00001", "1e-5"},
+    {"2.98023223876953125e-8", "2^-25"},     {"3e-8", "just above 2^-25"},
+    {"3.4e38", "just under fp32's largest"},
 };
 
 RoundingRow rounding_row(const std::string& text, const std::string& why, const Layout& layout) {
@@ -72,11 +68,11 @@ RoundingRow rounding_row(const std::string& text, const std::string& why, const 
   if (r->overflow)
     row.note = "overflow: inf";
   else if (r->flushed)
-    row.note = r->tie ? "tie, flushed to 0 (even)" : "flushed to 0";
+    row.note = r->tie ? "a tie: to 0 (even)" : "flushed to 0";
   else if (r->tie)
-    row.note = "tie: to the even neighbour";
+    row.note = "a tie: to the even one";
   else if (r->subnormal)
-    row.note = "subnormal: fewer bits";
+    row.note = "subnormal";
   return row;
 }
 
@@ -91,16 +87,18 @@ std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& pa
   const Format chosen = *find_format(params.text("format"));
   const Layout& layout = layout_of(chosen);
   steps->chosen_format = layout.name;
+  // The chosen format first: on a projector it is the one in view.
+  steps->cards.push_back(card_of(layout, true));
   for (Format f : {Format::Fp32, Format::Fp16, Format::Bf16})
-    steps->cards.push_back(card_of(layout_of(f), f == chosen));
+    if (f != chosen) steps->cards.push_back(card_of(layout_of(f), false));
 
   const std::string& typed = params.text("round");
-  if (!typed.empty()) steps->rounding.push_back(rounding_row(typed, "your value (round=...)", layout));
+  if (!typed.empty()) steps->rounding.push_back(rounding_row(typed, "your value (round)", layout));
   for (const ChosenValue& v : kChosenValues) steps->rounding.push_back(rounding_row(v.text, v.why, layout));
 
   // A weight of 1 and updates of 1e-4 (half of fp16's spacing at 1 is 2^-11 = 4.9e-4, of bf16's 2^-8 = 3.9e-3).
   steps->update = 1e-4;
-  steps->update_count = 1000;
+  steps->update_count = 100;
   const float update = float(steps->update);
   float fp16_weight = 1.0f, bf16_weight = 1.0f, master = 1.0f;
   Series fp16_line = update_line("fp16_weight", "fp16 weight, updated in fp16");
@@ -108,13 +106,11 @@ std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& pa
   Series master_line = update_line("fp32_master", "fp32 master weight");
   Series copy_line = update_line("fp16_copy_of_master", "fp16 copy of the master");
   for (int n = 0; n <= steps->update_count; ++n) {
-    if (n % 10 == 0) {
-      const double copy = round_to_fp16(master);
-      fp16_line.points.push_back({double(n), fp16_weight, fp16_weight, fp16_weight});
-      bf16_line.points.push_back({double(n), bf16_weight, bf16_weight, bf16_weight});
-      master_line.points.push_back({double(n), master, master, master});
-      copy_line.points.push_back({double(n), copy, copy, copy});
-    }
+    const double copy = round_to_fp16(master);
+    fp16_line.points.push_back({double(n), fp16_weight, fp16_weight, fp16_weight});
+    bf16_line.points.push_back({double(n), bf16_weight, bf16_weight, bf16_weight});
+    master_line.points.push_back({double(n), master, master, master});
+    copy_line.points.push_back({double(n), copy, copy, copy});
     fp16_weight = round_to_fp16(fp16_weight + update);
     bf16_weight = round_to_bf16(bf16_weight + update);
     master = master + update;

@@ -43,7 +43,7 @@ struct MemoryRow {
 
 struct PrecisionSteps final : StepData {
   std::string chosen_format;
-  std::vector<FormatCard> cards;  // fp32, fp16, bf16
+  std::vector<FormatCard> cards;  // the chosen format's first, then the other two
   std::vector<RoundingRow> rounding;
   // A weight of 1 given `update_count` updates of `update` each: kept in 16 bits it never moves; an fp32 master copy
   // does, and its 16-bit copy follows in steps of the format's spacing.

@@ -17,7 +17,7 @@ namespace {
 // The largest scale the gradient plots try: 2^48 lifts a 2^-64 gradient to 2^-16.
 constexpr int kMaxScaleLog2Plotted = 48;
 // Skipped steps listed one by one: the first few show the pattern.
-constexpr std::size_t kSkipsListed = 8;
+constexpr std::size_t kSkipsListed = 4;
 
 struct RunSpec {
   const char* key;  // series ids: loss_<key>
@@ -187,7 +187,7 @@ TrainingRuns run_trainings(const ParamValues& p, const RunControl& control) {
   for (std::size_t i = 0; i < scaled_steps.size(); ++i) {
     const StepRecord& step = scaled_steps[i];
     t.fp16_scaled_growths += step.grew ? 1 : 0;
-    t.fp16_scaled_peak_scale = std::max(t.fp16_scaled_peak_scale, step.scale_used);
+    t.fp16_scaled_peak_scale = std::max({t.fp16_scaled_peak_scale, step.scale_used, step.scale_after});
     if (step.skipped && t.fp16_scaled_skips.size() < kSkipsListed)
       t.fp16_scaled_skips.push_back({int(i + 1), step.scale_used, step.scale_after});
   }
