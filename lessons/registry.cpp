@@ -9,6 +9,7 @@
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "lessons/precision/precision_lesson.h"
+#include "lessons/quant/quant_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 
 namespace dlsys {
@@ -21,8 +22,9 @@ const std::vector<const Lesson*>& all_lessons() {
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const PrecisionLesson precision;
+  static const QuantLesson quant;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache, &precision,
+      &matmul, &bubble, &schedules, &allreduce, &flash, &kvcache, &precision, &quant,
   };
   return lessons;
 }

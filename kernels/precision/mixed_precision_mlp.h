@@ -27,6 +27,18 @@ struct MlpShape {
 
 std::int64_t parameter_count(const MlpShape& shape);
 
+// Where each tensor sits in the flat parameter vector: W1 (hidden, inputs), b1, W2 (hidden, hidden), b2,
+// W3 (outputs, hidden), b3. Layers compute y = x W^T + b, as torch.nn.Linear does.
+struct MlpLayout {
+  std::int64_t w1 = 0, b1 = 0, w2 = 0, b2 = 0, w3 = 0, b3 = 0, total = 0;
+};
+MlpLayout mlp_layout(const MlpShape& shape);
+
+// The fp32 forward pass over `samples` rows of `inputs`: outputs (samples, outputs) and, when `hidden1` is given, the
+// first hidden layer's activations after ReLU (samples, hidden).
+void mlp_forward_fp32(const MlpShape& shape, const float* weights, const float* inputs, int samples, float* outputs,
+                      float* hidden1 = nullptr);
+
 struct ProblemSpec {
   MlpShape shape;
   int batch = 256;
@@ -75,6 +87,7 @@ struct TrainResult {
   // Every gradient value of each step in TrainOptions::snapshot_steps, before rounding: the output and activation
   // gradients and the weight and bias gradients.
   std::vector<std::vector<float>> gradient_snapshots;
+  std::vector<float> final_weights;  // the fp32 master weights after the last step
   double underflow_fraction() const { return gradient_values ? double(flushed) / double(gradient_values) : 0.0; }
 };
 

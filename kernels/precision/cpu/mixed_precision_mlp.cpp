@@ -142,6 +142,22 @@ class SingleThreadedBlas {  // the sizes are small, and one thread keeps every r
 
 std::int64_t parameter_count(const MlpShape& shape) { return ParameterLayout(shape).total; }
 
+MlpLayout mlp_layout(const MlpShape& shape) {
+  const ParameterLayout l(shape);
+  return {l.w1, l.b1, l.w2, l.b2, l.w3, l.b3, l.total};
+}
+
+void mlp_forward_fp32(const MlpShape& s, const float* weights, const float* inputs, int samples, float* outputs,
+                      float* hidden1) {
+  SingleThreadedBlas one_thread;
+  const ParameterLayout l(s);
+  Activations act(s, samples);
+  const std::vector<float> no_targets(act.y.size(), 0.0f);
+  forward(s, l, weights, Format::Fp32, inputs, no_targets.data(), act);
+  std::copy(act.y.begin(), act.y.end(), outputs);
+  if (hidden1) std::copy(act.a1.begin(), act.a1.end(), hidden1);
+}
+
 Problem make_problem(const ProblemSpec& spec) {
   const MlpShape& s = spec.shape;
   Problem p;
@@ -275,6 +291,7 @@ TrainResult train_mlp(const Problem& problem, const TrainOptions& options,
     squared += forward(s, l, weights.data(), format, problem.inputs.data() + std::int64_t(batch_index) * b * s.inputs,
                        problem.targets.data() + std::int64_t(batch_index) * b * s.outputs, act);
   result.final_loss = loss_weight * squared / (elements * problem.spec.batches);
+  result.final_weights = std::move(master);
   return result;
 }
 
