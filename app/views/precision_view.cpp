@@ -218,14 +218,14 @@ void draw_curves_step(const ViewContext& ctx) {
                 {"loss", "", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "loss_fp16_unscaled", warning_color(), SeriesStyle::Line));
+  // fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on it.
+  spec.lines.push_back(series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "loss_bf16", series_color(2), SeriesStyle::Line));
-  spec.lines[0].dashed = true;
   if (r.find_series("loss_chosen"))
-    spec.lines.push_back(series_line(r, "loss_chosen", series_color(5), SeriesStyle::Line));
-  spec.guides.push_back({false, t->noise_floor, "noise floor", muted_text_color()});
+    spec.lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
+  spec.lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
+  spec.lines.back().dashed = true;
   spec.size = {0, plot_height_leaving(7)};
   draw_plot("curves", spec);
   std::vector<std::vector<std::string>> rows;
@@ -235,6 +235,7 @@ void draw_curves_step(const ViewContext& ctx) {
                     std::to_string(s->skipped_steps)});
   draw_columns_table("finals",
                      {"run", "final loss (whole data set)", "x fp32's", "gradient values lost to 0", "skipped"}, rows);
+  ImGui::TextDisabled("The noise in the targets sets a floor no fit can pass: %.3g.", t->noise_floor);
 }
 
 void draw_bytes_table(const char* id, const char* title, const std::vector<precision::MemoryRow>& rows) {

@@ -75,8 +75,8 @@ void draw_error_step(const ViewContext& ctx) {
   if (!m) return draw_needs_run("quantization error on the trained model's weights");
   const RunResult& r = *ctx.result;
   const char* granularities[] = {"tensor", "channel", "block"};
-  PlotSpec mse{"Weight mean squared error, absmax", {"bits", "", false}, {"MSE", "", true}, {}, {}};
-  PlotSpec out{"Relative error of the model's outputs, absmax", {"bits", "", false}, {"error", "", true}, {}, {}};
+  PlotSpec mse{"Weight MSE (absmax)", {"bits", "", false}, {"MSE", "", true}, {}, {}};
+  PlotSpec out{"Output relative error (absmax)", {"bits", "", false}, {"error", "", true}, {}, {}};
   for (int g = 0; g < 3; ++g) {
     const std::string key = fmt::format("absmax_{}", granularities[g]);
     mse.lines.push_back(series_line(r, "mse_" + key, series_color(g), SeriesStyle::Markers));
@@ -130,7 +130,8 @@ void draw_gemv_step(const ViewContext& ctx) {
                 {},
                 {}};
   spec.lines.push_back(series_line(r, "gemv_bandwidth_line", theory_color(), SeriesStyle::Line, true));
-  spec.lines.push_back(series_line(r, "gemv_time_vs_bytes", series_color(0), SeriesStyle::Markers));
+  for (std::size_t i = 0; i < m->gemv.size(); ++i)
+    spec.lines.push_back(series_line(r, "gemv_" + m->gemv[i].key, series_color(int(i)), SeriesStyle::Markers));
   spec.size = {0, plot_height_leaving(float(m->gemv.size()) + 2.5f, 0.45f)};
   draw_plot("gemv", spec);
   Table rows;
@@ -142,41 +143,72 @@ void draw_gemv_step(const ViewContext& ctx) {
                      rows);
 }
 
+// Levels on a number line from -1 to 1: a tick per level, the code under it.
+void draw_levels(const char* name, const std::vector<float>& levels, ImU32 color) {
+  const float sc = ui_scale(), h = ImGui::GetTextLineHeight();
+  const float label_w = ImGui::CalcTextSize("int4 absmax  ").x;
+  const float width = ImGui::GetContentRegionAvail().x - label_w - 20 * sc;
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddText({o.x, o.y + h * 0.4f}, text_color(), name);
+  const float x0 = o.x + label_w, y = o.y + h;
+  draw->AddLine({x0, y}, {x0 + width, y}, muted_text_color(), 1.5f * sc);
+  for (float level : levels) {
+    const float x = x0 + (level + 1) / 2 * width;
+    draw->AddLine({x, y - h * 0.7f}, {x, y + h * 0.7f}, color, 3 * sc);
+  }
+  ImGui::Dummy({label_w + width, 2.2f * h});
+}
+
 void draw_nf4_step(const ViewContext& ctx) {
   const QuantSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
-  const float third = ImGui::GetContentRegionAvail().x / 3;
-  ImGui::BeginGroup();
-  Table levels;
-  for (std::size_t i = 0; i < s->nf4_levels.size(); ++i)
-    levels.push_back({std::to_string(i), fmt::format("{:+.6f}", s->nf4_levels[i])});
-  draw_columns_table("levels", {"code", "NF4 level"}, levels);
-  ImGui::EndGroup();
-  ImGui::SameLine(third);
-  ImGui::BeginGroup();
-  ImGui::PushTextWrapPos(0);
-  draw_value_table(
-      "overhead",
-      {{"fp32 scale per 64 weights", fmt::format("{:.3f} bits / weight", s->nf4_overhead_bits)},
-       {"after double quantization", fmt::format("{:.3f} bits / weight", s->nf4_double_quant_overhead_bits)},
-       {"7B in 16 bits", format_bytes_decimal(s->parameters * 2)},
-       {"7B in 8 bits", format_bytes_decimal(s->parameters * 1)},
-       {"7B in 4 bits", format_bytes_decimal(s->parameters * 0.5)},
-       {"+ NF4 constants", format_bytes_decimal(s->nf4_constants_bytes)},
-       {"+ after double quantization", format_bytes_decimal(s->nf4_double_quant_constants_bytes)},
-       {"int8 against fp32 / fp16", "4x / 2x smaller"}});
-  if (const QuantMeasured* m = measured_of(ctx)) {
-    ImGui::Spacing();
-    draw_value_table("nf4_measured", {{"trained weights, blocks of 64: int4 absmax MSE", sci(m->mse_int4_absmax_block)},
-                                      {"NF4 MSE", sci(m->mse_nf4_block)},
-                                      {"NF4, double-quantized scales", sci(m->mse_nf4_block_double_quant)},
-                                      {"outputs: int4 absmax / NF4", sci(m->output_rel_err_int4_absmax_block) + " / " +
-                                                                         sci(m->output_rel_err_nf4_block)}});
-  } else {
-    ImGui::TextDisabled("Press Run to compare NF4 with int4 on the trained model's weights.");
+  ImGui::PushFont(heading_font());
+  ImGui::TextUnformatted("NF4 (16 levels) and int4 absmax (15) on [-1, 1], times each block's absmax");
+  ImGui::PopFont();
+  draw_levels("NF4", s->nf4_levels, series_color(0));
+  std::vector<float> integers;
+  for (int k = -7; k <= 7; ++k) integers.push_back(float(k) / 7);
+  draw_levels("int4 absmax", integers, series_color(1));  // 15 levels: -7 .. 7
+  ImGui::PushFont(mono_font());
+  for (std::size_t half = 0; half < 2; ++half) {  // two rows of eight: a line break never splits a number
+    std::string listed = half == 0 ? "NF4 " : "    ";
+    for (std::size_t i = 8 * half; i < 8 * half + 8 && i < s->nf4_levels.size(); ++i)
+      listed += fmt::format("  {:+.4f}", s->nf4_levels[i]);
+    ImGui::TextUnformatted(listed.c_str());
   }
-  ImGui::PopTextWrapPos();
-  ImGui::EndGroup();
+  ImGui::PopFont();
+  ImGui::Spacing();
+  draw_value_table("overhead",
+                   {{"an fp32 scale per 64 weights", fmt::format("{:.3f} bits per weight", s->nf4_overhead_bits)},
+                    {"scales double-quantized: 8/64 + 32/(64 x 256)",
+                     fmt::format("{:.3f} bits per weight", s->nf4_double_quant_overhead_bits)},
+                    {"a 7B model in 16 / 8 / 4 bits",
+                     fmt::format("{} / {} / {}", format_bytes_decimal(s->parameters * 2),
+                                 format_bytes_decimal(s->parameters), format_bytes_decimal(s->parameters * 0.5))},
+                    {"+ NF4's scales, before / after double quantization",
+                     format_bytes_decimal(s->nf4_constants_bytes) + " / " +
+                         format_bytes_decimal(s->nf4_double_quant_constants_bytes)},
+                    {"int8 against fp32 / fp16", "4x / 2x smaller"}});
+  const QuantMeasured* m = measured_of(ctx);
+  if (!m) {
+    ImGui::TextDisabled("Press Run to compare NF4 with int4 on the trained model's weights.");
+    return;
+  }
+  ImGui::Spacing();
+  draw_columns_table("nf4_measured", {"blocks of 64", "trained weights: MSE", "outputs", "normal weights: MSE"},
+                     {{"int4 absmax", sci(m->mse_int4_absmax_block), sci(m->output_rel_err_int4_absmax_block),
+                       sci(m->normal_mse_int4_absmax_block)},
+                      {"NF4", sci(m->mse_nf4_block), sci(m->output_rel_err_nf4_block), sci(m->normal_mse_nf4_block)},
+                      {"NF4, double-quantized scales", sci(m->mse_nf4_block_double_quant), "-",
+                       sci(m->normal_mse_nf4_block_double_quant)}});
+  ImGui::TextWrapped(
+      "NF4's levels are quantiles of a normal distribution: it wins where weights are bell-shaped, as a large "
+      "trained model's are (normal weights: %s of int4's error). This small model started from PyTorch's uniform "
+      "initialisation and trained briefly; its weights are still nearly uniform, which evenly spaced integers fit "
+      "better (%s of int4's error).",
+      fmt::format("{:.0f}%", 100 * m->normal_mse_nf4_block / m->normal_mse_int4_absmax_block).c_str(),
+      fmt::format("{:.0f}%", 100 * m->mse_nf4_block / m->mse_int4_absmax_block).c_str());
 }
 
 void draw_sparsity_step(const ViewContext& ctx) {

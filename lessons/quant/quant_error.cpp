@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/common/seeded_fill.h"
 #include "kernels/precision/float_format.h"
 
 namespace dlsys::quant {
@@ -113,6 +114,20 @@ void measure_outliers(const TrainedModel& model, double factor, QuantMeasured& m
   m.err_llm_int8 = relative_error(y, reference);
 }
 
+// N(0, 0.02^2) values from the seeded uniform fill (Box-Muller), the spread of a large model's weights.
+std::vector<float> normal_sample(std::int64_t count, std::uint32_t seed) {
+  std::vector<float> uniform(static_cast<std::size_t>(count + 1)), out(static_cast<std::size_t>(count));
+  fill_seeded_uniform(uniform, seed);
+  for (std::int64_t i = 0; i < count; i += 2) {
+    const double u1 = (double(uniform[std::size_t(i)]) + 1.0000001) / 2.0000002;  // in (0, 1)
+    const double u2 = (double(uniform[std::size_t(i + 1)]) + 1) / 2;
+    const double radius = 0.02 * std::sqrt(-2 * std::log(u1)), angle = 2 * M_PI * u2;
+    out[std::size_t(i)] = float(radius * std::cos(angle));
+    if (i + 1 < count) out[std::size_t(i + 1)] = float(radius * std::sin(angle));
+  }
+  return out;
+}
+
 // Keeps, in each matrix, the half of the weights with the largest magnitudes, wherever they are.
 void prune_unstructured_half(float* w, std::int64_t count) {
   std::vector<float> magnitudes(static_cast<std::size_t>(count));
@@ -196,11 +211,10 @@ void measure_model_errors(const TrainedModel& model, const QuantSpec& chosen, do
   for (Scheme scheme : {Scheme::Absmax, Scheme::Affine})
     for (Granularity g : {Granularity::Tensor, Granularity::Channel, Granularity::Block}) {
       const std::string key = fmt::format("{}_{}", scheme_name(scheme), granularity_name(g));
-      const std::string label = g == Granularity::Block
-                                    ? fmt::format("{}, blocks of {}", scheme_name(scheme), chosen.block)
-                                    : fmt::format("{}, per {}", scheme_name(scheme), granularity_name(g));
-      Series mse = bits_series("mse_" + key, label + " (measured)", "measured", "weight MSE");
-      Series noise = bits_series("noise_" + key, label + ": D^2 / 12", "theory", "weight MSE");
+      const std::string label = g == Granularity::Block ? fmt::format("blocks of {}", chosen.block)
+                                                        : fmt::format("per {}", granularity_name(g));
+      Series mse = bits_series("mse_" + key, label, "measured", "weight MSE");
+      Series noise = bits_series("noise_" + key, "D^2/12, " + label, "theory", "weight MSE");
       Series output = bits_series("output_err_" + key, label, "measured", "output relative error");
       for (int bits = 2; bits <= 8; ++bits) {
         const QuantizedModel at = quantize_model(model, {scheme, g, bits, chosen.block, false});
@@ -226,6 +240,13 @@ void measure_model_errors(const TrainedModel& model, const QuantSpec& chosen, do
   m.mse_nf4_block_double_quant = nf4_dq.error.mse;
   m.output_rel_err_int4_absmax_block = relative_error(model_outputs(model, int4.weights), reference);
   m.output_rel_err_nf4_block = relative_error(model_outputs(model, nf4.weights), reference);
+  const std::vector<float> normal = normal_sample(model.shape.hidden * model.shape.hidden, 17);
+  auto normal_mse = [&](const QuantSpec& spec) {
+    return quantization_error(normal.data(), quantize(normal.data(), model.shape.hidden, model.shape.hidden, spec)).mse;
+  };
+  m.normal_mse_int4_absmax_block = normal_mse({Scheme::Absmax, Granularity::Block, 4, 64, false});
+  m.normal_mse_nf4_block = normal_mse({Scheme::Nf4, Granularity::Block, 4, 64, false});
+  m.normal_mse_nf4_block_double_quant = normal_mse({Scheme::Nf4, Granularity::Block, 4, 64, true});
 
   // 2:4 against keeping the largest half of each matrix anywhere.
   std::vector<float> sparse = model.weights, unstructured = model.weights;

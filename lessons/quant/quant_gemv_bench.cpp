@@ -151,8 +151,13 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
               "time",
               "us",
               {}};
-  for (const GemvTiming& g : out.timings) measured.points.push_back({g.bytes_per_weight, g.us, g.min_us, g.max_us});
-  for (double b : {0.4, 1.0, 2.0, 4.2}) {
+  for (const GemvTiming& g : out.timings) {
+    measured.points.push_back({g.bytes_per_weight, g.us, g.min_us, g.max_us});
+    Series one{"gemv_" + g.key, g.label, "measured", measured.x_label, "B", "time", "us", {}};
+    one.points.push_back(measured.points.back());
+    out.series.push_back(std::move(one));
+  }
+  for (double b : {0.5, 1.0, 2.0, 4.0}) {
     const double us = bandwidth_gbps > 0 ? b * weights / (bandwidth_gbps * 1e3) : 0;
     line.points.push_back({b, us, us, us});
   }

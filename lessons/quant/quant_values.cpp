@@ -61,6 +61,9 @@ void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
   j["mse_nf4_block_double_quant"] = m.mse_nf4_block_double_quant;
   j["output_rel_err_int4_absmax_block"] = m.output_rel_err_int4_absmax_block;
   j["output_rel_err_nf4_block"] = m.output_rel_err_nf4_block;
+  j["normal_mse_int4_absmax_block"] = m.normal_mse_int4_absmax_block;
+  j["normal_mse_nf4_block"] = m.normal_mse_nf4_block;
+  j["normal_mse_nf4_block_double_quant"] = m.normal_mse_nf4_block_double_quant;
   j["sparse_2_4_weight_rel_err"] = m.sparse_2_4_weight_rel_err;
   j["sparse_2_4_output_rel_err"] = m.sparse_2_4_output_rel_err;
   j["unstructured_half_weight_rel_err"] = m.unstructured_half_weight_rel_err;

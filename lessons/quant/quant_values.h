@@ -64,6 +64,8 @@ struct QuantMeasured {
   // 4-bit on the real weights, blocks of 64: integer absmax against NF4, and NF4 with double-quantized scales.
   double mse_int4_absmax_block = 0, mse_nf4_block = 0, mse_nf4_block_double_quant = 0;
   double output_rel_err_int4_absmax_block = 0, output_rel_err_nf4_block = 0;
+  // The same three on seeded normally distributed weights of the same count, where NF4's levels fit.
+  double normal_mse_int4_absmax_block = 0, normal_mse_nf4_block = 0, normal_mse_nf4_block_double_quant = 0;
   // 2:4 sparsity on the real weights: the 2 largest of every 4 kept, against keeping the largest half anywhere.
   double sparse_2_4_weight_rel_err = 0, sparse_2_4_output_rel_err = 0;
   double unstructured_half_weight_rel_err = 0, unstructured_half_output_rel_err = 0;
