@@ -40,11 +40,17 @@ struct ChosenValue {
 
 // Values that each show one rule of rounding; fp16's limits sit at 65504 and 2^-24, bf16's at 3.39e38 and 2^-133.
 constexpr ChosenValue kChosenValues[] = {
-    {"0.1", "no finite binary expansion"},   {"0.333333333333333333", "1/3"},
-    {"1.0001", "1 + a small update"},        {"1.00048828125", "1 + 2^-11"},
-    {"1.00146484375", "1 + 3 x 2^-11"},      {"65519", "just under 65520"},           {"65520", "fp16's largest + half a spacing"},
-    {"100000", "beyond fp16's range"},       {"0.00001", "1e-5"},
-    {"2.98023223876953125e-8", "2^-25"},     {"3e-8", "just above 2^-25"},
+    {"0.1", "no finite binary expansion"},
+    {"0.333333333333333333", "1/3"},
+    {"1.0001", "1 + a small update"},
+    {"1.00048828125", "1 + 2^-11"},
+    {"1.00146484375", "1 + 3 x 2^-11"},
+    {"65519", "just under 65520"},
+    {"65520", "fp16's largest + half a spacing"},
+    {"100000", "beyond fp16's range"},
+    {"0.00001", "1e-5"},
+    {"2.98023223876953125e-8", "2^-25"},
+    {"3e-8", "just above 2^-25"},
     {"3.4e38", "just under fp32's largest"},
 };
 
