@@ -108,8 +108,8 @@ TEST_CASE("the default problem: fp16 without scaling loses its gradients, with G
   const auto& m = j["measured"];
   CHECK(m["fp16_unscaled_final_loss"].get<double>() >= 10 * m["fp32_final_loss"].get<double>());
   CHECK(std::fabs(m["fp16_scaled_final_loss"].get<double>() / m["fp32_final_loss"].get<double>() - 1) <= 0.05);
-  CHECK(m["unscaled_bar_met"] == true);
-  CHECK(m["scaled_bar_met"] == true);
+  CHECK(m["unscaled_as_expected"] == true);
+  CHECK(m["scaled_as_expected"] == true);
   CHECK(m["skipped_steps"].get<int>() >= 1);  // the scaler climbs into at least one overflow in 200 steps
   CHECK(m["fp16_unscaled_underflow_fraction"].get<double>() > 0.99);
   CHECK(m["fp16_scaled_underflow_fraction"].get<double>() < 0.01);

@@ -190,7 +190,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
        {"inf or NaN in any gradient", "skip the step, S x 0.5", fmt::format("skip, S x {:g}", theory->backoff_factor)},
        {"growth_interval clean steps in a row", "S x 2 after 2000",
         fmt::format("S x {:g} after {}", theory->growth_factor, theory->growth_interval)}});
-  PlotSpec spec{"fp16 with loss scaling: the scale after each step", {"step", "", false}, {"S", "", true}, {}, {}};
+  PlotSpec spec{"fp16, loss scaling: S after each step", {"step", "", false}, {"S", "", true}, {}, {}};
   spec.lines.push_back(series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
   PlotLine skipped = series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
   skipped.name = "skipped step (an inf in the gradients at this S)";
@@ -213,11 +213,7 @@ void draw_curves_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   if (!t) return draw_needs_run("four training runs of the same model");
   const RunResult& r = *ctx.result;
-  PlotSpec spec{"Training loss (the mini-batch's, as each format's forward computes it)",
-                {"step", "", false},
-                {"loss", "", true},
-                {},
-                {}};
+  PlotSpec spec{"Training loss, per mini-batch", {"step", "", false}, {"loss", "", true}, {}, {}};
   // fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on it.
   spec.lines.push_back(series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
@@ -226,7 +222,7 @@ void draw_curves_step(const ViewContext& ctx) {
     spec.lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
   spec.lines.back().dashed = true;
-  spec.size = {0, plot_height_leaving(7)};
+  spec.size = {0, plot_height_leaving(7, 0.6f)};
   draw_plot("curves", spec);
   std::vector<std::vector<std::string>> rows;
   for (const precision::TrainingSummary* s : {&t->fp32, &t->fp16_unscaled, &t->fp16_scaled, &t->bf16})

@@ -124,7 +124,7 @@ void draw_gemv_step(const ViewContext& ctx) {
   const QuantMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("GEMV time for each format");
   const RunResult& r = *ctx.result;
-  PlotSpec spec{fmt::format("y = W x at batch 1, {0} x {0}, weights flushed from the caches first", r.params.at("n")),
+  PlotSpec spec{fmt::format("y = W x, {0} x {0}, batch 1", r.params.at("n")),
                 {"bytes read per weight", "B", true},
                 {"time", "us", true},
                 {},

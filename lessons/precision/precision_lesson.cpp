@@ -207,11 +207,11 @@ std::string PrecisionLesson::text_report(const RunResult& r) const {
                                r.params.at("learning_rate") == "0.01" && r.params.at("init_scale") == "65536";
   out += "what the lesson expects of its default problem:\n";
   out += fmt::format("  fp16 without scaling ends at {:.1f}x fp32's loss: {}\n", t.unscaled_over_fp32,
-                     t.unscaled_bar_met ? "far worse (ten times or more), as expected: its gradients were lost"
-                                        : "NOT far worse than fp32, which the lesson does not expect");
+                     t.unscaled_as_expected ? "far worse (ten times or more), as expected: its gradients were lost"
+                                            : "NOT far worse than fp32, which the lesson does not expect");
   out += fmt::format("  fp16 with loss scaling ends at {:.3f}x fp32's loss: {}\n", t.scaled_over_fp32,
-                     t.scaled_bar_met ? "within a few percent, as expected"
-                                      : "NOT within a few percent of fp32, which the lesson does not expect");
+                     t.scaled_as_expected ? "within a few percent, as expected"
+                                          : "NOT within a few percent of fp32, which the lesson does not expect");
   if (!default_problem)
     out += "  (these expectations are for the default loss_weight, steps, learning_rate and init_scale)\n";
   return out;

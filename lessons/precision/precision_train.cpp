@@ -211,10 +211,8 @@ TrainingRuns run_trainings(const ParamValues& p, const RunControl& control) {
 
   t.unscaled_over_fp32 = t.fp16_unscaled.final_loss / t.fp32.final_loss;
   t.scaled_over_fp32 = t.fp16_scaled.final_loss / t.fp32.final_loss;
-  t.unscaled_bar = kUnscaledWorseAtLeast;
-  t.scaled_bar_percent = kScaledWithinPercent;
-  t.unscaled_bar_met = t.unscaled_over_fp32 >= kUnscaledWorseAtLeast;
-  t.scaled_bar_met = std::fabs(t.scaled_over_fp32 - 1.0) * 100 <= kScaledWithinPercent;
+  t.unscaled_as_expected = t.unscaled_over_fp32 >= kUnscaledWorseAtLeast;
+  t.scaled_as_expected = std::fabs(t.scaled_over_fp32 - 1.0) * 100 <= kScaledWithinPercent;
   return out;
 }
 

@@ -77,8 +77,8 @@ void to_json(nlohmann::ordered_json& j, const PrecisionMeasured& m) {
     j["scaled_log2"] = t->scaled_log2;
     j["unscaled_over_fp32"] = t->unscaled_over_fp32;
     j["scaled_over_fp32"] = t->scaled_over_fp32;
-    j["unscaled_bar_met"] = t->unscaled_bar_met;
-    j["scaled_bar_met"] = t->scaled_bar_met;
+    j["unscaled_as_expected"] = t->unscaled_as_expected;
+    j["scaled_as_expected"] = t->scaled_as_expected;
   }
 }
 

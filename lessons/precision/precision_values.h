@@ -73,8 +73,7 @@ struct Training {
   int scaled_log2 = 0;  // log2 of that scale
   // What the lesson expects of the default problem, and whether this run met it.
   double unscaled_over_fp32 = 0, scaled_over_fp32 = 0;
-  double unscaled_bar = 10, scaled_bar_percent = 5;
-  bool unscaled_bar_met = false, scaled_bar_met = false;
+  bool unscaled_as_expected = false, scaled_as_expected = false;
 };
 
 struct PrecisionMeasured {

@@ -45,7 +45,7 @@ void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
     j[g.key + "_wrong"] = g.wrong;
   }
   j["int8_speedup"] = m.int8_speedup;
-  j["int8_bar_met"] = m.int8_bar_met;
+  j["int8_as_expected"] = m.int8_as_expected;
   j["bandwidth_gbps"] = m.bandwidth_gbps;
   j["outlier_channel"] = m.outlier_channel;
   j["outlier_factor"] = m.outlier_factor;

@@ -54,7 +54,7 @@ struct QuantMeasured {
   double gemv_us = 0, fp32_gemv_us = 0, speedup = 0;
   std::vector<GemvTiming> gemv;
   double int8_speedup = 0;
-  bool int8_bar_met = false;
+  bool int8_as_expected = false;
   double bandwidth_gbps = 0;  // this machine's copy bandwidth: the ceiling the time-per-byte line uses
   // One activation channel made large: relative error of X W^T with X quantized to int8 four ways.
   int outlier_channel = 0;
