@@ -75,10 +75,17 @@ void draw_error_step(const ViewContext& ctx) {
   if (!m) return draw_needs_run("quantization error on the trained model's weights");
   const RunResult& r = *ctx.result;
   const char* granularities[] = {"tensor", "channel", "block"};
-  PlotSpec mse{"Weight MSE (absmax)", {"bits", "", false}, {"MSE", "", true}, {}, {}};
-  PlotSpec out{"Output relative error (absmax)", {"bits", "", false}, {"error", "", true}, {}, {}};
+  static int scheme = 0;  // 0 absmax, 1 affine: which scheme both plots show
+  if (!figure_mode()) {
+    ImGui::RadioButton("absmax (symmetric)", &scheme, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("affine (zero point)", &scheme, 1);
+  }
+  const char* name = scheme == 0 ? "absmax" : "affine";
+  PlotSpec mse{fmt::format("Weight MSE ({})", name), {"bits", "", false}, {"MSE", "", true}, {}, {}};
+  PlotSpec out{fmt::format("Output relative error ({})", name), {"bits", "", false}, {"error", "", true}, {}, {}};
   for (int g = 0; g < 3; ++g) {
-    const std::string key = fmt::format("absmax_{}", granularities[g]);
+    const std::string key = fmt::format("{}_{}", name, granularities[g]);
     mse.lines.push_back(series_line(r, "mse_" + key, series_color(g), SeriesStyle::Markers));
     mse.lines.push_back(series_line(r, "noise_" + key, series_color(g), SeriesStyle::Line, true));
     out.lines.push_back(series_line(r, "output_err_" + key, series_color(g), SeriesStyle::LineAndMarkers));
