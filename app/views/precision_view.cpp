@@ -105,7 +105,7 @@ void draw_rounding_step(const ViewContext& ctx) {
   ImGui::Spacing();
   PlotSpec spec{fmt::format("A weight of 1 given {} updates of {:g}", steps->update_count, steps->update),
                 {"updates applied", "", false},
-                {"weight", "", false},
+                {"weight - 1", "", false},
                 {},
                 {}};
   const ImU32 colors[] = {theory_color(), series_color(1), series_color(5), series_color(2)};
@@ -115,13 +115,14 @@ void draw_rounding_step(const ViewContext& ctx) {
     line.dashed = i == 0;
     spec.lines.push_back(std::move(line));
   }
-  spec.size = {0, plot_height_leaving(1.5f, 0.4f)};
+  spec.size = {0, plot_height_leaving(1.2f, 0.4f)};
   draw_plot("updates", spec);
-  ImGui::TextWrapped(
-      "After %d updates: the fp16 weight is %s and the bf16 weight %s (each update rounds back to 1); the fp32 master "
-      "is %s and its fp16 copy %s, one spacing (2^-10) at a time.",
-      steps->update_count, format_number(steps->fp16_after, 8).c_str(), format_number(steps->bf16_after, 8).c_str(),
-      format_number(steps->master_after, 8).c_str(), format_number(steps->fp16_copy_after, 8).c_str());
+  // One line without wrapping: a wrapped line may break a number after its decimal point.
+  ImGui::TextUnformatted(
+      fmt::format("after {} updates: fp16 weight {}, bf16 weight {}; fp32 master {}, its fp16 copy {}",
+                  steps->update_count, format_number(steps->fp16_after, 8), format_number(steps->bf16_after, 8),
+                  format_number(steps->master_after, 8), format_number(steps->fp16_copy_after, 8))
+          .c_str());
 }
 
 PlotLine series_line(const RunResult& r, const char* id, ImU32 color, SeriesStyle style) {
@@ -193,15 +194,15 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
   PlotSpec spec{"fp16, loss scaling: S after each step", {"step", "", false}, {"S", "", true}, {}, {}};
   spec.lines.push_back(series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
   PlotLine skipped = series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
-  skipped.name = "skipped step (an inf in the gradients at this S)";
+  skipped.name = "skipped: an inf in the gradients";
   spec.lines.push_back(std::move(skipped));
   spec.size = {0, plot_height_leaving(6.5f, 0.45f)};
   draw_plot("scale", spec);
-  ImGui::TextWrapped(
-      "The scale doubled %d times and peaked at %s; %d steps were skipped. Final loss %.4g, %.3f x "
-      "fp32's. The first skipped steps:",
-      t->fp16_scaled_growths, power_label(t->fp16_scaled_peak_scale).c_str(), t->fp16_scaled.skipped_steps,
-      t->fp16_scaled.final_loss, t->scaled_over_fp32);
+  // One short line without wrapping: a wrapped line may break a number after its decimal point.
+  ImGui::TextUnformatted(fmt::format("doubled {} times, peak {}, {} steps skipped; final loss {:.3g} = {:.3f} x fp32's",
+                                     t->fp16_scaled_growths, power_label(t->fp16_scaled_peak_scale),
+                                     t->fp16_scaled.skipped_steps, t->fp16_scaled.final_loss, t->scaled_over_fp32)
+                             .c_str());
   std::vector<std::vector<std::string>> rows;
   for (const precision::SkippedStep& e : t->fp16_scaled_skips)
     rows.push_back({std::to_string(e.step), power_label(e.scale_before), power_label(e.scale_after)});

@@ -40,18 +40,10 @@ struct ChosenValue {
 
 // Values that each show one rule of rounding; fp16's limits sit at 65504 and 2^-24, bf16's at 3.39e38 and 2^-133.
 constexpr ChosenValue kChosenValues[] = {
-    {"0.1", "no finite binary expansion"},
-    {"0.333333333333333333", "1/3"},
-    {"1.0001", "1 + a small update"},
-    {"1.00048828125", "1 + 2^-11"},
-    {"1.00146484375", "1 + 3 x 2^-11"},
-    {"65519", "just under 65520"},
-    {"65520", "fp16's largest + half a spacing"},
-    {"100000", "beyond fp16's range"},
-    {"0.00001", "1e-5"},
-    {"2.98023223876953125e-8", "2^-25"},
-    {"3e-8", "just above 2^-25"},
-    {"3.4e38", "just under fp32's largest"},
+    {"0.1", "no finite binary form"},    {"0.333333333333333333", "1/3"},    {"1.0001", "1 + a small update"},
+    {"1.00048828125", "1 + 2^-11"},      {"1.00146484375", "1 + 3 x 2^-11"}, {"65519", "just under 65520"},
+    {"65520", "65504 + half a spacing"}, {"100000", "beyond fp16's range"},  {"0.00001", "1e-5"},
+    {"2.98023223876953125e-8", "2^-25"}, {"3e-8", "just above 2^-25"},       {"3.4e38", "under fp32's largest"},
 };
 
 RoundingRow rounding_row(const std::string& text, const std::string& why, const Layout& layout) {
@@ -67,23 +59,23 @@ RoundingRow rounding_row(const std::string& text, const std::string& why, const 
   row.hex = bits_hex(r->bits, layout);
   if (std::isfinite(r->value) && input != 0) {
     const double relative = (r->value - input) / std::fabs(input);
-    row.relative_error = relative == 0 ? "exact" : fmt::format("{:+.2e}", relative);
+    row.relative_error = relative == 0 ? "exact" : fmt::format("{:+.1e}", relative);
   } else {
     row.relative_error = "-";
   }
   if (r->overflow)
-    row.note = "overflow: inf";
+    row.note = "inf";
   else if (r->flushed)
-    row.note = r->tie ? "a tie: to 0 (even)" : "flushed to 0";
+    row.note = r->tie ? "tie, to 0" : "to 0";
   else if (r->tie)
-    row.note = "a tie: to the even one";
+    row.note = "tie, to even";
   else if (r->subnormal)
     row.note = "subnormal";
   return row;
 }
 
 Series update_line(const char* id, const char* name) {
-  return Series{id, name, "theory", "updates applied", "", "weight", "", {}};
+  return Series{id, name, "theory", "updates applied", "", "weight - 1", "", {}};
 }
 
 }  // namespace
@@ -112,19 +104,21 @@ std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& pa
   Series master_line = update_line("fp32_master", "fp32 master weight");
   Series copy_line = update_line("fp16_copy_of_master", "fp16 copy of the master");
   for (int n = 0; n <= steps->update_count; ++n) {
-    const double copy = round_to_fp16(master);
-    fp16_line.points.push_back({double(n), fp16_weight, fp16_weight, fp16_weight});
-    bf16_line.points.push_back({double(n), bf16_weight, bf16_weight, bf16_weight});
-    master_line.points.push_back({double(n), master, master, master});
+    // Plotted as weight - 1: the changes are a thousandth of the weight.
+    const double copy = round_to_fp16(master) - 1.0, fp16 = fp16_weight - 1.0, bf16 = bf16_weight - 1.0;
+    const double full = master - 1.0;
+    fp16_line.points.push_back({double(n), fp16, fp16, fp16});
+    bf16_line.points.push_back({double(n), bf16, bf16, bf16});
+    master_line.points.push_back({double(n), full, full, full});
     copy_line.points.push_back({double(n), copy, copy, copy});
     fp16_weight = round_to_fp16(fp16_weight + update);
     bf16_weight = round_to_bf16(bf16_weight + update);
     master = master + update;
   }
-  steps->fp16_after = fp16_line.points.back().y;
-  steps->bf16_after = bf16_line.points.back().y;
-  steps->master_after = master_line.points.back().y;
-  steps->fp16_copy_after = copy_line.points.back().y;
+  steps->fp16_after = 1.0 + fp16_line.points.back().y;  // the points are weight - 1, after n updates
+  steps->bf16_after = 1.0 + bf16_line.points.back().y;
+  steps->master_after = 1.0 + master_line.points.back().y;
+  steps->fp16_copy_after = 1.0 + copy_line.points.back().y;
   steps->update_series = {master_line, copy_line, fp16_line, bf16_line};
 
   steps->mixed_bytes = {{"fp16 or bf16 weights (the forward's copy)", 2},

@@ -71,7 +71,7 @@ Series loss_series(const RunSpec& spec, const TrainResult& r) {
 
 void add_scale_series(std::vector<Series>& out, const std::string& key, const std::string& label,
                       const TrainResult& r) {
-  Series scale{"scale_" + key, label + ": scale after each step", "measured", "step", "", "loss scale", "", {}};
+  Series scale{"scale_" + key, label + ": scale S", "measured", "step", "", "loss scale", "", {}};
   Series skipped{
       "skipped_" + key, label + ": skipped steps (inf or NaN)", "measured", "step", "", "loss scale", "", {}};
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
