@@ -200,7 +200,7 @@ std::string PrecisionLesson::text_report(const RunResult& r) const {
   std::string out =
       fmt::format("\nfinal loss after {} steps (noise floor {:.3g}):\n", r.params.at("steps"), t.noise_floor);
   for (const TrainingSummary* s : {&t.fp32, &t.fp16_unscaled, &t.fp16_scaled, &t.bf16})
-    out += fmt::format("  {:<22} {:.4g}  ({:.3g} x fp32; {:.1f}% of gradient values flushed to zero; {} skipped)\n",
+    out += fmt::format("  {:<22} {:.4g}  ({:.3g} x fp32; {:.2f}% of gradient values flushed to zero; {} skipped)\n",
                        s->label, s->final_loss, s->final_loss / t.fp32.final_loss, 100 * s->underflow_fraction,
                        s->skipped_steps);
   const bool default_problem = r.params.at("loss_weight") == "0.0001220703125" && r.params.at("steps") == "200" &&
