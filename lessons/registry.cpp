@@ -9,6 +9,8 @@
 #include "lessons/fusion/fusion_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/precision/precision_lesson.h"
+#include "lessons/quant/quant_lesson.h"
 #include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
@@ -25,8 +27,10 @@ const std::vector<const Lesson*>& all_lessons() {
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const TensorLesson tensor;
+  static const PrecisionLesson precision;
+  static const QuantLesson quant;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache,
+      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache, &precision, &quant,
   };
   return lessons;
 }

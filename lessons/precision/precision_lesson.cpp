@@ -1,0 +1,220 @@
+#include "lessons/precision/precision_lesson.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "engine/units.h"
+#include "kernels/precision/float_format.h"
+#include "kernels/precision/loss_scaler.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/precision/exact_decimal.h"
+#include "lessons/precision/precision_problem.h"
+#include "lessons/precision/precision_steps.h"
+#include "lessons/precision/precision_train.h"
+
+namespace dlsys {
+
+using namespace precision;
+
+std::vector<ParamSpec> PrecisionLesson::params() const {
+  return {
+      {.key = "format",
+       .label = "format",
+       .type = ParamType::Choice,
+       .default_text = "fp16",
+       .choices = {"fp32", "fp16", "bf16"},
+       .help = "the format whose limits, rounding and run the report shows (the run trains all four ways)"},
+      {.key = "scaling",
+       .label = "dynamic loss scaling",
+       .type = ParamType::Choice,
+       .default_text = "on",
+       .choices = {"on", "off"},
+       .help = "for the chosen format's run: GradScaler's state machine, or none"},
+      {.key = "round",
+       .label = "round a value",
+       .type = ParamType::Text,
+       .default_text = "",
+       .help = "a decimal number such as 0.1 or 1e-8: run rounds it into the format and shows its bits instead of "
+               "training; empty: train"},
+      {.key = "steps",
+       .label = "training steps",
+       .type = ParamType::Integer,
+       .default_text = "200",
+       .min = 2,
+       .max = 100000,
+       .help = "Adam steps of batch 256, for each of the four runs"},
+      {.key = "loss_weight",
+       .label = "loss weight",
+       .type = ParamType::Real,
+       .default_text = "0.0001220703125",
+       .min = 1e-30,
+       .max = 1,
+       .help = "the loss is this x the mean squared error; 2^-13 puts this small MLP's gradients where a large "
+               "network's sit; 1 leaves them large enough for fp16 without scaling"},
+      {.key = "init_scale",
+       .label = "initial loss scale",
+       .type = ParamType::Real,
+       .default_text = "65536",
+       .min = 1,
+       .max = 1e30,
+       .help = "GradScaler's default: 65536 = 2^16"},
+      {.key = "growth_interval",
+       .label = "growth interval",
+       .type = ParamType::Integer,
+       .default_text = "5",
+       .min = 1,
+       .max = 1000000,
+       .unit = "steps",
+       .help = "clean steps before the scale doubles; GradScaler's default is 2000, too long to see in 200 steps"},
+      {.key = "learning_rate",
+       .label = "Adam learning rate",
+       .type = ParamType::Real,
+       .default_text = "0.01",
+       .min = 1e-7,
+       .max = 1,
+       .help = "the same for every format"},
+      max_minutes_param(),
+  };
+}
+
+void PrecisionLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "the precision lesson runs on the CPU backend only, for now (its fp16 and bf16 are rounded in software, bit "
+        "for bit); allowed: --backend cpu");
+  const std::string& typed = p.text("round");
+  if (!typed.empty() && !round_decimal_text(typed, layout_of(Format::Fp32)))
+    throw BadInput(fmt::format(
+        "parameter 'round': value '{}' is not a number; allowed: a decimal number within the double range, such as "
+        "0.1, -65519 or 3e-8 ({})",
+        typed, kNumberRule));
+  if (!typed.empty()) return;  // rounding one value trains nothing
+  const int runs = p.text("format") == "fp32" || p.text("format") == "bf16" ? (p.text("scaling") == "on" ? 5 : 4) : 4;
+  const double flop = precision_step_flops() * double(p.integer("steps")) * runs;
+  // Each step also rounds every activation and gradient in software: counted as one more pass at the loop rate.
+  refuse_if_longer_than_limit(
+      p, estimated_seconds(2 * flop, kNaiveLoopGflopsPerThread, 1),
+      fmt::format("{} runs of {} steps, {:.3g} FLOP per step, with every tensor rounded in software, on one thread",
+                  runs, p.integer("steps"), precision_step_flops()),
+      "steps");
+}
+
+PrecisionTheory precision_theory(const ParamValues& p) {
+  const Layout& l = layout_of(*find_format(p.text("format")));
+  PrecisionTheory t;
+  t.format = l.name;
+  t.exponent_bits = l.exponent_bits;
+  t.mantissa_bits = l.mantissa_bits;
+  t.bias = l.bias();
+  t.max_finite = max_finite(l);
+  t.min_normal = min_normal(l);
+  t.min_subnormal = min_subnormal(l);
+  t.epsilon = epsilon(l);
+  t.parameters = parameter_count(precision_mlp_shape());
+  t.model_state_bytes = t.parameters * t.bytes_per_parameter;
+  constexpr double kSevenB = 7e9, kRanks = 8;
+  t.allreduce_bytes_fp32_7b = 2 * (kRanks - 1) / kRanks * 4 * kSevenB;
+  t.allreduce_bytes_16bit_7b = 2 * (kRanks - 1) / kRanks * 2 * kSevenB;
+  const ScalerConfig pytorch;
+  t.init_scale = p.real("init_scale");
+  t.growth_factor = pytorch.growth_factor;
+  t.backoff_factor = pytorch.backoff_factor;
+  t.growth_interval = int(p.integer("growth_interval"));
+  t.pytorch_growth_interval = pytorch.growth_interval;
+  t.loss_weight = p.real("loss_weight");
+  return t;
+}
+
+std::shared_ptr<const LessonValues> PrecisionLesson::theory(const ParamValues& p) const {
+  return make_values(precision_theory(p));
+}
+
+std::shared_ptr<const StepData> PrecisionLesson::step_data(const ParamValues& p) const {
+  return make_precision_steps(p);
+}
+
+namespace {
+
+RoundedValue round_typed_value(const std::string& typed, const Layout& layout) {
+  const Rounded r = *round_decimal_text(typed, layout);
+  const double input = *parse_real_text(typed);
+  RoundedValue v;
+  v.input = typed;
+  v.input_exact = format_exact(input, 60);
+  v.rounded = r.value;
+  v.rounded_exact = format_exact(r.value, 60);
+  v.bits_hex = bits_hex(r.bits, layout);
+  v.bit_fields = bit_fields(r.bits, layout);
+  v.error = std::isfinite(r.value) ? r.value - input : r.value;
+  v.relative_error = std::isfinite(r.value) && input != 0 ? (r.value - input) / std::fabs(input) : 0.0;
+  v.overflow = r.overflow;
+  v.flushed = r.flushed;
+  v.subnormal = r.subnormal;
+  v.tie = r.tie;
+  return v;
+}
+
+}  // namespace
+
+RunResult PrecisionLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  result.backend.timer = "steady_clock";
+  result.backend.repeats = 1;
+  PrecisionMeasured measured;
+  const std::string& typed = p.text("round");
+  if (!typed.empty()) {
+    measured.rounding = round_typed_value(typed, layout_of(*find_format(p.text("format"))));
+  } else {
+    result.backend.notes.push_back(
+        "fp16 and bf16 are emulated: each tensor is rounded in software, bit for bit, and held in fp32 arrays (one "
+        "thread, OpenBLAS sgemm with fp32 accumulation)");
+    TrainingRuns runs = run_trainings(p, ctx.control);
+    measured.training = std::move(runs.training);
+    result.series = std::move(runs.series);
+  }
+  result.measured = make_values(std::move(measured));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+std::string PrecisionLesson::text_report(const RunResult& r) const {
+  const auto* m = r.measured_as<PrecisionMeasured>();
+  if (m == nullptr) return {};
+  if (m->rounding) {
+    const RoundedValue& v = *m->rounding;
+    std::string out = fmt::format("\n{} in {}:\n", v.input, r.params.at("format"));
+    out += fmt::format("  nearest double  {}\n", v.input_exact);
+    out += fmt::format("  rounded         {}\n", v.rounded_exact);
+    out += fmt::format("  bits            {}  ({})\n", v.bit_fields, v.bits_hex);
+    if (v.overflow) out += "  beyond the largest finite value by at least half a spacing: inf\n";
+    if (v.flushed) out += "  below half the smallest subnormal: flushed to zero\n";
+    if (v.subnormal) out += "  a subnormal: fewer significant bits than a normal value\n";
+    if (v.tie) out += "  exactly halfway between two neighbours: rounded to the even one\n";
+    return out;
+  }
+  if (!m->training) return {};
+  const Training& t = *m->training;
+  std::string out =
+      fmt::format("\nfinal loss after {} steps (noise floor {:.3g}):\n", r.params.at("steps"), t.noise_floor);
+  for (const TrainingSummary* s : {&t.fp32, &t.fp16_unscaled, &t.fp16_scaled, &t.bf16})
+    out += fmt::format("  {:<22} {:.4g}  ({:.3g} x fp32; {:.2f}% of gradient values flushed to zero; {} skipped)\n",
+                       s->label, s->final_loss, s->final_loss / t.fp32.final_loss, 100 * s->underflow_fraction,
+                       s->skipped_steps);
+  const bool default_problem = r.params.at("loss_weight") == "0.0001220703125" && r.params.at("steps") == "200" &&
+                               r.params.at("learning_rate") == "0.01" && r.params.at("init_scale") == "65536";
+  out += "what the lesson expects of its default problem:\n";
+  out += fmt::format("  fp16 without scaling ends at {:.1f}x fp32's loss: {}\n", t.unscaled_over_fp32,
+                     t.unscaled_as_expected ? "far worse (ten times or more), as expected: its gradients were lost"
+                                            : "NOT far worse than fp32, which the lesson does not expect");
+  out += fmt::format("  fp16 with loss scaling ends at {:.3f}x fp32's loss: {}\n", t.scaled_over_fp32,
+                     t.scaled_as_expected ? "within a few percent, as expected"
+                                          : "NOT within a few percent of fp32, which the lesson does not expect");
+  if (!default_problem)
+    out += "  (these expectations are for the default loss_weight, steps, learning_rate and init_scale)\n";
+  return out;
+}
+
+}  // namespace dlsys

@@ -1,0 +1,32 @@
+#pragma once
+#include "lessons/common/lesson.h"
+#include "lessons/precision/precision_values.h"
+
+namespace dlsys {
+
+// Lesson `precision` (course T21): fp32, fp16 and bf16 from their bit layouts; round-to-nearest-even in software, bit
+// for bit; a small MLP trained four ways on the same seeded data (fp32, fp16 without and with dynamic loss scaling,
+// bf16), every 16-bit tensor rounded as mixed-precision training rounds it, with fp32 master weights.
+class PrecisionLesson final : public Lesson {
+ public:
+  std::string id() const override { return "precision"; }
+  // Enough steps for the scaler to climb into its first overflow (about step 120 on the default problem).
+  std::vector<std::string> quick_params() const override { return {"steps=160"}; }
+  std::string chapter() const override { return "Efficiency"; }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // CPU kernels only, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+precision::PrecisionTheory precision_theory(const ParamValues& params);
+
+// What the lesson expects of its default problem: fp16 without scaling ends at least this many times fp32's loss,
+// fp16 with scaling within this many percent of it. The text report says the verdict in words.
+inline constexpr double kUnscaledWorseAtLeast = 10.0;
+inline constexpr double kScaledWithinPercent = 5.0;
+
+}  // namespace dlsys

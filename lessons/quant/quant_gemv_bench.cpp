@@ -1,0 +1,169 @@
+#include "lessons/quant/quant_gemv_bench.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "engine/host_buffer.h"
+#include "engine/measure.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/precision/float_format.h"
+#include "kernels/quant/gemv.h"
+#include "lessons/quant/quant_spec.h"
+
+namespace dlsys::quant {
+
+namespace {
+
+// A quantized matrix's buffers, recorded in the ledger for as long as it lives.
+class LedgerRecord {
+ public:
+  LedgerRecord(MemoryLedger& ledger, std::string tag, std::int64_t bytes)
+      : ledger_(ledger), tag_(std::move(tag)), bytes_(bytes) {
+    ledger_.allocate(tag_, bytes_);
+  }
+  ~LedgerRecord() { ledger_.release(tag_, bytes_); }
+  LedgerRecord(const LedgerRecord&) = delete;
+  LedgerRecord& operator=(const LedgerRecord&) = delete;
+
+ private:
+  MemoryLedger& ledger_;
+  std::string tag_;
+  std::int64_t bytes_;
+};
+
+// What the kernel reads for a quantized matrix: codes, the expanded scales, and zero points when it has them.
+std::int64_t kernel_bytes(const QuantizedMatrix& q) {
+  const std::int64_t scale_bytes = std::int64_t(q.scales.size() * sizeof(float));
+  return std::int64_t(q.codes.size()) + scale_bytes + (q.spec.scheme == Scheme::Nf4 ? 0 : scale_bytes);
+}
+
+struct Timed {
+  TimingStats stats;
+  double max_rel_err = 0;
+};
+
+// Warm-up, then `repeats` timed calls, each after the weights were flushed from the caches.
+Timed time_gemv(const std::function<void()>& call, const std::vector<std::pair<const void*, std::size_t>>& buffers,
+                int repeats, const RunControl& control) {
+  const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 2e6};
+  Timed t;
+  t.stats = measure(call, options, [&] {
+    control.check_cancelled();
+    for (const auto& [p, bytes] : buffers) evict_from_caches(p, bytes);
+  });
+  return t;
+}
+
+}  // namespace
+
+QuantSpec int8_gemv_spec() { return {Scheme::Absmax, Granularity::Channel, 8, 64, false}; }
+QuantSpec int4_gemv_spec() { return {Scheme::Absmax, Granularity::Block, 4, 64, false}; }
+
+bool same_spec(const QuantSpec& a, const QuantSpec& b) {
+  const bool same_block = a.granularity != Granularity::Block || a.block == b.block;
+  return a.scheme == b.scheme && a.granularity == b.granularity && a.bits == b.bits && same_block &&
+         a.double_quant == b.double_quant;
+}
+
+double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen) {
+  const double weights = double(n) * double(n);
+  const std::int64_t segment = chosen.granularity == Granularity::Block ? std::min<std::int64_t>(chosen.block, n) : n;
+  const double chosen_scales = double(n) * double((n + segment - 1) / segment) * 8;  // a scale and a zero point each
+  // fp32 weights, fp16 weights and their values as fp32 for the reference, int8 and int4 codes with their scales, and
+  // the chosen scheme's codes (at most a byte each) with its scales.
+  return weights * (4 + 2 + 4 + 1 + 0.5 + 1) + double(n) * 8 + weights / 64 * 8 + chosen_scales;
+}
+
+GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, MemoryLedger& ledger,
+                         const RunControl& control) {
+  const std::int64_t n = c.n;
+  HostBuffer<float> w(ledger, "fp32 weights", std::size_t(n * n)), x(ledger, "activations", std::size_t(n)),
+      y(ledger, "activations", std::size_t(n));
+  fill_seeded_uniform(w.span(), 11, 0.02f);
+  fill_seeded_uniform(x.span(), 12);
+  std::vector<double> ref(static_cast<std::size_t>(n));
+  GemvBench out;
+  const double weights = double(n) * double(n);
+
+  auto record = [&](const std::string& key, const std::string& label, double bytes, const Timed& t, double err) {
+    GemvTiming g;
+    g.key = key;
+    g.label = label;
+    g.bytes_per_weight = bytes / weights;
+    g.us = t.stats.median_us;
+    g.min_us = t.stats.min_us;
+    g.max_us = t.stats.max_us;
+    g.repeats = t.stats.repeats;
+    g.gbps = bytes / (g.us * 1e3);
+    g.max_rel_err = err;
+    g.wrong = !(err <= gemv_error_tolerance(n));
+    out.timings.push_back(g);
+  };
+
+  control.progress(0.55, "GEMV fp32");
+  const Timed fp32 = time_gemv([&] { gemv_fp32(w.data(), n, n, x.data(), y.data(), c.threads); },
+                               {{w.data(), w.size_bytes()}}, c.repeats, control);
+  gemv_reference(w.data(), n, n, x.data(), ref.data());
+  record("fp32", "fp32", 4 * weights, fp32, gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data()));
+
+  {
+    control.progress(0.65, "GEMV fp16");
+    HostBuffer<std::uint16_t> h(ledger, "fp16 weights", std::size_t(n * n));
+    std::vector<float> rounded(std::size_t(n * n));
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      h[i] = precision::fp16_bits_from_float(w[i]);
+      rounded[i] = precision::float_from_fp16_bits(h[i]);
+    }
+    const Timed fp16 = time_gemv([&] { gemv_fp16(h.data(), n, n, x.data(), y.data(), c.threads); },
+                                 {{h.data(), std::size_t(h.size_bytes())}}, c.repeats, control);
+    gemv_reference(rounded.data(), n, n, x.data(), ref.data());
+    record("fp16", "fp16", 2 * weights, fp16,
+           gemv_max_relative_error(rounded.data(), n, n, x.data(), y.data(), ref.data()));
+  }
+
+  std::vector<std::pair<std::string, QuantSpec>> quantized = {{"int8", int8_gemv_spec()}, {"int4", int4_gemv_spec()}};
+  if (!same_spec(c.chosen, int8_gemv_spec()) && !same_spec(c.chosen, int4_gemv_spec()))
+    quantized.push_back({"chosen", c.chosen});
+  double progress = 0.75;
+  for (const auto& [key, spec] : quantized) {
+    control.progress(progress, "GEMV " + spec_description(spec));
+    progress += 0.08;
+    const QuantizedMatrix q = quantize(w.data(), n, n, spec);
+    const std::int64_t bytes = kernel_bytes(q);
+    const LedgerRecord in_ledger(ledger, fmt::format("{} codes and scales", key == "chosen" ? "chosen" : key), bytes);
+    std::vector<std::pair<const void*, std::size_t>> buffers = {{q.codes.data(), q.codes.size()},
+                                                                {q.scales.data(), q.scales.size() * sizeof(float)}};
+    if (spec.scheme != Scheme::Nf4) buffers.push_back({q.zeros.data(), q.zeros.size() * sizeof(float)});
+    const Timed t = time_gemv([&] { gemv_quantized(q, x.data(), y.data(), c.threads); }, buffers, c.repeats, control);
+    gemv_reference(q, x.data(), ref.data());
+    record(key, spec_description(spec), double(bytes), t, gemv_max_relative_error(q, x.data(), y.data(), ref.data()));
+  }
+
+  // Time against bytes per weight, beside the line a pure stream at this machine's copy bandwidth would give.
+  Series measured{
+      "gemv_time_vs_bytes", "measured (median, min-max)", "measured", "bytes read per weight", "B", "time", "us", {}};
+  Series line{"gemv_bandwidth_line",
+              fmt::format("bytes / {:.1f} GB/s (copy bandwidth)", bandwidth_gbps),
+              "theory",
+              "bytes read per weight",
+              "B",
+              "time",
+              "us",
+              {}};
+  for (const GemvTiming& g : out.timings) {
+    measured.points.push_back({g.bytes_per_weight, g.us, g.min_us, g.max_us});
+    Series one{"gemv_" + g.key, g.label, "measured", measured.x_label, "B", "time", "us", {}};
+    one.points.push_back(measured.points.back());
+    out.series.push_back(std::move(one));
+  }
+  for (double b : {0.5, 1.0, 2.0, 4.0}) {
+    const double us = bandwidth_gbps > 0 ? b * weights / (bandwidth_gbps * 1e3) : 0;
+    line.points.push_back({b, us, us, us});
+  }
+  out.series.push_back(std::move(measured));
+  if (bandwidth_gbps > 0) out.series.push_back(std::move(line));
+  return out;
+}
+
+}  // namespace dlsys::quant

@@ -1,0 +1,39 @@
+#pragma once
+// Step 4's measurement: y = W x at batch 1 on one n x n matrix in fp32, fp16, int8 (per output channel), int4
+// (blocks of 64) and the chosen scheme; before each timed call the weights are flushed from every cache, as a
+// layer's weights are when a decoding step reaches it. Every format is checked against the double reference of its
+// own (dequantized) weights.
+#include <vector>
+
+#include "engine/ledger.h"
+#include "engine/run_control.h"
+#include "engine/run_result.h"
+#include "kernels/quant/quantize.h"
+#include "lessons/quant/quant_values.h"
+
+namespace dlsys::quant {
+
+struct GemvBenchConfig {
+  std::int64_t n = 4096;
+  QuantSpec chosen;
+  int repeats = 10;
+  int threads = 1;
+};
+
+struct GemvBench {
+  std::vector<GemvTiming> timings;  // fp32, fp16, int8, int4, then the chosen scheme when it is neither int8 nor int4
+  std::vector<Series> series;
+};
+
+// The two quantized formats always timed, as the lesson names them.
+QuantSpec int8_gemv_spec();
+QuantSpec int4_gemv_spec();
+bool same_spec(const QuantSpec& a, const QuantSpec& b);
+
+GemvBench run_gemv_bench(const GemvBenchConfig& config, double bandwidth_gbps, MemoryLedger& ledger,
+                         const RunControl& control);
+
+// Bytes all formats' buffers take together, for the memory check before a run.
+double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen);
+
+}  // namespace dlsys::quant

@@ -1,0 +1,227 @@
+#include "lessons/quant/quant_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/host_memory.h"
+#include "engine/units.h"
+#include "kernels/quant/gemv.h"
+#include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/quant/quant_error.h"
+#include "lessons/quant/quant_gemv_bench.h"
+#include "lessons/quant/quant_model.h"
+#include "lessons/quant/quant_spec.h"
+#include "lessons/quant/quant_steps.h"
+
+namespace dlsys {
+
+using namespace quant;
+
+std::vector<ParamSpec> QuantLesson::params() const {
+  return {
+      {.key = "bits",
+       .label = "bits per weight",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 2,
+       .max = 8,
+       .help = "integer codes of 2 to 8 bits; nf4 is 4"},
+      {.key = "scheme",
+       .label = "scheme",
+       .type = ParamType::Choice,
+       .default_text = "absmax",
+       .choices = {"absmax", "affine", "nf4"},
+       .help = "absmax: symmetric, one scale; affine: a scale and a zero point; nf4: QLoRA's 16 NormalFloat levels"},
+      {.key = "granularity",
+       .label = "one scale per",
+       .type = ParamType::Choice,
+       .default_text = "channel",
+       .choices = {"tensor", "channel", "block"},
+       .help = "the whole matrix, each output channel (row), or each block of consecutive weights of a row"},
+      {.key = "block",
+       .label = "block",
+       .type = ParamType::Integer,
+       .default_text = "64",
+       .min = 1,
+       .max = 65536,
+       .unit = "weights",
+       .help = "weights per block (granularity block); QLoRA uses 64"},
+      {.key = "double_quant",
+       .label = "double quantization",
+       .type = ParamType::Choice,
+       .default_text = "off",
+       .choices = {"off", "on"},
+       .help = "block scales stored in 8 bits, one fp32 scale per 256 of them (QLoRA); needs granularity block"},
+      {.key = "n",
+       .label = "GEMV size n (n x n)",
+       .type = ParamType::Integer,
+       .default_text = "4096",
+       .min = 16,
+       .max = 32768,
+       .help = "the timed matrix-vector product's weight matrix"},
+      {.key = "repeats",
+       .label = "timed repeats",
+       .type = ParamType::Integer,
+       .default_text = "10",
+       .min = 1,
+       .max = 1000,
+       .help = "median of this many GEMVs per format, each with the weights flushed from the caches first"},
+      {.key = "outlier",
+       .label = "outlier factor",
+       .type = ParamType::Real,
+       .default_text = "30",
+       .min = 1,
+       .max = 10000,
+       .help = "the largest activation channel is multiplied by this"},
+      {.key = "model_steps",
+       .label = "model training steps",
+       .type = ParamType::Integer,
+       .default_text = "100",
+       .min = 1,
+       .max = 100000,
+       .help = "Adam steps that train the model whose weights are quantized"},
+      cpu_threads_param("for every GEMV format alike"),
+      max_minutes_param(),
+  };
+}
+
+void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "the quant lesson runs on the CPU backend only, for now (its GEMV kernels are CPU kernels); allowed: "
+        "--backend cpu");
+  const QuantSpec spec = spec_from_params(p);
+  if (spec.scheme == Scheme::Nf4 && spec.bits != 4)
+    throw BadInput(fmt::format(
+        "parameter 'bits': value '{}' is not allowed with scheme nf4 (NormalFloat has 16 levels: 4 bits); allowed: 4",
+        p.text("bits")));
+  if (spec.double_quant && spec.granularity != Granularity::Block)
+    throw BadInput(fmt::format(
+        "parameter 'double_quant': value 'on' is not allowed with granularity {} (it quantizes the scales of many "
+        "blocks); allowed: off, or granularity block",
+        p.text("granularity")));
+  const std::int64_t n = p.integer("n");
+  const double bytes = gemv_bench_bytes(n, spec);
+  const HostMemory host = host_memory();
+  if (!host.fits(bytes))
+    throw BadInput(
+        fmt::format("parameter 'n': value {} needs {} for its weights in five formats but only {} of host "
+                    "memory is free; allowed: a smaller n",
+                    n, format_bytes_both(bytes), format_bytes_both(host.free_bytes)));
+  // Quantizing and checking each format walks every weight a few times at scalar speed; the model trains on one thread.
+  const double weights = double(n) * double(n);
+  const double model_flop = 6.0 * 256 * (16.0 * 256 * 2 + 256.0 * 256) * double(p.integer("model_steps"));
+  const double seconds = estimated_seconds(weights * 400 + model_flop, kNaiveLoopGflopsPerThread, 1);
+  refuse_if_longer_than_limit(
+      p, seconds,
+      fmt::format("{} x {} weights quantized and checked in four formats, and {} training steps", n, n,
+                  p.integer("model_steps")),
+      "n or model_steps");
+}
+
+QuantTheory quant_theory(const ParamValues& p) {
+  const QuantSpec spec = spec_from_params(p);
+  const std::int64_t n = p.integer("n");
+  QuantTheory t;
+  t.bits = spec.scheme == Scheme::Nf4 ? 4 : spec.bits;
+  t.scheme = scheme_name(spec.scheme);
+  t.granularity = granularity_name(spec.granularity);
+  t.block = spec.block;
+  t.double_quant = spec.double_quant;
+  t.bytes_per_weight = t.bits / 8.0;
+  t.scale_overhead_bits_per_param = scale_overhead_bits_per_param(spec, n, n);
+  t.stored_bits_per_weight = t.bits + t.scale_overhead_bits_per_param;
+  t.container_bits = t.bits <= 4 ? 4 : 8;
+  t.n = n;
+  t.nf4_overhead_bits = 32.0 / 64;
+  t.nf4_double_quant_overhead_bits = 8.0 / 64 + 32.0 / (64.0 * kDoubleQuantBlock);
+  constexpr double kSevenB = 7e9;
+  t.model_7b_16bit_bytes = 2 * kSevenB;
+  t.model_7b_8bit_bytes = 1 * kSevenB;
+  t.model_7b_4bit_bytes = 0.5 * kSevenB;
+  t.model_7b_nf4_constants_bytes = kSevenB * t.nf4_overhead_bits / 8;
+  t.model_7b_nf4_dq_constants_bytes = kSevenB * t.nf4_double_quant_overhead_bits / 8;
+  return t;
+}
+
+std::shared_ptr<const LessonValues> QuantLesson::theory(const ParamValues& p) const {
+  return make_values(quant_theory(p));
+}
+
+std::shared_ptr<const StepData> QuantLesson::step_data(const ParamValues& p) const { return make_quant_steps(p); }
+
+RunResult QuantLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  const int threads = int(p.integer("threads")), repeats = int(p.integer("repeats"));
+  result.backend.timer = "steady_clock";
+  result.backend.repeats = repeats;
+  if (threads > describe_cpu().threads)
+    result.backend.notes.push_back(
+        fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
+  result.backend.notes.push_back(fmt::format(
+      "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
+      can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
+  const QuantSpec spec = spec_from_params(p);
+
+  QuantMeasured m;
+  ctx.control.progress(0.0, "training the model whose weights are quantized");
+  const TrainedModel model = train_quant_model(int(p.integer("model_steps")));
+  ctx.control.check_cancelled();
+  ctx.control.progress(0.25, "quantizing the model's weights");
+  measure_model_errors(model, spec, p.real("outlier"), m, result.series);
+  ctx.control.check_cancelled();
+
+  const double bandwidth = cpu_with_peaks().peak_bandwidth_gbps;
+  m.bandwidth_gbps = bandwidth;
+  GemvBench bench = run_gemv_bench({p.integer("n"), spec, repeats, threads}, bandwidth, ctx.ledger, ctx.control);
+  m.gemv = bench.timings;
+  for (Series& s : bench.series) result.series.push_back(std::move(s));
+  auto timing = [&](const std::string& key) {
+    return *std::find_if(m.gemv.begin(), m.gemv.end(), [&](const GemvTiming& g) { return g.key == key; });
+  };
+  const std::string chosen_key = same_spec(spec, int8_gemv_spec())   ? "int8"
+                                 : same_spec(spec, int4_gemv_spec()) ? "int4"
+                                                                     : "chosen";
+  m.fp32_gemv_us = timing("fp32").us;
+  m.gemv_us = timing(chosen_key).us;
+  m.speedup = m.fp32_gemv_us / m.gemv_us;
+  m.int8_speedup = m.fp32_gemv_us / timing("int8").us;
+  m.int8_as_expected = m.int8_speedup >= kInt8GemvSpeedupAtLeast;
+  for (const GemvTiming& g : m.gemv)
+    if (g.wrong)
+      result.backend.notes.push_back(
+          fmt::format("the {} GEMV differs from its double reference by {:.2g} of the terms' size: a kernel is wrong",
+                      g.label, g.max_rel_err));
+  result.measured = make_values(std::move(m));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+std::string QuantLesson::text_report(const RunResult& r) const {
+  const auto* m = r.measured_as<QuantMeasured>();
+  if (m == nullptr) return {};
+  std::string out = fmt::format("\nGEMV at batch 1, {} x {} weights, flushed from the caches before each call:\n",
+                                r.params.at("n"), r.params.at("n"));
+  const double fp32_us = m->fp32_gemv_us;
+  for (const GemvTiming& g : m->gemv)
+    out += fmt::format("  {:<38} {:5.3f} B/weight  {:>10}  {:6.1f} GB/s  {:4.2f}x fp32  {}\n", g.label,
+                       g.bytes_per_weight, format_duration_us(g.us), g.gbps, fp32_us / g.us,
+                       g.wrong ? "WRONG against its reference" : "matches its reference");
+  out += "what the lesson expects:\n";
+  out += fmt::format("  int8 weight-only GEMV {:.2f}x faster than fp32 in this run: {}\n", m->int8_speedup,
+                     m->int8_as_expected ? "at least twice as fast, as expected: time follows bytes per weight"
+                                         : "NOT twice as fast, which the lesson does not expect");
+  if (r.params.at("n") != "4096") out += "  (the expectation is for n = 4096)\n";
+  out += fmt::format(
+      "outlier channel: per-tensor int8 error {:.3g} (without the outlier {:.3g}), per token {:.3g}, LLM.int8() split "
+      "({} columns in 16 bits) {:.3g}\n",
+      m->err_per_tensor_outlier, m->err_per_tensor_clean, m->err_per_token_outlier, m->split_columns, m->err_llm_int8);
+  return out;
+}
+
+}  // namespace dlsys

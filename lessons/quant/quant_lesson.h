@@ -1,0 +1,30 @@
+#pragma once
+#include "lessons/common/lesson.h"
+#include "lessons/quant/quant_values.h"
+
+namespace dlsys {
+
+// Lesson `quant` (course T24, with QLoRA's 4-bit base from T23): integer and NormalFloat quantization of a trained
+// model's real weights, error against bits and granularity beside the D^2 / 12 noise, an outlier channel and
+// LLM.int8()'s split, weight-only int8 and int4 GEMV timed against fp32 and fp16 at batch 1, and 2:4 sparsity.
+class QuantLesson final : public Lesson {
+ public:
+  std::string id() const override { return "quant"; }
+  std::vector<std::string> quick_params() const override { return {"n=1024", "model_steps=40", "repeats=3"}; }
+  std::string chapter() const override { return "Efficiency"; }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // CPU kernels only, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+quant::QuantTheory quant_theory(const ParamValues& params);
+
+// What the lesson expects: int8 weight-only GEMV at 4096 x 4096 at least this many times faster than fp32, measured in
+// the same run. The text report says the verdict in words.
+inline constexpr double kInt8GemvSpeedupAtLeast = 2.0;
+
+}  // namespace dlsys

@@ -1,0 +1,77 @@
+#include "lessons/quant/quant_values.h"
+
+namespace dlsys::quant {
+
+void to_json(nlohmann::ordered_json& j, const QuantTheory& t) {
+  j["bits"] = t.bits;
+  j["scheme"] = t.scheme;
+  j["granularity"] = t.granularity;
+  j["block"] = t.block;
+  j["double_quant"] = t.double_quant;
+  j["bytes_per_weight"] = t.bytes_per_weight;
+  j["scale_overhead_bits_per_param"] = t.scale_overhead_bits_per_param;
+  j["stored_bits_per_weight"] = t.stored_bits_per_weight;
+  j["container_bits"] = t.container_bits;
+  j["n"] = t.n;
+  j["nf4_overhead_bits"] = t.nf4_overhead_bits;
+  j["nf4_double_quant_overhead_bits"] = t.nf4_double_quant_overhead_bits;
+  j["model_7b_16bit_bytes"] = t.model_7b_16bit_bytes;
+  j["model_7b_8bit_bytes"] = t.model_7b_8bit_bytes;
+  j["model_7b_4bit_bytes"] = t.model_7b_4bit_bytes;
+  j["model_7b_nf4_constants_bytes"] = t.model_7b_nf4_constants_bytes;
+  j["model_7b_nf4_dq_constants_bytes"] = t.model_7b_nf4_dq_constants_bytes;
+  j["int8_smaller_than_fp32"] = t.int8_smaller_than_fp32;
+  j["int8_smaller_than_fp16"] = t.int8_smaller_than_fp16;
+  j["outlier_threshold"] = t.outlier_threshold;
+}
+
+// The documented keys first (the chosen scheme), then each GEMV format prefixed by its key.
+void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
+  j = nlohmann::ordered_json::object();
+  j["weight_mse"] = m.weight_mse;
+  if (m.uniform_noise_mse) j["uniform_noise_mse"] = *m.uniform_noise_mse;
+  j["output_rel_err"] = m.output_rel_err;
+  j["gemv_us"] = m.gemv_us;
+  j["fp32_gemv_us"] = m.fp32_gemv_us;
+  j["speedup"] = m.speedup;
+  j["model_final_loss"] = m.model_final_loss;
+  for (const GemvTiming& g : m.gemv) {
+    j[g.key + "_gemv_us"] = g.us;
+    j[g.key + "_gemv_min_us"] = g.min_us;
+    j[g.key + "_gemv_max_us"] = g.max_us;
+    j[g.key + "_bytes_per_weight"] = g.bytes_per_weight;
+    j[g.key + "_gbps"] = g.gbps;
+    j[g.key + "_max_rel_err"] = g.max_rel_err;
+    j[g.key + "_wrong"] = g.wrong;
+  }
+  j["int8_speedup"] = m.int8_speedup;
+  j["int8_as_expected"] = m.int8_as_expected;
+  j["bandwidth_gbps"] = m.bandwidth_gbps;
+  j["outlier_channel"] = m.outlier_channel;
+  j["outlier_factor"] = m.outlier_factor;
+  j["outlier_absmax"] = m.outlier_absmax;
+  j["others_absmax"] = m.others_absmax;
+  j["split_columns"] = m.split_columns;
+  j["err_per_tensor_clean"] = m.err_per_tensor_clean;
+  j["err_per_tensor_outlier"] = m.err_per_tensor_outlier;
+  j["err_per_token_outlier"] = m.err_per_token_outlier;
+  j["err_llm_int8"] = m.err_llm_int8;
+  j["mse_int4_absmax_block"] = m.mse_int4_absmax_block;
+  j["mse_nf4_block"] = m.mse_nf4_block;
+  j["mse_nf4_block_double_quant"] = m.mse_nf4_block_double_quant;
+  j["output_rel_err_int4_absmax_block"] = m.output_rel_err_int4_absmax_block;
+  j["output_rel_err_nf4_block"] = m.output_rel_err_nf4_block;
+  j["normal_mse_int4_absmax_block"] = m.normal_mse_int4_absmax_block;
+  j["normal_mse_nf4_block"] = m.normal_mse_nf4_block;
+  j["normal_mse_nf4_block_double_quant"] = m.normal_mse_nf4_block_double_quant;
+  j["sparse_2_4_weight_rel_err"] = m.sparse_2_4_weight_rel_err;
+  j["sparse_2_4_output_rel_err"] = m.sparse_2_4_output_rel_err;
+  j["unstructured_half_weight_rel_err"] = m.unstructured_half_weight_rel_err;
+  j["unstructured_half_output_rel_err"] = m.unstructured_half_output_rel_err;
+  j["sparse_sample_rows"] = m.sparse_sample_rows;
+  j["sparse_sample_cols"] = m.sparse_sample_cols;
+  j["sparse_sample"] = m.sparse_sample;
+  j["sparse_sample_kept"] = m.sparse_sample_kept;
+}
+
+}  // namespace dlsys::quant
