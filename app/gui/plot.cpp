@@ -278,33 +278,6 @@ NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
   return best;
 }
 
-// The corner of the plot area where a box of `size` covers the fewest data points (top-left on a tie).
-struct Corner {
-  ImVec2 at;
-  int points_under = 0;
-};
-Corner emptiest_corner(const PlotSpec& spec, const PlotArea& a, ImVec2 size) {
-  const float m = 8 * ui_scale();
-  const ImVec2 corners[] = {{a.p0.x + m, a.p0.y + m},
-                            {a.p1.x - m - size.x, a.p0.y + m},
-                            {a.p1.x - m - size.x, a.p1.y - m - size.y},
-                            {a.p0.x + m, a.p1.y - m - size.y}};
-  ImVec2 best = corners[0];
-  int best_count = INT32_MAX;
-  for (const ImVec2& c : corners) {
-    int count = 0;
-    for (const auto& line : spec.lines)
-      for (const auto& p : line.points) {
-        if (!std::isfinite(p.x) || !std::isfinite(p.y) || (a.mx.log && p.x <= 0) || (a.my.log && p.y <= 0)) continue;
-        const float x = a.mx.px(p.x), y = a.my.px(p.y);
-        const float r = 6 * ui_scale();  // a marker's radius and its whisker caps reach this far
-        count += x >= c.x - r && x <= c.x + size.x + r && y >= c.y - r && y <= c.y + size.y + r;
-      }
-    if (count < best_count) best = c, best_count = count;
-  }
-  return {best, best_count};
-}
-
 // One legend entry: its line or marker swatch, then its name.
 void draw_legend_entry(ImDrawList* draw, const PlotLine& line, ImVec2 at) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight(), swatch = 22 * s;
@@ -324,14 +297,7 @@ float legend_entry_width(const PlotLine& line) {
   return 22 * ui_scale() + 8 * ui_scale() + ImGui::CalcTextSize(line.name.c_str()).x;
 }
 
-ImVec2 legend_box_size(const PlotSpec& spec) {
-  const float s = ui_scale();
-  float w = 0;
-  for (const auto& line : spec.lines) w = std::max(w, legend_entry_width(line));
-  return {w + 10 * s, (ImGui::GetTextLineHeight() + 2 * s) * spec.lines.size() + 8 * s};
-}
-
-// The legend as rows of entries side by side across `width`, for above the plot area; returns its height.
+// The legend: rows of entries side by side across `width`, above the plot area; returns its height.
 float legend_strip_height(const PlotSpec& spec, float width) {
   const float s = ui_scale(), gap = 18 * s;
   float x = 0;
@@ -356,16 +322,6 @@ void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, fl
     draw_legend_entry(draw, line, at);
     at.x += w + gap;
   }
-}
-
-// Legend inside the plot area, in the corner with the least data under it.
-void draw_legend_box(ImDrawList* draw, const PlotSpec& spec, ImVec2 l0) {
-  const float s = ui_scale(), row = ImGui::GetTextLineHeight() + 2 * s;
-  const ImVec2 size = legend_box_size(spec);
-  draw->AddRectFilled(l0, {l0.x + size.x, l0.y + size.y}, with_alpha(panel_color(), 0.88f), 3 * s);
-  draw->AddRect(l0, {l0.x + size.x, l0.y + size.y}, grid_color(), 3 * s);
-  for (std::size_t i = 0; i < spec.lines.size(); ++i)
-    draw_legend_entry(draw, spec.lines[i], {l0.x, l0.y + 4 * s + row * i});
 }
 
 void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, const NearestPoint& nearest) {
@@ -428,10 +384,8 @@ void draw_plot(const char* id, const PlotSpec& spec) {
     return PlotArea{q0, p1, {xr.lo, xr.hi, spec.x.log, q0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, q0.y}};
   };
   PlotArea area = area_from(p0);
-  // The legend goes inside, where it hides no data; where every corner would hide some, it goes above the plot.
-  const Corner corner = spec.lines.empty() ? Corner{} : emptiest_corner(spec, area, legend_box_size(spec));
-  const bool strip = corner.points_under > 0;
-  if (strip) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
+  // The legend goes above the plot area, where it can hide no data.
+  if (!spec.lines.empty()) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
   note_plot_area(spec.title, area.p0, area.p1, colors);
@@ -440,10 +394,7 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
   draw->PopClipRect();
-  if (strip)
-    draw_legend_strip(draw, spec, p0, p1.x - p0.x);
-  else if (!spec.lines.empty())
-    draw_legend_box(draw, spec, corner.at);
+  draw_legend_strip(draw, spec, p0, p1.x - p0.x);
   draw_readout(draw, spec, area, nearest);
   ImGui::PopID();
 }
