@@ -247,7 +247,9 @@ NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
   auto visible = [&](const SeriesPoint& p) {
     return std::isfinite(p.x) && std::isfinite(p.y) && !(spec.x.log && p.x <= 0) && !(spec.y.log && p.y <= 0);
   };
-  for (const auto& line : spec.lines) {
+  // Last line first: the first line, the one a plot is about, is drawn on top where lines coincide.
+  for (auto it = spec.lines.rbegin(); it != spec.lines.rend(); ++it) {
+    const PlotLine& line = *it;
     std::vector<ImVec2> pts;
     for (const auto& p : line.points)
       if (visible(p)) pts.push_back({a.mx.px(p.x), a.my.px(p.y)});
