@@ -247,19 +247,23 @@ NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
   auto visible = [&](const SeriesPoint& p) {
     return std::isfinite(p.x) && std::isfinite(p.y) && !(spec.x.log && p.x <= 0) && !(spec.y.log && p.y <= 0);
   };
-  // Last line first: the first line, the one a plot is about, is drawn on top where lines coincide.
+  // Lines first, then whiskers and markers on top of every line; within each, the last line first, so the first
+  // line, the one a plot is about, stays visible where lines coincide.
   for (auto it = spec.lines.rbegin(); it != spec.lines.rend(); ++it) {
     const PlotLine& line = *it;
+    if (line.style == SeriesStyle::Markers) continue;
     std::vector<ImVec2> pts;
     for (const auto& p : line.points)
       if (visible(p)) pts.push_back({a.mx.px(p.x), a.my.px(p.y)});
+    if (pts.size() < 2) continue;
     const float thick = (line.style == SeriesStyle::Line ? 2.5f : 1.8f) * s;
-    if (line.style != SeriesStyle::Markers && pts.size() >= 2) {
-      if (line.dashed)
-        for (std::size_t i = 1; i < pts.size(); ++i) dashed_line(draw, pts[i - 1], pts[i], line.color, thick, 7 * s);
-      else
-        draw->AddPolyline(pts.data(), static_cast<int>(pts.size()), line.color, 0, thick);
-    }
+    if (line.dashed)
+      for (std::size_t i = 1; i < pts.size(); ++i) dashed_line(draw, pts[i - 1], pts[i], line.color, thick, 7 * s);
+    else
+      draw->AddPolyline(pts.data(), static_cast<int>(pts.size()), line.color, 0, thick);
+  }
+  for (auto it = spec.lines.rbegin(); it != spec.lines.rend(); ++it) {
+    const PlotLine& line = *it;
     for (const auto& p : line.points) {
       if (!visible(p)) continue;
       const ImVec2 c{a.mx.px(p.x), a.my.px(p.y)};
