@@ -394,7 +394,7 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   if (!spec.lines.empty()) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
-  note_plot_area(spec.title, area.p0, area.p1, colors);
+  note_plot_area(spec.title, p0, area.p1, colors);  // the legend above the data is part of the plot
   draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(area.p0, area.p1, true);
   draw_guides(draw, spec, area);

@@ -115,7 +115,9 @@ float lesson_menu_width(const AppState& state) {
 
 void draw_lesson_menu(AppState& state) {
   ImGui::SetNextItemWidth(lesson_menu_width(state));
-  const bool open = ImGui::BeginCombo("##lessons", current_lesson(state).title().c_str());
+  // As tall as the window allows: every lesson in sight, none behind a scroll bar.
+  const bool open =
+      ImGui::BeginCombo("##lessons", current_lesson(state).title().c_str(), ImGuiComboFlags_HeightLargest);
   note_last_item("lesson_menu");
   if (!open) return;
   const auto& lessons = all_lessons();

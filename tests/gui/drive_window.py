@@ -273,10 +273,15 @@ def scroll_into_view(app, index):
         plot = state["plots"][index]
         vis = visible_part(state, plot)
         view = state["widgets"].get("view", [0, 0] + state["window"])
-        want = min(plot["rect"][3] - plot["rect"][1], view[3] - view[1]) * 0.6
-        if vis[3] - vis[1] >= want:
-            return plot, vis
-        wheel = 5 if plot["rect"][1] > view[1] else 4  # 5 scrolls down, 4 up
+        if plot["rect"][3] - plot["rect"][1] > view[3] - view[1]:
+            # Taller than the view: a reader starts at its top (the legend), so that is what must be on screen.
+            if plot["rect"][1] >= view[1] - 1 and vis[3] - vis[1] >= (view[3] - view[1]) * 0.6:
+                return plot, vis
+            wheel = 4 if plot["rect"][1] < view[1] else 5
+        else:
+            if vis[3] - vis[1] >= (plot["rect"][3] - plot["rect"][1]) * 0.6:
+                return plot, vis
+            wheel = 5 if plot["rect"][1] > view[1] else 4  # 5 scrolls down, 4 up
         if last_wheel is not None and wheel != last_wheel:
             return plot, vis  # overshot: this is as good as it gets
         last_wheel = wheel
