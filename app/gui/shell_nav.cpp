@@ -104,6 +104,7 @@ void draw_sidebar(AppState& state, float width, float height) {
                     fmt::format("running {:.0f}%", 100 * state.worker.progress()).c_str());
   }
   ImGui::EndChild();
+  note_last_item("sidebar");  // where the list can be scrolled, when it is longer than the window
 }
 
 float lesson_menu_width(const AppState& state) {

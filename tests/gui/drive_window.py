@@ -163,10 +163,27 @@ def every_ordered_pair(items):
     return walk[::-1]
 
 
+def scroll_sidebar_to(app, lesson):
+    """Where the list of lessons is longer than the sidebar, turns the wheel over it until the lesson is in sight."""
+    for _ in range(30):
+        widgets = app.stable()["widgets"]
+        side, item = widgets.get("sidebar"), widgets[f"sidebar/{lesson}"]
+        if side is None or (item[1] >= side[1] and item[3] <= side[3]):
+            return
+        xdotool("mousemove", "--window", app.window, int((side[0] + side[2]) / 2), int((side[1] + side[3]) / 2))
+        xdotool("click", 5 if item[3] > side[3] else 4)
+        try:
+            app.wait(lambda s, r=item: s["widgets"][f"sidebar/{lesson}"] != r, "the sidebar to scroll", 1.5)
+        except Failure:
+            return
+
+
 def choose_lesson(app, lesson):
     """Clicks the lesson in the sidebar, or in the lesson drop-down where the window has no sidebar."""
     if f"sidebar/{lesson}" not in app.settle(1)["widgets"]:
         app.click("lesson_menu")
+    else:
+        scroll_sidebar_to(app, lesson)
     app.click(f"sidebar/{lesson}")
     app.wait(lambda s: s["lesson"] == lesson, f"lesson {lesson}")
 
