@@ -5,6 +5,7 @@
 #include "engine/errors.h"
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
+#include "lessons/ddp/ddp_lesson.h"
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/fusion/fusion_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
@@ -27,10 +28,11 @@ const std::vector<const Lesson*>& all_lessons() {
   static const KvCacheLesson kvcache;
   static const AllreduceLesson allreduce;
   static const TensorLesson tensor;
+  static const DdpLesson ddp;
   static const PrecisionLesson precision;
   static const QuantLesson quant;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache, &precision, &quant,
+      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &ddp, &flash, &kvcache, &precision, &quant,
   };
   return lessons;
 }

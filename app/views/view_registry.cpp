@@ -10,6 +10,7 @@ const StepViews& bubble_step_views();
 const StepViews& schedules_step_views();
 const StepViews& allreduce_step_views();
 const StepViews& tensor_step_views();
+const StepViews& ddp_step_views();
 const StepViews& roofline_step_views();
 const StepViews& fusion_step_views();
 const StepViews& precision_step_views();
@@ -24,6 +25,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"matmul", matmul_step_views},       {"kvcache", kvcache_step_views},     {"flash", flash_step_views},
       {"bubble", bubble_step_views},       {"schedules", schedules_step_views}, {"allreduce", allreduce_step_views},
       {"roofline", roofline_step_views},   {"fusion", fusion_step_views},       {"tensor", tensor_step_views},
+      {"ddp", ddp_step_views},
       {"precision", precision_step_views}, {"quant", quant_step_views},
   };
   for (const auto& entry : table)

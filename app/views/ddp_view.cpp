@@ -1,0 +1,354 @@
+// Views of the data-parallel lesson: the course's batch split on the real model, DataParallel against DDP against N,
+// the chosen run's step split, buckets with a measured timeline and step time against bucket size, and every variant
+// (accumulation, 16-bit gradients) against single-rank training. They draw step data and the typed run result only.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/gui/timeline.h"
+#include "app/views/view.h"
+#include "engine/units.h"
+#include "lessons/ddp/ddp_steps.h"
+#include "lessons/ddp/ddp_values.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+using ddp::DdpMeasured;
+using ddp::DdpSteps;
+
+const DdpSteps* steps_of(const ViewContext& ctx) { return step_data_as<DdpSteps>(ctx); }
+
+const DdpMeasured* measured_of(const ViewContext& ctx) {
+  return ctx.result && !ctx.result_stale ? ctx.result->measured_as<DdpMeasured>() : nullptr;
+}
+
+void note(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void heading(const std::string& text) {
+  ImGui::PushFont(heading_font());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+}
+
+// A band the reader cannot miss: what disturbed the run, or what qualifies it.
+void caveat(const std::string& text) {
+  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
+}
+
+// The sentence a busy machine earns: what the probe saw, and what it does to the overlap numbers.
+void busy_machine_caveat(const RunResult& r) {
+  if (!r.backend.conditions.disturbed()) return;
+  caveat(r.backend.conditions.sentence() +
+         " Other processes took turns with the rank and communication threads, so the all-reduces stretched and the "
+         "overlap numbers say more about the scheduler than about DDP: run again on an idle machine.");
+}
+
+std::string us_text(double v) { return fmt::format("{:.0f} us", v); }
+std::string param(const RunResult& r, const char* key) {
+  const auto it = r.params.find(key);
+  return it == r.params.end() ? "" : it->second;
+}
+
+void add_series(PlotSpec& spec, const RunResult& r, const char* id, ImU32 color) {
+  if (const Series* s = r.find_series(id)) {
+    PlotLine line = line_from_series(*s, color);
+    line.dashed = s->role == "theory";
+    spec.lines.push_back(line);
+  }
+}
+
+float rest_height(float reserve_lines, float minimum_lines = 12) {
+  return std::max(ImGui::GetContentRegionAvail().y - reserve_lines * ImGui::GetFrameHeightWithSpacing(),
+                  ImGui::GetTextLineHeight() * minimum_lines);
+}
+
+// ---- step 1: the batch split ----
+void draw_split_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ddp::BatchSplit& s = steps->split;
+  heading(fmt::format("A batch of {} rows over {} workers, {} rows each: gradients of the first weights", s.batch,
+                      s.workers, s.batch / s.workers));
+  std::vector<std::string> headers{"weight"};
+  for (int w = 0; w < s.workers; ++w) headers.push_back(fmt::format("worker {}", w + 1));
+  headers.insert(headers.end(), {"mean of workers", "whole batch", "difference"});
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < 8 && i < s.full.size(); ++i) {
+    std::vector<std::string> row{fmt::format("W1[{}]", i)};
+    for (const auto& g : s.worker_grads) row.push_back(fmt::format("{:+.5f}", g[i]));
+    row.push_back(fmt::format("{:+.6f}", s.averaged[i]));
+    row.push_back(fmt::format("{:+.6f}", s.full[i]));
+    row.push_back(fmt::format("{:+.1e}", double(s.averaged[i]) - double(s.full[i])));
+    rows.push_back(std::move(row));
+  }
+  draw_columns_table("split", headers, rows);
+  ImGui::Spacing();
+  draw_value_table("split_summary",
+                   {{"weights in the model (2 blocks of width 8)", format_count(double(s.full.size()))},
+                    {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
+                    {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
+                    {"relative to the largest gradient", fmt::format("{:.2e}", s.max_abs_diff / s.max_abs_grad)}});
+  note(
+      "Each worker's gradient differs (it saw other rows), yet their mean is the whole batch's gradient: the loss is "
+      "a mean over rows and the gradient is linear. What is left is float rounding, of the order of fp32's 1e-7. "
+      "DDP's all-reduce computes exactly this sum (the lab divides every loss by the global batch, so the sum needs "
+      "no division).");
+}
+
+// ---- step 2: DataParallel against N ----
+void draw_ranks_theory(const DdpSteps& steps) {
+  PlotSpec spec{"Rank 0's bytes per step against N (closed forms, sent + received)",
+                {"ranks N", "", true},
+                {"bytes", "bytes", true},
+                {},
+                {}};
+  PlotLine ring{"DDP: 2 x 2 (N-1)/N x gradient", series_color(0), SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotLine master{"DataParallel's master: (N-1) (model + rows + gradient)", series_color(1),
+                  SeriesStyle::LineAndMarkers, false, false, {}};
+  for (const ddp::RanksRow& row : steps.ranks) {
+    if (row.n == 1) continue;  // nothing moves: no point on a log axis
+    const double a = 2 * row.ring_sent_per_rank, b = row.dataparallel_sent + row.dataparallel_received;
+    ring.points.push_back({double(row.n), a, a, a});
+    master.points.push_back({double(row.n), b, b, b});
+  }
+  spec.lines = {ring, master};
+  spec.size = {0, rest_height(3)};
+  draw_plot("ranks_theory", spec);
+}
+
+void draw_dataparallel_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const DdpMeasured* m = measured_of(ctx);
+  if (m == nullptr || !ctx.result->find_series("step_vs_n_dp")) {
+    draw_ranks_theory(*steps);
+    return draw_needs_run("rank 0's bytes and waiting against N, DataParallel and DDP");
+  }
+  const RunResult& r = *ctx.result;
+  const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
+  const bool side_by_side = width >= 2.6f * ImGui::CalcTextSize("DataParallel rank 0 sent + received (counted)").x;
+  const float plot_width = side_by_side ? (width - gap) / 2 : width;
+  const float height = side_by_side ? rest_height(4) : rest_height(4) / 2;
+  PlotSpec bytes{"Rank 0's bytes per step (sent + received)", {"ranks N", "", false}, {"bytes", "bytes", false}, {}, {}};
+  add_series(bytes, r, "rank0_bytes_vs_n_dp", series_color(1));
+  add_series(bytes, r, "rank0_bytes_vs_n_dp_theory", series_color(1));
+  add_series(bytes, r, "rank0_bytes_vs_n_ddp", series_color(0));
+  add_series(bytes, r, "rank0_bytes_vs_n_ddp_theory", series_color(0));
+  bytes.size = {plot_width, height};
+  draw_plot("bytes_vs_n", bytes);
+  if (side_by_side) ImGui::SameLine(0, gap);
+  PlotSpec wait{"Rank 0 per step: copying or waiting, and the step", {"ranks N", "", false}, {"time", "us", false}, {},
+                {}};
+  add_series(wait, r, "rank0_wait_vs_n_dp", series_color(1));
+  add_series(wait, r, "rank0_wait_vs_n_ddp", series_color(0));
+  add_series(wait, r, "step_vs_n_dp", series_color(3));
+  add_series(wait, r, "step_vs_n_ddp", series_color(2));
+  wait.size = {plot_width, height};
+  draw_plot("wait_vs_n", wait);
+  note(fmt::format(
+      "DataParallel's master copies the model and the rows out and gathers every gradient in, one worker after "
+      "another, while the workers wait: its bytes grow as N - 1 and so does its time. A DDP rank sends 2 (N-1)/N "
+      "of the gradient, which levels off at twice the gradient. Ranks as threads on this CPU ({} hardware threads): "
+      "beyond that many ranks the steps also wait for a core.",
+      m->hardware_threads));
+  busy_machine_caveat(r);
+}
+
+// ---- step 3: DDP's step ----
+void draw_ddp_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ddp::DdpTheory& t = steps->theory;
+  const DdpMeasured* m = measured_of(ctx);
+  heading(fmt::format("{} weights, {} of fp32 gradient; N = {}", format_count(double(t.parameters)),
+                      format_bytes_binary(double(t.gradient_bytes)), steps->chosen.ranks));
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"ring: bytes each rank sends per step, 2 (N-1)/N x wire gradient", format_bytes_both(t.ring_closed_form_bytes)},
+      {"the same, bucket by bucket (theory bytes_per_rank_per_step)", format_bytes_both(double(t.bytes_per_rank_per_step))},
+  };
+  if (m) {
+    const std::string mode = param(*ctx.result, "mode");
+    rows.push_back({"counted by rank 0's links (comm_bytes)",
+                    fmt::format("{} {}", format_bytes_both(double(m->comm_bytes)),
+                                m->comm_bytes_match_theory ? "= theory" : "!= theory")});
+    rows.push_back({"step (slowest rank, median)", us_text(m->step_us)});
+    rows.push_back({"  compute: forward, backward, optimizer", us_text(m->compute_us)});
+    rows.push_back({"  exposed communication: after backward, waiting", us_text(m->exposed_comm_us)});
+    rows.push_back({"  idle: waiting for other ranks or a core", us_text(m->idle_us)});
+    rows.push_back({"time inside all-reduces / of it during backward",
+                    fmt::format("{} / {}", us_text(m->comm_us), us_text(m->hidden_comm_us))});
+    rows.push_back({"overlap_fraction (hidden / all communication)", fmt::format("{:.2f}", m->overlap_fraction)});
+    rows.push_back({"weights vs one rank on the full batch (max rel err)",
+                    fmt::format("{:.2e}{}", m->max_rel_err_vs_single,
+                                m->bit_identical_vs_single ? ", bit-identical" : "")});
+    rows.push_back({"every rank's replica bit-identical to rank 0's", m->replicas_identical ? "yes" : "NO"});
+    if (mode == "dataparallel")
+      rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
+  }
+  draw_value_table("ddp_values", rows);
+  if (m == nullptr) draw_needs_run("the step's split into compute, exposed communication and idle");
+  note(
+      "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
+      "same sum and takes the same SGD step, so the replicas stay identical bit for bit. Weights never equal one "
+      "rank's bit for bit: one rank sums each gradient over all rows inside one matrix product, in another order.");
+  note(
+      "Correction to the slide that calls DDP \"maximum training speed (no communication overhead)\": the all-reduce "
+      "moves about twice the gradient per rank per step, as ZeRO stages 1 and 2 do; overlap can hide it, not remove "
+      "it.");
+  if (ctx.result) busy_machine_caveat(*ctx.result);
+}
+
+// ---- step 4: buckets ----
+// The flat gradient as a bar: layer boundaries as ticks, buckets as alternating blocks numbered in reduction order.
+void draw_bucket_bar(const DdpSteps& steps) {
+  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight() * 1.6f;
+  const double total = double(steps.theory.parameters);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(o, {o.x + width, o.y + h}, with_alpha(muted_text_color(), 0.15f));
+  auto x_of = [&](double element) { return o.x + float(element / total) * width; };
+  for (std::size_t b = 0; b < steps.buckets.size(); ++b) {
+    const ddp::Bucket& k = steps.buckets[b];
+    const float x0 = x_of(double(k.begin)), x1 = x_of(double(k.end));
+    const ImU32 color = b % 2 == 0 ? series_color(4) : series_color(5);
+    draw->AddRectFilled({x0, o.y}, {x1, o.y + h}, with_alpha(color, 0.55f));
+    const std::string label = fmt::format("{}", b);
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+    if (x1 - x0 > size.x + 4 * s) draw->AddText({(x0 + x1 - size.x) / 2, o.y + (h - size.y) / 2}, text_color(), label.c_str());
+  }
+  const int layers = steps.chosen.shape.layers;
+  for (int l = 1; l < layers && layers <= 256; ++l) {
+    const float x = x_of(double(l) / layers * total);
+    draw->AddLine({x, o.y - 3 * s}, {x, o.y + h + 3 * s}, text_color(), 1.5f * s);
+  }
+  ImGui::Dummy({width, h + 4 * s});
+  note(steps.buckets.empty()
+           ? fmt::format("{} buckets: too many to draw.", steps.theory.buckets)
+           : fmt::format("The flat gradient, layer 0 on the left: {} layers (ticks), {} buckets of {} (numbered in the "
+                         "order they are all-reduced, from the last layer).",
+                         layers, steps.buckets.size(), format_bytes_binary(double(steps.theory.bucket_bytes))));
+}
+
+void draw_buckets_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  draw_bucket_bar(*steps);
+  const DdpMeasured* m = measured_of(ctx);
+  if (m == nullptr || ctx.result->timelines.empty()) {
+    note(
+        "PyTorch's DistributedDataParallel caps buckets at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB "
+        "(torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so the first all-reduce starts early.");
+    return draw_needs_run("a timeline of backward and the bucket all-reduces, and step time against bucket size");
+  }
+  const RunResult& r = *ctx.result;
+  static TimelineViewState view;
+  std::vector<const Timeline*> timelines;
+  for (const Timeline& t : r.timelines)
+    if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
+  const float total = ImGui::GetContentRegionAvail().y;
+  const float timeline_h = std::max(total * 0.42f, ImGui::GetTextLineHeight() * 14);
+  const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
+  if (hover.timeline >= 0 && hover.span >= 0) {
+    const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
+    ImGui::BeginTooltip();
+    ImGui::Text("%s: %.0f us to %.0f us (%.0f us)", span.label.c_str(), span.start, span.end, span.end - span.start);
+    ImGui::EndTooltip();
+  }
+  PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
+                {"bucket size", "bytes", true},
+                {"time", "us", false},
+                {},
+                {}};
+  add_series(spec, r, "step_vs_bucket", series_color(0));
+  add_series(spec, r, "exposed_vs_bucket", series_color(1));
+  add_series(spec, r, "comm_vs_bucket", series_color(2));
+  spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
+  spec.size = {0, rest_height(r.backend.conditions.disturbed() ? 5.5f : 3.5f, 10)};
+  draw_plot("step_vs_bucket", spec);
+  note(fmt::format(
+      "overlap_fraction {:.2f} at the chosen bucket. One bucket waits for the whole backward; tiny buckets pay a "
+      "handshake each. Ranks as threads on this CPU: {} compute and communication threads share {} hardware "
+      "threads, so an all-reduce overlapping backward in time also takes turns with it for a core.",
+      m->overlap_fraction, m->threads_used, m->hardware_threads));
+  busy_machine_caveat(r);
+}
+
+// ---- step 5: accumulation and 16-bit gradients ----
+void draw_accumulate_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ddp::DdpTheory& t = steps->theory;
+  const double grad = double(t.gradient_bytes), n = steps->chosen.ranks, ring = 2 * (n - 1) / n;
+  heading(fmt::format("Bytes each rank sends per sample of the batch, N = {}, batch {}", steps->chosen.ranks,
+                      steps->chosen.global_batch));
+  std::vector<std::vector<std::string>> theory_rows;
+  for (const char* dtype : {"fp32", "bf16", "fp16"})
+    for (int k : {1, 2, 4}) {
+      const double per_step = ring * grad * (std::string(dtype) == "fp32" ? 1 : 0.5);
+      theory_rows.push_back({dtype, fmt::format("{}", k), format_bytes_binary(per_step),
+                             format_bytes_binary(per_step / (k * steps->chosen.global_batch))});
+    }
+  if (measured_of(ctx) == nullptr) {
+    draw_columns_table("accumulate_theory",
+                       {"gradients on the wire", "accumulate k", "per all-reduce of the gradient",
+                        "per sample (batch k x B)"},
+                       theory_rows);
+    return draw_needs_run("every variant's bytes and its weights against one rank on the full batch");
+  }
+  const DdpMeasured& m = *measured_of(ctx);
+  std::vector<std::vector<std::string>> rows;
+  for (const ddp::Variant& v : m.variants)
+    rows.push_back({v.mode + (v.chosen ? " (chosen)" : ""), v.grad_dtype, fmt::format("{}", v.accumulate),
+                    fmt::format("{}", v.ranks), v.bucket_bytes ? format_bytes_binary(double(v.bucket_bytes)) : "-",
+                    us_text(v.step_us), format_bytes_binary(double(v.comm_bytes)),
+                    fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
+  draw_columns_table("variants",
+                     {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "weights' max rel err"},
+                     rows);
+  note(
+      "Every variant trains the same batches for the same steps as one rank on the full batch. Accumulation keeps "
+      "the bytes per optimizer step and multiplies the rows per step by k (here the batch is fixed, so each "
+      "micro-step takes B / (N k) rows): the all-reduce runs once per k micro-steps. 16-bit gradients halve every "
+      "all-reduce; each hop of the ring rounds its sum to 16 bits, which is where their error comes from (bf16 keeps "
+      "8 significant bits, fp16 11).");
+  busy_machine_caveat(*ctx.result);
+}
+
+}  // namespace
+
+const StepViews& ddp_step_views() {
+  static const StepViews views{{"split", draw_split_step},
+                               {"dataparallel", draw_dataparallel_step},
+                               {"ddp", draw_ddp_step},
+                               {"buckets", draw_buckets_step},
+                               {"accumulate", draw_accumulate_step}};
+  return views;
+}
+
+}  // namespace dlsys::gui

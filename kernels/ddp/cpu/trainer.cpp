@@ -1,0 +1,395 @@
+// DDP and DataParallel training on CPU rank threads (see trainer.h for what each does and what each time means).
+#include "kernels/ddp/trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "engine/thread_start.h"
+#include "kernels/collectives/collectives.h"
+#include "kernels/tensor/tp_layer.h"
+
+namespace dlsys::ddp {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using training::StackShape;
+
+double us_since(Clock::time_point origin) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - origin).count();
+}
+
+// One rank's model and buffers. Everything is allocated before any thread starts.
+struct Replica {
+  Replica(const TrainConfig& c, int rank, MemoryLedger& ledger)
+      : rank(rank),
+        ledger(ledger),
+        weights(training::initial_weights(c.shape, c.seed)),
+        grads(weights.size()),
+        wire(c.wire == WireFormat::Fp32 ? 0 : weights.size()),
+        acts(c.shape, c.rows_per_micro_step()) {
+    tags = {{fmt::format("weights rank {}", rank), std::int64_t(weights.size() * 4)},
+            {fmt::format("grads rank {}", rank), std::int64_t(grads.size() * 4)},
+            {fmt::format("wire rank {}", rank), std::int64_t(wire.size() * 2)},
+            {fmt::format("activations rank {}", rank), acts.bytes()}};
+    for (const auto& [tag, bytes] : tags) ledger.allocate(tag, bytes);
+  }
+  ~Replica() {
+    for (const auto& [tag, bytes] : tags) ledger.release(tag, bytes);
+  }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  int rank;
+  MemoryLedger& ledger;
+  std::vector<std::pair<std::string, std::int64_t>> tags;
+  std::vector<float> weights, grads;
+  std::vector<std::uint16_t> wire;  // the 16-bit copy of grads that travels (wire formats only)
+  training::Activations acts;
+  std::vector<float> inputs, targets;  // DataParallel workers: the rows the master scattered to them
+  std::vector<OpSpan> compute_spans, comm_spans;
+  double step_start_us = 0, backward_start_us = 0, backward_end_us = 0;
+  std::atomic<std::int64_t> ready{0};  // DDP: gradient elements final so far, counted over all steps
+  std::atomic<int> comm_done{0};       // DDP: steps whose buckets are all reduced
+};
+
+void sgd(std::vector<float>& weights, const std::vector<float>& grads, float lr) {
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] -= lr * grads[i];
+}
+
+double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+
+RankStep summarize(const Replica& rep, double step_end_us, bool ddp) {
+  RankStep out;
+  out.step_us = step_end_us - rep.step_start_us;
+  for (const OpSpan& s : rep.compute_spans) {
+    if (s.kind == "comm") {
+      out.comm_us += s.end_us - s.start_us;
+      out.exposed_comm_us += s.end_us - s.start_us;  // the master copies on its compute thread: nothing hides them
+    } else {
+      out.compute_us += s.end_us - s.start_us;
+    }
+  }
+  if (ddp) {
+    double last_end = rep.backward_end_us;
+    for (const OpSpan& s : rep.comm_spans) {
+      out.comm_us += s.end_us - s.start_us;
+      out.hidden_comm_us += overlap(s.start_us, s.end_us, rep.backward_start_us, rep.backward_end_us);
+      last_end = std::max(last_end, s.end_us);
+    }
+    out.exposed_comm_us = last_end - rep.backward_end_us;
+  }
+  out.idle_us = std::max(0.0, out.step_us - out.compute_us - out.exposed_comm_us);
+  return out;
+}
+
+// Runs body(rank) on one thread per rank and joins them; the first exception is rethrown here.
+template <typename Body>
+void on_rank_threads(int n, Body body) {
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  std::vector<std::thread> threads;
+  auto guarded = [&](int r) {
+    try {
+      body(r);
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  };
+  start_threads(threads, 0, n, guarded, [] {}, "rank threads of the data-parallel run");
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Forward and backward of micro-step `micro` on `rows` rows, recording spans; `on_ready` after each layer's backward.
+template <typename OnReady>
+void forward_backward(const TrainConfig& c, Replica& rep, const float* inputs, const float* targets,
+                      Clock::time_point origin, bool last_micro, OnReady on_ready) {
+  const StackShape& shape = c.shape;
+  const training::LayerWeights weights = training::flat_weights(shape, rep.weights.data());
+  double t = us_since(origin);
+  training::forward(shape, weights, inputs, targets, c.global_batch, rep.acts);
+  double prev = us_since(origin);
+  rep.compute_spans.push_back({rep.rank, false, "F", "F", t, prev});
+  if (last_micro) rep.backward_start_us = prev;
+  training::backward(
+      shape, weights, targets, c.global_batch, rep.acts,
+      [&](int layer) { return rep.grads.data() + training::layer_offset(shape, layer); },
+      [&](int layer) {
+        const double now = us_since(origin);
+        rep.compute_spans.push_back({rep.rank, false, "B", fmt::format("B{}", layer), prev, now});
+        prev = now;
+        on_ready(layer);
+      });
+  if (last_micro) rep.backward_end_us = prev;
+}
+
+void optimizer_step(const TrainConfig& c, Replica& rep, Clock::time_point origin) {
+  const double t = us_since(origin);
+  sgd(rep.weights, rep.grads, c.learning_rate);
+  rep.compute_spans.push_back({rep.rank, false, "opt", "SGD", t, us_since(origin)});
+}
+
+void keep_last_step(TrainResult& out, std::vector<std::unique_ptr<Replica>>& reps) {
+  double origin = reps.front()->step_start_us;
+  for (const auto& rep : reps) origin = std::min(origin, rep->step_start_us);
+  out.last_step_spans.clear();
+  for (const auto& rep : reps)
+    for (const auto* spans : {&rep->compute_spans, &rep->comm_spans})
+      for (OpSpan s : *spans) {
+        s.start_us -= origin;
+        s.end_us -= origin;
+        out.last_step_spans.push_back(std::move(s));
+      }
+}
+
+TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  const int n = c.ranks, rows = c.rows_per_micro_step();
+  const std::int64_t params = training::parameter_count(c.shape);
+  TrainResult out;
+  out.buckets = assign_buckets(c.shape, c.bucket_elements);
+  out.steps.assign(std::size_t(c.steps), std::vector<RankStep>(std::size_t(n)));
+  std::vector<std::unique_ptr<Replica>> reps;
+  for (int r = 0; r < n; ++r) reps.push_back(std::make_unique<Replica>(c, r, ledger));
+  // Waiting ranks sleep instead of spinning: the compute threads need the cores the communication threads share.
+  collectives::CommOptions options;
+  options.poll = false;
+  collectives::Communicator comm(n, ledger, options);
+  const Clock::time_point origin = Clock::now();
+  std::barrier step_barrier(n);
+
+  // The communication thread of rank r: each bucket, in order, as soon as backward has finished its layers.
+  auto communicate = [&](int r) {
+    Replica& rep = *reps[std::size_t(r)];
+    for (int s = 0; s < c.steps; ++s) {
+      for (std::size_t b = 0; b < out.buckets.size(); ++b) {
+        const Bucket& bucket = out.buckets[b];
+        const std::int64_t needed = std::int64_t(s) * params + (params - bucket.begin);
+        for (std::int64_t v = rep.ready.load(std::memory_order_acquire); v < needed;
+             v = rep.ready.load(std::memory_order_acquire))
+          rep.ready.wait(v, std::memory_order_acquire);
+        // The compute thread read the last step's spans before this step's backward began: safe to start afresh.
+        if (b == 0) rep.comm_spans.clear();
+        const double t = us_since(origin);
+        if (c.wire == WireFormat::Fp32) {
+          collectives::RankBuffers buffers;
+          for (const auto& q : reps) {
+            buffers.send.push_back(q->grads.data() + bucket.begin);
+            buffers.recv.push_back(q->grads.data() + bucket.begin);
+          }
+          buffers.count = bucket.elements();
+          collectives::ring_rank(comm, r, collectives::Op::AllReduce, buffers, nullptr);
+        } else {
+          encode_16(c.wire, rep.grads.data() + bucket.begin, rep.wire.data() + bucket.begin, bucket.elements());
+          ring_allreduce_16(comm, r, c.wire, rep.wire.data() + bucket.begin, bucket.elements());
+          decode_16(c.wire, rep.wire.data() + bucket.begin, rep.grads.data() + bucket.begin, bucket.elements());
+        }
+        rep.comm_spans.push_back({r, true, "comm", fmt::format("bucket {}", b), t, us_since(origin)});
+      }
+      rep.comm_done.fetch_add(1, std::memory_order_release);
+      rep.comm_done.notify_all();
+    }
+  };
+  std::exception_ptr comm_error;
+  std::thread driver([&] {
+    try {
+      comm.run_on_ranks(communicate);
+    } catch (...) {
+      comm_error = std::current_exception();
+    }
+  });
+
+  auto compute = [&](int r) {
+    Replica& rep = *reps[std::size_t(r)];
+    for (int s = 0; s < c.steps; ++s) {
+      step_barrier.arrive_and_wait();
+      rep.step_start_us = us_since(origin);
+      rep.compute_spans.clear();
+      std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
+      for (int j = 0; j < c.accumulate; ++j) {
+        const bool last = j == c.accumulate - 1;
+        const int first_row = s * c.global_batch + r * (c.global_batch / n) + j * rows;
+        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last,
+                         [&](int layer) {
+                           if (!last) return;  // no_sync: gradients accumulate locally until the last micro-step
+                           rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
+                                           std::memory_order_release);
+                           rep.ready.notify_all();
+                         });
+      }
+      for (int v = rep.comm_done.load(std::memory_order_acquire); v < s + 1;
+           v = rep.comm_done.load(std::memory_order_acquire))
+        rep.comm_done.wait(v, std::memory_order_acquire);
+      optimizer_step(c, rep, origin);
+      out.steps[std::size_t(s)][std::size_t(r)] = summarize(rep, us_since(origin), true);
+    }
+  };
+  std::exception_ptr compute_error;
+  try {
+    on_rank_threads(n, compute);
+  } catch (...) {
+    compute_error = std::current_exception();
+  }
+  driver.join();
+  if (compute_error) std::rethrow_exception(compute_error);
+  if (comm_error) std::rethrow_exception(comm_error);
+
+  keep_last_step(out, reps);
+  out.weights = reps.front()->weights;
+  for (const auto& rep : reps) out.replicas_identical &= rep->weights == out.weights;
+  out.rank0_bytes_sent_per_step = comm.bytes_sent_by(0) / c.steps;
+  out.rank0_bytes_received_per_step = n > 1 ? comm.bytes_sent_by(n - 1) / c.steps : 0;  // its left neighbour's sends
+  return out;
+}
+
+TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  const int n = c.ranks, rows = c.rows_per_micro_step(), share = c.global_batch / n, w = c.shape.width;
+  TrainResult out;
+  out.steps.assign(std::size_t(c.steps), std::vector<RankStep>(std::size_t(n)));
+  std::vector<std::unique_ptr<Replica>> reps;
+  for (int r = 0; r < n; ++r) reps.push_back(std::make_unique<Replica>(c, r, ledger));
+  for (int r = 1; r < n; ++r) {
+    reps[std::size_t(r)]->inputs.resize(std::size_t(share) * w);
+    reps[std::size_t(r)]->targets.resize(std::size_t(share) * w);
+  }
+  Replica& master = *reps.front();
+  const std::int64_t params = std::int64_t(master.weights.size());
+  std::vector<float> gathered(static_cast<std::size_t>(params));
+  std::vector<std::uint16_t> gathered_16(c.wire == WireFormat::Fp32 ? 0 : std::size_t(params));
+  const std::int64_t scratch_bytes = std::int64_t(gathered.size() * 4 + gathered_16.size() * 2) +
+                                     std::int64_t(n - 1) * 2 * share * w * 4;
+  ledger.allocate("comm", scratch_bytes);
+  std::int64_t sent = 0, received = 0;
+  const Clock::time_point origin = Clock::now();
+  std::barrier barrier(n);
+
+  auto master_span = [&](const char* label, double t) {
+    master.compute_spans.push_back({0, false, "comm", label, t, us_since(origin)});
+  };
+  auto work = [&](int r) {
+    Replica& rep = *reps[std::size_t(r)];
+    for (int s = 0; s < c.steps; ++s) {
+      barrier.arrive_and_wait();
+      rep.step_start_us = us_since(origin);
+      rep.compute_spans.clear();
+      const int first_row = s * c.global_batch;
+      if (r == 0) {  // replicate the model, then scatter the batch: the master copies, the workers wait
+        double t = us_since(origin);
+        for (int q = 1; q < n; ++q) {
+          std::memcpy(reps[std::size_t(q)]->weights.data(), master.weights.data(), std::size_t(params) * 4);
+          sent += params * 4;
+        }
+        master_span("replicate", t);
+        t = us_since(origin);
+        for (int q = 1; q < n; ++q) {
+          Replica& worker = *reps[std::size_t(q)];
+          const int first = first_row + q * share;
+          std::memcpy(worker.inputs.data(), data.input_rows(first), std::size_t(share) * w * 4);
+          std::memcpy(worker.targets.data(), data.target_rows(first), std::size_t(share) * w * 4);
+          sent += std::int64_t(2) * share * w * 4;
+        }
+        master_span("scatter", t);
+      }
+      barrier.arrive_and_wait();
+      std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
+      for (int j = 0; j < c.accumulate; ++j) {
+        const float* in = r == 0 ? data.input_rows(first_row + j * rows) : rep.inputs.data() + std::size_t(j) * rows * w;
+        const float* tg =
+            r == 0 ? data.target_rows(first_row + j * rows) : rep.targets.data() + std::size_t(j) * rows * w;
+        forward_backward(c, rep, in, tg, origin, j == c.accumulate - 1, [](int) {});
+      }
+      barrier.arrive_and_wait();
+      if (r == 0) {  // gather every gradient to the master and sum them there, in rank order
+        const double t = us_since(origin);
+        if (c.wire != WireFormat::Fp32) {  // 16 bits on the wire: the master's own gradient is rounded the same way
+          encode_16(c.wire, master.grads.data(), gathered_16.data(), params);
+          decode_16(c.wire, gathered_16.data(), master.grads.data(), params);
+        }
+        for (int q = 1; q < n; ++q) {
+          const Replica& worker = *reps[std::size_t(q)];
+          if (c.wire == WireFormat::Fp32) {
+            std::memcpy(gathered.data(), worker.grads.data(), std::size_t(params) * 4);
+          } else {
+            encode_16(c.wire, worker.grads.data(), gathered_16.data(), params);
+            decode_16(c.wire, gathered_16.data(), gathered.data(), params);
+          }
+          received += params * wire_bytes_per_element(c.wire);
+          for (std::int64_t i = 0; i < params; ++i) master.grads[std::size_t(i)] += gathered[std::size_t(i)];
+        }
+        master_span("gather + sum", t);
+        optimizer_step(c, master, origin);
+      }
+      barrier.arrive_and_wait();  // the workers wait for the master's step
+      out.steps[std::size_t(s)][std::size_t(r)] = summarize(rep, us_since(origin), false);
+    }
+  };
+  try {
+    on_rank_threads(n, work);
+  } catch (...) {
+    ledger.release("comm", scratch_bytes);
+    throw;
+  }
+  ledger.release("comm", scratch_bytes);
+  keep_last_step(out, reps);
+  out.weights = master.weights;
+  out.rank0_bytes_sent_per_step = sent / c.steps;
+  out.rank0_bytes_received_per_step = received / c.steps;
+  return out;
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  const tensor::SingleThreadedBlas blas;
+  return c.mode == SyncMode::Ddp ? train_ddp(c, data, ledger) : train_data_parallel(c, data, ledger);
+}
+
+std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data) {
+  const tensor::SingleThreadedBlas blas;
+  TrainConfig c = config;
+  c.ranks = 1;
+  c.accumulate = 1;
+  MemoryLedger ledger;
+  Replica rep(c, 0, ledger);
+  const Clock::time_point origin = Clock::now();
+  for (int s = 0; s < c.steps; ++s) {
+    std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
+    forward_backward(c, rep, data.input_rows(s * c.global_batch), data.target_rows(s * c.global_batch), origin, true,
+                     [](int) {});
+    sgd(rep.weights, rep.grads, c.learning_rate);
+  }
+  return rep.weights;
+}
+
+double max_rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    diff = std::max(diff, std::fabs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::fabs(double(b[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+double train_bytes(const TrainConfig& c) {
+  const double params = double(training::parameter_count(c.shape)), w = c.shape.width;
+  const double rows = c.rows_per_micro_step();
+  const double per_rank = params * (4 + 4 + (c.wire == WireFormat::Fp32 ? 0 : 2)) +
+                          (2.0 * c.shape.layers + 1) * rows * w * 4  // activations
+                          + 3 * rows * w * 4                         // backward's scratch
+                          + 2.0 * (c.global_batch / c.ranks) * w * 4;  // a worker's scattered rows
+  const double links = c.ranks > 1 ? double(collectives::Communicator::link_bytes(c.ranks, {})) : 0.0;
+  return c.ranks * per_rank + links + params * 6;  // the master's gather buffers
+}
+
+}  // namespace dlsys::ddp

@@ -1,0 +1,275 @@
+// The data-parallel lesson's parameters, the one place it refuses them, its closed forms and its run plan.
+#include "lessons/ddp/ddp_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "engine/host_memory.h"
+#include "engine/units.h"
+#include "kernels/ddp/buckets.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/ddp/ddp_steps.h"
+
+namespace dlsys {
+
+using ddp::SyncMode;
+using ddp::TrainConfig;
+using ddp::WireFormat;
+
+namespace {
+// A bucket count above this would spend the run in handshakes; the bucket sweep stops there too.
+constexpr std::int64_t kMaxBuckets = 8192;
+}  // namespace
+
+std::vector<ParamSpec> DdpLesson::params() const {
+  return {
+      {.key = "n",
+       .label = "ranks N",
+       .type = ParamType::Integer,
+       .default_text = "2",
+       .min = 1,
+       .max = 64,
+       .help = "data-parallel ranks (CPU threads here), each with a full replica; must divide the batch"},
+      {.key = "layers",
+       .label = "layers",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 1,
+       .max = 512,
+       .help = "residual MLP blocks y = x + relu(x W1) W2"},
+      {.key = "width",
+       .label = "width",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 8,
+       .max = 16384,
+       .help = "each block has 2 width^2 weights"},
+      {.key = "batch",
+       .label = "global batch B",
+       .type = ParamType::Integer,
+       .default_text = "64",
+       .min = 1,
+       .max = 65536,
+       .unit = "rows",
+       .help = "rows per optimizer step, all ranks together; a multiple of N x accumulate"},
+      {.key = "bucket",
+       .label = "bucket size",
+       .type = ParamType::Bytes,
+       .default_text = "4MiB",
+       .min = 8,
+       .max = 64.0 * (1 << 30),
+       .help = "fp32 gradient bytes per all-reduce (PyTorch's default: 25 MiB)"},
+      {.key = "mode",
+       .label = "how gradients meet",
+       .type = ParamType::Choice,
+       .default_text = "ddp",
+       .choices = {"ddp", "dataparallel"},
+       .help = "ddp: ring all-reduce per bucket, every rank steps; dataparallel: rank 0 gathers and steps alone"},
+      {.key = "accumulate",
+       .label = "accumulation steps k",
+       .type = ParamType::Integer,
+       .default_text = "1",
+       .min = 1,
+       .max = 64,
+       .help = "micro-steps per optimizer step; gradients are reduced on the last one only"},
+      {.key = "grad_dtype",
+       .label = "gradients on the wire",
+       .type = ParamType::Choice,
+       .default_text = "fp32",
+       .choices = {"fp32", "bf16", "fp16"},
+       .help = "bf16 / fp16: rounded to 16 bits for the all-reduce, half the bytes"},
+      {.key = "steps",
+       .label = "timed steps",
+       .type = ParamType::Integer,
+       .default_text = "3",
+       .min = 1,
+       .max = 50,
+       .help = "optimizer steps timed per configuration, after one untimed"},
+      max_minutes_param(),
+  };
+}
+
+TrainConfig ddp_config(const ParamValues& p) {
+  TrainConfig c;
+  c.shape = {int(p.integer("layers")), int(p.integer("width"))};
+  c.ranks = int(p.integer("n"));
+  c.global_batch = int(p.integer("batch"));
+  c.accumulate = int(p.integer("accumulate"));
+  c.bucket_elements = ddp::bucket_elements_for_bytes(std::int64_t(p.real("bucket")));
+  const std::string wire = p.text("grad_dtype");
+  c.wire = wire == "bf16" ? WireFormat::Bf16 : wire == "fp16" ? WireFormat::Fp16 : WireFormat::Fp32;
+  c.mode = p.text("mode") == "dataparallel" ? SyncMode::DataParallel : SyncMode::Ddp;
+  c.steps = int(p.integer("steps")) + 1;
+  return c;
+}
+
+namespace {
+
+bool divides_batch(const TrainConfig& c) { return c.global_batch % (c.ranks * c.accumulate) == 0; }
+
+std::int64_t gradient_elements(const TrainConfig& c) { return training::parameter_count(c.shape); }
+
+// The bucket caps the sweep tries: the whole gradient, then halvings, then quarterings down to latency-bound sizes.
+std::vector<std::int64_t> swept_bucket_elements(const TrainConfig& c) {
+  const std::int64_t whole = gradient_elements(c);
+  std::set<std::int64_t> caps;
+  for (std::int64_t d : {1, 2, 4, 8, 16, 64, 256, 1024, 4096}) {
+    const std::int64_t cap = std::max<std::int64_t>(2, whole / d / 2 * 2);
+    if (ddp::bucket_count(c.shape, cap) <= kMaxBuckets && cap * 4 >= 1024) caps.insert(cap);
+  }
+  return {caps.rbegin(), caps.rend()};
+}
+
+}  // namespace
+
+std::vector<PlannedRun> ddp_run_plan(const ParamValues& p) {
+  const TrainConfig chosen = ddp_config(p);
+  std::vector<PlannedRun> plan;
+  auto same = [](const TrainConfig& a, const TrainConfig& b) {
+    return a.ranks == b.ranks && a.accumulate == b.accumulate && a.wire == b.wire && a.mode == b.mode &&
+           (a.mode == SyncMode::DataParallel || a.bucket_elements == b.bucket_elements);
+  };
+  auto add = [&](TrainConfig c, const char* purpose) {
+    if (!divides_batch(c) || same(c, chosen)) return;
+    for (const PlannedRun& r : plan)
+      if (same(r.config, c)) return;
+    plan.push_back({c, purpose});
+  };
+  TrainConfig base = chosen;
+  base.mode = SyncMode::Ddp;
+  base.wire = WireFormat::Fp32;
+  base.accumulate = 1;
+  add(base, "variant");
+  for (WireFormat w : {WireFormat::Bf16, WireFormat::Fp16}) {
+    TrainConfig c = base;
+    c.wire = w;
+    add(c, "variant");
+  }
+  {
+    TrainConfig c = base;
+    c.accumulate = chosen.accumulate > 1 ? chosen.accumulate : 2;
+    add(c, "variant");
+    c.mode = SyncMode::DataParallel;
+    c.accumulate = 1;
+    add(c, "variant");
+  }
+  for (std::int64_t cap : swept_bucket_elements(base)) {
+    TrainConfig c = base;
+    c.bucket_elements = cap;
+    add(c, "bucket sweep");
+  }
+  std::set<int> ranks{1, 2, 4, chosen.ranks};
+  for (int n : ranks)
+    for (SyncMode mode : {SyncMode::Ddp, SyncMode::DataParallel}) {
+      TrainConfig c = base;
+      c.ranks = n;
+      c.mode = mode;
+      add(c, "ranks sweep");
+    }
+  TrainConfig bench = base;
+  bench.ranks = kBenchRanks;
+  bench.bucket_elements = std::max<std::int64_t>(2, gradient_elements(bench) / 4 / 2 * 2);
+  add(bench, "benchmark");
+  return plan;
+}
+
+namespace {
+
+std::string allowed_ranks(int batch, int accumulate) {
+  std::string out;
+  for (int n = 1; n <= 64 && out.size() < 60; ++n)
+    if (batch % (n * accumulate) == 0) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return out.empty() ? "none (raise batch)" : out;
+}
+
+void check_split(const TrainConfig& c) {
+  if (c.global_batch % (c.ranks * c.accumulate) != 0)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is not allowed with batch = {} and accumulate = {} (each rank takes batch / (n x "
+        "accumulate) rows per micro-step); allowed: n dividing batch / accumulate: {}",
+        c.ranks, c.global_batch, c.accumulate, allowed_ranks(c.global_batch, c.accumulate)));
+  if (c.mode == SyncMode::Ddp && ddp::bucket_count(c.shape, c.bucket_elements) > kMaxBuckets)
+    throw BadInput(fmt::format(
+        "parameter 'bucket': value '{}' is not allowed for a gradient of {} (it makes {} buckets, each a ring "
+        "all-reduce); allowed: at least {} bytes (at most {} buckets)",
+        format_bytes_both(double(c.bucket_elements * 4)), format_bytes_both(double(gradient_elements(c) * 4)),
+        ddp::bucket_count(c.shape, c.bucket_elements), (gradient_elements(c) + kMaxBuckets - 1) / kMaxBuckets * 4,
+        kMaxBuckets));
+}
+
+void check_memory_and_time(const ParamValues& p) {
+  const TrainConfig chosen = ddp_config(p);
+  const std::vector<PlannedRun> plan = ddp_run_plan(p);
+  double largest = ddp::train_bytes(chosen);
+  double flop_steps = double(chosen.steps);
+  for (const PlannedRun& r : plan) {
+    largest = std::max(largest, ddp::train_bytes(r.config));
+    flop_steps += r.config.steps;
+  }
+  const double params = double(gradient_elements(chosen)), w = chosen.shape.width;
+  const double data_bytes = double(chosen.steps) * chosen.global_batch * w * 2 * 4;
+  const double single_bytes = params * 8 + (2.0 * chosen.shape.layers + 4) * chosen.global_batch * w * 4;
+  const double needed = largest + data_bytes + single_bytes + params * 4 * 2;  // + the two weight sets compared
+  const HostMemory host = host_memory();
+  if (!host.fits(needed))
+    throw BadInput(fmt::format(
+        "parameters 'layers' = {}, 'width' = {}, 'batch' = {}, 'n' = {}: the run needs {} (a replica of weights, "
+        "gradients and activations on every rank, the data set and the single-rank reference) but only {} of host "
+        "memory is available; lower layers, width, batch or n",
+        chosen.shape.layers, chosen.shape.width, chosen.global_batch, chosen.ranks, format_bytes_both(needed),
+        format_bytes_both(host.free_bytes)));
+  const double flop_per_step = 12.0 * chosen.global_batch * w * w * chosen.shape.layers;
+  // The single-rank reference trains every step once more on one thread.
+  const double seconds = estimated_seconds(flop_per_step * (flop_steps + chosen.steps), kBlasGflopsPerThread, 1);
+  refuse_if_longer_than_limit(p, seconds,
+                              fmt::format("{} configurations of 12 B w^2 L FLOP per step at {:g} GFLOP/s", plan.size() + 2,
+                                          kBlasGflopsPerThread),
+                              "layers, width, batch or steps");
+}
+
+}  // namespace
+
+void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
+        "threads); allowed: --backend cpu");
+  check_split(ddp_config(p));
+  check_memory_and_time(p);
+}
+
+ddp::DdpTheory ddp_theory(const ParamValues& p) {
+  const TrainConfig c = ddp_config(p);
+  ddp::DdpTheory t;
+  const std::int64_t params = gradient_elements(c), wire = ddp::wire_bytes_per_element(c.wire);
+  t.parameters = params;
+  t.gradient_bytes = params * 4;
+  t.wire_gradient_bytes = params * wire;
+  t.bucket_bytes = c.bucket_elements * 4;
+  t.rows_per_rank_per_micro_step = c.global_batch % (c.ranks * c.accumulate) == 0 ? c.rows_per_micro_step() : 0;
+  const std::int64_t n = c.ranks, w = c.shape.width;
+  t.dataparallel_rank0_bytes_sent = (n - 1) * (params * 4 + 2 * w * (c.global_batch / n) * 4);
+  t.dataparallel_rank0_bytes_received = (n - 1) * params * wire;
+  t.ring_closed_form_bytes = 2.0 * double(n - 1) / double(n) * double(t.wire_gradient_bytes);
+  if (c.mode == SyncMode::Ddp) {
+    const std::vector<ddp::Bucket> buckets = ddp::assign_buckets(c.shape, c.bucket_elements);
+    t.buckets = std::int64_t(buckets.size());
+    for (const ddp::Bucket& b : buckets)
+      t.bytes_per_rank_per_step +=
+          wire == 4 ? ddp::ring_bytes_sent(b.elements(), c.ranks, 0, 4) : ddp::ring_bytes_sent(b.elements() / 2, c.ranks, 0, 4);
+  } else {
+    t.bytes_per_rank_per_step = t.dataparallel_rank0_bytes_sent;
+  }
+  t.flop_per_step = 12.0 * c.global_batch * double(w) * double(w) * c.shape.layers;
+  return t;
+}
+
+std::shared_ptr<const LessonValues> DdpLesson::theory(const ParamValues& p) const { return make_values(ddp_theory(p)); }
+
+std::shared_ptr<const StepData> DdpLesson::step_data(const ParamValues& p) const {
+  return ddp::make_steps(p, ddp_theory(p));
+}
+
+}  // namespace dlsys

@@ -1,0 +1,45 @@
+#pragma once
+#include <vector>
+
+#include "kernels/ddp/trainer.h"
+#include "lessons/common/lesson.h"
+#include "lessons/ddp/ddp_values.h"
+
+namespace dlsys {
+
+// Lesson `ddp` (T10, T20): the batch split, nn.DataParallel against DistributedDataParallel, gradient buckets
+// all-reduced during backward, accumulation and 16-bit gradients, trained for real on CPU rank threads with the lab's
+// ring all-reduce.
+class DdpLesson final : public Lesson {
+ public:
+  std::string id() const override { return "ddp"; }
+  std::vector<std::string> quick_params() const override {
+    return {"layers=4", "width=256", "batch=32", "bucket=128KiB", "steps=2"};
+  }
+  std::string chapter() const override { return "Distributed training"; }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // ranks are CPU threads, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// The chosen configuration as the trainer takes it (steps: the timed ones plus one untimed first step).
+ddp::TrainConfig ddp_config(const ParamValues& params);
+ddp::DdpTheory ddp_theory(const ParamValues& params);
+
+// Every configuration a run trains besides the chosen one, in order: the variants (wire formats, accumulation,
+// DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration.
+struct PlannedRun {
+  ddp::TrainConfig config;
+  const char* purpose;  // "variant", "bucket sweep", "ranks sweep", "benchmark"
+};
+std::vector<PlannedRun> ddp_run_plan(const ParamValues& params);
+
+// The benchmark: N = 2, buckets of a quarter of the gradient, fp32, at least half the communication hidden.
+inline constexpr double kOverlapBar = 0.5;
+inline constexpr int kBenchRanks = 2;
+
+}  // namespace dlsys

@@ -1,0 +1,25 @@
+#include "lessons/ddp/ddp_steps.h"
+
+#include "lessons/ddp/ddp_lesson.h"
+
+namespace dlsys::ddp {
+
+std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpTheory& theory) {
+  auto steps = std::make_shared<DdpSteps>();
+  steps->split_shape = {2, 8};  // 256 weights: small enough to print, the same code as the trained model
+  const training::DataSet data = training::make_data_set(steps->split_shape, kCourseBatch, 3);
+  steps->split = batch_split(steps->split_shape, training::initial_weights(steps->split_shape, 5), data, kCourseBatch,
+                             kCourseWorkers);
+  steps->theory = theory;
+  steps->chosen = dlsys::ddp_config(params);
+  // Drawing 10^5 bucket edges helps nobody: the view draws the count instead when there are more than this.
+  if (training::parameter_count(steps->chosen.shape) / steps->chosen.bucket_elements < 4096)
+    steps->buckets = assign_buckets(steps->chosen.shape, steps->chosen.bucket_elements);
+  const double grad = double(theory.wire_gradient_bytes), model = double(theory.gradient_bytes);
+  const double w = steps->chosen.shape.width, batch = steps->chosen.global_batch;
+  for (int n = 1; n <= 64; n *= 2)
+    steps->ranks.push_back({n, 2.0 * (n - 1) / n * grad, (n - 1) * (model + 2 * w * batch / n * 4), (n - 1) * grad});
+  return steps;
+}
+
+}  // namespace dlsys::ddp

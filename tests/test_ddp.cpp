@@ -1,0 +1,165 @@
+// Data parallelism on CPU rank threads: bucket assignment against its legality rules, the ring's bytes against the
+// closed form, the batch-split identity on the course's batch of 10 over 5 workers, and every variant's weights
+// against single-rank training on the full batch.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/ledger.h"
+#include "kernels/ddp/batch_split.h"
+#include "kernels/ddp/buckets.h"
+#include "kernels/ddp/trainer.h"
+
+using namespace dlsys;
+using namespace dlsys::ddp;
+
+TEST_CASE("ddp buckets: contiguous, cut from the end in reverse layer order, each the cap but the last") {
+  const training::StackShape shape{5, 16};  // 5 layers x 512 parameters = 2560
+  for (std::int64_t cap : {2, 6, 100, 512, 700, 2560, 5000}) {
+    const std::vector<Bucket> buckets = assign_buckets(shape, cap);
+    INFO("cap " << cap);
+    REQUIRE(std::int64_t(buckets.size()) == bucket_count(shape, cap));
+    CHECK(buckets.front().end == training::parameter_count(shape));
+    CHECK(buckets.back().begin == 0);
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const Bucket& k = buckets[b];
+      CHECK(k.elements() > 0);
+      if (b + 1 < buckets.size()) {
+        CHECK(k.elements() == cap);
+        CHECK(buckets[b + 1].end == k.begin);                        // contiguous, no gap, no overlap
+        CHECK(buckets[b + 1].lowest_layer <= k.lowest_layer);        // later buckets hold earlier layers
+      } else {
+        CHECK(k.elements() <= cap);
+      }
+      CHECK(k.lowest_layer == k.begin / training::parameters_per_layer(shape));
+      CHECK(k.highest_layer == (k.end - 1) / training::parameters_per_layer(shape));
+    }
+  }
+  CHECK(bucket_elements_for_bytes(4 << 20) == 1 << 20);
+  CHECK(bucket_elements_for_bytes(6) == 2);   // at least two values (one 16-bit word pair)
+  CHECK(bucket_elements_for_bytes(12) == 2);  // even
+}
+
+TEST_CASE("ddp ring bytes: 2 (N-1)/N x words x bytes when N divides the words, exact chunk sums otherwise") {
+  for (int n : {1, 2, 3, 4, 8})
+    for (int r = 0; r < n; ++r) CHECK(ring_bytes_sent(24 * 7, n, r, 4) == 2 * (n - 1) * 24 * 7 / n * 4);
+  // 10 words over 4 ranks: chunks of 3, 3, 2, 2; rank 0 sends chunks 0, 3, 2 then 1, 0, 3.
+  CHECK(ring_bytes_sent(10, 4, 0, 4) == (3 + 2 + 2 + 3 + 3 + 2) * 4);
+}
+
+TEST_CASE("ddp batch split: the course's batch of 10 over 5 workers averages to the full-batch gradient") {
+  const training::StackShape shape{2, 8};
+  const training::DataSet data = training::make_data_set(shape, 10, 3);
+  const BatchSplit split = batch_split(shape, training::initial_weights(shape, 5), data, 10, 5);
+  REQUIRE(split.worker_grads.size() == 5);
+  CHECK(split.max_abs_grad > 0);
+  CHECK(split.max_abs_diff <= 1e-6 * split.max_abs_grad);
+  // The workers' gradients differ from each other (each sees other rows): the identity is not a coincidence.
+  CHECK(split.worker_grads[0] != split.worker_grads[1]);
+}
+
+namespace {
+
+TrainConfig small_config() {
+  TrainConfig c;
+  c.shape = {4, 32};
+  c.ranks = 2;
+  c.global_batch = 16;
+  c.steps = 3;
+  c.bucket_elements = 1024;
+  return c;
+}
+
+TrainResult run(const TrainConfig& c, const training::DataSet& data) {
+  MemoryLedger ledger;
+  return train(c, data, ledger);
+}
+
+}  // namespace
+
+TEST_CASE("ddp: every mode, bucket, accumulation and wire format trains to single-rank full-batch weights") {
+  TrainConfig base = small_config();
+  const training::DataSet data = training::make_data_set(base.shape, base.global_batch * base.steps, 11);
+  const std::vector<float> single = train_single_rank(base, data);
+  REQUIRE(max_rel_err(single, training::initial_weights(base.shape, base.seed)) > 1e-4);  // training moved them
+  for (SyncMode mode : {SyncMode::Ddp, SyncMode::DataParallel})
+    for (int n : {1, 2, 4})
+      for (std::int64_t bucket : {std::int64_t(2), std::int64_t(700), std::int64_t(2048), std::int64_t(1) << 20})
+        for (int k : {1, 2})
+          for (WireFormat wire : {WireFormat::Fp32, WireFormat::Bf16, WireFormat::Fp16}) {
+            if (mode == SyncMode::DataParallel && bucket != 2048) continue;  // no buckets there
+            if (bucket == 2 && (n != 2 || wire != WireFormat::Fp32)) continue;  // 4096 tiny all-reduces: once
+            TrainConfig c = base;
+            c.mode = mode;
+            c.ranks = n;
+            c.bucket_elements = bucket;
+            c.accumulate = k;
+            c.wire = wire;
+            const TrainResult r = run(c, data);
+            const double err = max_rel_err(r.weights, single);
+            INFO("mode " << int(mode) << " n " << n << " bucket " << bucket << " k " << k << " wire "
+                         << wire_name(wire) << " err " << err);
+            CHECK(err <= (wire == WireFormat::Fp32 ? 1e-5 : wire == WireFormat::Fp16 ? 2e-3 : 1e-2));
+            CHECK(r.replicas_identical);
+            REQUIRE(r.steps.size() == 3);
+            for (const auto& step : r.steps)
+              for (const RankStep& rs : step) {
+                CHECK(rs.step_us > 0);
+                CHECK(rs.compute_us > 0);
+                CHECK(rs.compute_us + rs.exposed_comm_us + rs.idle_us >= rs.step_us - 1e-6);
+                CHECK(rs.hidden_comm_us <= rs.comm_us + 1e-9);
+              }
+          }
+}
+
+TEST_CASE("ddp: comm bytes per rank per step equal 2 (N-1)/N x gradient bytes; 16 bits halve them") {
+  TrainConfig c = small_config();  // 8192 parameters; buckets of 1024 elements, divisible by 2 N
+  const training::DataSet data = training::make_data_set(c.shape, c.global_batch * c.steps, 11);
+  const std::int64_t grad_bytes = training::parameter_count(c.shape) * 4;
+  for (int n : {2, 4}) {
+    c.ranks = n;
+    c.wire = WireFormat::Fp32;
+    TrainResult r = run(c, data);
+    CHECK(r.rank0_bytes_sent_per_step == 2 * (n - 1) * grad_bytes / n);
+    CHECK(r.rank0_bytes_received_per_step == r.rank0_bytes_sent_per_step);
+    c.wire = WireFormat::Bf16;
+    r = run(c, data);
+    CHECK(r.rank0_bytes_sent_per_step == (n - 1) * grad_bytes / n);
+    // accumulate = 2 all-reduces once per optimizer step: the same bytes per step.
+    c.accumulate = 2;
+    CHECK(run(c, data).rank0_bytes_sent_per_step == (n - 1) * grad_bytes / n);
+    c.accumulate = 1;
+  }
+}
+
+TEST_CASE("ddp: at N = 2 in fp32 DDP and DataParallel give bit-identical weights (a + b = b + a)") {
+  TrainConfig c = small_config();
+  const training::DataSet data = training::make_data_set(c.shape, c.global_batch * c.steps, 11);
+  const TrainResult ddp = run(c, data);
+  c.mode = SyncMode::DataParallel;
+  const TrainResult dp = run(c, data);
+  CHECK(ddp.weights == dp.weights);
+  // DataParallel's rank 0 copies the model out and the workers' rows, and receives every gradient.
+  const std::int64_t params = training::parameter_count(c.shape);
+  CHECK(dp.rank0_bytes_sent_per_step == params * 4 + 2 * (c.global_batch / 2) * c.shape.width * 4);
+  CHECK(dp.rank0_bytes_received_per_step == params * 4);
+}
+
+TEST_CASE("ddp timeline: buckets all-reduced in order, each after the backward of its lowest layer") {
+  TrainConfig c = small_config();
+  const training::DataSet data = training::make_data_set(c.shape, c.global_batch * c.steps, 11);
+  const TrainResult r = run(c, data);
+  for (int rank = 0; rank < c.ranks; ++rank) {
+    std::vector<const OpSpan*> comm, backward;
+    for (const OpSpan& s : r.last_step_spans)
+      if (s.rank == rank) (s.kind == "comm" ? comm : backward).push_back(&s);
+    REQUIRE(comm.size() == r.buckets.size());
+    for (std::size_t b = 0; b < comm.size(); ++b) {
+      if (b > 0) CHECK(comm[b]->start_us >= comm[b - 1]->end_us);
+      const std::string ready_label = "B" + std::to_string(r.buckets[b].lowest_layer);
+      for (const OpSpan* s : backward)
+        if (s->label == ready_label) CHECK(comm[b]->start_us >= s->end_us);
+    }
+  }
+}
