@@ -61,12 +61,22 @@ void caveat(const std::string& text) {
   ImGui::Dummy({0, 0});
 }
 
-// The sentence a busy machine earns: what the probe saw, and what it does to the overlap numbers.
+// What a busy machine does to this lesson's numbers, in one sentence (the shell's band above already says how busy).
+constexpr const char* kBusySentence =
+    "Other processes took turns with the rank and communication threads during this run, which stretches the "
+    "all-reduces and skews the ranks' starts, so the overlap numbers here are lower and more scattered than on an "
+    "idle machine.";
 void busy_machine_caveat(const RunResult& r) {
-  if (!r.backend.conditions.disturbed()) return;
-  caveat(r.backend.conditions.sentence() +
-         " Other processes took turns with the rank and communication threads, so the all-reduces stretched and the "
-         "overlap numbers say more about the scheduler than about DDP: run again on an idle machine.");
+  if (r.backend.conditions.disturbed()) caveat(kBusySentence);
+}
+
+// The height a wrapped paragraph takes at the current width, with the item spacing after it.
+float wrapped_height(const std::string& text) {
+  return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y +
+         ImGui::GetStyle().ItemSpacing.y;
+}
+float caveat_height(const RunResult& r) {
+  return r.backend.conditions.disturbed() ? wrapped_height(kBusySentence) + 12 * ui_scale() : 0.0f;
 }
 
 std::string us_text(double v) { return fmt::format("{:.0f} us", v); }
@@ -154,8 +164,18 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
   const bool side_by_side = width >= 2.6f * ImGui::CalcTextSize("DataParallel rank 0 sent + received (counted)").x;
   const float plot_width = side_by_side ? (width - gap) / 2 : width;
-  const float height = side_by_side ? rest_height(4) : rest_height(4) / 2;
-  PlotSpec bytes{"Rank 0's bytes per step (sent + received)", {"ranks N", "", false}, {"bytes", "bytes", false}, {}, {}};
+  const std::string text = fmt::format(
+      "DataParallel's master copies the model and the rows out and gathers every gradient in, one worker after "
+      "another, while the workers wait: its bytes grow as N - 1, and so does its copying time. A DDP rank sends "
+      "2 (N-1)/N of the gradient, which levels off at twice the gradient; its wait is the all-reduce left after "
+      "backward. Ranks as threads on this CPU ({} hardware threads): beyond that many ranks, steps also wait for a "
+      "core.",
+      m->hardware_threads);
+  const float room = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) -
+                     ImGui::GetStyle().ItemSpacing.y;
+  const float minimum = ImGui::GetTextLineHeight() * 12;
+  const float height = std::max(side_by_side ? room : (room - gap) / 2, minimum);
+  PlotSpec bytes{"Rank 0's bytes per step", {"ranks N", "", true}, {"bytes", "bytes", false}, {}, {}};
   add_series(bytes, r, "rank0_bytes_vs_n_dp", series_color(1));
   add_series(bytes, r, "rank0_bytes_vs_n_dp_theory", series_color(1));
   add_series(bytes, r, "rank0_bytes_vs_n_ddp", series_color(0));
@@ -163,20 +183,14 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   bytes.size = {plot_width, height};
   draw_plot("bytes_vs_n", bytes);
   if (side_by_side) ImGui::SameLine(0, gap);
-  PlotSpec wait{"Rank 0 per step: copying or waiting, and the step", {"ranks N", "", false}, {"time", "us", false}, {},
-                {}};
+  PlotSpec wait{"Rank 0's wait, and the step", {"ranks N", "", true}, {"time", "us", false}, {}, {}};
   add_series(wait, r, "rank0_wait_vs_n_dp", series_color(1));
   add_series(wait, r, "rank0_wait_vs_n_ddp", series_color(0));
   add_series(wait, r, "step_vs_n_dp", series_color(3));
   add_series(wait, r, "step_vs_n_ddp", series_color(2));
   wait.size = {plot_width, height};
   draw_plot("wait_vs_n", wait);
-  note(fmt::format(
-      "DataParallel's master copies the model and the rows out and gathers every gradient in, one worker after "
-      "another, while the workers wait: its bytes grow as N - 1 and so does its time. A DDP rank sends 2 (N-1)/N "
-      "of the gradient, which levels off at twice the gradient. Ranks as threads on this CPU ({} hardware threads): "
-      "beyond that many ranks the steps also wait for a core.",
-      m->hardware_threads));
+  note(text);
   busy_machine_caveat(r);
 }
 
@@ -271,8 +285,13 @@ void draw_buckets_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
-  const float total = ImGui::GetContentRegionAvail().y;
-  const float timeline_h = std::max(total * 0.42f, ImGui::GetTextLineHeight() * 14);
+  const std::string text = fmt::format(
+      "overlap_fraction {:.2f} at the chosen bucket. One bucket waits for the whole backward; tiny buckets pay a "
+      "handshake each. Ranks as threads on this CPU: {} compute and communication threads share {} hardware "
+      "threads, so an all-reduce that overlaps backward in time also takes turns with it for a core.",
+      m->overlap_fraction, m->threads_used, m->hardware_threads);
+  const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
+  const float timeline_h = std::max(total * 0.5f, ImGui::GetTextLineHeight() * 10);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
   if (hover.timeline >= 0 && hover.span >= 0) {
     const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
@@ -289,13 +308,11 @@ void draw_buckets_step(const ViewContext& ctx) {
   add_series(spec, r, "exposed_vs_bucket", series_color(1));
   add_series(spec, r, "comm_vs_bucket", series_color(2));
   spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
-  spec.size = {0, rest_height(r.backend.conditions.disturbed() ? 5.5f : 3.5f, 10)};
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) -
+                               ImGui::GetStyle().ItemSpacing.y,
+                           ImGui::GetTextLineHeight() * 8)};
   draw_plot("step_vs_bucket", spec);
-  note(fmt::format(
-      "overlap_fraction {:.2f} at the chosen bucket. One bucket waits for the whole backward; tiny buckets pay a "
-      "handshake each. Ranks as threads on this CPU: {} compute and communication threads share {} hardware "
-      "threads, so an all-reduce overlapping backward in time also takes turns with it for a core.",
-      m->overlap_fraction, m->threads_used, m->hardware_threads));
+  note(text);
   busy_machine_caveat(r);
 }
 
@@ -305,36 +322,41 @@ void draw_accumulate_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ddp::DdpTheory& t = steps->theory;
   const double grad = double(t.gradient_bytes), n = steps->chosen.ranks, ring = 2 * (n - 1) / n;
-  heading(fmt::format("Bytes each rank sends per sample of the batch, N = {}, batch {}", steps->chosen.ranks,
-                      steps->chosen.global_batch));
+  heading(fmt::format("Bytes each rank sends per optimizer step and per micro-step (closed forms, N = {})",
+                      steps->chosen.ranks));
   std::vector<std::vector<std::string>> theory_rows;
   for (const char* dtype : {"fp32", "bf16", "fp16"})
     for (int k : {1, 2, 4}) {
       const double per_step = ring * grad * (std::string(dtype) == "fp32" ? 1 : 0.5);
       theory_rows.push_back({dtype, fmt::format("{}", k), format_bytes_binary(per_step),
-                             format_bytes_binary(per_step / (k * steps->chosen.global_batch))});
+                             format_bytes_binary(per_step / k)});
     }
-  if (measured_of(ctx) == nullptr) {
-    draw_columns_table("accumulate_theory",
-                       {"gradients on the wire", "accumulate k", "per all-reduce of the gradient",
-                        "per sample (batch k x B)"},
-                       theory_rows);
+  draw_columns_table("accumulate_theory",
+                     {"gradients on the wire", "accumulate k", "per all-reduce of the gradient",
+                      "per micro-step (without accumulation: all of it)"},
+                     theory_rows);
+  if (measured_of(ctx) == nullptr)
     return draw_needs_run("every variant's bytes and its weights against one rank on the full batch");
-  }
   const DdpMeasured& m = *measured_of(ctx);
+  ImGui::NewLine();  // the heading above is the theory's; the measured table gets its own
+  heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
+                      steps->chosen.global_batch, m.timed_steps));
   std::vector<std::vector<std::string>> rows;
   for (const ddp::Variant& v : m.variants)
     rows.push_back({v.mode + (v.chosen ? " (chosen)" : ""), v.grad_dtype, fmt::format("{}", v.accumulate),
                     fmt::format("{}", v.ranks), v.bucket_bytes ? format_bytes_binary(double(v.bucket_bytes)) : "-",
                     us_text(v.step_us), format_bytes_binary(double(v.comm_bytes)),
+                    format_bytes_binary(double(v.comm_bytes) / v.accumulate),
                     fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
   draw_columns_table("variants",
-                     {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "weights' max rel err"},
+                     {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
+                      "weights' max rel err"},
                      rows);
   note(
-      "Every variant trains the same batches for the same steps as one rank on the full batch. Accumulation keeps "
-      "the bytes per optimizer step and multiplies the rows per step by k (here the batch is fixed, so each "
-      "micro-step takes B / (N k) rows): the all-reduce runs once per k micro-steps. 16-bit gradients halve every "
+      "Every variant trains the same batches for the same steps as one rank on the full batch. With accumulation "
+      "each optimizer step is k micro-steps of B / (N k) rows per rank, and only the last one all-reduces: the bytes "
+      "per optimizer step stay, the bytes per micro-step fall k-fold (for a fixed micro-batch, k times fewer bytes "
+      "per sample, at the cost of a k times larger batch). 16-bit gradients halve every "
       "all-reduce; each hop of the ring rounds its sum to 16 bits, which is where their error comes from (bf16 keeps "
       "8 significant bits, fp16 11).");
   busy_machine_caveat(*ctx.result);

@@ -190,6 +190,9 @@ void check_split(const TrainConfig& c) {
         "parameter 'n': value '{}' is not allowed with batch = {} and accumulate = {} (each rank takes batch / (n x "
         "accumulate) rows per micro-step); allowed: n dividing batch / accumulate: {}",
         c.ranks, c.global_batch, c.accumulate, allowed_ranks(c.global_batch, c.accumulate)));
+}
+
+void check_bucket_count(const TrainConfig& c) {
   if (c.mode == SyncMode::Ddp && ddp::bucket_count(c.shape, c.bucket_elements) > kMaxBuckets)
     throw BadInput(fmt::format(
         "parameter 'bucket': value '{}' is not allowed for a gradient of {} (it makes {} buckets, each a ring "
@@ -238,6 +241,7 @@ void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
         "threads); allowed: --backend cpu");
   check_split(ddp_config(p));
   check_memory_and_time(p);
+  check_bucket_count(ddp_config(p));
 }
 
 ddp::DdpTheory ddp_theory(const ParamValues& p) {
