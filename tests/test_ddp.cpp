@@ -27,8 +27,8 @@ TEST_CASE("ddp buckets: contiguous, cut from the end in reverse layer order, eac
       CHECK(k.elements() > 0);
       if (b + 1 < buckets.size()) {
         CHECK(k.elements() == cap);
-        CHECK(buckets[b + 1].end == k.begin);                        // contiguous, no gap, no overlap
-        CHECK(buckets[b + 1].lowest_layer <= k.lowest_layer);        // later buckets hold earlier layers
+        CHECK(buckets[b + 1].end == k.begin);                  // contiguous, no gap, no overlap
+        CHECK(buckets[b + 1].lowest_layer <= k.lowest_layer);  // later buckets hold earlier layers
       } else {
         CHECK(k.elements() <= cap);
       }
@@ -88,7 +88,7 @@ TEST_CASE("ddp: every mode, bucket, accumulation and wire format trains to singl
       for (std::int64_t bucket : {std::int64_t(2), std::int64_t(700), std::int64_t(2048), std::int64_t(1) << 20})
         for (int k : {1, 2})
           for (WireFormat wire : {WireFormat::Fp32, WireFormat::Bf16, WireFormat::Fp16}) {
-            if (mode == SyncMode::DataParallel && bucket != 2048) continue;  // no buckets there
+            if (mode == SyncMode::DataParallel && bucket != 2048) continue;     // no buckets there
             if (bucket == 2 && (n != 2 || wire != WireFormat::Fp32)) continue;  // 4096 tiny all-reduces: once
             TrainConfig c = base;
             c.mode = mode;
@@ -98,8 +98,8 @@ TEST_CASE("ddp: every mode, bucket, accumulation and wire format trains to singl
             c.wire = wire;
             const TrainResult r = run(c, data);
             const double err = max_rel_err(r.weights, single);
-            INFO("mode " << int(mode) << " n " << n << " bucket " << bucket << " k " << k << " wire "
-                         << wire_name(wire) << " err " << err);
+            INFO("mode " << int(mode) << " n " << n << " bucket " << bucket << " k " << k << " wire " << wire_name(wire)
+                         << " err " << err);
             CHECK(err <= (wire == WireFormat::Fp32 ? 1e-5 : wire == WireFormat::Fp16 ? 2e-3 : 1e-2));
             CHECK(r.replicas_identical);
             REQUIRE(r.steps.size() == 3);

@@ -38,7 +38,8 @@ TEST_CASE("ddp: bad input exits 2 naming the parameter, the value and what is al
   check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
   check({"bucket=0"}, "parameter 'bucket': value '0' is not allowed");
   check({"bucket=0B"}, "parameter 'bucket'");
-  check({"accumulate=0"}, "parameter 'accumulate': value '0' is not allowed (out of range); allowed: an integer from 1");
+  check({"accumulate=0"},
+        "parameter 'accumulate': value '0' is not allowed (out of range); allowed: an integer from 1");
   check({"grad_dtype=int8"}, "one of: fp32, bf16, fp16");
   check({"mode=ps"}, "one of: ddp, dataparallel");
   check({"n=3", "batch=64"}, "parameter 'n': value '3' is not allowed with batch = 64 and accumulate = 1");
@@ -70,7 +71,8 @@ TEST_CASE("ddp theory: buckets and ring bytes from the closed forms") {
   CHECK(t->pytorch_first_bucket_bytes == 1024 * 1024);
   const ParamValues half = ParamValues::parse(lesson.params(), {"layers=8", "width=512", "n=4", "grad_dtype=bf16"});
   CHECK(ddp_theory(half).bytes_per_rank_per_step == 3 * (16 << 20) / 4);
-  const ParamValues dp = ParamValues::parse(lesson.params(), {"layers=1", "width=8", "n=2", "batch=4", "mode=dataparallel"});
+  const ParamValues dp =
+      ParamValues::parse(lesson.params(), {"layers=1", "width=8", "n=2", "batch=4", "mode=dataparallel"});
   // (N-1) (4 P + 2 x 4 w B / N) = 512 + 128.
   CHECK(ddp_theory(dp).bytes_per_rank_per_step == 640);
 }

@@ -139,8 +139,12 @@ void draw_ranks_theory(const DdpSteps& steps) {
                 {},
                 {}};
   PlotLine ring{"DDP: 2 x 2 (N-1)/N x gradient", series_color(0), SeriesStyle::LineAndMarkers, false, false, {}};
-  PlotLine master{"DataParallel's master: (N-1) (model + rows + gradient)", series_color(1),
-                  SeriesStyle::LineAndMarkers, false, false, {}};
+  PlotLine master{"DataParallel's master: (N-1) (model + rows + gradient)",
+                  series_color(1),
+                  SeriesStyle::LineAndMarkers,
+                  false,
+                  false,
+                  {}};
   for (const ddp::RanksRow& row : steps.ranks) {
     if (row.n == 1) continue;  // nothing moves: no point on a log axis
     const double a = 2 * row.ring_sent_per_rank, b = row.dataparallel_sent + row.dataparallel_received;
@@ -171,8 +175,8 @@ void draw_dataparallel_step(const ViewContext& ctx) {
       "backward. Ranks as threads on this CPU ({} hardware threads): beyond that many ranks, steps also wait for a "
       "core.",
       m->hardware_threads);
-  const float room = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) -
-                     ImGui::GetStyle().ItemSpacing.y;
+  const float room =
+      ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) - ImGui::GetStyle().ItemSpacing.y;
   const float minimum = ImGui::GetTextLineHeight() * 12;
   const float height = std::max(side_by_side ? room : (room - gap) / 2, minimum);
   PlotSpec bytes{"Rank 0's bytes per step", {"ranks N", "", true}, {"bytes", "bytes", false}, {}, {}};
@@ -204,13 +208,14 @@ void draw_ddp_step(const ViewContext& ctx) {
                       format_bytes_binary(double(t.gradient_bytes)), steps->chosen.ranks));
   std::vector<std::pair<std::string, std::string>> rows{
       {"ring: bytes each rank sends per step, 2 (N-1)/N x wire gradient", format_bytes_both(t.ring_closed_form_bytes)},
-      {"the same, bucket by bucket (theory bytes_per_rank_per_step)", format_bytes_both(double(t.bytes_per_rank_per_step))},
+      {"the same, bucket by bucket (theory bytes_per_rank_per_step)",
+       format_bytes_both(double(t.bytes_per_rank_per_step))},
   };
   if (m) {
     const std::string mode = param(*ctx.result, "mode");
-    rows.push_back({"counted by rank 0's links (comm_bytes)",
-                    fmt::format("{} {}", format_bytes_both(double(m->comm_bytes)),
-                                m->comm_bytes_match_theory ? "= theory" : "!= theory")});
+    rows.push_back(
+        {"counted by rank 0's links (comm_bytes)", fmt::format("{} {}", format_bytes_both(double(m->comm_bytes)),
+                                                               m->comm_bytes_match_theory ? "= theory" : "!= theory")});
     rows.push_back({"step (slowest rank, median)", us_text(m->step_us)});
     rows.push_back({"  compute: forward, backward, optimizer", us_text(m->compute_us)});
     rows.push_back({"  exposed communication: after backward, waiting", us_text(m->exposed_comm_us)});
@@ -218,9 +223,9 @@ void draw_ddp_step(const ViewContext& ctx) {
     rows.push_back({"time inside all-reduces / of it during backward",
                     fmt::format("{} / {}", us_text(m->comm_us), us_text(m->hidden_comm_us))});
     rows.push_back({"overlap_fraction (hidden / all communication)", fmt::format("{:.2f}", m->overlap_fraction)});
-    rows.push_back({"weights vs one rank on the full batch (max rel err)",
-                    fmt::format("{:.2e}{}", m->max_rel_err_vs_single,
-                                m->bit_identical_vs_single ? ", bit-identical" : "")});
+    rows.push_back(
+        {"weights vs one rank on the full batch (max rel err)",
+         fmt::format("{:.2e}{}", m->max_rel_err_vs_single, m->bit_identical_vs_single ? ", bit-identical" : "")});
     rows.push_back({"every rank's replica bit-identical to rank 0's", m->replicas_identical ? "yes" : "NO"});
     if (mode == "dataparallel")
       rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
@@ -254,7 +259,8 @@ void draw_bucket_bar(const DdpSteps& steps) {
     draw->AddRectFilled({x0, o.y}, {x1, o.y + h}, with_alpha(color, 0.55f));
     const std::string label = fmt::format("{}", b);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-    if (x1 - x0 > size.x + 4 * s) draw->AddText({(x0 + x1 - size.x) / 2, o.y + (h - size.y) / 2}, text_color(), label.c_str());
+    if (x1 - x0 > size.x + 4 * s)
+      draw->AddText({(x0 + x1 - size.x) / 2, o.y + (h - size.y) / 2}, text_color(), label.c_str());
   }
   const int layers = steps.chosen.shape.layers;
   for (int l = 1; l < layers && layers <= 256; ++l) {
@@ -328,8 +334,8 @@ void draw_accumulate_step(const ViewContext& ctx) {
   for (const char* dtype : {"fp32", "bf16", "fp16"})
     for (int k : {1, 2, 4}) {
       const double per_step = ring * grad * (std::string(dtype) == "fp32" ? 1 : 0.5);
-      theory_rows.push_back({dtype, fmt::format("{}", k), format_bytes_binary(per_step),
-                             format_bytes_binary(per_step / k)});
+      theory_rows.push_back(
+          {dtype, fmt::format("{}", k), format_bytes_binary(per_step), format_bytes_binary(per_step / k)});
     }
   draw_columns_table("accumulate_theory",
                      {"gradients on the wire", "accumulate k", "per all-reduce of the gradient",
@@ -343,11 +349,12 @@ void draw_accumulate_step(const ViewContext& ctx) {
                       steps->chosen.global_batch, m.timed_steps));
   std::vector<std::vector<std::string>> rows;
   for (const ddp::Variant& v : m.variants)
-    rows.push_back({v.mode + (v.chosen ? " (chosen)" : ""), v.grad_dtype, fmt::format("{}", v.accumulate),
-                    fmt::format("{}", v.ranks), v.bucket_bytes ? format_bytes_binary(double(v.bucket_bytes)) : "-",
-                    us_text(v.step_us), format_bytes_binary(double(v.comm_bytes)),
-                    format_bytes_binary(double(v.comm_bytes) / v.accumulate),
-                    fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
+    rows.push_back(
+        {v.mode + (v.chosen ? " (chosen)" : ""), v.grad_dtype, fmt::format("{}", v.accumulate),
+         fmt::format("{}", v.ranks), v.bucket_bytes ? format_bytes_binary(double(v.bucket_bytes)) : "-",
+         us_text(v.step_us), format_bytes_binary(double(v.comm_bytes)),
+         format_bytes_binary(double(v.comm_bytes) / v.accumulate),
+         fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
   draw_columns_table("variants",
                      {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
                       "weights' max rel err"},

@@ -59,11 +59,11 @@ struct RankStep {
 };
 
 struct TrainResult {
-  std::vector<float> weights;         // rank 0's after the last step
-  bool replicas_identical = true;     // every rank's weights bit-equal to rank 0's at the end (DDP)
-  std::vector<std::vector<RankStep>> steps;  // [step][rank]
-  std::vector<OpSpan> last_step_spans;       // every op of the last step, every rank
-  std::vector<Bucket> buckets;               // DDP's, in reduction order
+  std::vector<float> weights;                      // rank 0's after the last step
+  bool replicas_identical = true;                  // every rank's weights bit-equal to rank 0's at the end (DDP)
+  std::vector<std::vector<RankStep>> steps;        // [step][rank]
+  std::vector<OpSpan> last_step_spans;             // every op of the last step, every rank
+  std::vector<Bucket> buckets;                     // DDP's, in reduction order
   std::int64_t rank0_bytes_sent_per_step = 0;      // counted: ring links (DDP), copies out of the master (DP)
   std::int64_t rank0_bytes_received_per_step = 0;  // counted
 };

@@ -227,8 +227,8 @@ void check_memory_and_time(const ParamValues& p) {
   // The single-rank reference trains every step once more on one thread.
   const double seconds = estimated_seconds(flop_per_step * (flop_steps + chosen.steps), kBlasGflopsPerThread, 1);
   refuse_if_longer_than_limit(p, seconds,
-                              fmt::format("{} configurations of 12 B w^2 L FLOP per step at {:g} GFLOP/s", plan.size() + 2,
-                                          kBlasGflopsPerThread),
+                              fmt::format("{} configurations of 12 B w^2 L FLOP per step at {:g} GFLOP/s",
+                                          plan.size() + 2, kBlasGflopsPerThread),
                               "layers, width, batch or steps");
 }
 
@@ -261,8 +261,8 @@ ddp::DdpTheory ddp_theory(const ParamValues& p) {
     const std::vector<ddp::Bucket> buckets = ddp::assign_buckets(c.shape, c.bucket_elements);
     t.buckets = std::int64_t(buckets.size());
     for (const ddp::Bucket& b : buckets)
-      t.bytes_per_rank_per_step +=
-          wire == 4 ? ddp::ring_bytes_sent(b.elements(), c.ranks, 0, 4) : ddp::ring_bytes_sent(b.elements() / 2, c.ranks, 0, 4);
+      t.bytes_per_rank_per_step += wire == 4 ? ddp::ring_bytes_sent(b.elements(), c.ranks, 0, 4)
+                                             : ddp::ring_bytes_sent(b.elements() / 2, c.ranks, 0, 4);
   } else {
     t.bytes_per_rank_per_step = t.dataparallel_rank0_bytes_sent;
   }

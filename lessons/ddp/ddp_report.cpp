@@ -32,8 +32,8 @@ std::string ranks_table(const RunResult& r) {
   out += fmt::format("  {:>3} {:>12} {:>12} {:>14} {:>14} {:>20} {:>20}\n", "N", "DDP step", "DP step",
                      "DDP rank0 wait", "DP rank0 wait", "DDP rank0 bytes", "DP rank0 bytes");
   for (std::size_t i = 0; i < ddp->points.size() && i < dp->points.size(); ++i)
-    out += fmt::format("  {:>3.0f} {:>12} {:>12} {:>14} {:>14} {:>20} {:>20}\n", ddp->points[i].x,
-                       us(ddp->points[i].y), us(dp->points[i].y), us(wait_ddp->points[i].y), us(wait_dp->points[i].y),
+    out += fmt::format("  {:>3.0f} {:>12} {:>12} {:>14} {:>14} {:>20} {:>20}\n", ddp->points[i].x, us(ddp->points[i].y),
+                       us(dp->points[i].y), us(wait_ddp->points[i].y), us(wait_dp->points[i].y),
                        format_bytes_both(bytes_ddp->points[i].y), format_bytes_both(bytes_dp->points[i].y));
   return out;
 }
@@ -54,10 +54,11 @@ std::string DdpLesson::text_report(const RunResult& r) const {
       format_bytes_both(double(t->bytes_per_rank_per_step)), t->buckets,
       format_bytes_both(double(t->wire_gradient_bytes)), format_bytes_both(t->ring_closed_form_bytes),
       m->comm_bytes_match_theory ? "equal" : "DIFFERENT");
-  out += fmt::format("  weights after the last step against one rank on the full batch: max rel err {:.3g}{}; "
-                     "replicas identical: {}\n",
-                     m->max_rel_err_vs_single, m->bit_identical_vs_single ? " (bit-identical)" : "",
-                     m->replicas_identical ? "yes" : "NO");
+  out += fmt::format(
+      "  weights after the last step against one rank on the full batch: max rel err {:.3g}{}; "
+      "replicas identical: {}\n",
+      m->max_rel_err_vs_single, m->bit_identical_vs_single ? " (bit-identical)" : "",
+      m->replicas_identical ? "yes" : "NO");
   out += "\nEvery variant against one rank on the full batch\n";
   out += fmt::format("  {:>13} {:>5} {:>3} {:>3} {:>22} {:>12} {:>22} {:>12}\n", "mode", "dtype", "k", "N", "bucket",
                      "step", "rank 0 sent", "max rel err");

@@ -39,8 +39,8 @@ Measured measure(const TrainConfig& c, const training::DataSet& data, const std:
   std::vector<double> rank0_exposed;
   for (std::size_t s = 1; s < m.result.steps.size(); ++s) {
     const std::vector<RankStep>& ranks = m.result.steps[s];
-    const RankStep& slowest =
-        *std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.step_us < b.step_us; });
+    const RankStep& slowest = *std::max_element(ranks.begin(), ranks.end(),
+                                                [](const auto& a, const auto& b) { return a.step_us < b.step_us; });
     m.step_us.push_back(slowest.step_us);
     m.compute_us.push_back(slowest.compute_us);
     m.comm_us.push_back(slowest.comm_us);
@@ -92,10 +92,10 @@ bool is_base(const TrainConfig& c) { return c.wire == ddp::WireFormat::Fp32 && c
 // Step time, exposed communication and overlap against bucket size: DDP, fp32, no accumulation, the chosen N.
 std::vector<Series> bucket_series(const std::vector<Measured>& all, int ranks) {
   Series step = series("step_vs_bucket", "step (measured)", "measured", "bucket size", "bytes", "time", "us");
-  Series exposed = series("exposed_vs_bucket", "exposed communication (measured)", "measured", "bucket size", "bytes",
-                          "time", "us");
-  Series comm = series("comm_vs_bucket", "time in all-reduces (measured)", "measured", "bucket size", "bytes", "time",
-                       "us");
+  Series exposed =
+      series("exposed_vs_bucket", "exposed communication (measured)", "measured", "bucket size", "bytes", "time", "us");
+  Series comm =
+      series("comm_vs_bucket", "time in all-reduces (measured)", "measured", "bucket size", "bytes", "time", "us");
   Series overlap = series("overlap_vs_bucket", "communication hidden behind backward (measured)", "measured",
                           "bucket size", "bytes", "fraction", "");
   for (const Measured& m : all) {
@@ -121,22 +121,23 @@ std::vector<Series> ranks_series(const std::vector<Measured>& all, const TrainCo
   Series step_dp = series("step_vs_n_dp", "DataParallel step (measured)", "measured", "ranks N", "", "time", "us");
   Series wait_ddp = series("rank0_wait_vs_n_ddp", "DDP rank 0 waits for communication (measured)", "measured",
                            "ranks N", "", "time", "us");
-  Series wait_dp = series("rank0_wait_vs_n_dp", "DataParallel rank 0 copies and sums (measured)", "measured",
-                          "ranks N", "", "time", "us");
+  Series wait_dp = series("rank0_wait_vs_n_dp", "DataParallel rank 0 copies and sums (measured)", "measured", "ranks N",
+                          "", "time", "us");
   Series bytes_ddp = series("rank0_bytes_vs_n_ddp", "DDP rank 0 sent + received (counted)", "measured", "ranks N", "",
                             "bytes", "bytes");
   Series bytes_dp = series("rank0_bytes_vs_n_dp", "DataParallel rank 0 sent + received (counted)", "measured",
                            "ranks N", "", "bytes", "bytes");
-  Series theory_ddp = series("rank0_bytes_vs_n_ddp_theory", "DDP: 2 x 2 (N-1)/N x gradient", "theory", "ranks N", "",
-                             "bytes", "bytes");
-  Series theory_dp = series("rank0_bytes_vs_n_dp_theory", "DataParallel: (N-1) (2 x model + rows)", "theory",
-                            "ranks N", "", "bytes", "bytes");
+  Series theory_ddp =
+      series("rank0_bytes_vs_n_ddp_theory", "DDP: 2 x 2 (N-1)/N x gradient", "theory", "ranks N", "", "bytes", "bytes");
+  Series theory_dp = series("rank0_bytes_vs_n_dp_theory", "DataParallel: (N-1) (2 x model + rows)", "theory", "ranks N",
+                            "", "bytes", "bytes");
   const double grad = double(training::parameter_count(chosen.shape)) * 4;
   const double rows_bytes = 2.0 * chosen.shape.width * chosen.global_batch * 4;
   for (const Measured& m : all) {
     const TrainConfig& c = m.config;
     if (!is_base(c) || (c.mode == SyncMode::Ddp && c.bucket_elements != chosen.bucket_elements)) continue;
-    const double n = c.ranks, bytes = double(m.result.rank0_bytes_sent_per_step + m.result.rank0_bytes_received_per_step);
+    const double n = c.ranks,
+                 bytes = double(m.result.rank0_bytes_sent_per_step + m.result.rank0_bytes_received_per_step);
     if (c.mode == SyncMode::Ddp) {
       add_timing(step_ddp, n, m.step_us);
       add_value(wait_ddp, n, m.rank0_exposed_us);
@@ -233,9 +234,8 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   std::vector<Measured> all{measure(chosen, data, single, ctx)};
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const TrainConfig& c = plan[i].config;
-    ctx.control.progress((double(i) + 2) / tasks,
-                         fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose, mode_name(c.mode), c.ranks,
-                                     bucket_text(c)));
+    ctx.control.progress((double(i) + 2) / tasks, fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose,
+                                                              mode_name(c.mode), c.ranks, bucket_text(c)));
     all.push_back(measure(c, data, single, ctx));
   }
 

@@ -16,8 +16,8 @@ namespace dlsys::ddp {
 // Rank 0's bytes per optimizer step at N ranks, both ways, from the closed forms.
 struct RanksRow {
   int n = 0;
-  double ring_sent_per_rank = 0;  // DDP: 2 (N-1)/N x wire gradient bytes (sent; the same is received)
-  double dataparallel_sent = 0;   // DataParallel's master: (N-1) (model + rows)
+  double ring_sent_per_rank = 0;     // DDP: 2 (N-1)/N x wire gradient bytes (sent; the same is received)
+  double dataparallel_sent = 0;      // DataParallel's master: (N-1) (model + rows)
   double dataparallel_received = 0;  // (N-1) x wire gradient bytes
 };
 

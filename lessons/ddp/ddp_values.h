@@ -11,15 +11,15 @@
 namespace dlsys::ddp {
 
 struct DdpTheory {
-  std::int64_t parameters = 0;          // layers x 2 width^2
-  std::int64_t gradient_bytes = 0;      // parameters x 4 (fp32, as computed)
+  std::int64_t parameters = 0;           // layers x 2 width^2
+  std::int64_t gradient_bytes = 0;       // parameters x 4 (fp32, as computed)
   std::int64_t wire_gradient_bytes = 0;  // parameters x 2 or 4: what travels per all-reduce of the whole gradient
-  std::int64_t bucket_bytes = 0;        // the cap, fp32 bytes (whole, even element counts)
-  std::int64_t buckets = 0;             // ceil(parameters / bucket elements); 0 in dataparallel mode
+  std::int64_t bucket_bytes = 0;         // the cap, fp32 bytes (whole, even element counts)
+  std::int64_t buckets = 0;              // ceil(parameters / bucket elements); 0 in dataparallel mode
   // Bytes rank 0 sends per optimizer step. DDP: the ring's, bucket by bucket (each 2 (N-1)/N x its wire bytes when N
   // divides its words). DataParallel: the master's copies of the model and of the workers' rows.
   std::int64_t bytes_per_rank_per_step = 0;
-  double ring_closed_form_bytes = 0;  // 2 (N-1)/N x wire gradient bytes
+  double ring_closed_form_bytes = 0;                   // 2 (N-1)/N x wire gradient bytes
   std::int64_t dataparallel_rank0_bytes_sent = 0;      // (N-1) (4 P + 2 x 4 w B / N)
   std::int64_t dataparallel_rank0_bytes_received = 0;  // (N-1) x wire gradient bytes
   std::int64_t rows_per_rank_per_micro_step = 0;       // B / (N k)
@@ -36,7 +36,7 @@ DLSYS_VALUES_TO_JSON(DdpTheory, parameters, gradient_bytes, wire_gradient_bytes,
 
 // One trained variant against single-rank training on the full batch.
 struct Variant {
-  std::string mode;       // "ddp" | "dataparallel"
+  std::string mode;        // "ddp" | "dataparallel"
   std::string grad_dtype;  // "fp32" | "bf16" | "fp16"
   int accumulate = 1;
   int ranks = 0;
@@ -55,11 +55,11 @@ struct DdpMeasured {
   // kernels/ddp/trainer.h).
   double step_us = 0, step_us_min = 0, step_us_max = 0;
   double compute_us = 0;
-  double comm_us = 0;          // time inside collectives (bucket all-reduces, or the master's copies)
-  double hidden_comm_us = 0;   // the part of it that ran during backward
-  double exposed_comm_us = 0;  // what the step waited for after backward
-  double idle_us = 0;          // step - compute - exposed communication
-  double overlap_fraction = 0;  // hidden / comm, every rank's summed, median over the timed steps
+  double comm_us = 0;                    // time inside collectives (bucket all-reduces, or the master's copies)
+  double hidden_comm_us = 0;             // the part of it that ran during backward
+  double exposed_comm_us = 0;            // what the step waited for after backward
+  double idle_us = 0;                    // step - compute - exposed communication
+  double overlap_fraction = 0;           // hidden / comm, every rank's summed, median over the timed steps
   std::int64_t comm_bytes = 0;           // bytes rank 0 sent per optimizer step (counted by the links or copies)
   std::int64_t comm_bytes_received = 0;  // bytes rank 0 received per optimizer step
   bool comm_bytes_match_theory = false;

@@ -67,7 +67,9 @@ void sgd(std::vector<float>& weights, const std::vector<float>& grads, float lr)
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] -= lr * grads[i];
 }
 
-double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+double overlap(double a0, double a1, double b0, double b1) {
+  return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+}
 
 RankStep summarize(const Replica& rep, double step_end_us, bool ddp) {
   RankStep out;
@@ -107,7 +109,8 @@ void on_rank_threads(int n, Body body) {
       if (!error) error = std::current_exception();
     }
   };
-  start_threads(threads, 0, n, guarded, [] {}, "rank threads of the data-parallel run");
+  start_threads(
+      threads, 0, n, guarded, [] {}, "rank threads of the data-parallel run");
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
 }
@@ -220,13 +223,12 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
       for (int j = 0; j < c.accumulate; ++j) {
         const bool last = j == c.accumulate - 1;
         const int first_row = s * c.global_batch + r * (c.global_batch / n) + j * rows;
-        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last,
-                         [&](int layer) {
-                           if (!last) return;  // no_sync: gradients accumulate locally until the last micro-step
-                           rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
-                                           std::memory_order_release);
-                           rep.ready.notify_all();
-                         });
+        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last, [&](int layer) {
+          if (!last) return;  // no_sync: gradients accumulate locally until the last micro-step
+          rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
+                          std::memory_order_release);
+          rep.ready.notify_all();
+        });
       }
       for (int v = rep.comm_done.load(std::memory_order_acquire); v < s + 1;
            v = rep.comm_done.load(std::memory_order_acquire))
@@ -267,8 +269,8 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
   const std::int64_t params = std::int64_t(master.weights.size());
   std::vector<float> gathered(static_cast<std::size_t>(params));
   std::vector<std::uint16_t> gathered_16(c.wire == WireFormat::Fp32 ? 0 : std::size_t(params));
-  const std::int64_t scratch_bytes = std::int64_t(gathered.size() * 4 + gathered_16.size() * 2) +
-                                     std::int64_t(n - 1) * 2 * share * w * 4;
+  const std::int64_t scratch_bytes =
+      std::int64_t(gathered.size() * 4 + gathered_16.size() * 2) + std::int64_t(n - 1) * 2 * share * w * 4;
   ledger.allocate("comm", scratch_bytes);
   std::int64_t sent = 0, received = 0;
   const Clock::time_point origin = Clock::now();
@@ -304,7 +306,8 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
       barrier.arrive_and_wait();
       std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
       for (int j = 0; j < c.accumulate; ++j) {
-        const float* in = r == 0 ? data.input_rows(first_row + j * rows) : rep.inputs.data() + std::size_t(j) * rows * w;
+        const float* in =
+            r == 0 ? data.input_rows(first_row + j * rows) : rep.inputs.data() + std::size_t(j) * rows * w;
         const float* tg =
             r == 0 ? data.target_rows(first_row + j * rows) : rep.targets.data() + std::size_t(j) * rows * w;
         forward_backward(c, rep, in, tg, origin, j == c.accumulate - 1, [](int) {});
@@ -385,8 +388,8 @@ double train_bytes(const TrainConfig& c) {
   const double params = double(training::parameter_count(c.shape)), w = c.shape.width;
   const double rows = c.rows_per_micro_step();
   const double per_rank = params * (4 + 4 + (c.wire == WireFormat::Fp32 ? 0 : 2)) +
-                          (2.0 * c.shape.layers + 1) * rows * w * 4  // activations
-                          + 3 * rows * w * 4                         // backward's scratch
+                          (2.0 * c.shape.layers + 1) * rows * w * 4    // activations
+                          + 3 * rows * w * 4                           // backward's scratch
                           + 2.0 * (c.global_batch / c.ranks) * w * 4;  // a worker's scattered rows
   const double links = c.ranks > 1 ? double(collectives::Communicator::link_bytes(c.ranks, {})) : 0.0;
   return c.ranks * per_rank + links + params * 6;  // the master's gather buffers

@@ -90,7 +90,8 @@ std::vector<Primitive> allreduce_program(int rank, int n) {
   using namespace collectives;
   std::vector<Primitive> program{{Action::Send, reduce_scatter_send_chunk(rank, 0, n)}};
   for (int s = 0; s < n - 1; ++s)
-    program.push_back({s == n - 2 ? Action::ReduceStoreSend : Action::ReduceSend, reduce_scatter_recv_chunk(rank, s, n)});
+    program.push_back(
+        {s == n - 2 ? Action::ReduceStoreSend : Action::ReduceSend, reduce_scatter_recv_chunk(rank, s, n)});
   for (int s = 0; s < n - 1; ++s)
     program.push_back({s == n - 2 ? Action::Store : Action::StoreSend, all_gather_recv_chunk(rank, s, n)});
   return program;
