@@ -12,6 +12,7 @@
 #include "app/gui/theme.h"
 #include "app/gui/timeline.h"
 #include "app/views/view.h"
+#include "app/views/wide_tables.h"
 #include "engine/units.h"
 #include "lessons/ddp/ddp_steps.h"
 #include "lessons/ddp/ddp_values.h"
@@ -117,9 +118,9 @@ void draw_split_step(const ViewContext& ctx) {
     row.push_back(fmt::format("{:+.1e}", double(s.averaged[i]) - double(s.full[i])));
     rows.push_back(std::move(row));
   }
-  draw_columns_table("split", headers, rows);
+  draw_wide_columns_table("split", headers, rows);
   ImGui::Spacing();
-  draw_value_table("split_summary",
+  draw_wide_value_table("split_summary",
                    {{"weights in the model (2 blocks of width 8)", format_count(double(s.full.size()))},
                     {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
                     {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
@@ -230,7 +231,7 @@ void draw_ddp_step(const ViewContext& ctx) {
     if (mode == "dataparallel")
       rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
   }
-  draw_value_table("ddp_values", rows);
+  draw_wide_value_table("ddp_values", rows);
   if (m == nullptr) draw_needs_run("the step's split into compute, exposed communication and idle");
   note(
       "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
@@ -297,7 +298,7 @@ void draw_buckets_step(const ViewContext& ctx) {
       "threads, so an all-reduce that overlaps backward in time also takes turns with it for a core.",
       m->overlap_fraction, m->threads_used, m->hardware_threads);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
-  const float timeline_h = std::max(total * 0.5f, ImGui::GetTextLineHeight() * 10);
+  const float timeline_h = std::max(total * 0.5f, ImGui::GetTextLineHeight() * 8);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
   if (hover.timeline >= 0 && hover.span >= 0) {
     const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
@@ -337,9 +338,9 @@ void draw_accumulate_step(const ViewContext& ctx) {
       theory_rows.push_back(
           {dtype, fmt::format("{}", k), format_bytes_binary(per_step), format_bytes_binary(per_step / k)});
     }
-  draw_columns_table("accumulate_theory",
-                     {"gradients on the wire", "accumulate k", "per all-reduce of the gradient",
-                      "per micro-step (without accumulation: all of it)"},
+  draw_wide_columns_table("accumulate_theory",
+                     {"gradients on the wire", "accumulate k", "per optimizer step",
+                      "per micro-step"},
                      theory_rows);
   if (measured_of(ctx) == nullptr)
     return draw_needs_run("every variant's bytes and its weights against one rank on the full batch");
@@ -355,7 +356,7 @@ void draw_accumulate_step(const ViewContext& ctx) {
          us_text(v.step_us), format_bytes_binary(double(v.comm_bytes)),
          format_bytes_binary(double(v.comm_bytes) / v.accumulate),
          fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
-  draw_columns_table("variants",
+  draw_wide_columns_table("variants",
                      {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
                       "weights' max rel err"},
                      rows);

@@ -48,8 +48,9 @@ struct OpSpan {
 // One rank's optimizer step. Definitions (also the lesson's):
 //   step_us         the step's wall time on this rank, from the step's start to the end of its optimizer step.
 //   compute_us      time the rank's compute thread spends in forward, backward and the optimizer step.
-//   comm_us         time spent in collectives: the sum of the bucket all-reduces (DDP), or the master's copies,
-//                   gathers and summation (DataParallel).
+//   comm_us         time spent in collectives: the sum of the bucket all-reduces (DDP; including waiting for the
+//                   other ranks to reach the same bucket), or the master's copies, gathers and summation
+//                   (DataParallel).
 //   hidden_comm_us  the part of comm_us that ran while this rank's last backward was still running.
 //   exposed_comm_us time the compute thread waits for communication: from the end of its backward to the end of its
 //                   last all-reduce (DDP; 0 if they ended first); the master's whole comm_us (DataParallel).

@@ -267,16 +267,12 @@ RunResult DdpLesson::run(RunContext& ctx) const {
 
   const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
   result.backend.notes.push_back(
-      "ranks as threads on this CPU: each rank is a compute thread (one OpenBLAS thread) plus, in DDP, a communication "
-      "thread running the lab's ring all-reduce through shared memory");
+      "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
+      "thread running the lab's ring through shared memory");
   if (2 * chosen.ranks > hardware)
     result.backend.notes.push_back(fmt::format(
-        "{} compute and communication threads time-share {} hardware threads: an all-reduce that overlaps backward in "
-        "time also takes turns with it for a core",
+        "{} threads share {} hardware threads: communication that overlaps backward also takes turns with it",
         2 * chosen.ranks, hardware));
-  result.backend.notes.push_back(
-      "every variant trains the same steps as one rank on the full batch; max |w - w_single| / max |w_single| after "
-      "the last step");
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;
