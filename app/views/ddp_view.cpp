@@ -120,11 +120,11 @@ void draw_split_step(const ViewContext& ctx) {
   }
   draw_wide_columns_table("split", headers, rows);
   ImGui::Spacing();
-  draw_wide_value_table("split_summary",
-                   {{"weights in the model (2 blocks of width 8)", format_count(double(s.full.size()))},
-                    {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
-                    {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
-                    {"relative to the largest gradient", fmt::format("{:.2e}", s.max_abs_diff / s.max_abs_grad)}});
+  draw_wide_value_table(
+      "split_summary", {{"weights in the model (2 blocks of width 8)", format_count(double(s.full.size()))},
+                        {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
+                        {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
+                        {"relative to the largest gradient", fmt::format("{:.2e}", s.max_abs_diff / s.max_abs_grad)}});
   note(
       "Each worker's gradient differs (it saw other rows), yet their mean is the whole batch's gradient: the loss is "
       "a mean over rows and the gradient is linear. What is left is float rounding, of the order of fp32's 1e-7. "
@@ -163,7 +163,7 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr || !ctx.result->find_series("step_vs_n_dp")) {
     draw_ranks_theory(*steps);
-    return draw_needs_run("rank 0's bytes and waiting against N, DataParallel and DDP");
+    return draw_needs_run("rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
@@ -232,7 +232,7 @@ void draw_ddp_step(const ViewContext& ctx) {
       rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
   }
   draw_wide_value_table("ddp_values", rows);
-  if (m == nullptr) draw_needs_run("the step's split into compute, exposed communication and idle");
+  if (m == nullptr) draw_needs_run("the step's compute, exposed communication and idle");
   note(
       "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
       "same sum and takes the same SGD step, so the replicas stay identical bit for bit. Weights never equal one "
@@ -266,7 +266,9 @@ void draw_bucket_bar(const DdpSteps& steps) {
   const int layers = steps.chosen.shape.layers;
   for (int l = 1; l < layers && layers <= 256; ++l) {
     const float x = x_of(double(l) / layers * total);
-    draw->AddLine({x, o.y - 3 * s}, {x, o.y + h + 3 * s}, text_color(), 1.5f * s);
+    // Short marks at the edges, clear of the bucket numbers in the middle.
+    draw->AddLine({x, o.y - 3 * s}, {x, o.y + 0.22f * h}, text_color(), 1.5f * s);
+    draw->AddLine({x, o.y + 0.78f * h}, {x, o.y + h + 3 * s}, text_color(), 1.5f * s);
   }
   ImGui::Dummy({width, h + 4 * s});
   note(steps.buckets.empty()
@@ -282,10 +284,17 @@ void draw_buckets_step(const ViewContext& ctx) {
   draw_bucket_bar(*steps);
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.empty()) {
+    static TimelineViewState simulated_view;
+    std::vector<const Timeline*> simulated;
+    for (const Timeline& t : steps->simulated) simulated.push_back(&t);
+    const float h = std::max(ImGui::GetContentRegionAvail().y - 5 * ImGui::GetFrameHeightWithSpacing(),
+                             ImGui::GetTextLineHeight() * 8);
+    draw_timelines("ddp_simulated", simulated, false, simulated_view, {0, h});
     note(
-        "PyTorch's DistributedDataParallel caps buckets at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB "
-        "(torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so the first all-reduce starts early.");
-    return draw_needs_run("a timeline of backward and the bucket all-reduces, and step time against bucket size");
+        "Simulated from assumed rates, one rank (all are alike here). PyTorch's DistributedDataParallel caps buckets "
+        "at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so "
+        "the first all-reduce starts early.");
+    return draw_needs_run("the timeline and step time against bucket size");
   }
   const RunResult& r = *ctx.result;
   static TimelineViewState view;
@@ -339,11 +348,9 @@ void draw_accumulate_step(const ViewContext& ctx) {
           {dtype, fmt::format("{}", k), format_bytes_binary(per_step), format_bytes_binary(per_step / k)});
     }
   draw_wide_columns_table("accumulate_theory",
-                     {"gradients on the wire", "accumulate k", "per optimizer step",
-                      "per micro-step"},
-                     theory_rows);
-  if (measured_of(ctx) == nullptr)
-    return draw_needs_run("every variant's bytes and its weights against one rank on the full batch");
+                          {"gradients on the wire", "accumulate k", "per optimizer step", "per micro-step"},
+                          theory_rows);
+  if (measured_of(ctx) == nullptr) return draw_needs_run("every variant's bytes and weights");
   const DdpMeasured& m = *measured_of(ctx);
   ImGui::NewLine();  // the heading above is the theory's; the measured table gets its own
   heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
@@ -357,9 +364,9 @@ void draw_accumulate_step(const ViewContext& ctx) {
          format_bytes_binary(double(v.comm_bytes) / v.accumulate),
          fmt::format("{:.2e}{}", v.max_rel_err_vs_single, v.bit_identical_vs_single ? " (bit-identical)" : "")});
   draw_wide_columns_table("variants",
-                     {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
-                      "weights' max rel err"},
-                     rows);
+                          {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
+                           "weights' max rel err"},
+                          rows);
   note(
       "Every variant trains the same batches for the same steps as one rank on the full batch. With accumulation "
       "each optimizer step is k micro-steps of B / (N k) rows per rank, and only the last one all-reduces: the bytes "

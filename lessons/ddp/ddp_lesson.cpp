@@ -9,6 +9,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/ddp/buckets.h"
+#include "kernels/ddp/simulate.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/ddp/ddp_steps.h"
 
@@ -271,6 +272,37 @@ ddp::DdpTheory ddp_theory(const ParamValues& p) {
 }
 
 std::shared_ptr<const LessonValues> DdpLesson::theory(const ParamValues& p) const { return make_values(ddp_theory(p)); }
+
+namespace {
+
+Timeline simulated_timeline(const TrainConfig& c, const std::string& name) {
+  const ddp::AssumedRates rates;
+  Timeline t;
+  t.name = fmt::format("{} (simulated: {:g} GFLOP/s, links {:g} GB/s, {:g} us per ring step)", name, rates.gflops,
+                       rates.link_gbps, rates.latency_us);
+  t.source = "theory";
+  t.mode = "simulated";
+  t.lanes = {"each rank's compute", "each rank's comm"};
+  for (const ddp::OpSpan& s : ddp::simulate_step(c, rates))
+    t.spans.push_back(
+        {.lane = s.comm_lane ? 1 : 0, .start = s.start_us, .end = s.end_us, .kind = s.kind, .label = s.label});
+  return t;
+}
+
+}  // namespace
+
+std::vector<Timeline> ddp_theory_timelines(const ParamValues& p) {
+  TrainConfig c = ddp_config(p);
+  c.mode = SyncMode::Ddp;
+  c.accumulate = 1;
+  std::vector<Timeline> out{simulated_timeline(
+      c, fmt::format("DDP, N = {}, bucket {}", c.ranks, format_bytes_binary(double(c.bucket_elements * 4))))};
+  c.bucket_elements = training::parameter_count(c.shape);
+  out.push_back(simulated_timeline(c, fmt::format("DDP, N = {}, one bucket", c.ranks)));
+  return out;
+}
+
+std::vector<Timeline> DdpLesson::theory_timelines(const ParamValues& p) const { return ddp_theory_timelines(p); }
 
 std::shared_ptr<const StepData> DdpLesson::step_data(const ParamValues& p) const {
   return ddp::make_steps(p, ddp_theory(p));

@@ -23,12 +23,16 @@ class DdpLesson final : public Lesson {
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
+  bool has_timeline() const override { return true; }
+  std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
 // The chosen configuration as the trainer takes it (steps: the timed ones plus one untimed first step).
 ddp::TrainConfig ddp_config(const ParamValues& params);
 ddp::DdpTheory ddp_theory(const ParamValues& params);
+// One DDP step at the chosen bucket and with one bucket, simulated from assumed rates (kernels/ddp/simulate.h).
+std::vector<Timeline> ddp_theory_timelines(const ParamValues& params);
 
 // Every configuration a run trains besides the chosen one, in order: the variants (wire formats, accumulation,
 // DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration.

@@ -19,6 +19,7 @@ std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpT
   const double w = steps->chosen.shape.width, batch = steps->chosen.global_batch;
   for (int n = 1; n <= 64; n *= 2)
     steps->ranks.push_back({n, 2.0 * (n - 1) / n * grad, (n - 1) * (model + 2 * w * batch / n * 4), (n - 1) * grad});
+  steps->simulated = dlsys::ddp_theory_timelines(params);
   return steps;
 }
 

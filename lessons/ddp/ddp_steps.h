@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/params.h"
+#include "engine/run_result.h"
 #include "kernels/ddp/batch_split.h"
 #include "kernels/ddp/buckets.h"
 #include "kernels/ddp/trainer.h"
@@ -26,8 +27,9 @@ struct DdpSteps final : StepData {
   BatchSplit split;                  // the course's batch of 10 over 5 workers
   DdpTheory theory;
   TrainConfig chosen;
-  std::vector<Bucket> buckets;  // the chosen gradient's, in reduction order
-  std::vector<RanksRow> ranks;  // N = 1, 2, 4, ..., 64
+  std::vector<Bucket> buckets;      // the chosen gradient's, in reduction order
+  std::vector<RanksRow> ranks;      // N = 1, 2, 4, ..., 64
+  std::vector<Timeline> simulated;  // one step at the chosen bucket and with one bucket, from assumed rates
 };
 
 std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpTheory& theory);
