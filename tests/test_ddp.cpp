@@ -4,12 +4,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <map>
 
 #include "engine/ledger.h"
 #include "kernels/ddp/batch_split.h"
 #include "kernels/ddp/buckets.h"
+#include "kernels/ddp/simulate.h"
 #include "kernels/ddp/trainer.h"
+#include "kernels/ddp/wire.h"
+#include "kernels/precision/float_format.h"
 
 using namespace dlsys;
 using namespace dlsys::ddp;
@@ -162,4 +167,61 @@ TEST_CASE("ddp timeline: buckets all-reduced in order, each after the backward o
         if (s->label == ready_label) CHECK(comm[b]->start_us >= s->end_us);
     }
   }
+}
+
+TEST_CASE("ddp wire: 16-bit encoding equals the precision lesson's round-to-nearest-even, every pattern back exactly") {
+  for (WireFormat f : {WireFormat::Fp16, WireFormat::Bf16}) {
+    std::vector<std::uint16_t> bits(1 << 16);
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = std::uint16_t(i);
+    std::vector<float> values(bits.size());
+    decode_16(f, bits.data(), values.data(), std::int64_t(bits.size()));
+    std::vector<std::uint16_t> back(bits.size());
+    encode_16(f, values.data(), back.data(), std::int64_t(bits.size()));
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      const float reference =
+          f == WireFormat::Fp16 ? precision::float_from_fp16_bits(bits[i]) : precision::float_from_bf16_bits(bits[i]);
+      if (std::isnan(reference)) continue;
+      INFO(wire_name(f) << " pattern " << i);
+      REQUIRE(values[i] == reference);
+      REQUIRE(back[i] == bits[i]);
+    }
+    // Values between representable ones round as the software conversion does (ties to even included).
+    std::vector<float> between;
+    for (std::uint32_t k = 0; k < 200000; ++k) between.push_back(std::bit_cast<float>(0x33000000u + k * 40503u));
+    std::vector<std::uint16_t> rounded(between.size());
+    encode_16(f, between.data(), rounded.data(), std::int64_t(between.size()));
+    for (std::size_t i = 0; i < between.size(); ++i)
+      REQUIRE(rounded[i] == (f == WireFormat::Fp16 ? precision::fp16_bits_from_float(between[i])
+                                                   : precision::bf16_bits_from_float(between[i])));
+  }
+}
+
+TEST_CASE("ddp simulated step: buckets in order, each after its lowest layer's backward, the step after all") {
+  TrainConfig c = small_config();
+  c.shape = {6, 64};
+  c.bucket_elements = 3000;  // buckets that straddle layers
+  const std::vector<OpSpan> spans = simulate_step(c, {});
+  const std::vector<Bucket> buckets = assign_buckets(c.shape, c.bucket_elements);
+  std::vector<const OpSpan*> comm;
+  double backward_end = 0, opt_start = 0;
+  std::map<std::string, double> layer_end;
+  for (const OpSpan& s : spans) {
+    if (s.kind == "comm") comm.push_back(&s);
+    if (s.kind == "B") {
+      layer_end[s.label] = s.end_us;
+      backward_end = std::max(backward_end, s.end_us);
+    }
+    if (s.kind == "opt") opt_start = s.start_us;
+  }
+  REQUIRE(comm.size() == buckets.size());
+  for (std::size_t b = 0; b < comm.size(); ++b) {
+    CHECK(comm[b]->start_us >= layer_end.at("B" + std::to_string(buckets[b].lowest_layer)));
+    if (b > 0) CHECK(comm[b]->start_us >= comm[b - 1]->end_us);
+    CHECK(opt_start >= comm[b]->end_us);
+  }
+  CHECK(opt_start >= backward_end);
+  // One bucket cannot start before backward ends: nothing overlaps.
+  c.bucket_elements = training::parameter_count(c.shape);
+  for (const OpSpan& s : simulate_step(c, {}))
+    if (s.kind == "comm") CHECK(s.start_us >= backward_end);
 }
