@@ -248,6 +248,15 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     measured.bench_overlap_fraction = median(bench->overlap);
     measured.bench_bucket_bytes = quarter * 4;
   }
+  for (const Measured& m : all) {
+    if (m.config.mode != SyncMode::Ddp || m.config.ranks != chosen.ranks || !is_base(m.config)) continue;
+    const double step = median(m.step_us);
+    if (measured.best_bucket_bytes == 0 || step < measured.best_bucket_step_us) {
+      measured.best_bucket_bytes = m.config.bucket_elements * 4;
+      measured.best_bucket_step_us = step;
+    }
+    if (m.config.bucket_elements >= training::parameter_count(chosen.shape)) measured.one_bucket_step_us = step;
+  }
   measured.bench_overlap_bar = kOverlapBar;
   measured.bench_meets_bar = measured.bench_overlap_fraction >= kOverlapBar;
   result.measured = make_values(std::move(measured));

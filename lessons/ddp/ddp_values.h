@@ -70,6 +70,10 @@ struct DdpMeasured {
   int hardware_threads = 0;
   int threads_used = 0;  // compute + communication threads of the chosen run
   std::vector<Variant> variants;
+  // The bucket sweep (DDP, fp32, no accumulation, the chosen N): the fastest bucket and one bucket, median steps.
+  std::int64_t best_bucket_bytes = 0;
+  double best_bucket_step_us = 0;
+  double one_bucket_step_us = 0;
   // The lesson's benchmark: N = 2, buckets of a quarter of the gradient, fp32: overlap_fraction >= 0.5.
   double bench_overlap_fraction = 0;
   std::int64_t bench_bucket_bytes = 0;
@@ -79,7 +83,7 @@ struct DdpMeasured {
 DLSYS_VALUES_TO_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us,
                      exposed_comm_us, idle_us, overlap_fraction, comm_bytes, comm_bytes_received,
                      comm_bytes_match_theory, max_rel_err_vs_single, bit_identical_vs_single, replicas_identical,
-                     timed_steps, hardware_threads, threads_used, variants, bench_overlap_fraction, bench_bucket_bytes,
-                     bench_overlap_bar, bench_meets_bar)
+                     timed_steps, hardware_threads, threads_used, variants, best_bucket_bytes, best_bucket_step_us,
+                     one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes, bench_overlap_bar, bench_meets_bar)
 
 }  // namespace dlsys::ddp
