@@ -302,15 +302,14 @@ void draw_buckets_step(const ViewContext& ctx) {
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
   const std::string text = fmt::format(
-      "overlap_fraction {:.2f} at the chosen bucket. Measured here: the fastest step came with buckets of {} ({}); "
-      "one bucket took {}. One bucket waits for the whole backward; tiny buckets pay a handshake each. Ranks as "
-      "threads on this CPU: {} compute and communication threads share {} hardware threads, so an all-reduce that "
-      "overlaps backward in time also takes turns with it for a core, and hiding it shortens the step less than "
-      "on GPUs, where NCCL runs on a stream of its own beside the compute kernels.",
+      "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one bucket took "
+      "{}. Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
+      "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL has a stream "
+      "of its own.",
       m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
       us_text(m->one_bucket_step_us), m->threads_used, m->hardware_threads);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
-  const float timeline_h = std::max(total * 0.5f, ImGui::GetTextLineHeight() * 8);
+  const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 8);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
   if (hover.timeline >= 0 && hover.span >= 0) {
     const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
