@@ -273,8 +273,8 @@ void draw_bucket_bar(const DdpSteps& steps) {
   ImGui::Dummy({width, h + 4 * s});
   note(steps.buckets.empty()
            ? fmt::format("{} buckets: too many to draw.", steps.theory.buckets)
-           : fmt::format("The flat gradient, layer 0 on the left: {} layers (ticks), {} buckets of {} (numbered in the "
-                         "order they are all-reduced, from the last layer).",
+           : fmt::format("The flat gradient, layer 0 on the left: {} layers (ticks), {} buckets of {}, numbered in "
+                         "reduction order.",
                          layers, steps.buckets.size(), format_bytes_binary(double(steps.theory.bucket_bytes))));
 }
 
@@ -309,7 +309,7 @@ void draw_buckets_step(const ViewContext& ctx) {
       m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
       us_text(m->one_bucket_step_us), m->threads_used, m->hardware_threads);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
-  const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 8);
+  const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 7);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
   if (hover.timeline >= 0 && hover.span >= 0) {
     const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
@@ -328,7 +328,7 @@ void draw_buckets_step(const ViewContext& ctx) {
   spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
   spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) -
                                ImGui::GetStyle().ItemSpacing.y,
-                           ImGui::GetTextLineHeight() * 8)};
+                           ImGui::GetTextLineHeight() * 7)};
   draw_plot("step_vs_bucket", spec);
   note(text);
   busy_machine_caveat(r);
