@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "engine/errors.h"
 #include "engine/ledger.h"
 #include "kernels/ddp/batch_split.h"
 #include "kernels/ddp/buckets.h"
@@ -224,4 +225,12 @@ TEST_CASE("ddp simulated step: buckets in order, each after its lowest layer's b
   c.bucket_elements = training::parameter_count(c.shape);
   for (const OpSpan& s : simulate_step(c, {}))
     if (s.kind == "comm") CHECK(s.start_us >= backward_end);
+}
+
+TEST_CASE("ddp: a data set too short for the steps asked is a run failure, not a read past its end") {
+  TrainConfig c = small_config();
+  const training::DataSet data = training::make_data_set(c.shape, c.global_batch * c.steps - 1, 11);
+  MemoryLedger ledger;
+  CHECK_THROWS_AS(train(c, data, ledger), RunFailure);
+  CHECK_THROWS_AS(train_single_rank(c, data), RunFailure);
 }

@@ -172,7 +172,10 @@ std::vector<PlannedRun> ddp_run_plan(const ParamValues& p) {
   TrainConfig bench = base;
   bench.ranks = kBenchRanks;
   bench.bucket_elements = std::max<std::int64_t>(2, gradient_elements(bench) / 4 / 2 * 2);
-  add(bench, "benchmark");
+  // Always its own run, with more timed steps than the sweeps: one number the lesson states, so its median should
+  // not hang on two or three steps.
+  bench.steps = std::max(bench.steps, kBenchTimedSteps + 1);
+  if (divides_batch(bench)) plan.push_back({bench, "benchmark"});
   return plan;
 }
 
@@ -208,12 +211,14 @@ void check_memory_and_time(const ParamValues& p) {
   const std::vector<PlannedRun> plan = ddp_run_plan(p);
   double largest = ddp::train_bytes(chosen);
   double flop_steps = double(chosen.steps);
+  int most_steps = chosen.steps;
   for (const PlannedRun& r : plan) {
     largest = std::max(largest, ddp::train_bytes(r.config));
     flop_steps += r.config.steps;
+    most_steps = std::max(most_steps, r.config.steps);
   }
   const double params = double(gradient_elements(chosen)), w = chosen.shape.width;
-  const double data_bytes = double(chosen.steps) * chosen.global_batch * w * 2 * 4;
+  const double data_bytes = double(most_steps) * chosen.global_batch * w * 2 * 4;
   const double single_bytes = params * 8 + (2.0 * chosen.shape.layers + 4) * chosen.global_batch * w * 4;
   const double needed = largest + data_bytes + single_bytes + params * 4 * 2;  // + the two weight sets compared
   const HostMemory host = host_memory();

@@ -224,8 +224,10 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   result.backend.repeats = int(p.integer("steps"));
   const TrainConfig chosen = ddp_config(p);
   const std::vector<PlannedRun> plan = ddp_run_plan(p);
+  int most_steps = chosen.steps;  // the benchmark trains longer than the others: its rows must exist too
+  for (const PlannedRun& r : plan) most_steps = std::max(most_steps, r.config.steps);
   const training::DataSet data =
-      training::make_data_set(chosen.shape, chosen.global_batch * chosen.steps, chosen.seed + 100);
+      training::make_data_set(chosen.shape, chosen.global_batch * most_steps, chosen.seed + 100);
   const double tasks = double(plan.size()) + 2;
 
   ctx.control.progress(0, "single-rank training on the full batch (the reference)");
@@ -244,10 +246,11 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     if (i == 0 || (i - 1 < plan.size() && std::string(plan[i - 1].purpose) == "variant"))
       measured.variants.push_back(variant_of(all[i], i == 0));
   const std::int64_t quarter = std::max<std::int64_t>(2, training::parameter_count(chosen.shape) / 4 / 2 * 2);
-  if (const Measured* bench = find(all, kBenchRanks, SyncMode::Ddp, quarter)) {
-    measured.bench_overlap_fraction = median(bench->overlap);
-    measured.bench_bucket_bytes = quarter * 4;
-  }
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (std::string(plan[i].purpose) == "benchmark") {
+      measured.bench_overlap_fraction = median(all[i + 1].overlap);
+      measured.bench_bucket_bytes = quarter * 4;
+    }
   for (const Measured& m : all) {
     if (m.config.mode != SyncMode::Ddp || m.config.ranks != chosen.ranks || !is_base(m.config)) continue;
     const double step = median(m.step_us);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/errors.h"
 #include "engine/thread_start.h"
 #include "kernels/collectives/collectives.h"
 #include "kernels/tensor/tp_layer.h"
@@ -351,14 +352,23 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
   return out;
 }
 
+void check_data(const TrainConfig& c, const training::DataSet& data) {
+  if (data.samples < std::int64_t(c.steps) * c.global_batch || data.width != c.shape.width)
+    throw RunFailure(fmt::format("the data set has {} rows of width {}; {} steps of batch {} need {} of width {}",
+                                 data.samples, data.width, c.steps, c.global_batch,
+                                 std::int64_t(c.steps) * c.global_batch, c.shape.width));
+}
+
 }  // namespace
 
 TrainResult train(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  check_data(c, data);
   const tensor::SingleThreadedBlas blas;
   return c.mode == SyncMode::Ddp ? train_ddp(c, data, ledger) : train_data_parallel(c, data, ledger);
 }
 
 std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data) {
+  check_data(config, data);
   const tensor::SingleThreadedBlas blas;
   TrainConfig c = config;
   c.ranks = 1;
