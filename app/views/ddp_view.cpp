@@ -167,20 +167,17 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   }
   const RunResult& r = *ctx.result;
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
-  const bool side_by_side = width >= 2.6f * ImGui::CalcTextSize("DataParallel rank 0 sent + received (counted)").x;
+  const bool side_by_side = width >= 2.6f * ImGui::CalcTextSize("DataParallel: (N-1)(2 model + rows/N)").x;
   const float plot_width = side_by_side ? (width - gap) / 2 : width;
-  const std::string text = fmt::format(
-      "DataParallel's master copies the model and the rows out and gathers every gradient in, one worker after "
-      "another, while the workers wait: its bytes grow as N - 1, and so does its copying time. A DDP rank sends "
-      "2 (N-1)/N of the gradient, which levels off at twice the gradient; its wait is the all-reduce left after "
-      "backward. Ranks as threads on this CPU ({} hardware threads): beyond that many ranks, steps also wait for a "
-      "core.",
-      m->hardware_threads);
+  const std::string text =
+      "The master copies the model and the rows out and gathers every gradient in, one worker after another, while "
+      "the workers wait: its bytes and its copying time grow as N - 1. A DDP rank sends 2 (N-1)/N of the gradient, "
+      "which levels off at twice the gradient; its wait is the all-reduce left after backward.";
   const float room =
       ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) - ImGui::GetStyle().ItemSpacing.y;
-  const float minimum = ImGui::GetTextLineHeight() * 12;
+  const float minimum = ImGui::GetTextLineHeight() * 16;  // legend and a readable plot; the view scrolls below
   const float height = std::max(side_by_side ? room : (room - gap) / 2, minimum);
-  PlotSpec bytes{"Rank 0's bytes per step", {"ranks N", "", true}, {"bytes", "bytes", false}, {}, {}};
+  PlotSpec bytes{"Rank 0's bytes per step", {"ranks N", "", true}, {"sent + received", "bytes", false}, {}, {}};
   add_series(bytes, r, "rank0_bytes_vs_n_dp", series_color(1));
   add_series(bytes, r, "rank0_bytes_vs_n_dp_theory", series_color(1));
   add_series(bytes, r, "rank0_bytes_vs_n_ddp", series_color(0));
@@ -188,7 +185,7 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   bytes.size = {plot_width, height};
   draw_plot("bytes_vs_n", bytes);
   if (side_by_side) ImGui::SameLine(0, gap);
-  PlotSpec wait{"Rank 0's wait, and the step", {"ranks N", "", true}, {"time", "us", false}, {}, {}};
+  PlotSpec wait{"Rank 0 per step", {"ranks N", "", true}, {"time", "us", false}, {}, {}};
   add_series(wait, r, "rank0_wait_vs_n_dp", series_color(1));
   add_series(wait, r, "rank0_wait_vs_n_ddp", series_color(0));
   add_series(wait, r, "step_vs_n_dp", series_color(3));
@@ -338,27 +335,22 @@ void draw_buckets_step(const ViewContext& ctx) {
 void draw_accumulate_step(const ViewContext& ctx) {
   const DdpSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  const ddp::DdpTheory& t = steps->theory;
-  const double grad = double(t.gradient_bytes), n = steps->chosen.ranks, ring = 2 * (n - 1) / n;
-  heading(fmt::format("Bytes each rank sends per optimizer step and per micro-step (closed forms, N = {})",
-                      steps->chosen.ranks));
   std::vector<std::vector<std::string>> theory_rows;
-  for (const char* dtype : {"fp32", "bf16", "fp16"})
-    for (int k : {1, 2, 4}) {
-      const double per_step = ring * grad * (std::string(dtype) == "fp32" ? 1 : 0.5);
-      theory_rows.push_back(
-          {dtype, fmt::format("{}", k), format_bytes_binary(per_step), format_bytes_binary(per_step / k)});
-    }
-  draw_wide_columns_table("accumulate_theory",
-                          {"gradients on the wire", "accumulate k", "per optimizer step", "per micro-step"},
-                          theory_rows);
-  if (measured_of(ctx) == nullptr) return draw_needs_run("every variant's bytes and weights");
-  const DdpMeasured& m = *measured_of(ctx);
-  ImGui::NewLine();  // the heading above is the theory's; the measured table gets its own
+  for (const ddp::WireRow& w : steps->wire)
+    theory_rows.push_back({w.grad_dtype, fmt::format("{}", w.accumulate), format_bytes_binary(w.per_optimizer_step),
+                           format_bytes_binary(w.per_micro_step)});
+  const std::vector<std::string> theory_headers{"gradients on the wire", "accumulate k", "per optimizer step",
+                                                "per micro-step"};
+  const DdpMeasured* m = measured_of(ctx);
+  if (m == nullptr) {
+    heading(fmt::format("Bytes each rank sends, closed forms, N = {}", steps->chosen.ranks));
+    draw_wide_columns_table("accumulate_theory", theory_headers, theory_rows);
+    return draw_needs_run("every variant's bytes and weights");
+  }
   heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
-                      steps->chosen.global_batch, m.timed_steps));
+                      steps->chosen.global_batch, m->timed_steps));
   std::vector<std::vector<std::string>> rows;
-  for (const ddp::Variant& v : m.variants)
+  for (const ddp::Variant& v : m->variants)
     rows.push_back(
         {v.mode + (v.chosen ? " (chosen)" : ""), v.grad_dtype, fmt::format("{}", v.accumulate),
          fmt::format("{}", v.ranks), v.bucket_bytes ? format_bytes_binary(double(v.bucket_bytes)) : "-",
@@ -373,9 +365,12 @@ void draw_accumulate_step(const ViewContext& ctx) {
       "Every variant trains the same batches for the same steps as one rank on the full batch. With accumulation "
       "each optimizer step is k micro-steps of B / (N k) rows per rank, and only the last one all-reduces: the bytes "
       "per optimizer step stay, the bytes per micro-step fall k-fold (for a fixed micro-batch, k times fewer bytes "
-      "per sample, at the cost of a k times larger batch). 16-bit gradients halve every "
-      "all-reduce; each hop of the ring rounds its sum to 16 bits, which is where their error comes from (bf16 keeps "
-      "8 significant bits, fp16 11).");
+      "per sample, at the cost of a k times larger batch). 16-bit gradients halve every all-reduce; each hop of the "
+      "ring rounds its sum to 16 bits, which is where their error comes from (bf16 keeps 8 significant bits, fp16 "
+      "11).");
+  ImGui::Spacing();
+  heading(fmt::format("The closed forms, N = {}", steps->chosen.ranks));
+  draw_wide_columns_table("accumulate_theory", theory_headers, theory_rows);
   busy_machine_caveat(*ctx.result);
 }
 

@@ -119,17 +119,15 @@ std::vector<Series> bucket_series(const std::vector<Measured>& all, int ranks) {
 std::vector<Series> ranks_series(const std::vector<Measured>& all, const TrainConfig& chosen) {
   Series step_ddp = series("step_vs_n_ddp", "DDP step (measured)", "measured", "ranks N", "", "time", "us");
   Series step_dp = series("step_vs_n_dp", "DataParallel step (measured)", "measured", "ranks N", "", "time", "us");
-  Series wait_ddp = series("rank0_wait_vs_n_ddp", "DDP rank 0 waits for communication (measured)", "measured",
-                           "ranks N", "", "time", "us");
-  Series wait_dp = series("rank0_wait_vs_n_dp", "DataParallel rank 0 copies and sums (measured)", "measured", "ranks N",
-                          "", "time", "us");
-  Series bytes_ddp = series("rank0_bytes_vs_n_ddp", "DDP rank 0 sent + received (counted)", "measured", "ranks N", "",
-                            "bytes", "bytes");
-  Series bytes_dp = series("rank0_bytes_vs_n_dp", "DataParallel rank 0 sent + received (counted)", "measured",
-                           "ranks N", "", "bytes", "bytes");
+  Series wait_ddp = series("rank0_wait_vs_n_ddp", "DDP: waiting (measured)", "measured", "ranks N", "", "time", "us");
+  Series wait_dp =
+      series("rank0_wait_vs_n_dp", "DataParallel: copying (measured)", "measured", "ranks N", "", "time", "us");
+  Series bytes_ddp = series("rank0_bytes_vs_n_ddp", "DDP (counted)", "measured", "ranks N", "", "bytes", "bytes");
+  Series bytes_dp =
+      series("rank0_bytes_vs_n_dp", "DataParallel (counted)", "measured", "ranks N", "", "bytes", "bytes");
   Series theory_ddp =
-      series("rank0_bytes_vs_n_ddp_theory", "DDP: 2 x 2 (N-1)/N x gradient", "theory", "ranks N", "", "bytes", "bytes");
-  Series theory_dp = series("rank0_bytes_vs_n_dp_theory", "DataParallel: (N-1) (2 x model + rows)", "theory", "ranks N",
+      series("rank0_bytes_vs_n_ddp_theory", "DDP: 4 (N-1)/N x gradient", "theory", "ranks N", "", "bytes", "bytes");
+  Series theory_dp = series("rank0_bytes_vs_n_dp_theory", "DataParallel: (N-1)(2 model + rows/N)", "theory", "ranks N",
                             "", "bytes", "bytes");
   const double grad = double(training::parameter_count(chosen.shape)) * 4;
   const double rows_bytes = 2.0 * chosen.shape.width * chosen.global_batch * 4;

@@ -19,6 +19,12 @@ std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpT
   const double w = steps->chosen.shape.width, batch = steps->chosen.global_batch;
   for (int n = 1; n <= 64; n *= 2)
     steps->ranks.push_back({n, 2.0 * (n - 1) / n * grad, (n - 1) * (model + 2 * w * batch / n * 4), (n - 1) * grad});
+  const double ring = 2.0 * (steps->chosen.ranks - 1) / steps->chosen.ranks;
+  for (const char* dtype : {"fp32", "bf16", "fp16"})
+    for (int k : {1, 4}) {
+      const double per_step = ring * double(theory.parameters) * (std::string(dtype) == "fp32" ? 4 : 2);
+      steps->wire.push_back({dtype, k, per_step, per_step / k});
+    }
   steps->simulated = dlsys::ddp_theory_timelines(params);
   return steps;
 }

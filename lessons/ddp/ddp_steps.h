@@ -2,6 +2,7 @@
 // What the data-parallel lesson's steps draw before a run: the course's batch of 10 split over 5 workers on a small
 // instance of the real model (real gradients), the chosen gradient's buckets, and the bytes each way moves against N.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/params.h"
@@ -22,6 +23,14 @@ struct RanksRow {
   double dataparallel_received = 0;  // (N-1) x wire gradient bytes
 };
 
+// Bytes a rank sends in the ring per optimizer step and per micro-step, for a wire format and an accumulation.
+struct WireRow {
+  std::string grad_dtype;
+  int accumulate = 1;
+  double per_optimizer_step = 0;  // 2 (N-1)/N x parameters x bytes per value
+  double per_micro_step = 0;      // the same / k
+};
+
 struct DdpSteps final : StepData {
   training::StackShape split_shape;  // the small model the batch split runs on
   BatchSplit split;                  // the course's batch of 10 over 5 workers
@@ -29,6 +38,7 @@ struct DdpSteps final : StepData {
   TrainConfig chosen;
   std::vector<Bucket> buckets;      // the chosen gradient's, in reduction order
   std::vector<RanksRow> ranks;      // N = 1, 2, 4, ..., 64
+  std::vector<WireRow> wire;        // fp32, bf16, fp16 x k = 1, 4
   std::vector<Timeline> simulated;  // one step at the chosen bucket and with one bucket, from assumed rates
 };
 
