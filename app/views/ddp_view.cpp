@@ -242,8 +242,8 @@ void draw_ddp_step(const ViewContext& ctx) {
 }
 
 // ---- step 4: buckets ----
-// The flat gradient as a bar: layer boundaries as ticks, buckets as alternating blocks numbered in reduction order.
-void draw_bucket_bar(const DdpSteps& steps) {
+// The flat gradient as a strip: layer boundaries as ticks, buckets as alternating blocks numbered in reduction order.
+void draw_bucket_strip(const DdpSteps& steps) {
   const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight() * 1.6f;
   const double total = double(steps.theory.parameters);
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -278,7 +278,7 @@ void draw_bucket_bar(const DdpSteps& steps) {
 void draw_buckets_step(const ViewContext& ctx) {
   const DdpSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  draw_bucket_bar(*steps);
+  draw_bucket_strip(*steps);
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.empty()) {
     static TimelineViewState simulated_view;

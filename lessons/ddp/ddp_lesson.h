@@ -43,7 +43,7 @@ struct PlannedRun {
 std::vector<PlannedRun> ddp_run_plan(const ParamValues& params);
 
 // The benchmark: N = 2, buckets of a quarter of the gradient, fp32, at least half the communication hidden.
-inline constexpr double kOverlapBar = 0.5;
+inline constexpr double kOverlapExpected = 0.5;
 inline constexpr int kBenchRanks = 2;
 inline constexpr int kBenchTimedSteps = 8;
 

@@ -258,8 +258,8 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     }
     if (m.config.bucket_elements >= training::parameter_count(chosen.shape)) measured.one_bucket_step_us = step;
   }
-  measured.bench_overlap_bar = kOverlapBar;
-  measured.bench_meets_bar = measured.bench_overlap_fraction >= kOverlapBar;
+  measured.bench_overlap_expected = kOverlapExpected;
+  measured.bench_met = measured.bench_overlap_fraction >= kOverlapExpected;
   result.measured = make_values(std::move(measured));
 
   result.series = bucket_series(all, chosen.ranks);

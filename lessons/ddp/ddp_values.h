@@ -77,13 +77,13 @@ struct DdpMeasured {
   // The lesson's benchmark: N = 2, buckets of a quarter of the gradient, fp32: overlap_fraction >= 0.5.
   double bench_overlap_fraction = 0;
   std::int64_t bench_bucket_bytes = 0;
-  double bench_overlap_bar = 0.5;
-  bool bench_meets_bar = false;
+  double bench_overlap_expected = 0.5;
+  bool bench_met = false;
 };
 DLSYS_VALUES_TO_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us,
                      exposed_comm_us, idle_us, overlap_fraction, comm_bytes, comm_bytes_received,
                      comm_bytes_match_theory, max_rel_err_vs_single, bit_identical_vs_single, replicas_identical,
                      timed_steps, hardware_threads, threads_used, variants, best_bucket_bytes, best_bucket_step_us,
-                     one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes, bench_overlap_bar, bench_meets_bar)
+                     one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met)
 
 }  // namespace dlsys::ddp
