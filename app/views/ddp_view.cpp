@@ -232,8 +232,9 @@ void draw_ddp_step(const ViewContext& ctx) {
   if (m == nullptr) draw_needs_run("the step's compute, exposed communication and idle");
   note(
       "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
-      "same sum and takes the same SGD step, so the replicas stay identical bit for bit. Weights never equal one "
-      "rank's bit for bit: one rank sums each gradient over all rows inside one matrix product, in another order.");
+      "same sum and takes the same SGD step, so the replicas stay identical bit for bit. With N > 1 the weights do "
+      "not equal one rank's bit for bit: one rank sums each gradient over all rows inside one matrix product, in "
+      "another order.");
   note(
       "Correction to the slide that calls DDP \"maximum training speed (no communication overhead)\": the all-reduce "
       "moves about twice the gradient per rank per step, as ZeRO stages 1 and 2 do; overlap can hide it, not remove "
