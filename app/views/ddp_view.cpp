@@ -115,7 +115,7 @@ void draw_split_step(const ViewContext& ctx) {
     for (const auto& g : s.worker_grads) row.push_back(fmt::format("{:+.5f}", g[i]));
     row.push_back(fmt::format("{:+.6f}", s.averaged[i]));
     row.push_back(fmt::format("{:+.6f}", s.full[i]));
-    row.push_back(fmt::format("{:+.1e}", double(s.averaged[i]) - double(s.full[i])));
+    row.push_back(fmt::format("{:+.1e}", s.difference[i]));
     rows.push_back(std::move(row));
   }
   draw_wide_columns_table("split", headers, rows);
@@ -124,7 +124,7 @@ void draw_split_step(const ViewContext& ctx) {
       "split_summary", {{"weights in the model (2 blocks of width 8)", format_count(double(s.full.size()))},
                         {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
                         {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
-                        {"relative to the largest gradient", fmt::format("{:.2e}", s.max_abs_diff / s.max_abs_grad)}});
+                        {"relative to the largest gradient", fmt::format("{:.2e}", s.max_rel_diff)}});
   note(
       "Each worker's gradient differs (it saw other rows), yet their mean is the whole batch's gradient: the loss is "
       "a mean over rows and the gradient is linear. What is left is float rounding, of the order of fp32's 1e-7. "
@@ -148,7 +148,7 @@ void draw_ranks_theory(const DdpSteps& steps) {
                   {}};
   for (const ddp::RanksRow& row : steps.ranks) {
     if (row.n == 1) continue;  // nothing moves: no point on a log axis
-    const double a = 2 * row.ring_sent_per_rank, b = row.dataparallel_sent + row.dataparallel_received;
+    const double a = row.ring_traffic, b = row.dataparallel_traffic;
     ring.points.push_back({double(row.n), a, a, a});
     master.points.push_back({double(row.n), b, b, b});
   }

@@ -14,8 +14,10 @@ struct BatchSplit {
   std::vector<std::vector<float>> worker_grads;  // (workers, parameters): each of its own rows' mean loss
   std::vector<float> averaged;                   // mean of worker_grads
   std::vector<float> full;                       // the whole batch's mean loss, one backward
+  std::vector<double> difference;                // averaged - full, element by element (in double)
   double max_abs_diff = 0;                       // max |averaged - full|
   double max_abs_grad = 0;                       // max |full|
+  double max_rel_diff = 0;                       // max_abs_diff / max_abs_grad
 };
 
 // `batch` rows of `data` from row 0, split into `workers` equal shares (batch divisible by workers).

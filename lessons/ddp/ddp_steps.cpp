@@ -17,8 +17,12 @@ std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpT
     steps->buckets = assign_buckets(steps->chosen.shape, steps->chosen.bucket_elements);
   const double grad = double(theory.wire_gradient_bytes), model = double(theory.gradient_bytes);
   const double w = steps->chosen.shape.width, batch = steps->chosen.global_batch;
-  for (int n = 1; n <= 64; n *= 2)
-    steps->ranks.push_back({n, 2.0 * (n - 1) / n * grad, (n - 1) * (model + 2 * w * batch / n * 4), (n - 1) * grad});
+  for (int n = 1; n <= 64; n *= 2) {
+    RanksRow row{n, 2.0 * (n - 1) / n * grad, (n - 1) * (model + 2 * w * batch / n * 4), (n - 1) * grad, 0, 0};
+    row.ring_traffic = 2 * row.ring_sent_per_rank;
+    row.dataparallel_traffic = row.dataparallel_sent + row.dataparallel_received;
+    steps->ranks.push_back(row);
+  }
   const double ring = 2.0 * (steps->chosen.ranks - 1) / steps->chosen.ranks;
   for (const char* dtype : {"fp32", "bf16", "fp16"})
     for (int k : {1, 4}) {

@@ -21,6 +21,8 @@ struct RanksRow {
   double ring_sent_per_rank = 0;     // DDP: 2 (N-1)/N x wire gradient bytes (sent; the same is received)
   double dataparallel_sent = 0;      // DataParallel's master: (N-1) (model + rows)
   double dataparallel_received = 0;  // (N-1) x wire gradient bytes
+  double ring_traffic = 0;           // DDP rank 0 sent + received: 2 x ring_sent_per_rank
+  double dataparallel_traffic = 0;   // the master's sent + received
 };
 
 // Bytes a rank sends in the ring per optimizer step and per micro-step, for a wire format and an accumulation.

@@ -24,7 +24,10 @@ std::vector<float> mean_loss_gradient(const training::StackShape& shape, const s
 
 BatchSplit batch_split(const training::StackShape& shape, const std::vector<float>& weights,
                        const training::DataSet& data, int batch, int workers) {
-  BatchSplit out{batch, workers, {}, std::vector<float>(weights.size(), 0.0f), {}, 0, 0};
+  BatchSplit out;
+  out.batch = batch;
+  out.workers = workers;
+  out.averaged.assign(weights.size(), 0.0f);
   const int share = batch / workers;
   for (int r = 0; r < workers; ++r) {
     out.worker_grads.push_back(mean_loss_gradient(shape, weights, data, r * share, share));
@@ -32,9 +35,11 @@ BatchSplit batch_split(const training::StackShape& shape, const std::vector<floa
   }
   out.full = mean_loss_gradient(shape, weights, data, 0, batch);
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    out.max_abs_diff = std::max(out.max_abs_diff, std::fabs(double(out.averaged[i]) - double(out.full[i])));
+    out.difference.push_back(double(out.averaged[i]) - double(out.full[i]));
+    out.max_abs_diff = std::max(out.max_abs_diff, std::fabs(out.difference.back()));
     out.max_abs_grad = std::max(out.max_abs_grad, std::fabs(double(out.full[i])));
   }
+  out.max_rel_diff = out.max_abs_grad > 0 ? out.max_abs_diff / out.max_abs_grad : out.max_abs_diff;
   return out;
 }
 
