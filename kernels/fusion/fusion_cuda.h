@@ -1,6 +1,6 @@
 #pragma once
 // The fusion kernels on a GPU: the same passes as fusion.h, one CUDA kernel each, on device pointers (see
-// kernels/common/device_floats.h), launched on the default stream and returning at once. cos and tanh are CUDA's
+// kernels/common/device_buffer.h), launched on the default stream and returning at once. cos and tanh are CUDA's
 // full-precision cosf and tanhf. Without CUDA in the build each throws RunFailure saying why.
 #include <cstdint>
 

@@ -10,7 +10,7 @@
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
-#include "kernels/common/device_floats.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/common/stores.h"
 #include "kernels/fusion/fusion.h"

@@ -105,22 +105,6 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   m.kernels.push_back(std::move(p));
 }
 
-// |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B (a full double reference
-// of a prefill GEMM would take longer than the rest of the run).
-double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c) {
-  double worst = 0;
-  for (std::int64_t sample = 0; sample < 256; ++sample) {
-    const std::int64_t i = (sample * 7919) % s.m, j = (sample * 104729) % s.n;
-    double sum = 0, magnitude = 0;
-    for (std::int64_t l = 0; l < s.k; ++l) {
-      sum += double(a[i * s.k + l]) * double(b[l * s.n + j]);
-      magnitude += std::fabs(double(a[i * s.k + l]) * double(b[l * s.n + j]));
-    }
-    worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
-  }
-  return worst;
-}
-
 // Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays, `rows` x d: a decode step
 // reads every layer's weights once, and weights this large come from main memory, not from a cache.
 void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
@@ -178,6 +162,22 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
 }
 
 }  // namespace
+
+// |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B (a full double reference
+// of a prefill GEMM would take longer than the rest of the run).
+double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c) {
+  double worst = 0;
+  for (std::int64_t sample = 0; sample < 256; ++sample) {
+    const std::int64_t i = (sample * 7919) % s.m, j = (sample * 104729) % s.n;
+    double sum = 0, magnitude = 0;
+    for (std::int64_t l = 0; l < s.k; ++l) {
+      sum += double(a[i * s.k + l]) * double(b[l * s.n + j]);
+      magnitude += std::fabs(double(a[i * s.k + l]) * double(b[l * s.n + j]));
+    }
+    worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
+  }
+  return worst;
+}
 
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m) {
   measure_matmuls(run, m);

@@ -1,21 +1,23 @@
-// Device arrays and event timing behind kernels/common/device_floats.h.
+// Device memory and event timing behind kernels/common/device_buffer.h.
 #include "kernels/common/cuda/cuda_check.h"
-#include "kernels/common/device_floats.h"
+#include "kernels/common/device_buffer.h"
 
 namespace dlsys::cuda {
 
-DeviceFloats::DeviceFloats(std::int64_t count) : count_(count) {
-  DLSYS_CUDA_CHECK(cudaMalloc(&data_, sizeof(float) * std::size_t(count > 0 ? count : 1)));
+void* device_allocate(std::int64_t bytes) {
+  void* device = nullptr;
+  DLSYS_CUDA_CHECK(cudaMalloc(&device, std::size_t(bytes)));
+  return device;
 }
 
-DeviceFloats::~DeviceFloats() { cudaFree(data_); }
+void device_free(void* device) { cudaFree(device); }
 
-void DeviceFloats::upload(const float* host) {
-  DLSYS_CUDA_CHECK(cudaMemcpy(data_, host, sizeof(float) * std::size_t(count_), cudaMemcpyHostToDevice));
+void copy_to_device(void* device, const void* host, std::int64_t bytes) {
+  DLSYS_CUDA_CHECK(cudaMemcpy(device, host, std::size_t(bytes), cudaMemcpyHostToDevice));
 }
 
-void copy_to_host(float* host, const float* device, std::int64_t values) {
-  DLSYS_CUDA_CHECK(cudaMemcpy(host, device, sizeof(float) * std::size_t(values), cudaMemcpyDeviceToHost));
+void copy_to_host_bytes(void* host, const void* device, std::int64_t bytes) {
+  DLSYS_CUDA_CHECK(cudaMemcpy(host, device, std::size_t(bytes), cudaMemcpyDeviceToHost));
 }
 
 double event_elapsed_us(const std::function<void()>& launch) {
@@ -43,12 +45,6 @@ double event_elapsed_us(const std::function<void()>& launch) {
 void synchronize() {
   DLSYS_CUDA_CHECK(cudaGetLastError());
   DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-std::int64_t free_device_bytes() {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  DLSYS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return std::int64_t(free_bytes);
 }
 
 }  // namespace dlsys::cuda
