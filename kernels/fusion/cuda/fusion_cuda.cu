@@ -2,20 +2,15 @@
 // given by a small function object, so unfused and fused kernels differ only in how many passes they make and what
 // stays in registers between them.
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/launch.h"
 #include "kernels/fusion/fusion_cuda.h"
 
 namespace dlsys::fusion::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = 65536;
-
-// One block per kThreads elements, up to kMaxBlocks (many times the SMs); the grid-stride loop covers the rest.
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t wanted = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted < kMaxBlocks ? wanted : kMaxBlocks));
-}
+using dlsys::cuda::grid_stride_blocks;
+using dlsys::cuda::kGridStrideThreads;
 
 __device__ inline float relu(float v) { return v > 0.0f ? v : 0.0f; }
 
@@ -83,7 +78,7 @@ __global__ void map_kernel(float* y, std::int64_t n, Op op) {
 
 template <typename Op>
 void map(float* y, std::int64_t n, Op op) {
-  map_kernel<<<blocks_for(n), kThreads>>>(y, n, op);
+  map_kernel<<<grid_stride_blocks(n), kGridStrideThreads>>>(y, n, op);
   DLSYS_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -4,6 +4,7 @@
 
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/launch.h"
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/roofline/roofline_math.h"
 
@@ -15,18 +16,14 @@ using dlsys::cuda::block_reduce;
 using dlsys::cuda::MaxOp;
 using dlsys::cuda::SumOp;
 
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = 65536;
+using dlsys::cuda::grid_stride_blocks;
+using dlsys::cuda::kGridStrideThreads;
+constexpr int kThreads = kGridStrideThreads;
 constexpr int kPeakChains = 8;
 constexpr int kPeakBlocksPerSm = 8;
 constexpr int kSoftmaxThreads = 256;
 constexpr int kWarp = 32;
 constexpr int kGemvWarpsPerBlock = 8;
-
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t wanted = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted < kMaxBlocks ? wanted : kMaxBlocks));
-}
 
 __device__ inline std::int64_t first_index() { return blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; }
 __device__ inline std::int64_t grid_stride() { return std::int64_t(gridDim.x) * blockDim.x; }
@@ -128,19 +125,19 @@ double event_us(cudaStream_t stream, Enqueue enqueue) {
 }  // namespace
 
 void stream_copy(float* c, const float* a, std::int64_t n) {
-  copy_kernel<<<blocks_for(n), kThreads>>>(c, a, n);
+  copy_kernel<<<grid_stride_blocks(n), kThreads>>>(c, a, n);
   check_launch();
 }
 void stream_scale(float* b, const float* c, float s, std::int64_t n) {
-  scale_kernel<<<blocks_for(n), kThreads>>>(b, c, s, n);
+  scale_kernel<<<grid_stride_blocks(n), kThreads>>>(b, c, s, n);
   check_launch();
 }
 void stream_add(float* c, const float* a, const float* b, std::int64_t n) {
-  add_kernel<<<blocks_for(n), kThreads>>>(c, a, b, n);
+  add_kernel<<<grid_stride_blocks(n), kThreads>>>(c, a, b, n);
   check_launch();
 }
 void stream_triad(float* a, const float* b, const float* c, float s, std::int64_t n) {
-  triad_kernel<<<blocks_for(n), kThreads>>>(a, b, c, s, n);
+  triad_kernel<<<grid_stride_blocks(n), kThreads>>>(a, b, c, s, n);
   check_launch();
 }
 
@@ -158,7 +155,7 @@ double fma_peak_flop(std::int64_t iterations) {
 }
 
 void fma_family(float* y, const float* x, std::int64_t n, std::int64_t k) {
-  family_kernel<<<blocks_for(n), kThreads>>>(y, x, n, k, kFamilyA, kFamilyC);
+  family_kernel<<<grid_stride_blocks(n), kThreads>>>(y, x, n, k, kFamilyA, kFamilyC);
   check_launch();
 }
 
@@ -178,7 +175,7 @@ CallCosts scale_call_costs(float* y, const float* x, std::int64_t n, int calls) 
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   auto launch_all = [&] {
-    for (int i = 0; i < calls; ++i) scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, x, kScaleFactor, n);
+    for (int i = 0; i < calls; ++i) scale_kernel<<<grid_stride_blocks(n), kThreads, 0, stream>>>(y, x, kScaleFactor, n);
   };
   CallCosts costs;
   try {
