@@ -41,7 +41,7 @@ struct Iteration {
   double start_s = 0, end_s = 0;
   int rows = 0;                // decode: sequences computed (padding included); prefill: 1
   int useful_rows = 0;         // decode: rows whose token is kept
-  int waiting = 0;             // requests arrived and not started when the pass began
+  int waiting = 0;             // arrived, not started, when the pass was scheduled (continuous: after admission)
   std::int64_t kv_tokens = 0;  // tokens held in the active caches when the pass began
 };
 

@@ -122,7 +122,7 @@ class Server {
   }
 
   // One decode step over `batch`; rows whose request is done are padding (computed, token dropped).
-  void decode_step(const std::vector<Active>& batch) {
+  void decode_step(const std::vector<Active>& batch, int waiting) {
     rows_.clear();
     for (const Active& a : batch) {
       Sequence* seq = slots_[std::size_t(a.slot)].get();
@@ -132,7 +132,7 @@ class Server {
     Iteration it{.prefill = false,
                  .start_s = now_s(),
                  .rows = int(batch.size()),
-                 .waiting = arrived_waiting(),
+                 .waiting = waiting,
                  .kv_tokens = kv_tokens(batch)};
     model_.forward(rows_, next_tokens_);
     it.end_s = now_s();
@@ -179,7 +179,7 @@ class Server {
       // A finished row stays in the batch as padding: it feeds its last token again and its output is dropped.
       for (int step = 1; step < longest; ++step) {
         check_cancelled();
-        decode_step(batch);
+        decode_step(batch, arrived_waiting());
       }
       const double end = now_s();
       for (const Active& a : batch) out_.requests[std::size_t(a.request)].finish_s = end;  // returned together
@@ -206,17 +206,20 @@ class Server {
     while (next_ < stream_.size() || !active.empty()) {
       check_cancelled();
       // Waiting requests join while a slot is free (a one-token answer is done at its prefill and leaves at once).
-      while (!free_slots.empty() && arrived_waiting() > 0) {
+      // `waiting` is what the admission saw last: 0, or requests left waiting because every slot is taken.
+      int waiting = 0;
+      while (!free_slots.empty() && (waiting = arrived_waiting()) > 0) {
         const int slot = free_slots.back();
         free_slots.pop_back();
         active.push_back(admit(slot, -1));
         retire_done();
       }
+      if (free_slots.empty()) waiting = arrived_waiting();
       if (active.empty()) {
         if (next_ < stream_.size()) sleep_until_s(stream_[next_].arrival_s);
         continue;
       }
-      decode_step(active);
+      decode_step(active, waiting);
       retire_done();
     }
   }
