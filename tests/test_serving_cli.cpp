@@ -47,7 +47,8 @@ TEST_CASE("serving: bad input exits 2 naming the parameter, the value and what i
   check({"k=0"}, "parameter 'k'");
   check({"delay_ms=-1"}, "parameter 'delay_ms'");
   check({"prompt=600"},
-        "parameter 'prompt': value '600' is not allowed: it is longer than the model's context of 512 tokens");
+        "parameter 'prompt': value '600' is not allowed: a prompt must be shorter than the model's context of 512 "
+        "tokens");
   check({"prompt=500", "max_output=20"},
         "parameter 'max_output': value '20' is not allowed with prompt = 500: prompt + output must fit the model's "
         "context of 512 tokens; allowed: 1 to 12");

@@ -212,8 +212,8 @@ void check_lengths(const ParamValues& p) {
   const std::int64_t prompt = p.integer("prompt"), max_output = p.integer("max_output"), context = p.integer("context");
   if (prompt >= context)
     throw BadInput(fmt::format(
-        "parameter 'prompt': value '{}' is not allowed: it is longer than the model's context of {} tokens (with "
-        "room for at least one generated token); allowed: 1 to {}",
+        "parameter 'prompt': value '{}' is not allowed: a prompt must be shorter than the model's context of {} "
+        "tokens, leaving room for at least one generated token; allowed: 1 to {}",
         prompt, context, context - 1));
   if (prompt + max_output > context)
     throw BadInput(fmt::format(
