@@ -48,9 +48,8 @@ void busy_band(const ViewContext& ctx) {
   if (!ctx.result || !ctx.result->backend.conditions.disturbed()) return;
   const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
   const std::string text =
-      "Another program kept a core busy during this run: the policies were measured in the same run under the same "
-      "load, so their throughput ratio still compares, but every latency and percentile includes time spent waiting "
-      "for a core and is higher than on a quiet machine.";
+      "What the busy core did here: the policies shared the same load in the same run, so their throughput ratio "
+      "still compares, but every latency and percentile includes waiting for a core.";
   const ImVec2 pos = ImGui::GetCursorScreenPos();
   const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -95,6 +94,10 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float line_h = ImGui::GetTextLineHeight();
   if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  // Tall enough for every lane's label: the view scrolls rather than hide which slot is which.
+  const float least =
+      (line_h + 4 * s) + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + 2 * (line_h + 8 * s);
+  size.y = std::max(size.y, least);
   ImGui::InvisibleButton(id, size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -234,20 +237,28 @@ void draw_curves(const RunResult& r, const std::vector<std::string>& policies, I
 
 // ---- steps ----
 
+void draw_intensity_table(const ServingSteps& s) {
+  const ServingTheory& t = s.theory;
+  draw_columns_table("intensity", {"pass", "FLOP/byte, 16-bit weights", "fp32 (this lab)"},
+                     {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
+                       fmt::format("{:g}", t.prefill_intensity_fp32)},
+                      {"decode, batch 1", fmt::format("{:g}", t.decode_intensity_batch1),
+                       fmt::format("{:g}", t.decode_intensity_batch1_fp32)},
+                      {fmt::format("decode, batch {}", s.max_batch), fmt::format("{:g}", t.decode_intensity),
+                       fmt::format("{:g}", t.decode_intensity_fp32)}});
+}
+
 void draw_prefill_step(const ViewContext& ctx) {
   const ServingSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
   const ServingTheory& t = s->theory;
   heading("Prefill multiplies matrices, decode multiplies vectors");
-  draw_columns_table("intensity", {"pass", "tokens in flight", "FLOP/byte, 16-bit weights", "fp32 weights (this lab)"},
-                     {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
-                       fmt::format("{:g}", t.prefill_intensity), fmt::format("{:g}", t.prefill_intensity_fp32)},
-                      {"decode, batch 1", "1", fmt::format("{:g}", t.decode_intensity_batch1),
-                       fmt::format("{:g}", t.decode_intensity_batch1_fp32)},
-                      {fmt::format("decode, batch {}", s->max_batch), fmt::format("{}", s->max_batch),
-                       fmt::format("{:g}", t.decode_intensity), fmt::format("{:g}", t.decode_intensity_fp32)}});
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
+  if (!m) {
+    draw_intensity_table(*s);
+    note("Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
+    return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
+  }
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Passes on this machine's roofline",
                 {"FLOP per byte of fp32 weights", "FLOP/B", true},
@@ -258,18 +269,19 @@ void draw_prefill_step(const ViewContext& ctx) {
   spec.lines.push_back(series_line(r, "prefill_point", series_color(0), SeriesStyle::Markers));
   spec.lines.push_back(series_line(r, "decode_b1_point", series_color(1), SeriesStyle::Markers));
   spec.lines.push_back(series_line(r, "decode_batch_point", series_color(2), SeriesStyle::Markers));
-  const float table_w = std::min(ImGui::GetContentRegionAvail().x * 0.42f, 560 * ui_scale());
-  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x,
-               std::max(ImGui::GetContentRegionAvail().y - rows_height(3.5f), 160 * ui_scale())};
+  const float side_w = ImGui::GetContentRegionAvail().x * 0.45f;
+  spec.size = {ImGui::GetContentRegionAvail().x - side_w - ImGui::GetStyle().ItemSpacing.x,
+               std::max(ImGui::GetContentRegionAvail().y, 220 * ui_scale())};
   draw_plot("roofline", spec);
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side_w);
+  draw_intensity_table(*s);
   std::vector<std::vector<std::string>> rows;
   for (const serving::RooflinePoint& p : m->roofline)
     rows.push_back({p.name, fmt::format("{:.3f} ms", p.ms), fmt::format("{:.1f}", p.gflops),
                     fmt::format("{:.1f}", p.roof_gflops)});
-  draw_columns_table("passes", {"pass", "time", "GFLOP/s", "roof"}, rows);
+  draw_columns_table("passes", {"measured pass", "time", "GFLOP/s", "roof"}, rows);
   if (const PolicyMeasured* c = policy_of(*m, m->policy))
     draw_value_table("ttft", {{fmt::format("TTFT p50 ({})", c->policy), fmt::format("{:.1f} ms", c->ttft_ms_p50)},
                               {fmt::format("TPOT p50 ({})", c->policy), fmt::format("{:.2f} ms", c->tpot_ms_p50)}});
@@ -280,7 +292,6 @@ void draw_prefill_step(const ViewContext& ctx) {
       m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
-  busy_band(ctx);
 }
 
 void draw_context_step(const ViewContext& ctx) {
