@@ -382,16 +382,12 @@ RunResult ServingLesson::run(RunContext& ctx) const {
 
   result.backend.repeats = 1;
   result.backend.notes.push_back(
-      "requests arrive at seeded Poisson times on the real clock; one scheduler thread runs the real model pass by "
-      "pass; OpenBLAS may use every core for prefill's sgemm");
-  result.backend.notes.push_back(fmt::format(
-      "static and adaptive batches run as one fixed-shape tensor: a finished row is still computed (padding) until "
-      "the batch's longest request is done, and every answer is returned when the batch ends"));
+      "seeded Poisson arrivals on the real clock; one scheduler thread runs the model pass by pass; static and "
+      "adaptive batches compute finished rows as padding until their longest request is done");
   if (use_draft)
     result.backend.notes.push_back(fmt::format(
-        "the draft is the target's first {} of {} layers, sharing its embeddings and output head; the target's later "
-        "layers were made with output projections scaled by {:g}, so the draft agrees with it often (a stand-in for "
-        "a trained draft)",
+        "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "
+        "output projections scaled by {:g}",
         draft_layers, shape.layers, kQuietScale));
   result.measured = make_values(std::move(m));
   ctx.control.progress(1.0, "done");
