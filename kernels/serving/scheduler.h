@@ -57,7 +57,8 @@ struct ServeResult {
 };
 
 // Serves `stream` (arrivals in order) with `model`, whose context must hold every prompt + output. Runs on a new
-// thread and waits for it; `cancelled` is asked between passes (true: stop, throws Cancelled).
+// thread (with one OpenBLAS thread) and waits for it; `cancelled` is asked between passes (true: stop, throws
+// Cancelled).
 ServeResult serve(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream, const PolicySpec& policy,
                   const std::function<bool()>& cancelled);
 

@@ -382,7 +382,8 @@ RunResult ServingLesson::run(RunContext& ctx) const {
 
   result.backend.repeats = 1;
   result.backend.notes.push_back(
-      "seeded Poisson arrivals on the real clock; one scheduler thread runs the model pass by pass; static and "
+      "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
+      "static and "
       "adaptive batches compute finished rows as padding until their longest request is done");
   if (use_draft)
     result.backend.notes.push_back(fmt::format(

@@ -1,6 +1,8 @@
 // The scheduler thread: one loop per policy over the real model and the real clock.
 #include "kernels/serving/scheduler.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -236,10 +238,24 @@ class Server {
   std::vector<int> next_tokens_;
 };
 
+// One BLAS thread while serving: the scheduler thread is the server, and a prefill that waited for a second core
+// kept busy by another program would stretch every policy's timings unevenly.
+class OneBlasThread {
+ public:
+  OneBlasThread() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+  ~OneBlasThread() { openblas_set_num_threads(saved_); }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace
 
 ServeResult serve(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream, const PolicySpec& spec,
                   const std::function<bool()>& cancelled) {
+  const OneBlasThread one_thread;
   Server server(model, ledger, stream, spec, cancelled);
   ServeResult result;
   std::exception_ptr failure;
