@@ -128,7 +128,9 @@ TEST_CASE("serving run: the documented keys, identical tokens, and the report's 
   CHECK(json["timeline"].is_null() == false);
   const auto text = run_serving(small(), false);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("benchmark: continuous / static throughput = ") != std::string::npos);
+  CHECK(text.out.find("continuous / static throughput = ") != std::string::npos);
+  CHECK(text.out.find("not the default stream") != std::string::npos);
+  CHECK(m["default_stream"] == false);
   CHECK(text.out.find("tokens identical across every policy, batch and rate: yes") != std::string::npos);
 }
 

@@ -23,11 +23,17 @@ std::string ServingLesson::text_report(const RunResult& r) const {
                        100 * m->policies.front().padding_fraction_closed_form);
   out +=
       fmt::format("  tokens identical across every policy, batch and rate: {}\n", m->tokens_identical ? "yes" : "NO");
-  out += fmt::format(
-      "benchmark: continuous / static throughput = {:.2f}x at max_batch {} (expected >= {:.1f}x, tokens identical): "
-      "{}\n",
-      m->continuous_over_static, r.params.count("max_batch") ? r.params.at("max_batch") : "8", m->throughput_ratio_bar,
-      m->meets_throughput_bar ? "met" : "NOT met");
+  const std::string max_batch = r.params.count("max_batch") ? r.params.at("max_batch") : "8";
+  if (m->default_stream)
+    out += fmt::format(
+        "benchmark: continuous / static throughput = {:.2f}x at max_batch {} on the default stream (expected >= "
+        "{:.1f}x, tokens identical): {}\n",
+        m->continuous_over_static, max_batch, m->throughput_ratio_bar, m->meets_throughput_bar ? "met" : "NOT met");
+  else
+    out += fmt::format(
+        "continuous / static throughput = {:.2f}x at max_batch {} (not the default stream: the lesson states its "
+        "expectation of >= {:.1f}x for the defaults)\n",
+        m->continuous_over_static, max_batch, m->throughput_ratio_bar);
   out += fmt::format("\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s memcpy)\n", m->peak_gflops,
                      m->bandwidth_gbps);
   for (const serving::RooflinePoint& p : m->roofline)

@@ -355,6 +355,11 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   m.continuous_over_static = fixed.tokens_per_s > 0 ? m.policies[2].tokens_per_s / fixed.tokens_per_s : 0;
   m.throughput_ratio_bar = kThroughputRatioBar;
   m.meets_throughput_bar = m.continuous_over_static >= kThroughputRatioBar && m.tokens_identical;
+  m.default_stream = true;
+  for (const ParamSpec& spec : params())
+    for (const char* key : {"max_batch", "rate", "requests", "prompt", "mean_output", "max_output", "d_model", "layers",
+                            "heads", "context", "seed"})
+      if (spec.key == key && p.text(key) != spec.default_text) m.default_stream = false;
   count_kv_fit(p, stream, m, shape);
   m.peak_kv_tokens_continuous = m.policies[2].peak_kv_tokens;
 

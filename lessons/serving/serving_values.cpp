@@ -16,6 +16,7 @@ void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
   j["continuous_over_static"] = m.continuous_over_static;
   j["throughput_ratio_bar"] = m.throughput_ratio_bar;
   j["meets_throughput_bar"] = m.meets_throughput_bar;
+  j["default_stream"] = m.default_stream;
   j["policies"] = m.policies;
   j["curve"] = m.curve;
   j["peak_gflops"] = m.peak_gflops;

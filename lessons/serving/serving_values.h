@@ -91,6 +91,7 @@ struct ServingMeasured {
   double continuous_over_static = 0;  // tokens/s, same stream, same max_batch, same run
   double throughput_ratio_bar = 1.5;
   bool meets_throughput_bar = false;
+  bool default_stream = false;           // the stream, model and max_batch the expectation is stated for
   std::vector<PolicyMeasured> policies;  // static, adaptive, continuous at the chosen rate
   std::vector<PolicyMeasured> curve;     // every policy at each swept rate (the chosen rate included)
   // Step 1: this machine's ceilings and the real model's passes.
