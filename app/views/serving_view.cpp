@@ -218,11 +218,8 @@ void draw_policy_table(const ServingMeasured& m, const std::vector<std::string>&
 }
 
 void draw_curves(const RunResult& r, const std::vector<std::string>& policies, ImVec2 size) {
-  PlotSpec spec{"Latency against throughput (rate x 1/4, 1/2, 1; dashed: p99)",
-                {"throughput", "tokens/s", false},
-                {"latency", "ms", true},
-                {},
-                {}};
+  PlotSpec spec{
+      "Latency vs throughput (dashed: p99)", {"throughput", "tokens/s", false}, {"latency", "ms", true}, {}, {}};
   const char* all[] = {"static", "adaptive", "continuous"};
   for (int i = 0; i < 3; ++i) {
     if (std::find(policies.begin(), policies.end(), all[i]) == policies.end()) continue;
@@ -367,9 +364,30 @@ void draw_adaptive_step(const ViewContext& ctx) {
   heading("Adaptive batching: a full batch or a timer, whichever comes first");
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("the stream served with adaptive batching");
+  const RunResult& r = *ctx.result;
   const float avail = ImGui::GetContentRegionAvail().y - rows_height(3.5f);
-  draw_gantt_or_theory(ctx, "adaptive", -1, std::max(avail * 0.5f, 140 * ui_scale()));
-  draw_curves(*ctx.result, {"static", "adaptive"}, {0, std::max(avail * 0.5f, 140 * ui_scale())});
+  draw_gantt_or_theory(ctx, "adaptive", -1, std::max(avail * 0.45f, 140 * ui_scale()));
+  const float plot_h = std::max(avail * 0.55f, 160 * ui_scale());
+  const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
+  draw_curves(r, {"static", "adaptive"}, {half, plot_h});
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  PlotSpec knobs{"Adaptive's knobs at 1/4 of the rate",
+                 {"throughput", "tokens/s", false},
+                 {"latency", "ms", false},
+                 {},
+                 {},
+                 {half, plot_h * 0.55f}};
+  knobs.lines.push_back(series_line(r, "adaptive_knobs_p50", series_color(1), SeriesStyle::Markers));
+  knobs.lines.push_back(series_line(r, "adaptive_knobs_p99", series_color(3), SeriesStyle::Markers));
+  draw_plot("knobs", knobs);
+  std::vector<std::vector<std::string>> rows;
+  for (const serving::KnobPoint& k : m->adaptive_knobs)
+    rows.push_back({fmt::format("{}", k.max_batch), fmt::format("{:g} ms", k.delay_ms),
+                    fmt::format("{:.0f}", k.tokens_per_s), fmt::format("{:.1f} ms", k.latency_ms_p50),
+                    fmt::format("{:.1f} ms", k.latency_ms_p99)});
+  draw_columns_table("knob_table", {"max batch", "delay", "tokens/s", "latency p50", "p99"}, rows);
+  ImGui::EndGroup();
   draw_policy_table(*m, {"static", "adaptive"});
   busy_band(ctx);
 }

@@ -263,9 +263,10 @@ void ServingLesson::validate(const ParamValues& p, BackendKind backend) const {
       (double(p.integer("prompt")) + 3 * clamped_geometric_mean(p.real("mean_output"), int(p.integer("max_output"))));
   const double spec_tokens =
       p.text("draft") == "on" ? 3.0 * double(p.integer("spec_requests")) * double(p.integer("max_output")) : 0.0;
-  double seconds = estimated_seconds(token_flop * (9 * tokens + spec_tokens), kTiledLoopGflopsPerThread, 1);
+  double seconds = estimated_seconds(token_flop * (13 * tokens + spec_tokens), kTiledLoopGflopsPerThread, 1);
   for (double fraction : kCurveRateFractions)
     seconds += 3 * double(p.integer("requests")) / (p.real("rate") * fraction);
+  seconds += 4 * double(p.integer("requests")) / (p.real("rate") * kCurveRateFractions[0]);  // adaptive's knobs
   refuse_if_longer_than_limit(
       p, seconds,
       fmt::format("3 policies x {} rates x {} requests of 2 x {} FLOP per token, at {:g} GFLOP/s, plus the stream's "

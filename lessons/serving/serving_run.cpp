@@ -337,6 +337,28 @@ RunResult ServingLesson::run(RunContext& ctx) const {
       if (fraction == 1.0) at_rate.push_back(std::move(served));
     }
   }
+  // Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
+  {
+    StreamSpec spec = stream_spec(p);
+    spec.rate_per_s = rate * kCurveRateFractions[0];
+    const std::vector<Request> slow = make_stream(spec);
+    const double delay_s = p.real("delay_ms") / 1e3;
+    const PolicySpec knobs[] = {{Policy::Adaptive, max_batch, 0},
+                                {Policy::Adaptive, max_batch, delay_s},
+                                {Policy::Adaptive, max_batch, 4 * delay_s},
+                                {Policy::Adaptive, std::max(1, max_batch / 2), delay_s}};
+    for (const PolicySpec& knob : knobs) {
+      ctx.control.check_cancelled();
+      ctx.control.progress(
+          0.85, fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
+      const ServeResult served = serve(target, ctx.ledger, slow, knob, cancelled);
+      const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
+      for (std::size_t i = 0; i < served.requests.size(); ++i)
+        m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
+      m.adaptive_knobs.push_back(
+          {knob.max_batch, 1e3 * knob.delay_s, spec.rate_per_s, s.tokens_per_s, s.latency_ms_p50, s.latency_ms_p99});
+    }
+  }
   for (const ServeResult& served : at_rate) {
     m.policies.push_back(summarize(served, rate, max_batch, lengths));
     result.timelines.push_back(gantt(served, max_batch, rate));
@@ -384,6 +406,21 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   for (Series& s : roofline_series(m)) result.series.push_back(std::move(s));
   for (Series& s : context_series(m)) result.series.push_back(std::move(s));
   for (Series& s : curve_series(m)) result.series.push_back(std::move(s));
+  for (const char* q : {"p50", "p99"}) {
+    Series knobs{fmt::format("adaptive_knobs_{}", q),
+                 fmt::format("adaptive {}, knobs varied (measured)", q),
+                 "measured",
+                 "throughput",
+                 "tokens/s",
+                 "latency",
+                 "ms",
+                 {}};
+    for (const KnobPoint& k : m.adaptive_knobs) {
+      const double y = std::string(q) == "p50" ? k.latency_ms_p50 : k.latency_ms_p99;
+      knobs.points.push_back({k.tokens_per_s, y, y, y});
+    }
+    result.series.push_back(std::move(knobs));
+  }
 
   result.backend.repeats = 1;
   result.backend.notes.push_back(

@@ -19,6 +19,7 @@ void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
   j["default_stream"] = m.default_stream;
   j["policies"] = m.policies;
   j["curve"] = m.curve;
+  j["adaptive_knobs"] = m.adaptive_knobs;
   j["peak_gflops"] = m.peak_gflops;
   j["bandwidth_gbps"] = m.bandwidth_gbps;
   j["roofline"] = m.roofline;

@@ -57,6 +57,14 @@ DLSYS_VALUES_TO_JSON(PolicyMeasured, policy, rate, ttft_ms_p50, ttft_ms_p99, tpo
                      latency_ms_p99, tokens_per_s, padding_fraction, padding_fraction_closed_form, generated_tokens,
                      decode_steps, prefills, peak_batch, mean_rows_per_step, peak_kv_tokens, span_s)
 
+// Adaptive batching's knobs at a quarter of the rate (where batches fill slowly enough for the timer to matter).
+struct KnobPoint {
+  int max_batch = 0;
+  double delay_ms = 0, rate = 0;
+  double tokens_per_s = 0, latency_ms_p50 = 0, latency_ms_p99 = 0;
+};
+DLSYS_VALUES_TO_JSON(KnobPoint, max_batch, delay_ms, rate, tokens_per_s, latency_ms_p50, latency_ms_p99)
+
 // One point of step 1's roofline: a pass of the real model, timed.
 struct RooflinePoint {
   std::string name;           // "prefill 64 tokens", "decode batch 1", "decode batch 8"
@@ -91,9 +99,10 @@ struct ServingMeasured {
   double continuous_over_static = 0;  // tokens/s, same stream, same max_batch, same run
   double throughput_ratio_bar = 1.5;
   bool meets_throughput_bar = false;
-  bool default_stream = false;           // the stream, model and max_batch the expectation is stated for
-  std::vector<PolicyMeasured> policies;  // static, adaptive, continuous at the chosen rate
-  std::vector<PolicyMeasured> curve;     // every policy at each swept rate (the chosen rate included)
+  bool default_stream = false;            // the stream, model and max_batch the expectation is stated for
+  std::vector<PolicyMeasured> policies;   // static, adaptive, continuous at the chosen rate
+  std::vector<PolicyMeasured> curve;      // every policy at each swept rate (the chosen rate included)
+  std::vector<KnobPoint> adaptive_knobs;  // max_batch and delay_ms varied at a quarter of the rate
   // Step 1: this machine's ceilings and the real model's passes.
   double peak_gflops = 0, bandwidth_gbps = 0;
   std::vector<RooflinePoint> roofline;
