@@ -367,7 +367,7 @@ void draw_adaptive_step(const ViewContext& ctx) {
   const RunResult& r = *ctx.result;
   const float avail = ImGui::GetContentRegionAvail().y - rows_height(3.5f);
   draw_gantt_or_theory(ctx, "adaptive", -1, std::max(avail * 0.45f, 140 * ui_scale()));
-  const float plot_h = std::max(avail * 0.55f, 160 * ui_scale());
+  const float plot_h = std::max(avail * 0.55f, 240 * ui_scale());
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   draw_curves(r, {"static", "adaptive"}, {half, plot_h});
   ImGui::SameLine();
@@ -404,7 +404,7 @@ void draw_continuous_step(const ViewContext& ctx) {
   }
   const float avail = ImGui::GetContentRegionAvail().y - rows_height(5.0f);
   draw_gantt_or_theory(ctx, "continuous", 1, std::max(avail * 0.5f, 140 * ui_scale()));
-  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, std::max(avail * 0.5f, 140 * ui_scale())});
+  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, std::max(avail * 0.5f, 240 * ui_scale())});
   draw_policy_table(*m, {"static", "adaptive", "continuous"});
   const bool warn = m->default_stream && !m->meets_throughput_bar;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(warn ? warning_color() : text_color()));
