@@ -196,9 +196,9 @@ void Model::forward(const std::vector<Row>& rows, std::vector<int>& next) {
   }
 }
 
-// Rows of W are streamed once for all n rows (the batch shares each weight it loads); each output row accumulates
-// over i = 0, 1, ... in the same order, with the same vector code, whatever n is, so one row's result never depends
-// on the others.
+// Rows of W are streamed once for all n rows (the batch shares each weight it loads), four at a time so each output
+// element is loaded and stored once per four terms. Every output element still accumulates its terms one by one in
+// the order i = 0, 1, ..., with the same code whatever n is, so one row's result never depends on the others.
 void project_rows(const float* x, std::int64_t n, const float* w, int rows, int cols, float* y, float beta) {
   for (std::int64_t r = 0; r < n; ++r) {
     float* yr = y + r * cols;
@@ -207,7 +207,27 @@ void project_rows(const float* x, std::int64_t n, const float* w, int rows, int 
     else if (beta != 1.0f)
       for (int j = 0; j < cols; ++j) yr[j] *= beta;
   }
-  for (int i = 0; i < rows; ++i) {
+  int i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    const float* __restrict w0 = w + std::int64_t(i) * cols;
+    const float* __restrict w1 = w0 + cols;
+    const float* __restrict w2 = w1 + cols;
+    const float* __restrict w3 = w2 + cols;
+    for (std::int64_t r = 0; r < n; ++r) {
+      const float* xr = x + r * rows + i;
+      const float a0 = xr[0], a1 = xr[1], a2 = xr[2], a3 = xr[3];
+      float* __restrict yr = y + r * cols;
+      for (int j = 0; j < cols; ++j) {
+        float t = yr[j];
+        t += a0 * w0[j];
+        t += a1 * w1[j];
+        t += a2 * w2[j];
+        t += a3 * w3[j];
+        yr[j] = t;
+      }
+    }
+  }
+  for (; i < rows; ++i) {
     const float* __restrict wi = w + std::int64_t(i) * cols;
     for (std::int64_t r = 0; r < n; ++r) {
       const float a = x[r * rows + i];
