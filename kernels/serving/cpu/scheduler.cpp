@@ -81,9 +81,14 @@ class Server {
 
  private:
   double now_s() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  // Sleeps in slices of at most 50 ms, so a cancel is heard while a slow stream waits for its next request.
   void sleep_until_s(double t) {
-    std::this_thread::sleep_until(start_ +
-                                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
+    while (now_s() < t) {
+      check_cancelled();
+      const double wake = std::min(t, now_s() + 0.05);
+      std::this_thread::sleep_until(start_ +
+                                    std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wake)));
+    }
   }
   void check_cancelled() const {
     if (cancelled_ && cancelled_()) throw Cancelled();
