@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 
+#include "engine/errors.h"
 #include "kernels/serving/request_stream.h"
 #include "kernels/serving/scheduler.h"
 #include "kernels/serving/speculative.h"
@@ -234,4 +236,18 @@ TEST_CASE("request stream: seeded, Poisson gaps, geometric lengths cut at the ma
   CHECK(clamped_geometric_mean(1, 10) == doctest::Approx(1.0));
   CHECK(clamped_geometric_mean(4, 1) == doctest::Approx(1.0));
   CHECK(clamped_geometric_mean(2, 3) == doctest::Approx(1.75));  // 1 + 1/2 + 1/4
+}
+
+TEST_CASE("serving: a cancel stops the scheduler thread, also while it waits for a slow stream") {
+  const ModelShape s = small_shape();
+  MemoryLedger ledger;
+  const Weights w = make_weights(s, ledger, 4, 1, 0.5f);
+  Model model(s, w, s.layers, ledger, 16);
+  const std::vector<Request> slow = small_stream(4, 0.05);  // ~20 s between requests
+  for (Policy policy : {Policy::Static, Policy::Adaptive, Policy::Continuous}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto cancel_soon = [&] { return std::chrono::steady_clock::now() - start > std::chrono::milliseconds(100); };
+    CHECK_THROWS_AS(serve(model, ledger, slow, {policy, 2, 0.001}, cancel_soon), Cancelled);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  }
 }
