@@ -236,7 +236,7 @@ void draw_curves(const RunResult& r, const std::vector<std::string>& policies, I
 
 void draw_intensity_table(const ServingSteps& s) {
   const ServingTheory& t = s.theory;
-  draw_columns_table("intensity", {"pass", "FLOP/byte, 16-bit weights", "fp32 (this lab)"},
+  draw_columns_table("intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
                      {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
                        fmt::format("{:g}", t.prefill_intensity_fp32)},
                       {"decode, batch 1", fmt::format("{:g}", t.decode_intensity_batch1),
@@ -285,7 +285,9 @@ void draw_prefill_step(const ViewContext& ctx) {
   note(fmt::format(
       "Roof: {:.1f} GFLOP/s (OpenBLAS sgemm, best seen here) and {:.1f} GB/s (memcpy far beyond the caches). The "
       "model's weights are {} and stay in this CPU's caches between passes, so decode can sit above the DRAM slope: "
-      "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it.",
+      "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it. Prefill stays below the flat "
+      "roof because its matrices are small (the prompt's rows x d_model), far from the size the sgemm peak was "
+      "measured at.",
       m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
