@@ -433,13 +433,13 @@ void draw_memory_step(const ViewContext& ctx) {
       fmt::format("{} of K and V per token (2 x layers x d_model x 4 bytes, the kvcache lesson's formula in fp32). "
                   "Paged blocks waste at most one partly filled block per sequence.",
                   format_bytes_both(double(m->kv_bytes_per_token))));
-  PlotSpec spec{"KV tokens held by the active sequences, per decode step (measured)",
+  PlotSpec spec{"Continuous batching: KV tokens held and reserved, per decode step",
                 {"time", "ms", false},
                 {"KV tokens", "tokens", false},
                 {},
                 {}};
   spec.lines.push_back(series_line(r, "kv_tokens_continuous", series_color(2), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "kv_tokens_static", series_color(0), SeriesStyle::Line));
+  spec.lines.push_back(series_line(r, "kv_reserved_continuous", series_color(2), SeriesStyle::Line, true));
   if (m->kv_bytes_per_token > 0)
     spec.guides.push_back(
         {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});

@@ -80,19 +80,33 @@ Timeline gantt(const ServeResult& r, int max_batch, double rate) {
   return t;
 }
 
-Series kv_series(const ServeResult& r) {
-  Series s{std::string("kv_tokens_") + policy_name(r.policy),
-           std::string(policy_name(r.policy)) + " (measured)",
-           "measured",
-           "time",
-           "ms",
-           "KV tokens held",
-           "tokens",
-           {}};
+// Per decode step: the KV tokens the active sequences hold, and (contiguous caches) what reserving the whole context
+// for each of them takes.
+std::vector<Series> kv_series(const ServeResult& r, int context) {
+  const std::string policy = policy_name(r.policy);
+  Series held{"kv_tokens_" + policy,
+              policy + ": KV tokens held (measured)",
+              "measured",
+              "time",
+              "ms",
+              "KV tokens",
+              "tokens",
+              {}};
+  Series reserved{"kv_reserved_" + policy,
+                  policy + ": reserved, whole context per sequence",
+                  "measured",
+                  "time",
+                  "ms",
+                  "KV tokens",
+                  "tokens",
+                  {}};
   for (const Iteration& it : r.iterations)
-    if (!it.prefill)
-      s.points.push_back({1e3 * it.start_s, double(it.kv_tokens), double(it.kv_tokens), double(it.kv_tokens)});
-  return s;
+    if (!it.prefill) {
+      const double x = 1e3 * it.start_s, h = double(it.kv_tokens), v = double(it.rows) * context;
+      held.points.push_back({x, h, h, h});
+      reserved.points.push_back({x, v, v, v});
+    }
+  return {held, reserved};
 }
 
 // Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes.
@@ -160,7 +174,9 @@ void count_kv_fit(const ParamValues& p, const std::vector<Request>& stream, Serv
   m.block_tokens = p.integer("block_tokens");
   m.contiguous_fit = m.kv_budget_bytes / (m.kv_bytes_per_token * s.context);
   std::int64_t used = 0;
-  for (const Request& r : stream) {
+  // The stream's requests in arrival order, over again if the budget outlasts them (at most a million sequences).
+  for (std::size_t i = 0; i < std::size_t(1) << 20; ++i) {
+    const Request& r = stream[i % stream.size()];
     const std::int64_t tokens = std::int64_t(r.prompt.size()) + r.output_tokens;
     const std::int64_t blocks = (tokens + m.block_tokens - 1) / m.block_tokens;
     used += blocks * m.block_tokens * m.kv_bytes_per_token;
@@ -362,7 +378,7 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   for (const ServeResult& served : at_rate) {
     m.policies.push_back(summarize(served, rate, max_batch, lengths));
     result.timelines.push_back(gantt(served, max_batch, rate));
-    result.series.push_back(kv_series(served));
+    for (Series& s : kv_series(served, shape.context)) result.series.push_back(std::move(s));
   }
   const PolicyMeasured& fixed = m.policies[0];
   const PolicyMeasured& chosen = m.policy == "static"     ? m.policies[0]

@@ -114,7 +114,7 @@ struct ServingMeasured {
   // Step 6: how many sequences a KV budget holds.
   std::int64_t kv_budget_bytes = 0, kv_bytes_per_token = 0, block_tokens = 0;
   std::int64_t contiguous_fit = 0;  // reserving the whole context per sequence
-  std::int64_t paged_fit = 0;       // blocks for each request's real length, requests in arrival order
+  std::int64_t paged_fit = 0;       // blocks for each request's real length, the stream's requests in order (cycled)
   std::int64_t peak_kv_tokens_continuous = 0, peak_kv_blocks_continuous = 0;
   std::optional<SpeculativeMeasured> speculative;
 };
