@@ -357,7 +357,8 @@ void draw_static_step(const ViewContext& ctx) {
   if (const PolicyMeasured* p = policy_of(*m, "static"))
     note(
         fmt::format("Padding measured {:.1f}% of the slot-tokens; from the stream's lengths in batches of {} (closed "
-                    "form) {:.1f}%. Answers are returned when their batch ends.",
+                    "form) {:.1f}%. Answers are returned when their batch ends; TTFT counts the first token when it is "
+                    "computed, as a streaming server would send it.",
                     100 * p->padding_fraction, s->max_batch, 100 * p->padding_fraction_closed_form));
   busy_band(ctx);
 }
