@@ -13,6 +13,7 @@
 #include "lessons/quant/quant_lesson.h"
 #include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
+#include "lessons/serving/serving_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
 
 namespace dlsys {
@@ -29,8 +30,10 @@ const std::vector<const Lesson*>& all_lessons() {
   static const TensorLesson tensor;
   static const PrecisionLesson precision;
   static const QuantLesson quant;
+  static const ServingLesson serving;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache, &precision, &quant,
+      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce,
+      &tensor, &flash,    &kvcache, &serving, &precision, &quant,
   };
   return lessons;
 }

@@ -17,6 +17,12 @@ Rgb span_color(const std::string& kind, int micro_batch) {
     base = {0x8E, 0x44, 0xAD};
   else if (kind == "send" || kind == "comm")
     base = {0xCC, 0x79, 0xA7};
+  else if (kind == "prefill")  // serving: a request's prompt pass, then its decode steps, then its padding
+    base = {0x00, 0x72, 0xB2};
+  else if (kind == "decode")
+    base = {0x56, 0xB4, 0xE9};
+  else if (kind == "pad")
+    base = {0xDD, 0xDD, 0xDD};
   const double shade = micro_batch < 0 ? 0.0 : 0.22 * ((micro_batch % 4) / 3.0);  // 0 .. 0.22 lighter
   auto lift = [&](std::uint8_t c) { return static_cast<std::uint8_t>(c + (255 - c) * shade); };
   return {lift(base.r), lift(base.g), lift(base.b)};

@@ -69,6 +69,16 @@ expect 2 "--frames" --frames -5 --screenshot "$tmp/x.png"
 expect 2 "--step needs --lesson" --step 99
 expect 2 "an empty file name is not allowed" run matmul "${small_matmul[@]}" --json ""
 expect 2 "value '' is not allowed" shot matmul --scale '' -o "$tmp/x.png"
+# Serving: rates, batches and lengths must be positive, the prompt must fit the context, the draft the target.
+expect 2 "parameter 'rate': value '0' is not allowed" run serving --set rate=0
+expect 2 "parameter 'rate': value '-3' is not allowed" run serving --set rate=-3
+expect 2 "not a number" run serving --set rate=inf
+expect 2 "parameter 'max_batch': value '0' is not allowed" run serving --set max_batch=0
+expect 2 "parameter 'max_output': value '-1' is not allowed" run serving --set max_output=-1
+expect 2 "parameter 'requests': value '0' is not allowed" run serving --set requests=0
+expect 2 "shorter than the model's context of 512 tokens" run serving --set prompt=512
+expect 2 "the draft must be smaller than the target" run serving --set layers=2 --set draft_layers=3
+expect 2 "of host memory is available" run serving --set d_model=2048 --set layers=64 --set context=65536
 long=$(head -c 10000 /dev/zero | tr '\0' 7)
 msg=$("$bin" run matmul --set "m=$long" 2>&1 >/dev/null)
 if (( ${#msg} > 600 )); then echo "FAIL: a 10,000-character value was echoed whole (${#msg} characters)"; fail=1
