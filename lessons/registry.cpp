@@ -14,6 +14,7 @@
 #include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
+#include "lessons/zero/zero_lesson.h"
 
 namespace dlsys {
 
@@ -29,8 +30,9 @@ const std::vector<const Lesson*>& all_lessons() {
   static const TensorLesson tensor;
   static const PrecisionLesson precision;
   static const QuantLesson quant;
+  static const ZeroLesson zero;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &flash, &kvcache, &precision, &quant,
+      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &zero, &flash, &kvcache, &precision, &quant,
   };
   return lessons;
 }
