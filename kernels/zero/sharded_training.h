@@ -16,7 +16,8 @@
 // Shards follow the ring: each layer's 2 w^2 weights are cut into N chunks and rank r owns chunk (r + 1) mod N of
 // every layer (ring_schedule.h: what a reduce-scatter leaves it), so a rank's shard is one chunk of each layer, as in
 // FSDP's flat parameters. The collectives carry fp32 (the lab's ring sums fp32): 16-bit values widen exactly, so the
-// sums are what an fp32-accumulating reduction of 16-bit gradients gives; on a real wire they would take half the bytes.
+// sums are what an fp32-accumulating reduction of 16-bit gradients gives; on a real wire they would take half the
+// bytes.
 //
 // Why the final weights equal stage 0's bit for bit: stage 0's all-reduce is the ring's reduce-scatter followed by its
 // all-gather, so every gradient element is summed in the same order at every stage; Adam is elementwise, the same code
@@ -64,15 +65,15 @@ struct RankSpan {
 
 // One collective a rank made in the last step.
 struct CollectiveRecord {
-  std::string op;  // "all_reduce", "reduce_scatter", "all_gather"
+  std::string op;    // "all_reduce", "reduce_scatter", "all_gather"
   std::string when;  // "forward", "backward", "after step"
   int layer = 0;
   std::int64_t elements = 0;  // the layer's 2 w^2
 };
 
 struct ZeroTraining {
-  std::vector<float> master_weights;  // fp32, Psi, assembled from every rank's shard after the last step
-  std::vector<RankPeakBytes> peaks;   // per rank
+  std::vector<float> master_weights;               // fp32, Psi, assembled from every rank's shard after the last step
+  std::vector<RankPeakBytes> peaks;                // per rank
   std::vector<std::int64_t> comm_bytes_last_step;  // per rank, counted by the links (fp32 carriers)
   std::vector<CollectiveRecord> collectives;       // rank 0's, last step
   std::vector<double> losses;                      // per step, the global batch's loss

@@ -14,8 +14,8 @@
 
 namespace dlsys::zero {
 
-inline constexpr int kWeightBytes = 2;     // 16-bit working copy of the weights
-inline constexpr int kGradientBytes = 2;   // 16-bit gradients
+inline constexpr int kWeightBytes = 2;      // 16-bit working copy of the weights
+inline constexpr int kGradientBytes = 2;    // 16-bit gradients
 inline constexpr int kOptimizerBytes = 12;  // K: fp32 master weights, Adam's m and v
 inline constexpr int kMaxStage = 3;
 

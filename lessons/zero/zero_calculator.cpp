@@ -25,11 +25,12 @@ double activation_bytes(const CalculatorInput& in) {
 }
 
 const char* activation_assumption(bool checkpointing) {
-  return checkpointing ? "checkpointing: each layer keeps its 16-bit input, 2 s b h, and one layer at a time is "
-                         "recomputed in full, s b h (34 + 5 a s / h); per rank, for its own micro-batch; the formula is a GPT "
-                         "layer's (4h MLP)"
-                       : "every layer keeps s b h (34 + 5 a s / h) bytes (Korthikanti et al., 16-bit, no tensor "
-                         "parallelism); per rank, for its own micro-batch; the formula is a GPT layer's (4h MLP)";
+  return checkpointing
+             ? "checkpointing: each layer keeps its 16-bit input, 2 s b h, and one layer at a time is "
+               "recomputed in full, s b h (34 + 5 a s / h); per rank, for its own micro-batch; the formula is a GPT "
+               "layer's (4h MLP)"
+             : "every layer keeps s b h (34 + 5 a s / h) bytes (Korthikanti et al., 16-bit, no tensor "
+               "parallelism); per rank, for its own micro-batch; the formula is a GPT layer's (4h MLP)";
 }
 
 double bytes_per_rank(const CalculatorInput& in, int stage, double ranks) {

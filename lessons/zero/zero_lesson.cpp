@@ -173,9 +173,9 @@ void check_run(const ParamValues& p) {
         "parameter 'n': value '{}' does not divide a layer's 2 w^2 = {} weights (width {}), so the shards would be "
         "uneven; allowed: a divisor of {}, or another width",
         c.ranks, per_layer, c.shape.width, per_layer));
-  const std::int64_t rows = std::int64_t(c.rows_per_rank) * c.ranks * c.steps;
+  const std::int64_t rows = std::int64_t(c.rows_per_rank) * c.ranks;
   if (rows > (std::int64_t(1) << 30))
-    throw BadInput(fmt::format("parameters 'rows' x 'n' x 'steps' = {} rows of data; allowed: at most 2^30", rows));
+    throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
   // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
   const double needed = zero::training_bytes_bound(c) + 4.0 * double(training::parameter_count(c.shape)) * 4;
   const HostMemory host = host_memory();
@@ -189,11 +189,10 @@ void check_run(const ParamValues& p) {
   // forward 2, backward 4 FLOP per weight and row, on every rank, at four stages.
   const double flop = 6.0 * double(training::parameter_count(c.shape)) * c.rows_per_rank * c.ranks * c.steps * 4;
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  refuse_if_longer_than_limit(
-      p, estimated_seconds(flop, kBlasGflopsPerThread / 4, std::min(c.ranks, hardware)),
-      fmt::format("4 stages x {} steps x 6 FLOP per weight and row, {} rows per rank, {} ranks", c.steps,
-                  c.rows_per_rank, c.ranks),
-      "layers, width, rows, steps or n");
+  refuse_if_longer_than_limit(p, estimated_seconds(flop, kBlasGflopsPerThread / 4, std::min(c.ranks, hardware)),
+                              fmt::format("4 stages x {} steps x 6 FLOP per weight and row, {} rows per rank, {} ranks",
+                                          c.steps, c.rows_per_rank, c.ranks),
+                              "layers, width, rows, steps or n");
 }
 
 }  // namespace

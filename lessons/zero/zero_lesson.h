@@ -12,9 +12,7 @@ namespace dlsys {
 class ZeroLesson final : public Lesson {
  public:
   std::string id() const override { return "zero"; }
-  std::vector<std::string> quick_params() const override {
-    return {"layers=4", "width=64", "rows=4", "steps=2"};
-  }
+  std::vector<std::string> quick_params() const override { return {"layers=4", "width=64", "rows=4", "steps=2"}; }
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;

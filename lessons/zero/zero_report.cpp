@@ -19,9 +19,9 @@ std::string commas(std::int64_t value) {
 std::string gb(double bytes) { return fmt::format("{} GB", format_number(bytes / 1e9, 4)); }
 
 std::string calculator(const zero_lesson::ZeroTheory& t) {
-  std::string out = fmt::format(
-      "\nModel states per rank [EXT] (Rajbhandari et al., SC 2020; K = 12), Psi = {:g} ({}), N = {}\n", t.parameters,
-      t.psi_source, t.ranks);
+  std::string out =
+      fmt::format("\nModel states per rank [EXT] (Rajbhandari et al., SC 2020; K = 12), Psi = {:g} ({}), N = {}\n",
+                  t.parameters, t.psi_source, t.ranks);
   const char* names[] = {"stage 0 (DDP)    (2 + 2 + K) Psi      ", "stage 1          (2 + 2) Psi + K Psi/N",
                          "stage 2          2 Psi + (2 + K) Psi/N", "stage 3          (2 + 2 + K) Psi/N    "};
   for (int s = 0; s < 4; ++s)
@@ -38,28 +38,30 @@ std::string calculator(const zero_lesson::ZeroTheory& t) {
   out += t.min_ranks_to_fit > 0
              ? fmt::format("  smallest N at stage {} that fits: {}\n", t.stage, t.min_ranks_to_fit)
              : fmt::format("  no N fits at stage {} (what is replicated alone exceeds the GPU)\n", t.stage);
-  out += t.min_stage_to_fit >= 0 ? fmt::format("  smallest stage at N = {} that fits: {}\n", t.ranks, t.min_stage_to_fit)
-                                 : fmt::format("  no stage fits at N = {}\n", t.ranks);
+  out += t.min_stage_to_fit >= 0
+             ? fmt::format("  smallest stage at N = {} that fits: {}\n", t.ranks, t.min_stage_to_fit)
+             : fmt::format("  no stage fits at N = {}\n", t.ranks);
   return out;
 }
 
 std::string run_tables(const zero_lesson::ZeroMeasured& m) {
-  std::string out = fmt::format(
-      "\nThe lab's stack: Psi = {} parameters on N = {} rank threads, {} working copy and gradients\n",
-      commas(m.parameters), m.ranks, m.dtype);
+  std::string out =
+      fmt::format("\nThe lab's stack: Psi = {} parameters on N = {} rank threads, {} working copy and gradients\n",
+                  commas(m.parameters), m.ranks, m.dtype);
   out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>9} {:>10}\n", "stage",
-                     "model states", "formula", "equal", "weights", "gradients", "optimizer", "activations", "comm peak",
-                     "sent elems", "ring k(N-1)/N Psi", "vs stage 0");
+                     "model states", "formula", "equal", "weights", "gradients", "optimizer", "activations",
+                     "comm peak", "sent elems", "ring k(N-1)/N Psi", "vs stage 0");
   for (const zero_lesson::StageMeasured& s : m.stages)
-    out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>17} {:>10}\n",
-                       s.stage, commas(s.peak_bytes_per_rank.model_states), commas(s.model_state_bytes_formula),
+    out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>17} {:>10}\n", s.stage,
+                       commas(s.peak_bytes_per_rank.model_states), commas(s.model_state_bytes_formula),
                        s.model_states_match_formula ? "yes" : "NO", commas(s.peak_bytes_per_rank.weights),
                        commas(s.peak_bytes_per_rank.gradients), commas(s.peak_bytes_per_rank.optimizer),
                        commas(s.peak_bytes_per_rank.activations), commas(s.peak_bytes_per_rank.comm),
                        commas(s.comm_elements), commas(s.ring_comm_elements_formula),
                        s.bit_identical_to_stage0 ? "identical" : fmt::format("{:.1e}", s.max_rel_err_vs_stage0));
-  out += "  (bytes per rank, the largest over the ranks; comm peak: buckets in flight and, at stage 3, the layer just "
-         "all-gathered)\n";
+  out +=
+      "  (bytes per rank, the largest over the ranks; comm peak: buckets in flight and, at stage 3, the layer just "
+      "all-gathered)\n";
   out += "\nStep time, the slowest rank, median of the steps after the first; loss of the global batch per step\n";
   for (const zero_lesson::StageMeasured& s : m.stages) {
     std::string losses;

@@ -132,14 +132,20 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   std::vector<float> stage0;
   Series ledger_series = bytes_series("model_states_ledger", "model states per rank (ledger)", "measured");
   Series formula_series = bytes_series("model_states_formula", "model states per rank (formula)", "theory");
-  Series comm_series = Series{"comm_elements_measured", "elements sent per rank per step (links)", "measured",
-                              "ZeRO stage", "", "elements", "", {}};
-  Series comm_formula = Series{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "",
-                               "elements", "", {}};
+  Series comm_series = Series{"comm_elements_measured",
+                              "elements sent per rank per step (links)",
+                              "measured",
+                              "ZeRO stage",
+                              "",
+                              "elements",
+                              "",
+                              {}};
+  Series comm_formula =
+      Series{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "", "elements", "", {}};
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
     ctx.control.check_cancelled();
-    ctx.control.progress(stage / 4.0, fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks,
-                                                  p.integer("steps")));
+    ctx.control.progress(stage / 4.0,
+                         fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
     const zero::ZeroConfig config = zero_config(p, stage);
     const zero::ZeroTraining t = zero::train_sharded(config);
     if (stage == 0) stage0 = t.master_weights;
@@ -177,9 +183,9 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
       "16-bit weights and gradients are stored as 2-byte values; the ring carries them widened to fp32 (exactly), so "
       "the links count 4 bytes an element where a real 16-bit wire would carry 2");
   if (p.integer("n") > hardware)
-    result.backend.notes.push_back(fmt::format(
-        "{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core", p.integer("n"),
-        hardware));
+    result.backend.notes.push_back(
+        fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
+                    p.integer("n"), hardware));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

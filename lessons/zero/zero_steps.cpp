@@ -24,8 +24,8 @@ double states(int stage, double psi, double ranks) { return zero::model_state_by
 
 std::vector<WorkedNumber> course_numbers() {
   return {
-      {"one parameter, mixed-precision Adam", "2 (16-bit weight) + 2 (16-bit gradient) + 4 (fp32 master) + 4 (m) + 4 (v)",
-       16},
+      {"one parameter, mixed-precision Adam",
+       "2 (16-bit weight) + 2 (16-bit gradient) + 4 (fp32 master) + 4 (m) + 4 (v)", 16},
       {"7B parameters, 16-bit weights alone (inference)", "7e9 x 2 B", 7e9 * 2},
       {"7B parameters, training model states (the course's 112 GB)", "7e9 x 16 B", states(0, 7e9, 1)},
   };

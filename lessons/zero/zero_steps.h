@@ -29,12 +29,12 @@ struct WorkedNumber {
 };
 
 struct ZeroSteps final : StepData {
-  ZeroTheory theory;                // at the chosen parameters
-  std::vector<StageBar> bars;       // stages 0-3, the chosen model and N
+  ZeroTheory theory;                 // at the chosen parameters
+  std::vector<StageBar> bars;        // stages 0-3, the chosen model and N
   std::vector<WorkedNumber> course;  // 16 bytes a parameter, 7B -> 112 GB
   std::vector<WorkedNumber> paper;   // 7.5B on 64 ranks: 120, 31.4, 16.6, 1.9 GB
   std::vector<WorkedNumber> gpt3;    // 175B: the lecture's 700 GB and what training takes
-  std::vector<Series> factors;      // stage 0 over stage s against N: exact curves (theory) and the limits
+  std::vector<Series> factors;       // stage 0 over stage s against N: exact curves (theory) and the limits
   // The lab's stack at the chosen N: Psi and the formula's exact bytes per rank at every stage.
   std::int64_t lab_parameters = 0;
   int lab_ranks = 0;

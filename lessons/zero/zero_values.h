@@ -48,19 +48,19 @@ struct PeakBytes {
 // One stage of the run, at the chosen N.
 struct StageMeasured {
   int stage = 0;
-  PeakBytes peak_bytes_per_rank;         // the largest over the ranks, tag by tag
-  std::vector<PeakBytes> peak_by_rank;   // each rank's
+  PeakBytes peak_bytes_per_rank;        // the largest over the ranks, tag by tag
+  std::vector<PeakBytes> peak_by_rank;  // each rank's
   std::int64_t model_state_bytes_formula = 0;
-  bool model_states_match_formula = false;  // every rank's ledger equals the formula to the byte
-  std::int64_t comm_bytes = 0;              // sent by rank 0 in the last step, counted by the links (fp32 carrier)
-  std::int64_t comm_elements = 0;           // comm_bytes / 4
+  bool model_states_match_formula = false;      // every rank's ledger equals the formula to the byte
+  std::int64_t comm_bytes = 0;                  // sent by rank 0 in the last step, counted by the links (fp32 carrier)
+  std::int64_t comm_elements = 0;               // comm_bytes / 4
   std::int64_t ring_comm_elements_formula = 0;  // k (N-1)/N Psi, k = 2 or 3
   bool comm_matches_formula = false;
   double max_rel_err_vs_stage0 = 0;  // max |w - w0| / max |w0| over the final fp32 master weights
   bool bit_identical_to_stage0 = false;
   double step_us = 0, step_us_min = 0, step_us_max = 0;  // the slowest rank's, over the steps after the first
-  std::vector<double> losses;                             // per step
-  int collectives_per_step = 0;                           // calls rank 0 made in the last step
+  std::vector<double> losses;                            // per step
+  int collectives_per_step = 0;                          // calls rank 0 made in the last step
 };
 
 struct ZeroMeasured {
@@ -72,7 +72,7 @@ struct ZeroMeasured {
   double max_rel_err_vs_stage0 = 0;
   bool all_stages_match_formula = false;  // the benchmark: ledger == formula at every stage, every rank
   bool all_stages_bit_identical = false;
-  std::string dtype;  // "bf16" or "fp16"
+  std::string dtype;                  // "bf16" or "fp16"
   std::vector<StageMeasured> stages;  // 0-3
 };
 

@@ -78,9 +78,11 @@ class Rank {
     const std::size_t layer = std::size_t(layout.layer_elements);
     if (stage < 3) layer_weights_ = HostBuffer<float>(ledger, kWorkspace, layer);
     layer_gradient_ = HostBuffer<float>(ledger, kWorkspace, layer);
-    for (std::int64_t i = 0; i < std::int64_t(optimizer_elements); ++i) master_[std::size_t(i)] = initial[full_index(i)];
+    for (std::int64_t i = 0; i < std::int64_t(optimizer_elements); ++i)
+      master_[std::size_t(i)] = initial[full_index(i)];
     if (stage >= 3)
-      for (std::int64_t i = 0; i < shard; ++i) weights_[std::size_t(i)] = to_bits(config.dtype, master_[std::size_t(i)]);
+      for (std::int64_t i = 0; i < shard; ++i)
+        weights_[std::size_t(i)] = to_bits(config.dtype, master_[std::size_t(i)]);
     else
       for (std::int64_t i = 0; i < psi; ++i) weights_[std::size_t(i)] = to_bits(config.dtype, initial[std::size_t(i)]);
   }
@@ -170,9 +172,10 @@ class Rank {
     return layer_weights_.data();
   }
 
+  // Every step trains on the same global batch (rank r takes rows [r rows, (r + 1) rows)), so the loss falls visibly.
   double train_step(const training::DataSet& data, int step) {
     const int stage = config_.stage, rows = config_.rows_per_rank;
-    const std::int64_t first_row = (std::int64_t(step) * layout_.ranks + rank_) * rows;
+    const std::int64_t first_row = std::int64_t(rank_) * rows;  // the same global batch every step
     const double divisor = double(rows) * layout_.ranks;
     const float* inputs = data.input_rows(int(first_row));
     const float* targets = data.target_rows(int(first_row));
@@ -222,15 +225,18 @@ class Rank {
     const std::int64_t n = layout_.layer_elements, base = layer * n;
     HostBuffer<float> bucket(ledger, kComm, std::size_t(n));
     if (stage <= 1) {  // the 16-bit gradient is stored whole, then reduced from there
-      for (std::int64_t i = 0; i < n; ++i) gradients_[std::size_t(base + i)] = to_bits(config_.dtype, layer_gradient_[std::size_t(i)]);
-      for (std::int64_t i = 0; i < n; ++i) bucket[std::size_t(i)] = from_bits(config_.dtype, gradients_[std::size_t(base + i)]);
+      for (std::int64_t i = 0; i < n; ++i)
+        gradients_[std::size_t(base + i)] = to_bits(config_.dtype, layer_gradient_[std::size_t(i)]);
+      for (std::int64_t i = 0; i < n; ++i)
+        bucket[std::size_t(i)] = from_bits(config_.dtype, gradients_[std::size_t(base + i)]);
     } else {  // only the shard is stored: the bucket holds the rounded gradient while it is reduced
       for (std::int64_t i = 0; i < n; ++i)
         bucket[std::size_t(i)] = precision::round_to(config_.dtype, layer_gradient_[std::size_t(i)]);
     }
     if (stage == 0) {
       collective(Op::AllReduce, bucket.data(), "backward", layer);
-      for (std::int64_t i = 0; i < n; ++i) gradients_[std::size_t(base + i)] = to_bits(config_.dtype, bucket[std::size_t(i)]);
+      for (std::int64_t i = 0; i < n; ++i)
+        gradients_[std::size_t(base + i)] = to_bits(config_.dtype, bucket[std::size_t(i)]);
       return;
     }
     collective(Op::ReduceScatter, bucket.data(), "backward", layer);
@@ -284,7 +290,11 @@ class Rank {
 
 Layout layout_of(const ZeroConfig& c) {
   const std::int64_t layer = training::parameters_per_layer(c.shape);
-  return {c.shape, c.ranks, layer, layer / c.ranks, training::parameter_count(c.shape),
+  return {c.shape,
+          c.ranks,
+          layer,
+          layer / c.ranks,
+          training::parameter_count(c.shape),
           training::parameter_count(c.shape) / c.ranks};
 }
 
@@ -299,7 +309,7 @@ double training_bytes_bound(const ZeroConfig& c) {
   const double layer = double(training::parameters_per_layer(c.shape));
   const double rows = double(c.rows_per_rank) * c.shape.width;
   const double per_rank = 16 * psi + 4 * 4 * layer + 4 * rows * (2 * c.shape.layers + 4);
-  const double data = 2.0 * 4 * rows * c.ranks * c.steps;
+  const double data = 2.0 * 4 * rows * c.ranks;
   const double links = c.ranks > 1 ? double(collectives::Communicator::link_bytes(c.ranks, {})) : 0;
   return c.ranks * per_rank + data + links + 2 * 4 * psi;  // + the initial and the final full weight vectors
 }
@@ -310,7 +320,7 @@ ZeroTraining train_sharded(const ZeroConfig& config) {
     throw std::invalid_argument("each layer's 2 w^2 weights must divide evenly over the ranks");
   const Layout layout = layout_of(config);
   const training::DataSet data =
-      training::make_data_set(config.shape, config.rows_per_rank * config.ranks * config.steps, config.seed);
+      training::make_data_set(config.shape, config.rows_per_rank * config.ranks, config.seed);
   MemoryLedger link_ledger;
   collectives::Communicator comm(config.ranks, link_ledger);
   std::vector<std::unique_ptr<Rank>> ranks;
