@@ -1,0 +1,329 @@
+// Views of the ZeRO lesson: the 16 bytes of one parameter and the course's numbers, one rank's model states as the
+// ZeRO paper's figure 1 stacks them (theory beside each rank's ledger from the run), the measured timeline of a step
+// at every stage, the exact reduction factors against N beside the lecture's limits, and the calculator.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <map>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/gui/timeline.h"
+#include "app/views/view.h"
+#include "engine/units.h"
+#include "lessons/zero/zero_steps.h"
+#include "lessons/zero/zero_values.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+using zero_lesson::StageBar;
+using zero_lesson::ZeroMeasured;
+using zero_lesson::ZeroSteps;
+using zero_lesson::ZeroTheory;
+
+const ZeroSteps* steps_of(const ViewContext& ctx) { return step_data_as<ZeroSteps>(ctx); }
+
+const ZeroMeasured* measured_of(const ViewContext& ctx) {
+  return ctx.result && !ctx.result_stale ? ctx.result->measured_as<ZeroMeasured>() : nullptr;
+}
+
+void note(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void heading(const std::string& text) {
+  ImGui::PushFont(heading_font());
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopFont();
+}
+
+std::string gb_text(double bytes) {
+  if (bytes >= 1e12) return fmt::format("{} TB", format_number(bytes / 1e12, 4));
+  if (bytes >= 1e9) return fmt::format("{} GB", format_number(bytes / 1e9, 4));
+  return format_bytes_both(bytes);
+}
+
+// The kinds of memory in the order the paper stacks them, bottom up, with one colour each.
+struct Part {
+  const char* name;
+  ImU32 color;
+};
+std::vector<Part> parts() {
+  return {{"16-bit weights", series_color(0)},
+          {"16-bit gradients", series_color(1)},
+          {"optimizer: fp32 master, m, v", series_color(2)},
+          {"activations", series_color(4)}};
+}
+
+struct Bar {
+  std::string label;
+  std::vector<double> values;  // one per part
+  double total() const {
+    double t = 0;
+    for (double v : values) t += v;
+    return t;
+  }
+};
+
+// Vertical stacked bars at the cursor, labelled with their totals, a dashed limit line (a GPU's memory) when
+// `limit` > 0, and a key of the parts under them.
+void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit = 0,
+                       const std::string& limit_label = "") {
+  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
+  const std::vector<Part> kinds = parts();
+  double top = limit;
+  for (const Bar& b : bars) top = std::max(top, b.total());
+  if (top <= 0) top = 1;
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 200 * s);
+  const float plot_top = o.y + line * 1.4f, plot_bottom = o.y + height - line * 2.4f;
+  const float slot = width / float(std::max<std::size_t>(bars.size(), 1));
+  const float bar_w = std::min(slot * 0.6f, 160 * s);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddLine({o.x, plot_bottom}, {o.x + width, plot_bottom}, grid_color(), 1.0f * s);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const float cx = o.x + slot * (float(i) + 0.5f), x0 = cx - bar_w / 2, x1 = cx + bar_w / 2;
+    float y = plot_bottom;
+    for (std::size_t k = 0; k < bars[i].values.size() && k < kinds.size(); ++k) {
+      const float h = float(bars[i].values[k] / top) * (plot_bottom - plot_top);
+      if (h <= 0) continue;
+      draw->AddRectFilled({x0, y - h}, {x1, y}, with_alpha(kinds[k].color, 0.85f));
+      y -= h;
+    }
+    const std::string total = gb_text(bars[i].total());
+    const ImVec2 ts = ImGui::CalcTextSize(total.c_str());
+    draw->AddText({cx - ts.x / 2, y - ts.y - 2 * s}, text_color(), total.c_str());
+    const ImVec2 ls = ImGui::CalcTextSize(bars[i].label.c_str());
+    draw->AddText({cx - ls.x / 2, plot_bottom + 4 * s}, text_color(), bars[i].label.c_str());
+  }
+  if (limit > 0) {
+    const float y = plot_bottom - float(limit / top) * (plot_bottom - plot_top);
+    for (float x = o.x; x < o.x + width; x += 12 * s)
+      draw->AddLine({x, y}, {std::min(x + 7 * s, o.x + width), y}, warning_color(), 2 * s);
+    draw->AddText({o.x + 4 * s, y - line - 2 * s}, warning_color(), limit_label.c_str());
+  }
+  // The key, one line under the labels.
+  float x = o.x;
+  const float key_y = plot_bottom + line * 1.3f;
+  for (const Part& p : kinds) {
+    draw->AddRectFilled({x, key_y + 2 * s}, {x + line, key_y + line - 2 * s}, with_alpha(p.color, 0.85f));
+    draw->AddText({x + line + 4 * s, key_y}, muted_text_color(), p.name);
+    x += line + 16 * s + ImGui::CalcTextSize(p.name).x;
+  }
+  ImGui::Dummy({width, height});
+}
+
+Bar bar_of(const std::string& label, const StageBar& b) {
+  return {label, {b.weights, b.gradients, b.optimizer, b.activations}};
+}
+
+std::string stage_name(int stage) { return stage == 0 ? "stage 0 (DDP)" : fmt::format("stage {}", stage); }
+
+void number_rows(const char* id, const std::vector<zero_lesson::WorkedNumber>& numbers) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& n : numbers) rows.push_back({n.what, fmt::format("{} = {}", n.arithmetic, gb_text(n.bytes))});
+  draw_value_table(id, rows);
+}
+
+// Step 1: one parameter's 16 bytes as a strip, the course's numbers and GPT-3's.
+void draw_states_step(const ViewContext& ctx) {
+  const ZeroSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
+  heading("One parameter, trained with mixed-precision Adam");
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float width = std::min(ImGui::GetContentRegionAvail().x, 900 * s), h = line * 2.6f;
+  const struct {
+    const char* name;
+    int bytes;
+    ImU32 color;
+  } strip[] = {{"16-bit weight", 2, series_color(0)},
+               {"16-bit gradient", 2, series_color(1)},
+               {"fp32 master", 4, series_color(2)},
+               {"Adam m", 4, series_color(2)},
+               {"Adam v", 4, series_color(2)}};
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  float x = o.x;
+  for (const auto& part : strip) {
+    const float w = width * float(part.bytes) / 16;
+    draw->AddRectFilled({x, o.y}, {x + w - 3 * s, o.y + h}, with_alpha(part.color, 0.8f), 4 * s);
+    const std::string text = fmt::format("{} B", part.bytes);
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    draw->AddText({x + (w - ts.x) / 2, o.y + (h - ts.y) / 2}, text_color(), text.c_str());
+    const ImVec2 ns = ImGui::CalcTextSize(part.name);
+    if (ns.x < w - 4 * s) draw->AddText({x + (w - ns.x) / 2, o.y + h + 3 * s}, muted_text_color(), part.name);
+    x += w;
+  }
+  ImGui::Dummy({width, h + line * 1.5f});
+  note("= 16 bytes per parameter of model states. Activations, temporary buffers and fragmentation come on top.");
+  ImGui::Spacing();
+  heading("The course's numbers");
+  number_rows("zero_course", steps->course);
+  ImGui::Spacing();
+  heading("GPT-3, 175B: the lecture's 700 GB is the fp32 weights alone");
+  number_rows("zero_gpt3", steps->gpt3);
+}
+
+// Step 2: DDP's ranks, each with the same bars; the run's stage 0 ledger per rank beside the formula.
+void draw_ddp_step(const ViewContext& ctx) {
+  const ZeroSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ZeroTheory& t = steps->theory;
+  heading(fmt::format("DDP: every rank holds all of it ({} parameters, {})", format_number(t.parameters, 4),
+                      t.psi_source));
+  std::vector<Bar> bars;
+  const int shown = std::min(t.ranks, 8);
+  for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
+  if (t.ranks > shown) bars.push_back(bar_of(fmt::format("... {} ranks", t.ranks), steps->bars.at(0)));
+  const ZeroMeasured* m = measured_of(ctx);
+  const float table_h = m ? ImGui::GetFrameHeightWithSpacing() * float(std::min(m->ranks, 8) + 4) : 0;
+  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12));
+  if (!m) {
+    note("Press Run to read each rank's ledger at stage 0.");
+    return;
+  }
+  const zero_lesson::StageMeasured& s0 = m->stages.at(0);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t r = 0; r < s0.peak_by_rank.size() && r < 8; ++r) {
+    const auto& p = s0.peak_by_rank[r];
+    rows.push_back({fmt::format("rank {}", r), format_count(double(p.weights)), format_count(double(p.gradients)),
+                    format_count(double(p.optimizer)), format_count(double(p.model_states)),
+                    p.model_states == s0.model_state_bytes_formula ? "= formula" : "DIFFERENT"});
+  }
+  heading(fmt::format("The lab's stack at stage 0 (run, Psi = {}): each rank's ledger, bytes; formula 16 Psi = {}",
+                      format_count(double(m->parameters)), format_count(double(s0.model_state_bytes_formula))));
+  draw_columns_table("zero_ddp_ledger", {"", "weights", "gradients", "optimizer", "model states", ""}, rows);
+}
+
+// Step 3: the paper's figure 1 at the chosen model and N, and the run's ledger at every stage.
+void draw_stages_step(const ViewContext& ctx) {
+  const ZeroSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ZeroTheory& t = steps->theory;
+  heading(fmt::format("One rank's model states, Psi = {}, N = {}, K = 12", format_number(t.parameters, 4), t.ranks));
+  std::vector<Bar> bars;
+  for (const StageBar& b : steps->bars) {
+    StageBar states = b;
+    states.activations = 0;  // model states only, as the paper draws them
+    bars.push_back(bar_of(stage_name(b.stage), states));
+  }
+  const ZeroMeasured* m = measured_of(ctx);
+  const float table_h = m ? ImGui::GetFrameHeightWithSpacing() * 7.5f : ImGui::GetFrameHeightWithSpacing() * 2;
+  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12));
+  if (!m) {
+    note("Press Run: N rank threads train the lab's stack at every stage and each rank's ledger is read.");
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : m->stages)
+    rows.push_back({stage_name(s.stage), format_count(double(s.peak_bytes_per_rank.model_states)),
+                    format_count(double(s.model_state_bytes_formula)), s.model_states_match_formula ? "yes" : "NO",
+                    format_count(double(s.peak_bytes_per_rank.comm)),
+                    fmt::format("{} / {}", format_count(double(s.comm_elements)),
+                                format_count(double(s.ring_comm_elements_formula))),
+                    s.bit_identical_to_stage0 ? "bit-identical" : fmt::format("{:.1e}", s.max_rel_err_vs_stage0)});
+  heading(fmt::format("The lab's stack on {} rank threads (Psi = {}, {}): ledger against formula, per rank", m->ranks,
+                      format_count(double(m->parameters)), m->dtype));
+  draw_columns_table("zero_stage_ledger",
+                     {"", "model states", "formula", "equal", "comm peak", "sent / ring formula", "vs stage 0"}, rows);
+}
+
+// Step 4: the measured step of every stage, one timeline block each.
+void draw_timeline_step(const ViewContext& ctx) {
+  const ZeroMeasured* m = measured_of(ctx);
+  if (!m || ctx.result->timelines.empty()) return draw_needs_run("a training step at every stage");
+  static TimelineViewState view;
+  std::vector<const Timeline*> timelines;
+  for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
+  const std::string load = ctx.result->backend.conditions.sentence();
+  note(fmt::format("Ranks are CPU threads (emulated GPUs). AR all-reduce, RS reduce-scatter, AG all-gather, each of "
+                   "one layer; Adam the optimizer step on the rank's shard.{}",
+                   load.empty() ? "" : " The machine was busy: " + load));
+  const TimelineHover hover =
+      draw_timelines("zero_timeline", timelines, false, view, {0, ImGui::GetContentRegionAvail().y});
+  if (hover.timeline >= 0 && hover.span >= 0) {
+    const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
+    ImGui::SetTooltip("%s, %s: %s, %.1f us", timelines[std::size_t(hover.timeline)]->name.c_str(),
+                      timelines[std::size_t(hover.timeline)]->lanes[std::size_t(span.lane)].c_str(),
+                      span.label.c_str(), span.end - span.start);
+  }
+}
+
+// Step 5: the exact factors against N, with the lecture's limits.
+void draw_factors_step(const ViewContext& ctx) {
+  const ZeroSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  PlotSpec spec{"Stage 0's model states over stage s's, against N (K = 12)",
+                {"ranks N", "", true},
+                {"reduction", "x", true},
+                {},
+                {},
+                {}};
+  const ImU32 colors[] = {series_color(0), series_color(1), series_color(2), series_color(0), series_color(1)};
+  for (std::size_t i = 0; i < steps->factors.size(); ++i) {
+    PlotLine line = line_from_series(steps->factors[i], colors[i]);
+    line.dashed = steps->factors[i].id.rfind("limit", 0) == 0;
+    line.style = line.dashed ? SeriesStyle::Line : SeriesStyle::LineAndMarkers;
+    spec.lines.push_back(line);
+  }
+  const ZeroTheory& t = steps->theory;
+  spec.guides.push_back({true, double(t.ranks), fmt::format("N = {}", t.ranks), highlight_color()});
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"N = 8: stage 1, stage 2", fmt::format("{:.2f}x, {:.2f}x (the lecture: 4x, 8x)", 16 / (4 + 12 / 8.0),
+                                               16 / (2 + 14 / 8.0))},
+      {"N = 64: stage 1, stage 2", fmt::format("{:.2f}x, {:.2f}x", 16 / (4 + 12 / 64.0), 16 / (2 + 14 / 64.0))},
+      {fmt::format("N = {}: stage {}", t.ranks, t.stage),
+       fmt::format("{:.2f}x (limit {:g}x)", t.reduction_factor, t.reduction_limit)},
+  };
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - 4.5f * ImGui::GetFrameHeightWithSpacing(),
+                           ImGui::GetTextLineHeight() * 14)};
+  draw_plot("zero_factors", spec);
+  draw_value_table("zero_factor_rows", rows);
+}
+
+// Step 6: the calculator: every stage's bars with activations against the GPU's memory, and the verdicts.
+void draw_calculator_step(const ViewContext& ctx) {
+  const ZeroSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const ZeroTheory& t = steps->theory;
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"model", t.psi_source},
+      {"ranks N, stage", fmt::format("{}, {}", t.ranks, stage_name(t.stage))},
+      {"model states per rank", gb_text(t.model_state_bytes_per_rank)},
+      {"activations per rank", t.activations_known ? gb_text(t.activation_bytes_per_rank) : "not counted"},
+      {"total per rank", fmt::format("{} on {}: {}", gb_text(t.total_bytes_per_rank), t.gpu,
+                                     t.fits ? "fits" : "does not fit")},
+      {fmt::format("smallest N at stage {}", t.stage),
+       t.min_ranks_to_fit > 0 ? fmt::format("{}", t.min_ranks_to_fit) : "none: what stays whole is too big"},
+      {fmt::format("smallest stage at N = {}", t.ranks),
+       t.min_stage_to_fit >= 0 ? stage_name(t.min_stage_to_fit) : "none fits"},
+  };
+  if (ctx.params.text("mode") == "run")
+    note("mode = run: the calculator sizes the lab's stack; set mode = theory for a parameter count, a preset or a "
+         "config.json.");
+  const float table_h = ImGui::GetFrameHeightWithSpacing() * float(rows.size() + 2);
+  std::vector<Bar> bars;
+  for (const StageBar& b : steps->bars) bars.push_back(bar_of(stage_name(b.stage), b));
+  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12),
+                    t.gpu_bytes, t.gpu);
+  draw_value_table("zero_calculator", rows);
+  note(t.activation_assumption);
+}
+
+}  // namespace
+
+const StepViews& zero_step_views() {
+  static const StepViews views{{"states", draw_states_step},         {"ddp", draw_ddp_step},
+                               {"stages", draw_stages_step},         {"timeline", draw_timeline_step},
+                               {"factors", draw_factors_step},       {"calculator", draw_calculator_step}};
+  return views;
+}
+
+}  // namespace dlsys::gui
