@@ -40,7 +40,9 @@ void note(const std::string& text) {
 
 void heading(const std::string& text) {
   ImGui::PushFont(heading_font());
+  ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
 }
 
@@ -109,10 +111,14 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
       draw->AddLine({x, y}, {std::min(x + 7 * s, o.x + width), y}, warning_color(), 2 * s);
     draw->AddText({o.x + 4 * s, y - line - 2 * s}, warning_color(), limit_label.c_str());
   }
-  // The key, one line under the labels.
+  // The key, one line under the labels: the parts some bar has.
   float x = o.x;
   const float key_y = plot_bottom + line * 1.3f;
-  for (const Part& p : kinds) {
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    bool present = false;
+    for (const Bar& b : bars) present = present || (k < b.values.size() && b.values[k] > 0);
+    if (!present) continue;
+    const Part& p = kinds[k];
     draw->AddRectFilled({x, key_y + 2 * s}, {x + line, key_y + line - 2 * s}, with_alpha(p.color, 0.85f));
     draw->AddText({x + line + 4 * s, key_y}, muted_text_color(), p.name);
     x += line + 16 * s + ImGui::CalcTextSize(p.name).x;
@@ -144,8 +150,8 @@ void draw_states_step(const ViewContext& ctx) {
     const char* name;
     int bytes;
     ImU32 color;
-  } strip[] = {{"16-bit weight", 2, series_color(0)},
-               {"16-bit gradient", 2, series_color(1)},
+  } strip[] = {{"weight", 2, series_color(0)},
+               {"gradient", 2, series_color(1)},
                {"fp32 master", 4, series_color(2)},
                {"Adam m", 4, series_color(2)},
                {"Adam v", 4, series_color(2)}};
@@ -162,7 +168,8 @@ void draw_states_step(const ViewContext& ctx) {
     x += w;
   }
   ImGui::Dummy({width, h + line * 1.5f});
-  note("= 16 bytes per parameter of model states. Activations, temporary buffers and fragmentation come on top.");
+  note("= 16 bytes per parameter of model states: a 16-bit weight and gradient, an fp32 master weight and Adam's two "
+       "fp32 moments. Activations, temporary buffers and fragmentation come on top.");
   ImGui::Spacing();
   heading("The course's numbers");
   number_rows("zero_course", steps->course);
@@ -176,8 +183,7 @@ void draw_ddp_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  heading(fmt::format("DDP: every rank holds all of it ({} parameters, {})", format_number(t.parameters, 4),
-                      t.psi_source));
+  heading(fmt::format("DDP: every rank holds all of it ({})", t.psi_source));
   std::vector<Bar> bars;
   const int shown = std::min(t.ranks, 8);
   for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
@@ -197,7 +203,7 @@ void draw_ddp_step(const ViewContext& ctx) {
                     format_count(double(p.optimizer)), format_count(double(p.model_states)),
                     p.model_states == s0.model_state_bytes_formula ? "= formula" : "DIFFERENT"});
   }
-  heading(fmt::format("The lab's stack at stage 0 (run, Psi = {}): each rank's ledger, bytes; formula 16 Psi = {}",
+  heading(fmt::format("The run: the lab's stack at stage 0, Psi = {}; each rank's ledger in bytes, formula 16 Psi = {}",
                       format_count(double(m->parameters)), format_count(double(s0.model_state_bytes_formula))));
   draw_columns_table("zero_ddp_ledger", {"", "weights", "gradients", "optimizer", "model states", ""}, rows);
 }
@@ -207,7 +213,7 @@ void draw_stages_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  heading(fmt::format("One rank's model states, Psi = {}, N = {}, K = 12", format_number(t.parameters, 4), t.ranks));
+  heading(fmt::format("One rank's model states: {}, N = {}, K = 12", t.psi_source, t.ranks));
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) {
     StageBar states = b;
@@ -229,7 +235,7 @@ void draw_stages_step(const ViewContext& ctx) {
                     fmt::format("{} / {}", format_count(double(s.comm_elements)),
                                 format_count(double(s.ring_comm_elements_formula))),
                     s.bit_identical_to_stage0 ? "bit-identical" : fmt::format("{:.1e}", s.max_rel_err_vs_stage0)});
-  heading(fmt::format("The lab's stack on {} rank threads (Psi = {}, {}): ledger against formula, per rank", m->ranks,
+  heading(fmt::format("The run: the lab's stack on {} rank threads, Psi = {}, {}; ledger against formula", m->ranks,
                       format_count(double(m->parameters)), m->dtype));
   draw_columns_table("zero_stage_ledger",
                      {"", "model states", "formula", "equal", "comm peak", "sent / ring formula", "vs stage 0"}, rows);
@@ -242,10 +248,9 @@ void draw_timeline_step(const ViewContext& ctx) {
   static TimelineViewState view;
   std::vector<const Timeline*> timelines;
   for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-  const std::string load = ctx.result->backend.conditions.sentence();
-  note(fmt::format("Ranks are CPU threads (emulated GPUs). AR all-reduce, RS reduce-scatter, AG all-gather, each of "
-                   "one layer; Adam the optimizer step on the rank's shard.{}",
-                   load.empty() ? "" : " The machine was busy: " + load));
+  note("Ranks are CPU threads (emulated GPUs), the last training step of each stage. AR all-reduce, RS reduce-scatter, "
+       "AG all-gather, each of one layer; Adam the optimizer step on the rank's shard. Idle stretches are waits for "
+       "a neighbour in the ring or, with more ranks than cores, for a core.");
   const TimelineHover hover =
       draw_timelines("zero_timeline", timelines, false, view, {0, ImGui::GetContentRegionAvail().y});
   if (hover.timeline >= 0 && hover.span >= 0) {
@@ -305,9 +310,6 @@ void draw_calculator_step(const ViewContext& ctx) {
       {fmt::format("smallest stage at N = {}", t.ranks),
        t.min_stage_to_fit >= 0 ? stage_name(t.min_stage_to_fit) : "none fits"},
   };
-  if (ctx.params.text("mode") == "run")
-    note("mode = run: the calculator sizes the lab's stack; set mode = theory for a parameter count, a preset or a "
-         "config.json.");
   const float table_h = ImGui::GetFrameHeightWithSpacing() * float(rows.size() + 2);
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) bars.push_back(bar_of(stage_name(b.stage), b));

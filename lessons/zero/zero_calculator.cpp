@@ -114,7 +114,8 @@ CalculatorInput calculator_input(const ParamValues& p, bool read_model) {
   const std::string& preset = p.text("model");
   if (!read_model || (config.empty() && preset == "none")) {
     in.parameters = p.real("params");
-    in.psi_source = fmt::format("params = {:g}", in.parameters);
+    in.psi_source = in.parameters >= 1e9 ? fmt::format("{:g}B parameters", in.parameters / 1e9)
+                                         : fmt::format("{:g} parameters", in.parameters);
     return in;
   }
   const kvcache::ModelConfig model =

@@ -225,8 +225,10 @@ std::shared_ptr<const LessonValues> ZeroLesson::theory(const ParamValues& p) con
   return make_values(zero_theory(p));
 }
 
+// The steps draw the calculator's model (params, a preset or a config) in either mode, and the run's stack beside it.
 std::shared_ptr<const StepData> ZeroLesson::step_data(const ParamValues& p) const {
-  return zero_lesson::make_steps(p, zero_theory(p));
+  return zero_lesson::make_steps(
+      p, zero_lesson::calculate(zero_lesson::calculator_input(p), int(p.integer("n")), int(p.integer("stage"))));
 }
 
 }  // namespace dlsys
