@@ -109,7 +109,12 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     const float y = plot_bottom - float(limit / top) * (plot_bottom - plot_top);
     for (float x = o.x; x < o.x + width; x += 12 * s)
       draw->AddLine({x, y}, {std::min(x + 7 * s, o.x + width), y}, warning_color(), 2 * s);
-    draw->AddText({o.x + 4 * s, y - line - 2 * s}, warning_color(), limit_label.c_str());
+    // The label at the right end, on the panel colour so bars under it do not hide it.
+    const ImVec2 ls = ImGui::CalcTextSize(limit_label.c_str());
+    const ImVec2 at{o.x + width - ls.x - 6 * s, y - ls.y - 3 * s};
+    draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(),
+                        3 * s);
+    draw->AddText(at, text_color(), limit_label.c_str());
   }
   // The key, one line under the labels: the parts some bar has.
   float x = o.x;
@@ -124,6 +129,13 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     x += line + 16 * s + ImGui::CalcTextSize(p.name).x;
   }
   ImGui::Dummy({width, height});
+}
+
+// The bars' height when `table_rows` rows of a table and a heading of up to two lines must fit under them.
+float bars_height(float table_rows) {
+  const float heading_h = 2 * heading_font()->FontSize * ImGui::GetIO().FontGlobalScale + 8 * ui_scale();
+  const float below = table_rows > 0 ? heading_h + table_rows * ImGui::GetFrameHeightWithSpacing() : 0;
+  return std::max(ImGui::GetContentRegionAvail().y - below, ImGui::GetTextLineHeight() * 6);
 }
 
 Bar bar_of(const std::string& label, const StageBar& b) {
@@ -189,8 +201,7 @@ void draw_ddp_step(const ViewContext& ctx) {
   for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
   if (t.ranks > shown) bars.push_back(bar_of(fmt::format("... {} ranks", t.ranks), steps->bars.at(0)));
   const ZeroMeasured* m = measured_of(ctx);
-  const float table_h = m ? ImGui::GetFrameHeightWithSpacing() * float(std::min(m->ranks, 8) + 4) : 0;
-  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12));
+  draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 3) : 1.5f));
   if (!m) {
     note("Press Run to read each rank's ledger at stage 0.");
     return;
@@ -203,7 +214,7 @@ void draw_ddp_step(const ViewContext& ctx) {
                     format_count(double(p.optimizer)), format_count(double(p.model_states)),
                     p.model_states == s0.model_state_bytes_formula ? "= formula" : "DIFFERENT"});
   }
-  heading(fmt::format("The run: the lab's stack at stage 0, Psi = {}; each rank's ledger in bytes, formula 16 Psi = {}",
+  heading(fmt::format("The run, stage 0 (lab's stack, Psi = {}): each rank's ledger, bytes; 16 Psi = {}",
                       format_count(double(m->parameters)), format_count(double(s0.model_state_bytes_formula))));
   draw_columns_table("zero_ddp_ledger", {"", "weights", "gradients", "optimizer", "model states", ""}, rows);
 }
@@ -221,8 +232,7 @@ void draw_stages_step(const ViewContext& ctx) {
     bars.push_back(bar_of(stage_name(b.stage), states));
   }
   const ZeroMeasured* m = measured_of(ctx);
-  const float table_h = m ? ImGui::GetFrameHeightWithSpacing() * 7.5f : ImGui::GetFrameHeightWithSpacing() * 2;
-  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12));
+  draw_stacked_bars(bars, bars_height(m ? 7.0f : 1.5f));
   if (!m) {
     note("Press Run: N rank threads train the lab's stack at every stage and each rank's ledger is read.");
     return;
@@ -310,11 +320,9 @@ void draw_calculator_step(const ViewContext& ctx) {
       {fmt::format("smallest stage at N = {}", t.ranks),
        t.min_stage_to_fit >= 0 ? stage_name(t.min_stage_to_fit) : "none fits"},
   };
-  const float table_h = ImGui::GetFrameHeightWithSpacing() * float(rows.size() + 2);
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) bars.push_back(bar_of(stage_name(b.stage), b));
-  draw_stacked_bars(bars, std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 12),
-                    t.gpu_bytes, t.gpu);
+  draw_stacked_bars(bars, bars_height(float(rows.size()) + 1.5f), t.gpu_bytes, t.gpu);
   draw_value_table("zero_calculator", rows);
   note(t.activation_assumption);
 }
