@@ -32,7 +32,8 @@ const std::vector<const Lesson*>& all_lessons() {
   static const QuantLesson quant;
   static const ZeroLesson zero;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &zero, &flash, &kvcache, &precision, &quant,
+      &matmul, &roofline, &fusion, &bubble,  &schedules, &allreduce,
+      &tensor, &zero,     &flash,  &kvcache, &precision, &quant,
   };
   return lessons;
 }

@@ -112,8 +112,7 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     // The label at the right end, on the panel colour so bars under it do not hide it.
     const ImVec2 ls = ImGui::CalcTextSize(limit_label.c_str());
     const ImVec2 at{o.x + width - ls.x - 6 * s, y - ls.y - 3 * s};
-    draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(),
-                        3 * s);
+    draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(), 3 * s);
     draw->AddText(at, text_color(), limit_label.c_str());
   }
   // The key, one line under the labels: the parts some bar has.
@@ -180,8 +179,9 @@ void draw_states_step(const ViewContext& ctx) {
     x += w;
   }
   ImGui::Dummy({width, h + line * 1.5f});
-  note("= 16 bytes per parameter of model states: a 16-bit weight and gradient, an fp32 master weight and Adam's two "
-       "fp32 moments. Activations, temporary buffers and fragmentation come on top.");
+  note(
+      "= 16 bytes per parameter of model states: a 16-bit weight and gradient, an fp32 master weight and Adam's two "
+      "fp32 moments. Activations, temporary buffers and fragmentation come on top.");
   ImGui::Spacing();
   heading("The course's numbers");
   number_rows("zero_course", steps->course);
@@ -258,16 +258,17 @@ void draw_timeline_step(const ViewContext& ctx) {
   static TimelineViewState view;
   std::vector<const Timeline*> timelines;
   for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-  note("Ranks are CPU threads (emulated GPUs), the last training step of each stage. AR all-reduce, RS reduce-scatter, "
-       "AG all-gather, each of one layer; Adam the optimizer step on the rank's shard. Idle stretches are waits for "
-       "a neighbour in the ring or, with more ranks than cores, for a core.");
+  note("The last step of each stage; every collective moves one layer. Idle: waiting for a ring neighbour or a core.");
+  std::size_t lanes = 0;
+  for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;
+  const float least = ImGui::GetTextLineHeight() * (1.2f * float(lanes) + 4);  // every lane readable, else scroll
   const TimelineHover hover =
-      draw_timelines("zero_timeline", timelines, false, view, {0, ImGui::GetContentRegionAvail().y});
+      draw_timelines("zero_timeline", timelines, false, view, {0, std::max(ImGui::GetContentRegionAvail().y, least)});
   if (hover.timeline >= 0 && hover.span >= 0) {
     const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
     ImGui::SetTooltip("%s, %s: %s, %.1f us", timelines[std::size_t(hover.timeline)]->name.c_str(),
-                      timelines[std::size_t(hover.timeline)]->lanes[std::size_t(span.lane)].c_str(),
-                      span.label.c_str(), span.end - span.start);
+                      timelines[std::size_t(hover.timeline)]->lanes[std::size_t(span.lane)].c_str(), span.label.c_str(),
+                      span.end - span.start);
   }
 }
 
@@ -291,8 +292,8 @@ void draw_factors_step(const ViewContext& ctx) {
   const ZeroTheory& t = steps->theory;
   spec.guides.push_back({true, double(t.ranks), fmt::format("N = {}", t.ranks), highlight_color()});
   const std::vector<std::pair<std::string, std::string>> rows = {
-      {"N = 8: stage 1, stage 2", fmt::format("{:.2f}x, {:.2f}x (the lecture: 4x, 8x)", 16 / (4 + 12 / 8.0),
-                                               16 / (2 + 14 / 8.0))},
+      {"N = 8: stage 1, stage 2",
+       fmt::format("{:.2f}x, {:.2f}x (the lecture: 4x, 8x)", 16 / (4 + 12 / 8.0), 16 / (2 + 14 / 8.0))},
       {"N = 64: stage 1, stage 2", fmt::format("{:.2f}x, {:.2f}x", 16 / (4 + 12 / 64.0), 16 / (2 + 14 / 64.0))},
       {fmt::format("N = {}: stage {}", t.ranks, t.stage),
        fmt::format("{:.2f}x (limit {:g}x)", t.reduction_factor, t.reduction_limit)},
@@ -313,8 +314,8 @@ void draw_calculator_step(const ViewContext& ctx) {
       {"ranks N, stage", fmt::format("{}, {}", t.ranks, stage_name(t.stage))},
       {"model states per rank", gb_text(t.model_state_bytes_per_rank)},
       {"activations per rank", t.activations_known ? gb_text(t.activation_bytes_per_rank) : "not counted"},
-      {"total per rank", fmt::format("{} on {}: {}", gb_text(t.total_bytes_per_rank), t.gpu,
-                                     t.fits ? "fits" : "does not fit")},
+      {"total per rank",
+       fmt::format("{} on {}: {}", gb_text(t.total_bytes_per_rank), t.gpu, t.fits ? "fits" : "does not fit")},
       {fmt::format("smallest N at stage {}", t.stage),
        t.min_ranks_to_fit > 0 ? fmt::format("{}", t.min_ranks_to_fit) : "none: what stays whole is too big"},
       {fmt::format("smallest stage at N = {}", t.ranks),
@@ -330,9 +331,9 @@ void draw_calculator_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& zero_step_views() {
-  static const StepViews views{{"states", draw_states_step},         {"ddp", draw_ddp_step},
-                               {"stages", draw_stages_step},         {"timeline", draw_timeline_step},
-                               {"factors", draw_factors_step},       {"calculator", draw_calculator_step}};
+  static const StepViews views{{"states", draw_states_step},   {"ddp", draw_ddp_step},
+                               {"stages", draw_stages_step},   {"timeline", draw_timeline_step},
+                               {"factors", draw_factors_step}, {"calculator", draw_calculator_step}};
   return views;
 }
 

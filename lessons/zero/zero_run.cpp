@@ -177,11 +177,8 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   result.series = {ledger_series, formula_series, comm_series, comm_formula};
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   result.backend.notes.push_back(
-      "ranks are CPU threads in one process (as one GPU each), one OpenBLAS thread each; collectives are the lab's "
-      "ring through shared memory; each rank has its own memory ledger");
-  result.backend.notes.push_back(
-      "16-bit weights and gradients are stored as 2-byte values; the ring carries them widened to fp32 (exactly), so "
-      "the links count 4 bytes an element where a real 16-bit wire would carry 2");
+      "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");
+  result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
   if (p.integer("n") > hardware)
     result.backend.notes.push_back(
         fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
