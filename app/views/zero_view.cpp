@@ -254,11 +254,22 @@ void draw_stages_step(const ViewContext& ctx) {
 // Step 4: the measured step of every stage, one timeline block each.
 void draw_timeline_step(const ViewContext& ctx) {
   const ZeroMeasured* m = measured_of(ctx);
-  if (!m || ctx.result->timelines.empty()) return draw_needs_run("a training step at every stage");
+  const ZeroSteps* steps = steps_of(ctx);
   static TimelineViewState view;
   std::vector<const Timeline*> timelines;
-  for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-  note("The last step of each stage; every collective moves one layer. Idle: waiting for a ring neighbour or a core.");
+  if (m && !ctx.result->timelines.empty()) {
+    for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
+    note(
+        "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
+        "neighbour or a core.");
+  } else if (steps != nullptr) {
+    for (const Timeline& tl : steps->op_order) timelines.push_back(&tl);
+    note(
+        "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
+        "(N-1)/N per layer it moves), not times. Press Run to measure them.");
+  } else {
+    return draw_step_data_missing(ctx);
+  }
   std::size_t lanes = 0;
   for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;
   const float least = ImGui::GetTextLineHeight() * (1.2f * float(lanes) + 4);  // every lane readable, else scroll

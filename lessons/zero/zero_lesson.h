@@ -21,11 +21,15 @@ class ZeroLesson final : public Lesson {
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
   bool has_timeline() const override { return true; }
+  // One step's operations in order at each stage, in cost units (no run): what `export` writes without --run.
+  std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
 // The run's configuration at `stage` from the parameters.
 zero::ZeroConfig zero_config(const ParamValues& params, int stage);
+// One step's operations in order at each stage 0-3, in cost units, from the parameters alone.
+std::vector<Timeline> zero_op_order(const ParamValues& params);
 // The closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack (mode = run).
 zero_lesson::ZeroTheory zero_theory(const ParamValues& params);
 

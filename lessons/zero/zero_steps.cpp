@@ -6,6 +6,7 @@
 #include "kernels/zero/sharded_training.h"
 #include "kernels/zero/zero_memory.h"
 #include "lessons/zero/zero_calculator.h"
+#include "lessons/zero/zero_lesson.h"
 
 namespace dlsys::zero_lesson {
 
@@ -96,6 +97,7 @@ std::shared_ptr<const ZeroSteps> make_steps(const ParamValues& params, const Zer
     for (int stage = 0; stage <= zero::kMaxStage; ++stage)
       steps->lab_model_state_bytes.push_back(
           zero::exact_model_state_bytes(stage, steps->lab_parameters, steps->lab_ranks).total());
+  steps->op_order = zero_op_order(params);
   return steps;
 }
 

@@ -40,6 +40,7 @@ struct ZeroSteps final : StepData {
   int lab_ranks = 0;
   bool lab_shards_evenly = false;
   std::vector<std::int64_t> lab_model_state_bytes;  // stages 0-3
+  std::vector<Timeline> op_order;                   // one step's operations at stages 0-3, in cost units (no run)
 };
 
 std::shared_ptr<const ZeroSteps> make_steps(const ParamValues& params, const ZeroTheory& theory);
