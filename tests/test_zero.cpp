@@ -14,7 +14,7 @@
 using namespace dlsys;
 using namespace dlsys::zero;
 
-TEST_CASE("zero: 16 bytes a parameter; the course's 7B -> 112 GB and GPT-3's 700 GB of fp32 weights vs 2.8 TB") {
+TEST_CASE("zero: 16 bytes a parameter, the course's 7B -> 112 GB and GPT-3's 700 GB of fp32 weights vs 2.8 TB") {
   CHECK(kWeightBytes + kGradientBytes + kOptimizerBytes == 16);
   CHECK(model_state_bytes(0, 7e9, 1).total() == 112e9);
   CHECK(model_state_bytes(0, 7e9, 64).total() == 112e9);  // DDP: N changes nothing
