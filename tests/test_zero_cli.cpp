@@ -79,6 +79,8 @@ TEST_CASE("zero: a run's JSON keys, the ledger equal to the formulas, weights eq
     CHECK(m["peak_bytes_per_rank"].contains(tag));
   CHECK(m["all_stages_match_formula"].get<bool>());
   CHECK(m["all_stages_bit_identical"].get<bool>());
+  CHECK(m["sweep_matches_formula"].get<bool>());
+  CHECK(m["swept_ranks"] == nlohmann::json::array({1, 2, 4, 8, 16}));
   CHECK(m["max_rel_err_vs_stage0"].get<double>() == 0);
   // Psi = 2 x 2 x 32^2 = 4096; stage 2 on 2 ranks: 2 Psi + 14 Psi / 2.
   CHECK(m["peak_bytes_per_rank"]["model_states"].get<std::int64_t>() == 2 * 4096 + 14 * 4096 / 2);

@@ -287,13 +287,9 @@ void draw_timeline_step(const ViewContext& ctx) {
 void draw_factors_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  PlotSpec spec{"Stage 0's model states over stage s's, against N (K = 12)",
-                {"ranks N", "", true},
-                {"reduction", "x", true},
-                {},
-                {},
-                {}};
-  const ImU32 colors[] = {series_color(0), series_color(1), series_color(2), series_color(0), series_color(1)};
+  PlotSpec spec{"DDP's bytes / stage s's, against N", {"ranks N", "", true}, {"reduction", "x", true}, {}, {}, {}};
+  // Each stage in the colour the run's sweep gives it; the lecture's limits dashed in their stage's colour.
+  const ImU32 colors[] = {series_color(1), series_color(2), series_color(3), series_color(1), series_color(2)};
   for (std::size_t i = 0; i < steps->factors.size(); ++i) {
     PlotLine line = line_from_series(steps->factors[i], colors[i]);
     line.dashed = steps->factors[i].id.rfind("limit", 0) == 0;
@@ -309,9 +305,33 @@ void draw_factors_step(const ViewContext& ctx) {
       {fmt::format("N = {}: stage {}", t.ranks, t.stage),
        fmt::format("{:.2f}x (limit {:g}x)", t.reduction_factor, t.reduction_limit)},
   };
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - 4.5f * ImGui::GetFrameHeightWithSpacing(),
-                           ImGui::GetTextLineHeight() * 14)};
+  const float height = std::max(ImGui::GetContentRegionAvail().y - 3.6f * ImGui::GetFrameHeightWithSpacing(),
+                                ImGui::GetTextLineHeight() * 14);
+  const ZeroMeasured* m = measured_of(ctx);
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float half = (ImGui::GetContentRegionAvail().x - gap) / 2;
+  spec.size = {m ? half : 0, height};
   draw_plot("zero_factors", spec);
+  if (m) {  // the run's sweep: every rank's ledger at each N against the formula, stage by stage
+    ImGui::SameLine();
+    PlotSpec sweep{"The run: model states per rank against N",
+                   {"ranks N", "", true},
+                   {"bytes", "B", true},
+                   {},
+                   {},
+                   {half, height}};
+    for (int stage = 0; stage <= 3; ++stage) {
+      const ImU32 color = series_color(stage);
+      if (const Series* f = ctx.result->find_series(fmt::format("states_formula_vs_n_stage{}", stage)))
+        sweep.lines.push_back(line_from_series(*f, color));
+      if (const Series* l = ctx.result->find_series(fmt::format("states_vs_n_stage{}", stage))) {
+        PlotLine line = line_from_series(*l, color);
+        line.style = SeriesStyle::Markers;
+        sweep.lines.push_back(line);
+      }
+    }
+    draw_plot("zero_sweep", sweep);
+  }
   draw_value_table("zero_factor_rows", rows);
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "engine/host_memory.h"
@@ -159,6 +160,14 @@ zero::ZeroConfig zero_config(const ParamValues& p, int stage) {
   return c;
 }
 
+std::vector<int> zero_swept_ranks(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
+  std::set<int> ranks{c.ranks};
+  for (int n : {1, 2, 4, 8, 16})
+    if (zero::shards_evenly(c.shape, n)) ranks.insert(n);
+  return {ranks.begin(), ranks.end()};
+}
+
 namespace {
 
 void check_run(const ParamValues& p) {
@@ -177,7 +186,9 @@ void check_run(const ParamValues& p) {
   if (rows > (std::int64_t(1) << 30))
     throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
   // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
-  const double needed = zero::training_bytes_bound(c) + 4.0 * double(training::parameter_count(c.shape)) * 4;
+  zero::ZeroConfig largest = c;
+  largest.ranks = zero_swept_ranks(p).back();
+  const double needed = zero::training_bytes_bound(largest) + 4.0 * double(training::parameter_count(c.shape)) * 4;
   const HostMemory host = host_memory();
   if (!host.fits(needed))
     throw BadInput(fmt::format(
@@ -186,8 +197,11 @@ void check_run(const ParamValues& p) {
         "layers, width, n or rows (mode = theory sizes any model)",
         c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  // forward 2, backward 4 FLOP per weight and row, on every rank, at four stages.
-  const double flop = 6.0 * double(training::parameter_count(c.shape)) * c.rows_per_rank * c.ranks * c.steps * 4;
+  // forward 2, backward 4 FLOP per weight and row, on every rank, at four stages; then one step per stage at each N
+  // of the sweep.
+  double rank_steps = double(c.ranks) * c.steps;
+  for (int n : zero_swept_ranks(p)) rank_steps += n;
+  const double flop = 6.0 * double(training::parameter_count(c.shape)) * c.rows_per_rank * rank_steps * 4;
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   refuse_if_longer_than_limit(p, estimated_seconds(flop, kBlasGflopsPerThread / 4, std::min(c.ranks, hardware)),
                               fmt::format("4 stages x {} steps x 6 FLOP per weight and row, {} rows per rank, {} ranks",

@@ -28,6 +28,8 @@ class ZeroLesson final : public Lesson {
 
 // The run's configuration at `stage` from the parameters.
 zero::ZeroConfig zero_config(const ParamValues& params, int stage);
+// The N the run sweeps with one step per stage: 1, 2, 4, 8, 16 and the chosen N, those that shard the layers evenly.
+std::vector<int> zero_swept_ranks(const ParamValues& params);
 // One step's operations in order at each stage 0-3, in cost units, from the parameters alone.
 std::vector<Timeline> zero_op_order(const ParamValues& params);
 // The closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack (mode = run).

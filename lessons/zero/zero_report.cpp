@@ -48,7 +48,7 @@ std::string run_tables(const zero_lesson::ZeroMeasured& m) {
   std::string out =
       fmt::format("\nThe lab's stack: Psi = {} parameters on N = {} rank threads, {} working copy and gradients\n",
                   commas(m.parameters), m.ranks, m.dtype);
-  out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>9} {:>10}\n", "stage",
+  out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>17} {:>10}\n", "stage",
                      "model states", "formula", "equal", "weights", "gradients", "optimizer", "activations",
                      "comm peak", "sent elems", "ring k(N-1)/N Psi", "vs stage 0");
   for (const zero_lesson::StageMeasured& s : m.stages)
@@ -73,6 +73,10 @@ std::string run_tables(const zero_lesson::ZeroMeasured& m) {
       "\nbenchmark: ledger-measured model-state bytes per rank equal (2+2+K)Psi, (2+2)Psi + K Psi/N, 2Psi + "
       "(2+K)Psi/N, (2+2+K)Psi/N exactly at every stage and rank: {}\n",
       m.all_stages_match_formula ? "yes" : "NO");
+  std::string swept;
+  for (int n : m.swept_ranks) swept += (swept.empty() ? "" : ", ") + std::to_string(n);
+  out += fmt::format("the same at N = {} (one step per stage, every rank's ledger): {}\n", swept,
+                     m.sweep_matches_formula ? "yes" : "NO");
   out += fmt::format("final fp32 master weights bit-identical to stage 0's at every stage: {}\n",
                      m.all_stages_bit_identical ? "yes" : "no");
   return out;

@@ -111,6 +111,59 @@ Series bytes_series(const char* id, const std::string& name, const char* role) {
   return Series{id, name, role, "ZeRO stage", "", "model states per rank", "bytes", {}};
 }
 
+// Every stage at each swept N, one step each: the largest rank's model states from its ledger (measured) beside the
+// formula at the same N (theory). Returns whether every rank matched the formula everywhere.
+bool sweep_ranks(RunContext& ctx, std::vector<Series>& out) {
+  const ParamValues& p = ctx.params;
+  bool all_equal = true;
+  std::vector<Series> measured(4), formula(4);
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    measured[std::size_t(stage)] = Series{fmt::format("states_vs_n_stage{}", stage),
+                                          "ledger",
+                                          "measured",
+                                          "ranks N",
+                                          "",
+                                          "model states per rank",
+                                          "bytes",
+                                          {}};
+    formula[std::size_t(stage)] = Series{fmt::format("states_formula_vs_n_stage{}", stage),
+                                         fmt::format("stage {}", stage),
+                                         "theory",
+                                         "ranks N",
+                                         "",
+                                         "model states per rank",
+                                         "bytes",
+                                         {}};
+  }
+  const std::vector<int> ranks = zero_swept_ranks(p);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    ctx.control.check_cancelled();
+    ctx.control.progress(0.8 + 0.2 * double(i) / double(ranks.size()),
+                         fmt::format("N = {}: one step per stage", ranks[i]));
+    for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+      zero::ZeroConfig config = zero_config(p, stage);
+      config.ranks = ranks[i];
+      config.steps = 1;
+      const zero::ZeroTraining t = zero::train_sharded(config);
+      const std::int64_t expected =
+          zero::exact_model_state_bytes(stage, training::parameter_count(config.shape), config.ranks).total();
+      std::int64_t largest = 0;
+      for (const zero::RankPeakBytes& r : t.peaks) {
+        largest = std::max(largest, r.model_states);
+        all_equal &= r.model_states == expected;
+      }
+      const double n = ranks[i];
+      measured[std::size_t(stage)].points.push_back({n, double(largest), double(largest), double(largest)});
+      formula[std::size_t(stage)].points.push_back({n, double(expected), double(expected), double(expected)});
+    }
+  }
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    out.push_back(std::move(formula[std::size_t(stage)]));
+    out.push_back(std::move(measured[std::size_t(stage)]));
+  }
+  return all_equal;
+}
+
 }  // namespace
 
 RunResult ZeroLesson::run(RunContext& ctx) const {
@@ -144,7 +197,7 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
       Series{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "", "elements", "", {}};
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
     ctx.control.check_cancelled();
-    ctx.control.progress(stage / 4.0,
+    ctx.control.progress(0.2 * stage,
                          fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
     const zero::ZeroConfig config = zero_config(p, stage);
     const zero::ZeroTraining t = zero::train_sharded(config);
@@ -173,8 +226,10 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
     measured.all_stages_match_formula &= s.model_states_match_formula;
     measured.all_stages_bit_identical &= s.bit_identical_to_stage0;
   }
-  result.measured = make_values(std::move(measured));
   result.series = {ledger_series, formula_series, comm_series, comm_formula};
+  measured.swept_ranks = zero_swept_ranks(p);
+  measured.sweep_matches_formula = sweep_ranks(ctx, result.series);
+  result.measured = make_values(std::move(measured));
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   result.backend.notes.push_back(
       "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");

@@ -63,11 +63,11 @@ Series factor_series(const char* id, const std::string& name, const char* role) 
 }
 
 std::vector<Series> factor_curves() {
-  Series s1 = factor_series("factor_stage1", "stage 1: 16 / (4 + 12/N)", "theory");
-  Series s2 = factor_series("factor_stage2", "stage 2: 16 / (2 + 14/N)", "theory");
+  Series s1 = factor_series("factor_stage1", "stage 1: 16/(4+12/N)", "theory");
+  Series s2 = factor_series("factor_stage2", "stage 2: 16/(2+14/N)", "theory");
   Series s3 = factor_series("factor_stage3", "stage 3: N", "theory");
-  Series l1 = factor_series("limit_stage1", "lecture's 4x (the limit)", "theory");
-  Series l2 = factor_series("limit_stage2", "lecture's 8x (the limit)", "theory");
+  Series l1 = factor_series("limit_stage1", "lecture's 4x", "theory");
+  Series l2 = factor_series("limit_stage2", "lecture's 8x", "theory");
   for (double ranks : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024}) {
     auto add = [&](Series& s, double y) { s.points.push_back({ranks, y, y, y}); };
     add(s1, zero::reduction_factor(1, ranks));

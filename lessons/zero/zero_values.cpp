@@ -75,6 +75,8 @@ void to_json(nlohmann::ordered_json& j, const ZeroMeasured& m) {
   j["all_stages_match_formula"] = m.all_stages_match_formula;
   j["all_stages_bit_identical"] = m.all_stages_bit_identical;
   j["dtype"] = m.dtype;
+  j["swept_ranks"] = m.swept_ranks;
+  j["sweep_matches_formula"] = m.sweep_matches_formula;
   j["stages"] = m.stages;
 }
 

@@ -72,7 +72,11 @@ struct ZeroMeasured {
   double max_rel_err_vs_stage0 = 0;
   bool all_stages_match_formula = false;  // the benchmark: ledger == formula at every stage, every rank
   bool all_stages_bit_identical = false;
-  std::string dtype;                  // "bf16" or "fp16"
+  std::string dtype;  // "bf16" or "fp16"
+  // One step per stage at each N of the sweep (1, 2, 4, 8, 16 and the chosen N, where the shards are even): every
+  // rank's ledger against the formula.
+  std::vector<int> swept_ranks;
+  bool sweep_matches_formula = false;
   std::vector<StageMeasured> stages;  // 0-3
 };
 
