@@ -49,6 +49,7 @@ void heading(const std::string& text) {
 std::string gb_text(double bytes) {
   if (bytes >= 1e12) return fmt::format("{} TB", format_number(bytes / 1e12, 4));
   if (bytes >= 1e9) return fmt::format("{} GB", format_number(bytes / 1e9, 4));
+  if (bytes < 1000) return fmt::format("{:g} B", bytes);
   return format_bytes_both(bytes);
 }
 

@@ -25,8 +25,7 @@ double states(int stage, double psi, double ranks) { return zero::model_state_by
 
 std::vector<WorkedNumber> course_numbers() {
   return {
-      {"one parameter, mixed-precision Adam",
-       "2 (16-bit weight) + 2 (16-bit gradient) + 4 (fp32 master) + 4 (m) + 4 (v)", 16},
+      {"one parameter, mixed-precision Adam", "2 + 2 + 4 + 4 + 4 B", 16},
       {"7B parameters, 16-bit weights alone (inference)", "7e9 x 2 B", 7e9 * 2},
       {"7B parameters, training model states (the course's 112 GB)", "7e9 x 16 B", states(0, 7e9, 1)},
   };
@@ -53,8 +52,8 @@ std::vector<WorkedNumber> gpt3_numbers() {
       {"16-bit weights alone", "175e9 x 2 B", 2 * psi},
       {"training model states, replicated (DDP)", "175e9 x 16 B", states(0, psi, 1)},
       {"stage 3 on 64 ranks, per rank", "175e9 x 16 B / 64", states(3, psi, 64)},
-      {fmt::format("stage 3: fewest 80 GB GPUs for the model states alone: {}", n3),
-       fmt::format("175e9 x 16 B / {} <= 80 GB", n3), states(3, psi, double(n3))},
+      {"stage 3: the fewest 80 GB GPUs for the model states alone", fmt::format("N = {}: 175e9 x 16 B / {}", n3, n3),
+       states(3, psi, double(n3))},
   };
 }
 
