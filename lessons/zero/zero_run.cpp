@@ -240,6 +240,20 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
                     p.integer("n"), hardware));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
+  // The run's memory is each rank's own ledger: the chosen stage's, by tag (all freed by now), ranks 0-3.
+  const auto* kept = result.measured_as<zero_lesson::ZeroMeasured>();
+  const StageMeasured& shown = kept->stages.at(std::size_t(kept->stage));
+  for (std::size_t r = 0; r < shown.peak_by_rank.size() && r < 4; ++r) {  // the JSON has every rank's
+    const PeakBytes& b = shown.peak_by_rank[r];
+    for (const auto& [tag, bytes] : {std::pair<const char*, std::int64_t>{"weights", b.weights},
+                                     {"gradients", b.gradients},
+                                     {"optimizer", b.optimizer},
+                                     {"activations", b.activations},
+                                     {"comm", b.comm},
+                                     {"workspace", b.workspace}})
+      result.memory.push_back({fmt::format("rank {} {}", r, tag), 0, bytes});
+    result.memory_peak_bytes = std::max(result.memory_peak_bytes, b.total);
+  }
   return result;
 }
 

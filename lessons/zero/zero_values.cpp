@@ -49,7 +49,10 @@ void to_json(nlohmann::ordered_json& j, const PeakBytes& p) {
 void to_json(nlohmann::ordered_json& j, const StageMeasured& s) {
   j["stage"] = s.stage;
   j["peak_bytes_per_rank"] = s.peak_bytes_per_rank;
-  j["peak_by_rank"] = s.peak_by_rank;
+  bool ranks_equal = true;  // each rank's own bytes stay in the struct (the view's table); JSON says whether they agree
+  for (const PeakBytes& p : s.peak_by_rank)
+    ranks_equal &= p.model_states == s.peak_bytes_per_rank.model_states && p.total == s.peak_bytes_per_rank.total;
+  j["ranks_hold_equal_bytes"] = ranks_equal;
   j["model_state_bytes_formula"] = s.model_state_bytes_formula;
   j["model_states_match_formula"] = s.model_states_match_formula;
   j["comm_bytes"] = s.comm_bytes;
