@@ -38,6 +38,12 @@ void note(const std::string& text) {
   ImGui::PopStyleColor();
 }
 
+// Why there is no ledger to show: the calculator runs nothing, or no run has finished yet.
+void note_no_run(const ViewContext& ctx, const char* what) {
+  note(ctx.params.text("mode") == "theory" ? std::string("mode = theory runs nothing; set mode = run to ") + what + "."
+                                           : std::string("Press Run to ") + what + ".");
+}
+
 void heading(const std::string& text) {
   ImGui::PushFont(heading_font());
   ImGui::PushTextWrapPos(0);
@@ -204,7 +210,7 @@ void draw_ddp_step(const ViewContext& ctx) {
   const ZeroMeasured* m = measured_of(ctx);
   draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 3) : 1.5f));
   if (!m) {
-    note("Press Run to read each rank's ledger at stage 0.");
+    note_no_run(ctx, "train the lab's stack and read each rank's ledger at stage 0");
     return;
   }
   const zero_lesson::StageMeasured& s0 = m->stages.at(0);
@@ -235,7 +241,7 @@ void draw_stages_step(const ViewContext& ctx) {
   const ZeroMeasured* m = measured_of(ctx);
   draw_stacked_bars(bars, bars_height(m ? 7.0f : 1.5f));
   if (!m) {
-    note("Press Run: N rank threads train the lab's stack at every stage and each rank's ledger is read.");
+    note_no_run(ctx, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -267,7 +273,8 @@ void draw_timeline_step(const ViewContext& ctx) {
     for (const Timeline& tl : steps->op_order) timelines.push_back(&tl);
     note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
-        "(N-1)/N per layer it moves), not times. Press Run to measure them.");
+        "(N-1)/N per layer it moves), not times.");
+    note_no_run(ctx, "measure them");
   } else {
     return draw_step_data_missing(ctx);
   }
