@@ -68,7 +68,20 @@ std::vector<Part> parts() {
   return {{"16-bit weights", series_color(0)},
           {"16-bit gradients", series_color(1)},
           {"optimizer: fp32 master, m, v", series_color(2)},
-          {"activations", series_color(4)}};
+          {"activations", series_color(4)},
+          {"comm: buckets, gathered layer", series_color(5)},
+          {"workspace: fp32 layer", series_color(6)}};
+}
+
+// A bar's total in few characters (decimal units, as the paper's GB): the bars can stand close together.
+std::string short_bytes(double bytes) {
+  const struct {
+    double scale;
+    const char* unit;
+  } units[] = {{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}};
+  for (const auto& u : units)
+    if (bytes >= u.scale) return fmt::format("{} {}", format_number(bytes / u.scale, 4), u.unit);
+  return fmt::format("{:g} B", bytes);
 }
 
 struct Bar {
@@ -84,18 +97,38 @@ struct Bar {
 // Vertical stacked bars at the cursor, labelled with their totals, a dashed limit line (a GPU's memory) when
 // `limit` > 0, and a key of the parts under them.
 void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit = 0,
-                       const std::string& limit_label = "") {
+                       const std::string& limit_label = "", float chart_width = 0, const std::string& title = "") {
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   const std::vector<Part> kinds = parts();
   double top = limit;
   for (const Bar& b : bars) top = std::max(top, b.total());
   if (top <= 0) top = 1;
   const ImVec2 o = ImGui::GetCursorScreenPos();
-  const float width = std::max(ImGui::GetContentRegionAvail().x, 200 * s);
-  const float plot_top = o.y + line * 1.4f, plot_bottom = o.y + height - line * 2.4f;
+  const float width = chart_width > 0 ? chart_width : std::max(ImGui::GetContentRegionAvail().x, 200 * s);
+  const float title_h = title.empty() ? 0 : line * 1.3f;
+  // The key: the parts some bar has, in rows as wide as the chart, under the bars' labels.
+  struct KeyEntry {
+    const Part* part;
+    float x, row;
+  };
+  std::vector<KeyEntry> key;
+  float key_x = 0, key_row = 0;
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    bool present = false;
+    for (const Bar& b : bars) present = present || (k < b.values.size() && b.values[k] > 0);
+    if (!present) continue;
+    const float entry_w = line + 16 * s + ImGui::CalcTextSize(kinds[k].name).x;
+    if (key_x > 0 && key_x + entry_w > width) key_x = 0, ++key_row;
+    key.push_back({&kinds[k], key_x, key_row});
+    key_x += entry_w;
+  }
+  const float key_h = (key_row + 1) * line * 1.15f;
+  height = std::max(height, title_h + key_h + line * 8);  // room for bars of a few lines at least, else scroll
+  const float plot_top = o.y + title_h + line * 1.4f, plot_bottom = o.y + height - line * 1.4f - key_h;
   const float slot = width / float(std::max<std::size_t>(bars.size(), 1));
   const float bar_w = std::min(slot * 0.6f, 160 * s);
   ImDrawList* draw = ImGui::GetWindowDrawList();
+  if (!title.empty()) draw->AddText({o.x, o.y}, text_color(), title.c_str());
   draw->AddLine({o.x, plot_bottom}, {o.x + width, plot_bottom}, grid_color(), 1.0f * s);
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const float cx = o.x + slot * (float(i) + 0.5f), x0 = cx - bar_w / 2, x1 = cx + bar_w / 2;
@@ -106,7 +139,7 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
       draw->AddRectFilled({x0, y - h}, {x1, y}, with_alpha(kinds[k].color, 0.85f));
       y -= h;
     }
-    const std::string total = gb_text(bars[i].total());
+    const std::string total = short_bytes(bars[i].total());
     const ImVec2 ts = ImGui::CalcTextSize(total.c_str());
     draw->AddText({cx - ts.x / 2, y - ts.y - 2 * s}, text_color(), total.c_str());
     const ImVec2 ls = ImGui::CalcTextSize(bars[i].label.c_str());
@@ -122,17 +155,10 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(), 3 * s);
     draw->AddText(at, text_color(), limit_label.c_str());
   }
-  // The key, one line under the labels: the parts some bar has.
-  float x = o.x;
-  const float key_y = plot_bottom + line * 1.3f;
-  for (std::size_t k = 0; k < kinds.size(); ++k) {
-    bool present = false;
-    for (const Bar& b : bars) present = present || (k < b.values.size() && b.values[k] > 0);
-    if (!present) continue;
-    const Part& p = kinds[k];
-    draw->AddRectFilled({x, key_y + 2 * s}, {x + line, key_y + line - 2 * s}, with_alpha(p.color, 0.85f));
-    draw->AddText({x + line + 4 * s, key_y}, muted_text_color(), p.name);
-    x += line + 16 * s + ImGui::CalcTextSize(p.name).x;
+  for (const KeyEntry& e : key) {
+    const ImVec2 at{o.x + e.x, plot_bottom + line * 1.3f + e.row * line * 1.15f};
+    draw->AddRectFilled({at.x, at.y + 2 * s}, {at.x + line, at.y + line - 2 * s}, with_alpha(e.part->color, 0.85f));
+    draw->AddText({at.x + line + 4 * s, at.y}, muted_text_color(), e.part->name);
   }
   ImGui::Dummy({width, height});
 }
@@ -239,10 +265,28 @@ void draw_stages_step(const ViewContext& ctx) {
     bars.push_back(bar_of(stage_name(b.stage), states));
   }
   const ZeroMeasured* m = measured_of(ctx);
-  draw_stacked_bars(bars, bars_height(m ? 7.0f : 1.5f));
   if (!m) {
+    draw_stacked_bars(bars, bars_height(1.5f));
     note_no_run(ctx, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
     return;
+  }
+  // Beside the formulas, the run: the largest rank's peak by tag at each stage, everything its ledger counted.
+  std::vector<Bar> ledger;
+  for (const auto& st : m->stages) {
+    const auto& p = st.peak_bytes_per_rank;
+    ledger.push_back({stage_name(st.stage),
+                      {double(p.weights), double(p.gradients), double(p.optimizer), double(p.activations),
+                       double(p.comm), double(p.workspace)}});
+  }
+  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 3) / 2;
+  if (half >= 24 * ImGui::GetFontSize()) {  // side by side while four bars and their labels fit in half the width
+    const float height = bars_height(7.0f);
+    draw_stacked_bars(bars, height, 0, "", half, "the paper's formulas");
+    ImGui::SameLine(0, ImGui::GetStyle().ItemSpacing.x * 3);
+    draw_stacked_bars(ledger, height, 0, "", half, "the run's ledger, one rank, every tag");
+  } else {  // one above the other; the view scrolls
+    draw_stacked_bars(bars, 0, 0, "", 0, "the paper's formulas");
+    draw_stacked_bars(ledger, 0, 0, "", 0, "the run's ledger, one rank, every tag");
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : m->stages)
