@@ -84,6 +84,12 @@ std::string short_bytes(double bytes) {
   return fmt::format("{:g} B", bytes);
 }
 
+std::string elements_text(double n) {
+  if (n >= 1e9) return fmt::format("{} billion", format_number(n / 1e9, 4));
+  if (n >= 1e6) return fmt::format("{} million", format_number(n / 1e6, 4));
+  return format_count(n);
+}
+
 struct Bar {
   std::string label;
   std::vector<double> values;  // one per part
@@ -234,7 +240,12 @@ void draw_ddp_step(const ViewContext& ctx) {
   for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
   if (t.ranks > shown) bars.push_back(bar_of(fmt::format("... {} ranks", t.ranks), steps->bars.at(0)));
   const ZeroMeasured* m = measured_of(ctx);
-  draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 3) : 1.5f));
+  draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 4) : 2.5f));
+  const StageBar& ddp = steps->bars.at(0);
+  note(
+      fmt::format("Not free of communication either: every step all-reduces the gradients, 2 Psi = {} elements "
+                  "(a ring sends {} per rank), the same volume as stages 1 and 2.",
+                  elements_text(ddp.comm_elements), elements_text(ddp.ring_comm_elements)));
   if (!m) {
     note_no_run(ctx, "train the lab's stack and read each rank's ledger at stage 0");
     return;

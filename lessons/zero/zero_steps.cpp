@@ -14,7 +14,8 @@ std::vector<StageBar> stage_bars(double psi, double ranks, double activation_byt
   std::vector<StageBar> bars;
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
     const zero::ModelStateBytes b = zero::model_state_bytes(stage, psi, ranks);
-    bars.push_back({stage, b.weights, b.gradients, b.optimizer, activation_bytes});
+    bars.push_back({stage, b.weights, b.gradients, b.optimizer, activation_bytes,
+                    zero::comm_elements_per_step(stage, psi), zero::ring_comm_elements_per_step(stage, psi, ranks)});
   }
   return bars;
 }

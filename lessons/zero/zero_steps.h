@@ -18,6 +18,8 @@ namespace dlsys::zero_lesson {
 struct StageBar {
   int stage = 0;
   double weights = 0, gradients = 0, optimizer = 0, activations = 0;
+  double comm_elements = 0;       // per step, the paper's count: 2 Psi, or 3 Psi at stage 3
+  double ring_comm_elements = 0;  // what a ring sends per rank: k (N-1)/N Psi
   double total() const { return weights + gradients + optimizer + activations; }
 };
 
