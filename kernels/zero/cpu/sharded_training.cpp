@@ -99,6 +99,7 @@ class Rank {
       const bool last = step + 1 == config_.steps;
       spans.clear();
       records.clear();
+      // Only this rank's thread sends on the links it owns, so it may read their counters while the others run.
       const std::int64_t sent_before = comm_.bytes_sent_by(rank_);
       const Clock::time_point start = Clock::now();
       step_origin_ = origin;
