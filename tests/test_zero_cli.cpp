@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/params.h"
+#include "lessons/zero/zero_lesson.h"
 #include "tests/support/cli_capture.h"
 
 using namespace dlsys;
@@ -90,4 +92,38 @@ TEST_CASE("zero: a run's JSON keys, the ledger equal to the formulas, weights eq
   CHECK(m["comm_bytes"].get<std::int64_t>() == 2 * 4096 / 2 * 4);
   CHECK(m["stages"].size() == 4);
   CHECK(j["timeline"].size() == 4);
+}
+
+TEST_CASE("zero: each stage's step makes the collectives the stage calls for, in theory and in the measured run") {
+  // Per rank and step, with L layers: stage 0 L all-reduces; stages 1-2 L reduce-scatters and L all-gathers; stage 3
+  // 2L all-gathers (before each forward and each backward) and L reduce-scatters; L forwards, L backwards, one Adam.
+  const int layers = 2;
+  auto expected = [&](int stage, const std::string& kind) {
+    if (kind == "F" || kind == "B") return layers;
+    if (kind == "optimizer") return 1;
+    if (kind == "all_reduce") return stage == 0 ? layers : 0;
+    if (kind == "reduce_scatter") return stage == 0 ? 0 : layers;
+    if (kind == "all_gather") return stage == 0 ? 0 : stage == 3 ? 2 * layers : layers;
+    return -1;
+  };
+  const char* kinds[] = {"F", "B", "optimizer", "all_reduce", "reduce_scatter", "all_gather"};
+  const auto r = run_zero(small({"n=2"}));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["timeline"].size() == 4);
+  const std::vector<Timeline> theory = zero_op_order(ParamValues::parse(ZeroLesson().params(), small({"n=2"})));
+  REQUIRE(theory.size() == 4);
+  for (int stage = 0; stage < 4; ++stage)
+    for (int lane = 0; lane < 2; ++lane)
+      for (const char* kind : kinds) {
+        CAPTURE(stage);
+        CAPTURE(lane);
+        CAPTURE(kind);
+        int measured = 0, simulated = 0;
+        for (const auto& span : j["timeline"][stage]["spans"]) measured += span["lane"] == lane && span["kind"] == kind;
+        for (const TimelineSpan& span : theory[std::size_t(stage)].spans)
+          simulated += span.lane == lane && span.kind == kind;
+        CHECK(measured == expected(stage, kind));
+        CHECK(simulated == expected(stage, kind));
+      }
 }
