@@ -16,7 +16,10 @@ std::string commas(std::int64_t value) {
   return (value < 0 ? "-" : "") + digits;
 }
 
-std::string gb(double bytes) { return fmt::format("{} GB", format_number(bytes / 1e9, 4)); }
+std::string gb(double bytes) {
+  return bytes >= 1e12 ? fmt::format("{} TB", format_number(bytes / 1e12, 4))
+                       : fmt::format("{} GB", format_number(bytes / 1e9, 4));
+}
 
 std::string calculator(const zero_lesson::ZeroTheory& t) {
   std::string out =
@@ -30,7 +33,7 @@ std::string calculator(const zero_lesson::ZeroTheory& t) {
   out += fmt::format("  chosen stage {}: weights {}, gradients {}, optimizer {}; {:.2f}x less than DDP (limit {:g}x)\n",
                      t.stage, gb(t.weight_bytes_per_rank), gb(t.gradient_bytes_per_rank),
                      gb(t.optimizer_bytes_per_rank), t.reduction_factor, t.reduction_limit);
-  out += fmt::format("  communication per step: {:g} Psi elements (the paper's); the ring sends {:g} per rank\n",
+  out += fmt::format("  communication per step: {:g} Psi elements (the paper's); the ring sends {:.6g} per rank\n",
                      t.comm_elements_per_step / t.parameters, t.ring_comm_elements_per_step);
   out += fmt::format("  fp32 weights alone (what \"700 GB for GPT-3\" counts): {}\n", gb(t.fp32_weight_bytes));
   out += fmt::format("  activations per rank: {} ({})\n", gb(t.activation_bytes_per_rank), t.activation_assumption);
