@@ -15,6 +15,7 @@
 #include "lessons/schedules/schedules_lesson.h"
 #include "lessons/serving/serving_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
+#include "lessons/zero/zero_lesson.h"
 
 namespace dlsys {
 
@@ -31,9 +32,10 @@ const std::vector<const Lesson*>& all_lessons() {
   static const PrecisionLesson precision;
   static const QuantLesson quant;
   static const ServingLesson serving;
+  static const ZeroLesson zero;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce,
-      &tensor, &flash,    &kvcache, &serving, &precision, &quant,
+      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce, &tensor,
+      &zero,   &flash,    &kvcache, &serving, &precision, &quant,
   };
   return lessons;
 }

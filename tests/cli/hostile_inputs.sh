@@ -92,6 +92,22 @@ if [[ $got -ne 0 ]] || ! python3 -c 'import json,sys; json.loads(sys.stdin.read(
   echo "FAIL: run kvcache with a non-UTF-8 config path -> exit $got, $(head -c 400 "$tmp/err.txt")"; fail=1
 else echo "ok:   non-UTF-8 config path with --json -"; fi
 
+# The zero lesson: ranks, stages and sizes outside what it allows; config files that are not configs.
+expect 2 "parameter 'n': value '0' is not allowed" run zero --set n=0
+expect 2 "parameter 'n': value '-3' is not allowed" run zero --set mode=theory --set n=-3
+expect 2 "parameter 'stage': value '4' is not allowed" run zero --set stage=4
+expect 2 "parameter 'stage': value '-1' is not allowed" run zero --set mode=theory --set stage=-1
+expect 2 "parameter 'params': value '0' is not allowed" run zero --set mode=theory --set params=0
+expect 2 "parameter 'params': value 'nan' is not allowed" run zero --set mode=theory --set params=nan
+expect 2 "parameter 'params': value '1e400' is not allowed" run zero --set mode=theory --set params=1e400
+expect 2 "parameter 'model': value 'gpt-9' is not allowed" run zero --set mode=theory --set model=gpt-9
+expect 2 "does not divide a layer's 2 w^2" run zero --set n=3 --set layers=2 --set width=32
+expect 2 "of host memory is available" run zero --set layers=256 --set width=4096 --set n=64
+expect 2 "is a pipe (FIFO)" run zero --set mode=theory --set "config=$tmp/fifo.json"
+expect 2 "is a device" run zero --set mode=theory --set config=/dev/zero
+printf '%s' '{"num_hidden_layers": 2, "num_attention_heads":' > "$tmp/zero_cut.json"
+expect 2 "not valid JSON" run zero --set mode=theory --set "config=$tmp/zero_cut.json"
+
 # No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
 # The limit is what the process needs to start (large with the CUDA libraries mapped, small without them) plus
 # 200 MB: 63 rank threads with 8 MiB stacks do not fit in that.
