@@ -25,6 +25,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-10s %-6s %12s %12s %8s  %s\n' lesson exit max_error wrong wall_s verdict
 for lesson in $("$app" list | cut -d" " -f1); do
+  if "$app" list | grep -q "^$lesson .*CPU only)"; then
+    printf '%-10s %-6s %12s %12s %8s  %s\n' "$lesson" - - - - "skipped: this lesson runs on the CPU only"
+    continue
+  fi
   rc=0
   "$app" run "$lesson" --backend cuda --quick --json "$out/$lesson.json" >"$out/$lesson.txt" 2>&1 || rc=$?
   if [[ $rc -ne 0 ]]; then
