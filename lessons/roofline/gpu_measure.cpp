@@ -111,20 +111,14 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   }
 }
 
-// Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays: every weight read once.
+// Decode: one token's activations against bf16 weights as large as the STREAM arrays, on the GPU.
 void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
-  const std::int64_t rows = std::max<std::int64_t>(1, run.ctx.params.integer("bytes") / (2 * d));
-  std::vector<std::uint16_t> w(std::size_t(rows * d));
+  const std::int64_t rows = decode_rows(run, d);
+  std::vector<std::uint16_t> w(static_cast<std::size_t>(rows * d));
   std::vector<float> x(static_cast<std::size_t>(d)), y(static_cast<std::size_t>(rows));
   run.progress(fmt::format("filling {} x {} bf16 weights", rows, d));
-  {
-    std::vector<float> row(static_cast<std::size_t>(d));
-    for (std::int64_t r = 0; r < rows; ++r) {
-      fill_seeded_uniform(row, spread_seed(std::uint32_t(r)));
-      for (std::int64_t c = 0; c < d; ++c) w[std::size_t(r * d + c)] = to_bf16(row[std::size_t(c)]);
-    }
-  }
-  fill_seeded_uniform(x, 22);
+  fill_decode_weights(w.data(), rows, d);
+  fill_seeded_uniform(x, kDecodeInputSeed);
   dlsys::cuda::DeviceBuffer<std::uint16_t> dw(rows * d);
   dlsys::cuda::DeviceFloats dx(d), dy(rows);
   dw.upload(w.data());
@@ -132,20 +126,7 @@ void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   run.progress(fmt::format("decode GEMV, {} x {} bf16 weights (CUDA)", rows, d));
   const TimingStats t = run.time([&] { cuda::gemv_bf16(dy.get(), dw.get(), dx.get(), rows, d); });
   dlsys::cuda::copy_to_host(y.data(), dy.get(), rows);
-  RoofPoint p = roof_point("decode_gemv", "decode GEMV", fmt::format("decode GEMV, batch 1, {} x {} bf16", rows, d),
-                           gemv_flops(rows, d), gemv_bf16_bytes(rows, d), t,
-                           "every 2-byte weight read once, x read and y written once");
-  double worst = 0;
-  for (std::int64_t sample = 0; sample < 256; ++sample) {
-    const std::int64_t r = (sample * 7919) % rows;
-    double ref = 0, magnitude = 0;
-    gemv_bf16_reference(&ref, w.data() + r * d, x.data(), 1, d);
-    for (std::int64_t c = 0; c < d; ++c)
-      magnitude += std::fabs(from_bf16(w[std::size_t(r * d + c)]) * x[std::size_t(c)]);
-    worst = std::max(worst, std::fabs(y[std::size_t(r)] - ref) / std::max(magnitude, 1e-30));
-  }
-  p.max_rel_err = worst;
-  m.kernels.push_back(std::move(p));
+  m.kernels.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
 }
 
 // Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, on cuBLAS.

@@ -48,6 +48,16 @@ void use_cpu_peak_kernel(RooflineRun& run);
 // softmax on the same arrays; fills m.stream, the stream_* rates, y2x, m.sweep, and softmax into m.kernels.
 void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m);
 
+// The decode GEMV's matrix: bf16 weights as large as the STREAM arrays (`rows` x d, each row filled from its own
+// seed), the input from kDecodeInputSeed; a few hundred rows of y against the double reference, relative to the size
+// of their sums of |w x|; and its point on the roof.
+inline constexpr std::uint32_t kDecodeInputSeed = 22;
+std::int64_t decode_rows(const RooflineRun& run, std::int64_t d);
+void fill_decode_weights(std::uint16_t* w, std::int64_t rows, std::int64_t d);
+double sampled_gemv_bf16_error(const std::uint16_t* w, const float* x, const float* y, std::int64_t rows,
+                               std::int64_t d);
+RoofPoint decode_point(std::int64_t rows, std::int64_t d, const TimingStats& t, double max_rel_err);
+
 // |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B.
 double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c);
 

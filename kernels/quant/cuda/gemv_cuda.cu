@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/quant/gemv_cuda.h"
 
 namespace dlsys::quant::cuda {
@@ -67,33 +68,7 @@ class L2Flusher {
 template <typename Launch>
 TimingStats time_flushed(const Launch& launch, const MeasureOptions& options) {
   L2Flusher flusher;
-  cudaEvent_t start, stop;
-  DLSYS_CUDA_CHECK(cudaEventCreate(&start));
-  DLSYS_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> samples_us;
-  try {
-    for (int i = 0; i < options.warmup; ++i) launch();
-    double total_us = 0;
-    for (int i = 0; i < std::max(1, options.repeats); ++i) {
-      if (i > 0 && options.max_total_us > 0 && total_us >= options.max_total_us) break;
-      flusher.flush();
-      DLSYS_CUDA_CHECK(cudaEventRecord(start));
-      launch();
-      DLSYS_CUDA_CHECK(cudaEventRecord(stop));
-      DLSYS_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      samples_us.push_back(double(ms) * 1e3);
-      total_us += samples_us.back();
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return summarize_us(std::move(samples_us), "cuda_event");
+  return dlsys::cuda::measure_with_events(launch, options, [&] { flusher.flush(); });
 }
 
 template <typename T>
