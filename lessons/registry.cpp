@@ -14,7 +14,9 @@
 #include "lessons/quant/quant_lesson.h"
 #include "lessons/roofline/roofline_lesson.h"
 #include "lessons/schedules/schedules_lesson.h"
+#include "lessons/serving/serving_lesson.h"
 #include "lessons/tensor/tensor_lesson.h"
+#include "lessons/zero/zero_lesson.h"
 
 namespace dlsys {
 
@@ -31,8 +33,11 @@ const std::vector<const Lesson*>& all_lessons() {
   static const DdpLesson ddp;
   static const PrecisionLesson precision;
   static const QuantLesson quant;
+  static const ServingLesson serving;
+  static const ZeroLesson zero;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble, &schedules, &allreduce, &tensor, &ddp, &flash, &kvcache, &precision, &quant,
+      &matmul, &roofline, &fusion, &bubble,  &schedules, &allreduce, &tensor,
+      &ddp,    &zero,     &flash,  &kvcache, &serving,   &precision, &quant,
   };
   return lessons;
 }

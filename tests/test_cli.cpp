@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "lessons/registry.h"
 #include "tests/support/cli_capture.h"
 
 using namespace dlsys;
@@ -15,6 +16,13 @@ TEST_CASE("list names every lesson") {
   const auto r = cli({"list"});
   CHECK(r.code == 0);
   CHECK(r.out.find("matmul") != std::string::npos);
+  for (const Lesson* lesson : all_lessons()) {
+    const std::string out = "\n" + r.out;  // every line starts after a newline
+    const std::size_t line = out.find("\n" + lesson->id() + " ");
+    REQUIRE(line != std::string::npos);
+    const std::string text = out.substr(line + 1, out.find('\n', line + 1) - line - 1);
+    CHECK((text.find(", CPU only)") != std::string::npos) == !lesson->runs_on_cuda());
+  }
 }
 
 TEST_CASE("bad input exits 2 with a message naming the parameter, the value and what is allowed") {

@@ -159,7 +159,7 @@ TEST_CASE("ddp timeline: buckets all-reduced in order, each after the backward o
   for (int rank = 0; rank < c.ranks; ++rank) {
     std::vector<const OpSpan*> comm, backward;
     for (const OpSpan& s : r.last_step_spans)
-      if (s.rank == rank) (s.kind == "comm" ? comm : backward).push_back(&s);
+      if (s.rank == rank) (s.kind == "all_reduce" ? comm : backward).push_back(&s);
     REQUIRE(comm.size() == r.buckets.size());
     for (std::size_t b = 0; b < comm.size(); ++b) {
       if (b > 0) CHECK(comm[b]->start_us >= comm[b - 1]->end_us);
@@ -207,12 +207,12 @@ TEST_CASE("ddp simulated step: buckets in order, each after its lowest layer's b
   double backward_end = 0, opt_start = 0;
   std::map<std::string, double> layer_end;
   for (const OpSpan& s : spans) {
-    if (s.kind == "comm") comm.push_back(&s);
+    if (s.kind == "all_reduce") comm.push_back(&s);
     if (s.kind == "B") {
       layer_end[s.label] = s.end_us;
       backward_end = std::max(backward_end, s.end_us);
     }
-    if (s.kind == "opt") opt_start = s.start_us;
+    if (s.kind == "optimizer") opt_start = s.start_us;
   }
   REQUIRE(comm.size() == buckets.size());
   for (std::size_t b = 0; b < comm.size(); ++b) {
@@ -224,7 +224,7 @@ TEST_CASE("ddp simulated step: buckets in order, each after its lowest layer's b
   // One bucket cannot start before backward ends: nothing overlaps.
   c.bucket_elements = training::parameter_count(c.shape);
   for (const OpSpan& s : simulate_step(c, {}))
-    if (s.kind == "comm") CHECK(s.start_us >= backward_end);
+    if (s.kind == "all_reduce") CHECK(s.start_us >= backward_end);
 }
 
 TEST_CASE("ddp: a data set too short for the steps asked is a run failure, not a read past its end") {

@@ -39,8 +39,8 @@ void write_text_output(const std::string& path, const std::string& text, std::os
 
 int list_command(std::ostream& out) {
   for (const Lesson* lesson : all_lessons())
-    out << fmt::format("{:<12} {:<22} {} ({} steps)\n", lesson->id(), lesson->chapter(), lesson->title(),
-                       lesson->step_count());
+    out << fmt::format("{:<12} {:<22} {} ({} steps{})\n", lesson->id(), lesson->chapter(), lesson->title(),
+                       lesson->step_count(), lesson->runs_on_cuda() ? "" : ", CPU only");
   return 0;
 }
 

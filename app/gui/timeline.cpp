@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "app/export/span_colors.h"
 #include "app/export/timeline_gaps.h"
@@ -56,15 +58,21 @@ struct LegendEntry {
 
 std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& timelines, bool overlay, bool any_gap,
                                         const std::vector<const TimelineMarks*>& marks) {
-  bool f = false, b = false, w = false, comm = false, opt = false, reverse = false, later_chunk = false;
+  bool f = false, b = false, w = false, reverse = false, later_chunk = false;
+  // Collectives and optimizer steps (the data-parallel lessons' timelines), in the order they are listed.
+  static const std::pair<const char*, const char*> kOtherKinds[] = {{"all_reduce", "AR all-reduce"},
+                                                                    {"reduce_scatter", "RS reduce-scatter"},
+                                                                    {"all_gather", "AG all-gather"},
+                                                                    {"optimizer", "optimizer step"},
+                                                                    {"comm", "copies to and from rank 0"}};
+  bool other[std::size(kOtherKinds)] = {};
   for (std::size_t i = 0; i < timelines.size(); ++i) {
     if (overlay && i > 0) continue;  // outlines: listed as one entry below
     for (const TimelineSpan& span : timelines[i]->spans) {
+      for (std::size_t k = 0; k < std::size(kOtherKinds); ++k) other[k] = other[k] || span.kind == kOtherKinds[k].first;
       f = f || span.kind == "F";
       b = b || span.kind == "B";
       w = w || span.kind == "W";
-      comm = comm || span.kind == "comm";
-      opt = opt || span.kind == "opt";
       reverse = reverse || span.direction == 1;
       later_chunk = later_chunk || is_later_chunk(span);
     }
@@ -75,8 +83,8 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& time
     out.push_back({Swatch::Fill, to_imgui(span_color("B", 0)),
                    w ? "B backward (input gradient where a W follows)" : "B backward"});
   if (w) out.push_back({Swatch::Fill, to_imgui(span_color("W", 0)), "W weight gradient"});
-  if (comm) out.push_back({Swatch::Fill, to_imgui(span_color("comm", 0)), "communication"});
-  if (opt) out.push_back({Swatch::Fill, to_imgui(span_color("opt", 0)), "optimizer step"});
+  for (std::size_t k = 0; k < std::size(kOtherKinds); ++k)
+    if (other[k]) out.push_back({Swatch::Fill, to_imgui(span_color(kOtherKinds[k].first, 0)), kOtherKinds[k].second});
   if (reverse) out.push_back({Swatch::ReverseBand, to_imgui(span_color("F", 0)), "dark foot: reverse direction"});
   if (later_chunk)
     out.push_back({Swatch::ChunkBand, to_imgui(span_color("F", 0)), "light top: the micro-batch's later chunk (b)"});

@@ -306,7 +306,7 @@ void draw_small_step(const ViewContext& ctx) {
   draw_bars({
       {"unfused (two calls)", m->small_unfused.us, series_color(1), time_text(m->small_unfused)},
       {"fused (one call)", m->small_fused.us, series_color(0), time_text(m->small_fused)},
-      {"one element handed to the pool", m->dispatch.us, muted_text_color(), time_text(m->dispatch)},
+      {m->dispatch_what.c_str(), m->dispatch.us, muted_text_color(), time_text(m->dispatch)},
   });
   ImGui::Spacing();
   draw_wide_value_table("small_rows", {

@@ -275,6 +275,22 @@ void draw_memory_step(const ViewContext& ctx) {
       "Both columns come to 16 bytes: with Adam, 16-bit training saves no model-state memory. It halves the bytes of "
       "activations, of every gradient sent between ranks, and of every weight read, and tensor cores multiply 16-bit "
       "numbers several times faster. Sharding the 16 bytes across ranks is what ZeRO does (the zero lesson).");
+  const PrecisionMeasured* m = ctx.result ? ctx.result->measured_as<PrecisionMeasured>() : nullptr;
+  if (m == nullptr || !m->gpu) return;
+  const precision::GpuFormats& g = *m->gpu;
+  ImGui::Spacing();
+  std::vector<std::vector<std::string>> rows;
+  for (const precision::GpuGemmRate& r : g.gemm)
+    rows.push_back({r.format, fmt::format("{:.1f}", r.tflops), fmt::format("{:.2g}", r.max_rel_err)});
+  draw_columns_table(
+      "gpu_gemm",
+      {fmt::format("cuBLAS GEMM on this GPU, n = {}", g.gemm_n), "TFLOP/s (median)", "error from the inputs' rounding"},
+      rows);
+  ImGui::TextWrapped(
+      "CUDA's own conversions of %lld fp32 values: %lld fp16 and %lld bf16 results differ from the "
+      "lab's software rounding, bit for bit.",
+      static_cast<long long>(g.values_checked), static_cast<long long>(g.fp16_mismatches),
+      static_cast<long long>(g.bf16_mismatches));
 }
 
 }  // namespace

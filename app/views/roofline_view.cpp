@@ -104,10 +104,10 @@ void draw_costs_step(const ViewContext& ctx) {
   ImGui::Spacing();
   ImGui::TextWrapped(
       "Measured here: y = 2x moves 8 B per FLOP and runs at %.2f GFLOP/s (bandwidth); the FMA chains run at %.1f "
-      "GFLOP/s (compute); one call of y = 2x on a single element costs %s on this thread and %s through the worker "
-      "pool (overhead).",
+      "GFLOP/s (compute); the tiniest y = 2x costs %s for %s and %s for %s (overhead).",
       m->y2x_gflops, m->peak_gflops, format_duration_us(m->overhead_call_floor_us).c_str(),
-      format_duration_us(m->overhead_pool_floor_us).c_str());
+      m->overhead_call_what.c_str(), format_duration_us(m->overhead_pool_floor_us).c_str(),
+      m->overhead_pool_what.c_str());
 }
 
 // Large values in the course's own notation, a power of ten that is a multiple of 3: 375e9, 187.5e9, 19.5e12.
@@ -199,9 +199,14 @@ void draw_machine_roof_step(const ViewContext& ctx) {
     rows.push_back(
         {"STREAM " + s.kernel, fmt::format("{:.2f} GB/s", s.gbps), fmt::format("{:.2f} GB/s", s.gbps_median)});
   rows.push_back({"compute: FMA chains, every thread", gflops_text(m->peak_gflops), ""});
+  const bool datasheet = t->datasheet_bandwidth_gbps.has_value();  // a GPU's published figures, not a CPU's estimate
   if (t->datasheet_peak_gflops)
-    rows.push_back({"datasheet-style: " + t->datasheet_source, gflops_text(*t->datasheet_peak_gflops), ""});
-  rows.push_back({"OpenBLAS sgemm (best seen on this machine)", gflops_text(m->sgemm_peak_gflops), ""});
+    rows.push_back({(datasheet ? "datasheet: " : "datasheet-style: ") + t->datasheet_source,
+                    gflops_text(*t->datasheet_peak_gflops), ""});
+  if (datasheet)
+    rows.push_back({"datasheet: memory bandwidth", fmt::format("{:.0f} GB/s", *t->datasheet_bandwidth_gbps), ""});
+  if (m->sgemm_peak_gflops > 0)
+    rows.push_back({"OpenBLAS sgemm (best seen on this machine)", gflops_text(m->sgemm_peak_gflops), ""});
   rows.push_back({"ridge: compute / bandwidth (" + m->bandwidth_kernel + ")",
                   fmt::format("{:.3g} FLOP/B", t->ridge_flop_per_byte.value_or(0)), ""});
   draw_wide_columns_table("ceilings", {"ceiling", "fastest call", "median call"}, rows);
@@ -319,13 +324,13 @@ void draw_overhead_step(const ViewContext& ctx) {
   }
   spec.size = {0, plot_height_leaving(3)};
   draw_plot("overhead", spec);
-  draw_wide_value_table(
-      "floors",
-      {
-          {"one call on this thread, at its fastest", format_duration_us(m->overhead_call_floor_us)},
-          {"one call handed to the worker pool and waited for", format_duration_us(m->overhead_pool_floor_us)},
-          {"on a GPU: a kernel launch (CUDA Graphs replay lowers it)", "not measured: CPU backend only, for now"},
-      });
+  draw_wide_value_table("floors", {
+                                      {m->overhead_call_what, format_duration_us(m->overhead_call_floor_us)},
+                                      {m->overhead_pool_what, format_duration_us(m->overhead_pool_floor_us)},
+                                      {"an empty GPU kernel, launched and waited for",
+                                       m->launch_and_wait_us ? format_duration_us(*m->launch_and_wait_us)
+                                                             : "run with --backend cuda on a GPU"},
+                                  });
 }
 
 }  // namespace

@@ -17,9 +17,9 @@ struct AssumedRates {
   double optimizer_gbps = 10;  // the SGD step reads weights and gradients, writes weights
 };
 
-// Spans of rank 0 in microseconds: "F", one "B" per layer, one "comm" per bucket (each starting when its last layer's
-// backward ends and the previous all-reduce is done), "opt". Ring time per bucket of S bytes:
-// 2 (N-1) x (latency + S / N / link rate).
+// Spans of rank 0 in microseconds: "F", one "B" per layer, one "all_reduce" per bucket (each starting when its last
+// layer's backward ends and the previous all-reduce is done), "optimizer". Ring time per bucket of S bytes: 2 (N-1) x
+// (latency + S / N / link rate).
 std::vector<OpSpan> simulate_step(const TrainConfig& config, const AssumedRates& rates);
 
 }  // namespace dlsys::ddp

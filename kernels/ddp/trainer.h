@@ -40,7 +40,7 @@ struct TrainConfig {
 struct OpSpan {
   int rank = 0;
   bool comm_lane = false;  // on the rank's communication thread (DDP), or the master's copies (DataParallel)
-  std::string kind;        // "F", "B", "opt", "comm"
+  std::string kind;        // "F", "B", "optimizer", "all_reduce" (DDP), "comm" (the DataParallel master's copies)
   std::string label;       // "F", "B7", "bucket 0", "replicate", ...
   double start_us = 0, end_us = 0;
 };

@@ -11,6 +11,9 @@ namespace dlsys::matmul::cuda {
 
 enum class Variant { Naive, SmemTiled, Cublas };
 
+// v2_smem_tiled's tiles of A, B and C: kSmemTile x kSmemTile, one thread per element of C.
+inline constexpr int kSmemTile = 32;
+
 // Copies a and b to device 0, runs `variant` (options.warmup untimed, then options.repeats timed with CUDA events),
 // copies the last C back into c. Throws RunFailure with the CUDA or cuBLAS error when anything fails
 // (e.g. out of device memory); device memory is freed on every path.

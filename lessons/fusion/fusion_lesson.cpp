@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/fusion/fusion_math.h"
@@ -66,10 +67,6 @@ std::vector<ParamSpec> FusionLesson::params() const {
 }
 
 void FusionLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda': the fusion lesson runs on the CPU backend only, for now (its CUDA kernels are not written "
-        "yet); allowed: --backend cpu");
   const double elements = double(p.integer("rows")) * double(p.integer("cols"));
   const double need = fusion::run_bytes(p);
   const HostMemory host = host_memory();
@@ -79,6 +76,12 @@ void FusionLesson::validate(const ParamValues& p, BackendKind backend) const {
         "host memory is available; lower rows or cols",
         p.integer("rows"), p.integer("cols"), format_bytes_both(need), elements,
         format_bytes_both(host.budget_bytes())));
+  // On a GPU the same arrays live in device memory too (the host keeps its copies to check the outputs against).
+  const double device_free = double(cuda_status().device.memory_free_bytes);
+  if (backend == BackendKind::Cuda && need > 0.9 * device_free)
+    throw BadInput(fmt::format(
+        "parameters 'rows' and 'cols': {} x {} needs {} of GPU memory but GPU 0 has {} free; lower rows or cols",
+        p.integer("rows"), p.integer("cols"), format_bytes_both(need), format_bytes_both(device_free)));
   refuse_if_longer_than_limit(p, fusion::run_seconds_estimate(p),
                               fmt::format("every pass's bytes over {} x {} at 1 GB/s, each timed call and warm-up",
                                           p.integer("rows"), p.integer("cols")),

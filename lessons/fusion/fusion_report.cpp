@@ -28,9 +28,9 @@ std::string FusionLesson::text_report(const RunResult& r) const {
   for (const fusion::ChainMeasure& c : m->chains)
     out += fmt::format("  L = {:>2}  unfused {:>9}  fused {:>9}  ({:.2f}x; bytes {}:1)\n", c.length, ms(c.unfused),
                        ms(c.fused), c.unfused.us / c.fused.us, c.length);
-  out += fmt::format(
-      "in cache ({} per array): unfused {} fused {} ({:.2f}x); handing one element to the pool costs {}\n",
-      format_bytes_binary(t->small_bytes), ms(m->small_unfused), ms(m->small_fused), m->small_speedup, ms(m->dispatch));
+  out += fmt::format("in cache ({} per array): unfused {} fused {} ({:.2f}x); {} costs {}\n",
+                     format_bytes_binary(t->small_bytes), ms(m->small_unfused), ms(m->small_fused), m->small_speedup,
+                     m->dispatch_what, ms(m->dispatch));
   out += "\nwhat the lesson expects:\n";
   out +=
       fmt::format("  the speedup within {:.0f}% of the byte ratio ({} bias): {:.2f} against {:.2f}: {}\n",

@@ -10,10 +10,10 @@
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
 #include "engine/units.h"
-#include "kernels/common/seeded_fill.h"
 #include "kernels/fusion/fusion.h"
 #include "kernels/roofline/roofline.h"
 #include "lessons/fusion/fusion_lesson.h"
+#include "lessons/fusion/pointwise_devices.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
@@ -29,105 +29,107 @@ constexpr double kSmallBatchUs = 200;  // small calls are timed in batches at le
 
 Timing timing_of(const TimingStats& t) { return {t.median_us, t.min_us, t.max_us}; }
 
-struct Arrays {
-  HostBuffer<float> x, t, y, bias_full, bias_broadcast;
-};
-
+// One run's state on one device (see pointwise_devices.h): the same code times the passes on the CPU or a GPU.
+template <typename Device>
 struct FusionRun {
   RunContext& ctx;
-  std::int64_t rows = 0, cols = 0, n = 0;
-  int threads = 1, repeats = 1;
-  Stores stores = Stores::Cached;
+  HostArrays& a;
+  Device& device;
+  int repeats = 1;
   double done = 0, total = 1;
   FusionMeasured m;
 
+  std::int64_t n() const { return a.n(); }
   void progress(const std::string& what) { ctx.control.progress(std::min(done++ / total, 0.99), what); }
-  TimingStats time(const std::function<void()>& work, int least_repeats = 1) const {
-    return measure(work, MeasureOptions{.warmup = 1, .repeats = std::max(repeats, least_repeats), .max_total_us = 2e6},
-                   [&] { ctx.control.check_cancelled(); });
+  // One warm-up call, then the run's repeats (at least `least_repeats`), stopping once timed calls took 2 s.
+  TimingStats time(const std::function<void()>& work, int least_repeats = 1) {
+    work();
+    std::vector<double> samples_us;
+    double total_us = 0;
+    for (int i = 0; i < std::max(repeats, least_repeats) && (i == 0 || total_us < 2e6); ++i) {
+      ctx.control.check_cancelled();
+      samples_us.push_back(device.call_us(work));
+      total_us += samples_us.back();
+    }
+    return summarize_us(std::move(samples_us), Device::kTimer);
   }
   // Two ways of computing the same thing, timed in alternation (one warm-up of each, then a call of one, a call of
   // the other, ...): a burst of other work slows both alike instead of only whichever ran during it.
-  std::pair<Timing, Timing> time_pair(const std::function<void()>& first, const std::function<void()>& second) const {
+  std::pair<Timing, Timing> time_pair(const std::function<void()>& first, const std::function<void()>& second) {
     first();
     second();
-    std::vector<double> a, b;
+    std::vector<double> a_us, b_us;
     double total_us = 0;
     for (int i = 0; i < repeats && (i == 0 || total_us < 4e6); ++i) {
       ctx.control.check_cancelled();
-      Stopwatch w;
-      first();
-      a.push_back(w.elapsed_us());
-      w.restart();
-      second();
-      b.push_back(w.elapsed_us());
-      total_us += a.back() + b.back();
+      a_us.push_back(device.call_us(first));
+      b_us.push_back(device.call_us(second));
+      total_us += a_us.back() + b_us.back();
     }
-    return {timing_of(summarize_us(a, "steady_clock")), timing_of(summarize_us(b, "steady_clock"))};
+    return {timing_of(summarize_us(a_us, Device::kTimer)), timing_of(summarize_us(b_us, Device::kTimer))};
   }
   // Largest |out - expected(i)| over evenly spread samples; every value here is of order one.
   void check(const float* out, std::int64_t count, const std::function<double(std::int64_t)>& expected) {
+    check_with(device, out, count, expected);
+  }
+  void check_with(Device& on, const float* out, std::int64_t count,
+                  const std::function<double(std::int64_t)>& expected) {
+    const float* values = on.on_host(out, count);
     const std::int64_t step = std::max<std::int64_t>(1, count / kErrorSamples);
     for (std::int64_t i = 0; i < count; i += step)
-      m.max_abs_err = std::max(m.max_abs_err, std::fabs(double(out[i]) - expected(i)));
+      m.max_abs_err = std::max(m.max_abs_err, std::fabs(double(values[i]) - expected(i)));
   }
 };
 
-const float* bias_of(const Arrays& a, Bias bias) {
-  return bias == Bias::Full ? a.bias_full.data() : a.bias_broadcast.data();
-}
-double bias_at(const Arrays& a, Bias bias, std::int64_t i, std::int64_t cols) {
-  return bias == Bias::Full ? a.bias_full[std::size_t(i)] : a.bias_broadcast[std::size_t(i % cols)];
-}
-
 // y = ReLU(x + b) both ways with one bias; returns (unfused, fused) and checks both outputs.
-std::pair<Timing, Timing> measure_add_relu(FusionRun& r, Arrays& a, Bias bias) {
-  const char* name = bias == Bias::Full ? "full" : "broadcast";
-  const float* b = bias_of(a, bias);
+template <typename Device>
+std::pair<Timing, Timing> measure_add_relu(FusionRun<Device>& r, Bias bias) {
+  Device& d = r.device;
+  const float* b = d.bias(bias);
   auto expected = [&](std::int64_t i) {
-    return add_bias_relu_reference(a.x[std::size_t(i)], float(bias_at(a, bias, i, r.cols)));
+    return add_bias_relu_reference(float(r.a.x_at(i)), float(r.a.bias_at(bias, i)));
   };
-  r.progress(fmt::format("ReLU(x + b) unfused and fused, {} bias", name));
-  const auto times = r.time_pair(
-      [&] {
-        add_bias(a.t.data(), a.x.data(), b, r.rows, r.cols, bias, r.threads, r.stores);
-        relu_pass(a.y.data(), a.t.data(), r.n, r.threads, r.stores);
-      },
-      [&] { add_bias_relu(a.y.data(), a.x.data(), b, r.rows, r.cols, bias, r.threads, r.stores); });
-  r.check(a.y.data(), r.n, expected);  // the fused output (last written)
-  add_bias(a.t.data(), a.x.data(), b, r.rows, r.cols, bias, r.threads, r.stores);
-  relu_pass(a.y.data(), a.t.data(), r.n, r.threads, r.stores);
-  r.check(a.y.data(), r.n, expected);  // and the unfused one
+  r.progress(fmt::format("ReLU(x + b) unfused and fused, {} bias", bias == Bias::Full ? "full" : "broadcast"));
+  auto unfused = [&] {
+    d.add_bias(d.t(), d.x(), b, bias);
+    d.relu(d.y(), d.t());
+  };
+  const auto times = r.time_pair(unfused, [&] { d.add_bias_relu(d.y(), d.x(), b, bias); });
+  r.check(d.y(), r.n(), expected);  // the fused output (last written)
+  unfused();
+  r.check(d.y(), r.n(), expected);  // and the unfused one
   return times;
 }
 
-void measure_cos_and_gelu(FusionRun& r, Arrays& a) {
-  float *x = a.x.data(), *t = a.t.data(), *y = a.y.data();
-  const auto n = r.n;
+template <typename Device>
+void measure_cos_and_gelu(FusionRun<Device>& r) {
+  Device& d = r.device;
+  const HostArrays& a = r.a;
   r.progress("one cos");
-  r.m.cos = timing_of(r.time([&] { cos_pass(y, x, n, r.threads, r.stores); }));
-  r.check(y, n, [&](std::int64_t i) { return std::cos(double(x[i])); });
+  r.m.cos = timing_of(r.time([&] { d.cos(d.y(), d.x()); }));
+  r.check(d.y(), r.n(), [&](std::int64_t i) { return std::cos(a.x_at(i)); });
   r.progress("x.cos().cos() unfused and fused");
   std::tie(r.m.cos_cos_unfused, r.m.cos_cos_fused) = r.time_pair(
       [&] {
-        cos_pass(t, x, n, r.threads, r.stores);
-        cos_pass(y, t, n, r.threads, r.stores);
+        d.cos(d.t(), d.x());
+        d.cos(d.y(), d.t());
       },
-      [&] { cos_cos(y, x, n, r.threads, r.stores); });
-  r.check(y, n, [&](std::int64_t i) { return cos_cos_reference(x[i]); });
-  r.check(t, n, [&](std::int64_t i) { return std::cos(double(x[i])); });
+      [&] { d.cos_cos(d.y(), d.x()); });
+  r.check(d.y(), r.n(), [&](std::int64_t i) { return cos_cos_reference(float(a.x_at(i))); });
+  r.check(d.t(), r.n(), [&](std::int64_t i) { return std::cos(a.x_at(i)); });
   r.progress("ReLU and GELU");
-  std::tie(r.m.relu, r.m.gelu) =
-      r.time_pair([&] { relu_pass(t, x, n, r.threads, r.stores); }, [&] { gelu_pass(y, x, n, r.threads, r.stores); });
-  r.check(t, n, [&](std::int64_t i) { return std::max(0.0, double(x[i])); });
-  r.check(y, n, [&](std::int64_t i) { return gelu_reference(x[i]); });
+  std::tie(r.m.relu, r.m.gelu) = r.time_pair([&] { d.relu(d.t(), d.x()); }, [&] { d.gelu(d.y(), d.x()); });
+  r.check(d.t(), r.n(), [&](std::int64_t i) { return std::max(0.0, a.x_at(i)); });
+  r.check(d.y(), r.n(), [&](std::int64_t i) { return gelu_reference(float(a.x_at(i))); });
   r.m.cos_cos_speedup = r.m.cos_cos_unfused.us / r.m.cos_cos_fused.us;
   r.m.cos_cos_over_cos = r.m.cos_cos_fused.us / r.m.cos.us;
   r.m.gelu_over_relu = r.m.gelu.us / r.m.relu.us;
 }
 
 // Chains of L multiply-adds: L passes through memory (ping-pong between t and y) against one.
-void measure_chains(FusionRun& r, Arrays& a, RunResult& result) {
+template <typename Device>
+void measure_chains(FusionRun<Device>& r, RunResult& result) {
+  Device& d = r.device;
   Series unfused{"chain_unfused", "unfused: L passes", "measured", "L (operations)", "", "time", "ms", {}};
   Series fused{"chain_fused", "fused: one pass", "measured", "L (operations)", "", "time", "ms", {}};
   Series unfused_line{"chain_unfused_theory",
@@ -145,24 +147,23 @@ void measure_chains(FusionRun& r, Arrays& a, RunResult& result) {
     r.progress(fmt::format("chain of {} operations", L));
     const float* last = nullptr;  // where the unfused chain left its result: t for odd L, y for even
     auto run_unfused = [&] {
-      const float* in = a.x.data();
+      const float* in = d.x();
       for (int l = 0; l < L; ++l) {
-        float* out = l % 2 == 0 ? a.t.data() : a.y.data();
-        chain_op(out, in, r.n, l, r.threads, r.stores);
+        float* out = l % 2 == 0 ? d.t() : d.y();
+        d.chain_op(out, in, l);
         in = out;
       }
       last = in;
     };
-    auto run_fused = [&] { chain_fused(a.y.data(), a.x.data(), r.n, L, r.threads, r.stores); };
-    const auto [tu, tf] = r.time_pair(run_unfused, run_fused);
-    auto expected = [&](std::int64_t i) { return chain_reference(a.x[std::size_t(i)], L); };
-    r.check(a.y.data(), r.n, expected);
+    const auto [tu, tf] = r.time_pair(run_unfused, [&] { d.chain(d.y(), d.x(), L); });
+    auto expected = [&](std::int64_t i) { return chain_reference(float(r.a.x_at(i)), L); };
+    r.check(d.y(), r.n(), expected);
     run_unfused();  // once more, untimed: the fused calls may have overwritten its result
-    r.check(last, r.n, expected);
+    r.check(last, r.n(), expected);
     r.m.chains.push_back({L, tu, tf});
     unfused.points.push_back({length, tu.us / 1e3, tu.min_us / 1e3, tu.max_us / 1e3});
     fused.points.push_back({length, tf.us / 1e3, tf.min_us / 1e3, tf.max_us / 1e3});
-    const double bytes_ms = double(r.n) / (r.m.stream_copy_gbps * 1e6);  // ms per byte-per-element
+    const double bytes_ms = double(r.n()) / (r.m.stream_copy_gbps * 1e6);  // ms per byte-per-element
     const double u = chain_bytes_per_element_unfused(L) * bytes_ms, f = kChainBytesPerElementFused * bytes_ms;
     unfused_line.points.push_back({length, u, u, u});
     fused_line.points.push_back({length, f, f, f});
@@ -170,57 +171,57 @@ void measure_chains(FusionRun& r, Arrays& a, RunResult& result) {
   for (Series* s : {&unfused, &fused, &unfused_line, &fused_line}) result.series.push_back(std::move(*s));
 }
 
-// ReLU(x + b) on arrays that fit in cache, time per call, and one call that hands a single element to the pool.
-void measure_small(FusionRun& r, Arrays& a, Bias bias) {
+// Time per call of `call`, batched: calls are repeated until a batch takes kSmallBatchUs, then batches are timed.
+template <typename Device>
+Timing time_per_call(FusionRun<Device>& r, Device& d, const std::function<void()>& call) {
+  int calls = 1;
+  auto batch = [&] {
+    for (int i = 0; i < calls; ++i) call();
+  };
+  while (calls < (1 << 20) && d.call_us(batch) < kSmallBatchUs) calls *= 4;
+  const TimingStats s = r.time(batch, 5);
+  return Timing{s.median_us / calls, s.min_us / calls, s.max_us / calls};
+}
+
+// ReLU(x + b) on arrays that fit in cache, time per call, and one call that moves (next to) no bytes.
+template <typename Device>
+void measure_small(FusionRun<Device>& r, const std::function<Device(HostArrays&)>& make_device, Bias bias) {
   const std::int64_t count = r.ctx.params.integer("small") / 4;
-  const std::int64_t cols = std::min(r.cols, count), rows = std::max<std::int64_t>(1, count / cols);
-  const std::int64_t n = rows * cols;
-  HostBuffer<float> x(r.ctx.ledger, "small", std::size_t(n)), t(r.ctx.ledger, "small", std::size_t(n)),
-      y(r.ctx.ledger, "small", std::size_t(n));
-  fill_seeded_uniform(x.span(), 7);
-  const float* b = bias_of(a, bias);
-  auto per_call = [&](const std::function<void()>& call) {
-    int calls = 1;
-    for (Stopwatch w; calls < (1 << 20); calls *= 4, w.restart()) {
-      for (int i = 0; i < calls; ++i) call();
-      if (w.elapsed_us() >= kSmallBatchUs) break;
-    }
-    const TimingStats s = r.time(
-        [&] {
-          for (int i = 0; i < calls; ++i) call();
-        },
-        5);
-    return Timing{s.median_us / calls, s.min_us / calls, s.max_us / calls};
+  const std::int64_t cols = std::min(r.a.cols, count), rows = std::max<std::int64_t>(1, count / cols);
+  HostArrays small(r.ctx.ledger, "small", rows, cols);
+  Device d = make_device(small);
+  auto expected = [&](std::int64_t i) {
+    return add_bias_relu_reference(float(small.x_at(i)), float(small.bias_at(bias, i)));
   };
   r.progress(fmt::format("ReLU(x + b) on {} x {} (in cache)", rows, cols));
-  r.m.small_unfused = per_call([&] {
-    add_bias(t.data(), x.data(), b, rows, cols, bias, r.threads, Stores::Cached);
-    relu_pass(y.data(), t.data(), n, r.threads, Stores::Cached);
+  const float* b = d.bias(bias);
+  r.m.small_unfused = time_per_call(r, d, [&] {
+    d.add_bias(d.t(), d.x(), b, bias);
+    d.relu(d.y(), d.t());
   });
-  r.check(y.data(), n,
-          [&](std::int64_t i) { return add_bias_relu_reference(x[std::size_t(i)], float(bias_at(a, bias, i, cols))); });
-  r.m.small_fused =
-      per_call([&] { add_bias_relu(y.data(), x.data(), b, rows, cols, bias, r.threads, Stores::Cached); });
-  r.check(y.data(), n,
-          [&](std::int64_t i) { return add_bias_relu_reference(x[std::size_t(i)], float(bias_at(a, bias, i, cols))); });
-  r.m.dispatch = per_call([&] { roofline::scale_on_pool(y.data(), x.data(), 1, r.threads); });
+  r.check_with(d, d.y(), small.n(), expected);
+  r.m.small_fused = time_per_call(r, d, [&] { d.add_bias_relu(d.y(), d.x(), b, bias); });
+  r.check_with(d, d.y(), small.n(), expected);
+  r.m.dispatch = time_per_call(r, d, [&] { d.dispatch(); });
+  r.m.dispatch_what = Device::kDispatchWhat;
   r.m.small_speedup = r.m.small_unfused.us / r.m.small_fused.us;
 }
 
-void add_notes(RunResult& result, const FusionRun& r) {
-  const double llc = last_level_cache_bytes(), array = 4.0 * double(r.n);
-  if (llc > 0 && 3 * array <= 2 * llc)
+void add_notes(RunResult& result, const HostArrays& a, const FusionMeasured& m, BackendKind backend) {
+  const double llc = last_level_cache_bytes(), array = 4.0 * double(a.n());
+  if (backend == BackendKind::Cpu && llc > 0 && 3 * array <= 2 * llc)
     result.backend.notes.push_back(fmt::format(
         "x, t and y ({} each) fit in the last-level cache ({}): fusion may save less, or more, than the byte ratio",
         format_bytes_binary(array), format_bytes_binary(llc)));
-  if (r.m.wrong) result.backend.notes.push_back("an output differs from its reference by more than rounding explains");
+  if (m.wrong) result.backend.notes.push_back("an output differs from its reference by more than rounding explains");
 }
 
 }  // namespace
 
 double run_bytes(const ParamValues& p) {
   const double n = double(p.integer("rows")) * double(p.integer("cols"));
-  return 4.0 * (4 * n + double(p.integer("cols"))) + 3.0 * double(p.integer("small"));
+  // x, t, y and the full bias at both sizes, and the broadcast bias
+  return 4.0 * (4 * n + double(p.integer("cols"))) + 4.0 * double(p.integer("small")) + 4.0 * double(p.integer("cols"));
 }
 
 double run_seconds_estimate(const ParamValues& p) {
@@ -230,38 +231,25 @@ double run_seconds_estimate(const ParamValues& p) {
   return bytes_per_element * n * (1.0 + double(p.integer("repeats"))) / 1e9;
 }
 
-void run_fusion(RunContext& ctx, RunResult& result) {
+namespace {
+
+template <typename Device>
+void run_on(RunContext& ctx, RunResult& result, HostArrays& a, Device& device,
+            const std::function<Device(HostArrays&)>& make_device) {
   const ParamValues& p = ctx.params;
-  FusionRun r{.ctx = ctx,
-              .rows = p.integer("rows"),
-              .cols = p.integer("cols"),
-              .n = p.integer("rows") * p.integer("cols"),
-              .threads = static_cast<int>(p.integer("threads")),
-              .repeats = static_cast<int>(p.integer("repeats"))};
+  FusionRun<Device> r{.ctx = ctx, .a = a, .device = device, .repeats = static_cast<int>(p.integer("repeats"))};
   r.total = 14.0 + double(p.list("chain").size());
-  r.stores = roofline::stores_for(4.0 * double(r.n));
   r.m.error_tolerance = kErrorTolerance;
   result.backend.repeats = r.repeats;
-  result.backend.timer = "steady_clock";
+  result.backend.timer = Device::kTimer;
   const Bias chosen = p.text("bias") == "full" ? Bias::Full : Bias::Broadcast;
   const FusionTheory& theory = *result.theory_as<FusionTheory>();
 
-  r.progress(fmt::format("filling arrays of {} x {}", r.rows, r.cols));
-  MemoryLedger& ledger = ctx.ledger;
-  Arrays a{HostBuffer<float>(ledger, "arrays", std::size_t(r.n)), HostBuffer<float>(ledger, "arrays", std::size_t(r.n)),
-           HostBuffer<float>(ledger, "arrays", std::size_t(r.n)), HostBuffer<float>(ledger, "arrays", std::size_t(r.n)),
-           HostBuffer<float>(ledger, "arrays", std::size_t(r.cols))};
-  fill_seeded_uniform(a.x.span(), 1);
-  fill_seeded_uniform(a.bias_full.span(), 2);
-  fill_seeded_uniform(a.bias_broadcast.span(), 3);
-  std::fill(a.t.data(), a.t.data() + r.n, 0.0f);  // every page touched before anything is timed
-  std::fill(a.y.data(), a.y.data() + r.n, 0.0f);
-
   r.progress("STREAM copy: the bandwidth to compare with");
-  const TimingStats copy = r.time([&] { roofline::stream_copy(a.y.data(), a.x.data(), r.n, r.threads, r.stores); }, 8);
-  r.m.stream_copy_gbps = 8.0 * double(r.n) / (copy.min_us * 1e3);
-  std::tie(r.m.unfused_broadcast, r.m.fused_broadcast) = measure_add_relu(r, a, Bias::Broadcast);
-  std::tie(r.m.unfused_full, r.m.fused_full) = measure_add_relu(r, a, Bias::Full);
+  const TimingStats copy = r.time([&] { device.copy(device.y(), device.x()); }, 8);
+  r.m.stream_copy_gbps = 8.0 * double(r.n()) / (copy.min_us * 1e3);
+  std::tie(r.m.unfused_broadcast, r.m.fused_broadcast) = measure_add_relu(r, Bias::Broadcast);
+  std::tie(r.m.unfused_full, r.m.fused_full) = measure_add_relu(r, Bias::Full);
   r.m.speedup_broadcast = r.m.unfused_broadcast.us / r.m.fused_broadcast.us;
   r.m.speedup_full = r.m.unfused_full.us / r.m.fused_full.us;
   r.m.unfused = chosen == Bias::Full ? r.m.unfused_full : r.m.unfused_broadcast;
@@ -272,12 +260,29 @@ void run_fusion(RunContext& ctx, RunResult& result) {
   r.m.effective_gbps = theory.bytes_fused / (r.m.fused_us * 1e3);
   r.m.effective_fraction_of_stream = r.m.effective_gbps / r.m.stream_copy_gbps;
   r.m.speedup_bar_met = std::fabs(r.m.speedup / theory.byte_ratio - 1) <= kSpeedupTolerance;
-  measure_cos_and_gelu(r, a);
-  measure_chains(r, a, result);
-  measure_small(r, a, chosen);
+  measure_cos_and_gelu(r);
+  measure_chains(r, result);
+  measure_small(r, make_device, chosen);
   r.m.wrong = r.m.max_abs_err > kErrorTolerance ? 1 : 0;
-  add_notes(result, r);
+  add_notes(result, a, r.m, ctx.backend);
   result.measured = make_values(std::move(r.m));
+}
+
+}  // namespace
+
+void run_fusion(RunContext& ctx, RunResult& result) {
+  const ParamValues& p = ctx.params;
+  ctx.control.progress(0, fmt::format("filling arrays of {} x {}", p.integer("rows"), p.integer("cols")));
+  HostArrays a(ctx.ledger, "arrays", p.integer("rows"), p.integer("cols"));
+  if (ctx.backend == BackendKind::Cuda) {
+    CudaPointwise device(a);
+    run_on<CudaPointwise>(ctx, result, a, device, [](HostArrays& small) { return CudaPointwise(small); });
+  } else {
+    const int threads = static_cast<int>(p.integer("threads"));
+    CpuPointwise device(a, threads, roofline::stores_for(4.0 * double(a.n())));
+    run_on<CpuPointwise>(ctx, result, a, device,
+                         [threads](HostArrays& small) { return CpuPointwise(small, threads, Stores::Cached); });
+  }
   ctx.control.progress(1.0, "done");
 }
 

@@ -57,6 +57,7 @@ void to_json(nlohmann::ordered_json& j, const FusionMeasured& m) {
   put(j, "small_unfused", m.small_unfused);
   put(j, "small_fused", m.small_fused);
   put(j, "dispatch", m.dispatch);
+  j["dispatch_what"] = m.dispatch_what;
   j["small_speedup"] = m.small_speedup;
   j["error_tolerance"] = m.error_tolerance;
   j["wrong"] = m.wrong;

@@ -60,6 +60,7 @@ struct FusionMeasured {
   // The same y = ReLU(x + b) on arrays that fit in cache: time per call, and one call that only hands a single
   // element to the worker pool (what a call costs with no bytes to move).
   Timing small_unfused, small_fused, dispatch;
+  std::string dispatch_what;  // what that call is on this backend
   double small_speedup = 0;
   double error_tolerance = 0;
   int wrong = 0;

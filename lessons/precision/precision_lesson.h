@@ -11,11 +11,10 @@ class PrecisionLesson final : public Lesson {
  public:
   std::string id() const override { return "precision"; }
   // Enough steps for the scaler to climb into its first overflow (about step 120 on the default problem).
-  std::vector<std::string> quick_params() const override { return {"steps=160"}; }
+  std::vector<std::string> quick_params() const override { return {"steps=160", "gemm_n=1024"}; }
   std::string chapter() const override { return "Efficiency"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  bool runs_on_cuda() const override { return false; }  // CPU kernels only, for now
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;

@@ -80,6 +80,17 @@ void to_json(nlohmann::ordered_json& j, const PrecisionMeasured& m) {
     j["unscaled_as_expected"] = t->unscaled_as_expected;
     j["scaled_as_expected"] = t->scaled_as_expected;
   }
+  if (const GpuFormats* g = m.gpu ? &*m.gpu : nullptr) {
+    auto& gpu = j["gpu"];
+    gpu["values_checked"] = g->values_checked;
+    gpu["fp16_mismatches"] = g->fp16_mismatches;
+    gpu["bf16_mismatches"] = g->bf16_mismatches;
+    gpu["gemm_n"] = g->gemm_n;
+    gpu["gemm"] = nlohmann::ordered_json::array();
+    for (const GpuGemmRate& r : g->gemm)
+      gpu["gemm"].push_back(
+          {{"format", r.format}, {"tflops", r.tflops}, {"tflops_best", r.tflops_best}, {"max_rel_err", r.max_rel_err}});
+  }
 }
 
 }  // namespace dlsys::precision

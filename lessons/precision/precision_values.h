@@ -76,9 +76,24 @@ struct Training {
   bool unscaled_as_expected = false, scaled_as_expected = false;
 };
 
+// Measured on a GPU (--backend cuda).
+struct GpuGemmRate {
+  std::string format;      // FP32, TF32, FP16, BF16: the inputs' storage (and tensor-core mode for TF32)
+  double tflops = 0;       // median call
+  double tflops_best = 0;  // fastest call
+  double max_rel_err = 0;  // sampled entries against the fp32 inputs multiplied in double
+};
+struct GpuFormats {
+  std::int64_t values_checked = 0;  // fp32 values rounded by CUDA's __float2half_rn and __float2bfloat16_rn
+  std::int64_t fp16_mismatches = 0, bf16_mismatches = 0;  // against the lab's software rounding, bit for bit
+  std::int64_t gemm_n = 0;
+  std::vector<GpuGemmRate> gemm;
+};
+
 struct PrecisionMeasured {
   std::optional<Training> training;
   std::optional<RoundedValue> rounding;
+  std::optional<GpuFormats> gpu;
 };
 
 void to_json(nlohmann::ordered_json& json, const PrecisionTheory& theory);

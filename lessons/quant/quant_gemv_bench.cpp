@@ -9,6 +9,7 @@
 #include "kernels/common/seeded_fill.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/quant/gemv.h"
+#include "kernels/quant/gemv_cuda.h"
 #include "lessons/quant/quant_spec.h"
 
 namespace dlsys::quant {
@@ -101,11 +102,15 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
     out.timings.push_back(g);
   };
 
+  const bool gpu = c.backend == BackendKind::Cuda;
+  const MeasureOptions gpu_options{.warmup = 1, .repeats = c.repeats, .max_total_us = 2e6};
   control.progress(0.55, "GEMV fp32");
-  const Timed fp32 = time_gemv([&] { gemv_fp32(w.data(), n, n, x.data(), y.data(), c.threads); },
-                               {{w.data(), w.size_bytes()}}, c.repeats, control);
+  const Timed fp32 = gpu ? Timed{cuda::gemv_fp32(w.data(), n, n, x.data(), y.data(), gpu_options)}
+                         : time_gemv([&] { gemv_fp32(w.data(), n, n, x.data(), y.data(), c.threads); },
+                                     {{w.data(), w.size_bytes()}}, c.repeats, control);
   gemv_reference(w.data(), n, n, x.data(), ref.data());
-  record("fp32", "fp32", 4 * weights, fp32, gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data()));
+  record("fp32", gpu ? "fp32 (cuBLAS)" : "fp32", 4 * weights, fp32,
+         gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data()));
 
   {
     control.progress(0.65, "GEMV fp16");
@@ -115,11 +120,20 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
       h[i] = precision::fp16_bits_from_float(w[i]);
       rounded[i] = precision::float_from_fp16_bits(h[i]);
     }
-    const Timed fp16 = time_gemv([&] { gemv_fp16(h.data(), n, n, x.data(), y.data(), c.threads); },
-                                 {{h.data(), std::size_t(h.size_bytes())}}, c.repeats, control);
-    gemv_reference(rounded.data(), n, n, x.data(), ref.data());
-    record("fp16", "fp16", 2 * weights, fp16,
-           gemv_max_relative_error(rounded.data(), n, n, x.data(), y.data(), ref.data()));
+    // cuBLAS multiplies 16-bit by 16-bit: on a GPU x is rounded to fp16 too, and the reference uses it so rounded.
+    std::vector<std::uint16_t> x_bits(static_cast<std::size_t>(n));
+    std::vector<float> x_used(x.data(), x.data() + n);
+    if (gpu)
+      for (std::size_t j = 0; j < x_used.size(); ++j) {
+        x_bits[j] = precision::fp16_bits_from_float(x[j]);
+        x_used[j] = precision::float_from_fp16_bits(x_bits[j]);
+      }
+    const Timed fp16 = gpu ? Timed{cuda::gemv_fp16(h.data(), n, n, x_bits.data(), y.data(), gpu_options)}
+                           : time_gemv([&] { gemv_fp16(h.data(), n, n, x.data(), y.data(), c.threads); },
+                                       {{h.data(), std::size_t(h.size_bytes())}}, c.repeats, control);
+    gemv_reference(rounded.data(), n, n, x_used.data(), ref.data());
+    record("fp16", gpu ? "fp16 (cuBLAS)" : "fp16", 2 * weights, fp16,
+           gemv_max_relative_error(rounded.data(), n, n, x_used.data(), y.data(), ref.data()));
   }
 
   std::vector<std::pair<std::string, QuantSpec>> quantized = {{"int8", int8_gemv_spec()}, {"int4", int4_gemv_spec()}};
@@ -135,7 +149,9 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
     std::vector<std::pair<const void*, std::size_t>> buffers = {{q.codes.data(), q.codes.size()},
                                                                 {q.scales.data(), q.scales.size() * sizeof(float)}};
     if (spec.scheme != Scheme::Nf4) buffers.push_back({q.zeros.data(), q.zeros.size() * sizeof(float)});
-    const Timed t = time_gemv([&] { gemv_quantized(q, x.data(), y.data(), c.threads); }, buffers, c.repeats, control);
+    const Timed t =
+        gpu ? Timed{cuda::gemv_quantized(q, x.data(), y.data(), gpu_options)}
+            : time_gemv([&] { gemv_quantized(q, x.data(), y.data(), c.threads); }, buffers, c.repeats, control);
     gemv_reference(q, x.data(), ref.data());
     record(key, spec_description(spec), double(bytes), t, gemv_max_relative_error(q, x.data(), y.data(), ref.data()));
   }
@@ -144,7 +160,7 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
   Series measured{
       "gemv_time_vs_bytes", "measured (median, min-max)", "measured", "bytes read per weight", "B", "time", "us", {}};
   Series line{"gemv_bandwidth_line",
-              fmt::format("bytes / {:.1f} GB/s (copy bandwidth)", bandwidth_gbps),
+              fmt::format("bytes / {:.1f} GB/s ({})", bandwidth_gbps, gpu ? "datasheet bandwidth" : "copy bandwidth"),
               "theory",
               "bytes read per weight",
               "B",

@@ -5,6 +5,7 @@
 // own (dequantized) weights.
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/ledger.h"
 #include "engine/run_control.h"
 #include "engine/run_result.h"
@@ -18,6 +19,7 @@ struct GemvBenchConfig {
   QuantSpec chosen;
   int repeats = 10;
   int threads = 1;
+  BackendKind backend = BackendKind::Cpu;  // on a GPU: cuBLAS for fp32 and fp16, the lab's CUDA kernel for codes
 };
 
 struct GemvBench {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/quant/gemv.h"
@@ -89,10 +90,6 @@ std::vector<ParamSpec> QuantLesson::params() const {
 }
 
 void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "the quant lesson runs on the CPU backend only, for now (its GEMV kernels are CPU kernels); allowed: "
-        "--backend cpu");
   const QuantSpec spec = spec_from_params(p);
   if (spec.scheme == Scheme::Nf4 && spec.bits != 4)
     throw BadInput(fmt::format(
@@ -111,6 +108,14 @@ void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
         fmt::format("parameter 'n': value {} needs {} for its weights in five formats but only {} of host "
                     "memory is free; allowed: a smaller n",
                     n, format_bytes_both(bytes), format_bytes_both(host.free_bytes)));
+  // On a GPU one format's weights at a time, and twice the L2 cache to flush it with (a few tens of MB).
+  const double device_free = double(cuda_status().device.memory_free_bytes);
+  const double device_bytes = 4.0 * double(n) * double(n) + 256e6;
+  if (backend == BackendKind::Cuda && device_bytes > 0.9 * device_free)
+    throw BadInput(
+        fmt::format("parameter 'n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
+                    "smaller n",
+                    n, format_bytes_both(device_bytes), format_bytes_both(device_free)));
   // Quantizing and checking each format walks every weight a few times at scalar speed; the model trains on one thread.
   const double weights = double(n) * double(n);
   const double model_flop = 6.0 * 256 * (16.0 * 256 * 2 + 256.0 * 256) * double(p.integer("model_steps"));
@@ -157,14 +162,21 @@ RunResult QuantLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
   const int threads = int(p.integer("threads")), repeats = int(p.integer("repeats"));
-  result.backend.timer = "steady_clock";
+  const bool gpu = ctx.backend == BackendKind::Cuda;
+  result.backend.timer = gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = repeats;
-  if (threads > describe_cpu().threads)
+  if (!gpu && threads > describe_cpu().threads)
     result.backend.notes.push_back(
         fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
-  result.backend.notes.push_back(fmt::format(
-      "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
-      can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
+  if (gpu)
+    result.backend.notes.push_back(
+        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's warp-per-row kernel for int8 and int4 codes; before "
+        "each timed call the L2 cache is overwritten, so the weights come from memory; the model and its errors are "
+        "computed on the CPU");
+  else
+    result.backend.notes.push_back(fmt::format(
+        "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
+        can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
   const QuantSpec spec = spec_from_params(p);
 
   QuantMeasured m;
@@ -175,9 +187,10 @@ RunResult QuantLesson::run(RunContext& ctx) const {
   measure_model_errors(model, spec, p.real("outlier"), m, result.series);
   ctx.control.check_cancelled();
 
-  const double bandwidth = cpu_with_peaks().peak_bandwidth_gbps;
+  const double bandwidth = gpu ? cuda_status().device.peak_bandwidth_gbps : cpu_with_peaks().peak_bandwidth_gbps;
   m.bandwidth_gbps = bandwidth;
-  GemvBench bench = run_gemv_bench({p.integer("n"), spec, repeats, threads}, bandwidth, ctx.ledger, ctx.control);
+  GemvBench bench =
+      run_gemv_bench({p.integer("n"), spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, ctx.control);
   m.gemv = bench.timings;
   for (Series& s : bench.series) result.series.push_back(std::move(s));
   auto timing = [&](const std::string& key) {

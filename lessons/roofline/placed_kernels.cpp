@@ -105,55 +105,19 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   m.kernels.push_back(std::move(p));
 }
 
-// |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B (a full double reference
-// of a prefill GEMM would take longer than the rest of the run).
-double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c) {
-  double worst = 0;
-  for (std::int64_t sample = 0; sample < 256; ++sample) {
-    const std::int64_t i = (sample * 7919) % s.m, j = (sample * 104729) % s.n;
-    double sum = 0, magnitude = 0;
-    for (std::int64_t l = 0; l < s.k; ++l) {
-      sum += double(a[i * s.k + l]) * double(b[l * s.n + j]);
-      magnitude += std::fabs(double(a[i * s.k + l]) * double(b[l * s.n + j]));
-    }
-    worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
-  }
-  return worst;
-}
-
 // Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays, `rows` x d: a decode step
 // reads every layer's weights once, and weights this large come from main memory, not from a cache.
 void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
-  const std::int64_t rows = std::max<std::int64_t>(1, run.ctx.params.integer("bytes") / (2 * d));
+  const std::int64_t rows = decode_rows(run, d);
   MemoryLedger& ledger = run.ctx.ledger;
   HostBuffer<std::uint16_t> w(ledger, "decode", std::size_t(rows * d));
   HostBuffer<float> x(ledger, "decode", std::size_t(d)), y(ledger, "decode", std::size_t(rows));
   run.progress(fmt::format("filling {} x {} bf16 weights", rows, d));
-  {
-    std::vector<float> row(static_cast<std::size_t>(d));
-    for (std::int64_t r = 0; r < rows; ++r) {
-      fill_seeded_uniform(row, spread_seed(std::uint32_t(r)));
-      for (std::int64_t c = 0; c < d; ++c) w[std::size_t(r * d + c)] = to_bf16(row[std::size_t(c)]);
-    }
-  }
-  fill_seeded_uniform(x.span(), 22);
+  fill_decode_weights(w.data(), rows, d);
+  fill_seeded_uniform(x.span(), kDecodeInputSeed);
   run.progress(fmt::format("decode GEMV, {} x {} bf16 weights", rows, d));
   const TimingStats t = run.time([&] { gemv_bf16(y.data(), w.data(), x.data(), rows, d, run.threads); });
-  RoofPoint p = roof_point("decode_gemv", "decode GEMV", fmt::format("decode GEMV, batch 1, {} x {} bf16", rows, d),
-                           gemv_flops(rows, d), gemv_bf16_bytes(rows, d), t,
-                           "every 2-byte weight read once, x read and y written once");
-  // A few hundred rows against the double reference, relative to the size of their sums of |w x|.
-  double worst = 0;
-  for (std::int64_t sample = 0; sample < 256; ++sample) {
-    const std::int64_t r = (sample * 7919) % rows;
-    double ref = 0, magnitude = 0;
-    gemv_bf16_reference(&ref, w.data() + r * d, x.data(), 1, d);
-    for (std::int64_t c = 0; c < d; ++c)
-      magnitude += std::fabs(from_bf16(w[std::size_t(r * d + c)]) * x[std::size_t(c)]);
-    worst = std::max(worst, std::fabs(y[std::size_t(r)] - ref) / std::max(magnitude, 1e-30));
-  }
-  p.max_rel_err = worst;
-  m.kernels.push_back(std::move(p));
+  m.kernels.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
 }
 
 // Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, through OpenBLAS (it has no 16-bit
@@ -178,6 +142,55 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
 }
 
 }  // namespace
+
+std::int64_t decode_rows(const RooflineRun& run, std::int64_t d) {
+  return std::max<std::int64_t>(1, run.ctx.params.integer("bytes") / (2 * d));
+}
+
+void fill_decode_weights(std::uint16_t* w, std::int64_t rows, std::int64_t d) {
+  std::vector<float> row(static_cast<std::size_t>(d));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    fill_seeded_uniform(row, spread_seed(std::uint32_t(r)));
+    for (std::int64_t c = 0; c < d; ++c) w[r * d + c] = to_bf16(row[std::size_t(c)]);
+  }
+}
+
+double sampled_gemv_bf16_error(const std::uint16_t* w, const float* x, const float* y, std::int64_t rows,
+                               std::int64_t d) {
+  double worst = 0;
+  for (std::int64_t sample = 0; sample < 256; ++sample) {
+    const std::int64_t r = (sample * 7919) % rows;
+    double ref = 0, magnitude = 0;
+    gemv_bf16_reference(&ref, w + r * d, x, 1, d);
+    for (std::int64_t c = 0; c < d; ++c) magnitude += std::fabs(from_bf16(w[r * d + c]) * x[c]);
+    worst = std::max(worst, std::fabs(y[r] - ref) / std::max(magnitude, 1e-30));
+  }
+  return worst;
+}
+
+RoofPoint decode_point(std::int64_t rows, std::int64_t d, const TimingStats& t, double max_rel_err) {
+  RoofPoint p = roof_point("decode_gemv", "decode GEMV", fmt::format("decode GEMV, batch 1, {} x {} bf16", rows, d),
+                           gemv_flops(rows, d), gemv_bf16_bytes(rows, d), t,
+                           "every 2-byte weight read once, x read and y written once");
+  p.max_rel_err = max_rel_err;
+  return p;
+}
+
+// |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B (a full double reference
+// of a prefill GEMM would take longer than the rest of the run).
+double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c) {
+  double worst = 0;
+  for (std::int64_t sample = 0; sample < 256; ++sample) {
+    const std::int64_t i = (sample * 7919) % s.m, j = (sample * 104729) % s.n;
+    double sum = 0, magnitude = 0;
+    for (std::int64_t l = 0; l < s.k; ++l) {
+      sum += double(a[i * s.k + l]) * double(b[l * s.n + j]);
+      magnitude += std::fabs(double(a[i * s.k + l]) * double(b[l * s.n + j]));
+    }
+    worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
+  }
+  return worst;
+}
 
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m) {
   measure_matmuls(run, m);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/attention/tile_math.h"
@@ -123,11 +124,14 @@ double cpu_seconds_estimate(const ParamValues& p, int threads) {
 }  // namespace
 
 void RooflineLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda': the roofline lesson runs on the CPU backend only, for now (its CUDA kernels are not written "
-        "yet); allowed: --backend cpu");
   const double need = largest_stage_bytes(p);
+  // On a GPU each stage's arrays live in device memory too (the host keeps copies to check the outputs against).
+  const double device_free = double(cuda_status().device.memory_free_bytes);
+  if (backend == BackendKind::Cuda && need > 0.9 * device_free)
+    throw BadInput(fmt::format(
+        "parameter 'bytes' (or gemm_n, attention_n, model_dim): the run needs {} of GPU memory at once but GPU 0 has "
+        "{} free; lower them",
+        format_bytes_both(need), format_bytes_both(device_free)));
   const HostMemory host = host_memory();
   if (!host.fits(need))
     throw BadInput(fmt::format(
@@ -230,7 +234,8 @@ void add_roof_series(RunResult& result, const RooflineMeasured& m, const Rooflin
   result.series.push_back(roof_series("roof", "measured roof", m.peak_gflops, m.bandwidth_gbps));
   if (t.datasheet_peak_gflops)
     result.series.push_back(
-        roof_series("roof_datasheet", "datasheet-style roof", *t.datasheet_peak_gflops, m.bandwidth_gbps));
+        roof_series("roof_datasheet", t.datasheet_bandwidth_gbps ? "datasheet roof" : "datasheet-style roof",
+                    *t.datasheet_peak_gflops, t.datasheet_bandwidth_gbps.value_or(m.bandwidth_gbps)));
   result.series.push_back(point_series("sweep", "k FMAs per element (sweep)", m.sweep));
   for (const RoofPoint& p : m.kernels) result.series.push_back(point_series("kernel_" + p.id, p.label, {p}));
   if (const Series* call = result.find_series("overhead_call")) {
@@ -250,14 +255,15 @@ void add_roof_series(RunResult& result, const RooflineMeasured& m, const Rooflin
   }
 }
 
-void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& m, int threads, int hardware) {
+void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& m, bool gpu, int threads,
+               int hardware) {
   const double llc = last_level_cache_bytes();
   const double array = double(p.integer("bytes"));
-  if (llc > 0 && array <= llc)
+  if (!gpu && llc > 0 && array <= llc)
     result.backend.notes.push_back(
         fmt::format("arrays of {} fit in the last-level cache ({}): the STREAM bandwidth may read high",
                     format_bytes_binary(array), format_bytes_binary(llc)));
-  if (threads > hardware)
+  if (!gpu && threads > hardware)
     result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware));
   if (m.wrong)
     result.backend.notes.push_back("a kernel's output differs from its reference by more than fp32 rounding explains");
@@ -271,23 +277,34 @@ RunResult RooflineLesson::run(RunContext& ctx) const {
   roofline::RooflineRun run{
       .ctx = ctx, .threads = static_cast<int>(p.integer("threads")), .repeats = static_cast<int>(p.integer("repeats"))};
   run.total = 24.0 + p.list("k").size() + p.list("tiny_sizes").size();
-  const DeviceInfo& cpu = cpu_with_peaks();
+  const bool gpu = ctx.backend == BackendKind::Cuda;
+  const DeviceInfo& device = gpu ? cuda_status().device : cpu_with_peaks();
   RooflineTheory theory = roofline_theory(p);
-  if (cpu.nominal_fp32_gflops > 0) {
-    theory.datasheet_peak_gflops = cpu.nominal_fp32_gflops;
-    theory.datasheet_source = cpu.nominal_source;
+  if (gpu && device.peak_fp32_gflops > 0) {
+    theory.datasheet_peak_gflops = device.peak_fp32_gflops;
+    theory.datasheet_bandwidth_gbps = device.peak_bandwidth_gbps;
+    theory.datasheet_source = device.peaks_source;
+  } else if (!gpu && device.nominal_fp32_gflops > 0) {
+    theory.datasheet_peak_gflops = device.nominal_fp32_gflops;
+    theory.datasheet_source = device.nominal_source;
   }
   result.backend.repeats = run.repeats;
-  result.backend.timer = "steady_clock";
+  result.backend.timer = gpu ? "cuda_event" : "steady_clock";
 
   RooflineMeasured m;
-  m.sgemm_peak_gflops = cpu.peak_fp32_gflops;
+  if (!gpu) m.sgemm_peak_gflops = device.peak_fp32_gflops;
+  gpu ? roofline::use_gpu_peak_kernel(run) : roofline::use_cpu_peak_kernel(run);
   run.progress("compute ceiling: independent FMA chains");
   roofline::probe_fma_peak(run);
   roofline::measure_streams_and_sweep(run, p.integer("bytes"), m);
   roofline::probe_fma_peak(run);
-  roofline::measure_placed_kernels(run, m);
-  roofline::measure_overhead(run, result, m);
+  if (gpu) {
+    roofline::measure_placed_kernels_gpu(run, m);
+    roofline::measure_overhead_gpu(run, result, m);
+  } else {
+    roofline::measure_placed_kernels(run, m);
+    roofline::measure_overhead(run, result, m);
+  }
   roofline::probe_fma_peak(run);
   m.peak_gflops = run.peak_gflops;
   for (const roofline::StreamMeasure& s : m.stream)
@@ -299,7 +316,7 @@ RunResult RooflineLesson::run(RunContext& ctx) const {
   m.y2x_percent_of_peak = 100 * m.y2x_gflops / m.peak_gflops;
   theory.ridge_flop_per_byte = roofline::ridge_flop_per_byte(m.peak_gflops, m.bandwidth_gbps);
   add_roof_series(result, m, theory);
-  add_notes(result, p, m, run.threads, cpu.threads);
+  add_notes(result, p, m, gpu, run.threads, device.threads);
   result.theory = make_values(std::move(theory));
   result.measured = make_values(std::move(m));
   ctx.control.progress(1.0, "done");

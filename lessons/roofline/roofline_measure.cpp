@@ -7,21 +7,26 @@
 
 #include "engine/host_buffer.h"
 #include "engine/units.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_math.h"
+#include "lessons/roofline/roof_devices.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
 namespace dlsys::roofline {
 
-TimingStats RooflineRun::time(const std::function<void()>& work) const {
-  return measure(work, MeasureOptions{.warmup = 1, .repeats = repeats, .max_total_us = 1e6},
-                 [&] { ctx.control.check_cancelled(); });
+TimingStats RooflineRun::time_with(const std::function<void()>& work, int timed_calls) const {
+  const MeasureOptions options{.warmup = 1, .repeats = timed_calls, .max_total_us = 1e6};
+  const auto between = [&] { ctx.control.check_cancelled(); };
+  return ctx.backend == BackendKind::Cuda ? dlsys::cuda::measure_with_events(work, options, between)
+                                          : measure(work, options, between);
 }
 
+TimingStats RooflineRun::time(const std::function<void()>& work) const { return time_with(work, repeats); }
+
 TimingStats RooflineRun::time_ceiling(const std::function<void()>& work) const {
-  return measure(work, MeasureOptions{.warmup = 1, .repeats = std::max(repeats, kCeilingRepeats), .max_total_us = 1e6},
-                 [&] { ctx.control.check_cancelled(); });
+  return time_with(work, std::max(repeats, kCeilingRepeats));
 }
 
 RoofPoint roof_point(std::string id, std::string label, std::string name, double flop, double bytes,
@@ -42,11 +47,16 @@ RoofPoint roof_point(std::string id, std::string label, std::string name, double
 }
 
 void probe_fma_peak(RooflineRun& run) {
+  const TimingStats t = run.time_ceiling(run.peak_call);
+  run.peak_gflops = std::max(run.peak_gflops, run.peak_flop_per_call / (t.min_us * 1e3));
+}
+
+void use_cpu_peak_kernel(RooflineRun& run) {
   // About 2 ms per call at 100 GFLOP/s per thread: long enough that waking the pool is noise, short enough that
   // several calls fit between other programs' bursts.
   const std::int64_t iterations = 500'000;
-  const TimingStats t = run.time_ceiling([&] { fma_peak(run.threads, iterations); });
-  run.peak_gflops = std::max(run.peak_gflops, fma_peak_flop(run.threads, iterations) / (t.min_us * 1e3));
+  run.peak_call = [threads = run.threads] { fma_peak(threads, iterations); };
+  run.peak_flop_per_call = fma_peak_flop(run.threads, iterations);
 }
 
 namespace {
@@ -58,7 +68,7 @@ StreamMeasure stream_measure(StreamKernel kernel, std::int64_t n, const TimingSt
 
 // Largest |out - expected| / max(1, |expected|) over evenly spread samples: every value here is of order one.
 template <typename Expected>
-double sampled_error(const float* out, std::int64_t n, Expected expected) {
+double sampled_error(const HostView& out, std::int64_t n, Expected expected) {
   double worst = 0;
   const std::int64_t step = std::max<std::int64_t>(1, n / kErrorSamples);
   for (std::int64_t i = 0; i < n; i += step) {
@@ -74,23 +84,36 @@ struct StreamPass {
   double max_rel_err = 0;
 };
 
-StreamPass stream_pass(RooflineRun& run, float* a, float* b, float* c, std::int64_t n, Stores stores,
-                       const char* which) {
-  const int threads = run.threads;
+template <typename Device>
+StreamPass stream_pass(RooflineRun& run, Device& d, std::int64_t n, const char* which) {
+  float *a = d.a(), *b = d.b(), *c = d.c();
   StreamPass out;
   double& err = out.max_rel_err;
   run.progress(fmt::format("STREAM copy ({})", which));
-  out.copy = run.time_ceiling([&] { stream_copy(c, a, n, threads, stores); });
-  err = std::max(err, sampled_error(c, n, [&](std::int64_t i) { return double(a[i]); }));
+  out.copy = run.time_ceiling([&] { d.copy(c, a); });
+  {
+    const HostView av = d.view(a), cv = d.view(c);
+    err = std::max(err, sampled_error(cv, n, [&](std::int64_t i) { return double(av[i]); }));
+  }
   run.progress(fmt::format("STREAM scale, y = 2x ({})", which));
-  out.scale = run.time_ceiling([&] { stream_scale(b, c, kScaleFactor, n, threads, stores); });
-  err = std::max(err, sampled_error(b, n, [&](std::int64_t i) { return double(kScaleFactor) * c[i]; }));
+  out.scale = run.time_ceiling([&] { d.scale(b, c, kScaleFactor); });
+  {
+    const HostView bv = d.view(b), cv = d.view(c);
+    err = std::max(err, sampled_error(bv, n, [&](std::int64_t i) { return double(kScaleFactor) * cv[i]; }));
+  }
   run.progress(fmt::format("STREAM add ({})", which));
-  out.add = run.time_ceiling([&] { stream_add(c, a, b, n, threads, stores); });
-  err = std::max(err, sampled_error(c, n, [&](std::int64_t i) { return double(a[i]) + b[i]; }));
+  out.add = run.time_ceiling([&] { d.add(c, a, b); });
+  {
+    const HostView av = d.view(a), bv = d.view(b), cv = d.view(c);
+    err = std::max(err, sampled_error(cv, n, [&](std::int64_t i) { return double(av[i]) + bv[i]; }));
+  }
   run.progress(fmt::format("STREAM triad ({})", which));
-  out.triad = run.time_ceiling([&] { stream_triad(a, b, c, kScaleFactor, n, threads, stores); });
-  err = std::max(err, sampled_error(a, n, [&](std::int64_t i) { return double(b[i]) + double(kScaleFactor) * c[i]; }));
+  out.triad = run.time_ceiling([&] { d.triad(a, b, c, kScaleFactor); });
+  {
+    const HostView av = d.view(a), bv = d.view(b), cv = d.view(c);
+    err = std::max(err,
+                   sampled_error(av, n, [&](std::int64_t i) { return double(bv[i]) + double(kScaleFactor) * cv[i]; }));
+  }
   return out;
 }
 
@@ -115,42 +138,59 @@ void record_stream(const StreamPass& first, const StreamPass& second, std::int64
   m.kernels.insert(m.kernels.begin(), std::move(y2x));
 }
 
-void measure_sweep(RooflineRun& run, const float* x, float* y, std::int64_t n, Stores stores, RooflineMeasured& m) {
+template <typename Device>
+void measure_sweep(RooflineRun& run, Device& d, const float* x, float* y, std::int64_t n, RooflineMeasured& m) {
+  const HostView xv = d.view(x);
   for (double kd : run.ctx.params.list("k")) {
     const auto k = static_cast<std::int64_t>(kd);
     run.progress(fmt::format("intensity sweep: k = {}", k));
     probe_fma_peak(run);
-    const TimingStats t = run.time([&] { fma_family(y, x, n, k, run.threads, stores); });
+    const TimingStats t = run.time([&] { d.family(y, x, k); });
     RoofPoint p = roof_point(fmt::format("k={}", k), fmt::format("k = {}", k),
                              fmt::format("k = {} FMAs per element", k), family_flop_per_element(k) * double(n),
                              kFamilyBytesPerElement * double(n), t, "read x, write y: 8 B per element");
-    p.max_rel_err = sampled_error(y, n, [&](std::int64_t i) { return fma_family_reference(x[i], k); });
+    p.max_rel_err = sampled_error(d.view(y), n, [&](std::int64_t i) { return fma_family_reference(xv[i], k); });
     m.sweep.push_back(std::move(p));
   }
 }
 
-void measure_softmax(RooflineRun& run, const float* x, float* y, std::int64_t n, Stores stores, RooflineMeasured& m) {
+template <typename Device>
+void measure_softmax(RooflineRun& run, Device& d, const float* x, float* y, std::int64_t n, RooflineMeasured& m) {
   const std::int64_t cols = std::min<std::int64_t>(n, kSoftmaxCols), rows = n / cols;
   run.progress(fmt::format("softmax of {} rows of {}", rows, cols));
-  const TimingStats t = run.time([&] { softmax_rows(y, x, rows, cols, run.threads, stores); });
+  const TimingStats t = run.time([&] { d.softmax(y, x, rows, cols); });
   const double elements = double(rows) * double(cols);
   RoofPoint p =
       roof_point("softmax", "softmax", fmt::format("softmax, {} x {}", rows, cols), kSoftmaxFlopPerElement * elements,
                  kSoftmaxBytesPerElement * elements, t, "each row read once, written once: 8 B per element");
   // Two rows against the double reference (first and last), relative to the largest probability of the row.
+  const HostView xv = d.view(x), yv = d.view(y);
   std::vector<double> ref(std::size_t(cols) * 2);
   const std::int64_t last = rows - 1;
-  softmax_rows_reference(ref.data(), x, 1, cols);
-  softmax_rows_reference(ref.data() + cols, x + last * cols, 1, cols);
+  softmax_rows_reference(ref.data(), xv.data, 1, cols);
+  softmax_rows_reference(ref.data() + cols, xv.data + last * cols, 1, cols);
   double worst = 0;
   for (int r = 0; r < 2; ++r) {
     const double* rr = ref.data() + r * cols;
-    const float* yr = y + (r == 0 ? 0 : last) * cols;
+    const float* yr = yv.data + (r == 0 ? 0 : last) * cols;
     const double top = *std::max_element(rr, rr + cols);
     for (std::int64_t c = 0; c < cols; ++c) worst = std::max(worst, std::fabs(yr[c] - rr[c]) / top);
   }
   p.max_rel_err = worst;
   m.kernels.push_back(std::move(p));
+}
+
+template <typename Device>
+void streams_and_sweep_on(RooflineRun& run, Device& d, std::int64_t n, RooflineMeasured& m) {
+  d.fill(d.a(), 1);
+  // STREAM before and after the sweep: the bandwidth ceiling is each kernel's faster pass, so a burst of other work
+  // during one pass does not lower the roof under the sweep's points.
+  const StreamPass first = stream_pass(run, d, n, "first pass");
+  d.fill(d.a(), 2);  // triad left 8x its values in a; the sweep and softmax start from [-1, 1)
+  measure_sweep(run, d, d.a(), d.b(), n, m);
+  measure_softmax(run, d, d.a(), d.b(), n, m);
+  const StreamPass second = stream_pass(run, d, n, "second pass");
+  record_stream(first, second, n, m);
 }
 
 }  // namespace
@@ -161,22 +201,14 @@ Stores stores_for(double array_bytes) {
 
 void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m) {
   const std::int64_t n = array_bytes / 4;
-  MemoryLedger& ledger = run.ctx.ledger;
   run.progress(fmt::format("filling three arrays of {}", format_bytes_binary(double(array_bytes))));
-  HostBuffer<float> a(ledger, "arrays", std::size_t(n)), b(ledger, "arrays", std::size_t(n)),
-      c(ledger, "arrays", std::size_t(n));
-  fill_seeded_uniform(a.span(), 1);
-  std::fill(b.data(), b.data() + n, 0.0f);  // every page touched before anything is timed
-  std::fill(c.data(), c.data() + n, 0.0f);
-  const Stores stores = stores_for(double(array_bytes));
-  // STREAM before and after the sweep: the bandwidth ceiling is each kernel's faster pass, so a burst of other work
-  // during one pass does not lower the roof under the sweep's points.
-  const StreamPass first = stream_pass(run, a.data(), b.data(), c.data(), n, stores, "first pass");
-  fill_seeded_uniform(a.span(), 2);  // triad left 8x its values in a; the sweep and softmax start from [-1, 1)
-  measure_sweep(run, a.data(), b.data(), n, stores, m);
-  measure_softmax(run, a.data(), b.data(), n, stores, m);
-  const StreamPass second = stream_pass(run, a.data(), b.data(), c.data(), n, stores, "second pass");
-  record_stream(first, second, n, m);
+  if (run.ctx.backend == BackendKind::Cuda) {
+    GpuRoofDevice device(n);
+    streams_and_sweep_on(run, device, n, m);
+  } else {
+    CpuRoofDevice device(run.ctx.ledger, n, run.threads, stores_for(double(array_bytes)));
+    streams_and_sweep_on(run, device, n, m);
+  }
 }
 
 void measure_overhead(RooflineRun& run, RunResult& result, RooflineMeasured& m) {

@@ -27,8 +27,10 @@ std::string RooflineLesson::text_report(const RunResult& r) const {
   };
   for (const auto& p : m->sweep) row(p);
   for (const auto& p : m->kernels) row(p);
-  out += fmt::format("\noverhead floor: {:.3g} us per call on this thread, {:.3g} us handed to the worker pool\n",
-                     m->overhead_call_floor_us, m->overhead_pool_floor_us);
+  out += fmt::format("\noverhead floor: {:.3g} us for {}, {:.3g} us for {}\n", m->overhead_call_floor_us,
+                     m->overhead_call_what, m->overhead_pool_floor_us, m->overhead_pool_what);
+  if (m->launch_and_wait_us)
+    out += fmt::format("an empty kernel launched and waited for: {:.3g} us per round trip\n", *m->launch_and_wait_us);
   out += "\nwhat the lesson expects:\n";
   out += fmt::format("  no point above the roof by more than {:.0f}%: furthest {:+.1f}% ({}): {}\n",
                      kRoofTolerancePercent, m->worst_percent_above_roof, m->worst_point,

@@ -14,6 +14,7 @@ void to_json(nlohmann::ordered_json& j, const RooflineTheory& t) {
     j["datasheet_peak_gflops"] = *t.datasheet_peak_gflops;
     j["datasheet_source"] = t.datasheet_source;
   }
+  if (t.datasheet_bandwidth_gbps) j["datasheet_bandwidth_gbps"] = *t.datasheet_bandwidth_gbps;
   j["a100_bandwidth_bytes_per_s"] = t.a100_bandwidth_bytes_per_s;
   j["a100_fp32_gflops"] = t.a100_fp32_gflops;
   j["a100_floats_per_s"] = t.a100_floats_per_s;
@@ -60,6 +61,9 @@ void to_json(nlohmann::ordered_json& j, const RooflineMeasured& m) {
   j["worst_point"] = m.worst_point;
   j["overhead_call_floor_us"] = m.overhead_call_floor_us;
   j["overhead_pool_floor_us"] = m.overhead_pool_floor_us;
+  j["overhead_call_what"] = m.overhead_call_what;
+  j["overhead_pool_what"] = m.overhead_pool_what;
+  if (m.launch_and_wait_us) j["launch_and_wait_us"] = *m.launch_and_wait_us;
   j["max_rel_err"] = m.max_rel_err;
   j["wrong"] = m.wrong;
   j["roof_bar_met"] = m.roof_bar_met ? 1 : 0;

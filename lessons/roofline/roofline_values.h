@@ -28,6 +28,7 @@ struct RooflineTheory {
   // (threads x fp32 lanes x FMA units x 2 FLOP x clock) the measured peak is judged by.
   std::optional<double> ridge_flop_per_byte;
   std::optional<double> datasheet_peak_gflops;
+  std::optional<double> datasheet_bandwidth_gbps;  // on a GPU; a CPU's datasheet-style roof uses the measured slope
   std::string datasheet_source;
 };
 
@@ -78,7 +79,12 @@ struct RooflineMeasured {
   std::string worst_point;
   double overhead_call_floor_us = 0;  // the fewest microseconds one call of y = 2x took, on one thread
   double overhead_pool_floor_us = 0;  // the same handed to the worker pool
-  double max_rel_err = 0;             // the largest of the points' errors
+  // What those two floors are on this backend: on a GPU, a kernel launched behind others and one replayed from a
+  // CUDA Graph; and there, an empty kernel launched and waited for, one after the other (host clock).
+  std::string overhead_call_what = "one call on this thread, at its fastest";
+  std::string overhead_pool_what = "one call handed to the worker pool and waited for";
+  std::optional<double> launch_and_wait_us;
+  double max_rel_err = 0;      // the largest of the points' errors
   int wrong = 0;               // 1 when some kernel's output is off its reference by more than fp32 rounding explains
   bool roof_bar_met = false;   // no point above the roof by more than kRoofTolerance
   bool ridge_bar_met = false;  // sweep ridge within a factor kRidgeFactor of peak / bandwidth

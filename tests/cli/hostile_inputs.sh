@@ -78,6 +78,16 @@ expect 2 "--frames" --frames -5 --screenshot "$tmp/x.png"
 expect 2 "--step needs --lesson" --step 99
 expect 2 "an empty file name is not allowed" run matmul "${small_matmul[@]}" --json ""
 expect 2 "value '' is not allowed" shot matmul --scale '' -o "$tmp/x.png"
+# Serving: rates, batches and lengths must be positive, the prompt must fit the context, the draft the target.
+expect 2 "parameter 'rate': value '0' is not allowed" run serving --set rate=0
+expect 2 "parameter 'rate': value '-3' is not allowed" run serving --set rate=-3
+expect 2 "not a number" run serving --set rate=inf
+expect 2 "parameter 'max_batch': value '0' is not allowed" run serving --set max_batch=0
+expect 2 "parameter 'max_output': value '-1' is not allowed" run serving --set max_output=-1
+expect 2 "parameter 'requests': value '0' is not allowed" run serving --set requests=0
+expect 2 "shorter than the model's context of 512 tokens" run serving --set prompt=512
+expect 2 "the draft must be smaller than the target" run serving --set layers=2 --set draft_layers=3
+expect 2 "of host memory is available" run serving --set d_model=2048 --set layers=64 --set context=65536
 long=$(head -c 10000 /dev/zero | tr '\0' 7)
 msg=$("$bin" run matmul --set "m=$long" 2>&1 >/dev/null)
 if (( ${#msg} > 600 )); then echo "FAIL: a 10,000-character value was echoed whole (${#msg} characters)"; fail=1
@@ -90,6 +100,22 @@ out=$(timeout 120 "$bin" run kvcache --quick --set "config=$bad_name" --json - 2
 if [[ $got -ne 0 ]] || ! python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$out"; then
   echo "FAIL: run kvcache with a non-UTF-8 config path -> exit $got, $(head -c 400 "$tmp/err.txt")"; fail=1
 else echo "ok:   non-UTF-8 config path with --json -"; fi
+
+# The zero lesson: ranks, stages and sizes outside what it allows; config files that are not configs.
+expect 2 "parameter 'n': value '0' is not allowed" run zero --set n=0
+expect 2 "parameter 'n': value '-3' is not allowed" run zero --set mode=theory --set n=-3
+expect 2 "parameter 'stage': value '4' is not allowed" run zero --set stage=4
+expect 2 "parameter 'stage': value '-1' is not allowed" run zero --set mode=theory --set stage=-1
+expect 2 "parameter 'params': value '0' is not allowed" run zero --set mode=theory --set params=0
+expect 2 "parameter 'params': value 'nan' is not allowed" run zero --set mode=theory --set params=nan
+expect 2 "parameter 'params': value '1e400' is not allowed" run zero --set mode=theory --set params=1e400
+expect 2 "parameter 'model': value 'gpt-9' is not allowed" run zero --set mode=theory --set model=gpt-9
+expect 2 "does not divide a layer's 2 w^2" run zero --set n=3 --set layers=2 --set width=32
+expect 2 "of host memory is available" run zero --set layers=256 --set width=4096 --set n=64
+expect 2 "is a pipe (FIFO)" run zero --set mode=theory --set "config=$tmp/fifo.json"
+expect 2 "is a device" run zero --set mode=theory --set config=/dev/zero
+printf '%s' '{"num_hidden_layers": 2, "num_attention_heads":' > "$tmp/zero_cut.json"
+expect 2 "not valid JSON" run zero --set mode=theory --set "config=$tmp/zero_cut.json"
 
 # No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
 # The limit is what the process needs to start (large with the CUDA libraries mapped, small without them) plus

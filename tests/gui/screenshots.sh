@@ -31,13 +31,16 @@ if [[ $mode == shot ]]; then
   "$check" "$out/schedules-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   env -u DISPLAY "$bin" shot bubble --step 3 --quick --size 1280x720 -o "$out/bubble-timeline.png" >/dev/null || fail=1
   "$check" "$out/bubble-timeline.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
-  # The ddp buckets step: a measured step with backward (orange) and the bucket all-reduces (pink) on every rank.
+  # The ddp buckets step: a measured step with backward (orange) and the bucket all-reduces (purple) on every rank.
   env -u DISPLAY "$bin" shot ddp --step 4 --quick --size 1280x720 -o "$out/ddp-timeline.png" >/dev/null || fail=1
   "$check" "$out/ddp-timeline.png" --size 1280x720 --min-colors 40 --color d55e00 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
-  "$check" "$out/ddp-timeline.png" --size 1280x720 --min-colors 40 --color cc79a7 --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
+  "$check" "$out/ddp-timeline.png" --size 1280x720 --min-colors 40 --color 8e44ad --region 0.45,0.15,1,0.9 --min-pixels 300 || fail=1
   # The ring step-through draws each rank's chunks striped in the ranks' colours (rank 0's is the first series colour).
   env -u DISPLAY "$bin" shot allreduce --step 3 --quick --size 1280x720 -o "$out/allreduce-ring.png" >/dev/null || fail=1
   "$check" "$out/allreduce-ring.png" --size 1280x720 --min-colors 60 --color $series0 --region 0.45,0.25,0.8,0.95 --min-pixels 1000 || fail=1
+  # The serving Gantt chart: prefills of requests 0, 6, 12 in the first series colour across the batch slots.
+  env -u DISPLAY "$bin" shot serving --step 3 --quick --size 1280x720 -o "$out/serving-gantt.png" >/dev/null || fail=1
+  "$check" "$out/serving-gantt.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.15,1,0.9 --min-pixels 200 || fail=1
   # --scale 2 keeps the layout of --size and doubles the pixels: the plot sits where it sits at 1x.
   env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 3200x1800 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1

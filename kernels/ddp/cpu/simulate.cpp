@@ -28,12 +28,12 @@ std::vector<OpSpan> simulate_step(const TrainConfig& c, const AssumedRates& rate
     const double bytes = double(buckets[b].elements()) * wire;
     const double ring_us = 2.0 * (c.ranks - 1) * (rates.latency_us + bytes / c.ranks / (rates.link_gbps * 1e3));
     const double start = std::max(comm_free, ready_at[std::size_t(buckets[b].lowest_layer)]);
-    out.push_back({0, true, "comm", fmt::format("bucket {}", b), start, start + ring_us});
+    out.push_back({0, true, "all_reduce", fmt::format("bucket {}", b), start, start + ring_us});
     comm_free = start + ring_us;
   }
   const double opt_start = std::max(backward_end, comm_free);
   const double opt_us = 12.0 * double(training::parameter_count(c.shape)) / (rates.optimizer_gbps * 1e3);
-  out.push_back({0, false, "opt", "SGD", opt_start, opt_start + opt_us});
+  out.push_back({0, false, "optimizer", "SGD", opt_start, opt_start + opt_us});
   return out;
 }
 

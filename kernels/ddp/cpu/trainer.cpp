@@ -142,7 +142,7 @@ void forward_backward(const TrainConfig& c, Replica& rep, const float* inputs, c
 void optimizer_step(const TrainConfig& c, Replica& rep, Clock::time_point origin) {
   const double t = us_since(origin);
   sgd(rep.weights, rep.grads, c.learning_rate);
-  rep.compute_spans.push_back({rep.rank, false, "opt", "SGD", t, us_since(origin)});
+  rep.compute_spans.push_back({rep.rank, false, "optimizer", "SGD", t, us_since(origin)});
 }
 
 void keep_last_step(TrainResult& out, std::vector<std::unique_ptr<Replica>>& reps) {
@@ -199,7 +199,7 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
           ring_allreduce_16(comm, r, c.wire, rep.wire.data() + bucket.begin, bucket.elements());
           decode_16(c.wire, rep.wire.data() + bucket.begin, rep.grads.data() + bucket.begin, bucket.elements());
         }
-        rep.comm_spans.push_back({r, true, "comm", fmt::format("bucket {}", b), t, us_since(origin)});
+        rep.comm_spans.push_back({r, true, "all_reduce", fmt::format("bucket {}", b), t, us_since(origin)});
       }
       rep.comm_done.fetch_add(1, std::memory_order_release);
       rep.comm_done.notify_all();

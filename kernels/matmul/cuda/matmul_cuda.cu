@@ -10,7 +10,7 @@ namespace dlsys::matmul::cuda {
 
 namespace {
 
-constexpr int kTile = 32;
+constexpr int kTile = kSmemTile;
 
 __global__ void v1_naive_kernel(Shape s, const float* a, const float* b, float* c) {
   const std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y;

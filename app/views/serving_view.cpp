@@ -1,0 +1,508 @@
+// Views of the serving lesson: the real model's passes on this machine's roofline, KV bytes per decode step, Gantt
+// charts of the batch slots under static, adaptive and continuous batching with their latency-throughput curves, the
+// KV budget's count, and speculative decoding beside its formula.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/views/view.h"
+#include "engine/units.h"
+#include "lessons/serving/serving_lesson.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+using serving::PolicyMeasured;
+using serving::ServingMeasured;
+using serving::ServingSteps;
+using serving::ServingTheory;
+
+const ServingSteps* steps_of(const ViewContext& ctx) { return step_data_as<ServingSteps>(ctx); }
+const ServingMeasured* measured_of(const ViewContext& ctx) {
+  return ctx.result ? ctx.result->measured_as<ServingMeasured>() : nullptr;
+}
+
+void note(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void heading(const std::string& text) {
+  ImGui::PushFont(heading_font());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+}
+
+// A band the reader cannot miss, for what a busy machine did to this lesson's numbers.
+void busy_band(const ViewContext& ctx) {
+  if (!ctx.result || !ctx.result->backend.conditions.disturbed()) return;
+  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
+  const std::string text =
+      "What the busy core did here: the policies shared the same load in the same run, so their throughput ratio "
+      "still compares, but every latency and percentile includes waiting for a core.";
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
+}
+
+PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style, bool dashed = false) {
+  PlotLine line;
+  if (const Series* s = r.find_series(id)) {
+    line = line_from_series(*s, color);
+    line.style = style;
+    line.whiskers = false;
+    line.dashed = dashed;
+  }
+  return line;
+}
+
+float rows_height(float rows) { return rows * ImGui::GetFrameHeightWithSpacing(); }
+
+// ---- Gantt chart of batch slots ----
+
+ImU32 request_color(int id) { return series_color(id % 6); }
+
+void hatch(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing) {
+  draw->PushClipRect(a, b, true);
+  const float h = b.y - a.y;
+  for (float x = a.x - h; x < b.x; x += spacing) draw->AddLine({x, b.y}, {x + h, a.y}, color, 1.0f);
+  draw->PopClipRect();
+}
+
+// Lanes = batch slots, one bar per request: its prefill (solid), its decode (lighter), and padding (hatched) where
+// its row was computed after it had finished. Returns nothing; shows a tooltip for the span under the mouse.
+void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
+  const float s = ui_scale();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float line_h = ImGui::GetTextLineHeight();
+  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  // Tall enough for every lane's label: the view scrolls rather than hide which slot is which.
+  const float least =
+      (line_h + 4 * s) + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + 2 * (line_h + 8 * s);
+  size.y = std::max(size.y, least);
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  float label_w = 0;
+  for (const std::string& lane : t.lanes) label_w = std::max(label_w, ImGui::CalcTextSize(lane.c_str()).x);
+  label_w += 8 * s;
+  const float legend_h = line_h + 6 * s, axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
+  const float x0 = origin.x + label_w, x1 = origin.x + size.x - 4 * s;
+  const float y0 = origin.y + title_h, y1 = origin.y + size.y - axis_h - legend_h;
+  draw->AddText(origin, text_color(), t.name.c_str());
+  draw->AddRectFilled({x0, y0}, {x1, y1}, panel_color());
+  double end = 0;
+  for (const TimelineSpan& span : t.spans) end = std::max(end, span.end);
+  if (end <= 0) end = 1;
+  const int lanes = std::max<int>(1, int(t.lanes.size()));
+  const float lane_h = (y1 - y0) / float(lanes);
+  auto x_of = [&](double v) { return x0 + float(v / end) * (x1 - x0); };
+  for (int l = 0; l < lanes && l < int(t.lanes.size()); ++l) {
+    const float ly = y0 + l * lane_h;
+    if (lane_h >= line_h)
+      draw->AddText({origin.x, ly + (lane_h - line_h) / 2}, muted_text_color(), t.lanes[std::size_t(l)].c_str());
+    draw->AddLine({x0, ly}, {x1, ly}, grid_color());
+  }
+  const TimelineSpan* under = nullptr;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (const TimelineSpan& span : t.spans) {
+    const float ly = y0 + span.lane * lane_h + std::min(2 * s, lane_h * 0.1f);
+    const float lh = lane_h - 2 * std::min(2 * s, lane_h * 0.1f);
+    ImVec2 a{x_of(span.start), ly}, b{std::max(x_of(span.end), x_of(span.start) + 1.0f), ly + lh};
+    const ImU32 color = request_color(std::max(0, span.micro_batch));
+    if (span.kind == "pad") {
+      draw->AddRectFilled(a, b, with_alpha(muted_text_color(), 0.10f));
+      hatch(draw, a, b, with_alpha(muted_text_color(), 0.6f), 5 * s);
+    } else if (span.kind == "prefill") {
+      draw->AddRectFilled(a, b, color);
+      draw->AddLine({a.x, a.y}, {a.x, b.y}, panel_color(), 2 * s);
+    } else {
+      draw->AddRectFilled(a, b, with_alpha(color, 0.45f));
+      draw->AddRect(a, b, with_alpha(color, 0.9f));
+      draw->AddLine({a.x, a.y}, {a.x, b.y}, panel_color(), 2 * s);  // where one request hands its slot on
+      const ImVec2 ts = ImGui::CalcTextSize(span.label.c_str());
+      if (b.x - a.x > ts.x + 4 * s && lh >= ts.y)
+        draw->AddText({(a.x + b.x - ts.x) / 2, a.y + (lh - ts.y) / 2}, text_color(), span.label.c_str());
+    }
+    if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) under = &span;
+  }
+  // Time axis: five ticks.
+  for (int i = 0; i <= 4; ++i) {
+    const double v = end * i / 4;
+    const float x = x_of(v);
+    draw->AddLine({x, y1}, {x, y1 + 4 * s}, muted_text_color());
+    const std::string label = fmt::format("{:.4g}", v);
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    draw->AddText({std::clamp(x - w / 2, x0, x1 - w), y1 + 5 * s}, muted_text_color(), label.c_str());
+  }
+  const std::string unit = t.time_unit;
+  const float unit_w = ImGui::CalcTextSize(unit.c_str()).x;
+  draw->AddText({x0 - unit_w - 6 * s, y1 + 5 * s}, muted_text_color(), unit.c_str());
+  // Legend.
+  float lx = x0;
+  const float ly = y1 + axis_h + 2 * s, sw = 1.6f * line_h, sh = 0.8f * line_h;
+  auto swatch = [&](const char* text, int kind) {
+    const ImVec2 a{lx, ly + (line_h - sh) / 2}, b{lx + sw, ly + (line_h + sh) / 2};
+    if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
+    if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
+    if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * s);
+    draw->AddText({b.x + 6 * s, ly}, text_color(), text);
+    lx = b.x + 6 * s + ImGui::CalcTextSize(text).x + 18 * s;
+  };
+  bool any_prefill = false, any_pad = false;
+  for (const TimelineSpan& span : t.spans) {
+    any_prefill = any_prefill || span.kind == "prefill";
+    any_pad = any_pad || span.kind == "pad";
+  }
+  if (any_prefill) swatch("prefill (first token)", 0);
+  swatch("decode, one colour per request", 1);
+  if (any_pad) swatch("padding: computed, thrown away", 2);
+  if (under != nullptr) {
+    ImGui::BeginTooltip();
+    ImGui::Text("request %d, %s: %.4g to %.4g %s", under->micro_batch, under->kind.c_str(), under->start, under->end,
+                t.time_unit.c_str());
+    ImGui::EndTooltip();
+  }
+}
+
+const Timeline* measured_gantt(const ViewContext& ctx, const char* policy) {
+  if (!ctx.result) return nullptr;
+  for (const Timeline& t : ctx.result->timelines)
+    if (t.name.rfind(policy, 0) == 0) return &t;
+  return nullptr;
+}
+
+const PolicyMeasured* policy_of(const ServingMeasured& m, const std::string& policy) {
+  for (const PolicyMeasured& p : m.policies)
+    if (p.policy == policy) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> policy_row(const PolicyMeasured& p) {
+  return {p.policy,
+          fmt::format("{:.0f}", p.tokens_per_s),
+          fmt::format("{:.1f} ms", p.ttft_ms_p50),
+          fmt::format("{:.2f} ms", p.tpot_ms_p50),
+          fmt::format("{:.1f} ms", p.latency_ms_p50),
+          fmt::format("{:.1f} ms", p.latency_ms_p99),
+          p.policy == "continuous" ? "-" : fmt::format("{:.1f}%", 100 * p.padding_fraction),
+          fmt::format("{:.2f}", p.mean_rows_per_step)};
+}
+
+const std::vector<std::string> kPolicyHeaders{"policy",      "tokens/s", "TTFT p50", "TPOT p50",
+                                              "latency p50", "p99",      "padding",  "rows per step"};
+
+void draw_policy_table(const ServingMeasured& m, const std::vector<std::string>& which) {
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& name : which)
+    if (const PolicyMeasured* p = policy_of(m, name)) rows.push_back(policy_row(*p));
+  draw_columns_table("policies", kPolicyHeaders, rows);
+}
+
+void draw_curves(const RunResult& r, const std::vector<std::string>& policies, ImVec2 size) {
+  PlotSpec spec{
+      "Latency vs throughput (dashed: p99)", {"throughput", "tokens/s", false}, {"latency", "ms", true}, {}, {}};
+  const char* all[] = {"static", "adaptive", "continuous"};
+  for (int i = 0; i < 3; ++i) {
+    if (std::find(policies.begin(), policies.end(), all[i]) == policies.end()) continue;
+    spec.lines.push_back(
+        series_line(r, fmt::format("curve_p50_{}", all[i]), series_color(i), SeriesStyle::LineAndMarkers));
+    spec.lines.push_back(
+        series_line(r, fmt::format("curve_p99_{}", all[i]), series_color(i), SeriesStyle::LineAndMarkers, true));
+  }
+  spec.size = size;
+  draw_plot("curves", spec);
+}
+
+// ---- steps ----
+
+void draw_intensity_table(const ServingSteps& s) {
+  const ServingTheory& t = s.theory;
+  draw_columns_table("intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
+                     {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
+                       fmt::format("{:g}", t.prefill_intensity_fp32)},
+                      {"decode, batch 1", fmt::format("{:g}", t.decode_intensity_batch1),
+                       fmt::format("{:g}", t.decode_intensity_batch1_fp32)},
+                      {fmt::format("decode, batch {}", s.max_batch), fmt::format("{:g}", t.decode_intensity),
+                       fmt::format("{:g}", t.decode_intensity_fp32)}});
+}
+
+void draw_prefill_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  if (s == nullptr) return draw_step_data_missing(ctx);
+  const ServingTheory& t = s->theory;
+  heading("Prefill multiplies matrices, decode multiplies vectors");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) {
+    draw_intensity_table(*s);
+    note("Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
+    return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
+  }
+  const RunResult& r = *ctx.result;
+  PlotSpec spec{"Passes on this machine's roofline",
+                {"FLOP per byte of fp32 weights", "FLOP/B", true},
+                {"GFLOP/s", "GFLOP/s", true},
+                {},
+                {}};
+  spec.lines.push_back(series_line(r, "roof", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(series_line(r, "prefill_point", series_color(0), SeriesStyle::Markers));
+  spec.lines.push_back(series_line(r, "decode_b1_point", series_color(1), SeriesStyle::Markers));
+  spec.lines.push_back(series_line(r, "decode_batch_point", series_color(2), SeriesStyle::Markers));
+  const float side_w = ImGui::GetContentRegionAvail().x * 0.45f;
+  spec.size = {ImGui::GetContentRegionAvail().x - side_w - ImGui::GetStyle().ItemSpacing.x,
+               std::max(ImGui::GetContentRegionAvail().y, 220 * ui_scale())};
+  draw_plot("roofline", spec);
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side_w);
+  draw_intensity_table(*s);
+  std::vector<std::vector<std::string>> rows;
+  for (const serving::RooflinePoint& p : m->roofline)
+    rows.push_back({p.name, fmt::format("{:.3f} ms", p.ms), fmt::format("{:.1f}", p.gflops),
+                    fmt::format("{:.1f}", p.roof_gflops)});
+  draw_columns_table("passes", {"measured pass", "time", "GFLOP/s", "roof"}, rows);
+  if (const PolicyMeasured* c = policy_of(*m, m->policy))
+    draw_value_table("ttft", {{fmt::format("TTFT p50 ({})", c->policy), fmt::format("{:.1f} ms", c->ttft_ms_p50)},
+                              {fmt::format("TPOT p50 ({})", c->policy), fmt::format("{:.2f} ms", c->tpot_ms_p50)}});
+  note(fmt::format(
+      "Roof: {:.1f} GFLOP/s (OpenBLAS sgemm, best seen here) and {:.1f} GB/s (memcpy far beyond the caches). The "
+      "model's weights are {} and stay in this CPU's caches between passes, so decode can sit above the DRAM slope: "
+      "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it. Prefill stays below the flat "
+      "roof because its matrices are small (the prompt's rows x d_model), far from the size the sgemm peak was "
+      "measured at.",
+      m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+}
+
+void draw_context_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  if (s == nullptr) return draw_step_data_missing(ctx);
+  const ServingTheory& t = s->theory;
+  heading("Every decode step reads the whole cache");
+  draw_columns_table("example", {"the course's example (Llama-2-7B, 16-bit)", "keys attended", "KV bytes read"},
+                     {{"generated token 1", format_count(double(t.example_first_attends)),
+                       format_bytes_both(double(t.example_first_kv_bytes))},
+                      {"generated token 200", format_count(double(t.example_last_attends)),
+                       format_bytes_both(double(t.example_last_kv_bytes))}});
+  note(
+      fmt::format("{} bytes of K and V per token (2 x 32 layers x 4096 x 2 bytes); the lab's model holds {} per token.",
+                  format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run("one sequence decoding to the end of its context");
+  const RunResult& r = *ctx.result;
+  const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
+  const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(1.5f), 160 * ui_scale());
+  PlotSpec bytes{
+      "KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}, {w, h}};
+  bytes.lines.push_back(series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
+  draw_plot("kv_bytes", bytes);
+  ImGui::SameLine();
+  PlotSpec time{"Step time (measured)", {"keys attended", "tokens", false}, {"step", "ms", false}, {}, {}, {w, h}};
+  time.lines.push_back(series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
+  draw_plot("step_time", time);
+  if (!m->context_attended.empty())
+    note(fmt::format(
+        "One sequence, prompt {} tokens, decoded to the end of the {}-token context. Token 1 attends over {} keys "
+        "and reads {}; the last over {} keys and reads {}. The step also reads all the weights ({}), so at this size "
+        "the cache's share of the time grows slowly.",
+        m->context_prompt, m->context_attended.back(), m->context_attended.front(),
+        format_bytes_both(double(m->context_kv_bytes.front())), m->context_attended.back(),
+        format_bytes_both(double(m->context_kv_bytes.back())), format_bytes_both(double(t.weights_bytes))));
+}
+
+void draw_gantt_or_theory(const ViewContext& ctx, const char* policy, int theory_index, float height) {
+  if (const Timeline* t = measured_gantt(ctx, policy)) {
+    draw_gantt(policy, *t, {0, height});
+    return;
+  }
+  const ServingSteps* s = steps_of(ctx);
+  if (s && theory_index >= 0 && theory_index < int(s->schedules.size()))
+    draw_gantt(policy, s->schedules[std::size_t(theory_index)], {0, height});
+}
+
+void draw_static_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  if (s == nullptr) return draw_step_data_missing(ctx);
+  heading("Static batching: the batch waits for its longest request");
+  const ServingMeasured* m = measured_of(ctx);
+  const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(m ? 5.5f : 3.0f), 160 * ui_scale());
+  draw_gantt_or_theory(ctx, "static", 0, h);
+  if (!m) {
+    note(
+        fmt::format("Before a run: the stream's lengths with every request waiting at the start, in token steps. "
+                    "Padding from the lengths alone: {:.1f}% of the slots.",
+                    100 * s->theory.expected_static_padding));
+    return draw_needs_run("the stream served with static batching");
+  }
+  draw_policy_table(*m, {"static"});
+  if (const PolicyMeasured* p = policy_of(*m, "static"))
+    note(
+        fmt::format("Padding measured {:.1f}% of the slot-tokens; from the stream's lengths in batches of {} (closed "
+                    "form) {:.1f}%. Answers are returned when their batch ends; TTFT counts the first token when it is "
+                    "computed, as a streaming server would send it.",
+                    100 * p->padding_fraction, s->max_batch, 100 * p->padding_fraction_closed_form));
+  busy_band(ctx);
+}
+
+void draw_adaptive_step(const ViewContext& ctx) {
+  heading("Adaptive batching: a full batch or a timer, whichever comes first");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run("the stream served with adaptive batching");
+  const RunResult& r = *ctx.result;
+  const float avail = ImGui::GetContentRegionAvail().y - rows_height(3.5f);
+  draw_gantt_or_theory(ctx, "adaptive", -1, std::max(avail * 0.45f, 140 * ui_scale()));
+  const float plot_h = std::max(avail * 0.55f, 240 * ui_scale());
+  const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
+  draw_curves(r, {"static", "adaptive"}, {half, plot_h});
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  PlotSpec knobs{"Adaptive's knobs at 1/4 of the rate",
+                 {"throughput", "tokens/s", false},
+                 {"latency", "ms", false},
+                 {},
+                 {},
+                 {half, plot_h * 0.55f}};
+  knobs.lines.push_back(series_line(r, "adaptive_knobs_p50", series_color(1), SeriesStyle::Markers));
+  knobs.lines.push_back(series_line(r, "adaptive_knobs_p99", series_color(3), SeriesStyle::Markers));
+  draw_plot("knobs", knobs);
+  std::vector<std::vector<std::string>> rows;
+  for (const serving::KnobPoint& k : m->adaptive_knobs)
+    rows.push_back({fmt::format("{}", k.max_batch), fmt::format("{:g} ms", k.delay_ms),
+                    fmt::format("{:.0f}", k.tokens_per_s), fmt::format("{:.1f} ms", k.latency_ms_p50),
+                    fmt::format("{:.1f} ms", k.latency_ms_p99)});
+  draw_columns_table("knob_table", {"max batch", "delay", "tokens/s", "latency p50", "p99"}, rows);
+  ImGui::EndGroup();
+  draw_policy_table(*m, {"static", "adaptive"});
+  busy_band(ctx);
+}
+
+void draw_continuous_step(const ViewContext& ctx) {
+  heading("Continuous batching: finished sequences leave, waiting ones join, every iteration");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) {
+    if (const ServingSteps* s = steps_of(ctx)) {
+      draw_gantt(s->schedules.size() > 1 ? "continuous_theory" : "none",
+                 s->schedules.size() > 1 ? s->schedules[1] : Timeline{}, {0, ImGui::GetContentRegionAvail().y * 0.6f});
+    }
+    return draw_needs_run("the stream served with continuous batching");
+  }
+  const float avail = ImGui::GetContentRegionAvail().y - rows_height(5.0f);
+  draw_gantt_or_theory(ctx, "continuous", 1, std::max(avail * 0.5f, 140 * ui_scale()));
+  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, std::max(avail * 0.5f, 240 * ui_scale())});
+  draw_policy_table(*m, {"static", "adaptive", "continuous"});
+  const bool warn = m->default_stream && !m->meets_throughput_bar;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(warn ? warning_color() : text_color()));
+  ImGui::TextWrapped(
+      "Continuous / static throughput: %.2fx at the same maximum batch, same run (the lesson expects at "
+      "least %.1fx on the default stream%s); tokens identical across every policy, batch and rate: %s.",
+      m->continuous_over_static, m->throughput_ratio_bar,
+      m->default_stream ? (m->meets_throughput_bar ? ": met" : ": NOT met") : ", not this one",
+      m->tokens_identical ? "yes" : "NO");
+  ImGui::PopStyleColor();
+  busy_band(ctx);
+}
+
+void draw_memory_step(const ViewContext& ctx) {
+  heading("KV memory caps the batch; paged blocks let more in");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run("the KV budget's count and the cache the continuous run held");
+  const RunResult& r = *ctx.result;
+  draw_columns_table("fit", {"KV budget " + format_bytes_both(double(m->kv_budget_bytes)), "sequences that fit"},
+                     {{"reserving the model's whole context per sequence", fmt::format("{}", m->contiguous_fit)},
+                      {fmt::format("paged: {}-token blocks for each request's real length", m->block_tokens),
+                       fmt::format("{}", m->paged_fit)}});
+  note(
+      fmt::format("{} of K and V per token (2 x layers x d_model x 4 bytes, the kvcache lesson's formula in fp32). "
+                  "Paged blocks waste at most one partly filled block per sequence.",
+                  format_bytes_both(double(m->kv_bytes_per_token))));
+  PlotSpec spec{"Continuous batching: KV tokens held and reserved, per decode step",
+                {"time", "ms", false},
+                {"KV tokens", "tokens", false},
+                {},
+                {}};
+  spec.lines.push_back(series_line(r, "kv_tokens_continuous", series_color(2), SeriesStyle::Line));
+  spec.lines.push_back(series_line(r, "kv_reserved_continuous", series_color(2), SeriesStyle::Line, true));
+  if (m->kv_bytes_per_token > 0)
+    spec.guides.push_back(
+        {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - rows_height(1.0f), 160 * ui_scale())};
+  draw_plot("kv_tokens", spec);
+}
+
+void draw_speculative_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  heading("Speculative decoding: the draft proposes, the target verifies in one pass");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m || !m->speculative) {
+    if (s)
+      note(fmt::format("The draft will be the target's first {} of {} layers; k = {}.", s->theory.draft_layers,
+                       s->theory.target_layers, s->theory.k));
+    return draw_needs_run(m ? "a run with draft = on" : "speculative decoding against the target alone");
+  }
+  const serving::SpeculativeMeasured& sp = *m->speculative;
+  const RunResult& r = *ctx.result;
+  const float table_w = std::min(ImGui::GetContentRegionAvail().x * 0.45f, 600 * ui_scale());
+  PlotSpec spec{"Tokens per target pass against acceptance",
+                {"acceptance rate a", "", false},
+                {"tokens per target pass", "", false},
+                {},
+                {}};
+  spec.lines.push_back(series_line(r, "spec_expected", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(series_line(r, "spec_measured", series_color(0), SeriesStyle::Markers));
+  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x,
+               std::max(ImGui::GetContentRegionAvail().y - rows_height(1.0f), 160 * ui_scale())};
+  draw_plot("spec", spec);
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
+  draw_value_table("spec_values", {{"draft", fmt::format("first {} of {} layers", sp.draft_layers, sp.target_layers)},
+                                   {"k (proposals per round)", fmt::format("{}", sp.k)},
+                                   {"acceptance rate", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)},
+                                   {"tokens per target pass", fmt::format("{:.2f}", sp.tokens_per_target_pass)},
+                                   {"formula at that rate", fmt::format("{:.2f}", sp.expected_tokens_per_pass)},
+                                   {"target alone", fmt::format("{:.1f} ms", sp.greedy_ms)},
+                                   {"with the draft", fmt::format("{:.1f} ms", sp.speculative_ms)},
+                                   {"speed-up", fmt::format("{:.2f}x", sp.speculative_speedup)},
+                                   {"output = target's greedy", sp.identical ? "yes, every request" : "NO"}});
+  note(fmt::format(
+      "How the draft was made: the first {} of the target's layers with the target's embeddings and output head; the "
+      "target's later layers were built with output projections scaled by {:g}, so they nudge the draft's answer "
+      "rather than rewrite it, a stand-in for a trained draft. The formula assumes each proposal is accepted "
+      "independently; real agreement comes in runs, so the measured point can sit above it. On this CPU a pass "
+      "over k + 1 rows costs several times one row's (the weights stay in cache), so the speed-up is well below "
+      "the tokens per pass; on a GPU, where a decode pass waits on memory, extra rows are nearly free.",
+      sp.draft_layers, sp.quiet_scale));
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+const StepViews& serving_step_views() {
+  static const StepViews views{{"prefill", draw_prefill_step},        {"context", draw_context_step},
+                               {"static", draw_static_step},          {"adaptive", draw_adaptive_step},
+                               {"continuous", draw_continuous_step},  {"memory", draw_memory_step},
+                               {"speculative", draw_speculative_step}};
+  return views;
+}
+
+}  // namespace dlsys::gui

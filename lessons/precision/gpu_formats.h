@@ -1,0 +1,14 @@
+#pragma once
+// What the precision lesson measures on a GPU (--backend cuda): CUDA's own fp16 and bf16 conversions set beside the
+// lab's software rounding, bit for bit, and cuBLAS GEMMs on FP32, TF32, FP16 and BF16 inputs with their rates and the
+// error their inputs' rounding costs.
+#include <cstdint>
+
+#include "engine/run_control.h"
+#include "lessons/precision/precision_values.h"
+
+namespace dlsys::precision {
+
+GpuFormats measure_gpu_formats(std::int64_t gemm_n, int repeats, const RunControl& control);
+
+}  // namespace dlsys::precision

@@ -1,0 +1,220 @@
+// The roofline run's GPU stages: the peak kernel, the lab's CUDA kernels placed on the roof (matmul three ways,
+// standard and flash attention, a decode GEMV, a prefill GEMM on cuBLAS), and what a launch costs with and without a
+// CUDA Graph. Each output is copied back and checked against the same double references the CPU stages use.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "engine/errors.h"
+#include "engine/host_buffer.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/attention_cuda.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_cuda.h"
+#include "kernels/roofline/roofline.h"
+#include "kernels/roofline/roofline_cuda.h"
+#include "kernels/roofline/roofline_math.h"
+#include "lessons/roofline/roofline_measure.h"
+#include "lessons/roofline/roofline_measure_common.h"
+
+namespace dlsys::roofline {
+
+namespace {
+
+constexpr std::int64_t kAttentionHeadDim = 64;
+constexpr std::int64_t kFlashSramBytes = 49152;  // the flash lesson's default tiles: they fit any GPU's shared memory
+// About 2 ms per call on an H100 (some 270 thousand threads x 8 chains x 2 FLOP per step).
+constexpr std::int64_t kPeakIterations = 20'000;
+constexpr int kLaunchCalls = 1000;  // kernels per batch when timing launches
+
+MeasureOptions options_of(const RooflineRun& run) {
+  return MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6};
+}
+
+void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
+  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("gemm_n"));
+  const matmul::Shape s{n, n, n};
+  MemoryLedger& ledger = run.ctx.ledger;
+  HostBuffer<float> a(ledger, "matmul", std::size_t(n * n)), b(ledger, "matmul", std::size_t(n * n)),
+      c(ledger, "matmul", std::size_t(n * n));
+  HostBuffer<double> ref(ledger, "matmul", std::size_t(n * n));
+  fill_seeded_uniform(a.span(), 11);
+  fill_seeded_uniform(b.span(), 12);
+  run.progress(fmt::format("matmul double reference, n = {}", n));
+  matmul::reference(s, a.data(), b.data(), ref.data());
+  using matmul::cuda::Variant;
+  struct Kind {
+    Variant variant;
+    const char* key;
+    double bytes;
+    std::string traffic;
+  };
+  const Kind kinds[] = {
+      {Variant::Naive, "naive", matmul::bytes_naive(s), "every product reads its two operands: 4 (2 n^3 + n^2) B"},
+      {Variant::SmemTiled, "tiled", matmul::bytes_tiled(s, matmul::cuda::kSmemTile),
+       fmt::format("{0} x {0} tiles in shared memory: A and B read n / {0} times each", matmul::cuda::kSmemTile)},
+      {Variant::Cublas, "cublas", matmul::bytes_minimum(s), "A and B read once, C written once: 12 n^2 B"},
+  };
+  for (const Kind& k : kinds) {
+    run.progress(fmt::format("matmul {} at n = {} (CUDA)", k.key, n));
+    run.ctx.control.check_cancelled();
+    const TimingStats t = matmul::cuda::run(k.variant, s, a.data(), b.data(), c.data(), options_of(run));
+    RoofPoint p = roof_point(std::string("matmul_") + k.key, std::string("matmul ") + k.key,
+                             fmt::format("matmul {}, n = {}", k.key, n), matmul::flops(s), k.bytes, t, k.traffic);
+    p.max_rel_err = matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data());
+    p.error_tolerance = matmul::error_tolerance(s);
+    m.kernels.push_back(std::move(p));
+  }
+}
+
+void measure_attention(RooflineRun& run, RooflineMeasured& m) {
+  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));
+  const std::int64_t d = kAttentionHeadDim;
+  const attention::Problem problem{n, d, false, attention::default_scale(d)};
+  const attention::Tiling tiling =
+      attention::algorithm1_tiling(attention::sram_elements(kFlashSramBytes, sizeof(float)), d);
+  MemoryLedger& ledger = run.ctx.ledger;
+  const std::size_t count = std::size_t(n * d);
+  HostBuffer<float> q(ledger, "attention", count), k(ledger, "attention", count), v(ledger, "attention", count),
+      o(ledger, "attention", count);
+  HostBuffer<double> ref(ledger, "attention", count);
+  attention::fill_uniform(q.span(), 1);
+  attention::fill_uniform(k.span(), 2);
+  attention::fill_uniform(v.span(), 3);
+  run.progress(fmt::format("attention double reference, n = {}", n));
+  attention::reference(problem, q.data(), k.data(), v.data(), ref.data(), run.threads);
+  const double flop = attention::matmul_flops(n, d);
+  using attention::cuda::Variant;
+  for (const Variant variant : {Variant::Naive, Variant::Flash}) {
+    const bool naive = variant == Variant::Naive;
+    run.progress(fmt::format("{} attention, n = {} (CUDA)", naive ? "standard" : "flash", n));
+    run.ctx.control.check_cancelled();
+    const attention::cuda::RunStats stats =
+        attention::cuda::run(variant, problem, tiling, q.data(), k.data(), v.data(), o.data(), options_of(run));
+    const double bytes =
+        naive ? attention::naive_traffic(n, d).total_elements() * 4.0
+              : attention::flash_traffic(n, d, tiling, false, attention::LoopOrder::QOuter).total_elements() * 4.0;
+    RoofPoint p = naive ? roof_point("attention_naive", "standard attention",
+                                     fmt::format("standard attention, n = {}, d = {}", n, d), flop, bytes, stats.timing,
+                                     "S = Q K^T written, softmax read and written, P read: 4 (4 n d + 4 n^2) B")
+                        : roof_point("attention_flash", "flash attention",
+                                     fmt::format("flash attention, n = {}, d = {}", n, d), flop, bytes, stats.timing,
+                                     fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries",
+                                                 tiling.br, tiling.bc));
+    p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
+    m.kernels.push_back(std::move(p));
+  }
+}
+
+// Decode: one token's activations against bf16 weights as large as the STREAM arrays, on the GPU.
+void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
+  const std::int64_t rows = decode_rows(run, d);
+  std::vector<std::uint16_t> w(static_cast<std::size_t>(rows * d));
+  std::vector<float> x(static_cast<std::size_t>(d)), y(static_cast<std::size_t>(rows));
+  run.progress(fmt::format("filling {} x {} bf16 weights", rows, d));
+  fill_decode_weights(w.data(), rows, d);
+  fill_seeded_uniform(x, kDecodeInputSeed);
+  dlsys::cuda::DeviceBuffer<std::uint16_t> dw(rows * d);
+  dlsys::cuda::DeviceFloats dx(d), dy(rows);
+  dw.upload(w.data());
+  dx.upload(x.data());
+  run.progress(fmt::format("decode GEMV, {} x {} bf16 weights (CUDA)", rows, d));
+  const TimingStats t = run.time([&] { cuda::gemv_bf16(dy.get(), dw.get(), dx.get(), rows, d); });
+  dlsys::cuda::copy_to_host(y.data(), dy.get(), rows);
+  m.kernels.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
+}
+
+// Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, on cuBLAS.
+void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
+  const auto tokens = static_cast<std::int64_t>(run.ctx.params.integer("prompt_tokens"));
+  const matmul::Shape s{tokens, d, d};
+  MemoryLedger& ledger = run.ctx.ledger;
+  HostBuffer<float> a(ledger, "prefill", std::size_t(tokens * d)), b(ledger, "prefill", std::size_t(d * d)),
+      c(ledger, "prefill", std::size_t(tokens * d));
+  fill_seeded_uniform(a.span(), 23);
+  fill_seeded_uniform(b.span(), 21);
+  run.progress(fmt::format("prefill GEMM, {} tokens x {} x {} (cuBLAS)", tokens, d, d));
+  const TimingStats t =
+      matmul::cuda::run(matmul::cuda::Variant::Cublas, s, a.data(), b.data(), c.data(), options_of(run));
+  RoofPoint p = roof_point(
+      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
+      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
+  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
+  p.error_tolerance = matmul::error_tolerance(s);
+  m.kernels.push_back(std::move(p));
+}
+
+}  // namespace
+
+void use_gpu_peak_kernel(RooflineRun& run) {
+  auto sink = std::make_shared<dlsys::cuda::DeviceFloats>(cuda::fma_peak_threads());
+  run.peak_call = [sink] { cuda::fma_peak(sink->get(), kPeakIterations); };
+  run.peak_flop_per_call = cuda::fma_peak_flop(kPeakIterations);
+}
+
+void measure_placed_kernels_gpu(RooflineRun& run, RooflineMeasured& m) {
+  measure_matmuls(run, m);
+  measure_attention(run, m);
+  const auto d = static_cast<std::int64_t>(run.ctx.params.integer("model_dim"));
+  measure_decode(run, d, m);
+  measure_prefill(run, d, m);
+}
+
+void measure_overhead_gpu(RooflineRun& run, RunResult& result, RooflineMeasured& m) {
+  const auto& sizes = run.ctx.params.list("tiny_sizes");
+  const auto largest = static_cast<std::int64_t>(*std::max_element(sizes.begin(), sizes.end()));
+  std::vector<float> host(static_cast<std::size_t>(largest));
+  fill_seeded_uniform(host, 3);
+  dlsys::cuda::DeviceFloats x(largest), y(largest);
+  x.upload(host.data());
+  Series launched{
+      "overhead_call", "y = 2x kernels launched back to back", "measured", "elements", "", "time per call", "us", {}};
+  Series graph{"overhead_pool",
+               "the same kernels replayed from a CUDA Graph",
+               "measured",
+               "elements",
+               "",
+               "time per call",
+               "us",
+               {}};
+  for (double size : sizes) {
+    const auto n = static_cast<std::int64_t>(size);
+    run.progress(fmt::format("overhead: y = 2x on {} elements (CUDA)", n));
+    run.ctx.control.check_cancelled();
+    std::vector<double> launched_us, graph_us;
+    for (int i = 0; i < std::max(run.repeats, 3); ++i) {
+      const cuda::CallCosts costs = cuda::scale_call_costs(y.get(), x.get(), n, kLaunchCalls);
+      launched_us.push_back(costs.launched_us);
+      graph_us.push_back(costs.graph_us);
+    }
+    for (auto [series, samples] : {std::pair{&launched, &launched_us}, std::pair{&graph, &graph_us}}) {
+      const TimingStats t = summarize_us(*samples, "cuda_event");
+      series->points.push_back({size, t.median_us, t.min_us, t.max_us});
+    }
+  }
+  // The last size's output, exactly: y = 2x is one exact multiplication per element.
+  const auto last = static_cast<std::int64_t>(sizes.back());
+  std::vector<float> out(static_cast<std::size_t>(last));
+  dlsys::cuda::copy_to_host(out.data(), y.get(), last);
+  for (std::int64_t i = 0; i < last; ++i)
+    if (out[std::size_t(i)] != kScaleFactor * host[std::size_t(i)])
+      throw RunFailure(fmt::format("the y = 2x kernel wrote {} at element {} of {}; expected {}", out[std::size_t(i)],
+                                   i, last, kScaleFactor * host[std::size_t(i)]));
+  m.overhead_call_floor_us = INFINITY;
+  m.overhead_pool_floor_us = INFINITY;
+  for (const SeriesPoint& p : launched.points) m.overhead_call_floor_us = std::min(m.overhead_call_floor_us, p.y_min);
+  for (const SeriesPoint& p : graph.points) m.overhead_pool_floor_us = std::min(m.overhead_pool_floor_us, p.y_min);
+  m.overhead_call_what = "a kernel launched behind others (GPU time per kernel)";
+  m.overhead_pool_what = "a kernel replayed from a CUDA Graph";
+  run.progress("an empty kernel, launched and waited for");
+  m.launch_and_wait_us = cuda::empty_launch_and_wait_us(kLaunchCalls);
+  result.series.push_back(std::move(launched));
+  result.series.push_back(std::move(graph));
+}
+
+}  // namespace dlsys::roofline

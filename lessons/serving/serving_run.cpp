@@ -1,0 +1,457 @@
+// The serving lesson's run: the real model's passes on the roofline, one sequence at the end of its context, the
+// stream under the three policies (and at lower rates for the curves), the KV budget's count, and speculative
+// decoding against the target alone.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/backend.h"
+#include "engine/measure.h"
+#include "kernels/serving/scheduler.h"
+#include "kernels/serving/speculative.h"
+#include "lessons/serving/serving_lesson.h"
+
+namespace dlsys {
+
+using namespace serving;
+
+namespace {
+
+// Nearest-rank percentile (q in (0, 1]) of `values`; 0 for none.
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = std::size_t(std::ceil(q * double(values.size())));
+  return values[std::min(values.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+PolicyMeasured summarize(const ServeResult& r, double rate, int max_batch, const std::vector<int>& lengths) {
+  PolicyMeasured m;
+  m.policy = policy_name(r.policy);
+  m.rate = rate;
+  std::vector<double> ttft, tpot, latency;
+  for (const RequestRecord& q : r.requests) {
+    ttft.push_back(1e3 * (q.first_token_s - q.arrival_s));
+    latency.push_back(1e3 * (q.finish_s - q.arrival_s));
+    if (q.tokens.size() > 1) tpot.push_back(1e3 * (q.last_token_s - q.first_token_s) / double(q.tokens.size() - 1));
+  }
+  m.ttft_ms_p50 = percentile(ttft, 0.5);
+  m.ttft_ms_p99 = percentile(ttft, 0.99);
+  m.tpot_ms_p50 = percentile(tpot, 0.5);
+  m.latency_ms_p50 = percentile(latency, 0.5);
+  m.latency_ms_p99 = percentile(latency, 0.99);
+  m.span_s = r.last_finish_s - r.first_arrival_s;
+  m.generated_tokens = r.generated_tokens;
+  m.tokens_per_s = m.span_s > 0 ? double(r.generated_tokens) / m.span_s : 0;
+  m.padding_fraction = r.slot_tokens > 0 ? double(r.padded_tokens) / double(r.slot_tokens) : 0;
+  if (r.policy == Policy::Static) m.padding_fraction_closed_form = static_padding_fraction(lengths, max_batch);
+  double rows = 0;
+  for (const Iteration& it : r.iterations) {
+    if (it.prefill) {
+      ++m.prefills;
+    } else {
+      ++m.decode_steps;
+      rows += it.rows;
+    }
+  }
+  m.mean_rows_per_step = m.decode_steps ? rows / m.decode_steps : 0;
+  m.peak_batch = r.peak_batch;
+  m.peak_kv_tokens = r.peak_kv_tokens;
+  return m;
+}
+
+// Lanes = batch slots; a request's prefill, its decode, and (static, adaptive) the padding until its batch ended.
+Timeline gantt(const ServeResult& r, int max_batch, double rate) {
+  Timeline t;
+  t.name = fmt::format("{} batching at {:g} requests/s (measured)", policy_name(r.policy), rate);
+  t.source = "measured";
+  t.mode = "concurrent";
+  t.time_unit = "ms";
+  for (int s = 0; s < max_batch; ++s) t.lanes.push_back(fmt::format("slot {}", s));
+  for (const RequestRecord& q : r.requests) {
+    const std::string label = fmt::format("r{}", q.id);
+    t.spans.push_back({q.slot, 1e3 * q.start_s, 1e3 * q.first_token_s, "prefill", q.id, 0, label});
+    if (q.last_token_s > q.first_token_s)
+      t.spans.push_back({q.slot, 1e3 * q.first_token_s, 1e3 * q.last_token_s, "decode", q.id, 0, label});
+    if (q.finish_s > q.last_token_s)
+      t.spans.push_back({q.slot, 1e3 * q.last_token_s, 1e3 * q.finish_s, "pad", q.id, 0, "pad"});
+  }
+  return t;
+}
+
+// Per decode step: the KV tokens the active sequences hold, and (contiguous caches) what reserving the whole context
+// for each of them takes.
+std::vector<Series> kv_series(const ServeResult& r, int context) {
+  const std::string policy = policy_name(r.policy);
+  Series held{"kv_tokens_" + policy,
+              policy + ": KV tokens held (measured)",
+              "measured",
+              "time",
+              "ms",
+              "KV tokens",
+              "tokens",
+              {}};
+  Series reserved{"kv_reserved_" + policy,
+                  policy + ": reserved, whole context per sequence",
+                  "measured",
+                  "time",
+                  "ms",
+                  "KV tokens",
+                  "tokens",
+                  {}};
+  for (const Iteration& it : r.iterations)
+    if (!it.prefill) {
+      const double x = 1e3 * it.start_s, h = double(it.kv_tokens), v = double(it.rows) * context;
+      held.points.push_back({x, h, h, h});
+      reserved.points.push_back({x, v, v, v});
+    }
+  return {held, reserved};
+}
+
+// Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes.
+std::vector<RooflinePoint> measure_roofline(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream,
+                                            int max_batch, double peak, double bandwidth) {
+  const ModelShape& s = model.shape();
+  const std::vector<int>& prompt = stream.front().prompt;
+  const double token_flop = model.token_matmul_flops();
+  std::vector<std::unique_ptr<Sequence>> seqs;
+  for (int i = 0; i < max_batch; ++i) seqs.push_back(std::make_unique<Sequence>(s, s.layers, ledger));
+  for (auto& q : seqs) model.prefill(*q, prompt);
+  std::vector<RooflinePoint> out;
+  auto point = [&](std::string name, double tokens, const TimingStats& t) {
+    RooflinePoint p{std::move(name), tokens, 2 * tokens / 4, t.median_us / 1e3, 0, 0};
+    p.gflops = tokens * token_flop / (t.median_us * 1e3);
+    p.roof_gflops = std::min(peak, bandwidth * p.intensity_fp32);
+    out.push_back(p);
+  };
+  const TimingStats prefill = measure([&] { model.prefill(*seqs.front(), prompt); }, {1, 7, 2e6});
+  point(fmt::format("prefill, {} tokens", prompt.size()), double(prompt.size()), prefill);
+  std::vector<int> next;
+  std::vector<int> batches{1};
+  if (max_batch > 1) batches.push_back(max_batch);
+  for (int batch : batches) {
+    std::vector<Row> rows;
+    for (int i = 0; i < batch; ++i) rows.push_back({seqs[std::size_t(i)].get(), 1, std::int64_t(prompt.size())});
+    const TimingStats t = measure([&] { model.forward(rows, next); }, {2, 21, 2e6});
+    point(fmt::format("decode, batch {}", batch), double(batch), t);
+  }
+  return out;
+}
+
+// Step 2: a prompt of 5/6 of the context (the course's 1,000 of 1,200), then tokens to the end of the context, each
+// step timed: the KV bytes a step reads grow by one token's worth every step.
+void measure_context(Model& model, MemoryLedger& ledger, ServingMeasured& m, const Request& sample) {
+  const ModelShape& s = model.shape();
+  const int prompt_n = std::max(1, s.context * 5 / 6);
+  std::vector<int> prompt;
+  for (int i = 0; i < prompt_n; ++i) prompt.push_back(sample.prompt[std::size_t(i) % sample.prompt.size()]);
+  Sequence seq(s, s.layers, ledger);
+  int token = model.prefill(seq, prompt);
+  std::vector<int> next;
+  m.context_prompt = prompt_n;
+  const std::int64_t per_token = kv_bytes_per_token(s, s.layers);
+  while (seq.length < s.context) {
+    const std::int64_t attended = seq.length + 1;  // the cache and the token itself
+    // Repeated at the same position (the cache row is rewritten with the same values): the median of 3.
+    std::vector<double> samples;
+    for (int r = 0; r < 3; ++r) {
+      Stopwatch watch;
+      model.forward({{&seq, token, seq.length}}, next);
+      samples.push_back(watch.elapsed_us());
+      if (r < 2) --seq.length;
+    }
+    token = next.front();
+    m.context_step_ms.push_back(summarize_us(samples, "steady_clock").median_us / 1e3);
+    m.context_attended.push_back(attended);
+    m.context_kv_bytes.push_back(attended * per_token);
+  }
+}
+
+void count_kv_fit(const ParamValues& p, const std::vector<Request>& stream, ServingMeasured& m, const ModelShape& s) {
+  m.kv_budget_bytes = std::int64_t(p.real("kv_budget"));
+  m.kv_bytes_per_token = kv_bytes_per_token(s, s.layers);
+  m.block_tokens = p.integer("block_tokens");
+  m.contiguous_fit = m.kv_budget_bytes / (m.kv_bytes_per_token * s.context);
+  std::int64_t used = 0;
+  // The stream's requests in arrival order, over again if the budget outlasts them (at most a million sequences).
+  for (std::size_t i = 0; i < std::size_t(1) << 20; ++i) {
+    const Request& r = stream[i % stream.size()];
+    const std::int64_t tokens = std::int64_t(r.prompt.size()) + r.output_tokens;
+    const std::int64_t blocks = (tokens + m.block_tokens - 1) / m.block_tokens;
+    used += blocks * m.block_tokens * m.kv_bytes_per_token;
+    if (used > m.kv_budget_bytes) break;
+    ++m.paged_fit;
+  }
+}
+
+SpeculativeMeasured measure_speculative(Model& target, Model& draft, MemoryLedger& ledger,
+                                        const std::vector<Request>& stream, int count, int output_tokens, int k,
+                                        RunControl& control) {
+  const ModelShape& s = target.shape();
+  Sequence target_seq(s, target.layers(), ledger), draft_seq(s, draft.layers(), ledger);
+  SpeculativeMeasured m{.k = k, .draft_layers = draft.layers(), .target_layers = target.layers()};
+  m.quiet_scale = kQuietScale;
+  m.identical = true;
+  std::int64_t proposed = 0, accepted = 0, passes = 0, generated = 0;
+  for (int i = 0; i < count; ++i) {
+    control.check_cancelled();
+    const Request& r = stream[std::size_t(i) % stream.size()];
+    Stopwatch greedy_watch;
+    const std::vector<int> greedy = greedy_generate(target, target_seq, r.prompt, output_tokens);
+    m.greedy_ms += greedy_watch.elapsed_us() / 1e3;
+    Stopwatch spec_watch;
+    const SpeculativeResult spec =
+        speculative_generate(target, draft, target_seq, draft_seq, r.prompt, output_tokens, k);
+    m.speculative_ms += spec_watch.elapsed_us() / 1e3;
+    m.identical = m.identical && spec.tokens == greedy;
+    proposed += spec.proposed;
+    accepted += spec.accepted;
+    passes += spec.target_passes;
+    generated += std::int64_t(spec.tokens.size()) - 1;
+  }
+  m.requests = count;
+  m.acceptance_rate = proposed ? double(accepted) / double(proposed) : 0;
+  m.tokens_per_target_pass = passes ? double(generated) / double(passes) : 0;
+  m.expected_tokens_per_pass = expected_tokens_per_pass(m.acceptance_rate, k);
+  m.speculative_speedup = m.speculative_ms > 0 ? m.greedy_ms / m.speculative_ms : 0;
+  return m;
+}
+
+std::vector<Series> roofline_series(const ServingMeasured& m) {
+  std::vector<Series> out;
+  Series roof{"roof",    "this machine's roof (sgemm peak, memcpy bandwidth)",
+              "theory",  "FLOP per byte (fp32 weights)",
+              "FLOP/B",  "GFLOP/s",
+              "GFLOP/s", {}};
+  for (double x = 0.1; x <= 2000; x *= 1.25) {
+    const double y = std::min(m.peak_gflops, m.bandwidth_gbps * x);
+    roof.points.push_back({x, y, y, y});
+  }
+  out.push_back(roof);
+  const char* ids[] = {"prefill_point", "decode_b1_point", "decode_batch_point"};
+  for (std::size_t i = 0; i < m.roofline.size() && i < 3; ++i) {
+    const RooflinePoint& p = m.roofline[i];
+    out.push_back({ids[i],
+                   p.name + " (measured)",
+                   "measured",
+                   "FLOP per byte (fp32 weights)",
+                   "FLOP/B",
+                   "GFLOP/s",
+                   "GFLOP/s",
+                   {{p.intensity_fp32, p.gflops, p.gflops, p.gflops}}});
+  }
+  return out;
+}
+
+std::vector<Series> context_series(const ServingMeasured& m) {
+  Series bytes{
+      "context_kv_bytes", "KV bytes read per step (theory)", "theory", "keys attended", "tokens", "KV read", "MB", {}};
+  Series time{
+      "context_step_ms", "decode step (measured)", "measured", "keys attended", "tokens", "step time", "ms", {}};
+  for (std::size_t i = 0; i < m.context_attended.size(); ++i) {
+    const double x = double(m.context_attended[i]), mb = double(m.context_kv_bytes[i]) / 1e6;
+    bytes.points.push_back({x, mb, mb, mb});
+    time.points.push_back({x, m.context_step_ms[i], m.context_step_ms[i], m.context_step_ms[i]});
+  }
+  return {bytes, time};
+}
+
+std::vector<Series> curve_series(const ServingMeasured& m) {
+  std::vector<Series> out;
+  for (const char* policy : {"static", "adaptive", "continuous"})
+    for (const char* q : {"p50", "p99"}) {
+      Series s{fmt::format("curve_{}_{}", q, policy),
+               fmt::format("{} {} (measured)", policy, q),
+               "measured",
+               "throughput",
+               "tokens/s",
+               "latency",
+               "ms",
+               {}};
+      for (const PolicyMeasured& c : m.curve)
+        if (c.policy == policy) {
+          const double y = std::string(q) == "p50" ? c.latency_ms_p50 : c.latency_ms_p99;
+          s.points.push_back({c.tokens_per_s, y, y, y});
+        }
+      std::sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+      out.push_back(s);
+    }
+  return out;
+}
+
+Series speculative_theory_series(int k) {
+  Series s{"spec_expected",
+           fmt::format("(1 - a^(k+1)) / (1 - a), k = {} (theory)", k),
+           "theory",
+           "acceptance rate a",
+           "",
+           "tokens per target pass",
+           "",
+           {}};
+  for (int i = 0; i <= 50; ++i) {
+    const double a = i / 50.0, y = expected_tokens_per_pass(a, k);
+    s.points.push_back({a, y, y, y});
+  }
+  return s;
+}
+
+}  // namespace
+
+RunResult ServingLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  const ModelShape shape = model_shape(p);
+  const int max_batch = int(p.integer("max_batch"));
+  const int draft_layers = int(std::min<std::int64_t>(p.integer("draft_layers"), shape.layers));
+  const bool use_draft = p.text("draft") == "on";
+  const double rate = p.real("rate");
+  result.backend.timer = "steady_clock";
+
+  ctx.control.progress(0, "building the model");
+  Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.integer("seed")), draft_layers, kQuietScale);
+  Model target(shape, weights, shape.layers, ctx.ledger, std::max(max_batch, int(p.integer("k")) + 1));
+  const std::vector<Request> stream = make_stream(stream_spec(p));
+  std::vector<int> lengths;
+  for (const Request& r : stream) lengths.push_back(r.output_tokens);
+
+  ServingMeasured m;
+  m.policy = p.text("policy");
+  const DeviceInfo& cpu = cpu_with_peaks();
+  m.peak_gflops = cpu.peak_fp32_gflops;
+  m.bandwidth_gbps = cpu.peak_bandwidth_gbps;
+  ctx.control.progress(0.02, "prefill and decode passes (step 1)");
+  m.roofline = measure_roofline(target, ctx.ledger, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
+  ctx.control.progress(0.06, "one sequence to the end of its context (step 2)");
+  measure_context(target, ctx.ledger, m, stream.front());
+
+  const auto cancelled = [&] { return ctx.control.cancel_requested(); };
+  const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
+                              {Policy::Adaptive, max_batch, p.real("delay_ms") / 1e3},
+                              {Policy::Continuous, max_batch, 0}};
+  std::vector<ServeResult> at_rate;         // static, adaptive, continuous at the chosen rate
+  std::vector<std::vector<int>> reference;  // the first run's tokens per request: every later run must match
+  m.tokens_identical = true;
+  const double runs = 3.0 * double(std::size(kCurveRateFractions));
+  int done = 0;
+  // The chosen rate last: its runs are the ones the Gantt charts and the headline numbers show.
+  for (double fraction : kCurveRateFractions) {
+    StreamSpec spec = stream_spec(p);
+    spec.rate_per_s = rate * fraction;
+    const std::vector<Request> swept = make_stream(spec);
+    for (const PolicySpec& policy : specs) {
+      ctx.control.check_cancelled();
+      ctx.control.progress(0.1 + 0.75 * done / runs,
+                           fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
+      ServeResult served = serve(target, ctx.ledger, swept, policy, cancelled);
+      m.curve.push_back(summarize(served, spec.rate_per_s, max_batch, lengths));
+      if (reference.empty())
+        for (const RequestRecord& q : served.requests) reference.push_back(q.tokens);
+      for (std::size_t i = 0; i < served.requests.size(); ++i)
+        m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
+      ++done;
+      if (fraction == 1.0) at_rate.push_back(std::move(served));
+    }
+  }
+  // Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
+  {
+    StreamSpec spec = stream_spec(p);
+    spec.rate_per_s = rate * kCurveRateFractions[0];
+    const std::vector<Request> slow = make_stream(spec);
+    const double delay_s = p.real("delay_ms") / 1e3;
+    const PolicySpec knobs[] = {{Policy::Adaptive, max_batch, 0},
+                                {Policy::Adaptive, max_batch, delay_s},
+                                {Policy::Adaptive, max_batch, 4 * delay_s},
+                                {Policy::Adaptive, std::max(1, max_batch / 2), delay_s}};
+    for (const PolicySpec& knob : knobs) {
+      ctx.control.check_cancelled();
+      ctx.control.progress(
+          0.85, fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
+      const ServeResult served = serve(target, ctx.ledger, slow, knob, cancelled);
+      const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
+      for (std::size_t i = 0; i < served.requests.size(); ++i)
+        m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
+      m.adaptive_knobs.push_back(
+          {knob.max_batch, 1e3 * knob.delay_s, spec.rate_per_s, s.tokens_per_s, s.latency_ms_p50, s.latency_ms_p99});
+    }
+  }
+  for (const ServeResult& served : at_rate) {
+    m.policies.push_back(summarize(served, rate, max_batch, lengths));
+    result.timelines.push_back(gantt(served, max_batch, rate));
+    for (Series& s : kv_series(served, shape.context)) result.series.push_back(std::move(s));
+  }
+  const PolicyMeasured& fixed = m.policies[0];
+  const PolicyMeasured& chosen = m.policy == "static"     ? m.policies[0]
+                                 : m.policy == "adaptive" ? m.policies[1]
+                                                          : m.policies[2];
+  m.ttft_ms_p50 = chosen.ttft_ms_p50;
+  m.tpot_ms_p50 = chosen.tpot_ms_p50;
+  m.latency_ms_p50 = chosen.latency_ms_p50;
+  m.latency_ms_p99 = chosen.latency_ms_p99;
+  m.tokens_per_s = chosen.tokens_per_s;
+  m.padding_fraction = m.policy == "adaptive" ? chosen.padding_fraction : fixed.padding_fraction;
+  m.continuous_over_static = fixed.tokens_per_s > 0 ? m.policies[2].tokens_per_s / fixed.tokens_per_s : 0;
+  m.throughput_ratio_bar = kThroughputRatioBar;
+  m.meets_throughput_bar = m.continuous_over_static >= kThroughputRatioBar && m.tokens_identical;
+  m.default_stream = true;
+  for (const ParamSpec& spec : params())
+    for (const char* key : {"max_batch", "rate", "requests", "prompt", "mean_output", "max_output", "d_model", "layers",
+                            "heads", "context", "seed"})
+      if (spec.key == key && p.text(key) != spec.default_text) m.default_stream = false;
+  count_kv_fit(p, stream, m, shape);
+  m.peak_kv_tokens_continuous = m.policies[2].peak_kv_tokens;
+
+  if (use_draft) {
+    ctx.control.progress(0.88, "speculative decoding against the target alone");
+    Model draft(shape, weights, draft_layers, ctx.ledger, int(p.integer("k")) + 1);
+    m.speculative = measure_speculative(target, draft, ctx.ledger, stream, int(p.integer("spec_requests")),
+                                        int(p.integer("max_output")), int(p.integer("k")), ctx.control);
+    m.acceptance_rate = m.speculative->acceptance_rate;
+    m.speculative_speedup = m.speculative->speculative_speedup;
+    result.series.push_back(speculative_theory_series(int(p.integer("k"))));
+    const double a = m.speculative->acceptance_rate, y = m.speculative->tokens_per_target_pass;
+    result.series.push_back({"spec_measured",
+                             "measured tokens per target pass",
+                             "measured",
+                             "acceptance rate a",
+                             "",
+                             "tokens per target pass",
+                             "",
+                             {{a, y, y, y}}});
+  }
+  for (Series& s : roofline_series(m)) result.series.push_back(std::move(s));
+  for (Series& s : context_series(m)) result.series.push_back(std::move(s));
+  for (Series& s : curve_series(m)) result.series.push_back(std::move(s));
+  for (const char* q : {"p50", "p99"}) {
+    Series knobs{fmt::format("adaptive_knobs_{}", q),
+                 fmt::format("adaptive {}, knobs varied (measured)", q),
+                 "measured",
+                 "throughput",
+                 "tokens/s",
+                 "latency",
+                 "ms",
+                 {}};
+    for (const KnobPoint& k : m.adaptive_knobs) {
+      const double y = std::string(q) == "p50" ? k.latency_ms_p50 : k.latency_ms_p99;
+      knobs.points.push_back({k.tokens_per_s, y, y, y});
+    }
+    result.series.push_back(std::move(knobs));
+  }
+
+  result.backend.repeats = 1;
+  result.backend.notes.push_back(
+      "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
+      "static and "
+      "adaptive batches compute finished rows as padding until their longest request is done");
+  if (use_draft)
+    result.backend.notes.push_back(fmt::format(
+        "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "
+        "output projections scaled by {:g}",
+        draft_layers, shape.layers, kQuietScale));
+  result.measured = make_values(std::move(m));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+}  // namespace dlsys

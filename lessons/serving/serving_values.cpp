@@ -1,0 +1,40 @@
+#include "lessons/serving/serving_values.h"
+
+namespace dlsys::serving {
+
+void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
+  j["policy"] = m.policy;
+  j["ttft_ms_p50"] = m.ttft_ms_p50;
+  j["tpot_ms_p50"] = m.tpot_ms_p50;
+  j["latency_ms_p50"] = m.latency_ms_p50;
+  j["latency_ms_p99"] = m.latency_ms_p99;
+  j["tokens_per_s"] = m.tokens_per_s;
+  j["padding_fraction"] = m.padding_fraction;
+  if (m.acceptance_rate) j["acceptance_rate"] = *m.acceptance_rate;
+  if (m.speculative_speedup) j["speculative_speedup"] = *m.speculative_speedup;
+  j["tokens_identical"] = m.tokens_identical;
+  j["continuous_over_static"] = m.continuous_over_static;
+  j["throughput_ratio_bar"] = m.throughput_ratio_bar;
+  j["meets_throughput_bar"] = m.meets_throughput_bar;
+  j["default_stream"] = m.default_stream;
+  j["policies"] = m.policies;
+  j["curve"] = m.curve;
+  j["adaptive_knobs"] = m.adaptive_knobs;
+  j["peak_gflops"] = m.peak_gflops;
+  j["bandwidth_gbps"] = m.bandwidth_gbps;
+  j["roofline"] = m.roofline;
+  j["context_prompt"] = m.context_prompt;
+  j["context_step_ms"] = m.context_step_ms;
+  j["context_attended"] = m.context_attended;
+  j["context_kv_bytes"] = m.context_kv_bytes;
+  j["kv_budget_bytes"] = m.kv_budget_bytes;
+  j["kv_bytes_per_token"] = m.kv_bytes_per_token;
+  j["block_tokens"] = m.block_tokens;
+  j["contiguous_fit"] = m.contiguous_fit;
+  j["paged_fit"] = m.paged_fit;
+  j["peak_kv_tokens_continuous"] = m.peak_kv_tokens_continuous;
+  j["peak_kv_blocks_continuous"] = m.peak_kv_blocks_continuous;
+  if (m.speculative) j["speculative"] = *m.speculative;
+}
+
+}  // namespace dlsys::serving

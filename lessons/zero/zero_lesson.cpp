@@ -1,0 +1,248 @@
+// The ZeRO lesson's parameters, the one place it refuses them, and its closed forms.
+#include "lessons/zero/zero_lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "engine/host_memory.h"
+#include "engine/units.h"
+#include "kernels/zero/zero_memory.h"
+#include "lessons/common/run_time_limit.h"
+#include "lessons/kvcache/gpu_specs.h"
+#include "lessons/kvcache/model_config.h"
+#include "lessons/zero/zero_calculator.h"
+#include "lessons/zero/zero_steps.h"
+
+namespace dlsys {
+
+namespace {
+
+constexpr int kMostRunRanks = 64;
+
+std::vector<std::string> gpu_ids() {
+  std::vector<std::string> ids;
+  for (const kvcache::GpuSpec& g : kvcache::gpu_specs()) ids.push_back(g.id);
+  return ids;
+}
+
+std::vector<std::string> model_choices() {
+  std::vector<std::string> names{"none"};
+  for (const std::string& n : kvcache::preset_names()) names.push_back(n);
+  return names;
+}
+
+}  // namespace
+
+std::vector<ParamSpec> ZeroLesson::params() const {
+  return {
+      {.key = "mode",
+       .label = "what to do",
+       .type = ParamType::Choice,
+       .default_text = "run",
+       .choices = {"run", "theory"},
+       .help = "run: train the lab's stack at stages 0-3; theory: the calculator alone, any model, nothing run"},
+      {.key = "n",
+       .label = "data-parallel ranks N",
+       .type = ParamType::Integer,
+       .default_text = "4",
+       .min = 1,
+       .max = 1048576,
+       .help = "ranks (GPUs) sharing the batch; CPU threads in a run (at most 64 there)"},
+      {.key = "stage",
+       .label = "ZeRO stage",
+       .type = ParamType::Integer,
+       .default_text = "3",
+       .min = 0,
+       .max = 3,
+       .help = "0 = DDP, 1 = optimizer states sharded, 2 = + gradients, 3 = + weights (FSDP)"},
+      {.key = "layers",
+       .label = "stack layers",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 1,
+       .max = 256,
+       .help = "residual MLP blocks of the lab's model (run)"},
+      {.key = "width",
+       .label = "stack width w",
+       .type = ParamType::Integer,
+       .default_text = "256",
+       .min = 8,
+       .max = 4096,
+       .help = "each block has 2 w^2 weights; 2 w^2 must divide by N"},
+      {.key = "rows",
+       .label = "rows per rank",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 1,
+       .max = 4096,
+       .help = "each rank's share of the global batch (run)"},
+      {.key = "steps",
+       .label = "training steps",
+       .type = ParamType::Integer,
+       .default_text = "3",
+       .min = 1,
+       .max = 20,
+       .help = "Adam steps at every stage (run)"},
+      {.key = "dtype",
+       .label = "16-bit format",
+       .type = ParamType::Choice,
+       .default_text = "bf16",
+       .choices = {"bf16", "fp16"},
+       .help = "working weights and gradients, stored as 2-byte values (fp16 without loss scaling here)"},
+      {.key = "params",
+       .label = "parameters Psi",
+       .type = ParamType::Real,
+       .default_text = "7.5e9",
+       .min = 1,
+       .max = 1e15,
+       .help = "the calculator's model size when no preset or config is chosen"},
+      {.key = "model",
+       .label = "model preset",
+       .type = ParamType::Choice,
+       .default_text = "none",
+       .choices = model_choices(),
+       .help = "none: use params; else the preset's parameters, counted from its config"},
+      {.key = "config",
+       .label = "config.json (overrides model)",
+       .type = ParamType::File,
+       .default_text = "",
+       .help = "a Hugging Face config.json; parameters counted exactly from its shape"},
+      {.key = "gpu",
+       .label = "GPU",
+       .type = ParamType::Choice,
+       .default_text = "h100-sxm",
+       .choices = gpu_ids(),
+       .help = "the memory to fit in (datasheet, GB = 1e9 bytes)"},
+      {.key = "gpu_gb",
+       .label = "GPU memory (overrides GPU)",
+       .type = ParamType::Real,
+       .default_text = "0",
+       .min = 0,
+       .max = 1e6,
+       .unit = "GB",
+       .help = "0: the chosen GPU's datasheet memory"},
+      {.key = "micro_batch",
+       .label = "micro-batch b",
+       .type = ParamType::Integer,
+       .default_text = "1",
+       .min = 1,
+       .max = 1024,
+       .unit = "sequences",
+       .help = "per rank, for the activations"},
+      {.key = "seq",
+       .label = "sequence length s",
+       .type = ParamType::Integer,
+       .default_text = "2048",
+       .min = 1,
+       .max = 131072,
+       .unit = "tokens"},
+      {.key = "checkpointing",
+       .label = "activation checkpointing",
+       .type = ParamType::Choice,
+       .default_text = "off",
+       .choices = {"off", "on"},
+       .help = "on: keep each layer's input only and recompute one layer at a time"},
+      max_minutes_param(),
+  };
+}
+
+zero::ZeroConfig zero_config(const ParamValues& p, int stage) {
+  zero::ZeroConfig c;
+  c.shape = {.layers = int(p.integer("layers")), .width = int(p.integer("width"))};
+  c.ranks = int(p.integer("n"));
+  c.stage = stage;
+  c.rows_per_rank = int(p.integer("rows"));
+  c.steps = int(p.integer("steps"));
+  c.dtype = p.text("dtype") == "fp16" ? precision::Format::Fp16 : precision::Format::Bf16;
+  return c;
+}
+
+std::vector<int> zero_swept_ranks(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
+  std::set<int> ranks{c.ranks};
+  for (int n : {1, 2, 4, 8, 16})
+    if (zero::shards_evenly(c.shape, n)) ranks.insert(n);
+  return {ranks.begin(), ranks.end()};
+}
+
+namespace {
+
+void check_run(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
+  if (c.ranks > kMostRunRanks)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is too many rank threads for a run; allowed: 1 to {} (mode = theory takes any N)",
+        c.ranks, kMostRunRanks));
+  const std::int64_t per_layer = training::parameters_per_layer(c.shape);
+  if (!zero::shards_evenly(c.shape, c.ranks))
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' does not divide a layer's 2 w^2 = {} weights (width {}), so the shards would be "
+        "uneven; allowed: a divisor of {}, or another width",
+        c.ranks, per_layer, c.shape.width, per_layer));
+  const std::int64_t rows = std::int64_t(c.rows_per_rank) * c.ranks;
+  if (rows > (std::int64_t(1) << 30))
+    throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
+  // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
+  zero::ZeroConfig largest = c;
+  largest.ranks = zero_swept_ranks(p).back();
+  const double needed = zero::training_bytes_bound(largest) + 4.0 * double(training::parameter_count(c.shape)) * 4;
+  const HostMemory host = host_memory();
+  if (!host.fits(needed))
+    throw BadInput(fmt::format(
+        "parameters 'layers' = {}, 'width' = {}, 'n' = {}, 'rows' = {}: the run needs about {} (16 bytes a "
+        "parameter on every rank, plus activations and buffers) but only {} of host memory is available; lower "
+        "layers, width, n or rows (mode = theory sizes any model)",
+        c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank, format_bytes_both(needed),
+        format_bytes_both(host.free_bytes)));
+  // forward 2, backward 4 FLOP per weight and row, on every rank, at four stages; then one step per stage at each N
+  // of the sweep.
+  double rank_steps = double(c.ranks) * c.steps;
+  for (int n : zero_swept_ranks(p)) rank_steps += n;
+  const double flop = 6.0 * double(training::parameter_count(c.shape)) * c.rows_per_rank * rank_steps * 4;
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  refuse_if_longer_than_limit(p, estimated_seconds(flop, kBlasGflopsPerThread / 4, std::min(c.ranks, hardware)),
+                              fmt::format("4 stages x {} steps x 6 FLOP per weight and row, {} rows per rank, {} ranks",
+                                          c.steps, c.rows_per_rank, c.ranks),
+                              "layers, width, rows, steps or n");
+}
+
+}  // namespace
+
+void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (p.text("mode") == "theory") {
+    zero_lesson::calculator_input(p);  // loads the preset or the config: refuses a malformed one
+    return;
+  }
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
+        "threads); allowed: --backend cpu, or mode = theory for the calculator");
+  check_run(p);
+}
+
+zero_lesson::ZeroTheory zero_theory(const ParamValues& p) {
+  const bool run = p.text("mode") == "run";
+  zero_lesson::CalculatorInput in = zero_lesson::calculator_input(p, !run);
+  if (run) {
+    const zero::ZeroConfig c = zero_config(p, int(p.integer("stage")));
+    in.parameters = double(training::parameter_count(c.shape));
+    in.psi_source = fmt::format("the lab's stack: {} layers x 2 x {}^2 weights", c.shape.layers, c.shape.width);
+    in.shape_known = false;
+  }
+  return zero_lesson::calculate(in, int(p.integer("n")), int(p.integer("stage")));
+}
+
+std::shared_ptr<const LessonValues> ZeroLesson::theory(const ParamValues& p) const {
+  return make_values(zero_theory(p));
+}
+
+// The steps draw the calculator's model (params, a preset or a config) in either mode, and the run's stack beside it.
+std::shared_ptr<const StepData> ZeroLesson::step_data(const ParamValues& p) const {
+  return zero_lesson::make_steps(
+      p, zero_lesson::calculate(zero_lesson::calculator_input(p), int(p.integer("n")), int(p.integer("stage"))));
+}
+
+}  // namespace dlsys

@@ -1,0 +1,38 @@
+#pragma once
+#include "kernels/zero/sharded_training.h"
+#include "lessons/common/lesson.h"
+#include "lessons/zero/zero_values.h"
+
+namespace dlsys {
+
+// Lesson `zero` (T12, T6): where the memory of mixed-precision Adam training goes (2 + 2 + 12 bytes a parameter), DDP
+// replicating all of it, ZeRO's stages 1-3 sharding optimizer states, gradients and weights over N ranks, the exact
+// reduction factors beside the lecture's "4x, 8x, Nx", and a calculator; run for real on CPU rank threads that train
+// the residual MLP stack at every stage with the lab's ring collectives and a memory ledger per rank.
+class ZeroLesson final : public Lesson {
+ public:
+  std::string id() const override { return "zero"; }
+  std::vector<std::string> quick_params() const override { return {"layers=4", "width=64", "rows=4", "steps=2"}; }
+  std::string chapter() const override { return "Distributed training"; }
+  std::vector<ParamSpec> params() const override;
+  void validate(const ParamValues& params, BackendKind backend) const override;
+  bool runs_on_cuda() const override { return false; }  // ranks are CPU threads, for now
+  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
+  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  RunResult run(RunContext& context) const override;
+  bool has_timeline() const override { return true; }
+  // One step's operations in order at each stage, in cost units (no run): what `export` writes without --run.
+  std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
+  std::string text_report(const RunResult& result) const override;
+};
+
+// The run's configuration at `stage` from the parameters.
+zero::ZeroConfig zero_config(const ParamValues& params, int stage);
+// The N the run sweeps with one step per stage: 1, 2, 4, 8, 16 and the chosen N, those that shard the layers evenly.
+std::vector<int> zero_swept_ranks(const ParamValues& params);
+// One step's operations in order at each stage 0-3, in cost units, from the parameters alone.
+std::vector<Timeline> zero_op_order(const ParamValues& params);
+// The closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack (mode = run).
+zero_lesson::ZeroTheory zero_theory(const ParamValues& params);
+
+}  // namespace dlsys

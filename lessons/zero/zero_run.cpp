@@ -1,0 +1,260 @@
+// The ZeRO lesson's run: the lab's stack trained on N CPU rank threads at stages 0, 1, 2 and 3 in turn, each rank's
+// ledger read against the paper's formulas, the links' byte counts against the ring's, and every stage's final
+// weights against stage 0's.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "engine/measure.h"
+#include "kernels/tensor/tp_layer.h"
+#include "kernels/zero/zero_memory.h"
+#include "lessons/zero/zero_lesson.h"
+
+namespace dlsys {
+
+namespace {
+
+using zero_lesson::PeakBytes;
+using zero_lesson::StageMeasured;
+
+PeakBytes peak_of(const zero::RankPeakBytes& r) {
+  return {r.weights, r.gradients, r.optimizer, r.activations, r.comm, r.workspace, r.model_states, r.total};
+}
+
+PeakBytes largest(const std::vector<PeakBytes>& all) {
+  PeakBytes m;
+  for (const PeakBytes& p : all) {
+    m.weights = std::max(m.weights, p.weights);
+    m.gradients = std::max(m.gradients, p.gradients);
+    m.optimizer = std::max(m.optimizer, p.optimizer);
+    m.activations = std::max(m.activations, p.activations);
+    m.comm = std::max(m.comm, p.comm);
+    m.workspace = std::max(m.workspace, p.workspace);
+    m.model_states = std::max(m.model_states, p.model_states);
+    m.total = std::max(m.total, p.total);
+  }
+  return m;
+}
+
+double max_rel_err(const std::vector<float>& w, const std::vector<float>& reference) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    worst = std::max(worst, std::abs(double(w[i]) - double(reference[i])));
+    scale = std::max(scale, std::abs(double(reference[i])));
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+StageMeasured measure_stage(const zero::ZeroConfig& config, const zero::ZeroTraining& t,
+                            const std::vector<float>& stage0_weights) {
+  StageMeasured m;
+  m.stage = config.stage;
+  const std::int64_t psi = training::parameter_count(config.shape);
+  m.model_state_bytes_formula = zero::exact_model_state_bytes(config.stage, psi, config.ranks).total();
+  m.model_states_match_formula = true;
+  for (const zero::RankPeakBytes& r : t.peaks) {
+    m.peak_by_rank.push_back(peak_of(r));
+    m.model_states_match_formula &= r.model_states == m.model_state_bytes_formula;
+  }
+  m.peak_bytes_per_rank = largest(m.peak_by_rank);
+  m.comm_bytes = t.comm_bytes_last_step.front();
+  m.comm_elements = m.comm_bytes / std::int64_t(sizeof(float));
+  // k collectives of Psi elements, each sending (N-1)/N of them per rank: exact, since N divides every layer.
+  m.ring_comm_elements_formula = zero::collectives_per_step(config.stage) * psi / config.ranks * (config.ranks - 1);
+  m.comm_matches_formula = true;
+  for (std::int64_t bytes : t.comm_bytes_last_step)
+    m.comm_matches_formula &= bytes == m.ring_comm_elements_formula * std::int64_t(sizeof(float));
+  m.max_rel_err_vs_stage0 = max_rel_err(t.master_weights, stage0_weights);
+  m.bit_identical_to_stage0 = bit_identical(t.master_weights, stage0_weights);
+  const std::vector<double> timed(t.step_us.begin() + (t.step_us.size() > 1 ? 1 : 0), t.step_us.end());
+  const TimingStats s = summarize_us(timed, "steady_clock");
+  m.step_us = s.median_us;
+  m.step_us_min = s.min_us;
+  m.step_us_max = s.max_us;
+  m.losses = t.losses;
+  m.collectives_per_step = int(t.collectives.size());
+  return m;
+}
+
+Timeline timeline_of(const zero::ZeroConfig& config, const zero::ZeroTraining& t) {
+  Timeline tl;
+  tl.name = fmt::format("stage {} (measured)", config.stage);
+  tl.source = "measured";
+  tl.mode = "emulated";
+  for (int r = 0; r < config.ranks; ++r) tl.lanes.push_back(fmt::format("rank {}", r));
+  for (const zero::RankSpan& s : t.spans) {
+    TimelineSpan span;
+    span.lane = s.rank;
+    span.start = s.start_us;
+    span.end = s.end_us;
+    span.kind = s.kind;
+    span.micro_batch = -1;
+    const char* short_name = s.kind == "all_reduce"       ? "AR"
+                             : s.kind == "reduce_scatter" ? "RS"
+                             : s.kind == "all_gather"     ? "AG"
+                             : s.kind == "optimizer"      ? "Adam"
+                                                          : s.kind.c_str();
+    span.label = s.layer >= 0 ? fmt::format("{}{}", short_name, s.layer) : std::string(short_name);
+    tl.spans.push_back(span);
+  }
+  return tl;
+}
+
+Series bytes_series(const char* id, const std::string& name, const char* role) {
+  return Series{id, name, role, "ZeRO stage", "", "model states per rank", "bytes", {}};
+}
+
+// Every stage at each swept N, one step each: the largest rank's model states from its ledger (measured) beside the
+// formula at the same N (theory). Returns whether every rank matched the formula everywhere.
+bool sweep_ranks(RunContext& ctx, std::vector<Series>& out) {
+  const ParamValues& p = ctx.params;
+  bool all_equal = true;
+  std::vector<Series> measured(4), formula(4);
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    measured[std::size_t(stage)] = Series{fmt::format("states_vs_n_stage{}", stage),
+                                          "ledger",
+                                          "measured",
+                                          "ranks N",
+                                          "",
+                                          "model states per rank",
+                                          "bytes",
+                                          {}};
+    formula[std::size_t(stage)] = Series{fmt::format("states_formula_vs_n_stage{}", stage),
+                                         fmt::format("stage {}", stage),
+                                         "theory",
+                                         "ranks N",
+                                         "",
+                                         "model states per rank",
+                                         "bytes",
+                                         {}};
+  }
+  const std::vector<int> ranks = zero_swept_ranks(p);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    ctx.control.check_cancelled();
+    ctx.control.progress(0.8 + 0.2 * double(i) / double(ranks.size()),
+                         fmt::format("N = {}: one step per stage", ranks[i]));
+    for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+      zero::ZeroConfig config = zero_config(p, stage);
+      config.ranks = ranks[i];
+      config.steps = 1;
+      const zero::ZeroTraining t = zero::train_sharded(config);
+      const std::int64_t expected =
+          zero::exact_model_state_bytes(stage, training::parameter_count(config.shape), config.ranks).total();
+      std::int64_t largest = 0;
+      for (const zero::RankPeakBytes& r : t.peaks) {
+        largest = std::max(largest, r.model_states);
+        all_equal &= r.model_states == expected;
+      }
+      const double n = ranks[i];
+      measured[std::size_t(stage)].points.push_back({n, double(largest), double(largest), double(largest)});
+      formula[std::size_t(stage)].points.push_back({n, double(expected), double(expected), double(expected)});
+    }
+  }
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    out.push_back(std::move(formula[std::size_t(stage)]));
+    out.push_back(std::move(measured[std::size_t(stage)]));
+  }
+  return all_equal;
+}
+
+}  // namespace
+
+RunResult ZeroLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  if (p.text("mode") == "theory") {
+    result.backend.notes.push_back("calculator only: every number comes from the formulas; nothing ran");
+    finish_result(result, ctx.ledger);
+    return result;
+  }
+  result.backend.emulated = true;
+  result.backend.timer = "steady_clock";
+  result.backend.repeats = int(p.integer("steps"));
+  const tensor::SingleThreadedBlas blas;
+  zero_lesson::ZeroMeasured measured;
+  measured.stage = int(p.integer("stage"));
+  measured.ranks = int(p.integer("n"));
+  measured.dtype = p.text("dtype");
+  std::vector<float> stage0;
+  Series ledger_series = bytes_series("model_states_ledger", "model states per rank (ledger)", "measured");
+  Series formula_series = bytes_series("model_states_formula", "model states per rank (formula)", "theory");
+  Series comm_series = Series{"comm_elements_measured",
+                              "elements sent per rank per step (links)",
+                              "measured",
+                              "ZeRO stage",
+                              "",
+                              "elements",
+                              "",
+                              {}};
+  Series comm_formula =
+      Series{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "", "elements", "", {}};
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    ctx.control.check_cancelled();
+    ctx.control.progress(0.2 * stage,
+                         fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
+    const zero::ZeroConfig config = zero_config(p, stage);
+    const zero::ZeroTraining t = zero::train_sharded(config);
+    if (stage == 0) stage0 = t.master_weights;
+    StageMeasured m = measure_stage(config, t, stage0);
+    result.timelines.push_back(timeline_of(config, t));
+    const double x = stage;
+    ledger_series.points.push_back({x, double(m.peak_bytes_per_rank.model_states),
+                                    double(m.peak_bytes_per_rank.model_states),
+                                    double(m.peak_bytes_per_rank.model_states)});
+    formula_series.points.push_back({x, double(m.model_state_bytes_formula), double(m.model_state_bytes_formula),
+                                     double(m.model_state_bytes_formula)});
+    comm_series.points.push_back({x, double(m.comm_elements), double(m.comm_elements), double(m.comm_elements)});
+    comm_formula.points.push_back({x, double(m.ring_comm_elements_formula), double(m.ring_comm_elements_formula),
+                                   double(m.ring_comm_elements_formula)});
+    measured.parameters = training::parameter_count(config.shape);
+    measured.stages.push_back(std::move(m));
+  }
+  const StageMeasured& chosen = measured.stages.at(std::size_t(measured.stage));
+  measured.peak_bytes_per_rank = chosen.peak_bytes_per_rank;
+  measured.comm_bytes = chosen.comm_bytes;
+  measured.max_rel_err_vs_stage0 = chosen.max_rel_err_vs_stage0;
+  measured.all_stages_match_formula = true;
+  measured.all_stages_bit_identical = true;
+  for (const StageMeasured& s : measured.stages) {
+    measured.all_stages_match_formula &= s.model_states_match_formula;
+    measured.all_stages_bit_identical &= s.bit_identical_to_stage0;
+  }
+  result.series = {ledger_series, formula_series, comm_series, comm_formula};
+  measured.swept_ranks = zero_swept_ranks(p);
+  measured.sweep_matches_formula = sweep_ranks(ctx, result.series);
+  result.measured = make_values(std::move(measured));
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  result.backend.notes.push_back(
+      "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");
+  result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
+  if (p.integer("n") > hardware)
+    result.backend.notes.push_back(
+        fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
+                    p.integer("n"), hardware));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  // The run's memory is each rank's own ledger: the chosen stage's, by tag (all freed by now), ranks 0-3.
+  const auto* kept = result.measured_as<zero_lesson::ZeroMeasured>();
+  const StageMeasured& shown = kept->stages.at(std::size_t(kept->stage));
+  for (std::size_t r = 0; r < shown.peak_by_rank.size() && r < 4; ++r) {  // the JSON has every rank's
+    const PeakBytes& b = shown.peak_by_rank[r];
+    for (const auto& [tag, bytes] : {std::pair<const char*, std::int64_t>{"weights", b.weights},
+                                     {"gradients", b.gradients},
+                                     {"optimizer", b.optimizer},
+                                     {"activations", b.activations},
+                                     {"comm", b.comm},
+                                     {"workspace", b.workspace}})
+      result.memory.push_back({fmt::format("rank {} {}", r, tag), 0, bytes});
+    result.memory_peak_bytes = std::max(result.memory_peak_bytes, b.total);
+  }
+  return result;
+}
+
+}  // namespace dlsys
