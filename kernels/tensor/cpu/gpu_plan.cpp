@@ -1,0 +1,56 @@
+#include "kernels/tensor/gpu_plan.h"
+
+#include <fmt/format.h>
+
+#include "kernels/collectives/ring_schedule.h"
+#include "kernels/tensor/rank_layer.h"
+
+namespace dlsys::tensor {
+
+GpuPlacement plan_gpu_placement(int ranks, int visible_gpus, bool nccl_compiled) {
+  GpuPlacement p;
+  p.ranks = ranks;
+  if (ranks == 1) {
+    p.description = "1 rank on GPU 0 (nothing to exchange)";
+    return p;
+  }
+  if (visible_gpus >= ranks) {
+    p.devices = ranks;
+    p.collectives = nccl_compiled ? GpuCollectives::Nccl : GpuCollectives::Ring;
+    p.description = fmt::format("{} ranks, one per GPU (GPUs 0..{}), collectives by {}", ranks, ranks - 1,
+                                gpu_collectives_name(p.collectives));
+    return p;
+  }
+  p.emulated = true;
+  p.description = fmt::format(
+      "{} ranks emulated on GPU 0 as {} CUDA streams ({} GPU{} visible): they share its SMs and memory, and the "
+      "lab's ring copies inside one GPU, not over NVLink or PCIe",
+      ranks, ranks, visible_gpus, visible_gpus == 1 ? "" : "s");
+  return p;
+}
+
+std::string gpu_collectives_name(GpuCollectives c) { return c == GpuCollectives::Nccl ? "NCCL" : "the lab's ring"; }
+
+std::int64_t gpu_rank_device_bytes(const LayerShape& shape) {
+  const std::int64_t ring_chunk = shape.ranks > 1 ? shape.tokens() * shape.hidden / shape.ranks + 1 : 1;
+  return rank_buffer_counts(shape).bytes(4) + 4 * ring_chunk + 4 * 2 * shape.local_tokens();
+}
+
+std::int64_t gpu0_bytes_needed(const LayerShape& shape, const GpuPlacement& placement) {
+  const std::int64_t ranks_on_gpu0 = placement.emulated ? placement.ranks : 1;
+  return ranks_on_gpu0 * (gpu_rank_device_bytes(shape) + kGpuRankMarginBytes);
+}
+
+std::int64_t gpu_ring_bytes_sent(collectives::Op op, int ranks, int position, std::int64_t count) {
+  using namespace collectives;
+  if (ranks < 2) return 0;
+  std::int64_t elements = 0;
+  if (op != Op::AllGather)
+    for (int s = 0; s < ranks - 1; ++s)
+      elements += chunk_size(count, ranks, reduce_scatter_send_chunk(position, s, ranks));
+  if (op != Op::ReduceScatter)
+    for (int s = 0; s < ranks - 1; ++s) elements += chunk_size(count, ranks, all_gather_send_chunk(position, s, ranks));
+  return elements * std::int64_t(sizeof(float));
+}
+
+}  // namespace dlsys::tensor
