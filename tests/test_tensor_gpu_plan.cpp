@@ -56,7 +56,12 @@ TEST_CASE("tensor GPU ring: bytes per rank are 2(t-1)/t of the buffer for an all
 TEST_CASE("tensor GPU memory: a rank holds the CPU rank's buffers plus the ring's landing chunk and row statistics") {
   const LayerShape s{.batch = 2, .seq = 8, .hidden = 16, .heads = 4, .ranks = 4, .sequence_parallel = true};
   const std::int64_t rank = gpu_rank_device_bytes(s);
-  CHECK(rank == rank_buffer_counts(s).bytes(4) + 4 * (2 * 8 * 16 / 4 + 1) + 4 * 2 * s.local_tokens());
+  CHECK(gpu_landing_floats(s) == 2 * 8 * 16 / 4);
+  CHECK(rank == rank_buffer_counts(s).bytes(4) + 4 * (2 * 8 * 16 / 4) + 4 * 2 * s.local_tokens());
+  // Fewer than 4 tokens: the norms' 4h all-reduce has the largest chunk.
+  const LayerShape tiny{.batch = 1, .seq = 2, .hidden = 16, .heads = 4, .ranks = 4, .sequence_parallel = true};
+  CHECK(gpu_landing_floats(tiny) == 4 * 16 / 4);
+  CHECK(gpu_landing_floats(LayerShape{.batch = 1, .seq = 2, .hidden = 16, .heads = 4, .ranks = 1}) == 1);
   // The activations in it are the lab's formula, as on the CPU.
   const RankBufferCounts c = rank_buffer_counts(s);
   CHECK(4 * c.activation_values + c.activation_mask_bytes == lab_layer_bytes(s).total());

@@ -26,8 +26,11 @@ struct GpuPlacement {
 GpuPlacement plan_gpu_placement(int ranks, int visible_gpus, bool nccl_compiled);
 std::string gpu_collectives_name(GpuCollectives c);  // "the lab's ring", "NCCL"
 
-// Device bytes one rank allocates: the CPU rank's buffers (rank_buffer_counts, fp32), the ring's landing buffer for
-// one incoming chunk (s b h / t floats) and two floats per local row for the layer norms' backward (mean, 1/std).
+// Floats of the ring's landing buffer: the largest chunk of any collective of the layer (s b h, or the norms' 4h when
+// s b < 4), 1 with one rank.
+std::int64_t gpu_landing_floats(const LayerShape& shape);
+// Device bytes one rank allocates: the CPU rank's buffers (rank_buffer_counts, fp32), the ring's landing buffer and
+// two floats per local row for the layer norms' backward (mean, 1/std).
 std::int64_t gpu_rank_device_bytes(const LayerShape& shape);
 // What GPU 0 must hold for the whole group: every rank when they are emulated there, else one rank; plus a margin
 // per rank on it for its cuBLAS handle and workspace.

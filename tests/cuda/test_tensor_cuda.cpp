@@ -87,6 +87,15 @@ TEST_CASE("GPU tensor layer: a longer sequence, several heads per rank, rows wid
   }
 }
 
+TEST_CASE("GPU tensor layer: two tokens per rank, where the norms' all-reduce has the ring's largest chunk") {
+  const LayerShape shape{.batch = 1, .seq = 2, .hidden = 8, .heads = 2, .ranks = 2, .sequence_parallel = true};
+  const GpuCheck c = run_on_gpu(shape);
+  for (const TensorError& e : c.errors) {
+    CAPTURE(e.name);
+    CHECK(e.max_rel_err <= 1e-4);
+  }
+}
+
 TEST_CASE("GPU tensor layer: bytes per collective are the ring's 2(t-1)/t or (t-1)/t of the buffer, x 4 B") {
   for (bool sp : {false, true})
     for (int t : {2, 4}) {

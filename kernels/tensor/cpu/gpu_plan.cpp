@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/tensor/rank_layer.h"
 
@@ -31,9 +33,14 @@ GpuPlacement plan_gpu_placement(int ranks, int visible_gpus, bool nccl_compiled)
 
 std::string gpu_collectives_name(GpuCollectives c) { return c == GpuCollectives::Nccl ? "NCCL" : "the lab's ring"; }
 
+std::int64_t gpu_landing_floats(const LayerShape& shape) {
+  if (shape.ranks < 2) return 1;
+  const std::int64_t largest = std::max<std::int64_t>(shape.tokens(), 4) * shape.hidden;
+  return collectives::chunk_size(largest, shape.ranks, 0);  // chunk 0 is never smaller than another
+}
+
 std::int64_t gpu_rank_device_bytes(const LayerShape& shape) {
-  const std::int64_t ring_chunk = shape.ranks > 1 ? shape.tokens() * shape.hidden / shape.ranks + 1 : 1;
-  return rank_buffer_counts(shape).bytes(4) + 4 * ring_chunk + 4 * 2 * shape.local_tokens();
+  return rank_buffer_counts(shape).bytes(4) + 4 * gpu_landing_floats(shape) + 4 * 2 * shape.local_tokens();
 }
 
 std::int64_t gpu0_bytes_needed(const LayerShape& shape, const GpuPlacement& placement) {

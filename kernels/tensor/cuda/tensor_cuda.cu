@@ -436,7 +436,7 @@ void GpuTensorLayer::Impl::allocate(GpuRank& k) {
   k.dout = values(scratch, nl * h);
   k.dx = values(scratch, nl * h);
   k.out = values(scratch, nl * h);
-  k.landing = values(scratch, shape.ranks > 1 ? collectives::chunk_size(n * h, shape.ranks, 0) : 1);
+  k.landing = values(scratch, gpu_landing_floats(shape));
   k.norm_stats = values(scratch, 2 * nl);
 }
 
