@@ -128,7 +128,11 @@ std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const 
     out += "  compute per rank at t = 2 against t = 1: not measured (2 does not divide the heads)\n";
   out += fmt::format("  max relative error at most {:g}: {:.2e}: {}\n", m.max_rel_err_bar, m.max_rel_err,
                      m.meets_error_bar ? "met" : "NOT met");
-  if (const std::string load = r.backend.conditions.sentence(); !load.empty() && !m.meets_compute_bar)
+  if (m.on_gpu && r.backend.emulated && !m.meets_compute_bar)
+    out +=
+        "  (the ranks were streams on one GPU, sharing its SMs and memory: each rank's share of the work runs "
+        "beside the others', not alone on a GPU of its own)\n";
+  if (const std::string load = r.backend.conditions.sentence(); !load.empty() && !m.meets_compute_bar && !m.on_gpu)
     out += fmt::format("  (the machine was busy: {})\n", load);
   return out;
 }

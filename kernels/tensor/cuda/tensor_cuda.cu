@@ -268,7 +268,9 @@ class Resources {
     DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
     return h;
   }
+#if DLSYS_HAVE_NCCL
   void later(std::function<void()> release) { undo_.push_back(std::move(release)); }
+#endif
 
  private:
   std::vector<std::function<void()>> undo_;
