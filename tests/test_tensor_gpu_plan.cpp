@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ledger.h"
+#include "kernels/collectives/ring_schedule.h"
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/tensor/gpu_plan.h"
 #include "kernels/tensor/shard_fill.h"
@@ -40,7 +41,7 @@ TEST_CASE("tensor GPU ring: bytes per rank are 2(t-1)/t of the buffer for an all
     CAPTURE(t);
     const std::int64_t count = 24 * 40;  // divisible by every t here
     for (int p = 0; p < t; ++p) {
-      CHECK(gpu_ring_bytes_sent(Op::AllReduce, t, p, count) == 2 * (t - 1) * count / t * 4);
+      CHECK(gpu_ring_bytes_sent(Op::AllReduce, t, p, count) == 2 * (t - 1) * count / t * 4);  // p: a rank
       CHECK(gpu_ring_bytes_sent(Op::ReduceScatter, t, p, count) == (t - 1) * count / t * 4);
       CHECK(gpu_ring_bytes_sent(Op::AllGather, t, p, count) == (t - 1) * count / t * 4);
     }
@@ -51,6 +52,96 @@ TEST_CASE("tensor GPU ring: bytes per rank are 2(t-1)/t of the buffer for an all
     CHECK(total == 2 * (t - 1) * uneven * 4);
   }
   CHECK(gpu_ring_bytes_sent(Op::AllReduce, 1, 0, 100) == 0);
+}
+
+namespace {
+
+// Plays the GPU ring's steps on host buffers, in place, as the streams do: within a step every rank's send leaves
+// before any arrival is applied. Checks what makes that equal to the GPU's order: in a step each rank receives once,
+// and no rank receives into the range it is sending from.
+void play_ring(collectives::Op op, std::vector<std::vector<double>>& buffers) {
+  const int n = int(buffers.size());
+  const std::int64_t count = std::int64_t(buffers.front().size());
+  for (const std::vector<RingTransfer>& step : gpu_ring_steps(op, n, count)) {
+    REQUIRE(step.size() == std::size_t(n));
+    std::vector<int> received(std::size_t(n), 0);
+    std::vector<std::vector<double>> in_flight;
+    for (const RingTransfer& t : step) {
+      CHECK(t.to == (t.from + 1) % n);  // rank r's neighbour is r + 1, as the ring positions are shifted by one
+      ++received[std::size_t(t.to)];
+      const auto& from = buffers[std::size_t(t.from)];
+      in_flight.emplace_back(from.begin() + t.begin, from.begin() + t.begin + t.size);
+    }
+    for (int r = 0; r < n; ++r) CHECK(received[std::size_t(r)] == 1);
+    for (const RingTransfer& t : step)
+      for (const RingTransfer& mine : step)
+        if (mine.from == t.to && t.size > 0 && mine.size > 0)
+          CHECK((t.begin + t.size <= mine.begin || mine.begin + mine.size <= t.begin));
+    for (std::size_t i = 0; i < step.size(); ++i) {
+      const RingTransfer& t = step[i];
+      auto& to = buffers[std::size_t(t.to)];
+      for (std::int64_t e = 0; e < t.size; ++e)
+        to[std::size_t(t.begin + e)] =
+            t.reduce ? to[std::size_t(t.begin + e)] + in_flight[i][std::size_t(e)] : in_flight[i][std::size_t(e)];
+    }
+  }
+}
+
+double input(int rank, std::int64_t i) { return 1000.0 * (rank + 1) + double(i); }
+
+}  // namespace
+
+TEST_CASE("tensor GPU ring, played on the host: all-reduce sums everywhere, rank r keeps or brings chunk r") {
+  using collectives::chunk_begin;
+  using collectives::chunk_size;
+  for (int n : {2, 3, 4, 5})
+    for (std::int64_t count : {std::int64_t(1), std::int64_t(7), std::int64_t(24), std::int64_t(1001)}) {
+      CAPTURE(n);
+      CAPTURE(count);
+      auto fresh = [&] {
+        std::vector<std::vector<double>> b(static_cast<std::size_t>(n),
+                                           std::vector<double>(static_cast<std::size_t>(count)));
+        for (int r = 0; r < n; ++r)
+          for (std::int64_t i = 0; i < count; ++i) b[std::size_t(r)][std::size_t(i)] = input(r, i);
+        return b;
+      };
+      auto sum = [&](std::int64_t i) {
+        double s = 0;
+        for (int r = 0; r < n; ++r) s += input(r, i);
+        return s;
+      };
+      auto all = fresh();
+      play_ring(collectives::Op::AllReduce, all);
+      for (int r = 0; r < n; ++r)
+        for (std::int64_t i = 0; i < count; ++i) CHECK(all[std::size_t(r)][std::size_t(i)] == sum(i));
+      auto scattered = fresh();
+      play_ring(collectives::Op::ReduceScatter, scattered);
+      for (int r = 0; r < n; ++r)
+        for (std::int64_t i = chunk_begin(count, n, r); i < chunk_begin(count, n, r) + chunk_size(count, n, r); ++i)
+          CHECK(scattered[std::size_t(r)][std::size_t(i)] == sum(i));
+      // All-gather: rank r starts with only chunk r valid (the rest NaN) and ends with every rank's chunk.
+      auto gathered = fresh();
+      for (int r = 0; r < n; ++r)
+        for (std::int64_t i = 0; i < count; ++i) {
+          const bool own = i >= chunk_begin(count, n, r) && i < chunk_begin(count, n, r + 1);
+          if (!own) gathered[std::size_t(r)][std::size_t(i)] = std::nan("");
+        }
+      play_ring(collectives::Op::AllGather, gathered);
+      for (int r = 0; r < n; ++r)
+        for (int owner = 0; owner < n; ++owner)
+          for (std::int64_t i = chunk_begin(count, n, owner); i < chunk_begin(count, n, owner + 1); ++i)
+            CHECK(gathered[std::size_t(r)][std::size_t(i)] == input(owner, i));
+    }
+}
+
+TEST_CASE("tensor GPU ring: with sequence parallelism chunk r of an s b h buffer is rank r's block of rows") {
+  for (int t : {2, 4}) {
+    const LayerShape s{.batch = 3, .seq = 8, .hidden = 12, .heads = 4, .ranks = t, .sequence_parallel = true};
+    for (int r = 0; r < t; ++r) {
+      CHECK(collectives::chunk_begin(s.tokens() * s.hidden, t, r) == s.first_local_token(r) * s.hidden);
+      CHECK(collectives::chunk_size(s.tokens() * s.hidden, t, r) == s.local_tokens() * s.hidden);
+    }
+  }
 }
 
 TEST_CASE("tensor GPU memory: a rank holds the CPU rank's buffers plus the ring's landing chunk and row statistics") {

@@ -4,6 +4,7 @@
 // how many bytes the lab's GPU ring copies per rank for one call. Plain C++17: the CUDA file includes it.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/collectives/op.h"
 #include "kernels/tensor/layer_shape.h"
@@ -37,8 +38,19 @@ std::int64_t gpu_rank_device_bytes(const LayerShape& shape);
 std::int64_t gpu0_bytes_needed(const LayerShape& shape, const GpuPlacement& placement);
 inline constexpr std::int64_t kGpuRankMarginBytes = 64ll << 20;
 
-// Bytes the lab's GPU ring copies out of one rank for one call on `count` floats, chunk by chunk as its schedule
-// sends them (ring_schedule.h): n - 1 chunks for a reduce-scatter or an all-gather, both for an all-reduce.
-std::int64_t gpu_ring_bytes_sent(collectives::Op op, int ranks, int position, std::int64_t count);
+// One copy of the lab's GPU ring: rank `from` sends elements [begin, begin + size) of its buffer to rank `to`, which
+// adds them into the same range of its own buffer (reduce, through a landing buffer) or stores them there.
+struct RingTransfer {
+  int from = 0, to = 0;
+  std::int64_t begin = 0, size = 0;
+  bool reduce = false;
+};
+// The ring's steps for one in-place call on `count` floats of every rank's buffer, in order; a step is one transfer
+// out of and one into every rank, all concurrent. The schedule is ring_schedule.h's over ring positions; rank r sits
+// at position r - 1, so that rank r keeps (reduce-scatter) or brings (all-gather) chunk r, as TpGroup's ranks do.
+std::vector<std::vector<RingTransfer>> gpu_ring_steps(collectives::Op op, int ranks, std::int64_t count);
+// Bytes the ring copies out of `rank` for one call: n - 1 chunks for a reduce-scatter or an all-gather, both for an
+// all-reduce.
+std::int64_t gpu_ring_bytes_sent(collectives::Op op, int ranks, int rank, std::int64_t count);
 
 }  // namespace dlsys::tensor

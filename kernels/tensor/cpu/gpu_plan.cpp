@@ -48,15 +48,34 @@ std::int64_t gpu0_bytes_needed(const LayerShape& shape, const GpuPlacement& plac
   return ranks_on_gpu0 * (gpu_rank_device_bytes(shape) + kGpuRankMarginBytes);
 }
 
-std::int64_t gpu_ring_bytes_sent(collectives::Op op, int ranks, int position, std::int64_t count) {
+std::vector<std::vector<RingTransfer>> gpu_ring_steps(collectives::Op op, int ranks, std::int64_t count) {
   using namespace collectives;
-  if (ranks < 2) return 0;
-  std::int64_t elements = 0;
+  std::vector<std::vector<RingTransfer>> steps;
+  if (ranks < 2) return steps;
+  auto rank_at = [&](int position) { return (position + 1) % ranks; };
+  auto add_step = [&](bool reduce, int s) {
+    std::vector<RingTransfer>& step = steps.emplace_back();
+    for (int p = 0; p < ranks; ++p) {
+      const int c = reduce ? reduce_scatter_send_chunk(p, s, ranks) : all_gather_send_chunk(p, s, ranks);
+      step.push_back({.from = rank_at(p),
+                      .to = rank_at(next_rank(p, ranks)),
+                      .begin = chunk_begin(count, ranks, c),
+                      .size = chunk_size(count, ranks, c),
+                      .reduce = reduce});
+    }
+  };
   if (op != Op::AllGather)
-    for (int s = 0; s < ranks - 1; ++s)
-      elements += chunk_size(count, ranks, reduce_scatter_send_chunk(position, s, ranks));
+    for (int s = 0; s < ranks - 1; ++s) add_step(true, s);
   if (op != Op::ReduceScatter)
-    for (int s = 0; s < ranks - 1; ++s) elements += chunk_size(count, ranks, all_gather_send_chunk(position, s, ranks));
+    for (int s = 0; s < ranks - 1; ++s) add_step(false, s);
+  return steps;
+}
+
+std::int64_t gpu_ring_bytes_sent(collectives::Op op, int ranks, int rank, std::int64_t count) {
+  std::int64_t elements = 0;
+  for (const std::vector<RingTransfer>& step : gpu_ring_steps(op, ranks, count))
+    for (const RingTransfer& t : step)
+      if (t.from == rank) elements += t.size;
   return elements * std::int64_t(sizeof(float));
 }
 

@@ -324,7 +324,7 @@ struct GpuTensorLayer::Impl {
   void collective(Op op, const char* site, bool backward, const std::function<float*(GpuRank&)>& buffer,
                   std::int64_t count, const std::function<void(GpuRank&)>& prepare = {});
   void ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count);
-  void ring_step(bool reduce, bool first, int step, const std::function<float*(GpuRank&)>& buffer, std::int64_t count);
+  void ring_step(const std::vector<RingTransfer>& step, bool first, const std::function<float*(GpuRank&)>& buffer);
 #if DLSYS_HAVE_NCCL
   void nccl(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count);
 #endif
@@ -337,8 +337,6 @@ struct GpuTensorLayer::Impl {
   void attention_backward(GpuRank& k);
   void layer_norm_backward(GpuRank& k, const float* x, const float* gain, const float* dy, float* dx, float* dgain,
                            float* dbias);
-  // The rank's position in the ring (as TpGroup: the ring hands chunk p + 1 to position p, so rank r sits at r - 1).
-  GpuRank& at_position(int position) { return ranks[std::size_t((position + 1) % int(ranks.size()))]; }
 };
 
 GpuTensorLayer::Impl::Impl(const LayerShape& s) : shape(s) {
@@ -490,15 +488,13 @@ void GpuTensorLayer::Impl::collective(Op op, const char* site, bool backward,
   const int n = shape.ranks;
   const std::size_t index = ranks.front().times.calls.size();
   if (n > 1 && index >= std::size_t(kMaxCallsPerStep)) throw RunFailure("more collectives in one step than events");
-  for (int p = 0; p < n; ++p) {
-    GpuRank& k = at_position(p);
+  for (GpuRank& k : ranks)
     k.times.calls.push_back(CollectiveCall{.op = op,
                                            .site = site,
                                            .backward = backward,
                                            .elements = count,
-                                           .bytes_sent = gpu_ring_bytes_sent(op, n, p, count),
+                                           .bytes_sent = gpu_ring_bytes_sent(op, n, k.rank, count),
                                            .time_us = 0});
-  }
   if (n == 1) {  // one rank: its buffer already is the result once prepared
     if (prepare) for_each_rank(prepare);
     return;
@@ -528,48 +524,36 @@ void GpuTensorLayer::Impl::ring(Op op, const std::function<float*(GpuRank&)>& bu
       if (&other != &k) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.stream, other.ready, 0));
   });
   bool first = true;
-  if (op != Op::AllGather)
-    for (int s = 0; s < n - 1; ++s, first = false) ring_step(true, first, s, buffer, count);
-  if (op != Op::ReduceScatter)
-    for (int s = 0; s < n - 1; ++s, first = false) ring_step(false, first, s, buffer, count);
+  for (const std::vector<RingTransfer>& step : gpu_ring_steps(op, n, count)) {
+    ring_step(step, first, buffer);
+    first = false;
+  }
 }
 
-// One step of every position p: it sends chunk c of its buffer to position p + 1, into that rank's landing buffer
-// (reduce-scatter, then added in place) or straight into the same chunk of its buffer (all-gather). A sender first
-// waits until its neighbour has consumed the previous step's arrival (the landing buffer is free again, and a chunk
-// about to be overwritten has been sent on).
-void GpuTensorLayer::Impl::ring_step(bool reduce, bool first, int step, const std::function<float*(GpuRank&)>& buffer,
-                                     std::int64_t count) {
-  using namespace collectives;
-  const int n = shape.ranks;
-  auto chunk_of = [&](int position) {
-    return reduce ? reduce_scatter_send_chunk(position, step, n) : all_gather_send_chunk(position, step, n);
-  };
-  for (int p = 0; p < n; ++p) {  // sends
-    GpuRank& me = at_position(p);
-    GpuRank& next = at_position(next_rank(p, n));
+// One step: every rank sends one range of its buffer to its neighbour, into the neighbour's landing buffer (then added
+// in place) or straight into the same range of its buffer. A sender first waits until its neighbour has consumed the
+// previous step's arrival (the landing buffer is free again, and a range about to be overwritten has been sent on).
+void GpuTensorLayer::Impl::ring_step(const std::vector<RingTransfer>& step, bool first,
+                                     const std::function<float*(GpuRank&)>& buffer) {
+  for (const RingTransfer& t : step) {  // sends
+    GpuRank& me = ranks[std::size_t(t.from)];
+    GpuRank& next = ranks[std::size_t(t.to)];
     DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
     if (!first) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, next.consumed, 0));
-    const int c = chunk_of(p);
-    const std::int64_t begin = chunk_begin(count, n, c), size = chunk_size(count, n, c);
-    float* target = reduce ? next.landing : buffer(next) + begin;
-    if (size > 0)
-      DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(target, next.device, buffer(me) + begin, me.device,
-                                           std::size_t(size) * sizeof(float), me.stream));
+    float* target = t.reduce ? next.landing : buffer(next) + t.begin;
+    if (t.size > 0)
+      DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(target, next.device, buffer(me) + t.begin, me.device,
+                                           std::size_t(t.size) * sizeof(float), me.stream));
     DLSYS_CUDA_CHECK(cudaEventRecord(me.sent, me.stream));
   }
-  for (int p = 0; p < n; ++p) {  // receives
-    GpuRank& me = at_position(p);
-    GpuRank& prev = at_position(prev_rank(p, n));
+  for (const RingTransfer& t : step) {  // receives: each rank is the target of exactly one transfer per step
+    GpuRank& me = ranks[std::size_t(t.to)];
+    GpuRank& prev = ranks[std::size_t(t.from)];
     DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
     DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, prev.sent, 0));
-    if (reduce) {
-      const int c = chunk_of(prev_rank(p, n));
-      const std::int64_t begin = chunk_begin(count, n, c), size = chunk_size(count, n, c);
-      if (size > 0) {
-        add_kernel<<<flat_blocks(size), kFlatThreads, 0, me.stream>>>(buffer(me) + begin, me.landing, size);
-        check_launch();
-      }
+    if (t.reduce && t.size > 0) {
+      add_kernel<<<flat_blocks(t.size), kFlatThreads, 0, me.stream>>>(buffer(me) + t.begin, me.landing, t.size);
+      check_launch();
     }
     DLSYS_CUDA_CHECK(cudaEventRecord(me.consumed, me.stream));
   }
