@@ -464,6 +464,9 @@ void GpuTensorLayer::Impl::fill(GpuRank& k) {
   upload(k.w1, w1);
   upload(k.w2, w2);
   upload(k.norms, norms);
+  // A copy from pageable memory may return before its DMA ends, and the ranks' streams do not wait on the legacy
+  // default stream the copies used: wait here, once, before any kernel reads them.
+  DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void GpuTensorLayer::Impl::for_each_rank(const std::function<void(GpuRank&)>& work) {
