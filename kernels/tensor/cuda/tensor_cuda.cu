@@ -566,7 +566,10 @@ void GpuTensorLayer::Impl::ring_step(const std::vector<RingTransfer>& step, bool
 // In place, all ranks' calls in one group (one thread drives every GPU). NCCL gives NCCL rank r chunk r, as we want.
 void GpuTensorLayer::Impl::nccl(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
   const int n = shape.ranks;
-  const std::int64_t chunk = count / n;  // the layer's counts (s b h, 4 h) are multiples of t
+  const std::int64_t chunk = count / n;       // the layer's counts (s b h, 4 h) are multiples of t
+  if (op != Op::AllReduce && count % n != 0)  // the shape rules make this impossible; NCCL would read past the end
+    throw RunFailure(
+        fmt::format("NCCL's reduce-scatter and all-gather need a count divisible by t = {}; got {}", n, count));
   CHECK_NCCL(ncclGroupStart());
   for (GpuRank& k : ranks) {
     float* data = buffer(k);
