@@ -62,14 +62,23 @@ TEST_CASE("tensor: bad input exits 2 naming the parameter, the value and what is
   check({"mode=theory", "heads=16", "hidden=1024", "t=6"}, "parameter 't': value '6' is not allowed");
 }
 
-TEST_CASE("tensor: the CUDA backend is refused with a sentence (the CPU backend only, for now)") {
+TEST_CASE("tensor: on the CUDA backend the calculator and the course's example need no GPU memory check") {
   const Lesson& lesson = find_lesson("tensor");
+  CHECK(lesson.runs_on_cuda());
   const ParamValues p = ParamValues::defaults(lesson.params());
-  CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("runs on the CPU backend only"),
-                       BadInput);
   ParamValues theory = p;
   theory.set(lesson.params(), "mode", "theory");
+  theory.set(lesson.params(), "hidden", "131072");
+  theory.set(lesson.params(), "heads", "16");
+  theory.set(lesson.params(), "seq", "131072");
   CHECK_NOTHROW(lesson.validate(theory, BackendKind::Cuda));
+  ParamValues course = p;
+  course.set(lesson.params(), "example", "course");
+  CHECK_NOTHROW(lesson.validate(course, BackendKind::Cuda));
+  // The shape rules are the same on either backend.
+  ParamValues bad = p;
+  bad.set(lesson.params(), "t", "3");
+  CHECK_THROWS_WITH_AS(lesson.validate(bad, BackendKind::Cuda), doctest::Contains("parameter 't'"), BadInput);
 }
 
 TEST_CASE("tensor calculator: GPT-3's shape at t = 8, exact, with nothing run") {

@@ -490,7 +490,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
   const bool side_by_side = width >= 3.2f * ImGui::CalcTextSize("compute, CPU time (measured)").x;
   const float plot_width = side_by_side ? (width - gap) / 2 : width;
-  const float height = std::max(ImGui::GetContentRegionAvail().y - 5.5f * ImGui::GetFrameHeightWithSpacing(),
+  const float height = std::max(ImGui::GetContentRegionAvail().y - 7.0f * ImGui::GetFrameHeightWithSpacing(),
                                 ImGui::GetTextLineHeight() * 18);
   PlotSpec by_t{
       "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
@@ -507,6 +507,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
   note(verdict_against_hidden(r));
+  if (!m->placement.empty()) note("Ranks: " + m->placement + ".");
   draw_crossovers(*steps);
 }
 

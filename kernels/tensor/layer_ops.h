@@ -1,9 +1,13 @@
 #pragma once
 // The element-wise and row-wise pieces of the transformer layer, for fp32 ranks and the double reference alike:
 // values that depend only on a global index (so a rank can fill its own shard without the others), dropout, layer
-// norm, GeLU and the causal softmax, each with its backward.
+// norm, GeLU and the causal softmax, each with its backward. The per-element functions (the hash, the fill, the
+// dropout mask, GeLU and its derivative) are host and device functions: the CUDA ranks call these same lines, so a
+// GPU rank draws the same values and drops the same elements as a CPU rank.
 #include <cmath>
 #include <cstdint>
+
+#include "kernels/common/host_device.h"
 
 namespace dlsys::tensor {
 
@@ -24,7 +28,7 @@ enum class Site : std::uint32_t {
 
 // A 64-bit mix of (site, index) (splitmix64's finaliser): every element gets its own value from its global index
 // alone, whichever rank computes it and in whatever order.
-inline std::uint64_t site_hash(Site site, std::uint64_t index) {
+DLSYS_HOST_DEVICE inline std::uint64_t site_hash(Site site, std::uint64_t index) {
   std::uint64_t z = index * 0x9E3779B97F4A7C15ull + (static_cast<std::uint64_t>(site) << 56) + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -32,19 +36,19 @@ inline std::uint64_t site_hash(Site site, std::uint64_t index) {
 }
 
 // Uniform in [-scale, scale), rounded to fp32 first so the fp32 ranks and the double reference start equal.
-inline float site_uniform(Site site, std::uint64_t index, float scale) {
+DLSYS_HOST_DEVICE inline float site_uniform(Site site, std::uint64_t index, float scale) {
   const double u = static_cast<double>(site_hash(site, index) >> 40) / static_cast<double>(1ull << 24);  // [0, 1)
   return static_cast<float>((2.0 * u - 1.0) * scale);
 }
 
 // Dropout keeps an element with probability 1 - p; kept elements are scaled by 1 / (1 - p).
 inline constexpr double kDropoutProbability = 0.1;
-inline std::uint8_t dropout_keep(Site site, std::uint64_t index) {
+DLSYS_HOST_DEVICE inline std::uint8_t dropout_keep(Site site, std::uint64_t index) {
   const double u = static_cast<double>(site_hash(site, index) >> 40) / static_cast<double>(1ull << 24);
   return u >= kDropoutProbability ? 1 : 0;
 }
 template <typename T>
-constexpr T dropout_scale() {
+DLSYS_HOST_DEVICE constexpr T dropout_scale() {
   return static_cast<T>(1.0 / (1.0 - kDropoutProbability));
 }
 
@@ -89,12 +93,12 @@ void layer_norm_backward_row(const T* x, const T* gain, const T* dy, T* dx, T* d
 
 // GeLU, tanh form (as GPT-2 and Megatron-LM use): 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))).
 template <typename T>
-T gelu(T z) {
+DLSYS_HOST_DEVICE T gelu(T z) {
   const T c = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
   return T(0.5) * z * (T(1) + std::tanh(c * (z + T(0.044715) * z * z * z)));
 }
 template <typename T>
-T gelu_derivative(T z) {
+DLSYS_HOST_DEVICE T gelu_derivative(T z) {
   const T c = static_cast<T>(0.7978845608028654);
   const T inner = c * (z + T(0.044715) * z * z * z);
   const T th = std::tanh(inner);

@@ -32,20 +32,10 @@
 
 #include "engine/host_buffer.h"
 #include "kernels/tensor/layer_shape.h"
+#include "kernels/tensor/step_times.h"
 #include "kernels/tensor/tp_group.h"
 
 namespace dlsys::tensor {
-
-// One rank's timing of one forward + backward.
-struct RankStepTimes {
-  double step_us = 0;     // the whole forward + backward on this rank
-  double comm_us = 0;     // inside collectives, waiting for the other ranks included
-  double compute_us = 0;  // the rest: GEMMs, attention, layer norms, element-wise work, local copies
-  // The same split in CPU time of the rank's thread: the work itself, which does not grow when ranks outnumber the
-  // cores and wait for one (wall time does).
-  double step_cpu_us = 0, comm_cpu_us = 0, compute_cpu_us = 0;
-  std::vector<CollectiveCall> calls;  // in the order the rank made them
-};
 
 // Elements of every buffer one rank allocates, by ledger tag, from the shape alone (for memory checks before any
 // allocation). Values are T; dropout masks one byte each.

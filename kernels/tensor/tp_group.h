@@ -14,18 +14,9 @@
 #include "engine/ledger.h"
 #include "kernels/collectives/communicator.h"
 #include "kernels/collectives/op.h"
+#include "kernels/tensor/step_times.h"
 
 namespace dlsys::tensor {
-
-// One collective as a rank saw it: what, where in the layer, how big, what it cost.
-struct CollectiveCall {
-  collectives::Op op = collectives::Op::AllReduce;
-  std::string site;             // "attention output (g)", ...
-  bool backward = false;        // called in the backward pass
-  std::int64_t elements = 0;    // the whole buffer the collective works on (s b h for the layer's)
-  std::int64_t bytes_sent = 0;  // by this rank, counted by the links
-  double time_us = 0;           // on this rank, waiting for the others included
-};
 
 class TpGroup {
  public:

@@ -35,8 +35,25 @@ struct TensorError {
   std::string name;  // "output", "dW_qkv", ...: for people
   double max_rel_err = 0;
 };
+// What one rank ends a step with, on the host, in RankLayer's layouts: its rows of the output and input gradient, its
+// weight-gradient shards and its (whole) norms' gradient. The CPU ranks point at their own buffers; the CUDA ranks at
+// copies brought back from the device.
+struct RankResults {
+  int rank = 0;
+  const float* output = nullptr;
+  const float* input_gradient = nullptr;
+  const float* grad_wqkv = nullptr;
+  const float* grad_wo = nullptr;
+  const float* grad_w1 = nullptr;
+  const float* grad_w2 = nullptr;
+  const float* grad_norms = nullptr;
+};
+RankResults results_of(const RankLayer<float>& rank);
+
 // The output, the input gradient and every weight gradient (W_qkv, W_o, W_1, W_2, the norms' gains and biases);
 // `reference` is a RankLayer<double> with one rank, the same b, s, h, a, stepped once.
+std::vector<TensorError> compare_with_reference(const LayerShape& shape, const std::vector<RankResults>& ranks,
+                                                const RankLayer<double>& reference);
 std::vector<TensorError> compare_with_reference(const TensorParallelLayer& layer, const RankLayer<double>& reference);
 
 // OpenBLAS on one thread per call while it lives: the ranks are the parallelism, as one GPU each would be.

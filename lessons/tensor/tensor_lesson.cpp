@@ -8,10 +8,13 @@
 #include <set>
 #include <thread>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/communicator.h"
 #include "kernels/tensor/activation_memory.h"
+#include "kernels/tensor/gpu_plan.h"
 #include "kernels/tensor/rank_layer.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/tensor/tensor_steps.h"
@@ -19,6 +22,13 @@
 namespace dlsys {
 
 using tensor::LayerShape;
+
+namespace {
+// For the time estimate on a GPU only, deliberately low: an fp32 rate any recent GPU beats (an H100 does ~50 TFLOP/s
+// on sgemm), and a launch cost per kernel that small heads make matter.
+constexpr double kGpuFp32GflopsFloor = 5000;
+constexpr double kGpuLaunchSeconds = 20e-6;
+}  // namespace
 
 // The ranges keep every byte count exact in 64 bits: 9 a s^2 b stays below 2^63 at a = 1024, s = 131072, b = 1024.
 std::vector<ParamSpec> TensorLesson::params() const {
@@ -29,7 +39,7 @@ std::vector<ParamSpec> TensorLesson::params() const {
        .default_text = "2",
        .min = 1,
        .max = 64,
-       .help = "ranks sharing each layer (CPU threads here); must divide the heads"},
+       .help = "ranks sharing each layer (CPU threads, or GPUs or streams on one); must divide the heads"},
       {.key = "hidden",
        .label = "hidden size h",
        .type = ParamType::Integer,
@@ -231,18 +241,70 @@ void check_memory_and_time(const ParamValues& p) {
       "hidden, seq, batch, hidden_sweep or repeats");
 }
 
+// On a GPU: each configuration's device memory on GPU 0 (every rank, when ranks are emulated there), the double
+// reference and the copies of the results on the host, and the time: the reference on one CPU thread, the steps at a
+// deliberately low fp32 rate plus a launch cost per kernel (the attention runs head by head).
+void check_gpu_memory_and_time(const ParamValues& p) {
+  const CudaStatus& cuda = cuda_status();
+  const bool nccl = collectives::cuda::nccl_compiled();
+  const LayerShape chosen = tensor_shape(p);
+  const std::vector<LayerShape> shapes = run_plan(p);
+  double largest = 0;
+  LayerShape largest_shape = chosen;
+  for (const LayerShape& s : shapes) {
+    const tensor::GpuPlacement placement = tensor::plan_gpu_placement(s.ranks, cuda.device_count, nccl);
+    const double bytes = double(tensor::gpu0_bytes_needed(s, placement));
+    if (bytes > largest) {
+      largest = bytes;
+      largest_shape = s;
+    }
+  }
+  if (largest > double(cuda.device.memory_free_bytes))
+    throw BadInput(fmt::format(
+        "parameters 'hidden' = {}, 'seq' = {}, 'batch' = {}, 'heads' = {}: on the GPU the run needs {} on GPU 0 (t = "
+        "{} at h = {}: weights, gradients, activations and scratch of {} there) but only {} is free; lower hidden, "
+        "seq, batch or heads, or run on --backend cpu (mode = theory computes the formula at any size)",
+        chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(largest), largest_shape.ranks,
+        largest_shape.hidden,
+        largest_shape.ranks > cuda.device_count && largest_shape.ranks > 1 ? "every rank, emulated" : "one rank",
+        format_bytes_both(double(cuda.device.memory_free_bytes))));
+  // The results come back to the host for the check: outputs, input gradients and weight gradients of every rank.
+  const double copies = 4.0 * double(2 * chosen.tokens() * chosen.hidden + 12 * chosen.hidden * chosen.hidden +
+                                     4 * chosen.hidden * chosen.ranks);
+  const double needed = reference_bytes(chosen) + copies;
+  const HostMemory host = host_memory();
+  if (!host.fits(needed))
+    throw BadInput(fmt::format(
+        "parameters 'hidden' = {}, 'seq' = {}, 'batch' = {}, 'heads' = {}: the check needs {} of host memory (the "
+        "unsharded layer in double and the copies of the GPU ranks' results) but only {} is available; lower hidden, "
+        "seq, batch or heads",
+        chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(needed),
+        format_bytes_both(host.free_bytes)));
+  const double steps = double(p.integer("repeats") + 1);
+  double seconds = estimated_seconds(step_flop(chosen), kBlasGflopsPerThread / 2, 1);  // dgemm: half sgemm's rate
+  for (const LayerShape& s : shapes) {
+    const double launches = 12.0 * double(s.batch * s.heads) + 40.0 * s.ranks;
+    seconds += steps * (step_flop(s) / (kGpuFp32GflopsFloor * 1e9) + launches * kGpuLaunchSeconds);
+  }
+  refuse_if_longer_than_limit(
+      p, seconds,
+      fmt::format("one double-precision step on the CPU at {:g} GFLOP/s, then {} configurations x {} steps of 72 s b "
+                  "h^2 + 12 s^2 b h FLOP on the GPU at {:g} GFLOP/s",
+                  kBlasGflopsPerThread / 2, shapes.size(), steps, kGpuFp32GflopsFloor),
+      "hidden, seq, batch, hidden_sweep or repeats");
+}
+
 }  // namespace
 
 void TensorLesson::validate(const ParamValues& p, BackendKind backend) const {
   check_shape(p);
-  if (p.text("mode") == "theory") return;  // the calculator runs nothing, on any backend, at any size
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
-        "threads); allowed: --backend cpu, or mode = theory for the activation calculator");
-  if (p.text("example") == "course") return;  // four numbers on two ranks
+  if (p.text("mode") == "theory") return;     // the calculator runs nothing, on any backend, at any size
+  if (p.text("example") == "course") return;  // four numbers on two CPU ranks, whatever the backend
   check_sweep(p);
-  check_memory_and_time(p);
+  if (backend == BackendKind::Cuda)
+    check_gpu_memory_and_time(p);
+  else
+    check_memory_and_time(p);
 }
 
 tensor::TensorTheory tensor_theory(const ParamValues& p) {

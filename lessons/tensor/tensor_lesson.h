@@ -7,7 +7,7 @@ namespace dlsys {
 
 // Lesson `tensor` (T17, T18): column and row splits on the course's 4x4 example, the Megatron MLP and attention with
 // their all-reduces, scaling against t and h, and sequence parallelism's activation memory, run for real on CPU rank
-// threads with the lab's ring collectives.
+// threads with the lab's ring collectives, or on GPUs (cuBLAS per rank, NCCL or the lab's ring).
 class TensorLesson final : public Lesson {
  public:
   std::string id() const override { return "tensor"; }
@@ -17,7 +17,9 @@ class TensorLesson final : public Lesson {
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  bool runs_on_cuda() const override { return false; }  // ranks are CPU threads, for now
+  // On CUDA: the layer's ranks on GPUs (or emulated as streams on one); example = course and mode = theory stay
+  // on the CPU.
+  bool runs_on_cuda() const override { return true; }
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;

@@ -72,19 +72,22 @@ std::string course_example(const tensor::CourseExample& e) {
 }
 
 std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const tensor::TensorMeasured& m) {
-  std::string out = "\nAgainst t at the chosen h (per rank, the slowest rank per step, median of the timed steps)\n";
+  std::string out = fmt::format("\nRanks: {}\n", m.placement);
+  out += "\nAgainst t at the chosen h (per rank, the slowest rank per step, median of the timed steps)\n";
   out += fmt::format("  {:>3} {:>12} {:>12} {:>12} {:>12} {:>16} {:>16}\n", "t", "compute", "(CPU time)", "comm",
                      "step", "bytes sent", "activations");
   const Series *compute = r.find_series("compute_vs_t"), *cpu = r.find_series("compute_cpu_vs_t"),
                *comm = r.find_series("comm_vs_t"), *step = r.find_series("step_vs_t"),
                *bytes = r.find_series("comm_bytes_vs_t"), *act = r.find_series("activation_vs_t");
-  if (compute && cpu && comm && step && bytes && act)
+  // No CPU time on GPU ranks: their work is not a thread's.
+  const bool with_cpu = cpu && compute && cpu->points.size() == compute->points.size();
+  if (compute && comm && step && bytes && act)
     for (std::size_t i = 0; i < compute->points.size(); ++i)
-      out += fmt::format("  {:>3g} {:>12} {:>12} {:>12} {:>12} {:>16} {:>16}\n", compute->points[i].x,
-                         format_duration_us(compute->points[i].y), format_duration_us(cpu->points[i].y),
-                         format_duration_us(comm->points[i].y), format_duration_us(step->points[i].y),
-                         format_count(double(std::int64_t(bytes->points[i].y))),
-                         format_count(double(std::int64_t(act->points[i].y))));
+      out += fmt::format(
+          "  {:>3g} {:>12} {:>12} {:>12} {:>12} {:>16} {:>16}\n", compute->points[i].x,
+          format_duration_us(compute->points[i].y), with_cpu ? format_duration_us(cpu->points[i].y) : std::string("-"),
+          format_duration_us(comm->points[i].y), format_duration_us(step->points[i].y),
+          format_count(double(std::int64_t(bytes->points[i].y))), format_count(double(std::int64_t(act->points[i].y))));
   const Series *hc = r.find_series("compute_vs_hidden"), *hm = r.find_series("comm_vs_hidden"),
                *gain = r.find_series("gain_vs_hidden");
   if (hc && hm && gain && hc->points.size() == gain->points.size()) {
@@ -96,7 +99,8 @@ std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const 
                          gain->points[i].y > 0 ? format_duration_us(gain->points[i].y) : std::string("none"),
                          hm->points[i].y > gain->points[i].y ? "communication outweighs the gain" : "");
   }
-  out += "\nCollectives of one step, rank 0 (bytes counted by the links; formula: ring, fp32)\n";
+  out += fmt::format("\nCollectives of one step, rank 0 (bytes {}; formula: ring, fp32)\n",
+                     m.on_gpu ? "counted from the GPU ring's copies, or its count with NCCL" : "counted by the links");
   for (const tensor::MeasuredCollective& c : m.collectives)
     out += fmt::format("  {:<8} {:<14} {:<34} {:>12} elements {:>12} B sent (formula {:.0f}) {:>10}\n", c.pass, c.op,
                        c.site, format_count(double(c.elements)), format_count(double(c.bytes_sent)), c.bytes_formula,
@@ -120,11 +124,15 @@ std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const 
   if (m.compute_cpu_ratio_t2_over_t1 > 0)
     out += fmt::format("    in thread CPU time, the work alone (not waiting for a core): {:.2f}\n",
                        m.compute_cpu_ratio_t2_over_t1);
-  else
+  if (m.compute_ratio_t2_over_t1 <= 0)
     out += "  compute per rank at t = 2 against t = 1: not measured (2 does not divide the heads)\n";
   out += fmt::format("  max relative error at most {:g}: {:.2e}: {}\n", m.max_rel_err_bar, m.max_rel_err,
                      m.meets_error_bar ? "met" : "NOT met");
-  if (const std::string load = r.backend.conditions.sentence(); !load.empty() && !m.meets_compute_bar)
+  if (m.on_gpu && r.backend.emulated && !m.meets_compute_bar)
+    out +=
+        "  (the ranks were streams on one GPU, sharing its SMs and memory: each rank's share of the work runs "
+        "beside the others', not alone on a GPU of its own)\n";
+  if (const std::string load = r.backend.conditions.sentence(); !load.empty() && !m.meets_compute_bar && !m.on_gpu)
     out += fmt::format("  (the machine was busy: {})\n", load);
   return out;
 }

@@ -1,5 +1,5 @@
-// The tensor lesson's run: the layer on t CPU rank threads, checked against the unsharded layer in double, then
-// measured against t and against h; or the course's 4x4 example alone; or nothing (the calculator).
+// The tensor lesson's run: the layer on t CPU rank threads or t GPU ranks, checked against the unsharded layer in
+// double, then measured against t and against h; or the course's 4x4 example alone; or nothing (the calculator).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/tensor/linear_split.h"
+#include "kernels/tensor/tensor_cuda.h"
 #include "kernels/tensor/tp_layer.h"
 #include "lessons/tensor/tensor_lesson.h"
 
@@ -30,6 +31,9 @@ struct ConfigMeasure {
   std::int64_t comm_bytes = 0;                // sent by rank 0 in one step
   std::vector<tensor::CollectiveCall> calls;  // rank 0's, with the median time of each over the steps
   std::vector<tensor::TensorError> errors;    // against the reference, for the chosen configuration only
+  std::string placement;                      // where the ranks ran
+  bool emulated = false;                      // GPU ranks as streams on one GPU
+  bool nccl = false;                          // collectives by NCCL (bytes then the ring's count for the same call)
 };
 
 TimingStats stats(const std::vector<double>& samples) { return summarize_us(samples, "steady_clock"); }
@@ -71,6 +75,58 @@ ConfigMeasure measure_config(const LayerShape& shape, int repeats, RunContext& c
   return m;
 }
 
+// The same measurement with the ranks on GPUs: times from CUDA events on each rank's stream (no thread CPU time),
+// activations from the GPU layer's own ledger of device memory, results copied back for the check.
+ConfigMeasure measure_config_gpu(const LayerShape& shape, int repeats, RunContext& ctx,
+                                 const tensor::RankLayer<double>* reference) {
+  ConfigMeasure m{.shape = shape};
+  tensor::cuda::GpuTensorLayer layer(shape);
+  m.placement = layer.placement().description;
+  m.emulated = layer.placement().emulated;
+  m.nccl = layer.placement().collectives == tensor::GpuCollectives::Nccl;
+  m.activation_bytes = layer.activation_bytes(0);
+  for (int r = 1; r < shape.ranks; ++r)
+    m.ranks_hold_equal_activations &= layer.activation_bytes(r) == m.activation_bytes;
+  std::vector<std::vector<double>> call_times;
+  for (int i = 0; i <= repeats; ++i) {  // the first step is not timed
+    ctx.control.check_cancelled();
+    const std::vector<tensor::RankStepTimes> ranks = layer.step();
+    if (i == 0) continue;
+    double compute = 0, comm = 0, step = 0;
+    for (const tensor::RankStepTimes& r : ranks) {
+      compute = std::max(compute, r.compute_us);
+      comm = std::max(comm, r.comm_us);
+      step = std::max(step, r.step_us);
+    }
+    m.compute_us.push_back(compute);
+    m.comm_us.push_back(comm);
+    m.step_us.push_back(step);
+    m.calls = ranks.front().calls;
+    call_times.resize(m.calls.size());
+    for (std::size_t c = 0; c < m.calls.size(); ++c) call_times[c].push_back(m.calls[c].time_us);
+  }
+  m.comm_bytes = 0;
+  for (std::size_t c = 0; c < m.calls.size(); ++c) {
+    m.calls[c].time_us = stats(call_times[c]).median_us;
+    m.comm_bytes += m.calls[c].bytes_sent;
+  }
+  if (reference != nullptr) {
+    const std::vector<tensor::cuda::HostRankCopy> copies = layer.results();
+    std::vector<tensor::RankResults> views;
+    for (const tensor::cuda::HostRankCopy& c : copies)
+      views.push_back({.rank = c.rank,
+                       .output = c.output.data(),
+                       .input_gradient = c.input_gradient.data(),
+                       .grad_wqkv = c.grad_wqkv.data(),
+                       .grad_wo = c.grad_wo.data(),
+                       .grad_w1 = c.grad_w1.data(),
+                       .grad_w2 = c.grad_w2.data(),
+                       .grad_norms = c.grad_norms.data()});
+    m.errors = tensor::compare_with_reference(shape, views, *reference);
+  }
+  return m;
+}
+
 double ring_bytes(collectives::Op op, int t, std::int64_t elements) {
   const double share = double(t - 1) / t;
   return (op == collectives::Op::AllReduce ? 2 * share : share) * double(elements) * 4;
@@ -88,13 +144,14 @@ tensor::TensorMeasured measured_of(const ConfigMeasure& chosen, const tensor::Te
   out.step_us = step.median_us;
   out.step_us_min = step.min_us;
   out.step_us_max = step.max_us;
-  out.compute_cpu_us = stats(chosen.compute_cpu_us).median_us;
+  if (!chosen.compute_cpu_us.empty()) out.compute_cpu_us = stats(chosen.compute_cpu_us).median_us;
   out.timed_steps = static_cast<int>(chosen.step_us.size());
   out.comm_bytes = chosen.comm_bytes;
   out.comm_bytes_match_formula = double(chosen.comm_bytes) == theory.comm_bytes_per_step_per_rank;
   for (const tensor::TensorError& e : chosen.errors) {
     out.errors.push_back({e.key, e.name, e.max_rel_err});
-    out.max_rel_err = std::max(out.max_rel_err, e.max_rel_err);
+    // A NaN (an element never computed) must survive: max() would drop it.
+    out.max_rel_err = std::isnan(e.max_rel_err) ? e.max_rel_err : std::max(out.max_rel_err, e.max_rel_err);
   }
   out.activation_bytes_measured = chosen.activation_bytes;
   out.activation_bytes_match_formula =
@@ -144,7 +201,7 @@ std::vector<Series> series_against_t(const std::vector<ConfigMeasure>& all, cons
     if (m.shape.hidden != chosen.hidden) continue;
     const double t = m.shape.ranks;
     add_timing(compute, t, m.compute_us);
-    add_timing(cpu, t, m.compute_cpu_us);
+    if (!m.compute_cpu_us.empty()) add_timing(cpu, t, m.compute_cpu_us);
     add_timing(comm, t, m.comm_us);
     add_timing(step, t, m.step_us);
     if (one) add_value(ideal, t, stats(one->compute_us).median_us / t);
@@ -195,7 +252,8 @@ void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>
   out.compute_ratio_bar = kComputeRatioBar;
   if (one && two) {
     out.compute_ratio_t2_over_t1 = stats(two->compute_us).min_us / stats(one->compute_us).min_us;
-    out.compute_cpu_ratio_t2_over_t1 = stats(two->compute_cpu_us).min_us / stats(one->compute_cpu_us).min_us;
+    if (!one->compute_cpu_us.empty() && !two->compute_cpu_us.empty())
+      out.compute_cpu_ratio_t2_over_t1 = stats(two->compute_cpu_us).min_us / stats(one->compute_cpu_us).min_us;
     out.meets_compute_bar = out.compute_ratio_t2_over_t1 <= kComputeRatioBar;
   }
   out.at_bar_sizes = chosen.hidden == kBarHidden && chosen.seq == kBarSeq && chosen.ranks == 2;
@@ -220,6 +278,34 @@ tensor::CourseExample run_course_example() {
   return e;
 }
 
+void add_gpu_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
+  result.backend.notes.push_back(
+      "ranks on the GPU: each with its shards in device memory, its GEMMs on cuBLAS (fp32, no TF32) on its own handle "
+      "and stream, layer norm, softmax, dropout and GeLU as CUDA kernels; times per rank from CUDA events on its "
+      "stream, per step the slowest rank's");
+  std::string last;
+  bool nccl = false;
+  for (const ConfigMeasure& m : all) {
+    result.backend.emulated |= m.emulated;
+    nccl |= m.nccl;
+    if (m.shape.ranks > 1 && m.placement != last) {
+      result.backend.notes.push_back(fmt::format("t = {}: {}", m.shape.ranks, m.placement));
+      last = m.placement;
+    }
+  }
+  if (nccl)
+    result.backend.notes.push_back(
+        "NCCL's own traffic is not visible to the lab: with NCCL the bytes shown are what the lab's ring copies for "
+        "the same call, 2(t-1)/t or (t-1)/t of the buffer");
+  else
+    result.backend.notes.push_back(
+        "collectives are the lab's ring on the GPU: one chunk copied to the neighbour per step, added there by a "
+        "kernel; the bytes are counted from those copies");
+  result.backend.notes.push_back(
+      "checked against the unsharded layer on one CPU thread in double: max |sharded - unsharded| / max |unsharded| "
+      "per tensor (output, input gradient, every weight gradient), the GPU ranks' results copied back");
+}
+
 void add_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   result.backend.notes.push_back(
@@ -241,7 +327,8 @@ void add_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
 RunResult TensorLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
-  result.backend.emulated = true;  // ranks as threads of one CPU
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  result.backend.emulated = true;  // ranks as threads of one CPU (on a GPU: set from the placement below)
   if (p.text("mode") == "theory") {
     result.backend.emulated = false;
     result.backend.notes.push_back("calculator only: the activation bytes come from the formula; nothing ran");
@@ -253,14 +340,20 @@ RunResult TensorLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(
         "worked example only: the course's W and x on two CPU rank threads, gathered and all-reduced by the lab's "
         "ring");
+    if (on_gpu)
+      result.backend.notes.push_back("four numbers need no GPU: the example runs on the CPU whatever the backend");
     finish_result(result, ctx.ledger);
     return result;
   }
   const LayerShape chosen = tensor_shape(p);
   const int repeats = static_cast<int>(p.integer("repeats"));
-  result.backend.timer = "steady_clock";
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = repeats;
+  if (on_gpu) result.backend.emulated = false;
   const tensor::SingleThreadedBlas blas;
+  auto measure = [&](const LayerShape& shape, const tensor::RankLayer<double>* reference) {
+    return on_gpu ? measure_config_gpu(shape, repeats, ctx, reference) : measure_config(shape, repeats, ctx, reference);
+  };
 
   const std::vector<LayerShape> plan = run_plan(p);
   const double tasks = double(plan.size()) + 1;
@@ -277,19 +370,28 @@ RunResult TensorLesson::run(RunContext& ctx) const {
       return layer;
     }();
     ctx.control.progress(1 / tasks, fmt::format("t = {}, h = {}", chosen.ranks, chosen.hidden));
-    all.push_back(measure_config(chosen, repeats, ctx, &reference));
+    all.push_back(measure(chosen, &reference));
   }
   for (std::size_t i = 1; i < plan.size(); ++i) {
     ctx.control.progress((double(i) + 1) / tasks, fmt::format("t = {}, h = {}", plan[i].ranks, plan[i].hidden));
-    all.push_back(measure_config(plan[i], repeats, ctx, nullptr));
+    all.push_back(measure(plan[i], nullptr));
   }
 
   tensor::TensorMeasured measured = measured_of(all.front(), *result.theory_as<tensor::TensorTheory>());
+  measured.on_gpu = on_gpu;
+  measured.placement = on_gpu ? all.front().placement
+                              : fmt::format(
+                                    "{} rank{} as CPU threads in one process, the lab's ring through shared "
+                                    "memory",
+                                    chosen.ranks, chosen.ranks == 1 ? "" : "s");
   judge_compute(measured, all, chosen);
   result.measured = make_values(std::move(measured));
   result.series = series_against_t(all, chosen);
   for (Series& s : series_against_hidden(all, chosen)) result.series.push_back(std::move(s));
-  add_run_notes(result, all);
+  if (on_gpu)
+    add_gpu_run_notes(result, all);
+  else
+    add_run_notes(result, all);
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

@@ -49,6 +49,8 @@ void to_json(nlohmann::ordered_json& j, const TensorMeasured& m) {
     j = example_json(*m.example);
     return;
   }
+  j["placement"] = m.placement;
+  j["on_gpu"] = m.on_gpu;
   j["compute_us"] = m.compute_us;
   j["compute_us_min"] = m.compute_us_min;
   j["compute_us_max"] = m.compute_us_max;

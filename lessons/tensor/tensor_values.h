@@ -62,11 +62,14 @@ struct CourseExample {
 
 struct TensorMeasured {
   std::optional<CourseExample> example;  // set, and nothing else, when example = course
+  // Where the ranks ran: CPU threads, one GPU each, or streams emulating ranks on one GPU (and by which collectives).
+  std::string placement;
+  bool on_gpu = false;
   // The chosen t and sp; per-rank times are the slowest rank's per step, median (and min, max) over the timed steps.
   double compute_us = 0, compute_us_min = 0, compute_us_max = 0;
   double comm_us = 0, comm_us_min = 0, comm_us_max = 0;
   double step_us = 0, step_us_min = 0, step_us_max = 0;
-  double compute_cpu_us = 0;    // the same compute in thread CPU time: the work, without waiting for a core
+  double compute_cpu_us = 0;    // the same compute in thread CPU time: the work, without waiting for a core (CPU only)
   std::int64_t comm_bytes = 0;  // sent by rank 0 in one forward + backward, counted by the links
   bool comm_bytes_match_formula = false;
   double max_rel_err = 0;                      // the worst tensor's

@@ -11,6 +11,7 @@
 
 #include "engine/measure.h"
 #include "kernels/tensor/layer_ops.h"
+#include "kernels/tensor/shard_fill.h"
 
 namespace dlsys::tensor {
 
@@ -118,38 +119,14 @@ RankLayer<T>::RankLayer(const LayerShape& shape, int rank, MemoryLedger& ledger,
 
 template <typename T>
 void RankLayer<T>::fill_inputs_and_weights() {
-  const Sizes z = sizes_of(shape_);
-  const std::int64_t h = z.h, row0 = shape_.first_local_token(rank_);
-  // The input and the gradient arriving from above: this rank's rows, by global index.
-  for (std::int64_t i = 0; i < z.n_local * h; ++i) {
-    x_[i] = site_uniform(Site::Input, std::uint64_t(row0 * h + i), 1.0f);
-    dout_[i] = site_uniform(Site::OutputGradient, std::uint64_t(row0 * h + i), 1.0f);
-  }
-  // Weights scaled by 1 / sqrt(fan-in) so activations stay of order one. Each rank reads its shard's global indices.
-  const float in_scale = float(1.0 / std::sqrt(double(h))), ffn_scale = float(1.0 / std::sqrt(4.0 * double(h)));
-  const std::int64_t cols_qkv = 3 * z.h_rank;
-  for (std::int64_t i = 0; i < h; ++i)
-    for (std::int64_t j = 0; j < cols_qkv; ++j) {
-      // Column j of the shard: part (Q, K or V) j / (h/t), then this rank's heads within that part.
-      const std::int64_t part = j / z.h_rank, global_col = part * h + rank_ * z.h_rank + j % z.h_rank;
-      wqkv_[i * cols_qkv + j] = site_uniform(Site::Wqkv, std::uint64_t(i * 3 * h + global_col), in_scale);
-    }
-  for (std::int64_t i = 0; i < z.h_rank; ++i)
-    for (std::int64_t j = 0; j < h; ++j)
-      wo_[i * h + j] = site_uniform(Site::Wo, std::uint64_t((rank_ * z.h_rank + i) * h + j), in_scale);
-  for (std::int64_t i = 0; i < h; ++i)
-    for (std::int64_t j = 0; j < z.ffn_rank; ++j)
-      w1_[i * z.ffn_rank + j] = site_uniform(Site::W1, std::uint64_t(i * 4 * h + rank_ * z.ffn_rank + j), in_scale);
-  for (std::int64_t i = 0; i < z.ffn_rank; ++i)
-    for (std::int64_t j = 0; j < h; ++j)
-      w2_[i * h + j] = site_uniform(Site::W2, std::uint64_t((rank_ * z.ffn_rank + i) * h + j), ffn_scale);
-  // Gains near 1 and biases near 0, different per element so their gradients are checked element by element.
-  for (std::int64_t i = 0; i < h; ++i) {
-    norms_[i] = T(1) + site_uniform(Site::Norm1Gain, std::uint64_t(i), 0.1f);
-    norms_[h + i] = site_uniform(Site::Norm1Gain, std::uint64_t(h + i), 0.1f);
-    norms_[2 * h + i] = T(1) + site_uniform(Site::Norm2Gain, std::uint64_t(i), 0.1f);
-    norms_[3 * h + i] = site_uniform(Site::Norm2Gain, std::uint64_t(h + i), 0.1f);
-  }
+  fill_rank(shape_, rank_,
+            RankFillTargets<T>{.x = x_.data(),
+                               .dout = dout_.data(),
+                               .wqkv = wqkv_.data(),
+                               .wo = wo_.data(),
+                               .w1 = w1_.data(),
+                               .w2 = w2_.data(),
+                               .norms = norms_.data()});
 }
 
 template <typename T>
