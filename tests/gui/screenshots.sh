@@ -11,7 +11,7 @@ series0=56a0eb
 
 if [[ $mode == shot ]]; then
   for lesson in $("$bin" list | awk '{print $1}'); do
-    steps=$("$bin" list | awk -v l="$lesson" '$1 == l { gsub(/[()]/, "", $(NF-1)); print $(NF-1) }')
+    steps=$("$bin" list | awk -v l="$lesson" '$1 == l' | sed -E 's/.*\(([0-9]+) steps.*/\1/')
     for ((step = 1; step <= steps; step++)); do
       png="$out/$lesson-step$step.png"
             if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --step "$step" --quick --size 1280x720 -o "$png"; then
