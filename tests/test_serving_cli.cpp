@@ -126,6 +126,8 @@ TEST_CASE("serving run: the documented keys, identical tokens, and the report's 
     CHECK(m[key].get<double>() >= 0);
   }
   CHECK(m["tokens_identical"] == true);
+  CHECK(m["device"] == "cpu");
+  CHECK_FALSE(m.contains("cpu_match_fraction"));  // only a GPU run compares its tokens with the CPU model's
   CHECK(m["policy"] == "continuous");
   CHECK(m["tokens_per_s"].get<double>() > 0);
   CHECK(m["latency_ms_p99"].get<double>() >= m["latency_ms_p50"].get<double>());
