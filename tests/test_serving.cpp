@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 
 #include "engine/errors.h"
+#include "kernels/serving/cpu_backend.h"
 #include "kernels/serving/request_stream.h"
 #include "kernels/serving/scheduler.h"
 #include "kernels/serving/speculative.h"
@@ -142,6 +145,43 @@ TEST_CASE("speculative decoding: the output is the target's greedy output, at ev
         }
     }
   }
+}
+
+TEST_CASE("model backend: the CPU backend's slots serve, speculate and report their lengths like the model itself") {
+  const ModelShape s = small_shape();
+  MemoryLedger ledger;
+  const Weights w = make_weights(s, ledger, 13, 1, 0.03f);
+  Model target(s, w, s.layers, ledger, 16), draft(s, w, 1, ledger, 16);
+  CpuBackend target_backend(target, ledger, 3), draft_backend(draft, ledger, 1);
+  CHECK(target_backend.slots() == 3);
+  CHECK(target_backend.max_rows() == target.max_rows());
+  CHECK(std::string(target_backend.device()) == "cpu");
+  Sequence seq(s, s.layers, ledger);
+  for (int id = 0; id < 3; ++id) {
+    const Request r = request(id, 6 + 5 * id, 24);
+    const std::vector<int> alone = greedy_generate(target, seq, r.prompt, r.output_tokens);
+    CHECK(greedy_generate(target_backend, id, r.prompt, r.output_tokens) == alone);
+    CHECK(target_backend.length(id) == std::int64_t(r.prompt.size()) + r.output_tokens - 1);
+    CHECK(speculative_generate(target_backend, draft_backend, r.prompt, r.output_tokens, 3).tokens == alone);
+  }
+  // A batch bigger than the backend's slots is a programming error, not a silent overrun.
+  CHECK_THROWS_AS(serve(target_backend, small_stream(4, 2000), {Policy::Continuous, 4, 0}, {}), std::logic_error);
+}
+
+TEST_CASE("model backend: the GPU model's device bytes, counted by hand") {
+  ModelShape s;
+  s.d_model = 8;
+  s.layers = 2;
+  s.heads = 2;
+  s.mlp_dim = 16;
+  s.vocab = 10;
+  s.context = 12;
+  // Weights: embeddings 2 x 10 x 8 + positions 12 x 8 + one layer's 4 x 64 + 2 x 128 = 160 + 96 + 512 = 768 floats.
+  // Caches: 3 slots x 1 layer x K and V x 12 positions x 8 = 576 floats. Scratch: max(5, 12) = 12 rows x
+  // (6 x 8 + 16 + 10 + 2 heads x 12 + 4) = 12 x 102 = 1224. Total 2568 x 4 bytes.
+  CHECK(cuda_model_bytes(s, 1, 3, 5) == 2568 * 4);
+  // More rows than the context: the rows count.
+  CHECK(cuda_model_bytes(s, 1, 3, 20) == (768 + 576 + 20 * 102) * 4);
 }
 
 TEST_CASE("speculative decoding: tokens per pass formula") {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/params.h"
 #include "lessons/registry.h"
@@ -65,10 +66,20 @@ TEST_CASE("serving: bad input exits 2 naming the parameter, the value and what i
   check({"requests=4096", "rate=0.01"}, "max_minutes");
 }
 
-TEST_CASE("serving: the CUDA backend is refused with a sentence (the CPU backend only, for now)") {
+TEST_CASE("serving: on the CUDA backend, a model that does not fit GPU 0's free memory is refused, naming sizes") {
   const Lesson& lesson = find_lesson("serving");
   const ParamValues p = ParamValues::defaults(lesson.params());
-  CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("CPU backend only"), BadInput);
+  CHECK(lesson.runs_on_cuda());
+  // Without a GPU, 0 bytes are free: every model is refused for GPU memory, with the parameters named.
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("of GPU memory"), BadInput);
+  ParamValues huge = p;
+  huge.set(lesson.params(), "max_batch", "64");
+  huge.set(lesson.params(), "context", "65536");
+  huge.set(lesson.params(), "d_model", "2048");
+  huge.set(lesson.params(), "layers", "64");
+  // Refused on either backend (host memory, or GPU memory first when a GPU answers), the sizes named.
+  CHECK_THROWS_WITH_AS(lesson.validate(huge, BackendKind::Cuda), doctest::Contains("'max_batch' = 64"), BadInput);
   CHECK_NOTHROW(lesson.validate(p, BackendKind::Cpu));
   ParamValues off = p;
   off.set(lesson.params(), "draft", "off");
@@ -115,6 +126,8 @@ TEST_CASE("serving run: the documented keys, identical tokens, and the report's 
     CHECK(m[key].get<double>() >= 0);
   }
   CHECK(m["tokens_identical"] == true);
+  CHECK(m["device"] == "cpu");
+  CHECK_FALSE(m.contains("cpu_match_fraction"));  // only a GPU run compares its tokens with the CPU model's
   CHECK(m["policy"] == "continuous");
   CHECK(m["tokens_per_s"].get<double>() > 0);
   CHECK(m["latency_ms_p99"].get<double>() >= m["latency_ms_p50"].get<double>());

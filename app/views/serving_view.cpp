@@ -282,13 +282,21 @@ void draw_prefill_step(const ViewContext& ctx) {
   if (const PolicyMeasured* c = policy_of(*m, m->policy))
     draw_value_table("ttft", {{fmt::format("TTFT p50 ({})", c->policy), fmt::format("{:.1f} ms", c->ttft_ms_p50)},
                               {fmt::format("TPOT p50 ({})", c->policy), fmt::format("{:.2f} ms", c->tpot_ms_p50)}});
-  note(fmt::format(
-      "Roof: {:.1f} GFLOP/s (OpenBLAS sgemm, best seen here) and {:.1f} GB/s (memcpy far beyond the caches). The "
-      "model's weights are {} and stay in this CPU's caches between passes, so decode can sit above the DRAM slope: "
-      "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it. Prefill stays below the flat "
-      "roof because its matrices are small (the prompt's rows x d_model), far from the size the sgemm peak was "
-      "measured at.",
-      m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
+  if (m->device == "cuda")
+    note(fmt::format(
+        "Roof: {:.1f} GFLOP/s and {:.1f} GB/s, GPU 0's datasheet figures. The model's weights are {}: at this size a "
+        "GPU pass is a few dozen small kernel launches and a wait for its tokens, so expect every point far below "
+        "the roof; the gap between batch 1 and the full batch shows what batching buys when launches, not bytes, "
+        "set the time.",
+        m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
+  else
+    note(fmt::format(
+        "Roof: {:.1f} GFLOP/s (OpenBLAS sgemm, best seen here) and {:.1f} GB/s (memcpy far beyond the caches). The "
+        "model's weights are {} and stay in this CPU's caches between passes, so decode can sit above the DRAM slope: "
+        "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it. Prefill stays below the flat "
+        "roof because its matrices are small (the prompt's rows x d_model), far from the size the sgemm peak was "
+        "measured at.",
+        m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 }
@@ -405,7 +413,7 @@ void draw_continuous_step(const ViewContext& ctx) {
     }
     return draw_needs_run("the stream served with continuous batching");
   }
-  const float avail = ImGui::GetContentRegionAvail().y - rows_height(5.0f);
+  const float avail = ImGui::GetContentRegionAvail().y - rows_height(m->cpu_match_fraction ? 7.0f : 5.0f);
   draw_gantt_or_theory(ctx, "continuous", 1, std::max(avail * 0.5f, 140 * ui_scale()));
   draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, std::max(avail * 0.5f, 240 * ui_scale())});
   draw_policy_table(*m, {"static", "adaptive", "continuous"});
@@ -418,6 +426,13 @@ void draw_continuous_step(const ViewContext& ctx) {
       m->default_stream ? (m->meets_throughput_bar ? ": met" : ": NOT met") : ", not this one",
       m->tokens_identical ? "yes" : "NO");
   ImGui::PopStyleColor();
+  if (m->cpu_match_fraction)
+    note(fmt::format(
+        "On the GPU: decode passes sum every output in a fixed order whatever the batch, so the policies agree; "
+        "{:.0f}% of the requests also match the CPU model token for token. The rest differ because fp32 sums taken "
+        "in another order (cuBLAS against OpenBLAS in the prefill, fused multiply-adds) round differently, and a "
+        "near tie between two logits can then go the other way.",
+        100.0 * *m->cpu_match_fraction));
   busy_band(ctx);
 }
 
@@ -487,10 +502,14 @@ void draw_speculative_step(const ViewContext& ctx) {
       "How the draft was made: the first {} of the target's layers with the target's embeddings and output head; the "
       "target's later layers were built with output projections scaled by {:g}, so they nudge the draft's answer "
       "rather than rewrite it, a stand-in for a trained draft. The formula assumes each proposal is accepted "
-      "independently; real agreement comes in runs, so the measured point can sit above it. On this CPU a pass "
-      "over k + 1 rows costs several times one row's (the weights stay in cache), so the speed-up is well below "
-      "the tokens per pass; on a GPU, where a decode pass waits on memory, extra rows are nearly free.",
-      sp.draft_layers, sp.quiet_scale));
+      "independently; real agreement comes in runs, so the measured point can sit above it. {}",
+      sp.draft_layers, sp.quiet_scale,
+      m->device == "cuda"
+          ? "On the GPU a pass over k + 1 rows costs little more than one row's, so the draft's own passes are what "
+            "stand between the tokens per pass and the speed-up."
+          : "On this CPU a pass over k + 1 rows costs several times one row's (the weights stay in cache), so the "
+            "speed-up is well below the tokens per pass; on a GPU, where a decode pass waits on memory, extra rows "
+            "are nearly free."));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 }

@@ -15,30 +15,9 @@
 
 #include "engine/host_buffer.h"
 #include "engine/ledger.h"
-#include "kernels/decoder/shape.h"
+#include "kernels/serving/shape.h"
 
 namespace dlsys::serving {
-
-struct ModelShape {
-  int d_model = 128;
-  int layers = 4;
-  int heads = 4;
-  int mlp_dim = 512;  // the MLP's hidden width (4 d_model)
-  int vocab = 256;
-  int context = 512;  // positions the model has embeddings for: prompt + generated tokens at most
-  decoder::Shape attention() const { return {d_model, layers, heads, heads, vocab}; }
-  int head_dim() const { return d_model / heads; }
-};
-
-// Throws BadInput naming the field when the shape cannot be built.
-void check_shape(const ModelShape& shape);
-
-// fp32 parameters of the whole stack (embeddings, every layer, the output head).
-std::int64_t parameter_count(const ModelShape& shape);
-// Parameters one token's pass multiplies by (every layer's projections and the output head): 2 FLOP each.
-std::int64_t matmul_parameters(const ModelShape& shape, int layers);
-// K and V of one token, every layer, fp32: 2 x layers x d_model x 4 (the kvcache lesson's formula, 4-byte elements).
-std::int64_t kv_bytes_per_token(const ModelShape& shape, int layers);
 
 // Seeded random weights, recorded under "weights". Layers from `quiet_from` on have their output projections (the
 // attention's W_o and the MLP's W_down) scaled by `quiet_scale`: they nudge the residual stream rather than rewrite
@@ -54,6 +33,10 @@ struct Weights {
 };
 Weights make_weights(const ModelShape& shape, MemoryLedger& ledger, std::uint32_t seed, int quiet_from,
                      float quiet_scale);
+inline WeightPointers pointers(const Weights& w) {
+  return {w.embedding.data(), w.position.data(), w.wq.data(),     w.wk.data(),         w.wv.data(),
+          w.wo.data(),        w.w_up.data(),     w.w_down.data(), w.unembedding.data()};
+}
 
 // One sequence's KV cache for `layers` layers, contiguous per layer, for the model's whole context.
 class Sequence {
@@ -82,6 +65,9 @@ class Model {
   Model(const ModelShape& shape, const Weights& weights, int layers, MemoryLedger& ledger, int max_rows);
   int layers() const { return layers_; }
   const ModelShape& shape() const { return shape_; }
+  int max_rows() const { return max_rows_; }
+  // The last pass's logits of `row` (after a prefill: row 0, the last prompt position's).
+  const float* logits(std::int64_t row) const { return logits_.data() + row * shape_.vocab; }
 
   // Runs the prompt through (sgemm per projection), fills the cache, sets sequence.length = prompt size, and returns
   // the greedy first generated token.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/serving/backend.h"
 #include "kernels/serving/model.h"
 #include "kernels/serving/request_stream.h"
 
@@ -60,6 +61,10 @@ struct ServeResult {
 // thread (with one OpenBLAS thread) and waits for it; `cancelled` is asked between passes (true: stop, throws
 // Cancelled).
 ServeResult serve(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream, const PolicySpec& policy,
+                  const std::function<bool()>& cancelled);
+// The same on any backend (the CPU model, the GPU model): slots 0 .. max_batch - 1 serve as the batch's caches, so
+// the backend needs at least max_batch slots and rows.
+ServeResult serve(ModelBackend& model, const std::vector<Request>& stream, const PolicySpec& policy,
                   const std::function<bool()>& cancelled);
 
 // Static batching's waste on given output lengths served in arrival order in batches of `max_batch`:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/serving/backend.h"
 #include "kernels/serving/model.h"
 
 namespace dlsys::serving {
@@ -29,6 +30,11 @@ std::vector<int> greedy_generate(Model& model, Sequence& seq, const std::vector<
 
 // Expected tokens per target pass when each proposal is accepted independently with probability a:
 // (1 - a^(k+1)) / (1 - a) (Leviathan et al., 2023), k + 1 at a = 1.
+// The same over any backend, in slot 0 of each model (the target's greedy reference in `slot`).
+SpeculativeResult speculative_generate(ModelBackend& target, ModelBackend& draft, const std::vector<int>& prompt,
+                                       int output_tokens, int k);
+std::vector<int> greedy_generate(ModelBackend& model, int slot, const std::vector<int>& prompt, int output_tokens);
+
 double expected_tokens_per_pass(double acceptance, int k);
 
 }  // namespace dlsys::serving

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/serving/backend.h"
 #include "kernels/serving/scheduler.h"
 #include "lessons/common/run_time_limit.h"
 
@@ -230,10 +232,6 @@ void check_lengths(const ParamValues& p) {
 }  // namespace
 
 void ServingLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now; allowed: --backend "
-        "cpu");
   const ModelShape s = model_shape(p);
   if (s.d_model % s.heads != 0)
     throw BadInput(fmt::format(
@@ -255,6 +253,20 @@ void ServingLesson::validate(const ParamValues& p, BackendKind backend) const {
         "KV cache per batch slot, scratch) but only {} of host memory is available; lower them",
         s.d_model, s.layers, s.context, p.integer("max_batch"), format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
+  // On a GPU: the target with a cache per batch slot, and the draft with one, in device memory (the CPU model stays
+  // on the host as the reference).
+  if (backend == BackendKind::Cuda) {
+    const int k = int(p.integer("k")), max_batch = int(p.integer("max_batch"));
+    double device_needed = double(cuda_model_bytes(s, s.layers, max_batch, std::max(max_batch, k + 1)));
+    if (p.text("draft") == "on") device_needed += double(cuda_model_bytes(s, int(p.integer("draft_layers")), 1, k + 1));
+    const double device_free = double(cuda_status().device.memory_free_bytes);
+    if (device_needed > 0.9 * device_free)
+      throw BadInput(fmt::format(
+          "parameters 'd_model' = {}, 'layers' = {}, 'context' = {}, 'max_batch' = {}: the GPU model needs {} of GPU "
+          "memory (weights, a KV cache per batch slot at the whole context, scratch) but GPU 0 has {} free; lower "
+          "them",
+          s.d_model, s.layers, s.context, max_batch, format_bytes_both(device_needed), format_bytes_both(device_free)));
+  }
   // Work: every policy at each curve rate serves every request (static pads up to the longest: counted 3x), plus the
   // speculative pairs; and the stream itself takes requests / rate seconds of wall time per run.
   const double token_flop = 2.0 * double(matmul_parameters(s, s.layers));

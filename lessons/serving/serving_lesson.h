@@ -18,7 +18,6 @@ class ServingLesson final : public Lesson {
   }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  bool runs_on_cuda() const override { return false; }  // the CPU model only, for now
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   bool has_timeline() const override { return true; }

@@ -23,6 +23,11 @@ std::string ServingLesson::text_report(const RunResult& r) const {
                        100 * m->policies.front().padding_fraction_closed_form);
   out +=
       fmt::format("  tokens identical across every policy, batch and rate: {}\n", m->tokens_identical ? "yes" : "NO");
+  if (m->cpu_match_fraction)
+    out += fmt::format(
+        "  on the GPU: {:.0f}% of the requests' tokens equal the CPU model's exactly (fp32 sums in another order may "
+        "flip a near tie)\n",
+        100.0 * *m->cpu_match_fraction);
   const std::string max_batch = r.params.count("max_batch") ? r.params.at("max_batch") : "8";
   if (m->default_stream)
     out += fmt::format(
@@ -34,8 +39,10 @@ std::string ServingLesson::text_report(const RunResult& r) const {
         "continuous / static throughput = {:.2f}x at max_batch {} (not the default stream: the lesson states its "
         "expectation of >= {:.1f}x for the defaults)\n",
         m->continuous_over_static, max_batch, m->throughput_ratio_bar);
-  out += fmt::format("\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s memcpy)\n", m->peak_gflops,
-                     m->bandwidth_gbps);
+  out += fmt::format(
+      fmt::runtime(m->device == "cuda" ? "\nRoofline (GPU 0: {:.1f} GFLOP/s fp32 peak, {:.1f} GB/s, datasheet)\n"
+                                       : "\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s memcpy)\n"),
+      m->peak_gflops, m->bandwidth_gbps);
   for (const serving::RooflinePoint& p : m->roofline)
     out += fmt::format("  {:<22} {:>6.3g} FLOP/B (fp32 weights)  {:>8.3f} ms  {:>7.1f} GFLOP/s  roof {:>7.1f}\n",
                        p.name, p.intensity_fp32, p.ms, p.gflops, p.roof_gflops);

@@ -8,6 +8,8 @@
 
 #include "engine/backend.h"
 #include "engine/measure.h"
+#include "kernels/serving/cpu_backend.h"
+#include "kernels/serving/model_cuda.h"
 #include "kernels/serving/scheduler.h"
 #include "kernels/serving/speculative.h"
 #include "lessons/serving/serving_lesson.h"
@@ -110,14 +112,11 @@ std::vector<Series> kv_series(const ServeResult& r, int context) {
 }
 
 // Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes.
-std::vector<RooflinePoint> measure_roofline(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream,
-                                            int max_batch, double peak, double bandwidth) {
-  const ModelShape& s = model.shape();
+std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vector<Request>& stream, int max_batch,
+                                            double peak, double bandwidth) {
   const std::vector<int>& prompt = stream.front().prompt;
-  const double token_flop = model.token_matmul_flops();
-  std::vector<std::unique_ptr<Sequence>> seqs;
-  for (int i = 0; i < max_batch; ++i) seqs.push_back(std::make_unique<Sequence>(s, s.layers, ledger));
-  for (auto& q : seqs) model.prefill(*q, prompt);
+  const double token_flop = 2.0 * double(matmul_parameters(model.shape(), model.layers()));
+  for (int slot = 0; slot < max_batch; ++slot) model.prefill(slot, prompt);
   std::vector<RooflinePoint> out;
   auto point = [&](std::string name, double tokens, const TimingStats& t) {
     RooflinePoint p{std::move(name), tokens, 2 * tokens / 4, t.median_us / 1e3, 0, 0};
@@ -125,14 +124,14 @@ std::vector<RooflinePoint> measure_roofline(Model& model, MemoryLedger& ledger, 
     p.roof_gflops = std::min(peak, bandwidth * p.intensity_fp32);
     out.push_back(p);
   };
-  const TimingStats prefill = measure([&] { model.prefill(*seqs.front(), prompt); }, {1, 7, 2e6});
+  const TimingStats prefill = measure([&] { model.prefill(0, prompt); }, {1, 7, 2e6});
   point(fmt::format("prefill, {} tokens", prompt.size()), double(prompt.size()), prefill);
   std::vector<int> next;
   std::vector<int> batches{1};
   if (max_batch > 1) batches.push_back(max_batch);
   for (int batch : batches) {
-    std::vector<Row> rows;
-    for (int i = 0; i < batch; ++i) rows.push_back({seqs[std::size_t(i)].get(), 1, std::int64_t(prompt.size())});
+    std::vector<SlotRow> rows;
+    for (int slot = 0; slot < batch; ++slot) rows.push_back({slot, 1, std::int64_t(prompt.size())});
     const TimingStats t = measure([&] { model.forward(rows, next); }, {2, 21, 2e6});
     point(fmt::format("decode, batch {}", batch), double(batch), t);
   }
@@ -141,25 +140,25 @@ std::vector<RooflinePoint> measure_roofline(Model& model, MemoryLedger& ledger, 
 
 // Step 2: a prompt of 5/6 of the context (the course's 1,000 of 1,200), then tokens to the end of the context, each
 // step timed: the KV bytes a step reads grow by one token's worth every step.
-void measure_context(Model& model, MemoryLedger& ledger, ServingMeasured& m, const Request& sample) {
+void measure_context(ModelBackend& model, ServingMeasured& m, const Request& sample) {
   const ModelShape& s = model.shape();
   const int prompt_n = std::max(1, s.context * 5 / 6);
   std::vector<int> prompt;
   for (int i = 0; i < prompt_n; ++i) prompt.push_back(sample.prompt[std::size_t(i) % sample.prompt.size()]);
-  Sequence seq(s, s.layers, ledger);
-  int token = model.prefill(seq, prompt);
+  constexpr int slot = 0;
+  int token = model.prefill(slot, prompt);
   std::vector<int> next;
   m.context_prompt = prompt_n;
   const std::int64_t per_token = kv_bytes_per_token(s, s.layers);
-  while (seq.length < s.context) {
-    const std::int64_t attended = seq.length + 1;  // the cache and the token itself
+  while (model.length(slot) < s.context) {
+    const std::int64_t attended = model.length(slot) + 1;  // the cache and the token itself
     // Repeated at the same position (the cache row is rewritten with the same values): the median of 3.
     std::vector<double> samples;
     for (int r = 0; r < 3; ++r) {
       Stopwatch watch;
-      model.forward({{&seq, token, seq.length}}, next);
+      model.forward({{slot, token, model.length(slot)}}, next);
       samples.push_back(watch.elapsed_us());
-      if (r < 2) --seq.length;
+      if (r < 2) model.set_length(slot, model.length(slot) - 1);
     }
     token = next.front();
     m.context_step_ms.push_back(summarize_us(samples, "steady_clock").median_us / 1e3);
@@ -185,11 +184,8 @@ void count_kv_fit(const ParamValues& p, const std::vector<Request>& stream, Serv
   }
 }
 
-SpeculativeMeasured measure_speculative(Model& target, Model& draft, MemoryLedger& ledger,
-                                        const std::vector<Request>& stream, int count, int output_tokens, int k,
-                                        RunControl& control) {
-  const ModelShape& s = target.shape();
-  Sequence target_seq(s, target.layers(), ledger), draft_seq(s, draft.layers(), ledger);
+SpeculativeMeasured measure_speculative(ModelBackend& target, ModelBackend& draft, const std::vector<Request>& stream,
+                                        int count, int output_tokens, int k, RunControl& control) {
   SpeculativeMeasured m{.k = k, .draft_layers = draft.layers(), .target_layers = target.layers()};
   m.quiet_scale = kQuietScale;
   m.identical = true;
@@ -198,11 +194,10 @@ SpeculativeMeasured measure_speculative(Model& target, Model& draft, MemoryLedge
     control.check_cancelled();
     const Request& r = stream[std::size_t(i) % stream.size()];
     Stopwatch greedy_watch;
-    const std::vector<int> greedy = greedy_generate(target, target_seq, r.prompt, output_tokens);
+    const std::vector<int> greedy = greedy_generate(target, 0, r.prompt, output_tokens);
     m.greedy_ms += greedy_watch.elapsed_us() / 1e3;
     Stopwatch spec_watch;
-    const SpeculativeResult spec =
-        speculative_generate(target, draft, target_seq, draft_seq, r.prompt, output_tokens, k);
+    const SpeculativeResult spec = speculative_generate(target, draft, r.prompt, output_tokens, k);
     m.speculative_ms += spec_watch.elapsed_us() / 1e3;
     m.identical = m.identical && spec.tokens == greedy;
     proposed += spec.proposed;
@@ -220,10 +215,15 @@ SpeculativeMeasured measure_speculative(Model& target, Model& draft, MemoryLedge
 
 std::vector<Series> roofline_series(const ServingMeasured& m) {
   std::vector<Series> out;
-  Series roof{"roof",    "this machine's roof (sgemm peak, memcpy bandwidth)",
-              "theory",  "FLOP per byte (fp32 weights)",
-              "FLOP/B",  "GFLOP/s",
-              "GFLOP/s", {}};
+  Series roof{"roof",
+              m.device == "cuda" ? "GPU 0's roof (datasheet peak and bandwidth)"
+                                 : "this machine's roof (sgemm peak, memcpy bandwidth)",
+              "theory",
+              "FLOP per byte (fp32 weights)",
+              "FLOP/B",
+              "GFLOP/s",
+              "GFLOP/s",
+              {}};
   for (double x = 0.1; x <= 2000; x *= 1.25) {
     const double y = std::min(m.peak_gflops, m.bandwidth_gbps * x);
     roof.points.push_back({x, y, y, y});
@@ -280,6 +280,18 @@ std::vector<Series> curve_series(const ServingMeasured& m) {
   return out;
 }
 
+// The CPU model's greedy tokens for every request of the stream against `reference` (the GPU's): the share equal.
+double cpu_match_fraction(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream,
+                          const std::vector<std::vector<int>>& reference, RunControl& control) {
+  CpuBackend cpu(model, ledger, 1);
+  std::size_t equal = 0;
+  for (std::size_t i = 0; i < stream.size() && i < reference.size(); ++i) {
+    control.check_cancelled();
+    equal += greedy_generate(cpu, 0, stream[i].prompt, stream[i].output_tokens) == reference[i] ? 1 : 0;
+  }
+  return stream.empty() ? 1.0 : double(equal) / double(stream.size());
+}
+
 Series speculative_theory_series(int k) {
   Series s{"spec_expected",
            fmt::format("(1 - a^(k+1)) / (1 - a), k = {} (theory)", k),
@@ -310,20 +322,29 @@ RunResult ServingLesson::run(RunContext& ctx) const {
 
   ctx.control.progress(0, "building the model");
   Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.integer("seed")), draft_layers, kQuietScale);
-  Model target(shape, weights, shape.layers, ctx.ledger, std::max(max_batch, int(p.integer("k")) + 1));
+  const int k = int(p.integer("k"));
+  const int rows = std::max(max_batch, k + 1);
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  // The CPU model always: it serves on the CPU backend, and on the GPU it is the reference the GPU's tokens are
+  // compared with.
+  Model target(shape, weights, shape.layers, ctx.ledger, rows);
+  std::unique_ptr<ModelBackend> served_model =
+      on_gpu ? cuda::make_model(shape, pointers(weights), shape.layers, max_batch, rows)
+             : std::make_unique<CpuBackend>(target, ctx.ledger, max_batch);
   const std::vector<Request> stream = make_stream(stream_spec(p));
   std::vector<int> lengths;
   for (const Request& r : stream) lengths.push_back(r.output_tokens);
 
   ServingMeasured m;
   m.policy = p.text("policy");
-  const DeviceInfo& cpu = cpu_with_peaks();
-  m.peak_gflops = cpu.peak_fp32_gflops;
-  m.bandwidth_gbps = cpu.peak_bandwidth_gbps;
+  m.device = served_model->device();
+  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
+  m.peak_gflops = device.peak_fp32_gflops;
+  m.bandwidth_gbps = device.peak_bandwidth_gbps;
   ctx.control.progress(0.02, "prefill and decode passes (step 1)");
-  m.roofline = measure_roofline(target, ctx.ledger, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
+  m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
   ctx.control.progress(0.06, "one sequence to the end of its context (step 2)");
-  measure_context(target, ctx.ledger, m, stream.front());
+  measure_context(*served_model, m, stream.front());
 
   const auto cancelled = [&] { return ctx.control.cancel_requested(); };
   const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
@@ -343,7 +364,7 @@ RunResult ServingLesson::run(RunContext& ctx) const {
       ctx.control.check_cancelled();
       ctx.control.progress(0.1 + 0.75 * done / runs,
                            fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
-      ServeResult served = serve(target, ctx.ledger, swept, policy, cancelled);
+      ServeResult served = serve(*served_model, swept, policy, cancelled);
       m.curve.push_back(summarize(served, spec.rate_per_s, max_batch, lengths));
       if (reference.empty())
         for (const RequestRecord& q : served.requests) reference.push_back(q.tokens);
@@ -367,7 +388,7 @@ RunResult ServingLesson::run(RunContext& ctx) const {
       ctx.control.check_cancelled();
       ctx.control.progress(
           0.85, fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
-      const ServeResult served = serve(target, ctx.ledger, slow, knob, cancelled);
+      const ServeResult served = serve(*served_model, slow, knob, cancelled);
       const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
       for (std::size_t i = 0; i < served.requests.size(); ++i)
         m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
@@ -403,9 +424,12 @@ RunResult ServingLesson::run(RunContext& ctx) const {
 
   if (use_draft) {
     ctx.control.progress(0.88, "speculative decoding against the target alone");
-    Model draft(shape, weights, draft_layers, ctx.ledger, int(p.integer("k")) + 1);
-    m.speculative = measure_speculative(target, draft, ctx.ledger, stream, int(p.integer("spec_requests")),
-                                        int(p.integer("max_output")), int(p.integer("k")), ctx.control);
+    Model draft(shape, weights, draft_layers, ctx.ledger, k + 1);
+    std::unique_ptr<ModelBackend> draft_model = on_gpu
+                                                    ? cuda::make_model(shape, pointers(weights), draft_layers, 1, k + 1)
+                                                    : std::make_unique<CpuBackend>(draft, ctx.ledger, 1);
+    m.speculative = measure_speculative(*served_model, *draft_model, stream, int(p.integer("spec_requests")),
+                                        int(p.integer("max_output")), k, ctx.control);
     m.acceptance_rate = m.speculative->acceptance_rate;
     m.speculative_speedup = m.speculative->speculative_speedup;
     result.series.push_back(speculative_theory_series(int(p.integer("k"))));
@@ -431,11 +455,16 @@ RunResult ServingLesson::run(RunContext& ctx) const {
                  "latency",
                  "ms",
                  {}};
-    for (const KnobPoint& k : m.adaptive_knobs) {
-      const double y = std::string(q) == "p50" ? k.latency_ms_p50 : k.latency_ms_p99;
-      knobs.points.push_back({k.tokens_per_s, y, y, y});
+    for (const KnobPoint& point : m.adaptive_knobs) {
+      const double y = std::string(q) == "p50" ? point.latency_ms_p50 : point.latency_ms_p99;
+      knobs.points.push_back({point.tokens_per_s, y, y, y});
     }
     result.series.push_back(std::move(knobs));
+  }
+
+  if (on_gpu) {
+    ctx.control.progress(0.87, "the CPU model's greedy tokens for the same requests");
+    m.cpu_match_fraction = cpu_match_fraction(target, ctx.ledger, stream, reference, ctx.control);
   }
 
   result.backend.repeats = 1;
@@ -443,6 +472,19 @@ RunResult ServingLesson::run(RunContext& ctx) const {
       "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
       "static and "
       "adaptive batches compute finished rows as padding until their longest request is done");
+  if (on_gpu) {
+    result.backend.timer = "steady_clock (the host waits for each pass's tokens)";
+    result.backend.notes.push_back(fmt::format(
+        "on GPU 0 ({}): prefill through cuBLAS sgemm; decode steps and speculative checks through the lab's own row "
+        "kernel, one thread per output element summing in a fixed order, so a token never depends on the batch it "
+        "was computed in; KV caches in device memory; each pass ends when its tokens are back on the host",
+        device.name));
+    result.backend.notes.push_back(fmt::format(
+        "{:.0f}% of the requests have GPU tokens equal to the CPU model's exactly: fp32 sums taken in another order "
+        "(cuBLAS against OpenBLAS, fused multiply-adds, the GPU's expf) round differently in the last bits, and a "
+        "near tie between two logits can then go the other way",
+        100.0 * m.cpu_match_fraction.value_or(0)));
+  }
   if (use_draft)
     result.backend.notes.push_back(fmt::format(
         "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "

@@ -35,6 +35,8 @@ void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
   j["peak_kv_tokens_continuous"] = m.peak_kv_tokens_continuous;
   j["peak_kv_blocks_continuous"] = m.peak_kv_blocks_continuous;
   if (m.speculative) j["speculative"] = *m.speculative;
+  j["device"] = m.device;
+  if (m.cpu_match_fraction) j["cpu_match_fraction"] = *m.cpu_match_fraction;
 }
 
 }  // namespace dlsys::serving

@@ -117,6 +117,10 @@ struct ServingMeasured {
   std::int64_t paged_fit = 0;       // blocks for each request's real length, the stream's requests in order (cycled)
   std::int64_t peak_kv_tokens_continuous = 0, peak_kv_blocks_continuous = 0;
   std::optional<SpeculativeMeasured> speculative;
+  // Where the model ran ("cpu" or "cuda"); on the GPU, the share of the stream's requests whose GPU tokens equal the
+  // CPU model's greedy tokens exactly (fp32 sums in another order can round differently and flip a near tie).
+  std::string device = "cpu";
+  std::optional<double> cpu_match_fraction;
 };
 void to_json(nlohmann::ordered_json& json, const ServingMeasured& measured);
 

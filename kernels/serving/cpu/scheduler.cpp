@@ -7,10 +7,12 @@
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/errors.h"
 #include "engine/thread_start.h"
+#include "kernels/serving/cpu_backend.h"
 
 namespace dlsys::serving {
 
@@ -52,11 +54,11 @@ struct Active {
 
 class Server {
  public:
-  Server(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream, const PolicySpec& spec,
+  Server(ModelBackend& model, const std::vector<Request>& stream, const PolicySpec& spec,
          const std::function<bool()>& cancelled)
       : model_(model), stream_(stream), spec_(spec), cancelled_(cancelled) {
-    for (int i = 0; i < spec.max_batch; ++i)
-      slots_.push_back(std::make_unique<Sequence>(model.shape(), model.layers(), ledger));
+    if (spec.max_batch > model.slots() || spec.max_batch > model.max_rows())
+      throw std::logic_error("serve: max_batch exceeds the model's slots or rows");
     out_.policy = spec.policy;
     out_.requests.resize(stream.size());
     for (std::size_t i = 0; i < stream.size(); ++i) {
@@ -103,7 +105,7 @@ class Server {
   bool all_arrived() const { return stream_.empty() || stream_.back().arrival_s <= now_s(); }
   std::int64_t kv_tokens(const std::vector<Active>& active) const {
     std::int64_t n = 0;
-    for (const Active& a : active) n += slots_[std::size_t(a.slot)]->length;
+    for (const Active& a : active) n += model_.length(a.slot);
     return n;
   }
 
@@ -111,13 +113,11 @@ class Server {
   Active admit(int slot, int batch) {
     const int id = int(next_++);
     RequestRecord& rec = out_.requests[std::size_t(id)];
-    Sequence& seq = *slots_[std::size_t(slot)];
-    seq.length = 0;
     Iteration it{.prefill = true, .start_s = now_s(), .rows = 1, .useful_rows = 1, .waiting = arrived_waiting()};
     rec.slot = slot;
     rec.batch = batch;
     rec.start_s = it.start_s;
-    rec.tokens.push_back(model_.prefill(seq, stream_[std::size_t(id)].prompt));
+    rec.tokens.push_back(model_.prefill(slot, stream_[std::size_t(id)].prompt));
     it.end_s = now_s();
     rec.first_token_s = rec.last_token_s = it.end_s;
     out_.iterations.push_back(it);
@@ -132,9 +132,8 @@ class Server {
   void decode_step(const std::vector<Active>& batch, int waiting) {
     rows_.clear();
     for (const Active& a : batch) {
-      Sequence* seq = slots_[std::size_t(a.slot)].get();
       const RequestRecord& rec = out_.requests[std::size_t(a.request)];
-      rows_.push_back({seq, rec.tokens.back(), seq->length});
+      rows_.push_back({a.slot, rec.tokens.back(), model_.length(a.slot)});
     }
     Iteration it{.prefill = false,
                  .start_s = now_s(),
@@ -231,15 +230,14 @@ class Server {
     }
   }
 
-  Model& model_;
+  ModelBackend& model_;
   const std::vector<Request>& stream_;
   PolicySpec spec_;
   std::function<bool()> cancelled_;
-  std::vector<std::unique_ptr<Sequence>> slots_;
   ServeResult out_;
   Clock::time_point start_;
   std::size_t next_ = 0;  // the first request not started (requests start in arrival order)
-  std::vector<Row> rows_;
+  std::vector<SlotRow> rows_;
   std::vector<int> next_tokens_;
 };
 
@@ -260,8 +258,14 @@ class OneBlasThread {
 
 ServeResult serve(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream, const PolicySpec& spec,
                   const std::function<bool()>& cancelled) {
+  CpuBackend backend(model, ledger, spec.max_batch);
+  return serve(backend, stream, spec, cancelled);
+}
+
+ServeResult serve(ModelBackend& model, const std::vector<Request>& stream, const PolicySpec& spec,
+                  const std::function<bool()>& cancelled) {
   const OneBlasThread one_thread;
-  Server server(model, ledger, stream, spec, cancelled);
+  Server server(model, stream, spec, cancelled);
   ServeResult result;
   std::exception_ptr failure;
   std::vector<std::thread> threads;
