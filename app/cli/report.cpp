@@ -10,11 +10,17 @@ namespace dlsys {
 
 namespace {
 
+constexpr std::size_t kLongestInlineValue = 100;
+
 std::string value_text(const nlohmann::ordered_json& value) {
   if (value.is_number()) return format_number(value.get<double>(), 6);
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
-  return value.dump();
+  // A short list or record fits on its line; a long one is the lesson's own tables' business (below), or --json's.
+  const std::string text = value.dump();
+  if (text.size() <= kLongestInlineValue) return text;
+  return value.is_array() ? fmt::format("[{} entries: see --json]", value.size())
+                          : fmt::format("{{{} fields: see --json}}", value.size());
 }
 
 void section(std::string& out, const char* title, const nlohmann::ordered_json& values) {
