@@ -299,13 +299,22 @@ void draw_buckets_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
+  const std::string where =
+      m->on_gpu
+          ? fmt::format(
+                "On the GPU: {}. Each rank has a compute stream and a communication stream; each rank's times start "
+                "at its own step start.",
+                m->placement)
+          : fmt::format(
+                "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
+                "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
+                "has a stream of its own.",
+                m->threads_used, m->hardware_threads);
   const std::string text = fmt::format(
       "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one bucket took "
-      "{}. Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
-      "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL has a stream "
-      "of its own.",
+      "{}. {}",
       m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
-      us_text(m->one_bucket_step_us), m->threads_used, m->hardware_threads);
+      us_text(m->one_bucket_step_us), where);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
   const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 7);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
