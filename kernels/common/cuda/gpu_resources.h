@@ -76,4 +76,31 @@ class Resources {
   std::vector<std::function<void()>> undo_;
 };
 
+// GPUs visible to this process (0 when the driver does not answer).
+inline int count_visible_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+// Lets each GPU in `ring_devices` copy straight into the next one's memory where the hardware allows it (the lab's
+// ring over peer copies); elsewhere cudaMemcpyPeerAsync goes through the host.
+inline void enable_ring_peer_access(const std::vector<int>& ring_devices) {
+  const std::size_t n = ring_devices.size();
+  for (std::size_t r = 0; r < n && n > 1; ++r) {
+    const int from = ring_devices[r], to = ring_devices[(r + 1) % n];
+    if (from == to) continue;
+    int can = 0;
+    DLSYS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) continue;
+    DLSYS_CUDA_CHECK(cudaSetDevice(from));
+    const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+    cudaGetLastError();  // "already enabled" is not an error here
+    if (enabled != cudaErrorPeerAccessAlreadyEnabled) DLSYS_CUDA_CHECK(enabled);
+  }
+}
+
 }  // namespace dlsys::cuda

@@ -25,13 +25,25 @@ inline std::int64_t activation_floats(const StackShape& shape, int rows) {
 }
 inline std::int64_t scratch_floats(const StackShape& shape, int rows) { return 3ll * rows * shape.width; }
 
-// Enqueues forward over `rows` device rows of `inputs` on `stream` (the handle's stream).
+// The pieces, for callers that must act between layers (ZeRO stage 3 all-gathers each layer's weights first):
+// inputs into block 0; one layer forward (W1 at w1, W2 at w1 + width^2); 0.5 sum((y - t)^2) / loss_divisor added
+// into a device double; dL/dy into the first scratch block; one layer backward, which reads dL/dy of its output
+// there, accumulates (+=) its weight gradients into grad (W2's at + width^2) and leaves dL/dx of its input there.
+void load_inputs(cudaStream_t stream, const StackShape& shape, const float* inputs, DeviceActivations& acts);
+void forward_layer(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int layer, const float* w1,
+                   DeviceActivations& acts);
+void add_loss(cudaStream_t stream, const StackShape& shape, const float* targets, double loss_divisor,
+              DeviceActivations& acts, double* loss);
+void loss_gradient(cudaStream_t stream, const StackShape& shape, const float* targets, double loss_divisor,
+                   DeviceActivations& acts);
+void backward_layer(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int layer, const float* w1,
+                    DeviceActivations& acts, float* grad);
+
+// The whole stack. forward enqueues load_inputs and every layer; backward enqueues loss_gradient and every layer,
+// last first, calling on_layer_ready(layer) on the host right after enqueueing a layer's gradients into
+// grad_of_layer(layer): the place to record the layer's "gradient ready" event.
 void forward(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, const LayerWeights& weights,
              const float* inputs, DeviceActivations& acts);
-
-// Enqueues backward, last layer first, against device `targets`: dL/dy = (y - t) / loss_divisor. Accumulates (+=)
-// each layer's gradients into grad_of_layer(layer) (W1's, W2's at + width^2), then calls on_layer_ready(layer) on
-// the host right after enqueueing them: the place to record the layer's "gradient ready" event.
 void backward(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, const LayerWeights& weights,
               const float* targets, double loss_divisor, DeviceActivations& acts,
               const std::function<float*(int layer)>& grad_of_layer,
