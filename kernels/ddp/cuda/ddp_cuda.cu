@@ -13,37 +13,18 @@
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/gpu_resources.h"
+#include "kernels/common/cuda/nccl_check.h"
 #include "kernels/ddp/buckets.h"
 #include "kernels/ddp/ddp_cuda.h"
 #include "kernels/training/cuda/mlp_stack_cuda.h"
-#if DLSYS_HAVE_NCCL
-#include <nccl.h>
-#endif
 
 namespace dlsys::ddp::cuda {
 
 namespace {
 
-#if DLSYS_HAVE_NCCL
-#define DDP_CHECK_NCCL(call)                                                                                 \
-  do {                                                                                                       \
-    const ncclResult_t status_ = (call);                                                                     \
-    if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
-  } while (0)
-#endif
-
 using collectives::GpuCollectives;
 using collectives::GpuPlacement;
 using dlsys::cuda::Resources;
-
-int visible_devices() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
 
 bool nccl_compiled() {
 #if DLSYS_HAVE_NCCL
@@ -76,7 +57,7 @@ double overlap(double a0, double a1, double b0, double b1) {
 }  // namespace
 
 collectives::GpuPlacement place_ranks(int ranks) {
-  const int devices = visible_devices();
+  const int devices = dlsys::cuda::count_visible_devices();
   if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
   return collectives::plan_gpu_placement(ranks, devices, nccl_compiled());
 }
@@ -159,18 +140,11 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     }
   }
   if (!out.placement.emulated && n > 1) {
-    if (out.placement.collectives == GpuCollectives::Ring)  // direct peer copies where the hardware allows them
-      for (int r = 0; r < n; ++r) {
-        const int from = ranks[std::size_t(r)].device, to = ranks[std::size_t((r + 1) % n)].device;
-        int can = 0;
-        DLSYS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-        if (can) {
-          DLSYS_CUDA_CHECK(cudaSetDevice(from));
-          const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
-          cudaGetLastError();  // "already enabled" is not an error here
-          if (enabled != cudaErrorPeerAccessAlreadyEnabled) DLSYS_CUDA_CHECK(enabled);
-        }
-      }
+    if (out.placement.collectives == GpuCollectives::Ring) {  // direct peer copies where the hardware allows them
+      std::vector<int> devices;
+      for (const GpuRank& k : ranks) devices.push_back(k.device);
+      dlsys::cuda::enable_ring_peer_access(devices);
+    }
 #if DLSYS_HAVE_NCCL
     if (out.placement.collectives == GpuCollectives::Nccl) {
       std::vector<int> devices;
@@ -180,7 +154,7 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
         for (ncclComm_t comm : comms)
           if (comm) ncclCommDestroy(comm);
       });
-      DDP_CHECK_NCCL(ncclCommInitAll(comms.data(), n, devices.data()));
+      DLSYS_NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
     }
 #endif
   }
@@ -189,13 +163,13 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     if (n < 2) return;
 #if DLSYS_HAVE_NCCL
     if (out.placement.collectives == GpuCollectives::Nccl) {
-      DDP_CHECK_NCCL(ncclGroupStart());
+      DLSYS_NCCL_CHECK(ncclGroupStart());
       for (GpuRank& k : ranks) {
         float* data_ptr = k.grads + bucket.begin;
-        DDP_CHECK_NCCL(ncclAllReduce(data_ptr, data_ptr, std::size_t(bucket.elements()), ncclFloat, ncclSum,
-                                     comms[std::size_t(k.rank)], k.comm));
+        DLSYS_NCCL_CHECK(ncclAllReduce(data_ptr, data_ptr, std::size_t(bucket.elements()), ncclFloat, ncclSum,
+                                       comms[std::size_t(k.rank)], k.comm));
       }
-      DDP_CHECK_NCCL(ncclGroupEnd());
+      DLSYS_NCCL_CHECK(ncclGroupEnd());
       return;
     }
 #endif

@@ -194,16 +194,19 @@ struct Trainer {
     DLSYS_CUDA_CHECK(cudaMemcpy(k.master, mine.data(), mine.size() * 4, cudaMemcpyHostToDevice));
     DLSYS_CUDA_CHECK(cudaMemset(k.m, 0, std::size_t(owned) * 4));
     DLSYS_CUDA_CHECK(cudaMemset(k.v, 0, std::size_t(owned) * 4));
-    if (stage >= 3) {
+    // The 16-bit working copy: the shard narrowed from the master (stage 3), else the whole initial vector, through
+    // a buffer freed right after. The copies and memsets above run on the legacy stream and may still be in flight
+    // (a pageable upload returns once staged; a memset of device memory returns at once), and the rank's stream does
+    // not wait for that stream: the device is synchronized before the kernel reads anything, and after it.
+    dlsys::cuda::DeviceArray<float> full(static_cast<std::size_t>(stage >= 3 ? 1 : psi));
+    if (stage < 3) DLSYS_CUDA_CHECK(cudaMemcpy(full.get(), initial.data(), initial.size() * 4, cudaMemcpyHostToDevice));
+    DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
+    if (stage >= 3)
       narrow_kernel<<<grid_stride_blocks(shard), kGridStrideThreads, 0, k.stream>>>(k.weights, k.master, shard, fp16);
-      check_launch();
-    } else {  // the full initial vector, through a buffer freed right after
-      dlsys::cuda::DeviceArray<float> full(static_cast<std::size_t>(psi));
-      DLSYS_CUDA_CHECK(cudaMemcpy(full.get(), initial.data(), initial.size() * 4, cudaMemcpyHostToDevice));
+    else
       narrow_kernel<<<grid_stride_blocks(psi), kGridStrideThreads, 0, k.stream>>>(k.weights, full.get(), psi, fp16);
-      check_launch();
-      DLSYS_CUDA_CHECK(cudaStreamSynchronize(k.stream));
-    }
+    check_launch();
+    DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void setup(const training::DataSet& data) {
