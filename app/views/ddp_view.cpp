@@ -163,6 +163,10 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr || !ctx.result->find_series("step_vs_n_dp")) {
     draw_ranks_theory(*steps);
+    if (m != nullptr && m->on_gpu)
+      return note(
+          "This run was on the GPU, which trains DDP only: DataParallel's master is measured on the CPU "
+          "backend.");
     return draw_needs_run("rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
