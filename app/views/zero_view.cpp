@@ -324,13 +324,13 @@ void draw_timeline_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   if (m && !ctx.result->timelines.empty()) {
     for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-    note(
-        "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
-        "neighbour or a core.");
+    note(m->on_gpu
+             ? "The last step of each stage, measured with CUDA events on each rank's stream, every rank from its "
+               "own step start; every collective moves one layer, with the 16-bit conversions around it."
+             : "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
+               "neighbour or a core.");
   } else if (steps != nullptr) {
     for (const Timeline& tl : steps->op_order) timelines.push_back(&tl);
-    if (m && m->on_gpu)
-      note("The GPU run keeps no timeline (only each step's time): below, the operations' order in cost units.");
     note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
         "(N-1)/N per layer it moves), not times.");

@@ -15,7 +15,9 @@
 // emulated on GPU 0. Shards follow the GPU ring: rank r owns chunk r of every layer. The GEMMs are cuBLAS's (fp32, no
 // TF32), so the weights are close to the CPU's, not bit-identical; among GPU stages, as on the CPU, every gradient is
 // summed in the same order (an all-reduce is the ring's reduce-scatter then its all-gather), so stages 1-3 end
-// bit-identical to GPU stage 0. No timeline here: only each step's time, from CUDA events.
+// bit-identical to GPU stage 0. Times come from CUDA events on each rank's stream: each step's, and the last step's
+// spans (forward and backward per layer, each collective with the conversions around it, the optimizer), every rank's
+// relative to its own step start (events on different GPUs cannot be subtracted).
 #include <cstdint>
 
 #include "kernels/collectives/gpu_ring_plan.h"
@@ -34,7 +36,7 @@ std::int64_t gpu0_bytes_needed(const ZeroConfig& config, const collectives::GpuP
 inline constexpr std::int64_t kGpuRankMarginBytes = 64ll << 20;
 
 struct GpuZeroTraining {
-  ZeroTraining training;  // spans empty: no timeline on the GPU
+  ZeroTraining training;  // spans: each rank's relative to its own step start
   collectives::GpuPlacement placement;
 };
 

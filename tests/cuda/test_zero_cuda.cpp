@@ -49,6 +49,11 @@ TEST_CASE("zero on the GPU: ledgers equal the formulas, stages equal GPU stage 0
         const std::int64_t ring = zero::collectives_per_step(stage) * psi / n * (n - 1) * 4;
         for (std::int64_t bytes : g.training.comm_bytes_last_step) CHECK(bytes == ring);
         for (double loss : g.training.losses) CHECK(std::isfinite(loss));
+        REQUIRE_FALSE(g.training.spans.empty());
+        for (const zero::RankSpan& span : g.training.spans) {
+          CHECK(span.start_us >= 0);
+          CHECK(span.end_us >= span.start_us);
+        }
         if (stage == 0) {
           gpu_stage0 = g.training.master_weights;
           const zero::ZeroTraining cpu = zero::train_sharded(c);

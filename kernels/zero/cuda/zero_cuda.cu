@@ -118,6 +118,16 @@ struct GpuRank {
   cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;  // the ring's ordering
   cudaEvent_t start = nullptr, end = nullptr;                       // the step's time
   std::int64_t comm_bytes = 0;                                      // this step's, counted per call
+  // The step's spans: timing events recorded on the stream (a pool reused every step), opened and closed in pairs.
+  struct Marked {
+    std::size_t begin, end;
+    const char* kind;
+    int layer;
+  };
+  std::vector<cudaEvent_t> marks;
+  std::size_t marks_used = 0;
+  std::vector<Marked> marked;
+  std::vector<RankSpan> spans;  // the last step's, us since the rank's step start
 };
 
 struct Trainer {
@@ -249,6 +259,22 @@ struct Trainer {
     }
   }
 
+  // A timing event recorded now on the rank's stream (its index in the rank's pool).
+  std::size_t mark(GpuRank& k) {
+    if (k.marks_used == k.marks.size()) k.marks.push_back(resources.event(k.device, true));
+    DLSYS_CUDA_CHECK(cudaEventRecord(k.marks[k.marks_used], k.stream));
+    return k.marks_used++;
+  }
+  // A span on every rank: open_all() before the work is enqueued, close_all() after.
+  std::vector<std::size_t> open_all() {
+    std::vector<std::size_t> opened;
+    for_each_rank([&](GpuRank& k) { opened.push_back(mark(k)); });
+    return opened;
+  }
+  void close_all(const std::vector<std::size_t>& opened, const char* kind, int layer) {
+    for_each_rank([&](GpuRank& k) { k.marked.push_back({opened[std::size_t(k.rank)], mark(k), kind, layer}); });
+  }
+
   // In place on every rank's comm buffer (one layer): all-reduce, reduce-scatter (rank r keeps chunk r summed) or
   // all-gather (rank r brings chunk r).
   void collective(Op op, const char* when, int layer) {
@@ -291,12 +317,14 @@ struct Trainer {
   // widened into the comm buffer and all-gathered (stage 3). Returns where each rank finds them.
   void prepare_layer(int layer, const char* when) {
     if (c.stage >= 3) {
+      const std::vector<std::size_t> opened = open_all();
       for_each_rank([&](GpuRank& k) {
         widen_kernel<<<grid_stride_blocks(chunk), kGridStrideThreads, 0, k.stream>>>(
             k.comm + first(k), k.weights + std::int64_t(layer) * chunk, chunk, fp16);
         check_launch();
       });
       collective(Op::AllGather, when, layer);
+      close_all(opened, "all_gather", layer);
       return;
     }
     for_each_rank([&](GpuRank& k) {
@@ -310,6 +338,7 @@ struct Trainer {
   void reduce_gradient(int layer) {
     const int stage = c.stage;
     const std::int64_t n = layer_elements, base = std::int64_t(layer) * n;
+    const std::vector<std::size_t> opened = open_all();
     for_each_rank([&](GpuRank& k) {
       if (stage <= 1)
         store_and_widen_kernel<<<grid_stride_blocks(n), kGridStrideThreads, 0, k.stream>>>(k.gradients + base, k.comm,
@@ -324,6 +353,7 @@ struct Trainer {
         narrow_kernel<<<grid_stride_blocks(n), kGridStrideThreads, 0, k.stream>>>(k.gradients + base, k.comm, n, fp16);
         check_launch();
       });
+      close_all(opened, "all_reduce", layer);
       return;
     }
     collective(Op::ReduceScatter, "backward", layer);
@@ -332,12 +362,14 @@ struct Trainer {
       narrow_kernel<<<grid_stride_blocks(chunk), kGridStrideThreads, 0, k.stream>>>(to, k.comm + first(k), chunk, fp16);
       check_launch();
     });
+    close_all(opened, "reduce_scatter", layer);
   }
 
   void optimizer_step(int step) {
     const int stage = c.stage;
     const float correction1 = 1 - std::pow(kAdamBeta1, float(step + 1));
     const float correction2 = 1 - std::pow(kAdamBeta2, float(step + 1));
+    const std::vector<std::size_t> adam_opened = open_all();
     for_each_rank([&](GpuRank& k) {
       const AdamArgs args{c.learning_rate, correction1,    correction2, stage, owned,
                           chunk,           layer_elements, first(k),    fp16};
@@ -345,9 +377,11 @@ struct Trainer {
                                                                                   k.weights, args);
       check_launch();
     });
+    close_all(adam_opened, "optimizer", -1);
     if (stage == 1 || stage == 2)  // every rank needs the whole updated 16-bit copy for the next forward
       for (int layer = 0; layer < c.shape.layers; ++layer) {
         const std::int64_t base = std::int64_t(layer) * layer_elements;
+        const std::vector<std::size_t> opened = open_all();
         for_each_rank([&](GpuRank& k) {
           widen_kernel<<<grid_stride_blocks(chunk), kGridStrideThreads, 0, k.stream>>>(
               k.comm + first(k), k.weights + base + first(k), chunk, fp16);
@@ -359,6 +393,7 @@ struct Trainer {
               k.weights + base, k.comm, layer_elements, fp16);
           check_launch();
         });
+        close_all(opened, "all_gather", layer);
       }
   }
 
@@ -370,6 +405,8 @@ struct Trainer {
     synchronize_all();  // every rank starts from an idle GPU
     for_each_rank([&](GpuRank& k) {
       k.comm_bytes = 0;
+      k.marks_used = 0;
+      k.marked.clear();
       DLSYS_CUDA_CHECK(cudaEventRecord(k.start, k.stream));
       DLSYS_CUDA_CHECK(cudaMemsetAsync(k.loss, 0, sizeof(double), k.stream));
       training::cuda::load_inputs(k.stream, shape_ref, k.inputs, k.acts);
@@ -377,7 +414,9 @@ struct Trainer {
     for (int layer = 0; layer < c.shape.layers; ++layer) {
       prepare_layer(layer, "forward");
       for_each_rank([&](GpuRank& k) {
+        const std::size_t begin = mark(k);
         training::cuda::forward_layer(k.blas, k.stream, shape_ref, layer, layer_weights(k), k.acts);
+        k.marked.push_back({begin, mark(k), "F", layer});
       });
     }
     for_each_rank([&](GpuRank& k) {
@@ -387,8 +426,10 @@ struct Trainer {
     for (int layer = c.shape.layers - 1; layer >= 0; --layer) {
       prepare_layer(layer, "backward");
       for_each_rank([&](GpuRank& k) {
+        const std::size_t begin = mark(k);
         DLSYS_CUDA_CHECK(cudaMemsetAsync(k.layer_gradient, 0, std::size_t(layer_elements) * 4, k.stream));
         training::cuda::backward_layer(k.blas, k.stream, shape_ref, layer, layer_weights(k), k.acts, k.layer_gradient);
+        k.marked.push_back({begin, mark(k), "B", layer});
       });
       reduce_gradient(layer);
     }
@@ -397,9 +438,15 @@ struct Trainer {
     for_each_rank([&](GpuRank& k) {
       DLSYS_CUDA_CHECK(cudaEventRecord(k.end, k.stream));
       DLSYS_CUDA_CHECK(cudaEventSynchronize(k.end));  // a kernel's failure surfaces here
-      float ms = 0;
-      DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, k.start, k.end));
-      rank_us.push_back(double(ms) * 1e3);
+      auto since_start_us = [&](cudaEvent_t e) {
+        float ms = 0;
+        DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, k.start, e));
+        return double(ms) * 1e3;
+      };
+      rank_us.push_back(since_start_us(k.end));
+      k.spans.clear();
+      for (const GpuRank::Marked& m : k.marked)
+        k.spans.push_back({k.rank, since_start_us(k.marks[m.begin]), since_start_us(k.marks[m.end]), m.kind, m.layer});
       double rank_loss = 0;
       DLSYS_CUDA_CHECK(cudaMemcpy(&rank_loss, k.loss, sizeof(double), cudaMemcpyDeviceToHost));
       loss += rank_loss;
@@ -453,6 +500,7 @@ GpuZeroTraining train_sharded_gpu(const ZeroConfig& config) {
     z.comm_bytes_last_step.push_back(k.comm_bytes);
   }
   z.collectives = t.records;
+  for (const GpuRank& k : t.ranks) z.spans.insert(z.spans.end(), k.spans.begin(), k.spans.end());
   z.link_bytes =
       std::int64_t(config.ranks) * 4 * collectives::gpu_ring_landing_elements(config.ranks, t.layer_elements);
   return out;
