@@ -69,7 +69,6 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     throw RunFailure("the data set is too small for the steps asked");
   const int n = c.ranks, rows = c.rows_per_micro_step(), share = c.global_batch / n, w = c.shape.width;
   const std::int64_t params = training::parameter_count(c.shape);
-  const std::int64_t square = std::int64_t(w) * w;
   GpuTrainResult out;
   out.placement = place_ranks(n);
   TrainResult& res = out.result;
@@ -287,7 +286,6 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     res.rank0_bytes_received_per_step +=
         collectives::gpu_ring_bytes_sent(collectives::Op::AllReduce, n, left, b.elements());
   }
-  (void)square;
   return out;
 }
 
