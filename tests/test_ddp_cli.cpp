@@ -4,8 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/params.h"
+#include "kernels/collectives/gpu_ring_plan.h"
+#include "kernels/ddp/buckets.h"
+#include "kernels/ddp/ddp_cuda.h"
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/ddp/ddp_steps.h"
 #include "lessons/registry.h"
@@ -50,11 +54,55 @@ TEST_CASE("ddp: bad input exits 2 naming the parameter, the value and what is al
   check({"layers=16", "width=2048", "batch=4096", "max_minutes=0.1"}, "more than max_minutes = 0.1");
 }
 
-TEST_CASE("ddp: the CUDA backend is refused with a sentence (the CPU backend only, for now)") {
+TEST_CASE("ddp on the CUDA backend: DDP with fp32 gradients only; without a GPU, no memory to run in") {
   const Lesson& lesson = find_lesson("ddp");
-  const ParamValues p = ParamValues::defaults(lesson.params());
-  CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("runs on the CPU backend only"),
+  CHECK(lesson.runs_on_cuda());
+  const ParamValues dp = ParamValues::parse(lesson.params(), {"mode=dataparallel"});
+  CHECK_THROWS_WITH_AS(lesson.validate(dp, BackendKind::Cuda),
+                       doctest::Contains("parameter 'mode': value 'dataparallel' is not allowed with --backend cuda"),
                        BadInput);
+  const ParamValues bf16 = ParamValues::parse(lesson.params(), {"grad_dtype=bf16"});
+  CHECK_THROWS_WITH_AS(lesson.validate(bf16, BackendKind::Cuda),
+                       doctest::Contains("parameter 'grad_dtype': value 'bf16' is not allowed with --backend cuda"),
+                       BadInput);
+  const ParamValues p = ParamValues::parse(lesson.params(), lesson.quick_params());
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
+                         BadInput);
+  // The GPU run plan trains neither DataParallel nor 16-bit wires.
+  for (const PlannedRun& r : ddp_run_plan(p, BackendKind::Cuda)) {
+    CHECK(r.config.mode == ddp::SyncMode::Ddp);
+    CHECK(r.config.wire == ddp::WireFormat::Fp32);
+  }
+}
+
+TEST_CASE("ddp GPU plan: device bytes per rank, and the ring's position-0 rank sends the closed form's bytes") {
+  ddp::TrainConfig c;
+  c.shape = {3, 24};
+  c.ranks = 3;
+  c.global_batch = 12;
+  c.accumulate = 2;
+  c.steps = 2;
+  c.bucket_elements = 1000;
+  const std::int64_t params = 3 * 2 * 24 * 24, rows = 2, share = 4;
+  const std::int64_t landing = 334;  // chunk 0 of a 1000-element bucket over 3 ranks
+  CHECK(collectives::gpu_ring_landing_elements(3, 1000) == landing);
+  CHECK(collectives::gpu_ring_landing_elements(1, 1000) == 1);
+  CHECK(ddp::cuda::gpu_rank_bytes(c) ==
+        4 * (2 * params + 7 * rows * 24 + 3 * rows * 24 + 2 * 2 * share * 24 + landing));
+  collectives::GpuPlacement emulated = collectives::plan_gpu_placement(3, 1, true);
+  CHECK(emulated.emulated);
+  CHECK(ddp::cuda::gpu0_bytes_needed(c, emulated) ==
+        3 * (ddp::cuda::gpu_rank_bytes(c) + ddp::cuda::kGpuRankMarginBytes));
+  collectives::GpuPlacement spread = collectives::plan_gpu_placement(3, 4, true);
+  CHECK(ddp::cuda::gpu0_bytes_needed(c, spread) == ddp::cuda::gpu_rank_bytes(c) + ddp::cuda::kGpuRankMarginBytes);
+  for (int n : {2, 3, 4, 5})
+    for (std::int64_t count : {2, 7, 1000, 1001, 4097}) {
+      const int rank = ddp::cuda::gpu_ring_position0_rank(n);
+      CHECK(collectives::gpu_ring_bytes_sent(collectives::Op::AllReduce, n, rank, count) ==
+            ddp::ring_bytes_sent(count, n, 0, 4));
+    }
+  CHECK(ddp::cuda::gpu_ring_position0_rank(1) == 0);
 }
 
 TEST_CASE("ddp theory: buckets and ring bytes from the closed forms") {

@@ -5,7 +5,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/backend.h"
+#include "engine/errors.h"
 #include "engine/params.h"
+#include "kernels/collectives/gpu_ring_plan.h"
+#include "kernels/zero/zero_cuda.h"
+#include "kernels/zero/zero_memory.h"
+#include "lessons/registry.h"
 #include "lessons/zero/zero_lesson.h"
 #include "tests/support/cli_capture.h"
 
@@ -126,4 +132,33 @@ TEST_CASE("zero: each stage's step makes the collectives the stage calls for, in
         CHECK(measured == expected(stage, kind));
         CHECK(simulated == expected(stage, kind));
       }
+}
+
+TEST_CASE("zero on the CUDA backend: it runs there; without a GPU, no memory to run in; the calculator anywhere") {
+  const Lesson& lesson = find_lesson("zero");
+  CHECK(lesson.runs_on_cuda());
+  const ParamValues run = ParamValues::parse(lesson.params(), small());
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(run, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
+                         BadInput);
+  const ParamValues theory = ParamValues::parse(lesson.params(), {"mode=theory", "params=7.5e9", "n=64"});
+  CHECK_NOTHROW(lesson.validate(theory, BackendKind::Cuda));
+}
+
+TEST_CASE("zero GPU plan: a rank's device bytes are the CPU ledger's tags plus its rows, landing chunk and loss") {
+  zero::ZeroConfig c;
+  c.shape = {2, 32};
+  c.ranks = 4;
+  c.rows_per_rank = 2;
+  const std::int64_t psi = 2 * 2 * 32 * 32, layer = 2 * 32 * 32, rows = 2 * 32;
+  const std::int64_t fixed = 4 * (5 * rows + 3 * rows) + 4 * layer + 4 * 2 * rows + 8 + 4 * (layer / 4);
+  for (int stage = 0; stage <= 3; ++stage) {
+    c.stage = stage;
+    const std::int64_t states = zero::exact_model_state_bytes(stage, psi, 4).total();
+    const std::int64_t workspace = 4 * layer * (stage >= 3 ? 1 : 2);
+    CHECK(zero::cuda::gpu_rank_bytes(c) == states + workspace + fixed);
+  }
+  const collectives::GpuPlacement emulated = collectives::plan_gpu_placement(4, 1, true);
+  CHECK(zero::cuda::gpu0_bytes_needed(c, emulated) ==
+        4 * (zero::cuda::gpu_rank_bytes(c) + zero::cuda::kGpuRankMarginBytes));
 }

@@ -163,6 +163,10 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr || !ctx.result->find_series("step_vs_n_dp")) {
     draw_ranks_theory(*steps);
+    if (m != nullptr && m->on_gpu)
+      return note(
+          "This run was on the GPU, which trains DDP only: DataParallel's master is measured on the CPU "
+          "backend.");
     return draw_needs_run("rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
@@ -299,13 +303,22 @@ void draw_buckets_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
+  const std::string where =
+      m->on_gpu
+          ? fmt::format(
+                "On the GPU: {}. Each rank has a compute stream and a communication stream; each rank's times start "
+                "at its own step start.",
+                m->placement)
+          : fmt::format(
+                "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
+                "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
+                "has a stream of its own.",
+                m->threads_used, m->hardware_threads);
   const std::string text = fmt::format(
       "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one bucket took "
-      "{}. Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
-      "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL has a stream "
-      "of its own.",
+      "{}. {}",
       m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
-      us_text(m->one_bucket_step_us), m->threads_used, m->hardware_threads);
+      us_text(m->one_bucket_step_us), where);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
   const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 7);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});

@@ -307,8 +307,11 @@ void draw_stages_step(const ViewContext& ctx) {
                     fmt::format("{} / {}", format_count(double(s.comm_elements)),
                                 format_count(double(s.ring_comm_elements_formula))),
                     s.bit_identical_to_stage0 ? "bit-identical" : fmt::format("{:.1e}", s.max_rel_err_vs_stage0)});
-  heading(fmt::format("The run: the lab's stack on {} rank threads, Psi = {}, {}; ledger against formula", m->ranks,
-                      format_count(double(m->parameters)), m->dtype));
+  heading(fmt::format("The run: the lab's stack on {} {}, Psi = {}, {}; ledger against formula", m->ranks,
+                      m->on_gpu ? "GPU ranks" : "rank threads", format_count(double(m->parameters)), m->dtype));
+  if (m->on_gpu)
+    note(fmt::format("On the GPU: {}. Stages compared with GPU stage 0; GPU stage 0 against the CPU's: {:.1e}.",
+                     m->placement, m->max_rel_err_gpu_vs_cpu_stage0));
   draw_columns_table("zero_stage_ledger",
                      {"", "model states", "formula", "equal", "comm peak", "sent / ring formula", "vs stage 0"}, rows);
 }
@@ -321,15 +324,17 @@ void draw_timeline_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   if (m && !ctx.result->timelines.empty()) {
     for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-    note(
-        "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
-        "neighbour or a core.");
+    note(m->on_gpu
+             ? "The last step of each stage, measured with CUDA events on each rank's stream, every rank from its "
+               "own step start; every collective moves one layer, with the 16-bit conversions around it."
+             : "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
+               "neighbour or a core.");
   } else if (steps != nullptr) {
     for (const Timeline& tl : steps->op_order) timelines.push_back(&tl);
     note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
         "(N-1)/N per layer it moves), not times.");
-    note_no_run(ctx, "measure them");
+    if (!(m && m->on_gpu)) note_no_run(ctx, "measure them");
   } else {
     return draw_step_data_missing(ctx);
   }

@@ -5,13 +5,9 @@
 #include <string>
 
 #include "kernels/collectives/communicator.h"
+#include "kernels/ddp/wire_format.h"
 
 namespace dlsys::ddp {
-
-enum class WireFormat { Fp32, Bf16, Fp16 };
-
-inline int wire_bytes_per_element(WireFormat f) { return f == WireFormat::Fp32 ? 4 : 2; }
-std::string wire_name(WireFormat f);  // "fp32", "bf16", "fp16"
 
 // Rounds `count` fp32 values into 16-bit storage, and back (the inverse is exact).
 void encode_16(WireFormat f, const float* values, std::uint16_t* out, std::int64_t count);

@@ -17,9 +17,9 @@
 #include <string>
 #include <string_view>
 
-namespace dlsys::precision {
+#include "kernels/precision/format.h"
 
-enum class Format { Fp32, Fp16, Bf16 };
+namespace dlsys::precision {
 
 struct Layout {
   Format format = Format::Fp32;

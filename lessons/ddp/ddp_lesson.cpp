@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/collectives/collectives_cuda.h"
+#include "kernels/collectives/gpu_ring_plan.h"
 #include "kernels/ddp/buckets.h"
+#include "kernels/ddp/ddp_cuda.h"
 #include "kernels/ddp/simulate.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/ddp/ddp_steps.h"
@@ -125,8 +129,9 @@ std::vector<std::int64_t> swept_bucket_elements(const TrainConfig& c) {
 
 }  // namespace
 
-std::vector<PlannedRun> ddp_run_plan(const ParamValues& p) {
+std::vector<PlannedRun> ddp_run_plan(const ParamValues& p, BackendKind backend) {
   const TrainConfig chosen = ddp_config(p);
+  const bool gpu = backend == BackendKind::Cuda;
   std::vector<PlannedRun> plan;
   auto same = [](const TrainConfig& a, const TrainConfig& b) {
     return a.ranks == b.ranks && a.accumulate == b.accumulate && a.wire == b.wire && a.mode == b.mode &&
@@ -134,6 +139,7 @@ std::vector<PlannedRun> ddp_run_plan(const ParamValues& p) {
   };
   auto add = [&](TrainConfig c, const char* purpose) {
     if (!divides_batch(c) || same(c, chosen)) return;
+    if (gpu && (c.mode != SyncMode::Ddp || c.wire != WireFormat::Fp32)) return;  // CPU-only variants
     for (const PlannedRun& r : plan)
       if (same(r.config, c)) return;
     plan.push_back({c, purpose});
@@ -206,9 +212,9 @@ void check_bucket_count(const TrainConfig& c) {
         kMaxBuckets));
 }
 
-void check_memory_and_time(const ParamValues& p) {
+void check_memory_and_time(const ParamValues& p, BackendKind backend) {
   const TrainConfig chosen = ddp_config(p);
-  const std::vector<PlannedRun> plan = ddp_run_plan(p);
+  const std::vector<PlannedRun> plan = ddp_run_plan(p, backend);
   double largest = ddp::train_bytes(chosen);
   double flop_steps = double(chosen.steps);
   int most_steps = chosen.steps;
@@ -238,15 +244,53 @@ void check_memory_and_time(const ParamValues& p) {
                               "layers, width, batch or steps");
 }
 
+// What the GPU trainer does not do: DataParallel's master copies and the 16-bit wires stay on the CPU backend.
+void check_gpu_variant(const TrainConfig& c) {
+  if (c.mode != SyncMode::Ddp)
+    throw BadInput(
+        "parameter 'mode': value 'dataparallel' is not allowed with --backend cuda (the GPU path trains DDP only; "
+        "DataParallel's single master runs on the CPU backend); allowed: mode = ddp, or --backend cpu");
+  if (c.wire != WireFormat::Fp32)
+    throw BadInput(fmt::format(
+        "parameter 'grad_dtype': value '{}' is not allowed with --backend cuda (the GPU path all-reduces fp32 "
+        "gradients; 16-bit wires run on the CPU backend); allowed: grad_dtype = fp32, or --backend cpu",
+        ddp::wire_name(c.wire)));
+}
+
+// On a GPU: every configuration's device memory on GPU 0 (every rank, when ranks are emulated there).
+void check_gpu_memory(const ParamValues& p) {
+  const CudaStatus& cuda = cuda_status();
+  const bool nccl = collectives::cuda::nccl_compiled();
+  const TrainConfig chosen = ddp_config(p);
+  std::vector<TrainConfig> configs{chosen};
+  for (const PlannedRun& r : ddp_run_plan(p, BackendKind::Cuda)) configs.push_back(r.config);
+  double largest = 0;
+  int largest_ranks = chosen.ranks;
+  for (const TrainConfig& c : configs) {
+    const collectives::GpuPlacement placement = collectives::plan_gpu_placement(c.ranks, cuda.device_count, nccl);
+    const double bytes = double(ddp::cuda::gpu0_bytes_needed(c, placement));
+    if (bytes > largest) {
+      largest = bytes;
+      largest_ranks = c.ranks;
+    }
+  }
+  if (largest > double(cuda.device.memory_free_bytes))
+    throw BadInput(fmt::format(
+        "parameters 'layers' = {}, 'width' = {}, 'batch' = {}, 'n' = {}: on the GPU the run needs {} on GPU 0 (N = "
+        "{}: weights, gradients, activations and rows of {} there) but only {} is free; lower layers, width, batch "
+        "or n, or run on --backend cpu",
+        chosen.shape.layers, chosen.shape.width, chosen.global_batch, chosen.ranks, format_bytes_both(largest),
+        largest_ranks, largest_ranks > cuda.device_count && largest_ranks > 1 ? "every rank, emulated" : "one rank",
+        format_bytes_both(double(cuda.device.memory_free_bytes))));
+}
+
 }  // namespace
 
 void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
-        "threads); allowed: --backend cpu");
   check_split(ddp_config(p));
-  check_memory_and_time(p);
+  if (backend == BackendKind::Cuda) check_gpu_variant(ddp_config(p));
+  check_memory_and_time(p, backend);
+  if (backend == BackendKind::Cuda) check_gpu_memory(p);
   check_bucket_count(ddp_config(p));
 }
 

@@ -19,7 +19,6 @@ class DdpLesson final : public Lesson {
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
-  bool runs_on_cuda() const override { return false; }  // ranks are CPU threads, for now
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
@@ -35,12 +34,13 @@ ddp::DdpTheory ddp_theory(const ParamValues& params);
 std::vector<Timeline> ddp_theory_timelines(const ParamValues& params);
 
 // Every configuration a run trains besides the chosen one, in order: the variants (wire formats, accumulation,
-// DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration.
+// DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration. On the CUDA
+// backend only DDP with fp32 gradients: no 16-bit wires and no DataParallel.
 struct PlannedRun {
   ddp::TrainConfig config;
   const char* purpose;  // "variant", "bucket sweep", "ranks sweep", "benchmark"
 };
-std::vector<PlannedRun> ddp_run_plan(const ParamValues& params);
+std::vector<PlannedRun> ddp_run_plan(const ParamValues& params, BackendKind backend = BackendKind::Cpu);
 
 // The benchmark: N = 2, buckets of a quarter of the gradient, fp32, at least half the communication hidden.
 inline constexpr double kOverlapExpected = 0.5;

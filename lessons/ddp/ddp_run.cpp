@@ -8,6 +8,7 @@
 
 #include "engine/measure.h"
 #include "engine/units.h"
+#include "kernels/ddp/ddp_cuda.h"
 #include "lessons/ddp/ddp_lesson.h"
 
 namespace dlsys {
@@ -32,10 +33,19 @@ struct Measured {
 
 double median(std::vector<double> v) { return v.empty() ? 0.0 : summarize_us(std::move(v), "steady_clock").median_us; }
 
-Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single,
-                 RunContext& ctx) {
+// On the GPU, `placement` receives how the ranks were placed.
+Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single, RunContext& ctx,
+                 std::string* placement = nullptr) {
   ctx.control.check_cancelled();
-  Measured m{c, ddp::train(c, data, ctx.ledger), {}, {}, {}, {}, {}, {}, {}, 0, 0, false};
+  TrainResult trained;
+  if (ctx.backend == BackendKind::Cuda) {
+    ddp::cuda::GpuTrainResult gpu = ddp::cuda::train_gpu(c, data, ctx.ledger);
+    trained = std::move(gpu.result);
+    if (placement) *placement = gpu.placement.description;
+  } else {
+    trained = ddp::train(c, data, ctx.ledger);
+  }
+  Measured m{c, std::move(trained), {}, {}, {}, {}, {}, {}, {}, 0, 0, false};
   std::vector<double> rank0_exposed;
   for (std::size_t s = 1; s < m.result.steps.size(); ++s) {
     const std::vector<RankStep>& ranks = m.result.steps[s];
@@ -188,7 +198,7 @@ const Measured* find(const std::vector<Measured>& all, int ranks, SyncMode mode,
   return nullptr;
 }
 
-ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theory) {
+ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theory, bool on_gpu) {
   ddp::DdpMeasured out;
   const TimingStats step = summarize_us(chosen.step_us, "steady_clock");
   out.step_us = step.median_us;
@@ -209,6 +219,7 @@ ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theor
   out.timed_steps = int(chosen.step_us.size());
   out.hardware_threads = std::max(1, int(std::thread::hardware_concurrency()));
   out.threads_used = chosen.config.mode == SyncMode::Ddp ? 2 * chosen.config.ranks : chosen.config.ranks;
+  out.on_gpu = on_gpu;
   return out;
 }
 
@@ -217,11 +228,12 @@ ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theor
 RunResult DdpLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
-  result.backend.emulated = true;  // ranks as threads of one CPU
-  result.backend.timer = "steady_clock";
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  result.backend.emulated = true;  // ranks as threads of one CPU (corrected below on GPUs, one per rank)
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = int(p.integer("steps"));
   const TrainConfig chosen = ddp_config(p);
-  const std::vector<PlannedRun> plan = ddp_run_plan(p);
+  const std::vector<PlannedRun> plan = ddp_run_plan(p, ctx.backend);
   int most_steps = chosen.steps;  // the benchmark trains longer than the others: its rows must exist too
   for (const PlannedRun& r : plan) most_steps = std::max(most_steps, r.config.steps);
   const training::DataSet data =
@@ -231,7 +243,8 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   ctx.control.progress(0, "single-rank training on the full batch (the reference)");
   const std::vector<float> single = ddp::train_single_rank(chosen, data);
   ctx.control.progress(1 / tasks, "the chosen configuration");
-  std::vector<Measured> all{measure(chosen, data, single, ctx)};
+  std::string placement;
+  std::vector<Measured> all{measure(chosen, data, single, ctx, &placement)};
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const TrainConfig& c = plan[i].config;
     ctx.control.progress((double(i) + 2) / tasks, fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose,
@@ -239,7 +252,8 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     all.push_back(measure(c, data, single, ctx));
   }
 
-  ddp::DdpMeasured measured = measured_of(all.front(), *result.theory_as<ddp::DdpTheory>());
+  ddp::DdpMeasured measured = measured_of(all.front(), *result.theory_as<ddp::DdpTheory>(), on_gpu);
+  measured.placement = placement;
   for (std::size_t i = 0; i < all.size(); ++i)
     if (i == 0 || (i - 1 < plan.size() && std::string(plan[i - 1].purpose) == "variant"))
       measured.variants.push_back(variant_of(all[i], i == 0));
@@ -275,14 +289,30 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     if (dp != &first)
       result.timelines.push_back(timeline_of(*dp, fmt::format("DataParallel, N = {} (measured)", chosen.ranks)));
 
-  const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
-  result.backend.notes.push_back(
-      "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
-      "thread running the lab's ring through shared memory");
-  if (2 * chosen.ranks > hardware)
-    result.backend.notes.push_back(fmt::format(
-        "{} threads share {} hardware threads: communication that overlaps backward also takes turns with it",
-        2 * chosen.ranks, hardware));
+  if (on_gpu) {
+    const collectives::GpuPlacement where = ddp::cuda::place_ranks(chosen.ranks);
+    result.backend.emulated = where.emulated;
+    result.backend.notes.push_back("ranks on the GPU: " + placement);
+    result.backend.notes.push_back(
+        "per rank a compute stream (forward and backward on cuBLAS, fp32 without TF32) and a communication stream "
+        "that all-reduces each bucket once the event of its last layer's gradient fires; times from CUDA events, "
+        "each rank's measured from its own step start");
+    result.backend.notes.push_back(
+        "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
+        "rounding, never bit for bit");
+    result.backend.notes.push_back(
+        fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
+                    ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
+  } else {
+    const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
+    result.backend.notes.push_back(
+        "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
+        "thread running the lab's ring through shared memory");
+    if (2 * chosen.ranks > hardware)
+      result.backend.notes.push_back(fmt::format(
+          "{} threads share {} hardware threads: communication that overlaps backward also takes turns with it",
+          2 * chosen.ranks, hardware));
+  }
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;

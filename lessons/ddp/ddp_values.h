@@ -68,7 +68,9 @@ struct DdpMeasured {
   bool replicas_identical = false;  // every rank's weights equal, bit for bit (DDP)
   int timed_steps = 0;
   int hardware_threads = 0;
-  int threads_used = 0;  // compute + communication threads of the chosen run
+  int threads_used = 0;   // compute + communication threads of the chosen run (CPU), or streams (GPU)
+  bool on_gpu = false;    // trained on the CUDA backend: cuBLAS per rank, a compute and a communication stream
+  std::string placement;  // how the ranks were placed on the GPUs (empty on the CPU)
   std::vector<Variant> variants;
   // The bucket sweep (DDP, fp32, no accumulation, the chosen N): the fastest bucket and one bucket, median steps.
   std::int64_t best_bucket_bytes = 0;
@@ -83,7 +85,8 @@ struct DdpMeasured {
 DLSYS_VALUES_TO_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us,
                      exposed_comm_us, idle_us, overlap_fraction, comm_bytes, comm_bytes_received,
                      comm_bytes_match_theory, max_rel_err_vs_single, bit_identical_vs_single, replicas_identical,
-                     timed_steps, hardware_threads, threads_used, variants, best_bucket_bytes, best_bucket_step_us,
-                     one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met)
+                     timed_steps, hardware_threads, threads_used, on_gpu, placement, variants, best_bucket_bytes,
+                     best_bucket_step_us, one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes,
+                     bench_overlap_expected, bench_met)
 
 }  // namespace dlsys::ddp

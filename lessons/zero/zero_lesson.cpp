@@ -7,8 +7,12 @@
 #include <set>
 #include <thread>
 
+#include "engine/backend.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
+#include "kernels/collectives/collectives_cuda.h"
+#include "kernels/collectives/gpu_ring_plan.h"
+#include "kernels/zero/zero_cuda.h"
 #include "kernels/zero/zero_memory.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/gpu_specs.h"
@@ -209,6 +213,36 @@ void check_run(const ParamValues& p) {
                               "layers, width, rows, steps or n");
 }
 
+// On a GPU: the largest configuration the run trains (every stage at the chosen N and at each N of the sweep) on
+// GPU 0, every rank when they are emulated there.
+void check_gpu_memory(const ParamValues& p) {
+  const CudaStatus& cuda = cuda_status();
+  const bool nccl = collectives::cuda::nccl_compiled();
+  double largest = 0;
+  int largest_ranks = 1;
+  for (int n : zero_swept_ranks(p))
+    for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+      zero::ZeroConfig c = zero_config(p, stage);
+      c.ranks = n;
+      const collectives::GpuPlacement placement = collectives::plan_gpu_placement(n, cuda.device_count, nccl);
+      const double bytes = double(zero::cuda::gpu0_bytes_needed(c, placement));
+      if (bytes > largest) {
+        largest = bytes;
+        largest_ranks = n;
+      }
+    }
+  if (largest > double(cuda.device.memory_free_bytes)) {
+    const zero::ZeroConfig c = zero_config(p, 0);
+    throw BadInput(fmt::format(
+        "parameters 'layers' = {}, 'width' = {}, 'n' = {}, 'rows' = {}: on the GPU the run needs {} on GPU 0 (N = {}: "
+        "model states, activations and buffers of {} there) but only {} is free; lower layers, width, n or rows, or "
+        "run on --backend cpu (mode = theory sizes any model)",
+        c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank, format_bytes_both(largest), largest_ranks,
+        largest_ranks > cuda.device_count && largest_ranks > 1 ? "every rank, emulated" : "one rank",
+        format_bytes_both(double(cuda.device.memory_free_bytes))));
+  }
+}
+
 }  // namespace
 
 void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
@@ -216,11 +250,8 @@ void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
     zero_lesson::calculator_input(p);  // loads the preset or the config: refuses a malformed one
     return;
   }
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "backend 'cuda' is not allowed for this lesson: it runs on the CPU backend only, for now (ranks as CPU "
-        "threads); allowed: --backend cpu, or mode = theory for the calculator");
   check_run(p);
+  if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }
 
 zero_lesson::ZeroTheory zero_theory(const ParamValues& p) {

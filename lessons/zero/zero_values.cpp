@@ -81,6 +81,9 @@ void to_json(nlohmann::ordered_json& j, const ZeroMeasured& m) {
   j["swept_ranks"] = m.swept_ranks;
   j["sweep_matches_formula"] = m.sweep_matches_formula;
   j["stages"] = m.stages;
+  j["on_gpu"] = m.on_gpu;
+  j["placement"] = m.placement;
+  j["max_rel_err_gpu_vs_cpu_stage0"] = m.max_rel_err_gpu_vs_cpu_stage0;
 }
 
 }  // namespace dlsys::zero_lesson

@@ -78,6 +78,11 @@ struct ZeroMeasured {
   std::vector<int> swept_ranks;
   bool sweep_matches_formula = false;
   std::vector<StageMeasured> stages;  // 0-3
+  // On the CUDA backend: how the ranks were placed, and GPU stage 0's weights against CPU stage 0's (cuBLAS sums in
+  // another order, so they agree to rounding; the stages' max_rel_err_vs_stage0 compare with GPU stage 0).
+  bool on_gpu = false;
+  std::string placement;
+  double max_rel_err_gpu_vs_cpu_stage0 = 0;
 };
 
 void to_json(nlohmann::ordered_json& json, const ZeroTheory& theory);

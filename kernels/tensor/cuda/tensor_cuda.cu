@@ -13,9 +13,11 @@
 #include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/ledger.h"
+#include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/tensor/layer_ops.h"
 #include "kernels/tensor/shard_fill.h"
 #include "kernels/tensor/tensor_cuda.h"
@@ -179,11 +181,6 @@ __global__ void gelu_backward_kernel(float* grad, const float* z, std::int64_t c
   GRID_STRIDE_LOOP(i, count) grad[i] *= gelu_derivative(z[i]);
 }
 
-// target += incoming: the ring's reduction of a chunk that arrived.
-__global__ void add_kernel(float* target, const float* incoming, std::int64_t count) {
-  GRID_STRIDE_LOOP(i, count) target[i] += incoming[i];
-}
-
 void check_launch() { DLSYS_CUDA_CHECK(cudaGetLastError()); }
 
 // Row-major C (m x n, ldc) = alpha op(A) op(B) + beta C on column-major cuBLAS: a row-major matrix read as
@@ -212,69 +209,7 @@ bool nccl_compiled() {
 #endif
 }
 
-// Everything created on the GPUs, released in reverse order on every path (also when a later call throws).
-class Resources {
- public:
-  Resources() = default;
-  Resources(const Resources&) = delete;
-  Resources& operator=(const Resources&) = delete;
-  ~Resources() {
-    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
-      if (*it) (*it)();
-  }
-  void* bytes(int gpu, std::int64_t count) {
-    undo_.emplace_back();  // room first: recording the release cannot fail after the allocation
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    void* p = nullptr;
-    DLSYS_CUDA_CHECK(cudaMalloc(&p, std::size_t(std::max<std::int64_t>(count, 1))));
-    undo_.back() = [gpu, p] {
-      cudaSetDevice(gpu);
-      cudaFree(p);
-    };
-    return p;
-  }
-  cudaStream_t stream(int gpu) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaStream_t s = nullptr;
-    DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    undo_.back() = [gpu, s] {
-      cudaSetDevice(gpu);
-      cudaStreamDestroy(s);
-    };
-    return s;
-  }
-  cudaEvent_t event(int gpu, bool timing) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaEvent_t e = nullptr;
-    DLSYS_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
-    undo_.back() = [gpu, e] {
-      cudaSetDevice(gpu);
-      cudaEventDestroy(e);
-    };
-    return e;
-  }
-  cublasHandle_t blas(int gpu, cudaStream_t stream) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cublasHandle_t h = nullptr;
-    DLSYS_CUDA_CHECK(cublasCreate(&h));
-    undo_.back() = [gpu, h] {
-      cudaSetDevice(gpu);
-      cublasDestroy(h);
-    };
-    DLSYS_CUDA_CHECK(cublasSetStream(h, stream));
-    DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
-    return h;
-  }
-#if DLSYS_HAVE_NCCL
-  void later(std::function<void()> release) { undo_.push_back(std::move(release)); }
-#endif
-
- private:
-  std::vector<std::function<void()>> undo_;
-};
+using dlsys::cuda::Resources;
 
 // One rank: its GPU, stream, cuBLAS handle, the buffers of RankLayer (same names, same sizes) and its events.
 struct GpuRank {
@@ -324,7 +259,6 @@ struct GpuTensorLayer::Impl {
   void collective(Op op, const char* site, bool backward, const std::function<float*(GpuRank&)>& buffer,
                   std::int64_t count, const std::function<void(GpuRank&)>& prepare = {});
   void ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count);
-  void ring_step(const std::vector<RingTransfer>& step, bool first, const std::function<float*(GpuRank&)>& buffer);
 #if DLSYS_HAVE_NCCL
   void nccl(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count);
 #endif
@@ -517,49 +451,18 @@ void GpuTensorLayer::Impl::collective(Op op, const char* site, bool backward,
   for_each_rank([&](GpuRank& k) { DLSYS_CUDA_CHECK(cudaEventRecord(k.call_end[index], k.stream)); });
 }
 
+// The lab's ring between the ranks' streams (kernels/collectives/cuda/stream_ring.h).
 void GpuTensorLayer::Impl::ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
-  const int n = shape.ranks;
-  // Every rank reaches the collective before any copy lands in its buffers: a sender waits for every other rank's
-  // earlier work (which may still read the buffer or the landing chunk) to be done.
-  for_each_rank([&](GpuRank& k) { DLSYS_CUDA_CHECK(cudaEventRecord(k.ready, k.stream)); });
-  for_each_rank([&](GpuRank& k) {
-    for (const GpuRank& other : ranks)
-      if (&other != &k) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.stream, other.ready, 0));
-  });
-  bool first = true;
-  for (const std::vector<RingTransfer>& step : gpu_ring_steps(op, n, count)) {
-    ring_step(step, first, buffer);
-    first = false;
-  }
-}
-
-// One step: every rank sends one range of its buffer to its neighbour, into the neighbour's landing buffer (then added
-// in place) or straight into the same range of its buffer. A sender first waits until its neighbour has consumed the
-// previous step's arrival (the landing buffer is free again, and a range about to be overwritten has been sent on).
-void GpuTensorLayer::Impl::ring_step(const std::vector<RingTransfer>& step, bool first,
-                                     const std::function<float*(GpuRank&)>& buffer) {
-  for (const RingTransfer& t : step) {  // sends
-    GpuRank& me = ranks[std::size_t(t.from)];
-    GpuRank& next = ranks[std::size_t(t.to)];
-    DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
-    if (!first) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, next.consumed, 0));
-    float* target = t.reduce ? next.landing : buffer(next) + t.begin;
-    if (t.size > 0)
-      DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(target, next.device, buffer(me) + t.begin, me.device,
-                                           std::size_t(t.size) * sizeof(float), me.stream));
-    DLSYS_CUDA_CHECK(cudaEventRecord(me.sent, me.stream));
-  }
-  for (const RingTransfer& t : step) {  // receives: each rank is the target of exactly one transfer per step
-    GpuRank& me = ranks[std::size_t(t.to)];
-    GpuRank& prev = ranks[std::size_t(t.from)];
-    DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
-    DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, prev.sent, 0));
-    if (t.reduce && t.size > 0) {
-      add_kernel<<<flat_blocks(t.size), kFlatThreads, 0, me.stream>>>(buffer(me) + t.begin, me.landing, t.size);
-      check_launch();
-    }
-    DLSYS_CUDA_CHECK(cudaEventRecord(me.consumed, me.stream));
-  }
+  std::vector<collectives::cuda::StreamRingMember> members;
+  for (GpuRank& k : ranks)
+    members.push_back({.device = k.device,
+                       .stream = k.stream,
+                       .buffer = buffer(k),
+                       .landing = k.landing,
+                       .ready = k.ready,
+                       .sent = k.sent,
+                       .consumed = k.consumed});
+  collectives::cuda::enqueue_stream_ring(op, members, count);
 }
 
 #if DLSYS_HAVE_NCCL

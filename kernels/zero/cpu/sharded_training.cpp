@@ -14,6 +14,7 @@
 #include "kernels/collectives/collectives.h"
 #include "kernels/collectives/communicator.h"
 #include "kernels/collectives/ring_schedule.h"
+#include "kernels/precision/float_format.h"
 #include "kernels/zero/zero_memory.h"
 
 namespace dlsys::zero {

@@ -1,0 +1,31 @@
+#pragma once
+// The lab's ring between CUDA streams (included by .cu files only): gpu_ring_plan.h's steps executed as
+// device-to-device copies (cudaMemcpyPeerAsync, inside one GPU when ranks are emulated there) into the neighbour's
+// landing buffer and an add kernel there, events ordering the streams. The host enqueues every member's part of the
+// call at once, so a call must find every member's earlier work already enqueued on its stream.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/collectives/gpu_ring_plan.h"
+
+namespace dlsys::collectives::cuda {
+
+// One rank's side of a call: the stream the ring runs on, the buffer it works in place on (`count` floats, the same
+// on every member) and a landing buffer of gpu_ring_landing_elements(members, count) floats. The three events are
+// the member's own (created without timing) and may be reused by the next call.
+struct StreamRingMember {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  float* buffer = nullptr;
+  float* landing = nullptr;
+  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;
+};
+
+// Enqueues one in-place all-reduce (sum), reduce-scatter (member r keeps chunk r summed) or all-gather (member r
+// brings chunk r) over `members` (rank order). Before any copy, each member's stream waits for every other member to
+// reach the call, so nothing lands in a buffer still in use. Nothing with one member.
+void enqueue_stream_ring(Op op, const std::vector<StreamRingMember>& members, std::int64_t count);
+
+}  // namespace dlsys::collectives::cuda

@@ -1,0 +1,106 @@
+#pragma once
+// Streams, events, cuBLAS handles and device memory on any GPU, each released when the owner goes, in reverse order of
+// creation and on every path (also when a later call throws). For .cu files of GPU paths with ranks on several GPUs.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/common/cuda/cuda_check.h"
+
+namespace dlsys::cuda {
+
+// Everything created on the GPUs, released in reverse order on every path (also when a later call throws).
+class Resources {
+ public:
+  Resources() = default;
+  Resources(const Resources&) = delete;
+  Resources& operator=(const Resources&) = delete;
+  ~Resources() {
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
+      if (*it) (*it)();
+  }
+  void* bytes(int gpu, std::int64_t count) {
+    undo_.emplace_back();  // room first: recording the release cannot fail after the allocation
+    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
+    void* p = nullptr;
+    DLSYS_CUDA_CHECK(cudaMalloc(&p, std::size_t(std::max<std::int64_t>(count, 1))));
+    undo_.back() = [gpu, p] {
+      cudaSetDevice(gpu);
+      cudaFree(p);
+    };
+    return p;
+  }
+  cudaStream_t stream(int gpu) {
+    undo_.emplace_back();
+    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
+    cudaStream_t s = nullptr;
+    DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    undo_.back() = [gpu, s] {
+      cudaSetDevice(gpu);
+      cudaStreamDestroy(s);
+    };
+    return s;
+  }
+  cudaEvent_t event(int gpu, bool timing) {
+    undo_.emplace_back();
+    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
+    cudaEvent_t e = nullptr;
+    DLSYS_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+    undo_.back() = [gpu, e] {
+      cudaSetDevice(gpu);
+      cudaEventDestroy(e);
+    };
+    return e;
+  }
+  cublasHandle_t blas(int gpu, cudaStream_t stream) {
+    undo_.emplace_back();
+    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
+    cublasHandle_t h = nullptr;
+    DLSYS_CUDA_CHECK(cublasCreate(&h));
+    undo_.back() = [gpu, h] {
+      cudaSetDevice(gpu);
+      cublasDestroy(h);
+    };
+    DLSYS_CUDA_CHECK(cublasSetStream(h, stream));
+    DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
+    return h;
+  }
+  // A release of something created elsewhere (an NCCL communicator), run in the same reverse order.
+  void later(std::function<void()> release) { undo_.push_back(std::move(release)); }
+
+ private:
+  std::vector<std::function<void()>> undo_;
+};
+
+// GPUs visible to this process (0 when the driver does not answer).
+inline int count_visible_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+// Lets each GPU in `ring_devices` copy straight into the next one's memory where the hardware allows it (the lab's
+// ring over peer copies); elsewhere cudaMemcpyPeerAsync goes through the host.
+inline void enable_ring_peer_access(const std::vector<int>& ring_devices) {
+  const std::size_t n = ring_devices.size();
+  for (std::size_t r = 0; r < n && n > 1; ++r) {
+    const int from = ring_devices[r], to = ring_devices[(r + 1) % n];
+    if (from == to) continue;
+    int can = 0;
+    DLSYS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) continue;
+    DLSYS_CUDA_CHECK(cudaSetDevice(from));
+    const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+    cudaGetLastError();  // "already enabled" is not an error here
+    if (enabled != cudaErrorPeerAccessAlreadyEnabled) DLSYS_CUDA_CHECK(enabled);
+  }
+}
+
+}  // namespace dlsys::cuda

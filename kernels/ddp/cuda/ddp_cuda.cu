@@ -1,0 +1,292 @@
+// DDP on GPUs (see ddp_cuda.h): one host thread enqueues every rank's step, stream by stream. Per bucket, every
+// rank's communication stream first waits for its own "gradient ready" event, then the bucket's all-reduce is
+// enqueued for all ranks at once (the lab's ring or one NCCL group), so a collective always finds every rank's part
+// of it enqueued.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/errors.h"
+#include "kernels/collectives/cuda/stream_ring.h"
+#include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/gpu_resources.h"
+#include "kernels/common/cuda/nccl_check.h"
+#include "kernels/ddp/buckets.h"
+#include "kernels/ddp/ddp_cuda.h"
+#include "kernels/training/cuda/mlp_stack_cuda.h"
+
+namespace dlsys::ddp::cuda {
+
+namespace {
+
+using collectives::GpuCollectives;
+using collectives::GpuPlacement;
+using dlsys::cuda::Resources;
+
+bool nccl_compiled() {
+#if DLSYS_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+// One rank: its GPU, two streams, its cuBLAS handle (on the compute stream), its buffers and events.
+struct GpuRank {
+  int rank = 0;
+  int device = 0;
+  cudaStream_t compute = nullptr, comm = nullptr;
+  cublasHandle_t blas = nullptr;
+  float *weights = nullptr, *grads = nullptr, *rows_in = nullptr, *rows_target = nullptr, *landing = nullptr;
+  training::cuda::DeviceActivations acts;
+  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;  // the ring's ordering (no timing)
+  // Timing: the step's start, the last micro-step's forward start and end, each layer's gradient ready (also what
+  // the communication stream waits on), each bucket's start and end, the optimizer's start and end.
+  cudaEvent_t start = nullptr, forward_begin = nullptr, forward_end = nullptr, optimizer_begin = nullptr,
+              optimizer_end = nullptr;
+  std::vector<cudaEvent_t> layer_ready, bucket_begin, bucket_end;
+};
+
+double overlap(double a0, double a1, double b0, double b1) {
+  return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+}  // namespace
+
+collectives::GpuPlacement place_ranks(int ranks) {
+  const int devices = dlsys::cuda::count_visible_devices();
+  if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+  return collectives::plan_gpu_placement(ranks, devices, nccl_compiled());
+}
+
+GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  if (c.mode != SyncMode::Ddp || c.wire != WireFormat::Fp32)
+    throw RunFailure("the GPU trainer runs DDP with fp32 gradients only");
+  if (data.samples < std::int64_t(c.steps) * c.global_batch || data.width != c.shape.width)
+    throw RunFailure("the data set is too small for the steps asked");
+  const int n = c.ranks, rows = c.rows_per_micro_step(), share = c.global_batch / n, w = c.shape.width;
+  const std::int64_t params = training::parameter_count(c.shape);
+  GpuTrainResult out;
+  out.placement = place_ranks(n);
+  TrainResult& res = out.result;
+  res.buckets = assign_buckets(c.shape, c.bucket_elements);
+  res.steps.assign(std::size_t(c.steps), std::vector<RankStep>(std::size_t(n)));
+  const std::size_t buckets = res.buckets.size();
+
+  std::vector<std::pair<std::string, std::int64_t>> tags;  // released from the ledger on every path
+  struct LedgerRelease {
+    MemoryLedger& ledger;
+    std::vector<std::pair<std::string, std::int64_t>>& tags;
+    ~LedgerRelease() {
+      for (const auto& [tag, bytes] : tags) ledger.release(tag, bytes);
+    }
+  } ledger_release{ledger, tags};
+#if DLSYS_HAVE_NCCL
+  std::vector<ncclComm_t> comms;  // before resources: its release (registered there) reads it
+#endif
+  Resources resources;
+  std::vector<GpuRank> ranks(static_cast<std::size_t>(n));
+  const std::vector<float> initial = training::initial_weights(c.shape, c.seed);
+  const std::int64_t landing = collectives::gpu_ring_landing_elements(n, std::min(c.bucket_elements, params));
+
+  for (int r = 0; r < n; ++r) {
+    GpuRank& k = ranks[std::size_t(r)];
+    k.rank = r;
+    k.device = out.placement.emulated ? 0 : r;
+    auto floats = [&](const std::string& tag, std::int64_t count) {
+      tags.emplace_back(tag, count * std::int64_t(sizeof(float)));
+      ledger.allocate(tag, count * std::int64_t(sizeof(float)));
+      return static_cast<float*>(resources.bytes(k.device, count * std::int64_t(sizeof(float))));
+    };
+    k.compute = resources.stream(k.device);
+    k.comm = resources.stream(k.device);
+    k.blas = resources.blas(k.device, k.compute);
+    k.ready = resources.event(k.device, false);
+    k.sent = resources.event(k.device, false);
+    k.consumed = resources.event(k.device, false);
+    k.start = resources.event(k.device, true);
+    k.forward_begin = resources.event(k.device, true);
+    k.forward_end = resources.event(k.device, true);
+    k.optimizer_begin = resources.event(k.device, true);
+    k.optimizer_end = resources.event(k.device, true);
+    for (int l = 0; l < c.shape.layers; ++l) k.layer_ready.push_back(resources.event(k.device, true));
+    for (std::size_t b = 0; b < buckets; ++b) {
+      k.bucket_begin.push_back(resources.event(k.device, true));
+      k.bucket_end.push_back(resources.event(k.device, true));
+    }
+    k.weights = floats(fmt::format("weights rank {}", r), params);
+    k.grads = floats(fmt::format("grads rank {}", r), params);
+    const std::string acts = fmt::format("activations rank {}", r);
+    k.acts.rows = rows;
+    k.acts.storage = floats(acts, training::cuda::activation_floats(c.shape, rows));
+    k.acts.scratch = floats(acts, training::cuda::scratch_floats(c.shape, rows));
+    const std::string data_tag = fmt::format("data rank {}", r);
+    k.rows_in = floats(data_tag, std::int64_t(c.steps) * share * w);
+    k.rows_target = floats(data_tag, std::int64_t(c.steps) * share * w);
+    k.landing = floats("comm", landing);
+    DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+    DLSYS_CUDA_CHECK(cudaMemcpy(k.weights, initial.data(), initial.size() * sizeof(float), cudaMemcpyHostToDevice));
+    for (int s = 0; s < c.steps; ++s) {  // this rank's rows of step s: [s B + r B/n, s B + (r + 1) B/n)
+      const int first_row = s * c.global_batch + r * share;
+      const std::size_t bytes = std::size_t(share) * w * sizeof(float);
+      DLSYS_CUDA_CHECK(cudaMemcpy(k.rows_in + std::int64_t(s) * share * w, data.input_rows(first_row), bytes,
+                                  cudaMemcpyHostToDevice));
+      DLSYS_CUDA_CHECK(cudaMemcpy(k.rows_target + std::int64_t(s) * share * w, data.target_rows(first_row), bytes,
+                                  cudaMemcpyHostToDevice));
+    }
+  }
+  if (!out.placement.emulated && n > 1) {
+    if (out.placement.collectives == GpuCollectives::Ring) {  // direct peer copies where the hardware allows them
+      std::vector<int> devices;
+      for (const GpuRank& k : ranks) devices.push_back(k.device);
+      dlsys::cuda::enable_ring_peer_access(devices);
+    }
+#if DLSYS_HAVE_NCCL
+    if (out.placement.collectives == GpuCollectives::Nccl) {
+      std::vector<int> devices;
+      for (const GpuRank& k : ranks) devices.push_back(k.device);
+      comms.assign(ranks.size(), nullptr);
+      resources.later([&comms] {
+        for (ncclComm_t comm : comms)
+          if (comm) ncclCommDestroy(comm);
+      });
+      DLSYS_NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
+    }
+#endif
+  }
+
+  auto all_reduce_bucket = [&](const Bucket& bucket) {
+    if (n < 2) return;
+#if DLSYS_HAVE_NCCL
+    if (out.placement.collectives == GpuCollectives::Nccl) {
+      DLSYS_NCCL_CHECK(ncclGroupStart());
+      for (GpuRank& k : ranks) {
+        float* data_ptr = k.grads + bucket.begin;
+        DLSYS_NCCL_CHECK(ncclAllReduce(data_ptr, data_ptr, std::size_t(bucket.elements()), ncclFloat, ncclSum,
+                                       comms[std::size_t(k.rank)], k.comm));
+      }
+      DLSYS_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+#endif
+    std::vector<collectives::cuda::StreamRingMember> members;
+    for (GpuRank& k : ranks)
+      members.push_back({.device = k.device,
+                         .stream = k.comm,
+                         .buffer = k.grads + bucket.begin,
+                         .landing = k.landing,
+                         .ready = k.ready,
+                         .sent = k.sent,
+                         .consumed = k.consumed});
+    collectives::cuda::enqueue_stream_ring(collectives::Op::AllReduce, members, bucket.elements());
+  };
+
+  for (GpuRank& k : ranks) {  // every upload done before the first step
+    DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+    DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  for (int s = 0; s < c.steps; ++s) {
+    for (GpuRank& k : ranks) {  // compute: forward and backward of every micro-step, layer events on the last
+      DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+      DLSYS_CUDA_CHECK(cudaEventRecord(k.start, k.compute));
+      // The communication stream starts the step after the last one's all-reduces (it is in order) and after the
+      // step start, so its spans never begin before it.
+      DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.comm, k.start, 0));
+      DLSYS_CUDA_CHECK(cudaMemsetAsync(k.grads, 0, std::size_t(params) * sizeof(float), k.compute));
+      const training::LayerWeights weights = training::flat_weights(c.shape, k.weights);
+      for (int j = 0; j < c.accumulate; ++j) {
+        const bool last = j == c.accumulate - 1;
+        const std::int64_t offset = (std::int64_t(s) * share + std::int64_t(j) * rows) * w;
+        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_begin, k.compute));
+        training::cuda::forward(k.blas, k.compute, c.shape, weights, k.rows_in + offset, k.acts);
+        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_end, k.compute));
+        training::cuda::backward(
+            k.blas, k.compute, c.shape, weights, k.rows_target + offset, c.global_batch, k.acts,
+            [&](int layer) { return k.grads + training::layer_offset(c.shape, layer); },
+            [&](int layer) {  // no_sync before the last micro-step: nothing to announce
+              if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.layer_ready[std::size_t(layer)], k.compute));
+            });
+      }
+    }
+    for (std::size_t b = 0; b < buckets; ++b) {  // communication, bucket by bucket, as each becomes ready
+      const Bucket& bucket = res.buckets[b];
+      for (GpuRank& k : ranks) {
+        DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.comm, k.layer_ready[std::size_t(bucket.lowest_layer)], 0));
+        DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_begin[b], k.comm));
+      }
+      all_reduce_bucket(bucket);
+      for (GpuRank& k : ranks) {
+        DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+        DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_end[b], k.comm));
+      }
+    }
+    for (GpuRank& k : ranks) {  // the optimizer waits for the last bucket (the communication stream is in order)
+      DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+      if (buckets > 0) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.compute, k.bucket_end.back(), 0));
+      DLSYS_CUDA_CHECK(cudaEventRecord(k.optimizer_begin, k.compute));
+      training::cuda::sgd(k.compute, k.weights, k.grads, c.learning_rate, params);
+      DLSYS_CUDA_CHECK(cudaEventRecord(k.optimizer_end, k.compute));
+    }
+    res.last_step_spans.clear();
+    for (GpuRank& k : ranks) {  // the step's times, relative to the rank's own start
+      DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+      DLSYS_CUDA_CHECK(cudaEventSynchronize(k.optimizer_end));  // a kernel's failure surfaces here
+      auto at_us = [&](cudaEvent_t e) {
+        float ms = 0;
+        DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, k.start, e));
+        return double(ms) * 1e3;
+      };
+      std::vector<OpSpan> spans;
+      const double forward_begin = at_us(k.forward_begin), backward_begin = at_us(k.forward_end);
+      spans.push_back({k.rank, false, "F", "F", forward_begin, backward_begin});
+      double prev = backward_begin;
+      for (int layer = c.shape.layers - 1; layer >= 0; --layer) {
+        const double t = at_us(k.layer_ready[std::size_t(layer)]);
+        spans.push_back({k.rank, false, "B", fmt::format("B{}", layer), prev, t});
+        prev = t;
+      }
+      const double backward_end = prev;
+      const double opt_begin = at_us(k.optimizer_begin), opt_end = at_us(k.optimizer_end);
+      spans.push_back({k.rank, false, "optimizer", "SGD", opt_begin, opt_end});
+      RankStep step;
+      step.step_us = opt_end;
+      step.compute_us = backward_end + (opt_end - opt_begin);  // everything before backward's end is computing
+      double last_comm_end = backward_end;
+      for (std::size_t b = 0; b < buckets; ++b) {
+        const double b0 = at_us(k.bucket_begin[b]), b1 = at_us(k.bucket_end[b]);
+        spans.push_back({k.rank, true, "all_reduce", fmt::format("bucket {}", b), b0, b1});
+        step.comm_us += b1 - b0;
+        step.hidden_comm_us += overlap(b0, b1, backward_begin, backward_end);
+        last_comm_end = std::max(last_comm_end, b1);
+      }
+      step.exposed_comm_us = last_comm_end - backward_end;
+      step.idle_us = std::max(0.0, step.step_us - step.compute_us - step.exposed_comm_us);
+      res.steps[std::size_t(s)][std::size_t(k.rank)] = step;
+      for (OpSpan& span : spans) res.last_step_spans.push_back(std::move(span));
+    }
+  }
+
+  std::vector<float> host(static_cast<std::size_t>(params));
+  for (GpuRank& k : ranks) {
+    DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+    DLSYS_CUDA_CHECK(cudaMemcpy(host.data(), k.weights, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    if (k.rank == 0)
+      res.weights = host;
+    else
+      res.replicas_identical &= host == res.weights;
+  }
+  const int counted = gpu_ring_position0_rank(n), left = (counted + n - 1) % n;
+  for (const Bucket& b : res.buckets) {
+    res.rank0_bytes_sent_per_step +=
+        collectives::gpu_ring_bytes_sent(collectives::Op::AllReduce, n, counted, b.elements());
+    res.rank0_bytes_received_per_step +=
+        collectives::gpu_ring_bytes_sent(collectives::Op::AllReduce, n, left, b.elements());
+  }
+  return out;
+}
+
+}  // namespace dlsys::ddp::cuda
