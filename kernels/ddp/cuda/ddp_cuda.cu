@@ -10,6 +10,7 @@
 
 #include "engine/backend.h"
 #include "engine/errors.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/gpu_resources.h"
@@ -25,14 +26,6 @@ namespace {
 using collectives::GpuCollectives;
 using collectives::GpuPlacement;
 using dlsys::cuda::Resources;
-
-bool nccl_compiled() {
-#if DLSYS_HAVE_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
 
 // One rank: its GPU, two streams, its cuBLAS handle (on the compute stream), its buffers and events.
 struct GpuRank {
@@ -59,7 +52,7 @@ double overlap(double a0, double a1, double b0, double b1) {
 collectives::GpuPlacement place_ranks(int ranks) {
   const int devices = dlsys::cuda::count_visible_devices();
   if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
-  return collectives::plan_gpu_placement(ranks, devices, nccl_compiled());
+  return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
 }
 
 GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {

@@ -13,6 +13,7 @@
 #include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/ledger.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/gpu_resources.h"
@@ -92,14 +93,6 @@ __global__ void adam_kernel(float* master, float* m, float* v, const std::uint16
 }
 
 void check_launch() { DLSYS_CUDA_CHECK(cudaGetLastError()); }
-
-bool nccl_compiled() {
-#if DLSYS_HAVE_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
 
 // One rank: its GPU, stream, cuBLAS handle, ledger and buffers (sharded_training.cpp's, same tags).
 struct GpuRank {
@@ -460,7 +453,7 @@ struct Trainer {
 collectives::GpuPlacement place_ranks(int ranks) {
   const int devices = dlsys::cuda::count_visible_devices();
   if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
-  return collectives::plan_gpu_placement(ranks, devices, nccl_compiled());
+  return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
 }
 
 GpuZeroTraining train_sharded_gpu(const ZeroConfig& config) {
