@@ -36,42 +36,6 @@ MeasureOptions options_of(const RooflineRun& run) {
   return MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6};
 }
 
-void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
-  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("gemm_n"));
-  const matmul::Shape s{n, n, n};
-  MemoryLedger& ledger = run.ctx.ledger;
-  HostBuffer<float> a(ledger, "matmul", std::size_t(n * n)), b(ledger, "matmul", std::size_t(n * n)),
-      c(ledger, "matmul", std::size_t(n * n));
-  HostBuffer<double> ref(ledger, "matmul", std::size_t(n * n));
-  fill_seeded_uniform(a.span(), 11);
-  fill_seeded_uniform(b.span(), 12);
-  run.progress(fmt::format("matmul double reference, n = {}", n));
-  matmul::reference(s, a.data(), b.data(), ref.data());
-  using matmul::cuda::Variant;
-  struct Kind {
-    Variant variant;
-    const char* key;
-    double bytes;
-    std::string traffic;
-  };
-  const Kind kinds[] = {
-      {Variant::Naive, "naive", matmul::bytes_naive(s), "every product reads its two operands: 4 (2 n^3 + n^2) B"},
-      {Variant::SmemTiled, "tiled", matmul::bytes_tiled(s, matmul::cuda::kSmemTile),
-       fmt::format("{0} x {0} tiles in shared memory: A and B read n / {0} times each", matmul::cuda::kSmemTile)},
-      {Variant::Cublas, "cublas", matmul::bytes_minimum(s), "A and B read once, C written once: 12 n^2 B"},
-  };
-  for (const Kind& k : kinds) {
-    run.progress(fmt::format("matmul {} at n = {} (CUDA)", k.key, n));
-    run.ctx.control.check_cancelled();
-    const TimingStats t = matmul::cuda::run(k.variant, s, a.data(), b.data(), c.data(), options_of(run));
-    RoofPoint p = roof_point(std::string("matmul_") + k.key, std::string("matmul ") + k.key,
-                             fmt::format("matmul {}, n = {}", k.key, n), matmul::flops(s), k.bytes, t, k.traffic);
-    p.max_rel_err = matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data());
-    p.error_tolerance = matmul::error_tolerance(s);
-    m.kernels.push_back(std::move(p));
-  }
-}
-
 void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));
   const std::int64_t d = kAttentionHeadDim;

@@ -12,6 +12,7 @@
 #include "kernels/common/seeded_fill.h"
 #include "kernels/matmul/backends.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_cuda.h"
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/matmul/matmul_lesson.h"
@@ -19,12 +20,6 @@
 #include "lessons/roofline/roofline_measure_common.h"
 
 namespace dlsys::roofline {
-
-namespace {
-
-// FlashAttention's tiles sized as the flash lesson's default sizes them: Algorithm 1 with 48 KiB of fast memory.
-constexpr std::int64_t kAttentionHeadDim = 64;
-constexpr std::int64_t kFlashSramBytes = 49152;
 
 void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
   const auto n = static_cast<std::int64_t>(run.ctx.params.integer("gemm_n"));
@@ -37,12 +32,14 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
   fill_seeded_uniform(b.span(), 12);
   run.progress(fmt::format("matmul double reference, n = {}", n));
   matmul::reference(s, a.data(), b.data(), ref.data());
-  const int tile = kMatmulTheoryTile;
+  // The tiled kernel's tiles: the CPU kernel's cache tiles, or the CUDA kernel's shared-memory tiles.
+  const BackendKind backend = run.ctx.backend;
+  const int tile = backend == BackendKind::Cuda ? matmul::cuda::kSmemTile : kMatmulTheoryTile;
   for (const matmul::VariantInfo& v : matmul::variants()) {
     const std::string key(v.key);
-    probe_fma_peak(run);  // the tiled kernel and OpenBLAS run near the compute ceiling
-    run.progress(fmt::format("matmul {} at n = {}", key, n));
-    const TimingStats t = matmul::time_variant(v, BackendKind::Cpu, s, a.data(), b.data(), c.data(), run.threads,
+    probe_fma_peak(run);  // the tiled kernel and the BLAS run near the compute ceiling
+    run.progress(fmt::format("matmul {} at n = {} ({})", key, n, matmul::kernel_name(v, backend)));
+    const TimingStats t = matmul::time_variant(v, backend, s, a.data(), b.data(), c.data(), run.threads,
                                                MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6},
                                                [&] { run.ctx.control.check_cancelled(); });
     const double bytes = key == "naive"   ? matmul::bytes_naive(s)
@@ -58,6 +55,12 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
     m.kernels.push_back(std::move(p));
   }
 }
+
+namespace {
+
+// FlashAttention's tiles sized as the flash lesson's default sizes them: Algorithm 1 with 48 KiB of fast memory.
+constexpr std::int64_t kAttentionHeadDim = 64;
+constexpr std::int64_t kFlashSramBytes = 49152;
 
 void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));

@@ -65,6 +65,9 @@ double sampled_matmul_error(const matmul::Shape& s, const float* a, const float*
 // prefill GEMM; appended to m.kernels.
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m);
 
+// Matmul naive, tiled and BLAS (cuBLAS on a GPU) at gemm_n on the run's backend, against a double reference.
+void measure_matmuls(RooflineRun& run, RooflineMeasured& m);
+
 // The same on a GPU: the peak kernel, the CUDA matmuls, attention, GEMV and a cuBLAS prefill GEMM; and launches
 // back to back against a CUDA Graph's replay (series overhead_call and overhead_pool), and a launch waited for.
 void use_gpu_peak_kernel(RooflineRun& run);

@@ -34,6 +34,9 @@ class Resources {
     };
     return p;
   }
+  float* floats(int gpu, std::int64_t count) {
+    return static_cast<float*>(bytes(gpu, std::int64_t(sizeof(float)) * count));
+  }
   cudaStream_t stream(int gpu) {
     undo_.emplace_back();
     DLSYS_CUDA_CHECK(cudaSetDevice(gpu));

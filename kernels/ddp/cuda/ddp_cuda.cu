@@ -92,7 +92,7 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     auto floats = [&](const std::string& tag, std::int64_t count) {
       tags.emplace_back(tag, count * std::int64_t(sizeof(float)));
       ledger.allocate(tag, count * std::int64_t(sizeof(float)));
-      return static_cast<float*>(resources.bytes(k.device, count * std::int64_t(sizeof(float))));
+      return resources.floats(k.device, count);
     };
     k.compute = resources.stream(k.device);
     k.comm = resources.stream(k.device);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/pipeline/executor_common.h"
 #include "kernels/pipeline/executor_cuda.h"
 
@@ -58,66 +59,7 @@ __global__ void scale_kernel(float* out, const float* in, float scale, std::size
     out[i] = in[i] * scale;
 }
 
-// Everything the run creates on the GPUs, released in reverse order on every path (also when a later call throws).
-class Resources {
- public:
-  Resources() = default;
-  Resources(const Resources&) = delete;
-  Resources& operator=(const Resources&) = delete;
-  ~Resources() {
-    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
-      if (*it) (*it)();
-  }
-  float* floats(int gpu, std::size_t count) {
-    undo_.emplace_back();  // room first: recording the release cannot fail after the allocation
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    void* p = nullptr;
-    DLSYS_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(float)));
-    undo_.back() = [gpu, p] {
-      cudaSetDevice(gpu);
-      cudaFree(p);
-    };
-    return static_cast<float*>(p);
-  }
-  cudaStream_t stream(int gpu) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaStream_t s = nullptr;
-    DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    undo_.back() = [gpu, s] {
-      cudaSetDevice(gpu);
-      cudaStreamDestroy(s);
-    };
-    return s;
-  }
-  cudaEvent_t event(int gpu) {  // with timing: every event may end up read as a timestamp
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaEvent_t e = nullptr;
-    DLSYS_CUDA_CHECK(cudaEventCreate(&e));
-    undo_.back() = [gpu, e] {
-      cudaSetDevice(gpu);
-      cudaEventDestroy(e);
-    };
-    return e;
-  }
-  cublasHandle_t blas(int gpu, cudaStream_t stream) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cublasHandle_t h = nullptr;
-    DLSYS_CUDA_CHECK(cublasCreate(&h));
-    undo_.back() = [gpu, h] {
-      cudaSetDevice(gpu);
-      cublasDestroy(h);
-    };
-    DLSYS_CUDA_CHECK(cublasSetStream(h, stream));
-    DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
-    return h;
-  }
-
- private:
-  std::vector<std::function<void()>> undo_;
-};
+using dlsys::cuda::Resources;
 
 // One (rows, hidden) activation buffer, and the ledger account it is counted in.
 struct Activation {
@@ -139,7 +81,7 @@ class ActivationPool {
     std::vector<Slot>& free = free_[gpu];
     Slot slot;
     if (free.empty()) {
-      slot.data = resources_.floats(gpu, elements_);
+      slot.data = resources_.floats(gpu, std::int64_t(elements_));
     } else {
       // A buffer this stream used last costs no wait; otherwise the one released longest ago is the least likely
       // to make the stream wait for an op that has not finished.
@@ -229,14 +171,14 @@ class GpuPipeline {
       dev.stream = resources_.stream(dev.gpu);
       dev.blas = resources_.blas(dev.gpu, dev.stream);
       for (std::size_t i = 0; i < s.device_ops[d].size(); ++i) {
-        dev.begin.push_back(resources_.event(dev.gpu));
-        dev.end.push_back(resources_.event(dev.gpu));
-        dev.copy.push_back(resources_.event(dev.gpu));
+        dev.begin.push_back(resources_.event(dev.gpu, true));
+        dev.end.push_back(resources_.event(dev.gpu, true));
+        dev.copy.push_back(resources_.event(dev.gpu, true));
         position_[key(s.device_ops[d][i])] = i;
       }
       devices_.push_back(dev);
     }
-    for (int g = 0; g < placement.gpus_used; ++g) start_.push_back(resources_.event(g));
+    for (int g = 0; g < placement.gpus_used; ++g) start_.push_back(resources_.event(g, true));
     enable_peer_access(placement);
     upload_weights(c);
     upload_inputs();
@@ -365,7 +307,7 @@ class GpuPipeline {
     instances_.resize(std::size_t(s_.devices()) * s_.chunks_per_device);
     std::vector<float> host(std::size_t(h_) * h_);
     auto upload = [&](int gpu, std::uint32_t seed) {
-      float* w = resources_.floats(gpu, host.size());
+      float* w = resources_.floats(gpu, std::int64_t(host.size()));
       fill_uniform(host.data(), host.size(), seed, weight_scale(h_));
       DLSYS_CUDA_CHECK(cudaMemcpy(w, host.data(), matrix_bytes(), cudaMemcpyHostToDevice));
       return w;
@@ -382,8 +324,8 @@ class GpuPipeline {
         for (int k = 0; k < inst.blocks; ++k) {
           inst.w1.push_back(upload(gpu, weight_seed(stage, k, 1)));
           inst.w2.push_back(upload(gpu, weight_seed(stage, k, 2)));
-          inst.dw1.push_back(resources_.floats(gpu, host.size()));
-          inst.dw2.push_back(resources_.floats(gpu, host.size()));
+          inst.dw1.push_back(resources_.floats(gpu, std::int64_t(host.size())));
+          inst.dw2.push_back(resources_.floats(gpu, std::int64_t(host.size())));
         }
       }
   }
@@ -392,7 +334,7 @@ class GpuPipeline {
   void upload_inputs() {
     std::vector<float> host(elements());
     for (int mb = 0; mb < s_.micro_batches(); ++mb) {
-      float* x = resources_.floats(devices_[s_.device_of(mb, 0)].gpu, elements());
+      float* x = resources_.floats(devices_[s_.device_of(mb, 0)].gpu, std::int64_t(elements()));
       fill_uniform(host.data(), host.size(), input_seed(mb), 1.0f);
       DLSYS_CUDA_CHECK(cudaMemcpy(x, host.data(), activation_bytes(), cudaMemcpyHostToDevice));
       inputs_.push_back(x);

@@ -320,7 +320,7 @@ void GpuTensorLayer::Impl::allocate(GpuRank& k) {
                     scratch = "scratch" + suffix;
   auto values = [&](const std::string& tag, std::int64_t count) {
     ledger.allocate(tag, count * std::int64_t(sizeof(float)));
-    return static_cast<float*>(resources.bytes(k.device, count * std::int64_t(sizeof(float))));
+    return resources.floats(k.device, count);
   };
   auto mask = [&](std::int64_t count) {
     ledger.allocate(acts, count);
