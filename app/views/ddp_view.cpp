@@ -30,22 +30,6 @@ const DdpMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result && !ctx.result_stale ? ctx.result->measured_as<DdpMeasured>() : nullptr;
 }
 
-void note(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopStyleColor();
-}
-
-void heading(const std::string& text) {
-  ImGui::PushFont(heading_font());
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopFont();
-}
-
 // A band the reader cannot miss: what disturbed the run, or what qualifies it.
 void caveat(const std::string& text) {
   const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
@@ -104,8 +88,8 @@ void draw_split_step(const ViewContext& ctx) {
   const DdpSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ddp::BatchSplit& s = steps->split;
-  heading(fmt::format("A batch of {} rows over {} workers, {} rows each: gradients of the first weights", s.batch,
-                      s.workers, s.batch / s.workers));
+  draw_heading(fmt::format("A batch of {} rows over {} workers, {} rows each: gradients of the first weights", s.batch,
+                           s.workers, s.batch / s.workers));
   std::vector<std::string> headers{"weight"};
   for (int w = 0; w < s.workers; ++w) headers.push_back(fmt::format("worker {}", w + 1));
   headers.insert(headers.end(), {"mean of workers", "whole batch", "difference"});
@@ -125,7 +109,7 @@ void draw_split_step(const ViewContext& ctx) {
                         {"largest |gradient| of the whole batch", fmt::format("{:.6f}", s.max_abs_grad)},
                         {"largest |mean of workers - whole batch|, all weights", fmt::format("{:.2e}", s.max_abs_diff)},
                         {"relative to the largest gradient", fmt::format("{:.2e}", s.max_rel_diff)}});
-  note(
+  draw_note(
       "Each worker's gradient differs (it saw other rows), yet their mean is the whole batch's gradient: the loss is "
       "a mean over rows and the gradient is linear. What is left is float rounding, of the order of fp32's 1e-7. "
       "DDP's all-reduce computes exactly this sum (the lab divides every loss by the global batch, so the sum needs "
@@ -164,7 +148,7 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   if (m == nullptr || !ctx.result->find_series("step_vs_n_dp")) {
     draw_ranks_theory(*steps);
     if (m != nullptr && m->on_gpu)
-      return note(
+      return draw_note(
           "This run was on the GPU, which trains DDP only: DataParallel's master is measured on the CPU "
           "backend.");
     return draw_needs_run("rank 0's bytes and waiting against N");
@@ -196,7 +180,7 @@ void draw_dataparallel_step(const ViewContext& ctx) {
   add_series(wait, r, "step_vs_n_ddp", series_color(2));
   wait.size = {plot_width, height};
   draw_plot("wait_vs_n", wait);
-  note(text);
+  draw_note(text);
   busy_machine_caveat(r);
 }
 
@@ -206,8 +190,8 @@ void draw_ddp_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ddp::DdpTheory& t = steps->theory;
   const DdpMeasured* m = measured_of(ctx);
-  heading(fmt::format("{} weights, {} of fp32 gradient; N = {}", format_count(double(t.parameters)),
-                      format_bytes_binary(double(t.gradient_bytes)), steps->chosen.ranks));
+  draw_heading(fmt::format("{} weights, {} of fp32 gradient; N = {}", format_count(double(t.parameters)),
+                           format_bytes_binary(double(t.gradient_bytes)), steps->chosen.ranks));
   std::vector<std::pair<std::string, std::string>> rows{
       {"ring: bytes each rank sends per step, 2 (N-1)/N x wire gradient", format_bytes_both(t.ring_closed_form_bytes)},
       {"the same, bucket by bucket (theory bytes_per_rank_per_step)",
@@ -234,12 +218,12 @@ void draw_ddp_step(const ViewContext& ctx) {
   }
   draw_wide_value_table("ddp_values", rows);
   if (m == nullptr) draw_needs_run("the step's compute, exposed communication and idle");
-  note(
+  draw_note(
       "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
       "same sum and takes the same SGD step, so the replicas stay identical bit for bit. With N > 1 the weights do "
       "not equal one rank's bit for bit: one rank sums each gradient over all rows inside one matrix product, in "
       "another order.");
-  note(
+  draw_note(
       "Correction to the slide that calls DDP \"maximum training speed (no communication overhead)\": the all-reduce "
       "moves about twice the gradient per rank per step, as ZeRO stages 1 and 2 do; overlap can hide it, not remove "
       "it.");
@@ -273,11 +257,12 @@ void draw_bucket_strip(const DdpSteps& steps) {
     draw->AddLine({x, o.y + 0.78f * h}, {x, o.y + h + 3 * s}, text_color(), 1.5f * s);
   }
   ImGui::Dummy({width, h + 4 * s});
-  note(steps.buckets.empty()
-           ? fmt::format("{} buckets: too many to draw.", steps.theory.buckets)
-           : fmt::format("The flat gradient, layer 0 on the left: {} layers (ticks), {} buckets of {}, numbered in "
-                         "reduction order.",
-                         layers, steps.buckets.size(), format_bytes_binary(double(steps.theory.bucket_bytes))));
+  draw_note(
+      steps.buckets.empty()
+          ? fmt::format("{} buckets: too many to draw.", steps.theory.buckets)
+          : fmt::format("The flat gradient, layer 0 on the left: {} layers (ticks), {} buckets of {}, numbered in "
+                        "reduction order.",
+                        layers, steps.buckets.size(), format_bytes_binary(double(steps.theory.bucket_bytes))));
 }
 
 void draw_buckets_step(const ViewContext& ctx) {
@@ -292,7 +277,7 @@ void draw_buckets_step(const ViewContext& ctx) {
     const float h = std::max(ImGui::GetContentRegionAvail().y - 5 * ImGui::GetFrameHeightWithSpacing(),
                              ImGui::GetTextLineHeight() * 8);
     draw_timelines("ddp_simulated", simulated, false, simulated_view, {0, h});
-    note(
+    draw_note(
         "Simulated from assumed rates, one rank (all are alike here). PyTorch's DistributedDataParallel caps buckets "
         "at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so "
         "the first all-reduce starts early.");
@@ -341,7 +326,7 @@ void draw_buckets_step(const ViewContext& ctx) {
                                ImGui::GetStyle().ItemSpacing.y,
                            ImGui::GetTextLineHeight() * 7)};
   draw_plot("step_vs_bucket", spec);
-  note(text);
+  draw_note(text);
   busy_machine_caveat(r);
 }
 
@@ -357,12 +342,12 @@ void draw_accumulate_step(const ViewContext& ctx) {
                                                 "per micro-step"};
   const DdpMeasured* m = measured_of(ctx);
   if (m == nullptr) {
-    heading(fmt::format("Bytes each rank sends, closed forms, N = {}", steps->chosen.ranks));
+    draw_heading(fmt::format("Bytes each rank sends, closed forms, N = {}", steps->chosen.ranks));
     draw_wide_columns_table("accumulate_theory", theory_headers, theory_rows);
     return draw_needs_run("every variant's bytes and weights");
   }
-  heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
-                      steps->chosen.global_batch, m->timed_steps));
+  draw_heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
+                           steps->chosen.global_batch, m->timed_steps));
   std::vector<std::vector<std::string>> rows;
   for (const ddp::Variant& v : m->variants)
     rows.push_back(
@@ -375,7 +360,7 @@ void draw_accumulate_step(const ViewContext& ctx) {
                           {"mode", "gradients", "k", "N", "bucket", "step", "rank 0 sent per step", "per micro-step",
                            "weights' max rel err"},
                           rows);
-  note(
+  draw_note(
       "Every variant trains the same batches for the same steps as one rank on the full batch. With accumulation "
       "each optimizer step is k micro-steps of B / (N k) rows per rank, and only the last one all-reduces: the bytes "
       "per optimizer step stay, the bytes per micro-step fall k-fold (for a fixed micro-batch, k times fewer bytes "
@@ -383,7 +368,7 @@ void draw_accumulate_step(const ViewContext& ctx) {
       "ring rounds its sum to 16 bits, which is where their error comes from (bf16 keeps 8 significant bits, fp16 "
       "11).");
   ImGui::Spacing();
-  heading(fmt::format("The closed forms, N = {}", steps->chosen.ranks));
+  draw_heading(fmt::format("The closed forms, N = {}", steps->chosen.ranks));
   draw_wide_columns_table("accumulate_theory", theory_headers, theory_rows);
   busy_machine_caveat(*ctx.result);
 }

@@ -27,22 +27,6 @@ const ServingMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->measured_as<ServingMeasured>() : nullptr;
 }
 
-void note(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopStyleColor();
-}
-
-void heading(const std::string& text) {
-  ImGui::PushFont(heading_font());
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopFont();
-}
-
 // A band the reader cannot miss, for what a busy machine did to this lesson's numbers.
 void busy_band(const ViewContext& ctx) {
   if (!ctx.result || !ctx.result->backend.conditions.disturbed()) return;
@@ -249,11 +233,12 @@ void draw_prefill_step(const ViewContext& ctx) {
   const ServingSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
   const ServingTheory& t = s->theory;
-  heading("Prefill multiplies matrices, decode multiplies vectors");
+  draw_heading("Prefill multiplies matrices, decode multiplies vectors");
   const ServingMeasured* m = measured_of(ctx);
   if (!m) {
     draw_intensity_table(*s);
-    note("Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
+    draw_note(
+        "Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
     return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
   }
   const RunResult& r = *ctx.result;
@@ -283,14 +268,14 @@ void draw_prefill_step(const ViewContext& ctx) {
     draw_value_table("ttft", {{fmt::format("TTFT p50 ({})", c->policy), fmt::format("{:.1f} ms", c->ttft_ms_p50)},
                               {fmt::format("TPOT p50 ({})", c->policy), fmt::format("{:.2f} ms", c->tpot_ms_p50)}});
   if (m->device == "cuda")
-    note(fmt::format(
+    draw_note(fmt::format(
         "Roof: {:.1f} GFLOP/s and {:.1f} GB/s, GPU 0's datasheet figures. The model's weights are {}: at this size a "
         "GPU pass is a few dozen small kernel launches and a wait for its tokens, so expect every point far below "
         "the roof; the gap between batch 1 and the full batch shows what batching buys when launches, not bytes, "
         "set the time.",
         m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
   else
-    note(fmt::format(
+    draw_note(fmt::format(
         "Roof: {:.1f} GFLOP/s (OpenBLAS sgemm, best seen here) and {:.1f} GB/s (memcpy far beyond the caches). The "
         "model's weights are {} and stay in this CPU's caches between passes, so decode can sit above the DRAM slope: "
         "on a GPU, whose weights stream from HBM every step, batch-1 decode sits on it. Prefill stays below the flat "
@@ -305,13 +290,13 @@ void draw_context_step(const ViewContext& ctx) {
   const ServingSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
   const ServingTheory& t = s->theory;
-  heading("Every decode step reads the whole cache");
+  draw_heading("Every decode step reads the whole cache");
   draw_columns_table("example", {"the course's example (Llama-2-7B, 16-bit)", "keys attended", "KV bytes read"},
                      {{"generated token 1", format_count(double(t.example_first_attends)),
                        format_bytes_both(double(t.example_first_kv_bytes))},
                       {"generated token 200", format_count(double(t.example_last_attends)),
                        format_bytes_both(double(t.example_last_kv_bytes))}});
-  note(
+  draw_note(
       fmt::format("{} bytes of K and V per token (2 x 32 layers x 4096 x 2 bytes); the lab's model holds {} per token.",
                   format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
   const ServingMeasured* m = measured_of(ctx);
@@ -328,7 +313,7 @@ void draw_context_step(const ViewContext& ctx) {
   time.lines.push_back(series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
   draw_plot("step_time", time);
   if (!m->context_attended.empty())
-    note(fmt::format(
+    draw_note(fmt::format(
         "One sequence, prompt {} tokens, decoded to the end of the {}-token context. Token 1 attends over {} keys "
         "and reads {}; the last over {} keys and reads {}. The step also reads all the weights ({}), so at this size "
         "the cache's share of the time grows slowly.",
@@ -350,12 +335,12 @@ void draw_gantt_or_theory(const ViewContext& ctx, const char* policy, int theory
 void draw_static_step(const ViewContext& ctx) {
   const ServingSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
-  heading("Static batching: the batch waits for its longest request");
+  draw_heading("Static batching: the batch waits for its longest request");
   const ServingMeasured* m = measured_of(ctx);
   const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(m ? 5.5f : 3.0f), 160 * ui_scale());
   draw_gantt_or_theory(ctx, "static", 0, h);
   if (!m) {
-    note(
+    draw_note(
         fmt::format("Before a run: the stream's lengths with every request waiting at the start, in token steps. "
                     "Padding from the lengths alone: {:.1f}% of the slots.",
                     100 * s->theory.expected_static_padding));
@@ -363,7 +348,7 @@ void draw_static_step(const ViewContext& ctx) {
   }
   draw_policy_table(*m, {"static"});
   if (const PolicyMeasured* p = policy_of(*m, "static"))
-    note(
+    draw_note(
         fmt::format("Padding measured {:.1f}% of the slot-tokens; from the stream's lengths in batches of {} (closed "
                     "form) {:.1f}%. Answers are returned when their batch ends; TTFT counts the first token when it is "
                     "computed, as a streaming server would send it.",
@@ -372,7 +357,7 @@ void draw_static_step(const ViewContext& ctx) {
 }
 
 void draw_adaptive_step(const ViewContext& ctx) {
-  heading("Adaptive batching: a full batch or a timer, whichever comes first");
+  draw_heading("Adaptive batching: a full batch or a timer, whichever comes first");
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
@@ -404,7 +389,7 @@ void draw_adaptive_step(const ViewContext& ctx) {
 }
 
 void draw_continuous_step(const ViewContext& ctx) {
-  heading("Continuous batching: finished sequences leave, waiting ones join, every iteration");
+  draw_heading("Continuous batching: finished sequences leave, waiting ones join, every iteration");
   const ServingMeasured* m = measured_of(ctx);
   if (!m) {
     if (const ServingSteps* s = steps_of(ctx)) {
@@ -427,7 +412,7 @@ void draw_continuous_step(const ViewContext& ctx) {
       m->tokens_identical ? "yes" : "NO");
   ImGui::PopStyleColor();
   if (m->cpu_match_fraction)
-    note(fmt::format(
+    draw_note(fmt::format(
         "On the GPU: decode passes sum every output in a fixed order whatever the batch, so the policies agree; "
         "{:.0f}% of the requests also match the CPU model token for token. The rest differ because fp32 sums taken "
         "in another order (cuBLAS against OpenBLAS in the prefill, fused multiply-adds) round differently, and a "
@@ -437,7 +422,7 @@ void draw_continuous_step(const ViewContext& ctx) {
 }
 
 void draw_memory_step(const ViewContext& ctx) {
-  heading("KV memory caps the batch; paged blocks let more in");
+  draw_heading("KV memory caps the batch; paged blocks let more in");
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("the KV budget's count and the cache the continuous run held");
   const RunResult& r = *ctx.result;
@@ -445,7 +430,7 @@ void draw_memory_step(const ViewContext& ctx) {
                      {{"reserving the model's whole context per sequence", fmt::format("{}", m->contiguous_fit)},
                       {fmt::format("paged: {}-token blocks for each request's real length", m->block_tokens),
                        fmt::format("{}", m->paged_fit)}});
-  note(
+  draw_note(
       fmt::format("{} of K and V per token (2 x layers x d_model x 4 bytes, the kvcache lesson's formula in fp32). "
                   "Paged blocks waste at most one partly filled block per sequence.",
                   format_bytes_both(double(m->kv_bytes_per_token))));
@@ -465,12 +450,12 @@ void draw_memory_step(const ViewContext& ctx) {
 
 void draw_speculative_step(const ViewContext& ctx) {
   const ServingSteps* s = steps_of(ctx);
-  heading("Speculative decoding: the draft proposes, the target verifies in one pass");
+  draw_heading("Speculative decoding: the draft proposes, the target verifies in one pass");
   const ServingMeasured* m = measured_of(ctx);
   if (!m || !m->speculative) {
     if (s)
-      note(fmt::format("The draft will be the target's first {} of {} layers; k = {}.", s->theory.draft_layers,
-                       s->theory.target_layers, s->theory.k));
+      draw_note(fmt::format("The draft will be the target's first {} of {} layers; k = {}.", s->theory.draft_layers,
+                            s->theory.target_layers, s->theory.k));
     return draw_needs_run(m ? "a run with draft = on" : "speculative decoding against the target alone");
   }
   const serving::SpeculativeMeasured& sp = *m->speculative;
@@ -498,7 +483,7 @@ void draw_speculative_step(const ViewContext& ctx) {
                                    {"with the draft", fmt::format("{:.1f} ms", sp.speculative_ms)},
                                    {"speed-up", fmt::format("{:.2f}x", sp.speculative_speedup)},
                                    {"output = target's greedy", sp.identical ? "yes, every request" : "NO"}});
-  note(fmt::format(
+  draw_note(fmt::format(
       "How the draft was made: the first {} of the target's layers with the target's embeddings and output head; the "
       "target's later layers were built with output projections scaled by {:g}, so they nudge the draft's answer "
       "rather than rewrite it, a stand-in for a trained draft. The formula assumes each proposal is accepted "

@@ -32,14 +32,6 @@ ImU32 rank_color(int rank) { return series_color(rank); }
 std::string number_text(double v) { return fmt::format("{:g}", v); }
 
 // A muted sentence that wraps at the view's edge.
-void note(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopStyleColor();
-}
-
 // The size of one number cell: room for "-00" with a margin, never smaller than a comfortable square.
 float cell_size() { return std::max(ImGui::CalcTextSize("-00").x, ImGui::GetTextLineHeight()) + 14 * ui_scale(); }
 
@@ -190,7 +182,7 @@ void draw_column_step(const ViewContext& ctx) {
                  [&](int, int c) { return rank_color(int(c / width)); });
   }
   ImGui::EndGroup();
-  note(
+  draw_note(
       "Each cell keeps the colour of the rank that computed it; the values are each rank's record after the lab's "
       "ring all-gather.");
 }
@@ -222,8 +214,8 @@ void draw_row_step(const ViewContext& ctx) {
   ImGui::EndGroup();
   bool agree = true;
   for (const RankLinearRecord& r : split.ranks) agree &= r.result == y;
-  note(agree ? "Every rank ends with this y: the values are each rank's record after the lab's ring all-reduce."
-             : "The ranks' results differ: the all-reduce is broken.");
+  draw_note(agree ? "Every rank ends with this y: the values are each rank's record after the lab's ring all-reduce."
+                  : "The ranks' results differ: the all-reduce is broken.");
 }
 
 // A box in a flow diagram: a title and a size line.
@@ -311,12 +303,13 @@ void draw_mlp_step(const ViewContext& ctx) {
                         {"W2 shard: rows", dims(f, h) + " = 4h/t x h", mine},
                         {"partial Y", dims(n, h) + ", a part of the sum", mine}},
                        "Y"));
-  note(s.sequence_parallel
-           ? "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
-             "partial sum on each rank, reduce-scattered to the ranks' positions (f), and the output gradient is "
-             "all-gathered first."
-           : "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
-             "partial sum on each rank, and one all-reduce (f) adds it up.");
+  draw_note(
+      s.sequence_parallel
+          ? "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
+            "partial sum on each rank, reduce-scattered to the ranks' positions (f), and the output gradient is "
+            "all-gathered first."
+          : "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
+            "partial sum on each rank, and one all-reduce (f) adds it up.");
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::PushFont(heading_font());
@@ -334,7 +327,7 @@ void draw_mlp_step(const ViewContext& ctx) {
                      {"element: row-split partials", "GeLU(y): column split, exact",
                       "GeLU(p0) + GeLU(p1): after a row split", "error"},
                      rows);
-  note(
+  draw_note(
       "After a column split each rank holds whole elements of Z, so GeLU needs no exchange. After a row split it "
       "holds partial sums, and GeLU of a partial is not a partial of GeLU: it would need an all-reduce first. "
       "(Far from zero GeLU is nearly the identity, so the error shows most where a partial is small or negative.)");
@@ -391,7 +384,7 @@ void draw_attention_step(const ViewContext& ctx) {
                 t.allreduces_per_layer_fwd, t.allreduces_per_layer_bwd,
                 format_count(double(t.comm_elements_per_allreduce)).c_str());
   ImGui::PopFont();
-  note(
+  draw_note(
       "\"2 per block\" is right for one block; a layer has two (attention, MLP), so 2 + 2. The table is rank 0's own "
       "record from the real layer (run at a tiny size with the same t and sp), sized for the parameters.");
   draw_collectives_table(ctx, *steps);
@@ -405,12 +398,12 @@ void draw_needs_layer_run(const ViewContext& ctx, const char* what) {
     return ctx.result && it != ctx.result->params.end() ? it->second : std::string();
   };
   if (param("mode") == "theory")
-    return note(
+    return draw_note(
         fmt::format("The last run was the calculator alone (mode = theory): set mode = run and press Run to "
                     "measure {}.",
                     what));
   if (param("example") == "course")
-    return note(
+    return draw_note(
         fmt::format("The last run was the course's example alone (example = course): set example = none and "
                     "press Run to measure {}.",
                     what));
@@ -506,8 +499,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
   by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
-  note(verdict_against_hidden(r));
-  if (!m->placement.empty()) note("Ranks: " + m->placement + ".");
+  draw_note(verdict_against_hidden(r));
+  if (!m->placement.empty()) draw_note("Ranks: " + m->placement + ".");
   draw_crossovers(*steps);
 }
 

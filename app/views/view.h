@@ -54,6 +54,9 @@ void set_run_progress(bool running, double fraction, const std::string& what);
 // draw with the values those widgets hold.
 void set_figure_mode(bool figure);
 bool figure_mode();
+// A wrapped line in the muted text colour (what a number means, a caveat), and a wrapped heading in the heading font.
+void draw_note(const std::string& text);
+void draw_heading(const std::string& text);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -24,6 +24,22 @@ void set_run_progress(bool running, double fraction, const std::string& what) {
   g_progress = {running, fraction, what};
 }
 
+void draw_note(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void draw_heading(const std::string& text) {
+  ImGui::PushFont(heading_font());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+}
+
 void draw_needs_run(const char* what) {
   ImGui::Spacing();
   ImGui::PushFont(heading_font());

@@ -30,26 +30,11 @@ const ZeroMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result && !ctx.result_stale ? ctx.result->measured_as<ZeroMeasured>() : nullptr;
 }
 
-void note(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(muted_text_color()));
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopStyleColor();
-}
-
 // Why there is no ledger to show: the calculator runs nothing, or no run has finished yet.
 void note_no_run(const ViewContext& ctx, const char* what) {
-  note(ctx.params.text("mode") == "theory" ? std::string("mode = theory runs nothing; set mode = run to ") + what + "."
-                                           : std::string("Press Run to ") + what + ".");
-}
-
-void heading(const std::string& text) {
-  ImGui::PushFont(heading_font());
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopFont();
+  draw_note(ctx.params.text("mode") == "theory"
+                ? std::string("mode = theory runs nothing; set mode = run to ") + what + "."
+                : std::string("Press Run to ") + what + ".");
 }
 
 std::string gb_text(double bytes) {
@@ -193,7 +178,7 @@ void draw_states_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
-  heading("One parameter, trained with mixed-precision Adam");
+  draw_heading("One parameter, trained with mixed-precision Adam");
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float width = std::min(ImGui::GetContentRegionAvail().x, 900 * s), h = line * 2.6f;
   const struct {
@@ -218,14 +203,14 @@ void draw_states_step(const ViewContext& ctx) {
     x += w;
   }
   ImGui::Dummy({width, h + line * 1.5f});
-  note(
+  draw_note(
       "= 16 bytes per parameter of model states: a 16-bit weight and gradient, an fp32 master weight and Adam's two "
       "fp32 moments. Activations, temporary buffers and fragmentation come on top.");
   ImGui::Spacing();
-  heading("The course's numbers");
+  draw_heading("The course's numbers");
   number_rows("zero_course", steps->course);
   ImGui::Spacing();
-  heading("GPT-3, 175B: the lecture's 700 GB is the fp32 weights alone");
+  draw_heading("GPT-3, 175B: the lecture's 700 GB is the fp32 weights alone");
   number_rows("zero_gpt3", steps->gpt3);
 }
 
@@ -234,7 +219,7 @@ void draw_ddp_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  heading(fmt::format("DDP: every rank holds all of it ({})", t.psi_source));
+  draw_heading(fmt::format("DDP: every rank holds all of it ({})", t.psi_source));
   std::vector<Bar> bars;
   const int shown = std::min(t.ranks, 8);
   for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
@@ -242,7 +227,7 @@ void draw_ddp_step(const ViewContext& ctx) {
   const ZeroMeasured* m = measured_of(ctx);
   draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 4) : 2.5f));
   const StageBar& ddp = steps->bars.at(0);
-  note(
+  draw_note(
       fmt::format("Not free of communication either: every step all-reduces the gradients, 2 Psi = {} elements "
                   "(a ring sends {} per rank), the same volume as stages 1 and 2.",
                   elements_text(ddp.comm_elements), elements_text(ddp.ring_comm_elements)));
@@ -258,8 +243,8 @@ void draw_ddp_step(const ViewContext& ctx) {
                     format_count(double(p.optimizer)), format_count(double(p.model_states)),
                     p.model_states == s0.model_state_bytes_formula ? "= formula" : "DIFFERENT"});
   }
-  heading(fmt::format("The run, stage 0 (lab's stack, Psi = {}): each rank's ledger, bytes; 16 Psi = {}",
-                      format_count(double(m->parameters)), format_count(double(s0.model_state_bytes_formula))));
+  draw_heading(fmt::format("The run, stage 0 (lab's stack, Psi = {}): each rank's ledger, bytes; 16 Psi = {}",
+                           format_count(double(m->parameters)), format_count(double(s0.model_state_bytes_formula))));
   draw_columns_table("zero_ddp_ledger", {"", "weights", "gradients", "optimizer", "model states", ""}, rows);
 }
 
@@ -268,7 +253,7 @@ void draw_stages_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  heading(fmt::format("One rank's model states: {}, N = {}, K = 12", t.psi_source, t.ranks));
+  draw_heading(fmt::format("One rank's model states: {}, N = {}, K = 12", t.psi_source, t.ranks));
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) {
     StageBar states = b;
@@ -307,11 +292,11 @@ void draw_stages_step(const ViewContext& ctx) {
                     fmt::format("{} / {}", format_count(double(s.comm_elements)),
                                 format_count(double(s.ring_comm_elements_formula))),
                     s.bit_identical_to_stage0 ? "bit-identical" : fmt::format("{:.1e}", s.max_rel_err_vs_stage0)});
-  heading(fmt::format("The run: the lab's stack on {} {}, Psi = {}, {}; ledger against formula", m->ranks,
-                      m->on_gpu ? "GPU ranks" : "rank threads", format_count(double(m->parameters)), m->dtype));
+  draw_heading(fmt::format("The run: the lab's stack on {} {}, Psi = {}, {}; ledger against formula", m->ranks,
+                           m->on_gpu ? "GPU ranks" : "rank threads", format_count(double(m->parameters)), m->dtype));
   if (m->on_gpu)
-    note(fmt::format("On the GPU: {}. Stages compared with GPU stage 0; GPU stage 0 against the CPU's: {:.1e}.",
-                     m->placement, m->max_rel_err_gpu_vs_cpu_stage0));
+    draw_note(fmt::format("On the GPU: {}. Stages compared with GPU stage 0; GPU stage 0 against the CPU's: {:.1e}.",
+                          m->placement, m->max_rel_err_gpu_vs_cpu_stage0));
   draw_columns_table("zero_stage_ledger",
                      {"", "model states", "formula", "equal", "comm peak", "sent / ring formula", "vs stage 0"}, rows);
 }
@@ -324,14 +309,14 @@ void draw_timeline_step(const ViewContext& ctx) {
   std::vector<const Timeline*> timelines;
   if (m && !ctx.result->timelines.empty()) {
     for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
-    note(m->on_gpu
-             ? "The last step of each stage, measured with CUDA events on each rank's stream, every rank from its "
-               "own step start; every collective moves one layer, with the 16-bit conversions around it."
-             : "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
-               "neighbour or a core.");
+    draw_note(m->on_gpu
+                  ? "The last step of each stage, measured with CUDA events on each rank's stream, every rank from its "
+                    "own step start; every collective moves one layer, with the 16-bit conversions around it."
+                  : "The last step of each stage, measured; every collective moves one layer. Idle: waiting for a ring "
+                    "neighbour or a core.");
   } else if (steps != nullptr) {
     for (const Timeline& tl : steps->op_order) timelines.push_back(&tl);
-    note(
+    draw_note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
         "(N-1)/N per layer it moves), not times.");
     if (!(m && m->on_gpu)) note_no_run(ctx, "measure them");
@@ -424,7 +409,7 @@ void draw_calculator_step(const ViewContext& ctx) {
   for (const StageBar& b : steps->bars) bars.push_back(bar_of(stage_name(b.stage), b));
   draw_stacked_bars(bars, bars_height(float(rows.size()) + 1.5f), t.gpu_bytes, t.gpu);
   draw_value_table("zero_calculator", rows);
-  note(t.activation_assumption);
+  draw_note(t.activation_assumption);
 }
 
 }  // namespace
