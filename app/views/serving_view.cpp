@@ -490,8 +490,9 @@ void draw_speculative_step(const ViewContext& ctx) {
       "independently; real agreement comes in runs, so the measured point can sit above it. {}",
       sp.draft_layers, sp.quiet_scale,
       m->device == "cuda"
-          ? "On the GPU a pass over k + 1 rows costs little more than one row's, so the draft's own passes are what "
-            "stand between the tokens per pass and the speed-up."
+          ? "On a GPU a decode pass waits on memory, so a pass over k + 1 rows should cost little more than one "
+            "row's and the draft's own passes be what stands between the tokens per pass and the speed-up; the "
+            "measured speed-up above says how far that held here."
           : "On this CPU a pass over k + 1 rows costs several times one row's (the weights stay in cache), so the "
             "speed-up is well below the tokens per pass; on a GPU, where a decode pass waits on memory, extra rows "
             "are nearly free."));
