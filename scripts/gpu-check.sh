@@ -3,11 +3,17 @@
 # --backend cuda at its quick sizes, and prints one table (lesson, errors against the CPU references, wall time,
 # verdict). Exits 1 when anything fails, 77 when no GPU answers (nothing to prove here).
 # Usage: scripts/gpu-check.sh            (builds in build-gpu-check/ unless DLSYS_BUILD_DIR says otherwise)
+#        DLSYS_APP=path/dlsys-lab DLSYS_CUDA_TESTS=path/dlsys_cuda_tests scripts/gpu-check.sh
+#                                        (binaries built elsewhere, on a GPU machine with no build tools)
+#        DLSYS_CHECK_OUT=dir keeps every lesson's JSON and text report there.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DLSYS_BUILD_DIR=${DLSYS_BUILD_DIR:-$root/build-gpu-check}
-DLSYS_CMAKE_ARGS="-DDLSYS_WITH_CUDA=ON ${DLSYS_CMAKE_ARGS:-}" "$root/scripts/setup.sh" >/dev/null
-app="$DLSYS_BUILD_DIR/app/dlsys-lab"
+if [[ -z "${DLSYS_APP:-}" ]]; then
+  DLSYS_CMAKE_ARGS="-DDLSYS_WITH_CUDA=ON ${DLSYS_CMAKE_ARGS:-}" "$root/scripts/setup.sh" >/dev/null
+fi
+app=${DLSYS_APP:-$DLSYS_BUILD_DIR/app/dlsys-lab}
+cuda_tests=${DLSYS_CUDA_TESTS:-$DLSYS_BUILD_DIR/tests/dlsys_cuda_tests}
 
 if ! "$app" info | grep -q "^CUDA backend: available"; then
   "$app" info | grep -A1 "^CUDA backend" || true
@@ -17,12 +23,17 @@ fi
 
 failed=0
 echo "== CUDA test suite"
-if ! "$DLSYS_BUILD_DIR/tests/dlsys_cuda_tests"; then failed=1; fi
+if ! "$cuda_tests"; then failed=1; fi
 
 echo
 echo "== every lesson on --backend cuda, quick sizes"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+if [[ -n "${DLSYS_CHECK_OUT:-}" ]]; then
+  out=$DLSYS_CHECK_OUT
+  mkdir -p "$out"
+else
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
 printf '%-10s %-6s %12s %12s %8s  %s\n' lesson exit max_error wrong wall_s verdict
 for lesson in $("$app" list | cut -d" " -f1); do
   if "$app" list | grep -q "^$lesson .*CPU only)"; then
@@ -30,7 +41,7 @@ for lesson in $("$app" list | cut -d" " -f1); do
     continue
   fi
   rc=0
-  "$app" run "$lesson" --backend cuda --quick --json "$out/$lesson.json" >"$out/$lesson.txt" 2>&1 || rc=$?
+  timeout 300 "$app" run "$lesson" --backend cuda --quick --json "$out/$lesson.json" >"$out/$lesson.txt" 2>&1 || rc=$?
   if [[ $rc -ne 0 ]]; then
     printf '%-10s %-6s %12s %12s %8s  %s\n' "$lesson" "$rc" - - - "FAIL: $(tail -n 1 "$out/$lesson.txt")"
     failed=1
