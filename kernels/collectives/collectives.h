@@ -30,7 +30,8 @@ struct RankBuffers {
 class StepRecorder;  // step_record.h: what each rank did at each step, for the lesson's step-through
 
 // Runs `op` with `algorithm` on all ranks of `comm` and returns when every rank is done. `recorder` (optional) is
-// filled by the ring as it runs.
+// filled by the ring as it runs. RecursiveDoubling, Rabenseifner and Direct run all-reduce only and need a
+// communicator with a link between every pair (CommOptions::full_mesh); see collective_algorithms.h.
 void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBuffers& buffers,
                     StepRecorder* recorder = nullptr);
 

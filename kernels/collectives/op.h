@@ -5,9 +5,10 @@
 namespace dlsys::collectives {
 
 enum class Op { AllReduce, ReduceScatter, AllGather };
-enum class Algorithm { Ring, Naive };
+// RecursiveDoubling, Rabenseifner and Direct are all-reduce only (collective_algorithms.h).
+enum class Algorithm { Ring, Naive, RecursiveDoubling, Rabenseifner, Direct };
 
 std::string op_name(Op op);               // "allreduce", "reduce_scatter", "all_gather"
-std::string algorithm_name(Algorithm a);  // "ring", "naive"
+std::string algorithm_name(Algorithm a);  // "ring", "naive", "recursive_doubling", "rabenseifner", "direct"
 
 }  // namespace dlsys::collectives
