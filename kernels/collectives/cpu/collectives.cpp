@@ -34,6 +34,13 @@ std::string algorithm_name(Algorithm a) {
   return "";
 }
 
+std::optional<Algorithm> algorithm_from_name(const std::string& name) {
+  for (Algorithm a :
+       {Algorithm::Ring, Algorithm::Naive, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner, Algorithm::Direct})
+    if (algorithm_name(a) == name) return a;
+  return std::nullopt;
+}
+
 void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBuffers& buffers,
                     StepRecorder* recorder) {
   const auto n = static_cast<std::size_t>(comm.size());
