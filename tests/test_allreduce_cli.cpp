@@ -110,6 +110,9 @@ TEST_CASE("allreduce run: the documented JSON keys, zero wrong elements, exact t
   REQUIRE(ids.size() > algo_ids.size());
   CHECK(std::vector<std::string>(ids.end() - 5, ids.end()) == algo_ids);
   ids.resize(ids.size() - 5);
+  // With the ring's fit, the model curves of the ring and recursive doubling come first.
+  for (const char* model : {"busbw_model_recursive_doubling", "busbw_model_ring"})
+    if (!ids.empty() && ids.back() == model) ids.pop_back();
   // Tiny sizes timed once can leave the bandwidth term unmeasurable: then no model is drawn, and the run says why.
   if (m["alpha_us"].is_null()) {
     CHECK(m["beta_gbps"].is_null());

@@ -55,10 +55,17 @@ TEST_CASE("comparison: exact model times give back alpha and beta, and both cros
         "faster).");
   // One busbw series per algorithm, stable ids.
   const auto series = comparison_series(c, 4);
-  REQUIRE(series.size() == 5);
-  CHECK(series[0].id == "busbw_algo_ring");
-  CHECK(series[1].id == "busbw_algo_recursive_doubling");
-  CHECK(series[4].id == "busbw_algo_naive");
+  REQUIRE(series.size() == 7);
+  CHECK(series[0].id == "busbw_model_ring");
+  CHECK(series[1].id == "busbw_model_recursive_doubling");
+  CHECK(series[2].id == "busbw_algo_ring");
+  CHECK(series[3].id == "busbw_algo_recursive_doubling");
+  CHECK(series[6].id == "busbw_algo_naive");
+  // Exact times: the model curves lie on the measured ones.
+  for (std::size_t i = 0; i < series[0].points.size(); ++i) {
+    CHECK(series[0].points[i].y == doctest::Approx(series[2].points[i].y));
+    CHECK(series[1].points[i].y == doctest::Approx(series[3].points[i].y));
+  }
 }
 
 TEST_CASE("comparison: a noisy small size where the ring wins is not the measured crossover") {

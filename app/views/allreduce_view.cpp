@@ -498,6 +498,13 @@ void draw_algorithms_step(const ViewContext& ctx) {
       line.style = SeriesStyle::LineAndMarkers;
       spec.lines.push_back(std::move(line));
     }
+    // The model of the ring and of recursive doubling, dashed in the same colour.
+    if (const Series* model = ctx.result->find_series("busbw_model_" + a.algo)) {
+      PlotLine line = line_from_series(*model, series_color(color));
+      line.name = a.algo + " model";
+      line.dashed = true;
+      spec.lines.push_back(std::move(line));
+    }
     ++color;
   }
   if (comparison->crossover_predicted_bytes)

@@ -107,8 +107,31 @@ AlgorithmComparison summarize_comparison(int n, const std::vector<AlgorithmPoint
   return c;
 }
 
-std::vector<Series> comparison_series(const AlgorithmComparison& c, int /*n_ranks*/) {
+std::vector<Series> comparison_series(const AlgorithmComparison& c, int n_ranks) {
   std::vector<Series> out;
+  // The model of the two algorithms whose crossover the step predicts, both with the ring's fitted alpha and beta:
+  // the dashed curves cross where the predicted line stands.
+  const AlgorithmRun* ring = find(c, "ring");
+  if (ring && ring->alpha_us && ring->beta_gbps)
+    for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling}) {
+      const std::string name = collectives::algorithm_name(a);
+      Series s{"busbw_model_" + name,
+               name + " (alpha-beta, the ring's fit)",
+               "theory",
+               "message size",
+               "bytes",
+               "bus bandwidth",
+               "GB/s",
+               {}};
+      const double factor = collectives::busbw_factor(Op::AllReduce, n_ranks);
+      for (const SweepRow& row : ring->sweep) {
+        const double t = collectives::model_time_us(collectives::collective_cost(Op::AllReduce, a, n_ranks, row.bytes),
+                                                    *ring->alpha_us, *ring->beta_gbps);
+        const double b = factor * gbps(row.bytes, t);
+        s.points.push_back({row.bytes, b, b, b});
+      }
+      out.push_back(std::move(s));
+    }
   for (const AlgorithmRun& a : c.algorithms) {
     Series s{"busbw_algo_" + a.algo, a.algo, "measured", "message size", "bytes", "bus bandwidth", "GB/s", {}};
     const double factor = a.sweep.empty() || a.sweep.front().algbw_gbps <= 0

@@ -1,8 +1,8 @@
 #pragma once
 // The comparison of the five all-reduces on CPU ranks: each one's sweep with its own alpha-beta fit, busbw series per
-// algorithm (ids busbw_algo_<algo>), and where the ring overtakes recursive doubling, predicted from the closed forms
-// with the ring's fitted alpha and beta and measured as the first swept size from which on the ring was faster at every
-// larger size.
+// algorithm (ids busbw_algo_<algo>; the model's busbw_model_ring and busbw_model_recursive_doubling first), and where
+// the ring overtakes recursive doubling, predicted from the closed forms with the ring's fitted alpha and beta and
+// measured as the first swept size from which on the ring was faster at every larger size.
 #include <utility>
 #include <vector>
 
