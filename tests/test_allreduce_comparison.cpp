@@ -92,6 +92,7 @@ TEST_CASE("comparison table and cost labels of the crossbar algorithms, N = 6 fo
   CHECK(rows[2] == std::vector<std::string>{"rabenseifner", "2 log2 p + 2 = 6", "5", "2(p-1)/p x S + S = 2.5 MB", "6"});
   CHECK(rows[3][4] == "10");  // direct: 2(N-1) steps logged
   CHECK(rows[0][4] == "10");  // the ring's own record
+  CHECK(rows[4][4] == "10");  // naive: rank 0 takes 5 in, then sends 5 out
   const auto labels = cost_labels(Op::AllReduce, "rabenseifner", 6, 1e6);
   REQUIRE(labels.size() == 5);
   CHECK(labels[0].label == "steps  2 log2 N, N = 6: N not a power of two: + 2 for the fold-in");

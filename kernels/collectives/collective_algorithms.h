@@ -29,7 +29,7 @@ namespace dlsys::collectives {
 // What one rank did at one of its steps, counted by the algorithm as it runs (one entry per step, whole messages:
 // the segments a message travels in are not steps).
 struct MessageStep {
-  std::string phase;  // "fold_in", "exchange", "reduce_scatter", "all_gather", "fold_out"
+  std::string phase;  // "fold_in", "exchange", "reduce_scatter", "all_gather", "fold_out"; naive: "reduce", "broadcast"
   int sent_to = -1;   // -1: nothing sent at this step
   std::int64_t sent_bytes = 0;
   int received_from = -1;  // -1: nothing received
@@ -55,8 +55,9 @@ class MessageLog {
 // The largest power of two that is at most n (n >= 1).
 int power_of_two_below(int n);
 
-// Runs all-reduce with `algorithm` (any of the five) on all ranks; `log` (optional, not for ring and naive) gets every
-// rank's steps. Throws std::invalid_argument for a communicator without every pair's link when the algorithm needs it.
+// Runs all-reduce with `algorithm` (any of the five) on all ranks; `log` (optional; not for the ring, which keeps its
+// own record) gets every rank's steps. Throws std::invalid_argument for a communicator without every pair's link when
+// the algorithm needs it.
 void run_logged(Communicator& comm, Algorithm algorithm, const RankBuffers& buffers, MessageLog* log);
 
 void recursive_doubling_rank(Communicator& comm, int rank, const RankBuffers& buffers, MessageLog* log);

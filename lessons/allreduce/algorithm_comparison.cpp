@@ -171,11 +171,9 @@ std::vector<std::vector<std::string>> algorithms_rows(int n, double bytes) {
       // A small real run of the same code the lesson times, counting its own steps.
       if (r.algorithm == Algorithm::Ring)
         logged = std::to_string(collectives::record_ring_allreduce(n, n).steps.size() - 1);  // less the start row
-      else if (r.algorithm != Algorithm::Naive)
+      else
         logged =
             std::to_string(collectives::log_allreduce(r.algorithm, collectives::demo_inputs(n, 2 * n)).max_steps());
-      else
-        logged = "-";
     }
     // N not a power of two: the power-of-two part runs on p ranks, and the fold-in adds 2 steps and S.
     const bool fold = power_of_two_only && folded;

@@ -34,14 +34,15 @@ int MessageLog::max_messages_sent() const {
 
 void run_logged(Communicator& comm, Algorithm algorithm, const RankBuffers& buffers, MessageLog* log) {
   const int n = comm.size();
-  if (algorithm == Algorithm::Ring || algorithm == Algorithm::Naive) {
-    if (log != nullptr) throw std::invalid_argument("run_logged: the ring and the naive way keep no message log");
+  if (algorithm == Algorithm::Ring) {
+    if (log != nullptr) throw std::invalid_argument("run_logged: the ring keeps its own step record (step_record.h)");
     return run_collective(comm, Op::AllReduce, algorithm, buffers);
   }
   if (buffers.send.size() != static_cast<std::size_t>(n) || buffers.recv.size() != static_cast<std::size_t>(n) ||
       buffers.count < 0)
     throw std::invalid_argument("run_logged: one send and one recv buffer per rank, count >= 0");
-  if (n > 2) (void)comm.link(2, 1);  // neither ring nor star: throws without every pair's link
+  if (n > 2 && algorithm != Algorithm::Naive)
+    (void)comm.link(2, 1);  // neither ring nor star: throws without every pair's link
   comm.run_on_ranks([&](int rank) {
     switch (algorithm) {
       case Algorithm::RecursiveDoubling:
@@ -50,8 +51,9 @@ void run_logged(Communicator& comm, Algorithm algorithm, const RankBuffers& buff
         return rabenseifner_rank(comm, rank, buffers, log);
       case Algorithm::Direct:
         return direct_rank(comm, rank, buffers, log);
-      case Algorithm::Ring:
       case Algorithm::Naive:
+        return naive_rank(comm, rank, Op::AllReduce, buffers, log);
+      case Algorithm::Ring:
         return;
     }
   });
