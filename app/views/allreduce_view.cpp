@@ -1,7 +1,9 @@
 // Views of the allreduce lesson: every rank's buffer before the exchange, what each way to sum costs in bytes and
 // steps, the ring's reduce-scatter and all-gather step by step (drawn from the real ring's own step record), the cost
 // model of the chosen op and algorithm against measured times, and measured bus bandwidth against the copy ceiling at
-// each size with nccl-tests' table. Every label and number comes from the step data or the run's typed values.
+// each size with nccl-tests' table, and the five all-reduce algorithms side by side (table, busbw per algorithm, the
+// ring/recursive-doubling crossover predicted and measured). Every label and number comes from the step data or the
+// run's typed values.
 #include <fmt/format.h>
 #include <imgui.h>
 
