@@ -57,7 +57,10 @@ struct AllreduceMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const SweepRow& row);
+void from_json(const nlohmann::ordered_json& json, SweepRow& row);
 void to_json(nlohmann::ordered_json& json, const AllreduceTheory& theory);
+void from_json(const nlohmann::ordered_json& json, AllreduceTheory& theory);
 void to_json(nlohmann::ordered_json& json, const AllreduceMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, AllreduceMeasured& measured);
 
 }  // namespace dlsys::allreduce
