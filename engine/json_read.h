@@ -48,8 +48,8 @@ struct is_pair<std::pair<A, B>> : std::true_type {};
 }  // namespace json_read_detail
 
 // Reads `value` into `out`: numbers, booleans, strings, vectors, optionals (null: none) and structs that have a
-// `from_json(const nlohmann::ordered_json&, T&)` beside them; a JSON value itself is copied unchecked. A double may be null: the lab writes NaN and
-// infinities that way (JSON has no word for them), and reads them back as NaN.
+// `from_json(const nlohmann::ordered_json&, T&)` beside them; a JSON value itself is copied unchecked. A double may be
+// null: the lab writes NaN and infinities that way (JSON has no word for them), and reads them back as NaN.
 template <class T>
 void read_value(const nlohmann::ordered_json& value, T& out) {
   using namespace json_read_detail;

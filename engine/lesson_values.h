@@ -20,11 +20,11 @@
 #define DLSYS_VALUES_FROM_JSON_ONE(field) ::dlsys::read_key(nlohmann_json_j, #field, nlohmann_json_t.field);
 #define DLSYS_VALUES_FROM_JSON(Type, ...)                                                       \
   inline void from_json(const nlohmann::ordered_json& nlohmann_json_j, Type& nlohmann_json_t) { \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_FROM_JSON_ONE, __VA_ARGS__))            \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_FROM_JSON_ONE, __VA_ARGS__))          \
   }
 // Both directions for a struct of plain fields.
-#define DLSYS_VALUES_JSON(Type, ...)          \
-  DLSYS_VALUES_TO_JSON(Type, __VA_ARGS__)     \
+#define DLSYS_VALUES_JSON(Type, ...)      \
+  DLSYS_VALUES_TO_JSON(Type, __VA_ARGS__) \
   DLSYS_VALUES_FROM_JSON(Type, __VA_ARGS__)
 
 namespace dlsys {

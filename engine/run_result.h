@@ -3,8 +3,8 @@
 // optional timelines, and the memory ledger's report. Immutable once returned; the GUI receives it as a snapshot.
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -97,13 +97,14 @@ RunResult run_from_json(const json& in, const std::string& origin) {
   const json& recorded = in.at("recorded");
   if (!recorded.is_object() || !recorded.contains("format_version") ||
       !recorded.at("format_version").is_number_integer())
-    throw BadInput(fmt::format("{}: recorded.format_version is missing or not an integer; understood: {}", origin,
-                               versions));
+    throw BadInput(
+        fmt::format("{}: recorded.format_version is missing or not an integer; understood: {}", origin, versions));
   const auto version = recorded.at("format_version").get<std::int64_t>();
   if (version != kRunFileFormatVersion)
-    throw BadInput(fmt::format("{}: run file format version {} is not understood by this build (dlsys-lab {}); "
-                               "understood: {}",
-                               origin, version, lab_version(), versions));
+    throw BadInput(
+        fmt::format("{}: run file format version {} is not understood by this build (dlsys-lab {}); "
+                    "understood: {}",
+                    origin, version, lab_version(), versions));
   RunResult result;
   try {
     result = run_result_from_json(in);

@@ -25,9 +25,7 @@ json run_quick(const std::string& id, const std::vector<std::string>& sets = {})
                                   "test");
 }
 
-bool is_plain_json(const std::shared_ptr<const LessonValues>& values) {
-  return values_as<json>(values) != nullptr;
-}
+bool is_plain_json(const std::shared_ptr<const LessonValues>& values) { return values_as<json>(values) != nullptr; }
 
 void check_round_trip(const json& written, const std::string& what) {
   INFO(what);

@@ -56,7 +56,7 @@ struct AppState {
   bool show_open_dialog = false;
   bool show_open_run_dialog = false;
   bool show_recorded_label = true;  // shot --no-recorded-label turns it off, so a test can compare every pixel
-  bool fixed_time = false;  // screenshots: animations frozen at a fixed step time
+  bool fixed_time = false;          // screenshots: animations frozen at a fixed step time
   double fixed_step_time_s = 2.5;
 
   LessonSession& session() { return sessions[lesson_index]; }

@@ -46,8 +46,9 @@ void apply_request(const GuiRequest& request, AppState& state) {
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
   if (!request.open_run_file.empty()) {
     if (!request.open_state_file.empty() || !request.lesson.empty() || !request.sets.empty())
-      throw BadInput("--open-run FILE names its own lesson and parameters; it cannot be combined with --open, "
-                     "--lesson or --set");
+      throw BadInput(
+          "--open-run FILE names its own lesson and parameters; it cannot be combined with --open, "
+          "--lesson or --set");
     open_run_file(request.open_run_file, state);
     const Lesson& lesson = *all_lessons()[state.lesson_index];
     const int step = request.step == 0 ? 1 : request.step;

@@ -61,8 +61,8 @@ std::string recorded_run_label(const RunResult& result) {
   if (result.recorded) {
     const RunRecord& r = *result.recorded;
     // "2026-11-23T01:12:05Z" -> "2026-11-23 01:12 UTC"
-    const std::string when = r.date_utc.size() >= 16 ? r.date_utc.substr(0, 10) + " " + r.date_utc.substr(11, 5) + " UTC"
-                                                      : r.date_utc;
+    const std::string when =
+        r.date_utc.size() >= 16 ? r.date_utc.substr(0, 10) + " " + r.date_utc.substr(11, 5) + " UTC" : r.date_utc;
     text += fmt::format(", host {}, {}, dlsys-lab {}", r.host, when, r.lab_version);
   }
   return text + ". Run measures this machine and replaces it.";

@@ -12,9 +12,9 @@
 #include "app/gui/fonts.h"
 #include "app/gui/image_size.h"
 #include "app/gui/offscreen.h"
+#include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
-#include "app/gui/settings.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
@@ -74,8 +74,7 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   state.session().step = o.step - 1;
   state.session().step_data.compute_now(lesson, state.session().params);
-  if (!o.json_path.empty())
-    write_file_checked(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
+  if (!o.json_path.empty()) write_file_checked(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
 
   HeadlessGl gl;
   ImGui::CreateContext();

@@ -1,4 +1,5 @@
 #include "lessons/allreduce/allreduce_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::allreduce {

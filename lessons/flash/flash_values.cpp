@@ -1,6 +1,7 @@
 #include "lessons/flash/flash_values.h"
 
 #include <fmt/format.h>
+
 #include "engine/json_read.h"
 
 namespace dlsys::flash {

@@ -1,4 +1,5 @@
 #include "lessons/fusion/fusion_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::fusion {

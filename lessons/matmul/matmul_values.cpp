@@ -1,4 +1,5 @@
 #include "lessons/matmul/matmul_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::matmul {
@@ -84,8 +85,8 @@ void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
   m.variants.clear();
   const std::string slope_suffix = "_slope";
   for (const auto& [key, value] : j.items())
-    if (key.size() > slope_suffix.size() && key.compare(key.size() - slope_suffix.size(), std::string::npos,
-                                                         slope_suffix) == 0)
+    if (key.size() > slope_suffix.size() &&
+        key.compare(key.size() - slope_suffix.size(), std::string::npos, slope_suffix) == 0)
       m.variants.push_back({.key = key.substr(0, key.size() - slope_suffix.size())});
   for (VariantMeasure& v : m.variants) {
     read_key(j, v.key + "_slope", v.slope);

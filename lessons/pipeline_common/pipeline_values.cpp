@@ -1,4 +1,5 @@
 #include "lessons/pipeline_common/pipeline_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::pipeline_lesson {

@@ -1,6 +1,7 @@
 #include "lessons/precision/precision_values.h"
 
 #include <array>
+
 #include "engine/json_read.h"
 
 namespace dlsys::precision {

@@ -1,4 +1,5 @@
 #include "lessons/quant/quant_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::quant {

@@ -1,4 +1,5 @@
 #include "lessons/roofline/roofline_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::roofline {

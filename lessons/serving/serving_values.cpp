@@ -1,4 +1,5 @@
 #include "lessons/serving/serving_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::serving {

@@ -1,4 +1,5 @@
 #include "lessons/tensor/tensor_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::tensor {

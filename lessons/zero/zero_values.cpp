@@ -1,4 +1,5 @@
 #include "lessons/zero/zero_values.h"
+
 #include "engine/json_read.h"
 
 namespace dlsys::zero_lesson {
