@@ -26,7 +26,8 @@ LessonState parse_state_text(std::string_view text, const std::string& origin, B
   const nlohmann::json json = parse_json_input(text, origin);
   if (!json.is_object() || !json.contains("lesson") || !json["lesson"].is_string())
     throw BadInput(fmt::format("{} has no \"lesson\" string; expected {{\"lesson\", \"step\", \"params\"}}", origin));
-  const Lesson& lesson = find_lesson(json["lesson"].get<std::string>());
+  const std::string lesson_id = json["lesson"].get<std::string>();  // named: GCC 13 warns on a temporary here
+  const Lesson& lesson = find_lesson(lesson_id);
   ParamValues params = ParamValues::defaults(lesson.params());
   if (json.contains("params")) {
     if (!json["params"].is_object()) throw BadInput(fmt::format("{}: \"params\" must be an object", origin));

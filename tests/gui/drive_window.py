@@ -253,7 +253,8 @@ def export_every_item(app):
     app.click("export")
     app.rect("export/window_png")
     items = [name.split("/", 1)[1] for name in app.settle(2)["widgets"]
-             if name.startswith("export/") and name not in ("export/figure_title", "export/open_state")]
+             if name.startswith("export/") and name not in ("export/figure_title", "export/open_state",
+                                                            "export/open_run")]
     written = []
     for i, item in enumerate(items):
         before = len(app.state["written_files"])
@@ -269,6 +270,15 @@ def export_every_item(app):
     xdotool("type", "--delay", 20, [p for p in written if "-state-" in p][-1])
     app.click("picker/open")
     app.wait(lambda s: s["message"].startswith("opened"), "the state file to open")
+    # Open the exported run the same way: the lesson shows it as its result.
+    app.click("export")
+    app.click("export/open_run")
+    app.click("picker/path")
+    app.key("ctrl", "a")
+    xdotool("type", "--delay", 20, [p for p in written if p.endswith(".json") and "-state-" not in p][-1])
+    app.click("picker/open")
+    app.wait(lambda s: s["message"].startswith("opened the recorded run") and s["has_result"],
+             "the recorded run to open")
     return written
 
 
