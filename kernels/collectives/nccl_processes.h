@@ -12,9 +12,12 @@ namespace dlsys::collectives::cuda {
 
 class NcclProcessRank {
  public:
-  // broadcast_from_rank0(data, bytes): every rank ends with rank 0's bytes (a collective call).
-  NcclProcessRank(int rank, int n_ranks, int local_rank, std::int64_t max_count,
-                  const std::function<void(void*, std::size_t)>& broadcast_from_rank0);
+  // This process's part alone (device, stream, buffers of max_count floats, inputs): nothing collective, so the
+  // ranks can agree on the outcome before any of them waits on the others.
+  NcclProcessRank(int rank, int local_rank, std::int64_t max_count);
+  // The collective part: rank 0's unique id reaches every rank through broadcast_from_rank0(data, bytes) (every rank
+  // ends with rank 0's bytes), then ncclCommInitRank. When rank 0 cannot make the id, every rank throws RunFailure.
+  void join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0);
   ~NcclProcessRank();
   NcclProcessRank(const NcclProcessRank&) = delete;
   NcclProcessRank& operator=(const NcclProcessRank&) = delete;

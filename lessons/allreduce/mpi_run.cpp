@@ -180,9 +180,9 @@ std::vector<ProcessRow> measure_gpu(const ParamValues& p, const mpi::World& w, M
   HostBuffer<float> result;
   make_on_every_rank([&] {
     result = HostBuffer<float>(ledger, "checked result (this rank)", max_count);
-    nccl = std::make_unique<collectives::cuda::NcclProcessRank>(w.rank, w.size, w.local_rank, max_count,
-                                                                mpi::broadcast_bytes);
+    nccl = std::make_unique<collectives::cuda::NcclProcessRank>(w.rank, w.local_rank, max_count);
   });
+  make_on_every_rank([&] { nccl->join(w.size, mpi::broadcast_bytes); });
   device = nccl->device_description();
   const int repeats = static_cast<int>(p.integer("repeats"));
   std::vector<ProcessRow> rows;

@@ -7,7 +7,8 @@ namespace dlsys::collectives::cuda {
 
 struct NcclProcessRank::Impl {};
 
-NcclProcessRank::NcclProcessRank(int, int, int, std::int64_t, const std::function<void(void*, std::size_t)>&) {
+NcclProcessRank::NcclProcessRank(int, int, std::int64_t) { throw RunFailure(cuda_status().reason); }
+void NcclProcessRank::join(int, const std::function<void(void*, std::size_t)>&) {
   throw RunFailure(cuda_status().reason);
 }
 NcclProcessRank::~NcclProcessRank() = default;
