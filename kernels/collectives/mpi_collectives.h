@@ -10,8 +10,10 @@
 // chunk c from rank c - 1; MPI leaves chunk r at rank r and gathers chunk c from rank c (see rank_reference.h).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/collectives/op.h"
+#include "kernels/collectives/step_record.h"
 
 namespace dlsys::collectives::mpi {
 
@@ -20,6 +22,12 @@ namespace dlsys::collectives::mpi {
 // contributed chunk of send.
 void ring(Op op, const float* send, float* recv, std::int64_t count);
 void library(Op op, const float* send, float* recv, std::int64_t count);
+
+// The same ring on tiny inputs with the per-step record of step_record.h: `input` is this rank's ((count) floats, the
+// same count on every rank, at most 4096); each step also carries the sender's contributors mask. Rank 0 returns the
+// whole ring's record, gathered from every rank, the same record the threads' ring makes from the same inputs; the
+// other ranks return an empty one.
+CollectiveRecord record_ring(Op op, const std::vector<float>& input);
 
 // The MPI function `library` calls for `op` at `count` over `n_ranks` (the _block or plain variant depends on
 // whether count divides by N).

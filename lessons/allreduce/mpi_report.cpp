@@ -29,6 +29,11 @@ std::string processes_report(const AllreduceProcessesMeasured& m) {
   else
     out += fmt::format("# at {} {} across processes reaches {:.3f} GB/s busbw; #wrong {} on every row\n", size,
                        m.bench_peer, m.mpi_busbw_gbps, m.wrong == 0 ? "0" : "not 0");
+  if (m.record_steps > 0)
+    out += fmt::format(
+        "# step record: the ring between processes, run on the step-through's inputs, recorded {} rows (start and "
+        "steps) and {} the threads' ring's record\n",
+        m.record_steps, m.record_matches_threads ? "matches" : "does NOT match");
   for (const std::string& caveat : m.caveats) out += "# note: " + caveat + "\n";
   return out;
 }

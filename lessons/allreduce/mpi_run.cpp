@@ -21,6 +21,7 @@
 #include "kernels/collectives/nccl_processes.h"
 #include "kernels/collectives/rank_reference.h"
 #include "kernels/collectives/reference.h"
+#include "kernels/collectives/step_record.h"
 #include "lessons/allreduce/mpi_values.h"
 
 namespace dlsys::allreduce {
@@ -252,6 +253,61 @@ AllreduceProcessesMeasured summarize(const ParamValues& p, const mpi::World& w, 
   return m;
 }
 
+bool same_record(const collectives::CollectiveRecord& a, const collectives::CollectiveRecord& b) {
+  if (a.op != b.op || a.n_ranks != b.n_ranks || a.count != b.count || a.chunk_begin != b.chunk_begin ||
+      a.steps.size() != b.steps.size())
+    return false;
+  for (std::size_t s = 0; s < a.steps.size(); ++s) {
+    if (a.steps[s].phase != b.steps[s].phase || a.steps[s].step != b.steps[s].step) return false;
+    for (std::size_t r = 0; r < a.steps[s].ranks.size(); ++r) {
+      const collectives::RankStep &x = a.steps[s].ranks[r], &y = b.steps[s].ranks.at(r);
+      if (x.sent_chunk != y.sent_chunk || x.sent_to != y.sent_to || x.received_chunk != y.received_chunk ||
+          x.received_from != y.received_from || x.reduced != y.reduced || x.values != y.values ||
+          x.contributors != y.contributors)
+        return false;
+    }
+  }
+  return true;
+}
+
+// The ring between processes on the step-through's inputs (as many values per rank as ranks), recorded; rank 0
+// compares it with the threads' ring's record.
+void record_and_compare(const ParamValues& p, const mpi::World& w, AllreduceProcessesMeasured& m) {
+  const std::vector<std::vector<float>> inputs = collectives::demo_inputs(w.size, w.size);
+  const collectives::CollectiveRecord over_processes = collectives::mpi::record_ring(op_of(p), inputs[w.rank]);
+  if (w.rank != 0) return;
+  m.record_steps = static_cast<int>(over_processes.steps.size());
+  m.record_matches_threads = same_record(over_processes, collectives::record_ring(op_of(p), inputs));
+}
+
+// Busbw against size, one series per collective and implementation (whiskers: the fastest and slowest sample), so
+// the rows reach --csv and a plot as well as --json.
+std::vector<Series> busbw_series(const std::vector<ProcessRow>& rows) {
+  std::vector<Series> out;
+  for (const ProcessRow& row : rows) {
+    const std::string id = "busbw_" + row.collective + "_" +
+                           (row.implementation.rfind("lab", 0) == 0    ? "lab_ring"
+                            : row.implementation.rfind("NCCL", 0) == 0 ? "nccl"
+                                                                       : "mpi");
+    auto it = std::find_if(out.begin(), out.end(), [&](const Series& s) { return s.id == id; });
+    if (it == out.end()) {
+      out.push_back(Series{id,
+                           row.collective + " / " + row.implementation,
+                           "measured",
+                           "message size",
+                           "bytes",
+                           "bus bandwidth",
+                           "GB/s",
+                           {}});
+      it = out.end() - 1;
+    }
+    const double factor = row.time_us > 0 ? row.busbw_gbps * row.time_us : 0.0;  // busbw x time is constant
+    it->points.push_back({row.bytes, row.busbw_gbps, row.time_max_us > 0 ? factor / row.time_max_us : 0.0,
+                          row.time_min_us > 0 ? factor / row.time_min_us : 0.0});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> process_launch_params(int world_size, bool quick) {
@@ -321,6 +377,13 @@ RunResult run_over_processes(const Lesson& lesson, RunContext& ctx) {
   std::vector<ProcessRow> rows =
       on_gpu ? measure_gpu(p, w, ctx.ledger, device) : measure_cpu(p, w, ctx.ledger, ctx.control);
   AllreduceProcessesMeasured m = summarize(p, w, on_gpu, std::move(rows));
+  if (!on_gpu) {
+    record_and_compare(p, w, m);
+    if (w.rank == 0 && !m.record_matches_threads)
+      m.caveats.push_back(
+          "the ring between processes recorded a different step-by-step account than the threads' ring on the same "
+          "inputs: the schedules disagree");
+  }
   result.backend.emulated = false;
   result.backend.timer =
       on_gpu ? "CUDA events, slowest rank after a barrier" : "steady_clock, slowest rank after a barrier";
@@ -328,6 +391,7 @@ RunResult run_over_processes(const Lesson& lesson, RunContext& ctx) {
   if (!device.empty()) result.backend.device = device;
   result.backend.notes.push_back(m.label);
   result.backend.notes.push_back(fmt::format("MPI library: {}", m.mpi_library));
+  result.series = busbw_series(m.rows);
   result.measured = make_values(std::move(m));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);

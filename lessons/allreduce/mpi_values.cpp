@@ -36,6 +36,8 @@ void to_json(nlohmann::ordered_json& j, const AllreduceProcessesMeasured& m) {
       m.lab_ring_fraction_of_mpi_busbw ? nlohmann::ordered_json(*m.lab_ring_fraction_of_mpi_busbw) : nullptr;
   j["bench_expected_fraction"] = m.bench_expected_fraction;
   j["bench_met"] = m.bench_met;
+  j["record_steps"] = m.record_steps;
+  j["record_matches_threads"] = m.record_matches_threads;
   j["caveats"] = m.caveats;
   j["rows"] = nlohmann::ordered_json::array();
   for (const ProcessRow& row : m.rows) j["rows"].push_back(row);

@@ -42,6 +42,10 @@ struct AllreduceProcessesMeasured {
   std::optional<double> lab_ring_fraction_of_mpi_busbw;  // none on the GPU path (no lab ring there)
   double bench_expected_fraction = 0.8;
   bool bench_met = false;
+  // The ring between processes run once more on the step-through's tiny inputs with its per-step record, gathered on
+  // rank 0 and compared with the threads' ring's record of the same inputs (the lesson's steps draw that one).
+  int record_steps = 0;                 // rows of the record: the start and every step (CPU path; 0 on GPUs)
+  bool record_matches_threads = false;  // every rank's chunks, values and contributors, step for step
   std::vector<std::string> caveats;
 };
 

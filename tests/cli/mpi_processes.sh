@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The allreduce lesson with ranks as processes, under mpirun: the CPU path's rows (the lab's ring and MPI's own
-# collectives) all with #wrong 0, at sizes whose element counts do not divide by N, for 2 and 3 ranks and every op;
+# collectives) all with #wrong 0, its step-by-step record equal to the threads' ring's, at sizes whose element counts do not divide by N, for 2 and 3 ranks and every op;
 # and the refusals: no launcher, one rank, n other than the world size, ranks given different parameters, bad input
 # on one rank only. Skipped (77) without mpirun or without MPI in the build. Each run is bounded by `timeout`: a hang
 # fails.
@@ -29,6 +29,10 @@ if m["launcher"] != "mpi" or m["world_size"] != world: problems.append(f"launche
 for key in ("hosts", "mpi_library", "lab_ring_fraction_of_mpi_busbw", "label"):
     if key not in m: problems.append("missing key " + key)
 rows = m["rows"]
+steps_per_phase = world - 1
+want_steps = 1 + (2 if op == "allreduce" else 1) * steps_per_phase
+if not m.get("record_matches_threads") or m.get("record_steps") != want_steps:
+    problems.append(f"step record: {m.get('record_steps')} rows (wanted {want_steps}), matches threads: {m.get('record_matches_threads')}")
 for row in rows:
     if row["wrong"] != 0: problems.append(f"{row['collective']} / {row['implementation']} at {row['bytes']} B: {row['wrong']} wrong")
     if not row["busbw_gbps"] > 0 and row["bytes"] >= 4 * world: problems.append(f"no busbw in {row}")

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/collectives/mpi/mpi_check.h"
+#include "kernels/collectives/mpi/ring_hooks.h"
 #include "kernels/collectives/mpi_collectives.h"
 #include "kernels/collectives/ring_schedule.h"
 
@@ -26,6 +27,15 @@ void exchange(const float* out, int out_count, float* in, int in_count, int next
         "MPI_Sendrecv");
 }
 
+// The recorded run only: the contributors mask of the chunk sent, beside it.
+std::uint64_t exchange_mask(RingHooks* hooks, int out_chunk, int next, int prev) {
+  if (!hooks) return 0;
+  std::uint64_t out = hooks->mask_to_send(out_chunk), in = 0;
+  check(MPI_Sendrecv(&out, 1, MPI_UINT64_T, next, 1, &in, 1, MPI_UINT64_T, prev, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+  return in;
+}
+
 // target += mine, in place; the compiler vectorises it.
 void add_in_place(float* __restrict target, const float* __restrict mine, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) target[i] += mine[i];
@@ -34,6 +44,10 @@ void add_in_place(float* __restrict target, const float* __restrict mine, std::i
 }  // namespace
 
 void ring(Op op, const float* send, float* recv, std::int64_t count) {
+  ring_with_hooks(op, send, recv, count, nullptr);
+}
+
+void ring_with_hooks(Op op, const float* send, float* recv, std::int64_t count, RingHooks* hooks) {
   int rank = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -49,8 +63,10 @@ void ring(Op op, const float* send, float* recv, std::int64_t count) {
       const int out = reduce_scatter_send_chunk(rank, s, n), in = reduce_scatter_recv_chunk(rank, s, n);
       // Step 0 sends the rank's own input; later steps the partial sum reduced at the step before.
       const float* source = s == 0 ? at_const(send, out) : at(recv, out);
+      const std::uint64_t mask = exchange_mask(hooks, out, next, prev);
       exchange(source, elements(count, n, out), at(recv, in), elements(count, n, in), next, prev);
       add_in_place(at(recv, in), at_const(send, in), chunk_size(count, n, in));
+      if (hooks) hooks->stepped("reduce_scatter", s, out, in, mask, at(recv, in));
     }
   } else {
     const int mine = owned_chunk(rank, n);  // the rank's contribution starts in its send buffer
@@ -60,7 +76,9 @@ void ring(Op op, const float* send, float* recv, std::int64_t count) {
   if (op == Op::ReduceScatter) return;
   for (int s = 0; s < n - 1; ++s) {
     const int out = all_gather_send_chunk(rank, s, n), in = all_gather_recv_chunk(rank, s, n);
+    const std::uint64_t mask = exchange_mask(hooks, out, next, prev);
     exchange(at(recv, out), elements(count, n, out), at(recv, in), elements(count, n, in), next, prev);
+    if (hooks) hooks->stepped("all_gather", s, out, in, mask, at(recv, in));
   }
 }
 
