@@ -15,6 +15,7 @@ namespace dlsys::mpi {
 namespace {
 
 World* g_world = nullptr;
+MPI_Comm g_host = MPI_COMM_NULL;  // the ranks on this host
 bool g_failure_agreed = false;
 
 std::string first_line(const char* text) {
@@ -58,11 +59,9 @@ Session::Session() {
   auto world = std::make_unique<World>();
   MPI_Comm_rank(MPI_COMM_WORLD, &world->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world->size);
-  MPI_Comm local = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world->rank, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &world->local_rank);
-  MPI_Comm_size(local, &world->local_size);
-  MPI_Comm_free(&local);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world->rank, MPI_INFO_NULL, &g_host);
+  MPI_Comm_rank(g_host, &world->local_rank);
+  MPI_Comm_size(g_host, &world->local_size);
   world->hosts = host_names(world->size);
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
@@ -74,6 +73,7 @@ Session::Session() {
 Session::~Session() {
   delete g_world;
   g_world = nullptr;
+  if (g_host != MPI_COMM_NULL) MPI_Comm_free(&g_host);
   MPI_Finalize();
 }
 
@@ -92,6 +92,12 @@ double max_over_ranks(double value) {
 std::int64_t sum_over_ranks(std::int64_t value) {
   std::int64_t out = 0;
   MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return out;
+}
+
+double sum_over_host_ranks(double value) {
+  double out = 0;
+  MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_SUM, g_host);
   return out;
 }
 

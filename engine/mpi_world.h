@@ -41,6 +41,8 @@ const World* world();
 void barrier();
 double max_over_ranks(double value);
 std::int64_t sum_over_ranks(std::int64_t value);
+// The sum over the ranks on this host (e.g. the cores they kept busy), on each of them.
+double sum_over_host_ranks(double value);
 // Rank `root`'s text, on every rank.
 std::string broadcast_text(const std::string& text, int root);
 // Rank 0's bytes, on every rank (e.g. an ncclUniqueId).

@@ -21,6 +21,7 @@ const World* world() { return nullptr; }
 void barrier() { no_mpi(); }
 double max_over_ranks(double) { no_mpi(); }
 std::int64_t sum_over_ranks(std::int64_t) { no_mpi(); }
+double sum_over_host_ranks(double) { no_mpi(); }
 std::string broadcast_text(const std::string&, int) { no_mpi(); }
 void broadcast_bytes(void*, std::size_t) { no_mpi(); }
 Agreement agree(int, const std::string&) { no_mpi(); }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -131,6 +132,12 @@ int run_as_mpi_rank(const ProcessRunRequest& request,
     err << fmt::format("dlsys-lab: rank {} of {}: {}; ending every rank\n", world.rank, world.size, ran.message);
     mpi::abort_all(ran.code);
   }
+
+  // The probe counts the other ranks on this host as other programs; they are this run, so they are taken out.
+  RunConditions& conditions = result.backend.conditions;
+  const double other_ranks_cores = mpi::sum_over_host_ranks(conditions.own_cpu_cores) - conditions.own_cpu_cores;
+  conditions.other_busy_cores = std::max(0.0, conditions.other_busy_cores - other_ranks_cores);
+  conditions.own_cpu_cores += other_ranks_cores;
 
   const Outcome written = outcome_of([&] {
     if (world.rank == 0) write_outputs(*lesson, result);

@@ -100,7 +100,8 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .type = ParamType::Choice,
        .default_text = "threads",
        .choices = {"threads", "mpi"},
-       .help = "threads of this process, or mpi: one process per rank (command line under mpirun or srun)"},
+       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
+               "of processes: leave it out, or give that number)"},
   };
 }
 
