@@ -340,7 +340,7 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
     if (p.text("algo") != "library")
       throw BadInput(fmt::format(
           "parameter 'algo': value '{}' is not allowed with launcher=mpi on cuda; allowed: library (NCCL across "
-          "processes, one GPU each)",
+          "processes, one GPU each); for the lab's ring over MPI pass --backend cpu",
           p.text("algo")));
     if (p.text("op") != "allreduce")
       throw BadInput(fmt::format(
