@@ -69,6 +69,7 @@ const CudaStatus& cuda_status() {
     info.threads = prop.multiProcessorCount;
     info.compute_capability = prop.major * 10 + prop.minor;
     info.shared_memory_per_block_optin_bytes = static_cast<std::int64_t>(prop.sharedMemPerBlockOptin);
+    info.l2_cache_bytes = static_cast<std::int64_t>(prop.l2CacheSize);
     info.memory_total_bytes = static_cast<std::int64_t>(total_bytes);
     info.memory_free_bytes = static_cast<std::int64_t>(free_bytes);
     int runtime_version = 0;

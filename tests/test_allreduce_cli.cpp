@@ -5,6 +5,8 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/backend.h"
+#include "engine/errors.h"
 #include "engine/params.h"
 #include "lessons/allreduce/allreduce_values.h"
 #include "lessons/registry.h"
@@ -102,6 +104,15 @@ TEST_CASE("allreduce run: the documented JSON keys, zero wrong elements, exact t
     above_caveat = above_caveat || c.get<std::string>().find("above the copy ceiling") != std::string::npos;
   CHECK(above_caveat == (any_above || (m["busbw_gbps"].get<double>() > m["ceiling_gbps"].get<double>())));
   ids.erase(std::remove(ids.begin(), ids.end(), "busbw_above_ceiling"), ids.end());
+  // The comparison of algorithms (all-reduce, N <= 8) adds one busbw series per algorithm, after the lesson's own.
+  const std::vector<std::string> algo_ids{"busbw_algo_ring", "busbw_algo_recursive_doubling", "busbw_algo_rabenseifner",
+                                          "busbw_algo_direct", "busbw_algo_naive"};
+  REQUIRE(ids.size() > algo_ids.size());
+  CHECK(std::vector<std::string>(ids.end() - 5, ids.end()) == algo_ids);
+  ids.resize(ids.size() - 5);
+  // With the ring's fit, the model curves of the ring and recursive doubling come first.
+  for (const char* model : {"busbw_model_recursive_doubling", "busbw_model_ring"})
+    if (!ids.empty() && ids.back() == model) ids.pop_back();
   // Tiny sizes timed once can leave the bandwidth term unmeasurable: then no model is drawn, and the run says why.
   if (m["alpha_us"].is_null()) {
     CHECK(m["beta_gbps"].is_null());
@@ -176,9 +187,9 @@ TEST_CASE("allreduce run prints an nccl-tests style table") {
   CHECK(r.out.find("ceiling: the copy ceiling measured at each size in this run") != std::string::npos);
 }
 
-TEST_CASE("allreduce lesson: six steps, and the theory card names its outside sources and erratum E5") {
+TEST_CASE("allreduce lesson: seven steps, and the theory card names its outside sources and erratum E5") {
   const Lesson& lesson = find_lesson("allreduce");
-  CHECK(lesson.step_count() == 6);
+  CHECK(lesson.step_count() == 7);
   CHECK(lesson.text().theory.find("[EXT]") != std::string::npos);
   CHECK(lesson.text().theory.find("All-to-all is a different collective") != std::string::npos);
   const ParamValues p = ParamValues::parse(lesson.params(), {"n=8", "bytes=64MiB"});
@@ -188,4 +199,75 @@ TEST_CASE("allreduce lesson: six steps, and the theory card names its outside so
   CHECK(t->steps == 14);
   CHECK(t->bytes_sent_per_rank == 2.0 * 7 / 8 * 64 * 1048576);
   CHECK(t->busbw_factor == 1.75);
+}
+
+TEST_CASE("allreduce: the crossbar algorithms are refused where they cannot run") {
+  const auto check = [](std::vector<std::string> sets, const std::string& expected) {
+    const auto r = run_allreduce(sets);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(expected) != std::string::npos);
+  };
+  check({"algo=tree"}, "one of: ring, naive, library, recursive_doubling, rabenseifner, direct");
+  check({"algo=recursive_doubling", "n=9"},
+        "parameter 'n': value '9' is not allowed with algo 'recursive_doubling' (a link between every pair of ranks); "
+        "allowed: an integer from 1 to 8");
+  check({"algo=direct", "op=reduce_scatter"},
+        "parameter 'op': value 'reduce_scatter' is not allowed with algo 'direct'; allowed: allreduce");
+  // On the CUDA backend the lesson runs the ring or NCCL only (checked in validate, with or without a GPU here).
+  const Lesson& lesson = find_lesson("allreduce");
+  for (const char* algo : {"recursive_doubling", "rabenseifner", "direct"}) {
+    const ParamValues p = ParamValues::parse(lesson.params(), {std::string("algo=") + algo});
+    try {
+      lesson.validate(p, BackendKind::Cuda);
+      FAIL("validate accepted algo ", algo, " on cuda");
+    } catch (const BadInput& e) {
+      CHECK(std::string(e.what()).find(std::string("value '") + algo + "' runs on the CPU backend only") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("allreduce run: every algorithm at the sweep's sizes, checked, with its closed forms and its own fit") {
+  // N = 3 is not a power of two: recursive doubling and rabenseifner fold rank 0 into rank 1.
+  const auto r = run_allreduce({"n=3", "algo=rabenseifner", "bytes=4004", "sizes=4,12,48KiB", "repeats=1"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& m = json["measured"];
+  CHECK(m["wrong"] == 0);
+  CHECK(m["sweep_wrong"] == 0);
+  CHECK(json["theory"]["steps"] == 4);  // 2 log2 2 + 2 for the fold-in
+  const auto& c = m["comparison"];
+  REQUIRE(c.is_object());
+  const std::vector<std::string> algos{"ring", "recursive_doubling", "rabenseifner", "direct", "naive"};
+  REQUIRE(c["algorithms"].size() == algos.size());
+  const double s = 48 * 1024;  // the largest swept size; 12288 floats, divisible by 3 and by 2
+  // steps, messages and bytes of the busiest rank at N = 3 from the closed forms, and as the links counted them.
+  const struct {
+    int steps, messages;
+    double bytes;
+  } expected[] = {{4, 4, 4.0 / 3 * s}, {3, 2, 2 * s}, {4, 3, 2 * s}, {4, 4, 4.0 / 3 * s}, {4, 2, 2 * s}};
+  for (std::size_t i = 0; i < algos.size(); ++i) {
+    const auto& a = c["algorithms"][i];
+    INFO(algos[i]);
+    CHECK(a["algo"] == algos[i]);
+    CHECK(a["steps"] == expected[i].steps);
+    CHECK(a["messages_sent"] == expected[i].messages);
+    CHECK(a["bytes_sent_per_rank"].get<double>() == doctest::Approx(expected[i].bytes));
+    CHECK(a["bytes_sent_counted"].get<double>() == doctest::Approx(expected[i].bytes));
+    CHECK(a["wrong"] == 0);
+    REQUIRE(a["sweep"].size() == 3);
+    for (const auto& row : a["sweep"]) CHECK(row["wrong"] == 0);
+  }
+  CHECK(c.contains("crossover_predicted_bytes"));
+  CHECK(c.contains("crossover_measured_bytes"));
+  CHECK(c["crossover_sentence"].get<std::string>().rfind("Ring overtakes recursive doubling: ", 0) == 0);
+  // Without a link per pair (N > 8) or for another op, there is no comparison, and the run says why.
+  const auto big = run_allreduce({"n=9", "bytes=4KiB", "sizes=1KiB", "repeats=1"});
+  REQUIRE(big.code == 0);
+  const auto big_json = nlohmann::json::parse(big.out);
+  CHECK(big_json["measured"]["comparison"].is_null());
+  CHECK(big_json["measured"]["comparison_skipped"] ==
+        "The comparison of algorithms runs for N up to 8 (a link between every pair of ranks).");
 }

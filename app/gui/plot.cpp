@@ -198,13 +198,28 @@ void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
 
 void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
-  std::vector<ImVec4> labels;  // (x0, y0, x1, y1) of horizontal guides' labels drawn so far
+  std::vector<ImVec4> labels;  // (x0, y0, x1, y1) of the guides' labels drawn so far
   for (const auto& g : spec.guides) {
     const ImU32 color = g.color ? g.color : theory_color();
     if (g.vertical) {
       const float x = a.mx.px(g.value);
       dashed_line(draw, {x, a.p0.y}, {x, a.p1.y}, color, 1.5f * s, 5 * s);
-      draw->AddText({x + 4 * s, a.p0.y + 4 * s}, color, g.label.c_str());
+      // Right of the line at the top; left of it when it would run past the plot; a line lower while it would cover
+      // another guide's label (two guides close together).
+      const float w = ImGui::CalcTextSize(g.label.c_str()).x;
+      ImVec4 box{x + 4 * s, a.p0.y + 4 * s, x + 4 * s + w, a.p0.y + 4 * s + line_h};
+      if (box.z > a.p1.x) box = {x - 4 * s - w, box.y, x - 4 * s, box.w};
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const ImVec4& o : labels)
+          if (box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w) {
+            box.y = o.w + 2 * s;
+            box.w = box.y + line_h;
+            moved = true;
+          }
+      }
+      labels.push_back(box);
+      draw->AddText({box.x, box.y}, color, g.label.c_str());
       continue;
     }
     const float y = a.my.px(g.value);

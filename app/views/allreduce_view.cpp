@@ -1,7 +1,9 @@
 // Views of the allreduce lesson: every rank's buffer before the exchange, what each way to sum costs in bytes and
 // steps, the ring's reduce-scatter and all-gather step by step (drawn from the real ring's own step record), the cost
 // model of the chosen op and algorithm against measured times, and measured bus bandwidth against the copy ceiling at
-// each size with nccl-tests' table. Every label and number comes from the step data or the run's typed values.
+// each size with nccl-tests' table, and the five all-reduce algorithms side by side (table, busbw per algorithm, the
+// ring/recursive-doubling crossover predicted and measured). Every label and number comes from the step data or the
+// run's typed values.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -419,6 +421,104 @@ void draw_measured_step(const ViewContext& ctx) {
   ImGui::EndChild();
 }
 
+// What a busy machine does to the comparison, in one sentence (the shell's band above already says how busy).
+constexpr const char* kBusyComparisonSentence =
+    "Other processes kept the cores busy during this run, so the rank threads waited for cores as well as for data and "
+    "the measured crossover may have moved from where an idle machine puts it.";
+
+// The algorithms' table: closed forms and logged steps from the step data, then what the run counted and fitted.
+std::vector<std::vector<std::string>> algorithm_table_rows(const allreduce::AllreduceSteps& steps,
+                                                           const allreduce::AlgorithmComparison* comparison) {
+  std::vector<std::vector<std::string>> rows = steps.algorithms_rows;
+  if (comparison == nullptr) return rows;
+  for (auto& row : rows) {
+    const allreduce::AlgorithmRun* run = nullptr;
+    for (const allreduce::AlgorithmRun& a : comparison->algorithms)
+      if (!row.empty() && a.algo == row[0]) run = &a;
+    if (run == nullptr) continue;
+    row.push_back(run->bytes_sent_counted >= 0 ? format_bytes_decimal(run->bytes_sent_counted) : "-");
+    row.push_back(run->alpha_us ? fmt::format("{:.1f} us", *run->alpha_us) : "no fit");
+    row.push_back(run->beta_gbps ? fmt::format("{:.2f} GB/s", *run->beta_gbps) : "no fit");
+    row.push_back(fmt::format("{}", run->wrong));
+  }
+  return rows;
+}
+
+void draw_algorithms_step(const ViewContext& ctx) {
+  const allreduce::AllreduceSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
+  const allreduce::AlgorithmComparison* comparison = m && m->comparison ? &*m->comparison : nullptr;
+  const bool busy = ctx.result && ctx.result->backend.conditions.disturbed();
+  if (comparison && !comparison->crossover_sentence.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(comparison->crossover_sentence.c_str());
+    ImGui::PopTextWrapPos();
+  } else if (m && !m->comparison_skipped.empty()) {
+    draw_note(m->comparison_skipped);
+  }
+  if (busy) draw_caveats({kBusyComparisonSentence});
+  const std::string fold =
+      steps->power_of_two != steps->n_ranks
+          ? fmt::format(
+                " N = {} is not a power of two: recursive doubling and rabenseifner fold {} ranks in first "
+                "(p = {}).",
+                steps->n_ranks, steps->n_ranks - steps->power_of_two, steps->power_of_two)
+          : "";
+  const double largest = comparison && !comparison->algorithms.front().sweep.empty()
+                             ? comparison->algorithms.front().sweep.back().bytes
+                             : 0.0;
+  draw_note(fmt::format(
+      "Closed forms at N = {}, S = {} (Thakur, Rabenseifner and Gropp 2005; a rank sends one message at a time). "
+      "logged: steps a small real run counted{}. Ranks are threads (emulated).{}",
+      steps->n_ranks, format_bytes_binary(steps->message_bytes),
+      comparison ? fmt::format("; counted: bytes the links carried at {}; alpha, beta: each one's own fit",
+                               format_bytes_binary(largest))
+                 : "",
+      fold));
+  std::vector<std::string> headers = steps->algorithms_headers;
+  if (comparison)
+    for (const char* h : {"counted", "alpha", "beta", "#wrong"}) headers.push_back(h);
+  const auto rows = algorithm_table_rows(*steps, comparison);
+  const float table_h = table_height(rows.size() + 1) + ImGui::GetStyle().ScrollbarSize;
+  const auto draw_table = [&] {
+    ImGui::BeginChild("algorithms_table", {0, table_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    draw_columns_table("algorithms", headers, rows);
+    ImGui::EndChild();
+  };
+  if (!comparison) {
+    draw_table();
+    if (!m) draw_needs_run("every algorithm's time at each swept size, its busbw and its own alpha and beta");
+    return;
+  }
+  PlotSpec spec{
+      "Bus bandwidth per all-reduce algorithm", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
+  int color = 0;
+  for (const allreduce::AlgorithmRun& a : comparison->algorithms) {
+    if (const Series* series = ctx.result->find_series("busbw_algo_" + a.algo)) {
+      PlotLine line = line_from_series(*series, series_color(color));
+      line.style = SeriesStyle::LineAndMarkers;
+      spec.lines.push_back(std::move(line));
+    }
+    // The model of the ring and of recursive doubling, dashed in the same colour.
+    if (const Series* model = ctx.result->find_series("busbw_model_" + a.algo)) {
+      PlotLine line = line_from_series(*model, series_color(color));
+      line.name = a.algo + " model";
+      line.dashed = true;
+      spec.lines.push_back(std::move(line));
+    }
+    ++color;
+  }
+  if (comparison->crossover_predicted_bytes)
+    spec.guides.push_back({true, *comparison->crossover_predicted_bytes, "predicted", theory_color()});
+  if (comparison->crossover_measured_bytes)
+    spec.guides.push_back({true, *comparison->crossover_measured_bytes, "measured", highlight_color()});
+  // The plot first, as tall as the table leaves room for (never under 7 lines: then the table scrolls into view).
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - table_h, 7 * ImGui::GetTextLineHeight())};
+  draw_plot("algorithms_busbw", spec);
+  draw_table();
+}
+
 }  // namespace
 
 const StepViews& allreduce_step_views() {
@@ -427,7 +527,8 @@ const StepViews& allreduce_step_views() {
                                {"reduce_scatter", [](const ViewContext& ctx) { draw_ring_phase(ctx, true); }},
                                {"all_gather", [](const ViewContext& ctx) { draw_ring_phase(ctx, false); }},
                                {"cost", draw_cost_step},
-                               {"measured", draw_measured_step}};
+                               {"measured", draw_measured_step},
+                               {"algorithms", draw_algorithms_step}};
   return views;
 }
 

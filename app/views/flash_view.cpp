@@ -14,6 +14,7 @@
 #include "app/views/view.h"
 #include "engine/backend.h"
 #include "engine/units.h"
+#include "lessons/flash/flash_lesson.h"
 #include "lessons/flash/flash_steps.h"
 #include "lessons/flash/flash_values.h"
 
@@ -442,6 +443,11 @@ void draw_measured_step(const ViewContext& ctx) {
     ImGui::TextWrapped(
         "On a CPU there is no gap like the GPU's between HBM and SRAM: the caches play SRAM and the whole n x n score "
         "matrix may fit in them, so the lesson's memory saving shows here while the GPU's speed-up is not expected.");
+    ImGui::PopTextWrapPos();
+  } else if (r.backend.kind == "cuda") {
+    ImGui::Spacing();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextWrapped("%s.", kFlashOnGpuCaveat);
     ImGui::PopTextWrapPos();
   }
   ImGui::EndGroup();

@@ -109,9 +109,11 @@ DLSYS_HOST_DEVICE constexpr std::int64_t flash_scratch_elements(std::int64_t n, 
 }
 
 // Shared memory of one CUDA thread block of v2_flash (FlashAttention-2 order): Q_i, K_j, V_j and the O_i accumulator
-// (2 br + 2 bc rows of d), the S/P tile (br x bc) and four numbers per row (m, l, and the two rescale factors).
+// (2 br + 2 bc rows of d, the rows of Q_i and K_j one float longer: see flash_cuda_padded_row), the S/P tile
+// (br x bc) and four numbers per row (m, l, and the two rescale factors).
+DLSYS_HOST_DEVICE constexpr std::int64_t flash_cuda_padded_row(std::int64_t d) { return d + 1; }
 DLSYS_HOST_DEVICE constexpr std::int64_t flash_cuda_shared_elements(std::int64_t d, const Tiling& t) {
-  return block_elements(d, t) + t.br * t.bc + 4 * t.br;
+  return block_elements(d, t) + (t.br + t.bc) * (flash_cuda_padded_row(d) - d) + t.br * t.bc + 4 * t.br;
 }
 
 // Main-memory (HBM) traffic in elements, split into reads and writes.

@@ -28,14 +28,16 @@ struct RankBuffers {
 };
 
 class StepRecorder;  // step_record.h: what each rank did at each step, for the lesson's step-through
+class MessageLog;    // collective_algorithms.h: each rank's steps, messages and bytes
 
 // Runs `op` with `algorithm` on all ranks of `comm` and returns when every rank is done. `recorder` (optional) is
-// filled by the ring as it runs.
+// filled by the ring as it runs. RecursiveDoubling, Rabenseifner and Direct run all-reduce only and need a
+// communicator with a link between every pair (CommOptions::full_mesh); see collective_algorithms.h.
 void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBuffers& buffers,
                     StepRecorder* recorder = nullptr);
 
 // The work of one rank; run_collective calls these on every rank thread.
 void ring_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers, StepRecorder* recorder);
-void naive_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers);
+void naive_rank(Communicator& comm, int rank, Op op, const RankBuffers& buffers, MessageLog* log = nullptr);
 
 }  // namespace dlsys::collectives

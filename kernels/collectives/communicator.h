@@ -1,7 +1,8 @@
 #pragma once
 // A group of CPU ranks: the calling thread is rank 0 and ranks 1..N-1 each have a long-lived thread of their own (like
 // one process per GPU), with the channels between them.
-// Links exist for the two patterns the lessons use: the ring (r -> r+1) and the star around rank 0 (r <-> 0).
+// Links exist for the two patterns the lessons use: the ring (r -> r+1) and the star around rank 0 (r <-> 0); with
+// CommOptions::full_mesh, between every pair (a crossbar, for recursive doubling, Rabenseifner and direct).
 // Threads live as long as the communicator, so timing a collective does not time thread start-up.
 #include <atomic>
 #include <cstdint>
@@ -29,6 +30,8 @@ struct CommOptions {
   // Let waiting ranks spin before they yield and sleep when every rank has a hardware thread of its own (never when
   // they share one: the rank waited for may need this very core).
   bool poll = true;
+  // A link between every ordered pair of ranks, N(N-1) of them (their slots grow as N^2: callers bound N).
+  bool full_mesh = false;
 };
 
 class Communicator {
@@ -41,7 +44,8 @@ class Communicator {
   int size() const { return n_ranks_; }
   bool polls() const { return polls_; }  // waiting ranks spin before they yield and sleep
   std::int64_t segment_elements() const { return segment_elements_; }
-  // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0.
+  // The link from one rank to another; exists for ring neighbours and for pairs that include rank 0 (every pair with
+  // full_mesh).
   Channel& link(int from, int to);
   // Runs work(rank) on every rank at once (rank 0 on the calling thread) and returns when all have finished. An
   // exception thrown on a rank is rethrown here (the first one).

@@ -6,7 +6,16 @@
 //   busbw = algbw x 2(N-1)/N for all-reduce and x (N-1)/N for reduce-scatter and all-gather, algbw = S / time.
 //   The factor belongs to the operation, not the algorithm: a slower algorithm shows a lower busbw.
 // Naive (through rank 0): rank 0 handles N-1 transfers in, then N-1 out, one after another.
+// Recursive doubling, Rabenseifner and direct (all-reduce only): [EXT] Thakur, Rabenseifner and Gropp 2005,
+// "Optimization of Collective Communication Operations in MPICH", IJHPCA 19(1), for N a power of two:
+//   recursive doubling  log2 N x alpha + log2 N x S / beta
+//   rabenseifner        2 log2 N x alpha + 2(N-1)/N x S / beta
+//   direct              2(N-1) x alpha + 2(N-1)/N x S / beta   (a rank sends one message at a time: one port)
+//   ring                2(N-1) x alpha + 2(N-1)/N x S / beta
+// For N not a power of two, p = the largest power of two below N: the fold-in adds 2 steps and 2 x S on the critical
+// path (S in to the odd rank, S back out), and the odd rank sends S more: log2 p or 2 log2 p steps, with p for N.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kernels/collectives/collectives.h"
@@ -18,6 +27,7 @@ struct CollectiveCost {
   double bytes_sent_per_rank = 0;  // ring: every rank; naive: rank 0, the busiest
   double model_bytes = 0;          // bytes the alpha-beta model charges at 1/beta (the busiest rank, in series)
   double busbw_factor = 0;         // busbw = algbw x busbw_factor
+  int messages_sent = 0;           // whole messages the busiest rank sends (segments not counted)
 };
 
 double busbw_factor(Op op, int n_ranks);
@@ -42,6 +52,10 @@ struct WayCost {
   double bytes_sent_busiest_rank = 0;
 };
 WayCost all_reduce_way_cost(AllReduceWay way, int n_ranks, double bytes);
+
+// The message size S* at which `a` and `b` take the same alpha-beta time for the same alpha and beta (both linear in
+// S: steps_a alpha + m_a S / beta = steps_b alpha + m_b S / beta); none when one is as fast or faster at every size.
+std::optional<double> crossover_bytes(Op op, Algorithm a, Algorithm b, int n_ranks, double alpha_us, double beta_gbps);
 
 // t = steps x alpha + model_bytes / beta, in microseconds (beta in GB/s, 1 GB = 1e9 bytes).
 double model_time_us(const CollectiveCost& cost, double alpha_us, double beta_gbps);

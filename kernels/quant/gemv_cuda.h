@@ -2,7 +2,8 @@
 // Weight-only GEMV at batch 1 on a GPU, y = W x with W: (rows, cols) row-major:
 //   fp32       cuBLAS sgemv, 4 bytes per weight;
 //   fp16       cuBLAS GemmEx with __half weights and x rounded to __half, fp32 accumulation: 2 bytes per weight;
-//   quantized  the lab's kernel, one warp per row, reading the packed codes of quantize.h and dequantizing on the
+//   quantized  the lab's kernel, one warp per row, reading the packed codes of quantize.h (16 bytes per lane and load
+//              where a row splits into whole loads, byte by byte otherwise) and dequantizing on the
 //              fly, w^ = s (u - z) (nf4: s x level[u]): 1 or half a byte per weight plus the scales.
 // Each copies W and x to GPU 0, times `options.repeats` calls with CUDA events, each after the L2 cache was
 // overwritten (so W comes from memory, as a layer's weights do in decoding), and copies the last y back. Without

@@ -33,6 +33,19 @@ struct Formulas {
 };
 
 Formulas formulas(Op op, Algorithm algorithm) {
+  switch (algorithm) {  // all-reduce only (validate refuses the others)
+    case Algorithm::RecursiveDoubling:
+      return {"log2 N", "N not a power of two: + 2 for the fold-in", "bytes sent by the busiest rank", "log2 N x S",
+              ""};
+    case Algorithm::Rabenseifner:
+      return {"2 log2 N", "N not a power of two: + 2 for the fold-in", "bytes sent by the busiest rank", "2(N-1)/N x S",
+              ""};
+    case Algorithm::Direct:
+      return {"2(N-1)", "one message at a time to each of N-1 peers, twice", "bytes sent per rank", "2(N-1)/N x S", ""};
+    case Algorithm::Ring:
+    case Algorithm::Naive:
+      break;
+  }
   if (algorithm == Algorithm::Ring) {
     const bool both_halves = op == Op::AllReduce;
     return {both_halves ? "2(N-1)" : "N-1", "", "bytes sent per rank", both_halves ? "2(N-1)/N x S" : "(N-1)/N x S",
@@ -57,7 +70,7 @@ Formulas formulas(Op op, Algorithm algorithm) {
 }  // namespace
 
 std::vector<LabelRow> cost_labels(Op op, const std::string& algo, int n, double bytes) {
-  const Algorithm algorithm = algo == "naive" ? Algorithm::Naive : Algorithm::Ring;
+  const Algorithm algorithm = collectives::algorithm_from_name(algo).value_or(Algorithm::Ring);
   const collectives::CollectiveCost cost = collectives::collective_cost(op, algorithm, n, bytes);
   const Formulas f = formulas(op, algorithm);
   std::vector<LabelRow> rows;
@@ -70,9 +83,16 @@ std::vector<LabelRow> cost_labels(Op op, const std::string& algo, int n, double 
   if (!f.model_bytes.empty())
     rows.push_back(
         {fmt::format("bytes through rank 0's link  {}", f.model_bytes), format_bytes_both(cost.model_bytes)});
-  rows.push_back({fmt::format("alpha-beta model  t = steps x alpha + {} / beta",
-                              f.model_bytes.empty() ? "bytes sent" : "bytes through rank 0"),
-                  fmt::format("t = {} alpha + {} / beta", cost.steps, format_bytes_decimal(cost.model_bytes))});
+  // The fold-in puts S in and S out on the critical path besides what the busiest rank sends.
+  const bool folded = cost.model_bytes != cost.bytes_sent_per_rank && f.model_bytes.empty();
+  if (folded)
+    rows.push_back(
+        {"bytes on the critical path  the above + S in for the fold-in", format_bytes_both(cost.model_bytes)});
+  rows.push_back(
+      {fmt::format("alpha-beta model  t = steps x alpha + {} / beta", folded                  ? "critical-path bytes"
+                                                                      : f.model_bytes.empty() ? "bytes sent"
+                                                                                              : "bytes through rank 0"),
+       fmt::format("t = {} alpha + {} / beta", cost.steps, format_bytes_decimal(cost.model_bytes))});
   const std::string factor = op == Op::AllReduce ? "2(N-1)/N" : "(N-1)/N";
   rows.push_back({algorithm == Algorithm::Naive
                       ? fmt::format("busbw factor  {}: the {}'s, for any algorithm (nccl-tests)", factor, op_title(op))

@@ -8,6 +8,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
+#include "lessons/allreduce/algorithm_comparison.h"
 #include "lessons/allreduce/allreduce_measured.h"
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
@@ -28,7 +29,12 @@ Op op_of(const ParamValues& p) {
 
 // The library (NCCL) runs a ring too; the model's counts are the ring's.
 Algorithm model_algorithm_of(const ParamValues& p) {
-  return p.text("algo") == "naive" ? Algorithm::Naive : Algorithm::Ring;
+  return collectives::algorithm_from_name(p.text("algo")).value_or(Algorithm::Ring);
+}
+
+// The all-reduces from Thakur, Rabenseifner and Gropp 2005 beside the ring and the naive way: CPU ranks only.
+bool is_crossbar_algorithm(const std::string& algo) {
+  return algo == "recursive_doubling" || algo == "rabenseifner" || algo == "direct";
 }
 
 CollectiveCost cost_of(const ParamValues& p, double bytes) {
@@ -65,8 +71,9 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .label = "algorithm",
        .type = ParamType::Choice,
        .default_text = "ring",
-       .choices = {"ring", "naive", "library"},
-       .help = "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs)"},
+       .choices = {"ring", "naive", "library", "recursive_doubling", "rabenseifner", "direct"},
+       .help = "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs); recursive_doubling, rabenseifner, "
+               "direct = over a link per pair (CPU, all-reduce, N <= 8)"},
       {.key = "op",
        .label = "collective",
        .type = ParamType::Choice,
@@ -120,7 +127,21 @@ allreduce::BenchConfig bench_config(const ParamValues& p) {
   return config;
 }
 
+// The crossbar algorithms: all-reduce only, and at most kComparisonMaxRanks ranks (N(N-1) links).
+void check_crossbar_algorithm(const allreduce::BenchConfig& config) {
+  if (!is_crossbar_algorithm(config.algo)) return;
+  if (config.op != Op::AllReduce)
+    throw BadInput(fmt::format("parameter 'op': value '{}' is not allowed with algo '{}'; allowed: allreduce",
+                               collectives::op_name(config.op), config.algo));
+  if (config.n_ranks > allreduce::kComparisonMaxRanks)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is not allowed with algo '{}' (a link between every pair of ranks); allowed: "
+        "an integer from 1 to {}",
+        config.n_ranks, config.algo, allreduce::kComparisonMaxRanks));
+}
+
 void check_cpu_bench(const allreduce::BenchConfig& config) {
+  check_crossbar_algorithm(config);
   if (config.algo == "library")
     throw BadInput(
         fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
@@ -135,6 +156,41 @@ void check_cpu_bench(const allreduce::BenchConfig& config) {
                     "lower n, bytes or sizes",
                     config.n_ranks, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
                     format_bytes_both(host.free_bytes)));
+}
+
+// Every all-reduce at the sweep's sizes on the same ranks and links (the chosen algorithm's sweep is reused).
+void compare_algorithms(const ParamValues& p, const allreduce::Bench& bench, const allreduce::RunPoints& points,
+                        allreduce::RunSummary& summary, RunContext& ctx) {
+  const int n = static_cast<int>(p.integer("n"));
+  if (!bench.measure_algorithm) {
+    summary.measured.comparison_skipped =
+        ctx.backend == BackendKind::Cuda
+            ? "The comparison of algorithms runs on the CPU backend only (pass --backend cpu)."
+        : op_of(p) != Op::AllReduce
+            ? "The comparison of algorithms runs for op allreduce only."
+            : fmt::format("The comparison of algorithms runs for N up to {} (a link between every pair of ranks).",
+                          allreduce::kComparisonMaxRanks);
+    return;
+  }
+  const auto chosen = collectives::algorithm_from_name(p.text("algo"));
+  const auto& sizes = p.list("sizes");
+  std::vector<allreduce::AlgorithmPoints> runs;
+  for (Algorithm algorithm : allreduce::kComparedAlgorithms) {
+    allreduce::AlgorithmPoints run{algorithm, {}};
+    if (chosen == algorithm) {
+      run.sweep = points.sweep;
+    } else {
+      for (double size : sizes) {
+        ctx.control.progress(0.99, fmt::format("comparison: {} at {}", collectives::algorithm_name(algorithm),
+                                               format_bytes_binary(size)));
+        run.sweep.push_back(bench.measure_algorithm(algorithm, static_cast<std::int64_t>(size)));
+      }
+    }
+    runs.push_back(std::move(run));
+  }
+  allreduce::AlgorithmComparison comparison = allreduce::summarize_comparison(n, runs);
+  for (Series& s : allreduce::comparison_series(comparison, n)) summary.series.push_back(std::move(s));
+  summary.measured.comparison = std::move(comparison);
 }
 
 }  // namespace
@@ -152,6 +208,11 @@ void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const 
   whole_floats("segment", p.text("segment"), p.real("segment"));
   if (p.text("launcher") == "mpi") return allreduce::check_process_run(p, backend);
   // What a backend cannot run, or what would not fit, is refused here, before any buffer is made.
+  if (backend == BackendKind::Cuda && is_crossbar_algorithm(p.text("algo")))
+    throw BadInput(fmt::format(
+        "parameter 'algo': value '{}' runs on the CPU backend only; allowed on cuda: ring, library (or pass "
+        "--backend cpu)",
+        p.text("algo")));
   if (backend == BackendKind::Cuda)
     allreduce::check_gpu_bench(bench_config(p));
   else
@@ -224,6 +285,7 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
 
   allreduce::RunSummary summary = allreduce::summarize_run(points);
   result.backend.notes.insert(result.backend.notes.end(), summary.notes.begin(), summary.notes.end());
+  compare_algorithms(p, bench, points, summary, ctx);
   result.measured = make_values(std::move(summary.measured));
   result.series = std::move(summary.series);
   ctx.control.progress(1.0, "done");

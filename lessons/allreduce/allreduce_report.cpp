@@ -56,6 +56,19 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
       format_bytes_binary(t->count * 4), param(r, "bytes"), m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling,
       m->ceiling_gbps, m->wrong);
   for (const std::string& caveat : m->caveats) out += "# note: " + caveat + "\n";
+  if (m->comparison) {
+    out += "\n# all-reduce algorithms at the sweep's sizes (same ranks and links; closed forms at the largest size)\n";
+    out += fmt::format("#{:>19} {:>6} {:>5} {:>14} {:>14} {:>9} {:>10} {:>7}\n", "algorithm", "steps", "msgs",
+                       "bytes sent", "bytes counted", "alpha", "beta", "#wrong");
+    for (const allreduce::AlgorithmRun& a : m->comparison->algorithms)
+      out += fmt::format(" {:>19} {:>6} {:>5} {:>14.0f} {:>14.0f} {:>9} {:>10} {:>7}\n", a.algo, a.steps,
+                         a.messages_sent, a.bytes_sent_per_rank, a.bytes_sent_counted,
+                         a.alpha_us ? fmt::format("{:.2f} us", *a.alpha_us) : "no fit",
+                         a.beta_gbps ? fmt::format("{:.3f} GB/s", *a.beta_gbps) : "no fit", a.wrong);
+    out += "# " + m->comparison->crossover_sentence + "\n";
+  } else if (!m->comparison_skipped.empty()) {
+    out += "# " + m->comparison_skipped + "\n";
+  }
   return out;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/collectives/collective_algorithms.h"
 #include "kernels/collectives/cost_model.h"
+#include "lessons/allreduce/algorithm_comparison.h"
 
 namespace dlsys::allreduce {
 
@@ -50,6 +52,9 @@ std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, coll
   steps->ways = way_lines();
   steps->ways_headers = ways_headers();
   steps->ways_rows = ways_rows(steps->n_ranks, steps->message_bytes);
+  steps->algorithms_headers = algorithms_headers();
+  steps->algorithms_rows = algorithms_rows(steps->n_ranks, steps->message_bytes);
+  steps->power_of_two = collectives::power_of_two_below(steps->n_ranks);
   steps->op_title = op_title(op);
   steps->algo = params.text("algo");
   steps->cost_rows = cost_labels(op, steps->algo, steps->n_ranks, steps->message_bytes);

@@ -32,6 +32,11 @@ struct AllreduceSteps final : StepData {
   std::vector<std::string> ways_headers;
   std::vector<std::vector<std::string>> ways_rows;  // at N and S
 
+  // The five all-reduces by their closed forms at N and S, with the steps a small real run of each logged.
+  std::vector<std::string> algorithms_headers;
+  std::vector<std::vector<std::string>> algorithms_rows;
+  int power_of_two = 0;  // the largest power of two at most N (the fold-in's p)
+
   std::string op_title;             // "all-reduce", "reduce-scatter", "all-gather"
   std::string algo;                 // ring, naive or library
   std::vector<LabelRow> cost_rows;  // the cost step's formulas and values, for the op and algorithm chosen

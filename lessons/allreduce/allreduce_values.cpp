@@ -24,6 +24,33 @@ void to_json(nlohmann::ordered_json& j, const AllreduceTheory& t) {
   j["chunk_bytes"] = t.chunk_bytes;
 }
 
+namespace {
+nlohmann::ordered_json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const AlgorithmRun& a) {
+  j["algo"] = a.algo;
+  j["steps"] = a.steps;
+  j["messages_sent"] = a.messages_sent;
+  j["bytes_sent_per_rank"] = a.bytes_sent_per_rank;
+  j["bytes_sent_counted"] = a.bytes_sent_counted;
+  j["alpha_us"] = optional_json(a.alpha_us);
+  j["beta_gbps"] = optional_json(a.beta_gbps);
+  j["wrong"] = a.wrong;
+  j["sweep"] = nlohmann::ordered_json::array();
+  for (const SweepRow& row : a.sweep) j["sweep"].push_back(row);
+}
+
+void to_json(nlohmann::ordered_json& j, const AlgorithmComparison& c) {
+  j["algorithms"] = nlohmann::ordered_json::array();
+  for (const AlgorithmRun& a : c.algorithms) j["algorithms"].push_back(a);
+  j["crossover_predicted_bytes"] = optional_json(c.crossover_predicted_bytes);
+  j["crossover_measured_bytes"] = optional_json(c.crossover_measured_bytes);
+  j["crossover_sentence"] = c.crossover_sentence;
+}
+
 void to_json(nlohmann::ordered_json& j, const AllreduceMeasured& m) {
   j["time_us"] = m.time_us;
   j["time_min_us"] = m.time_min_us;
@@ -50,6 +77,11 @@ void to_json(nlohmann::ordered_json& j, const AllreduceMeasured& m) {
   j["caveats"] = m.caveats;
   j["sweep"] = nlohmann::ordered_json::array();
   for (const SweepRow& row : m.sweep) j["sweep"].push_back(row);
+  if (m.comparison)
+    j["comparison"] = *m.comparison;
+  else
+    j["comparison"] = nullptr;
+  j["comparison_skipped"] = m.comparison_skipped;
 }
 
 }  // namespace dlsys::allreduce

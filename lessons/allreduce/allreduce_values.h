@@ -38,6 +38,28 @@ struct SweepRow {
   bool above_ceiling = false;  // the median busbw beat the ceiling's best sample (a caveat says why)
 };
 
+// One algorithm of the comparison: its closed forms at N and the largest swept size, and its own sweep and fit.
+struct AlgorithmRun {
+  std::string algo;  // ring, naive, recursive_doubling, rabenseifner, direct
+  int steps = 0;     // closed form
+  int messages_sent = 0;
+  double bytes_sent_per_rank = 0;   // closed form, the busiest rank, at the largest swept size
+  double bytes_sent_counted = -1;   // counted by the links in the checked call at that size (-1: none)
+  std::optional<double> alpha_us;   // its own alpha-beta fit over its sweep
+  std::optional<double> beta_gbps;  // (none when the fit is degenerate)
+  std::int64_t wrong = 0;           // wrong elements over its sweep
+  std::vector<SweepRow> sweep;      // no copy ceiling: ceiling_gbps 0
+};
+
+// Every algorithm at the sweep's sizes, and where the ring overtakes recursive doubling.
+struct AlgorithmComparison {
+  std::vector<AlgorithmRun> algorithms;
+  // S* where ring and recursive doubling take the same alpha-beta time, with the ring's fitted alpha and beta.
+  std::optional<double> crossover_predicted_bytes;
+  std::optional<double> crossover_measured_bytes;  // the first swept size from which on the ring was faster
+  std::string crossover_sentence;                  // both, in one plain sentence
+};
+
 struct AllreduceMeasured {
   double time_us = 0, time_min_us = 0, time_max_us = 0;  // one call at the chosen size
   double algbw_gbps = 0, busbw_gbps = 0;
@@ -54,10 +76,17 @@ struct AllreduceMeasured {
   bool oversubscribed = false;                                  // more ranks than hardware threads
   // Plain sentences the measured step shows beside its numbers: what disturbed the run or qualifies a point.
   std::vector<std::string> caveats;
+  std::optional<AlgorithmComparison> comparison;  // all-reduce on CPU ranks, N <= kComparisonMaxRanks
+  std::string comparison_skipped;                 // why there is none, in one sentence
 };
+
+// The comparison needs a link between every pair of ranks: N(N-1) links, bounded here.
+inline constexpr int kComparisonMaxRanks = 8;
 
 void to_json(nlohmann::ordered_json& json, const SweepRow& row);
 void to_json(nlohmann::ordered_json& json, const AllreduceTheory& theory);
+void to_json(nlohmann::ordered_json& json, const AlgorithmRun& run);
+void to_json(nlohmann::ordered_json& json, const AlgorithmComparison& comparison);
 void to_json(nlohmann::ordered_json& json, const AllreduceMeasured& measured);
 
 }  // namespace dlsys::allreduce

@@ -41,6 +41,9 @@ struct Bench {
   std::string timer = "steady_clock";
   std::vector<std::string> notes;
   int hardware_threads = 0;  // CPU ranks: the threads they share (0 on GPUs)
+  // The comparison of algorithms: time, #wrong and bytes counted for all-reduce with `algorithm`, without the copy
+  // ceiling's probes (ceiling_gbps 0). Empty where the bench cannot run them (GPUs, N > kComparisonMaxRanks).
+  std::function<SizePoint(collectives::Algorithm algorithm, std::int64_t bytes)> measure_algorithm;
 };
 
 // Host memory the CPU bench needs for `config`: send and recv buffers per rank, the links, the copy probe.

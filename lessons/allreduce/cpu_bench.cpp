@@ -14,14 +14,23 @@
 #include "kernels/collectives/copy_probe.h"
 #include "kernels/collectives/cost_model.h"
 #include "kernels/collectives/reference.h"
+#include "lessons/allreduce/allreduce_values.h"
 #include "lessons/allreduce/bench.h"
 
 namespace dlsys::allreduce {
 
 namespace {
 
+// All-reduce over at most kComparisonMaxRanks ranks gets a link between every pair, for the comparison's algorithms.
+bool compares_algorithms(const BenchConfig& config) {
+  return config.op == collectives::Op::AllReduce && config.n_ranks <= kComparisonMaxRanks;
+}
+
 collectives::CommOptions comm_options(const BenchConfig& config) {
-  return {.segment_bytes = config.segment_bytes, .slots_per_channel = 4, .poll = true};
+  return {.segment_bytes = config.segment_bytes,
+          .slots_per_channel = 4,
+          .poll = true,
+          .full_mesh = compares_algorithms(config)};
 }
 
 // The bytes a rank sends in one call of the ring, busbw x time: the probe copies as many, so the ceiling and busbw
@@ -101,7 +110,7 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
                                        : "yield their core, then sleep (they share cores)"));
 
   const collectives::Algorithm algorithm =
-      config.algo == "naive" ? collectives::Algorithm::Naive : collectives::Algorithm::Ring;
+      collectives::algorithm_from_name(config.algo).value_or(collectives::Algorithm::Ring);
   bench.measure = [state, config, algorithm, n, hardware_threads, &control](std::int64_t bytes, bool detailed) {
     collectives::RankBuffers buffers{{}, {}, bytes / 4};
     for (int r = 0; r < n; ++r) {
@@ -149,6 +158,29 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
     point.wrong = collectives::count_wrong(config.op, buffers.recv, buffers.count, hardware_threads);
     return point;
   };
+  if (compares_algorithms(config))
+    bench.measure_algorithm = [state, config, n, hardware_threads, &control](collectives::Algorithm compared,
+                                                                             std::int64_t bytes) {
+      collectives::RankBuffers buffers{{}, {}, bytes / 4};
+      for (int r = 0; r < n; ++r) {
+        buffers.send.push_back(state->send[r].data());
+        buffers.recv.push_back(state->recv[r].data());
+      }
+      auto call = [&] { collectives::run_collective(*state->comm, collectives::Op::AllReduce, compared, buffers); };
+      SizePoint point;
+      point.bytes = double(bytes);
+      point.time = time_calls(call, config.repeats, control, point.calls_per_sample);
+      for (float* out : buffers.recv) std::fill(out, out + buffers.count, std::numeric_limits<float>::quiet_NaN());
+      std::vector<std::int64_t> sent_before(n);
+      for (int r = 0; r < n; ++r) sent_before[r] = state->comm->bytes_sent_by(r);
+      call();
+      point.bytes_sent_max_rank = 0;
+      for (int r = 0; r < n; ++r)
+        point.bytes_sent_max_rank =
+            std::max(point.bytes_sent_max_rank, double(state->comm->bytes_sent_by(r) - sent_before[r]));
+      point.wrong = collectives::count_wrong(collectives::Op::AllReduce, buffers.recv, buffers.count, hardware_threads);
+      return point;
+    };
   return bench;
 }
 

@@ -244,7 +244,6 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   result.series = {ledger_series, formula_series, comm_series, comm_formula};
   measured.swept_ranks = zero_swept_ranks(p);
   measured.sweep_matches_formula = sweep_ranks(ctx, result.series);
-  result.measured = make_values(std::move(measured));
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (on_gpu) {
     result.backend.emulated = zero::cuda::place_ranks(measured.ranks).emulated;
@@ -266,6 +265,7 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
                       p.integer("n"), hardware));
   }
   result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
+  result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   // The run's memory is each rank's own ledger: the chosen stage's, by tag (all freed by now), ranks 0-3.

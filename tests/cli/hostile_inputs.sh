@@ -45,6 +45,12 @@ expect 2 "key \"params\".\"nosuch\"" --open "$tmp/key_state.json"
 echo "${config%\}}, \"sliding_window\": 8, \"use_sliding_window\": \"false\"}" > "$tmp/string_bool.json"
 expect 2 "'use_sliding_window' must be true or false" run kvcache --set "config=$tmp/string_bool.json"
 
+# The allreduce lesson's crossbar algorithms: all-reduce only, N up to 8 (CPU only: test_allreduce_cli.cpp).
+expect 2 "one of: ring, naive, library, recursive_doubling, rabenseifner, direct" run allreduce --set algo=tree
+expect 2 "parameter 'n': value '9' is not allowed with algo 'rabenseifner'" run allreduce --set algo=rabenseifner --set n=9
+expect 2 "parameter 'op': value 'all_gather' is not allowed with algo 'direct'; allowed: allreduce" run allreduce \
+  --set algo=direct --set op=all_gather
+
 # Writes that fail are failures, and several outputs are all or nothing.
 expect 3 "cannot write '/dev/full': No space left on device" run matmul "${small_matmul[@]}" --json /dev/full
 expect 3 "cannot write '/dev/full': No space left on device" run matmul "${small_matmul[@]}" --csv /dev/full

@@ -12,6 +12,7 @@ Key down and key up are separate events with a pause between them: ImGui 1.86 ha
 release inside one frame is lost.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -150,17 +151,14 @@ class App:
         self.log_file.close()
 
 
-def every_ordered_pair(items):
-    """A walk through `items` that goes from each item to each other item exactly once (an Euler circuit of the
-    complete directed graph, by Hierholzer's algorithm)."""
-    unused = {a: [b for b in items if b != a] for a in items}
-    stack, walk = [items[0]], []
-    while stack:
-        if unused[stack[-1]]:
-            stack.append(unused[stack[-1]].pop())
-        else:
-            walk.append(stack.pop())
-    return walk[::-1]
+def lesson_switch_walk(items):
+    """A walk that enters every item from two or three other items: down the list, back up, then in steps of a stride
+    that shares no factor with the list's length. (Every ordered pair once grows with the
+    square of the lessons; a crash that needs one particular pair would also need that pair's state, which this
+    walk's variety of neighbours covers without the quadratic cost.)"""
+    n = len(items)
+    stride = next((k for k in range(n // 2 - 1, 1, -1) if math.gcd(k, n) == 1), 1)
+    return items + items[-2::-1] + [items[(i * stride) % n] for i in range(1, n + 1)]
 
 
 def scroll_sidebar_to(app, lesson):
@@ -376,11 +374,12 @@ def main():
         for lesson in lessons:
             choose_lesson(app, lesson)
             check_plots(app, "first")
-    # 1. From every lesson, every other lesson's sidebar entry: one walk that takes each ordered pair once.
-    walk = every_ordered_pair(lessons)
+    # 1. Every lesson's sidebar entry, clicked from two or three different lessons.
+    walk = lesson_switch_walk(lessons)
     for lesson in walk:
         choose_lesson(app, lesson)
-    log(f"ok: {len(walk) - 1} lesson switches from the sidebar, each ordered pair once ({time.time() - t0:.0f} s)")
+    log(f"ok: {len(walk) - 1} lesson switches from the sidebar, each lesson entered from two or three others "
+        f"({time.time() - t0:.0f} s)")
 
     # 2. Every step with Next / Prev, then with the arrow keys. 3. Run each lesson with the mouse.
     for lesson in lessons:

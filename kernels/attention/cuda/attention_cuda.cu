@@ -19,7 +19,7 @@ using dlsys::cuda::MaxOp;
 using dlsys::cuda::SumOp;
 
 constexpr int kSoftmaxThreads = 256;
-constexpr int kFlashThreads = 128;
+constexpr int kFlashThreads = 256;
 
 // One block per row of S (n, n): P = softmax over the visible keys (all, or 0..row when causal), 0 elsewhere.
 __global__ void softmax_rows_kernel(float* s, std::int64_t n, bool causal) {
@@ -44,10 +44,12 @@ __global__ void softmax_rows_kernel(float* s, std::int64_t n, bool causal) {
 __global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q, const float* k, const float* v,
                                 float* o) {
   extern __shared__ float smem[];
-  const std::int64_t d = p.d, br = t.br, bc = t.bc;
-  float* q_s = smem;             // (br, d)
-  float* k_s = q_s + br * d;     // (bc, d)
-  float* v_s = k_s + bc * d;     // (bc, d)
+  // Neighbouring threads compute scores of neighbouring keys, reading rows of K_j d floats apart: with d a multiple
+  // of 32 every one of them would hit the same shared-memory bank. Rows one float longer spread them over all banks.
+  const std::int64_t d = p.d, br = t.br, bc = t.bc, row = flash_cuda_padded_row(d);
+  float* q_s = smem;             // (br, row)
+  float* k_s = q_s + br * row;   // (bc, row)
+  float* v_s = k_s + bc * row;   // (bc, d)
   float* o_s = v_s + bc * d;     // (br, d) unnormalised output z
   float* s_s = o_s + br * d;     // (br, bc) scores, then probabilities
   float* m_s = s_s + br * bc;    // (br) running max
@@ -58,7 +60,7 @@ __global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q
   const int tid = threadIdx.x, threads = blockDim.x;
 
   for (std::int64_t e = tid; e < br * d; e += threads) {
-    q_s[e] = e / d < rows ? q[row_begin * d + e] : 0.0f;
+    q_s[(e / d) * row + e % d] = e / d < rows ? q[row_begin * d + e] : 0.0f;
     o_s[e] = 0.0f;
   }
   for (std::int64_t r = tid; r < br; r += threads) m_s[r] = -INFINITY, l_s[r] = 0.0f;
@@ -70,7 +72,7 @@ __global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q
     const std::int64_t col_begin = j * bc, cols = cols_in_block(p.n, t, j);
     for (std::int64_t e = tid; e < bc * d; e += threads) {
       const bool inside = e / d < cols;
-      k_s[e] = inside ? k[col_begin * d + e] : 0.0f;
+      k_s[(e / d) * row + e % d] = inside ? k[col_begin * d + e] : 0.0f;
       v_s[e] = inside ? v[col_begin * d + e] : 0.0f;
     }
     __syncthreads();
@@ -80,7 +82,7 @@ __global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q
       float s = -INFINITY;
       if (r < rows && c < cols && (!p.causal || col_begin + c <= row_begin + r)) {
         float dot = 0.0f;
-        for (std::int64_t l = 0; l < d; ++l) dot += q_s[r * d + l] * k_s[c * d + l];
+        for (std::int64_t l = 0; l < d; ++l) dot += q_s[r * row + l] * k_s[c * row + l];
         s = scale * dot;
       }
       s_s[e] = s;

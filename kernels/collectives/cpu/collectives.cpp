@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kernels/collectives/collective_algorithms.h"
+
 namespace dlsys::collectives {
 
 std::string op_name(Op op) {
@@ -16,7 +18,28 @@ std::string op_name(Op op) {
   return "";
 }
 
-std::string algorithm_name(Algorithm a) { return a == Algorithm::Ring ? "ring" : "naive"; }
+std::string algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring:
+      return "ring";
+    case Algorithm::Naive:
+      return "naive";
+    case Algorithm::RecursiveDoubling:
+      return "recursive_doubling";
+    case Algorithm::Rabenseifner:
+      return "rabenseifner";
+    case Algorithm::Direct:
+      return "direct";
+  }
+  return "";
+}
+
+std::optional<Algorithm> algorithm_from_name(const std::string& name) {
+  for (Algorithm a :
+       {Algorithm::Ring, Algorithm::Naive, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner, Algorithm::Direct})
+    if (algorithm_name(a) == name) return a;
+  return std::nullopt;
+}
 
 void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBuffers& buffers,
                     StepRecorder* recorder) {
@@ -25,6 +48,8 @@ void run_collective(Communicator& comm, Op op, Algorithm algorithm, const RankBu
     throw std::invalid_argument("run_collective: one send and one recv buffer per rank, count >= 0");
   if (recorder != nullptr && algorithm != Algorithm::Ring)
     throw std::invalid_argument("run_collective: only the ring keeps a step record");
+  if (algorithm != Algorithm::Ring && algorithm != Algorithm::Naive)
+    return run_logged(comm, algorithm, buffers, nullptr);
   comm.run_on_ranks([&](int rank) {
     if (algorithm == Algorithm::Ring)
       ring_rank(comm, rank, op, buffers, recorder);

@@ -12,8 +12,14 @@ namespace dlsys::collectives {
 
 namespace {
 
-std::set<std::pair<int, int>> link_pairs(int n_ranks) {
+std::set<std::pair<int, int>> link_pairs(int n_ranks, bool full_mesh) {
   std::set<std::pair<int, int>> pairs;
+  if (full_mesh) {
+    for (int from = 0; from < n_ranks; ++from)
+      for (int to = 0; to < n_ranks; ++to)
+        if (from != to) pairs.insert({from, to});
+    return pairs;
+  }
   for (int r = 0; r < n_ranks && n_ranks > 1; ++r) {
     pairs.insert({r, (r + 1) % n_ranks});  // ring
     if (r != 0) {
@@ -31,8 +37,8 @@ std::int64_t slot_elements(const CommOptions& options) {
 }  // namespace
 
 std::int64_t Communicator::link_bytes(int n_ranks, const CommOptions& options) {
-  return static_cast<std::int64_t>(link_pairs(n_ranks).size()) * options.slots_per_channel * slot_elements(options) *
-         static_cast<std::int64_t>(sizeof(float));
+  return static_cast<std::int64_t>(link_pairs(n_ranks, options.full_mesh).size()) * options.slots_per_channel *
+         slot_elements(options) * static_cast<std::int64_t>(sizeof(float));
 }
 
 Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions& options)
@@ -40,7 +46,7 @@ Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions&
       segment_elements_(slot_elements(options)),
       polls_(options.poll && n_ranks <= static_cast<int>(std::thread::hardware_concurrency())) {
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
-  for (const auto& pair : link_pairs(n_ranks))
+  for (const auto& pair : link_pairs(n_ranks, options.full_mesh))
     links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
   start_threads(
       threads_, 1, n_ranks, [this](int r) { rank_loop(r); }, [this] { stop_rank_threads(); },

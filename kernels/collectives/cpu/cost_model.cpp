@@ -19,11 +19,37 @@ CollectiveCost collective_cost(Op op, Algorithm algorithm, int n, double bytes) 
   if (algorithm == Algorithm::Ring) {
     const int phases = op == Op::AllReduce ? 2 : 1;
     c.steps = phases * (n - 1);
+    c.messages_sent = c.steps;
     c.bytes_sent_per_rank = phases * share;
     c.model_bytes = c.bytes_sent_per_rank;  // full-duplex links: receiving overlaps sending
     return c;
   }
+  if (algorithm != Algorithm::Naive) {
+    if (op != Op::AllReduce) throw std::invalid_argument("collective_cost: this algorithm runs all-reduce only");
+    if (algorithm == Algorithm::Direct) {
+      c.steps = 2 * (n - 1);
+      c.messages_sent = c.steps;
+      c.bytes_sent_per_rank = 2 * share;
+      c.model_bytes = c.bytes_sent_per_rank;
+      return c;
+    }
+    int p = 1, log2p = 0;
+    while (p * 2 <= n) {
+      p *= 2;
+      ++log2p;
+    }
+    const bool folded = p != n;
+    const double core_bytes =
+        algorithm == Algorithm::RecursiveDoubling ? log2p * bytes : 2.0 * (p - 1) / p * bytes;  // with p for N
+    const int core_steps = algorithm == Algorithm::RecursiveDoubling ? log2p : 2 * log2p;
+    c.steps = core_steps + (folded ? 2 : 0);
+    c.messages_sent = core_steps + (folded ? 1 : 0);              // the odd rank also sends the result back
+    c.bytes_sent_per_rank = core_bytes + (folded ? bytes : 0.0);  // the same odd rank
+    c.model_bytes = core_bytes + (folded ? 2 * bytes : 0.0);      // S in, the core, S out: one after another
+    return c;
+  }
   c.steps = 2 * (n - 1);
+  c.messages_sent = n - 1;  // rank 0: one message out to each peer
   switch (op) {
     case Op::AllReduce:  // in: N-1 whole buffers; out: N-1 whole buffers
       c.bytes_sent_per_rank = all_peers;
@@ -55,6 +81,16 @@ WayCost all_reduce_way_cost(AllReduceWay way, int n, double bytes) {
       return {n > 2 ? n : n - 1, 2 * (n - 1), 2.0 * (n - 1) / n * bytes};
   }
   return {};
+}
+
+std::optional<double> crossover_bytes(Op op, Algorithm a, Algorithm b, int n, double alpha_us, double beta_gbps) {
+  const CollectiveCost ca = collective_cost(op, a, n, 1.0), cb = collective_cost(op, b, n, 1.0);
+  const double latency_gap_us = (cb.steps - ca.steps) * alpha_us;                        // what a saves in latency
+  const double per_byte_gap_us = (ca.model_bytes - cb.model_bytes) / (beta_gbps * 1e3);  // what a pays per byte
+  if (!(beta_gbps > 0) || per_byte_gap_us == 0) return std::nullopt;
+  const double s = latency_gap_us / per_byte_gap_us;
+  if (!(s > 0) || !std::isfinite(s)) return std::nullopt;
+  return s;
 }
 
 double model_time_us(const CollectiveCost& cost, double alpha_us, double beta_gbps) {

@@ -1,7 +1,7 @@
-// DDP on GPUs (see ddp_cuda.h): one host thread enqueues every rank's step, stream by stream. Per bucket, every
-// rank's communication stream first waits for its own "gradient ready" event, then the bucket's all-reduce is
-// enqueued for all ranks at once (the lab's ring or one NCCL group), so a collective always finds every rank's part
-// of it enqueued.
+// DDP on GPUs (see ddp_cuda.h): one host thread enqueues every rank's step, layer by layer and rank after rank. Per
+// bucket, every rank's communication stream first waits for its own "gradient ready" event, then the bucket's
+// all-reduce is enqueued for all ranks at once (the lab's ring or one NCCL group), so a collective always finds every
+// rank's part of it enqueued.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -181,40 +181,62 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
     DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
     DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
   }
+  auto on_device = [](const GpuRank& k) { DLSYS_CUDA_CHECK(cudaSetDevice(k.device)); };
   for (int s = 0; s < c.steps; ++s) {
-    for (GpuRank& k : ranks) {  // compute: forward and backward of every micro-step, layer events on the last
-      DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
+    for (GpuRank& k : ranks) {
+      on_device(k);
       DLSYS_CUDA_CHECK(cudaEventRecord(k.start, k.compute));
       // The communication stream starts the step after the last one's all-reduces (it is in order) and after the
       // step start, so its spans never begin before it.
       DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.comm, k.start, 0));
       DLSYS_CUDA_CHECK(cudaMemsetAsync(k.grads, 0, std::size_t(params) * sizeof(float), k.compute));
-      const training::LayerWeights weights = training::flat_weights(c.shape, k.weights);
-      for (int j = 0; j < c.accumulate; ++j) {
-        const bool last = j == c.accumulate - 1;
-        const std::int64_t offset = (std::int64_t(s) * share + std::int64_t(j) * rows) * w;
-        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_begin, k.compute));
-        training::cuda::forward(k.blas, k.compute, c.shape, weights, k.rows_in + offset, k.acts);
-        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_end, k.compute));
-        training::cuda::backward(
-            k.blas, k.compute, c.shape, weights, k.rows_target + offset, c.global_batch, k.acts,
-            [&](int layer) { return k.grads + training::layer_offset(c.shape, layer); },
-            [&](int layer) {  // no_sync before the last micro-step: nothing to announce
-              if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.layer_ready[std::size_t(layer)], k.compute));
-            });
-      }
     }
-    for (std::size_t b = 0; b < buckets; ++b) {  // communication, bucket by bucket, as each becomes ready
-      const Bucket& bucket = res.buckets[b];
+    // Layer by layer, rank after rank: these layers are small enough that launching them takes about as long as
+    // running them, so enqueueing one rank's whole step before the next rank's would run the ranks one after the
+    // other. Real DDP has a host thread per GPU; interleaving the launches is this one thread's equivalent.
+    for (int j = 0; j < c.accumulate; ++j) {
+      const bool last = j == c.accumulate - 1;
+      const std::int64_t offset = (std::int64_t(s) * share + std::int64_t(j) * rows) * w;
       for (GpuRank& k : ranks) {
-        DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
-        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.comm, k.layer_ready[std::size_t(bucket.lowest_layer)], 0));
-        DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_begin[b], k.comm));
+        on_device(k);
+        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_begin, k.compute));
+        training::cuda::load_inputs(k.compute, c.shape, k.rows_in + offset, k.acts);
       }
-      all_reduce_bucket(bucket);
+      for (int layer = 0; layer < c.shape.layers; ++layer)
+        for (GpuRank& k : ranks) {
+          on_device(k);
+          training::cuda::forward_layer(k.blas, k.compute, c.shape, layer,
+                                        k.weights + training::layer_offset(c.shape, layer), k.acts);
+        }
       for (GpuRank& k : ranks) {
-        DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
-        DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_end[b], k.comm));
+        on_device(k);
+        if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.forward_end, k.compute));
+        training::cuda::loss_gradient(k.compute, c.shape, k.rows_target + offset, c.global_batch, k.acts);
+      }
+      std::size_t next_bucket = 0;
+      for (int layer = c.shape.layers - 1; layer >= 0; --layer) {
+        for (GpuRank& k : ranks) {
+          on_device(k);
+          const std::int64_t at = training::layer_offset(c.shape, layer);
+          training::cuda::backward_layer(k.blas, k.compute, c.shape, layer, k.weights + at, k.acts, k.grads + at);
+          if (last) DLSYS_CUDA_CHECK(cudaEventRecord(k.layer_ready[std::size_t(layer)], k.compute));
+        }
+        // Before the last micro-step nothing is announced (no_sync); on it, every bucket this layer completed is
+        // all-reduced now, while the layers below are still computing.
+        for (; last && next_bucket < buckets && res.buckets[next_bucket].lowest_layer >= layer; ++next_bucket) {
+          const std::size_t b = next_bucket;
+          const Bucket& bucket = res.buckets[b];
+          for (GpuRank& k : ranks) {
+            on_device(k);
+            DLSYS_CUDA_CHECK(cudaStreamWaitEvent(k.comm, k.layer_ready[std::size_t(bucket.lowest_layer)], 0));
+            DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_begin[b], k.comm));
+          }
+          all_reduce_bucket(bucket);
+          for (GpuRank& k : ranks) {
+            on_device(k);
+            DLSYS_CUDA_CHECK(cudaEventRecord(k.bucket_end[b], k.comm));
+          }
+        }
       }
     }
     for (GpuRank& k : ranks) {  // the optimizer waits for the last bucket (the communication stream is in order)
