@@ -47,16 +47,15 @@ std::size_t first_too_deep(std::string_view text) {
   return std::string_view::npos;
 }
 
-}  // namespace
-
-nlohmann::json parse_json_input(std::string_view text, const std::string& origin) {
+template <class Json>
+Json parse_checked(std::string_view text, const std::string& origin) {
   if (const std::size_t deep = first_too_deep(text); deep != std::string_view::npos) {
     const auto [line, column] = line_and_column(text, deep);
     throw BadInput(fmt::format("{}: nesting deeper than {} levels at line {}, column {}; allowed: at most {}", origin,
                                kMaxJsonDepth, line, column, kMaxJsonDepth));
   }
   try {
-    return nlohmann::json::parse(text);
+    return Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
     throw BadInput(fmt::format("{}: not valid JSON at line {}, column {}", origin, line, column));
@@ -69,6 +68,16 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& origin
   } catch (const nlohmann::json::exception& e) {
     throw BadInput(fmt::format("{}: cannot be read as JSON ({})", origin, clip_for_message(e.what(), 120)));
   }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_input(std::string_view text, const std::string& origin) {
+  return parse_checked<nlohmann::json>(text, origin);
+}
+
+nlohmann::ordered_json parse_ordered_json_input(std::string_view text, const std::string& origin) {
+  return parse_checked<nlohmann::ordered_json>(text, origin);
 }
 
 std::string describe_json_value(const nlohmann::json& value) {

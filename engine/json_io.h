@@ -14,6 +14,8 @@ inline constexpr int kMaxJsonDepth = 100;
 
 // Parses `text`; `origin` starts every message ("config 'x.json'", "state file 'y.json'"). Throws BadInput.
 nlohmann::json parse_json_input(std::string_view text, const std::string& origin);
+// The same, keeping the keys in the file's order (the lab's own files, whose order carries meaning).
+nlohmann::ordered_json parse_ordered_json_input(std::string_view text, const std::string& origin);
 
 // A value for a message: numbers, booleans and short strings as written, long strings clipped, arrays and objects by
 // kind and size, never their whole contents.

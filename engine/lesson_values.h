@@ -6,12 +6,26 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "engine/json_read.h"
+
 // Defines `to_json` for a struct of plain fields: each field under its own name, in the order listed. (nlohmann's
 // NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE writes only to nlohmann::json in Debian's 3.11.2, which would lose the order.)
 #define DLSYS_VALUES_TO_JSON(Type, ...)                                                       \
   inline void to_json(nlohmann::ordered_json& nlohmann_json_j, const Type& nlohmann_json_t) { \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                  \
   }
+
+// The matching reader, for a recorded run opened again: each field from the key of its name (read_key), so a missing
+// key or a value of the wrong kind is reported by its path.
+#define DLSYS_VALUES_FROM_JSON_ONE(field) ::dlsys::read_key(nlohmann_json_j, #field, nlohmann_json_t.field);
+#define DLSYS_VALUES_FROM_JSON(Type, ...)                                                       \
+  inline void from_json(const nlohmann::ordered_json& nlohmann_json_j, Type& nlohmann_json_t) { \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_FROM_JSON_ONE, __VA_ARGS__))          \
+  }
+// Both directions for a struct of plain fields.
+#define DLSYS_VALUES_JSON(Type, ...)      \
+  DLSYS_VALUES_TO_JSON(Type, __VA_ARGS__) \
+  DLSYS_VALUES_FROM_JSON(Type, __VA_ARGS__)
 
 namespace dlsys {
 

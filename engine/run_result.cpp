@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "engine/json_read.h"
 
 namespace dlsys {
 
@@ -34,7 +35,8 @@ json to_json(const RunResult& r) {
                     {"own_cpu_cores", c.own_cpu_cores},
                     {"other_busy_cores", c.other_busy_cores},
                     {"load_average", c.load_average},
-                    {"disturbed", c.disturbed()}};
+                    {"disturbed", c.disturbed()},
+                    {"hardware_threads", c.hardware_threads}};
   out["params"] = json::object();
   for (const auto& [key, value] : r.params) out["params"][key] = value;
   out["theory"] = values_json(r.theory);
@@ -77,44 +79,160 @@ json to_json(const RunResult& r) {
   for (const auto& e : r.memory)
     memory["by_tag"].push_back({{"tag", e.tag}, {"current_bytes", e.current_bytes}, {"peak_bytes", e.peak_bytes}});
   out["memory"] = memory;
+  if (r.recorded)
+    out["recorded"] = {{"format_version", r.recorded->format_version},
+                       {"lab_version", r.recorded->lab_version},
+                       {"host", r.recorded->host},
+                       {"date_utc", r.recorded->date_utc}};
   return out;
 }
 
+namespace {
+
+// Keys added after the first files were written are read when present, so older files still open.
+template <class T>
+void read_key_or(const json& object, const std::string& key, T& out, T fallback) {
+  if (object.contains(key))
+    read_key(object, key, out);
+  else
+    out = std::move(fallback);
+}
+
+void read_backend(const json& b, Provenance& p) {
+  read_key(b, "kind", p.kind);
+  read_key(b, "device", p.device);
+  read_key(b, "emulated", p.emulated);
+  read_key_or(b, "timer", p.timer, std::string("steady_clock"));
+  read_key_or(b, "repeats", p.repeats, 0);
+  read_key_or(b, "notes", p.notes, std::vector<std::string>{});
+  RunConditions& c = p.conditions;
+  read_key_or(b, "wall_s", c.wall_s, 0.0);
+  read_key_or(b, "own_cpu_cores", c.own_cpu_cores, 0.0);
+  read_key_or(b, "other_busy_cores", c.other_busy_cores, 0.0);
+  read_key_or(b, "load_average", c.load_average, 0.0);
+  read_key_or(b, "hardware_threads", c.hardware_threads, 0);
+}
+
+Series read_series(const json& s) {
+  Series series;
+  read_key_or(s, "id", series.id, std::string());
+  read_key(s, "name", series.name);
+  read_key(s, "role", series.role);
+  read_key(s, "x_label", series.x_label);
+  read_key(s, "x_unit", series.x_unit);
+  read_key(s, "y_label", series.y_label);
+  read_key(s, "y_unit", series.y_unit);
+  std::vector<std::vector<double>> points;
+  read_key(s, "points", points);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    if (p.size() != 4) throw JsonKeyError(fmt::format("points[{}]", i), "expected [x, y, y_min, y_max]");
+    series.points.push_back({p[0], p[1], p[2], p[3]});
+  }
+  return series;
+}
+
+Timeline read_timeline(const json& t) {
+  Timeline timeline;
+  read_key(t, "name", timeline.name);
+  read_key(t, "source", timeline.source);
+  read_key(t, "mode", timeline.mode);
+  read_key(t, "time_unit", timeline.time_unit);
+  read_key(t, "lanes", timeline.lanes);
+  json spans;
+  read_key(t, "spans", spans);
+  if (!spans.is_array()) throw JsonKeyError("spans", "expected an array");
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const json& s = spans[i];
+    TimelineSpan span;
+    try {
+      read_key(s, "lane", span.lane);
+      read_key(s, "start", span.start);
+      read_key(s, "end", span.end);
+      read_key(s, "kind", span.kind);
+      read_key(s, "micro_batch", span.micro_batch);
+      read_key(s, "chunk", span.chunk);
+      read_key(s, "label", span.label);
+      read_key_or(s, "direction", span.direction, 0);
+    } catch (const JsonKeyError& e) {
+      throw e.within(fmt::format("spans[{}]", i));
+    }
+    timeline.spans.push_back(std::move(span));
+  }
+  return timeline;
+}
+
+// Calls `read` on each element of the array at `key`, naming the element in any error.
+template <class Read>
+void for_each_element(const json& in, const std::string& key, Read read) {
+  json array;
+  read_key(in, key, array);
+  if (!array.is_array()) throw JsonKeyError(key, "expected an array");
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    try {
+      read(array[i]);
+    } catch (const JsonKeyError& e) {
+      throw e.within(fmt::format("{}[{}]", key, i));
+    }
+  }
+}
+
+}  // namespace
+
 RunResult run_result_from_json(const json& in) {
   try {
+    if (!in.is_object()) throw JsonKeyError("(top level)", "expected an object");
     RunResult r;
-    r.lesson = in.at("lesson").get<std::string>();
-    const auto& b = in.at("backend");
-    r.backend.kind = b.at("kind").get<std::string>();
-    r.backend.device = b.at("device").get<std::string>();
-    r.backend.emulated = b.at("emulated").get<bool>();
-    r.backend.timer = b.value("timer", "steady_clock");
-    r.backend.repeats = b.value("repeats", 0);
-    r.backend.notes = b.value("notes", std::vector<std::string>{});
-    r.backend.conditions.wall_s = b.value("wall_s", 0.0);
-    r.backend.conditions.own_cpu_cores = b.value("own_cpu_cores", 0.0);
-    r.backend.conditions.other_busy_cores = b.value("other_busy_cores", 0.0);
-    r.backend.conditions.load_average = b.value("load_average", 0.0);
-    for (const auto& [key, value] : in.at("params").items()) r.params[key] = value.get<std::string>();
-    r.theory = make_values(json(in.at("theory")));
-    r.measured = make_values(json(in.at("measured")));
-    for (const auto& s : in.at("series")) {
-      Series series{s.value("id", ""), s.at("name"),    s.at("role"),   s.at("x_label"),
-                    s.at("x_unit"),    s.at("y_label"), s.at("y_unit"), {}};
-      for (const auto& p : s.at("points")) series.points.push_back({p.at(0), p.at(1), p.at(2), p.at(3)});
-      r.series.push_back(std::move(series));
+    read_key(in, "lesson", r.lesson);
+    json backend;
+    read_key(in, "backend", backend);
+    try {
+      read_backend(backend, r.backend);
+    } catch (const JsonKeyError& e) {
+      throw e.within("backend");
     }
-    for (const auto& t : in.at("timeline")) {
-      Timeline timeline{t.at("name"), t.at("source"), t.at("mode"), t.at("time_unit"), t.at("lanes"), {}};
-      for (const auto& s : t.at("spans"))
-        timeline.spans.push_back({s.at("lane"), s.at("start"), s.at("end"), s.at("kind"), s.at("micro_batch"),
-                                  s.at("chunk"), s.at("label"), s.value("direction", 0)});
-      r.timelines.push_back(std::move(timeline));
+    json params;
+    read_key(in, "params", params);
+    if (!params.is_object()) throw JsonKeyError("params", "expected an object");
+    for (const auto& [key, value] : params.items()) read_key(params, key, r.params[key]);
+    json theory, measured;
+    read_key(in, "theory", theory);
+    read_key(in, "measured", measured);
+    r.theory = make_values(std::move(theory));
+    r.measured = make_values(std::move(measured));
+    for_each_element(in, "series", [&](const json& s) { r.series.push_back(read_series(s)); });
+    for_each_element(in, "timeline", [&](const json& t) { r.timelines.push_back(read_timeline(t)); });
+    json memory;
+    read_key(in, "memory", memory);
+    try {
+      read_key(memory, "peak_bytes", r.memory_peak_bytes);
+      for_each_element(memory, "by_tag", [&](const json& e) {
+        LedgerEntry entry;
+        read_key(e, "tag", entry.tag);
+        read_key(e, "current_bytes", entry.current_bytes);
+        read_key(e, "peak_bytes", entry.peak_bytes);
+        r.memory.push_back(std::move(entry));
+      });
+    } catch (const JsonKeyError& e) {
+      throw e.within("memory");
     }
-    r.memory_peak_bytes = in.at("memory").at("peak_bytes");
-    for (const auto& e : in.at("memory").at("by_tag"))
-      r.memory.push_back({e.at("tag"), e.at("current_bytes"), e.at("peak_bytes")});
+    if (in.contains("recorded")) {
+      json recorded;
+      read_key(in, "recorded", recorded);
+      RunRecord record;
+      try {
+        read_key(recorded, "format_version", record.format_version);
+        read_key(recorded, "lab_version", record.lab_version);
+        read_key(recorded, "host", record.host);
+        read_key(recorded, "date_utc", record.date_utc);
+      } catch (const JsonKeyError& e) {
+        throw e.within("recorded");
+      }
+      r.recorded = record;
+    }
     return r;
+  } catch (const JsonKeyError& e) {
+    throw BadInput(fmt::format("run result JSON is malformed at {}", e.what()));
   } catch (const nlohmann::json::exception& e) {
     throw BadInput(fmt::format("run result JSON is malformed: {}", e.what()));
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,24 @@ struct Timeline {
   std::vector<TimelineSpan> spans;
 };
 
+// The version of the run file format this build writes and reads. A file of another version is refused with the
+// versions understood, rather than drawn with values in the wrong places.
+inline constexpr int kRunFileFormatVersion = 1;
+
+// Where and when a run was made: written into every run file (`"recorded"`), so a run recorded on a GPU node and
+// opened on a laptop says where it came from. The devices are the backend's, the parameters the run's own.
+struct RunRecord {
+  int format_version = kRunFileFormatVersion;
+  std::string lab_version;  // the project's version, "0.1.0"
+  std::string host;         // the machine's host name
+  std::string date_utc;     // ISO 8601 in UTC, "2026-11-23T01:12:05Z"
+};
+
+// This machine, now, this build.
+RunRecord record_here_and_now();
+// The lab's version as CMake's project() states it.
+const char* lab_version();
+
 struct RunResult {
   std::string lesson;
   Provenance backend;
@@ -72,6 +91,8 @@ struct RunResult {
   std::vector<Timeline> timelines;
   std::vector<LedgerEntry> memory;
   std::int64_t memory_peak_bytes = 0;
+  std::optional<RunRecord> recorded;  // set by run_lesson; read back from a run file
+  std::string opened_from;            // the run file this result was read from; empty for a run made here
 
   const Series* find_series(const std::string& id) const;
   template <class T>
@@ -89,7 +110,8 @@ struct RunResult {
 std::vector<std::string> params_changed_since(const RunResult& result, const ParamValues& now);
 
 nlohmann::ordered_json to_json(const RunResult& result);
-// Throws BadInput on a malformed document. Theory and measured values come back as plain JSON (no lesson's struct).
+// Throws BadInput on a malformed document, naming the key's path. Theory and measured values come back as plain JSON
+// (no lesson's struct); lessons/common/run_file.h turns them back into the lesson's own structs.
 RunResult run_result_from_json(const nlohmann::ordered_json& json);
 // Long format, one row per value: section,name,x,y,y_min,y_max
 std::string to_csv(const RunResult& result);

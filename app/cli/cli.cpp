@@ -118,6 +118,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   CLI::App app{"dlsys-lab: a live lab for deep-learning systems. Without a subcommand it opens the GUI.", "dlsys-lab"};
   app.add_option("--open", gui.open_state_file, "open a saved lesson state (JSON) in the GUI")
       ->check(CLI::ExistingFile);
+  app.add_option("--open-run", gui.open_run_file,
+                 "open a recorded run (JSON from `run LESSON --json FILE`) in the GUI: its lesson, its parameters, "
+                 "its results");
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
   app.add_option("--step", gui.step, "GUI: start on this step (1-based); needs --lesson")
       ->group("GUI")
@@ -159,7 +162,7 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
 
   ShotOptions shot_options;
   auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");
-  shot->add_option("lesson", shot_options.lesson, "lesson id")->required();
+  shot->add_option("lesson", shot_options.lesson, "lesson id (not with --open-run, which names its own)");
   shot->add_option("--step", shot_options.step, "step number, 1-based")->check(integer_from_to(1, kMaxStepOption));
   shot->add_option("--set", shot_options.sets, "parameter assignment key=value (repeatable)");
   shot->add_option("--size", shot_options.size, "window size WxH the view is laid out in, e.g. 1600x900");
@@ -171,6 +174,12 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->check(real_from_to(1, 3));
   shot->add_flag("--present", shot_options.presentation, "presentation mode (light theme, large text)");
   shot->add_option("-o,--output", shot_options.output_png, "PNG file to write")->required()->check(output_path());
+  shot->add_option("--open-run", shot_options.open_run_file,
+                   "render a recorded run (JSON from `run --json` or `shot --json`) instead of running the lesson");
+  shot->add_option("--json", shot_options.json_path, "also write the run rendered as JSON to FILE (a run file)")
+      ->check(output_path());
+  shot->add_flag("--no-recorded-label", shot_options.no_recorded_label,
+                 "for tests: leave out the line saying where a recorded run was made");
 
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");

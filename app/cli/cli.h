@@ -9,6 +9,7 @@ namespace dlsys {
 // What the GUI needs from the command line when no subcommand was given.
 struct GuiRequest {
   std::string open_state_file;    // --open FILE
+  std::string open_run_file;      // --open-run FILE: a recorded run (`run LESSON --json FILE`) shown as the result
   std::string lesson;             // --lesson ID: start on this lesson
   int step = 0;                   // --step N (1-based); 0: not given (the lesson's first step)
   std::vector<std::string> sets;  // --set key=value for that lesson

@@ -17,6 +17,9 @@ struct ShotOptions {
   std::string backend = "auto";
   bool presentation = false;
   std::string output_png;
+  std::string open_run_file;       // render this recorded run instead of running the lesson
+  std::string json_path;           // also write the rendered run as a run file
+  bool no_recorded_label = false;  // tests: the recorded run drawn without its label, pixel for pixel as live
 };
 
 struct ExportOptions {

@@ -34,6 +34,7 @@ struct AppState {
   // lesson halfway through drawing it.
   int pending_lesson_index = -1;
   std::string pending_state_file;
+  std::string pending_run_file;  // a recorded run to open (Export menu), opened between frames
   bool presentation = false;
   float desk_scale = 1.0f;
   float presentation_scale = 1.5f;
@@ -53,7 +54,9 @@ struct AppState {
   ImVec2 view_size{800, 600};
   bool figure_title = true;  // figure exports carry the lesson and step as a title
   bool show_open_dialog = false;
-  bool fixed_time = false;  // screenshots: animations frozen at a fixed step time
+  bool show_open_run_dialog = false;
+  bool show_recorded_label = true;  // shot --no-recorded-label turns it off, so a test can compare every pixel
+  bool fixed_time = false;          // screenshots: animations frozen at a fixed step time
   double fixed_step_time_s = 2.5;
 
   LessonSession& session() { return sessions[lesson_index]; }

@@ -44,6 +44,20 @@ void apply_request(const GuiRequest& request, AppState& state) {
           parse_lesson_params(*lessons[i], {}, backend_for(*lessons[i], state.backend_choice), true);
   }
   if (!request.open_state_file.empty()) open_state_file(request.open_state_file, state);
+  if (!request.open_run_file.empty()) {
+    if (!request.open_state_file.empty() || !request.lesson.empty() || !request.sets.empty())
+      throw BadInput(
+          "--open-run FILE names its own lesson and parameters; it cannot be combined with --open, "
+          "--lesson or --set");
+    open_run_file(request.open_run_file, state);
+    const Lesson& lesson = *all_lessons()[state.lesson_index];
+    const int step = request.step == 0 ? 1 : request.step;
+    if (step > static_cast<int>(lesson.step_count()))
+      throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", step, lesson.id(),
+                                 lesson.step_count()));
+    state.session().step = step - 1;
+    return;
+  }
   if (request.lesson.empty()) {
     if (!request.sets.empty()) throw BadInput("--set needs --lesson ID to say which lesson the parameters are for");
     if (request.step != 0) throw BadInput("--step needs --lesson ID to say which lesson the step is in");

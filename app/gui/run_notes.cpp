@@ -54,6 +54,26 @@ void draw_stale_mark(const AppState& state) {
             with_alpha(highlight_color(), 0.22f), highlight_color(), ImGui::GetContentRegionAvail().x);
 }
 
+std::string recorded_run_label(const RunResult& result) {
+  std::string where = result.backend.kind;
+  if (!result.backend.device.empty()) where += " on " + result.backend.device;
+  std::string text = "Recorded run: " + where;
+  if (result.recorded) {
+    const RunRecord& r = *result.recorded;
+    // "2026-11-23T01:12:05Z" -> "2026-11-23 01:12 UTC"
+    const std::string when =
+        r.date_utc.size() >= 16 ? r.date_utc.substr(0, 10) + " " + r.date_utc.substr(11, 5) + " UTC" : r.date_utc;
+    text += fmt::format(", host {}, {}, dlsys-lab {}", r.host, when, r.lab_version);
+  }
+  return text + ". Run measures this machine and replaces it.";
+}
+
+void draw_recorded_run_mark(const AppState& state) {
+  const RunResult* result = state.sessions[state.lesson_index].result.get();
+  if (result == nullptr || result->opened_from.empty() || !state.show_recorded_label) return;
+  draw_band(recorded_run_label(*result), info_color(), series_color(0), ImGui::GetContentRegionAvail().x);
+}
+
 void draw_busy_machine_mark(const AppState& state) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
   if (result == nullptr) return;

@@ -9,8 +9,10 @@
 
 #include "engine/backend.h"
 #include "engine/best_ceilings.h"
+#include "engine/errors.h"
 #include "lessons/common/state_file.h"
 #include "lessons/registry.h"
+#include "lessons/run_file.h"
 
 namespace dlsys::gui {
 
@@ -54,6 +56,31 @@ void open_state_file(const std::string& path, AppState& state) {
   session.edit_text.clear();
   session.param_errors.clear();
   session.step = loaded.step;
+}
+
+void open_run_file(const std::string& path, AppState& state) {
+  auto result = std::make_shared<const RunResult>(read_run_file(path));
+  const Lesson& lesson = find_lesson(result->lesson);
+  std::vector<std::string> assignments;
+  for (const auto& [key, value] : result->params) assignments.push_back(key + "=" + value);
+  // Parsed against the lesson's ranges but not validated for this machine's backend: a run recorded on CUDA opens on
+  // a laptop without one, and only a new run (which validates) needs the backend.
+  ParamValues params;
+  try {
+    params = ParamValues::parse(lesson.params(), assignments);
+  } catch (const BadInput& e) {
+    throw BadInput(fmt::format("run file '{}': {}", path, e.what()));
+  }
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
+  LessonSession& session = state.session();
+  session.params = std::move(params);
+  session.edit_text.clear();
+  session.param_errors.clear();
+  session.last_error.clear();
+  session.last_run_wall_s = result->backend.conditions.wall_s;
+  session.result = std::move(result);
 }
 
 }  // namespace dlsys::gui

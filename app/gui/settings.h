@@ -17,5 +17,9 @@ std::string timestamped_output_path(const std::string& stem, const std::string& 
 // Reads a state file (lessons/common/state_file.h) into `state`: selects the lesson, sets step and parameters. Throws
 // BadInput naming what was wrong (not JSON, unknown lesson, bad parameter, step out of range).
 void open_state_file(const std::string& path, AppState& state);
+// Reads a run file (lessons/run_file.h) into `state`: selects its lesson, sets the panel's parameters to the run's and
+// shows the run as the lesson's last result, as if it had just been made here. Throws BadInput (bad file, unknown
+// lesson, a parameter this build does not know).
+void open_run_file(const std::string& path, AppState& state);
 
 }  // namespace dlsys::gui

@@ -74,6 +74,7 @@ void draw_view_area(AppState& state, float height) {
   const float notes_h = run_notes_height(state, width);
   const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
+  draw_recorded_run_mark(state);
   draw_busy_machine_mark(state);  // inside the view, so it scrolls away rather than squeeze the view
   draw_lesson_view(state, false);
   ImGui::EndChild();
@@ -244,6 +245,16 @@ void begin_frame(AppState& state) {
       set_message(state, "opened " + path, false);
     } catch (const std::exception& e) {
       set_message(state, e.what(), true);
+    }
+  }
+  if (!state.pending_run_file.empty()) {
+    const std::string path = std::move(state.pending_run_file);
+    state.pending_run_file.clear();
+    try {
+      open_run_file(path, state);
+      set_message(state, "opened the recorded run " + path, false);
+    } catch (const std::exception& e) {
+      set_message(state, e.what(), true);  // the window stays as it was
     }
   }
   LessonSession& session = state.session();

@@ -46,6 +46,9 @@ void draw_status_bar(AppState& state, float y, float width, float height);
 
 // Above and below the view: a mark when the last run used other parameters, and the run's own notes.
 void draw_stale_mark(const AppState& state);
+// A run opened from a file: where and when it was recorded, above the view, until the next run replaces it.
+void draw_recorded_run_mark(const AppState& state);
+std::string recorded_run_label(const RunResult& result);
 // When other programs competed for the cores during the run, one sentence saying so above the view.
 void draw_busy_machine_mark(const AppState& state);
 float run_notes_height(const AppState& state, float width);

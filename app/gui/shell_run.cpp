@@ -130,6 +130,8 @@ void draw_mode_and_export(AppState& state) {
     note_last_item("export/save_state");
     if (ImGui::MenuItem("Open lesson state...")) state.show_open_dialog = true;
     note_last_item("export/open_state");
+    if (ImGui::MenuItem("Open recorded run...")) state.show_open_run_dialog = true;
+    note_last_item("export/open_run");
     ImGui::EndPopup();
   }
   // The picker opens outside the menu popup, which has closed by now.
@@ -141,6 +143,12 @@ void draw_mode_and_export(AppState& state) {
   std::string chosen;
   if (draw_file_picker("Open lesson state", picker, chosen))
     state.pending_state_file = chosen;  // opened between frames
+  static FilePicker run_picker;
+  if (state.show_open_run_dialog) {
+    open_file_picker("Open recorded run", run_picker, output_dir(), ".json");
+    state.show_open_run_dialog = false;
+  }
+  if (draw_file_picker("Open recorded run", run_picker, chosen)) state.pending_run_file = chosen;
 }
 
 }  // namespace dlsys::gui

@@ -12,20 +12,35 @@
 #include "app/gui/fonts.h"
 #include "app/gui/image_size.h"
 #include "app/gui/offscreen.h"
+#include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
 #include "engine/errors.h"
-#include "engine/measure.h"
+#include "engine/file_io.h"
+#include "engine/json_io.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
 int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   using namespace gui;
-  const Lesson& lesson = find_lesson(o.lesson);
-  const BackendKind backend = backend_for(lesson, o.backend);
-  const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
+  // A recorded run names its lesson and parameters; otherwise the lesson runs here first.
+  std::shared_ptr<const RunResult> recorded;
+  if (!o.open_run_file.empty()) {
+    if (!o.sets.empty() || o.quick || o.backend != "auto")
+      throw BadInput("--open-run FILE renders the run as recorded; --set, --quick and --backend do not apply to it");
+    recorded = std::make_shared<const RunResult>(read_run_file(o.open_run_file));
+    if (!o.lesson.empty() && o.lesson != recorded->lesson)
+      throw BadInput(fmt::format("lesson '{}' was named, but run file '{}' is a run of lesson '{}'", o.lesson,
+                                 o.open_run_file, recorded->lesson));
+  } else if (o.lesson.empty()) {
+    throw BadInput("shot needs a LESSON to run, or --open-run FILE with a recorded run");
+  }
+  const Lesson& lesson = find_lesson(recorded ? recorded->lesson : o.lesson);
+  const BackendKind backend = recorded ? BackendKind::Cpu : backend_for(lesson, o.backend);
+  const ParamValues params = recorded ? ParamValues() : parse_lesson_params(lesson, o.sets, backend, o.quick);
   if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
     throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(),
                                lesson.step_count()));
@@ -40,20 +55,26 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
 
   AppState state;
   init_sessions(state);
-  const auto& lessons = all_lessons();
-  for (std::size_t i = 0; i < lessons.size(); ++i)
-    if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
-  state.session().params = params;
-  state.session().step = o.step - 1;
   state.presentation = o.presentation;
   if (o.text_scale != 0)
     (o.presentation ? state.presentation_scale : state.desk_scale) = static_cast<float>(o.text_scale);
   state.fixed_time = true;
-  RunControl control;
-  const Stopwatch run_watch;
-  state.session().result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, control));
-  state.session().last_run_wall_s = run_watch.elapsed_us() / 1e6;
-  state.session().step_data.compute_now(lesson, params);
+  state.show_recorded_label = !o.no_recorded_label;
+  if (recorded) {
+    open_run_file(o.open_run_file, state);
+  } else {
+    const auto& lessons = all_lessons();
+    for (std::size_t i = 0; i < lessons.size(); ++i)
+      if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
+    state.session().params = params;
+    RunControl control;
+    state.session().result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, control));
+    // The run's own wall time (what a run file records), so the same run drawn again from its file reads the same.
+    state.session().last_run_wall_s = state.session().result->backend.conditions.wall_s;
+  }
+  state.session().step = o.step - 1;
+  state.session().step_data.compute_now(lesson, state.session().params);
+  if (!o.json_path.empty()) write_file_checked(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
 
   HeadlessGl gl;
   ImGui::CreateContext();

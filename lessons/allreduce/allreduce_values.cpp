@@ -1,5 +1,7 @@
 #include "lessons/allreduce/allreduce_values.h"
 
+#include "engine/json_read.h"
+
 namespace dlsys::allreduce {
 
 void to_json(nlohmann::ordered_json& j, const SweepRow& r) {
@@ -82,6 +84,90 @@ void to_json(nlohmann::ordered_json& j, const AllreduceMeasured& m) {
   else
     j["comparison"] = nullptr;
   j["comparison_skipped"] = m.comparison_skipped;
+}
+
+void from_json(const nlohmann::ordered_json& j, SweepRow& r) {
+  read_key(j, "bytes", r.bytes);
+  read_key(j, "count", r.count);
+  read_key(j, "time_us", r.time_us);
+  read_key(j, "time_min_us", r.time_min_us);
+  read_key(j, "time_max_us", r.time_max_us);
+  read_key(j, "algbw_gbps", r.algbw_gbps);
+  read_key(j, "busbw_gbps", r.busbw_gbps);
+  read_key(j, "ceiling_gbps", r.ceiling_gbps);
+  read_key(j, "wrong", r.wrong);
+  read_key(j, "above_ceiling", r.above_ceiling);
+}
+
+void from_json(const nlohmann::ordered_json& j, AllreduceTheory& t) {
+  read_key(j, "steps", t.steps);
+  read_key(j, "bytes_sent_per_rank", t.bytes_sent_per_rank);
+  read_key(j, "busbw_factor", t.busbw_factor);
+  read_key(j, "model_bytes", t.model_bytes);
+  read_key(j, "count", t.count);
+  read_key(j, "chunk_bytes", t.chunk_bytes);
+}
+
+void from_json(const nlohmann::ordered_json& j, AllreduceMeasured& m) {
+  read_key(j, "time_us", m.time_us);
+  read_key(j, "time_min_us", m.time_min_us);
+  read_key(j, "time_max_us", m.time_max_us);
+  read_key(j, "algbw_gbps", m.algbw_gbps);
+  read_key(j, "busbw_gbps", m.busbw_gbps);
+  read_key(j, "wrong", m.wrong);
+  read_key(j, "ceiling_gbps", m.ceiling_gbps);
+  read_key(j, "busbw_fraction_of_ceiling", m.busbw_fraction_of_ceiling);
+  // The fit's four keys are null together when there was no fit.
+  if (j.is_object() && j.contains("alpha_us") && j["alpha_us"].is_null()) {
+    m.fit.reset();
+  } else {
+    AlphaBeta fit;
+    read_key(j, "alpha_us", fit.alpha_us);
+    read_key(j, "beta_gbps", fit.beta_gbps);
+    read_key(j, "alpha_term_us", fit.latency_term_us);
+    read_key(j, "beta_term_us", fit.bandwidth_term_us);
+    m.fit = fit;
+  }
+  read_key(j, "sweep_wrong", m.sweep_wrong);
+  read_key_if_present(j, "bytes_sent_max_rank", m.bytes_sent_max_rank);
+  read_key(j, "calls_per_sample", m.calls_per_sample);
+  // The ceiling's figures are written under their own names between calls_per_sample and hardware_threads.
+  m.ceiling_figures.clear();
+  bool in_figures = false;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "hardware_threads") break;
+    if (in_figures) {
+      double figure = 0;
+      read_key(j, key, figure);
+      m.ceiling_figures.emplace_back(key, figure);
+    }
+    in_figures |= key == "calls_per_sample";
+  }
+  read_key(j, "hardware_threads", m.hardware_threads);
+  read_key(j, "oversubscribed", m.oversubscribed);
+  read_key(j, "caveats", m.caveats);
+  read_key(j, "sweep", m.sweep);
+  read_key(j, "comparison", m.comparison);
+  read_key(j, "comparison_skipped", m.comparison_skipped);
+}
+
+void from_json(const nlohmann::ordered_json& j, AlgorithmRun& a) {
+  read_key(j, "algo", a.algo);
+  read_key(j, "steps", a.steps);
+  read_key(j, "messages_sent", a.messages_sent);
+  read_key(j, "bytes_sent_per_rank", a.bytes_sent_per_rank);
+  read_key(j, "bytes_sent_counted", a.bytes_sent_counted);
+  read_key(j, "alpha_us", a.alpha_us);
+  read_key(j, "beta_gbps", a.beta_gbps);
+  read_key(j, "wrong", a.wrong);
+  read_key(j, "sweep", a.sweep);
+}
+
+void from_json(const nlohmann::ordered_json& j, AlgorithmComparison& c) {
+  read_key(j, "algorithms", c.algorithms);
+  read_key(j, "crossover_predicted_bytes", c.crossover_predicted_bytes);
+  read_key(j, "crossover_measured_bytes", c.crossover_measured_bytes);
+  read_key(j, "crossover_sentence", c.crossover_sentence);
 }
 
 }  // namespace dlsys::allreduce

@@ -84,9 +84,14 @@ struct AllreduceMeasured {
 inline constexpr int kComparisonMaxRanks = 8;
 
 void to_json(nlohmann::ordered_json& json, const SweepRow& row);
+void from_json(const nlohmann::ordered_json& json, SweepRow& row);
 void to_json(nlohmann::ordered_json& json, const AllreduceTheory& theory);
+void from_json(const nlohmann::ordered_json& json, AllreduceTheory& theory);
 void to_json(nlohmann::ordered_json& json, const AlgorithmRun& run);
+void from_json(const nlohmann::ordered_json& json, AlgorithmRun& run);
 void to_json(nlohmann::ordered_json& json, const AlgorithmComparison& comparison);
+void from_json(const nlohmann::ordered_json& json, AlgorithmComparison& comparison);
 void to_json(nlohmann::ordered_json& json, const AllreduceMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, AllreduceMeasured& measured);
 
 }  // namespace dlsys::allreduce

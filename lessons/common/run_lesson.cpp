@@ -26,8 +26,10 @@ RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKin
   RunContext context{backend, params, control, ledger};
   try {
     const RunConditionsProbe conditions;
+    const RunRecord record = record_here_and_now();
     RunResult result = lesson.run(context);
     result.backend.conditions = conditions.finish();
+    result.recorded = record;
     return result;
   } catch (const std::bad_alloc&) {
     throw RunFailure(fmt::format("lesson '{}' ran out of host memory (ledger peak {} bytes before the failure)",

@@ -29,10 +29,10 @@ struct DdpTheory {
   std::int64_t pytorch_bucket_cap_bytes = 25 << 20;
   std::int64_t pytorch_first_bucket_bytes = 1 << 20;
 };
-DLSYS_VALUES_TO_JSON(DdpTheory, parameters, gradient_bytes, wire_gradient_bytes, bucket_bytes, buckets,
-                     bytes_per_rank_per_step, ring_closed_form_bytes, dataparallel_rank0_bytes_sent,
-                     dataparallel_rank0_bytes_received, rows_per_rank_per_micro_step, flop_per_step,
-                     pytorch_bucket_cap_bytes, pytorch_first_bucket_bytes)
+DLSYS_VALUES_JSON(DdpTheory, parameters, gradient_bytes, wire_gradient_bytes, bucket_bytes, buckets,
+                  bytes_per_rank_per_step, ring_closed_form_bytes, dataparallel_rank0_bytes_sent,
+                  dataparallel_rank0_bytes_received, rows_per_rank_per_micro_step, flop_per_step,
+                  pytorch_bucket_cap_bytes, pytorch_first_bucket_bytes)
 
 // One trained variant against single-rank training on the full batch.
 struct Variant {
@@ -47,8 +47,8 @@ struct Variant {
   bool bit_identical_vs_single = false;
   bool chosen = false;  // the configuration the parameters name
 };
-DLSYS_VALUES_TO_JSON(Variant, mode, grad_dtype, accumulate, ranks, bucket_bytes, step_us, comm_bytes,
-                     max_rel_err_vs_single, bit_identical_vs_single, chosen)
+DLSYS_VALUES_JSON(Variant, mode, grad_dtype, accumulate, ranks, bucket_bytes, step_us, comm_bytes,
+                  max_rel_err_vs_single, bit_identical_vs_single, chosen)
 
 struct DdpMeasured {
   // The chosen configuration, per optimizer step: the slowest rank's, median over the timed steps (definitions in
@@ -82,11 +82,10 @@ struct DdpMeasured {
   double bench_overlap_expected = 0.5;
   bool bench_met = false;
 };
-DLSYS_VALUES_TO_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us,
-                     exposed_comm_us, idle_us, overlap_fraction, comm_bytes, comm_bytes_received,
-                     comm_bytes_match_theory, max_rel_err_vs_single, bit_identical_vs_single, replicas_identical,
-                     timed_steps, hardware_threads, threads_used, on_gpu, placement, variants, best_bucket_bytes,
-                     best_bucket_step_us, one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes,
-                     bench_overlap_expected, bench_met)
+DLSYS_VALUES_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us, exposed_comm_us,
+                  idle_us, overlap_fraction, comm_bytes, comm_bytes_received, comm_bytes_match_theory,
+                  max_rel_err_vs_single, bit_identical_vs_single, replicas_identical, timed_steps, hardware_threads,
+                  threads_used, on_gpu, placement, variants, best_bucket_bytes, best_bucket_step_us, one_bucket_step_us,
+                  bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met)
 
 }  // namespace dlsys::ddp

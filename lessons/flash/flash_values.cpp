@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/json_read.h"
+
 namespace dlsys::flash {
 
 namespace {
@@ -35,6 +37,80 @@ void write_example(nlohmann::ordered_json& j, const FlashWorkedExample& e) {
   for (std::size_t i = 0; i < e.kernel_output.size(); ++i)
     j[fmt::format("example_kernel_o_{}", i)] = e.kernel_output[i];
   j["example_kernel_max_diff"] = e.kernel_max_diff;
+}
+
+nlohmann::ordered_json example_object(const FlashWorkedExample& e) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const attention::OnlineSoftmaxStep& st : e.row.steps)
+    steps.push_back({{"first", st.first},
+                     {"count", st.count},
+                     {"m_tile", st.m_tile},
+                     {"l_tile", st.l_tile},
+                     {"z_tile", st.z_tile},
+                     {"m_old", st.m_old},
+                     {"l_old", st.l_old},
+                     {"alpha", st.alpha},
+                     {"beta", st.beta},
+                     {"m", st.m},
+                     {"l", st.l},
+                     {"z", st.z}});
+  nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
+  for (const KernelTileState& t : e.kernel_tiles) tiles.push_back({{"m", t.m}, {"l", t.l}, {"out", t.out}});
+  nlohmann::ordered_json j;
+  j["steps"] = std::move(steps);
+  j["o"] = e.row.o;
+  j["softmax_weights"] = e.softmax_weights;
+  j["plain_output"] = e.plain_output;
+  j["kernel_order"] = e.kernel_order;
+  j["kernel_output_normalised"] = e.kernel_output_normalised;
+  j["kernel_tiles"] = std::move(tiles);
+  j["kernel_output"] = e.kernel_output;
+  j["kernel_max_diff"] = e.kernel_max_diff;
+  return j;
+}
+
+void read_example_object(const nlohmann::ordered_json& j, FlashWorkedExample& e) {
+  nlohmann::ordered_json steps, tiles;
+  read_key(j, "steps", steps);
+  e.row.steps.assign(steps.size(), {});
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    attention::OnlineSoftmaxStep& st = e.row.steps[i];
+    const nlohmann::ordered_json& s = steps[i];
+    try {
+      read_key(s, "first", st.first);
+      read_key(s, "count", st.count);
+      read_key(s, "m_tile", st.m_tile);
+      read_key(s, "l_tile", st.l_tile);
+      read_key(s, "z_tile", st.z_tile);
+      read_key(s, "m_old", st.m_old);
+      read_key(s, "l_old", st.l_old);
+      read_key(s, "alpha", st.alpha);
+      read_key(s, "beta", st.beta);
+      read_key(s, "m", st.m);
+      read_key(s, "l", st.l);
+      read_key(s, "z", st.z);
+    } catch (const JsonKeyError& err) {
+      throw err.within(fmt::format("steps[{}]", i));
+    }
+  }
+  read_key(j, "o", e.row.o);
+  read_key(j, "softmax_weights", e.softmax_weights);
+  read_key(j, "plain_output", e.plain_output);
+  read_key(j, "kernel_order", e.kernel_order);
+  read_key(j, "kernel_output_normalised", e.kernel_output_normalised);
+  read_key(j, "kernel_tiles", tiles);
+  e.kernel_tiles.assign(tiles.size(), {});
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    try {
+      read_key(tiles[i], "m", e.kernel_tiles[i].m);
+      read_key(tiles[i], "l", e.kernel_tiles[i].l);
+      read_key(tiles[i], "out", e.kernel_tiles[i].out);
+    } catch (const JsonKeyError& err) {
+      throw err.within(fmt::format("kernel_tiles[{}]", i));
+    }
+  }
+  read_key(j, "kernel_output", e.kernel_output);
+  read_key(j, "kernel_max_diff", e.kernel_max_diff);
 }
 
 }  // namespace
@@ -76,6 +152,59 @@ void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
     j["time_ratio_flash_over_naive_min"] = c->time_ratio_flash_over_naive_min;
     if (c->scratch_ratio_naive_over_flash) j["scratch_ratio_naive_over_flash"] = *c->scratch_ratio_naive_over_flash;
     j["accuracy_rule_met"] = c->accuracy_rule_met;
+  }
+  // The whole worked example once more as one object, after the flat keys scripts read, so a recorded run can draw
+  // every step of it again.
+  if (m.example) j["worked_example"] = example_object(*m.example);
+}
+
+void from_json(const nlohmann::ordered_json& j, FlashTheory& t) {
+  read_key(j, "sram_elements", t.sram_elements);
+  read_key(j, "br", t.br);
+  read_key(j, "bc", t.bc);
+  read_key(j, "tr", t.tr);
+  read_key(j, "tc", t.tc);
+  read_key(j, "order", t.order);
+  read_key(j, "scale", t.scale);
+  read_key(j, "naive_scratch_bytes", t.naive_scratch_bytes);
+  read_key(j, "flash_scratch_bytes", t.flash_scratch_bytes);
+  read_key(j, "scratch_ratio", t.scratch_ratio);
+  read_key(j, "hbm_bytes_naive", t.hbm_bytes_naive);
+  read_key(j, "hbm_bytes_flash", t.hbm_bytes_flash);
+  read_key(j, "hbm_bytes_flash_fa1", t.hbm_bytes_flash_fa1);
+  read_key(j, "hbm_bytes_flash_fa2", t.hbm_bytes_flash_fa2);
+  read_key(j, "flops", t.flops);
+}
+
+void from_json(const nlohmann::ordered_json& j, FlashMeasured& m) {
+  m = FlashMeasured{};
+  for (const auto& [name, kernel] : {std::pair{"naive", &m.naive}, std::pair{"flash", &m.flash}}) {
+    if (!j.contains(fmt::format("{}_ms", name))) continue;
+    KernelMeasure k;
+    read_key(j, fmt::format("{}_ms", name), k.ms);
+    read_key(j, fmt::format("{}_ms_min", name), k.ms_min);
+    read_key(j, fmt::format("{}_ms_max", name), k.ms_max);
+    read_key(j, fmt::format("max_abs_err_{}", name), k.max_abs_err);
+    read_key(j, fmt::format("{}_peak_bytes", name), k.peak_bytes);
+    *kernel = k;
+  }
+  read_key_if_present(j, "hbm_bytes_flash_counted", m.hbm_bytes_flash_counted);
+  if (j.contains("time_ratio_flash_over_naive")) {
+    KernelComparison c;
+    read_key(j, "time_ratio_flash_over_naive", c.time_ratio_flash_over_naive);
+    read_key(j, "time_ratio_flash_over_naive_min", c.time_ratio_flash_over_naive_min);
+    read_key_if_present(j, "scratch_ratio_naive_over_flash", c.scratch_ratio_naive_over_flash);
+    read_key(j, "accuracy_rule_met", c.accuracy_rule_met);
+    m.comparison = c;
+  }
+  if (j.contains("worked_example")) {
+    FlashWorkedExample e;
+    try {
+      read_example_object(j.at("worked_example"), e);
+    } catch (const JsonKeyError& err) {
+      throw err.within("worked_example");
+    }
+    m.example = std::move(e);
   }
 }
 

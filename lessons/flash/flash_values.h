@@ -63,6 +63,8 @@ struct FlashMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const FlashTheory& theory);
+void from_json(const nlohmann::ordered_json& json, FlashTheory& theory);
 void to_json(nlohmann::ordered_json& json, const FlashMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, FlashMeasured& measured);
 
 }  // namespace dlsys::flash

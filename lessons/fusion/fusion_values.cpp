@@ -1,5 +1,7 @@
 #include "lessons/fusion/fusion_values.h"
 
+#include "engine/json_read.h"
+
 namespace dlsys::fusion {
 
 void to_json(nlohmann::ordered_json& j, const FusionTheory& t) {
@@ -28,6 +30,11 @@ void put(nlohmann::ordered_json& j, const std::string& key, const Timing& t) {
   j[key + "_us"] = t.us;
   j[key + "_us_min"] = t.min_us;
   j[key + "_us_max"] = t.max_us;
+}
+void get(const nlohmann::ordered_json& j, const std::string& key, Timing& t) {
+  read_key(j, key + "_us", t.us);
+  read_key(j, key + "_us_min", t.min_us);
+  read_key(j, key + "_us_max", t.max_us);
 }
 }  // namespace
 
@@ -62,6 +69,82 @@ void to_json(nlohmann::ordered_json& j, const FusionMeasured& m) {
   j["error_tolerance"] = m.error_tolerance;
   j["wrong"] = m.wrong;
   j["speedup_bar_met"] = m.speedup_bar_met ? 1 : 0;
+  // Written after the documented keys so a recorded run can be drawn again: each bias's times, and the chains'.
+  put(j, "unfused_broadcast", m.unfused_broadcast);
+  put(j, "fused_broadcast", m.fused_broadcast);
+  put(j, "unfused_full", m.unfused_full);
+  put(j, "fused_full", m.fused_full);
+  auto chains = nlohmann::ordered_json::array();
+  for (const ChainMeasure& c : m.chains) {
+    nlohmann::ordered_json row;
+    row["length"] = c.length;
+    put(row, "unfused", c.unfused);
+    put(row, "fused", c.fused);
+    chains.push_back(std::move(row));
+  }
+  j["chains"] = std::move(chains);
+}
+
+void from_json(const nlohmann::ordered_json& j, FusionTheory& t) {
+  read_key(j, "rows", t.rows);
+  read_key(j, "cols", t.cols);
+  read_key(j, "bias", t.bias);
+  read_key(j, "bytes_unfused", t.bytes_unfused);
+  read_key(j, "bytes_fused", t.bytes_fused);
+  read_key(j, "byte_ratio", t.byte_ratio);
+  read_key(j, "launches_unfused", t.launches_unfused);
+  read_key(j, "launches_fused", t.launches_fused);
+  read_key(j, "memory_ops_unfused", t.memory_ops_unfused);
+  read_key(j, "memory_ops_fused", t.memory_ops_fused);
+  read_key(j, "byte_ratio_broadcast", t.byte_ratio_broadcast);
+  read_key(j, "byte_ratio_full", t.byte_ratio_full);
+  read_key(j, "cos_accesses_unfused", t.cos_accesses_unfused);
+  read_key(j, "cos_accesses_fused", t.cos_accesses_fused);
+  read_key(j, "chain_lengths", t.chain_lengths);
+  read_key(j, "chain_bytes_per_element_unfused", t.chain_bytes_per_element_unfused);
+  read_key(j, "chain_bytes_per_element_fused", t.chain_bytes_per_element_fused);
+  read_key(j, "small_bytes", t.small_bytes);
+}
+
+void from_json(const nlohmann::ordered_json& j, ChainMeasure& c) {
+  read_key(j, "length", c.length);
+  get(j, "unfused", c.unfused);
+  get(j, "fused", c.fused);
+}
+
+void from_json(const nlohmann::ordered_json& j, FusionMeasured& m) {
+  read_key(j, "unfused_us", m.unfused_us);
+  read_key(j, "fused_us", m.fused_us);
+  read_key(j, "speedup", m.speedup);
+  read_key(j, "effective_gbps", m.effective_gbps);
+  read_key(j, "max_abs_err", m.max_abs_err);
+  get(j, "unfused", m.unfused);
+  get(j, "fused", m.fused);
+  read_key(j, "speedup_broadcast", m.speedup_broadcast);
+  read_key(j, "speedup_full", m.speedup_full);
+  read_key(j, "stream_copy_gbps", m.stream_copy_gbps);
+  read_key(j, "effective_fraction_of_stream", m.effective_fraction_of_stream);
+  get(j, "cos", m.cos);
+  get(j, "cos_cos_unfused", m.cos_cos_unfused);
+  get(j, "cos_cos_fused", m.cos_cos_fused);
+  get(j, "relu", m.relu);
+  get(j, "gelu", m.gelu);
+  read_key(j, "cos_cos_speedup", m.cos_cos_speedup);
+  read_key(j, "cos_cos_over_cos", m.cos_cos_over_cos);
+  read_key(j, "gelu_over_relu", m.gelu_over_relu);
+  get(j, "small_unfused", m.small_unfused);
+  get(j, "small_fused", m.small_fused);
+  get(j, "dispatch", m.dispatch);
+  read_key(j, "dispatch_what", m.dispatch_what);
+  read_key(j, "small_speedup", m.small_speedup);
+  read_key(j, "error_tolerance", m.error_tolerance);
+  read_key(j, "wrong", m.wrong);
+  read_flag_key(j, "speedup_bar_met", m.speedup_bar_met);
+  get(j, "unfused_broadcast", m.unfused_broadcast);
+  get(j, "fused_broadcast", m.fused_broadcast);
+  get(j, "unfused_full", m.unfused_full);
+  get(j, "fused_full", m.fused_full);
+  read_key(j, "chains", m.chains);
 }
 
 }  // namespace dlsys::fusion

@@ -68,6 +68,8 @@ struct FusionMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const FusionTheory& theory);
+void from_json(const nlohmann::ordered_json& json, FusionTheory& theory);
 void to_json(nlohmann::ordered_json& json, const FusionMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, FusionMeasured& measured);
 
 }  // namespace dlsys::fusion

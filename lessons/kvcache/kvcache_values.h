@@ -102,6 +102,36 @@ inline void to_json(nlohmann::ordered_json& nlohmann_json_j, const KvCacheTheory
   if (nlohmann_json_t.ridge_flop_per_byte == 0) nlohmann_json_j["decode_roofline_us"] = nullptr;
 }
 
+// Reads the theory back; the keys written as null (figures that need the weights, a datasheet GPU or the decode
+// shape) keep their struct defaults, as they were when written.
+inline bool kvcache_key_may_be_null(const std::string& key) {
+  for (const char* k : kWeightsDependentKeys)
+    if (key == k) return true;
+  for (const char* k : kRooflineKeys)
+    if (key == k) return true;
+  return false;
+}
+#define DLSYS_KVCACHE_FROM_ONE(field)                                                                              \
+  if (!(kvcache_key_may_be_null(#field) && nlohmann_json_j.contains(#field) && nlohmann_json_j[#field].is_null())) \
+    ::dlsys::read_key(nlohmann_json_j, #field, nlohmann_json_t.field);
+inline void from_json(const nlohmann::ordered_json& nlohmann_json_j, KvCacheTheory& nlohmann_json_t) {
+  NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(
+      DLSYS_KVCACHE_FROM_ONE, model, model_source, layers, heads, kv_heads, head_dim, sliding_window, window_layers,
+      kv_element_bits, bytes_per_token, bytes_per_token_mib, cached_tokens, kv_bytes, kv_gb, kv_gib, parameters,
+      weights_bytes, training_states_bytes, workspace_bytes, total_bytes, total_gb, total_gib, gpu_bytes, gpu_source,
+      fits, max_batch_fit, max_seq_fit, paged_block_tokens, paged_blocks_per_seq, paged_blocks, paged_waste_bytes,
+      reserve_tokens, reserved_bytes, reserve_waste_bytes, live_bytes_per_token, live_kv_bytes, live_flops_cached_last,
+      live_flops_uncached_last, live_flops_ratio_last, model_type))
+  NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(
+      DLSYS_KVCACHE_FROM_ONE, hidden_size, attention, cache_elements_per_layer_token, kv_lora_rank, qk_rope_head_dim,
+      per_head_kv_bytes, experts_routed, experts_per_token, experts_shared, active_parameters, tied_embeddings,
+      tied_embeddings_basis, parameter_layout, other_spellings, notes, weights_known, missing_keys, not_computed,
+      max_positions, max_seq_usable, max_seq_limited_by, gpu, gpu_name, gpu_peak_tflops, gpu_bandwidth_tbps,
+      ridge_flop_per_byte, gpu_spec_source, decode_known, decode_flops, decode_bytes, decode_intensity,
+      decode_weights_only_intensity, decode_bound, decode_roofline_us, prefill_intensity, prefill_bound))
+}
+#undef DLSYS_KVCACHE_FROM_ONE
+
 struct KvCacheMeasured {
   std::int64_t kv_allocated_bytes = 0;  // the ledger's peak for the cache
   bool kv_matches_formula = false;
@@ -118,9 +148,9 @@ struct KvCacheMeasured {
   double cached_gflops_last = 0, uncached_gflops_last = 0;
 };
 
-DLSYS_VALUES_TO_JSON(KvCacheMeasured, kv_allocated_bytes, kv_matches_formula, decode_us_cached, decode_us_cached_min,
-                     decode_us_cached_max, decode_us_uncached, decode_us_uncached_min, decode_us_uncached_max,
-                     last_step_repeats, speedup, speedup_bar, meets_bar, last_position, generate_us_cached,
-                     generate_us_uncached, tokens_match, max_abs_logit_diff, cached_gflops_last, uncached_gflops_last)
+DLSYS_VALUES_JSON(KvCacheMeasured, kv_allocated_bytes, kv_matches_formula, decode_us_cached, decode_us_cached_min,
+                  decode_us_cached_max, decode_us_uncached, decode_us_uncached_min, decode_us_uncached_max,
+                  last_step_repeats, speedup, speedup_bar, meets_bar, last_position, generate_us_cached,
+                  generate_us_uncached, tokens_match, max_abs_logit_diff, cached_gflops_last, uncached_gflops_last)
 
 }  // namespace dlsys::kvcache

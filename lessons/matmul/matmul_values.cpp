@@ -1,5 +1,7 @@
 #include "lessons/matmul/matmul_values.h"
 
+#include "engine/json_read.h"
+
 namespace dlsys::matmul {
 
 const VariantMeasure* MatmulMeasured::variant(const std::string& key) const {
@@ -52,6 +54,56 @@ void to_json(nlohmann::ordered_json& j, const MatmulMeasured& m) {
   j["max_rel_err"] = m.max_rel_err;
   j["error_tolerance"] = m.error_tolerance;
   j["wrong"] = m.wrong;
+}
+
+void from_json(const nlohmann::ordered_json& j, MatmulTheory& t) {
+  read_key(j, "mults", t.mults);
+  read_key(j, "adds", t.adds);
+  read_key(j, "flops", t.flops);
+  read_key(j, "exact_scalar_ops", t.exact_scalar_ops);
+  read_key(j, "bytes_naive", t.bytes_naive);
+  read_key(j, "bytes_tiled", t.bytes_tiled);
+  read_key(j, "bytes_minimum", t.bytes_minimum);
+  read_key(j, "intensity_naive", t.intensity_naive);
+  read_key(j, "intensity_tiled", t.intensity_tiled);
+  read_key(j, "intensity_minimum", t.intensity_minimum);
+  read_key(j, "tile", t.tile);
+  read_key(j, "slope", t.slope);
+  read_key_if_present(j, "peak_gflops", t.peak_gflops);
+  t.peak_source.clear();
+  if (t.peak_gflops) read_key(j, "peak_source", t.peak_source);
+  t.nominal_peak_gflops = 0;
+  t.nominal_peak_source.clear();
+  if (j.contains("nominal_peak_gflops")) {
+    read_key(j, "nominal_peak_gflops", t.nominal_peak_gflops);
+    read_key(j, "nominal_peak_source", t.nominal_peak_source);
+  }
+}
+
+void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
+  // The variants are the keys "<variant>_slope", in the order they ran.
+  m.variants.clear();
+  const std::string slope_suffix = "_slope";
+  for (const auto& [key, value] : j.items())
+    if (key.size() > slope_suffix.size() &&
+        key.compare(key.size() - slope_suffix.size(), std::string::npos, slope_suffix) == 0)
+      m.variants.push_back({.key = key.substr(0, key.size() - slope_suffix.size())});
+  for (VariantMeasure& v : m.variants) {
+    read_key(j, v.key + "_slope", v.slope);
+    read_key(j, v.key + "_slope_from_n", v.slope_from_n);
+    read_key(j, v.key + "_timed_calls_min", v.timed_calls_min);
+    read_key(j, v.key + "_gflops", v.gflops);
+    read_key(j, v.key + "_time_us", v.time_us);
+    read_key(j, v.key + "_time_min_us", v.time_min_us);
+    read_key(j, v.key + "_time_max_us", v.time_max_us);
+    read_key(j, v.key + "_percent_of_peak", v.percent_of_peak);
+    read_key(j, v.key + "_max_rel_err", v.max_rel_err);
+  }
+  read_key_if_present(j, "tiled_percent_of_blas", m.tiled_percent_of_blas);
+  read_key_if_present(j, "tiled_speedup_over_naive", m.tiled_speedup_over_naive);
+  read_key(j, "max_rel_err", m.max_rel_err);
+  read_key(j, "error_tolerance", m.error_tolerance);
+  read_key(j, "wrong", m.wrong);
 }
 
 }  // namespace dlsys::matmul

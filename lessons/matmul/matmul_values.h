@@ -45,6 +45,8 @@ struct MatmulMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const MatmulTheory& theory);
+void from_json(const nlohmann::ordered_json& json, MatmulTheory& theory);
 void to_json(nlohmann::ordered_json& json, const MatmulMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, MatmulMeasured& measured);
 
 }  // namespace dlsys::matmul

@@ -74,7 +74,10 @@ struct PipelineMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const ScheduleComparison& entry);
+void from_json(const nlohmann::ordered_json& json, ScheduleComparison& entry);
 void to_json(nlohmann::ordered_json& json, const PipelineTheory& theory);
+void from_json(const nlohmann::ordered_json& json, PipelineTheory& theory);
 void to_json(nlohmann::ordered_json& json, const PipelineMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, PipelineMeasured& measured);
 
 }  // namespace dlsys::pipeline_lesson

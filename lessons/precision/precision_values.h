@@ -97,6 +97,8 @@ struct PrecisionMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const PrecisionTheory& theory);
+void from_json(const nlohmann::ordered_json& json, PrecisionTheory& theory);
 void to_json(nlohmann::ordered_json& json, const PrecisionMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, PrecisionMeasured& measured);
 
 }  // namespace dlsys::precision

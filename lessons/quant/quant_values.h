@@ -76,6 +76,8 @@ struct QuantMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const QuantTheory& theory);
+void from_json(const nlohmann::ordered_json& json, QuantTheory& theory);
 void to_json(nlohmann::ordered_json& json, const QuantMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, QuantMeasured& measured);
 
 }  // namespace dlsys::quant

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::roofline {
 
 struct RooflineTheory {
@@ -56,6 +58,10 @@ struct RoofPoint {
   std::string traffic;         // how the bytes were counted
 };
 
+DLSYS_VALUES_JSON(StreamMeasure, kernel, gbps, gbps_median, time_us, time_min_us, time_max_us)
+DLSYS_VALUES_JSON(RoofPoint, id, label, name, flop, bytes, intensity, gflops, gflops_best, gflops_slowest, roof_gflops,
+                  percent_of_roof, max_rel_err, error_tolerance, traffic)
+
 struct RooflineMeasured {
   std::vector<StreamMeasure> stream;
   double stream_copy_gbps = 0, stream_scale_gbps = 0, stream_add_gbps = 0, stream_triad_gbps = 0;
@@ -93,6 +99,8 @@ struct RooflineMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const RooflineTheory& theory);
+void from_json(const nlohmann::ordered_json& json, RooflineTheory& theory);
 void to_json(nlohmann::ordered_json& json, const RooflineMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, RooflineMeasured& measured);
 
 }  // namespace dlsys::roofline

@@ -1,5 +1,7 @@
 #include "lessons/serving/serving_values.h"
 
+#include "engine/json_read.h"
+
 namespace dlsys::serving {
 
 void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
@@ -37,6 +39,43 @@ void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
   if (m.speculative) j["speculative"] = *m.speculative;
   j["device"] = m.device;
   if (m.cpu_match_fraction) j["cpu_match_fraction"] = *m.cpu_match_fraction;
+}
+
+void from_json(const nlohmann::ordered_json& j, ServingMeasured& m) {
+  read_key(j, "policy", m.policy);
+  read_key(j, "ttft_ms_p50", m.ttft_ms_p50);
+  read_key(j, "tpot_ms_p50", m.tpot_ms_p50);
+  read_key(j, "latency_ms_p50", m.latency_ms_p50);
+  read_key(j, "latency_ms_p99", m.latency_ms_p99);
+  read_key(j, "tokens_per_s", m.tokens_per_s);
+  read_key(j, "padding_fraction", m.padding_fraction);
+  read_key_if_present(j, "acceptance_rate", m.acceptance_rate);
+  read_key_if_present(j, "speculative_speedup", m.speculative_speedup);
+  read_key(j, "tokens_identical", m.tokens_identical);
+  read_key(j, "continuous_over_static", m.continuous_over_static);
+  read_key(j, "throughput_ratio_bar", m.throughput_ratio_bar);
+  read_key(j, "meets_throughput_bar", m.meets_throughput_bar);
+  read_key(j, "default_stream", m.default_stream);
+  read_key(j, "policies", m.policies);
+  read_key(j, "curve", m.curve);
+  read_key(j, "adaptive_knobs", m.adaptive_knobs);
+  read_key(j, "peak_gflops", m.peak_gflops);
+  read_key(j, "bandwidth_gbps", m.bandwidth_gbps);
+  read_key(j, "roofline", m.roofline);
+  read_key(j, "context_prompt", m.context_prompt);
+  read_key(j, "context_step_ms", m.context_step_ms);
+  read_key(j, "context_attended", m.context_attended);
+  read_key(j, "context_kv_bytes", m.context_kv_bytes);
+  read_key(j, "kv_budget_bytes", m.kv_budget_bytes);
+  read_key(j, "kv_bytes_per_token", m.kv_bytes_per_token);
+  read_key(j, "block_tokens", m.block_tokens);
+  read_key(j, "contiguous_fit", m.contiguous_fit);
+  read_key(j, "paged_fit", m.paged_fit);
+  read_key(j, "peak_kv_tokens_continuous", m.peak_kv_tokens_continuous);
+  read_key(j, "peak_kv_blocks_continuous", m.peak_kv_blocks_continuous);
+  read_key_if_present(j, "speculative", m.speculative);
+  read_key(j, "device", m.device);
+  read_key_if_present(j, "cpu_match_fraction", m.cpu_match_fraction);
 }
 
 }  // namespace dlsys::serving

@@ -33,12 +33,12 @@ struct ServingTheory {
   int draft_layers = 0, target_layers = 0, k = 0;
   double quiet_scale = 0;  // the target's later layers' output projections, scaled
 };
-DLSYS_VALUES_TO_JSON(ServingTheory, prefill_intensity, decode_intensity, decode_intensity_batch1,
-                     prefill_intensity_fp32, decode_intensity_fp32, decode_intensity_batch1_fp32, example_prompt,
-                     example_generated, example_first_attends, example_last_attends, example_bytes_per_token,
-                     example_first_kv_bytes, example_last_kv_bytes, parameters, matmul_parameters, weights_bytes,
-                     kv_bytes_per_token, token_matmul_flops, mean_output_tokens, expected_static_padding, draft_layers,
-                     target_layers, k, quiet_scale)
+DLSYS_VALUES_JSON(ServingTheory, prefill_intensity, decode_intensity, decode_intensity_batch1, prefill_intensity_fp32,
+                  decode_intensity_fp32, decode_intensity_batch1_fp32, example_prompt, example_generated,
+                  example_first_attends, example_last_attends, example_bytes_per_token, example_first_kv_bytes,
+                  example_last_kv_bytes, parameters, matmul_parameters, weights_bytes, kv_bytes_per_token,
+                  token_matmul_flops, mean_output_tokens, expected_static_padding, draft_layers, target_layers, k,
+                  quiet_scale)
 
 struct PolicyMeasured {
   std::string policy;
@@ -53,9 +53,9 @@ struct PolicyMeasured {
   std::int64_t peak_kv_tokens = 0;
   double span_s = 0;
 };
-DLSYS_VALUES_TO_JSON(PolicyMeasured, policy, rate, ttft_ms_p50, ttft_ms_p99, tpot_ms_p50, latency_ms_p50,
-                     latency_ms_p99, tokens_per_s, padding_fraction, padding_fraction_closed_form, generated_tokens,
-                     decode_steps, prefills, peak_batch, mean_rows_per_step, peak_kv_tokens, span_s)
+DLSYS_VALUES_JSON(PolicyMeasured, policy, rate, ttft_ms_p50, ttft_ms_p99, tpot_ms_p50, latency_ms_p50, latency_ms_p99,
+                  tokens_per_s, padding_fraction, padding_fraction_closed_form, generated_tokens, decode_steps,
+                  prefills, peak_batch, mean_rows_per_step, peak_kv_tokens, span_s)
 
 // Adaptive batching's knobs at a quarter of the rate (where batches fill slowly enough for the timer to matter).
 struct KnobPoint {
@@ -63,7 +63,7 @@ struct KnobPoint {
   double delay_ms = 0, rate = 0;
   double tokens_per_s = 0, latency_ms_p50 = 0, latency_ms_p99 = 0;
 };
-DLSYS_VALUES_TO_JSON(KnobPoint, max_batch, delay_ms, rate, tokens_per_s, latency_ms_p50, latency_ms_p99)
+DLSYS_VALUES_JSON(KnobPoint, max_batch, delay_ms, rate, tokens_per_s, latency_ms_p50, latency_ms_p99)
 
 // One point of step 1's roofline: a pass of the real model, timed.
 struct RooflinePoint {
@@ -74,7 +74,7 @@ struct RooflinePoint {
   double gflops = 0;          // matmul FLOP / time
   double roof_gflops = 0;     // min(peak, bandwidth x intensity) with this machine's ceilings
 };
-DLSYS_VALUES_TO_JSON(RooflinePoint, name, tokens, intensity_fp32, ms, gflops, roof_gflops)
+DLSYS_VALUES_JSON(RooflinePoint, name, tokens, intensity_fp32, ms, gflops, roof_gflops)
 
 struct SpeculativeMeasured {
   int k = 0, draft_layers = 0, target_layers = 0, requests = 0;
@@ -86,9 +86,9 @@ struct SpeculativeMeasured {
   double speculative_speedup = 0;
   bool identical = false;  // every request's tokens equal the target's own greedy tokens
 };
-DLSYS_VALUES_TO_JSON(SpeculativeMeasured, k, draft_layers, target_layers, requests, quiet_scale, acceptance_rate,
-                     tokens_per_target_pass, expected_tokens_per_pass, greedy_ms, speculative_ms, speculative_speedup,
-                     identical)
+DLSYS_VALUES_JSON(SpeculativeMeasured, k, draft_layers, target_layers, requests, quiet_scale, acceptance_rate,
+                  tokens_per_target_pass, expected_tokens_per_pass, greedy_ms, speculative_ms, speculative_speedup,
+                  identical)
 
 struct ServingMeasured {
   std::string policy;  // the chosen one; the keys below are its
@@ -123,5 +123,6 @@ struct ServingMeasured {
   std::optional<double> cpu_match_fraction;
 };
 void to_json(nlohmann::ordered_json& json, const ServingMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, ServingMeasured& measured);
 
 }  // namespace dlsys::serving

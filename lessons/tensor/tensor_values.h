@@ -90,6 +90,8 @@ struct TensorMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const TensorTheory& theory);
+void from_json(const nlohmann::ordered_json& json, TensorTheory& theory);
 void to_json(nlohmann::ordered_json& json, const TensorMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, TensorMeasured& measured);
 
 }  // namespace dlsys::tensor

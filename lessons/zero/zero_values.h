@@ -86,8 +86,12 @@ struct ZeroMeasured {
 };
 
 void to_json(nlohmann::ordered_json& json, const ZeroTheory& theory);
+void from_json(const nlohmann::ordered_json& json, ZeroTheory& theory);
 void to_json(nlohmann::ordered_json& json, const PeakBytes& peaks);
+void from_json(const nlohmann::ordered_json& json, PeakBytes& peaks);
 void to_json(nlohmann::ordered_json& json, const StageMeasured& stage);
+void from_json(const nlohmann::ordered_json& json, StageMeasured& stage);
 void to_json(nlohmann::ordered_json& json, const ZeroMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, ZeroMeasured& measured);
 
 }  // namespace dlsys::zero_lesson

@@ -123,6 +123,35 @@ expect 2 "is a device" run zero --set mode=theory --set config=/dev/zero
 printf '%s' '{"num_hidden_layers": 2, "num_attention_heads":' > "$tmp/zero_cut.json"
 expect 2 "not valid JSON" run zero --set mode=theory --set "config=$tmp/zero_cut.json"
 
+# Recorded runs opened again (--open-run, shot --open-run): only run files of this build's format, every key there.
+"$bin" run matmul "${small_matmul[@]}" --json "$tmp/run.json" >/dev/null
+edit_run() {  # edit_run OUT PYTHON-STATEMENT-ON-d
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2; json.dump(d, open(sys.argv[3], 'w'))" \
+    "$tmp/run.json" "" "$1"
+}
+edit_run "$tmp/run_future.json" "d['recorded']['format_version'] = 99"
+edit_run "$tmp/run_unrecorded.json" "del d['recorded']"
+edit_run "$tmp/run_missing.json" "del d['measured']['wrong']"
+edit_run "$tmp/run_kind.json" "d['series'][0]['points'][0][1] = 'fast'"
+edit_run "$tmp/run_lesson.json" "d['lesson'] = 'teleport'"
+edit_run "$tmp/run_param.json" "d['params']['m'] = '-5'"
+echo '{"lesson": "matmul", "step": 2, "params": {}}' > "$tmp/state.json"
+expect 2 "format version 99 is not understood by this build" --open-run "$tmp/run_future.json"
+expect 2 "understood: 1" shot --open-run "$tmp/run_future.json" -o "$tmp/x.png"
+expect 2 "is not a recorded run" --open-run "$tmp/run_unrecorded.json"
+expect 2 "is not a recorded run" --open-run "$tmp/state.json"
+expect 2 "measured.wrong: missing" --open-run "$tmp/run_missing.json"
+expect 2 "series[0].points[0][1]: expected a number" shot --open-run "$tmp/run_kind.json" -o "$tmp/x.png"
+expect 2 "unknown lesson 'teleport'" --open-run "$tmp/run_lesson.json"
+expect 2 "run file '$tmp/run_param.json'" --open-run "$tmp/run_param.json"
+expect 2 "is a pipe (FIFO)" --open-run "$tmp/fifo.json"
+expect 2 "nesting deeper than 100 levels" --open-run "$tmp/deep_state.json"
+expect 2 "cannot be combined with --open, --lesson or --set" --open-run "$tmp/run.json" --lesson matmul
+expect 2 "--set, --quick and --backend do not apply" shot --open-run "$tmp/run.json" --set m=4 -o "$tmp/x.png"
+expect 2 "is a run of lesson 'matmul'" shot zero --open-run "$tmp/run.json" -o "$tmp/x.png"
+expect 2 "shot needs a LESSON to run, or --open-run FILE" shot -o "$tmp/x.png"
+expect 2 "no display" --open-run "$tmp/run.json"  # a good file: refused only for want of a display here
+
 # No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
 # The limit is what the process needs to start (large with the CUDA libraries mapped, small without them) plus
 # 200 MB: 63 rank threads with 8 MiB stacks do not fit in that.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A recorded run draws exactly as the live run it came from: `shot LESSON --quick --json FILE` renders a run and saves
+# it, `shot --open-run FILE` renders the saved run again, and the two PNGs must be identical byte for byte. The second
+# render leaves out the line saying where the run was recorded (--no-recorded-label): that line sits above the view
+# and moves everything below it down, so with it no pixel below would line up, and a comparison that skipped the
+# moved part would skip the view itself. A third render with the label checks the label is there, in its band.
+# Then a run recorded on an H100 (tests/data, CUDA and its device name) opens here without a GPU and draws.
+#   recorded_runs.sh DLSYS_LAB PNG_CHECK OUT_DIR DATA_DIR
+set -u
+bin=$1 png_check=$2 out=$3 data=$4
+mkdir -p "$out"
+fail=0
+info_band=(--color 22344e --region 0.41,0.08,1,0.2 --min-pixels 15000)  # the dark theme's note colour (info_color)
+
+# One lesson per kind of view: plots (matmul), the ring's step record and busbw plots (allreduce), timelines
+# (schedules), per-rank memory tables (zero).
+for spec in matmul:2 allreduce:4 schedules:3 zero:3; do
+  lesson=${spec%%:*} step=${spec##*:}
+  live=$out/recorded-$lesson-live.png again=$out/recorded-$lesson-again.png labelled=$out/recorded-$lesson-label.png
+  if ! "$bin" shot "$lesson" --quick --step "$step" --json "$out/recorded-$lesson.json" -o "$live" >/dev/null ||
+    ! "$bin" shot --open-run "$out/recorded-$lesson.json" --step "$step" --no-recorded-label -o "$again" >/dev/null ||
+    ! "$bin" shot --open-run "$out/recorded-$lesson.json" --step "$step" -o "$labelled" >/dev/null; then
+    echo "FAIL: $lesson: a shot failed"; fail=1; continue
+  fi
+  if cmp -s "$live" "$again"; then
+    echo "ok:   $lesson step $step: the recorded run renders the same pixels as the live run"
+  else
+    echo "FAIL: $lesson step $step: $again differs from $live"; fail=1
+  fi
+  "$png_check" "$labelled" --size 1600x900 "${info_band[@]}" || { echo "FAIL: $lesson: no recorded-run label"; fail=1; }
+done
+
+# Recorded on an H100 (CUDA, NVIDIA H100 80GB HBM3), opened on a machine with no GPU.
+for step in 1 4 5 6; do
+  png=$out/recorded-h100-allreduce-$step.png
+  if ! "$bin" shot --open-run "$data/h100-allreduce-run.json" --step "$step" -o "$png" >/dev/null; then
+    echo "FAIL: the H100 run does not render step $step"; fail=1; continue
+  fi
+  "$png_check" "$png" --size 1600x900 --min-colors 200 "${info_band[@]}" ||
+    { echo "FAIL: the H100 run's step $step lacks its label"; fail=1; }
+done
+exit $fail

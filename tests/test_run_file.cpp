@@ -1,0 +1,114 @@
+// A run written as JSON reads back as the lesson's own typed values, for every lesson: writing what was read gives
+// the same JSON again, byte for byte. Broken files are refused with the key's path or the versions understood.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/errors.h"
+#include "engine/json_io.h"
+#include "lessons/common/run_lesson.h"
+#include "lessons/registry.h"
+#include "lessons/run_file.h"
+
+using namespace dlsys;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json run_quick(const std::string& id, const std::vector<std::string>& sets = {}) {
+  const Lesson& lesson = find_lesson(id);
+  RunControl control;
+  const ParamValues params = parse_lesson_params(lesson, sets, BackendKind::Cpu, true);
+  // Through text, as a file carries it: doubles must survive the printing and the parsing.
+  return parse_ordered_json_input(dump_json_text(to_json(run_lesson(lesson, params, BackendKind::Cpu, control)), 2),
+                                  "test");
+}
+
+bool is_plain_json(const std::shared_ptr<const LessonValues>& values) { return values_as<json>(values) != nullptr; }
+
+void check_round_trip(const json& written, const std::string& what) {
+  INFO(what);
+  const RunResult read = run_from_json(written, "test");
+  CHECK_FALSE(is_plain_json(read.theory));
+  CHECK_FALSE(is_plain_json(read.measured));
+  CHECK(read.measured != nullptr);
+  CHECK(read.recorded.has_value());
+  const std::string again = dump_json_text(to_json(read), 2);
+  const std::string first = dump_json_text(written, 2);
+  CHECK(again.size() == first.size());
+  if (again != first) {
+    // The first differing line says which value did not come back.
+    std::size_t at = 0;
+    while (at < again.size() && at < first.size() && again[at] == first[at]) ++at;
+    const std::size_t from = first.rfind('\n', at) == std::string::npos ? 0 : first.rfind('\n', at);
+    FAIL_CHECK("differs near: " << first.substr(from, 160) << "\nread back as: " << again.substr(from, 160));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every lesson's quick run reads back from its JSON as typed values that write the same JSON") {
+  for (const Lesson* lesson : all_lessons()) check_round_trip(run_quick(lesson->id()), lesson->id());
+}
+
+TEST_CASE("the worked examples read back too (tensor's 4x4 split, flash's two tiles)") {
+  check_round_trip(run_quick("tensor", {"example=course"}), "tensor example=course");
+  check_round_trip(run_quick("flash", {"example=two_tiles"}), "flash example=two_tiles");
+}
+
+TEST_CASE("a run file with a key missing or of the wrong kind is refused with the key's path") {
+  const json good = run_quick("allreduce");
+  json missing = good;
+  missing["measured"]["sweep"][1].erase("busbw_gbps");
+  CHECK_THROWS_WITH_AS(run_from_json(missing, "run file 'x'"),
+                       doctest::Contains("measured.sweep[1].busbw_gbps: missing"), BadInput);
+  json wrong_kind = good;
+  wrong_kind["measured"]["wrong"] = "none";
+  CHECK_THROWS_WITH_AS(run_from_json(wrong_kind, "run file 'x'"),
+                       doctest::Contains("measured.wrong: expected an integer"), BadInput);
+  json bad_series = good;
+  bad_series["series"][0].erase("name");
+  CHECK_THROWS_WITH_AS(run_from_json(bad_series, "run file 'x'"), doctest::Contains("series[0].name: missing"),
+                       BadInput);
+  json bad_span = run_quick("schedules");
+  bad_span["timeline"][0]["spans"][2]["start"] = "soon";
+  CHECK_THROWS_WITH_AS(run_from_json(bad_span, "run file 'x'"),
+                       doctest::Contains("timeline[0].spans[2].start: expected a number"), BadInput);
+}
+
+TEST_CASE("a run file of another format version, without a record, or of an unknown lesson is refused") {
+  const json good = run_quick("zero");
+  json future = good;
+  future["recorded"]["format_version"] = kRunFileFormatVersion + 1;
+  const std::string understood = "understood: " + understood_run_format_versions();
+  CHECK_THROWS_WITH_AS(run_from_json(future, "run file 'x'"), doctest::Contains(understood.c_str()), BadInput);
+  json unrecorded = good;
+  unrecorded.erase("recorded");
+  CHECK_THROWS_WITH_AS(run_from_json(unrecorded, "run file 'x'"), doctest::Contains("not a recorded run"), BadInput);
+  const json state = {{"lesson", "zero"}, {"step", 1}, {"params", json::object()}};
+  CHECK_THROWS_WITH_AS(run_from_json(state, "run file 'x'"), doctest::Contains("not a recorded run"), BadInput);
+  json unknown = good;
+  unknown["lesson"] = "teleport";
+  CHECK_THROWS_WITH_AS(run_from_json(unknown, "run file 'x'"), doctest::Contains("unknown lesson 'teleport'"),
+                       BadInput);
+}
+
+TEST_CASE("every run records where, when and by which version it was made") {
+  const json written = run_quick("fusion");
+  REQUIRE(written.contains("recorded"));
+  const json& recorded = written["recorded"];
+  CHECK(recorded["format_version"] == kRunFileFormatVersion);
+  CHECK(recorded["lab_version"] == lab_version());
+  CHECK_FALSE(recorded["host"].get<std::string>().empty());
+  const std::string date = recorded["date_utc"];
+  REQUIRE(date.size() == 20);
+  CHECK(date[4] == '-');
+  CHECK(date[10] == 'T');
+  CHECK(date.back() == 'Z');
+  // The keys other tools read keep their places; the record comes last.
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : written.items()) keys.push_back(key);
+  CHECK(keys == std::vector<std::string>{"lesson", "backend", "params", "theory", "measured", "series", "timeline",
+                                         "memory", "recorded"});
+}
