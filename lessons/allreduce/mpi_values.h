@@ -51,5 +51,8 @@ struct AllreduceProcessesMeasured {
 
 void to_json(nlohmann::ordered_json& json, const ProcessRow& row);
 void to_json(nlohmann::ordered_json& json, const AllreduceProcessesMeasured& measured);
+// Read back from a recorded run (`dlsys-lab --open-run FILE.json`); a missing or mistyped key throws JsonKeyError.
+void from_json(const nlohmann::ordered_json& json, ProcessRow& row);
+void from_json(const nlohmann::ordered_json& json, AllreduceProcessesMeasured& measured);
 
 }  // namespace dlsys::allreduce

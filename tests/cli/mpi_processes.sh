@@ -62,6 +62,14 @@ run_ok() {  # run_ok RANKS OP
   echo "ok:   mpirun -np $ranks ... op=$op: every row #wrong 0, MPI peers present"
 }
 run_ok 2 allreduce
+# The recorded run opens in the window's renderer (the measured step draws the processes' rows).
+measured_step=$(grep -n '^## Step ' "$(dirname "$0")/../../assets/lessons/allreduce.md" | grep -n 'Step measured:' | cut -d: -f1)
+shot_err=$("$bin" shot --open-run "$tmp/run.json" --step "${measured_step:-6}" -o "$tmp/processes.png" 2>&1 >/dev/null)
+case $? in
+  0) echo "ok:   shot --open-run of the mpirun recording draws its measured step" ;;
+  *) if [[ "$shot_err" == *"this build has no GUI"* ]]; then echo "skip: shot (no GUI in this build)"
+     else echo "FAIL: shot --open-run of the mpirun recording: $shot_err"; fail=1; fi ;;
+esac
 run_ok 3 allreduce
 run_ok 3 reduce_scatter
 run_ok 2 all_gather
