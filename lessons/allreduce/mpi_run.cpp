@@ -342,6 +342,13 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
           "parameter 'algo': value '{}' is not allowed with launcher=mpi on cuda; allowed: library (NCCL across "
           "processes, one GPU each); for the lab's ring over MPI pass --backend cpu",
           p.text("algo")));
+    // NCCL refuses two ranks on one GPU ("invalid usage" from ncclCommInitRank): said here, before anything starts.
+    const int gpus = cuda_status().device_count;
+    if (gpus < w->local_size)
+      throw BadInput(fmt::format(
+          "parameter 'launcher': value 'mpi' on cuda needs one GPU per rank, and this host runs {} ranks on {} GPU{}; "
+          "start at most {} rank{} per host (or pass --backend cpu)",
+          w->local_size, gpus, gpus == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s"));
     if (p.text("op") != "allreduce")
       throw BadInput(fmt::format(
           "parameter 'op': value '{}' is not allowed with launcher=mpi on cuda; allowed: allreduce", p.text("op")));
