@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "app/cli/lesson_help.h"
+#include "app/cli/mpi_run_command.h"
 #include "app/cli/option_checks.h"
 #include "app/cli/report.h"
 #include "app/cli/run_guarded.h"
@@ -79,7 +80,25 @@ struct RunOptions {
   std::string csv_path;
 };
 
+// The report on stdout (unless --json goes there), then --json and --csv.
+void write_run_outputs(const Lesson& lesson, const RunResult& result, const RunOptions& o, std::ostream& out) {
+  const bool json_to_stdout = o.json_path == "-";
+  if (!json_to_stdout) out << format_run_report(result) << lesson.text_report(result);
+  if (!json_to_stdout) check_stream_written(out, "stdout");
+  if (!o.json_path.empty() && !o.csv_path.empty() && o.json_path != "-" && o.csv_path != "-") {
+    write_files_checked({{o.json_path, dump_json_text(to_json(result), 2) + "\n"}, {o.csv_path, to_csv(result)}});
+    return;
+  }
+  if (!o.json_path.empty()) write_text_output(o.json_path, dump_json_text(to_json(result), 2) + "\n", out);
+  if (!o.csv_path.empty()) write_text_output(o.csv_path, to_csv(result), out);
+}
+
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  // Ranks as processes (under mpirun): this process is one rank, and rank 0 alone writes what the run measured.
+  if (asks_for_processes(o.sets))
+    return run_as_mpi_rank(
+        {o.lesson, o.sets, o.quick, o.backend},
+        [&](const Lesson& lesson, const RunResult& result) { write_run_outputs(lesson, result, o, out); }, err);
   const Lesson& lesson = find_lesson(o.lesson);
   const BackendKind backend = backend_for(lesson, o.backend);
   const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
@@ -90,15 +109,7 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   });
   const RunResult result = run_lesson(lesson, params, backend, control);
   if (show_progress) err << "\r" << std::string(68, ' ') << "\r" << std::flush;
-  const bool json_to_stdout = o.json_path == "-";
-  if (!json_to_stdout) out << format_run_report(result) << lesson.text_report(result);
-  if (!json_to_stdout) check_stream_written(out, "stdout");
-  if (!o.json_path.empty() && !o.csv_path.empty() && o.json_path != "-" && o.csv_path != "-") {
-    write_files_checked({{o.json_path, dump_json_text(to_json(result), 2) + "\n"}, {o.csv_path, to_csv(result)}});
-    return 0;
-  }
-  if (!o.json_path.empty()) write_text_output(o.json_path, dump_json_text(to_json(result), 2) + "\n", out);
-  if (!o.csv_path.empty()) write_text_output(o.csv_path, to_csv(result), out);
+  write_run_outputs(lesson, result, o, out);
   return 0;
 }
 

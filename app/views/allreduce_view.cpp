@@ -12,6 +12,7 @@
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
+#include "app/views/allreduce_processes_panel.h"
 #include "app/views/view.h"
 #include "engine/units.h"
 #include "lessons/allreduce/allreduce_steps.h"
@@ -363,6 +364,8 @@ SweepTable sweep_table(const allreduce::AllreduceMeasured& m) {
 }
 
 void draw_measured_step(const ViewContext& ctx) {
+  if (const auto* processes = ctx.result ? ctx.result->measured_as<allreduce::AllreduceProcessesMeasured>() : nullptr)
+    return draw_allreduce_processes_measured(ctx, *processes);
   const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
   if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling at each size");
   const allreduce::AllreduceSteps* steps = steps_of(ctx);

@@ -12,6 +12,7 @@
 #include "lessons/allreduce/allreduce_measured.h"
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
+#include "lessons/allreduce/mpi_run.h"
 
 namespace dlsys {
 
@@ -101,6 +102,13 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .max = 64.0 * 1048576,
        .unit = "bytes",
        .help = "messages travel in segments of this size, so reducing one overlaps sending the next"},
+      {.key = "launcher",
+       .label = "ranks are",
+       .type = ParamType::Choice,
+       .default_text = "threads",
+       .choices = {"threads", "mpi"},
+       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
+               "of processes: leave it out, or give that number)"},
   };
 }
 
@@ -198,6 +206,7 @@ void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const 
   whole_floats("bytes", p.text("bytes"), p.real("bytes"));
   for (double s : p.list("sizes")) whole_floats("sizes", p.text("sizes"), s);
   whole_floats("segment", p.text("segment"), p.real("segment"));
+  if (p.text("launcher") == "mpi") return allreduce::check_process_run(p, backend);
   // What a backend cannot run, or what would not fit, is refused here, before any buffer is made.
   if (backend == BackendKind::Cuda && is_crossbar_algorithm(p.text("algo")))
     throw BadInput(fmt::format(
@@ -229,8 +238,13 @@ std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p)
   return allreduce::make_steps(p, op_of(p));
 }
 
+std::vector<std::string> AllreduceLesson::process_launch_params(int world_size, bool quick) const {
+  return allreduce::process_launch_params(world_size, quick);
+}
+
 RunResult AllreduceLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
+  if (p.text("launcher") == "mpi") return allreduce::run_over_processes(*this, ctx);
   const int n = static_cast<int>(p.integer("n"));
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   const allreduce::BenchConfig config = bench_config(p);

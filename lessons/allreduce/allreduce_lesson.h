@@ -17,6 +17,7 @@ class AllreduceLesson final : public Lesson {
   void validate(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };

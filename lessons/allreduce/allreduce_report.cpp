@@ -3,6 +3,7 @@
 
 #include "engine/units.h"
 #include "lessons/allreduce/allreduce_lesson.h"
+#include "lessons/allreduce/mpi_report.h"
 
 namespace dlsys {
 
@@ -16,6 +17,8 @@ std::string param(const RunResult& r, const char* key) {
 }  // namespace
 
 std::string AllreduceLesson::text_report(const RunResult& r) const {
+  if (const auto* processes = r.measured_as<allreduce::AllreduceProcessesMeasured>())
+    return allreduce::processes_report(*processes);
   const auto* t = r.theory_as<allreduce::AllreduceTheory>();
   const auto* m = r.measured_as<allreduce::AllreduceMeasured>();
   if (t == nullptr || m == nullptr) return {};

@@ -33,6 +33,10 @@ class Lesson {
   virtual std::vector<ParamSpec> params() const = 0;
   // Small sizes and one repeat (`--quick`): every step draws from a real run within seconds, for demos and tests.
   virtual std::vector<std::string> quick_params() const { return {}; }
+  // Assignments a run with one rank per process (`--set launcher=mpi` under mpirun) starts from, after the quick
+  // parameters and before the user's: e.g. the rank count from the world size. Only lessons with a `launcher`
+  // parameter have any.
+  virtual std::vector<std::string> process_launch_params(int /*world_size*/, bool /*quick*/) const { return {}; }
   // The one place a lesson turns parameters away, before any run starts (the GUI calls it before it starts the worker):
   // checks across several parameters (each alone is checked by its spec), what the chosen backend cannot run, and
   // what would not fit in memory. Throws BadInput.

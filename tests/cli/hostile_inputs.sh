@@ -174,4 +174,9 @@ else
     echo "FAIL: rank threads under ulimit -v $((start_kb + 200000)) -> exit $got, stderr: ${err:0:400}"; fail=1
   else echo "ok:   rank threads under ulimit -v -> exit 3"; fi
 fi
+
+# Ranks as processes asked for where no MPI launcher started the process (or the build has no MPI): refused, and the
+# message says how to start it.
+expect 2 "parameter 'launcher': value 'mpi'" run allreduce --set launcher=mpi --set sizes=4 --set bytes=4
+expect 2 "parameter 'launcher': value 'process' is not allowed" run allreduce --set launcher=process
 exit $fail

@@ -1,0 +1,32 @@
+#pragma once
+// `run LESSON --set launcher=mpi` under mpirun or srun: this process is one rank of the MPI world. Every rank parses
+// and checks its own command line, the ranks agree that they were all given the same parameters, all run the lesson
+// together, and rank 0 alone prints the report and writes --json/--csv. A rank that meets bad input or a failure
+// ends every rank with the same exit code, and rank 0 says which rank and why.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/run_result.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys {
+
+// Whether the assignments ask for ranks as processes (the last `launcher=` one says `mpi`) and the build has MPI.
+// Without MPI in the build the ordinary run refuses the parameter itself, with the reason.
+bool asks_for_processes(const std::vector<std::string>& assignments);
+
+struct ProcessRunRequest {
+  std::string lesson;
+  std::vector<std::string> assignments;
+  bool quick = false;
+  std::string backend = "auto";
+};
+
+// Returns the exit code every rank ends with. `write_outputs` runs on rank 0 only (it may throw BadInput or
+// RunFailure, which every rank then ends with). Throws BadInput before MPI_Init when no launcher started the process.
+int run_as_mpi_rank(const ProcessRunRequest& request,
+                    const std::function<void(const Lesson&, const RunResult&)>& write_outputs, std::ostream& err);
+
+}  // namespace dlsys

@@ -1,0 +1,66 @@
+#pragma once
+// Ranks as processes: the MPI world a command runs in when a lesson's `launcher` parameter is `mpi`. Only `run` on
+// the command line opens a session (MPI_Init), and only when asked to; the GUI never does. Without MPI in the build
+// (mpi_world_none.cpp) nothing here links MPI: built_with_mpi() is false and opening a session throws BadInput.
+//
+// Every function below that takes no rank is collective: all ranks of the world call it, in the same order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlsys::mpi {
+
+bool built_with_mpi();
+
+// Which launcher started this process, read from the environment before MPI_Init ("Open MPI mpirun (OMPI_...)",
+// "PMI (srun or MPICH)", ...); empty when none did (a plain start, where launcher=mpi is refused).
+std::string launcher_in_environment();
+
+struct World {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;              // among the ranks on this host (MPI_COMM_TYPE_SHARED)
+  int local_size = 1;              // ranks on this host
+  std::vector<std::string> hosts;  // distinct host names, in rank order
+  std::string library;             // the first line of MPI_Get_library_version
+};
+
+// MPI_Init on construction, MPI_Finalize on destruction; one per process. Throws BadInput without MPI in the build.
+class Session {
+ public:
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  const World& world() const;
+};
+
+// The world of the open session, or nullptr when none is open (threads as ranks).
+const World* world();
+
+void barrier();
+double max_over_ranks(double value);
+std::int64_t sum_over_ranks(std::int64_t value);
+// The sum over the ranks on this host (e.g. the cores they kept busy), on each of them.
+double sum_over_host_ranks(double value);
+// Rank `root`'s text, on every rank.
+std::string broadcast_text(const std::string& text, int root);
+// Rank 0's bytes, on every rank (e.g. an ncclUniqueId).
+void broadcast_bytes(void* data, std::size_t bytes);
+
+// What the ranks agree on after each reported how its part went: the exit code (the largest), and the lowest
+// failing rank with its message. Once a failure is agreed, every rank knows and failure_agreed() turns true, so an
+// exception thrown because of it can end each rank with the same code instead of aborting the job.
+struct Agreement {
+  int code = 0;
+  int rank = -1;
+  std::string message;
+};
+Agreement agree(int code, const std::string& message);
+bool failure_agreed();
+
+// Ends every rank at once with `code` (MPI_Abort): for a failure on one rank while the others wait inside a
+// collective, where agreeing is no longer possible.
+[[noreturn]] void abort_all(int code);
+
+}  // namespace dlsys::mpi

@@ -1,0 +1,158 @@
+// NCCL between processes (nccl_processes.h): one rank per process on device local_rank mod the GPUs it sees, one
+// communicator per process from rank 0's unique id (ncclCommInitRank), ncclAllReduce timed with CUDA events on the
+// rank's own stream. Inputs are inputs.h's values, filled on the device, so every rank checks its own result.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/collectives/inputs.h"
+#include "kernels/collectives/nccl_processes.h"
+#include "kernels/common/cuda/cuda_check.h"
+#if DLSYS_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace dlsys::collectives::cuda {
+
+#define CHECK_CUDA(call) DLSYS_CUDA_CHECK(call)
+
+#if DLSYS_HAVE_NCCL
+#define CHECK_NCCL(call)                                                                                     \
+  do {                                                                                                       \
+    const ncclResult_t status_ = (call);                                                                     \
+    if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
+  } while (0)
+
+namespace {
+
+__global__ void fill_rank_inputs(float* send, int rank, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    send[i] = input_value(rank, i);
+}
+
+__global__ void fill_value(float* out, float value, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = value;
+}
+
+unsigned grid_for(std::int64_t count) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 4096));
+}
+
+}  // namespace
+
+struct NcclProcessRank::Impl {
+  int rank = 0;
+  int device = 0;
+  std::string description;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  float* send = nullptr;
+  float* recv = nullptr;
+  ncclComm_t comm = nullptr;
+
+  ~Impl() {
+    cudaSetDevice(device);
+    if (comm) ncclCommDestroy(comm);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+    cudaFree(send);
+    cudaFree(recv);
+  }
+};
+
+NcclProcessRank::NcclProcessRank(int rank, int local_rank, std::int64_t max_count) : impl_(std::make_unique<Impl>()) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    throw RunFailure(fmt::format("rank {}: no CUDA device answers in this process", rank));
+  }
+  Impl& me = *impl_;
+  me.device = local_rank % devices;
+  CHECK_CUDA(cudaSetDevice(me.device));
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, me.device));
+  me.description = fmt::format("{} (device {} of {} on rank 0's host)", prop.name, me.device, devices);
+  CHECK_CUDA(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaEventCreate(&me.start));
+  CHECK_CUDA(cudaEventCreate(&me.stop));
+  const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(max_count, 1)) * sizeof(float);
+  CHECK_CUDA(cudaMalloc(&me.send, bytes));
+  CHECK_CUDA(cudaMalloc(&me.recv, bytes));
+  fill_rank_inputs<<<grid_for(max_count), 256, 0, me.stream>>>(me.send, rank, max_count);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaStreamSynchronize(me.stream));
+  me.rank = rank;
+}
+
+void NcclProcessRank::join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0) {
+  Impl& me = *impl_;
+  CHECK_CUDA(cudaSetDevice(me.device));
+  // Rank 0 sends the id with whether it could make one, so a failure there ends every rank instead of leaving the
+  // others waiting in ncclCommInitRank.
+  struct {
+    ncclUniqueId id;
+    int made;
+    char why[200];
+  } message{};
+  if (me.rank == 0) {
+    const ncclResult_t status = ncclGetUniqueId(&message.id);
+    message.made = status == ncclSuccess;
+    if (!message.made) fmt::format_to_n(message.why, sizeof(message.why) - 1, "{}", ncclGetErrorString(status));
+  }
+  broadcast_from_rank0(&message, sizeof(message));
+  if (!message.made) throw RunFailure(fmt::format("ncclGetUniqueId failed on rank 0: {}", message.why));
+  CHECK_NCCL(ncclCommInitRank(&me.comm, n_ranks, message.id, me.rank));
+}
+
+NcclProcessRank::~NcclProcessRank() = default;
+
+double NcclProcessRank::time_all_reduce_us(std::int64_t count, int calls) {
+  Impl& me = *impl_;
+  CHECK_CUDA(cudaSetDevice(me.device));
+  CHECK_CUDA(cudaEventRecord(me.start, me.stream));
+  for (int i = 0; i < calls; ++i)
+    CHECK_NCCL(
+        ncclAllReduce(me.send, me.recv, static_cast<std::size_t>(count), ncclFloat, ncclSum, me.comm, me.stream));
+  CHECK_CUDA(cudaEventRecord(me.stop, me.stream));
+  CHECK_CUDA(cudaEventSynchronize(me.stop));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, me.start, me.stop));
+  return double(ms) * 1e3;
+}
+
+void NcclProcessRank::checked_all_reduce(std::int64_t count, float* host_result) {
+  Impl& me = *impl_;
+  CHECK_CUDA(cudaSetDevice(me.device));
+  // Poisoned first, so an element NCCL never wrote counts as wrong.
+  fill_value<<<grid_for(count), 256, 0, me.stream>>>(me.recv, std::numeric_limits<float>::quiet_NaN(), count);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_NCCL(ncclAllReduce(me.send, me.recv, static_cast<std::size_t>(count), ncclFloat, ncclSum, me.comm, me.stream));
+  CHECK_CUDA(cudaMemcpyAsync(host_result, me.recv, static_cast<std::size_t>(count) * sizeof(float),
+                             cudaMemcpyDeviceToHost, me.stream));
+  CHECK_CUDA(cudaStreamSynchronize(me.stream));
+}
+
+std::string NcclProcessRank::device_description() const { return impl_->description; }
+
+#else  // CUDA without NCCL: the rest of the CUDA backend works, this path says why it cannot.
+
+struct NcclProcessRank::Impl {};
+[[noreturn]] static void no_nccl() {
+  throw RunFailure(
+      "this build has CUDA but no NCCL (nccl.h and libnccl were not found): NCCL across processes is absent");
+}
+NcclProcessRank::NcclProcessRank(int, int, std::int64_t) { no_nccl(); }
+void NcclProcessRank::join(int, const std::function<void(void*, std::size_t)>&) { no_nccl(); }
+NcclProcessRank::~NcclProcessRank() = default;
+double NcclProcessRank::time_all_reduce_us(std::int64_t, int) { return 0; }
+void NcclProcessRank::checked_all_reduce(std::int64_t, float*) {}
+std::string NcclProcessRank::device_description() const { return {}; }
+
+#endif
+
+}  // namespace dlsys::collectives::cuda

@@ -1,0 +1,16 @@
+// Built when the build has no MPI: the lesson refuses launcher=mpi before it could get here.
+#include "engine/errors.h"
+#include "kernels/collectives/mpi_collectives.h"
+
+namespace dlsys::collectives::mpi {
+
+namespace {
+[[noreturn]] void no_mpi() { throw RunFailure("this build has no MPI: the ranks-as-processes collectives are absent"); }
+}  // namespace
+
+void ring(Op, const float*, float*, std::int64_t) { no_mpi(); }
+void library(Op, const float*, float*, std::int64_t) { no_mpi(); }
+CollectiveRecord record_ring(Op, const std::vector<float>&) { no_mpi(); }
+std::string library_function(Op, std::int64_t, int) { no_mpi(); }
+
+}  // namespace dlsys::collectives::mpi

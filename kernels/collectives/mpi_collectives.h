@@ -1,0 +1,36 @@
+#pragma once
+// Collectives between processes, one rank per process, over MPI (the world of engine/mpi_world.h), fp32 sum, out of
+// place. Callable from code that never includes mpi.h; without MPI in the build a stub (mpi/*_none.cpp) throws
+// RunFailure instead.
+//   ring    - the lab's ring (ring_schedule.h: same chunks, same schedule, sizes not divisible by N alike) with each
+//             step one MPI_Sendrecv to the neighbours. The incoming chunk lands in place in recv and is reduced
+//             there, so the only pass over memory beyond the transfer is the add itself.
+//   library - MPI's own: MPI_Allreduce, MPI_Reduce_scatter(_block), MPI_Allgather(v).
+// Where results land: the ring leaves rank r's reduce-scatter result in its owned chunk (r + 1) mod N and gathers
+// chunk c from rank c - 1; MPI leaves chunk r at rank r and gathers chunk c from rank c (see rank_reference.h).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/collectives/op.h"
+#include "kernels/collectives/step_record.h"
+
+namespace dlsys::collectives::mpi {
+
+// Every rank calls with the same op and count; send and recv hold `count` floats each. The ring uses all of recv as
+// its working space (reduce-scatter leaves partial sums outside the owned chunk); all-gather reads only the
+// contributed chunk of send.
+void ring(Op op, const float* send, float* recv, std::int64_t count);
+void library(Op op, const float* send, float* recv, std::int64_t count);
+
+// The same ring on tiny inputs with the per-step record of step_record.h: `input` is this rank's ((count) floats, the
+// same count on every rank, at most 4096); each step also carries the sender's contributors mask. Rank 0 returns the
+// whole ring's record, gathered from every rank, the same record the threads' ring makes from the same inputs; the
+// other ranks return an empty one.
+CollectiveRecord record_ring(Op op, const std::vector<float>& input);
+
+// The MPI function `library` calls for `op` at `count` over `n_ranks` (the _block or plain variant depends on
+// whether count divides by N).
+std::string library_function(Op op, std::int64_t count, int n_ranks);
+
+}  // namespace dlsys::collectives::mpi

@@ -1,0 +1,12 @@
+#pragma once
+// The table `run allreduce --set launcher=mpi` prints on rank 0: every implementation at every size in nccl-tests'
+// columns, then the benchmark line.
+#include <string>
+
+#include "lessons/allreduce/mpi_values.h"
+
+namespace dlsys::allreduce {
+
+std::string processes_report(const AllreduceProcessesMeasured& measured);
+
+}  // namespace dlsys::allreduce

@@ -1,0 +1,408 @@
+// Ranks as processes: every size is measured for the lab's ring over MPI_Sendrecv and for MPI's own all-reduce,
+// reduce-scatter and all-gather (on GPUs: NCCL's all-reduce across processes), each timed the same way and each
+// checked on every rank against inputs.h's values.
+#include "lessons/allreduce/mpi_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+
+#include "engine/backend.h"
+#include "engine/host_buffer.h"
+#include "engine/host_memory.h"
+#include "engine/measure.h"
+#include "engine/mpi_world.h"
+#include "engine/units.h"
+#include "kernels/collectives/cost_model.h"
+#include "kernels/collectives/mpi_collectives.h"
+#include "kernels/collectives/nccl_processes.h"
+#include "kernels/collectives/rank_reference.h"
+#include "kernels/collectives/reference.h"
+#include "kernels/collectives/step_record.h"
+#include "lessons/allreduce/mpi_values.h"
+
+namespace dlsys::allreduce {
+
+using collectives::Op;
+
+namespace {
+
+constexpr double kBenchExpectedFraction = 0.8;
+constexpr const char* kLabRing = "lab ring (MPI_Sendrecv)";
+
+Op op_of(const ParamValues& p) {
+  const std::string& op = p.text("op");
+  return op == "reduce_scatter" ? Op::ReduceScatter : op == "all_gather" ? Op::AllGather : Op::AllReduce;
+}
+
+// Every size the run measures, smallest first: the sweep's and the chosen one, each once.
+std::vector<std::int64_t> sizes_of(const ParamValues& p) {
+  std::vector<std::int64_t> sizes;
+  for (double s : p.list("sizes")) sizes.push_back(static_cast<std::int64_t>(s));
+  sizes.push_back(static_cast<std::int64_t>(p.real("bytes")));
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+std::string launcher_name() { return mpi::launcher_in_environment().rfind("Open MPI", 0) == 0 ? "mpirun" : "srun"; }
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+// Times `calls_of(k)` (k back-to-back calls on this rank, returning their microseconds) the same way for every
+// implementation: one untimed call picks k so a sample lasts about 2 ms (as nccl-tests' iterations do), then one
+// warm-up sample and `repeats` timed ones. Every sample starts after a barrier and counts the slowest rank, so a
+// collective is done only when its last rank is. Every rank runs the same number of calls: no rank decides alone.
+struct RankTiming {
+  TimingStats time;
+  int calls_per_sample = 1;
+};
+RankTiming time_on_every_rank(const std::function<double(int)>& calls_of, int repeats, const std::string& timer) {
+  mpi::barrier();
+  const double first_us = std::max(mpi::max_over_ranks(calls_of(1)), 0.1);
+  RankTiming out;
+  out.calls_per_sample = static_cast<int>(std::clamp(2000.0 / first_us, 1.0, 1000.0));
+  std::vector<double> samples;
+  for (int i = -1; i < repeats; ++i) {
+    mpi::barrier();
+    const double slowest_us = mpi::max_over_ranks(calls_of(out.calls_per_sample));
+    if (i >= 0) samples.push_back(slowest_us / out.calls_per_sample);
+  }
+  out.time = summarize_us(samples, timer);
+  return out;
+}
+
+std::function<double(int)> stopwatch_calls(const std::function<void()>& call) {
+  return [call](int calls) {
+    Stopwatch watch;
+    for (int i = 0; i < calls; ++i) call();
+    return watch.elapsed_us();
+  };
+}
+
+ProcessRow row_of(Op op, std::string implementation, std::int64_t bytes, const RankTiming& t, std::int64_t wrong,
+                  int n) {
+  const double algbw = t.time.median_us > 0 ? double(bytes) / (t.time.median_us * 1e3) : 0.0;
+  return ProcessRow{.collective = collectives::op_name(op),
+                    .implementation = std::move(implementation),
+                    .bytes = double(bytes),
+                    .count = double(bytes / 4),
+                    .time_us = t.time.median_us,
+                    .time_min_us = t.time.min_us,
+                    .time_max_us = t.time.max_us,
+                    .algbw_gbps = algbw,
+                    .busbw_gbps = collectives::busbw_factor(op, n) * algbw,
+                    .wrong = wrong,
+                    .calls_per_sample = t.calls_per_sample};
+}
+
+// Buffers are made on every rank and the ranks agree on the outcome, so a rank out of memory ends every rank alike.
+template <class Make>
+void make_on_every_rank(Make&& make) {
+  int code = 0;
+  std::string why;
+  try {
+    make();
+  } catch (const std::bad_alloc&) {
+    code = kExitRunFailure;
+    why = "out of host memory making the send and recv buffers";
+  } catch (const std::exception& e) {
+    code = kExitRunFailure;
+    why = e.what();
+  }
+  const mpi::Agreement agreed = mpi::agree(code, why);
+  if (agreed.code != 0) throw RunFailure(fmt::format("rank {}: {}", agreed.rank, agreed.message));
+}
+
+struct CpuBuffers {
+  HostBuffer<float> send, recv;
+};
+
+// The lab's ring for the lesson's op, then MPI's three collectives, at every size.
+std::vector<ProcessRow> measure_cpu(const ParamValues& p, const mpi::World& w, MemoryLedger& ledger,
+                                    const RunControl& control) {
+  const std::vector<std::int64_t> sizes = sizes_of(p);
+  const std::int64_t max_count = sizes.back() / 4;
+  const int threads = std::max(1, describe_cpu().threads / w.local_size);
+  CpuBuffers buffers;
+  make_on_every_rank([&] {
+    buffers.send = HostBuffer<float>(ledger, "send buffer (this rank)", max_count);
+    buffers.recv = HostBuffer<float>(ledger, "recv buffer (this rank)", max_count);
+    collectives::fill_inputs(buffers.send.data(), w.rank, max_count, threads);
+    std::fill(buffers.recv.data(), buffers.recv.data() + max_count, 0.0f);  // touch the pages before timing
+  });
+  const float* send = buffers.send.data();
+  float* recv = buffers.recv.data();
+  const int repeats = static_cast<int>(p.integer("repeats"));
+  const Op lab_op = op_of(p);
+  std::vector<ProcessRow> rows;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const std::int64_t bytes = sizes[s], count = bytes / 4;
+    control.progress(double(s) / double(sizes.size()), fmt::format("{} over processes", format_bytes_binary(bytes)));
+    struct Candidate {
+      Op op;
+      std::string implementation;
+      std::function<void()> call;
+      collectives::ChunkOwnership ownership;
+    };
+    std::vector<Candidate> candidates{
+        {lab_op, kLabRing, [=] { collectives::mpi::ring(lab_op, send, recv, count); }, {1}}};
+    for (Op op : {Op::AllReduce, Op::ReduceScatter, Op::AllGather})
+      candidates.push_back({op,
+                            collectives::mpi::library_function(op, count, w.size),
+                            [=] { collectives::mpi::library(op, send, recv, count); },
+                            {0}});
+    for (const Candidate& c : candidates) {
+      const RankTiming t = time_on_every_rank(stopwatch_calls(c.call), repeats, "steady_clock, slowest rank");
+      // The checked call: outputs poisoned first, so an element the collective never wrote counts as wrong.
+      std::fill(recv, recv + count, std::numeric_limits<float>::quiet_NaN());
+      c.call();
+      const std::int64_t wrong =
+          mpi::sum_over_ranks(collectives::count_wrong_on_rank(c.op, recv, count, w.rank, w.size, c.ownership));
+      rows.push_back(row_of(c.op, c.implementation, bytes, t, wrong, w.size));
+    }
+  }
+  return rows;
+}
+
+// NCCL's all-reduce across processes, one GPU per process, timed with CUDA events.
+std::vector<ProcessRow> measure_gpu(const ParamValues& p, const mpi::World& w, MemoryLedger& ledger,
+                                    std::string& device) {
+  const std::vector<std::int64_t> sizes = sizes_of(p);
+  const std::int64_t max_count = sizes.back() / 4;
+  std::unique_ptr<collectives::cuda::NcclProcessRank> nccl;
+  HostBuffer<float> result;
+  make_on_every_rank([&] {
+    result = HostBuffer<float>(ledger, "checked result (this rank)", max_count);
+    nccl = std::make_unique<collectives::cuda::NcclProcessRank>(w.rank, w.local_rank, max_count);
+  });
+  make_on_every_rank([&] { nccl->join(w.size, mpi::broadcast_bytes); });
+  device = nccl->device_description();
+  const int repeats = static_cast<int>(p.integer("repeats"));
+  std::vector<ProcessRow> rows;
+  for (const std::int64_t bytes : sizes) {
+    const std::int64_t count = bytes / 4;
+    const RankTiming t = time_on_every_rank([&](int calls) { return nccl->time_all_reduce_us(count, calls); }, repeats,
+                                            "CUDA events, slowest rank");
+    nccl->checked_all_reduce(count, result.data());
+    const std::int64_t wrong = mpi::sum_over_ranks(collectives::count_wrong_on_rank(
+        Op::AllReduce, result.data(), count, w.rank, w.size, collectives::ChunkOwnership{0}));
+    rows.push_back(row_of(Op::AllReduce, "NCCL (ncclAllReduce, ncclCommInitRank)", bytes, t, wrong, w.size));
+  }
+  return rows;
+}
+
+const ProcessRow* find_row(const std::vector<ProcessRow>& rows, const std::string& collective,
+                           const std::string& implementation_prefix, double bytes) {
+  for (const ProcessRow& row : rows)
+    if (row.collective == collective && row.bytes == bytes && row.implementation.rfind(implementation_prefix, 0) == 0)
+      return &row;
+  return nullptr;
+}
+
+AllreduceProcessesMeasured summarize(const ParamValues& p, const mpi::World& w, bool on_gpu,
+                                     std::vector<ProcessRow> rows) {
+  AllreduceProcessesMeasured m;
+  m.backend = on_gpu ? "cuda" : "cpu";
+  m.world_size = w.size;
+  m.hosts = w.hosts;
+  m.mpi_library = w.library;
+  m.hardware_threads = describe_cpu().threads;
+  m.ranks_on_this_host = w.local_size;
+  m.oversubscribed = w.local_size > m.hardware_threads;
+  m.label = fmt::format("ranks are processes under {} on {}", launcher_name(), join(w.hosts));
+  if (m.oversubscribed)
+    m.label += fmt::format(" (oversubscribed: {} ranks share this host's {} hardware threads)", w.local_size,
+                           m.hardware_threads);
+  for (const ProcessRow& row : rows) m.wrong += row.wrong;
+  m.bench_bytes = rows.empty() ? 0 : rows.back().bytes;
+  m.bench_expected_fraction = kBenchExpectedFraction;
+  if (!on_gpu) {
+    const std::string op = p.text("op");
+    const Op lab_op = op_of(p);
+    m.bench_peer = collectives::mpi::library_function(lab_op, static_cast<std::int64_t>(m.bench_bytes) / 4, w.size);
+    const ProcessRow* lab = find_row(rows, op, kLabRing, m.bench_bytes);
+    const ProcessRow* peer = find_row(rows, op, "MPI_", m.bench_bytes);
+    if (lab && peer) {
+      m.lab_ring_busbw_gbps = lab->busbw_gbps;
+      m.mpi_busbw_gbps = peer->busbw_gbps;
+      m.lab_ring_fraction_of_mpi_busbw = peer->busbw_gbps > 0 ? lab->busbw_gbps / peer->busbw_gbps : 0.0;
+      m.bench_met = *m.lab_ring_fraction_of_mpi_busbw >= kBenchExpectedFraction && m.wrong == 0;
+    }
+  } else {
+    m.bench_peer = "NCCL (ncclAllReduce)";
+    if (!rows.empty()) m.mpi_busbw_gbps = rows.back().busbw_gbps;
+  }
+  if (m.oversubscribed)
+    m.caveats.push_back(fmt::format(
+        "oversubscribed: {} ranks share {} hardware threads, so a rank also waits for a core; both the lab's ring "
+        "and MPI's collectives pay it, so compare them with each other, not with a real network",
+        w.local_size, m.hardware_threads));
+  if (w.hosts.size() == 1 && !on_gpu)
+    m.caveats.push_back(
+        "one host: MPI moves the bytes through shared memory, so these are copy bandwidths of this machine, not of a "
+        "network");
+  m.rows = std::move(rows);
+  return m;
+}
+
+bool same_record(const collectives::CollectiveRecord& a, const collectives::CollectiveRecord& b) {
+  if (a.op != b.op || a.n_ranks != b.n_ranks || a.count != b.count || a.chunk_begin != b.chunk_begin ||
+      a.steps.size() != b.steps.size())
+    return false;
+  for (std::size_t s = 0; s < a.steps.size(); ++s) {
+    if (a.steps[s].phase != b.steps[s].phase || a.steps[s].step != b.steps[s].step) return false;
+    for (std::size_t r = 0; r < a.steps[s].ranks.size(); ++r) {
+      const collectives::RankStep &x = a.steps[s].ranks[r], &y = b.steps[s].ranks.at(r);
+      if (x.sent_chunk != y.sent_chunk || x.sent_to != y.sent_to || x.received_chunk != y.received_chunk ||
+          x.received_from != y.received_from || x.reduced != y.reduced || x.values != y.values ||
+          x.contributors != y.contributors)
+        return false;
+    }
+  }
+  return true;
+}
+
+// The ring between processes on the step-through's inputs (as many values per rank as ranks), recorded; rank 0
+// compares it with the threads' ring's record.
+void record_and_compare(const ParamValues& p, const mpi::World& w, AllreduceProcessesMeasured& m) {
+  const std::vector<std::vector<float>> inputs = collectives::demo_inputs(w.size, w.size);
+  const collectives::CollectiveRecord over_processes = collectives::mpi::record_ring(op_of(p), inputs[w.rank]);
+  if (w.rank != 0) return;
+  m.record_steps = static_cast<int>(over_processes.steps.size());
+  m.record_matches_threads = same_record(over_processes, collectives::record_ring(op_of(p), inputs));
+}
+
+// Busbw against size, one series per collective and implementation (whiskers: the fastest and slowest sample), so
+// the rows reach --csv and a plot as well as --json.
+std::vector<Series> busbw_series(const std::vector<ProcessRow>& rows) {
+  std::vector<Series> out;
+  for (const ProcessRow& row : rows) {
+    const std::string id = "busbw_" + row.collective + "_" +
+                           (row.implementation.rfind("lab", 0) == 0    ? "lab_ring"
+                            : row.implementation.rfind("NCCL", 0) == 0 ? "nccl"
+                                                                       : "mpi");
+    auto it = std::find_if(out.begin(), out.end(), [&](const Series& s) { return s.id == id; });
+    if (it == out.end()) {
+      out.push_back(Series{id,
+                           row.collective + " / " + row.implementation,
+                           "measured",
+                           "message size",
+                           "bytes",
+                           "bus bandwidth",
+                           "GB/s",
+                           {}});
+      it = out.end() - 1;
+    }
+    const double factor = row.time_us > 0 ? row.busbw_gbps * row.time_us : 0.0;  // busbw x time is constant
+    it->points.push_back({row.bytes, row.busbw_gbps, row.time_max_us > 0 ? factor / row.time_max_us : 0.0,
+                          row.time_min_us > 0 ? factor / row.time_min_us : 0.0});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> process_launch_params(int world_size, bool quick) {
+  std::vector<std::string> out{fmt::format("n={}", world_size)};
+  if (!quick) out.push_back("sizes=1KiB..64MiB");
+  return out;
+}
+
+void check_process_run(const ParamValues& p, BackendKind backend) {
+  if (!mpi::built_with_mpi())
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
+        "openmpi-bin and libopenmpi-dev, then build again); allowed: threads");
+  const mpi::World* w = mpi::world();
+  if (w == nullptr)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' needs one process per rank started by an MPI launcher: run it as "
+        "`mpirun -np 2 dlsys-lab run allreduce --set launcher=mpi` (or with srun); here (the GUI, or a start "
+        "without mpirun) allowed: threads");
+  if (w->size < 2)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
+        "`mpirun -np 2` (or more)");
+  if (p.integer("n") != w->size)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
+        "process); allowed: {}, or leave n out and it takes the world size",
+        p.text("n"), w->size, w->size));
+  if (backend == BackendKind::Cuda) {
+    if (p.text("algo") != "library")
+      throw BadInput(fmt::format(
+          "parameter 'algo': value '{}' is not allowed with launcher=mpi on cuda; allowed: library (NCCL across "
+          "processes, one GPU each); for the lab's ring over MPI pass --backend cpu",
+          p.text("algo")));
+    // NCCL refuses two ranks on one GPU ("invalid usage" from ncclCommInitRank): said here, before anything starts.
+    const int gpus = cuda_status().device_count;
+    if (gpus < w->local_size)
+      throw BadInput(fmt::format(
+          "parameter 'launcher': value 'mpi' on cuda needs one GPU per rank, and this host runs {} ranks on {} GPU{}; "
+          "start at most {} rank{} per host (or pass --backend cpu)",
+          w->local_size, gpus, gpus == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s"));
+    if (p.text("op") != "allreduce")
+      throw BadInput(fmt::format(
+          "parameter 'op': value '{}' is not allowed with launcher=mpi on cuda; allowed: allreduce", p.text("op")));
+  } else if (p.text("algo") != "ring") {
+    throw BadInput(
+        fmt::format("parameter 'algo': value '{}' is not allowed with launcher=mpi on cpu; allowed: ring (MPI's own "
+                    "collectives are measured beside it in every run)",
+                    p.text("algo")));
+  }
+  const std::vector<std::int64_t> sizes = sizes_of(p);
+  const double largest = double(sizes.back());
+  if (largest / 4 > double(INT_MAX))
+    throw BadInput(fmt::format(
+        "parameters 'bytes'/'sizes': {} is not allowed with launcher=mpi (MPI counts elements in an int); allowed: "
+        "at most {} bytes",
+        format_bytes_binary(largest), std::int64_t(INT_MAX) * 4));
+  // Every rank on this host holds a send and a recv buffer of the largest size (on GPUs: one host copy to check).
+  const double needed = largest * (backend == BackendKind::Cuda ? 1 : 2) * w->local_size;
+  const HostMemory host = host_memory();
+  if (!host.fits(needed))
+    throw BadInput(fmt::format(
+        "parameters 'bytes'/'sizes' up to {}: the {} ranks on this host need {} but only {} of host memory is "
+        "available; lower bytes or sizes",
+        format_bytes_binary(largest), w->local_size, format_bytes_both(needed), format_bytes_both(host.free_bytes)));
+}
+
+RunResult run_over_processes(const Lesson& lesson, RunContext& ctx) {
+  const ParamValues& p = ctx.params;
+  const mpi::World& w = *mpi::world();
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  RunResult result = begin_result(lesson, ctx);
+  std::string device;
+  std::vector<ProcessRow> rows =
+      on_gpu ? measure_gpu(p, w, ctx.ledger, device) : measure_cpu(p, w, ctx.ledger, ctx.control);
+  AllreduceProcessesMeasured m = summarize(p, w, on_gpu, std::move(rows));
+  if (!on_gpu) {
+    record_and_compare(p, w, m);
+    if (w.rank == 0 && !m.record_matches_threads)
+      m.caveats.push_back(
+          "the ring between processes recorded a different step-by-step account than the threads' ring on the same "
+          "inputs: the schedules disagree");
+  }
+  result.backend.emulated = false;
+  result.backend.timer =
+      on_gpu ? "CUDA events, slowest rank after a barrier" : "steady_clock, slowest rank after a barrier";
+  result.backend.repeats = static_cast<int>(p.integer("repeats"));
+  if (!device.empty()) result.backend.device = device;
+  result.backend.notes.push_back(m.label);
+  result.backend.notes.push_back(fmt::format("MPI library: {}", m.mpi_library));
+  result.series = busbw_series(m.rows);
+  result.measured = make_values(std::move(m));
+  ctx.control.progress(1.0, "done");
+  finish_result(result, ctx.ledger);
+  return result;
+}
+
+}  // namespace dlsys::allreduce
