@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -291,10 +292,11 @@ void draw_buckets_step(const ViewContext& ctx) {
   const std::string where =
       m->launcher == "mpi"
           ? fmt::format(
-                "Ranks as processes: {}. Each process has a compute thread and a communication thread running the "
+                "{}{}. Each process has a compute thread and a communication thread running the "
                 "lab's ring over MPI; each rank's times start at its own step start, after a barrier. Only the "
                 "chosen bucket was trained (the sweeps need launcher=threads).",
-                m->placement)
+                m->placement.empty() ? "" : std::string(1, char(std::toupper(m->placement[0]))),
+                m->placement.empty() ? "" : m->placement.substr(1))
       : m->on_gpu
           ? fmt::format(
                 "On the GPU: {}. Each rank has a compute stream and a communication stream; each rank's times start "
