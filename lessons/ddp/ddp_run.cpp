@@ -344,13 +344,10 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   } else if (processes) {
     result.backend.emulated = false;
     result.backend.notes.push_back(placement);
-    result.backend.notes.push_back(fmt::format(
-        "per rank process a compute thread (one OpenBLAS thread) and a communication thread running the lab's ring "
-        "over MPI_Sendrecv ({}); each rank's times start at its own step start, after a barrier",
-        measured_thread_level(result)));
     result.backend.notes.push_back(
-        "only the chosen configuration is trained: the variants, the sweeps and the benchmark need rank threads "
-        "(launcher=threads)");
+        fmt::format("per process a compute thread and a communication thread (the lab's ring over MPI_Sendrecv, {}); "
+                    "the chosen configuration only",
+                    measured_thread_level(result)));
   } else {
     const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
     result.backend.notes.push_back(
