@@ -1,7 +1,7 @@
 #pragma once
 // Ranks as processes: the MPI world a command runs in when a lesson's `launcher` parameter is `mpi`. Only `run` on
-// the command line opens a session (MPI_Init_thread), and only when asked to; the GUI never does. Without MPI in the build
-// (mpi_world_none.cpp) nothing here links MPI: built_with_mpi() is false and opening a session throws BadInput.
+// the command line opens a session (MPI_Init_thread), and only when asked to; the GUI never does. Without MPI in the
+// build (mpi_world_none.cpp) nothing here links MPI: built_with_mpi() is false and opening a session throws BadInput.
 //
 // Every function below that takes no rank is collective: all ranks of the world call it, in the same order.
 #include <cstdint>
