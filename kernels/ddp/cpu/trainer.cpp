@@ -386,7 +386,7 @@ TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& dat
   const std::int64_t sent_before = collectives::mpi::ring_bytes_sent();
   const std::int64_t received_before = collectives::mpi::ring_bytes_received();
   const Clock::time_point origin = Clock::now();
-  std::atomic<bool> comm_failed{false};
+  std::atomic<bool> comm_failed{false}, compute_failed{false};
   std::exception_ptr comm_error;
 
   std::thread communicator([&] {
@@ -398,6 +398,7 @@ TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& dat
           for (std::int64_t v = rep.ready.load(std::memory_order_acquire); v < needed;
                v = rep.ready.load(std::memory_order_acquire))
             rep.ready.wait(v, std::memory_order_acquire);
+          if (compute_failed) return;  // the caller ends every rank (its failure cannot be agreed on mid-step)
           if (b == 0) rep.comm_spans.clear();
           const double t = us_since(origin);
           collectives::mpi::ring(collectives::Op::AllReduce, rep.grads.data() + bucket.begin,
@@ -444,7 +445,8 @@ TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& dat
     }
   } catch (...) {
     compute_error = std::current_exception();
-    // The communication thread may wait for gradients that will never be ready: release it.
+    // The communication thread may wait for gradients that will never be ready: release it, and it stops.
+    compute_failed = true;
     rep.ready.store(std::int64_t(c.steps) * params, std::memory_order_release);
     rep.ready.notify_all();
   }
