@@ -152,6 +152,10 @@ void draw_dataparallel_step(const ViewContext& ctx) {
       return draw_note(
           "This run was on the GPU, which trains DDP only: DataParallel's master is measured on the CPU "
           "backend.");
+    if (m != nullptr && m->launcher == "mpi")
+      return draw_note(
+          "This run's ranks were processes under mpirun, which train the chosen DDP configuration only: "
+          "DataParallel and the sweep against N are measured with launcher = threads.");
     return draw_needs_run("rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
