@@ -53,7 +53,9 @@ std::string launcher_in_environment() {
 
 Session::Session() {
   if (g_world) throw RunFailure("MPI session opened twice in one process");
-  MPI_Init(nullptr, nullptr);
+  // A lesson may call MPI from its communication thread while the main thread waits (never both at once).
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   // Errors come back as codes (and end the run with a message) instead of killing the job without one.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   auto world = std::make_unique<World>();
@@ -67,6 +69,11 @@ Session::Session() {
   int length = 0;
   MPI_Get_library_version(version, &length);
   world->library = first_line(version);
+  world->serialized_calls = provided >= MPI_THREAD_SERIALIZED;
+  world->thread_level = provided == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                        : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                        : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                                                            : "MPI_THREAD_MULTIPLE";
   g_world = world.release();
 }
 
@@ -107,6 +114,25 @@ std::string broadcast_text(const std::string& text, int root) {
   std::string out = text;
   out.resize(static_cast<std::size_t>(length));
   if (length > 0) MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD);
+  return out;
+}
+
+std::vector<std::string> gather_text(const std::string& text) {
+  const int size = g_world ? g_world->size : 1;
+  const int rank = g_world ? g_world->rank : 0;
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), '\0');
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (int r = 0; r < size; ++r) out.push_back(all.substr(std::size_t(offsets[r]), std::size_t(lengths[r])));
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Ranks as processes: the MPI world a command runs in when a lesson's `launcher` parameter is `mpi`. Only `run` on
-// the command line opens a session (MPI_Init), and only when asked to; the GUI never does. Without MPI in the build
-// (mpi_world_none.cpp) nothing here links MPI: built_with_mpi() is false and opening a session throws BadInput.
+// the command line opens a session (MPI_Init_thread), and only when asked to; the GUI never does. Without MPI in the
+// build (mpi_world_none.cpp) nothing here links MPI: built_with_mpi() is false and opening a session throws BadInput.
 //
 // Every function below that takes no rank is collective: all ranks of the world call it, in the same order.
 #include <cstdint>
@@ -23,9 +23,14 @@ struct World {
   int local_size = 1;              // ranks on this host
   std::vector<std::string> hosts;  // distinct host names, in rank order
   std::string library;             // the first line of MPI_Get_library_version
+  // What MPI_Init_thread provided (MPI_THREAD_SERIALIZED asked for): whether MPI may be called from a thread other
+  // than the main one, one thread at a time (a lesson's communication thread), and the level's name.
+  bool serialized_calls = false;
+  std::string thread_level;
 };
 
-// MPI_Init on construction, MPI_Finalize on destruction; one per process. Throws BadInput without MPI in the build.
+// MPI_Init_thread (asking for MPI_THREAD_SERIALIZED) on construction, MPI_Finalize on destruction; one per process.
+// Throws BadInput without MPI in the build.
 class Session {
  public:
   Session();
@@ -45,6 +50,8 @@ std::int64_t sum_over_ranks(std::int64_t value);
 double sum_over_host_ranks(double value);
 // Rank `root`'s text, on every rank.
 std::string broadcast_text(const std::string& text, int root);
+// Every rank's text, in rank order, on rank 0; the other ranks get an empty vector.
+std::vector<std::string> gather_text(const std::string& text);
 // Rank 0's bytes, on every rank (e.g. an ncclUniqueId).
 void broadcast_bytes(void* data, std::size_t bytes);
 

@@ -23,6 +23,7 @@ double max_over_ranks(double) { no_mpi(); }
 std::int64_t sum_over_ranks(std::int64_t) { no_mpi(); }
 double sum_over_host_ranks(double) { no_mpi(); }
 std::string broadcast_text(const std::string&, int) { no_mpi(); }
+std::vector<std::string> gather_text(const std::string&) { no_mpi(); }
 void broadcast_bytes(void*, std::size_t) { no_mpi(); }
 Agreement agree(int, const std::string&) { no_mpi(); }
 bool failure_agreed() { return false; }

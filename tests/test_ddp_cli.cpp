@@ -76,6 +76,24 @@ TEST_CASE("ddp on the CUDA backend: DDP with fp32 gradients only; without a GPU,
   }
 }
 
+TEST_CASE("ddp with launcher=mpi outside mpirun: refused (exit 2) saying how to start it; the threads stay default") {
+  const Lesson& lesson = find_lesson("ddp");
+  // The GUI's path: no MPI world in this process.
+  const ParamValues mpi = ParamValues::parse(lesson.params(), {"launcher=mpi"});
+  CHECK_THROWS_WITH_AS(lesson.validate(mpi, BackendKind::Cpu), doctest::Contains("parameter 'launcher': value 'mpi'"),
+                       BadInput);
+  // The command line's path: no launcher's environment (or no MPI in the build).
+  const auto r = run_ddp({"launcher=mpi", "layers=1", "width=8", "batch=2", "steps=1"});
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("parameter 'launcher': value 'mpi'") != std::string::npos);
+  // The default is rank threads, and their run plan is unchanged by the parameter.
+  const ParamValues threads = ParamValues::parse(lesson.params(), lesson.quick_params());
+  CHECK(threads.text("launcher") == "threads");
+  CHECK(!ddp_run_plan(threads).empty());
+  CHECK(ddp_run_plan(ParamValues::parse(lesson.params(), {"launcher=mpi"})).empty());
+}
+
 TEST_CASE("ddp GPU plan: device bytes per rank, and the ring's position-0 rank sends the closed form's bytes") {
   ddp::TrainConfig c;
   c.shape = {3, 24};

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -151,6 +152,10 @@ void draw_dataparallel_step(const ViewContext& ctx) {
       return draw_note(
           "This run was on the GPU, which trains DDP only: DataParallel's master is measured on the CPU "
           "backend.");
+    if (m != nullptr && m->launcher == "mpi")
+      return draw_note(
+          "This run's ranks were processes under mpirun, which train the chosen DDP configuration only: "
+          "DataParallel and the sweep against N are measured with launcher = threads.");
     return draw_needs_run("rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
@@ -289,7 +294,14 @@ void draw_buckets_step(const ViewContext& ctx) {
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
   const std::string where =
-      m->on_gpu
+      m->launcher == "mpi"
+          ? fmt::format(
+                "{}{}. Each process has a compute thread and a communication thread running the "
+                "lab's ring over MPI; each rank's times start at its own step start, after a barrier. Only the "
+                "chosen bucket was trained (the sweeps need launcher=threads).",
+                m->placement.empty() ? "" : std::string(1, char(std::toupper(m->placement[0]))),
+                m->placement.empty() ? "" : m->placement.substr(1))
+      : m->on_gpu
           ? fmt::format(
                 "On the GPU: {}. Each rank has a compute stream and a communication stream; each rank's times start "
                 "at its own step start.",
@@ -299,11 +311,15 @@ void draw_buckets_step(const ViewContext& ctx) {
                 "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
                 "has a stream of its own.",
                 m->threads_used, m->hardware_threads);
-  const std::string text = fmt::format(
-      "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one bucket took "
-      "{}. {}",
-      m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
-      us_text(m->one_bucket_step_us), where);
+  const std::string text =
+      m->launcher == "mpi"
+          ? fmt::format("overlap_fraction {:.2f} at the chosen bucket, step {}. {}", m->overlap_fraction,
+                        us_text(m->step_us), where)
+          : fmt::format(
+                "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one "
+                "bucket took {}. {}",
+                m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
+                us_text(m->one_bucket_step_us), where);
   const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
   const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 7);
   const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});

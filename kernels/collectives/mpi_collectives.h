@@ -23,6 +23,12 @@ namespace dlsys::collectives::mpi {
 void ring(Op op, const float* send, float* recv, std::int64_t count);
 void library(Op op, const float* send, float* recv, std::int64_t count);
 
+// Data bytes this process's `ring` calls have handed to MPI_Sendrecv to send and to receive, since the process
+// started (the recorded ring's contributor masks not included): counted, for lessons that compare with closed forms.
+// Read them before and after the calls of interest.
+std::int64_t ring_bytes_sent();
+std::int64_t ring_bytes_received();
+
 // The same ring on tiny inputs with the per-step record of step_record.h: `input` is this rank's ((count) floats, the
 // same count on every rank, at most 4096); each step also carries the sender's contributors mask. Rank 0 returns the
 // whole ring's record, gathered from every rank, the same record the threads' ring makes from the same inputs; the

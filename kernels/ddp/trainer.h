@@ -24,6 +24,17 @@ namespace dlsys::ddp {
 // per call meanwhile: the ranks are the parallelism, as one GPU each would be.
 TrainResult train(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger);
 
+// DDP with this process as rank `rank` of the MPI world (engine/mpi_world.h; N = config.ranks = the world size):
+// the rank trains its own share of each batch (the rows the threads' rank of the same number takes) on the calling
+// thread, and its communication thread all-reduces each bucket with the lab's ring over MPI
+// (collectives::mpi::ring) as soon as backward has finished its layers. MPI is called from that thread while the
+// calling thread computes or waits, and from the calling thread (a barrier at each step's start) only while the
+// communication thread waits between steps: the session must provide MPI_THREAD_SERIALIZED. Every rank calls it.
+// The result holds this rank alone: steps[s] has one RankStep, last_step_spans this rank's ops (rank = `rank`,
+// times from its own step start, which follows a barrier), weights its replica, and the bytes it sent and received
+// (counted by the ring) per step.
+TrainResult train_ddp_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger, int rank);
+
 // The same steps on one rank over the whole batch at once: the reference every variant is held against.
 std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data);
 

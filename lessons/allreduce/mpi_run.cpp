@@ -23,6 +23,7 @@
 #include "kernels/collectives/reference.h"
 #include "kernels/collectives/step_record.h"
 #include "lessons/allreduce/mpi_values.h"
+#include "lessons/common/process_placement.h"
 
 namespace dlsys::allreduce {
 
@@ -46,14 +47,6 @@ std::vector<std::int64_t> sizes_of(const ParamValues& p) {
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
-}
-
-std::string launcher_name() { return mpi::launcher_in_environment().rfind("Open MPI", 0) == 0 ? "mpirun" : "srun"; }
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
-  return out;
 }
 
 // Times `calls_of(k)` (k back-to-back calls on this rank, returning their microseconds) the same way for every
@@ -214,13 +207,11 @@ AllreduceProcessesMeasured summarize(const ParamValues& p, const mpi::World& w, 
   m.world_size = w.size;
   m.hosts = w.hosts;
   m.mpi_library = w.library;
-  m.hardware_threads = describe_cpu().threads;
+  const ProcessPlacement placement = process_placement(w);
+  m.hardware_threads = placement.hardware_threads;
   m.ranks_on_this_host = w.local_size;
-  m.oversubscribed = w.local_size > m.hardware_threads;
-  m.label = fmt::format("ranks are processes under {} on {}", launcher_name(), join(w.hosts));
-  if (m.oversubscribed)
-    m.label += fmt::format(" (oversubscribed: {} ranks share this host's {} hardware threads)", w.local_size,
-                           m.hardware_threads);
+  m.oversubscribed = placement.oversubscribed;
+  m.label = placement.label;
   for (const ProcessRow& row : rows) m.wrong += row.wrong;
   m.bench_bytes = rows.empty() ? 0 : rows.back().bytes;
   m.bench_expected_fraction = kBenchExpectedFraction;

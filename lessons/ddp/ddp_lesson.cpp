@@ -15,6 +15,7 @@
 #include "kernels/ddp/ddp_cuda.h"
 #include "kernels/ddp/simulate.h"
 #include "lessons/common/run_time_limit.h"
+#include "lessons/ddp/ddp_processes.h"
 #include "lessons/ddp/ddp_steps.h"
 
 namespace dlsys {
@@ -36,7 +37,8 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .default_text = "2",
        .min = 1,
        .max = 64,
-       .help = "data-parallel ranks (CPU threads here), each with a full replica; must divide the batch"},
+       .help = "data-parallel ranks (CPU threads here, or processes with launcher=mpi), each with a full replica; must "
+               "divide the batch"},
       {.key = "layers",
        .label = "layers",
        .type = ParamType::Integer,
@@ -93,7 +95,18 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .max = 50,
        .help = "optimizer steps timed per configuration, after one untimed"},
       max_minutes_param(),
+      {.key = "launcher",
+       .label = "ranks are",
+       .type = ParamType::Choice,
+       .default_text = "threads",
+       .choices = {"threads", "mpi"},
+       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
+               "of processes; mode ddp with fp32 gradients, the chosen configuration only)"},
   };
+}
+
+std::vector<std::string> DdpLesson::process_launch_params(int world_size, bool) const {
+  return ddp::process_launch_params(world_size);
 }
 
 TrainConfig ddp_config(const ParamValues& p) {
@@ -133,6 +146,7 @@ std::vector<PlannedRun> ddp_run_plan(const ParamValues& p, BackendKind backend) 
   const TrainConfig chosen = ddp_config(p);
   const bool gpu = backend == BackendKind::Cuda;
   std::vector<PlannedRun> plan;
+  if (ddp::runs_as_processes(p)) return plan;
   auto same = [](const TrainConfig& a, const TrainConfig& b) {
     return a.ranks == b.ranks && a.accumulate == b.accumulate && a.wire == b.wire && a.mode == b.mode &&
            (a.mode == SyncMode::DataParallel || a.bucket_elements == b.bucket_elements);
@@ -287,6 +301,7 @@ void check_gpu_memory(const ParamValues& p) {
 }  // namespace
 
 void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
+  if (ddp::runs_as_processes(p)) ddp::check_process_run(p, backend);
   check_split(ddp_config(p));
   if (backend == BackendKind::Cuda) check_gpu_variant(ddp_config(p));
   check_memory_and_time(p, backend);

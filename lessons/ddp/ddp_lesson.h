@@ -16,6 +16,7 @@ class DdpLesson final : public Lesson {
   std::vector<std::string> quick_params() const override {
     return {"layers=4", "width=256", "batch=32", "bucket=128KiB", "steps=2"};
   }
+  std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
@@ -35,7 +36,8 @@ std::vector<Timeline> ddp_theory_timelines(const ParamValues& params);
 
 // Every configuration a run trains besides the chosen one, in order: the variants (wire formats, accumulation,
 // DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration. On the CUDA
-// backend only DDP with fp32 gradients: no 16-bit wires and no DataParallel.
+// backend only DDP with fp32 gradients: no 16-bit wires and no DataParallel. With launcher=mpi none: the processes
+// train the chosen configuration alone.
 struct PlannedRun {
   ddp::TrainConfig config;
   const char* purpose;  // "variant", "bucket sweep", "ranks sweep", "benchmark"

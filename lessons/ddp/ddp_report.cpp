@@ -44,14 +44,15 @@ std::string DdpLesson::text_report(const RunResult& r) const {
   const auto* t = r.theory_as<ddp::DdpTheory>();
   const auto* m = r.measured_as<ddp::DdpMeasured>();
   if (!t || !m) return {};
+  const bool processes = m->launcher == "mpi";
   std::string out = fmt::format(
-      "\nThe chosen run (ranks as threads on this CPU), per optimizer step, the slowest rank, median of {} steps\n"
+      "\nThe chosen run ({}), per optimizer step, the slowest rank, median of {} steps\n"
       "  step {} = compute {} + exposed communication {} + idle {}\n"
       "  time in all-reduces {}, of which hidden behind backward {}: overlap_fraction {:.2f}\n"
       "  rank 0 sent {} per step; theory {} ({} buckets; ring closed form 2 (N-1)/N x {} = {}): {}\n",
-      m->timed_steps, us(m->step_us), us(m->compute_us), us(m->exposed_comm_us), us(m->idle_us), us(m->comm_us),
-      us(m->hidden_comm_us), m->overlap_fraction, format_bytes_both(double(m->comm_bytes)),
-      format_bytes_both(double(t->bytes_per_rank_per_step)), t->buckets,
+      processes ? m->placement : "ranks as threads on this CPU", m->timed_steps, us(m->step_us), us(m->compute_us),
+      us(m->exposed_comm_us), us(m->idle_us), us(m->comm_us), us(m->hidden_comm_us), m->overlap_fraction,
+      format_bytes_both(double(m->comm_bytes)), format_bytes_both(double(t->bytes_per_rank_per_step)), t->buckets,
       format_bytes_both(double(t->wire_gradient_bytes)), format_bytes_both(t->ring_closed_form_bytes),
       m->comm_bytes_match_theory ? "equal" : "DIFFERENT");
   out += fmt::format(
@@ -69,11 +70,17 @@ std::string DdpLesson::text_report(const RunResult& r) const {
                        v.bit_identical_vs_single ? " (bit-identical)" : "");
   out += sweep_table(r);
   out += ranks_table(r);
-  out += fmt::format(
-      "\nBenchmark: N = {}, buckets of a quarter of the gradient ({}), fp32: overlap_fraction {:.2f}, expected >= "
-      "{:.1f}: {}\n",
-      kBenchRanks, format_bytes_both(double(m->bench_bucket_bytes)), m->bench_overlap_fraction,
-      m->bench_overlap_expected, m->bench_met ? "met" : "NOT met");
+  if (processes)
+    out += fmt::format(
+        "\nBenchmark: not run with launcher=mpi (it trains N = {} rank threads beside the sweeps; run with "
+        "launcher=threads for it)\n",
+        kBenchRanks);
+  else
+    out += fmt::format(
+        "\nBenchmark: N = {}, buckets of a quarter of the gradient ({}), fp32: overlap_fraction {:.2f}, expected >= "
+        "{:.1f}: {}\n",
+        kBenchRanks, format_bytes_both(double(m->bench_bucket_bytes)), m->bench_overlap_fraction,
+        m->bench_overlap_expected, m->bench_met ? "met" : "NOT met");
   if (r.backend.conditions.disturbed())
     out += "  " + r.backend.conditions.sentence() +
            " Other processes take turns with the rank and communication threads, so overlap numbers move with them.\n";

@@ -7,9 +7,11 @@
 #include <thread>
 
 #include "engine/measure.h"
+#include "engine/mpi_world.h"
 #include "engine/units.h"
 #include "kernels/ddp/ddp_cuda.h"
 #include "lessons/ddp/ddp_lesson.h"
+#include "lessons/ddp/ddp_processes.h"
 
 namespace dlsys {
 
@@ -33,18 +35,8 @@ struct Measured {
 
 double median(std::vector<double> v) { return v.empty() ? 0.0 : summarize_us(std::move(v), "steady_clock").median_us; }
 
-// On the GPU, `placement` receives how the ranks were placed.
-Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single, RunContext& ctx,
-                 std::string* placement = nullptr) {
-  ctx.control.check_cancelled();
-  TrainResult trained;
-  if (ctx.backend == BackendKind::Cuda) {
-    ddp::cuda::GpuTrainResult gpu = ddp::cuda::train_gpu(c, data, ctx.ledger);
-    trained = std::move(gpu.result);
-    if (placement) *placement = gpu.placement.description;
-  } else {
-    trained = ddp::train(c, data, ctx.ledger);
-  }
+// The timed steps of a trained configuration, summarized, and its weights against the single-rank reference.
+Measured measured_from(const TrainConfig& c, TrainResult trained, const std::vector<float>& single) {
   Measured m{c, std::move(trained), {}, {}, {}, {}, {}, {}, {}, 0, 0, false};
   std::vector<double> rank0_exposed;
   for (std::size_t s = 1; s < m.result.steps.size(); ++s) {
@@ -69,6 +61,34 @@ Measured measure(const TrainConfig& c, const training::DataSet& data, const std:
   m.max_rel_err = ddp::max_rel_err(m.result.weights, single);
   m.bit_identical = m.result.weights == single;
   return m;
+}
+
+// On the GPU, `placement` receives how the ranks were placed.
+Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single, RunContext& ctx,
+                 std::string* placement = nullptr) {
+  ctx.control.check_cancelled();
+  TrainResult trained;
+  if (ctx.backend == BackendKind::Cuda) {
+    ddp::cuda::GpuTrainResult gpu = ddp::cuda::train_gpu(c, data, ctx.ledger);
+    trained = std::move(gpu.result);
+    if (placement) *placement = gpu.placement.description;
+  } else {
+    trained = ddp::train(c, data, ctx.ledger);
+  }
+  return measured_from(c, std::move(trained), single);
+}
+
+// Ranks as processes: every rank trains its share; rank 0 gathers the others' timings and spans, then trains the
+// single-rank reference (after the timed steps, so it does not share the cores with them).
+Measured measure_processes(const TrainConfig& c, const training::DataSet& data, RunContext& ctx) {
+  ctx.control.check_cancelled();
+  TrainResult trained = ddp::train_over_processes(c, data, ctx.ledger);
+  std::vector<float> single;
+  if (mpi::world()->rank == 0) {
+    ctx.control.progress(0.5, "single-rank training on the full batch (the reference, on rank 0)");
+    single = ddp::train_single_rank(c, data);
+  }
+  return measured_from(c, std::move(trained), single);
 }
 
 std::string mode_name(SyncMode m) { return m == SyncMode::Ddp ? "ddp" : "dataparallel"; }
@@ -223,6 +243,11 @@ ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theor
   return out;
 }
 
+std::string measured_thread_level(const RunResult& r) {
+  const auto* m = r.measured_as<ddp::DdpMeasured>();
+  return m ? m->mpi_thread_level : std::string();
+}
+
 }  // namespace
 
 RunResult DdpLesson::run(RunContext& ctx) const {
@@ -239,12 +264,21 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   const training::DataSet data =
       training::make_data_set(chosen.shape, chosen.global_batch * most_steps, chosen.seed + 100);
   const double tasks = double(plan.size()) + 2;
+  const bool processes = ddp::runs_as_processes(p);
 
-  ctx.control.progress(0, "single-rank training on the full batch (the reference)");
-  const std::vector<float> single = ddp::train_single_rank(chosen, data);
-  ctx.control.progress(1 / tasks, "the chosen configuration");
+  std::vector<float> single;
   std::string placement;
-  std::vector<Measured> all{measure(chosen, data, single, ctx, &placement)};
+  std::vector<Measured> all;
+  if (processes) {
+    ctx.control.progress(0, "the chosen configuration, one rank per process");
+    all.push_back(measure_processes(chosen, data, ctx));
+    placement = ddp::process_placement_text();
+  } else {
+    ctx.control.progress(0, "single-rank training on the full batch (the reference)");
+    single = ddp::train_single_rank(chosen, data);
+    ctx.control.progress(1 / tasks, "the chosen configuration");
+    all.push_back(measure(chosen, data, single, ctx, &placement));
+  }
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const TrainConfig& c = plan[i].config;
     ctx.control.progress((double(i) + 2) / tasks, fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose,
@@ -274,6 +308,10 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   }
   measured.bench_overlap_expected = kOverlapExpected;
   measured.bench_met = measured.bench_overlap_fraction >= kOverlapExpected;
+  if (processes) {
+    measured.launcher = "mpi";
+    measured.mpi_thread_level = ddp::process_thread_level();
+  }
   result.measured = make_values(std::move(measured));
 
   result.series = bucket_series(all, chosen.ranks);
@@ -303,6 +341,13 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(
         fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
                     ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
+  } else if (processes) {
+    result.backend.emulated = false;
+    result.backend.notes.push_back(placement);
+    result.backend.notes.push_back(
+        fmt::format("per process a compute thread and a communication thread (the lab's ring over MPI_Sendrecv, {}); "
+                    "the chosen configuration only",
+                    measured_thread_level(result)));
   } else {
     const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
     result.backend.notes.push_back(

@@ -81,11 +81,16 @@ struct DdpMeasured {
   std::int64_t bench_bucket_bytes = 0;
   double bench_overlap_expected = 0.5;
   bool bench_met = false;
+  // How the ranks ran: "threads" (rank threads of this process) or "mpi" (one process per rank; then `placement`
+  // says where, the benchmark and the sweeps are not run, and mpi_thread_level is what MPI_Init_thread provided).
+  std::string launcher = "threads";
+  std::string mpi_thread_level;
 };
 DLSYS_VALUES_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us, exposed_comm_us,
                   idle_us, overlap_fraction, comm_bytes, comm_bytes_received, comm_bytes_match_theory,
                   max_rel_err_vs_single, bit_identical_vs_single, replicas_identical, timed_steps, hardware_threads,
                   threads_used, on_gpu, placement, variants, best_bucket_bytes, best_bucket_step_us, one_bucket_step_us,
-                  bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met)
+                  bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met, launcher,
+                  mpi_thread_level)
 
 }  // namespace dlsys::ddp

@@ -179,4 +179,7 @@ fi
 # message says how to start it.
 expect 2 "parameter 'launcher': value 'mpi'" run allreduce --set launcher=mpi --set sizes=4 --set bytes=4
 expect 2 "parameter 'launcher': value 'process' is not allowed" run allreduce --set launcher=process
+expect 2 "parameter 'launcher': value 'mpi'" run ddp --quick --set launcher=mpi
+expect 2 "parameter 'launcher': value 'mpi'" run ddp --quick --set launcher=mpi --set mode=dataparallel
+expect 2 "parameter 'launcher': value 'process' is not allowed" run ddp --set launcher=process
 exit $fail

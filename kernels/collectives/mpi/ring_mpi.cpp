@@ -7,6 +7,7 @@
 // are never copied: what is sent at step s + 1 is the chunk just reduced at step s.
 #include <mpi.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "kernels/collectives/mpi/mpi_check.h"
@@ -21,10 +22,14 @@ namespace {
 // Chunks fit an int: the lesson refuses counts above INT_MAX elements with launcher=mpi.
 int elements(std::int64_t count, int n, int chunk) { return static_cast<int>(chunk_size(count, n, chunk)); }
 
+std::atomic<std::int64_t> g_bytes_sent{0}, g_bytes_received{0};
+
 void exchange(const float* out, int out_count, float* in, int in_count, int next, int prev) {
   check(MPI_Sendrecv(out, out_count, MPI_FLOAT, next, 0, in, in_count, MPI_FLOAT, prev, 0, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE),
         "MPI_Sendrecv");
+  g_bytes_sent.fetch_add(std::int64_t(out_count) * 4, std::memory_order_relaxed);
+  g_bytes_received.fetch_add(std::int64_t(in_count) * 4, std::memory_order_relaxed);
 }
 
 // The recorded run only: the contributors mask of the chunk sent, beside it.
@@ -42,6 +47,9 @@ void add_in_place(float* __restrict target, const float* __restrict mine, std::i
 }
 
 }  // namespace
+
+std::int64_t ring_bytes_sent() { return g_bytes_sent.load(std::memory_order_relaxed); }
+std::int64_t ring_bytes_received() { return g_bytes_received.load(std::memory_order_relaxed); }
 
 void ring(Op op, const float* send, float* recv, std::int64_t count) {
   ring_with_hooks(op, send, recv, count, nullptr);

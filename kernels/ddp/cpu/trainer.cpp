@@ -15,8 +15,10 @@
 #include <thread>
 
 #include "engine/errors.h"
+#include "engine/mpi_world.h"
 #include "engine/thread_start.h"
 #include "kernels/collectives/collectives.h"
+#include "kernels/collectives/mpi_collectives.h"
 #include "kernels/tensor/tp_layer.h"
 
 namespace dlsys::ddp {
@@ -365,6 +367,104 @@ TrainResult train(const TrainConfig& c, const training::DataSet& data, MemoryLed
   check_data(c, data);
   const tensor::SingleThreadedBlas blas;
   return c.mode == SyncMode::Ddp ? train_ddp(c, data, ledger) : train_data_parallel(c, data, ledger);
+}
+
+TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger, int rank) {
+  check_data(c, data);
+  if (c.mode != SyncMode::Ddp || c.wire != WireFormat::Fp32)
+    throw RunFailure("ranks as processes train DDP with fp32 gradients only");
+  const tensor::SingleThreadedBlas blas;
+  const int n = c.ranks, rows = c.rows_per_micro_step();
+  const std::int64_t params = training::parameter_count(c.shape);
+  TrainResult out;
+  out.buckets = assign_buckets(c.shape, c.bucket_elements);
+  out.steps.assign(std::size_t(c.steps), std::vector<RankStep>(1));
+  Replica rep(c, rank, ledger);
+  // The ring reads the gradient and writes the sum elsewhere (its working space may not alias its input).
+  std::vector<float> reduced(static_cast<std::size_t>(params));
+  ledger.allocate("comm", params * 4);
+  const std::int64_t sent_before = collectives::mpi::ring_bytes_sent();
+  const std::int64_t received_before = collectives::mpi::ring_bytes_received();
+  const Clock::time_point origin = Clock::now();
+  std::atomic<bool> comm_failed{false}, compute_failed{false};
+  std::exception_ptr comm_error;
+
+  std::thread communicator([&] {
+    try {
+      for (int s = 0; s < c.steps; ++s) {
+        for (std::size_t b = 0; b < out.buckets.size(); ++b) {
+          const Bucket& bucket = out.buckets[b];
+          const std::int64_t needed = std::int64_t(s) * params + (params - bucket.begin);
+          for (std::int64_t v = rep.ready.load(std::memory_order_acquire); v < needed;
+               v = rep.ready.load(std::memory_order_acquire))
+            rep.ready.wait(v, std::memory_order_acquire);
+          if (compute_failed) return;  // the caller ends every rank (its failure cannot be agreed on mid-step)
+          if (b == 0) rep.comm_spans.clear();
+          const double t = us_since(origin);
+          collectives::mpi::ring(collectives::Op::AllReduce, rep.grads.data() + bucket.begin,
+                                 reduced.data() + bucket.begin, bucket.elements());
+          rep.comm_spans.push_back({rank, true, "all_reduce", fmt::format("bucket {}", b), t, us_since(origin)});
+        }
+        rep.comm_done.fetch_add(1, std::memory_order_release);
+        rep.comm_done.notify_all();
+      }
+    } catch (...) {
+      comm_error = std::current_exception();
+      comm_failed = true;
+      rep.comm_done.store(c.steps, std::memory_order_release);  // wakes the compute side, which then stops
+      rep.comm_done.notify_all();
+    }
+  });
+
+  std::exception_ptr compute_error;
+  try {
+    for (int s = 0; s < c.steps && !comm_failed; ++s) {
+      // The communication thread is between steps (it finished step s - 1): this thread alone calls MPI here.
+      mpi::barrier();
+      rep.step_start_us = us_since(origin);
+      rep.compute_spans.clear();
+      std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
+      for (int j = 0; j < c.accumulate; ++j) {
+        const bool last = j == c.accumulate - 1;
+        const int first_row = s * c.global_batch + rank * (c.global_batch / n) + j * rows;
+        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last, [&](int layer) {
+          if (!last) return;
+          rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
+                          std::memory_order_release);
+          rep.ready.notify_all();
+        });
+      }
+      for (int v = rep.comm_done.load(std::memory_order_acquire); v < s + 1;
+           v = rep.comm_done.load(std::memory_order_acquire))
+        rep.comm_done.wait(v, std::memory_order_acquire);
+      if (comm_failed) break;
+      const double t = us_since(origin);
+      sgd(rep.weights, reduced, c.learning_rate);
+      rep.compute_spans.push_back({rank, false, "optimizer", "SGD", t, us_since(origin)});
+      out.steps[std::size_t(s)][0] = summarize(rep, us_since(origin), true);
+    }
+  } catch (...) {
+    compute_error = std::current_exception();
+    // The communication thread may wait for gradients that will never be ready: release it, and it stops.
+    compute_failed = true;
+    rep.ready.store(std::int64_t(c.steps) * params, std::memory_order_release);
+    rep.ready.notify_all();
+  }
+  communicator.join();
+  ledger.release("comm", params * 4);
+  if (compute_error) std::rethrow_exception(compute_error);
+  if (comm_error) std::rethrow_exception(comm_error);
+
+  for (const auto* spans : {&rep.compute_spans, &rep.comm_spans})
+    for (OpSpan span : *spans) {
+      span.start_us -= rep.step_start_us;
+      span.end_us -= rep.step_start_us;
+      out.last_step_spans.push_back(std::move(span));
+    }
+  out.weights = rep.weights;
+  out.rank0_bytes_sent_per_step = (collectives::mpi::ring_bytes_sent() - sent_before) / c.steps;
+  out.rank0_bytes_received_per_step = (collectives::mpi::ring_bytes_received() - received_before) / c.steps;
+  return out;
 }
 
 std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data) {

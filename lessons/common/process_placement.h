@@ -1,0 +1,18 @@
+#pragma once
+// Where the ranks of a run with one rank per process (`--set launcher=mpi`) are, in the words every such lesson shows:
+// "ranks are processes under mpirun on <hosts>", and whether this host has more ranks than hardware threads.
+#include <string>
+
+#include "engine/mpi_world.h"
+
+namespace dlsys {
+
+struct ProcessPlacement {
+  std::string label;  // the sentence, with "(oversubscribed: ...)" when it is
+  int hardware_threads = 0;
+  bool oversubscribed = false;  // more ranks on this host than hardware threads
+};
+
+ProcessPlacement process_placement(const mpi::World& world);
+
+}  // namespace dlsys

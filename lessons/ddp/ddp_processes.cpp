@@ -1,0 +1,137 @@
+// Ranks as processes for the ddp lesson (ddp_processes.h): the checks, and the gathering of every rank's timings,
+// spans and replica onto rank 0 after kernels/ddp's per-process trainer has run.
+#include "lessons/ddp/ddp_processes.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <sstream>
+
+#include "engine/mpi_world.h"
+#include "lessons/common/process_placement.h"
+
+namespace dlsys::ddp {
+
+namespace {
+
+// One rank's steps and last-step spans as text lines, for gather_text: "step ..." then "span ... label".
+std::string encode(const TrainResult& mine) {
+  std::string out;
+  for (const std::vector<RankStep>& step : mine.steps) {
+    const RankStep& s = step.front();
+    out += fmt::format("step {:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", s.step_us, s.compute_us, s.comm_us,
+                       s.hidden_comm_us, s.exposed_comm_us, s.idle_us);
+  }
+  for (const OpSpan& span : mine.last_step_spans)
+    out += fmt::format("span {} {} {} {:.17g} {:.17g} {}\n", span.rank, span.comm_lane ? 1 : 0, span.kind,
+                       span.start_us, span.end_us, span.label);
+  return out;
+}
+
+void decode(const std::string& text, int rank, TrainResult& all) {
+  std::istringstream in(text);
+  std::size_t step = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string what;
+    fields >> what;
+    if (what == "step") {
+      RankStep& s = all.steps.at(step++).at(std::size_t(rank));
+      fields >> s.step_us >> s.compute_us >> s.comm_us >> s.hidden_comm_us >> s.exposed_comm_us >> s.idle_us;
+    } else if (what == "span") {
+      OpSpan span;
+      int comm = 0;
+      fields >> span.rank >> comm >> span.kind >> span.start_us >> span.end_us;
+      span.comm_lane = comm != 0;
+      std::getline(fields >> std::ws, span.label);
+      all.last_step_spans.push_back(std::move(span));
+    }
+  }
+}
+
+}  // namespace
+
+bool runs_as_processes(const ParamValues& p) { return p.has("launcher") && p.text("launcher") == "mpi"; }
+
+std::vector<std::string> process_launch_params(int world_size) { return {fmt::format("n={}", world_size)}; }
+
+void check_process_run(const ParamValues& p, BackendKind backend) {
+  if (!mpi::built_with_mpi())
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
+        "openmpi-bin and libopenmpi-dev, then build again); allowed: threads");
+  const mpi::World* w = mpi::world();
+  if (w == nullptr)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' needs one process per rank started by an MPI launcher: run it as "
+        "`mpirun -np 2 dlsys-lab run ddp --set launcher=mpi` (or with srun); here (the GUI, or a start without "
+        "mpirun) allowed: threads");
+  if (w->size < 2)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
+        "`mpirun -np 2` (or more)");
+  if (p.integer("n") != w->size)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
+        "process); allowed: {}, or leave n out and it takes the world size",
+        p.text("n"), w->size, w->size));
+  if (backend == BackendKind::Cuda)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' is not allowed with --backend cuda for ddp (its processes train on the "
+        "CPU); allowed: launcher = mpi with --backend cpu, or launcher = threads");
+  if (p.text("mode") != "ddp")
+    throw BadInput(fmt::format(
+        "parameter 'mode': value '{}' is not allowed with launcher=mpi (the processes all-reduce gradient buckets "
+        "with the lab's ring; DataParallel's master runs on rank threads); allowed: ddp, or launcher = threads",
+        p.text("mode")));
+  if (p.text("grad_dtype") != "fp32")
+    throw BadInput(fmt::format(
+        "parameter 'grad_dtype': value '{}' is not allowed with launcher=mpi (the ring between processes carries "
+        "fp32); allowed: fp32, or launcher = threads for 16-bit wires",
+        p.text("grad_dtype")));
+  const double gradient_bytes = 8.0 * double(p.integer("layers")) * double(p.integer("width")) * p.integer("width");
+  if (gradient_bytes > double(INT_MAX))
+    throw BadInput(fmt::format(
+        "parameters 'layers'/'width': a gradient of {:.0f} bytes is not allowed with launcher=mpi (MPI counts "
+        "bytes in an int when the replicas are compared); allowed: at most {} bytes",
+        gradient_bytes, INT_MAX));
+  if (!w->serialized_calls)
+    throw BadInput(fmt::format(
+        "parameter 'launcher': value 'mpi' needs an MPI library that allows calls from a communication thread "
+        "(MPI_THREAD_SERIALIZED); this one provided {} ({}); allowed: threads",
+        w->thread_level, w->library));
+}
+
+TrainResult train_over_processes(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  const mpi::World& w = *mpi::world();
+  TrainResult mine = train_ddp_process(c, data, ledger, w.rank);
+
+  // Every replica against rank 0's, bit for bit.
+  std::vector<float> rank0 = mine.weights;
+  mpi::broadcast_bytes(rank0.data(), rank0.size() * sizeof(float));
+  const std::int64_t differing = mpi::sum_over_ranks(rank0 == mine.weights ? 0 : 1);
+
+  const std::vector<std::string> texts = mpi::gather_text(encode(mine));
+  if (w.rank != 0) return mine;
+  TrainResult all;
+  all.weights = std::move(mine.weights);
+  all.replicas_identical = differing == 0;
+  all.buckets = std::move(mine.buckets);
+  all.rank0_bytes_sent_per_step = mine.rank0_bytes_sent_per_step;
+  all.rank0_bytes_received_per_step = mine.rank0_bytes_received_per_step;
+  all.steps.assign(std::size_t(c.steps), std::vector<RankStep>(std::size_t(w.size)));
+  for (int r = 0; r < w.size; ++r) decode(texts[std::size_t(r)], r, all);
+  return all;
+}
+
+std::string process_placement_text() {
+  const mpi::World* w = mpi::world();
+  return w ? process_placement(*w).label : std::string();
+}
+
+std::string process_thread_level() {
+  const mpi::World* w = mpi::world();
+  return w ? w->thread_level : std::string();
+}
+
+}  // namespace dlsys::ddp

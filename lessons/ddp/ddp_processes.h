@@ -1,0 +1,34 @@
+#pragma once
+// The ddp lesson with ranks as processes (`--set launcher=mpi` under mpirun or srun): this process is one rank of
+// the MPI world, trains its share of each batch, and all-reduces each gradient bucket with the lab's ring over MPI
+// from its communication thread. Only the chosen configuration is trained (the variants and sweeps change N or
+// the wire, which the processes cannot).
+#include <string>
+#include <vector>
+
+#include "kernels/ddp/trainer.h"
+#include "lessons/common/lesson.h"
+
+namespace dlsys::ddp {
+
+bool runs_as_processes(const ParamValues& params);
+
+// What a run with one rank per process starts from, before the user's assignments: n is the world size.
+std::vector<std::string> process_launch_params(int world_size);
+
+// launcher=mpi: refuses (BadInput) a build without MPI, no MPI world (the GUI, a plain start), a world of one, n
+// other than the world size, an MPI library without MPI_THREAD_SERIALIZED, the cuda backend, mode=dataparallel
+// and 16-bit wire gradients, before anything is made.
+void check_process_run(const ParamValues& params, BackendKind backend);
+
+// Every rank calls it. Rank 0's result holds every rank: steps[s][r], every rank's last-step spans, rank 0's
+// weights and counted bytes, and replicas_identical (every rank's weights compared with rank 0's, bit for bit);
+// the other ranks' results hold only themselves.
+TrainResult train_over_processes(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger);
+
+// The placement sentence ("ranks are processes under mpirun on <hosts>", oversubscribed when it is) and the MPI
+// thread level the session got.
+std::string process_placement_text();
+std::string process_thread_level();
+
+}  // namespace dlsys::ddp
