@@ -365,8 +365,12 @@ float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 s
   float top = origin.y + 6 * s;
   if (!spec.title.empty()) {
     ImGui::PushFont(heading_font());
-    draw->AddText({origin.x + 10 * s, top}, text_color(), spec.title.c_str());
-    top += ImGui::GetTextLineHeight() + 4 * s;
+    // A title wider than the plot wraps onto a second line rather than run past the frame.
+    const float wrap_w = std::max(size.x - 20 * s, 1.0f);
+    const float title_h = ImGui::CalcTextSize(spec.title.c_str(), nullptr, false, wrap_w).y;
+    draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), {origin.x + 10 * s, top}, text_color(), spec.title.c_str(),
+                  nullptr, wrap_w);
+    top += title_h + 4 * s;
     ImGui::PopFont();
   }
   draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
