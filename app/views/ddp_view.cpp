@@ -336,8 +336,8 @@ void draw_buckets_step(const ViewContext& ctx) {
       }
   spec.y.log = y_lo > 0 && y_hi > 10 * y_lo;
   spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
-  // Below about eleven lines the plot has no room left for its data; the view scrolls instead.
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 11)};
+  // Below about fifteen lines the plot has little room left for its data; the view scrolls instead.
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 15)};
   draw_plot("step_vs_bucket", spec);
 }
 
