@@ -103,7 +103,8 @@ void draw_costs_step(const ViewContext& ctx) {
   if (m == nullptr) return;
   ImGui::Spacing();
   ImGui::TextWrapped(
-      "Measured here: y = 2x moves 8 B per FLOP and runs at %.2f GFLOP/s (bandwidth); the FMA chains run at %.1f "
+      "Measured in this run: y = 2x moves 8 B per FLOP and runs at %.2f GFLOP/s (bandwidth); the FMA chains run at "
+      "%.1f "
       "GFLOP/s (compute); the tiniest y = 2x costs %s for %s and %s for %s (overhead).",
       m->y2x_gflops, m->peak_gflops, format_duration_us(m->overhead_call_floor_us).c_str(),
       m->overhead_call_what.c_str(), format_duration_us(m->overhead_pool_floor_us).c_str(),

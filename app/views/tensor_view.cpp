@@ -460,13 +460,13 @@ std::string verdict_against_hidden(const RunResult& r) {
     saved_nothing |= gain->points[i].y <= 0;
   }
   if (lost.empty())
-    return "Measured here: at every h swept, the split saved more compute time than its collectives took.";
-  return fmt::format("Measured here: at h = {} the collectives took longer than the compute time the split saved.{}",
-                     lost,
-                     saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
-                                                 "faster than t = 1 there.",
-                                                 r.params.at("t"))
-                                   : "");
+    return "Measured in this run: at every h swept, the split saved more compute time than its collectives took.";
+  return fmt::format(
+      "Measured in this run: at h = {} the collectives took longer than the compute time the split saved.{}", lost,
+      saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
+                                  "faster than t = 1 there.",
+                                  r.params.at("t"))
+                    : "");
 }
 
 void draw_scaling_step(const ViewContext& ctx) {
