@@ -248,7 +248,8 @@ void draw_sweep_step(const ViewContext& ctx) {
       "sweep_rows",
       {
           {fmt::format("{}: {:g} FLOP/B, {}", p.name, p.intensity, bound_by(p, ridge)),
-           fmt::format("{:.2f} GFLOP/s = {:.0f}% of the roof {:.2f}", p.gflops, p.percent_of_roof, p.roof_gflops)},
+           fmt::format("{:.2f} GFLOP/s = {:.0f}% of the roof {:.2f} GFLOP/s", p.gflops, p.percent_of_roof,
+                       p.roof_gflops)},
           {"where the sweep bends: its best GFLOP/s / the bandwidth of its first point",
            m->sweep_crosses_ridge ? fmt::format("{:.1f} / {:.2f} GB/s = {:.3g} FLOP/B", m->sweep_plateau_gflops,
                                                 m->sweep_bandwidth_gbps, m->sweep_ridge_flop_per_byte)
