@@ -126,3 +126,11 @@ TEST_CASE("the sentences only a GPU run writes read back too, and runs recorded 
   bubble["measured"]["serial_caveat"] = "The devices took turns";
   check_round_trip(bubble, "bubble with the taking-turns sentence");
 }
+
+TEST_CASE("tensor's GPU scaling sentence reads back, and a run without it still opens") {
+  json tensor = run_quick("tensor");
+  CHECK_FALSE(tensor["measured"].contains("gpu_scaling_caveat"));
+  check_round_trip(tensor, "tensor without the GPU sentence");
+  tensor["measured"]["gpu_scaling_caveat"] = "On this GPU per-rank compute did not fall with t";
+  check_round_trip(tensor, "tensor with the GPU sentence");
+}
