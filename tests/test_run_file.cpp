@@ -112,3 +112,25 @@ TEST_CASE("every run records where, when and by which version it was made") {
   CHECK(keys == std::vector<std::string>{"lesson", "backend", "params", "theory", "measured", "series", "timeline",
                                          "memory", "recorded"});
 }
+
+TEST_CASE("the sentences only a GPU run writes read back too, and runs recorded before them still open") {
+  // matmul's slope sentence and the pipelines' taking-turns sentence are written on the CUDA backend only; a CPU run
+  // with them added by hand stands in for one, and the same run without them for a recording made before them.
+  json matmul = run_quick("matmul");
+  CHECK_FALSE(matmul["measured"].contains("slope_caveat"));
+  check_round_trip(matmul, "matmul without the slope sentence");
+  matmul["measured"]["slope_caveat"] = "The fitted slopes are far from 3";
+  check_round_trip(matmul, "matmul with the slope sentence");
+  json bubble = run_quick("bubble");
+  CHECK_FALSE(bubble["measured"].contains("serial_caveat"));
+  bubble["measured"]["serial_caveat"] = "The devices took turns";
+  check_round_trip(bubble, "bubble with the taking-turns sentence");
+}
+
+TEST_CASE("tensor's GPU scaling sentence reads back, and a run without it still opens") {
+  json tensor = run_quick("tensor");
+  CHECK_FALSE(tensor["measured"].contains("gpu_scaling_caveat"));
+  check_round_trip(tensor, "tensor without the GPU sentence");
+  tensor["measured"]["gpu_scaling_caveat"] = "On this GPU per-rank compute did not fall with t";
+  check_round_trip(tensor, "tensor with the GPU sentence");
+}

@@ -365,8 +365,12 @@ float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 s
   float top = origin.y + 6 * s;
   if (!spec.title.empty()) {
     ImGui::PushFont(heading_font());
-    draw->AddText({origin.x + 10 * s, top}, text_color(), spec.title.c_str());
-    top += ImGui::GetTextLineHeight() + 4 * s;
+    // A title wider than the plot wraps onto a second line rather than run past the frame.
+    const float wrap_w = std::max(size.x - 20 * s, 1.0f);
+    const float title_h = ImGui::CalcTextSize(spec.title.c_str(), nullptr, false, wrap_w).y;
+    draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), {origin.x + 10 * s, top}, text_color(), spec.title.c_str(),
+                  nullptr, wrap_w);
+    top += title_h + 4 * s;
     ImGui::PopFont();
   }
   draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
@@ -392,9 +396,12 @@ void draw_plot(const char* id, const PlotSpec& spec) {
 
   // Tick labels left and below the plot area, the x-axis title under them.
   const auto [xr, yr] = data_ranges(spec);
+  // The margin fits the widest label of both a sparse and the full-height tick set, since the area's height (and so
+  // its ticks, "-0.5" among them) is only known once the margin is.
   float label_w = 0;
-  for (double v : ticks(yr.lo, yr.hi, spec.y.log, 200))
-    label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
+  for (float pixels : {200.0f, size.y})
+    for (double v : ticks(yr.lo, yr.hi, spec.y.log, pixels))
+      label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
   const ImVec2 p0{origin.x + label_w + 18 * s, top};
   const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
   if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {

@@ -49,6 +49,15 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
   static const std::string summary = backend_summary(cuda.available ? BackendKind::Cuda : BackendKind::Cpu);
   if (draw_chip(summary))
     ImGui::SetTooltip("Lessons run on this backend.\nCUDA: %s", cuda.available ? "available" : cuda.reason.c_str());
+  // A run opened from a file was measured elsewhere: say so beside this machine's backend, so the chip does not
+  // read as the origin of the numbers on screen (hidden with the recorded label, for pixel comparisons).
+  const RunResult* shown = state.sessions[state.lesson_index].result.get();
+  if (shown != nullptr && !shown->opened_from.empty() && state.show_recorded_label) {
+    std::string origin = "showing a run recorded on " + shown->backend.kind;
+    if (!shown->backend.device.empty()) origin += " (" + shown->backend.device + ")";
+    ImGui::SameLine();
+    if (draw_chip(origin)) ImGui::SetTooltip("Opened from %s", shown->opened_from.c_str());
+  }
   if (cuda.compiled && !cuda.available && !state.presentation) {
     ImGui::SameLine();
     ImGui::TextDisabled("CUDA cannot run here: %s.", cuda.plain_reason.c_str());

@@ -195,6 +195,16 @@ bool dimmed(const TimelineMarks* marks, int lane, const TimelineSpan& span) {
     if (band.lane == lane && band.end > band.start && span.start >= band.start && span.end <= band.end) return false;
   return true;
 }
+// A block's header that fits the widget's width: the full text, else a shorter form (the overlay's outline is in
+// the legend anyway), else the shorter form cut with an ellipsis, so it never runs past the frame.
+std::string fit_header(const std::string& full, const std::string& shorter, float width) {
+  if (ImGui::CalcTextSize(full.c_str()).x <= width) return full;
+  std::string text = shorter;
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  while (text.size() > 1 && ImGui::CalcTextSize((text + "...").c_str()).x > width) text.pop_back();
+  return text + "...";
+}
+
 }  // namespace
 
 TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>& timelines, bool overlay,
@@ -287,9 +297,11 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   float y = origin.y + 4 * s;
   for (int b = 0; b < blocks; ++b) {
     const Timeline& first = *timelines[b];
-    const std::string header = overlay ? fmt::format("{} (filled) and {} (outlined)", first.name,
-                                                     timelines.size() > 1 ? timelines[1]->name : std::string("-"))
-                                       : fmt::format("{}  [{}]", first.name, first.mode);
+    std::string header = overlay ? fmt::format("{} (filled) and {} (outlined)", first.name,
+                                               timelines.size() > 1 ? timelines[1]->name : std::string("-"))
+                                 : fmt::format("{}  [{}]", first.name, first.mode);
+    header = fit_header(header, overlay ? first.name + " (filled; the outline is named in the legend)" : header,
+                        size.x - 12 * s);
     draw->AddText({origin.x + 6 * s, y}, text_color(), header.c_str());
     y += header_h;
     auto lane_y = [&](int lane) { return y + lane * (lane_h + lane_gap); };

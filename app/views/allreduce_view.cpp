@@ -353,13 +353,16 @@ float value_table_width(const std::vector<std::pair<std::string, std::string>>& 
 
 // nccl-tests' table, one row per swept size, from the run's typed rows; a busbw above its ceiling is starred (the
 // caveat above the plot says why).
+// GB/s in the table: three significant digits, but whole numbers from 1000 on (1369, not 1.37e+03).
+std::string gbps_cell(double gbps) { return gbps >= 1000 ? fmt::format("{:.0f}", gbps) : format_number(gbps, 3); }
+
 SweepTable sweep_table(const allreduce::AllreduceMeasured& m) {
   SweepTable table;
   for (const allreduce::SweepRow& row : m.sweep)
     table.rows.push_back({format_bytes_binary(row.bytes), fmt::format("{:.0f}", row.count),
-                          format_duration_us(row.time_us), format_number(row.algbw_gbps, 3),
-                          format_number(row.busbw_gbps, 3) + (row.above_ceiling ? "*" : ""),
-                          format_number(row.ceiling_gbps, 3), fmt::format("{}", row.wrong)});
+                          format_duration_us(row.time_us), gbps_cell(row.algbw_gbps),
+                          gbps_cell(row.busbw_gbps) + (row.above_ceiling ? "*" : ""), gbps_cell(row.ceiling_gbps),
+                          fmt::format("{}", row.wrong)});
   return table;
 }
 
@@ -375,6 +378,13 @@ void draw_measured_step(const ViewContext& ctx) {
                 {"busbw", "GB/s", false},
                 {},
                 {}};
+  // A ceiling far above every measured point would squash the curve against the axis: a log axis then shows both.
+  double busbw_max = 0, ceiling_max = 0;
+  for (const allreduce::SweepRow& row : m->sweep) {
+    busbw_max = std::max(busbw_max, row.busbw_gbps);
+    ceiling_max = std::max(ceiling_max, row.ceiling_gbps);
+  }
+  spec.y.log = busbw_max > 0 && ceiling_max > 5 * busbw_max;
   const std::pair<const char*, ImU32> lines[] = {{"busbw_measured", series_color(0)},
                                                  {"busbw_above_ceiling", warning_color()},
                                                  {"copy_ceiling", series_color(5)},
@@ -393,7 +403,7 @@ void draw_measured_step(const ViewContext& ctx) {
     }
   const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
   const std::vector<std::pair<std::string, std::string>> summary = {
-      {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s, {:.0f}% of its ceiling {:.3f}", m->busbw_gbps,
+      {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s, {:.0f}% of its ceiling {:.1f} GB/s", m->busbw_gbps,
                                                    100 * m->busbw_fraction_of_ceiling, m->ceiling_gbps)},
       {"algbw = S / time", fmt::format("{:.3f} GB/s in {}", m->algbw_gbps, format_duration_us(m->time_us))},
       {"#wrong elements", fmt::format("{} at {}, {} in the sweep", m->wrong, at, m->sweep_wrong)},

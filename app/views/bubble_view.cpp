@@ -171,7 +171,9 @@ void draw_bubble_measured(const ViewContext& ctx) {
   const float h = ImGui::GetContentRegionAvail().y;
   draw_measured(ctx, h * 0.5f);
   misprint_checkbox();
-  draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
+  // The sweep plot keeps room for its data; when the table and the timeline above leave less, the view scrolls.
+  draw_bubble_sweep_plot(*ctx.result,
+                         std::max(ImGui::GetContentRegionAvail().y, 12 * ImGui::GetTextLineHeightWithSpacing()));
 }
 
 }  // namespace

@@ -302,10 +302,10 @@ void draw_buckets_step(const ViewContext& ctx) {
                 m->placement.empty() ? "" : std::string(1, char(std::toupper(m->placement[0]))),
                 m->placement.empty() ? "" : m->placement.substr(1))
       : m->on_gpu
-          ? fmt::format(
-                "On the GPU: {}. Each rank has a compute stream and a communication stream; each rank's times start "
-                "at its own step start.",
-                m->placement)
+          // Where the ranks are placed is the run's first note, just below: not repeated here.
+          ? std::string(
+                "On the GPU each rank has a compute stream and a communication stream; each rank's times "
+                "start at its own step start.")
           : fmt::format(
                 "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
                 "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
@@ -329,6 +329,10 @@ void draw_buckets_step(const ViewContext& ctx) {
     ImGui::Text("%s: %.0f us to %.0f us (%.0f us)", span.label.c_str(), span.start, span.end, span.end - span.start);
     ImGui::EndTooltip();
   }
+  // The sentence first: when the timeline leaves little height, the plot shrinks (or the view scrolls), never the
+  // sentence under the run's notes.
+  draw_note(text);
+  busy_machine_caveat(r);
   PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
                 {"bucket size", "bytes", true},
                 {"time", "us", false},
@@ -337,13 +341,20 @@ void draw_buckets_step(const ViewContext& ctx) {
   add_series(spec, r, "step_vs_bucket", series_color(0));
   add_series(spec, r, "exposed_vs_bucket", series_color(1));
   add_series(spec, r, "comm_vs_bucket", series_color(2));
+  // Tiny buckets cost many times the rest (a fixed cost per all-reduce): over a decade apart, a log axis keeps the
+  // large buckets' differences readable.
+  double y_lo = 0, y_hi = 0;
+  for (const PlotLine& line : spec.lines)
+    for (const SeriesPoint& p : line.points)
+      if (p.y > 0) {
+        y_lo = y_lo > 0 ? std::min(y_lo, p.y) : p.y;
+        y_hi = std::max(y_hi, p.y);
+      }
+  spec.y.log = y_lo > 0 && y_hi > 10 * y_lo;
   spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) -
-                               ImGui::GetStyle().ItemSpacing.y,
-                           ImGui::GetTextLineHeight() * 7)};
+  // Below about fifteen lines the plot has little room left for its data; the view scrolls instead.
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 15)};
   draw_plot("step_vs_bucket", spec);
-  draw_note(text);
-  busy_machine_caveat(r);
 }
 
 // ---- step 5: accumulation and 16-bit gradients ----

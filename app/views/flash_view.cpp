@@ -6,7 +6,9 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "app/gui/plot.h"
@@ -391,14 +393,24 @@ void draw_tiles_step(const ViewContext& ctx) {
   draw_tile_rows(rec);
 }
 
-// Plots the result's series with ids `<kernel>_<quantity>` (measured) and `<kernel>_<quantity>_theory`.
+// Whether every point of a series is zero or less: nothing a log axis can draw.
+bool all_zero(const Series* series) {
+  if (series == nullptr || series->points.empty()) return false;
+  for (const SeriesPoint& p : series->points)
+    if (p.y > 0) return false;
+  return true;
+}
+
+// Plots the result's series with ids `<kernel>_<quantity>` (measured) and `<kernel>_<quantity>_theory`. A kernel
+// whose measurement is zero at every n (flash's scratch on a GPU: its tiles live in shared memory) is left out
+// with its closed form, rather than listed in the legend without a point; the caller says it in words.
 void plot_series(const char* id, const RunResult& r, const char* title, const std::string& quantity,
                  const char* y_label, const char* y_unit, ImVec2 size) {
   PlotSpec spec{title, {"n", "", true}, {y_label, y_unit, true}, {}, {}};
   for (const char* kernel : {"naive", "flash"})
     for (const char* suffix : {"", "_theory"}) {
       const Series* series = r.find_series(fmt::format("{}_{}{}", kernel, quantity, suffix));
-      if (series == nullptr) continue;
+      if (series == nullptr || all_zero(r.find_series(fmt::format("{}_{}", kernel, quantity)))) continue;
       // One colour per kernel: its measurement as markers, its closed form as a dashed line.
       PlotLine line = line_from_series(*series, series_color(kernel == std::string("flash") ? 2 : 1));
       line.dashed = series->role == "theory";
@@ -447,7 +459,12 @@ void draw_measured_step(const ViewContext& ctx) {
   } else if (r.backend.kind == "cuda") {
     ImGui::Spacing();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextWrapped("%s.", kFlashOnGpuCaveat);
+    if (all_zero(r.find_series("flash_scratch")))
+      ImGui::TextWrapped(
+          "Flash's peak scratch is 0 B of device memory at every n, so the log plot above has no point for it.");
+    std::string caveat = kFlashOnGpuCaveat;  // written to follow a bracket in the report: capitalised here
+    caveat[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(caveat[0])));
+    ImGui::TextWrapped("%s.", caveat.c_str());
     ImGui::PopTextWrapPos();
   }
   ImGui::EndGroup();

@@ -164,6 +164,12 @@ void draw_scaling_step(const ViewContext& ctx) {
   for (const auto& v : m->variants)
     slopes.push_back({fmt::format("fitted slope, {} (n from {:g}, fastest call of each size)", v.key, v.slope_from_n),
                       format_number(v.slope, 3)});
+  // The lesson's sentence on slopes far from 3 (a GPU at small sizes) goes first, so the plot leaves room for it.
+  if (m->slope_caveat) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextWrapped("%s.", m->slope_caveat->c_str());
+    ImGui::PopTextWrapPos();
+  }
   spec.size = {0, plot_height_leaving(static_cast<int>(slopes.size()))};
   draw_plot("scaling", spec);
   draw_value_table("slopes", slopes);

@@ -144,6 +144,8 @@ bool draw_gap_split(const ViewContext& ctx) {
       "Waiting overheads: %s.",
       m->bubble_gap_waiting ? pipeline_lesson::waiting_overheads_cause(ctx.result->backend.kind)
                             : "none, the ops ran one at a time");
+  if (m->serial_caveat)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s.", m->serial_caveat->c_str());
   ImGui::PopTextWrapPos();
   return true;
 }

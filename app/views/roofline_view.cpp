@@ -103,7 +103,8 @@ void draw_costs_step(const ViewContext& ctx) {
   if (m == nullptr) return;
   ImGui::Spacing();
   ImGui::TextWrapped(
-      "Measured here: y = 2x moves 8 B per FLOP and runs at %.2f GFLOP/s (bandwidth); the FMA chains run at %.1f "
+      "Measured in this run: y = 2x moves 8 B per FLOP and runs at %.2f GFLOP/s (bandwidth); the FMA chains run at "
+      "%.1f "
       "GFLOP/s (compute); the tiniest y = 2x costs %s for %s and %s for %s (overhead).",
       m->y2x_gflops, m->peak_gflops, format_duration_us(m->overhead_call_floor_us).c_str(),
       m->overhead_call_what.c_str(), format_duration_us(m->overhead_pool_floor_us).c_str(),
@@ -247,7 +248,8 @@ void draw_sweep_step(const ViewContext& ctx) {
       "sweep_rows",
       {
           {fmt::format("{}: {:g} FLOP/B, {}", p.name, p.intensity, bound_by(p, ridge)),
-           fmt::format("{:.2f} GFLOP/s = {:.0f}% of the roof {:.2f}", p.gflops, p.percent_of_roof, p.roof_gflops)},
+           fmt::format("{:.2f} GFLOP/s = {:.0f}% of the roof {:.2f} GFLOP/s", p.gflops, p.percent_of_roof,
+                       p.roof_gflops)},
           {"where the sweep bends: its best GFLOP/s / the bandwidth of its first point",
            m->sweep_crosses_ridge ? fmt::format("{:.1f} / {:.2f} GB/s = {:.3g} FLOP/B", m->sweep_plateau_gflops,
                                                 m->sweep_bandwidth_gbps, m->sweep_ridge_flop_per_byte)

@@ -242,9 +242,9 @@ void draw_prefill_step(const ViewContext& ctx) {
     return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
   }
   const RunResult& r = *ctx.result;
-  PlotSpec spec{"Passes on this machine's roofline",
+  PlotSpec spec{"Passes on the roofline of the machine that ran them",
                 {"FLOP per byte of fp32 weights", "FLOP/B", true},
-                {"GFLOP/s", "GFLOP/s", true},
+                {"rate", "GFLOP/s", true},
                 {},
                 {}};
   spec.lines.push_back(series_line(r, "roof", theory_color(), SeriesStyle::Line));

@@ -460,13 +460,13 @@ std::string verdict_against_hidden(const RunResult& r) {
     saved_nothing |= gain->points[i].y <= 0;
   }
   if (lost.empty())
-    return "Measured here: at every h swept, the split saved more compute time than its collectives took.";
-  return fmt::format("Measured here: at h = {} the collectives took longer than the compute time the split saved.{}",
-                     lost,
-                     saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
-                                                 "faster than t = 1 there.",
-                                                 r.params.at("t"))
-                                   : "");
+    return "Measured in this run: at every h swept, the split saved more compute time than its collectives took.";
+  return fmt::format(
+      "Measured in this run: at h = {} the collectives took longer than the compute time the split saved.{}", lost,
+      saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
+                                  "faster than t = 1 there.",
+                                  r.params.at("t"))
+                    : "");
 }
 
 void draw_scaling_step(const ViewContext& ctx) {
@@ -483,7 +483,9 @@ void draw_scaling_step(const ViewContext& ctx) {
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
   const bool side_by_side = width >= 3.2f * ImGui::CalcTextSize("compute, CPU time (measured)").x;
   const float plot_width = side_by_side ? (width - gap) / 2 : width;
-  const float height = std::max(ImGui::GetContentRegionAvail().y - 7.0f * ImGui::GetFrameHeightWithSpacing(),
+  // Room under the plots for the verdict, the placement, the crossovers and, on a GPU, why compute did not fall.
+  const float lines_below = m->gpu_scaling_caveat ? 10.0f : 7.0f;
+  const float height = std::max(ImGui::GetContentRegionAvail().y - lines_below * ImGui::GetFrameHeightWithSpacing(),
                                 ImGui::GetTextLineHeight() * 18);
   PlotSpec by_t{
       "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
@@ -500,6 +502,11 @@ void draw_scaling_step(const ViewContext& ctx) {
   by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
   draw_note(verdict_against_hidden(r));
+  if (m->gpu_scaling_caveat) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s.", m->gpu_scaling_caveat->c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (!m->placement.empty()) draw_note("Ranks: " + m->placement + ".");
   draw_crossovers(*steps);
 }

@@ -90,6 +90,19 @@ std::vector<std::string> caveats_of(const RunPoints& p, const AllreduceMeasured&
         "the fitted beta ({:.2f} GB/s) is above the largest size's ceiling ({:.2f} GB/s at {}): the fit weighs "
         "every size alike, and the middle sizes copy from the caches",
         m.fit->beta_gbps, m.sweep.back().ceiling_gbps, format_bytes_binary(m.sweep.back().bytes)));
+  // Ranks on a GPU here are streams of one device: when the largest size takes less than twice the smallest, the
+  // whole sweep pays per step, not per byte, and the view must say why rather than show a flat curve unexplained.
+  if (p.hardware_threads == 0 && m.sweep.size() >= 2) {
+    const auto [fastest, slowest] = std::minmax_element(
+        m.sweep.begin(), m.sweep.end(), [](const SweepRow& a, const SweepRow& b) { return a.time_us < b.time_us; });
+    if (m.sweep.back().time_us < 2 * m.sweep.front().time_us)
+      caveats.push_back(fmt::format(
+          "latency-bound: every size from {} to {} takes {:.0f} to {:.0f} us per call{}. The ranks are streams on one "
+          "GPU, so every step is a chain of cross-stream event waits and kernel launches, which costs more than "
+          "moving these bytes inside the GPU's memory",
+          format_bytes_binary(m.sweep.front().bytes), format_bytes_binary(m.sweep.back().bytes), fastest->time_us,
+          slowest->time_us, m.fit ? fmt::format(" (fitted alpha {:.0f} us per step)", m.fit->alpha_us) : ""));
+  }
   return caveats;
 }
 
@@ -108,8 +121,11 @@ std::vector<Series> sweep_series(const RunPoints& p, const AllreduceMeasured& m,
   Series busbw_above =
       make_series("busbw_above_ceiling", "busbw above its ceiling (see the note)", "measured", "bus bandwidth", "GB/s");
   Series busbw_model = make_series("busbw_fit", "alpha-beta model (fit)", "theory", "bus bandwidth", "GB/s");
-  Series ceiling =
-      make_series("copy_ceiling", "copy ceiling (measured at each size)", "measured", "bus bandwidth", "GB/s");
+  // On GPUs one copy probe at S stands for every size (see the run's notes); on CPU ranks each size has its own.
+  Series ceiling = make_series(
+      "copy_ceiling",
+      p.hardware_threads == 0 ? "copy ceiling (one probe at S, all sizes)" : "copy ceiling (measured at each size)",
+      "measured", "bus bandwidth", "GB/s");
   Series time_measured = make_series("time_measured", "time (measured)", "measured", "time", "us");
   Series time_model = make_series("time_fit", "alpha-beta time (fit)", "theory", "time", "us");
   Series wrong = make_series("wrong_elements", "wrong elements (measured)", "measured", "wrong elements", "");

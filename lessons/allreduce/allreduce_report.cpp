@@ -41,7 +41,9 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
     out += fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n", busbw_sum / double(m->sweep.size()));
   out += fmt::format("# busbw = algbw x {} = algbw x {:.4g} (nccl-tests); algbw = size / time; GB = 1e9 bytes\n",
                      op == "allreduce" ? "2(N-1)/N" : "(N-1)/N", t->busbw_factor);
-  out += "# ceiling: the copy ceiling measured at each size in this run; * busbw above it (see the notes)\n";
+  out += m->hardware_threads == 0
+             ? "# ceiling: the copy ceiling of one probe at S in this run, for every size; * busbw above it\n"
+             : "# ceiling: the copy ceiling measured at each size in this run; * busbw above it (see the notes)\n";
   if (m->fit)
     out += fmt::format(
         "# alpha-beta fit over the sweep: alpha = {:.2f} us per step, beta = {:.3f} GB/s; at {}: latency term "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -212,6 +213,28 @@ SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest) {
   return {fit_log_log_slope(xs, ys), xs.empty() ? 0.0 : xs.front()};
 }
 
+// On a GPU the default sizes are over in tens of microseconds, so launching a kernel and waiting for it weigh as
+// much as the arithmetic and the slopes come out near 1: say so, and which sizes show the n^3 law.
+std::optional<std::string> gpu_slope_caveat(BackendKind backend, const MatmulMeasured& measured,
+                                            const std::vector<Series>& series, double largest_n) {
+  if (backend != BackendKind::Cuda) return std::nullopt;
+  std::string slopes;
+  bool far = false;
+  for (const VariantMeasure& v : measured.variants) {
+    far = far || std::fabs(v.slope - 3.0) > 0.5;
+    slopes += fmt::format("{}{} {:.2f}", slopes.empty() ? "" : ", ", v.key, v.slope);
+  }
+  if (!far) return std::nullopt;
+  double slowest_us = 0;
+  for (const Series& s : series)
+    if (!s.points.empty()) slowest_us = std::max(slowest_us, s.points.back().y);
+  return fmt::format(
+      "The fitted slopes ({}) are far from 3: on this GPU even n = {:.0f} takes about {:.0f} us, where a kernel "
+      "launch and the wait for its result cost about as much as the arithmetic, so time hardly grows with n. "
+      "Sweep larger products (sizes = 1024..8192) to see n^3",
+      slopes, largest_n, slowest_us);
+}
+
 // Time against n for n x n x n, one series per variant, and each variant's fitted log-log slope.
 void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   const auto& sizes = run.ctx.params.list("sizes");
@@ -246,6 +269,7 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
     result.series.push_back(std::move(series));
   }
   if (result.series.empty() || sizes.empty()) return;
+  measured.slope_caveat = gpu_slope_caveat(run.ctx.backend, measured, result.series, sizes.back());
   // The theory line: time proportional to n^3, drawn through the first variant's middle point so the slopes compare.
   const SeriesPoint anchor = result.series.front().points[sizes.size() / 2];
   Series cubic{"cubic_theory", "n^3 (slope 3)", "theory", "n (m = n = k)", "", "time", "us", {}};

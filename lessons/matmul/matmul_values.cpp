@@ -54,6 +54,7 @@ void to_json(nlohmann::ordered_json& j, const MatmulMeasured& m) {
   j["max_rel_err"] = m.max_rel_err;
   j["error_tolerance"] = m.error_tolerance;
   j["wrong"] = m.wrong;
+  if (m.slope_caveat) j["slope_caveat"] = *m.slope_caveat;
 }
 
 void from_json(const nlohmann::ordered_json& j, MatmulTheory& t) {
@@ -104,6 +105,7 @@ void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
   read_key(j, "max_rel_err", m.max_rel_err);
   read_key(j, "error_tolerance", m.error_tolerance);
   read_key(j, "wrong", m.wrong);
+  read_key_if_present(j, "slope_caveat", m.slope_caveat);  // absent from runs recorded before it existed
 }
 
 }  // namespace dlsys::matmul

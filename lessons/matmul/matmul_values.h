@@ -40,6 +40,8 @@ struct MatmulMeasured {
   double max_rel_err = 0;
   double error_tolerance = 0;
   int wrong = 0;  // 1 when some variant's error exceeds the tolerance
+  // On a GPU, when the fitted slopes are far from 3: why (fixed costs per call dominate) and which sizes show n^3.
+  std::optional<std::string> slope_caveat;
 
   const VariantMeasure* variant(const std::string& key) const;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -520,6 +521,17 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   mr.bubble_fraction_minus_theory = r.timing.bubble_fraction() - theory_fraction;
   if (r.mode != "replayed") mr.bubble_gap_waiting = mr.bubble_fraction - mr.replay_bubble_fraction;
   mr.bubble_gap_uneven_op_times = mr.replay_bubble_fraction - theory_fraction;
+  // p devices working strictly one at a time idle (p - 1)/p of the time, whatever m is: when a GPU run lands there
+  // and well above its replay, its streams took turns, and the measured bubble cannot show the schedule's.
+  const double taking_turns = double(s.devices() - 1) / s.devices();
+  if (on_gpu && s.devices() > 1 && std::fabs(mr.bubble_fraction - taking_turns) < 0.05 &&
+      mr.bubble_fraction > mr.replay_bubble_fraction + 0.1)
+    mr.serial_caveat = fmt::format(
+        "The devices took turns: the measured idle share {:.2f} sits at (p - 1)/p = {:.2f}, what {} devices working "
+        "one at a time give for any m, far above the replay's {:.2f}. Here the devices are streams of one GPU fed by "
+        "one host thread (see the notes), and their ops did not run side by side, so this measurement cannot show "
+        "the schedule's bubble; the replay and the theory can",
+        mr.bubble_fraction, taking_turns, s.devices(), mr.replay_bubble_fraction);
 
   result.measured = make_values(std::move(mr));
 
@@ -676,6 +688,7 @@ std::string measurement_report(const RunResult& r) {
         "(stage imbalance, noise)\n");
   out += fmt::format("  measured op times: F {}, full B {}, copy of one message {}\n", format_duration_us(m->f_us),
                      m->b_full_us ? format_duration_us(*m->b_full_us) : "-", format_duration_us(m->copy_us));
+  if (m->serial_caveat) out += "  " + *m->serial_caveat + "\n";
   return out;
 }
 

@@ -92,6 +92,7 @@ void to_json(nlohmann::ordered_json& j, const PipelineMeasured& m) {
   j["bubble_fraction_minus_theory"] = m.bubble_fraction_minus_theory;
   put_if(j, "bubble_gap_waiting", m.bubble_gap_waiting);
   j["bubble_gap_uneven_op_times"] = m.bubble_gap_uneven_op_times;
+  put_if(j, "serial_caveat", m.serial_caveat);
 }
 
 void from_json(const nlohmann::ordered_json& j, ScheduleComparison& e) {
@@ -175,6 +176,7 @@ void from_json(const nlohmann::ordered_json& j, PipelineMeasured& m) {
   read_key(j, "bubble_fraction_minus_theory", m.bubble_fraction_minus_theory);
   read_key_if_present(j, "bubble_gap_waiting", m.bubble_gap_waiting);
   read_key(j, "bubble_gap_uneven_op_times", m.bubble_gap_uneven_op_times);
+  read_key_if_present(j, "serial_caveat", m.serial_caveat);  // absent from runs recorded before it existed
 }
 
 }  // namespace dlsys::pipeline_lesson

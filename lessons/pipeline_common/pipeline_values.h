@@ -71,6 +71,9 @@ struct PipelineMeasured {
   // replay (absent when replayed: the replay is the measurement), uneven op times = replay - theory.
   std::optional<double> bubble_gap_waiting;
   double bubble_gap_uneven_op_times = 0;
+  // On a GPU, when the measured idle share sits at (p - 1)/p, what p devices taking turns give: the stages did not
+  // run side by side, and the view says why in this sentence.
+  std::optional<std::string> serial_caveat;
 };
 
 void to_json(nlohmann::ordered_json& json, const ScheduleComparison& entry);

@@ -124,6 +124,7 @@ std::string run_tables(const RunResult& r, const tensor::TensorTheory& t, const 
   if (m.compute_cpu_ratio_t2_over_t1 > 0)
     out += fmt::format("    in thread CPU time, the work alone (not waiting for a core): {:.2f}\n",
                        m.compute_cpu_ratio_t2_over_t1);
+  if (m.gpu_scaling_caveat) out += "    " + *m.gpu_scaling_caveat + "\n";
   if (m.compute_ratio_t2_over_t1 <= 0)
     out += "  compute per rank at t = 2 against t = 1: not measured (2 does not divide the heads)\n";
   out += fmt::format("  max relative error at most {:g}: {:.2e}: {}\n", m.max_rel_err_bar, m.max_rel_err,

@@ -255,6 +255,15 @@ void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>
     if (!one->compute_cpu_us.empty() && !two->compute_cpu_us.empty())
       out.compute_cpu_ratio_t2_over_t1 = stats(two->compute_cpu_us).min_us / stats(one->compute_cpu_us).min_us;
     out.meets_compute_bar = out.compute_ratio_t2_over_t1 <= kComputeRatioBar;
+    // Ranks emulated as streams of one GPU share its SMs: splitting a GEMM that already leaves the GPU idle (small h)
+    // gives more, smaller launches, not less time per rank.
+    if (out.on_gpu && out.compute_ratio_t2_over_t1 >= 0.9)
+      out.gpu_scaling_caveat = fmt::format(
+          "On this GPU per-rank compute did not fall with t (t = 2 took {:.2f}x the time of t = 1): the ranks are "
+          "streams of one GPU sharing its SMs, and at h = {} each GEMM is too small to fill it, so splitting it "
+          "gives more, smaller kernel launches rather than less time; a GPU per rank and a larger h are where the "
+          "1/t shows",
+          out.compute_ratio_t2_over_t1, chosen.hidden);
   }
   out.at_bar_sizes = chosen.hidden == kBarHidden && chosen.seq == kBarSeq && chosen.ranks == 2;
 }

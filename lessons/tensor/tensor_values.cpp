@@ -92,6 +92,7 @@ void to_json(nlohmann::ordered_json& j, const TensorMeasured& m) {
   for (const MeasuredError& e : m.errors)
     errors.push_back({{"key", e.key}, {"tensor", e.tensor}, {"max_rel_err", e.max_rel_err}});
   j["errors"] = std::move(errors);
+  if (m.gpu_scaling_caveat) j["gpu_scaling_caveat"] = *m.gpu_scaling_caveat;
 }
 
 void from_json(const nlohmann::ordered_json& j, TensorTheory& t) {
@@ -177,6 +178,7 @@ void from_json(const nlohmann::ordered_json& j, TensorMeasured& m) {
   read_key(j, "at_bar_sizes", m.at_bar_sizes);
   read_key(j, "max_rel_err_bar", m.max_rel_err_bar);
   read_key(j, "meets_error_bar", m.meets_error_bar);
+  read_key_if_present(j, "gpu_scaling_caveat", m.gpu_scaling_caveat);  // absent from runs recorded before it
 }
 
 }  // namespace dlsys::tensor

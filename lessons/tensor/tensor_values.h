@@ -87,6 +87,8 @@ struct TensorMeasured {
   bool at_bar_sizes = false;  // hidden 2048, seq 512, t 2: the sizes the expectation is stated for
   double max_rel_err_bar = 1e-4;
   bool meets_error_bar = false;
+  // On a GPU, when splitting did not cut per-rank compute: why, in one sentence the scaling step shows.
+  std::optional<std::string> gpu_scaling_caveat;
 };
 
 void to_json(nlohmann::ordered_json& json, const TensorTheory& theory);
