@@ -275,7 +275,7 @@ def export_every_item(app):
     app.click("export/open_run")
     app.click("picker/path")
     app.key("ctrl", "a")
-    xdotool("type", "--delay", 20, [p for p in written if p.endswith(".json") and "-state-" not in p][-1])
+    xdotool("type", "--delay", 20, written[items.index("json")])
     app.click("picker/open")
     app.wait(lambda s: s["message"].startswith("opened the recorded run") and s["has_result"],
              "the recorded run to open")
