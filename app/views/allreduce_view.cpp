@@ -230,7 +230,8 @@ void draw_obvious_ways_step(const ViewContext& ctx) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const float table_h = table_height(steps->ways_rows.size() + 1);  // with its header row
-  const float plot_h = ImGui::GetContentRegionAvail().y - table_h;
+  // Four ways in the legend: below 14 lines the plot itself would vanish under it, so the view scrolls instead.
+  const float plot_h = std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 14);
   const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   PlotSpec bytes{"Bytes sent by the busiest rank", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
   PlotSpec count{"Steps in a row", {"ranks N", "", false}, {"steps (each costs alpha)", "", false}, {}, {}};
