@@ -121,8 +121,11 @@ RunResult run_from_json(const json& in, const std::string& origin) {
     throw BadInput(fmt::format("{}: {}", origin, e.what()));
   }
   try {
-    find_lesson(result.lesson);
+    const Lesson& lesson = find_lesson(result.lesson);
     read_typed_values(result.lesson, in.at("theory"), in.at("measured"), result);
+    // A parameter the file does not name did not exist in the build that recorded it, which ran as its default.
+    const ParamValues defaults = ParamValues::defaults(lesson.params());
+    for (const auto& [key, value] : defaults.all()) result.params.emplace(key, value.text);
   } catch (const BadInput& e) {
     throw BadInput(fmt::format("{}: {}", origin, e.what()));
   }

@@ -308,25 +308,8 @@ std::vector<std::string> process_launch_params(int world_size, bool quick) {
 }
 
 void check_process_run(const ParamValues& p, BackendKind backend) {
-  if (!mpi::built_with_mpi())
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
-        "openmpi-bin and libopenmpi-dev, then build again); allowed: threads");
+  check_mpi_world(p, "allreduce");
   const mpi::World* w = mpi::world();
-  if (w == nullptr)
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' needs one process per rank started by an MPI launcher: run it as "
-        "`mpirun -np 2 dlsys-lab run allreduce --set launcher=mpi` (or with srun); here (the GUI, or a start "
-        "without mpirun) allowed: threads");
-  if (w->size < 2)
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
-        "`mpirun -np 2` (or more)");
-  if (p.integer("n") != w->size)
-    throw BadInput(fmt::format(
-        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
-        "process); allowed: {}, or leave n out and it takes the world size",
-        p.text("n"), w->size, w->size));
   if (backend == BackendKind::Cuda) {
     if (p.text("algo") != "library")
       throw BadInput(fmt::format(

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/backend.h"
+#include "engine/errors.h"
 
 namespace dlsys {
 
@@ -27,6 +28,29 @@ ProcessPlacement process_placement(const mpi::World& w) {
     out.label += fmt::format(" (oversubscribed: {} ranks share this host's {} hardware threads)", w.local_size,
                              out.hardware_threads);
   return out;
+}
+
+void check_mpi_world(const ParamValues& p, const std::string& lesson) {
+  if (!mpi::built_with_mpi())
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
+        "openmpi-bin and libopenmpi-dev, then build again); allowed: threads");
+  const mpi::World* w = mpi::world();
+  if (w == nullptr)
+    throw BadInput(fmt::format(
+        "parameter 'launcher': value 'mpi' needs one process per rank started by an MPI launcher: run it as "
+        "`mpirun -np 2 dlsys-lab run {} --set launcher=mpi` (or with srun); here (the GUI, or a start without "
+        "mpirun) allowed: threads",
+        lesson));
+  if (w->size < 2)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
+        "`mpirun -np 2` (or more)");
+  if (p.integer("n") != w->size)
+    throw BadInput(fmt::format(
+        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
+        "process); allowed: {}, or leave n out and it takes the world size",
+        p.text("n"), w->size, w->size));
 }
 
 }  // namespace dlsys

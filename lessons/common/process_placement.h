@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/mpi_world.h"
+#include "engine/params.h"
 
 namespace dlsys {
 
@@ -14,5 +15,9 @@ struct ProcessPlacement {
 };
 
 ProcessPlacement process_placement(const mpi::World& world);
+
+// Refuses (BadInput) a `launcher=mpi` run of `lesson` that cannot be one: no MPI in the build, no launcher around
+// this process, a world of one process, or a rank count `n` other than the world size.
+void check_mpi_world(const ParamValues& params, const std::string& lesson);
 
 }  // namespace dlsys

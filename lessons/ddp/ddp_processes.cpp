@@ -56,25 +56,7 @@ bool runs_as_processes(const ParamValues& p) { return p.has("launcher") && p.tex
 std::vector<std::string> process_launch_params(int world_size) { return {fmt::format("n={}", world_size)}; }
 
 void check_process_run(const ParamValues& p, BackendKind backend) {
-  if (!mpi::built_with_mpi())
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
-        "openmpi-bin and libopenmpi-dev, then build again); allowed: threads");
-  const mpi::World* w = mpi::world();
-  if (w == nullptr)
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' needs one process per rank started by an MPI launcher: run it as "
-        "`mpirun -np 2 dlsys-lab run ddp --set launcher=mpi` (or with srun); here (the GUI, or a start without "
-        "mpirun) allowed: threads");
-  if (w->size < 2)
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
-        "`mpirun -np 2` (or more)");
-  if (p.integer("n") != w->size)
-    throw BadInput(fmt::format(
-        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
-        "process); allowed: {}, or leave n out and it takes the world size",
-        p.text("n"), w->size, w->size));
+  check_mpi_world(p, "ddp");
   if (backend == BackendKind::Cuda)
     throw BadInput(
         "parameter 'launcher': value 'mpi' is not allowed with --backend cuda for ddp (its processes train on the "
@@ -95,6 +77,7 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
         "parameters 'layers'/'width': a gradient of {:.0f} bytes is not allowed with launcher=mpi (MPI counts "
         "bytes in an int when the replicas are compared); allowed: at most {} bytes",
         gradient_bytes, INT_MAX));
+  const mpi::World* w = mpi::world();
   if (!w->serialized_calls)
     throw BadInput(fmt::format(
         "parameter 'launcher': value 'mpi' needs an MPI library that allows calls from a communication thread "

@@ -48,9 +48,8 @@ std::string calculator(const zero_lesson::ZeroTheory& t) {
 }
 
 std::string run_tables(const zero_lesson::ZeroMeasured& m) {
-  std::string out =
-      fmt::format("\nThe lab's stack: Psi = {} parameters on N = {} {}, {} working copy and gradients\n",
-                  commas(m.parameters), m.ranks, m.on_gpu ? "GPU ranks" : "rank threads", m.dtype);
+  std::string out = fmt::format("\nThe lab's stack: Psi = {} parameters on N = {} {}, {} working copy and gradients\n",
+                                commas(m.parameters), m.ranks, m.on_gpu ? "GPU ranks" : "rank threads", m.dtype);
   out += fmt::format("  {:>5} {:>13} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>17} {:>10}\n", "stage",
                      "model states", "formula", "equal", "weights", "gradients", "optimizer", "activations",
                      "comm peak", "sent elems", "ring k(N-1)/N Psi", "vs stage 0");
