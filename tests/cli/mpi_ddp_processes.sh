@@ -5,17 +5,7 @@
 # the refusals: no launcher, one rank, ranks given different parameters, mode=dataparallel, 16-bit wires. Skipped
 # (77) without mpirun or without MPI in the build. Each run is bounded by `timeout`: a hang fails.
 set -u
-bin=$1
-if ! command -v mpirun >/dev/null; then echo "skipped: mpirun not found (install openmpi-bin)"; exit 77; fi
-probe=$(env -u OMPI_COMM_WORLD_SIZE "$bin" run ddp --quick --set launcher=mpi 2>&1)
-if [[ "$probe" == *"this build has no MPI"* ]]; then echo "skipped: this build has no MPI"; exit 77; fi
-command -v python3 >/dev/null || { echo "skipped: python3 (for reading --json) not found"; exit 77; }
-# Open MPI refuses root without these, and a 2-core machine needs oversubscription for 3 ranks.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-mpi() { timeout 60 mpirun --oversubscribe "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh" "$1" ddp --quick
 
 check_json() {  # check_json FILE WORLD
   python3 - "$@" <<'PY'

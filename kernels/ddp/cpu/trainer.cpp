@@ -141,6 +141,29 @@ void forward_backward(const TrainConfig& c, Replica& rep, const float* inputs, c
   if (last_micro) rep.backward_end_us = prev;
 }
 
+// Rank `rank`'s forward and backward passes of step `step` (every micro-step), announcing each layer's gradient as
+// ready on the last one (before it, no_sync: gradients accumulate locally), then waiting until its communication
+// thread has all-reduced every bucket of the step.
+void compute_step(const TrainConfig& c, const training::DataSet& data, Replica& rep, int rank, int step,
+                  Clock::time_point origin) {
+  const std::int64_t params = training::parameter_count(c.shape);
+  const int rows = c.rows_per_micro_step();
+  std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
+  for (int j = 0; j < c.accumulate; ++j) {
+    const bool last = j == c.accumulate - 1;
+    const int first_row = step * c.global_batch + rank * (c.global_batch / c.ranks) + j * rows;
+    forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last, [&](int layer) {
+      if (!last) return;
+      rep.ready.store(std::int64_t(step) * params + (params - training::layer_offset(c.shape, layer)),
+                      std::memory_order_release);
+      rep.ready.notify_all();
+    });
+  }
+  for (int v = rep.comm_done.load(std::memory_order_acquire); v < step + 1;
+       v = rep.comm_done.load(std::memory_order_acquire))
+    rep.comm_done.wait(v, std::memory_order_acquire);
+}
+
 void optimizer_step(const TrainConfig& c, Replica& rep, Clock::time_point origin) {
   const double t = us_since(origin);
   sgd(rep.weights, rep.grads, c.learning_rate);
@@ -161,7 +184,7 @@ void keep_last_step(TrainResult& out, std::vector<std::unique_ptr<Replica>>& rep
 }
 
 TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
-  const int n = c.ranks, rows = c.rows_per_micro_step();
+  const int n = c.ranks;
   const std::int64_t params = training::parameter_count(c.shape);
   TrainResult out;
   out.buckets = assign_buckets(c.shape, c.bucket_elements);
@@ -222,20 +245,7 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
       step_barrier.arrive_and_wait();
       rep.step_start_us = us_since(origin);
       rep.compute_spans.clear();
-      std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
-      for (int j = 0; j < c.accumulate; ++j) {
-        const bool last = j == c.accumulate - 1;
-        const int first_row = s * c.global_batch + r * (c.global_batch / n) + j * rows;
-        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last, [&](int layer) {
-          if (!last) return;  // no_sync: gradients accumulate locally until the last micro-step
-          rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
-                          std::memory_order_release);
-          rep.ready.notify_all();
-        });
-      }
-      for (int v = rep.comm_done.load(std::memory_order_acquire); v < s + 1;
-           v = rep.comm_done.load(std::memory_order_acquire))
-        rep.comm_done.wait(v, std::memory_order_acquire);
+      compute_step(c, data, rep, r, s, origin);
       optimizer_step(c, rep, origin);
       out.steps[std::size_t(s)][std::size_t(r)] = summarize(rep, us_since(origin), true);
     }
@@ -374,7 +384,6 @@ TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& dat
   if (c.mode != SyncMode::Ddp || c.wire != WireFormat::Fp32)
     throw RunFailure("ranks as processes train DDP with fp32 gradients only");
   const tensor::SingleThreadedBlas blas;
-  const int n = c.ranks, rows = c.rows_per_micro_step();
   const std::int64_t params = training::parameter_count(c.shape);
   TrainResult out;
   out.buckets = assign_buckets(c.shape, c.bucket_elements);
@@ -423,20 +432,7 @@ TrainResult train_ddp_process(const TrainConfig& c, const training::DataSet& dat
       mpi::barrier();
       rep.step_start_us = us_since(origin);
       rep.compute_spans.clear();
-      std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
-      for (int j = 0; j < c.accumulate; ++j) {
-        const bool last = j == c.accumulate - 1;
-        const int first_row = s * c.global_batch + rank * (c.global_batch / n) + j * rows;
-        forward_backward(c, rep, data.input_rows(first_row), data.target_rows(first_row), origin, last, [&](int layer) {
-          if (!last) return;
-          rep.ready.store(std::int64_t(s) * params + (params - training::layer_offset(c.shape, layer)),
-                          std::memory_order_release);
-          rep.ready.notify_all();
-        });
-      }
-      for (int v = rep.comm_done.load(std::memory_order_acquire); v < s + 1;
-           v = rep.comm_done.load(std::memory_order_acquire))
-        rep.comm_done.wait(v, std::memory_order_acquire);
+      compute_step(c, data, rep, rank, s, origin);
       if (comm_failed) break;
       const double t = us_since(origin);
       sgd(rep.weights, reduced, c.learning_rate);
