@@ -140,6 +140,20 @@ void broadcast_bytes(void* data, std::size_t bytes) {
   MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
+std::vector<unsigned char> shift_bytes_from_previous(const void* mine, std::size_t bytes) {
+  const int rank = g_world ? g_world->rank : 0, size = g_world ? g_world->size : 1;
+  std::vector<unsigned char> previous(bytes);
+  MPI_Sendrecv(mine, static_cast<int>(bytes), MPI_BYTE, (rank + 1) % size, 0, previous.data(), static_cast<int>(bytes),
+               MPI_BYTE, (rank + size - 1) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return previous;
+}
+
+void pass_token_around_ring() {
+  const int rank = g_world ? g_world->rank : 0, size = g_world ? g_world->size : 1;
+  MPI_Sendrecv(nullptr, 0, MPI_BYTE, (rank + 1) % size, 1, nullptr, 0, MPI_BYTE, (rank + size - 1) % size, 1,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 Agreement agree(int code, const std::string& message) {
   const int size = g_world ? g_world->size : 1;
   std::vector<int> codes(static_cast<std::size_t>(size));

@@ -54,6 +54,11 @@ std::string broadcast_text(const std::string& text, int root);
 std::vector<std::string> gather_text(const std::string& text);
 // Rank 0's bytes, on every rank (e.g. an ncclUniqueId).
 void broadcast_bytes(void* data, std::size_t bytes);
+// Sends `bytes` of `mine` to rank r + 1 and returns rank r - 1's bytes (the same length), around the ring.
+std::vector<unsigned char> shift_bytes_from_previous(const void* mine, std::size_t bytes);
+// One empty message to rank r + 1 and one from rank r - 1, sent and received together: when it returns, whatever
+// rank r - 1 did on its host before its call is done (e.g. it has enqueued the work an interprocess event marks).
+void pass_token_around_ring();
 
 // What the ranks agree on after each reported how its part went: the exit code (the largest), and the lowest
 // failing rank with its message. Once a failure is agreed, every rank knows and failure_agreed() turns true, so an

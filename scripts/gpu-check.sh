@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What anyone handed a GPU machine runs first: builds with CUDA, runs the CUDA test suite and every lesson with
 # --backend cuda at its quick sizes, and prints one table (lesson, errors against the CPU references, wall time,
-# verdict). Exits 1 when anything fails, 77 when no GPU answers (nothing to prove here).
+# verdict), then the allreduce lesson with ranks as processes on the GPUs under mpirun where Open MPI is installed
+# (tests/cli/mpi_gpu.sh: the lab's ring over CUDA IPC, and NCCL with a GPU per rank). Exits 1 when anything fails,
+# 77 when no GPU answers (nothing to prove here).
 # Usage: scripts/gpu-check.sh            (builds in build-gpu-check/ unless DLSYS_BUILD_DIR says otherwise)
 #        DLSYS_APP=path/dlsys-lab DLSYS_CUDA_TESTS=path/dlsys_cuda_tests scripts/gpu-check.sh
 #                                        (binaries built elsewhere, on a GPU machine with no build tools)
@@ -74,4 +76,10 @@ print(f"{lesson:<10} {0:<6} {worst:>12} {len(wrong):>12} {result['backend'].get(
 sys.exit(0 if ok else 1)
 PY
 done
+
+echo
+echo "== ranks as processes on the GPUs (mpirun)"
+rc=0
+bash "$root/tests/cli/mpi_gpu.sh" "$app" || rc=$?
+if [[ $rc -ne 0 && $rc -ne 77 ]]; then failed=1; fi
 exit $failed

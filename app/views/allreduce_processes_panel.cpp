@@ -8,22 +8,14 @@
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "engine/units.h"
+#include "lessons/allreduce/mpi_report.h"
 
 namespace dlsys::gui {
 
 void draw_allreduce_processes_measured(const ViewContext& ctx, const allreduce::AllreduceProcessesMeasured& m) {
   draw_heading(fmt::format("{} ranks: {}", m.world_size, m.label));
   for (const std::string& caveat : m.caveats) draw_note(caveat);
-  const std::string size = format_bytes_binary(m.bench_bytes);
-  if (m.lab_ring_fraction_of_mpi_busbw)
-    draw_note(
-        fmt::format("At {} the lab's ring over MPI point-to-point reaches {:.0f}% of {}'s busbw in the same run "
-                    "(expected at least {:.0f}%); #wrong {} on every row: {}.",
-                    size, 100 * *m.lab_ring_fraction_of_mpi_busbw, m.bench_peer, 100 * m.bench_expected_fraction,
-                    m.wrong == 0 ? "0" : "not 0", m.bench_met ? "met" : "NOT met"));
-  else
-    draw_note(fmt::format("At {} {} across processes reaches {:.2f} GB/s busbw; #wrong {} on every row.", size,
-                          m.bench_peer, m.mpi_busbw_gbps, m.wrong == 0 ? "0" : "not 0"));
+  draw_note(allreduce::processes_bench_sentence(m));
 
   PlotSpec spec{"Bus bandwidth, ranks as processes", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
   int color = 0;

@@ -7,6 +7,9 @@
 
 namespace dlsys::allreduce {
 
+// The benchmark in one sentence: the lab's ring against its peer at the largest size (or what ran alone), #wrong.
+std::string processes_bench_sentence(const AllreduceProcessesMeasured& measured);
+
 std::string processes_report(const AllreduceProcessesMeasured& measured);
 
 }  // namespace dlsys::allreduce

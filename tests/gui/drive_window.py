@@ -289,6 +289,19 @@ def visible_part(state, plot):
     return [max(r[0], v[0]), max(r[1], v[1]), min(r[2], v[2]), min(r[3], v[3])]
 
 
+def turn_wheel(app, index, view, wheel):
+    """One notch of the mouse wheel over the view (5 scrolls down, 4 up); False when nothing moved (the end of the
+    scroll range)."""
+    rect = app.state["plots"][index]["rect"]
+    xdotool("mousemove", "--window", app.window, int((view[0] + view[2]) / 2), int((view[1] + view[3]) / 2))
+    xdotool("click", wheel)
+    try:
+        app.wait(lambda s: s["plots"][index]["rect"] != rect, "the view to scroll", 1.5)
+        return True
+    except Failure:
+        return False
+
+
 def scroll_into_view(app, index):
     """Scrolls the view with the mouse wheel, as a reader would, until most of plot `index` is visible (a notch moves
     several lines, so "all of it" may be out of reach)."""
@@ -298,24 +311,25 @@ def scroll_into_view(app, index):
         plot = state["plots"][index]
         vis = visible_part(state, plot)
         view = state["widgets"].get("view", [0, 0] + state["window"])
-        if plot["rect"][3] - plot["rect"][1] > view[3] - view[1]:
-            # Taller than the view: a reader starts at its top (the legend), so that is what must be on screen.
+        taller_than_view = plot["rect"][3] - plot["rect"][1] > view[3] - view[1]
+        if taller_than_view:
+            # A reader starts at its top (the legend), so that is what must be on screen.
             if plot["rect"][1] >= view[1] - 1 and vis[3] - vis[1] >= (view[3] - view[1]) * 0.6:
                 return plot, vis
             wheel = 4 if plot["rect"][1] < view[1] else 5
         else:
             if vis[3] - vis[1] >= (plot["rect"][3] - plot["rect"][1]) * 0.6:
                 return plot, vis
-            wheel = 5 if plot["rect"][1] > view[1] else 4  # 5 scrolls down, 4 up
+            wheel = 5 if plot["rect"][1] > view[1] else 4
         if last_wheel is not None and wheel != last_wheel:
-            return plot, vis  # overshot: this is as good as it gets
+            # Overshot: no notch gives more. A tall plot whose top went out of sight gets that notch back.
+            if taller_than_view and wheel == 4 and turn_wheel(app, index, view, wheel):
+                state = app.stable()
+                plot = state["plots"][index]
+                vis = visible_part(state, plot)
+            return plot, vis
         last_wheel = wheel
-        xdotool("mousemove", "--window", app.window, int((view[0] + view[2]) / 2), int((view[1] + view[3]) / 2))
-        xdotool("click", wheel)
-        # Each notch moves the view once it arrives; the end of the scroll range moves nothing.
-        try:
-            app.wait(lambda s, r=plot["rect"]: s["plots"][index]["rect"] != r, "the view to scroll", 1.5)
-        except Failure:
+        if not turn_wheel(app, index, view, wheel):
             return plot, vis
     return plot, vis
 

@@ -3,14 +3,14 @@
 // rank's own stream. Inputs are inputs.h's values, filled on the device, so every rank checks its own result.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <limits>
 
-#include "kernels/collectives/inputs.h"
 #include "kernels/collectives/nccl_processes.h"
 #include "kernels/common/cuda/cuda_check.h"
 #if DLSYS_HAVE_NCCL
 #include <nccl.h>
+
+#include "kernels/collectives/cuda/rank_fills.cuh"
 #endif
 
 namespace dlsys::collectives::cuda {
@@ -23,26 +23,6 @@ namespace dlsys::collectives::cuda {
     const ncclResult_t status_ = (call);                                                                     \
     if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
   } while (0)
-
-namespace {
-
-__global__ void fill_rank_inputs(float* send, int rank, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    send[i] = input_value(rank, i);
-}
-
-__global__ void fill_value(float* out, float value, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    out[i] = value;
-}
-
-unsigned grid_for(std::int64_t count) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 4096));
-}
-
-}  // namespace
 
 struct NcclProcessRank::Impl {
   int rank = 0;
