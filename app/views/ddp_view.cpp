@@ -296,11 +296,12 @@ void draw_buckets_step(const ViewContext& ctx) {
   const std::string where =
       m->launcher == "mpi"
           ? fmt::format(
-                "{}{}. Each process has a compute thread and a communication thread running the "
-                "lab's ring over MPI; each rank's times start at its own step start, after a barrier. Only the "
-                "chosen bucket was trained (the sweeps need launcher=threads).",
+                "{}{}. Each process has {}; each rank's times start at its own step start, after a barrier. "
+                "Only the chosen bucket was trained (the sweeps need launcher=threads).",
                 m->placement.empty() ? "" : std::string(1, char(std::toupper(m->placement[0]))),
-                m->placement.empty() ? "" : m->placement.substr(1))
+                m->placement.empty() ? "" : m->placement.substr(1),
+                m->on_gpu ? "a compute stream and a communication stream running the lab's ring over CUDA IPC"
+                          : "a compute thread and a communication thread running the lab's ring over MPI")
       : m->on_gpu
           // Where the ranks are placed is the run's first note, just below: not repeated here.
           ? std::string(

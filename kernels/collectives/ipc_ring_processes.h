@@ -1,17 +1,9 @@
 #pragma once
-// The lab's ring between processes on GPUs: one rank per process (device = local rank mod the GPUs it sees, so ranks
-// may share a GPU), all on one host. Each rank's buffers are exported as CUDA IPC handles; rank r opens rank r-1's
-// and pulls from them (ring_schedule.h's chunks and steps, the same as every other ring in the lab):
-//   reduce-scatter step s: recv[c] = (rank r-1's send or partial sum of chunk c) + send[c], c its step-s chunk;
-//   all-gather step s: chunk c copied from rank r-1's recv.
-// Out of place: send is never written, every element of recv is, so calls need no copy in between. Calls alternate
-// between two recv buffers, so a rank starting call k+1 never overwrites what rank r+1 may still read of call k.
-//
-// Ordering: after each step a rank records an interprocess event, then passes a token around the ring on the host
-// (pass_token, e.g. an empty MPI_Sendrecv); before its next step it makes its stream wait for rank r-1's event. The
-// token guarantees rank r-1 has enqueued that record before rank r waits on it; a wait that catches a later record
-// only waits longer. Step t of rank r thus follows step t-1 of rank r-1, and step t-N+1 of rank r+1, which is what
-// the pulls and the buffer reuse need. The host never waits on the GPU inside a call.
+// The allreduce lesson's ring between processes on GPUs: one rank per process (device = local rank mod the GPUs it
+// sees, so ranks may share a GPU), all on one host; the ring itself is cuda/ipc_link.h's, over CUDA IPC.
+// Out of place: send (inputs.h's values) is never written, every element of recv is, so calls need no copy in between.
+// Calls alternate between two recv buffers, so a rank starting call k+1 never overwrites what rank r+1 may still read
+// of call k.
 //
 // Callable from code that never includes a CUDA header; without CUDA in the build, constructing one throws.
 #include <cstdint>

@@ -42,6 +42,15 @@ DLSYS_HOST_DEVICE constexpr int all_gather_recv_chunk(int rank, int step, int n_
   return all_gather_send_chunk(prev_rank(rank, n_ranks), step, n_ranks);
 }
 
+// Elements rank r sends to rank r+1 in one all-reduce (its reduce-scatter chunks, then its all-gather chunks).
+constexpr std::int64_t ring_all_reduce_elements_sent(int rank, int n_ranks, std::int64_t count) {
+  std::int64_t elements = 0;
+  for (int s = 0; s < n_ranks - 1; ++s)
+    elements += chunk_size(count, n_ranks, reduce_scatter_send_chunk(rank, s, n_ranks)) +
+                chunk_size(count, n_ranks, all_gather_send_chunk(rank, s, n_ranks));
+  return elements;
+}
+
 // Large chunks travel as segments of at most `segment_elements`, so the receiver reduces one segment while the sender
 // copies the next. An empty chunk is still one (empty) segment.
 DLSYS_HOST_DEVICE constexpr std::int64_t segment_count(std::int64_t elements, std::int64_t segment_elements) {

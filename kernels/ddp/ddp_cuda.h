@@ -12,6 +12,10 @@
 // Times come from CUDA events, each rank's relative to its own step-start event (events on different GPUs cannot be
 // subtracted), so a timeline's ranks all start at 0. Only DDP with fp32 gradients runs here: DataParallel and 16-bit
 // wires stay on the CPU backend.
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "engine/ledger.h"
 #include "kernels/collectives/gpu_ring_plan.h"
 #include "kernels/ddp/train_types.h"
@@ -40,5 +44,26 @@ struct GpuTrainResult {
 // Trains `config.steps` DDP steps (config.mode must be Ddp, config.wire Fp32) on `data`; device buffers recorded in
 // `ledger` under the CPU trainer's tags ("weights rank r", ...). Every rank's weights are copied back at the end.
 GpuTrainResult train_gpu(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger);
+
+// Ranks as processes (the lesson's launcher=mpi): what crosses processes, through MPI in the lesson.
+struct ProcessLinks {
+  int rank = 0;        // this process's rank; config.ranks is the world size
+  int local_rank = 0;  // among the processes on this host: the device is local_rank mod the GPUs seen
+  // Sends these bytes to rank r+1 and returns rank r-1's.
+  std::function<std::vector<unsigned char>(const std::vector<unsigned char>&)> shift_from_previous;
+  // An empty message to rank r+1 and one from rank r-1, together (the IPC ring's token).
+  std::function<void()> pass_token;
+  std::function<void()> barrier;
+  // Every rank reports how its part went (empty: fine); when any failed, every rank throws RunFailure saying which.
+  std::function<void(const std::string& failure)> agree;
+};
+
+// DDP with this process as rank links.rank of config.ranks, all on one host: the rank trains its own share of each
+// batch on its GPU as train_gpu's ranks do, and each bucket is all-reduced with the lab's ring over CUDA IPC
+// (collectives/cuda/ipc_link.h: the rank reads rank r-1's gradients in place). Ranks may share a GPU. Every rank
+// calls it. The result holds this rank alone (as train_ddp_process's): steps[s] has one RankStep, last_step_spans its
+// ops, weights its replica, and the bytes its ring sent and received per step.
+TrainResult train_gpu_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger,
+                              const ProcessLinks& links);
 
 }  // namespace dlsys::ddp::cuda

@@ -7,7 +7,9 @@
 #include <climits>
 #include <sstream>
 
+#include "engine/backend.h"
 #include "engine/mpi_world.h"
+#include "kernels/ddp/ddp_cuda.h"
 #include "lessons/common/process_placement.h"
 
 namespace dlsys::ddp {
@@ -49,6 +51,23 @@ void decode(const std::string& text, int rank, TrainResult& all) {
   }
 }
 
+// The GPU trainer's links between processes, through MPI.
+cuda::ProcessLinks mpi_links(const mpi::World& w) {
+  return {.rank = w.rank,
+          .local_rank = w.local_rank,
+          .shift_from_previous =
+              [](const std::vector<unsigned char>& mine) {
+                return mpi::shift_bytes_from_previous(mine.data(), mine.size());
+              },
+          .pass_token = mpi::pass_token_around_ring,
+          .barrier = mpi::barrier,
+          .agree =
+              [](const std::string& failure) {
+                const mpi::Agreement agreed = mpi::agree(failure.empty() ? 0 : kExitRunFailure, failure);
+                if (agreed.code != 0) throw RunFailure(fmt::format("rank {}: {}", agreed.rank, agreed.message));
+              }};
+}
+
 }  // namespace
 
 bool runs_as_processes(const ParamValues& p) { return p.has("launcher") && p.text("launcher") == "mpi"; }
@@ -57,10 +76,11 @@ std::vector<std::string> process_launch_params(int world_size) { return {fmt::fo
 
 void check_process_run(const ParamValues& p, BackendKind backend) {
   check_mpi_world(p, "ddp");
-  if (backend == BackendKind::Cuda)
-    throw BadInput(
-        "parameter 'launcher': value 'mpi' is not allowed with --backend cuda for ddp (its processes train on the "
-        "CPU); allowed: launcher = mpi with --backend cpu, or launcher = threads");
+  if (backend == BackendKind::Cuda && mpi::world()->hosts.size() > 1)
+    throw BadInput(fmt::format(
+        "parameter 'launcher': value 'mpi' with --backend cuda for ddp needs every rank on one host (its processes "
+        "all-reduce over CUDA IPC), and these ranks are on {} hosts; allowed: one host, or --backend cpu",
+        mpi::world()->hosts.size()));
   if (p.text("mode") != "ddp")
     throw BadInput(fmt::format(
         "parameter 'mode': value '{}' is not allowed with launcher=mpi (the processes all-reduce gradient buckets "
@@ -85,9 +105,11 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
         w->thread_level, w->library));
 }
 
-TrainResult train_over_processes(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+TrainResult train_over_processes(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger,
+                                 BackendKind backend) {
   const mpi::World& w = *mpi::world();
-  TrainResult mine = train_ddp_process(c, data, ledger, w.rank);
+  TrainResult mine = backend == BackendKind::Cuda ? cuda::train_gpu_process(c, data, ledger, mpi_links(w))
+                                                  : train_ddp_process(c, data, ledger, w.rank);
 
   // Every replica against rank 0's, bit for bit.
   std::vector<float> rank0 = mine.weights;
@@ -107,9 +129,21 @@ TrainResult train_over_processes(const TrainConfig& c, const training::DataSet& 
   return all;
 }
 
-std::string process_placement_text() {
+bool processes_share_gpus() {
   const mpi::World* w = mpi::world();
-  return w ? process_placement(*w).label : std::string();
+  return w && mpi::max_over_ranks(cuda_status().device_count < w->local_size ? 1.0 : 0.0) > 0;
+}
+
+std::string process_placement_text(BackendKind backend) {
+  const mpi::World* w = mpi::world();
+  if (!w) return {};
+  std::string label = process_placement(*w).label;
+  if (backend == BackendKind::Cuda) {
+    const int gpus = cuda_status().device_count;
+    label +=
+        fmt::format(", {} on {} GPU{} (device: local rank mod {})", w->local_size, gpus, gpus == 1 ? "" : "s", gpus);
+  }
+  return label;
 }
 
 std::string process_thread_level() {

@@ -82,7 +82,7 @@ Measured measure(const TrainConfig& c, const training::DataSet& data, const std:
 // single-rank reference (after the timed steps, so it does not share the cores with them).
 Measured measure_processes(const TrainConfig& c, const training::DataSet& data, RunContext& ctx) {
   ctx.control.check_cancelled();
-  TrainResult trained = ddp::train_over_processes(c, data, ctx.ledger);
+  TrainResult trained = ddp::train_over_processes(c, data, ctx.ledger, ctx.backend);
   std::vector<float> single;
   if (mpi::world()->rank == 0) {
     ctx.control.progress(0.5, "single-rank training on the full batch (the reference, on rank 0)");
@@ -272,7 +272,7 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   if (processes) {
     ctx.control.progress(0, "the chosen configuration, one rank per process");
     all.push_back(measure_processes(chosen, data, ctx));
-    placement = ddp::process_placement_text();
+    placement = ddp::process_placement_text(ctx.backend);
   } else {
     ctx.control.progress(0, "single-rank training on the full batch (the reference)");
     single = ddp::train_single_rank(chosen, data);
@@ -327,7 +327,24 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     if (dp != &first)
       result.timelines.push_back(timeline_of(*dp, fmt::format("DataParallel, N = {} (measured)", chosen.ranks)));
 
-  if (on_gpu) {
+  if (processes) {
+    result.backend.emulated = on_gpu && ddp::processes_share_gpus();
+    result.backend.notes.push_back(placement);
+    result.backend.notes.push_back(
+        on_gpu ? "per process a compute stream (cuBLAS, fp32 without TF32) and a communication stream running the "
+                 "lab's ring over CUDA IPC on each bucket; the chosen configuration only"
+               : fmt::format("per process a compute thread and a communication thread (the lab's ring over "
+                             "MPI_Sendrecv, {}); the chosen configuration only",
+                             measured_thread_level(result)));
+    if (result.backend.emulated)
+      result.backend.notes.push_back(
+          "emulated: more processes than GPUs, so ranks take turns on a GPU and hide less communication than a GPU "
+          "each would");
+    if (on_gpu)
+      result.backend.notes.push_back(
+          "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
+          "rounding, never bit for bit");
+  } else if (on_gpu) {
     const collectives::GpuPlacement where = ddp::cuda::place_ranks(chosen.ranks);
     result.backend.emulated = where.emulated;
     result.backend.notes.push_back("ranks on the GPU: " + placement);
@@ -341,13 +358,6 @@ RunResult DdpLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(
         fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
                     ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
-  } else if (processes) {
-    result.backend.emulated = false;
-    result.backend.notes.push_back(placement);
-    result.backend.notes.push_back(
-        fmt::format("per process a compute thread and a communication thread (the lab's ring over MPI_Sendrecv, {}); "
-                    "the chosen configuration only",
-                    measured_thread_level(result)));
   } else {
     const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
     result.backend.notes.push_back(

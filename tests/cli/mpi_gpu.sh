@@ -2,7 +2,9 @@
 # Ranks as processes on GPUs, under mpirun with --backend cuda: the lab's ring over CUDA IPC for 2 and 3 ranks (on one
 # GPU its ranks share it, labelled emulated), beside NCCL's all-reduce when every rank has a GPU of its own; element
 # counts that do not divide by N; every row #wrong 0. NCCL alone (algo=library): runs with a GPU per rank, else
-# refused with exit 2. Skipped (77) without mpirun, MPI in the build or a CUDA device.
+# refused with exit 2. The ddp lesson's processes on the GPUs (2 and 3 ranks): replicas equal to rank 0's, weights
+# within rounding of single-rank training, the ring's bytes equal to the closed form. Skipped (77) without mpirun,
+# MPI in the build or a CUDA device.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh" "$1" allreduce --set sizes=4 --set bytes=4
 devices=$("$bin" info | sed -n 's/^CUDA backend: available (\([0-9]*\) device.*/\1/p')
@@ -56,4 +58,32 @@ else
     echo "FAIL: algo=library with 2 ranks on 1 GPU: exit $got: ${out:0:600}"; fail=1
   fi
 fi
+check_ddp() {  # check_ddp FILE WORLD
+  python3 - "$@" <<'PY'
+import json, sys
+path, world = sys.argv[1], int(sys.argv[2])
+run = json.load(open(path))
+m, t = run["measured"], run["theory"]
+problems = []
+if run["backend"]["kind"] != "cuda" or m["launcher"] != "mpi": problems.append(f"backend {run['backend']['kind']}, launcher {m['launcher']}")
+if not m["replicas_identical"]: problems.append("replicas differ from rank 0's")
+if not m["max_rel_err_vs_single"] <= 1e-4: problems.append(f"max rel err {m['max_rel_err_vs_single']}")
+if m["comm_bytes"] != t["bytes_per_rank_per_step"]: problems.append(f"bytes {m['comm_bytes']} != {t['bytes_per_rank_per_step']}")
+lanes = run["timeline"][0]["lanes"]
+if len(lanes) != 2 * world: problems.append(f"{len(lanes)} timeline lanes, wanted {2 * world}")
+if problems:
+    print("; ".join(problems)); sys.exit(1)
+print(f"overlap {m['overlap_fraction']:.2f}, step {m['step_us']:.0f} us, bytes {m['comm_bytes']}, err {m['max_rel_err_vs_single']:.2g}")
+PY
+}
+ddp_ok() {  # ddp_ok RANKS extra-sets...
+  local ranks=$1 out got report; shift
+  out=$(mpi -np "$ranks" "$bin" run ddp --backend cuda --quick --set launcher=mpi "$@" --json "$tmp/ddp.json" 2>&1)
+  got=$?
+  if [[ $got -ne 0 ]]; then echo "FAIL: ddp -np $ranks -> exit $got: ${out:0:1000}"; fail=1; return; fi
+  if ! report=$(check_ddp "$tmp/ddp.json" "$ranks"); then echo "FAIL: ddp -np $ranks: $report"; fail=1; return; fi
+  echo "ok:   mpirun -np $ranks run ddp --backend cuda --quick --set launcher=mpi: $report"
+}
+ddp_ok 2
+ddp_ok 3 --set batch=48
 exit $fail

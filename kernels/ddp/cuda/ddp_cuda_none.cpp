@@ -11,4 +11,8 @@ GpuTrainResult train_gpu(const TrainConfig&, const training::DataSet&, MemoryLed
   throw RunFailure(cuda_status().reason);
 }
 
+TrainResult train_gpu_process(const TrainConfig&, const training::DataSet&, MemoryLedger&, const ProcessLinks&) {
+  throw RunFailure(cuda_status().reason);
+}
+
 }  // namespace dlsys::ddp::cuda
