@@ -1,6 +1,6 @@
 // Ranks as processes: every size is measured for the lab's ring over MPI_Sendrecv and for MPI's own all-reduce,
-// reduce-scatter and all-gather (on GPUs: NCCL's all-reduce across processes), each timed the same way and each
-// checked on every rank against inputs.h's values.
+// reduce-scatter and all-gather (on GPUs: the lab's ring over CUDA IPC and NCCL's all-reduce across processes), each
+// timed the same way and each checked on every rank against inputs.h's values.
 #include "lessons/allreduce/mpi_run.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 #pragma once
 // The allreduce lesson with ranks as processes (`--set launcher=mpi` under mpirun or srun): one rank per process,
-// the lab's ring over MPI point-to-point beside MPI's own collectives on the CPU, NCCL across processes on GPUs.
+// the lab's ring over MPI point-to-point beside MPI's own collectives on the CPU; on GPUs the lab's ring over CUDA IPC
+// beside NCCL across processes.
 #include <string>
 #include <vector>
 

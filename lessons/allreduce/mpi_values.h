@@ -37,9 +37,10 @@ struct AllreduceProcessesMeasured {
   std::int64_t wrong = 0;  // over every row
   // The benchmark: at the largest size, the lab's ring busbw over the busbw of MPI's collective of the same kind.
   double bench_bytes = 0;
-  std::string bench_peer;  // e.g. "MPI_Allreduce"
-  double lab_ring_busbw_gbps = 0, mpi_busbw_gbps = 0;
-  std::optional<double> lab_ring_fraction_of_mpi_busbw;  // none on the GPU path (no lab ring there)
+  std::string bench_peer;                              // e.g. "MPI_Allreduce", "NCCL (ncclAllReduce)"
+  double lab_ring_busbw_gbps = 0, mpi_busbw_gbps = 0;  // mpi_: the peer's (NCCL's on GPUs)
+  // Against MPI's collective on the CPU, NCCL's on GPUs; none when either did not run.
+  std::optional<double> lab_ring_fraction_of_mpi_busbw;
   double bench_expected_fraction = 0.8;
   bool bench_met = false;
   // The ring between processes run once more on the step-through's tiny inputs with its per-step record, gathered on

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/collectives/cuda/ipc_link.h"
+#include "kernels/collectives/cuda/process_device.h"
 #include "kernels/collectives/cuda/rank_fills.cuh"
 #include "kernels/collectives/ipc_ring_processes.h"
 #include "kernels/common/cuda/cuda_check.h"
@@ -37,17 +38,10 @@ struct IpcRingRank::Impl {
 
 IpcRingRank::IpcRingRank(int rank, int n_ranks, int local_rank, std::int64_t max_count)
     : impl_(std::make_unique<Impl>()) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();
-    throw RunFailure(fmt::format("rank {}: no CUDA device answers in this process", rank));
-  }
   Impl& me = *impl_;
-  me.device = local_rank % devices;
-  DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
-  cudaDeviceProp prop{};
-  DLSYS_CUDA_CHECK(cudaGetDeviceProperties(&prop, me.device));
-  me.description = fmt::format("{} (device {} of {} on rank 0's host)", prop.name, me.device, devices);
+  const ProcessDevice gpu = use_process_device(rank, local_rank);
+  me.device = gpu.device;
+  me.description = gpu.description;
   me.stream = me.resources.stream(me.device);
   me.start = me.resources.event(me.device, true);
   me.stop = me.resources.event(me.device, true);

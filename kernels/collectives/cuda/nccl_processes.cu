@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "kernels/collectives/cuda/process_device.h"
 #include "kernels/collectives/nccl_processes.h"
 #include "kernels/common/cuda/cuda_check.h"
 #if DLSYS_HAVE_NCCL
@@ -46,17 +47,10 @@ struct NcclProcessRank::Impl {
 };
 
 NcclProcessRank::NcclProcessRank(int rank, int local_rank, std::int64_t max_count) : impl_(std::make_unique<Impl>()) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();
-    throw RunFailure(fmt::format("rank {}: no CUDA device answers in this process", rank));
-  }
   Impl& me = *impl_;
-  me.device = local_rank % devices;
-  CHECK_CUDA(cudaSetDevice(me.device));
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, me.device));
-  me.description = fmt::format("{} (device {} of {} on rank 0's host)", prop.name, me.device, devices);
+  const ProcessDevice gpu = use_process_device(rank, local_rank);
+  me.device = gpu.device;
+  me.description = gpu.description;
   CHECK_CUDA(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaEventCreate(&me.start));
   CHECK_CUDA(cudaEventCreate(&me.stop));
