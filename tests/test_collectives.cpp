@@ -276,3 +276,21 @@ TEST_CASE("back-to-back small collectives stay correct whichever way ranks wait 
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("a rank that fails mid-collective ends the run with its own error; the ranks waiting for it stop") {
+  MemoryLedger ledger;
+  for (const bool poll : {true, false}) {
+    collectives::Communicator comm(4, ledger, {.segment_bytes = 64, .poll = poll});
+    std::vector<float> buffer(64, 1.0f);
+    // Ranks 0, 2 and 3 wait for messages from their left neighbour (and rank 0 also for a free slot to rank 1, once
+    // its slots fill); rank 1 fails before it sends anything.
+    auto work = [&](int rank) {
+      if (rank == 1) throw std::runtime_error("rank 1 ran out of memory");
+      collectives::Channel& to_next = comm.link(rank, (rank + 1) % 4);
+      for (int i = 0; i < 8; ++i) to_next.send(buffer.data(), 16);
+      collectives::Channel& from_prev = comm.link((rank + 3) % 4, rank);
+      collectives::receive_range(from_prev, buffer.data(), nullptr, 16);
+    };
+    CHECK_THROWS_WITH_AS(comm.run_on_ranks(work), "rank 1 ran out of memory", std::runtime_error);
+  }
+}

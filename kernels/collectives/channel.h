@@ -4,17 +4,26 @@
 // copies it into its own buffer) and releases it. Every message is a real copy through memory the two ranks share,
 // so the bytes a rank sends cost what they would cost over a link: memory traffic and time.
 //
+// When a rank fails, its peers must not wait for it forever: abort() wakes both ends, and from then on every wait on
+// the channel throws PeerFailed (the communicator aborts all its links when any rank's work throws).
+//
 // One sender thread and one receiver thread per channel. A rank that must wait spins while spinning pays (when every
 // rank has a core of its own, as NCCL's kernels poll their FIFOs), then yields its core for a while, then sleeps on a
 // C++20 atomic wait (a futex): cpu/wait_for.h says why, with measurements.
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 #include "engine/host_buffer.h"
 #include "engine/ledger.h"
 
 namespace dlsys::collectives {
+
+// What a rank waiting on a link throws once another rank has failed (the communicator rethrows that rank's error).
+struct PeerFailed : std::runtime_error {
+  PeerFailed() : std::runtime_error("another rank failed, so this one stopped waiting for it") {}
+};
 
 struct Message {
   const float* data = nullptr;
@@ -44,6 +53,9 @@ class Channel {
 
   std::int64_t bytes_sent() const { return bytes_sent_; }  // over the channel's life; read when no rank runs
 
+  // Wakes both ends; every acquire() and receive() from now on throws PeerFailed. Any thread may call it, any time.
+  void abort();
+
  private:
   float* slot(std::uint32_t index) {
     return storage_.data() + static_cast<std::int64_t>(index % slots_) * slot_elements_;
@@ -63,6 +75,7 @@ class Channel {
   alignas(64) std::atomic<std::uint32_t> posted_{0};
   alignas(64) std::atomic<std::uint32_t> released_{0};
   alignas(64) std::int64_t bytes_sent_ = 0;
+  std::atomic<bool> aborted_{false};
 };
 
 // Helpers over whole ranges, cut into slot-sized segments (an empty range is still one empty message).

@@ -48,7 +48,8 @@ class Communicator {
   // full_mesh).
   Channel& link(int from, int to);
   // Runs work(rank) on every rank at once (rank 0 on the calling thread) and returns when all have finished. An
-  // exception thrown on a rank is rethrown here (the first one).
+  // exception thrown on a rank is rethrown here (the first one); it also aborts every link, so ranks waiting on one
+  // stop (PeerFailed) and the communicator cannot be used again.
   void run_on_ranks(const std::function<void(int rank)>& work);
   // Bytes rank `rank` has copied into its outgoing links since the communicator was made.
   std::int64_t bytes_sent_by(int rank) const;

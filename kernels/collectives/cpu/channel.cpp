@@ -19,7 +19,10 @@ Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bo
 
 float* Channel::acquire() {
   const std::uint32_t index = posted_.load(std::memory_order_relaxed);  // only the sender writes posted_
-  detail::wait_for(released_, poll_, [&](std::uint32_t released) { return index - released < slots_; });
+  detail::wait_for(released_, poll_, [&](std::uint32_t released) {
+    return index - released < slots_ || aborted_.load(std::memory_order_relaxed);
+  });
+  if (aborted_.load(std::memory_order_acquire)) throw PeerFailed();
   return slot(index);
 }
 
@@ -41,7 +44,9 @@ void Channel::send(const float* source, std::int64_t count, std::uint64_t contri
 
 Message Channel::receive() {
   const std::uint32_t index = released_.load(std::memory_order_relaxed);  // only this thread writes released_
-  detail::wait_for(posted_, poll_, [&](std::uint32_t posted) { return posted != index; });
+  detail::wait_for(posted_, poll_,
+                   [&](std::uint32_t posted) { return posted != index || aborted_.load(std::memory_order_relaxed); });
+  if (aborted_.load(std::memory_order_acquire)) throw PeerFailed();
   const SlotMeta& meta = meta_[index % slots_];
   return {slot(index), meta.count, meta.contributors};
 }
@@ -49,6 +54,15 @@ Message Channel::receive() {
 void Channel::release() {
   released_.store(released_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   released_.notify_one();
+}
+
+void Channel::abort() {
+  aborted_.store(true, std::memory_order_release);
+  // A sleeping end wakes only when its counter changes: both move, and nobody trusts them after an abort.
+  posted_.fetch_add(1, std::memory_order_acq_rel);
+  posted_.notify_all();
+  released_.fetch_add(1, std::memory_order_acq_rel);
+  released_.notify_all();
 }
 
 void send_range(Channel& channel, const float* source, std::int64_t count, std::uint64_t contributors) {

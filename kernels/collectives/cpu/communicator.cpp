@@ -92,8 +92,12 @@ void Communicator::run_rank(int rank) {
   try {
     (*work_)(rank);
   } catch (...) {
-    const std::lock_guard lock(error_mutex_);
-    if (!first_error_) first_error_ = std::current_exception();
+    {
+      const std::lock_guard lock(error_mutex_);
+      if (!first_error_) first_error_ = std::current_exception();  // the failure itself, before its peers' PeerFailed
+    }
+    // Its peers may be waiting for this rank's messages: they stop with PeerFailed instead of waiting forever.
+    for (auto& [pair, channel] : links_) channel->abort();
   }
 }
 
