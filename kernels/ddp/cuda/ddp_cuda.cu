@@ -383,7 +383,7 @@ TrainResult train_gpu_process(const TrainConfig& c, const training::DataSet& dat
                              previous_grads + bucket.begin, bucket.elements(), links.pass_token);
   };
   for (int s = 0; s < c.steps; ++s) {
-    links.barrier();  // every rank starts together, and nobody zeroes gradients the previous rank may still read
+    links.barrier();  // every rank starts together, and nobody zeroes gradients the next rank may still read
     t.enqueue_step(s, all_reduce_bucket);
     t.collect_step(s);
   }
