@@ -11,14 +11,28 @@ namespace dlsys::gui {
 namespace {
 
 constexpr int kMaxNotesShown = 3;
+// The band never takes more than this share of the window's height: at large text in a small window a long note
+// would otherwise hide the view it qualifies. Notes that do not fit are left to the exported JSON.
+constexpr float kMaxNotesShareOfWindow = 0.2f;
 
-std::string notes_text(const RunResult& result) {
+std::string notes_text(const RunResult& result, int shown) {
   std::string text;
-  const int shown = std::min<int>(kMaxNotesShown, static_cast<int>(result.backend.notes.size()));
   for (int i = 0; i < shown; ++i) text += (i ? "\n" : "") + result.backend.notes[i];
   if (static_cast<int>(result.backend.notes.size()) > shown)
     text += fmt::format("\n(+{} more notes in the exported JSON)", result.backend.notes.size() - shown);
   return text;
+}
+
+float text_height(const std::string& text, float width) {
+  return ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 16 * ui_scale()).y + 12 * ui_scale();
+}
+
+// The first notes, as many as fit the band's height at this width (the first always).
+std::string notes_text(const RunResult& result, float width) {
+  const float max_height = kMaxNotesShareOfWindow * ImGui::GetIO().DisplaySize.y;
+  int shown = std::min<int>(kMaxNotesShown, static_cast<int>(result.backend.notes.size()));
+  while (shown > 1 && text_height(notes_text(result, shown), width) > max_height) --shown;
+  return notes_text(result, shown);
 }
 
 // A filled band with a coloured edge and wrapped text; returns its height.
@@ -85,14 +99,13 @@ void draw_busy_machine_mark(const AppState& state) {
 float run_notes_height(const AppState& state, float width) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
   if (result == nullptr || result->backend.notes.empty()) return 0;
-  const float s = ui_scale();
-  return ImGui::CalcTextSize(notes_text(*result).c_str(), nullptr, false, width - 16 * s).y + 12 * s;
+  return text_height(notes_text(*result, width), width);
 }
 
 void draw_run_notes(const AppState& state, float width) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
   if (result == nullptr || result->backend.notes.empty()) return;
-  draw_band(notes_text(*result), info_color(), series_color(0), width);
+  draw_band(notes_text(*result, width), info_color(), series_color(0), width);
 }
 
 }  // namespace dlsys::gui

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "engine/backend.h"
@@ -47,6 +48,32 @@ int probe_repeats(const BenchConfig& config) { return std::max(3, config.repeats
 struct State {
   std::vector<HostBuffer<float>> send, recv;  // (n_ranks) buffers of (max_count) floats
   std::unique_ptr<collectives::Communicator> comm;
+
+  // Every rank's send and recv buffer, cut to `bytes`.
+  collectives::RankBuffers buffers(std::int64_t bytes) {
+    collectives::RankBuffers out{{}, {}, bytes / 4};
+    for (std::size_t r = 0; r < send.size(); ++r) {
+      out.send.push_back(send[r].data());
+      out.recv.push_back(recv[r].data());
+    }
+    return out;
+  }
+
+  // The checked call, after the timed ones: outputs poisoned first, so an element the collective never wrote counts
+  // as wrong; the busiest rank's bytes counted by the links.
+  void checked_call(const std::function<void()>& call, collectives::Op op, const collectives::RankBuffers& buffers,
+                    int hardware_threads, SizePoint& point) {
+    for (float* out : buffers.recv) std::fill(out, out + buffers.count, std::numeric_limits<float>::quiet_NaN());
+    const int n = comm->size();
+    std::vector<std::int64_t> sent_before(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) sent_before[std::size_t(r)] = comm->bytes_sent_by(r);
+    call();
+    point.bytes_sent_max_rank = 0;
+    for (int r = 0; r < n; ++r)
+      point.bytes_sent_max_rank =
+          std::max(point.bytes_sent_max_rank, double(comm->bytes_sent_by(r) - sent_before[std::size_t(r)]));
+    point.wrong = collectives::count_wrong(op, buffers.recv, buffers.count, hardware_threads);
+  }
 };
 
 // Per-rank GB/s of the best sample: ranks 0..copying-1 each copy `bytes` at once, woken like the collective's ranks.
@@ -112,11 +139,7 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
   const collectives::Algorithm algorithm =
       collectives::algorithm_from_name(config.algo).value_or(collectives::Algorithm::Ring);
   bench.measure = [state, config, algorithm, n, hardware_threads, &control](std::int64_t bytes, bool detailed) {
-    collectives::RankBuffers buffers{{}, {}, bytes / 4};
-    for (int r = 0; r < n; ++r) {
-      buffers.send.push_back(state->send[r].data());
-      buffers.recv.push_back(state->recv[r].data());
-    }
+    const collectives::RankBuffers buffers = state->buffers(bytes);
     const std::int64_t probe_bytes = probe_bytes_per_rank(config, bytes);
     const int repeats = probe_repeats(config);
     using collectives::CopyKind;
@@ -146,39 +169,18 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
                                {"copy_probe_bytes", double(probe_bytes)}};
     }
 
-    // The checked call: outputs poisoned first, so an element the collective never wrote counts as wrong.
-    for (float* out : buffers.recv) std::fill(out, out + buffers.count, std::numeric_limits<float>::quiet_NaN());
-    std::vector<std::int64_t> sent_before(n);
-    for (int r = 0; r < n; ++r) sent_before[r] = state->comm->bytes_sent_by(r);
-    call();
-    point.bytes_sent_max_rank = 0;
-    for (int r = 0; r < n; ++r)
-      point.bytes_sent_max_rank =
-          std::max(point.bytes_sent_max_rank, double(state->comm->bytes_sent_by(r) - sent_before[r]));
-    point.wrong = collectives::count_wrong(config.op, buffers.recv, buffers.count, hardware_threads);
+    state->checked_call(call, config.op, buffers, hardware_threads, point);
     return point;
   };
   if (compares_algorithms(config))
-    bench.measure_algorithm = [state, config, n, hardware_threads, &control](collectives::Algorithm compared,
-                                                                             std::int64_t bytes) {
-      collectives::RankBuffers buffers{{}, {}, bytes / 4};
-      for (int r = 0; r < n; ++r) {
-        buffers.send.push_back(state->send[r].data());
-        buffers.recv.push_back(state->recv[r].data());
-      }
+    bench.measure_algorithm = [state, config, hardware_threads, &control](collectives::Algorithm compared,
+                                                                          std::int64_t bytes) {
+      const collectives::RankBuffers buffers = state->buffers(bytes);
       auto call = [&] { collectives::run_collective(*state->comm, collectives::Op::AllReduce, compared, buffers); };
       SizePoint point;
       point.bytes = double(bytes);
       point.time = time_calls(call, config.repeats, control, point.calls_per_sample);
-      for (float* out : buffers.recv) std::fill(out, out + buffers.count, std::numeric_limits<float>::quiet_NaN());
-      std::vector<std::int64_t> sent_before(n);
-      for (int r = 0; r < n; ++r) sent_before[r] = state->comm->bytes_sent_by(r);
-      call();
-      point.bytes_sent_max_rank = 0;
-      for (int r = 0; r < n; ++r)
-        point.bytes_sent_max_rank =
-            std::max(point.bytes_sent_max_rank, double(state->comm->bytes_sent_by(r) - sent_before[r]));
-      point.wrong = collectives::count_wrong(collectives::Op::AllReduce, buffers.recv, buffers.count, hardware_threads);
+      state->checked_call(call, collectives::Op::AllReduce, buffers, hardware_threads, point);
       return point;
     };
   return bench;

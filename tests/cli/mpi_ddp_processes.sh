@@ -57,16 +57,6 @@ case $? in
 esac
 run_ok 3 --set batch=48
 
-expect() {  # expect CODE "substring of the output" command...
-  local code=$1 text=$2; shift 2
-  local out
-  out=$("$@" 2>&1); local got=$?
-  if [[ $got -ne $code || "$out" != *"$text"* ]]; then
-    echo "FAIL: ${*:1:8} -> exit $got: ${out:0:600} (wanted exit $code and '$text')"; fail=1
-  else
-    echo "ok:   ${*:1:5} ... -> exit $got"
-  fi
-}
 expect 2 "needs an MPI launcher" env -u OMPI_COMM_WORLD_SIZE "$bin" run ddp --quick --set launcher=mpi
 expect 2 "needs at least 2 ranks" mpi -np 1 "$bin" run ddp --quick --set launcher=mpi
 expect 2 "parameter 'mode': value 'dataparallel' is not allowed with launcher=mpi" \

@@ -64,16 +64,6 @@ run_ok 3 allreduce
 run_ok 3 reduce_scatter
 run_ok 2 all_gather
 
-expect() {  # expect CODE "substring of the output" command...
-  local code=$1 text=$2; shift 2
-  local out
-  out=$("$@" 2>&1); local got=$?
-  if [[ $got -ne $code || "$out" != *"$text"* ]]; then
-    echo "FAIL: ${*:1:8} -> exit $got: ${out:0:600} (wanted exit $code and '$text')"; fail=1
-  else
-    echo "ok:   ${*:1:5} ... -> exit $got"
-  fi
-}
 tiny=(--set sizes=4KiB --set bytes=4KiB --set repeats=1)
 expect 2 "needs an MPI launcher" env -u OMPI_COMM_WORLD_SIZE "$bin" run allreduce --set launcher=mpi "${tiny[@]}"
 expect 2 "needs at least 2 ranks" mpi -np 1 "$bin" run allreduce --set launcher=mpi "${tiny[@]}"
