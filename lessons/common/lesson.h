@@ -33,6 +33,9 @@ class Lesson {
   virtual std::vector<ParamSpec> params() const = 0;
   // Small sizes and one repeat (`--quick`): every step draws from a real run within seconds, for demos and tests.
   virtual std::vector<std::string> quick_params() const { return {}; }
+  // Sizes for a GPU (`--backend cuda`), applied after the quick parameters and before the user's: a CPU's defaults
+  // are over in microseconds there, so a lesson about throughput would measure launches instead of its idea.
+  virtual std::vector<std::string> gpu_params(bool /*quick*/) const { return {}; }
   // Assignments a run with one rank per process (`--set launcher=mpi` under mpirun) starts from, after the quick
   // parameters and before the user's: e.g. the rank count from the world size. Only lessons with a `launcher`
   // parameter have any.

@@ -14,6 +14,10 @@ BackendKind backend_for(const Lesson& lesson, const std::string& requested) {
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
                                 bool quick) {
   std::vector<std::string> all = quick ? lesson.quick_params() : std::vector<std::string>{};
+  if (backend == BackendKind::Cuda) {
+    const std::vector<std::string> gpu = lesson.gpu_params(quick);
+    all.insert(all.end(), gpu.begin(), gpu.end());
+  }
   all.insert(all.end(), assignments.begin(), assignments.end());
   ParamValues values = ParamValues::parse(lesson.params(), all);
   lesson.validate(values, backend);

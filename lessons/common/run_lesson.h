@@ -12,8 +12,8 @@ namespace dlsys {
 // as resolve_backend() says. Throws BadInput for an unknown or unavailable backend.
 BackendKind backend_for(const Lesson& lesson, const std::string& requested);
 
-// Parses the assignments against the lesson's specs, after the lesson's quick parameters when `quick` (so an
-// assignment can still override them), and validates them for `backend`. Throws BadInput.
+// Parses the assignments against the lesson's specs, after the lesson's quick parameters when `quick` and its GPU sizes
+// when `backend` is CUDA (so an assignment can still override them), and validates them for `backend`. Throws BadInput.
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
                                 bool quick = false);
 // Validates the parameters for `backend`, then runs the lesson with a fresh ledger. Throws BadInput, RunFailure or
