@@ -11,6 +11,9 @@ struct RunConditions {
   double wall_s = 0;
   double own_cpu_cores = 0;     // this process's CPU time over the wall time: cores it kept busy on average
   double other_busy_cores = 0;  // cores other processes kept busy on average
+  // Cores the lab's own window kept busy drawing while the run measured (a part of own_cpu_cores; 0 from the
+  // command line, which draws nothing).
+  double window_cpu_cores = 0;
   int hardware_threads = 0;
   double load_average = 0;  // the 1-minute load average at the end
 

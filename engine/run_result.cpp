@@ -34,6 +34,7 @@ json to_json(const RunResult& r) {
                     {"wall_s", c.wall_s},
                     {"own_cpu_cores", c.own_cpu_cores},
                     {"other_busy_cores", c.other_busy_cores},
+                    {"window_cpu_cores", c.window_cpu_cores},
                     {"load_average", c.load_average},
                     {"disturbed", c.disturbed()},
                     {"hardware_threads", c.hardware_threads}};
@@ -109,6 +110,7 @@ void read_backend(const json& b, Provenance& p) {
   read_key_or(b, "wall_s", c.wall_s, 0.0);
   read_key_or(b, "own_cpu_cores", c.own_cpu_cores, 0.0);
   read_key_or(b, "other_busy_cores", c.other_busy_cores, 0.0);
+  read_key_or(b, "window_cpu_cores", c.window_cpu_cores, 0.0);
   read_key_or(b, "load_average", c.load_average, 0.0);
   read_key_or(b, "hardware_threads", c.hardware_threads, 0);
 }

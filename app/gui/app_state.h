@@ -43,7 +43,6 @@ struct AppState {
   RunWorker worker;
   bool playing = false;
   double now_s = 0;
-  double frame_ms = 0;
   std::string message;  // the last action's outcome, shown in the status bar
   bool message_is_error = false;
   double message_s = 0;                    // when it was set: messages fade after a few seconds

@@ -12,8 +12,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <utility>
 
 #include "app/gui/fonts.h"
+#include "app/gui/frame_pacer.h"
 #include "app/gui/image_size.h"
 #include "app/gui/offscreen.h"
 #include "app/gui/settings.h"
@@ -121,6 +124,8 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"playing", state.playing},
           {"busy", state.worker.busy()},
           {"has_result", session.result != nullptr},
+          {"run_wall_s", session.result ? session.result->backend.conditions.wall_s : 0.0},
+          {"run_window_cpu_cores", session.result ? session.result->backend.conditions.window_cpu_cores : 0.0},
           {"result_stale", session.result && !params_changed_since(*session.result, session.params).empty()},
           {"last_error", session.last_error},
           {"message", state.message},
@@ -135,7 +140,8 @@ bool has_display() {
 }
 
 // A GL 3.3 window with Dear ImGui bound to it; nullptr (and a message on stderr) when there is none to be had.
-GLFWwindow* open_window(const PixelSize& size, bool vsync) {
+// `pacer` receives the window's input callbacks before ImGui's, so ImGui chains to them.
+GLFWwindow* open_window(const PixelSize& size, bool vsync, std::unique_ptr<FramePacer>& pacer) {
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
     std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
@@ -152,6 +158,7 @@ GLFWwindow* open_window(const PixelSize& size, bool vsync) {
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(vsync ? 1 : 0);
+  pacer = std::make_unique<FramePacer>(window);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   static const std::string ini_path = config_dir() + "/imgui.ini";
@@ -169,17 +176,9 @@ void close_window(GLFWwindow* window) {
   glfwTerminate();
 }
 
-// While a run measures, the window waits for input (at most a 15th of a second): software rendering shares the
-// cores the run is timing.
-void wait_for_events(const AppState& state, bool scripted) {
-  if (state.worker.busy() && !scripted)
-    glfwWaitEventsTimeout(1.0 / 15.0);
-  else
-    glfwPollEvents();
-}
-
-// Draws the shell once; returns the framebuffer's size.
-PixelSize draw_one_frame(AppState& state, GLFWwindow* window) {
+// Builds the shell's frame and, when `pacer` says it changed or a screenshot will read the back buffer, renders it.
+// Returns the framebuffer's size and whether the frame was rendered (only then is there anything to swap).
+std::pair<PixelSize, bool> draw_one_frame(AppState& state, GLFWwindow* window, FramePacer& pacer, bool scripted) {
   if (state.fonts_dirty) {
     apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
     rebuild_fonts(state.scale(), 1.0f);
@@ -195,12 +194,14 @@ PixelSize draw_one_frame(AppState& state, GLFWwindow* window) {
   ImGui::Render();
   PixelSize fb;
   glfwGetFramebufferSize(window, &fb.width, &fb.height);
+  const bool reads_back_buffer = scripted || state.want_window_png;
+  if (!pacer.should_render(*ImGui::GetDrawData(), fb.width, fb.height, reads_back_buffer)) return {fb, false};
   glViewport(0, 0, fb.width, fb.height);
   const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   glClearColor(bg.x, bg.y, bg.z, 1);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  return fb;
+  return {fb, true};
 }
 
 // `--screenshot`: after enough frames and no run going, saves the window (and the figure, when asked) and closes.
@@ -257,21 +258,19 @@ int run_gui(const GuiRequest& request) {
   }
   state.presentation = request.presentation;
   const bool scripted = !request.screenshot_png.empty();
-  GLFWwindow* window = open_window(size, !scripted);  // scripted runs measure the frame rate without vsync
+  std::unique_ptr<FramePacer> pacer;
+  GLFWwindow* window = open_window(size, !scripted, pacer);  // scripted runs measure the frame rate without vsync
   if (window == nullptr) return kExitRunFailure;
 
   if (request.run_on_start) start_run(state);
   ScriptedShot shot{request};
   int frames_drawn = 0, exit_code = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  auto last = t0;
   while (!glfwWindowShouldClose(window)) {
-    wait_for_events(state, scripted);
+    pacer->wait(state.worker.busy(), scripted, widget_rects_enabled());
     const auto now = std::chrono::steady_clock::now();
     state.now_s = std::chrono::duration<double>(now - t0).count();
-    state.frame_ms = std::chrono::duration<double, std::milli>(now - last).count();
-    last = now;
-    const PixelSize fb = draw_one_frame(state, window);
+    const auto [fb, rendered] = draw_one_frame(state, window, *pacer, scripted);
     nlohmann::json summary = state_summary(state, fb.width, fb.height);
     summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
     write_widget_rects(summary);
@@ -287,7 +286,7 @@ int run_gui(const GuiRequest& request) {
         glfwSetWindowShouldClose(window, 1);
       }
     }
-    glfwSwapBuffers(window);
+    if (rendered) glfwSwapBuffers(window);
     if (state.want_figure_scale > 0) {
       export_figure(state, state.want_figure_scale,
                     timestamped_output_path(all_lessons()[state.lesson_index]->id() + "-figure", "png"));

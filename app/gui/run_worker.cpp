@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "app/gui/window_cpu.h"
 #include "engine/measure.h"
 #include "lessons/common/run_lesson.h"
 
@@ -37,8 +38,13 @@ void RunWorker::start(const Lesson& lesson, const ParamValues& params, BackendKi
       RunOutcome outcome;
       outcome.lesson_id = lesson.id();
       Stopwatch watch;
+      const double window_cpu_start_s = window_cpu_seconds();
       try {
-        outcome.result = std::make_shared<const RunResult>(run_lesson(lesson, params, backend, *control_));
+        RunResult result = run_lesson(lesson, params, backend, *control_);
+        RunConditions& conditions = result.backend.conditions;
+        if (conditions.wall_s > 0)
+          conditions.window_cpu_cores = (window_cpu_seconds() - window_cpu_start_s) / conditions.wall_s;
+        outcome.result = std::make_shared<const RunResult>(std::move(result));
       } catch (const Cancelled&) {
         outcome.error = "cancelled";
       } catch (const std::exception& e) {

@@ -63,10 +63,8 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
     ImGui::TextDisabled("CUDA cannot run here: %s.", cuda.plain_reason.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", cuda.reason.c_str());
   }
-  const std::string fps = state.frame_ms > 0 ? fmt::format("{:.0f} fps", 1000.0 / state.frame_ms) : std::string();
-  const float fps_w = ImGui::CalcTextSize(fps.c_str()).x + 12 * ui_scale();
   ImGui::SameLine();
-  const float room = width - ImGui::GetCursorPosX() - fps_w;
+  const float room = width - ImGui::GetCursorPosX();
   const bool fresh = !state.message.empty() && state.now_s - state.message_s < kMessageSeconds;
   const ImVec4 message_color =
       state.message_is_error ? ImVec4(0.9f, 0.25f, 0.2f, 1) : ImGui::ColorConvertU32ToFloat4(muted_text_color());
@@ -78,10 +76,6 @@ void draw_status_bar(AppState& state, float y, float width, float height) {
     ImGui::TextDisabled("%s", key_hints(state.presentation, room));
   ImGui::PopClipRect();
   if (fresh && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", state.message.c_str());
-  if (!fps.empty() && room > 0) {
-    ImGui::SameLine(width - fps_w);
-    ImGui::TextDisabled("%s", fps.c_str());
-  }
   ImGui::End();
 }
 

@@ -1,0 +1,84 @@
+#include "app/gui/frame_pacer.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <atomic>
+#include <string_view>
+
+namespace dlsys::gui {
+
+namespace {
+
+// Frames drawn at full rate after the last input event.
+constexpr int kEagerFramesAfterInput = 10;
+// How often an idle window wakes: view animations tick every half second or slower.
+constexpr double kIdleTickS = 0.2;
+// While a run measures, its progress bar needs no more than this.
+constexpr double kRunTickS = 0.25;
+// A harness counting frames waits for them; the frames it gets are built, and rendered only when they change.
+constexpr double kObservedTickS = 1.0 / 60.0;
+
+std::atomic<bool> input_seen{true};
+
+void on_input() { input_seen.store(true, std::memory_order_relaxed); }
+
+// FNV-1a over raw bytes: a fingerprint of the frame, not a security measure.
+std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+std::uint64_t draw_data_hash(const ImDrawData& draw_data) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (int l = 0; l < draw_data.CmdListsCount; ++l) {
+    const ImDrawList& list = *draw_data.CmdLists[l];
+    hash = fnv1a(hash, list.VtxBuffer.Data, std::size_t(list.VtxBuffer.Size) * sizeof(ImDrawVert));
+    hash = fnv1a(hash, list.IdxBuffer.Data, std::size_t(list.IdxBuffer.Size) * sizeof(ImDrawIdx));
+    for (const ImDrawCmd& cmd : list.CmdBuffer) {
+      hash = fnv1a(hash, &cmd.ClipRect, sizeof(cmd.ClipRect));
+      hash = fnv1a(hash, &cmd.TextureId, sizeof(cmd.TextureId));
+      hash = fnv1a(hash, &cmd.ElemCount, sizeof(cmd.ElemCount));
+    }
+  }
+  return hash;
+}
+
+}  // namespace
+
+FramePacer::FramePacer(GLFWwindow* window) {
+  glfwSetCursorPosCallback(window, [](GLFWwindow*, double, double) { on_input(); });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow*, int, int, int) { on_input(); });
+  glfwSetScrollCallback(window, [](GLFWwindow*, double, double) { on_input(); });
+  glfwSetKeyCallback(window, [](GLFWwindow*, int, int, int, int) { on_input(); });
+  glfwSetCharCallback(window, [](GLFWwindow*, unsigned int) { on_input(); });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow*, int) { on_input(); });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow*, int) { on_input(); });
+  glfwSetWindowSizeCallback(window, [](GLFWwindow*, int, int) { on_input(); });
+  glfwSetWindowRefreshCallback(window, [](GLFWwindow*) { on_input(); });
+}
+
+void FramePacer::wait(bool run_going, bool scripted, bool observed) {
+  if (input_seen.exchange(false, std::memory_order_relaxed)) eager_frames_left_ = kEagerFramesAfterInput;
+  if (scripted || eager_frames_left_ > 0) {
+    if (eager_frames_left_ > 0) --eager_frames_left_;
+    glfwPollEvents();
+  } else {
+    glfwWaitEventsTimeout(observed ? kObservedTickS : run_going ? kRunTickS : kIdleTickS);
+  }
+}
+
+bool FramePacer::should_render(const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height,
+                               bool forced) {
+  const std::uint64_t hash = draw_data_hash(draw_data);
+  const bool changed =
+      hash != rendered_hash_ || framebuffer_width != rendered_width_ || framebuffer_height != rendered_height_;
+  if (!changed && !forced) return false;
+  rendered_hash_ = hash;
+  rendered_width_ = framebuffer_width;
+  rendered_height_ = framebuffer_height;
+  return true;
+}
+
+}  // namespace dlsys::gui
