@@ -93,56 +93,76 @@ bool bench_size(std::int64_t side) {
   const float *b_row = a.db_row.get(), *b_full = a.db_full.get();
   const std::int64_t n = a.n, cols = a.cols;
   // STREAM triad on arrays of this size: the ceiling every pass is compared with.
-  const TimingStats triad = cuda::measure_with_events([&] { roofline::cuda::stream_triad(z, x, a.db_full.get(), 2.0f, n); },
-                                                      MeasureOptions{.warmup = 2, .repeats = kRepeats});
+  const TimingStats triad =
+      cuda::measure_with_events([&] { roofline::cuda::stream_triad(z, x, a.db_full.get(), 2.0f, n); },
+                                MeasureOptions{.warmup = 2, .repeats = kRepeats});
   Bench bench{a, 12.0 * double(n) / (triad.median_us * 1e3)};
-  fmt::print("\n{} x {} fp32 ({} MiB per array); STREAM triad {:.0f} GB/s\n", side, side, 4 * n >> 20, bench.triad_gbps);
+  fmt::print("\n{} x {} fp32 ({} MiB per array); STREAM triad {:.0f} GB/s\n", side, side, 4 * n >> 20,
+             bench.triad_gbps);
   fmt::print("  {:<34} {:>9} {:>6} {:>8} {:>8} {:>9}  {}\n", "kernel", "median us", "B/elt", "GB/s", "% triad", "error",
              "check");
   auto x_at = [&](std::int64_t i) { return a.x[std::size_t(i)]; };
   using fusion::Bias;
   // fusion passes
-  bench.run("unfused x + b, ReLU: row bias", 16, [&] {
-    fusion::cuda::add_bias(t, x, b_row, side, side, Bias::Broadcast);
-    fusion::cuda::relu_pass(y, t, n);
-  }, y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_row[std::size_t(i % cols)]); });
-  bench.run("fused ReLU(x + b), row bias", 8, [&] {
-    fusion::cuda::add_bias_relu(y, x, b_row, side, side, Bias::Broadcast);
-  }, y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_row[std::size_t(i % cols)]); });
-  bench.run("unfused x + b, ReLU: full bias", 20, [&] {
-    fusion::cuda::add_bias(t, x, b_full, side, side, Bias::Full);
-    fusion::cuda::relu_pass(y, t, n);
-  }, y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_full[std::size_t(i)]); });
-  bench.run("fused ReLU(x + b), full bias", 12, [&] {
-    fusion::cuda::add_bias_relu(y, x, b_full, side, side, Bias::Full);
-  }, y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_full[std::size_t(i)]); });
-  bench.run("cos", 8, [&] { fusion::cuda::cos_pass(y, x, n); }, y,
-            [&](std::int64_t i) { return std::cos(double(x_at(i))); });
-  bench.run("cos, cos unfused", 16, [&] {
-    fusion::cuda::cos_pass(t, x, n);
-    fusion::cuda::cos_pass(y, t, n);
-  }, y, [&](std::int64_t i) { return fusion::cos_cos_reference(x_at(i)); });
-  bench.run("cos.cos fused", 8, [&] { fusion::cuda::cos_cos(y, x, n); }, y,
-            [&](std::int64_t i) { return fusion::cos_cos_reference(x_at(i)); });
-  bench.run("ReLU", 8, [&] { fusion::cuda::relu_pass(y, x, n); }, y,
-            [&](std::int64_t i) { return std::max(0.0, double(x_at(i))); });
-  bench.run("GELU", 8, [&] { fusion::cuda::gelu_pass(y, x, n); }, y,
-            [&](std::int64_t i) { return fusion::gelu_reference(x_at(i)); });
-  bench.run("chain of 8 multiply-adds, fused", 8, [&] { fusion::cuda::chain_fused(y, x, n, 8); }, y,
-            [&](std::int64_t i) { return fusion::chain_reference(x_at(i), 8); });
-  bench.run("copy (fusion)", 8, [&] { fusion::cuda::copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
+  bench.run(
+      "unfused x + b, ReLU: row bias", 16,
+      [&] {
+        fusion::cuda::add_bias(t, x, b_row, side, side, Bias::Broadcast);
+        fusion::cuda::relu_pass(y, t, n);
+      },
+      y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_row[std::size_t(i % cols)]); });
+  bench.run(
+      "fused ReLU(x + b), row bias", 8, [&] { fusion::cuda::add_bias_relu(y, x, b_row, side, side, Bias::Broadcast); },
+      y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_row[std::size_t(i % cols)]); });
+  bench.run(
+      "unfused x + b, ReLU: full bias", 20,
+      [&] {
+        fusion::cuda::add_bias(t, x, b_full, side, side, Bias::Full);
+        fusion::cuda::relu_pass(y, t, n);
+      },
+      y, [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_full[std::size_t(i)]); });
+  bench.run(
+      "fused ReLU(x + b), full bias", 12, [&] { fusion::cuda::add_bias_relu(y, x, b_full, side, side, Bias::Full); }, y,
+      [&](std::int64_t i) { return relu_of_sum(x_at(i), a.b_full[std::size_t(i)]); });
+  bench.run(
+      "cos", 8, [&] { fusion::cuda::cos_pass(y, x, n); }, y, [&](std::int64_t i) { return std::cos(double(x_at(i))); });
+  bench.run(
+      "cos, cos unfused", 16,
+      [&] {
+        fusion::cuda::cos_pass(t, x, n);
+        fusion::cuda::cos_pass(y, t, n);
+      },
+      y, [&](std::int64_t i) { return fusion::cos_cos_reference(x_at(i)); });
+  bench.run(
+      "cos.cos fused", 8, [&] { fusion::cuda::cos_cos(y, x, n); }, y,
+      [&](std::int64_t i) { return fusion::cos_cos_reference(x_at(i)); });
+  bench.run(
+      "ReLU", 8, [&] { fusion::cuda::relu_pass(y, x, n); }, y,
+      [&](std::int64_t i) { return std::max(0.0, double(x_at(i))); });
+  bench.run(
+      "GELU", 8, [&] { fusion::cuda::gelu_pass(y, x, n); }, y,
+      [&](std::int64_t i) { return fusion::gelu_reference(x_at(i)); });
+  bench.run(
+      "chain of 8 multiply-adds, fused", 8, [&] { fusion::cuda::chain_fused(y, x, n, 8); }, y,
+      [&](std::int64_t i) { return fusion::chain_reference(x_at(i), 8); });
+  bench.run(
+      "copy (fusion)", 8, [&] { fusion::cuda::copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
   // the roofline lesson's pointwise kernels
-  bench.run("STREAM copy", 8, [&] { roofline::cuda::stream_copy(y, x, n); }, y,
-            [&](std::int64_t i) { return x_at(i); });
-  bench.run("STREAM scale (y = 2x)", 8, [&] { roofline::cuda::stream_scale(y, x, 2.0f, n); }, y,
-            [&](std::int64_t i) { return 2.0 * x_at(i); });
-  bench.run("STREAM add", 12, [&] { roofline::cuda::stream_add(y, x, b_full, n); }, y,
-            [&](std::int64_t i) { return double(x_at(i)) + a.b_full[std::size_t(i)]; });
-  bench.run("STREAM triad", 12, [&] { roofline::cuda::stream_triad(y, x, b_full, 2.0f, n); }, y,
-            [&](std::int64_t i) { return double(x_at(i)) + 2.0 * a.b_full[std::size_t(i)]; });
+  bench.run(
+      "STREAM copy", 8, [&] { roofline::cuda::stream_copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
+  bench.run(
+      "STREAM scale (y = 2x)", 8, [&] { roofline::cuda::stream_scale(y, x, 2.0f, n); }, y,
+      [&](std::int64_t i) { return 2.0 * x_at(i); });
+  bench.run(
+      "STREAM add", 12, [&] { roofline::cuda::stream_add(y, x, b_full, n); }, y,
+      [&](std::int64_t i) { return double(x_at(i)) + a.b_full[std::size_t(i)]; });
+  bench.run(
+      "STREAM triad", 12, [&] { roofline::cuda::stream_triad(y, x, b_full, 2.0f, n); }, y,
+      [&](std::int64_t i) { return double(x_at(i)) + 2.0 * a.b_full[std::size_t(i)]; });
   for (const std::int64_t k : {std::int64_t(1), std::int64_t(16)})
-    bench.run(fmt::format("intensity family, k = {}", k), 8, [&] { roofline::cuda::fma_family(y, x, n, k); }, y,
-              [&](std::int64_t i) { return roofline::fma_family_reference(x_at(i), k); });
+    bench.run(
+        fmt::format("intensity family, k = {}", k), 8, [&] { roofline::cuda::fma_family(y, x, n, k); }, y,
+        [&](std::int64_t i) { return roofline::fma_family_reference(x_at(i), k); });
   fmt::print("  verdict: fused ReLU(x + b) with a row bias at {:.0f}% of STREAM triad (at least {:.0f}%): {}\n",
              100 * bench.fused_share, 100 * kFusedShareAtLeast,
              bench.fused_share >= kFusedShareAtLeast ? "met" : "NOT met");

@@ -41,8 +41,9 @@ double stream_triad_gbps() {
   cuda::DeviceFloats a(n), b(n), c(n);
   b.upload(host.data());
   c.upload(host.data());
-  const TimingStats t = cuda::measure_with_events([&] { roofline::cuda::stream_triad(a.get(), b.get(), c.get(), 2.0f, n); },
-                                                  MeasureOptions{.warmup = 2, .repeats = kRepeats});
+  const TimingStats t =
+      cuda::measure_with_events([&] { roofline::cuda::stream_triad(a.get(), b.get(), c.get(), 2.0f, n); },
+                                MeasureOptions{.warmup = 2, .repeats = kRepeats});
   std::vector<float> out(static_cast<std::size_t>(n));
   cuda::copy_to_host(out.data(), a.get(), n);
   for (std::int64_t i = 0; i < n; i += 4099)
@@ -89,7 +90,8 @@ int main(int argc, char** argv) {
       const TimingStats t = quant::cuda::gemv_fp32(w.data(), n, n, x.data(), y.data(), options);
       quant::gemv_reference(w.data(), n, n, x.data(), ref.data());
       const double err = quant::gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data());
-      rows.push_back({"fp32 (cuBLAS)", t.median_us, t.min_us, 4.0 * double(weights) + vectors, err, !(err <= tolerance)});
+      rows.push_back(
+          {"fp32 (cuBLAS)", t.median_us, t.min_us, 4.0 * double(weights) + vectors, err, !(err <= tolerance)});
     }
     {
       std::vector<std::uint16_t> h(weights), x_bits(static_cast<std::size_t>(n));

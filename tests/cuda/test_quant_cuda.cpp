@@ -49,7 +49,7 @@ TEST_CASE("CUDA quantized GEMV: every code width and scale layout at awkward sha
       {Scheme::Nf4, Granularity::Block, 4, 64, false},      {Scheme::Nf4, Granularity::Block, 4, 64, true},
       {Scheme::Nf4, Granularity::Channel, 4, 64, false},    {Scheme::Absmax, Granularity::Block, 4, 48, false},
   };
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {1, 32},   {31, 33},  {33, 64},
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {1, 32},    {31, 33},  {33, 64},
                                                           {7, 1000}, {33, 1024}, {3, 4096}, {1000, 96}};
   std::uint32_t seed = 1;
   for (const auto& [rows, cols] : shapes)

@@ -38,8 +38,8 @@ inline bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(
 __device__ inline uint4 load_once(const uint4* p) {
   uint4 v;
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
   return v;
 }
 __device__ inline float load_once(const float* p) {
@@ -72,9 +72,9 @@ __device__ inline std::int64_t thread_count() { return std::int64_t(gridDim.x) *
 
 // y = f(x) over `items` values of V (float4 or float) from the start, then elements [tail_from, n) one per thread.
 template <typename V, typename F>
-__global__ void __launch_bounds__(kMapThreads) unary_kernel(float* __restrict__ y, const float* __restrict__ x,
-                                                            std::int64_t items, std::int64_t tail_from, std::int64_t n,
-                                                            F f) {
+__global__ void __launch_bounds__(kMapThreads)
+    unary_kernel(float* __restrict__ y, const float* __restrict__ x, std::int64_t items, std::int64_t tail_from,
+                 std::int64_t n, F f) {
   const V* xv = reinterpret_cast<const V*>(x);
   V* yv = reinterpret_cast<V*>(y);
   const std::int64_t stride = thread_count();
@@ -91,9 +91,9 @@ __global__ void __launch_bounds__(kMapThreads) unary_kernel(float* __restrict__ 
 }
 
 template <typename V, typename F>
-__global__ void __launch_bounds__(kMapThreads) binary_kernel(float* __restrict__ y, const float* __restrict__ x,
-                                                             const float* __restrict__ b, std::int64_t items,
-                                                             std::int64_t tail_from, std::int64_t n, F f) {
+__global__ void __launch_bounds__(kMapThreads)
+    binary_kernel(float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ b, std::int64_t items,
+                  std::int64_t tail_from, std::int64_t n, F f) {
   const V* xv = reinterpret_cast<const V*>(x);
   const V* bv = reinterpret_cast<const V*>(b);
   V* yv = reinterpret_cast<V*>(y);
@@ -116,9 +116,9 @@ __global__ void __launch_bounds__(kMapThreads) binary_kernel(float* __restrict__
 // y[r][c] = f(x[r][c], b[c]) with x, y: (rows, cols) seen as `items` values of V and cols_v values of V per row. Each
 // thread's column starts at its index mod cols_v (one division per thread) and moves by stride mod cols_v per step.
 template <typename V, typename F>
-__global__ void __launch_bounds__(kMapThreads) broadcast_rows_kernel(float* __restrict__ y, const float* __restrict__ x,
-                                                                     const float* __restrict__ b, std::int64_t items,
-                                                                     std::int64_t cols_v, F f) {
+__global__ void __launch_bounds__(kMapThreads)
+    broadcast_rows_kernel(float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ b,
+                          std::int64_t items, std::int64_t cols_v, F f) {
   const V* xv = reinterpret_cast<const V*>(x);
   const V* bv = reinterpret_cast<const V*>(b);
   V* yv = reinterpret_cast<V*>(y);
@@ -154,8 +154,8 @@ void map_unary(float* y, const float* x, std::int64_t n, F f, cudaStream_t strea
   if (n <= 0) return;
   if (aligned_16(y) && aligned_16(x)) {
     const std::int64_t items = n / 4;
-    map_detail::unary_kernel<float4><<<map_blocks(std::max<std::int64_t>(items, 1)), kMapThreads, 0, stream>>>(
-        y, x, items, 4 * items, n, f);
+    map_detail::unary_kernel<float4>
+        <<<map_blocks(std::max<std::int64_t>(items, 1)), kMapThreads, 0, stream>>>(y, x, items, 4 * items, n, f);
   } else {
     map_detail::unary_kernel<float><<<map_blocks(n), kMapThreads, 0, stream>>>(y, x, n, n, n, f);
   }
@@ -168,8 +168,8 @@ void map_binary(float* y, const float* x, const float* b, std::int64_t n, F f, c
   if (n <= 0) return;
   if (aligned_16(y) && aligned_16(x) && aligned_16(b)) {
     const std::int64_t items = n / 4;
-    map_detail::binary_kernel<float4><<<map_blocks(std::max<std::int64_t>(items, 1)), kMapThreads, 0, stream>>>(
-        y, x, b, items, 4 * items, n, f);
+    map_detail::binary_kernel<float4>
+        <<<map_blocks(std::max<std::int64_t>(items, 1)), kMapThreads, 0, stream>>>(y, x, b, items, 4 * items, n, f);
   } else {
     map_detail::binary_kernel<float><<<map_blocks(n), kMapThreads, 0, stream>>>(y, x, b, n, n, n, f);
   }

@@ -75,7 +75,9 @@ void add_bias_relu(float* y, const float* x, const float* b, std::int64_t rows, 
 void cos_pass(float* y, const float* x, std::int64_t n) { map_unary(y, x, n, Cos{}); }
 void cos_cos(float* y, const float* x, std::int64_t n) { map_unary(y, x, n, CosCos{}); }
 void gelu_pass(float* y, const float* x, std::int64_t n) { map_unary(y, x, n, Gelu{}); }
-void chain_op(float* y, const float* x, std::int64_t n, int l) { map_unary(y, x, n, ChainStep{chain_a(l), chain_c(l)}); }
+void chain_op(float* y, const float* x, std::int64_t n, int l) {
+  map_unary(y, x, n, ChainStep{chain_a(l), chain_c(l)});
+}
 void chain_fused(float* y, const float* x, std::int64_t n, int length) { map_unary(y, x, n, Chain{length}); }
 void copy(float* y, const float* x, std::int64_t n) { map_unary(y, x, n, Copy{}); }
 

@@ -354,8 +354,7 @@ TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, c
                           q.segment,     q.segments_per_row, q.row_bytes,   q.packed(), q.spec.scheme == Scheme::Nf4};
   const bool vector = vector_path_fits(codes);
   const int rows_per = rows_per_warp(q.rows);
-  const TimingStats t =
-      time_flushed([&] { launch_quantized(codes, vector, rows_per, d_x.get(), d_y.get()); }, options);
+  const TimingStats t = time_flushed([&] { launch_quantized(codes, vector, rows_per, d_x.get(), d_y.get()); }, options);
   DLSYS_CUDA_CHECK(cudaMemcpy(y, d_y.get(), d_y.bytes(), cudaMemcpyDeviceToHost));
   return t;
 }
