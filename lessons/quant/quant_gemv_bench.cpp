@@ -4,12 +4,15 @@
 
 #include <functional>
 
+#include "engine/errors.h"
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/quant/gemv.h"
 #include "kernels/quant/gemv_cuda.h"
+#include "kernels/roofline/roofline_cuda.h"
 #include "lessons/quant/quant_spec.h"
 
 namespace dlsys::quant {
@@ -65,6 +68,26 @@ bool same_spec(const QuantSpec& a, const QuantSpec& b) {
   const bool same_block = a.granularity != Granularity::Block || a.block == b.block;
   return a.scheme == b.scheme && a.granularity == b.granularity && a.bits == b.bits && same_block &&
          a.double_quant == b.double_quant;
+}
+
+double measure_gpu_stream_triad_gbps() {
+  const std::int64_t n = std::int64_t(1) << 26;
+  std::vector<float> b(static_cast<std::size_t>(n)), c(static_cast<std::size_t>(n));
+  fill_seeded_uniform(b, 21);
+  fill_seeded_uniform(c, 22);
+  dlsys::cuda::DeviceFloats da(n), db(n), dc(n);
+  db.upload(b.data());
+  dc.upload(c.data());
+  constexpr float kScale = 2.0f;  // 2c is exact, so b + 2c rounds once on either side
+  const TimingStats t = dlsys::cuda::measure_with_events(
+      [&] { roofline::cuda::stream_triad(da.get(), db.get(), dc.get(), kScale, n); }, {.warmup = 1, .repeats = 10});
+  std::vector<float> a(static_cast<std::size_t>(n));
+  dlsys::cuda::copy_to_host(a.data(), da.get(), n);
+  for (std::int64_t i = 0; i < n; i += 4093)
+    if (a[std::size_t(i)] != b[std::size_t(i)] + kScale * c[std::size_t(i)])
+      throw RunFailure(fmt::format("STREAM triad on the GPU wrote {} at element {}; expected {}", a[std::size_t(i)], i,
+                                   b[std::size_t(i)] + kScale * c[std::size_t(i)]));
+  return kStreamTriadBytes / (t.median_us * 1e3);
 }
 
 double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen) {
@@ -160,7 +183,7 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
   Series measured{
       "gemv_time_vs_bytes", "measured (median, min-max)", "measured", "bytes read per weight", "B", "time", "us", {}};
   Series line{"gemv_bandwidth_line",
-              fmt::format("bytes / {:.1f} GB/s ({})", bandwidth_gbps, gpu ? "datasheet bandwidth" : "copy bandwidth"),
+              fmt::format("bytes / {:.1f} GB/s ({})", bandwidth_gbps, gpu ? "STREAM triad" : "copy bandwidth"),
               "theory",
               "bytes read per weight",
               "B",

@@ -35,6 +35,11 @@ bool same_spec(const QuantSpec& a, const QuantSpec& b);
 GemvBench run_gemv_bench(const GemvBenchConfig& config, double bandwidth_gbps, MemoryLedger& ledger,
                          const RunControl& control);
 
+// The GPU's bandwidth ceiling the GEMVs are compared with: STREAM triad (the roofline lesson's kernel) on three arrays
+// of 2^26 floats, far larger than the L2 cache; GB/s of the median of 10 calls, the output checked.
+inline constexpr double kStreamTriadBytes = 3.0 * 4.0 * double(1 << 26);
+double measure_gpu_stream_triad_gbps();
+
 // Bytes all formats' buffers take together, for the memory check before a run.
 double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen);
 

@@ -108,9 +108,10 @@ void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
         fmt::format("parameter 'n': value {} needs {} for its weights in five formats but only {} of host "
                     "memory is free; allowed: a smaller n",
                     n, format_bytes_both(bytes), format_bytes_both(host.free_bytes)));
-  // On a GPU one format's weights at a time, and twice the L2 cache to flush it with (a few tens of MB).
+  // On a GPU one format's weights at a time and twice the L2 cache to flush it with (a few tens of MB), or the
+  // STREAM triad's three arrays, whichever is larger.
   const double device_free = double(cuda_status().device.memory_free_bytes);
-  const double device_bytes = 4.0 * double(n) * double(n) + 256e6;
+  const double device_bytes = std::max(4.0 * double(n) * double(n) + 256e6, kStreamTriadBytes);
   if (backend == BackendKind::Cuda && device_bytes > 0.9 * device_free)
     throw BadInput(
         fmt::format("parameter 'n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
@@ -170,9 +171,9 @@ RunResult QuantLesson::run(RunContext& ctx) const {
         fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
   if (gpu)
     result.backend.notes.push_back(
-        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's warp-per-row kernel for int8 and int4 codes; before "
-        "each timed call the L2 cache is overwritten, so the weights come from memory; the model and its errors are "
-        "computed on the CPU");
+        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes (several rows per warp sharing x, "
+        "16-byte loads); before each timed call the L2 cache is overwritten, so the weights come from memory; the "
+        "model and its errors are computed on the CPU");
   else
     result.backend.notes.push_back(fmt::format(
         "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
@@ -187,7 +188,7 @@ RunResult QuantLesson::run(RunContext& ctx) const {
   measure_model_errors(model, spec, p.real("outlier"), m, result.series);
   ctx.control.check_cancelled();
 
-  const double bandwidth = gpu ? cuda_status().device.peak_bandwidth_gbps : cpu_with_peaks().peak_bandwidth_gbps;
+  const double bandwidth = gpu ? measure_gpu_stream_triad_gbps() : cpu_with_peaks().peak_bandwidth_gbps;
   m.bandwidth_gbps = bandwidth;
   GemvBench bench =
       run_gemv_bench({p.integer("n"), spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, ctx.control);
@@ -221,9 +222,13 @@ std::string QuantLesson::text_report(const RunResult& r) const {
   std::string out = fmt::format("\nGEMV at batch 1, {} x {} weights, flushed from the caches before each call:\n",
                                 r.params.at("n"), r.params.at("n"));
   const double fp32_us = m->fp32_gemv_us;
+  const bool gpu = r.backend.kind == "cuda";
+  out += fmt::format("  (% of {}: {:.1f} GB/s)\n",
+                     gpu ? "STREAM triad measured in this run" : "this machine's copy bandwidth", m->bandwidth_gbps);
   for (const GemvTiming& g : m->gemv)
-    out += fmt::format("  {:<38} {:5.3f} B/weight  {:>10}  {:6.1f} GB/s  {:4.2f}x fp32  {}\n", g.label,
-                       g.bytes_per_weight, format_duration_us(g.us), g.gbps, fp32_us / g.us,
+    out += fmt::format("  {:<38} {:5.3f} B/weight  {:>10}  {:7.1f} GB/s {:4.0f}%  {:4.2f}x fp32  {}\n", g.label,
+                       g.bytes_per_weight, format_duration_us(g.us), g.gbps,
+                       m->bandwidth_gbps > 0 ? 100 * g.gbps / m->bandwidth_gbps : 0.0, fp32_us / g.us,
                        g.wrong ? "WRONG against its reference" : "matches its reference");
   out += "what the lesson expects:\n";
   out += fmt::format("  int8 weight-only GEMV {:.2f}x faster than fp32 in this run: {}\n", m->int8_speedup,

@@ -15,6 +15,13 @@ class RooflineLesson final : public Lesson {
     return {"k=1,4,16,64",   "bytes=16MiB",      "gemm_n=96",          "attention_n=192",
             "model_dim=512", "prompt_tokens=32", "tiny_sizes=1..4096", "repeats=1"};
   }
+  // Sizes that fill a GPU: STREAM arrays far past the L2 cache (quick: 256 MiB; the CPU's quick 16 MiB would sit in
+  // it), matmul and attention long enough that launching is a small part (their double references stay on the CPU,
+  // which bounds them), a decode GEMV over 512 MiB of weights and a prefill of 512 tokens.
+  std::vector<std::string> gpu_params(bool quick) const override {
+    if (quick) return {"bytes=256MiB", "gemm_n=512", "attention_n=1024", "model_dim=4096", "prompt_tokens=128"};
+    return {"bytes=512MiB", "gemm_n=1024", "attention_n=4096", "model_dim=4096", "prompt_tokens=512"};
+  }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;

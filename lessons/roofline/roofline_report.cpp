@@ -19,11 +19,14 @@ std::string RooflineLesson::text_report(const RunResult& r) const {
     out += fmt::format("  datasheet   {:8.1f} GFLOP/s  {}\n", *t->datasheet_peak_gflops, t->datasheet_source);
   out += fmt::format("  ridge       {:8.2f} FLOP/B = {:.1f} GFLOP/s / {:.2f} GB/s ({})\n",
                      t->ridge_flop_per_byte.value_or(0), m->peak_gflops, m->bandwidth_gbps, m->bandwidth_kernel);
-  out += fmt::format("\n{:<44} {:>10} {:>10} {:>10} {:>8} {:>10}\n", "point (median call)", "FLOP/B", "GFLOP/s", "roof",
-                     "of roof", "error");
+  // GB/s of each point (its bytes over its median call) and their share of the bandwidth ceiling measured above.
+  out += fmt::format("\n{:<44} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9} {:>10}\n", "point (median call)", "FLOP/B",
+                     "GFLOP/s", "roof", "of roof", "GB/s", "of STREAM", "error");
   auto row = [&](const roofline::RoofPoint& p) {
-    out += fmt::format("{:<44} {:>10.3g} {:>10.2f} {:>10.2f} {:>7.0f}% {:>10.2g}\n", p.name, p.intensity, p.gflops,
-                       p.roof_gflops, p.percent_of_roof, p.max_rel_err);
+    const double gbps = p.gflops / p.intensity;
+    out += fmt::format("{:<44} {:>10.3g} {:>10.2f} {:>10.2f} {:>7.0f}% {:>10.1f} {:>8.0f}% {:>10.2g}\n", p.name,
+                       p.intensity, p.gflops, p.roof_gflops, p.percent_of_roof, gbps, 100 * gbps / m->bandwidth_gbps,
+                       p.max_rel_err);
   };
   for (const auto& p : m->sweep) row(p);
   for (const auto& p : m->kernels) row(p);

@@ -1,5 +1,6 @@
 // Every CUDA fusion pass against its double reference, at sizes that miss the 256-thread blocks (one element, a
-// prime, one past a block) and one above the grid's block cap (the grid-stride loop's second lap), with both biases.
+// prime, one past a block), that leave a tail after the 16-byte loads, and that take the grid-stride loop round
+// several laps, with both biases.
 // Also: every lesson of the fusion run on the CUDA backend, outputs checked by the run itself.
 #include <doctest/doctest.h>
 
@@ -24,7 +25,10 @@ double max_error(const float* values, std::int64_t n, const std::function<double
 }  // namespace
 
 TEST_CASE("every CUDA fusion pass matches its double reference at awkward sizes") {
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1}, {1, 257}, {3, 101}, {17, 1031}, {4099, 4099}};
+  // Columns not a multiple of 4 take the one-float path for a broadcast bias; 64 and 4096 the 16-byte one (4097 x
+  // 4096: more float4 than the grid has threads, so each thread's column wraps several times).
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},       {1, 257}, {3, 101},    {17, 1031},
+                                                          {4099, 4099}, {7, 64},  {4097, 4096}};
   for (const auto& [rows, cols] : shapes) {
     MemoryLedger ledger;
     HostArrays host(ledger, "test", rows, cols);

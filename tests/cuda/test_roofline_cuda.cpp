@@ -63,6 +63,21 @@ TEST_CASE("CUDA STREAM kernels and the intensity family match their formulas") {
   }
 }
 
+TEST_CASE("CUDA STREAM kernels on pointers off the 16-byte grid take the one-float path and stay right") {
+  const std::int64_t n = 100003;
+  const auto a_host = seeded(n + 1, 7), b_host = seeded(n + 1, 8);
+  DeviceFloats a(n + 1), b(n + 1), c(n + 1);
+  a.upload(a_host.data());
+  b.upload(b_host.data());
+  roofline::cuda::stream_copy(c.get() + 1, a.get() + 1, n);
+  auto out = to_host(c);
+  for (std::int64_t i = 1; i <= n; ++i) REQUIRE(out[std::size_t(i)] == a_host[std::size_t(i)]);
+  roofline::cuda::stream_add(c.get() + 1, a.get(), b.get() + 1, n);
+  out = to_host(c);
+  for (std::int64_t i = 0; i < n; ++i)
+    REQUIRE(out[std::size_t(i + 1)] == a_host[std::size_t(i)] + b_host[std::size_t(i + 1)]);
+}
+
 TEST_CASE("CUDA softmax rows and the bf16 GEMV match their double references") {
   for (const auto& [rows, cols] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 257}, {65, 4096}, {2, 10007}}) {
     const auto x_host = seeded(rows * cols, 5);

@@ -1,10 +1,12 @@
-// The roofline lesson's kernels as CUDA kernels (see roofline_cuda.h). Pointwise kernels are grid-stride loops; the
-// peak kernel keeps several independent FMA chains per thread so each FP32 unit always has an instruction ready.
+// The roofline lesson's kernels as CUDA kernels (see roofline_cuda.h). Pointwise kernels (STREAM, the intensity
+// family) are the 16-byte grid-stride maps of vector_map.cuh; the decode GEMV reads 16 bytes of weights per lane and
+// load; the peak kernel keeps several independent FMA chains per thread so each FP32 unit always has an instruction
+// ready.
 #include <chrono>
 
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
-#include "kernels/common/cuda/launch.h"
+#include "kernels/common/cuda/vector_map.cuh"
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/roofline/roofline_math.h"
 
@@ -16,9 +18,9 @@ using dlsys::cuda::block_reduce;
 using dlsys::cuda::MaxOp;
 using dlsys::cuda::SumOp;
 
-using dlsys::cuda::grid_stride_blocks;
-using dlsys::cuda::kGridStrideThreads;
-constexpr int kThreads = kGridStrideThreads;
+using dlsys::cuda::map_binary;
+using dlsys::cuda::map_unary;
+constexpr int kThreads = 256;
 constexpr int kPeakChains = 8;
 constexpr int kPeakBlocksPerSm = 8;
 constexpr int kSoftmaxThreads = 256;
@@ -26,20 +28,32 @@ constexpr int kWarp = 32;
 constexpr int kGemvWarpsPerBlock = 8;
 
 __device__ inline std::int64_t first_index() { return blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; }
-__device__ inline std::int64_t grid_stride() { return std::int64_t(gridDim.x) * blockDim.x; }
 
-__global__ void copy_kernel(float* c, const float* a, std::int64_t n) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) c[i] = a[i];
-}
-__global__ void scale_kernel(float* b, const float* c, float s, std::int64_t n) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) b[i] = s * c[i];
-}
-__global__ void add_kernel(float* c, const float* a, const float* b, std::int64_t n) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) c[i] = a[i] + b[i];
-}
-__global__ void triad_kernel(float* a, const float* b, const float* c, float s, std::int64_t n) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) a[i] = b[i] + s * c[i];
-}
+// The STREAM kernels and the intensity family as maps of vector_map.cuh: 16-byte loads and stores, a grid that fills
+// the device, several loads in flight per thread. The bandwidth they measure is the ceiling the lessons compare
+// every memory-bound kernel with, so they must themselves run at the memory's speed.
+struct Copy {
+  __device__ float operator()(float a) const { return a; }
+};
+struct Scale {
+  float s;
+  __device__ float operator()(float c) const { return s * c; }
+};
+struct Add {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Triad {
+  float s;
+  __device__ float operator()(float b, float c) const { return b + s * c; }
+};
+struct Family {
+  std::int64_t k;
+  float a, c;
+  __device__ float operator()(float v) const {
+    for (std::int64_t j = 0; j < k; ++j) v = fmaf(v, a, c);
+    return v;
+  }
+};
 
 __global__ void peak_kernel(float* sink, std::int64_t iterations, float a, float c) {
   float v[kPeakChains];
@@ -53,14 +67,6 @@ __global__ void peak_kernel(float* sink, std::int64_t iterations, float a, float
 #pragma unroll
   for (int j = 0; j < kPeakChains; ++j) sum += v[j];
   sink[first_index()] = sum;
-}
-
-__global__ void family_kernel(float* y, const float* x, std::int64_t n, std::int64_t k, float a, float c) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
-    float v = x[i];
-    for (std::int64_t j = 0; j < k; ++j) v = fmaf(v, a, c);
-    y[i] = v;
-  }
 }
 
 // One block per row: the row's max, the sum of exp(x - max), then y = exp(x - max) / sum, each a strided pass by
@@ -81,7 +87,14 @@ __global__ void softmax_kernel(float* y, const float* x, std::int64_t cols) {
 
 __device__ inline float from_bf16(std::uint16_t half) { return __uint_as_float(std::uint32_t(half) << 16); }
 
-// One warp per row: lanes read consecutive weights (coalesced), then a shuffle reduction.
+__device__ inline float warp_sum(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// One warp per row: lanes read consecutive weights (coalesced), then a shuffle reduction. Where a row splits into
+// whole 16-byte loads (cols a multiple of 8, pointers aligned), each lane reads 8 weights per load and keeps four
+// such loads in flight; otherwise one weight at a time.
 __global__ void gemv_bf16_kernel(float* y, const std::uint16_t* w, const float* x, std::int64_t rows,
                                  std::int64_t cols) {
   const std::int64_t row = blockIdx.x * std::int64_t(kGemvWarpsPerBlock) + threadIdx.x / kWarp;
@@ -90,7 +103,47 @@ __global__ void gemv_bf16_kernel(float* y, const std::uint16_t* w, const float* 
   const std::uint16_t* wr = w + row * cols;
   float sum = 0;
   for (std::int64_t c = lane; c < cols; c += kWarp) sum += from_bf16(wr[c]) * x[c];
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  sum = warp_sum(sum);
+  if (lane == 0) y[row] = sum;
+}
+
+// The 8 bf16 weights of a 16-byte load times x[8c .. 8c + 7]: the low half of each word is the even column.
+__device__ inline float bf16_chunk_dot(uint4 v, const float4* x4, int c) {
+  const float4 a = __ldg(x4 + 2 * c), b = __ldg(x4 + 2 * c + 1);
+  float s = __uint_as_float(v.x << 16) * a.x;
+  s = fmaf(__uint_as_float(v.x & 0xFFFF0000u), a.y, s);
+  s = fmaf(__uint_as_float(v.y << 16), a.z, s);
+  s = fmaf(__uint_as_float(v.y & 0xFFFF0000u), a.w, s);
+  s = fmaf(__uint_as_float(v.z << 16), b.x, s);
+  s = fmaf(__uint_as_float(v.z & 0xFFFF0000u), b.y, s);
+  s = fmaf(__uint_as_float(v.w << 16), b.z, s);
+  return fmaf(__uint_as_float(v.w & 0xFFFF0000u), b.w, s);
+}
+
+__global__ void gemv_bf16_vector_kernel(float* y, const std::uint16_t* w, const float* x, std::int64_t rows,
+                                        std::int64_t cols) {
+  constexpr int kInFlight = 4;
+  const std::int64_t row = blockIdx.x * std::int64_t(kGemvWarpsPerBlock) + threadIdx.x / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (row >= rows) return;
+  const uint4* wr = reinterpret_cast<const uint4*>(w + row * cols);
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  const int chunks = int(cols / 8);
+  float sum = 0;
+  for (int first = lane; first < chunks; first += kInFlight * kWarp) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int c = first + u * kWarp;
+      v[u] = c < chunks ? dlsys::cuda::load_once(wr + c) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int c = first + u * kWarp;
+      if (c < chunks) sum += bf16_chunk_dot(v[u], x4, c);
+    }
+  }
+  sum = warp_sum(sum);
   if (lane == 0) y[row] = sum;
 }
 
@@ -124,21 +177,11 @@ double event_us(cudaStream_t stream, Enqueue enqueue) {
 
 }  // namespace
 
-void stream_copy(float* c, const float* a, std::int64_t n) {
-  copy_kernel<<<grid_stride_blocks(n), kThreads>>>(c, a, n);
-  check_launch();
-}
-void stream_scale(float* b, const float* c, float s, std::int64_t n) {
-  scale_kernel<<<grid_stride_blocks(n), kThreads>>>(b, c, s, n);
-  check_launch();
-}
-void stream_add(float* c, const float* a, const float* b, std::int64_t n) {
-  add_kernel<<<grid_stride_blocks(n), kThreads>>>(c, a, b, n);
-  check_launch();
-}
+void stream_copy(float* c, const float* a, std::int64_t n) { map_unary(c, a, n, Copy{}); }
+void stream_scale(float* b, const float* c, float s, std::int64_t n) { map_unary(b, c, n, Scale{s}); }
+void stream_add(float* c, const float* a, const float* b, std::int64_t n) { map_binary(c, a, b, n, Add{}); }
 void stream_triad(float* a, const float* b, const float* c, float s, std::int64_t n) {
-  triad_kernel<<<grid_stride_blocks(n), kThreads>>>(a, b, c, s, n);
-  check_launch();
+  map_binary(a, b, c, n, Triad{s});
 }
 
 int fma_peak_blocks() { return sm_count() * kPeakBlocksPerSm; }
@@ -155,8 +198,7 @@ double fma_peak_flop(std::int64_t iterations) {
 }
 
 void fma_family(float* y, const float* x, std::int64_t n, std::int64_t k) {
-  family_kernel<<<grid_stride_blocks(n), kThreads>>>(y, x, n, k, kFamilyA, kFamilyC);
-  check_launch();
+  map_unary(y, x, n, Family{k, kFamilyA, kFamilyC});
 }
 
 void softmax_rows(float* y, const float* x, std::int64_t rows, std::int64_t cols) {
@@ -166,7 +208,11 @@ void softmax_rows(float* y, const float* x, std::int64_t rows, std::int64_t cols
 
 void gemv_bf16(float* y, const std::uint16_t* w, const float* x, std::int64_t rows, std::int64_t cols) {
   const auto blocks = static_cast<unsigned>((rows + kGemvWarpsPerBlock - 1) / kGemvWarpsPerBlock);
-  gemv_bf16_kernel<<<blocks, kGemvWarpsPerBlock * kWarp>>>(y, w, x, rows, cols);
+  const bool whole_loads = cols % 8 == 0 && dlsys::cuda::aligned_16(w) && dlsys::cuda::aligned_16(x);
+  if (whole_loads)
+    gemv_bf16_vector_kernel<<<blocks, kGemvWarpsPerBlock * kWarp>>>(y, w, x, rows, cols);
+  else
+    gemv_bf16_kernel<<<blocks, kGemvWarpsPerBlock * kWarp>>>(y, w, x, rows, cols);
   check_launch();
 }
 
@@ -175,7 +221,7 @@ CallCosts scale_call_costs(float* y, const float* x, std::int64_t n, int calls) 
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   auto launch_all = [&] {
-    for (int i = 0; i < calls; ++i) scale_kernel<<<grid_stride_blocks(n), kThreads, 0, stream>>>(y, x, kScaleFactor, n);
+    for (int i = 0; i < calls; ++i) map_unary(y, x, n, Scale{kScaleFactor}, stream);
   };
   CallCosts costs;
   try {

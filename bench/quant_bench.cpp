@@ -1,0 +1,155 @@
+// dlsys_quant_bench: weight-only GEMV at batch 1 on GPU 0, y = W x with W n x n (default 8192), in fp32 and fp16
+// (cuBLAS) and in int8, int4 and NF4 codes (the lab's kernel, kernels/quant/cuda). Each format: the median of 20 calls,
+// each after the L2 cache was overwritten, the bytes it must read and write (codes, scales, zero points, x, y), GB/s,
+// its share of a STREAM triad measured here with the roofline lesson's kernel, and its largest error against the double
+// reference of its own weights. Exits 1 when a result is wrong, 77 when no GPU answers.
+// Usage: dlsys_quant_bench [n]
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/errors.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/seeded_fill.h"
+#include "kernels/precision/float_format.h"
+#include "kernels/quant/gemv.h"
+#include "kernels/quant/gemv_cuda.h"
+#include "kernels/quant/quantize.h"
+#include "kernels/roofline/roofline_cuda.h"
+
+using namespace dlsys;
+
+namespace {
+
+constexpr int kRepeats = 20;
+constexpr double kStreamShareAtLeast = 0.70;  // the lab's kernels read at least 70 % of STREAM triad's bandwidth
+
+struct Row {
+  std::string name;
+  double us = 0, min_us = 0, bytes = 0, err = 0;
+  bool wrong = false;
+};
+
+// STREAM triad a = b + s c on three arrays of 2^26 floats (256 MiB each, far past any L2): GB/s of its median call.
+double stream_triad_gbps() {
+  const std::int64_t n = std::int64_t(1) << 26;
+  std::vector<float> host(static_cast<std::size_t>(n));
+  fill_seeded_uniform(host, 1);
+  cuda::DeviceFloats a(n), b(n), c(n);
+  b.upload(host.data());
+  c.upload(host.data());
+  const TimingStats t =
+      cuda::measure_with_events([&] { roofline::cuda::stream_triad(a.get(), b.get(), c.get(), 2.0f, n); },
+                                MeasureOptions{.warmup = 2, .repeats = kRepeats});
+  std::vector<float> out(static_cast<std::size_t>(n));
+  cuda::copy_to_host(out.data(), a.get(), n);
+  for (std::int64_t i = 0; i < n; i += 4099)
+    if (out[std::size_t(i)] != host[std::size_t(i)] + 2.0f * host[std::size_t(i)])
+      throw RunFailure(fmt::format("STREAM triad wrote {} at {}", out[std::size_t(i)], i));
+  return 12.0 * double(n) / (t.median_us * 1e3);
+}
+
+double quantized_bytes(const quant::QuantizedMatrix& q) {
+  const double scales = 4.0 * double(q.scales.size());
+  return double(q.codes.size()) + scales + (q.spec.scheme == quant::Scheme::Nf4 ? 0 : scales);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const CudaStatus& status = cuda_status();
+  if (!status.available) {
+    fmt::print("dlsys_quant_bench: no GPU answers ({}); nothing to measure\n", status.plain_reason);
+    return 77;
+  }
+  const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 8192;
+  if (n < 1 || n > 32768) {
+    fmt::print(stderr, "dlsys_quant_bench: n = '{}' is not allowed; allowed: 1 to 32768\n", argc > 1 ? argv[1] : "");
+    return 2;
+  }
+  try {
+    fmt::print("weight-only GEMV y = W x, W {} x {}, on {}; median of {} calls, L2 overwritten before each\n", n, n,
+               status.device.name, kRepeats);
+    const double triad_gbps = stream_triad_gbps();
+    fmt::print("STREAM triad (roofline kernel, 3 x 256 MiB): {:.0f} GB/s\n\n", triad_gbps);
+
+    const std::size_t weights = std::size_t(n * n);
+    std::vector<float> w(weights), x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    fill_seeded_uniform(w, 11, 0.02f);
+    fill_seeded_uniform(x, 12);
+    const MeasureOptions options{.warmup = 2, .repeats = kRepeats};
+    const double vectors = 4.0 * double(n) * 2;  // x read, y written, fp32
+    const double tolerance = quant::gemv_error_tolerance(n);
+    std::vector<Row> rows;
+
+    {
+      const TimingStats t = quant::cuda::gemv_fp32(w.data(), n, n, x.data(), y.data(), options);
+      quant::gemv_reference(w.data(), n, n, x.data(), ref.data());
+      const double err = quant::gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data());
+      rows.push_back(
+          {"fp32 (cuBLAS)", t.median_us, t.min_us, 4.0 * double(weights) + vectors, err, !(err <= tolerance)});
+    }
+    {
+      std::vector<std::uint16_t> h(weights), x_bits(static_cast<std::size_t>(n));
+      std::vector<float> rounded(weights), x_used(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < weights; ++i) {
+        h[i] = precision::fp16_bits_from_float(w[i]);
+        rounded[i] = precision::float_from_fp16_bits(h[i]);
+      }
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        x_bits[j] = precision::fp16_bits_from_float(x[j]);
+        x_used[j] = precision::float_from_fp16_bits(x_bits[j]);
+      }
+      const TimingStats t = quant::cuda::gemv_fp16(h.data(), n, n, x_bits.data(), y.data(), options);
+      quant::gemv_reference(rounded.data(), n, n, x_used.data(), ref.data());
+      const double err = quant::gemv_max_relative_error(rounded.data(), n, n, x_used.data(), y.data(), ref.data());
+      rows.push_back({"fp16 (cuBLAS)", t.median_us, t.min_us, 2.0 * double(weights) + 2.0 * double(n) + 4.0 * double(n),
+                      err, !(err <= tolerance)});
+    }
+    using quant::Granularity;
+    using quant::Scheme;
+    const std::pair<const char*, quant::QuantSpec> formats[] = {
+        {"int8 per row (lab)", {Scheme::Absmax, Granularity::Channel, 8, 64, false}},
+        {"int4 blocks of 64 (lab)", {Scheme::Absmax, Granularity::Block, 4, 64, false}},
+        {"nf4 blocks of 64 (lab)", {Scheme::Nf4, Granularity::Block, 4, 64, false}},
+    };
+    for (const auto& [name, spec] : formats) {
+      const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
+      const TimingStats t = quant::cuda::gemv_quantized(q, x.data(), y.data(), options);
+      quant::gemv_reference(q, x.data(), ref.data());
+      const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
+      rows.push_back({name, t.median_us, t.min_us, quantized_bytes(q) + vectors, err, !(err <= tolerance)});
+    }
+
+    fmt::print("{:<26} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10}  {}\n", "format", "median us", "best us", "MB moved",
+               "GB/s", "% triad", "error", "check");
+    bool wrong = false;
+    for (const Row& r : rows) {
+      const double gbps = r.bytes / (r.us * 1e3);
+      fmt::print("{:<26} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.0f} {:>8.0f}% {:>10.2g}  {}\n", r.name, r.us, r.min_us,
+                 r.bytes / 1e6, gbps, 100 * gbps / triad_gbps, r.err, r.wrong ? "WRONG" : "ok");
+      wrong = wrong || r.wrong;
+    }
+    const Row &fp16 = rows[1], &int8 = rows[2], &int4 = rows[3], &nf4 = rows[4];
+    fmt::print("\nverdicts (tolerance {:.2g} of the terms' size):\n", tolerance);
+    for (const Row* r : {&int8, &int4, &nf4}) {
+      const double share = r->bytes / (r->us * 1e3) / triad_gbps;
+      fmt::print("  {} reads at {:.0f}% of STREAM triad (at least {:.0f}%): {}\n", r->name, 100 * share,
+                 100 * kStreamShareAtLeast, share >= kStreamShareAtLeast ? "met" : "NOT met");
+    }
+    const bool ordered = int4.us < int8.us && int8.us < fp16.us;
+    fmt::print("  time follows bytes per weight, int4 {:.1f} < int8 {:.1f} < fp16 {:.1f} us: {}\n", int4.us, int8.us,
+               fp16.us, ordered ? "met" : "NOT met");
+    fmt::print("  nf4 {:.1f} us against int4 {:.1f} us (same codes, a table look-up instead of an offset)\n", nf4.us,
+               int4.us);
+    fmt::print("  every result matches its reference: {}\n", wrong ? "NO" : "yes");
+    return wrong ? 1 : 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlsys_quant_bench: {}\n", e.what());
+    return 3;
+  }
+}
