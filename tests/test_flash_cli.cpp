@@ -226,5 +226,5 @@ TEST_CASE("flash: the theory card credits the accuracy rule to FlashAttention's 
   const std::string& theory = find_lesson("flash").text().theory;
   CHECK(contains(theory, "against an fp32 reference"));
   CHECK(contains(theory, "plain PyTorch attention run in the same fp16 or bf16"));
-  CHECK(contains(theory, "adapts the rule one precision up: a double-precision reference"));
+  CHECK(contains(theory, "adapts the rule: a double-precision reference, standard attention in the same precision"));
 }
