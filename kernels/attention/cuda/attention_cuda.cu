@@ -92,6 +92,20 @@ std::int64_t flash_shared_bytes(const Request& r, std::int64_t d) {
   return 0;
 }
 
+// The fast kernels' tiles are fixed: at d = 128 the fp32 one needs 182 KiB per block, more than an A100 allows.
+void refuse_if_shared_memory_short(const Request& r, std::int64_t d) {
+  if (r.variant == Variant::Flash) return;  // launch_flash_general checks its own tiles
+  int device = 0, optin_bytes = 0;
+  DLSYS_CUDA_CHECK(cudaGetDevice(&device));
+  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::int64_t needed = flash_shared_bytes(r, d);
+  if (needed > optin_bytes)
+    throw BadInput(
+        fmt::format("parameter 'd': value {} needs {} bytes of shared memory per block for {}; this GPU "
+                    "allows {}; allowed: a smaller d",
+                    d, needed, variant_name(r.variant), optin_bytes));
+}
+
 void refuse_unsupported(const Request& r, const Problem& p) {
   const bool bf16_variant = r.variant == Variant::FlashTensor;
   if (r.variant != Variant::Naive && bf16_variant != (r.precision == Precision::Bf16))
@@ -123,6 +137,7 @@ RunStats run_on_device(const Request& r, const Problem& p, std::size_t count, co
   if (r.variant == Variant::Naive) {
     stats = run_naive(a, r.precision, options);
   } else {
+    refuse_if_shared_memory_short(r, p.d);
     stats.timing = dlsys::cuda::time_with_events(
         [&] {
           if constexpr (std::is_same_v<T, float>) {
