@@ -8,6 +8,7 @@
 
 #include "engine/errors.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/gpu_tiles.h"
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
 
@@ -242,4 +243,126 @@ TEST_CASE("trace limits are bad input") {
   CHECK_THROWS_AS(trace_flash({65, 4, false, {4, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
   CHECK_THROWS_AS(trace_flash({16, 0, false, {4, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
   CHECK_THROWS_AS(trace_flash({16, 4, false, {17, 4}, LoopOrder::QOuter, 1}), dlsys::BadInput);
+}
+
+// --- The GPU kernels' tile arithmetic (kernels/attention/gpu_tiles.h), checked here where no GPU is needed ---------
+
+TEST_CASE("gpu tiles: a block visits exactly the K/V tiles with a visible key, and masks every tile that hides one") {
+  for (const std::int64_t n : {1, 7, 63, 64, 65, 129, 1000})
+    for (const auto& [br, bc] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}})
+      for (const bool causal : {false, true}) {
+        INFO("n=", n, " br=", br, " bc=", bc, " causal=", causal);
+        for (std::int64_t i = 0; i * br < n; ++i) {
+          const std::int64_t tiles = gpu::kv_tiles_for_block(n, br, bc, causal, i);
+          for (std::int64_t j = 0; j * bc < n; ++j) {
+            bool visible = false, hidden = false;  // over the block's real rows and the tile's slots
+            for (std::int64_t r = i * br; r < std::min(n, (i + 1) * br); ++r)
+              for (std::int64_t key = j * bc; key < (j + 1) * bc; ++key) {
+                const bool sees = key < n && (!causal || key <= r);
+                visible = visible || sees;
+                hidden = hidden || !sees;
+              }
+            CHECK((j < tiles) == visible);
+            if (j < tiles && hidden) CHECK(gpu::tile_needs_mask(n, br, bc, causal, i, j));
+            // Tiles wholly inside n and below the diagonal never pay for comparisons.
+            if (j < tiles && (j + 1) * bc <= n && (!causal || (j + 1) * bc - 1 <= i * br))
+              CHECK_FALSE(gpu::tile_needs_mask(n, br, bc, causal, i, j));
+          }
+        }
+      }
+  CHECK(gpu::block_for_launch_index(10, 0, true) == 9);  // causal: the longest block first
+  CHECK(gpu::block_for_launch_index(10, 0, false) == 0);
+}
+
+TEST_CASE("gpu tiles: S's accumulator fragments are, register for register, P's A fragments (no shared memory)") {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int kk = 0; kk < 4; ++kk)
+      for (int reg = 0; reg < 4; ++reg)
+        for (int half = 0; half < 2; ++half) {
+          // What the A fragment of keys 16kk.. must hold at (reg, half), and where the kernel takes it from.
+          const int row = gpu::mma_a_row(lane, reg), key = 16 * kk + gpu::mma_a_col(lane, reg, half);
+          const int tile = gpu::p_source_key_tile(kk, reg), c_reg = gpu::p_source_c_reg(reg, half);
+          CHECK(gpu::mma_c_row(lane, c_reg) == row);
+          CHECK(8 * tile + gpu::mma_c_col(lane, c_reg) == key);
+        }
+}
+
+TEST_CASE("gpu tiles: ldmatrix row addresses give each lane the mma fragment elements it needs") {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < 4; ++i)
+      for (int h = 0; h < 2; ++h) {
+        const int g = lane / 4, t = lane % 4;
+        // Non-transposed: register i of a lane holds row lane/4, columns 2(lane%4) + h of matrix i, whose rows the
+        // lanes 8i .. 8i + 7 address.
+        const int giver = 8 * i + g;
+        // Q as A (16 rows x 16 d).
+        CHECK(gpu::ldmatrix_a_row(giver) == gpu::mma_a_row(lane, i));
+        CHECK(gpu::ldmatrix_a_col(giver) + 2 * t + h == gpu::mma_a_col(lane, i, h));
+        // K as B: key tile 2p + i/2, register i%2 needs B[k = 2t + h + 8(i%2)][n = g] = K[key g][d k].
+        CHECK(gpu::ldmatrix_k_row(giver) == 8 * (i / 2) + g);
+        CHECK(gpu::ldmatrix_k_col(giver) + 2 * t + h == 8 * (i % 2) + 2 * t + h);
+        // V transposed: register i holds stored row 2t + h, column g of matrix i; d tile 2p + i/2, register i%2
+        // needs B[k = 2t + h + 8(i%2)][n = g] = V[key k][d g].
+        const int trans_giver = 8 * i + 2 * t + h;
+        CHECK(gpu::ldmatrix_v_row(trans_giver) == 8 * (i % 2) + 2 * t + h);
+        CHECK(gpu::ldmatrix_v_col(trans_giver) + g == 8 * (i / 2) + g);
+      }
+}
+
+TEST_CASE("gpu tiles: padded rows put the 8 rows a phase reads in 8 different bank groups") {
+  for (const int d : {32, 64, 128}) {
+    INFO("d=", d);
+    // bf16 rows read by ldmatrix: 8 consecutive rows at one column.
+    for (int col = 0; col < d; col += 8) {
+      std::vector<int> groups;
+      for (int r = 0; r < 8; ++r) groups.push_back(gpu::bank_group((r * gpu::tensor::row_elements(d) + col) * 2));
+      std::sort(groups.begin(), groups.end());
+      CHECK(std::unique(groups.begin(), groups.end()) == groups.end());
+    }
+    // fp32 K rows read as float4 by lanes tx = 0..7 (keys tx + 8c).
+    for (int c = 0; c < gpu::registers::kKeysPerThread; ++c) {
+      std::vector<int> groups;
+      for (int tx = 0; tx < 8; ++tx)
+        groups.push_back(gpu::bank_group((tx + 8 * c) * gpu::registers::row_floats(d) * 4));
+      std::sort(groups.begin(), groups.end());
+      CHECK(std::unique(groups.begin(), groups.end()) == groups.end());
+    }
+    // Shared memory the kernels ask for, against the 227 KiB a Hopper block may have.
+    CHECK(gpu::tensor::shared_bytes(d) <= 227 * 1024);
+    CHECK(gpu::registers::shared_floats(d) * 4 <= 227 * 1024);
+  }
+  CHECK(gpu::tensor::shared_bytes(64) == (128 + 4 * 64) * 72 * 2);
+}
+
+TEST_CASE("bf16 rounding: nearest, ties to even; sampled rows and their reference") {
+  CHECK(round_to_bf16(1.0f) == 1.0f);
+  CHECK(round_to_bf16(1.0f + 0x1p-8f) == 1.0f);                       // halfway, to the even neighbour
+  CHECK(round_to_bf16(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);         // halfway, to the even neighbour above
+  CHECK(round_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);  // past halfway
+  CHECK(round_to_bf16(-2.5f) == -2.5f);
+  CHECK(std::isinf(round_to_bf16(INFINITY)));
+
+  CHECK(sample_rows(7, 16) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6});
+  const auto rows = sample_rows(4096, 16);
+  REQUIRE(rows.size() == 16);
+  CHECK(rows.front() == 0);
+  CHECK(rows.back() == 4095);
+  CHECK(std::is_sorted(rows.begin(), rows.end()));
+
+  const Problem p{65, 8, true, default_scale(8)};
+  std::vector<float> q(65 * 8), k(65 * 8), v(65 * 8);
+  fill_uniform(q, 1);
+  fill_uniform(k, 2);
+  fill_uniform(v, 3);
+  std::vector<double> full(65 * 8);
+  reference(p, q.data(), k.data(), v.data(), full.data(), 2);
+  const auto some = sample_rows(65, 5);
+  std::vector<double> sampled(some.size() * 8);
+  reference_rows(p, q.data(), k.data(), v.data(), some, sampled.data(), 2);
+  std::vector<float> o(full.begin(), full.end());
+  for (std::size_t r = 0; r < some.size(); ++r)
+    for (int e = 0; e < 8; ++e) CHECK(sampled[r * 8 + e] == full[std::size_t(some[r]) * 8 + e]);
+  CHECK(max_abs_error_rows(p, o.data(), some, sampled) < 1e-6);
+  o[std::size_t(some[2]) * 8 + 3] = NAN;
+  CHECK(std::isinf(max_abs_error_rows(p, o.data(), some, sampled)));
 }

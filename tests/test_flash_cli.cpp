@@ -49,6 +49,29 @@ TEST_CASE("flash: bad input exits 2 naming the parameter, the value and what is 
   // 2^20 x 2^20 fp32 scores are 4 TiB: standard attention cannot hold them, the tiled kernel needs no such buffer.
   check({"n=1048576", "impl=naive"}, "parameter 'n': n = 1048576 is too large for impl=naive");
   check({"n=256", "sizes=1048576"}, "parameter 'sizes': n = 1048576 is too large for impl=all");
+  check({"heads=0"}, "parameter 'heads': value '0' is not allowed");
+  check({"heads=257"}, "parameter 'heads': value '257' is not allowed");
+  check({"precision=fp16"}, "one of: fp32, bf16");
+  check({"precision=bf16"}, "parameter 'precision': value 'bf16' needs --backend cuda");
+  check({"precision=bf16", "d=48"}, "parameter 'precision': value 'bf16' needs --backend cuda");
+}
+
+TEST_CASE("flash: heads run one after another on the CPU, every head checked; a GPU run asks for 16 heads in bf16") {
+  const auto r = flash_cli({"run", "flash", "--set", "n=70", "--set", "d=8", "--set", "heads=3", "--set", "causal=1",
+                            "--set", "sizes=32", "--set", "repeats=1", "--set", "threads=2", "--json", "-"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& m = json["measured"];
+  CHECK(m["accuracy_rule_met"] == 1);
+  CHECK(m["max_abs_err_flash"].get<double>() < 1e-6);
+  CHECK(m["rows_checked_per_head"] == 70);
+  CHECK(m["flash_kernel"] == "v2_flash");
+  CHECK(m["naive_peak_bytes"] == 70 * 70 * 4);  // one head's S at a time
+  CHECK(json["theory"]["flops_all_heads"].get<double>() == 3 * json["theory"]["flops"].get<double>());
+  const auto gpu = find_lesson("flash").gpu_params(false);
+  for (const char* set : {"heads=16", "n=4096", "precision=bf16"})
+    CHECK_MESSAGE(std::find(gpu.begin(), gpu.end(), set) != gpu.end(), set);
 }
 
 TEST_CASE("flash: theory keys are exact closed forms") {
@@ -203,5 +226,5 @@ TEST_CASE("flash: the theory card credits the accuracy rule to FlashAttention's 
   const std::string& theory = find_lesson("flash").text().theory;
   CHECK(contains(theory, "against an fp32 reference"));
   CHECK(contains(theory, "plain PyTorch attention run in the same fp16 or bf16"));
-  CHECK(contains(theory, "adapts the rule one precision up: a double-precision reference"));
+  CHECK(contains(theory, "adapts the rule: a double-precision reference, standard attention in the same precision"));
 }

@@ -462,9 +462,18 @@ void draw_measured_step(const ViewContext& ctx) {
     if (all_zero(r.find_series("flash_scratch")))
       ImGui::TextWrapped(
           "Flash's peak scratch is 0 B of device memory at every n, so the log plot above has no point for it.");
-    std::string caveat = kFlashOnGpuCaveat;  // written to follow a bracket in the report: capitalised here
-    caveat[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(caveat[0])));
-    ImGui::TextWrapped("%s.", caveat.c_str());
+    if (m && m->flash_kernel == "v2_flash") {
+      std::string caveat = kFlashPlainKernelCaveat;  // written to follow a bracket in the report: capitalised here
+      caveat[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(caveat[0])));
+      ImGui::TextWrapped("%s.", caveat.c_str());
+    }
+    for (const flash::PrecisionFigures& f : m ? m->by_precision : std::vector<flash::PrecisionFigures>{})
+      if (f.naive && f.flash)
+        ImGui::TextWrapped("%s: standard %.3f ms (%.0f TFLOP/s), %s %.3f ms (%.0f TFLOP/s)", f.precision.c_str(),
+                           f.naive->ms, f.naive->tflops, f.flash_kernel.c_str(), f.flash->ms, f.flash->tflops);
+    if (m && m->rows_checked_per_head > 0)
+      ImGui::TextWrapped("Errors sampled: %lld rows of every head against the double reference.",
+                         static_cast<long long>(m->rows_checked_per_head));
     ImGui::PopTextWrapPos();
   }
   ImGui::EndGroup();

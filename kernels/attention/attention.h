@@ -19,6 +19,16 @@ namespace dlsys::attention {
 
 void reference(const Problem& problem, const float* q, const float* k, const float* v, double* o, int threads);
 
+// Where the full reference costs too much (n = 4096 and 16 heads is 69 GFLOP in double), a sample of rows is checked
+// instead: `count` rows spread evenly from the first to the last (all rows when n <= count).
+std::vector<std::int64_t> sample_rows(std::int64_t n, std::int64_t count);
+// The reference at those rows only: out (rows.size(), d).
+void reference_rows(const Problem& problem, const float* q, const float* k, const float* v,
+                    std::span<const std::int64_t> rows, double* out, int threads);
+// Largest |o[row] - ref| over the sampled rows of one head; o: (n, d), ref: (rows.size(), d).
+double max_abs_error_rows(const Problem& problem, const float* o, std::span<const std::int64_t> rows,
+                          std::span<const double> ref);
+
 // s_scratch: (n, n), at least naive_scratch_elements(n) floats.
 void v1_naive(const Problem& problem, const float* q, const float* k, const float* v, float* o,
               std::span<float> s_scratch, int threads);
@@ -67,6 +77,11 @@ inline constexpr double kAccuracyEpsilon = 5.9604644775390625e-08;
 inline bool meets_accuracy_rule(double flash_error, double naive_error) {
   return flash_error <= 2.0 * naive_error + kAccuracyEpsilon;
 }
+
+// Rounds to the nearest bf16 (ties to even) and back to float: what a bf16 kernel's inputs hold. The reference is
+// given the same rounded values, so a bf16 kernel's error measures the kernel, not the rounding of its inputs.
+float round_to_bf16(float x);
+void round_to_bf16(std::span<float> values);
 
 // Fills `values` with a fixed pseudo-random sequence in [-1, 1): every run and backend sees the same inputs.
 void fill_uniform(std::span<float> values, std::uint32_t seed);

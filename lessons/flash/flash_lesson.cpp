@@ -25,20 +25,30 @@ namespace {
 using attention::LoopOrder;
 using attention::Problem;
 using attention::Tiling;
+using attention::cuda::Precision;
 
-constexpr std::int64_t kElementBytes = 4;  // fp32 everywhere the lesson measures
+constexpr std::int64_t kElementBytes = 4;  // fp32: the CPU kernels, the traffic counts and the tile sizes
 constexpr std::int64_t kMaxN = 1 << 20;
 constexpr std::int64_t kMaxD = 512;
+// A GPU run checks this many rows of every head against the double reference (all of them when n is smaller): the
+// full reference at n = 4096 and 16 heads would be 69 GFLOP in double on the host.
+constexpr std::int64_t kSampledRowsPerHead = 16;
 
 bool runs_naive(const ParamValues& p) { return p.text("impl") != "flash"; }
 bool runs_flash(const ParamValues& p) { return p.text("impl") != "naive"; }
 bool is_causal(const ParamValues& p) { return p.text("causal") == "1"; }
+Precision precision_of(const ParamValues& p) {
+  return p.text("precision") == "bf16" ? Precision::Bf16 : Precision::Fp32;
+}
 const char* order_name(LoopOrder order) { return order == LoopOrder::KvOuter ? "fa1" : "fa2"; }
 
-// Host bytes a measurement at size n allocates: q, k, v, o in fp32, the double reference, and (naive) S.
-double host_bytes_needed(std::int64_t n, std::int64_t d, bool naive) {
-  const double nd = double(n) * double(d);
-  return nd * (4 * 4 + 8) + (naive ? double(attention::naive_scratch_elements(n)) * kElementBytes : 0.0);
+// Host bytes a measurement at size n allocates: q, k, v and two outputs in fp32 for every head, the double reference
+// (every row on the CPU, sampled rows on a GPU), and on the CPU standard attention's S for one head at a time.
+double host_bytes_needed(std::int64_t n, std::int64_t d, std::int64_t heads, bool naive, bool on_gpu) {
+  const double nd = double(n) * double(d) * double(heads);
+  const double reference = on_gpu ? double(std::min(n, kSampledRowsPerHead) * d * heads) * 8 : nd * 8;
+  const double scores = naive && !on_gpu ? double(attention::naive_scratch_elements(n)) * kElementBytes : 0.0;
+  return nd * 5 * 4 + reference + scores;
 }
 
 struct VariantMeasurement {
@@ -50,12 +60,15 @@ struct VariantMeasurement {
 
 struct SizeMeasurement {
   std::optional<VariantMeasurement> naive, flash;
+  std::string flash_kernel;  // which variant ran as flash
 };
 
 struct Setup {
-  Problem problem;
+  Problem problem;  // one head
   Tiling tiling;
   LoopOrder order = LoopOrder::QOuter;
+  std::int64_t heads = 1;
+  Precision precision = Precision::Fp32;
   int threads = 1;
   int repeats = 1;
   bool naive = true, flash = true;
@@ -68,6 +81,49 @@ void mirror_peak(MemoryLedger& run_ledger, const std::string& tag, std::int64_t 
   run_ledger.release(tag, bytes);
 }
 
+// The same inputs for every kernel at one size: q, k, v (heads, n, d), rounded to bf16 for a bf16 run, and the double
+// reference at the checked rows of every head, computed from exactly those values.
+struct Inputs {
+  HostBuffer<float> q, k, v;
+  std::vector<std::int64_t> rows;  // checked rows of each head
+  HostBuffer<double> ref;          // (heads, rows, d)
+};
+
+Inputs make_inputs(const Setup& s, RunContext& ctx) {
+  const Problem& p = s.problem;
+  const std::size_t count = std::size_t(s.heads * p.n * p.d);
+  Inputs in{HostBuffer<float>(ctx.ledger, "inputs", count),
+            HostBuffer<float>(ctx.ledger, "inputs", count),
+            HostBuffer<float>(ctx.ledger, "inputs", count),
+            attention::sample_rows(p.n, s.backend == BackendKind::Cuda ? kSampledRowsPerHead : p.n),
+            {}};
+  attention::fill_uniform(in.q.span(), 1);
+  attention::fill_uniform(in.k.span(), 2);
+  attention::fill_uniform(in.v.span(), 3);
+  if (s.precision == Precision::Bf16)
+    for (HostBuffer<float>* x : {&in.q, &in.k, &in.v}) attention::round_to_bf16(x->span());
+  const std::size_t per_head = in.rows.size() * std::size_t(p.d), head_elements = std::size_t(p.n * p.d);
+  in.ref = HostBuffer<double>(ctx.ledger, "reference", per_head * std::size_t(s.heads));
+  for (std::int64_t h = 0; h < s.heads; ++h) {
+    ctx.control.check_cancelled();
+    const std::size_t at = std::size_t(h) * head_elements;
+    attention::reference_rows(p, in.q.data() + at, in.k.data() + at, in.v.data() + at, in.rows,
+                              in.ref.data() + std::size_t(h) * per_head, s.threads);
+  }
+  return in;
+}
+
+// Largest error over every head's checked rows.
+double max_error(const Setup& s, const Inputs& in, const float* o) {
+  const std::size_t per_head = in.rows.size() * std::size_t(s.problem.d);
+  double worst = 0;
+  for (std::int64_t h = 0; h < s.heads; ++h)
+    worst = std::max(worst, attention::max_abs_error_rows(
+                                s.problem, o + h * s.problem.n * s.problem.d, in.rows,
+                                std::span<const double>(in.ref.data() + std::size_t(h) * per_head, per_head)));
+  return worst;
+}
+
 // One CPU kernel ready to run: its own scratch (recorded in a ledger of its own, which gives its peak), its own
 // output, and its timing samples.
 struct CpuKernel {
@@ -78,21 +134,25 @@ struct CpuKernel {
 };
 
 // The CPU kernels are timed in alternation (naive, flash, naive, flash, ...) after one untimed call each, so a burst
-// of load from other processes falls on both alike instead of on whichever happened to run during it.
-SizeMeasurement measure_cpu(const Setup& s, const HostBuffer<float>& q, const HostBuffer<float>& k,
-                            const HostBuffer<float>& v, const HostBuffer<double>& ref, MemoryLedger& run_ledger,
-                            const RunControl& control) {
+// of load from other processes falls on both alike instead of on whichever happened to run during it. Heads run one
+// after another through the same scratch.
+SizeMeasurement measure_cpu(const Setup& s, const Inputs& in, MemoryLedger& run_ledger, const RunControl& control) {
   const std::int64_t n = s.problem.n;
-  const std::size_t count = q.size();
+  const std::size_t count = in.q.size(), head_elements = std::size_t(n * s.problem.d);
   CpuKernel naive, flash;
   attention::Traffic counted;
   std::vector<CpuKernel*> kernels;
+  auto each_head = [&](const std::function<void(std::size_t)>& body) {
+    for (std::int64_t h = 0; h < s.heads; ++h) body(std::size_t(h) * head_elements);
+  };
   if (s.naive) {
     naive.scratch = HostBuffer<float>(naive.ledger, "scratch", std::size_t(attention::naive_scratch_elements(n)));
     naive.output = HostBuffer<float>(run_ledger, "output", count);
     naive.run = [&] {
-      attention::v1_naive(s.problem, q.data(), k.data(), v.data(), naive.output.data(), naive.scratch.span(),
-                          s.threads);
+      each_head([&](std::size_t at) {
+        attention::v1_naive(s.problem, in.q.data() + at, in.k.data() + at, in.v.data() + at, naive.output.data() + at,
+                            naive.scratch.span(), s.threads);
+      });
     };
     kernels.push_back(&naive);
   }
@@ -102,8 +162,10 @@ SizeMeasurement measure_cpu(const Setup& s, const HostBuffer<float>& q, const Ho
                                       std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, workers)));
     flash.output = HostBuffer<float>(run_ledger, "output", count);
     flash.run = [&] {
-      attention::v2_flash<float>(s.problem, s.tiling, s.order, q.data(), k.data(), v.data(), flash.output.data(),
-                                 flash.scratch.span(), s.threads, nullptr, &counted);
+      each_head([&](std::size_t at) {
+        attention::v2_flash<float>(s.problem, s.tiling, s.order, in.q.data() + at, in.k.data() + at, in.v.data() + at,
+                                   flash.output.data() + at, flash.scratch.span(), s.threads, nullptr, &counted);
+      });
     };
     kernels.push_back(&flash);
   }
@@ -125,49 +187,45 @@ SizeMeasurement measure_cpu(const Setup& s, const HostBuffer<float>& q, const Ho
     VariantMeasurement m;
     m.timing = summarize_us(std::move(kernel.samples_us), "steady_clock");
     m.peak_bytes = kernel.ledger.peak_bytes("scratch");
-    m.max_abs_err = attention::max_abs_error(kernel.output.span(), ref.span());
+    m.max_abs_err = max_error(s, in, kernel.output.data());
     return m;
   };
   SizeMeasurement out;
+  out.flash_kernel = "v2_flash";
   if (s.naive) out.naive = result(naive);
   if (s.flash) {
     out.flash = result(flash);
-    out.flash->counted_traffic_elements = counted.total_elements();
+    out.flash->counted_traffic_elements = counted.total_elements();  // of the last head
   }
   return out;
 }
 
-VariantMeasurement measure_cuda(const Setup& s, bool naive, const HostBuffer<float>& q, const HostBuffer<float>& k,
-                                const HostBuffer<float>& v, HostBuffer<float>& o, const HostBuffer<double>& ref,
-                                const RunControl& control) {
+VariantMeasurement measure_cuda(const Setup& s, attention::cuda::Variant variant, const Inputs& in,
+                                HostBuffer<float>& o, const RunControl& control) {
   control.check_cancelled();
   const MeasureOptions options{.warmup = 1, .repeats = s.repeats, .max_total_us = 4e6};
-  using attention::cuda::Variant;
-  const auto stats = attention::cuda::run(naive ? Variant::Naive : Variant::Flash, s.problem, s.tiling, q.data(),
-                                          k.data(), v.data(), o.data(), options);
+  const attention::cuda::Request request{variant, s.precision, s.heads, s.tiling};
+  const auto stats = attention::cuda::run(request, s.problem, in.q.data(), in.k.data(), in.v.data(), o.data(), options);
   VariantMeasurement m;
   m.timing = stats.timing;
-  m.peak_bytes = stats.device_scratch_bytes;  // global memory beyond q, k, v, o; flash tiles live in shared memory
-  m.max_abs_err = attention::max_abs_error(o.span(), ref.span());
+  m.peak_bytes = stats.device_scratch_bytes;  // global memory beyond q, k, v, o; flash tiles live on chip
+  m.max_abs_err = max_error(s, in, o.data());
   return m;
 }
 
 // Runs the selected kernels at one size on the same inputs and checks each against the double reference.
 SizeMeasurement measure_size(const Setup& s, RunContext& ctx) {
-  const std::size_t count = std::size_t(s.problem.n * s.problem.d);
-  HostBuffer<float> q(ctx.ledger, "inputs", count), k(ctx.ledger, "inputs", count), v(ctx.ledger, "inputs", count);
-  HostBuffer<double> ref(ctx.ledger, "reference", count);
-  attention::fill_uniform(q.span(), 1);
-  attention::fill_uniform(k.span(), 2);
-  attention::fill_uniform(v.span(), 3);
-  attention::reference(s.problem, q.data(), k.data(), v.data(), ref.data(), s.threads);
+  const Inputs in = make_inputs(s, ctx);
   SizeMeasurement out;
   if (s.backend == BackendKind::Cuda) {
-    HostBuffer<float> o(ctx.ledger, "output", count);
-    if (s.naive) out.naive = measure_cuda(s, true, q, k, v, o, ref, ctx.control);
-    if (s.flash) out.flash = measure_cuda(s, false, q, k, v, o, ref, ctx.control);
+    using attention::cuda::Variant;
+    const Variant flash = attention::cuda::fastest_flash(s.precision, s.problem.d);
+    HostBuffer<float> o(ctx.ledger, "output", in.q.size());
+    if (s.naive) out.naive = measure_cuda(s, Variant::Naive, in, o, ctx.control);
+    if (s.flash) out.flash = measure_cuda(s, flash, in, o, ctx.control);
+    out.flash_kernel = attention::cuda::variant_name(flash);
   } else {
-    out = measure_cpu(s, q, k, v, ref, ctx.ledger, ctx.control);
+    out = measure_cpu(s, in, ctx.ledger, ctx.control);
   }
   const std::string prefix = s.backend == BackendKind::Cuda ? "device_scratch_" : "scratch_";
   if (out.naive) mirror_peak(ctx.ledger, prefix + "naive", out.naive->peak_bytes);
@@ -198,7 +256,11 @@ class SweepSeries {
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
     if (m.naive) add_kernel(x, *m.naive, time_naive_, mem_naive_, err_naive_);
     if (m.flash) add_kernel(x, *m.flash, time_flash_, mem_flash_, err_flash_);
-    add_point(mem_naive_theory_, x, double(attention::naive_scratch_elements(n) * kElementBytes));
+    // On the CPU one head's S at a time; on a GPU every head's S at once (and P in bf16 for a bf16 run).
+    add_point(mem_naive_theory_, x,
+              s.backend == BackendKind::Cuda
+                  ? double(attention::cuda::naive_device_scratch_bytes(s.heads, n, s.precision))
+                  : double(attention::naive_scratch_elements(n) * kElementBytes));
     add_point(mem_flash_theory_, x,
               double(attention::flash_scratch_elements(n, s.tiling, s.order, workers) * kElementBytes));
     add_point(hbm_naive_, x, attention::naive_traffic(n, d).total_elements() * kElementBytes);
@@ -228,7 +290,7 @@ class SweepSeries {
   Series mem_naive_ = make_series("naive_scratch", "naive peak scratch", "measured", "peak scratch", "bytes");
   Series mem_flash_ = make_series("flash_scratch", "flash peak scratch", "measured", "peak scratch", "bytes");
   Series mem_naive_theory_ =
-      make_series("naive_scratch_theory", "naive scratch n^2 x 4 B", "theory", "peak scratch", "bytes");
+      make_series("naive_scratch_theory", "naive scratch (n x n scores)", "theory", "peak scratch", "bytes");
   Series mem_flash_theory_ =
       make_series("flash_scratch_theory", "flash scratch (tiles per thread)", "theory", "peak scratch", "bytes");
   Series err_naive_ = make_series("naive_error", "naive max abs error", "measured", "max |o - o_ref|", "");
@@ -238,19 +300,21 @@ class SweepSeries {
   Series hbm_flash_;
 };
 
-// Both kernels at the chosen n, and how they compare where both ran.
-flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, bool on_gpu) {
-  auto measure = [](const VariantMeasurement& m) {
+// Both kernels at the chosen n, and how they compare where both ran. `flops` counts all heads.
+flash::PrecisionFigures figures_of(const SizeMeasurement& main, Precision precision, double flops) {
+  auto measure = [flops](const VariantMeasurement& m) {
     return flash::KernelMeasure{.ms = m.timing.median_us / 1e3,
                                 .ms_min = m.timing.min_us / 1e3,
                                 .ms_max = m.timing.max_us / 1e3,
+                                .tflops = flops / (m.timing.median_us * 1e-6) / 1e12,
                                 .max_abs_err = m.max_abs_err,
                                 .peak_bytes = m.peak_bytes};
   };
-  flash::FlashMeasured measured;
-  if (main.naive) measured.naive = measure(*main.naive);
-  if (main.flash) measured.flash = measure(*main.flash);
-  if (main.flash && !on_gpu) measured.hbm_bytes_flash_counted = main.flash->counted_traffic_elements * kElementBytes;
+  flash::PrecisionFigures f;
+  f.precision = attention::cuda::precision_name(precision);
+  f.flash_kernel = main.flash_kernel;
+  if (main.naive) f.naive = measure(*main.naive);
+  if (main.flash) f.flash = measure(*main.flash);
   if (main.naive && main.flash) {
     flash::KernelComparison c;
     c.time_ratio_flash_over_naive = main.flash->timing.median_us / main.naive->timing.median_us;
@@ -258,8 +322,22 @@ flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, bool o
     if (main.flash->peak_bytes > 0)
       c.scratch_ratio_naive_over_flash = double(main.naive->peak_bytes) / double(main.flash->peak_bytes);
     c.accuracy_rule_met = attention::meets_accuracy_rule(main.flash->max_abs_err, main.naive->max_abs_err) ? 1 : 0;
-    measured.comparison = c;
+    f.comparison = c;
   }
+  return f;
+}
+
+flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, const Setup& s, double flops) {
+  const flash::PrecisionFigures f = figures_of(main, s.precision, flops);
+  flash::FlashMeasured measured;
+  measured.naive = f.naive;
+  measured.flash = f.flash;
+  measured.comparison = f.comparison;
+  measured.flash_kernel = main.flash_kernel;
+  measured.rows_checked_per_head =
+      std::min(s.problem.n, s.backend == BackendKind::Cuda ? kSampledRowsPerHead : s.problem.n);
+  if (main.flash && s.backend == BackendKind::Cpu)
+    measured.hbm_bytes_flash_counted = main.flash->counted_traffic_elements * kElementBytes;
   return measured;
 }
 
@@ -298,6 +376,19 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .default_text = "0",
        .choices = {"0", "1"},
        .help = "1: query i sees keys 0..i only"},
+      {.key = "heads",
+       .label = "heads (batch x heads)",
+       .type = ParamType::Integer,
+       .default_text = "1",
+       .min = 1,
+       .max = 256,
+       .help = "independent attention problems in one launch; the CPU runs them one after another"},
+      {.key = "precision",
+       .label = "precision",
+       .type = ParamType::Choice,
+       .default_text = "fp32",
+       .choices = {"fp32", "bf16"},
+       .help = "bf16: Q, K, V and P in bf16 on the tensor cores, fp32 accumulators and softmax (--backend cuda)"},
       {.key = "sram",
        .label = "on-chip memory M",
        .type = ParamType::Bytes,
@@ -390,13 +481,25 @@ std::vector<ParamSpec> FlashLesson::params() const {
 }
 
 void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const std::int64_t d = p.integer("d");
+  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
   const FlashTileChoice choice = flash_tile_choice(p);
-  if (backend == BackendKind::Cuda && choice.order == LoopOrder::KvOuter && p.text("example") == "none")
+  const bool on_gpu = backend == BackendKind::Cuda, measuring = p.text("example") == "none";
+  const Precision precision = precision_of(p);
+  if (precision == Precision::Bf16 && !on_gpu && measuring)
+    throw BadInput(
+        "parameter 'precision': value 'bf16' needs --backend cuda (bf16 runs on the GPU's tensor cores; the CPU "
+        "kernels are fp32); allowed: fp32, or --backend cuda");
+  if (precision == Precision::Bf16 && !attention::cuda::bf16_supports_d(d))
+    throw BadInput(fmt::format(
+        "parameter 'd': value {} is not allowed with precision=bf16; allowed: 32, 64 or 128 (the tensor-core "
+        "kernel's fast paths), or precision=fp32",
+        d));
+  if (on_gpu && choice.order == LoopOrder::KvOuter && measuring)
     throw BadInput(
         "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
         "FlashAttention-2's order); allowed: fa2, or --backend cpu");
-  if (backend == BackendKind::Cuda && p.text("example") == "none") {
+  // The plain fp32 kernel (d without a register-tile fast path) takes its tiles from sram, br and bc.
+  if (on_gpu && measuring && attention::cuda::fastest_flash(precision, d) == attention::cuda::Variant::Flash) {
     const std::int64_t shared_bytes = attention::flash_cuda_shared_elements(d, choice.tiling) * kElementBytes;
     const std::int64_t allowed = cuda_status().device.shared_memory_per_block_optin_bytes;
     if (shared_bytes > allowed)
@@ -418,43 +521,59 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
         choice.tiling.br, choice.tiling.bc, choice.sram_elements, attention::block_elements(d, choice.tiling),
         attention::block_budget_elements(choice.sram_elements, d), 2 * attention::block_cols(choice.sram_elements, d),
         d));
-  if (p.text("example") != "none") return;  // the example allocates nothing of size n
-  // Sizes that cannot fit in host memory are refused before anything is allocated.
+  if (!measuring) return;  // the example allocates nothing of size n
+  // Sizes that cannot fit in host memory (or, for standard attention on a GPU, device memory) are refused before
+  // anything is allocated.
   const HostMemory host = host_memory();
   const double free_bytes = host.free_bytes;
   auto check_fits = [&](const char* key, std::int64_t n) {
     const double naive_bytes = double(attention::naive_scratch_elements(n)) * kElementBytes;
-    if (runs_naive(p) && !host.fits(host_bytes_needed(n, d, true)))
+    if (runs_naive(p) && !host.fits(host_bytes_needed(n, d, heads, true, on_gpu)))
       throw BadInput(fmt::format(
           "parameter '{}': n = {} is too large for impl={}: standard attention materialises an n x n fp32 score "
           "matrix of {}, and only {} of host memory is free; allowed: impl=flash, or a smaller n",
           key, n, p.text("impl"), format_bytes_both(naive_bytes), format_bytes_both(free_bytes)));
-    if (!host.fits(host_bytes_needed(n, d, false)))
-      throw BadInput(
-          fmt::format("parameter '{}': n = {} with d = {} needs {} for q, k, v, o and the reference; only {} "
-                      "of host memory is free; allowed: a smaller n or d",
-                      key, n, d, format_bytes_both(host_bytes_needed(n, d, false)), format_bytes_both(free_bytes)));
+    if (!host.fits(host_bytes_needed(n, d, heads, false, on_gpu)))
+      throw BadInput(fmt::format(
+          "parameter '{}': n = {} with d = {} and heads = {} needs {} for q, k, v, o and the reference; only {} "
+          "of host memory is free; allowed: a smaller n, d or heads",
+          key, n, d, heads, format_bytes_both(host_bytes_needed(n, d, heads, false, on_gpu)),
+          format_bytes_both(free_bytes)));
+    const double device_free = double(cuda_status().device.memory_free_bytes);
+    const double scores = double(attention::cuda::naive_device_scratch_bytes(heads, n, precision));
+    if (on_gpu && runs_naive(p) && device_free > 0 && scores > 0.95 * device_free)
+      throw BadInput(fmt::format(
+          "parameter '{}': n = {} is too large for impl={} with heads = {}: standard attention keeps the n x n "
+          "scores of every head in device memory, {} in {}, and the GPU has {} free; allowed: impl=flash, or a "
+          "smaller n or heads",
+          key, n, p.text("impl"), heads, format_bytes_both(scores), attention::cuda::precision_name(precision),
+          format_bytes_both(device_free)));
   };
   check_fits("n", p.integer("n"));
   for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
-  // Time, counted as the CPU spends it: QK^T and PV are 4 n^2 d FLOP per kernel call (a warm-up and one timed call
-  // at least, per kernel) and once more for the double reference; a GPU run still computes the reference here.
+  // Time, counted as the CPU spends it. On the CPU: QK^T and PV are 4 n^2 d FLOP per head and kernel call (a warm-up
+  // and one timed call at least, per kernel) and once more for the double reference. On a GPU the kernels take
+  // milliseconds; what the host spends is the reference at the sampled rows.
   const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
   const int kernels = p.text("impl") == "all" ? 2 : 1;
   double seconds = 0;
   std::vector<double> lengths = p.list("sizes");
   lengths.push_back(double(p.integer("n")));
   for (double n : lengths) {
-    const double flop = 4.0 * n * n * double(d);
-    seconds += estimated_seconds(flop, kNaiveLoopGflopsPerThread, threads) +
-               estimated_seconds(2.0 * kernels * flop, kTiledLoopGflopsPerThread, threads);
+    const double flop = 4.0 * n * n * double(d) * double(heads);
+    if (on_gpu)
+      seconds += estimated_seconds(flop * double(std::min<double>(n, kSampledRowsPerHead)) / n,
+                                   kNaiveLoopGflopsPerThread, threads);
+    else
+      seconds += estimated_seconds(flop, kNaiveLoopGflopsPerThread, threads) +
+                 estimated_seconds(2.0 * kernels * flop, kTiledLoopGflopsPerThread, threads);
   }
   refuse_if_longer_than_limit(
       p, seconds,
-      fmt::format("4 n^2 d FLOP per call with d = {} over n and the sweep's sizes, {:g} GFLOP/s per thread for the "
-                  "reference and {:g} for the kernels, on {} threads",
-                  d, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, threads),
-      "n, d or sizes");
+      fmt::format("4 n^2 d FLOP per head and call with d = {} and heads = {} over n and the sweep's sizes, {:g} "
+                  "GFLOP/s per thread for the reference and {:g} for the kernels, on {} threads",
+                  d, heads, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, threads),
+      "n, d, heads or sizes");
 }
 
 flash::FlashTheory flash_theory(const ParamValues& p) {
@@ -483,6 +602,7 @@ flash::FlashTheory flash_theory(const ParamValues& p) {
   // Both kernels skip masked keys: n(n+1)/2 visible scores instead of n^2, each a d-long dot product and a d-long
   // weighted add of a value row.
   t.flops = causal ? 2.0 * double(d) * double(n) * double(n + 1) : attention::matmul_flops(n, d);
+  t.flops_all_heads = t.flops * double(p.integer("heads"));
   return t;
 }
 
@@ -504,6 +624,8 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   const FlashTileChoice choice = flash_tile_choice(p);
   s.tiling = choice.tiling;
   s.order = choice.order;
+  s.heads = p.integer("heads");
+  s.precision = precision_of(p);
   s.threads = int(p.integer("threads"));
   s.repeats = int(p.integer("repeats"));
   s.naive = runs_naive(p);
@@ -518,22 +640,44 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   if (!on_gpu && s.threads > describe_cpu().threads)
     result.backend.notes.push_back(
         fmt::format("{} threads time-share {} hardware threads", s.threads, describe_cpu().threads));
-  if (on_gpu)
+  if (on_gpu) {
     result.backend.notes.push_back(
-        "naive/flash peak bytes are device global memory beyond q, k, v, o; the flash "
-        "kernel's tiles live in shared memory");
-  else
+        "naive/flash peak bytes are device global memory beyond q, k, v, o; the flash kernels' tiles live in shared "
+        "memory and registers");
+    result.backend.notes.push_back(
+        fmt::format("errors sampled: {} rows of every head, spread over the sequence, against the double reference",
+                    kSampledRowsPerHead));
+  } else {
     result.backend.notes.push_back("the CPU's caches play the part of SRAM; the tile sizes still come from sram");
+    if (s.heads > 1) result.backend.notes.push_back("the CPU runs the heads one after another");
+  }
 
   const auto& sizes = p.list("sizes");
-  const double total_steps = double(sizes.size()) + 1;
+  // On a GPU both precisions are measured at the chosen n (the other one where d allows it), the sweep in the
+  // chosen one.
+  const bool other_precision = on_gpu && attention::cuda::bf16_supports_d(d);
+  const double total_steps = double(sizes.size()) + (other_precision ? 2 : 1);
   double done_steps = 0;
 
   // 1. The chosen shape: time, peak scratch, error, and what the lesson expects of them.
   ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.integer("n")));
   s.problem = problem_at(p.integer("n"));
+  const double flops_all_heads = flash_theory(p).flops_all_heads;
   const SizeMeasurement main = measure_size(s, ctx);
-  const flash::FlashMeasured measured = measured_at_chosen_size(main, on_gpu);
+  flash::FlashMeasured measured = measured_at_chosen_size(main, s, flops_all_heads);
+  if (on_gpu) {
+    for (const Precision precision : {Precision::Fp32, Precision::Bf16}) {
+      if (precision == s.precision) {
+        measured.by_precision.push_back(figures_of(main, precision, flops_all_heads));
+      } else if (other_precision) {
+        ctx.control.progress(done_steps++ / total_steps,
+                             fmt::format("n = {} in {}", p.integer("n"), attention::cuda::precision_name(precision)));
+        Setup other = s;
+        other.precision = precision;
+        measured.by_precision.push_back(figures_of(measure_size(other, ctx), precision, flops_all_heads));
+      }
+    }
+  }
 
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
   SweepSeries sweep(s.order);
@@ -556,16 +700,23 @@ std::string FlashLesson::text_report(const RunResult& r) const {
   if (m->example) return format_flash_worked_example(*m->example);
   if (!m->naive || !m->flash || !m->comparison) return {};
   const flash::KernelComparison& c = *m->comparison;
+  const bool on_gpu = r.backend.kind == "cuda";
+  const std::string heads = r.params.count("heads") ? r.params.at("heads") : "1";
+  const std::string precision = r.params.count("precision") ? r.params.at("precision") : "fp32";
   std::string out =
-      fmt::format("what the lesson expects (n = {}, d = {}, causal = {}, {} on {}, {} threads, order {}):\n",
-                  r.params.at("n"), r.params.at("d"), r.params.at("causal"), r.backend.kind, r.backend.device,
-                  r.params.at("threads"), r.params.at("order"));
-  const bool time_as_expected = c.time_ratio_flash_over_naive <= kFlashMaxTimeRatio;
-  out += fmt::format(
-      "  time    flash {:.2f} ms / naive {:.2f} ms = {:.3f} (medians of interleaved runs; fastest runs: {:.3f}): {}\n",
-      m->flash->ms, m->naive->ms, c.time_ratio_flash_over_naive, c.time_ratio_flash_over_naive_min,
-      time_as_expected ? "flash about as fast as standard attention or faster, as expected"
-                       : "flash clearly slower than standard attention, which the lesson does not expect");
+      fmt::format("what the lesson expects (n = {}, d = {}, heads = {}, causal = {}, {}, {} on {}, flash kernel {}):\n",
+                  r.params.at("n"), r.params.at("d"), heads, r.params.at("causal"), precision, r.backend.kind,
+                  r.backend.device, m->flash_kernel.empty() ? "v2_flash" : m->flash_kernel);
+  // On a CPU the expectation is "about as fast"; on a GPU, where HBM is the bottleneck FlashAttention removes,
+  // flash must be faster.
+  const bool time_as_expected = c.time_ratio_flash_over_naive <= (on_gpu ? 1.0 : kFlashMaxTimeRatio);
+  out += fmt::format("  time    flash {:.3f} ms / naive {:.3f} ms = {:.3f} (medians; fastest runs: {:.3f}): {}\n",
+                     m->flash->ms, m->naive->ms, c.time_ratio_flash_over_naive, c.time_ratio_flash_over_naive_min,
+                     time_as_expected
+                         ? (on_gpu ? "flash faster than standard attention, as the lesson teaches"
+                                   : "flash about as fast as standard attention or faster, as expected")
+                         : (on_gpu ? "flash slower than standard attention, which the lesson does not expect on a GPU"
+                                   : "flash clearly slower than standard attention, which the lesson does not expect"));
   if (c.scratch_ratio_naive_over_flash) {
     const double scratch_ratio = *c.scratch_ratio_naive_over_flash;
     out += fmt::format("  memory  naive peak scratch {} / flash {} = {:.0f}x: {}\n",
@@ -574,17 +725,29 @@ std::string FlashLesson::text_report(const RunResult& r) const {
                        scratch_ratio >= kFlashMinScratchRatio
                            ? "flash needs a small fraction of the scratch, as expected"
                            : "flash saves scratch, but far less than the lesson expects at its default size");
+  } else if (on_gpu) {
+    out += fmt::format("  memory  naive {} of n x n scores in device memory; flash none beyond q, k, v and o\n",
+                       format_bytes_binary(double(m->naive->peak_bytes)));
   }
   const double naive_err = m->naive->max_abs_err, flash_err = m->flash->max_abs_err;
-  out += fmt::format("  error   flash {:.3g}, naive {:.3g} against the double reference: {}\n", flash_err, naive_err,
+  out += fmt::format("  error   flash {:.3g}, naive {:.3g} against the double reference{}: {}\n", flash_err, naive_err,
+                     on_gpu ? fmt::format(" ({} sampled rows per head)", m->rows_checked_per_head) : "",
                      attention::meets_accuracy_rule(flash_err, naive_err)
                          ? "flash within twice standard attention's error, as FlashAttention's rule asks"
                          : "flash more than twice as far off as standard attention: FlashAttention's rule is broken");
-  if (r.backend.kind == "cuda")
-    out += fmt::format("  ({})\n", kFlashOnGpuCaveat);
-  else if (r.params.at("n") != "4096" || r.params.at("d") != "64")
+  for (const flash::PrecisionFigures& f : m->by_precision) {
+    if (!f.naive || !f.flash) continue;
+    out += fmt::format(
+        "  {:<5}   naive {:.3f} ms ({:.1f} TFLOP/s), flash {} {:.3f} ms ({:.1f} TFLOP/s), ratio {:.3f}, "
+        "errors {:.2g} / {:.2g}\n",
+        f.precision, f.naive->ms, f.naive->tflops, f.flash_kernel, f.flash->ms, f.flash->tflops,
+        f.flash->ms / f.naive->ms, f.naive->max_abs_err, f.flash->max_abs_err);
+  }
+  if (on_gpu && m->flash_kernel == "v2_flash")
+    out += fmt::format("  ({})\n", kFlashPlainKernelCaveat);
+  else if (!on_gpu && (r.params.at("n") != "4096" || r.params.at("d") != "64"))
     out += "  (the time and memory expectations are for n = 4096, d = 64 on the CPU)\n";
-  else
+  else if (!on_gpu)
     out +=
         "  (on a CPU the caches play SRAM and there is no gap like a GPU's between HBM and on-chip memory: the "
         "memory saving shows, the GPU's speed-up does not)\n";

@@ -113,6 +113,47 @@ void read_example_object(const nlohmann::ordered_json& j, FlashWorkedExample& e)
   read_key(j, "kernel_max_diff", e.kernel_max_diff);
 }
 
+// A precision's figures as flat keys <precision>_<key>.
+void write_precision(nlohmann::ordered_json& j, const PrecisionFigures& f) {
+  const std::string p = f.precision + "_";
+  j[p + "flash_kernel"] = f.flash_kernel;
+  for (const auto& [name, kernel] : {std::pair{"naive", &f.naive}, std::pair{"flash", &f.flash}})
+    if (*kernel) {
+      j[p + name + "_ms"] = (*kernel)->ms;
+      j[p + name + "_tflops"] = (*kernel)->tflops;
+      j[p + "max_abs_err_" + name] = (*kernel)->max_abs_err;
+      j[p + name + "_peak_bytes"] = (*kernel)->peak_bytes;
+    }
+  if (f.comparison) {
+    j[p + "time_ratio_flash_over_naive"] = f.comparison->time_ratio_flash_over_naive;
+    j[p + "accuracy_rule_met"] = f.comparison->accuracy_rule_met;
+  }
+}
+
+PrecisionFigures read_precision(const nlohmann::ordered_json& j, const std::string& precision) {
+  PrecisionFigures f;
+  f.precision = precision;
+  const std::string p = precision + "_";
+  read_key(j, p + "flash_kernel", f.flash_kernel);
+  for (const auto& [name, kernel] : {std::pair{"naive", &f.naive}, std::pair{"flash", &f.flash}}) {
+    if (!j.contains(p + name + "_ms")) continue;
+    KernelMeasure k;
+    read_key(j, p + name + "_ms", k.ms);
+    k.ms_min = k.ms_max = k.ms;
+    read_key(j, p + name + "_tflops", k.tflops);
+    read_key(j, p + "max_abs_err_" + name, k.max_abs_err);
+    read_key(j, p + name + "_peak_bytes", k.peak_bytes);
+    *kernel = k;
+  }
+  if (j.contains(p + "time_ratio_flash_over_naive")) {
+    KernelComparison c;
+    read_key(j, p + "time_ratio_flash_over_naive", c.time_ratio_flash_over_naive);
+    read_key(j, p + "accuracy_rule_met", c.accuracy_rule_met);
+    f.comparison = c;
+  }
+  return f;
+}
+
 }  // namespace
 
 void to_json(nlohmann::ordered_json& j, const FlashTheory& t) {
@@ -131,6 +172,7 @@ void to_json(nlohmann::ordered_json& j, const FlashTheory& t) {
   j["hbm_bytes_flash_fa1"] = t.hbm_bytes_flash_fa1;
   j["hbm_bytes_flash_fa2"] = t.hbm_bytes_flash_fa2;
   j["flops"] = t.flops;
+  j["flops_all_heads"] = t.flops_all_heads;
 }
 
 void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
@@ -141,18 +183,22 @@ void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
       j[fmt::format("{}_ms", name)] = (*kernel)->ms;
       j[fmt::format("{}_ms_min", name)] = (*kernel)->ms_min;
       j[fmt::format("{}_ms_max", name)] = (*kernel)->ms_max;
+      j[fmt::format("{}_tflops", name)] = (*kernel)->tflops;
     }
   if (m.naive) j["max_abs_err_naive"] = m.naive->max_abs_err;
   if (m.flash) j["max_abs_err_flash"] = m.flash->max_abs_err;
   if (m.naive) j["naive_peak_bytes"] = m.naive->peak_bytes;
   if (m.flash) j["flash_peak_bytes"] = m.flash->peak_bytes;
   if (m.hbm_bytes_flash_counted) j["hbm_bytes_flash_counted"] = *m.hbm_bytes_flash_counted;
+  if (!m.flash_kernel.empty()) j["flash_kernel"] = m.flash_kernel;
+  if (m.rows_checked_per_head > 0) j["rows_checked_per_head"] = m.rows_checked_per_head;
   if (const auto& c = m.comparison) {
     j["time_ratio_flash_over_naive"] = c->time_ratio_flash_over_naive;
     j["time_ratio_flash_over_naive_min"] = c->time_ratio_flash_over_naive_min;
     if (c->scratch_ratio_naive_over_flash) j["scratch_ratio_naive_over_flash"] = *c->scratch_ratio_naive_over_flash;
     j["accuracy_rule_met"] = c->accuracy_rule_met;
   }
+  for (const PrecisionFigures& f : m.by_precision) write_precision(j, f);
   // The whole worked example once more as one object, after the flat keys scripts read, so a recorded run can draw
   // every step of it again.
   if (m.example) j["worked_example"] = example_object(*m.example);
@@ -174,6 +220,7 @@ void from_json(const nlohmann::ordered_json& j, FlashTheory& t) {
   read_key(j, "hbm_bytes_flash_fa1", t.hbm_bytes_flash_fa1);
   read_key(j, "hbm_bytes_flash_fa2", t.hbm_bytes_flash_fa2);
   read_key(j, "flops", t.flops);
+  read_key(j, "flops_all_heads", t.flops_all_heads);
 }
 
 void from_json(const nlohmann::ordered_json& j, FlashMeasured& m) {
@@ -184,11 +231,16 @@ void from_json(const nlohmann::ordered_json& j, FlashMeasured& m) {
     read_key(j, fmt::format("{}_ms", name), k.ms);
     read_key(j, fmt::format("{}_ms_min", name), k.ms_min);
     read_key(j, fmt::format("{}_ms_max", name), k.ms_max);
+    if (j.contains(fmt::format("{}_tflops", name))) read_key(j, fmt::format("{}_tflops", name), k.tflops);
     read_key(j, fmt::format("max_abs_err_{}", name), k.max_abs_err);
     read_key(j, fmt::format("{}_peak_bytes", name), k.peak_bytes);
     *kernel = k;
   }
   read_key_if_present(j, "hbm_bytes_flash_counted", m.hbm_bytes_flash_counted);
+  if (j.contains("flash_kernel")) read_key(j, "flash_kernel", m.flash_kernel);
+  if (j.contains("rows_checked_per_head")) read_key(j, "rows_checked_per_head", m.rows_checked_per_head);
+  for (const char* precision : {"fp32", "bf16"})
+    if (j.contains(fmt::format("{}_flash_kernel", precision))) m.by_precision.push_back(read_precision(j, precision));
   if (j.contains("time_ratio_flash_over_naive")) {
     KernelComparison c;
     read_key(j, "time_ratio_flash_over_naive", c.time_ratio_flash_over_naive);

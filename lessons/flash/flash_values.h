@@ -22,12 +22,15 @@ struct FlashTheory {
   double hbm_bytes_naive = 0;  // main-memory traffic of standard attention
   double hbm_bytes_flash = 0;  // of the tiled kernel in the chosen order
   double hbm_bytes_flash_fa1 = 0, hbm_bytes_flash_fa2 = 0;
-  double flops = 0;
+  double flops = 0;            // one head
+  double flops_all_heads = 0;  // times heads
 };
 
-// One kernel at the chosen n: keys <kernel>_ms, _ms_min, _ms_max, max_abs_err_<kernel>, <kernel>_peak_bytes.
+// One kernel at the chosen n: keys <kernel>_ms, _ms_min, _ms_max, <kernel>_tflops, max_abs_err_<kernel>,
+// <kernel>_peak_bytes.
 struct KernelMeasure {
   double ms = 0, ms_min = 0, ms_max = 0;
+  double tflops = 0;            // all heads' FLOPs (theory flops_all_heads) over the median time
   double max_abs_err = 0;       // against the double reference
   std::int64_t peak_bytes = 0;  // scratch, from the kernel's own ledger
 };
@@ -55,8 +58,20 @@ struct FlashWorkedExample {
   double kernel_max_diff = 0;  // largest difference between the kernel and the row by hand
 };
 
-struct FlashMeasured {
+// One precision at the chosen n on a GPU: keys <precision>_naive_ms, _naive_tflops, _max_abs_err_naive, and the
+// same for flash, <precision>_flash_kernel, <precision>_time_ratio_flash_over_naive, <precision>_accuracy_rule_met.
+struct PrecisionFigures {
+  std::string precision;     // fp32 | bf16
+  std::string flash_kernel;  // v3_flash_registers, v4_flash_tensor, ...
   std::optional<KernelMeasure> naive, flash;
+  std::optional<KernelComparison> comparison;
+};
+
+struct FlashMeasured {
+  std::optional<KernelMeasure> naive, flash;      // in the run's precision
+  std::string flash_kernel;                       // which variant ran as flash (key flash_kernel)
+  std::int64_t rows_checked_per_head = 0;         // n on the CPU; a sample on a GPU
+  std::vector<PrecisionFigures> by_precision;     // GPU runs: fp32 and bf16 (where d allows) at the chosen n
   std::optional<double> hbm_bytes_flash_counted;  // flash on the CPU counts its own block loads and stores
   std::optional<KernelComparison> comparison;
   std::optional<FlashWorkedExample> example;  // runs with example = two_tiles measure only this

@@ -1,194 +1,175 @@
-// CUDA attention (q, k, v, o: (n, d) row-major fp32), checked against the same CPU reference as the CPU variants.
-//   v1_naive - three launches with S in global memory: cuBLAS S = scale Q K^T, a row softmax kernel, cuBLAS O = P V.
-//              S costs n^2 floats of device memory and is written and read back twice: what FlashAttention removes.
-//   v2_flash - one block per Q block (FlashAttention-2's loop order); K_j and V_j are staged in shared memory and
-//              the tile is folded into the block's output with the online softmax (merge_factors, shared with the
-//              CPU). The scale is applied as each score is computed (Algorithm 1 line 9 leaves it out).
+// The host side of the CUDA attention variants: device buffers, the precision of the inputs, standard attention's
+// cuBLAS products around the softmax kernel, and timing with CUDA events. The kernels live one idea per file:
+// softmax_rows.cu, flash_general.cu (v2), flash_registers.cu (v3), flash_tensor.cu (v4).
 #include <fmt/format.h>
 
+#include <vector>
+
+#include "engine/units.h"
 #include "kernels/attention/attention_cuda.h"
-#include "kernels/common/cuda/block_reduce.cuh"
+#include "kernels/attention/cuda/launchers.h"
 #include "kernels/common/cuda/cuda_check.h"
 
 namespace dlsys::attention::cuda {
 
 namespace {
 
-using dlsys::cuda::block_reduce;
-using dlsys::cuda::MaxOp;
-using dlsys::cuda::SumOp;
+using dlsys::cuda::DeviceArray;
+using bf16 = __nv_bfloat16;
 
-constexpr int kSoftmaxThreads = 256;
-constexpr int kFlashThreads = 256;
+// A cuBLAS handle released on every path.
+class Cublas {
+ public:
+  Cublas() { DLSYS_CUDA_CHECK(cublasCreate(&handle_)); }
+  ~Cublas() { cublasDestroy(handle_); }
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+  cublasHandle_t get() const { return handle_; }
 
-// One block per row of S (n, n): P = softmax over the visible keys (all, or 0..row when causal), 0 elsewhere.
-__global__ void softmax_rows_kernel(float* s, std::int64_t n, bool causal) {
-  __shared__ float shared[kSoftmaxThreads];
-  const std::int64_t row = blockIdx.x;
-  float* s_row = s + row * n;
-  const std::int64_t visible = causal ? row + 1 : n;
-  float m = -INFINITY;
-  for (std::int64_t j = threadIdx.x; j < visible; j += blockDim.x) m = fmaxf(m, s_row[j]);
-  m = block_reduce(m, shared, MaxOp{});
-  float sum = 0;
-  for (std::int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
-    const float p = expf(s_row[j] - m);
-    s_row[j] = p;
-    sum += p;
-  }
-  sum = block_reduce(sum, shared, SumOp{});
-  const float inverse = 1.0f / sum;
-  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) s_row[j] = j < visible ? s_row[j] * inverse : 0.0f;
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+void refuse_if_scores_do_not_fit(std::int64_t heads, std::int64_t n, Precision precision) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  DLSYS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::int64_t needed = naive_device_scratch_bytes(heads, n, precision);
+  if (double(needed) > 0.95 * double(free_bytes))
+    throw BadInput(fmt::format(
+        "standard attention at n = {} with heads = {} in {} needs {} of device memory for the n x n scores of every "
+        "head; the GPU has {} free; allowed: a smaller n or heads, or impl=flash",
+        n, heads, precision_name(precision), format_bytes_both(double(needed)), format_bytes_both(double(free_bytes))));
 }
 
-__global__ void v2_flash_kernel(Problem p, float scale, Tiling t, const float* q, const float* k, const float* v,
-                                float* o) {
-  extern __shared__ float smem[];
-  // Neighbouring threads compute scores of neighbouring keys, reading rows of K_j d floats apart: with d a multiple
-  // of 32 every one of them would hit the same shared-memory bank. Rows one float longer spread them over all banks.
-  const std::int64_t d = p.d, br = t.br, bc = t.bc, row = flash_cuda_padded_row(d);
-  float* q_s = smem;             // (br, row)
-  float* k_s = q_s + br * row;   // (bc, row)
-  float* v_s = k_s + bc * row;   // (bc, d)
-  float* o_s = v_s + bc * d;     // (br, d) unnormalised output z
-  float* s_s = o_s + br * d;     // (br, bc) scores, then probabilities
-  float* m_s = s_s + br * bc;    // (br) running max
-  float* l_s = m_s + br;         // (br) running sum
-  float* alpha_s = l_s + br;     // (br) exp(m_old - m_new)
-  float* beta_s = alpha_s + br;  // (br) exp(m_tile - m_new)
-  const std::int64_t i = blockIdx.x, row_begin = i * br, rows = rows_in_block(p.n, t, i);
-  const int tid = threadIdx.x, threads = blockDim.x;
-
-  for (std::int64_t e = tid; e < br * d; e += threads) {
-    q_s[(e / d) * row + e % d] = e / d < rows ? q[row_begin * d + e] : 0.0f;
-    o_s[e] = 0.0f;
-  }
-  for (std::int64_t r = tid; r < br; r += threads) m_s[r] = -INFINITY, l_s[r] = 0.0f;
-  __syncthreads();
-
-  const std::int64_t tc = col_blocks(p.n, t);
-  for (std::int64_t j = 0; j < tc; ++j) {
-    if (!tile_needed(p.n, t, p.causal, i, j)) break;  // later K/V blocks are masked too
-    const std::int64_t col_begin = j * bc, cols = cols_in_block(p.n, t, j);
-    for (std::int64_t e = tid; e < bc * d; e += threads) {
-      const bool inside = e / d < cols;
-      k_s[(e / d) * row + e % d] = inside ? k[col_begin * d + e] : 0.0f;
-      v_s[e] = inside ? v[col_begin * d + e] : 0.0f;
-    }
-    __syncthreads();
-    // S_ij = scale Q_i K_j^T; -inf for padding and for keys after the query (causal).
-    for (std::int64_t e = tid; e < br * bc; e += threads) {
-      const std::int64_t r = e / bc, c = e % bc;
-      float s = -INFINITY;
-      if (r < rows && c < cols && (!p.causal || col_begin + c <= row_begin + r)) {
-        float dot = 0.0f;
-        for (std::int64_t l = 0; l < d; ++l) dot += q_s[r * row + l] * k_s[c * row + l];
-        s = scale * dot;
-      }
-      s_s[e] = s;
-    }
-    __syncthreads();
-    // Per row: the tile's max and sum, then the merge with the running state.
-    for (std::int64_t r = tid; r < br; r += threads) {
-      float* s_row = s_s + r * bc;
-      float m_tile = -INFINITY;
-      for (std::int64_t c = 0; c < bc; ++c) m_tile = fmaxf(m_tile, s_row[c]);
-      float l_tile = 0.0f;
-      for (std::int64_t c = 0; c < bc; ++c) {
-        const float pr = m_tile == -INFINITY ? 0.0f : expf(s_row[c] - m_tile);
-        s_row[c] = pr;
-        l_tile += pr;
-      }
-      const MergeFactors<float> f = merge_factors(m_s[r], l_s[r], m_tile, l_tile);
-      m_s[r] = f.m_new;
-      l_s[r] = f.l_new;
-      alpha_s[r] = f.alpha;
-      beta_s[r] = f.beta;
-    }
-    __syncthreads();
-    // z <- alpha z + beta P~ V_j.
-    for (std::int64_t e = tid; e < br * d; e += threads) {
-      const std::int64_t r = e / d, col = e % d;
-      float acc = 0.0f;
-      for (std::int64_t c = 0; c < bc; ++c) acc += s_s[r * bc + c] * v_s[c * d + col];
-      o_s[e] = alpha_s[r] * o_s[e] + beta_s[r] * acc;
-    }
-    __syncthreads();
-  }
-  for (std::int64_t e = tid; e < rows * d; e += threads) o[row_begin * d + e] = o_s[e] / l_s[e / d];
-}
-
-RunStats run_naive(const Problem& p, const float* d_q, const float* d_k, const float* d_v, float* d_o,
-                   const MeasureOptions& options) {
-  using dlsys::cuda::DeviceArray;
-  DeviceArray<float> d_s(static_cast<std::size_t>(naive_scratch_elements(p.n)));  // s: (n, n)
-  cublasHandle_t handle = nullptr;
-  DLSYS_CUDA_CHECK(cublasCreate(&handle));
-  const float scale = float(p.scale), one = 1.0f, zero = 0.0f;
-  const int n = int(p.n), d = int(p.d);
-  RunStats stats;
-  try {
-    stats.timing = dlsys::cuda::time_with_events(
-        [&] {
-          // cuBLAS is column-major: row-major S (n, n) is column-major S^T = K Q^T.
-          DLSYS_CUDA_CHECK(
-              cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, d, &scale, d_k, d, d_q, d, &zero, d_s.get(), n));
-          softmax_rows_kernel<<<unsigned(p.n), kSoftmaxThreads>>>(d_s.get(), p.n, p.causal);
-          DLSYS_CUDA_CHECK(cudaGetLastError());
-          // Row-major O (n, d) is column-major O^T = V^T P^T.
-          DLSYS_CUDA_CHECK(
-              cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, d, n, n, &one, d_v, d, d_s.get(), n, &zero, d_o, d));
-        },
-        options);
-  } catch (...) {
-    cublasDestroy(handle);
-    throw;
-  }
-  cublasDestroy(handle);
-  stats.device_scratch_bytes = std::int64_t(d_s.bytes());
-  return stats;
-}
-
-RunStats run_flash(const Problem& p, const Tiling& t, const float* d_q, const float* d_k, const float* d_v, float* d_o,
-                   const MeasureOptions& options) {
-  const std::int64_t shared_bytes = flash_cuda_shared_elements(p.d, t) * std::int64_t(sizeof(float));
-  int device = 0, optin_bytes = 0;
-  DLSYS_CUDA_CHECK(cudaGetDevice(&device));
-  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (shared_bytes > optin_bytes)
-    throw BadInput(
-        fmt::format("tiles br={} bc={} with d={} need {} bytes of shared memory per block; this GPU allows "
-                    "{}; lower sram, br or bc",
-                    t.br, t.bc, p.d, shared_bytes, optin_bytes));
-  DLSYS_CUDA_CHECK(
-      cudaFuncSetAttribute(v2_flash_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
+// Standard attention, all heads at once. cuBLAS is column-major: row-major S (n, n) of a head is column-major
+// S^T = K Q^T, and row-major O (n, d) is column-major O^T = V^T P^T.
+template <typename T>
+RunStats run_naive(const AttentionArgs<T>& a, Precision precision, const MeasureOptions& options) {
+  refuse_if_scores_do_not_fit(a.heads, a.n, precision);
+  const std::size_t scores = std::size_t(a.heads * a.n * a.n);
+  DeviceArray<float> d_s(scores);                                    // s: (heads, n, n) fp32
+  DeviceArray<bf16> d_p(precision == Precision::Bf16 ? scores : 1);  // p: (heads, n, n) bf16 (bf16 only)
+  const Cublas cublas;
+  const float scale = float(a.scale), one = 1.0f, zero = 0.0f;
+  const int n = int(a.n), d = int(a.d), batch = int(a.heads);
+  const long long stride_x = a.n * a.d, stride_s = a.n * a.n;
   RunStats stats;
   stats.timing = dlsys::cuda::time_with_events(
       [&] {
-        v2_flash_kernel<<<unsigned(row_blocks(p.n, t)), kFlashThreads, std::size_t(shared_bytes)>>>(
-            p, float(p.scale), t, d_q, d_k, d_v, d_o);
-        DLSYS_CUDA_CHECK(cudaGetLastError());
+        if constexpr (std::is_same_v<T, float>) {
+          DLSYS_CUDA_CHECK(cublasSgemmStridedBatched(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, d, &scale, a.k, d,
+                                                     stride_x, a.q, d, stride_x, &zero, d_s.get(), n, stride_s, batch));
+          launch_softmax_rows(d_s.get(), d_s.get(), a.heads * a.n, a.n, a.causal, nullptr);
+          DLSYS_CUDA_CHECK(cublasSgemmStridedBatched(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, d, n, n, &one, a.v, d,
+                                                     stride_x, d_s.get(), n, stride_s, &zero, a.o, d, stride_x, batch));
+        } else {
+          DLSYS_CUDA_CHECK(cublasGemmStridedBatchedEx(
+              cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, d, &scale, a.k, CUDA_R_16BF, d, stride_x, a.q, CUDA_R_16BF,
+              d, stride_x, &zero, d_s.get(), CUDA_R_32F, n, stride_s, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+          launch_softmax_rows(d_s.get(), d_p.get(), a.heads * a.n, a.n, a.causal, nullptr);
+          DLSYS_CUDA_CHECK(cublasGemmStridedBatchedEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, d, n, n, &one, a.v,
+                                                      CUDA_R_16BF, d, stride_x, d_p.get(), CUDA_R_16BF, n, stride_s,
+                                                      &zero, a.o, CUDA_R_32F, d, stride_x, batch, CUBLAS_COMPUTE_32F,
+                                                      CUBLAS_GEMM_DEFAULT));
+        }
       },
       options);
-  stats.shared_bytes_per_block = shared_bytes;
+  stats.device_scratch_bytes = naive_device_scratch_bytes(a.heads, a.n, precision);
+  return stats;
+}
+
+std::int64_t flash_shared_bytes(const Request& r, std::int64_t d) {
+  switch (r.variant) {
+    case Variant::Flash:
+      return flash_cuda_shared_elements(d, r.tiling) * std::int64_t(sizeof(float));
+    case Variant::FlashRegisters:
+      return gpu::registers::shared_floats(int(d)) * std::int64_t(sizeof(float));
+    case Variant::FlashTensor:
+      return gpu::tensor::shared_bytes(int(d));
+    case Variant::Naive:
+      break;
+  }
+  return 0;
+}
+
+// The fast kernels' tiles are fixed: at d = 128 the fp32 one needs 182 KiB per block, more than an A100 allows.
+void refuse_if_shared_memory_short(const Request& r, std::int64_t d) {
+  if (r.variant == Variant::Flash) return;  // launch_flash_general checks its own tiles
+  int device = 0, optin_bytes = 0;
+  DLSYS_CUDA_CHECK(cudaGetDevice(&device));
+  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::int64_t needed = flash_shared_bytes(r, d);
+  if (needed > optin_bytes)
+    throw BadInput(
+        fmt::format("parameter 'd': value {} needs {} bytes of shared memory per block for {}; this GPU "
+                    "allows {}; allowed: a smaller d",
+                    d, needed, variant_name(r.variant), optin_bytes));
+}
+
+void refuse_unsupported(const Request& r, const Problem& p) {
+  const bool bf16_variant = r.variant == Variant::FlashTensor;
+  if (r.variant != Variant::Naive && bf16_variant != (r.precision == Precision::Bf16))
+    throw BadInput(fmt::format("parameter 'precision': value '{}' is not allowed for {}; allowed: {}",
+                               precision_name(r.precision), variant_name(r.variant), bf16_variant ? "bf16" : "fp32"));
+  if (r.variant == Variant::FlashRegisters && !gpu::registers::supports(p.d))
+    throw BadInput(unsupported_d_message(variant_name(r.variant), p.d));
+  if ((r.variant == Variant::FlashTensor || (r.variant == Variant::Naive && r.precision == Precision::Bf16)) &&
+      !bf16_supports_d(p.d))
+    throw BadInput(
+        fmt::format("parameter 'd': value {} is not allowed with precision=bf16; allowed: 32, 64 or 128 "
+                    "(the tensor-core kernel's fast paths), or precision=fp32",
+                    p.d));
+  if (r.heads < 1 || p.n < 1) throw BadInput(fmt::format("heads = {}, n = {}: both must be at least 1", r.heads, p.n));
+}
+
+template <typename T>
+RunStats run_on_device(const Request& r, const Problem& p, std::size_t count, const T* q, const T* k, const T* v,
+                       float* o, const MeasureOptions& options) {
+  DeviceArray<T> d_q(count), d_k(count), d_v(count);
+  DeviceArray<float> d_o(count);
+  DLSYS_CUDA_CHECK(cudaMemcpy(d_q.get(), q, d_q.bytes(), cudaMemcpyHostToDevice));
+  DLSYS_CUDA_CHECK(cudaMemcpy(d_k.get(), k, d_k.bytes(), cudaMemcpyHostToDevice));
+  DLSYS_CUDA_CHECK(cudaMemcpy(d_v.get(), v, d_v.bytes(), cudaMemcpyHostToDevice));
+  // Poisoned: an element no kernel writes shows up as NaN in the error.
+  DLSYS_CUDA_CHECK(cudaMemset(d_o.get(), 0xff, d_o.bytes()));
+  const AttentionArgs<T> a{d_q.get(), d_k.get(), d_v.get(), d_o.get(), r.heads, p.n, p.d, p.causal, p.scale};
+  RunStats stats;
+  if (r.variant == Variant::Naive) {
+    stats = run_naive(a, r.precision, options);
+  } else {
+    refuse_if_shared_memory_short(r, p.d);
+    stats.timing = dlsys::cuda::time_with_events(
+        [&] {
+          if constexpr (std::is_same_v<T, float>) {
+            if (r.variant == Variant::Flash)
+              launch_flash_general(a, r.tiling, nullptr);
+            else
+              launch_flash_registers(a, nullptr);
+          } else {
+            launch_flash_tensor(a, nullptr);
+          }
+        },
+        options);
+    stats.shared_bytes_per_block = flash_shared_bytes(r, p.d);
+  }
+  DLSYS_CUDA_CHECK(cudaMemcpy(o, d_o.get(), d_o.bytes(), cudaMemcpyDeviceToHost));
   return stats;
 }
 
 }  // namespace
 
-RunStats run(Variant variant, const Problem& p, const Tiling& t, const float* q, const float* k, const float* v,
-             float* o, const MeasureOptions& options) {
-  using dlsys::cuda::DeviceArray;
-  const std::size_t count = static_cast<std::size_t>(p.n * p.d);
-  DeviceArray<float> d_q(count), d_k(count), d_v(count), d_o(count);
-  DLSYS_CUDA_CHECK(cudaMemcpy(d_q.get(), q, d_q.bytes(), cudaMemcpyHostToDevice));
-  DLSYS_CUDA_CHECK(cudaMemcpy(d_k.get(), k, d_k.bytes(), cudaMemcpyHostToDevice));
-  DLSYS_CUDA_CHECK(cudaMemcpy(d_v.get(), v, d_v.bytes(), cudaMemcpyHostToDevice));
-  const RunStats stats = variant == Variant::Naive
-                             ? run_naive(p, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options)
-                             : run_flash(p, t, d_q.get(), d_k.get(), d_v.get(), d_o.get(), options);
-  DLSYS_CUDA_CHECK(cudaMemcpy(o, d_o.get(), d_o.bytes(), cudaMemcpyDeviceToHost));
-  return stats;
+RunStats run(const Request& r, const Problem& p, const float* q, const float* k, const float* v, float* o,
+             const MeasureOptions& options) {
+  refuse_unsupported(r, p);
+  const std::size_t count = std::size_t(r.heads * p.n * p.d);
+  if (r.precision == Precision::Fp32) return run_on_device<float>(r, p, count, q, k, v, o, options);
+  auto to_bf16 = [count](const float* x) {
+    std::vector<bf16> out(count);
+    for (std::size_t e = 0; e < count; ++e) out[e] = __float2bfloat16_rn(x[e]);
+    return out;
+  };
+  const std::vector<bf16> q16 = to_bf16(q), k16 = to_bf16(k), v16 = to_bf16(v);
+  return run_on_device<bf16>(r, p, count, q16.data(), k16.data(), v16.data(), o, options);
 }
 
 }  // namespace dlsys::attention::cuda

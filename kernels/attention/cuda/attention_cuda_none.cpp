@@ -5,8 +5,7 @@
 
 namespace dlsys::attention::cuda {
 
-RunStats run(Variant, const Problem&, const Tiling&, const float*, const float*, const float*, float*,
-             const MeasureOptions&) {
+RunStats run(const Request&, const Problem&, const float*, const float*, const float*, float*, const MeasureOptions&) {
   throw RunFailure(cuda_status().reason);
 }
 
