@@ -33,8 +33,8 @@ struct RungInfo {
   std::string_view key;     // JSON prefix and series id: "warptile" -> warptile_gflops
   std::string_view kernel;  // the kernel's name in the code
   Precision precision;
-  bool library;            // the vendor's kernel the lab kernels of the same precision are measured against
-  std::string_view idea;   // what this rung adds, one line
+  bool library;           // the vendor's kernel the lab kernels of the same precision are measured against
+  std::string_view idea;  // what this rung adds, one line
 };
 
 // Tiles of the hand-written rungs (the warp-tiled kernel's come from its configuration).
@@ -77,8 +77,9 @@ inline constexpr std::array<RungInfo, 12> kLadder{{
 inline const RungInfo& rung_info(Rung rung) { return kLadder[static_cast<std::size_t>(rung)]; }
 // The library rung of a precision: what a lab kernel's "% of cuBLAS" is taken of.
 inline Rung library_rung(Precision precision) {
-  return precision == Precision::Fp32 ? Rung::Cublas : precision == Precision::Tf32 ? Rung::CublasTf32
-                                                                                    : Rung::CublasBf16;
+  return precision == Precision::Fp32   ? Rung::Cublas
+         : precision == Precision::Tf32 ? Rung::CublasTf32
+                                        : Rung::CublasBf16;
 }
 
 // Bytes a rung moves through global memory for `shape`, from its tiles: no reuse for the per-output kernels, one read

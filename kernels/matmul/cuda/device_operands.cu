@@ -43,8 +43,8 @@ struct DeviceOperands::State {
     if (a16) return;
     auto round = [](float* in, std::int64_t count) {
       auto out = std::make_unique<dlsys::cuda::DeviceArray<__nv_bfloat16>>(count);
-      round_to_bf16_kernel<<<dlsys::cuda::grid_stride_blocks(count), dlsys::cuda::kGridStrideThreads>>>(
-          in, out->get(), count);
+      round_to_bf16_kernel<<<dlsys::cuda::grid_stride_blocks(count), dlsys::cuda::kGridStrideThreads>>>(in, out->get(),
+                                                                                                        count);
       DLSYS_CUDA_CHECK(cudaGetLastError());
       return out;
     };

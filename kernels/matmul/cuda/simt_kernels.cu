@@ -229,8 +229,7 @@ void launch_simt(Rung rung, const Shape& s, const float* a, const float* b, floa
       coalesced_kernel<<<grid_for(s, kNaiveBlock, kNaiveBlock), square>>>(s, a, b, c);
       break;
     case Rung::SmemTiled:
-      smem_tiled_kernel<<<grid_for(s, kSmemTileEdge, kSmemTileEdge), dim3(kSmemTileEdge, kSmemTileEdge)>>>(s, a, b,
-                                                                                                            c);
+      smem_tiled_kernel<<<grid_for(s, kSmemTileEdge, kSmemTileEdge), dim3(kSmemTileEdge, kSmemTileEdge)>>>(s, a, b, c);
       break;
     case Rung::Blocktile1d:
       blocktile_1d_kernel<<<grid_for(s, kBlock1dM, kBlock1dN), kThreads1d>>>(s, a, b, c);

@@ -141,8 +141,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int mt = 0; mt < kTilesM; ++mt)
 #pragma unroll
     for (int nt = 0; nt < kTilesN; ++nt)
-      store_tile(s, c, row0 + warp_m * WM + mt * 16 + g, col0 + warp_n * WN + nt * 8 + 2 * q, acc[mt][nt],
-                 kVector);
+      store_tile(s, c, row0 + warp_m * WM + mt * 16 + g, col0 + warp_n * WN + nt * 8 + 2 * q, acc[mt][nt], kVector);
 }
 
 // ---- bf16 ----
@@ -191,8 +190,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         ptx::cp_async_16(bs + l * kBf16Bs + col, inside ? b + gl * s.n + gc : b, inside);
       } else {
 #pragma unroll
-        for (int x = 0; x < 8; ++x)
-          bs[l * kBf16Bs + col + x] = gl < s.k && gc + x < s.n ? b[gl * s.n + gc + x] : zero;
+        for (int x = 0; x < 8; ++x) bs[l * kBf16Bs + col + x] = gl < s.k && gc + x < s.n ? b[gl * s.n + gc + x] : zero;
       }
     }
   };
@@ -260,8 +258,8 @@ dim3 mma_grid(const Shape& s) {
 }  // namespace
 
 void launch_tf32_mma(const Shape& s, const float* a, const float* b, float* c) {
-  static bool allowed = (allow_smem(tf32_mma_kernel<true>, kTf32SmemBytes),
-                         allow_smem(tf32_mma_kernel<false>, kTf32SmemBytes), true);
+  static bool allowed =
+      (allow_smem(tf32_mma_kernel<true>, kTf32SmemBytes), allow_smem(tf32_mma_kernel<false>, kTf32SmemBytes), true);
   (void)allowed;
   if (s.k % 4 == 0 && s.n % 4 == 0)
     tf32_mma_kernel<true><<<mma_grid(s), kThreads, kTf32SmemBytes>>>(s, a, b, c);
@@ -271,8 +269,8 @@ void launch_tf32_mma(const Shape& s, const float* a, const float* b, float* c) {
 }
 
 void launch_bf16_mma(const Shape& s, const bf16* a, const bf16* b, float* c) {
-  static bool allowed = (allow_smem(bf16_mma_kernel<true>, kBf16SmemBytes),
-                         allow_smem(bf16_mma_kernel<false>, kBf16SmemBytes), true);
+  static bool allowed =
+      (allow_smem(bf16_mma_kernel<true>, kBf16SmemBytes), allow_smem(bf16_mma_kernel<false>, kBf16SmemBytes), true);
   (void)allowed;
   if (s.k % 8 == 0 && s.n % 8 == 0)
     bf16_mma_kernel<true><<<mma_grid(s), kThreads, kBf16SmemBytes>>>(s, a, b, c);

@@ -39,7 +39,7 @@ struct Tile {
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool kVectorB>
 __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThreads,
-                                                    Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kMinBlocks)
+                                  Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kMinBlocks)
     warptile_kernel(Shape s, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
   using T = Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>;
   constexpr WarpTile W = T::shape;
@@ -177,8 +177,7 @@ void launch_config(const Shape& s, const float* a, const float* b, float* c) {
 }
 
 template <std::size_t... I>
-void launch_by_index(int config, const Shape& s, const float* a, const float* b, float* c,
-                     std::index_sequence<I...>) {
+void launch_by_index(int config, const Shape& s, const float* a, const float* b, float* c, std::index_sequence<I...>) {
   ((config == int(I) ? launch_config<int(I)>(s, a, b, c) : void()), ...);
 }
 
