@@ -193,8 +193,11 @@ void draw_libraries_step(const ViewContext& ctx) {
   std::vector<std::pair<std::string, std::string>> rows;
   const auto& params = ctx.result->params;
   for (const auto& v : m->variants)
-    rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
-                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)});
+    rows.push_back(
+        {fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
+         v.precision == "fp32"
+             ? fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)
+             : fmt::format("{:8.1f} GFLOP/s  {} on the tensor cores: above the fp32 peak", v.gflops, v.precision)});
   if (theory->nominal_peak_gflops > 0) {  // a CPU: its measured peak beside the nominal figure that judges it
     rows.push_back({"peak measured (OpenBLAS sgemm, best seen here)", fmt::format("{:.0f} GFLOP/s", peak)});
     rows.push_back(
