@@ -56,11 +56,13 @@ TEST_CASE("run prints theory and measured values and writes JSON to stdout") {
   CHECK(json["theory"]["adds"] == 33.0 * 17 * 8);
   CHECK(json["measured"]["wrong"] == 0);
   CHECK(json["measured"]["naive_gflops"].get<double>() > 0);
-  // Time for three variants, the n^3 theory line, then the same sweep as GFLOP/s: found by id, not by legend.
+  // Time for three variants, the n^3 theory line, the same sweep as GFLOP/s, then the chosen shape's roofline (the
+  // roof, one point per variant): found by id, not by legend.
   std::vector<std::string> ids;
   for (const auto& series : json["series"]) ids.push_back(series["id"]);
   CHECK(ids == std::vector<std::string>{"naive_time", "tiled_time", "blas_time", "cubic_theory", "naive_gflops",
-                                        "tiled_gflops", "blas_gflops"});
+                                        "tiled_gflops", "blas_gflops", "roof_fp32", "naive_roof", "tiled_roof",
+                                        "blas_roof"});
   // 2 n^3 / time at n = 32, from the time series' own point.
   const auto& time = json["series"][0]["points"][1];
   CHECK(json["series"][4]["points"][1][1].get<double>() ==

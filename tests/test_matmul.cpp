@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <set>
 #include <vector>
 
 #include "engine/params.h"
+#include "kernels/matmul/ladder.h"
 #include "kernels/matmul/matmul.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "tests/support/random_values.h"
@@ -76,4 +79,95 @@ TEST_CASE("matmul theory: the course's counts and the traffic of naive and tiled
 TEST_CASE("log-log slope of a power law is its exponent") {
   CHECK(fit_log_log_slope({64, 128, 256, 512}, {1, 8, 64, 512}) == doctest::Approx(3.0));
   CHECK(fit_log_log_slope({1, 2}, {5, 10}) == doctest::Approx(1.0));
+}
+
+TEST_CASE("block-tiled traffic: A read once per column of blocks, B once per row of blocks, C written once") {
+  const Shape s{4096, 4096, 4096};
+  // 128 x 128 blocks: A and B each read 32 times, C written once.
+  CHECK(matmul::bytes_block_tiled(s, 128, 128) == 4.0 * (2 * 32.0 * 4096 * 4096 + 4096.0 * 4096));
+  CHECK(matmul::bytes_block_tiled(s, 64, 64) == matmul::bytes_tiled(s, 64));  // the square case
+  // Ragged: 130 rows need 2 row blocks of 128, 200 columns 2 column blocks of 128; bf16 inputs, fp32 output.
+  const Shape r{130, 200, 10};
+  CHECK(matmul::bytes_block_tiled(r, 128, 128, 2, 4) == 2.0 * (130 * 10 * 2 + 10 * 200 * 2) + 4.0 * 130 * 200);
+  CHECK(matmul::bytes_once(s, 4, 4) == matmul::bytes_minimum(s));
+  // The ladder's traffic only falls as tiles grow, and the library's lower bound is below every lab kernel.
+  using matmul::Rung;
+  CHECK(matmul::rung_bytes(Rung::Coalesced, s) > matmul::rung_bytes(Rung::SmemTiled, s));
+  CHECK(matmul::rung_bytes(Rung::SmemTiled, s) > matmul::rung_bytes(Rung::Blocktile1d, s));
+  CHECK(matmul::rung_bytes(Rung::Blocktile1d, s) > matmul::rung_bytes(Rung::Blocktile2d, s));
+  CHECK(matmul::rung_bytes(Rung::WarpTiled, s) < matmul::rung_bytes(Rung::Blocktile1d, s));
+  CHECK(matmul::rung_bytes(Rung::Cublas, s) < matmul::rung_bytes(Rung::WarpTiled, s));
+  CHECK(matmul::rung_bytes(Rung::Bf16Mma, s) < matmul::rung_bytes(Rung::Tf32Mma, s));
+  // 4096^3 with 128 x 128 tiles: 2 n^3 / (4 (2 n^3 / 128 + n^2)) = about 31.5 FLOP per byte.
+  CHECK(matmul::intensity(matmul::flops(s), matmul::rung_bytes(Rung::WarpTiled, s)) ==
+        doctest::Approx(2.0 * 4096 / (4 * (2.0 * 32 + 1))));
+}
+
+TEST_CASE("every warp-tile configuration is one the kernel's index arithmetic accepts") {
+  for (const matmul::WarpTile& w : matmul::kWarpTiles) {
+    CAPTURE(w.bm);
+    CAPTURE(w.bn);
+    CAPTURE(w.bk);
+    CHECK(w.valid());
+    CHECK(w.lanes_m() * w.lanes_n() == 32);
+    CHECK(w.threads() * w.tm * w.tn == w.bm * w.bn);  // every output owned by one thread
+    CHECK(w.a_copies_per_thread() * w.threads() == w.bm * w.bk);
+    CHECK(w.b_copies_per_thread() * w.threads() * 4 == w.bk * w.bn);
+    CHECK(w.smem_bytes() == 4 * w.stages * w.bk * (w.bm + 4 + w.bn + 4));
+  }
+  const matmul::WarpTile lesson = matmul::kWarpTiles[matmul::kLessonWarpTile];
+  CHECK(lesson.threads() == 256);
+  CHECK(lesson.smem_bytes() == 50688);  // 3 stages x 16 x (132 + 132) floats: over 48 KiB, asked for at launch
+  // Broken shapes are refused: a warp of 64 lanes, outputs not in groups of 4, too much shared memory.
+  CHECK_FALSE(matmul::WarpTile{128, 128, 16, 64, 64, 8, 8, 3}.valid());
+  CHECK_FALSE(matmul::WarpTile{128, 128, 16, 64, 32, 6, 8, 3}.valid());
+  CHECK_FALSE(matmul::WarpTile{128, 128, 128, 64, 32, 8, 8, 4}.valid());
+}
+
+TEST_CASE("the ladder's table: keys unique, one library per precision, CPU keys shared") {
+  std::set<std::string_view> keys;
+  for (const matmul::RungInfo& r : matmul::kLadder) {
+    CHECK(keys.insert(r.key).second);
+    CHECK(&matmul::rung_info(r.rung) == &r);  // the table is in the enum's order
+    CHECK(matmul::rung_info(matmul::library_rung(r.precision)).library);
+    CHECK(matmul::rung_info(matmul::library_rung(r.precision)).precision == r.precision);
+  }
+  for (const char* cpu_key : {"naive", "tiled", "blas"}) CHECK(keys.count(cpu_key) == 1);
+}
+
+TEST_CASE("error bounds per precision: fp32 accumulation, plus the rounding of each input for tf32 and bf16") {
+  const Shape s{64, 64, 1000};
+  const double fp32 = 2.0 * 1000 * std::ldexp(1.0, -24);
+  CHECK(matmul::error_tolerance(matmul::Precision::Fp32, s) == fp32);
+  CHECK(matmul::error_tolerance(matmul::Precision::Tf32, s) == doctest::Approx(2 * std::ldexp(1.0, -11) + fp32));
+  CHECK(matmul::error_tolerance(matmul::Precision::Bf16, s) == doctest::Approx(2 * std::ldexp(1.0, -8) + fp32));
+}
+
+TEST_CASE("the sampled error check agrees with the full one, and catches NaN and a wrong corner") {
+  const Shape s{37, 53, 29};
+  const auto a = random_values(s.m * s.k, 5), b = random_values(s.k * s.n, 6);
+  std::vector<double> ref(static_cast<std::size_t>(s.m * s.n));
+  matmul::reference(s, a.data(), b.data(), ref.data());
+  std::vector<float> c(ref.begin(), ref.end());
+  // Sampling every entry many times over sees the largest error the full check sees, never more.
+  const double full = matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data());
+  const double sampled = matmul::sampled_max_relative_error(s, a.data(), b.data(), c.data(), 20000);
+  CHECK(sampled <= full * (1 + 1e-12) + 1e-300);
+  CHECK(sampled <= matmul::error_tolerance(s));
+  c.back() += 1.0f;  // the last corner, where a ragged edge tile ends: always among the samples
+  CHECK(matmul::sampled_max_relative_error(s, a.data(), b.data(), c.data(), 4) > matmul::error_tolerance(s));
+  c.back() = NAN;
+  CHECK(std::isinf(matmul::sampled_max_relative_error(s, a.data(), b.data(), c.data(), 4)));
+  CHECK(matmul::reference_is_sampled({2048, 2048, 2048}));
+  CHECK_FALSE(matmul::reference_is_sampled({2048, 2048, 2047}));
+}
+
+TEST_CASE("on a GPU the lesson measures 4096^3 and sweeps to 8192; quick stays smaller") {
+  const MatmulLesson lesson;
+  const ParamValues gpu = ParamValues::parse(lesson.params(), lesson.gpu_params(false));
+  CHECK(gpu.integer("m") == 4096);
+  CHECK(gpu.list("sizes").back() == 8192);
+  const ParamValues quick = ParamValues::parse(lesson.params(), lesson.gpu_params(true));
+  CHECK(quick.integer("m") < 4096);
+  CHECK(quick.list("sizes").back() <= 2048);
 }

@@ -1,6 +1,6 @@
 // Views of the matmul lesson: the dot product behind one c_ij, time against size on log-log axes, GFLOP/s of each
 // implementation against the backend's peak (measured by the CPU backend, NVIDIA's datasheet figure on a GPU), and
-// which tiles a tile of C reads.
+// which tiles a tile of C reads; and the kernel ladder: each kernel's share of the library and its place on a roofline.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -193,8 +193,11 @@ void draw_libraries_step(const ViewContext& ctx) {
   std::vector<std::pair<std::string, std::string>> rows;
   const auto& params = ctx.result->params;
   for (const auto& v : m->variants)
-    rows.push_back({fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
-                    fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)});
+    rows.push_back(
+        {fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
+         v.precision == "fp32"
+             ? fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)
+             : fmt::format("{:8.1f} GFLOP/s  {} on the tensor cores: above the fp32 peak", v.gflops, v.precision)});
   if (theory->nominal_peak_gflops > 0) {  // a CPU: its measured peak beside the nominal figure that judges it
     rows.push_back({"peak measured (OpenBLAS sgemm, best seen here)", fmt::format("{:.0f} GFLOP/s", peak)});
     rows.push_back(
@@ -252,13 +255,88 @@ void draw_tiling_step(const ViewContext& ctx) {
   ImGui::EndChild();
 }
 
+// Horizontal bars from zero, one per kernel, scaled so that 100% (the library) is the same length on every row.
+void draw_percent_bars(const std::vector<matmul::VariantMeasure>& variants) {
+  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
+  std::vector<std::string> labels, texts;
+  float label_width = 0, text_width = 0;
+  double largest = 100;
+  for (const auto& v : variants) {
+    labels.push_back(fmt::format("{} ({})", v.key, v.kernel.empty() ? v.key : v.kernel));
+    texts.push_back(v.library ? fmt::format("the {} library: {:.1f} GFLOP/s", v.precision, v.gflops)
+                              : fmt::format("{:.1f}% of the {} library, {:.1f} GFLOP/s", v.percent_of_library,
+                                            v.precision, v.gflops));
+    label_width = std::max(label_width, ImGui::CalcTextSize(labels.back().c_str()).x);
+    text_width = std::max(text_width, ImGui::CalcTextSize(texts.back().c_str()).x);
+    largest = std::max(largest, v.percent_of_library);
+  }
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float x0 = origin.x + label_width + 12 * s;
+  const float span = std::max(60 * s, avail - label_width - text_width - 36 * s);
+  const float row = line * 1.35f;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const char* precisions[] = {"fp32", "tf32", "bf16"};
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const auto& v = variants[i];
+    const int color = int(std::find(std::begin(precisions), std::end(precisions), v.precision) - precisions);
+    const float y = origin.y + float(i) * row;
+    draw->AddText({origin.x, y + (row - line) / 2}, text_color(), labels[i].c_str());
+    const float w = float(v.percent_of_library / largest) * span;
+    draw->AddRectFilled({x0, y + 2 * s}, {x0 + w, y + row - 2 * s},
+                        v.library ? series_color(color) : with_alpha(series_color(color), 0.65f), 3 * s);
+    draw->AddText({x0 + w + 8 * s, y + (row - line) / 2}, text_color(), texts[i].c_str());
+  }
+  ImGui::Dummy({avail, float(variants.size()) * row + 4 * s});
+}
+
+void draw_ladder_step(const ViewContext& ctx) {
+  const matmul::MatmulMeasured* m = measured_of(ctx);
+  const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
+  if (!m || !theory) return draw_needs_run("each kernel's share of the library and its place on the roofline");
+  const auto& params = ctx.result->params;
+  ImGui::Text("At %s x %s x %s: GFLOP/s as a share of the library in the same precision", params.at("m").c_str(),
+              params.at("n").c_str(), params.at("k").c_str());
+  draw_percent_bars(m->variants);
+  if (!m->best_fp32_key.empty())
+    ImGui::TextWrapped("Best fp32 kernel of the lab: %s, %.1f%% of the library's fp32.", m->best_fp32_key.c_str(),
+                       m->best_fp32_percent_of_blas);
+  PlotSpec spec{"Roofline: each kernel at the intensity its tiles give it",
+                {"arithmetic intensity", "FLOP/B", true},
+                {"GFLOP/s", "", true},
+                {},
+                {}};
+  if (const Series* roof = ctx.result->find_series("roof_fp32")) {
+    spec.lines.push_back(line_from_series(*roof, theory_color()));
+    spec.lines.back().name = fmt::format("fp32 roof: min({}, bandwidth x intensity)", peak_name(theory->peak_source));
+  }
+  int color = 0;
+  for (const auto& v : m->variants)
+    if (const Series* point = ctx.result->find_series(v.key + "_roof")) {
+      spec.lines.push_back(line_from_series(*point, series_color(color++)));
+      spec.lines.back().style = SeriesStyle::Markers;
+    }
+  for (const auto& v : m->variants)  // the measured tensor-core ceilings: what the library reaches in tf32 and bf16
+    if (v.library && v.precision != "fp32")
+      spec.guides.push_back({false, v.gflops,
+                             fmt::format("{} {} (measured) {:.0f} GFLOP/s", v.kernel, v.precision, v.gflops),
+                             muted_text_color()});
+  if (spec.lines.empty()) {
+    ImGui::TextDisabled("No roofline: this device's peak or bandwidth is not known.");
+    return;
+  }
+  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, 160 * ui_scale())};
+  draw_plot("ladder_roofline", spec);
+}
+
 }  // namespace
 
 const StepViews& matmul_step_views() {
   static const StepViews views{{"dot_product", draw_dot_product_step},
                                {"scaling", draw_scaling_step},
                                {"libraries", draw_libraries_step},
-                               {"tiling", draw_tiling_step}};
+                               {"tiling", draw_tiling_step},
+                               {"ladder", draw_ladder_step}};
   return views;
 }
 

@@ -21,6 +21,14 @@ void v3_blas(const Shape& shape, const float* a, const float* b, float* c, int t
 // Largest |c - ref| / (sum_l |a_il| |b_lj|) over all elements: the error relative to the size of the terms summed,
 // which fp32 keeps below about k * 2^-24 whatever the signs.
 double max_relative_error(const Shape& shape, const float* a, const float* b, const float* c, const double* ref);
+// The same measure on a fixed sample of `samples` entries (each a k-long dot product in double), for products too
+// large for the full reference: the four corners of C (where edge tiles end) and pseudo-random (i, j) pairs drawn
+// from `seed`. Also returns INFINITY when a sampled entry is NaN (an unwritten, poisoned output).
+double sampled_max_relative_error(const Shape& shape, const float* a, const float* b, const float* c, int samples,
+                                  unsigned seed = 1);
+// Whether the full reference is too slow for one thread (m n k >= 2048^3: minutes at 4096^3), so a check samples.
+bool reference_is_sampled(const Shape& shape);
+inline constexpr int kReferenceSamples = 256;
 // The bound a correct fp32 kernel stays under: a small multiple of k * unit roundoff (scaled by k, since the rounding
 // errors of k terms add up).
 double error_tolerance(const Shape& shape);

@@ -1,22 +1,42 @@
 #pragma once
-// The CUDA variants, callable from code that never includes a CUDA header. Without CUDA in the
-// build, a stub (cuda/*_none.cpp) throws RunFailure instead.
-//   v1_naive      - one thread per c_ij, reading A and B straight from global memory.
-//   v2_smem_tiled - square tiles of A and B staged in shared memory, so each global load is reused TILE times.
-//   v3_cublas     - cublasSgemm.
+// The CUDA matmul kernels, callable from code that never includes a CUDA header. Without CUDA in the build, a stub
+// (cuda/*_none.cpp) throws RunFailure instead. The kernels themselves are the ladder of ladder.h; the files in cuda/
+// say what each teaches.
+#include <memory>
+
 #include "engine/measure.h"
+#include "kernels/matmul/ladder.h"
 #include "kernels/matmul/tile_math.h"
 
 namespace dlsys::matmul::cuda {
 
+// A and B copied to device 0 once, C allocated there; every rung is then timed on the same operands, and the bf16
+// rungs on copies of A and B rounded to bf16 once, on the device, before any timing (the lab kernel and cuBLAS get
+// the same bf16 operands). Device memory is freed when this leaves scope, also when a later call throws.
+class DeviceOperands {
+ public:
+  DeviceOperands(const Shape& shape, const float* a, const float* b);
+  ~DeviceOperands();
+  DeviceOperands(const DeviceOperands&) = delete;
+  DeviceOperands& operator=(const DeviceOperands&) = delete;
+
+  // options.warmup untimed calls, then options.repeats timed with CUDA events; C holds the last call's product.
+  // `warp_tile` picks the configuration of Rung::WarpTiled (an index into kWarpTiles). Throws RunFailure with the
+  // CUDA or cuBLAS error when anything fails.
+  TimingStats time(Rung rung, const MeasureOptions& options, int warp_tile = kLessonWarpTile);
+  // Fills C with NaN bit patterns, so an element a kernel leaves unwritten shows as a wrong result.
+  void poison_output();
+  void download_output(float* c);  // c: (m, n) row-major
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The three variants the CPU also has, by their shared names (naive, tiled, blas): copies a and b to device 0, times
+// the rung, copies the last C back into c.
 enum class Variant { Naive, SmemTiled, Cublas };
-
-// v2_smem_tiled's tiles of A, B and C: kSmemTile x kSmemTile, one thread per element of C.
-inline constexpr int kSmemTile = 32;
-
-// Copies a and b to device 0, runs `variant` (options.warmup untimed, then options.repeats timed with CUDA events),
-// copies the last C back into c. Throws RunFailure with the CUDA or cuBLAS error when anything fails
-// (e.g. out of device memory); device memory is freed on every path.
+inline constexpr int kSmemTile = kSmemTileEdge;
 TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
                 const MeasureOptions& options);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "engine/host_buffer.h"
@@ -12,7 +14,9 @@
 #include "engine/units.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/matmul/backends.h"
+#include "kernels/matmul/ladder.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/matmul/matmul_steps.h"
@@ -36,13 +40,6 @@ std::vector<const Variant*> selected_variants(const ParamValues& p) {
   return out;
 }
 
-// Runs one variant on one shape and returns its timing; `c` receives the product.
-TimingStats time_variant(const Variant& variant, BackendKind backend, const matmul::Shape& shape, const float* a,
-                         const float* b, float* c, int threads, int repeats, const RunControl& control) {
-  const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 1e6};
-  return matmul::time_variant(variant, backend, shape, a, b, c, threads, options, [&] { control.check_cancelled(); });
-}
-
 void fill_random(HostBuffer<float>& buffer, unsigned seed) {
   fill_seeded_uniform({buffer.data(), buffer.size()}, seed);
 }
@@ -58,7 +55,9 @@ double cpu_seconds_estimate(const ParamValues& p, const matmul::Shape& shape) {
   const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
   double flop_per_call = 2.0 * shape.m * shape.n * shape.k;
   for (double n : p.list("sizes")) flop_per_call += 2.0 * n * n * n;
-  double seconds = estimated_seconds(2.0 * shape.m * shape.n * shape.k, kNaiveLoopGflopsPerThread, 1);
+  double seconds = matmul::reference_is_sampled(shape)
+                       ? 0.0
+                       : estimated_seconds(2.0 * shape.m * shape.n * shape.k, kNaiveLoopGflopsPerThread, 1);
   for (const Variant* v : selected_variants(p))
     seconds += estimated_seconds(2 * flop_per_call, variant_gflops_per_thread(*v), threads);
   return seconds;
@@ -70,6 +69,45 @@ std::string cpu_work_text(const ParamValues& p, const matmul::Shape& shape) {
       "{:g} GFLOP/s per thread for the naive loop, {:g} tiled, {:g} OpenBLAS, on {} threads",
       shape.m, shape.n, shape.k, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, kBlasGflopsPerThread,
       std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads));
+}
+
+// One kernel the run measures: a CPU variant (naive, tiled, blas) or, on a GPU, a rung of the ladder.
+struct LessonKernel {
+  std::string key, kernel;
+  matmul::Precision precision = matmul::Precision::Fp32;
+  bool library = false;
+  const Variant* cpu = nullptr;  // the CPU variant, or
+  matmul::Rung rung{};           // the CUDA rung
+};
+
+std::vector<LessonKernel> selected_kernels(const ParamValues& p, BackendKind backend) {
+  std::vector<LessonKernel> out;
+  const std::string impl = p.text("impl");
+  if (backend == BackendKind::Cuda) {
+    for (const matmul::RungInfo& r : matmul::kLadder)
+      if (impl == "all" || impl == r.key)
+        out.push_back({std::string(r.key), std::string(r.kernel), r.precision, r.library, nullptr, r.rung});
+    return out;
+  }
+  for (const Variant* v : selected_variants(p))
+    out.push_back({std::string(v->key), std::string(v->cpu_name), matmul::Precision::Fp32, v->key == "blas", v, {}});
+  return out;
+}
+
+// Bytes a kernel moves through main memory at `shape` (closed forms): the CPU's tiled kernel with the lesson's
+// theory tile, the GPU rungs from their own tiles.
+double kernel_bytes(const LessonKernel& k, BackendKind backend, const matmul::Shape& shape) {
+  if (backend == BackendKind::Cuda) return matmul::rung_bytes(k.rung, shape);
+  return k.key == "naive"   ? matmul::bytes_naive(shape)
+         : k.key == "tiled" ? matmul::bytes_tiled(shape, kMatmulTheoryTile)
+                            : matmul::bytes_minimum(shape);
+}
+
+std::string kernel_traffic(const LessonKernel& k, BackendKind backend) {
+  if (backend == BackendKind::Cuda) return std::string(matmul::rung_traffic_text(k.rung));
+  return k.key == "naive"   ? "every product reads its two operands: 4 (2 m n k + m n) B"
+         : k.key == "tiled" ? fmt::format("{0} x {0} tiles: A read n / {0} times, B m / {0} times", kMatmulTheoryTile)
+                            : "tiles unknown: A and B once, C once (a lower bound)";
 }
 
 }  // namespace
@@ -174,31 +212,73 @@ namespace {
 
 struct MatmulRun {
   RunContext& ctx;
-  std::vector<const Variant*> variants;
+  std::vector<LessonKernel> kernels;
   int threads = 0, repeats = 0;
   double done_tasks = 0, total_tasks = 0;
 
+  bool on_gpu() const { return ctx.backend == BackendKind::Cuda; }
   void progress(const std::string& what) { ctx.control.progress(done_tasks++ / total_tasks, what); }
-  TimingStats time(const Variant& v, const matmul::Shape& shape, const float* a, const float* b, float* c) {
-    return time_variant(v, ctx.backend, shape, a, b, c, threads, repeats, ctx.control);
-  }
 };
 
-// Below about a fifth of a millisecond a call's fixed costs (waking the worker threads, the library's dispatch) are a
-// visible part of its time, so the slope of time against n is not yet the n^3 of the arithmetic.
-constexpr double kSlopeMinTimeUs = 200;
+// One shape's operands, filled once from fixed seeds, and on a GPU uploaded once: every kernel is timed on the same
+// numbers, and the sweep does not pay for a fill and an upload per kernel.
+class ShapeOperands {
+ public:
+  ShapeOperands(MatmulRun& run, const matmul::Shape& shape, unsigned seed_a, unsigned seed_b)
+      : run_(run),
+        shape_(shape),
+        a_(run.ctx.ledger, "operands", shape.m * shape.k),
+        b_(run.ctx.ledger, "operands", shape.k * shape.n),
+        c_(run.ctx.ledger, "output", shape.m * shape.n) {
+    fill_random(a_, seed_a);
+    fill_random(b_, seed_b);
+    if (run.on_gpu()) device_ = std::make_unique<matmul::cuda::DeviceOperands>(shape, a_.data(), b_.data());
+  }
+
+  // Times `kernel` (one warm-up, then the run's repeats); with `fetch_output` its product ends up in output().
+  TimingStats time(const LessonKernel& kernel, bool fetch_output) {
+    const MeasureOptions options{.warmup = 1, .repeats = run_.repeats, .max_total_us = 1e6};
+    const RunControl& control = run_.ctx.control;
+    if (!device_)
+      return matmul::time_variant(*kernel.cpu, BackendKind::Cpu, shape_, a_.data(), b_.data(), c_.data(), run_.threads,
+                                  options, [&] { control.check_cancelled(); });
+    control.check_cancelled();
+    if (fetch_output) device_->poison_output();
+    const TimingStats t = device_->time(kernel.rung, options);
+    if (fetch_output) device_->download_output(c_.data());
+    return t;
+  }
+  const float* a() const { return a_.data(); }
+  const float* b() const { return b_.data(); }
+  const float* output() const { return c_.data(); }
+
+ private:
+  MatmulRun& run_;
+  matmul::Shape shape_;
+  HostBuffer<float> a_, b_, c_;
+  std::unique_ptr<matmul::cuda::DeviceOperands> device_;
+};
+
+// Below this a call's fixed costs are a visible part of its time, so the slope of time against n is not yet the n^3
+// of the arithmetic: about a fifth of a millisecond on the CPU (waking the worker threads, the library's dispatch),
+// and a few microseconds of launch on a GPU, so there 50 us.
+double slope_min_time_us(BackendKind backend) { return backend == BackendKind::Cuda ? 50 : 200; }
+
+// On a GPU the sweep leaves a kernel out of the larger sizes once one call would take longer than this (its time at
+// the previous size scaled by the n^3 law): the slowest rungs would otherwise take most of the run.
+constexpr double kGpuLongestCallUs = 1e5;
 
 struct SlopeFit {
   double slope = 0;
   double from_n = 0;
 };
 
-// The log-log slope over the sizes whose fastest call took at least kSlopeMinTimeUs (all sizes when fewer than two
-// do): the fastest call of each size is the one least slowed down by other programs.
-SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest) {
+// The log-log slope over the sizes whose fastest call took at least `min_us` (all sizes when fewer than two do):
+// the fastest call of each size is the one least slowed down by other programs.
+SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest, double min_us) {
   std::vector<double> xs, ys;
   for (const SeriesPoint& p : fastest)
-    if (p.y >= kSlopeMinTimeUs) {
+    if (p.y >= min_us) {
       xs.push_back(p.x);
       ys.push_back(p.y);
     }
@@ -213,65 +293,70 @@ SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest) {
   return {fit_log_log_slope(xs, ys), xs.empty() ? 0.0 : xs.front()};
 }
 
-// On a GPU the default sizes are over in tens of microseconds, so launching a kernel and waiting for it weigh as
-// much as the arithmetic and the slopes come out near 1: say so, and which sizes show the n^3 law.
-std::optional<std::string> gpu_slope_caveat(BackendKind backend, const MatmulMeasured& measured,
-                                            const std::vector<Series>& series, double largest_n) {
+// On a GPU, a slope still far from 3 means even the largest sizes were too short for that kernel to show n^3 (or it
+// was left out of them): say which, so nobody reads the launch cost as the law.
+std::optional<std::string> gpu_slope_caveat(BackendKind backend, const MatmulMeasured& measured) {
   if (backend != BackendKind::Cuda) return std::nullopt;
-  std::string slopes;
-  bool far = false;
-  for (const VariantMeasure& v : measured.variants) {
-    far = far || std::fabs(v.slope - 3.0) > 0.5;
-    slopes += fmt::format("{}{} {:.2f}", slopes.empty() ? "" : ", ", v.key, v.slope);
-  }
-  if (!far) return std::nullopt;
-  double slowest_us = 0;
-  for (const Series& s : series)
-    if (!s.points.empty()) slowest_us = std::max(slowest_us, s.points.back().y);
+  std::string far;
+  for (const VariantMeasure& v : measured.variants)
+    if (std::fabs(v.slope - 3.0) > 0.5) far += fmt::format("{}{} {:.2f}", far.empty() ? "" : ", ", v.key, v.slope);
+  if (far.empty()) return std::nullopt;
   return fmt::format(
-      "The fitted slopes ({}) are far from 3: on this GPU even n = {:.0f} takes about {:.0f} us, where a kernel "
-      "launch and the wait for its result cost about as much as the arithmetic, so time hardly grows with n. "
-      "Sweep larger products (sizes = 1024..8192) to see n^3",
-      slopes, largest_n, slowest_us);
+      "Some fitted slopes are far from 3 ({}): those kernels' calls at the sweep's sizes are short enough that a "
+      "launch and the wait for its result weigh as much as the arithmetic; larger sizes show n^3",
+      far);
 }
 
-// Time against n for n x n x n, one series per variant, and each variant's fitted log-log slope.
+// Time against n for n x n x n, one series per kernel, and each kernel's fitted log-log slope.
 void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   const auto& sizes = run.ctx.params.list("sizes");
-  for (const Variant* v : run.variants) {
-    Series series{std::string(v->key) + "_time",
-                  fmt::format("{} ({})", v->key, matmul::kernel_name(*v, run.ctx.backend)),
-                  "measured",
-                  "n (m = n = k)",
-                  "",
-                  "time",
-                  "us",
-                  {}};
-    std::vector<SeriesPoint> fastest;  // (n, fastest time): the sample least slowed by other programs
-    int timed_calls_min = run.repeats;
-    for (double size : sizes) {
-      run.progress(fmt::format("{} at n = {}", v->key, size));
-      const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
-      HostBuffer<float> a(run.ctx.ledger, "operands", sq.m * sq.k), b(run.ctx.ledger, "operands", sq.k * sq.n),
-          c(run.ctx.ledger, "output", sq.m * sq.n);
-      fill_random(a, 1);
-      fill_random(b, 2);
-      const TimingStats t = run.time(*v, sq, a.data(), b.data(), c.data());
-      series.points.push_back({size, t.median_us, t.min_us, t.max_us});
-      fastest.push_back({size, t.min_us, t.min_us, t.min_us});
-      timed_calls_min = std::min(timed_calls_min, t.repeats);
+  const std::size_t count = run.kernels.size();
+  std::vector<Series> times(count);
+  std::vector<std::vector<SeriesPoint>> fastest(count);  // (n, fastest time): the sample least slowed by others
+  std::vector<int> timed_calls_min(count, run.repeats);
+  std::vector<std::string> left_out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const LessonKernel& k = run.kernels[i];
+    times[i] = Series{
+        k.key + "_time", fmt::format("{} ({})", k.key, k.kernel), "measured", "n (m = n = k)", "", "time", "us", {}};
+  }
+  for (double size : sizes) {
+    const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
+    ShapeOperands operands(run, sq, 1, 2);
+    for (std::size_t i = 0; i < count; ++i) {
+      const LessonKernel& k = run.kernels[i];
+      std::vector<SeriesPoint>& points = times[i].points;
+      if (run.on_gpu() && !points.empty() &&
+          points.back().y * std::pow(size / points.back().x, 3.0) > kGpuLongestCallUs) {
+        left_out[i] += fmt::format("{}{:g}", left_out[i].empty() ? "" : ", ", size);
+        ++run.done_tasks;
+        continue;
+      }
+      run.progress(fmt::format("{} at n = {}", k.key, size));
+      const TimingStats t = operands.time(k, false);
+      points.push_back({size, t.median_us, t.min_us, t.max_us});
+      fastest[i].push_back({size, t.min_us, t.min_us, t.min_us});
+      timed_calls_min[i] = std::min(timed_calls_min[i], t.repeats);
     }
-    const SlopeFit fit = fit_cubic_regime(fastest);
-    measured.variants.push_back({.key = std::string(v->key),
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const LessonKernel& k = run.kernels[i];
+    const SlopeFit fit = fit_cubic_regime(fastest[i], slope_min_time_us(run.ctx.backend));
+    measured.variants.push_back({.key = k.key,
+                                 .kernel = k.kernel,
+                                 .precision = std::string(matmul::precision_name(k.precision)),
+                                 .library = k.library,
                                  .slope = fit.slope,
                                  .slope_from_n = fit.from_n,
-                                 .timed_calls_min = timed_calls_min});
-    result.series.push_back(std::move(series));
+                                 .timed_calls_min = timed_calls_min[i]});
+    if (!left_out[i].empty()) measured.sweep_left_out.push_back(fmt::format("{}: n = {}", k.key, left_out[i]));
   }
-  if (result.series.empty() || sizes.empty()) return;
-  measured.slope_caveat = gpu_slope_caveat(run.ctx.backend, measured, result.series, sizes.back());
-  // The theory line: time proportional to n^3, drawn through the first variant's middle point so the slopes compare.
-  const SeriesPoint anchor = result.series.front().points[sizes.size() / 2];
+  for (Series& series : times) result.series.push_back(std::move(series));
+  if (count == 0 || sizes.empty()) return;
+  measured.slope_caveat = gpu_slope_caveat(run.ctx.backend, measured);
+  // The theory line: time proportional to n^3, drawn through the first kernel's middle point so the slopes compare.
+  const std::vector<SeriesPoint>& first = result.series.front().points;
+  const SeriesPoint anchor = first[first.size() / 2];
   Series cubic{"cubic_theory", "n^3 (slope 3)", "theory", "n (m = n = k)", "", "time", "us", {}};
   for (double size : sizes) {
     const double t = anchor.y * std::pow(size / anchor.x, 3.0);
@@ -279,10 +364,9 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   }
   // The same sweep as achieved GFLOP/s, 2 n^3 / time (the whiskers swap: the slowest run is the lowest rate).
   std::vector<Series> rates;
-  for (std::size_t i = 0; i < run.variants.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const Series& time = result.series[i];
-    Series rate{
-        std::string(run.variants[i]->key) + "_gflops", time.name, "measured", time.x_label, "", "GFLOP/s", "", {}};
+    Series rate{run.kernels[i].key + "_gflops", time.name, "measured", time.x_label, "", "GFLOP/s", "", {}};
     for (const SeriesPoint& p : time.points) {
       const double flop = 2.0 * p.x * p.x * p.x;
       rate.points.push_back({p.x, flop / (p.y * 1e3), flop / (p.y_max * 1e3), flop / (p.y_min * 1e3)});
@@ -293,39 +377,96 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   for (Series& rate : rates) result.series.push_back(std::move(rate));
 }
 
-// The chosen shape: GFLOP/s of each variant, and its error against the double reference.
+// The library kernel of a precision among the measured ones, or nullptr.
+const VariantMeasure* library_of(const MatmulMeasured& measured, const std::string& precision) {
+  for (const VariantMeasure& v : measured.variants)
+    if (v.library && v.precision == precision) return &v;
+  return nullptr;
+}
+
+// The chosen shape: each kernel's rate, its share of the library in its precision, its traffic and place on the
+// roofline, and its error against the double reference (sampled where the full reference would take minutes).
 void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& measured) {
   const matmul::Shape shape = shape_of(run.ctx.params);
-  MemoryLedger& ledger = run.ctx.ledger;
-  HostBuffer<float> a(ledger, "operands", shape.m * shape.k), b(ledger, "operands", shape.k * shape.n),
-      c(ledger, "output", shape.m * shape.n);
-  HostBuffer<double> ref(ledger, "reference", shape.m * shape.n);
-  fill_random(a, 3);
-  fill_random(b, 4);
-  run.progress("double-precision reference");
-  matmul::reference(shape, a.data(), b.data(), ref.data());
+  ShapeOperands operands(run, shape, 3, 4);
+  const bool sampled = matmul::reference_is_sampled(shape);
+  measured.reference_samples = sampled ? matmul::kReferenceSamples : 0;
+  std::optional<HostBuffer<double>> ref;
+  if (!sampled) {
+    ref.emplace(run.ctx.ledger, "reference", shape.m * shape.n);
+    run.progress("double-precision reference");
+    matmul::reference(shape, operands.a(), operands.b(), ref->data());
+  } else {
+    run.progress(fmt::format("double-precision reference: {} sampled entries", matmul::kReferenceSamples));
+  }
   for (VariantMeasure& m : measured.variants) {
-    const Variant& v = *run.variants[&m - measured.variants.data()];
-    run.progress(fmt::format("{} at {} x {} x {}", v.key, shape.m, shape.n, shape.k));
-    const TimingStats t = run.time(v, shape, a.data(), b.data(), c.data());
+    const LessonKernel& k = run.kernels[std::size_t(&m - measured.variants.data())];
+    run.progress(fmt::format("{} at {} x {} x {}", k.key, shape.m, shape.n, shape.k));
+    const TimingStats t = operands.time(k, true);
     m.gflops = matmul::flops(shape) / (t.median_us * 1e3);
     m.time_us = t.median_us;
     m.time_min_us = t.min_us;
     m.time_max_us = t.max_us;
-    m.percent_of_peak = device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
-    m.max_rel_err = matmul::max_relative_error(shape, a.data(), b.data(), c.data(), ref.data());
-    measured.max_rel_err = std::max(measured.max_rel_err, m.max_rel_err);
+    const bool fp32 = k.precision == matmul::Precision::Fp32;
+    m.percent_of_peak = fp32 && device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
+    m.bytes_moved = kernel_bytes(k, run.ctx.backend, shape);
+    m.intensity = matmul::intensity(matmul::flops(shape), m.bytes_moved);
+    m.memory_roof_gflops = device.peak_bandwidth_gbps * m.intensity;
+    m.traffic = kernel_traffic(k, run.ctx.backend);
+    m.max_rel_err = sampled
+                        ? matmul::sampled_max_relative_error(shape, operands.a(), operands.b(), operands.output(),
+                                                             matmul::kReferenceSamples)
+                        : matmul::max_relative_error(shape, operands.a(), operands.b(), operands.output(), ref->data());
+    m.error_tolerance = matmul::error_tolerance(k.precision, shape);
+    if (!(m.max_rel_err <= m.error_tolerance)) measured.wrong = 1;
+    if (fp32) measured.max_rel_err = std::max(measured.max_rel_err, m.max_rel_err);
   }
+  for (VariantMeasure& m : measured.variants)
+    if (const VariantMeasure* library = library_of(measured, m.precision))
+      m.percent_of_library = 100.0 * m.gflops / library->gflops;
+  for (const VariantMeasure& m : measured.variants)
+    if (m.precision == "fp32" && !m.library && m.percent_of_library > measured.best_fp32_percent_of_blas) {
+      measured.best_fp32_key = m.key;
+      measured.best_fp32_percent_of_blas = m.percent_of_library;
+    }
   const VariantMeasure *naive = measured.variant("naive"), *tiled = measured.variant("tiled"),
                        *blas = measured.variant("blas");
   if (tiled && blas) measured.tiled_percent_of_blas = 100.0 * tiled->gflops / blas->gflops;
   if (tiled && naive) measured.tiled_speedup_over_naive = tiled->gflops / naive->gflops;
   measured.error_tolerance = matmul::error_tolerance(shape);
-  measured.wrong = measured.max_rel_err > measured.error_tolerance ? 1 : 0;
+}
+
+// The roofline of the chosen shape: the fp32 roof min(peak, bandwidth x intensity) as theory, and each kernel as one
+// measured point at its intensity. Only with both ceilings known.
+void add_roofline(RunResult& result, const MatmulMeasured& measured, const DeviceInfo& device) {
+  const double peak = device.peak_fp32_gflops, bandwidth = device.peak_bandwidth_gbps;
+  if (peak <= 0 || bandwidth <= 0) return;
+  Series roof{"roof_fp32", "fp32 roof", "theory", "arithmetic intensity", "FLOP/B", "GFLOP/s", "", {}};
+  for (double x = 0.125; x <= 8192; x *= 4) {
+    const double y = std::min(peak, bandwidth * x);
+    roof.points.push_back({x, y, y, y});
+  }
+  const double ridge = peak / bandwidth;  // where the slope meets the flat roof: drawn exactly
+  roof.points.push_back({ridge, peak, peak, peak});
+  std::sort(roof.points.begin(), roof.points.end(),
+            [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
+  result.series.push_back(std::move(roof));
+  for (const VariantMeasure& v : measured.variants) {
+    const double flop = v.gflops * v.time_us * 1e3;
+    result.series.push_back(
+        Series{v.key + "_roof",
+               fmt::format("{} ({})", v.key, v.precision),
+               "measured",
+               "arithmetic intensity",
+               "FLOP/B",
+               "GFLOP/s",
+               "",
+               {{v.intensity, v.gflops, flop / (v.time_max_us * 1e3), flop / (v.time_min_us * 1e3)}}});
+  }
 }
 
 // Says where the measurement is not what the parameters asked for or what the peak line suggests: fewer timed calls
-// than asked, and rates above the measured peak.
+// than asked, sizes left out, and fp32 rates above the peak.
 void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, int repeats, const DeviceInfo& device) {
   for (const VariantMeasure& v : measured.variants)
     if (v.timed_calls_min < repeats)
@@ -333,9 +474,22 @@ void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, in
           fmt::format("{}: the largest sizes got {} timed call{} instead of {}: a size stops after one second of "
                       "timed calls",
                       v.key, v.timed_calls_min, v.timed_calls_min == 1 ? "" : "s", repeats));
+  if (!measured.sweep_left_out.empty()) {
+    std::string list;
+    for (const std::string& s : measured.sweep_left_out) list += (list.empty() ? "" : "; ") + s;
+    result.backend.notes.push_back(
+        fmt::format("left out of the sweep's larger sizes, where one call would take over {:g} s: {}",
+                    kGpuLongestCallUs / 1e6, list));
+  }
+  if (measured.reference_samples > 0)
+    result.backend.notes.push_back(fmt::format(
+        "errors at the chosen shape are sampled: {} entries of C (its corners among them) against a double dot "
+        "product each; the full double reference would take minutes on one thread",
+        measured.reference_samples));
   const double peak = device.peak_fp32_gflops;
   if (peak <= 0) return;
   for (const VariantMeasure& v : measured.variants) {
+    if (v.precision != "fp32") continue;  // the tensor cores are not under the fp32 peak
     const Series* rates = result.find_series(v.key + "_gflops");
     double best = v.gflops, at_n = 0;
     for (const SeriesPoint& p : rates ? rates->points : std::vector<SeriesPoint>{})
@@ -358,10 +512,10 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   const ParamValues& p = ctx.params;
   RunResult result = begin_result(*this, ctx);
   MatmulRun run{.ctx = ctx,
-                .variants = selected_variants(p),
+                .kernels = selected_kernels(p, ctx.backend),
                 .threads = static_cast<int>(p.integer("threads")),
                 .repeats = static_cast<int>(p.integer("repeats"))};
-  run.total_tasks = double(run.variants.size()) * (p.list("sizes").size() + 1) + 1;
+  run.total_tasks = double(run.kernels.size()) * (p.list("sizes").size() + 1) + 1;
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
 
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
@@ -380,6 +534,7 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   MatmulMeasured measured;
   run_sweep(run, result, measured);
   run_chosen_shape(run, device, measured);
+  add_roofline(result, measured, device);
   add_measurement_notes(result, measured, run.repeats, device);
   result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");

@@ -4,12 +4,20 @@
 
 namespace dlsys {
 
-// Lesson `matmul`: the O(mnk) cost of C = A B, measured for a naive loop, a tiled kernel and the vendor library.
+// Lesson `matmul`: the O(mnk) cost of C = A B, measured for a naive loop, a tiled kernel and the vendor library; on a
+// GPU, for the whole kernel ladder of kernels/matmul/ladder.h.
 class MatmulLesson final : public Lesson {
  public:
   std::string id() const override { return "matmul"; }
   std::vector<std::string> quick_params() const override {
     return {"m=96", "n=80", "k=64", "sizes=16..128", "repeats=1"};
+  }
+  // On a GPU the CPU's sizes are over in microseconds: 4096^3 (a second of fp32 work for the naive kernels, a few
+  // milliseconds for cuBLAS) and a sweep to 8192, where every rung's time follows n^3 and cuBLAS is far from
+  // launch-bound. The slowest rungs leave the sweep's largest sizes (see run_sweep).
+  std::vector<std::string> gpu_params(bool quick) const override {
+    if (quick) return {"m=2048", "n=2048", "k=2048", "sizes=256..2048", "repeats=3"};
+    return {"m=4096", "n=4096", "k=4096", "sizes=512..8192", "repeats=10"};
   }
   std::string chapter() const override { return "Foundations"; }
   std::vector<ParamSpec> params() const override;

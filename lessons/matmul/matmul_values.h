@@ -23,14 +23,25 @@ struct MatmulTheory {
 
 // One implementation at the chosen m x n x k.
 struct VariantMeasure {
-  std::string key;          // naive | tiled | blas
-  double slope = 0;         // fitted exponent of time against n, over the sweep's sizes from slope_from_n up
-  double slope_from_n = 0;  // the smallest n in the fit: smaller sizes take too little time to show n^3
-  int timed_calls_min = 0;  // the fewest timed calls any size got (a size stops after a second of timed calls)
+  std::string key;                 // naive | tiled | blas on the CPU; a rung of the ladder on a GPU (ladder.h)
+  std::string kernel;              // the kernel's name in the code: v7_warptile, cublasSgemm, ...
+  std::string precision = "fp32";  // fp32 | tf32 | bf16: the library it is compared with computes the same way
+  bool library = false;            // the vendor library's kernel (OpenBLAS, cuBLAS)
+  double slope = 0;                // fitted exponent of time against n, over the sweep's sizes from slope_from_n up
+  double slope_from_n = 0;         // the smallest n in the fit: smaller sizes take too little time to show n^3
+  int timed_calls_min = 0;         // the fewest timed calls any size got (a size stops after a second of timed calls)
   double gflops = 0;
   double time_us = 0, time_min_us = 0, time_max_us = 0;
-  double percent_of_peak = 0;
+  double percent_of_peak = 0;     // of the fp32 peak; 0 for tf32 and bf16 (the tensor cores are not under it)
+  double percent_of_library = 0;  // of the library kernel in the same precision at the same shape
+  // Its place on the roofline: bytes through global (main) memory from its tiles' closed form, FLOP per byte, and
+  // the memory roof there (peak bandwidth x intensity; 0 when the device's bandwidth is unknown).
+  double bytes_moved = 0;
+  double intensity = 0;
+  double memory_roof_gflops = 0;
+  std::string traffic;  // how bytes_moved counts
   double max_rel_err = 0;
+  double error_tolerance = 0;  // the bound of its precision (ladder.h)
 };
 
 struct MatmulMeasured {
@@ -38,10 +49,17 @@ struct MatmulMeasured {
   std::optional<double> tiled_percent_of_blas;     // both ran
   std::optional<double> tiled_speedup_over_naive;  // both ran
   double max_rel_err = 0;
-  double error_tolerance = 0;
-  int wrong = 0;  // 1 when some variant's error exceeds the tolerance
-  // On a GPU, when the fitted slopes are far from 3: why (fixed costs per call dominate) and which sizes show n^3.
+  double error_tolerance = 0;  // fp32's bound at the chosen shape; each variant has its own
+  int wrong = 0;               // 1 when some variant's error exceeds its tolerance
+  // 0: every element checked against the double reference; else how many entries were sampled (large products).
+  int reference_samples = 0;
+  // The fastest fp32 kernel that is not the library's, and its share of the library's fp32 rate.
+  std::string best_fp32_key;
+  double best_fp32_percent_of_blas = 0;
+  // On a GPU, when a fitted slope is still far from 3: why (fixed costs per call dominate).
   std::optional<std::string> slope_caveat;
+  // Kernels the sweep left out of its largest sizes (one call would have taken too long), as "naive: 4096, 8192".
+  std::vector<std::string> sweep_left_out;
 
   const VariantMeasure* variant(const std::string& key) const;
 };

@@ -24,7 +24,7 @@ echo '{"lesson": "matmul", "step": 7}' > "$tmp/step.json"
 echo '{"lesson": "matmul", "params": {"m": "0"}}' > "$tmp/param.json"
 expect 2 "not valid JSON" --open "$tmp/truncated.json"
 expect 2 "unknown lesson 'nosuch'" --open "$tmp/unknown.json"
-expect 2 "step 7 is out of range; lesson 'matmul' has steps 1 to 4" --open "$tmp/step.json"
+expect 2 "step 7 is out of range; lesson 'matmul' has steps 1 to 5" --open "$tmp/step.json"
 expect 2 "parameter 'm': value '0'" --open "$tmp/param.json"
 expect 2 "File does not exist" --open "$tmp/missing.json"
 expect 2 "--set needs --lesson" --set m=3

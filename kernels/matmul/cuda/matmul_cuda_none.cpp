@@ -5,6 +5,14 @@
 
 namespace dlsys::matmul::cuda {
 
+struct DeviceOperands::State {};
+
+DeviceOperands::DeviceOperands(const Shape&, const float*, const float*) { throw RunFailure(cuda_status().reason); }
+DeviceOperands::~DeviceOperands() = default;
+TimingStats DeviceOperands::time(Rung, const MeasureOptions&, int) { throw RunFailure(cuda_status().reason); }
+void DeviceOperands::poison_output() { throw RunFailure(cuda_status().reason); }
+void DeviceOperands::download_output(float*) { throw RunFailure(cuda_status().reason); }
+
 TimingStats run(Variant, const Shape&, const float*, const float*, float*, const MeasureOptions&) {
   throw RunFailure(cuda_status().reason);
 }
