@@ -254,6 +254,12 @@ class SweepSeries {
     const std::int64_t n = s.problem.n, d = s.problem.d;
     const double x = double(n);
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
+    // The legend names the kernels that ran: on a GPU the fastest flash kernel for the precision, and the precision.
+    if (s.backend == BackendKind::Cuda) {
+      const std::string precision = attention::cuda::precision_name(s.precision);
+      time_naive_.name = fmt::format("standard ({}, cuBLAS) time", precision);
+      time_flash_.name = fmt::format("flash ({}, {}) time", m.flash_kernel, precision);
+    }
     if (m.naive) add_kernel(x, *m.naive, time_naive_, mem_naive_, err_naive_);
     if (m.flash) add_kernel(x, *m.flash, time_flash_, mem_flash_, err_flash_);
     // On the CPU one head's S at a time; on a GPU every head's S at once (and P in bf16 for a bf16 run).

@@ -42,4 +42,20 @@ for run_step in h100-allreduce-run:1 h100-allreduce-run:4 h100-allreduce-run:5 h
   "$png_check" "$png" --size 1600x900 --min-colors 200 "${info_band[@]}" ||
     { echo "FAIL: $run's step $step lacks its label"; fail=1; }
 done
+# Every lesson's default GPU run, recorded on an H100 (tests/data/gpu: `run LESSON --backend cuda --json` as the lab
+# wrote it): every step of each opens here, without a GPU, and draws under its recorded-run label.
+for run in "$data"/gpu/*.json; do
+  [[ -f "$run" ]] || continue
+  lesson=$(basename "$run" .json)
+  steps=$("$bin" list | awk -v lesson="$lesson" '$1 == lesson { gsub(/\(/, "", $(NF-1)); print $(NF-1) }')
+  if [[ -z "$steps" ]]; then echo "FAIL: $run names no lesson of this build"; fail=1; continue; fi
+  for ((step = 1; step <= steps; step++)); do
+    png=$out/recorded-gpu-$lesson-$step.png
+    if ! "$bin" shot --open-run "$run" --step "$step" -o "$png" >/dev/null; then
+      echo "FAIL: $run does not render step $step"; fail=1; continue
+    fi
+    "$png_check" "$png" --size 1600x900 "${info_band[@]}" || { echo "FAIL: $run's step $step lacks its label"; fail=1; }
+  done
+  echo "ok:   the H100 recording of $lesson renders its $steps steps"
+done
 exit $fail
