@@ -1,54 +1,20 @@
 #pragma once
-// The few PTX instructions the fast attention kernels are built from (all in sm_80's set):
-//   cp.async     - global -> shared copies that bypass registers and run while the block computes (LDGSTS in SASS);
-//                  a copy whose source lies past the tensor fills zeros instead (src-size 0).
-//   ldmatrix     - a warp loads four 8 x 8 bf16 matrices from shared memory straight into mma fragments (LDSM);
-//                  .trans transposes each on the way, which is how V (keys x d, row major) becomes a B operand.
-//   mma.sync     - m16n8k16, bf16 inputs, fp32 accumulators (HMMA.16816.F32.BF16).
+// What the fast attention kernels add to the shared PTX wrappers (kernels/common/cuda/ptx.cuh, where cp.async,
+// ldmatrix and mma.sync live): bf16 packing of P, row reductions within a quad, and the exp2 base of the softmax.
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
+#include "kernels/common/cuda/ptx.cuh"
+
 namespace dlsys::attention::cuda::ops {
 
-__device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
-}
-
-// 16 bytes global -> shared; when `inside` is false nothing is read and the destination becomes zeros.
-__device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src, bool inside) {
-  const int src_bytes = inside ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared_dst)), "l"(global_src),
-               "r"(src_bytes));
-}
-// "memory": no shared-memory access may be moved across the commit or the wait by the compiler.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* shared_row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(shared_row)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* shared_row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(shared_row)));
-}
-
-// c += a b for one 16 x 8 x 16 step.
-__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                               std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+using dlsys::cuda::ptx::cp_async_16;
+using dlsys::cuda::ptx::cp_async_commit;
+using dlsys::cuda::ptx::cp_async_wait;
+using dlsys::cuda::ptx::ldmatrix_x4;
+using dlsys::cuda::ptx::ldmatrix_x4_trans;
+using dlsys::cuda::ptx::mma_bf16_m16n8k16;
 
 // Two floats -> one register of two bf16, the first in the low half (the lower column in a fragment).
 __device__ __forceinline__ std::uint32_t pack_bf16(float low, float high) {

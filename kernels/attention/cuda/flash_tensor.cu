@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(tc::kThreads)
         std::uint32_t b[4];
         ops::ldmatrix_x4(
             b, k_tile + (pair * 16 + tiles::ldmatrix_k_row(lane)) * kRow + kk * 16 + tiles::ldmatrix_k_col(lane));
-        ops::mma_bf16_16816(s[2 * pair], q_frag[kk], b[0], b[1]);
-        ops::mma_bf16_16816(s[2 * pair + 1], q_frag[kk], b[2], b[3]);
+        ops::mma_bf16_m16n8k16(s[2 * pair], q_frag[kk], b[0], b[1]);
+        ops::mma_bf16_m16n8k16(s[2 * pair + 1], q_frag[kk], b[2], b[3]);
       }
     }
 
@@ -160,8 +160,8 @@ __global__ void __launch_bounds__(tc::kThreads)
         std::uint32_t b[4];
         ops::ldmatrix_x4_trans(
             b, v_tile + (kk * 16 + tiles::ldmatrix_v_row(lane)) * kRow + pair * 16 + tiles::ldmatrix_v_col(lane));
-        ops::mma_bf16_16816(o_acc[2 * pair], p_frag, b[0], b[1]);
-        ops::mma_bf16_16816(o_acc[2 * pair + 1], p_frag, b[2], b[3]);
+        ops::mma_bf16_m16n8k16(o_acc[2 * pair], p_frag, b[0], b[1]);
+        ops::mma_bf16_m16n8k16(o_acc[2 * pair + 1], p_frag, b[2], b[3]);
       }
     }
     __syncthreads();  // every warp is done with this stage before the next iteration refills it
