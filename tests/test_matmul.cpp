@@ -111,7 +111,8 @@ TEST_CASE("every warp-tile configuration is one the kernel's index arithmetic ac
     CHECK(w.valid());
     CHECK(w.lanes_m() * w.lanes_n() == 32);
     CHECK(w.threads() * w.tm * w.tn == w.bm * w.bn);  // every output owned by one thread
-    CHECK(w.a_copies_per_thread() * w.threads() == w.bm * w.bk);
+    CHECK(w.a_copies_per_thread() * w.threads() * (w.a_regs ? 4 : 1) == w.bm * w.bk);
+    CHECK(w.smem_bytes() <= (w.blocks_per_sm() == 2 ? 113 : 227) * 1024);  // the blocks it expects fit on one SM
     CHECK(w.b_copies_per_thread() * w.threads() * 4 == w.bk * w.bn);
     CHECK(w.smem_bytes() == 4 * w.stages * w.bk * (w.bm + 4 + w.bn + 4));
   }

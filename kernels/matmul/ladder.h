@@ -4,6 +4,7 @@
 // each moves through global memory (closed forms from tile_math.h); the kernels are in cuda/.
 #include <array>
 #include <cmath>
+#include <string>
 #include <string_view>
 
 #include "kernels/matmul/tile_math.h"
@@ -47,16 +48,27 @@ inline constexpr int kBlock2dTm = 8, kBlock2dTn = 8;                      // out
 inline constexpr int kMmaBlockM = 128, kMmaBlockN = 128;                  // both tensor-core kernels
 inline constexpr int kTf32BlockK = 32, kBf16BlockK = 32, kMmaStages = 3;  // k-slice and pipeline depth
 
-// The warp-tiled configurations the benchmark sweeps; the lesson runs kWarpTiles[kLessonWarpTile]. Every one is
-// instantiated in cuda/warptile.cu (a test checks each is valid()).
-inline constexpr std::array<WarpTile, 6> kWarpTiles{{
+// The warp-tiled configurations: the benchmark times every one, and the lesson times every one at its shape and runs
+// the fastest (autotuned, as vendor libraries choose among their tile shapes); kWarpTiles[kLessonWarpTile] is the
+// default of a direct call. Every one is instantiated in cuda/warptile.cu (a test checks each is valid()).
+// The first six are 8 x 8 outputs per thread with A by 4-byte cp.async; the rest add A through 16-byte loads into
+// registers (last field 1) and 8 x 16 or 16 x 8 outputs per thread.
+inline constexpr std::array<WarpTile, 12> kWarpTiles{{
     {128, 128, 16, 64, 32, 8, 8, 3},
     {128, 128, 8, 64, 32, 8, 8, 4},
     {128, 128, 16, 32, 64, 8, 8, 3},
     {128, 64, 16, 64, 32, 8, 8, 3},
     {64, 128, 16, 32, 64, 8, 8, 4},
     {128, 128, 32, 64, 32, 8, 8, 2},
+    {128, 256, 8, 64, 64, 8, 16, 3, 1},
+    {256, 128, 8, 64, 64, 16, 8, 3, 1},
+    {128, 128, 8, 64, 32, 8, 8, 3, 1},
+    {128, 256, 16, 64, 64, 8, 16, 2, 1},
+    {128, 256, 8, 64, 64, 8, 16, 3, 0},
+    {128, 256, 8, 32, 128, 8, 16, 3, 1},
 }};
+// "128x256x8 w64x64 t8x16 s3 rA": block, warp and thread tiles, stages, and how A arrives (rA: through registers).
+std::string warp_tile_name(const WarpTile& w);
 inline constexpr int kLessonWarpTile = 0;
 
 inline constexpr std::array<RungInfo, 12> kLadder{{
@@ -66,7 +78,7 @@ inline constexpr std::array<RungInfo, 12> kLadder{{
     {Rung::Blocktile1d, "blocktile_1d", "v4_blocktile_1d", Precision::Fp32, false, "8 outputs per thread"},
     {Rung::Blocktile2d, "blocktile_2d", "v5_blocktile_2d", Precision::Fp32, false, "8 x 8 outputs per thread"},
     {Rung::Vectorized, "vectorized", "v6_vectorized", Precision::Fp32, false, "float4 loads, A transposed"},
-    {Rung::WarpTiled, "warptile", "v7_warptile", Precision::Fp32, false, "warp tiles, cp.async pipeline"},
+    {Rung::WarpTiled, "warptile", "v7_warptile", Precision::Fp32, false, "warp tiles, cp.async, tile shape autotuned"},
     {Rung::Cublas, "blas", "cublasSgemm", Precision::Fp32, true, "cuBLAS fp32 (CUDA cores)"},
     {Rung::Tf32Mma, "tf32_mma", "v8_tf32_mma", Precision::Tf32, false, "tensor cores, tf32 mma.sync"},
     {Rung::CublasTf32, "blas_tf32", "cublasGemmEx tf32", Precision::Tf32, true, "cuBLAS tf32 tensor cores"},

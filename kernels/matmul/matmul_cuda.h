@@ -13,6 +13,8 @@ namespace dlsys::matmul::cuda {
 // A and B copied to device 0 once, C allocated there; every rung is then timed on the same operands, and the bf16
 // rungs on copies of A and B rounded to bf16 once, on the device, before any timing (the lab kernel and cuBLAS get
 // the same bf16 operands). Device memory is freed when this leaves scope, also when a later call throws.
+inline constexpr int kTunedWarpTile = -1;
+
 class DeviceOperands {
  public:
   DeviceOperands(const Shape& shape, const float* a, const float* b);
@@ -23,7 +25,11 @@ class DeviceOperands {
   // options.warmup untimed calls, then options.repeats timed with CUDA events; C holds the last call's product.
   // `warp_tile` picks the configuration of Rung::WarpTiled (an index into kWarpTiles). Throws RunFailure with the
   // CUDA or cuBLAS error when anything fails.
+  // kTunedWarpTile runs best_warp_tile().
   TimingStats time(Rung rung, const MeasureOptions& options, int warp_tile = kLessonWarpTile);
+  // The fastest configuration of kWarpTiles at this shape on this device: every one timed (one warm-up, two timed
+  // calls, the faster counts) on the first call, the same answer after.
+  int best_warp_tile();
   // Fills C with NaN bit patterns, so an element a kernel leaves unwritten shows as a wrong result.
   void poison_output();
   void download_output(float* c);  // c: (m, n) row-major

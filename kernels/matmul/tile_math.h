@@ -53,8 +53,12 @@ DLSYS_HOST_DEVICE constexpr double bytes_once(const Shape& s, double in_bytes, d
 // The tile shape of a warp-tiled kernel: a block of (bm / wm) x (bn / wn) warps owns a bm x bn tile of C; each warp a
 // wm x wn tile; each thread tm x tn outputs, taken as (tm / 4) x (tn / 4) groups of 4 x 4 spread over the warp tile
 // so that neighbouring lanes read neighbouring 16-byte words of shared memory. `stages` k-slices of bk are in flight.
+// A reaches shared memory one of two ways: 4-byte cp.async copies that transpose it on the way (a_regs = 0), or
+// 16-byte global loads into registers, stored transposed after the current slice's FMAs (a_regs = 1): a quarter of
+// the load instructions and no per-element address arithmetic.
 struct WarpTile {
   int bm, bn, bk, wm, wn, tm, tn, stages;
+  int a_regs = 0;
 
   DLSYS_HOST_DEVICE constexpr int warps() const { return (bm / wm) * (bn / wn); }
   DLSYS_HOST_DEVICE constexpr int threads() const { return 32 * warps(); }
@@ -66,15 +70,18 @@ struct WarpTile {
   DLSYS_HOST_DEVICE constexpr int b_row_floats() const { return bn + 4; }
   DLSYS_HOST_DEVICE constexpr int stage_floats() const { return bk * (a_row_floats() + b_row_floats()); }
   DLSYS_HOST_DEVICE constexpr int smem_bytes() const { return 4 * stages * stage_floats(); }
-  // Copies per thread per stage: A one float each (4-byte copies that transpose on the way), B 16 bytes each.
-  DLSYS_HOST_DEVICE constexpr int a_copies_per_thread() const { return bm * bk / threads(); }
+  // Copies per thread per stage: A one float each (4-byte copies), or 4 floats each when loaded through registers; B
+  // 16 bytes each.
+  DLSYS_HOST_DEVICE constexpr int a_copies_per_thread() const { return bm * bk / (a_regs ? 4 : 1) / threads(); }
+  // 128 accumulators or more per thread fill the register file with one block per SM; fewer leave room for two.
+  DLSYS_HOST_DEVICE constexpr int blocks_per_sm() const { return tm * tn >= 128 ? 1 : 2; }
   DLSYS_HOST_DEVICE constexpr int b_copies_per_thread() const { return bk * bn / 4 / threads(); }
   // Every divisibility the kernel's index arithmetic relies on, and the limits of the hardware.
   DLSYS_HOST_DEVICE constexpr bool valid() const {
     return bm % wm == 0 && bn % wn == 0 && wm % tm == 0 && wn % tn == 0 && tm % 4 == 0 && tn % 4 == 0 &&
            lanes_m() * lanes_n() == 32 && lanes_n() >= 4 && lanes_n() <= 8 && threads() <= 1024 &&
-           (bm * bk) % threads() == 0 && (bk * bn / 4) % threads() == 0 && bn % 4 == 0 && stages >= 2 &&
-           smem_bytes() <= 227 * 1024;
+           (bm * bk / (a_regs ? 4 : 1)) % threads() == 0 && bk % 4 == 0 && (bk * bn / 4) % threads() == 0 &&
+           bn % 4 == 0 && stages >= 2 && (a_regs == 0 || a_regs == 1) && smem_bytes() <= 227 * 1024;
   }
 };
 

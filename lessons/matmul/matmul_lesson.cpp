@@ -95,9 +95,10 @@ std::vector<LessonKernel> selected_kernels(const ParamValues& p, BackendKind bac
 }
 
 // Bytes a kernel moves through main memory at `shape` (closed forms): the CPU's tiled kernel with the lesson's
-// theory tile, the GPU rungs from their own tiles.
-double kernel_bytes(const LessonKernel& k, BackendKind backend, const matmul::Shape& shape) {
-  if (backend == BackendKind::Cuda) return matmul::rung_bytes(k.rung, shape);
+// theory tile, the GPU rungs from their own tiles (the warp-tiled rung from the configuration it ran).
+double kernel_bytes(const LessonKernel& k, BackendKind backend, const matmul::Shape& shape,
+                    const matmul::WarpTile& warp_tile) {
+  if (backend == BackendKind::Cuda) return matmul::rung_bytes(k.rung, shape, warp_tile);
   return k.key == "naive"   ? matmul::bytes_naive(shape)
          : k.key == "tiled" ? matmul::bytes_tiled(shape, kMatmulTheoryTile)
                             : matmul::bytes_minimum(shape);
@@ -244,10 +245,13 @@ class ShapeOperands {
                                   options, [&] { control.check_cancelled(); });
     control.check_cancelled();
     if (fetch_output) device_->poison_output();
-    const TimingStats t = device_->time(kernel.rung, options);
+    // The warp-tiled rung runs its fastest tile shape at this shape (best_warp_tile), as a library would.
+    const TimingStats t = device_->time(kernel.rung, options, matmul::cuda::kTunedWarpTile);
     if (fetch_output) device_->download_output(c_.data());
     return t;
   }
+  // On a GPU, the warp-tiled configuration the tuning chose at this shape; -1 on the CPU.
+  int best_warp_tile() { return device_ ? device_->best_warp_tile() : -1; }
   const float* a() const { return a_.data(); }
   const float* b() const { return b_.data(); }
   const float* output() const { return c_.data(); }
@@ -403,13 +407,19 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
     const LessonKernel& k = run.kernels[std::size_t(&m - measured.variants.data())];
     run.progress(fmt::format("{} at {} x {} x {}", k.key, shape.m, shape.n, shape.k));
     const TimingStats t = operands.time(k, true);
+    matmul::WarpTile warp_tile = matmul::kWarpTiles[matmul::kLessonWarpTile];
+    if (k.rung == matmul::Rung::WarpTiled && run.on_gpu()) {
+      warp_tile = matmul::kWarpTiles[std::size_t(operands.best_warp_tile())];
+      m.kernel = fmt::format("{} (autotuned: best of {} tile shapes at this size, {})", k.kernel,
+                             matmul::kWarpTiles.size(), matmul::warp_tile_name(warp_tile));
+    }
     m.gflops = matmul::flops(shape) / (t.median_us * 1e3);
     m.time_us = t.median_us;
     m.time_min_us = t.min_us;
     m.time_max_us = t.max_us;
     const bool fp32 = k.precision == matmul::Precision::Fp32;
     m.percent_of_peak = fp32 && device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
-    m.bytes_moved = kernel_bytes(k, run.ctx.backend, shape);
+    m.bytes_moved = kernel_bytes(k, run.ctx.backend, shape, warp_tile);
     m.intensity = matmul::intensity(matmul::flops(shape), m.bytes_moved);
     m.memory_roof_gflops = device.peak_bandwidth_gbps * m.intensity;
     m.traffic = kernel_traffic(k, run.ctx.backend);

@@ -18,10 +18,10 @@ using testing::random_values;
 
 namespace {
 
-const Shape kShapes[] = {{1, 1, 1},      {7, 7, 7},        {129, 129, 129}, {1, 300, 17},
-                         {65, 3, 129},   {33, 130, 1},     {1000, 33, 70},  {33, 1000, 70},
-                         {70, 33, 1000}, {513, 257, 1025}, {4, 4, 4},       {100, 36, 20},
-                         {260, 132, 68}, {129, 264, 1032}, {8, 8, 8},       {256, 256, 256}};
+const Shape kShapes[] = {{1, 1, 1},       {7, 7, 7},      {129, 129, 129}, {1, 300, 17},     {65, 3, 129},
+                         {33, 130, 1},    {1000, 33, 70}, {33, 1000, 70},  {70, 33, 1000},   {513, 257, 1025},
+                         {4, 4, 4},       {100, 36, 20},  {260, 132, 68},  {129, 264, 1032}, {8, 8, 8},
+                         {256, 256, 256}, {300, 520, 264}};
 
 struct Case {
   Shape shape;
@@ -66,6 +66,12 @@ TEST_CASE("every warp-tile configuration of v7_warptile matches the double refer
     matmul::cuda::DeviceOperands operands(s, c.a.data(), c.b.data());
     for (int config = 0; config < int(matmul::kWarpTiles.size()); ++config)
       check_rung(c, operands, matmul::Rung::WarpTiled, config);
+    // The lesson's choice: the tuning picks one of them, and running "the tuned one" runs it.
+    const int best = operands.best_warp_tile();
+    CHECK(best >= 0);
+    CHECK(best < int(matmul::kWarpTiles.size()));
+    CHECK(operands.best_warp_tile() == best);
+    check_rung(c, operands, matmul::Rung::WarpTiled, matmul::cuda::kTunedWarpTile);
   }
 }
 

@@ -5,6 +5,12 @@
 
 namespace dlsys::matmul {
 
+std::string warp_tile_name(const WarpTile& w) {
+  auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };
+  return x(w.bm, w.bn) + "x" + std::to_string(w.bk) + " w" + x(w.wm, w.wn) + " t" + x(w.tm, w.tn) + " s" +
+         std::to_string(w.stages) + (w.a_regs ? " rA" : "");
+}
+
 std::string_view precision_name(Precision precision) {
   return precision == Precision::Fp32 ? "fp32" : precision == Precision::Tf32 ? "tf32" : "bf16";
 }

@@ -26,6 +26,7 @@ struct DeviceOperands::State {
   dlsys::cuda::DeviceArray<float> a, b, c;
   std::unique_ptr<dlsys::cuda::DeviceArray<__nv_bfloat16>> a16, b16;  // made on first use by a bf16 rung
   cublasHandle_t handle = nullptr;
+  int best_warp_tile = -1;  // not tuned yet
 
   State(const Shape& s) : shape(s), a(s.m * s.k), b(s.k * s.n), c(s.m * s.n) {}
   ~State() {
@@ -92,8 +93,24 @@ DeviceOperands::DeviceOperands(const Shape& shape, const float* a, const float* 
 
 DeviceOperands::~DeviceOperands() = default;
 
+int DeviceOperands::best_warp_tile() {
+  if (state_->best_warp_tile >= 0) return state_->best_warp_tile;
+  const MeasureOptions options{.warmup = 1, .repeats = 2};
+  int best = 0;
+  double best_us = 0;
+  for (int config = 0; config < int(kWarpTiles.size()); ++config) {
+    const double us = time(Rung::WarpTiled, options, config).min_us;
+    if (config == 0 || us < best_us) {
+      best_us = us;
+      best = config;
+    }
+  }
+  return state_->best_warp_tile = best;
+}
+
 TimingStats DeviceOperands::time(Rung rung, const MeasureOptions& options, int warp_tile) {
   if (rung_info(rung).precision == Precision::Bf16) state_->make_bf16();  // rounded once, before any timing
+  if (rung == Rung::WarpTiled && warp_tile == kTunedWarpTile) warp_tile = best_warp_tile();
   return dlsys::cuda::time_with_events([&] { state_->launch(rung, warp_tile); }, options);
 }
 

@@ -10,6 +10,7 @@ struct DeviceOperands::State {};
 DeviceOperands::DeviceOperands(const Shape&, const float*, const float*) { throw RunFailure(cuda_status().reason); }
 DeviceOperands::~DeviceOperands() = default;
 TimingStats DeviceOperands::time(Rung, const MeasureOptions&, int) { throw RunFailure(cuda_status().reason); }
+int DeviceOperands::best_warp_tile() { throw RunFailure(cuda_status().reason); }
 void DeviceOperands::poison_output() { throw RunFailure(cuda_status().reason); }
 void DeviceOperands::download_output(float*) { throw RunFailure(cuda_status().reason); }
 

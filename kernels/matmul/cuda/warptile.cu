@@ -5,8 +5,14 @@
 //     16-byte words of shared memory (no bank conflicts, many lanes served by one broadcast), and a warp's operands
 //     come from a small, compact region.
 //   - a cp.async pipeline `stages` deep: copies of the next k-slices run in the background while this one is
-//     multiplied, and skip the registers. A goes through 4-byte copies that transpose it on the way (cp.async copies
-//     bytes as they lie, so a 16-byte copy could not turn a row of A into a column); B through 16-byte copies.
+//     multiplied, and skip the registers. B goes through 16-byte copies. A must be transposed on the way (cp.async
+//     copies bytes as they lie, so a 16-byte copy could not turn a row of A into a column), and takes one of two
+//     paths: 4-byte copies, one per element (a_regs = 0); or 16-byte global loads into registers, issued before this
+//     slice's FMAs and stored transposed into shared memory after them (a_regs = 1), so the loads' latency hides
+//     behind the FMAs with a quarter of the instructions.
+//   - larger thread tiles (8 x 16, 16 x 8): 128 FMAs per 6 shared-memory reads instead of 64 per 4, at the price of
+//     one block per SM. Which shape wins depends on the device, so the lesson times each at the run's shape and keeps
+//     the fastest (autotuned, as vendor libraries choose among their tile shapes).
 //   - register fragments double-buffered: the operands of k-step l + 1 are read from shared memory while the FMAs of
 //     step l run.
 //   - shared-memory rows padded by 4 floats: 16-byte aligned for LDS.128, and the transposing stores of A, which
@@ -27,21 +33,23 @@ namespace {
 
 using Index = long long;
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int AREG>
 struct Tile {
-  static constexpr WarpTile shape{BM, BN, BK, WM, WN, TM, TN, STAGES};
+  static constexpr WarpTile shape{BM, BN, BK, WM, WN, TM, TN, STAGES, AREG};
   static_assert(shape.valid(), "a warp tile whose divisibility the kernel relies on");
   static constexpr int kThreads = shape.threads();
-  // Two blocks per SM: while one waits at its barrier the other's warps keep the FMA pipes busy. For 256 threads that
-  // caps registers at 128 per thread (64 accumulators, 32 fragment registers, the rest addresses), without spills.
-  static constexpr int kMinBlocks = 2;
+  // 8 x 8 outputs: two blocks per SM, so while one waits at its barrier the other's warps keep the FMA pipes busy; for
+  // 256 threads that caps registers at 128 per thread (64 accumulators, 32 fragment registers, the rest addresses).
+  // 8 x 16 or 16 x 8: one block, up to 255 registers (128 accumulators, 48 fragment registers).
+  static constexpr int kMinBlocks = shape.blocks_per_sm();
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool kVectorB>
-__global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThreads,
-                                  Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kMinBlocks)
+// kVector: n % 4 == 0 (B and C by 16 bytes) and, when A goes through registers, k % 4 == 0 (A by 16 bytes).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int AREG, bool kVectorB>
+__global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>::kThreads,
+                                  Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>::kMinBlocks)
     warptile_kernel(Shape s, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {
-  using T = Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>;
+  using T = Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>;
   constexpr WarpTile W = T::shape;
   constexpr int kThreads = T::kThreads, LM = W.lanes_m(), LN = W.lanes_n();
   constexpr int AS = W.a_row_floats(), BS = W.b_row_floats(), kStage = W.stage_floats();
@@ -53,6 +61,40 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
   const Index row0 = Index(blockIdx.y) * BM, col0 = Index(blockIdx.x) * BN;
   const int k_tiles = static_cast<int>(ceil_div(s.k, BK));
 
+  // A through registers: each thread loads a_copies_per_thread() runs of 4 consecutive k of one row (two or four
+  // threads per row, so a warp reads whole 32-byte sectors), and stores each run down a column of A^T. With rows of
+  // AS = bm + 4 floats, the 32 stores of one column index land in 32 different banks for bk = 8.
+  constexpr int kALoads = AREG ? W.a_copies_per_thread() : 1;
+  float4 a_next[kALoads];
+  auto load_a = [&](int k_tile) {
+    const Index k0 = Index(k_tile) * BK;
+#pragma unroll
+    for (int i = 0; i < kALoads; ++i) {
+      const int e = t + i * kThreads, r = e / (BK / 4), l = (e % (BK / 4)) * 4;
+      const Index gr = row0 + r, gk = k0 + l;
+      if constexpr (kVectorB) {  // k % 4 == 0: the 4 floats are all inside or all outside, and 16-byte aligned
+        a_next[i] = gr < s.m && gk < s.k ? __ldg(reinterpret_cast<const float4*>(a + gr * s.k + gk))
+                                         : make_float4(0.f, 0.f, 0.f, 0.f);
+      } else {
+        float v[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[q] = gr < s.m && gk + q < s.k ? __ldg(a + gr * s.k + gk + q) : 0.f;
+        a_next[i] = make_float4(v[0], v[1], v[2], v[3]);
+      }
+    }
+  };
+  auto store_a = [&](int slot) {
+    float* a_t = smem + slot * kStage;
+#pragma unroll
+    for (int i = 0; i < kALoads; ++i) {
+      const int e = t + i * kThreads, r = e / (BK / 4), l = (e % (BK / 4)) * 4;
+      a_t[(l + 0) * AS + r] = a_next[i].x;
+      a_t[(l + 1) * AS + r] = a_next[i].y;
+      a_t[(l + 2) * AS + r] = a_next[i].z;
+      a_t[(l + 3) * AS + r] = a_next[i].w;
+    }
+  };
+
   auto copy_stage = [&](int slot, int k_tile) {
     float* a_t = smem + slot * kStage;
     float* b_s = a_t + BK * AS;
@@ -60,7 +102,7 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
     // Not unrolled: an unrolled copy loop keeps every copy's address live across the whole k loop, and those
     // registers are what the accumulators need.
 #pragma unroll 1
-    for (int i = 0; i < W.a_copies_per_thread(); ++i) {
+    for (int i = 0; i < (AREG ? 0 : W.a_copies_per_thread()); ++i) {
       // Consecutive threads take consecutive k of one row: the warp's global reads are contiguous runs.
       const int e = t + i * kThreads, r = e / BK, l = e % BK;
       const bool inside = row0 + r < s.m && k0 + l < s.k;
@@ -90,7 +132,13 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
   // there is nothing left to copy, so "wait until STAGES - 2 groups remain" always means "slice `tile` has landed".
 #pragma unroll
   for (int stage = 0; stage < STAGES - 1; ++stage) {
-    if (stage < k_tiles) copy_stage(stage, stage);
+    if (stage < k_tiles) {
+      copy_stage(stage, stage);
+      if constexpr (AREG) {
+        load_a(stage);
+        store_a(stage);  // seen by all threads after the first iteration's barrier
+      }
+    }
     ptx::cp_async_commit();
   }
   for (int tile = 0; tile < k_tiles; ++tile) {
@@ -99,7 +147,10 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
     // multiplying slice tile - 1, whose slot the copy below reuses.
     __syncthreads();
     const int ahead = tile + STAGES - 1;
-    if (ahead < k_tiles) copy_stage(ahead % STAGES, ahead);
+    if (ahead < k_tiles) {
+      copy_stage(ahead % STAGES, ahead);
+      if constexpr (AREG) load_a(ahead);  // in flight during this slice's FMAs, stored after them
+    }
     ptx::cp_async_commit();
 
     const float* a_t = smem + (tile % STAGES) * kStage + warp_m * WM + lane_m * 4;
@@ -131,6 +182,10 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a_frag[l % 2][i] * b_frag[l % 2][j];
     }
+    // Slot ahead % STAGES held slice tile - 1, which every thread finished before this iteration's barrier; slice
+    // `ahead` is read only after at least one more barrier.
+    if constexpr (AREG)
+      if (ahead < k_tiles) store_a(ahead % STAGES);
   }
   ptx::cp_async_wait<0>();  // only empty groups can remain; leave none behind
 
@@ -155,10 +210,10 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::kThr
   }
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool kVectorB>
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int AREG, bool kVectorB>
 void launch_one(const Shape& s, const float* a, const float* b, float* c) {
-  constexpr WarpTile W = Tile<BM, BN, BK, WM, WN, TM, TN, STAGES>::shape;
-  auto kernel = warptile_kernel<BM, BN, BK, WM, WN, TM, TN, STAGES, kVectorB>;
+  constexpr WarpTile W = Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>::shape;
+  auto kernel = warptile_kernel<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG, kVectorB>;
   // Over 48 KiB of dynamic shared memory needs the kernel's consent, asked once per kernel.
   static const cudaError_t allowed =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, W.smem_bytes());
@@ -170,10 +225,10 @@ void launch_one(const Shape& s, const float* a, const float* b, float* c) {
 template <int I>
 void launch_config(const Shape& s, const float* a, const float* b, float* c) {
   constexpr WarpTile W = kWarpTiles[I];
-  if (s.n % 4 == 0)
-    launch_one<W.bm, W.bn, W.bk, W.wm, W.wn, W.tm, W.tn, W.stages, true>(s, a, b, c);
+  if (s.n % 4 == 0 && (W.a_regs == 0 || s.k % 4 == 0))
+    launch_one<W.bm, W.bn, W.bk, W.wm, W.wn, W.tm, W.tn, W.stages, W.a_regs, true>(s, a, b, c);
   else
-    launch_one<W.bm, W.bn, W.bk, W.wm, W.wn, W.tm, W.tn, W.stages, false>(s, a, b, c);
+    launch_one<W.bm, W.bn, W.bk, W.wm, W.wn, W.tm, W.tn, W.stages, W.a_regs, false>(s, a, b, c);
 }
 
 template <std::size_t... I>
