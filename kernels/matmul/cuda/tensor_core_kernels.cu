@@ -13,12 +13,14 @@
 #include <cuda_bf16.h>
 
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/ptx.cuh"
 #include "kernels/matmul/cuda/launchers.h"
-#include "kernels/matmul/cuda/ptx.cuh"
 
 namespace dlsys::matmul::cuda::detail {
 
 namespace {
+
+namespace ptx = dlsys::cuda::ptx;
 
 using Index = long long;
 

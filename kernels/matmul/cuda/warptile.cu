@@ -24,12 +24,14 @@
 #include <utility>
 
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/ptx.cuh"
 #include "kernels/matmul/cuda/launchers.h"
-#include "kernels/matmul/cuda/ptx.cuh"
 
 namespace dlsys::matmul::cuda::detail {
 
 namespace {
+
+namespace ptx = dlsys::cuda::ptx;
 
 using Index = long long;
 
