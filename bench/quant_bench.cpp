@@ -2,10 +2,12 @@
 // (cuBLAS) and in int8, int4 and NF4 codes (the lab's kernel, kernels/quant/cuda). Each format: the median of 20 calls,
 // each after the L2 cache was overwritten, the bytes it must read and write (codes, scales, zero points, x, y), GB/s,
 // its share of a STREAM triad measured here with the roofline lesson's kernel, and its largest error against the double
-// reference of its own weights. Exits 1 when a result is wrong, 77 when no GPU answers.
+// reference of its own weights. The lab's formats run on every shape of its kernel (gemv_cuda.h's kGemvShapes), each
+// printed, and the verdicts take the shape the lessons use. Exits 1 when a result is wrong, 77 when no GPU answers.
 // Usage: dlsys_quant_bench [n]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -117,21 +119,55 @@ int main(int argc, char** argv) {
         {"int4 blocks of 64 (lab)", {Scheme::Absmax, Granularity::Block, 4, 64, false}},
         {"nf4 blocks of 64 (lab)", {Scheme::Nf4, Granularity::Block, 4, 64, false}},
     };
+    // Each format on every kernel shape (gemv_cuda.h); the verdicts take the shape the lessons use.
+    struct Format {
+      const char* name;
+      std::vector<Row> shapes;
+    };
+    std::vector<Format> quantized;
     for (const auto& [name, spec] : formats) {
       const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
-      const TimingStats t = quant::cuda::gemv_quantized(q, x.data(), y.data(), options);
       quant::gemv_reference(q, x.data(), ref.data());
-      const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
-      rows.push_back({name, t.median_us, t.min_us, quantized_bytes(q) + vectors, err, !(err <= tolerance)});
+      Format f{name, {}};
+      for (int s = 0; s < quant::cuda::kGemvShapeCount; ++s) {
+        std::fill(y.begin(), y.end(), 1e30f);
+        const TimingStats t = quant::cuda::gemv_quantized(q, x.data(), y.data(), options, s);
+        const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
+        f.shapes.push_back(
+            {fmt::format("  shape {} ({})", s, quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[s])), t.median_us,
+             t.min_us, quantized_bytes(q) + vectors, err, !(err <= tolerance)});
+      }
+      Row lesson = f.shapes[quant::cuda::kLessonGemvShape];
+      lesson.name = name;
+      rows.push_back(lesson);
+      quantized.push_back(std::move(f));
     }
 
-    fmt::print("{:<26} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10}  {}\n", "format", "median us", "best us", "MB moved",
-               "GB/s", "% triad", "error", "check");
-    bool wrong = false;
-    for (const Row& r : rows) {
+    const auto print_row = [&](const Row& r) {
       const double gbps = r.bytes / (r.us * 1e3);
-      fmt::print("{:<26} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.0f} {:>8.0f}% {:>10.2g}  {}\n", r.name, r.us, r.min_us,
+      fmt::print("{:<32} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.0f} {:>8.0f}% {:>10.2g}  {}\n", r.name, r.us, r.min_us,
                  r.bytes / 1e6, gbps, 100 * gbps / triad_gbps, r.err, r.wrong ? "WRONG" : "ok");
+    };
+    const auto header = [] {
+      fmt::print("{:<32} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10}  {}\n", "format", "median us", "best us", "MB moved",
+                 "GB/s", "% triad", "error", "check");
+    };
+    bool wrong = false;
+    fmt::print(
+        "every kernel shape (rows per warp r, warps per row w/r, loads in flight ld, threads t, prefetch pf):\n");
+    header();
+    for (const Format& f : quantized) {
+      fmt::print("{}\n", f.name);
+      for (const Row& r : f.shapes) {
+        print_row(r);
+        wrong = wrong || r.wrong;
+      }
+    }
+    fmt::print("\nthe lessons' shape {} ({}):\n", quant::cuda::kLessonGemvShape,
+               quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[quant::cuda::kLessonGemvShape]));
+    header();
+    for (const Row& r : rows) {
+      print_row(r);
       wrong = wrong || r.wrong;
     }
     const Row &fp16 = rows[1], &int8 = rows[2], &int4 = rows[3], &nf4 = rows[4];
@@ -146,6 +182,21 @@ int main(int argc, char** argv) {
                fp16.us, ordered ? "met" : "NOT met");
     fmt::print("  nf4 {:.1f} us against int4 {:.1f} us (same codes, a table look-up instead of an offset)\n", nf4.us,
                int4.us);
+    double best_total = 1e300;
+    int best = 0;
+    for (int s = 0; s < quant::cuda::kGemvShapeCount; ++s) {
+      double total = 0;
+      for (const Format& f : quantized) total += f.shapes[std::size_t(s)].us;
+      if (total < best_total) best_total = total, best = s;
+    }
+    for (const Format& f : quantized) {
+      std::size_t fastest = 0;
+      for (std::size_t s = 1; s < f.shapes.size(); ++s)
+        if (f.shapes[s].us < f.shapes[fastest].us) fastest = s;
+      fmt::print("  fastest shape for {}: {} ({:.1f} us)\n", f.name, fastest, f.shapes[fastest].us);
+    }
+    fmt::print("  fastest shape over the three formats together (kLessonGemvShape): {} ({:.1f} us in all)\n", best,
+               best_total);
     fmt::print("  every result matches its reference: {}\n", wrong ? "NO" : "yes");
     return wrong ? 1 : 0;
   } catch (const std::exception& e) {

@@ -2,24 +2,61 @@
 // Weight-only GEMV at batch 1 on a GPU, y = W x with W: (rows, cols) row-major:
 //   fp32       cuBLAS sgemv, 4 bytes per weight;
 //   fp16       cuBLAS GemmEx with __half weights and x rounded to __half, fp32 accumulation: 2 bytes per weight;
-//   quantized  the lab's kernel, one warp per row, reading the packed codes of quantize.h (16 bytes per lane and load
-//              where a row splits into whole loads, byte by byte otherwise) and dequantizing on the
-//              fly, w^ = s (u - z) (nf4: s x level[u]): 1 or half a byte per weight plus the scales.
+//   quantized  the lab's kernel, reading the packed codes of quantize.h (16 bytes per lane and load where a row splits
+//              into whole loads, byte by byte otherwise) and dequantizing on the fly, w^ = s (u - z) (nf4:
+//              s x level[u]): 1 or half a byte per weight plus the scales.
 // Each copies W and x to GPU 0, times `options.repeats` calls with CUDA events, each after the L2 cache was
 // overwritten (so W comes from memory, as a layer's weights do in decoding), and copies the last y back. Without
 // CUDA in the build each throws RunFailure saying why.
 #include <cstdint>
+#include <string>
 
 #include "engine/measure.h"
 #include "kernels/quant/quantize.h"
 
 namespace dlsys::quant::cuda {
 
+// How the memory-bound quantized kernel divides the work (kernels/quant/cuda/gemv_cuda.cu):
+//   rows_per_warp    rows whose codes a warp reads side by side, each x value loaded once serving all of them;
+//   warps_per_row    warps of a block that share those rows' columns (interleaved by 512-byte loads), their sums
+//                    added through shared memory: more, shorter work units, so every SM ends at about the same time;
+//   loads_in_flight  16-byte code loads a lane issues (over its rows) before it uses the first;
+//   block_warps      warps per block;
+//   prefetch         the lane issues its next loads before it computes on the current ones.
+struct GemvShape {
+  int rows_per_warp, warps_per_row, loads_in_flight, block_warps;
+  bool prefetch;
+};
+inline constexpr GemvShape kGemvShapes[] = {
+    {4, 1, 8, 4, false},   // 0: a warp per 4 whole rows (the first vector kernel)
+    {4, 2, 8, 4, false},   // 1
+    {4, 4, 8, 4, false},   // 2
+    {4, 4, 4, 4, true},    // 3
+    {4, 4, 8, 4, true},    // 4
+    {2, 4, 8, 4, false},   // 5
+    {8, 4, 8, 4, false},   // 6
+    {2, 4, 8, 8, false},   // 7
+    {4, 4, 16, 4, false},  // 8
+    {2, 2, 4, 8, true},    // 9
+};
+inline constexpr int kGemvShapeCount = int(sizeof(kGemvShapes) / sizeof(kGemvShapes[0]));
+// The shape the lessons use: the fastest for int4 and NF4 at 8192 x 8192 on an H100 (dlsys_quant_bench prints every
+// shape's time).
+inline constexpr int kLessonGemvShape = 3;
+
+inline std::string gemv_shape_name(const GemvShape& shape) {
+  return std::to_string(shape.rows_per_warp) + "r " + std::to_string(shape.warps_per_row) + "w/r " +
+         std::to_string(shape.loads_in_flight) + "ld " + std::to_string(shape.block_warps * 32) + "t" +
+         (shape.prefetch ? " pf" : "");
+}
+
 TimingStats gemv_fp32(const float* w, std::int64_t rows, std::int64_t cols, const float* x, float* y,
                       const MeasureOptions& options);
 // x_fp16: x already rounded to fp16 bits, as the GEMM reads it.
 TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64_t cols, const std::uint16_t* x_fp16,
                       float* y, const MeasureOptions& options);
-TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options);
+// `shape`: an index into kGemvShapes.
+TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
+                           int shape = kLessonGemvShape);
 
 }  // namespace dlsys::quant::cuda

@@ -9,6 +9,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/quant/gemv.h"
+#include "kernels/quant/gemv_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/quant/quant_error.h"
@@ -170,10 +171,11 @@ RunResult QuantLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(
         fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
   if (gpu)
-    result.backend.notes.push_back(
+    result.backend.notes.push_back(fmt::format(
         "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes (several rows per warp sharing x, "
-        "16-byte loads); before each timed call the L2 cache is overwritten, so the weights come from memory; the "
-        "model and its errors are computed on the CPU");
+        "the warps of a block sharing a row's columns, 16-byte loads; shape {}); before each timed call the L2 cache "
+        "is overwritten, so the weights come from memory; the model and its errors are computed on the CPU",
+        quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[quant::cuda::kLessonGemvShape])));
   else
     result.backend.notes.push_back(fmt::format(
         "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),

@@ -1,22 +1,30 @@
 // Weight-only GEMV on a GPU (see gemv_cuda.h): cuBLAS for fp32 and fp16, the lab's kernels for codes.
 //   quantized_kernel         the general path, one warp per row, one code per lane and step: any shape, any segment;
 //   quantized_vector_kernel  the memory-bound path, for rows that split into whole 16-byte loads of codes inside one
-//                            scale segment. What makes it run at the memory's speed:
-//     - each warp takes R rows (up to 4) and each x value it loads serves all of them, so x (from L1) costs a
-//       quarter of what it would per row; enough warps remain to fill every SM (R shrinks for short matrices);
-//     - each lane issues all its 16-byte code loads of a step (2 to 8, across the R rows) before using the first,
-//       through the read-only path without allocating in L1, so x stays there;
-//     - a code becomes a float with one byte permute and one subtraction (the byte placed under the exponent of
-//       2^23, 0x4B000000, is the float 2^23 + u), no shifts and conversions per code;
-//     - per load the lane sums u x and x, and applies the scale once: s (sum u x - z sum x); sum x is shared by the
-//       R rows. NF4 sums level[u] x with the 16 levels in shared memory (16 banks, no conflicts) and applies s.
+//                            scale segment (int8 and the other byte codes, 4-bit integer codes, NF4; 2 and 3-bit codes
+//                            take the general path). What makes it run at the memory's speed:
+//     - each warp takes R rows and each x value it loads serves all of them, so x (from L1) costs 1/R of what it
+//       would per row;
+//     - the S warps of a row group share its columns, interleaved by 512-byte warp loads, and add their sums through
+//       shared memory: many short work units, so the SMs finish together instead of waiting on the last long rows;
+//     - each lane issues its 16-byte code loads of a step (over the R rows) before using the first, through the
+//       read-only path without allocating in L1, so x stays there; with prefetch, the next step's loads are issued
+//       before this step's arithmetic;
+//     - a code becomes a float with one byte permute: a byte u placed under the exponent of 2^23 (0x4B000000) is the
+//       float 2^23 + u, and one subtraction leaves u; a 4-bit code placed in the top mantissa bits of 16.0
+//       (0x41800000) is the float 16 + u, used as it is: the lane sums (16 + u) x and subtracts 16 sum x per load;
+//     - per load the lane sums u x and x, and applies the scale once: s (sum u x - z sum x), with scale and zero point
+//       read as one 8-byte pair; sum x is shared by the R rows. NF4 sums level[u] x with the 16 levels in shared
+//       memory (16 banks, no conflicts) and applies s.
 // Both compute in fp32 against fp32 x, as the CPU does.
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "engine/errors.h"
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/vector_map.cuh"
 #include "kernels/common/device_buffer.h"
@@ -30,14 +38,12 @@ using dlsys::cuda::DeviceArray;
 using dlsys::cuda::load_once;
 
 constexpr int kWarp = 32;
-constexpr int kWarpsPerBlock = 8;        // the general kernel
-constexpr int kVectorWarpsPerBlock = 4;  // the vector kernel: small blocks spread evenly over the SMs
-constexpr int kCodeLoadsPerLane = 8;     // 16-byte loads of codes a lane has in flight per step, over its R rows
+constexpr int kWarpsPerBlock = 8;  // the general kernel
 
 struct DeviceCodes {
   const std::uint8_t* codes;
-  const float* scales;
-  const float* zeros;
+  const float* scales;       // NF4
+  const float2* scale_zero;  // integer codes: (s, z) of each segment
   std::int64_t rows, cols, segment, segments_per_row, row_bytes;
   bool packed, nf4;
 };
@@ -49,6 +55,14 @@ __device__ inline float warp_sum(float v) {
   return v;
 }
 
+// A segment's scale and zero point, read once: one 8-byte load that L1 may keep briefly (the neighbouring lanes and
+// the next loads of a row share it) but evicts first.
+__device__ inline float2 load_scale_zero(const float2* p) {
+  float2 v;
+  asm("ld.global.nc.L1::evict_first.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+  return v;
+}
+
 // Row `row` of the codes times x: lanes take columns lane, lane + 32, ... (neighbouring lanes read neighbouring
 // bytes), each dequantizing its own weight, then a shuffle reduction.
 __global__ void quantized_kernel(DeviceCodes q, const float* x, float* y) {
@@ -56,24 +70,30 @@ __global__ void quantized_kernel(DeviceCodes q, const float* x, float* y) {
   const int lane = threadIdx.x % kWarp;
   if (row >= q.rows) return;
   const std::uint8_t* codes = q.codes + row * q.row_bytes;
-  const float* scales = q.scales + row * q.segments_per_row;
-  const float* zeros = q.zeros + row * q.segments_per_row;
   float sum = 0;
   for (std::int64_t j = lane; j < q.cols; j += kWarp) {
     const std::uint32_t u = q.packed ? (codes[j / 2] >> (4 * (j % 2))) & 0xFu : codes[j];
-    const std::int64_t s = j / q.segment;
-    const float w = q.nf4 ? scales[s] * nf4_levels[u] : scales[s] * (float(u) - zeros[s]);
+    const std::int64_t s = row * q.segments_per_row + j / q.segment;
+    float w;
+    if (q.nf4) {
+      w = q.scales[s] * nf4_levels[u];
+    } else {
+      const float2 sz = q.scale_zero[s];
+      w = sz.x * (float(u) - sz.y);
+    }
     sum += w * x[j];
   }
   sum = warp_sum(sum);
   if (lane == 0) y[row] = sum;
 }
 
-// How the codes of a 16-byte load are laid out: 16 one-byte codes (5 to 8 bits), or 32 packed codes of 2 to 4 bits
-// (column 2i in the low nibble of byte i) read as integers or as NF4 level indices.
+// How the codes of a 16-byte load are laid out: 16 one-byte codes (5 to 8 bits), or 32 packed 4-bit codes (column 2i
+// in the low nibble of byte i) read as integers or as NF4 level indices.
 enum class CodeFormat { Bytes, Nibbles, Nf4 };
 
 __host__ __device__ constexpr int codes_per_load(CodeFormat f) { return f == CodeFormat::Bytes ? 16 : 32; }
+// What load_dot adds to each code: Nibbles sums (16 + u) x.
+__host__ __device__ constexpr float code_offset(CodeFormat f) { return f == CodeFormat::Nibbles ? 16.0f : 0.0f; }
 
 // Byte b (0..3) of `word` as a float: the byte under the exponent of 2^23 is 2^23 + byte exactly; subtracting 2^23
 // leaves the byte, exactly.
@@ -82,13 +102,20 @@ __device__ inline float byte_as_float(std::uint32_t word) {
   return __int_as_float(int(__byte_perm(word, 0x4B000000u, 0x7540u | b))) - 8388608.0f;
 }
 
+// Byte b of `word`, holding 0x80 | u << 3 for a 4-bit u, as byte 2 of 0x41800000 (16.0): the float 16 + u, exactly.
+template <int b>
+__device__ inline float nibble_plus_16(std::uint32_t word) {
+  return __int_as_float(int(__byte_perm(word, 0x41000000u, 0x7054u | (b << 8))));
+}
+
 // Byte b of `offsets` (a level's byte offset, 0..60) as the NF4 level it points at.
 template <int b>
 __device__ inline float level_at(std::uint32_t offsets, const float* levels) {
   return *reinterpret_cast<const float*>(reinterpret_cast<const char*>(levels) + __byte_perm(offsets, 0u, 0x4440u | b));
 }
 
-// sum_j u_j x_j over the codes of one 16-byte load (NF4: sum_j level[u_j] x_j); xs holds x of its columns.
+// sum_j (u_j + code_offset) x_j over the codes of one 16-byte load (NF4: sum_j level[u_j] x_j); xs holds x of its
+// columns.
 template <CodeFormat F>
 __device__ inline float load_dot(const uint4& code, const float4* xs, const float* levels) {
   const std::uint32_t words[4] = {code.x, code.y, code.z, code.w};
@@ -104,15 +131,15 @@ __device__ inline float load_dot(const uint4& code, const float4* xs, const floa
       d = fmaf(byte_as_float<3>(w), a.w, d);
     } else if constexpr (F == CodeFormat::Nibbles) {  // columns 8k .. 8k + 7: low nibbles even, high nibbles odd
       const float4 a = xs[2 * k], b = xs[2 * k + 1];
-      const std::uint32_t even = w & 0x0F0F0F0Fu, odd = (w >> 4) & 0x0F0F0F0Fu;
-      d = fmaf(byte_as_float<0>(even), a.x, d);
-      d = fmaf(byte_as_float<0>(odd), a.y, d);
-      d = fmaf(byte_as_float<1>(even), a.z, d);
-      d = fmaf(byte_as_float<1>(odd), a.w, d);
-      d = fmaf(byte_as_float<2>(even), b.x, d);
-      d = fmaf(byte_as_float<2>(odd), b.y, d);
-      d = fmaf(byte_as_float<3>(even), b.z, d);
-      d = fmaf(byte_as_float<3>(odd), b.w, d);
+      const std::uint32_t even = ((w << 3) & 0x78787878u) | 0x80808080u, odd = ((w >> 1) & 0x78787878u) | 0x80808080u;
+      d = fmaf(nibble_plus_16<0>(even), a.x, d);
+      d = fmaf(nibble_plus_16<0>(odd), a.y, d);
+      d = fmaf(nibble_plus_16<1>(even), a.z, d);
+      d = fmaf(nibble_plus_16<1>(odd), a.w, d);
+      d = fmaf(nibble_plus_16<2>(even), b.x, d);
+      d = fmaf(nibble_plus_16<2>(odd), b.y, d);
+      d = fmaf(nibble_plus_16<3>(even), b.z, d);
+      d = fmaf(nibble_plus_16<3>(odd), b.w, d);
     } else {  // NF4: each nibble times 4, the byte offset of its level
       const float4 a = xs[2 * k], b = xs[2 * k + 1];
       const std::uint32_t even = (w << 2) & 0x3C3C3C3Cu, odd = (w >> 2) & 0x3C3C3C3Cu;
@@ -129,58 +156,82 @@ __device__ inline float load_dot(const uint4& code, const float4* xs, const floa
   return d;
 }
 
-// R rows per warp; lane l takes loads l, l + 32, ... of each row (a warp reads 512 contiguous bytes of a row per
-// load), kCodeLoadsPerLane / R steps of them at once.
-template <CodeFormat F, int R>
-__global__ void __launch_bounds__(kVectorWarpsPerBlock* kWarp)
-    quantized_vector_kernel(DeviceCodes q, const float* __restrict__ x, float* __restrict__ y) {
+// The vector kernel's view of the codes: rows of `loads` 16-byte loads, `loads_per_segment` of them per scale.
+struct VectorCodes {
+  const uint4* codes;
+  const float* scales;       // NF4
+  const float2* scale_zero;  // integer codes
+  int rows, loads, segments_per_row;
+  std::uint64_t segment_magic;  // ceil(2^32 / loads_per_segment): load c is in segment (c x magic) >> 32
+};
+
+// The codes a lane loads in one step: kSteps loads for each of its R rows, with their scales (and zero points).
+template <CodeFormat F, int kSteps, int R>
+struct Batch {
+  uint4 code[kSteps][R];
+  float scale[kSteps][R], zero[kSteps][R];
+};
+
+// Shape (R, S, L, W, P) of gemv_cuda.h's GemvShape: W warps per block in W / S groups of S warps; group g takes rows
+// R g .. R g + R - 1 of the block's; warp s of a group takes loads s 32 + lane, + 32 S, ... of each of its rows,
+// L / R of them per step.
+template <CodeFormat F, int R, int S, int L, int W, bool P>
+__global__ void __launch_bounds__(W* kWarp)
+    quantized_vector_kernel(VectorCodes q, const float* __restrict__ x, float* __restrict__ y) {
+  static_assert(L % R == 0 && W % S == 0 && R <= kWarp, "a shape's loads split evenly over its rows");
   constexpr int kPerLoad = codes_per_load(F);
   constexpr int kXLoads = kPerLoad / 4;  // float4 of x per load of codes
-  constexpr int kSteps = kCodeLoadsPerLane / R;
+  constexpr int kSteps = L / R;
+  constexpr int kGroups = W / S;
+  constexpr int kStride = kSteps * S * kWarp;  // loads of a row a group covers per step
   __shared__ float levels[16];
+  __shared__ float partial[S > 1 ? W : 1][R];
   if constexpr (F == CodeFormat::Nf4) {
     if (threadIdx.x < 16) levels[threadIdx.x] = nf4_levels[threadIdx.x];
     __syncthreads();
   }
-  const int lane = threadIdx.x % kWarp;
-  const std::int64_t first_row = (blockIdx.x * std::int64_t(kVectorWarpsPerBlock) + threadIdx.x / kWarp) * R;
-  if (first_row >= q.rows) return;
-  const int rows_here = int(q.rows - first_row < R ? q.rows - first_row : R);
-  const int loads = int(q.cols / kPerLoad), loads_per_segment = int(q.segment / kPerLoad);
-  // Row r of the warp; past the matrix's end, its first row again (read, never written).
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int block_first_row = blockIdx.x * (kGroups * R);
+  const int first_row = block_first_row + (warp / S) * R;
+  // Row r of the group; past the matrix's end, its last row (read, never written).
   const uint4* codes[R];
-  const float *scales[R], *zeros[R];
+  const float* scales[R];
+  const float2* scale_zero[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const std::int64_t row = first_row + (r < rows_here ? r : 0);
-    codes[r] = reinterpret_cast<const uint4*>(q.codes + row * q.row_bytes);
+    const std::int64_t row = min(first_row + r, q.rows - 1);
+    codes[r] = q.codes + row * q.loads;
     scales[r] = q.scales + row * q.segments_per_row;
-    zeros[r] = q.zeros + row * q.segments_per_row;
+    scale_zero[r] = q.scale_zero + row * q.segments_per_row;
   }
+  // Steps past the row's end load its last 16 bytes again (from L2, unused) rather than branch around the loads.
+  const auto load_batch = [&](int first, Batch<F, kSteps, R>& b) {
+#pragma unroll
+    for (int u = 0; u < kSteps; ++u) {
+      const int c = min(first + u * S * kWarp, q.loads - 1);
+      const int segment = int((std::uint64_t(c) * q.segment_magic) >> 32);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        b.code[u][r] = load_once(codes[r] + c);
+        if constexpr (F == CodeFormat::Nf4) {
+          b.scale[u][r] = load_once(scales[r] + segment);
+        } else {
+          const float2 sz = load_scale_zero(scale_zero[r] + segment);
+          b.scale[u][r] = sz.x;
+          b.zero[u][r] = sz.y + code_offset(F);
+        }
+      }
+    }
+  };
   const float4* x4 = reinterpret_cast<const float4*>(x);
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0;
-
-  for (int first = lane; first < loads; first += kSteps * kWarp) {
-    uint4 code[kSteps][R];
-    float scale[kSteps][R], zero[kSteps][R] = {};
-    // Steps past the row's end load its last 16 bytes again (from L2, unused) rather than branch around the loads.
+  const auto use_batch = [&](int first, const Batch<F, kSteps, R>& b) {
 #pragma unroll
     for (int u = 0; u < kSteps; ++u) {
-      const int c = min(first + u * kWarp, loads - 1);
-      const int segment = c / loads_per_segment;
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        code[u][r] = load_once(codes[r] + c);
-        scale[u][r] = load_once(scales[r] + segment);
-        if constexpr (F != CodeFormat::Nf4) zero[u][r] = load_once(zeros[r] + segment);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kSteps; ++u) {
-      const int c = first + u * kWarp;
-      if (c >= loads) break;
+      const int c = first + u * S * kWarp;
+      if (c >= q.loads) break;
       float4 xs[kXLoads];
 #pragma unroll
       for (int k = 0; k < kXLoads; ++k) xs[k] = __ldg(x4 + std::int64_t(c) * kXLoads + k);
@@ -191,65 +242,100 @@ __global__ void __launch_bounds__(kVectorWarpsPerBlock* kWarp)
       }
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const float d = load_dot<F>(code[u][r], xs, levels);
-        acc[r] = F == CodeFormat::Nf4 ? fmaf(scale[u][r], d, acc[r])
-                                      : fmaf(scale[u][r], fmaf(-zero[u][r], x_sum, d), acc[r]);
+        const float d = load_dot<F>(b.code[u][r], xs, levels);
+        acc[r] = F == CodeFormat::Nf4 ? fmaf(b.scale[u][r], d, acc[r])
+                                      : fmaf(b.scale[u][r], fmaf(-b.zero[u][r], x_sum, d), acc[r]);
       }
     }
+  };
+
+  const int start = (warp % S) * kWarp + lane;
+  Batch<F, kSteps, R> current;
+  if constexpr (P) load_batch(start, current);
+  for (int first = start; first < q.loads; first += kStride) {
+    if constexpr (P) {
+      Batch<F, kSteps, R> next;
+      load_batch(first + kStride, next);
+      use_batch(first, current);
+      current = next;
+    } else {
+      load_batch(first, current);
+      use_batch(first, current);
+    }
   }
+
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const float sum = warp_sum(acc[r]);
-    if (lane == r && r < rows_here) y[first_row + r] = sum;
+    if constexpr (S == 1) {
+      if (lane == r && first_row + r < q.rows) y[first_row + r] = sum;
+    } else {
+      if (lane == r) partial[warp][r] = sum;
+    }
+  }
+  if constexpr (S > 1) {
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < kGroups * R && block_first_row + t < q.rows) {
+      const int group = t / R, r = t % R;
+      float sum = 0;
+#pragma unroll
+      for (int s = 0; s < S; ++s) sum += partial[group * S + s][r];
+      y[block_first_row + t] = sum;
+    }
   }
 }
 
-// The vector path needs rows that split into whole 16-byte loads, each inside one scale segment.
+// The vector path needs rows that split into whole 16-byte loads, each inside one scale segment; packed codes take
+// it at 4 bits only (the 16 + u form keeps its rounding within the tolerance when u spans 0..15).
 CodeFormat code_format(const DeviceCodes& q) {
   return !q.packed ? CodeFormat::Bytes : (q.nf4 ? CodeFormat::Nf4 : CodeFormat::Nibbles);
 }
-bool vector_path_fits(const DeviceCodes& q) {
+bool vector_path_fits(const DeviceCodes& q, int bits) {
   const int per_load = codes_per_load(code_format(q));
-  return q.cols % per_load == 0 && q.segment % per_load == 0;
+  if (q.packed && !q.nf4 && bits != 4) return false;
+  if (q.cols % per_load != 0 || q.segment % per_load != 0 || q.rows >= (std::int64_t(1) << 31)) return false;
+  const std::int64_t loads = q.cols / per_load;
+  return loads * (q.segment / per_load) < (std::int64_t(1) << 32);  // the segment magic is exact below this
 }
 
-// Rows per warp: as many as share x (up to 4) while the warps still number at least 8 per SM.
-int rows_per_warp(std::int64_t rows) {
-  int device = 0, sms = 0;
-  DLSYS_CUDA_CHECK(cudaGetDevice(&device));
-  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  for (int r : {4, 2})
-    if ((rows + r - 1) / r >= 8 * std::int64_t(sms)) return r;
-  return 1;
+VectorCodes vector_codes(const DeviceCodes& q) {
+  const std::int64_t per_load = codes_per_load(code_format(q));
+  const std::uint64_t loads_per_segment = std::uint64_t(q.segment / per_load);
+  return VectorCodes{reinterpret_cast<const uint4*>(q.codes),
+                     q.scales,
+                     q.scale_zero,
+                     int(q.rows),
+                     int(q.cols / per_load),
+                     int(q.segments_per_row),
+                     ((std::uint64_t(1) << 32) + loads_per_segment - 1) / loads_per_segment};
 }
 
-template <CodeFormat F, int R>
-void launch_vector(const DeviceCodes& q, const float* x, float* y) {
-  const std::int64_t warps = (q.rows + R - 1) / R;
-  const auto blocks = static_cast<unsigned>((warps + kVectorWarpsPerBlock - 1) / kVectorWarpsPerBlock);
-  quantized_vector_kernel<F, R><<<blocks, kVectorWarpsPerBlock * kWarp>>>(q, x, y);
+template <CodeFormat F, int I>
+void launch_vector(const VectorCodes& v, const float* x, float* y) {
+  constexpr GemvShape s = kGemvShapes[I];
+  constexpr int rows_per_block = s.block_warps / s.warps_per_row * s.rows_per_warp;
+  const auto blocks = static_cast<unsigned>((v.rows + rows_per_block - 1) / rows_per_block);
+  quantized_vector_kernel<F, s.rows_per_warp, s.warps_per_row, s.loads_in_flight, s.block_warps, s.prefetch>
+      <<<blocks, s.block_warps * kWarp>>>(v, x, y);
 }
 
-template <CodeFormat F>
-void launch_vector(const DeviceCodes& q, int rows_per_warp, const float* x, float* y) {
-  if (rows_per_warp == 4)
-    launch_vector<F, 4>(q, x, y);
-  else if (rows_per_warp == 2)
-    launch_vector<F, 2>(q, x, y);
-  else
-    launch_vector<F, 1>(q, x, y);
+template <CodeFormat F, std::size_t... I>
+void launch_vector(const VectorCodes& v, int shape, const float* x, float* y, std::index_sequence<I...>) {
+  ((shape == int(I) ? launch_vector<F, int(I)>(v, x, y) : void()), ...);
 }
 
-void launch_quantized(const DeviceCodes& q, bool vector, int rows_per_warp, const float* x, float* y) {
+void launch_quantized(const DeviceCodes& q, bool vector, int shape, const float* x, float* y) {
+  constexpr auto shapes = std::make_index_sequence<kGemvShapeCount>();
   if (!vector) {
     const auto blocks = static_cast<unsigned>((q.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
     quantized_kernel<<<blocks, kWarpsPerBlock * kWarp>>>(q, x, y);
   } else if (code_format(q) == CodeFormat::Bytes) {
-    launch_vector<CodeFormat::Bytes>(q, rows_per_warp, x, y);
+    launch_vector<CodeFormat::Bytes>(vector_codes(q), shape, x, y, shapes);
   } else if (code_format(q) == CodeFormat::Nibbles) {
-    launch_vector<CodeFormat::Nibbles>(q, rows_per_warp, x, y);
+    launch_vector<CodeFormat::Nibbles>(vector_codes(q), shape, x, y, shapes);
   } else {
-    launch_vector<CodeFormat::Nf4>(q, rows_per_warp, x, y);
+    launch_vector<CodeFormat::Nf4>(vector_codes(q), shape, x, y, shapes);
   }
   DLSYS_CUDA_CHECK(cudaGetLastError());
 }
@@ -341,20 +427,38 @@ TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64
   return t;
 }
 
-TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options) {
+TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
+                           int shape) {
+  if (shape < 0 || shape >= kGemvShapeCount)
+    throw BadInput("GEMV shape " + std::to_string(shape) + " is not allowed; allowed: 0 to " +
+                   std::to_string(kGemvShapeCount - 1));
+  const bool nf4 = q.spec.scheme == Scheme::Nf4;
+  // Integer codes: each segment's scale and zero point side by side, read as one 8-byte pair.
+  std::vector<float> scale_zero(nf4 ? 0 : 2 * q.scales.size());
+  for (std::size_t i = 0; !nf4 && i < q.scales.size(); ++i) {
+    scale_zero[2 * i] = q.scales[i];
+    scale_zero[2 * i + 1] = q.zeros[i];
+  }
   DeviceArray<std::uint8_t> d_codes(q.codes.size());
-  DeviceArray<float> d_scales(q.scales.size()), d_zeros(std::max<std::size_t>(q.zeros.size(), 1)),
+  DeviceArray<float> d_scales(nf4 ? q.scales.size() : 1), d_scale_zero(std::max<std::size_t>(scale_zero.size(), 2)),
       d_x(static_cast<std::size_t>(q.cols)), d_y(static_cast<std::size_t>(q.rows));
   upload(d_codes, q.codes.data());
-  upload(d_scales, q.scales.data());
-  if (!q.zeros.empty()) upload(d_zeros, q.zeros.data());
+  if (nf4) upload(d_scales, q.scales.data());
+  if (!nf4) upload(d_scale_zero, scale_zero.data());
   upload(d_x, x);
   DLSYS_CUDA_CHECK(cudaMemcpyToSymbol(nf4_levels, kNf4Levels.data(), sizeof(float) * kNf4Levels.size()));
-  const DeviceCodes codes{d_codes.get(), d_scales.get(),     d_zeros.get(), q.rows,     q.cols,
-                          q.segment,     q.segments_per_row, q.row_bytes,   q.packed(), q.spec.scheme == Scheme::Nf4};
-  const bool vector = vector_path_fits(codes);
-  const int rows_per = rows_per_warp(q.rows);
-  const TimingStats t = time_flushed([&] { launch_quantized(codes, vector, rows_per, d_x.get(), d_y.get()); }, options);
+  const DeviceCodes codes{d_codes.get(),
+                          d_scales.get(),
+                          reinterpret_cast<const float2*>(d_scale_zero.get()),
+                          q.rows,
+                          q.cols,
+                          q.segment,
+                          q.segments_per_row,
+                          q.row_bytes,
+                          q.packed(),
+                          nf4};
+  const bool vector = vector_path_fits(codes, q.spec.bits);
+  const TimingStats t = time_flushed([&] { launch_quantized(codes, vector, shape, d_x.get(), d_y.get()); }, options);
   DLSYS_CUDA_CHECK(cudaMemcpy(y, d_y.get(), d_y.bytes(), cudaMemcpyDeviceToHost));
   return t;
 }

@@ -12,7 +12,7 @@ TimingStats gemv_fp16(const std::uint16_t*, std::int64_t, std::int64_t, const st
                       const MeasureOptions&) {
   throw RunFailure(cuda_status().reason);
 }
-TimingStats gemv_quantized(const QuantizedMatrix&, const float*, float*, const MeasureOptions&) {
+TimingStats gemv_quantized(const QuantizedMatrix&, const float*, float*, const MeasureOptions&, int) {
   throw RunFailure(cuda_status().reason);
 }
 
