@@ -263,10 +263,11 @@ class ShapeOperands {
   std::unique_ptr<matmul::cuda::DeviceOperands> device_;
 };
 
-// Below this a call's fixed costs are a visible part of its time, so the slope of time against n is not yet the n^3
-// of the arithmetic: about a fifth of a millisecond on the CPU (waking the worker threads, the library's dispatch),
-// and a few microseconds of launch on a GPU, so there 50 us.
-double slope_min_time_us(BackendKind backend) { return backend == BackendKind::Cuda ? 50 : 200; }
+// Below this the slope of time against n is not yet the n^3 of the arithmetic. On the CPU a call's fixed costs
+// (waking the worker threads, the library's dispatch) are visible up to about a fifth of a millisecond. On a GPU the
+// chip is not yet filled: a 128 x 256 tile gives 8 blocks at n = 512 for 132 SMs, so doubling n adds blocks that run
+// side by side instead of time; only calls of a few hundred microseconds keep every SM busy for several waves.
+double slope_min_time_us(BackendKind backend) { return backend == BackendKind::Cuda ? 300 : 200; }
 
 // On a GPU the sweep leaves a kernel out of the larger sizes once one call would take longer than this (its time at
 // the previous size scaled by the n^3 law): the slowest rungs would otherwise take most of the run.
@@ -277,8 +278,8 @@ struct SlopeFit {
   double from_n = 0;
 };
 
-// The log-log slope over the sizes whose fastest call took at least `min_us` (all sizes when fewer than two do):
-// the fastest call of each size is the one least slowed down by other programs.
+// The log-log slope over the sizes whose fastest call took at least `min_us` (the two largest sizes when fewer than
+// two did): the fastest call of each size is the one least slowed down by other programs.
 SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest, double min_us) {
   std::vector<double> xs, ys;
   for (const SeriesPoint& p : fastest)
@@ -289,9 +290,9 @@ SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest, double min_us
   if (xs.size() < 2) {
     xs.clear();
     ys.clear();
-    for (const SeriesPoint& p : fastest) {
-      xs.push_back(p.x);
-      ys.push_back(p.y);
+    for (std::size_t i = fastest.size() < 2 ? 0 : fastest.size() - 2; i < fastest.size(); ++i) {
+      xs.push_back(fastest[i].x);
+      ys.push_back(fastest[i].y);
     }
   }
   return {fit_log_log_slope(xs, ys), xs.empty() ? 0.0 : xs.front()};
