@@ -148,7 +148,7 @@ TEST_CASE("the sliding window caps Mistral's cache at 4096 tokens") {
   CHECK(s.cached_tokens == 4096);
   CHECK(s.kv_bytes == 131'072LL * 4096 * 2);
   CHECK(s.max_seq_fit == -1);         // any length fits: the cache stops growing at the window
-  CHECK(s.max_seq_usable == 32'768);  // but the model is trained for 32,768 positions
+  CHECK(s.max_seq_usable == 32'768);  // but its config allows 32,768 positions
   CHECK(s.max_seq_limited_by == "max_position_embeddings");
   CHECK(s.reserve_tokens == 4096);
   CHECK(size_inference(query("mistral-7b", "fp16", 1, 1000)).cached_tokens == 1000);
@@ -159,7 +159,7 @@ TEST_CASE("what fits in 80 GB beside the weights and a 1 GB workspace") {
   // 80e9 - 13,476,831,232 - 1e9 = 65,523,168,768 bytes left for the cache.
   CHECK(s.max_batch_fit == 30);     // 30 x 2 GiB = 64.4 GB; 31 would need 66.6 GB
   CHECK(s.max_seq_fit == 124'975);  // 65,523,168,768 / 524,288, rounded down: what memory allows
-  CHECK(s.max_seq_usable == 4096);  // but Llama 2 is trained for 4,096 positions
+  CHECK(s.max_seq_usable == 4096);  // but Llama 2's config allows 4,096 positions
   CHECK(s.max_seq_limited_by == "max_position_embeddings");
   ModelConfig no_limit = load_preset("llama-2-7b");
   no_limit.max_positions = 0;

@@ -169,7 +169,7 @@ TEST_CASE("run kvcache: the defaults (1,000 tokens, batch 8) show both kinds of 
   CHECK(t["reserve_waste_bytes"] == 3096LL * 524'288 * 8);        // 4,096 reserved, 1,000 used
   CHECK(t["gpu_bytes"] == 80'000'000'000LL);                      // the H100's "80 GB" as sold: 74.5 GiB
   CHECK(t["max_seq_fit"] == 65'523'168'768LL / (524'288LL * 8));  // memory alone: 15,621 tokens
-  CHECK(t["max_seq_usable"] == 4096);                             // but Llama 2 is trained for 4,096
+  CHECK(t["max_seq_usable"] == 4096);                             // but Llama 2's config allows 4,096
   CHECK(t["max_seq_limited_by"] == "max_position_embeddings");
   CHECK(t["decode_bound"] == "memory-bound");
   CHECK(t["ridge_flop_per_byte"].get<double>() == doctest::Approx(989.5 / 3.35));
@@ -183,7 +183,7 @@ TEST_CASE(
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("80 GB (74.51 GiB) [H100 SXM: 80 GB as sold, GB = 1e9 bytes]") != std::string::npos);
-  CHECK(r.out.find("4,096 tokens: the model is trained for 4,096 positions; memory alone would allow 15,621") !=
+  CHECK(r.out.find("4,096 tokens: its config allows 4,096 positions; memory alone would allow 15,621") !=
         std::string::npos);
   CHECK(r.out.find("memory-bound") != std::string::npos);
   CHECK(r.out.find("ridge of the H100 SXM 295 FLOP/byte") != std::string::npos);

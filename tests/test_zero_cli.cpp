@@ -1,6 +1,7 @@
 // The zero lesson end to end: bad input refused with the parameter named, the calculator's JSON, and a real run's
 // JSON keys, with the ledger equal to the formulas at every stage.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -161,4 +162,13 @@ TEST_CASE("zero GPU plan: a rank's device bytes are the CPU ledger's tags plus i
   const collectives::GpuPlacement emulated = collectives::plan_gpu_placement(4, 1, true);
   CHECK(zero::cuda::gpu0_bytes_needed(c, emulated) ==
         4 * (zero::cuda::gpu_rank_bytes(c) + zero::cuda::kGpuRankMarginBytes));
+}
+
+TEST_CASE("zero: the theory card's reduction factors are the closed forms', rounded to one decimal") {
+  using zero::reduction_factor;
+  const std::string expected =
+      fmt::format("{:.1f}x and {:.1f}x at N = 8, {:.1f}x and {:.1f}x at N = 64", reduction_factor(1, 8),
+                  reduction_factor(2, 8), reduction_factor(1, 64), reduction_factor(2, 64));
+  CHECK(expected == "2.9x and 4.3x at N = 8, 3.8x and 7.2x at N = 64");
+  CHECK(find_lesson("zero").text().theory.find(expected) != std::string::npos);
 }

@@ -427,7 +427,7 @@ void draw_fit_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const
                     sz.max_seq_fit < 0 ? std::string("any length: the window caps the cache")
                                        : format_count(double(sz.max_seq_fit)) + " tokens"});
     if (q.model.max_positions > 0)
-      rows.push_back({"the model is trained for", format_count(double(q.model.max_positions)) + " positions"});
+      rows.push_back({"positions its config allows", format_count(double(q.model.max_positions))});
   }
   draw_value_table("fit", rows);
   draw_notes(steps, true);

@@ -235,7 +235,7 @@ void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
   const SizingQuery q = sizing_query_from_params(p);
   if (q.model.max_positions > 0 && q.seq > q.model.max_positions)
     throw BadInput(
-        fmt::format("parameter 'seq': value {} is not allowed ({} was trained for {} positions, its "
+        fmt::format("parameter 'seq': value {} is not allowed ({}'s config allows {} positions, its "
                     "max_position_embeddings); allowed: 1 to {}",
                     q.seq, q.model.name, q.model.max_positions, q.model.max_positions));
   size_inference(q);  // overflow and zero sizes

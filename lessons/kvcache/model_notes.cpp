@@ -67,13 +67,12 @@ std::string longest_context_phrase(std::int64_t usable, std::int64_t memory_allo
   auto count = [](std::int64_t n) { return format_count(double(n)); };
   if (limited_by == "max_position_embeddings")
     return fmt::format(
-        "{} tokens: the model is trained for {} positions; memory alone would allow {}", count(usable),
-        count(max_positions),
+        "{} tokens: its config allows {} positions; memory alone would allow {}", count(usable), count(max_positions),
         memory_allows < 0 ? std::string("any length (the sliding window caps the cache)") : count(memory_allows));
   if (limited_by == "the sliding window") return "any length: the sliding window caps the cache";
   if (usable == 0) return "none: no room is left beside the weights and the workspace";
   return fmt::format("{} tokens, as memory allows{}", count(usable),
-                     max_positions > 0 ? fmt::format(" (the model is trained for {})", count(max_positions)) : "");
+                     max_positions > 0 ? fmt::format(" (its config allows {})", count(max_positions)) : "");
 }
 
 }  // namespace dlsys::kvcache

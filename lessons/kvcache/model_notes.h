@@ -21,8 +21,8 @@ struct ModelNote {
 };
 std::vector<ModelNote> model_notes(const ModelConfig& model);
 
-// The longest context in words: "4,096 tokens: the model is trained for 4,096 positions; memory alone would allow
-// 124,975", "15,621 tokens, as memory allows (the model is trained for 32,768)", or "any length: ...".
+// The longest context in words: "4,096 tokens: its config allows 4,096 positions; memory alone would allow
+// 124,975", "15,621 tokens, as memory allows (its config allows 32,768)", or "any length: ...".
 std::string longest_context_phrase(std::int64_t usable, std::int64_t memory_allows, const std::string& limited_by,
                                    std::int64_t max_positions);
 
