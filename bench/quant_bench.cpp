@@ -3,7 +3,8 @@
 // each after the L2 cache was overwritten, the bytes it must read and write (codes, scales, zero points, x, y), GB/s,
 // its share of a STREAM triad measured here with the roofline lesson's kernel, and its largest error against the double
 // reference of its own weights. The lab's formats run on every shape of its kernel (gemv_cuda.h's kGemvShapes), each
-// printed, and the verdicts take the shape the lessons use. Exits 1 when a result is wrong, 77 when no GPU answers.
+// printed, then the x-resident kernel (x in registers, rows streamed past it), and the verdicts take the
+// variant the lessons use. Exits 1 when a result is wrong, 77 when no GPU answers.
 // Usage: dlsys_quant_bench [n]
 #include <fmt/format.h>
 
@@ -129,13 +130,12 @@ int main(int argc, char** argv) {
       const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
       quant::gemv_reference(q, x.data(), ref.data());
       Format f{name, {}};
-      for (int s = 0; s < quant::cuda::kGemvShapeCount; ++s) {
+      for (int s = 0; s < quant::cuda::kGemvVariantCount; ++s) {
         std::fill(y.begin(), y.end(), 1e30f);
         const TimingStats t = quant::cuda::gemv_quantized(q, x.data(), y.data(), options, s);
         const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
-        f.shapes.push_back(
-            {fmt::format("  shape {} ({})", s, quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[s])), t.median_us,
-             t.min_us, quantized_bytes(q) + vectors, err, !(err <= tolerance)});
+        f.shapes.push_back({fmt::format("  shape {} ({})", s, quant::cuda::gemv_variant_name(s)), t.median_us, t.min_us,
+                            quantized_bytes(q) + vectors, err, !(err <= tolerance)});
       }
       Row lesson = f.shapes[quant::cuda::kLessonGemvShape];
       lesson.name = name;
@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
     };
     bool wrong = false;
     fmt::print(
-        "every kernel shape (rows per warp r, warps per row w/r, loads in flight ld, threads t, prefetch pf):\n");
+        "every kernel shape (rows per warp r, warps per row w/r, loads in flight ld, threads t, prefetch pf), then the "
+        "x-resident kernel:\n");
     header();
     for (const Format& f : quantized) {
       fmt::print("{}\n", f.name);
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
       }
     }
     fmt::print("\nthe lessons' shape {} ({}):\n", quant::cuda::kLessonGemvShape,
-               quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[quant::cuda::kLessonGemvShape]));
+               quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape));
     header();
     for (const Row& r : rows) {
       print_row(r);
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
                int4.us);
     double best_total = 1e300;
     int best = 0;
-    for (int s = 0; s < quant::cuda::kGemvShapeCount; ++s) {
+    for (int s = 0; s < quant::cuda::kGemvVariantCount; ++s) {
       double total = 0;
       for (const Format& f : quantized) total += f.shapes[std::size_t(s)].us;
       if (total < best_total) best_total = total, best = s;

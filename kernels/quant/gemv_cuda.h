@@ -40,14 +40,31 @@ inline constexpr GemvShape kGemvShapes[] = {
     {2, 2, 4, 8, true},    // 9
 };
 inline constexpr int kGemvShapeCount = int(sizeof(kGemvShapes) / sizeof(kGemvShapes[0]));
-// The shape the lessons use: the fastest for int4 and NF4 at 8192 x 8192 on an H100 (dlsys_quant_bench prints every
-// shape's time).
-inline constexpr int kLessonGemvShape = 3;
+
+// Beyond the table, the x-resident kernel: each lane loads the x values of one fixed 16-byte slice of codes (16 byte
+// codes or 32 4-bit codes) into registers once, and the block, whose lanes together cover a whole row, streams
+// `rows` rows at a time past them: per row one 16-byte load and its multiply-adds, no x reloaded. It takes rows of
+// whole loads, at most kResidentMaxLoads of them, each inside one scale segment; other matrices take shape
+// kResidentFallbackShape (or the general kernel).
+inline constexpr int kResidentRows[] = {4, 8};
+inline constexpr int kResidentVariantCount = int(sizeof(kResidentRows) / sizeof(kResidentRows[0]));
+inline constexpr int kResidentMaxLoads = 512;  // lanes per block, one load each
+inline constexpr int kResidentFallbackShape = 3;
+// Variants 0 .. kGemvShapeCount - 1 are kGemvShapes, the next kResidentVariantCount the x-resident kernel.
+inline constexpr int kGemvVariantCount = kGemvShapeCount + kResidentVariantCount;
+// The variant the lessons use: the x-resident kernel, 4 rows at a time (dlsys_quant_bench prints every variant's
+// time).
+inline constexpr int kLessonGemvShape = kGemvShapeCount;
 
 inline std::string gemv_shape_name(const GemvShape& shape) {
   return std::to_string(shape.rows_per_warp) + "r " + std::to_string(shape.warps_per_row) + "w/r " +
          std::to_string(shape.loads_in_flight) + "ld " + std::to_string(shape.block_warps * 32) + "t" +
          (shape.prefetch ? " pf" : "");
+}
+// `variant`: 0 .. kGemvVariantCount - 1.
+inline std::string gemv_variant_name(int variant) {
+  if (variant < kGemvShapeCount) return gemv_shape_name(kGemvShapes[variant]);
+  return "x in registers, " + std::to_string(kResidentRows[variant - kGemvShapeCount]) + " rows at a time";
 }
 
 TimingStats gemv_fp32(const float* w, std::int64_t rows, std::int64_t cols, const float* x, float* y,
@@ -55,7 +72,7 @@ TimingStats gemv_fp32(const float* w, std::int64_t rows, std::int64_t cols, cons
 // x_fp16: x already rounded to fp16 bits, as the GEMM reads it.
 TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64_t cols, const std::uint16_t* x_fp16,
                       float* y, const MeasureOptions& options);
-// `shape`: an index into kGemvShapes.
+// `shape`: a variant, 0 .. kGemvVariantCount - 1 (kGemvShapes, then the x-resident kernel).
 TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
                            int shape = kLessonGemvShape);
 

@@ -172,10 +172,11 @@ RunResult QuantLesson::run(RunContext& ctx) const {
         fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
   if (gpu)
     result.backend.notes.push_back(fmt::format(
-        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes (several rows per warp sharing x, "
-        "the warps of a block sharing a row's columns, 16-byte loads; shape {}); before each timed call the L2 cache "
+        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes ({}; each lane's x kept in registers "
+        "while rows stream past, 16-byte loads, where a row has at most 512 loads); before each timed call the L2 "
+        "cache "
         "is overwritten, so the weights come from memory; the model and its errors are computed on the CPU",
-        quant::cuda::gemv_shape_name(quant::cuda::kGemvShapes[quant::cuda::kLessonGemvShape])));
+        quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape)));
   else
     result.backend.notes.push_back(fmt::format(
         "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),

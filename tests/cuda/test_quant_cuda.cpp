@@ -2,7 +2,8 @@
 // shapes chosen for each path: rows of 1, 31 and 33 (a warp's rows cut short), every shape of the kernel (rows per
 // warp, warps per row, loads in flight) with its last block cut short, columns that split into whole 16-byte loads (32,
 // 64, 1024, 4096) and that do not (1, 33, 1000), segments that divide the columns and that do not (48, 96 against
-// 1024), every width of integer code (8, 5, 4, 3, 2 bits), NF4, and per-tensor, per-row and per-block scales.
+// 1024), the x-resident kernel at 1 to 512 loads per row and past its limit, every width of integer code (8, 5, 4, 3, 2
+// bits), NF4, and per-tensor, per-row and per-block scales.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -67,7 +68,7 @@ TEST_CASE("CUDA quantized GEMV: every kernel shape, the last block and the last 
       {Scheme::Affine, Granularity::Block, 4, 32, false},   {Scheme::Nf4, Granularity::Block, 4, 32, false},
       {Scheme::Nf4, Granularity::Block, 4, 64, true},
   };
-  for (int shape = 0; shape < quant::cuda::kGemvShapeCount; ++shape)
+  for (int shape = 0; shape < quant::cuda::kGemvVariantCount; ++shape)
     for (const std::int64_t rows : {std::int64_t(1), std::int64_t(5), std::int64_t(37), std::int64_t(1001)})
       for (const QuantSpec& spec : specs) check_shape(rows, 96, spec, std::uint32_t(rows + 7 * shape), shape);
 }
@@ -75,10 +76,33 @@ TEST_CASE("CUDA quantized GEMV: every kernel shape, the last block and the last 
 TEST_CASE("CUDA quantized GEMV: every kernel shape on rows long enough for several steps of loads per lane") {
   // 8192 int4 columns: 256 loads per row; 8192 int8 columns: 512; 4160 int4 columns: 130 loads, a last step
   // partly past the row's end for every shape.
-  for (int shape = 0; shape < quant::cuda::kGemvShapeCount; ++shape)
+  for (int shape = 0; shape < quant::cuda::kGemvVariantCount; ++shape)
     for (const std::int64_t cols : {std::int64_t(8192), std::int64_t(4160)})
       for (const QuantSpec& spec : {QuantSpec{Scheme::Absmax, Granularity::Channel, 8, 64, false},
                                     QuantSpec{Scheme::Affine, Granularity::Block, 4, 64, false},
                                     QuantSpec{Scheme::Nf4, Granularity::Block, 4, 64, false}})
         check_shape(13, cols, spec, 5, shape);
+}
+
+TEST_CASE("CUDA quantized GEMV: the x-resident kernel at awkward sizes") {
+  // Columns: one load per row (16 int8 or 32 int4 columns), a last warp partly idle (4160 int4 columns: 130 loads;
+  // 1040 int8: 65), the largest block (512 loads: 16384 int4 or 8192 int8 columns), one load past it (the fallback
+  // shape) and rows that do not split into loads (1000: the general kernel); rows 1, 7 (a batch cut short) and 1001
+  // (many batches per block); segments of 32, 64 and 128 codes and per row, with and without zero points.
+  const QuantSpec specs[] = {
+      {Scheme::Absmax, Granularity::Channel, 8, 64, false}, {Scheme::Affine, Granularity::Block, 8, 32, false},
+      {Scheme::Affine, Granularity::Block, 8, 128, false},  {Scheme::Absmax, Granularity::Block, 4, 64, false},
+      {Scheme::Affine, Granularity::Block, 4, 32, false},   {Scheme::Affine, Granularity::Block, 4, 128, false},
+      {Scheme::Affine, Granularity::Channel, 4, 64, false}, {Scheme::Nf4, Granularity::Block, 4, 64, false},
+      {Scheme::Nf4, Granularity::Block, 4, 32, true},       {Scheme::Nf4, Granularity::Channel, 4, 64, false},
+  };
+  const std::int64_t cols_list[] = {16, 32, 1000, 1040, 4160, 8192, 8208, 16384, 16416};
+  std::uint32_t seed = 101;
+  for (int variant = quant::cuda::kGemvShapeCount; variant < quant::cuda::kGemvVariantCount; ++variant)
+    for (const std::int64_t rows : {std::int64_t(1), std::int64_t(7), std::int64_t(1001)})
+      for (const std::int64_t cols : cols_list)
+        for (const QuantSpec& spec : specs) {
+          if (rows * cols > std::int64_t(1) << 23) continue;  // 1001 rows: up to 8208 columns
+          check_shape(rows, cols, spec, seed += 2, variant);
+        }
 }

@@ -16,7 +16,11 @@
 //     - per load the lane sums u x and x, and applies the scale once: s (sum u x - z sum x), with scale and zero point
 //       read as one 8-byte pair; sum x is shared by the R rows. NF4 sums level[u] x with the 16 levels in shared
 //       memory (16 banks, no conflicts) and applies s.
-// Both compute in fp32 against fp32 x, as the CPU does.
+//   quantized_resident_kernel  the x-resident path for the same rows when a row has at most 512 loads: each lane
+//                            keeps its slice of x in registers for the whole kernel and rows stream past it, so
+//                            the L1 pipe carries no x at all (the vector kernel re-reads x from L1 for every group of
+//                            rows, 2 to 8 times the code bytes, which limits 4-bit codes before memory does).
+// All compute in fp32 against fp32 x, as the CPU does.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -286,6 +290,86 @@ __global__ void __launch_bounds__(W* kWarp)
   }
 }
 
+// Registers per lane of the x-resident kernel, as ptxas needs them without spilling (x takes 16 or 32, each row of a
+// batch 4 for its codes and 2 for scale and zero point): a cap rather than launch bounds, which let ptxas pick 64 for
+// NF4 and spill. Any cap up to 128 allows the largest block, 512 lanes.
+__host__ __device__ constexpr int resident_registers(CodeFormat f, int rows) {
+  return f == CodeFormat::Bytes ? (rows <= 4 ? 64 : 80) : (rows <= 4 ? 80 : 104);
+}
+
+// The x-resident kernel (gemv_cuda.h): lane t of the block owns load t of every row (codes_per_load columns, one scale
+// segment) for the whole kernel, its x values in registers and their sum computed once. The block takes R rows at a
+// time, grid-striding over row batches: each lane issues its R 16-byte code loads (and their scales) first, then
+// dequantizes and multiplies, then every warp reduces its R sums with shuffles and the block adds the warps' sums
+// through shared memory (two buffers by batch parity, so one barrier per batch suffices: a warp writes a buffer again
+// only after the next batch's barrier, which every reader of its last use has passed). Lanes past the row's loads
+// hold x = 0 and codes 0 and add nothing.
+template <CodeFormat F, int R>
+__global__ void __maxnreg__(resident_registers(F, R))
+    quantized_resident_kernel(VectorCodes q, const float* __restrict__ x, float* __restrict__ y) {
+  constexpr int kXLoads = codes_per_load(F) / 4;  // float4 of x per load of codes
+  constexpr int kMaxWarps = kResidentMaxLoads / kWarp;
+  __shared__ float levels[16];
+  __shared__ float partial[2][kMaxWarps][R];
+  if constexpr (F == CodeFormat::Nf4) {
+    if (threadIdx.x < 16) levels[threadIdx.x] = nf4_levels[threadIdx.x];
+    __syncthreads();
+  }
+  const int t = threadIdx.x, warp = t / kWarp, lane = t % kWarp, warps = blockDim.x / kWarp;
+  const bool active = t < q.loads;
+  const int segment = active ? int((std::uint64_t(t) * q.segment_magic) >> 32) : 0;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float4 xs[kXLoads];
+  float x_sum = 0;
+#pragma unroll
+  for (int k = 0; k < kXLoads; ++k) {
+    xs[k] = active ? __ldg(x4 + std::int64_t(t) * kXLoads + k) : make_float4(0, 0, 0, 0);
+    x_sum += (xs[k].x + xs[k].y) + (xs[k].z + xs[k].w);
+  }
+  const int batches = (q.rows + R - 1) / R;
+  int parity = 0;
+  for (int batch = blockIdx.x; batch < batches; batch += gridDim.x, parity ^= 1) {
+    const int first_row = batch * R;
+    uint4 code[R];
+    float scale[R], zero[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      // Rows past the matrix's end read its last row (never written).
+      const std::int64_t row = min(first_row + r, q.rows - 1);
+      code[r] = make_uint4(0, 0, 0, 0);
+      scale[r] = 0;
+      zero[r] = 0;
+      if (active) {
+        code[r] = load_once(q.codes + row * q.loads + t);
+        if constexpr (F == CodeFormat::Nf4) {
+          scale[r] = load_once(q.scales + row * q.segments_per_row + segment);
+        } else {
+          const float2 sz = load_scale_zero(q.scale_zero + row * q.segments_per_row + segment);
+          scale[r] = sz.x;
+          zero[r] = sz.y + code_offset(F);
+        }
+      }
+    }
+    float sum[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float d = load_dot<F>(code[r], xs, levels);
+      sum[r] = F == CodeFormat::Nf4 ? scale[r] * d : scale[r] * fmaf(-zero[r], x_sum, d);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float v = warp_sum(sum[r]);
+      if (lane == 0) partial[parity][warp][r] = v;
+    }
+    __syncthreads();
+    if (t < R && first_row + t < q.rows) {
+      float v = 0;
+      for (int w = 0; w < warps; ++w) v += partial[parity][w][t];
+      y[first_row + t] = v;
+    }
+  }
+}
+
 // The vector path needs rows that split into whole 16-byte loads, each inside one scale segment; packed codes take
 // it at 4 bits only (the 16 + u form keeps its rounding within the tolerance when u spans 0..15).
 CodeFormat code_format(const DeviceCodes& q) {
@@ -325,9 +409,52 @@ void launch_vector(const VectorCodes& v, int shape, const float* x, float* y, st
   ((shape == int(I) ? launch_vector<F, int(I)>(v, x, y) : void()), ...);
 }
 
-void launch_quantized(const DeviceCodes& q, bool vector, int shape, const float* x, float* y) {
+// The x-resident kernel of a code format and variant, and its launch: a block of one lane per load of a row (whole
+// warps), as many blocks as fit on the GPU at once (never more than there are row batches), found once before timing.
+using ResidentKernel = void (*)(VectorCodes, const float*, float*);
+struct ResidentLaunch {
+  ResidentKernel kernel = nullptr;
+  unsigned blocks = 0, threads = 0;
+};
+
+template <CodeFormat F, std::size_t... I>
+ResidentKernel resident_kernel(int variant, std::index_sequence<I...>) {
+  ResidentKernel k = nullptr;
+  ((variant == int(I) ? void(k = quantized_resident_kernel<F, kResidentRows[I]>) : void()), ...);
+  return k;
+}
+
+ResidentLaunch resident_launch(const DeviceCodes& q, int variant) {
+  constexpr auto variants = std::make_index_sequence<kResidentVariantCount>();
+  const CodeFormat f = code_format(q);
+  ResidentLaunch l;
+  l.kernel = f == CodeFormat::Bytes     ? resident_kernel<CodeFormat::Bytes>(variant, variants)
+             : f == CodeFormat::Nibbles ? resident_kernel<CodeFormat::Nibbles>(variant, variants)
+                                        : resident_kernel<CodeFormat::Nf4>(variant, variants);
+  const std::int64_t loads = q.cols / codes_per_load(f);
+  l.threads = unsigned((loads + kWarp - 1) / kWarp * kWarp);
+  int device = 0, sms = 0, per_sm = 0;
+  DLSYS_CUDA_CHECK(cudaGetDevice(&device));
+  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  DLSYS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel, int(l.threads), 0));
+  const std::int64_t batches = (q.rows + kResidentRows[variant] - 1) / kResidentRows[variant];
+  l.blocks =
+      unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(batches, std::int64_t(sms) * std::max(per_sm, 1))));
+  return l;
+}
+
+// The resident kernel takes rows of whole loads inside one segment each (the vector path's condition), one lane per
+// load.
+bool resident_path_fits(const DeviceCodes& q, int bits) {
+  return vector_path_fits(q, bits) && q.cols / codes_per_load(code_format(q)) <= kResidentMaxLoads;
+}
+
+void launch_quantized(const DeviceCodes& q, bool vector, int shape, const ResidentLaunch& resident, const float* x,
+                      float* y) {
   constexpr auto shapes = std::make_index_sequence<kGemvShapeCount>();
-  if (!vector) {
+  if (resident.kernel != nullptr) {
+    resident.kernel<<<resident.blocks, resident.threads>>>(vector_codes(q), x, y);
+  } else if (!vector) {
     const auto blocks = static_cast<unsigned>((q.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
     quantized_kernel<<<blocks, kWarpsPerBlock * kWarp>>>(q, x, y);
   } else if (code_format(q) == CodeFormat::Bytes) {
@@ -429,9 +556,9 @@ TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64
 
 TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
                            int shape) {
-  if (shape < 0 || shape >= kGemvShapeCount)
+  if (shape < 0 || shape >= kGemvVariantCount)
     throw BadInput("GEMV shape " + std::to_string(shape) + " is not allowed; allowed: 0 to " +
-                   std::to_string(kGemvShapeCount - 1));
+                   std::to_string(kGemvVariantCount - 1));
   const bool nf4 = q.spec.scheme == Scheme::Nf4;
   // Integer codes: each segment's scale and zero point side by side, read as one 8-byte pair.
   std::vector<float> scale_zero(nf4 ? 0 : 2 * q.scales.size());
@@ -458,7 +585,16 @@ TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, c
                           q.packed(),
                           nf4};
   const bool vector = vector_path_fits(codes, q.spec.bits);
-  const TimingStats t = time_flushed([&] { launch_quantized(codes, vector, shape, d_x.get(), d_y.get()); }, options);
+  // The x-resident variants where their kernel fits; otherwise the fallback shape of the vector kernel.
+  ResidentLaunch resident;
+  if (shape >= kGemvShapeCount) {
+    if (resident_path_fits(codes, q.spec.bits))
+      resident = resident_launch(codes, shape - kGemvShapeCount);
+    else
+      shape = kResidentFallbackShape;
+  }
+  const TimingStats t =
+      time_flushed([&] { launch_quantized(codes, vector, shape, resident, d_x.get(), d_y.get()); }, options);
   DLSYS_CUDA_CHECK(cudaMemcpy(y, d_y.get(), d_y.bytes(), cudaMemcpyDeviceToHost));
   return t;
 }
