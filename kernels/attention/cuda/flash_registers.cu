@@ -191,16 +191,7 @@ void launch(const AttentionArgs<float>& a, cudaStream_t stream) {
 }  // namespace
 
 void launch_flash_registers(const AttentionArgs<float>& a, cudaStream_t stream) {
-  switch (a.d) {
-    case 32:
-      return launch<32>(a, stream);
-    case 64:
-      return launch<64>(a, stream);
-    case 128:
-      return launch<128>(a, stream);
-    default:
-      throw BadInput(unsupported_d_message("v3_flash_registers", a.d));
-  }
+  with_compiled_head_dim(a.d, "v3_flash_registers", [&](auto d) { launch<decltype(d)::value>(a, stream); });
 }
 
 }  // namespace dlsys::attention::cuda

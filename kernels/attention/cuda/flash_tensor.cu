@@ -193,16 +193,7 @@ void launch(const AttentionArgs<bf16>& a, cudaStream_t stream) {
 }  // namespace
 
 void launch_flash_tensor(const AttentionArgs<bf16>& a, cudaStream_t stream) {
-  switch (a.d) {
-    case 32:
-      return launch<32>(a, stream);
-    case 64:
-      return launch<64>(a, stream);
-    case 128:
-      return launch<128>(a, stream);
-    default:
-      throw BadInput(unsupported_d_message("v4_flash_tensor", a.d));
-  }
+  with_compiled_head_dim(a.d, "v4_flash_tensor", [&](auto d) { launch<decltype(d)::value>(a, stream); });
 }
 
 }  // namespace dlsys::attention::cuda

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
+#include "engine/errors.h"
 #include "kernels/attention/tile_math.h"
 
 namespace dlsys::attention::cuda {
@@ -25,6 +27,22 @@ struct AttentionArgs {
 
 inline std::string unsupported_d_message(const char* kernel, std::int64_t d) {
   return fmt::format("parameter 'd': value {} is not allowed for {}; allowed: 32, 64 or 128", d, kernel);
+}
+
+// Calls launch(std::integral_constant<int, D>{}) for the head dimensions the fast kernels are compiled for
+// (D = 32, 64, 128); any other d is refused with a message naming `kernel`.
+template <typename Launch>
+void with_compiled_head_dim(std::int64_t d, const char* kernel, const Launch& launch) {
+  switch (d) {
+    case 32:
+      return launch(std::integral_constant<int, 32>{});
+    case 64:
+      return launch(std::integral_constant<int, 64>{});
+    case 128:
+      return launch(std::integral_constant<int, 128>{});
+    default:
+      throw BadInput(unsupported_d_message(kernel, d));
+  }
 }
 
 // v2_flash: any d, tiles from the lesson's sram/br/bc; one block per Q block and head.
