@@ -1,5 +1,5 @@
 // KV-cache lesson theory: presets against their published shapes, the config parser's conventions and errors,
-// and the sizing formulas against the course's worked numbers (COURSE.md T6, errata E6, E7, E23).
+// and the sizing formulas against the course's worked numbers, with its misprints corrected.
 #include <doctest/doctest.h>
 #include <unistd.h>
 

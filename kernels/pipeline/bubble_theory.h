@@ -1,6 +1,6 @@
 #pragma once
 // Closed forms for pipeline bubbles, exact for uniform stages and no message latency. Two normalisations of the
-// same idle time are in use (COURSE.md T13, errata E1):
+// same idle time are in use (Huang et al., GPipe, 2019; Narayanan et al., Megatron-LM, 2021):
 //   idle fraction  = idle / (p x makespan)       GPipe: (p-1)/(m+p-1)   ("the percentage of idle")
 //   bubble ratio   = idle / ideal compute time   Megatron-LM: (p-1)/m   ("bubble time fraction")
 // The course text prints (1-m)/(m+n-1); that is never positive, see course_misprint().

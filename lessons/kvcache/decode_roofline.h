@@ -1,5 +1,5 @@
 #pragma once
-// Where prefill and one decode step sit on a GPU's roofline (COURSE.md T2 and T5): FLOPs over the bytes moved from
+// Where prefill and one decode step sit on a GPU's roofline (the roofline of Williams et al., CACM 2009): FLOPs over the bytes moved from
 // memory, against the ridge point peak FLOP/s / bandwidth. Below the ridge a step waits on memory; above it, on
 // arithmetic.
 //
