@@ -1,7 +1,7 @@
 #pragma once
-// Where prefill and one decode step sit on a GPU's roofline (the roofline of Williams et al., CACM 2009): FLOPs over the bytes moved from
-// memory, against the ridge point peak FLOP/s / bandwidth. Below the ridge a step waits on memory; above it, on
-// arithmetic.
+// Where prefill and one decode step sit on a GPU's roofline (the roofline of Williams et al., CACM 2009): FLOPs over
+// the bytes moved from memory, against the ridge point peak FLOP/s / bandwidth. Below the ridge a step waits on memory;
+// above it, on arithmetic.
 //
 // A decode step of the whole batch at the panel's length (every sequence holds `seq` tokens):
 //   FLOPs = batch x (2 x active parameters + attention over the cached tokens)

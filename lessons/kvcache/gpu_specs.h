@@ -1,7 +1,7 @@
 #pragma once
 // GPUs the sizing can be set against, with their datasheet memory, 16-bit tensor-core peak and memory bandwidth.
-// The peak over the bandwidth is the ridge point of the roofline (Williams, Waterman and Patterson, "Roofline", CACM 2009): a kernel doing fewer FLOPs per byte
-// it moves is limited by memory, more by arithmetic.
+// The peak over the bandwidth is the ridge point of the roofline (Williams, Waterman and Patterson, "Roofline", CACM
+// 2009): a kernel doing fewer FLOPs per byte it moves is limited by memory, more by arithmetic.
 #include <string>
 #include <vector>
 
