@@ -10,6 +10,7 @@
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
+#include "app/views/bar_chart.h"
 #include "app/views/view.h"
 #include "app/views/wide_tables.h"
 #include "engine/units.h"
@@ -176,40 +177,6 @@ void draw_traffic_step(const ViewContext& ctx) {
                                              fmt::format("{} / {} = {:.4g}", format_bytes_binary(t.bytes_unfused),
                                                          format_bytes_binary(t.bytes_fused), t.byte_ratio)},
                                         });
-}
-
-struct Bar {
-  std::string label;
-  double value = 0;
-  ImU32 color = 0;
-  std::string text;  // drawn after the bar
-};
-
-// Horizontal bars from zero, scaled to the largest value; labels in a column on the left.
-void draw_bars(const std::vector<Bar>& bars) {
-  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
-  float label_width = 0, text_width = 0;
-  double largest = 0;
-  for (const Bar& b : bars) {
-    label_width = std::max(label_width, ImGui::CalcTextSize(b.label.c_str()).x);
-    text_width = std::max(text_width, ImGui::CalcTextSize(b.text.c_str()).x);
-    largest = std::max(largest, b.value);
-  }
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float avail = ImGui::GetContentRegionAvail().x;
-  const float x0 = origin.x + label_width + 12 * s;
-  const float span = std::max(60 * s, avail - label_width - text_width - 36 * s);
-  const float row = line * 1.7f;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  for (std::size_t i = 0; i < bars.size(); ++i) {
-    const Bar& b = bars[i];
-    const float y = origin.y + float(i) * row;
-    draw->AddText({origin.x, y + (row - line) / 2}, text_color(), b.label.c_str());
-    const float w = largest > 0 ? float(b.value / largest) * span : 0;
-    draw->AddRectFilled({x0, y + 3 * s}, {x0 + w, y + row - 3 * s}, b.color, 3 * s);
-    draw->AddText({x0 + w + 8 * s, y + (row - line) / 2}, text_color(), b.text.c_str());
-  }
-  ImGui::Dummy({avail, float(bars.size()) * row + 4 * s});
 }
 
 std::string time_text(const Timing& t) {

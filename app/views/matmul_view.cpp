@@ -9,6 +9,7 @@
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
+#include "app/views/bar_chart.h"
 #include "app/views/view.h"
 #include "engine/units.h"
 #include "lessons/matmul/matmul_steps.h"
@@ -255,39 +256,20 @@ void draw_tiling_step(const ViewContext& ctx) {
   ImGui::EndChild();
 }
 
-// Horizontal bars from zero, one per kernel, scaled so that 100% (the library) is the same length on every row.
+// One bar per kernel, scaled so that 100% (the library) is the same length on every row; each precision its colour,
+// the library's bar solid and the lab's lighter.
 void draw_percent_bars(const std::vector<matmul::VariantMeasure>& variants) {
-  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
-  std::vector<std::string> labels, texts;
-  float label_width = 0, text_width = 0;
-  double largest = 100;
-  for (const auto& v : variants) {
-    labels.push_back(fmt::format("{} ({})", v.key, v.kernel.empty() ? v.key : v.kernel));
-    texts.push_back(v.library ? fmt::format("the {} library: {:.1f} GFLOP/s", v.precision, v.gflops)
-                              : fmt::format("{:.1f}% of the {} library, {:.1f} GFLOP/s", v.percent_of_library,
-                                            v.precision, v.gflops));
-    label_width = std::max(label_width, ImGui::CalcTextSize(labels.back().c_str()).x);
-    text_width = std::max(text_width, ImGui::CalcTextSize(texts.back().c_str()).x);
-    largest = std::max(largest, v.percent_of_library);
-  }
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float avail = ImGui::GetContentRegionAvail().x;
-  const float x0 = origin.x + label_width + 12 * s;
-  const float span = std::max(60 * s, avail - label_width - text_width - 36 * s);
-  const float row = line * 1.35f;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
   const char* precisions[] = {"fp32", "tf32", "bf16"};
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    const auto& v = variants[i];
+  std::vector<Bar> bars;
+  for (const auto& v : variants) {
     const int color = int(std::find(std::begin(precisions), std::end(precisions), v.precision) - precisions);
-    const float y = origin.y + float(i) * row;
-    draw->AddText({origin.x, y + (row - line) / 2}, text_color(), labels[i].c_str());
-    const float w = float(v.percent_of_library / largest) * span;
-    draw->AddRectFilled({x0, y + 2 * s}, {x0 + w, y + row - 2 * s},
-                        v.library ? series_color(color) : with_alpha(series_color(color), 0.65f), 3 * s);
-    draw->AddText({x0 + w + 8 * s, y + (row - line) / 2}, text_color(), texts[i].c_str());
+    bars.push_back({fmt::format("{} ({})", v.key, v.kernel.empty() ? v.key : v.kernel), v.percent_of_library,
+                    v.library ? series_color(color) : with_alpha(series_color(color), 0.65f),
+                    v.library ? fmt::format("the {} library: {:.1f} GFLOP/s", v.precision, v.gflops)
+                              : fmt::format("{:.1f}% of the {} library, {:.1f} GFLOP/s", v.percent_of_library,
+                                            v.precision, v.gflops)});
   }
-  ImGui::Dummy({avail, float(variants.size()) * row + 4 * s});
+  draw_bars(bars, {.row_lines = 1.35f, .full_scale = 100});
 }
 
 void draw_ladder_step(const ViewContext& ctx) {

@@ -42,6 +42,7 @@ struct VariantMeasure {
   std::string traffic;  // how bytes_moved counts
   double max_rel_err = 0;
   double error_tolerance = 0;  // the bound of its precision (ladder.h)
+  bool autotuned = false;      // its tile shape was chosen at run time (said in a note of the run, not saved apart)
 };
 
 struct MatmulMeasured {
