@@ -6,11 +6,13 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "engine/backend.h"
 #include "engine/best_ceilings.h"
+#include "engine/cpu_flops_per_cycle.h"
 #include "engine/measure.h"
 #include "engine/parallel.h"
 
@@ -65,18 +67,40 @@ std::string cpuinfo_field(const char* field) {
   return "";
 }
 
-// Threads x fp32 lanes of the widest FMA vector x 2 FMA units x 2 FLOP per FMA x the clock /proc/cpuinfo reports.
-// Nominal only: two hardware threads of one core share its units, and turbo clocks run above the reported one.
+// Physical cores: distinct (physical id, core id) pairs; two hardware threads of one core share its FMA units.
+int physical_cores(int threads) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, package;
+  std::set<std::string> cores;
+  while (std::getline(cpuinfo, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string value = line.substr(std::min(line.size(), colon + 2));
+    if (line.rfind("physical id", 0) == 0) package = value;
+    if (line.rfind("core id", 0) == 0) cores.insert(package + "/" + value);
+  }
+  return cores.empty() ? threads : int(cores.size());
+}
+
+// Cores x FP32 FLOP per core per cycle (by microarchitecture) x the clock /proc/cpuinfo reports. Nominal only: that
+// clock is usually the base clock, and boost clocks run above it.
 void fill_nominal_peak(DeviceInfo& info) {
   const std::string flags = " " + cpuinfo_field("flags") + " ";
-  const bool avx512 = flags.find(" avx512f ") != std::string::npos;
-  const bool fma = flags.find(" fma ") != std::string::npos;
+  CpuIdentity cpu{.vendor = cpuinfo_field("vendor_id"),
+                  .family = std::atoi(cpuinfo_field("cpu family").c_str()),
+                  .model = std::atoi(cpuinfo_field("model\t").c_str()),
+                  .fma = flags.find(" fma ") != std::string::npos,
+                  .avx512f = flags.find(" avx512f ") != std::string::npos};
+  const CoreFlopsPerCycle per_core = fp32_flops_per_cycle(cpu);
   const double mhz = std::atof(cpuinfo_field("cpu MHz").c_str());
-  if (!fma || mhz <= 0) return;
-  const int lanes = avx512 ? 16 : 8;
-  info.nominal_fp32_gflops = info.threads * lanes * 2.0 * 2.0 * mhz / 1e3;
-  info.nominal_source = fmt::format("{} threads x {} fp32 lanes ({}) x 2 FMA x 2 FLOP x {:.2f} GHz", info.threads,
-                                    lanes, avx512 ? "AVX-512" : "AVX2", mhz / 1e3);
+  if (per_core.fp32_flop == 0 || mhz <= 0) return;
+  const int cores = physical_cores(info.threads);
+  info.nominal_fp32_gflops = cores * per_core.fp32_flop * mhz / 1e3;
+  info.nominal_source = fmt::format(
+      "{}{} core{} x {} FP32 FLOP per cycle ({}) x {:.2f} GHz, the clock /proc/cpuinfo reports (boost "
+      "clocks run higher)",
+      per_core.upper_bound ? "upper bound: " : "", cores, cores == 1 ? "" : "s", per_core.fp32_flop, per_core.why,
+      mhz / 1e3);
 }
 
 }  // namespace

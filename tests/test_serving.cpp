@@ -139,8 +139,12 @@ TEST_CASE("speculative decoding: the output is the target's greedy output, at ev
           INFO("quiet ", quiet, " draft layers ", draft_layers, " k ", k, " request ", id);
           CHECK(spec.tokens == greedy);
           CHECK(spec.accepted <= spec.proposed);
-          // Each pass keeps its accepted proposals and one token of its own.
-          CHECK(std::int64_t(spec.tokens.size()) - 1 <= spec.accepted + spec.target_passes);
+          // Each pass keeps its accepted proposals and one token of its own, and proposes no more than the
+          // request still needs, so nothing is cut.
+          CHECK(std::int64_t(spec.tokens.size()) - 1 == spec.accepted + spec.target_passes);
+          // A rejection ends a pass: at most one per pass, and every pass that kept fewer than it proposed had one.
+          CHECK(spec.rejections <= spec.target_passes);
+          CHECK(spec.accepted + spec.rejections <= spec.proposed);
           CHECK(spec.target_passes >= (int(greedy.size()) - 1 + k) / (k + 1));
         }
     }
@@ -182,6 +186,14 @@ TEST_CASE("model backend: the GPU model's device bytes, counted by hand") {
   CHECK(cuda_model_bytes(s, 1, 3, 5) == 2568 * 4);
   // More rows than the context: the rows count.
   CHECK(cuda_model_bytes(s, 1, 3, 20) == (768 + 576 + 20 * 102) * 4);
+}
+
+TEST_CASE("speculative decoding: the acceptance rate counts one rejection per pass, not the untested proposals") {
+  // Two passes of k = 4: the first keeps all four, the second keeps one and rejects the second proposal (its last two
+  // are never tested). Per proposal the target tested 4 + 2 = 6 and accepted 5: a = 5 / 6, not 5 / 8.
+  CHECK(acceptance_rate(5, 1) == doctest::Approx(5.0 / 6.0));
+  CHECK(acceptance_rate(0, 0) == 0.0);
+  CHECK(acceptance_rate(7, 0) == 1.0);
 }
 
 TEST_CASE("speculative decoding: tokens per pass formula") {

@@ -5,6 +5,7 @@
 
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
+#include "app/views/view.h"
 
 namespace dlsys::gui {
 
@@ -89,8 +90,12 @@ void draw_recorded_run_mark(const AppState& state) {
 }
 
 void draw_busy_machine_mark(const AppState& state) {
-  const RunResult* result = state.sessions[state.lesson_index].result.get();
+  const LessonSession& session = state.sessions[state.lesson_index];
+  const RunResult* result = session.result.get();
   if (result == nullptr) return;
+  const Lesson& lesson = current_lesson(state);
+  const std::vector<LessonStep>& steps = lesson.text().steps;
+  if (session.step < int(steps.size()) && !step_shows_measurement(lesson.id(), steps[session.step].id)) return;
   const std::string sentence = result->backend.conditions.sentence();
   if (sentence.empty()) return;
   draw_band(sentence, with_alpha(warning_color(), 0.18f), warning_color(), ImGui::GetContentRegionAvail().x);

@@ -536,8 +536,8 @@ void draw_algorithms_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& allreduce_step_views() {
-  static const StepViews views{{"why", draw_why_step},
-                               {"obvious_ways", draw_obvious_ways_step},
+  static const StepViews views{{"why", draw_why_step, StepShows::TheoryOnly},
+                               {"obvious_ways", draw_obvious_ways_step, StepShows::TheoryOnly},
                                {"reduce_scatter", [](const ViewContext& ctx) { draw_ring_phase(ctx, true); }},
                                {"all_gather", [](const ViewContext& ctx) { draw_ring_phase(ctx, false); }},
                                {"cost", draw_cost_step},

@@ -179,10 +179,10 @@ void draw_bubble_measured(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& bubble_step_views() {
-  static const StepViews views{{"stages", draw_bubble_stages},
-                               {"one_micro_batch", draw_bubble_one_micro_batch},
-                               {"many_micro_batches", draw_bubble_many_micro_batches},
-                               {"formula", draw_bubble_formula},
+  static const StepViews views{{"stages", draw_bubble_stages, StepShows::TheoryOnly},
+                               {"one_micro_batch", draw_bubble_one_micro_batch, StepShows::TheoryOnly},
+                               {"many_micro_batches", draw_bubble_many_micro_batches, StepShows::TheoryOnly},
+                               {"formula", draw_bubble_formula, StepShows::TheoryOnly},
                                {"measured", draw_bubble_measured}};
   return views;
 }

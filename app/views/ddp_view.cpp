@@ -404,7 +404,7 @@ void draw_accumulate_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& ddp_step_views() {
-  static const StepViews views{{"split", draw_split_step},
+  static const StepViews views{{"split", draw_split_step, StepShows::TheoryOnly},
                                {"dataparallel", draw_dataparallel_step},
                                {"ddp", draw_ddp_step},
                                {"buckets", draw_buckets_step},

@@ -482,10 +482,10 @@ void draw_measured_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& flash_step_views() {
-  static const StepViews views{{"scores_memory", draw_memory_step},
-                               {"row_max_shift", draw_shift_step},
-                               {"online_softmax", draw_online_softmax_step},
-                               {"tiles", draw_tiles_step},
+  static const StepViews views{{"scores_memory", draw_memory_step, StepShows::TheoryOnly},
+                               {"row_max_shift", draw_shift_step, StepShows::TheoryOnly},
+                               {"online_softmax", draw_online_softmax_step, StepShows::TheoryOnly},
+                               {"tiles", draw_tiles_step, StepShows::TheoryOnly},
                                {"measured", draw_measured_step}};
   return views;
 }

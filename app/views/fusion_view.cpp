@@ -287,7 +287,7 @@ void draw_small_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& fusion_step_views() {
-  static const StepViews views{{"traffic", draw_traffic_step},
+  static const StepViews views{{"traffic", draw_traffic_step, StepShows::TheoryOnly},
                                {"measured", draw_measured_step},
                                {"cos", draw_cos_step},
                                {"chains", draw_chains_step},

@@ -314,7 +314,7 @@ void draw_ladder_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& matmul_step_views() {
-  static const StepViews views{{"dot_product", draw_dot_product_step},
+  static const StepViews views{{"dot_product", draw_dot_product_step, StepShows::TheoryOnly},
                                {"scaling", draw_scaling_step},
                                {"libraries", draw_libraries_step},
                                {"tiling", draw_tiling_step},

@@ -296,9 +296,12 @@ void draw_memory_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& precision_step_views() {
-  static const StepViews views{{"layouts", draw_layouts_step},     {"rounding", draw_rounding_step},
-                               {"gradients", draw_gradients_step}, {"loss_scaling", draw_loss_scaling_step},
-                               {"curves", draw_curves_step},       {"memory", draw_memory_step}};
+  static const StepViews views{{"layouts", draw_layouts_step, StepShows::TheoryOnly},
+                               {"rounding", draw_rounding_step, StepShows::TheoryOnly},
+                               {"gradients", draw_gradients_step},
+                               {"loss_scaling", draw_loss_scaling_step},
+                               {"curves", draw_curves_step},
+                               {"memory", draw_memory_step}};
   return views;
 }
 

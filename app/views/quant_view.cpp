@@ -259,8 +259,12 @@ void draw_sparsity_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& quant_step_views() {
-  static const StepViews views{{"why", draw_why_step},   {"error", draw_error_step}, {"outliers", draw_outliers_step},
-                               {"gemv", draw_gemv_step}, {"nf4", draw_nf4_step},     {"sparsity", draw_sparsity_step}};
+  static const StepViews views{{"why", draw_why_step, StepShows::TheoryOnly},
+                               {"error", draw_error_step},
+                               {"outliers", draw_outliers_step},
+                               {"gemv", draw_gemv_step},
+                               {"nf4", draw_nf4_step},
+                               {"sparsity", draw_sparsity_step}};
   return views;
 }
 

@@ -338,9 +338,12 @@ void draw_overhead_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& roofline_step_views() {
-  static const StepViews views{{"costs", draw_costs_step},      {"arithmetic", draw_arithmetic_step},
-                               {"rule", draw_rule_step},        {"machine_roof", draw_machine_roof_step},
-                               {"sweep", draw_sweep_step},      {"kernels", draw_kernels_step},
+  static const StepViews views{{"costs", draw_costs_step},
+                               {"arithmetic", draw_arithmetic_step},
+                               {"rule", draw_rule_step, StepShows::TheoryOnly},
+                               {"machine_roof", draw_machine_roof_step},
+                               {"sweep", draw_sweep_step},
+                               {"kernels", draw_kernels_step},
                                {"overhead", draw_overhead_step}};
   return views;
 }

@@ -206,11 +206,11 @@ const StepViews& schedules_step_views() {
   static const StepViews views{{"warmup", draw_warmup},
                                {"steady_state", draw_steady_state},
                                {"cooldown", draw_cooldown},
-                               {"in_flight", draw_schedules_in_flight},
-                               {"interleaving", draw_schedules_interleaving},
-                               {"split_bw", draw_schedules_split_bw},
-                               {"dualpipe", draw_schedules_dualpipe},
-                               {"comparison", draw_comparison}};
+                               {"in_flight", draw_schedules_in_flight, StepShows::TheoryOnly},
+                               {"interleaving", draw_schedules_interleaving, StepShows::TheoryOnly},
+                               {"split_bw", draw_schedules_split_bw, StepShows::TheoryOnly},
+                               {"dualpipe", draw_schedules_dualpipe, StepShows::TheoryOnly},
+                               {"comparison", draw_comparison, StepShows::TheoryOnly}};
   return views;
 }
 

@@ -474,20 +474,29 @@ void draw_speculative_step(const ViewContext& ctx) {
   ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
-  draw_value_table("spec_values", {{"draft", fmt::format("first {} of {} layers", sp.draft_layers, sp.target_layers)},
-                                   {"k (proposals per round)", fmt::format("{}", sp.k)},
-                                   {"acceptance rate", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)},
-                                   {"tokens per target pass", fmt::format("{:.2f}", sp.tokens_per_target_pass)},
-                                   {"formula at that rate", fmt::format("{:.2f}", sp.expected_tokens_per_pass)},
-                                   {"target alone", fmt::format("{:.1f} ms", sp.greedy_ms)},
-                                   {"with the draft", fmt::format("{:.1f} ms", sp.speculative_ms)},
-                                   {"speed-up", fmt::format("{:.2f}x", sp.speculative_speedup)},
-                                   {"output = target's greedy", sp.identical ? "yes, every request" : "NO"}});
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"draft", fmt::format("first {} of {} layers", sp.draft_layers, sp.target_layers)},
+      {"k (proposals per round)", fmt::format("{}", sp.k)}};
+  if (sp.accepted && sp.rejections && sp.target_passes) {
+    rows.push_back({"verification passes", fmt::format("{}", *sp.target_passes)});
+    rows.push_back({"proposals kept", fmt::format("{}", *sp.accepted)});
+    rows.push_back({"passes that rejected one", fmt::format("{}", *sp.rejections)});
+    rows.push_back({"acceptance a = kept / (kept + rejections)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+  } else {
+    rows.push_back({"acceptance (kept / proposed, as recorded)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+  }
+  rows.push_back({"tokens per target pass", fmt::format("{:.2f}", sp.tokens_per_target_pass)});
+  rows.push_back({"formula at that rate", fmt::format("{:.2f}", sp.expected_tokens_per_pass)});
+  rows.push_back({"target alone", fmt::format("{:.1f} ms", sp.greedy_ms)});
+  rows.push_back({"with the draft", fmt::format("{:.1f} ms", sp.speculative_ms)});
+  rows.push_back({"speed-up", fmt::format("{:.2f}x", sp.speculative_speedup)});
+  rows.push_back({"output = target's greedy", sp.identical ? "yes, every request" : "NO"});
+  draw_value_table("spec_values", rows);
   draw_note(fmt::format(
       "How the draft was made: the first {} of the target's layers with the target's embeddings and output head; the "
       "target's later layers were built with output projections scaled by {:g}, so they nudge the draft's answer "
-      "rather than rewrite it, a stand-in for a trained draft. The formula assumes each proposal is accepted "
-      "independently; real agreement comes in runs, so the measured point can sit above it. {}",
+      "rather than rewrite it, a stand-in for a trained draft. A pass tests its proposals in order and stops at the "
+      "first rejection, so a counts one rejection per such pass, not the untested proposals after it. {}",
       sp.draft_layers, sp.quiet_scale,
       m->device == "cuda"
           ? "On a GPU a decode pass waits on memory, so a pass over k + 1 rows should cost little more than one "

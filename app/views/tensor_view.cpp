@@ -560,9 +560,12 @@ void draw_sequence_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& tensor_step_views() {
-  static const StepViews views{{"column", draw_column_step},   {"row", draw_row_step},
-                               {"mlp", draw_mlp_step},         {"attention", draw_attention_step},
-                               {"scaling", draw_scaling_step}, {"sequence", draw_sequence_step}};
+  static const StepViews views{{"column", draw_column_step, StepShows::TheoryOnly},
+                               {"row", draw_row_step, StepShows::TheoryOnly},
+                               {"mlp", draw_mlp_step, StepShows::TheoryOnly},
+                               {"attention", draw_attention_step, StepShows::TheoryOnly},
+                               {"scaling", draw_scaling_step},
+                               {"sequence", draw_sequence_step}};
   return views;
 }
 

@@ -34,9 +34,13 @@ void draw_step_data_missing(const ViewContext& context);
 
 // Draws one step of a lesson.
 using StepView = void (*)(const ViewContext& context);
+// Whether a step can show what a run measured (then the shell marks a run on a busy machine above it) or only
+// theory and step data (then it does not: nothing on it was measured).
+enum class StepShows { Measurement, TheoryOnly };
 struct StepViewEntry {
   const char* step_id;  // as in the lesson text: "## Step <id>: ..."
   StepView draw;
+  StepShows shows = StepShows::Measurement;
 };
 using StepViews = std::vector<StepViewEntry>;
 
@@ -44,6 +48,8 @@ using StepViews = std::vector<StepViewEntry>;
 const StepViews* find_step_views(const std::string& lesson_id);
 // The view of one step, or nullptr when that step has none (a test keeps the tables and the texts in step).
 StepView find_step_view(const std::string& lesson_id, const std::string& step_id);
+// Whether that step can show measured content (true for a step without a view: the shell then shows the run's text).
+bool step_shows_measurement(const std::string& lesson_id, const std::string& step_id);
 
 // Shared pieces of lesson views.
 // Where a view needs a run that has not finished yet: "Press Run to measure ...", or the progress of the run going on.

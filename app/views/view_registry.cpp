@@ -37,11 +37,23 @@ const StepViews* find_step_views(const std::string& lesson_id) {
   return nullptr;
 }
 
-StepView find_step_view(const std::string& lesson_id, const std::string& step_id) {
+namespace {
+const StepViewEntry* find_entry(const std::string& lesson_id, const std::string& step_id) {
   if (const StepViews* views = find_step_views(lesson_id))
     for (const StepViewEntry& entry : *views)
-      if (step_id == entry.step_id) return entry.draw;
+      if (step_id == entry.step_id) return &entry;
   return nullptr;
+}
+}  // namespace
+
+StepView find_step_view(const std::string& lesson_id, const std::string& step_id) {
+  const StepViewEntry* entry = find_entry(lesson_id, step_id);
+  return entry ? entry->draw : nullptr;
+}
+
+bool step_shows_measurement(const std::string& lesson_id, const std::string& step_id) {
+  const StepViewEntry* entry = find_entry(lesson_id, step_id);
+  return entry == nullptr || entry->shows == StepShows::Measurement;
 }
 
 }  // namespace dlsys::gui

@@ -415,9 +415,12 @@ void draw_calculator_step(const ViewContext& ctx) {
 }  // namespace
 
 const StepViews& zero_step_views() {
-  static const StepViews views{{"states", draw_states_step},   {"ddp", draw_ddp_step},
-                               {"stages", draw_stages_step},   {"timeline", draw_timeline_step},
-                               {"factors", draw_factors_step}, {"calculator", draw_calculator_step}};
+  static const StepViews views{{"states", draw_states_step, StepShows::TheoryOnly},
+                               {"ddp", draw_ddp_step},
+                               {"stages", draw_stages_step},
+                               {"timeline", draw_timeline_step},
+                               {"factors", draw_factors_step},
+                               {"calculator", draw_calculator_step, StepShows::TheoryOnly}};
   return views;
 }
 

@@ -13,12 +13,18 @@
 namespace dlsys::serving {
 
 struct SpeculativeResult {
-  std::vector<int> tokens;    // the generated tokens, the first from the target's prefill
-  int target_passes = 0;      // verification passes (the prefill not counted)
-  int draft_passes = 0;       // one token each
-  std::int64_t proposed = 0;  // draft tokens offered to the target
-  std::int64_t accepted = 0;  // of those, kept
+  std::vector<int> tokens;      // the generated tokens, the first from the target's prefill
+  int target_passes = 0;        // verification passes (the prefill not counted)
+  int draft_passes = 0;         // one token each
+  std::int64_t proposed = 0;    // draft tokens offered to the target
+  std::int64_t accepted = 0;    // of those, kept
+  std::int64_t rejections = 0;  // passes that rejected a proposal (the ones after it were never tested)
 };
+
+// The per-proposal acceptance rate the formula below takes: accepted / (accepted + rejections). A pass tests its
+// proposals in order only up to the first rejection, so proposals after it say nothing about a; dividing by every
+// proposal would count them as rejected.
+double acceptance_rate(std::int64_t accepted, std::int64_t rejections);
 
 // Generates `output_tokens` for `prompt` with `draft` proposing `k` at a time and `target` verifying; `target_seq`
 // and `draft_seq` are caches for each model (overwritten).

@@ -514,8 +514,11 @@ void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, in
       if (p.y > best) best = p.y, at_n = p.x;
     if (best <= peak) continue;
     const std::string limit =
-        device.nominal_fp32_gflops > 0
+        device.nominal_fp32_gflops > best
             ? fmt::format("the hardware's limit is nearer the nominal {:.0f} GFLOP/s", device.nominal_fp32_gflops)
+        : device.nominal_fp32_gflops > 0
+            ? fmt::format("and above the nominal {:.0f} GFLOP/s too: the cores ran faster than the clock it assumes",
+                          device.nominal_fp32_gflops)
             : "not the hardware's limit";
     result.backend.notes.push_back(fmt::format(
         "{} reached {:.0f} GFLOP/s{}, above the measured peak of {:.0f}: that peak is the best one library reached on "

@@ -57,11 +57,16 @@ std::string ServingLesson::text_report(const RunResult& r) const {
   if (m->speculative) {
     const serving::SpeculativeMeasured& s = *m->speculative;
     out += fmt::format(
-        "\nSpeculative decoding: draft = first {} of {} layers, k = {}: acceptance {:.1f}%, {:.2f} tokens per target "
-        "pass (formula at that rate: {:.2f}), {:.1f} ms -> {:.1f} ms, speed-up {:.2f}x, output identical to the "
-        "target's greedy: {}\n",
-        s.draft_layers, s.target_layers, s.k, 100 * s.acceptance_rate, s.tokens_per_target_pass,
-        s.expected_tokens_per_pass, s.greedy_ms, s.speculative_ms, s.speculative_speedup, s.identical ? "yes" : "NO");
+        "\nSpeculative decoding: draft = first {} of {} layers, k = {}: {} acceptance {:.1f}%, {:.2f} tokens per "
+        "target pass (formula at that rate: {:.2f}), {:.1f} ms -> {:.1f} ms, speed-up {:.2f}x, output identical to "
+        "the target's greedy: {}\n",
+        s.draft_layers, s.target_layers, s.k,
+        s.accepted && s.rejections && s.target_passes
+            ? fmt::format("{} passes kept {} proposals and rejected one in {}:", *s.target_passes, *s.accepted,
+                          *s.rejections)
+            : std::string("(recorded as kept / proposed)"),
+        100 * s.acceptance_rate, s.tokens_per_target_pass, s.expected_tokens_per_pass, s.greedy_ms, s.speculative_ms,
+        s.speculative_speedup, s.identical ? "yes" : "NO");
   }
   if (r.backend.conditions.disturbed())
     out +=

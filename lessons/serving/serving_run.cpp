@@ -189,7 +189,7 @@ SpeculativeMeasured measure_speculative(ModelBackend& target, ModelBackend& draf
   SpeculativeMeasured m{.k = k, .draft_layers = draft.layers(), .target_layers = target.layers()};
   m.quiet_scale = kQuietScale;
   m.identical = true;
-  std::int64_t proposed = 0, accepted = 0, passes = 0, generated = 0;
+  std::int64_t accepted = 0, rejections = 0, passes = 0, generated = 0;
   for (int i = 0; i < count; ++i) {
     control.check_cancelled();
     const Request& r = stream[std::size_t(i) % stream.size()];
@@ -200,13 +200,16 @@ SpeculativeMeasured measure_speculative(ModelBackend& target, ModelBackend& draf
     const SpeculativeResult spec = speculative_generate(target, draft, r.prompt, output_tokens, k);
     m.speculative_ms += spec_watch.elapsed_us() / 1e3;
     m.identical = m.identical && spec.tokens == greedy;
-    proposed += spec.proposed;
     accepted += spec.accepted;
+    rejections += spec.rejections;
     passes += spec.target_passes;
     generated += std::int64_t(spec.tokens.size()) - 1;
   }
   m.requests = count;
-  m.acceptance_rate = proposed ? double(accepted) / double(proposed) : 0;
+  m.accepted = accepted;
+  m.rejections = rejections;
+  m.target_passes = passes;
+  m.acceptance_rate = acceptance_rate(accepted, rejections);
   m.tokens_per_target_pass = passes ? double(generated) / double(passes) : 0;
   m.expected_tokens_per_pass = expected_tokens_per_pass(m.acceptance_rate, k);
   m.speculative_speedup = m.speculative_ms > 0 ? m.greedy_ms / m.speculative_ms : 0;

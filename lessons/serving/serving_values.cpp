@@ -4,6 +4,42 @@
 
 namespace dlsys::serving {
 
+void to_json(nlohmann::ordered_json& j, const SpeculativeMeasured& m) {
+  j["k"] = m.k;
+  j["draft_layers"] = m.draft_layers;
+  j["target_layers"] = m.target_layers;
+  j["requests"] = m.requests;
+  j["quiet_scale"] = m.quiet_scale;
+  if (m.accepted) j["accepted"] = *m.accepted;
+  if (m.rejections) j["rejections"] = *m.rejections;
+  if (m.target_passes) j["target_passes"] = *m.target_passes;
+  j["acceptance_rate"] = m.acceptance_rate;
+  j["tokens_per_target_pass"] = m.tokens_per_target_pass;
+  j["expected_tokens_per_pass"] = m.expected_tokens_per_pass;
+  j["greedy_ms"] = m.greedy_ms;
+  j["speculative_ms"] = m.speculative_ms;
+  j["speculative_speedup"] = m.speculative_speedup;
+  j["identical"] = m.identical;
+}
+
+void from_json(const nlohmann::ordered_json& j, SpeculativeMeasured& m) {
+  read_key(j, "k", m.k);
+  read_key(j, "draft_layers", m.draft_layers);
+  read_key(j, "target_layers", m.target_layers);
+  read_key(j, "requests", m.requests);
+  read_key(j, "quiet_scale", m.quiet_scale);
+  read_key_if_present(j, "accepted", m.accepted);
+  read_key_if_present(j, "rejections", m.rejections);
+  read_key_if_present(j, "target_passes", m.target_passes);
+  read_key(j, "acceptance_rate", m.acceptance_rate);
+  read_key(j, "tokens_per_target_pass", m.tokens_per_target_pass);
+  read_key(j, "expected_tokens_per_pass", m.expected_tokens_per_pass);
+  read_key(j, "greedy_ms", m.greedy_ms);
+  read_key(j, "speculative_ms", m.speculative_ms);
+  read_key(j, "speculative_speedup", m.speculative_speedup);
+  read_key(j, "identical", m.identical);
+}
+
 void to_json(nlohmann::ordered_json& j, const ServingMeasured& m) {
   j["policy"] = m.policy;
   j["ttft_ms_p50"] = m.ttft_ms_p50;

@@ -79,16 +79,19 @@ DLSYS_VALUES_JSON(RooflinePoint, name, tokens, intensity_fp32, ms, gflops, roof_
 struct SpeculativeMeasured {
   int k = 0, draft_layers = 0, target_layers = 0, requests = 0;
   double quiet_scale = 0;
-  double acceptance_rate = 0;                // accepted / proposed
+  // The counts behind the rate: proposals kept, passes that rejected one (a pass tests its proposals only up to its
+  // first rejection), verification passes. Absent from runs recorded before the lab counted rejections; their
+  // acceptance_rate is accepted / proposed.
+  std::optional<std::int64_t> accepted, rejections, target_passes;
+  double acceptance_rate = 0;                // accepted / (accepted + rejections)
   double tokens_per_target_pass = 0;         // generated tokens after the first / verification passes
   double expected_tokens_per_pass = 0;       // (1 - a^(k+1)) / (1 - a) at the measured a
   double greedy_ms = 0, speculative_ms = 0;  // the same requests, target alone and with the draft
   double speculative_speedup = 0;
   bool identical = false;  // every request's tokens equal the target's own greedy tokens
 };
-DLSYS_VALUES_JSON(SpeculativeMeasured, k, draft_layers, target_layers, requests, quiet_scale, acceptance_rate,
-                  tokens_per_target_pass, expected_tokens_per_pass, greedy_ms, speculative_ms, speculative_speedup,
-                  identical)
+void to_json(nlohmann::ordered_json& json, const SpeculativeMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, SpeculativeMeasured& measured);
 
 struct ServingMeasured {
   std::string policy;  // the chosen one; the keys below are its

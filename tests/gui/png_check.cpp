@@ -1,5 +1,7 @@
 // Checks a screenshot's pixels, not only that the file exists:
-//   png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 (fractions) [--min-pixels N]]
+//   png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 (fractions) [--min-pixels N]
+//             [--max-pixels N]]
+// --max-pixels checks that something is absent: the colour covers at most N pixels of the region.
 // Exit 0 when every check holds; otherwise prints what failed and exits 1.
 #include <stb_image.h>
 
@@ -13,7 +15,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(
         stderr,
-        "usage: png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 [--min-pixels N]]\n");
+        "usage: png_check FILE --size WxH [--min-colors N] [--color RRGGBB --region x0,y0,x1,y1 [--min-pixels N] "
+        "[--max-pixels N]]\n");
     return 2;
   }
   int width = 0, height = 0, channels = 0;
@@ -22,7 +25,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "FAIL: %s is not a readable PNG\n", argv[1]);
     return 1;
   }
-  int want_w = 0, want_h = 0, min_colors = 0, min_pixels = 20;
+  int want_w = 0, want_h = 0, min_colors = 0, min_pixels = 20, max_pixels = -1;
   unsigned color = 0;
   bool check_color = false;
   double x0 = 0, y0 = 0, x1 = 1, y1 = 1;
@@ -39,6 +42,10 @@ int main(int argc, char** argv) {
       std::sscanf(value.c_str(), "%lf,%lf,%lf,%lf", &x0, &y0, &x1, &y1);
     else if (flag == "--min-pixels")
       min_pixels = std::atoi(value.c_str());
+    else if (flag == "--max-pixels") {
+      max_pixels = std::atoi(value.c_str());
+      min_pixels = 0;
+    }
   }
   int failures = 0;
   if (want_w && (width != want_w || height != want_h)) {
@@ -64,6 +71,11 @@ int main(int argc, char** argv) {
   if (check_color && matching < min_pixels) {
     std::fprintf(stderr, "FAIL: colour %06x found in %d pixels of the region, expected at least %d\n", color, matching,
                  min_pixels);
+    ++failures;
+  }
+  if (check_color && max_pixels >= 0 && matching > max_pixels) {
+    std::fprintf(stderr, "FAIL: colour %06x found in %d pixels of the region, expected at most %d\n", color, matching,
+                 max_pixels);
     ++failures;
   }
   std::printf("%s: %dx%d, %zu colours%s\n", argv[1], width, height, colors.size(),

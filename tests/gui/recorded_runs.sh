@@ -30,6 +30,32 @@ for spec in matmul:2 allreduce:4 schedules:3 zero:3; do
   "$png_check" "$labelled" --size 1600x900 "${info_band[@]}" || { echo "FAIL: $lesson: no recorded-run label"; fail=1; }
 done
 
+# A run made while other programs kept a core busy: its warning band stands above the steps that show what it
+# measured, and not above a theory step, where nothing was measured. The run is a real one with its conditions
+# rewritten to a busy machine's, so that the check does not depend on this machine's load.
+busy_band=(--color 342627 --region 0.41,0.1,1,0.3)  # the dark theme's warning band (warning_color at 18 %)
+if "$bin" run bubble --quick --json "$out/bubble-idle.json" >/dev/null &&
+  python3 - "$out/bubble-idle.json" "$out/bubble-busy.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))
+run["backend"].update(other_busy_cores=1.0, disturbed=1)
+json.dump(run, open(sys.argv[2], "w"))
+PY
+then
+  for step_pixels in 1:--max-pixels=2000 5:--min-pixels=20000; do
+    step=${step_pixels%%:*} limit=${step_pixels#*:}
+    png=$out/busy-bubble-$step.png
+    if "$bin" shot --open-run "$out/bubble-busy.json" --step "$step" --no-recorded-label -o "$png" >/dev/null &&
+      "$png_check" "$png" --size 1600x900 "${busy_band[@]}" ${limit%%=*} ${limit#*=}; then
+      echo "ok:   a busy machine's run: bubble step $step ${limit%%=*} ${limit#*=} of the warning band"
+    else
+      echo "FAIL: a busy machine's run: bubble step $step's warning band (${limit%%=*} ${limit#*=})"; fail=1
+    fi
+  done
+else
+  echo "FAIL: could not record a bubble run to mark as busy"; fail=1
+fi
+
 # Recorded on an H100 (CUDA, NVIDIA H100 80GB HBM3), opened on a machine with no GPU: ranks as threads, and ranks as
 # two processes under mpirun (the lab's ring over CUDA IPC), whose measured step is 6.
 for run_step in h100-allreduce-run:1 h100-allreduce-run:4 h100-allreduce-run:5 h100-allreduce-run:6 \

@@ -57,6 +57,7 @@ SpeculativeResult speculative_generate(ModelBackend& target, ModelBackend& draft
     while (kept < proposals.size() && proposals[kept] == next[kept]) ++kept;
     out.proposed += std::int64_t(proposals.size());
     out.accepted += std::int64_t(kept);
+    if (kept < proposals.size()) ++out.rejections;
     for (std::size_t i = 0; i < kept; ++i) all.push_back(proposals[i]);
     all.push_back(next[kept]);  // the target's own token where the draft went wrong (or after the last proposal)
     // Caches keep only positions of kept tokens: everything past the newest token is stale and will be overwritten.
@@ -108,6 +109,10 @@ SpeculativeResult speculative_generate(Model& target, Model& draft, Sequence& ta
                                        const std::vector<int>& prompt, int output_tokens, int k) {
   BorrowedSequence target_backend(target, target_seq), draft_backend(draft, draft_seq);
   return speculative_generate(target_backend, draft_backend, prompt, output_tokens, k);
+}
+
+double acceptance_rate(std::int64_t accepted, std::int64_t rejections) {
+  return accepted + rejections > 0 ? double(accepted) / double(accepted + rejections) : 0.0;
 }
 
 double expected_tokens_per_pass(double a, int k) {
