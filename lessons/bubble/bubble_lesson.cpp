@@ -47,6 +47,36 @@ Series theory_series(std::string id, std::string name, const std::vector<int>& m
   return s;
 }
 
+// How far each measured point of the sweep sits from the schedule's own prediction with these costs, in one
+// sentence: which m agree within kSweepTolerance, and for those that do not, what dominated the gap. The replay of
+// the same step's measured op times tells the two causes apart: uneven op times (replay above the prediction: a
+// slower stage or core, noise in the ops) or waiting (measurement above its replay: wake-ups, copies, other programs).
+constexpr double kSweepTolerance = 0.05;
+
+std::string sweep_agreement_note(const Series& measured, const std::vector<double>& predicted,
+                                 const std::vector<double>& replayed) {
+  std::string agree, misses;
+  for (std::size_t i = 0; i < measured.points.size(); ++i) {
+    const double m = measured.points[i].x, y = measured.points[i].y, gap = y - predicted[i];
+    if (std::fabs(gap) <= kSweepTolerance) {
+      agree += fmt::format("{}{:g}", agree.empty() ? "" : ", ", m);
+      continue;
+    }
+    const double uneven = replayed[i] - predicted[i], waiting = y - replayed[i];
+    misses += fmt::format(
+        "; m = {:g} is {:+.3f} off: {}", m, gap,
+        std::fabs(uneven) >= std::fabs(waiting)
+            ? fmt::format("uneven op times ({:+.3f}: its ops replayed without waiting give {:.3f}; the stages' cores "
+                          "did not run at one steady speed)",
+                          uneven, replayed[i])
+            : fmt::format("waiting ({:+.3f} over the replay of its own op times: thread wake-ups, copies, other "
+                          "programs on the cores)",
+                          waiting));
+  }
+  return fmt::format("sweep against the schedule's prediction (tolerance {:g}): {}{}", kSweepTolerance,
+                     agree.empty() ? "no m within it" : "m = " + agree + " within it", misses);
+}
+
 }  // namespace
 
 std::vector<ParamSpec> BubbleLesson::params() const {
@@ -109,7 +139,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
                   "bubble fraction",
                   "idle / (p x makespan)",
                   {}};
-  std::vector<double> simulated;
+  std::vector<double> simulated, replayed;
   for (std::size_t i = 0; i < ms.size(); ++i) {
     ctx.control.progress(0.3 + 0.7 * double(i) / ms.size(), fmt::format("sweep: m = {}", ms[i]));
     ScheduleShape shape = setup.shape;
@@ -119,6 +149,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, sweep_ledger, ctx.control);
     const auto [lo, hi] = std::minmax_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
     measured.points.push_back({double(ms[i]), r.timing.bubble_fraction(), *lo, *hi});
+    replayed.push_back(r.replay.bubble_fraction());
     OpCosts costs = setup.costs;
     if (!costs.stage_scale.empty()) {
       const double heavy = costs.stage_scale.back();
@@ -127,6 +158,7 @@ RunResult BubbleLesson::run(RunContext& ctx) const {
     }
     simulated.push_back(simulate(s, costs).bubble_fraction());
   }
+  result.backend.notes.push_back(sweep_agreement_note(measured, simulated, replayed));
   result.series.push_back(std::move(measured));
   result.series.push_back(theory_series("fill_drain_theory", "(p-1)/(m+p-1): GPipe, 1F1B", ms,
                                         [&](int m) { return theory::fill_drain_idle_fraction(p, m); }));
