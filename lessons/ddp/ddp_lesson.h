@@ -14,7 +14,8 @@ class DdpLesson final : public Lesson {
  public:
   std::string id() const override { return "ddp"; }
   std::vector<std::string> quick_params() const override {
-    return {"layers=4", "width=256", "batch=32", "bucket=128KiB", "steps=2"};
+    // The default width and batch: at width 256 the backward was too short for its buckets to overlap it.
+    return {"layers=4", "steps=2"};
   }
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   std::string chapter() const override { return "Distributed training"; }

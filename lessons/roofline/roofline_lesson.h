@@ -12,12 +12,14 @@ class RooflineLesson final : public Lesson {
   std::string id() const override { return "roofline"; }
   std::string chapter() const override { return "Foundations"; }
   std::vector<std::string> quick_params() const override {
-    return {"k=1,4,16,64",   "bytes=16MiB",      "gemm_n=96",          "attention_n=192",
+    // STREAM arrays of 64 MiB, twice the last-level cache of a typical laptop or small server: at 16 MiB they sat
+    // in the cache and the bandwidth read high.
+    return {"k=1,4,16,64",   "bytes=64MiB",      "gemm_n=96",          "attention_n=192",
             "model_dim=512", "prompt_tokens=32", "tiny_sizes=1..4096", "repeats=1"};
   }
-  // Sizes that fill a GPU: STREAM arrays far past the L2 cache (quick: 256 MiB; the CPU's quick 16 MiB would sit in
-  // it), matmul and attention long enough that launching is a small part (their double references stay on the CPU,
-  // which bounds them), a decode GEMV over 512 MiB of weights and a prefill of 512 tokens.
+  // Sizes that fill a GPU: STREAM arrays far past the L2 cache (quick: 256 MiB, five times an H100's 50 MB; the CPU's
+  // quick 64 MiB would barely pass it), matmul and attention long enough that launching is a small part (their double
+  // references stay on the CPU, which bounds them), a decode GEMV over 512 MiB of weights and a prefill of 512 tokens.
   std::vector<std::string> gpu_params(bool quick) const override {
     if (quick) return {"bytes=256MiB", "gemm_n=512", "attention_n=1024", "model_dim=4096", "prompt_tokens=128"};
     return {"bytes=512MiB", "gemm_n=1024", "attention_n=4096", "model_dim=4096", "prompt_tokens=512"};
