@@ -165,6 +165,18 @@ TEST_CASE("peak activations in flight: GPipe m, 1F1B min(p - r, m) on rank r") {
     }
 }
 
+TEST_CASE("[EXT] Korthikanti et al. 2023: interleaving multiplies 1F1B's peak activations by 1 + (p - 1)/(p v)") {
+  // In chunks of 1/(p v) of the model, rank 0 holds p v + p - 1 of them at its peak: p stages' worth, times the factor.
+  for (int p = 2; p <= 8; p *= 2)
+    for (int v = 2; v <= 4; ++v)
+      for (int m = 2 * p; m <= 4 * p; m += p) {  // from m = 2p, where rank 0 reaches its steady state
+        INFO("p=", p, " v=", v, " m=", m);
+        const Schedule s = make_schedule({ScheduleKind::Interleaved, p, m, v});
+        const double stage_units = double(in_flight(simulate(s, OpCosts{}), 0).peak) / v;
+        CHECK(stage_units == doctest::Approx(p * (1.0 + (p - 1.0) / (p * v))));
+      }
+}
+
 TEST_CASE("1F1B warm-up: rank r runs min(p - r - 1, m) forwards before its first backward") {
   const int p = 5, m = 7;
   const Schedule s = make_schedule({ScheduleKind::OneFOneB, p, m, 1});

@@ -306,8 +306,8 @@ void draw_mlp_step(const ViewContext& ctx) {
   draw_note(
       s.sequence_parallel
           ? "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
-            "partial sum on each rank, reduce-scattered to the ranks' positions (f), and the output gradient is "
-            "all-gathered first."
+            "partial sum on each rank, reduce-scattered to the ranks' positions (g's backward), and the output "
+            "gradient is all-gathered first (g-bar's backward)."
           : "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
             "partial sum on each rank, and one all-reduce (f) adds it up.");
   ImGui::Spacing();
