@@ -27,10 +27,10 @@ namespace {
 using attention::LoopOrder;
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
-constexpr double kBytesPerElement = 4;           // fp32
-constexpr double kBarFullScaleN = 16384;         // the memory bar is full width when S is 16384 x 16384 (1 GiB)
-constexpr double kSecondsPerTile = 0.7;          // tile-grid animation
-constexpr double kSecondsPerExampleStage = 2.0;  // worked example: after tile 1, after tile 2, o = z / l
+constexpr double kBytesPerElement = 4;               // fp32
+constexpr double kBarFullScaleN = 16384;             // the memory bar is full width when S is 16384 x 16384 (1 GiB)
+constexpr double kSecondsPerTile = kAnimationTickS;  // tile-grid animation
+constexpr double kSecondsPerExampleStage = 2.0;      // worked example: after tile 1, after tile 2, o = z / l
 
 std::string fixed(double value, int decimals = 8) {
   if (value == -INFINITY) return "-inf";

@@ -28,7 +28,7 @@ using fusion::OpKind;
 using fusion::OpSequence;
 using fusion::Timing;
 
-constexpr double kSecondsPerOp = 0.9;  // the traffic animation's pace
+constexpr double kSecondsPerOp = kAnimationTickS;  // the traffic animation's pace
 
 const fusion::FusionSteps* steps_of(const ViewContext& ctx) { return step_data_as<fusion::FusionSteps>(ctx); }
 const FusionMeasured* measured_of(const ViewContext& ctx) {

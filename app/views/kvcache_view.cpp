@@ -104,7 +104,7 @@ float draw_cells(ImDrawList* draw, ImVec2 origin, int count, float cell, Fill fi
 // Prompt cells, then generated cells appearing one per animation tick; the newest outlined.
 void draw_token_strip(const ViewContext& ctx) {
   constexpr int kPromptCells = 10, kDecodeCells = 14;
-  const int generated = static_cast<int>(ctx.step_time_s / 0.6) % (kDecodeCells + 3);
+  const int generated = static_cast<int>(ctx.step_time_s / kAnimationTickS) % (kDecodeCells + 3);
   const float s = ui_scale();
   const float cell =
       std::clamp(ImGui::GetContentRegionAvail().x / (kPromptCells + kDecodeCells + 2.0f), 14 * s, 32 * s);
@@ -229,7 +229,7 @@ void draw_cache_contents_step(const ViewContext& ctx, const kvcache::KvCacheStep
   const kvcache::ModelConfig& m = q.model;
   const int layers_shown = static_cast<int>(std::min<std::int64_t>(m.layers, 8));
   constexpr int kTokensShown = 16;
-  const int tokens = 1 + static_cast<int>(ctx.step_time_s / 0.5) % kTokensShown;
+  const int tokens = 1 + static_cast<int>(ctx.step_time_s / kAnimationTickS) % kTokensShown;
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float label_w = ImGui::CalcTextSize("layer 000").x + 8 * s;

@@ -69,7 +69,7 @@ void draw_dot_product_step(const ViewContext& ctx) {
   const int cols = static_cast<int>(std::min<std::int64_t>(s.n, kMaxCellsShown));
   const int inner = static_cast<int>(std::min<std::int64_t>(s.k, kMaxCellsShown));
   // The animation walks l along the row of A and down the column of B, one product per 0.6 s, then moves on.
-  const int ticks = static_cast<int>(ctx.step_time_s / 0.6);
+  const int ticks = static_cast<int>(ctx.step_time_s / kAnimationTickS);
   const int element = (ticks / (inner + 2)) % (rows * cols);
   const int l = std::min(ticks % (inner + 2), inner);
   const int i = element / cols, j = element % cols;

@@ -32,6 +32,11 @@ const Data* step_data_as(const ViewContext& context) {
 // "Preparing ..." while the data is computed, or why it cannot be.
 void draw_step_data_missing(const ViewContext& context);
 
+// The pace of the step views' teaching animations: one change a second. Each change costs a frame (tens of
+// milliseconds of CPU with a software renderer), so a faster pace would take more of a core from the runs measured
+// beside an idle window than the lab allows itself (0.05).
+inline constexpr double kAnimationTickS = 1.0;
+
 // Draws one step of a lesson.
 using StepView = void (*)(const ViewContext& context);
 // Whether a step can show what a run measured (then the shell marks a run on a busy machine above it) or only
