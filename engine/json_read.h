@@ -122,6 +122,13 @@ void read_key_if_present(const nlohmann::ordered_json& object, const std::string
   }
 }
 
+// An optional field of a values struct (DLSYS_VALUES_JSON writes it only when it holds a value): read when its key is
+// there, empty when it is not.
+template <class T>
+void read_key(const nlohmann::ordered_json& object, const std::string& key, std::optional<T>& out) {
+  read_key_if_present(object, key, out);
+}
+
 // A flag the lab writes as 1 or 0 (scripts sum them): read back as a bool.
 inline void read_flag_key(const nlohmann::ordered_json& object, const std::string& key, bool& out) {
   int flag = 0;

@@ -4,15 +4,29 @@
 // format, written from the struct by a `to_json(nlohmann::ordered_json&, const T&)` found next to T.
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "engine/json_read.h"
 
+namespace dlsys {
+// One field under its own name; an optional one only when it holds a value.
+template <class T>
+void write_key(nlohmann::ordered_json& object, const char* key, const T& value) {
+  object[key] = value;
+}
+template <class T>
+void write_key(nlohmann::ordered_json& object, const char* key, const std::optional<T>& value) {
+  if (value) object[key] = *value;
+}
+}  // namespace dlsys
+
 // Defines `to_json` for a struct of plain fields: each field under its own name, in the order listed. (nlohmann's
 // NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE writes only to nlohmann::json in Debian's 3.11.2, which would lose the order.)
+#define DLSYS_VALUES_TO_JSON_ONE(field) ::dlsys::write_key(nlohmann_json_j, #field, nlohmann_json_t.field);
 #define DLSYS_VALUES_TO_JSON(Type, ...)                                                       \
   inline void to_json(nlohmann::ordered_json& nlohmann_json_j, const Type& nlohmann_json_t) { \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                  \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_TO_JSON_ONE, __VA_ARGS__))          \
   }
 
 // The matching reader, for a recorded run opened again: each field from the key of its name (read_key), so a missing

@@ -90,8 +90,9 @@ struct SpeculativeMeasured {
   double speculative_speedup = 0;
   bool identical = false;  // every request's tokens equal the target's own greedy tokens
 };
-void to_json(nlohmann::ordered_json& json, const SpeculativeMeasured& measured);
-void from_json(const nlohmann::ordered_json& json, SpeculativeMeasured& measured);
+DLSYS_VALUES_JSON(SpeculativeMeasured, k, draft_layers, target_layers, requests, quiet_scale, accepted, rejections,
+                  target_passes, acceptance_rate, tokens_per_target_pass, expected_tokens_per_pass, greedy_ms,
+                  speculative_ms, speculative_speedup, identical)
 
 struct ServingMeasured {
   std::string policy;  // the chosen one; the keys below are its
@@ -125,7 +126,11 @@ struct ServingMeasured {
   std::string device = "cpu";
   std::optional<double> cpu_match_fraction;
 };
-void to_json(nlohmann::ordered_json& json, const ServingMeasured& measured);
-void from_json(const nlohmann::ordered_json& json, ServingMeasured& measured);
+DLSYS_VALUES_JSON(ServingMeasured, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50, latency_ms_p99, tokens_per_s,
+                  padding_fraction, acceptance_rate, speculative_speedup, tokens_identical, continuous_over_static,
+                  throughput_ratio_bar, meets_throughput_bar, default_stream, policies, curve, adaptive_knobs,
+                  peak_gflops, bandwidth_gbps, roofline, context_prompt, context_step_ms, context_attended,
+                  context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit,
+                  peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
 
 }  // namespace dlsys::serving
