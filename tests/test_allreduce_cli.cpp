@@ -46,6 +46,8 @@ TEST_CASE("allreduce: bad input exits 2 naming the parameter, the value and what
         "parameter 'algo': value 'library' is not allowed on the cpu backend");
   // Sizes that cannot fit are refused before anything is allocated.
   check({"n=64", "bytes=16GiB", "sizes=1KiB"}, "of host memory is available; lower n, bytes or sizes");
+  // So are runs of minutes, with the estimate.
+  check({"n=8", "bytes=256MiB", "sizes=256MiB", "repeats=100", "max_minutes=0.1"}, "more than max_minutes = 0.1");
 }
 
 TEST_CASE("allreduce run: the documented JSON keys, zero wrong elements, exact theory") {

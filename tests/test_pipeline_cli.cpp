@@ -59,6 +59,9 @@ TEST_CASE("pipeline lessons: bad input exits 2 with the parameter, the value and
     refused({"run", l, "--set", "notation=deepseek"}, "one of: full, input");
     refused({"run", l, "--set", "mode=fast"}, "one of: auto, concurrent, replayed");
     refused({"run", l, "--set", "hidden=4096", "--set", "microbatch=4096", "--set", "m=256"}, "host memory");
+    // Minutes of real work are refused before they start, with the estimate and the parameter that raises the limit.
+    refused({"run", l, "--set", "hidden=2048", "--set", "microbatch=512", "--set", "max_minutes=0.1"},
+            "more than max_minutes = 0.1");
     const int threads = static_cast<int>(std::thread::hardware_concurrency());
     if (threads > 0 && threads < 32)
       refused({"run", l, "--set", "mode=concurrent", "--set", "p=" + std::to_string(threads + 1)},

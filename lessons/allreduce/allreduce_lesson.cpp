@@ -13,6 +13,7 @@
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
 #include "lessons/allreduce/mpi_run.h"
+#include "lessons/common/run_time_limit.h"
 
 namespace dlsys {
 
@@ -109,6 +110,7 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .choices = {"threads", "mpi"},
        .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
                "of processes: leave it out, or give that number)"},
+      max_minutes_param(),
   };
 }
 
@@ -156,6 +158,27 @@ void check_cpu_bench(const allreduce::BenchConfig& config) {
                     "lower n, bytes or sizes",
                     config.n_ranks, format_bytes_binary(double(config.max_bytes)), format_bytes_both(needed),
                     format_bytes_both(host.free_bytes)));
+}
+
+// Seconds a CPU run takes, from the bytes it moves: every size is timed (after a warm-up call) and probed for its
+// copy ceiling, each call passing about N x S through the ranks' memory at an effective 2 GB/s (ranks that share two
+// cores copy and reduce in turns); the comparison repeats the sweep once per other all-reduce algorithm; and every
+// sample costs about a millisecond whatever its size (small sizes are timed as batches of calls).
+constexpr double kCpuRankBytesPerSecond = 2e9;
+constexpr double kCpuSampleSeconds = 1e-3;
+constexpr int kComparedAlgorithms = 5;  // ring, naive, recursive doubling, Rabenseifner, direct
+
+double cpu_run_seconds(const allreduce::BenchConfig& config, bool compares) {
+  const double samples_per_size = config.repeats + 1.0;
+  double chosen_bytes = 0, sweep_bytes = 0;
+  for (std::size_t i = 0; i < config.message_bytes.size(); ++i) {
+    chosen_bytes += double(config.message_bytes[i]);
+    if (i + 1 < config.message_bytes.size()) sweep_bytes += double(config.message_bytes[i]);
+  }
+  const double sizes = double(config.message_bytes.size());
+  const double others = compares ? kComparedAlgorithms - 1 : 0;
+  const double bytes = config.n_ranks * samples_per_size * (2 * chosen_bytes + others * sweep_bytes);
+  return bytes / kCpuRankBytesPerSecond + samples_per_size * (2 * sizes + others * (sizes - 1)) * kCpuSampleSeconds;
 }
 
 // Every all-reduce at the sweep's sizes on the same ranks and links (the chosen algorithm's sweep is reused).
@@ -215,8 +238,17 @@ void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const 
         p.text("algo")));
   if (backend == BackendKind::Cuda)
     allreduce::check_gpu_bench(bench_config(p));
-  else
-    check_cpu_bench(bench_config(p));
+  else {
+    const allreduce::BenchConfig config = bench_config(p);
+    check_cpu_bench(config);
+    const bool compares = config.op == Op::AllReduce && config.n_ranks <= allreduce::kComparisonMaxRanks;
+    refuse_if_longer_than_limit(
+        p, cpu_run_seconds(config, compares),
+        fmt::format("{} ranks x {} samples of each size, with its copy ceiling{}, at an effective {:g} GB/s per rank",
+                    config.n_ranks, config.repeats + 1, compares ? " and the other algorithms" : "",
+                    kCpuRankBytesPerSecond / 1e9),
+        "n, bytes, sizes or repeats");
+  }
 }
 
 allreduce::AllreduceTheory allreduce_theory(const ParamValues& p) {

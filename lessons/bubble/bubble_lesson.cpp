@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
+#include "lessons/common/run_time_limit.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/pipeline_common/pipeline_steps.h"
 
@@ -101,6 +102,14 @@ void BubbleLesson::validate(const ParamValues& params, BackendKind backend) cons
         fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
                     "p = {}; allowed: m that the schedule accepts",
                     params.text("sweep"), params.text("schedule"), setup.shape.devices));
+  if (backend == BackendKind::Cpu) {
+    double seconds = pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches);
+    for (int m : points) seconds += pipeline_lesson::cpu_run_seconds(setup, m);
+    refuse_if_longer_than_limit(
+        params, seconds,
+        fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
+        "hidden, microbatch, m, p, repeats or sweep");
+  }
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);

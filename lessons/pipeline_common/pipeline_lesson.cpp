@@ -14,6 +14,8 @@
 #include "engine/units.h"
 #include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
+#include "kernels/pipeline/executor_common.h"
+#include "lessons/common/run_time_limit.h"
 
 namespace dlsys::pipeline_lesson {
 
@@ -237,6 +239,7 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
        .min = 1,
        .max = 50,
        .help = "median step of this many, after one warm-up"},
+      max_minutes_param(),
   };
 }
 
@@ -300,6 +303,35 @@ void check_backend(const Setup& s, BackendKind backend) {
         "parameter 'mode': value 'concurrent' is not allowed on the cuda backend with p = {} and {} GPU{}: it needs "
         "one GPU per pipeline device; allowed: auto (the devices as streams on one GPU, emulated) or replayed",
         s.shape.devices, gpus, gpus == 1 ? "" : "s"));
+}
+
+namespace {
+// Waking a stage thread, taking a message and timestamping cost microseconds per op, whatever its size.
+constexpr double kOpOverheadSeconds = 20e-6;
+}  // namespace
+
+double cpu_run_seconds(const Setup& setup, int micro_batches) {
+  ScheduleShape shape = setup.shape;
+  shape.micro_batches = micro_batches;
+  const Schedule s = make_schedule(shape);
+  const ExecutorConfig& c = setup.executor;
+  int blocks = 0;
+  for (int stage = 0; stage < s.stages; ++stage) blocks += blocks_of(stage, s.stages, c);
+  const double step_flop = 12.0 * blocks * micro_batches * c.microbatch_rows * double(c.hidden) * c.hidden;
+  const int cores =
+      resolve_mode(c.mode, s.devices(), c.hardware_threads) == ExecutionMode::Concurrent ? s.devices() : 1;
+  const double step_s = estimated_seconds(step_flop, kBlasGflopsPerThread, cores) +
+                        kOpOverheadSeconds * 3.0 * blocks * micro_batches / cores;
+  const double warmup_s = std::max(step_s * c.warmup_steps, c.min_warmup_ms / 1e3);
+  const double reference_s = estimated_seconds(step_flop, kBlasGflopsPerThread, 1);
+  return warmup_s + step_s * c.repeats + reference_s;
+}
+
+std::string cpu_run_work(const Setup& setup) {
+  return fmt::format(
+      "a warm-up of at least {:g} ms, {} timed steps and a reference step, each of 12 rows h^2 FLOP per "
+      "block and micro-batch at {:g} GFLOP/s per stage",
+      setup.executor.min_warmup_ms, setup.executor.repeats, kBlasGflopsPerThread);
 }
 
 Simulated simulate_setup(const Setup& setup) {

@@ -30,6 +30,12 @@ struct Setup {
 Setup read_setup(const ParamValues& params);
 // What the chosen backend cannot run: `concurrent` with more stages than CPU cores, or than GPUs. Throws BadInput.
 void check_backend(const Setup& setup, BackendKind backend);
+// Seconds a CPU run of the setup's schedule with `micro_batches` takes: the warm-up (one step, and at least the
+// executor's minimum), the timed steps and the single-device reference, each step 12 rows h^2 FLOP per block and
+// micro-batch (F, B and W are two GEMMs each) at one BLAS thread per stage, plus a fixed cost per op.
+double cpu_run_seconds(const Setup& setup, int micro_batches);
+// What cpu_run_seconds counts, for a refusal's message.
+std::string cpu_run_work(const Setup& setup);
 
 // The chosen schedule simulated with the chosen costs (the theory timeline), and the costs as the schedule sees them
 // (the imbalance applied to its last model stage).

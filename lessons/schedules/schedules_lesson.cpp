@@ -1,5 +1,6 @@
 #include "lessons/schedules/schedules_lesson.h"
 
+#include "lessons/common/run_time_limit.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/pipeline_common/pipeline_steps.h"
 
@@ -10,7 +11,11 @@ std::vector<ParamSpec> SchedulesLesson::params() const {
 }
 
 void SchedulesLesson::validate(const ParamValues& params, BackendKind backend) const {
-  pipeline_lesson::check_backend(pipeline_lesson::read_setup(params), backend);
+  const pipeline_lesson::Setup setup = pipeline_lesson::read_setup(params);
+  pipeline_lesson::check_backend(setup, backend);
+  if (backend == BackendKind::Cpu)
+    refuse_if_longer_than_limit(params, pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches),
+                                pipeline_lesson::cpu_run_work(setup), "hidden, microbatch, m, p or repeats");
 }
 
 std::shared_ptr<const LessonValues> SchedulesLesson::theory(const ParamValues& params) const {
