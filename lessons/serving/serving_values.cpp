@@ -102,6 +102,9 @@ void from_json(const nlohmann::ordered_json& j, ServingMeasured& m) {
   read_key(j, "context_step_ms", m.context_step_ms);
   read_key(j, "context_attended", m.context_attended);
   read_key(j, "context_kv_bytes", m.context_kv_bytes);
+  // One entry per generated token in each: the view reads them side by side.
+  check_length("context_step_ms", m.context_step_ms.size(), m.context_attended.size(), "one per context_attended");
+  check_length("context_kv_bytes", m.context_kv_bytes.size(), m.context_attended.size(), "one per context_attended");
   read_key(j, "kv_budget_bytes", m.kv_budget_bytes);
   read_key(j, "kv_bytes_per_token", m.kv_bytes_per_token);
   read_key(j, "block_tokens", m.block_tokens);
