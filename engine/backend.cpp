@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/errors.h"
+#include "engine/json_io.h"
 
 namespace dlsys {
 
@@ -16,7 +17,7 @@ BackendKind resolve_backend(const std::string& requested) {
     if (cuda.available) return BackendKind::Cuda;
     throw BadInput(fmt::format("backend 'cuda' is not available here ({}); allowed: auto, cpu", cuda.reason));
   }
-  throw BadInput(fmt::format("backend '{}' is unknown; allowed: auto, cpu, cuda", requested));
+  throw BadInput(fmt::format("backend '{}' is unknown; allowed: auto, cpu, cuda", clip_for_message(requested)));
 }
 
 std::string backend_summary(BackendKind kind) {

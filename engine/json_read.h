@@ -49,7 +49,8 @@ struct is_pair<std::pair<A, B>> : std::true_type {};
 
 // Reads `value` into `out`: numbers, booleans, strings, vectors, optionals (null: none) and structs that have a
 // `from_json(const nlohmann::ordered_json&, T&)` beside them; a JSON value itself is copied unchecked. A double may be
-// null: the lab writes NaN and infinities that way (JSON has no word for them), and reads them back as NaN.
+// null: the lab writes NaN that way (a slope fitted to one size), and reads it back as NaN; what is drawn as a shape
+// rather than as text (points, spans) is checked with check_finite. An integer must fit its type, not wrap.
 template <class T>
 void read_value(const nlohmann::ordered_json& value, T& out) {
   using namespace json_read_detail;
@@ -60,6 +61,15 @@ void read_value(const nlohmann::ordered_json& value, T& out) {
     out = value.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
     if (!value.is_number_integer()) throw JsonKeyError("", "expected an integer");
+    const bool fits =
+        value.is_number_unsigned()
+            ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+            : value.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                  (value.get<std::int64_t>() < 0 || static_cast<std::uint64_t>(value.get<std::int64_t>()) <=
+                                                        static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
+    if (!fits)
+      throw JsonKeyError("", "expected an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+                                 std::to_string(std::numeric_limits<T>::max()));
     out = value.get<T>();
   } else if constexpr (std::is_floating_point_v<T>) {
     if (value.is_null())
@@ -122,11 +132,46 @@ void read_key_if_present(const nlohmann::ordered_json& object, const std::string
   }
 }
 
-// An optional field of a values struct (DLSYS_VALUES_JSON writes it only when it holds a value): read when its key is
-// there, empty when it is not.
+// An optional field of a values struct (DLSYS_VALUES_JSON writes it only when it holds a value): empty when its key is
+// missing or null, read when it is there.
 template <class T>
 void read_key(const nlohmann::ordered_json& object, const std::string& key, std::optional<T>& out) {
-  read_key_if_present(object, key, out);
+  if (!object.is_object()) throw JsonKeyError("", "expected an object");
+  const auto found = object.find(key);
+  if (found == object.end()) return out.reset();
+  try {
+    read_value(*found, out);
+  } catch (const JsonKeyError& e) {
+    throw e.within(key);
+  }
+}
+
+// An index the file gives into one of its own arrays (`size` elements): refused unless 0 <= index < size, so a view
+// can take it as it is.
+template <class I>
+void check_index(const std::string& key, I index, std::size_t size, const std::string& array) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>) negative = index < 0;
+  if (negative || static_cast<std::uint64_t>(index) >= size)
+    throw JsonKeyError(key, std::to_string(index) + " is not an index into " + array + " (" + std::to_string(size) +
+                                " elements); allowed: 0 to " + (size == 0 ? "none" : std::to_string(size - 1)));
+}
+
+// A number a view turns into a position or a length: NaN (written as null) would reach the drawing code.
+inline void check_finite(const std::string& key, double value) {
+  if (!std::isfinite(value)) throw JsonKeyError(key, "expected a finite number, not null");
+}
+
+// A count the file states for one of its arrays (rows, ranks): refused unless the array has that many elements.
+inline void check_length(const std::string& key, std::size_t length, std::size_t expected, const std::string& what) {
+  if (length != expected)
+    throw JsonKeyError(
+        key, "has " + std::to_string(length) + " elements; expected " + std::to_string(expected) + " (" + what + ")");
+}
+
+// An array a view draws from its first or last element: it must have one.
+inline void check_not_empty(const std::string& key, std::size_t length) {
+  if (length == 0) throw JsonKeyError(key, "is empty; expected at least one element");
 }
 
 // A flag the lab writes as 1 or 0 (scripts sum them): read back as a bool.

@@ -36,6 +36,13 @@ void write_key(nlohmann::ordered_json& object, const char* key, const std::optio
   inline void from_json(const nlohmann::ordered_json& nlohmann_json_j, Type& nlohmann_json_t) { \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_FROM_JSON_ONE, __VA_ARGS__))          \
   }
+// The reader of a struct whose fields must also agree with each other (arrays read side by side): `check(value)`
+// runs once every field is read and throws JsonKeyError naming the key.
+#define DLSYS_VALUES_FROM_JSON_CHECKED(Type, check, ...)                                        \
+  inline void from_json(const nlohmann::ordered_json& nlohmann_json_j, Type& nlohmann_json_t) { \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_VALUES_FROM_JSON_ONE, __VA_ARGS__))          \
+    check(nlohmann_json_t);                                                                     \
+  }
 // Both directions for a struct of plain fields.
 #define DLSYS_VALUES_JSON(Type, ...)      \
   DLSYS_VALUES_TO_JSON(Type, __VA_ARGS__) \

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "engine/json_io.h"
 #include "engine/json_read.h"
 
 namespace dlsys {
@@ -101,6 +102,8 @@ void read_key_or(const json& object, const std::string& key, T& out, T fallback)
 
 void read_backend(const json& b, Provenance& p) {
   read_key(b, "kind", p.kind);
+  if (p.kind != "cpu" && p.kind != "cuda")
+    throw JsonKeyError("kind", "'" + clip_for_message(p.kind) + "' is not a backend; allowed: cpu, cuda");
   read_key(b, "device", p.device);
   read_key(b, "emulated", p.emulated);
   read_key_or(b, "timer", p.timer, std::string("steady_clock"));
@@ -129,6 +132,7 @@ Series read_series(const json& s) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     if (p.size() != 4) throw JsonKeyError(fmt::format("points[{}]", i), "expected [x, y, y_min, y_max]");
+    for (std::size_t k = 0; k < 4; ++k) check_finite(fmt::format("points[{}][{}]", i, k), p[k]);
     series.points.push_back({p[0], p[1], p[2], p[3]});
   }
   return series;
@@ -160,6 +164,16 @@ Timeline read_timeline(const json& t) {
       throw e.within(fmt::format("spans[{}]", i));
     }
     timeline.spans.push_back(std::move(span));
+  }
+  // Times count from the start of the step; a view scales them to pixels and looks the lane up by index.
+  for (std::size_t i = 0; i < timeline.spans.size(); ++i) {
+    const TimelineSpan& span = timeline.spans[i];
+    const std::string at = fmt::format("spans[{}]", i);
+    check_index(at + ".lane", span.lane, timeline.lanes.size(), "lanes");
+    check_finite(at + ".start", span.start);
+    check_finite(at + ".end", span.end);
+    if (!(span.start >= 0)) throw JsonKeyError(at + ".start", "is negative; allowed: 0 or more");
+    if (!(span.end >= span.start)) throw JsonKeyError(at + ".end", "is before start; allowed: start or later");
   }
   return timeline;
 }

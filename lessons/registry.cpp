@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/errors.h"
+#include "engine/json_io.h"
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
 #include "lessons/ddp/ddp_lesson.h"
@@ -48,7 +49,7 @@ const Lesson& find_lesson(const std::string& id) {
     if (lesson->id() == id) return *lesson;
     known += (known.empty() ? "" : ", ") + lesson->id();
   }
-  throw BadInput(fmt::format("unknown lesson '{}'; known lessons: {}", id, known));
+  throw BadInput(fmt::format("unknown lesson '{}'; known lessons: {}", clip_for_message(id), known));
 }
 
 }  // namespace dlsys

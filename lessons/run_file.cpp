@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "engine/errors.h"
 #include "engine/file_io.h"
@@ -81,7 +84,74 @@ const std::map<std::string, TypedReader>& typed_readers() {
   return readers;
 }
 
+// Where a file's JSON and the JSON computed here first differ; numbers agree within a relative 1e-9, since the same
+// closed form computed by another machine's libm may differ in the last bits. The file may hold more keys than are
+// computed: a run adds what it measured of the machine (its peaks) to the closed forms.
+struct Difference {
+  std::string path;
+  json in_file, computed;
+};
+
+std::optional<Difference> first_difference(const json& in_file, const json& computed, const std::string& path) {
+  const Difference here{path, in_file, computed};
+  if (in_file.is_number() && computed.is_number()) {
+    const double x = in_file.get<double>(), y = computed.get<double>();
+    if (std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y))) return std::nullopt;
+    return here;
+  }
+  if (in_file.type() != computed.type()) return here;
+  if (computed.is_object()) {
+    for (const auto& [key, value] : computed.items()) {
+      if (!in_file.contains(key)) return Difference{path + "." + key, nullptr, value};
+      if (auto at = first_difference(in_file.at(key), value, path + "." + key)) return at;
+    }
+    return std::nullopt;
+  }
+  if (computed.is_array()) {
+    if (in_file.size() != computed.size()) return here;
+    for (std::size_t i = 0; i < computed.size(); ++i)
+      if (auto at = first_difference(in_file[i], computed[i], fmt::format("{}[{}]", path, i))) return at;
+    return std::nullopt;
+  }
+  if (in_file == computed) return std::nullopt;
+  return here;
+}
+
+bool has_file_param(const Lesson& lesson, const ParamValues& params) {
+  for (const ParamSpec& spec : lesson.params())
+    if (spec.type == ParamType::File && !params.text(spec.key).empty()) return true;
+  return false;
+}
+
+// The views draw the step data computed from the file's parameters beside its measurements. A file whose parameters
+// were changed after the run (ddp's n edited from 4 to 64) would draw 64 ranks' step data beside 4 ranks'
+// measurements; its theory, computed from the parameters when the run was made, no longer follows from them.
+void check_params_give_theory(const Lesson& lesson, const ParamValues& params, const json& theory) {
+  json expected;
+  try {
+    const auto values = lesson.theory(params);
+    expected = values ? values->to_json() : json::object();
+  } catch (const BadInput&) {
+    // A config file named by the parameters may exist only where the run was made; its theory cannot be checked here.
+    if (has_file_param(lesson, params)) return;
+    throw;
+  }
+  if (const auto d = first_difference(theory, expected, "theory"))
+    throw BadInput(
+        fmt::format("{} does not follow from the file's params (the file holds {}, the params give {}); the "
+                    "parameters or the theory were changed after the run",
+                    d->path, describe_json_value(d->in_file), describe_json_value(d->computed)));
+}
+
 }  // namespace
+
+ParamValues recorded_params(const Lesson& lesson, const RunResult& result) {
+  std::vector<std::string> assignments;
+  for (const auto& [key, value] : result.params) assignments.push_back(key + "=" + value);
+  // Checked against the lesson's ranges but not for this machine's backend: a run recorded on CUDA opens on a laptop
+  // without one, and only a new run (which validates) needs the backend.
+  return ParamValues::parse(lesson.params(), assignments);
+}
 
 std::string understood_run_format_versions() { return std::to_string(kRunFileFormatVersion); }
 
@@ -126,6 +196,7 @@ RunResult run_from_json(const json& in, const std::string& origin) {
     // A parameter the file does not name did not exist in the build that recorded it, which ran as its default.
     const ParamValues defaults = ParamValues::defaults(lesson.params());
     for (const auto& [key, value] : defaults.all()) result.params.emplace(key, value.text);
+    check_params_give_theory(lesson, recorded_params(lesson, result), in.at("theory"));
   } catch (const BadInput& e) {
     throw BadInput(fmt::format("{}: {}", origin, e.what()));
   }
@@ -133,7 +204,7 @@ RunResult run_from_json(const json& in, const std::string& origin) {
 }
 
 RunResult read_run_file(const std::string& path) {
-  const std::string origin = fmt::format("run file '{}'", path);
+  const std::string origin = fmt::format("run file '{}'", path_for_message(path));
   RunResult result = run_from_json(parse_ordered_json_input(read_input_file(path, "run file"), origin), origin);
   result.opened_from = path;
   return result;

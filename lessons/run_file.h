@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/run_result.h"
+#include "lessons/common/lesson.h"
 
 namespace dlsys {
 
@@ -15,10 +16,16 @@ void read_typed_values(const std::string& lesson_id, const nlohmann::ordered_jso
                        const nlohmann::ordered_json& measured, RunResult& result);
 
 // A whole run file's JSON: it must carry a `recorded` object of this build's format version, name a known lesson,
-// and hold every key the lesson's values need. `origin` starts every message ("run file 'x.json'"). Throws BadInput.
+// hold every key the lesson's values need (every number finite, every index inside its array), and parameters
+// within the lesson's ranges that give the theory it holds. `origin` starts every message ("run file 'x.json'"). Throws
+// BadInput.
 RunResult run_from_json(const nlohmann::ordered_json& json, const std::string& origin);
 // The file at `path`, read with the checks every input file gets (regular file, size, nesting). Throws BadInput.
 RunResult read_run_file(const std::string& path);
+
+// A run's parameters as the lesson's typed values, checked against its ranges (not against this machine's backend).
+// Throws BadInput naming the parameter.
+ParamValues recorded_params(const Lesson& lesson, const RunResult& result);
 
 // "1" (or "1, 2" once a later build reads older files too): for messages.
 std::string understood_run_format_versions();

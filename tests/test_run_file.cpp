@@ -77,6 +77,46 @@ TEST_CASE("a run file with a key missing or of the wrong kind is refused with th
                        doctest::Contains("timeline[0].spans[2].start: expected a number"), BadInput);
 }
 
+TEST_CASE("a run file whose numbers a view cannot draw, or whose indices leave their arrays, is refused") {
+  const auto refused = [](const json& run, const char* text) {
+    CHECK_THROWS_WITH_AS(run_from_json(run, "run file 'x'"), doctest::Contains(text), BadInput);
+  };
+  json nan = run_quick("matmul");
+  nan["series"][0]["points"][0][1] = nullptr;
+  refused(nan, "series[0].points[0][1]: expected a finite number, not null");
+  json wraps = run_quick("matmul");
+  wraps["backend"]["repeats"] = std::int64_t{1} << 40;
+  refused(wraps, "backend.repeats: expected an integer from");
+  json backend = run_quick("matmul");
+  backend["backend"]["kind"] = "tpu";
+  refused(backend, "backend.kind: 'tpu' is not a backend; allowed: cpu, cuda");
+  json lane = run_quick("schedules");
+  lane["timeline"][0]["spans"][0]["lane"] = 99;
+  refused(lane, "timeline[0].spans[0].lane: 99 is not an index into lanes");
+  json early = run_quick("schedules");
+  early["timeline"][0]["spans"][0]["start"] = -1e308;
+  refused(early, "timeline[0].spans[0].start: is negative");
+  json ridge = run_quick("roofline");
+  ridge["measured"]["sweep_nearest_ridge"] = 100000;
+  refused(ridge, "measured.sweep_nearest_ridge: 100000 is not an index into sweep_points");
+  json sample = run_quick("quant");
+  sample["measured"]["sparse_sample_rows"] = 1000;
+  refused(sample, "measured.sparse_sample: has");
+  json algorithms = run_quick("allreduce");
+  algorithms["measured"]["comparison"]["algorithms"] = json::array();
+  refused(algorithms, "measured.comparison.algorithms: is empty");
+}
+
+TEST_CASE("a run file whose parameters were changed after the run is refused: its theory no longer follows") {
+  json ddp = run_quick("ddp");
+  ddp["params"]["n"] = "64";
+  CHECK_THROWS_WITH_AS(run_from_json(ddp, "run file 'x'"), doctest::Contains("does not follow from the file's params"),
+                       BadInput);
+  json out_of_range = run_quick("ddp");
+  out_of_range["params"]["n"] = "-4";
+  CHECK_THROWS_WITH_AS(run_from_json(out_of_range, "run file 'x'"), doctest::Contains("parameter 'n'"), BadInput);
+}
+
 TEST_CASE("a run file of another format version, without a record, or of an unknown lesson is refused") {
   const json good = run_quick("zero");
   json future = good;

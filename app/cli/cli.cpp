@@ -42,6 +42,7 @@ int list_command(std::ostream& out) {
   for (const Lesson* lesson : all_lessons())
     out << fmt::format("{:<12} {:<22} {} ({} steps{})\n", lesson->id(), lesson->chapter(), lesson->title(),
                        lesson->step_count(), lesson->runs_on_cuda() ? "" : ", CPU only");
+  check_stream_written(out, "stdout");
   return 0;
 }
 
@@ -68,6 +69,7 @@ int info_command(std::ostream& out) {
         gpu.library, gpu.peak_fp32_gflops, gpu.peak_bandwidth_gbps, gpu.peaks_source);
   }
   out << fmt::format("auto selects: {}\n", backend_summary(resolve_backend("auto")));
+  check_stream_written(out, "stdout");
   return 0;
 }
 
@@ -94,6 +96,7 @@ void write_run_outputs(const Lesson& lesson, const RunResult& result, const RunO
 }
 
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  check_outputs_distinct({o.json_path, o.csv_path});  // before the run, which may take minutes
   // Ranks as processes (under mpirun): this process is one rank, and rank 0 alone writes what the run measured.
   if (asks_for_processes(o.sets))
     return run_as_mpi_rank(
@@ -193,6 +196,15 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   exporter->add_option("--trace", export_options.trace_path, "write the timeline as Chrome trace JSON (Perfetto)")
       ->check(output_path());
 
+  // Help that could not be written (stdout on a full device) is a failure, as for any output.
+  const auto help_written = [&] {
+    return run_guarded(
+        [&] {
+          check_stream_written(out, "stdout");
+          return 0;
+        },
+        err, "printing the help");
+  };
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -205,12 +217,13 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
                                                : std::string();
     for (const Lesson* lesson : all_lessons())
       if (lesson->id() == lesson_id) out << lesson_params_help(*lesson);
-    return 0;
+    return help_written();
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
-    return 0;
+    return help_written();
   } catch (const CLI::ParseError& e) {
-    err << "dlsys-lab: " << e.what() << "\n";
+    // CLI11 quotes what it could not use, which may be any length.
+    err << "dlsys-lab: " << clip_for_message(e.what(), 400) << "\n";
     return kExitBadInput;
   }
 
@@ -219,14 +232,14 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   if (*info) return run_guarded([&] { return info_command(out); }, err, "probing the backends");
   if (*run)
     return run_guarded([&] { return run_command(run_options, out, err); }, err,
-                       fmt::format("running lesson '{}'", run_options.lesson));
+                       fmt::format("running lesson '{}'", clip_for_message(run_options.lesson)));
   if (*shot)
     return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
-                       fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step, shot_options.lesson,
-                                   shot_options.output_png));
+                       fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step,
+                                   clip_for_message(shot_options.lesson), path_for_message(shot_options.output_png)));
   if (*exporter)
     return run_guarded([&] { return export_command(export_options, out, err); }, err,
-                       fmt::format("exporting the timeline of lesson '{}'", export_options.lesson));
+                       fmt::format("exporting the timeline of lesson '{}'", clip_for_message(export_options.lesson)));
   wants_gui = true;
   return 0;
 }

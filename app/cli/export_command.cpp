@@ -12,6 +12,7 @@
 namespace dlsys {
 
 int export_command(const ExportOptions& o, std::ostream& out, std::ostream&) {
+  check_outputs_distinct({o.svg_path, o.trace_path});
   const Lesson& lesson = find_lesson(o.lesson);
   if (!lesson.has_timeline()) {
     std::string with;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/errors.h"
+#include "engine/json_io.h"
 #include "engine/mpi_world.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
@@ -73,7 +74,7 @@ void check_same_as_rank0(const std::string& mine, const std::string& rank0, int 
       throw BadInput(fmt::format(
           "parameter '{}' differs between ranks: rank 0 has '{}', rank {} has '{}'; every rank must be given the "
           "same --set, --quick and --backend",
-          key, value, rank, other));
+          key, clip_for_message(value), rank, clip_for_message(other)));
   }
   throw BadInput(
       fmt::format("rank {} was given other parameters than rank 0; every rank must be given the same", rank));

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "engine/errors.h"
+#include "engine/json_io.h"
 
 namespace dlsys::gui {
 
@@ -24,7 +25,7 @@ PixelSize parse_pixel_size(const std::string& text) {
                       parse_side(std::string_view(text).substr(x + 1), size.height);
   if (!parsed || size.width < 64 || size.height < 64 || size.width > 8192 || size.height > 8192)
     throw BadInput(fmt::format("size '{}' is not allowed; allowed: WxH with each side from 64 to 8192, e.g. 1600x900",
-                               text.size() > 40 ? text.substr(0, 40) + "..." : text));
+                               clip_for_message(text)));
   return size;
 }
 

@@ -14,8 +14,7 @@
 
 namespace dlsys::gui {
 
-void write_png(const std::string& path, const Image& image) {
-  // Encoded in memory first, then written in one checked write: a full disk cannot leave half a PNG behind.
+std::string encode_png(const std::string& path, const Image& image) {
   std::string bytes;
   auto append = [](void* context, void* data, int size) {
     static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
@@ -23,8 +22,11 @@ void write_png(const std::string& path, const Image& image) {
   stbi_flip_vertically_on_write(1);
   if (stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.rgba.data(), image.width * 4) == 0)
     throw RunFailure(fmt::format("cannot encode a {}x{} PNG for '{}'", image.width, image.height, path));
-  write_file_checked(path, bytes);
+  return bytes;
 }
+
+// Encoded in memory first, then written in one checked write: a full disk cannot leave half a PNG behind.
+void write_png(const std::string& path, const Image& image) { write_file_checked(path, encode_png(path, image)); }
 
 Image read_pixels(int width, int height, bool back_buffer) {
   Image image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 4)};

@@ -17,7 +17,9 @@ struct Image {
   std::vector<std::uint8_t> rgba;  // bottom row first, as glReadPixels gives it
 };
 
-// Writes `image` as PNG (flipped to top row first). Throws RunFailure naming the file and the reason.
+// `image` encoded as PNG (flipped to top row first). Throws RunFailure naming `path`, the file it is for.
+std::string encode_png(const std::string& path, const Image& image);
+// Writes `image` as PNG. Throws RunFailure naming the file and the reason.
 void write_png(const std::string& path, const Image& image);
 
 // Reads the currently bound framebuffer's colour (GL_BACK of a window, or an FBO).

@@ -61,16 +61,7 @@ void open_state_file(const std::string& path, AppState& state) {
 void open_run_file(const std::string& path, AppState& state) {
   auto result = std::make_shared<const RunResult>(read_run_file(path));
   const Lesson& lesson = find_lesson(result->lesson);
-  std::vector<std::string> assignments;
-  for (const auto& [key, value] : result->params) assignments.push_back(key + "=" + value);
-  // Parsed against the lesson's ranges but not validated for this machine's backend: a run recorded on CUDA opens on
-  // a laptop without one, and only a new run (which validates) needs the backend.
-  ParamValues params;
-  try {
-    params = ParamValues::parse(lesson.params(), assignments);
-  } catch (const BadInput& e) {
-    throw BadInput(fmt::format("run file '{}': {}", path, e.what()));
-  }
+  ParamValues params = recorded_params(lesson, *result);  // read_run_file checked them
   const auto& lessons = all_lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i)
     if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);

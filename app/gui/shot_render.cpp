@@ -33,11 +33,12 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
       throw BadInput("--open-run FILE renders the run as recorded; --set, --quick and --backend do not apply to it");
     recorded = std::make_shared<const RunResult>(read_run_file(o.open_run_file));
     if (!o.lesson.empty() && o.lesson != recorded->lesson)
-      throw BadInput(fmt::format("lesson '{}' was named, but run file '{}' is a run of lesson '{}'", o.lesson,
-                                 o.open_run_file, recorded->lesson));
+      throw BadInput(fmt::format("lesson '{}' was named, but run file '{}' is a run of lesson '{}'",
+                                 clip_for_message(o.lesson), path_for_message(o.open_run_file), recorded->lesson));
   } else if (o.lesson.empty()) {
     throw BadInput("shot needs a LESSON to run, or --open-run FILE with a recorded run");
   }
+  check_outputs_distinct({o.output_png, o.json_path});
   const Lesson& lesson = find_lesson(recorded ? recorded->lesson : o.lesson);
   const BackendKind backend = recorded ? BackendKind::Cpu : backend_for(lesson, o.backend);
   const ParamValues params = recorded ? ParamValues() : parse_lesson_params(lesson, o.sets, backend, o.quick);
@@ -74,7 +75,10 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   state.session().step = o.step - 1;
   state.session().step_data.compute_now(lesson, state.session().params);
-  if (!o.json_path.empty()) write_file_checked(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
+  // The window shows this message in place of the view; a figure for slides must not be that message.
+  if (!state.session().step_data.error().empty())
+    throw BadInput(
+        fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
 
   HeadlessGl gl;
   ImGui::CreateContext();
@@ -96,7 +100,10 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext();
-  write_png(o.output_png, image);
+  // The PNG and the run file are written together or not at all.
+  std::vector<std::pair<std::string, std::string>> files{{o.output_png, encode_png(o.output_png, image)}};
+  if (!o.json_path.empty()) files.emplace_back(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
+  write_files_checked(files);
   out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height,
                      o.step, lesson.step_count(), gl.renderer());
   return 0;

@@ -166,6 +166,7 @@ void from_json(const nlohmann::ordered_json& j, AlgorithmRun& a) {
 
 void from_json(const nlohmann::ordered_json& j, AlgorithmComparison& c) {
   read_key(j, "algorithms", c.algorithms);
+  check_not_empty("algorithms", c.algorithms.size());  // the view sizes its plot from the first algorithm's sweep
   read_key(j, "crossover_predicted_bytes", c.crossover_predicted_bytes);
   read_key(j, "crossover_measured_bytes", c.crossover_measured_bytes);
   read_key(j, "crossover_sentence", c.crossover_sentence);

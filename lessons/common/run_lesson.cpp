@@ -4,7 +4,21 @@
 
 #include <new>
 
+#include "engine/file_io.h"
+
 namespace dlsys {
+
+namespace {
+
+// Every file parameter that is given is read, whether or not the other parameters make the lesson use it: a path
+// that cannot be read is a mistake to report, not one for a mode that ignores the file to hide.
+void check_file_params(const Lesson& lesson, const ParamValues& values) {
+  for (const ParamSpec& spec : lesson.params())
+    if (spec.type == ParamType::File && values.has(spec.key) && !values.text(spec.key).empty())
+      read_input_file(values.text(spec.key), fmt::format("parameter '{}'", spec.key));
+}
+
+}  // namespace
 
 BackendKind backend_for(const Lesson& lesson, const std::string& requested) {
   if (requested == "auto" && !lesson.runs_on_cuda()) return BackendKind::Cpu;
@@ -21,11 +35,13 @@ ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::str
   all.insert(all.end(), assignments.begin(), assignments.end());
   ParamValues values = ParamValues::parse(lesson.params(), all);
   lesson.validate(values, backend);
+  check_file_params(lesson, values);
   return values;
 }
 
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control) {
   lesson.validate(params, backend);
+  check_file_params(lesson, params);
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {

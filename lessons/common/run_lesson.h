@@ -13,11 +13,12 @@ namespace dlsys {
 BackendKind backend_for(const Lesson& lesson, const std::string& requested);
 
 // Parses the assignments against the lesson's specs, after the lesson's quick parameters when `quick` and its GPU sizes
-// when `backend` is CUDA (so an assignment can still override them), and validates them for `backend`. Throws BadInput.
+// when `backend` is CUDA (so an assignment can still override them), and validates them for `backend`; every file
+// parameter given must be a file the lab can read. Throws BadInput.
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
                                 bool quick = false);
-// Validates the parameters for `backend`, then runs the lesson with a fresh ledger. Throws BadInput, RunFailure or
-// Cancelled.
+// Validates the parameters for `backend` (files included), then runs the lesson with a fresh ledger. Throws BadInput,
+// RunFailure or Cancelled.
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control);
 
 }  // namespace dlsys

@@ -65,7 +65,8 @@ LessonState parse_state_text(std::string_view text, const std::string& origin, B
 }
 
 LessonState read_state_file(const std::string& path, BackendKind backend) {
-  return parse_state_text(read_input_file(path, "state file"), fmt::format("state file '{}'", path), backend);
+  return parse_state_text(read_input_file(path, "state file"), fmt::format("state file '{}'", path_for_message(path)),
+                          backend);
 }
 
 }  // namespace dlsys

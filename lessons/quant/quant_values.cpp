@@ -159,6 +159,12 @@ void from_json(const nlohmann::ordered_json& j, QuantMeasured& m) {
   read_key(j, "sparse_sample_cols", m.sparse_sample_cols);
   read_key(j, "sparse_sample", m.sparse_sample);
   read_key(j, "sparse_sample_kept", m.sparse_sample_kept);
+  // The view draws the sample as a rows x cols grid, one cell per element of both arrays.
+  if (m.sparse_sample_rows < 0) throw JsonKeyError("sparse_sample_rows", "is negative; allowed: 0 or more");
+  if (m.sparse_sample_cols < 0) throw JsonKeyError("sparse_sample_cols", "is negative; allowed: 0 or more");
+  const auto cells = static_cast<std::size_t>(std::int64_t{m.sparse_sample_rows} * m.sparse_sample_cols);
+  check_length("sparse_sample", m.sparse_sample.size(), cells, "sparse_sample_rows x sparse_sample_cols");
+  check_length("sparse_sample_kept", m.sparse_sample_kept.size(), cells, "sparse_sample_rows x sparse_sample_cols");
 }
 
 }  // namespace dlsys::quant

@@ -133,6 +133,7 @@ void from_json(const nlohmann::ordered_json& j, RooflineMeasured& m) {
   read_key(j, "stream_kernels", m.stream);
   read_key(j, "sweep_points", m.sweep);
   read_key(j, "sweep_nearest_ridge", m.sweep_nearest_ridge);
+  check_index("sweep_nearest_ridge", m.sweep_nearest_ridge, m.sweep.size(), "sweep_points");
   read_key(j, "roof_points", m.kernels);
 }
 

@@ -126,11 +126,23 @@ struct ServingMeasured {
   std::string device = "cpu";
   std::optional<double> cpu_match_fraction;
 };
-DLSYS_VALUES_JSON(ServingMeasured, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50, latency_ms_p99, tokens_per_s,
-                  padding_fraction, acceptance_rate, speculative_speedup, tokens_identical, continuous_over_static,
-                  throughput_ratio_bar, meets_throughput_bar, default_stream, policies, curve, adaptive_knobs,
-                  peak_gflops, bandwidth_gbps, roofline, context_prompt, context_step_ms, context_attended,
-                  context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit,
-                  peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
+// One entry per generated token in each context array: the view reads them side by side.
+inline void check_context_lengths(const ServingMeasured& m) {
+  check_length("context_step_ms", m.context_step_ms.size(), m.context_attended.size(), "one per context_attended");
+  check_length("context_kv_bytes", m.context_kv_bytes.size(), m.context_attended.size(), "one per context_attended");
+}
+DLSYS_VALUES_TO_JSON(ServingMeasured, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50, latency_ms_p99, tokens_per_s,
+                     padding_fraction, acceptance_rate, speculative_speedup, tokens_identical, continuous_over_static,
+                     throughput_ratio_bar, meets_throughput_bar, default_stream, policies, curve, adaptive_knobs,
+                     peak_gflops, bandwidth_gbps, roofline, context_prompt, context_step_ms, context_attended,
+                     context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit,
+                     peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
+DLSYS_VALUES_FROM_JSON_CHECKED(ServingMeasured, check_context_lengths, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50,
+                               latency_ms_p99, tokens_per_s, padding_fraction, acceptance_rate, speculative_speedup,
+                               tokens_identical, continuous_over_static, throughput_ratio_bar, meets_throughput_bar,
+                               default_stream, policies, curve, adaptive_knobs, peak_gflops, bandwidth_gbps, roofline,
+                               context_prompt, context_step_ms, context_attended, context_kv_bytes, kv_budget_bytes,
+                               kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit, peak_kv_tokens_continuous,
+                               peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
 
 }  // namespace dlsys::serving

@@ -246,10 +246,9 @@ void check_gpu_memory(const ParamValues& p) {
 }  // namespace
 
 void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (p.text("mode") == "theory") {
-    zero_lesson::calculator_input(p);  // loads the preset or the config: refuses a malformed one
-    return;
-  }
+  // Loads the preset or the config, which the steps draw in either mode: refuses a malformed one.
+  zero_lesson::calculator_input(p);
+  if (p.text("mode") == "theory") return;
   check_run(p);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }

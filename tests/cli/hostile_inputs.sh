@@ -66,6 +66,64 @@ expect 3 "none of the requested files was written" export schedules --svg "$tmp/
 if [[ -e "$tmp/ok.svg" ]]; then echo "FAIL: export left $tmp/ok.svg behind after the trace failed"; fail=1; fi
 [[ -c /dev/full ]] || { echo "FAIL: /dev/full is no longer a device"; fail=1; }
 
+# Outputs through symbolic links: the file linked to is replaced whole (not overwritten in place, leaving the tail of
+# a longer file), and the link stays a link; a link to a missing file creates that file.
+head -c 200000 /dev/zero | tr '\0' x > "$tmp/long_target.json"
+ln -s long_target.json "$tmp/link.json"
+ln -s "$tmp/made_by_link.json" "$tmp/dangling.json"
+if timeout 120 "$bin" run matmul "${small_matmul[@]}" --json "$tmp/link.json" >/dev/null &&
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/long_target.json" 2>/dev/null && [[ -L "$tmp/link.json" ]]; then
+  echo "ok:   --json through a link replaces the longer file it points to"
+else echo "FAIL: --json through a link left $tmp/long_target.json corrupt or the link replaced"; fail=1; fi
+if timeout 120 "$bin" run matmul "${small_matmul[@]}" --json "$tmp/dangling.json" >/dev/null &&
+  [[ -L "$tmp/dangling.json" && -s "$tmp/made_by_link.json" ]]; then
+  echo "ok:   --json through a link to a missing file creates that file"
+else echo "FAIL: --json through a dangling link"; fail=1; fi
+if ls "$tmp" | grep -q partial; then echo "FAIL: staged files left behind: $(ls "$tmp")"; fail=1; fi
+# The same file named twice would be written twice, the second replacing the first: refused before any work.
+expect 2 "are the same file" run matmul "${small_matmul[@]}" --json "$tmp/same.out" --csv "$tmp/same.out"
+expect 2 "are the same file" run matmul "${small_matmul[@]}" --json "$tmp/link.json" --csv "$tmp/long_target.json"
+expect 2 "are the same file" run matmul "${small_matmul[@]}" --json "$tmp/x.json" --csv "$tmp/../$(basename "$tmp")/x.json"
+expect 2 "are the same file" export schedules --svg "$tmp/same.out" --trace "$tmp/same.out"
+expect 2 "are the same file" shot matmul "${small_matmul[@]}" --json "$tmp/same.png" -o "$tmp/same.png"
+[[ -e "$tmp/same.out" || -e "$tmp/x.json" ]] && { echo "FAIL: a refused command wrote a file"; fail=1; }
+# shot's PNG and its run file are one result: a PNG that cannot be written leaves no run file behind.
+expect 3 "cannot write '/dev/full'" shot matmul "${small_matmul[@]}" --json "$tmp/shot_run.json" -o /dev/full
+if [[ -e "$tmp/shot_run.json" ]]; then echo "FAIL: shot left $tmp/shot_run.json behind after the PNG failed"; fail=1; fi
+
+# A file parameter is checked whenever it is given, even where the other parameters leave it unused.
+expect 2 "parameter 'config': cannot open '/nonexistent/config.json'" run zero --quick --set config=/nonexistent/config.json
+expect 2 "parameter 'config': cannot open" shot zero --quick --set config=/nonexistent/config.json -o "$tmp/x.png"
+printf '{"num_hidden_layers": ' > "$tmp/cut_config.json"
+expect 2 "not valid JSON" run zero --quick --set "config=$tmp/cut_config.json"
+# A recorded run whose config file is not on this machine: its steps cannot be drawn, and shot says so rather than
+# drawing the message as the figure.
+echo "$config" > "$tmp/zero_config.json"
+if timeout 120 "$bin" run zero --quick --set "config=$tmp/zero_config.json" --json "$tmp/zero_run.json" >/dev/null; then
+  rm "$tmp/zero_config.json"
+  expect 2 "the steps cannot be drawn" shot --open-run "$tmp/zero_run.json" --step 2 -o "$tmp/x.png"
+else echo "FAIL: could not record a zero run with a config file"; fail=1; fi
+# Files of /proc and /sys look regular but are made up as they are read; /proc/kmsg blocks forever. Refused unread.
+for kernel_file in /proc/self/status /sys/kernel/mm/transparent_hugepage/enabled /proc/kmsg; do
+  [[ -e "$kernel_file" ]] || continue
+  for args in "run kvcache --set config=$kernel_file" "run zero --quick --set config=$kernel_file" \
+    "--open $kernel_file" "--open-run $kernel_file" "shot --open-run $kernel_file -o $tmp/x.png"; do
+    # shellcheck disable=SC2086  # the arguments are split on purpose
+    err=$(env -u DISPLAY -u WAYLAND_DISPLAY timeout 20 "$bin" $args 2>&1 >/dev/null); got=$?
+    if [[ $got -ne 2 || "$err" != *"whose files the kernel makes up"* ]]; then
+      echo "FAIL: dlsys-lab $args -> exit $got, stderr: ${err:0:300}"; fail=1
+    else echo "ok:   dlsys-lab $args -> exit 2"; fi
+  done
+done
+
+# Output that cannot be written is a failure for every command, the listings and the help included.
+for args in list info --help "run --help" "run matmul --help"; do
+  # shellcheck disable=SC2086
+  timeout 120 "$bin" $args >/dev/full 2>/dev/null; got=$?
+  if [[ $got -eq 0 ]]; then echo "FAIL: dlsys-lab $args > /dev/full -> exit 0"; fail=1
+  else echo "ok:   dlsys-lab $args > /dev/full -> exit $got"; fi
+done
+
 # Numbers and options: one rule, no wrap-around, no silent defaults.
 # ddp: impossible splits, empty buckets and sizes that cannot fit are refused before anything is allocated.
 expect 2 "parameter 'n': value '0' is not allowed" run ddp --set n=0
@@ -98,6 +156,15 @@ long=$(head -c 10000 /dev/zero | tr '\0' 7)
 msg=$("$bin" run matmul --set "m=$long" 2>&1 >/dev/null)
 if (( ${#msg} > 600 )); then echo "FAIL: a 10,000-character value was echoed whole (${#msg} characters)"; fail=1
 else echo "ok:   a 10,000-character value is clipped in the message"; fi
+for args in "run $long" "run matmul --backend $long" "run matmul --set config=$long" "--open $tmp/$long" \
+  "--open-run /$long" "shot --open-run /$long -o $tmp/x.png" "run matmul --json /no/$long" "list $long" \
+  "shot matmul --size $long -o $tmp/x.png"; do
+  # shellcheck disable=SC2086
+  msg=$(env -u DISPLAY timeout 120 "$bin" $args 2>&1 >/dev/null); got=$?
+  if [[ $got -ne 2 && $got -ne 3 ]] || ((${#msg} > 1000)); then
+    echo "FAIL: dlsys-lab ${args:0:40}... -> exit $got, a message of ${#msg} characters"; fail=1
+  else echo "ok:   dlsys-lab ${args:0:40}... -> exit $got, the value clipped"; fi
+done
 
 # A config path that is not UTF-8 still gives valid JSON (the bad bytes replaced).
 bad_name="$tmp/$(printf 'model-\xff\xfe').json"
