@@ -180,6 +180,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->check(output_path());
   shot->add_flag("--no-recorded-label", shot_options.no_recorded_label,
                  "for tests: leave out the line saying where a recorded run was made");
+  shot->add_option("--widget-rects", shot_options.widget_rects_path,
+                   "for tests: write where the named widgets and the plots are in the image (JSON, points)")
+      ->check(output_path());
 
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");

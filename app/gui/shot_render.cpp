@@ -15,6 +15,7 @@
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
@@ -76,6 +77,7 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   state.session().step_data.compute_now(lesson, state.session().params);
   if (!o.json_path.empty()) write_file_checked(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
 
+  if (!o.widget_rects_path.empty()) enable_widget_rects(o.widget_rects_path);
   HeadlessGl gl;
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
@@ -97,6 +99,10 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext();
   write_png(o.output_png, image);
+  write_widget_rects({{"window", {size.width, size.height}},
+                      {"lesson", lesson.id()},
+                      {"step", o.step},
+                      {"presentation", o.presentation}});
   out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height,
                      o.step, lesson.step_count(), gl.renderer());
   return 0;
