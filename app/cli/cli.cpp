@@ -142,6 +142,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->group("GUI")
       ->check(integer_from_to(1, 4))
       ->check(CLI::IsMember({1, 2, 4}));
+  app.add_flag("--figure-light", gui.figure_light,
+               "GUI: figures (--figure, Export) in the light theme, as in presentation mode, from desk mode too")
+      ->group("GUI");
   app.add_flag("--quick", gui.quick, "GUI: every lesson starts with small sizes and one repeat")->group("GUI");
   app.add_option("--widget-rects", gui.widget_rects_path,
                  "GUI, for tests: keep FILE updated with where the named widgets are on screen")
