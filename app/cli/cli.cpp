@@ -145,6 +145,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->group("GUI")
       ->check(integer_from_to(1, 4))
       ->check(CLI::IsMember({1, 2, 4}));
+  app.add_flag("--figure-light", gui.figure_light,
+               "GUI: figures (--figure, Export) in the light theme, as in presentation mode, from desk mode too")
+      ->group("GUI");
   app.add_flag("--quick", gui.quick, "GUI: every lesson starts with small sizes and one repeat")->group("GUI");
   app.add_option("--widget-rects", gui.widget_rects_path,
                  "GUI, for tests: keep FILE updated with where the named widgets are on screen")
@@ -183,6 +186,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->check(output_path());
   shot->add_flag("--no-recorded-label", shot_options.no_recorded_label,
                  "for tests: leave out the line saying where a recorded run was made");
+  shot->add_option("--widget-rects", shot_options.widget_rects_path,
+                   "for tests: write where the named widgets and the plots are in the image (JSON, points)")
+      ->check(output_path());
 
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");

@@ -20,6 +20,7 @@ struct ShotOptions {
   std::string open_run_file;       // render this recorded run instead of running the lesson
   std::string json_path;           // also write the rendered run as a run file
   bool no_recorded_label = false;  // tests: the recorded run drawn without its label, pixel for pixel as live
+  std::string widget_rects_path;   // tests: where the named widgets and the plots were in the last frame drawn
 };
 
 struct ExportOptions {

@@ -51,7 +51,8 @@ struct AppState {
   bool want_window_png = false;
   int want_figure_scale = 0;
   ImVec2 view_size{800, 600};
-  bool figure_title = true;  // figure exports carry the lesson and step as a title
+  bool figure_title = true;   // figure exports carry the lesson and step as a title
+  bool figure_light = false;  // figure exports in the light theme from desk mode too (presentation mode is light)
   bool show_open_dialog = false;
   bool show_open_run_dialog = false;
   bool show_recorded_label = true;  // shot --no-recorded-label turns it off, so a test can compare every pixel

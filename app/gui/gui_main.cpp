@@ -92,6 +92,9 @@ bool save_window_png(AppState& state, int width, int height, const std::string& 
 }
 
 bool export_figure(AppState& state, int scale, const std::string& path) {
+  // The light theme prints and projects well: a figure from desk mode takes it when asked, the window keeps its own.
+  const ThemeKind window_theme = current_theme();
+  if (state.figure_light) apply_theme(ThemeKind::Projector);
   rebuild_fonts(state.scale(), static_cast<float>(scale));
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   bool written = false;
@@ -104,6 +107,7 @@ bool export_figure(AppState& state, int scale, const std::string& path) {
   } catch (const std::exception& e) {
     set_message(state, std::string("figure export failed: ") + e.what(), true);
   }
+  apply_theme(window_theme);
   rebuild_fonts(state.scale(), 1.0f);
   return written;
 }
@@ -257,6 +261,7 @@ int run_gui(const GuiRequest& request) {
     return kExitBadInput;
   }
   state.presentation = request.presentation;
+  state.figure_light = request.figure_light;
   const bool scripted = !request.screenshot_png.empty();
   std::unique_ptr<FramePacer> pacer;
   GLFWwindow* window = open_window(size, !scripted, pacer);  // scripted runs measure the frame rate without vsync

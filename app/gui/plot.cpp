@@ -130,7 +130,34 @@ PlotLine line_from_series(const Series& series, ImU32 color) {
   return line;
 }
 
+PlotLine categorical_line(const Series& series, int index) {
+  PlotLine line = line_from_series(series, series_color(index));
+  const int pass = index / kSeriesColorCount;
+  line.marker = static_cast<MarkerShape>(pass % 4);
+  line.dashed = pass % 2 == 1;
+  return line;
+}
+
 namespace {
+
+void draw_marker(ImDrawList* draw, ImVec2 c, float r, MarkerShape shape, ImU32 color) {
+  switch (shape) {
+    case MarkerShape::Circle:
+      draw->AddCircleFilled(c, r, color);
+      break;
+    case MarkerShape::Square:
+      draw->AddRectFilled({c.x - 0.9f * r, c.y - 0.9f * r}, {c.x + 0.9f * r, c.y + 0.9f * r}, color);
+      break;
+    case MarkerShape::Triangle:
+      draw->AddTriangleFilled({c.x, c.y - 1.2f * r}, {c.x + 1.1f * r, c.y + 0.8f * r}, {c.x - 1.1f * r, c.y + 0.8f * r},
+                              color);
+      break;
+    case MarkerShape::Diamond:
+      draw->AddQuadFilled({c.x, c.y - 1.3f * r}, {c.x + 1.1f * r, c.y}, {c.x, c.y + 1.3f * r}, {c.x - 1.1f * r, c.y},
+                          color);
+      break;
+  }
+}
 
 // The data's extent on both axes (whiskers and guides included), padded and clamped as each axis asks.
 std::pair<Range, Range> data_ranges(const PlotSpec& spec) {
@@ -288,7 +315,7 @@ NearestPoint draw_lines(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
         draw->AddLine({c.x - 4 * s, ya}, {c.x + 4 * s, ya}, line.color, 1.5f * s);
         draw->AddLine({c.x - 4 * s, yb}, {c.x + 4 * s, yb}, line.color, 1.5f * s);
       }
-      if (line.style != SeriesStyle::Line) draw->AddCircleFilled(c, 4.0f * s, line.color);
+      if (line.style != SeriesStyle::Line) draw_marker(draw, c, 4.0f * s, line.marker, line.color);
       const float d2 = (c.x - mouse.x) * (c.x - mouse.x) + (c.y - mouse.y) * (c.y - mouse.y);
       if (hovered && d2 < best_d2) {
         best_d2 = d2;
@@ -310,7 +337,7 @@ void draw_legend_entry(ImDrawList* draw, const PlotLine& line, ImVec2 at) {
       draw->AddLine({at.x + 5 * s, y}, {at.x + swatch, y}, line.color, 2.5f * s);
   }
   if (line.style != SeriesStyle::Line)
-    draw->AddCircleFilled({at.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.color);
+    draw_marker(draw, {at.x + 5 * s + (swatch - 5 * s) / 2, y}, 4 * s, line.marker, line.color);
   draw->AddText({at.x + swatch + 8 * s, at.y}, text_color(), line.name.c_str());
 }
 
@@ -342,6 +369,33 @@ void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, fl
     if (at.x > origin.x && at.x + w > origin.x + width) at = {origin.x, at.y + ImGui::GetTextLineHeight() + 4 * s};
     draw_legend_entry(draw, line, at);
     at.x += w + gap;
+  }
+}
+
+// The names of lines that ask for it beside their points: right of the point, else left of it, and left out where
+// both would cover a label already drawn (the legend still names every series).
+void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  std::vector<ImVec4> drawn;
+  auto clear = [&](const ImVec4& r) {
+    if (r.x < a.p0.x || r.z > a.p1.x || r.y < a.p0.y || r.w > a.p1.y) return false;
+    for (const ImVec4& o : drawn)
+      if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
+    return true;
+  };
+  for (const PlotLine& line : spec.lines) {
+    if (!line.label_points) continue;
+    const float w = ImGui::CalcTextSize(line.name.c_str()).x;
+    for (const SeriesPoint& p : line.points) {
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || (spec.x.log && p.x <= 0) || (spec.y.log && p.y <= 0)) continue;
+      const ImVec2 c{a.mx.px(p.x), a.my.px(p.y)};
+      const ImVec4 right{c.x + 7 * s, c.y - line_h / 2, c.x + 7 * s + w, c.y + line_h / 2};
+      const ImVec4 left{c.x - 7 * s - w, right.y, c.x - 7 * s, right.w};
+      const ImVec4 box = clear(right) ? right : left;
+      if (!clear(box)) continue;
+      drawn.push_back(box);
+      draw->AddText({box.x, box.y}, line.color, line.name.c_str());
+    }
   }
 }
 
@@ -421,6 +475,7 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   draw->PushClipRect(area.p0, area.p1, true);
   draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
+  draw_point_labels(draw, spec, area);
   draw->PopClipRect();
   draw_legend_strip(draw, spec, p0, p1.x - p0.x);
   draw_readout(draw, spec, area, nearest);

@@ -13,6 +13,7 @@
 namespace dlsys::gui {
 
 enum class SeriesStyle { Line, Markers, LineAndMarkers };
+enum class MarkerShape { Circle, Square, Triangle, Diamond };
 
 struct PlotLine {
   std::string name;
@@ -21,6 +22,8 @@ struct PlotLine {
   bool dashed = false;    // theory lines are dashed when they sit on top of measurements
   bool whiskers = false;  // draw y_min..y_max of each point (measured)
   std::vector<SeriesPoint> points;
+  MarkerShape marker = MarkerShape::Circle;
+  bool label_points = false;  // the name beside each point: scattered points read without the legend
 };
 
 struct PlotAxis {
@@ -52,5 +55,8 @@ void draw_plot(const char* id, const PlotSpec& spec);
 
 // A RunResult series as a plot line: theory as a line, measured as markers with whiskers.
 PlotLine line_from_series(const Series& series, ImU32 color);
+// The same, as the index-th series of a plot: the palette's colour, and on each pass past the palette's length the
+// next marker shape and a dashed line, so no two series of one plot look alike.
+PlotLine categorical_line(const Series& series, int index);
 
 }  // namespace dlsys::gui

@@ -1,73 +1,115 @@
-// What qualifies a result, drawn beside it: a mark when the run used other parameters than the panel shows now,
-// and the run's own notes (emulated ranks, replayed schedules, time-shared cores) in an information style.
+// What qualifies a result, drawn beside it: a mark when the run used other parameters than the panel shows now, a
+// label on a run opened from a file, a band when other programs competed for the cores, and the run's own notes
+// (emulated ranks, replayed schedules, time-shared cores). Each takes one line at most, so the view keeps its room:
+// the marks share one line above the view, the notes one line below it, and hovering shows the whole text.
 #include <fmt/format.h>
 #include <imgui.h>
 
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "app/views/view.h"
 
 namespace dlsys::gui {
 
 namespace {
 
-constexpr int kMaxNotesShown = 3;
-// The band never takes more than this share of the window's height: at large text in a small window a long note
-// would otherwise hide the view it qualifies. Notes that do not fit are left to the exported JSON.
-constexpr float kMaxNotesShareOfWindow = 0.2f;
+// One folded band: the line it shows (cut with "..." where it does not fit, `kept` always after it), the whole text
+// shown on hover, and its colours.
+struct Band {
+  std::string line;
+  std::string whole;
+  ImU32 fill = 0;
+  ImU32 edge = 0;
+  std::string name;  // for --widget-rects
+  std::string kept;  // "(+2 more notes)"
+};
 
-std::string notes_text(const RunResult& result, int shown) {
-  std::string text;
-  for (int i = 0; i < shown; ++i) text += (i ? "\n" : "") + result.backend.notes[i];
-  if (static_cast<int>(result.backend.notes.size()) > shown)
-    text += fmt::format("\n(+{} more notes in the exported JSON)", result.backend.notes.size() - shown);
-  return text;
+float band_height() { return ImGui::GetTextLineHeight() + 8 * ui_scale(); }
+
+// `line` with `kept` after it, or the longest start of `line` that fits `width` with " ..." and `kept` after it.
+std::string fitted_text(const std::string& text, const std::string& kept, float width) {
+  const std::string line = text.substr(0, text.find('\n'));
+  if (line.size() == text.size() && ImGui::CalcTextSize((line + kept).c_str()).x <= width) return line + kept;
+  const std::string tail = " ..." + kept;
+  const float room = width - ImGui::CalcTextSize(tail.c_str()).x;
+  std::size_t lo = 0, hi = line.size();  // the longest prefix that fits lies in [lo, hi]
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi + 1) / 2;
+    if (ImGui::CalcTextSize(line.c_str(), line.c_str() + mid).x <= room)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  while (lo > 0 && (line[lo] & 0xC0) == 0x80) --lo;  // never cut a UTF-8 character in two
+  return line.substr(0, lo) + tail;
 }
 
-float text_height(const std::string& text, float width) {
-  return ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 16 * ui_scale()).y + 12 * ui_scale();
-}
-
-// The first notes, as many as fit the band's height at this width (the first always).
-std::string notes_text(const RunResult& result, float width) {
-  const float max_height = kMaxNotesShareOfWindow * ImGui::GetIO().DisplaySize.y;
-  int shown = std::min<int>(kMaxNotesShown, static_cast<int>(result.backend.notes.size()));
-  while (shown > 1 && text_height(notes_text(result, shown), width) > max_height) --shown;
-  return notes_text(result, shown);
-}
-
-// A filled band with a coloured edge and wrapped text; returns its height.
-float draw_band(const std::string& text, ImU32 fill, ImU32 edge, float width) {
-  const float s = ui_scale();
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float pad = 8 * s;
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+// The bands side by side in one line of `width`, each cut to its share, the whole text on hover.
+void draw_folded_bands(const std::vector<Band>& bands, float width) {
+  if (bands.empty()) return;
+  const float s = ui_scale(), pad = 8 * s, gap = 4 * s, h = band_height();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float share = (width - gap * float(bands.size() - 1)) / float(bands.size());
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, fill, 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, edge);
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  return h;
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    const Band& band = bands[i];
+    const ImVec2 a{origin.x + float(i) * (share + gap), origin.y}, b{a.x + share, a.y + h};
+    draw->AddRectFilled(a, b, band.fill, 3 * s);
+    draw->AddRectFilled(a, {a.x + 3 * s, b.y}, band.edge);
+    const std::string shown = fitted_text(band.line, band.kept, share - 2 * pad);
+    draw->PushClipRect(a, b, true);
+    draw->AddText({a.x + pad, a.y + 4 * s}, text_color(), shown.c_str());
+    draw->PopClipRect();
+    ImGui::SetCursorScreenPos(a);
+    ImGui::InvisibleButton(band.name.c_str(), {share, h});
+    note_last_item(band.name);
+    if (shown != band.whole && ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+      ImGui::TextUnformatted(band.whole.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+  ImGui::SetCursorScreenPos({origin.x, origin.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
 }
 
-}  // namespace
+// A band whose line is its whole text.
+Band one_line_band(const std::string& text, ImU32 fill, ImU32 edge, const char* name) {
+  return {text, text, fill, edge, name, ""};
+}
 
-void draw_stale_mark(const AppState& state) {
+std::string stale_text(const AppState& state) {
   const LessonSession& session = state.sessions[state.lesson_index];
-  if (!session.result) return;
+  if (!session.result) return "";
   const std::vector<std::string> changed = params_changed_since(*session.result, session.params);
-  if (changed.empty()) return;
+  if (changed.empty()) return "";
   std::string list;
   for (std::size_t i = 0; i < changed.size() && i < 3; ++i) list += (i ? ", " : "") + changed[i];
   if (changed.size() > 3) list += fmt::format(" and {} more", changed.size() - 3);
-  draw_band(fmt::format("The measured results below come from the last run, made with other parameters ({}). "
-                        "Press Run to measure these.",
-                        list),
-            with_alpha(highlight_color(), 0.22f), highlight_color(), ImGui::GetContentRegionAvail().x);
+  return fmt::format("Measured with other parameters ({}): press Run to measure these.", list);
 }
+
+std::string busy_machine_text(const AppState& state) {
+  const LessonSession& session = state.sessions[state.lesson_index];
+  const RunResult* result = session.result.get();
+  if (result == nullptr) return "";
+  const Lesson& lesson = current_lesson(state);
+  const std::vector<LessonStep>& steps = lesson.text().steps;
+  if (session.step < int(steps.size()) && !step_shows_measurement(lesson.id(), steps[session.step].id)) return "";
+  return result->backend.conditions.sentence();
+}
+
+std::string notes_text(const RunResult& result) {
+  const std::vector<std::string>& notes = result.backend.notes;
+  std::string text;
+  for (std::size_t i = 0; i < notes.size(); ++i) text += (i ? "\n" : "") + notes[i];
+  return text;
+}
+
+}  // namespace
 
 std::string recorded_run_label(const RunResult& result) {
   std::string where = result.backend.kind;
@@ -83,34 +125,31 @@ std::string recorded_run_label(const RunResult& result) {
   return text + ". Run measures this machine and replaces it.";
 }
 
-void draw_recorded_run_mark(const AppState& state) {
+void draw_result_marks(const AppState& state, float width) {
+  std::vector<Band> bands;
+  if (std::string text = stale_text(state); !text.empty())
+    bands.push_back(one_line_band(text, with_alpha(highlight_color(), 0.22f), highlight_color(), "mark/stale"));
   const RunResult* result = state.sessions[state.lesson_index].result.get();
-  if (result == nullptr || result->opened_from.empty() || !state.show_recorded_label) return;
-  draw_band(recorded_run_label(*result), info_color(), series_color(0), ImGui::GetContentRegionAvail().x);
+  if (result != nullptr && !result->opened_from.empty() && state.show_recorded_label)
+    bands.push_back(one_line_band(recorded_run_label(*result), info_color(), series_color(0), "mark/recorded"));
+  if (std::string text = busy_machine_text(state); !text.empty())
+    bands.push_back(one_line_band(text, with_alpha(warning_color(), 0.18f), warning_color(), "mark/busy_machine"));
+  draw_folded_bands(bands, width);
 }
 
-void draw_busy_machine_mark(const AppState& state) {
-  const LessonSession& session = state.sessions[state.lesson_index];
-  const RunResult* result = session.result.get();
-  if (result == nullptr) return;
-  const Lesson& lesson = current_lesson(state);
-  const std::vector<LessonStep>& steps = lesson.text().steps;
-  if (session.step < int(steps.size()) && !step_shows_measurement(lesson.id(), steps[session.step].id)) return;
-  const std::string sentence = result->backend.conditions.sentence();
-  if (sentence.empty()) return;
-  draw_band(sentence, with_alpha(warning_color(), 0.18f), warning_color(), ImGui::GetContentRegionAvail().x);
-}
-
-float run_notes_height(const AppState& state, float width) {
+float run_notes_height(const AppState& state) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
-  if (result == nullptr || result->backend.notes.empty()) return 0;
-  return text_height(notes_text(*result, width), width);
+  return result == nullptr || result->backend.notes.empty() ? 0 : band_height() + 4 * ui_scale();
 }
 
 void draw_run_notes(const AppState& state, float width) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
   if (result == nullptr || result->backend.notes.empty()) return;
-  draw_band(notes_text(*result, width), info_color(), series_color(0), width);
+  const std::vector<std::string>& notes = result->backend.notes;
+  // The first note leads the line; the count of the others says there is more to hover.
+  const std::string kept =
+      notes.size() > 1 ? fmt::format(" (+{} more {})", notes.size() - 1, notes.size() == 2 ? "note" : "notes") : "";
+  draw_folded_bands({{notes[0], notes_text(*result), info_color(), series_color(0), "run_notes", kept}}, width);
 }
 
 }  // namespace dlsys::gui

@@ -64,18 +64,16 @@ void draw_lesson_view(AppState& state, bool figure) {
   set_figure_mode(false);
 }
 
-// The view with what qualifies its result: the stale mark above, the run's notes below. Scrolls when the view
-// needs more height than there is.
+// The view with what qualifies its result: one line of marks above (stale, recorded, busy machine), one line of the
+// run's notes below. Scrolls when the view needs more height than there is.
 void draw_view_area(AppState& state, float height) {
   // Only the view itself scrolls: one scroll bar, beside what moves.
   ImGui::BeginChild("view_area", {0, height}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  draw_stale_mark(state);
   const float width = ImGui::GetContentRegionAvail().x;
-  const float notes_h = run_notes_height(state, width);
+  draw_result_marks(state, width);
+  const float notes_h = run_notes_height(state);
   const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
-  draw_recorded_run_mark(state);
-  draw_busy_machine_mark(state);  // inside the view, so it scrolls away rather than squeeze the view
   draw_lesson_view(state, false);
   ImGui::EndChild();
   note_last_item("view");

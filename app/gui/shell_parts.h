@@ -44,14 +44,13 @@ void draw_theory(const AppState& state);
 // The line at the bottom: backend chip, what just happened (or the keys), frame rate.
 void draw_status_bar(AppState& state, float y, float width, float height);
 
-// Above and below the view: a mark when the last run used other parameters, and the run's own notes.
-void draw_stale_mark(const AppState& state);
-// A run opened from a file: where and when it was recorded, above the view, until the next run replaces it.
-void draw_recorded_run_mark(const AppState& state);
+// Above the view, in one line of `width` they share, cut to fit with the whole text on hover: a mark when the last
+// run used other parameters; where and when a run opened from a file was recorded (until the next run replaces it);
+// and, on steps that show a measurement, one sentence when other programs competed for the cores during the run.
+void draw_result_marks(const AppState& state, float width);
 std::string recorded_run_label(const RunResult& result);
-// When other programs competed for the cores during the run, one sentence saying so above the view.
-void draw_busy_machine_mark(const AppState& state);
-float run_notes_height(const AppState& state, float width);
+// Below the view: the run's own notes, folded into one line (the first note and how many more; all on hover).
+float run_notes_height(const AppState& state);
 void draw_run_notes(const AppState& state, float width);
 
 }  // namespace dlsys::gui

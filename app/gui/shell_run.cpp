@@ -96,6 +96,10 @@ void draw_mode_and_export(AppState& state) {
     }
     ImGui::MenuItem("Title on figures", nullptr, &state.figure_title);
     note_last_item("export/figure_title");
+    ImGui::BeginDisabled(state.presentation);  // presentation mode draws its figures light already
+    ImGui::MenuItem("Figures in the light theme (slides, print)", nullptr, &state.figure_light);
+    ImGui::EndDisabled();
+    note_last_item("export/figure_light");
     ImGui::Separator();
     const RunResult* result = session.result.get();
     ImGui::BeginDisabled(result == nullptr);

@@ -15,6 +15,7 @@
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
@@ -80,6 +81,7 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
     throw BadInput(
         fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
 
+  if (!o.widget_rects_path.empty()) enable_widget_rects(o.widget_rects_path);
   HeadlessGl gl;
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
@@ -104,6 +106,10 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   std::vector<std::pair<std::string, std::string>> files{{o.output_png, encode_png(o.output_png, image)}};
   if (!o.json_path.empty()) files.emplace_back(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
   write_files_checked(files);
+  write_widget_rects({{"window", {size.width, size.height}},
+                      {"lesson", lesson.id()},
+                      {"step", o.step},
+                      {"presentation", o.presentation}});
   out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height,
                      o.step, lesson.step_count(), gl.renderer());
   return 0;

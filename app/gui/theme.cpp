@@ -5,10 +5,11 @@ namespace dlsys::gui {
 namespace {
 ThemeKind g_theme = ThemeKind::Dark;
 
-// Okabe-Ito: distinguishable for the common forms of colour blindness.
+// Okabe-Ito: distinguishable for the common forms of colour blindness. On the light theme its yellow is darkened to an
+// olive, which point labels and thin lines need to read on white.
 constexpr ImU32 kOkabeIto[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(213, 94, 0, 255),  IM_COL32(0, 158, 115, 255),
                                IM_COL32(204, 121, 167, 255), IM_COL32(230, 159, 0, 255), IM_COL32(86, 180, 233, 255),
-                               IM_COL32(240, 228, 66, 255)};
+                               IM_COL32(160, 145, 0, 255)};
 // On the dark background the blue is lifted so it does not sink into the panel colour.
 constexpr ImU32 kOkabeItoOnDark[] = {IM_COL32(86, 160, 235, 255), IM_COL32(240, 120, 40, 255),
                                      IM_COL32(40, 200, 150, 255), IM_COL32(220, 140, 190, 255),
@@ -43,7 +44,7 @@ void apply_theme(ThemeKind kind) {
 ThemeKind current_theme() { return g_theme; }
 
 ImU32 series_color(int index) {
-  const int i = index % 7;
+  const int i = ((index % kSeriesColorCount) + kSeriesColorCount) % kSeriesColorCount;
   return g_theme == ThemeKind::Dark ? kOkabeItoOnDark[i] : kOkabeIto[i];
 }
 ImU32 theory_color() { return g_theme == ThemeKind::Dark ? IM_COL32(235, 235, 235, 255) : IM_COL32(20, 20, 20, 255); }

@@ -10,7 +10,10 @@ enum class ThemeKind { Dark, Projector };
 void apply_theme(ThemeKind kind);
 ThemeKind current_theme();
 
-// Categorical series colours (Okabe-Ito, colour-blind safe), darkened on the light theme for contrast.
+// Categorical series colours (Okabe-Ito, colour-blind safe; one palette for the whole lab), lifted on the dark theme
+// for contrast. Indices past kSeriesColorCount repeat the palette: plots with more series than that vary the marker
+// and the line as well (categorical_line in app/gui/plot.h).
+inline constexpr int kSeriesColorCount = 7;
 ImU32 series_color(int index);
 ImU32 theory_color();  // theory lines: the strongest contrast against the background
 ImU32 text_color();

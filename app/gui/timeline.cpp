@@ -256,10 +256,11 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   const float legend_h = legend_rows(legend, size.x - 12 * s, s) * (line_h + 6 * s);
 
   // Every lane keeps room for its label: with many lanes or large text the view scrolls rather than overprint. Lanes
-  // stop growing at 60 points; the widget then takes only the height it draws, leaving the rest to what follows.
+  // stop growing at 80 points (a two-device pipeline then still reads at a glance); the widget then takes only the
+  // height it draws, leaving the rest to what follows.
   const float fixed_h = axis_h + legend_h + blocks * header_h + 8 * s;
   const float lane_h =
-      std::clamp((size.y - fixed_h) / std::max(1, total_lanes) - lane_gap, line_h, std::max(line_h, 60 * s));
+      std::clamp((size.y - fixed_h) / std::max(1, total_lanes) - lane_gap, line_h, std::max(line_h, 80 * s));
   size.y = fixed_h + total_lanes * (lane_h + lane_gap);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("timeline", size);

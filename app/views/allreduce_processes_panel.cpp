@@ -20,7 +20,7 @@ void draw_allreduce_processes_measured(const ViewContext& ctx, const allreduce::
   PlotSpec spec{"Bus bandwidth, ranks as processes", {"message size", "bytes", true}, {"busbw", "GB/s", false}, {}, {}};
   int color = 0;
   for (const Series& series : ctx.result->series)
-    if (series.id.rfind("busbw_", 0) == 0) spec.lines.push_back(line_from_series(series, series_color(color++)));
+    if (series.id.rfind("busbw_", 0) == 0) spec.lines.push_back(categorical_line(series, color++));
   std::vector<std::vector<std::string>> rows;
   for (const allreduce::ProcessRow& row : m.rows)
     rows.push_back({row.collective + " / " + row.implementation, format_bytes_binary(row.bytes),

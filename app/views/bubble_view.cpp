@@ -168,12 +168,21 @@ void draw_bubble_measured(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
   if (!m || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
   draw_gap_split(ctx);
-  const float h = ImGui::GetContentRegionAvail().y;
-  draw_measured(ctx, h * 0.5f);
   misprint_checkbox();
-  // The sweep plot keeps room for its data; when the table and the timeline above leave less, the view scrolls.
-  draw_bubble_sweep_plot(*ctx.result,
-                         std::max(ImGui::GetContentRegionAvail().y, 12 * ImGui::GetTextLineHeightWithSpacing()));
+  // The timeline and the sweep side by side where each keeps a readable width, so both stay whole on screen under
+  // the table; one above the other where they do not (the view then scrolls to the sweep).
+  const float h = plot_height_leaving(0);
+  const float width = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+  if (width >= 2 * 320 * ui_scale() + gap) {
+    ImGui::BeginChild("measured_timeline", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
+    draw_measured(ctx, ImGui::GetContentRegionAvail().y);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    draw_bubble_sweep_plot(*ctx.result, h);
+    return;
+  }
+  draw_measured(ctx, height_above_main_figure(8 * ImGui::GetTextLineHeightWithSpacing()));
+  draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
 }
 
 }  // namespace

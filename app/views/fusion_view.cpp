@@ -251,12 +251,11 @@ void draw_chains_step(const ViewContext& ctx) {
   PlotSpec spec{"Chains of L multiply-adds", {"L (operations)", "", false}, {"time", "ms", false}, {}, {}};
   int color = 0;
   for (const char* id : {"chain_unfused", "chain_fused"})
-    if (const Series* s = ctx.result->find_series(id))
-      spec.lines.push_back(line_from_series(*s, series_color(color++)));
+    if (const Series* s = ctx.result->find_series(id)) spec.lines.push_back(categorical_line(*s, color++));
   color = 0;
   for (const char* id : {"chain_unfused_theory", "chain_fused_theory"})
     if (const Series* s = ctx.result->find_series(id)) {
-      spec.lines.push_back(line_from_series(*s, series_color(color++)));
+      spec.lines.push_back(categorical_line(*s, color++));
       spec.lines.back().dashed = true;
     }
   spec.x.min = 0;

@@ -29,11 +29,6 @@ std::string exact_bytes(std::int64_t bytes) {
   return bytes == 0 ? "0 B" : fmt::format("{} B = {}", format_count(double(bytes)), format_bytes_both(double(bytes)));
 }
 
-float plot_height_leaving(int table_rows) {
-  const float avail = ImGui::GetContentRegionAvail().y;
-  return std::max(avail * 0.55f, avail - (table_rows + 0.5f) * ImGui::GetFrameHeightWithSpacing());
-}
-
 void heading(const std::string& text) {
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(text.c_str());

@@ -23,12 +23,6 @@ constexpr int kMaxCellsShown = 10;  // matrices are drawn as at most 10 x 10 cel
 
 const matmul::MatmulSteps* steps_of(const ViewContext& ctx) { return step_data_as<matmul::MatmulSteps>(ctx); }
 
-// The plot takes what is left above a table of `table_rows` rows, but never less than 60% of the view.
-float plot_height_leaving(int table_rows) {
-  const float avail = ImGui::GetContentRegionAvail().y;
-  return std::max(avail * 0.6f, avail - (table_rows + 0.5f) * ImGui::GetFrameHeightWithSpacing());
-}
-
 // A matrix drawn as a grid of cells; `fill(r, c)` picks each cell's colour (0 = background).
 template <typename Fill>
 void draw_grid(ImDrawList* draw, ImVec2 origin, int rows, int cols, float cell, Fill fill, const std::string& label) {
@@ -139,8 +133,7 @@ std::vector<PlotLine> variant_lines(const RunResult& r, const matmul::MatmulMeas
   std::vector<PlotLine> lines;
   int color = 0;
   for (const auto& v : m.variants)
-    if (const Series* series = r.find_series(v.key + suffix))
-      lines.push_back(line_from_series(*series, series_color(color++)));
+    if (const Series* series = r.find_series(v.key + suffix)) lines.push_back(categorical_line(*series, color++));
   if (const Series* series = extra ? r.find_series(extra) : nullptr) {
     lines.push_back(line_from_series(*series, theory_color()));
     lines.back().dashed = true;
@@ -295,8 +288,9 @@ void draw_ladder_step(const ViewContext& ctx) {
   int color = 0;
   for (const auto& v : m->variants)
     if (const Series* point = ctx.result->find_series(v.key + "_roof")) {
-      spec.lines.push_back(line_from_series(*point, series_color(color++)));
+      spec.lines.push_back(categorical_line(*point, color++));
       spec.lines.back().style = SeriesStyle::Markers;
+      spec.lines.back().label_points = true;
     }
   for (const auto& v : m->variants)  // the measured tensor-core ceilings: what the library reaches in tf32 and bf16
     if (v.library && v.precision != "fp32")

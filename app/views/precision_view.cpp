@@ -31,12 +31,6 @@ const Training* training_of(const ViewContext& ctx) {
   return m && m->training ? &*m->training : nullptr;
 }
 
-// The plot takes what is left above `rows_below` text rows, but never less than `least` of the view's height.
-float plot_height_leaving(float rows_below, float least = 0.45f) {
-  const float avail = ImGui::GetContentRegionAvail().y;
-  return std::max(avail * least, avail - rows_below * ImGui::GetFrameHeightWithSpacing());
-}
-
 std::string power_label(double value) {
   const double exponent = std::log2(value);
   if (value > 0 && exponent == std::floor(exponent)) return fmt::format("2^{:.0f}", exponent);
@@ -115,7 +109,7 @@ void draw_rounding_step(const ViewContext& ctx) {
     line.dashed = i == 0;
     spec.lines.push_back(std::move(line));
   }
-  spec.size = {0, plot_height_leaving(1.2f, 0.4f)};
+  spec.size = {0, plot_height_leaving(1.2f)};
   draw_plot("updates", spec);
   // One line without wrapping: a wrapped line may break a number after its decimal point.
   ImGui::TextUnformatted(
@@ -196,7 +190,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
   PlotLine skipped = series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
   skipped.name = "skipped: an inf in the gradients";
   spec.lines.push_back(std::move(skipped));
-  spec.size = {0, plot_height_leaving(6.5f, 0.45f)};
+  spec.size = {0, plot_height_leaving(6.5f)};
   draw_plot("scale", spec);
   // One short line without wrapping: a wrapped line may break a number after its decimal point.
   ImGui::TextUnformatted(fmt::format("doubled {} times, peak {}, {} steps skipped; final loss {:.3g} = {:.3f} x fp32's",
@@ -223,7 +217,7 @@ void draw_curves_step(const ViewContext& ctx) {
     spec.lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
   spec.lines.back().dashed = true;
-  spec.size = {0, plot_height_leaving(7, 0.6f)};
+  spec.size = {0, plot_height_leaving(7)};
   draw_plot("curves", spec);
   std::vector<std::vector<std::string>> rows;
   for (const precision::TrainingSummary* s : {&t->fp32, &t->fp16_unscaled, &t->fp16_scaled, &t->bf16})

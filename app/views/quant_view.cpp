@@ -27,11 +27,6 @@ const QuantMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->measured_as<QuantMeasured>() : nullptr;
 }
 
-float plot_height_leaving(float rows_below, float least) {
-  const float avail = ImGui::GetContentRegionAvail().y;
-  return std::max(avail * least, avail - rows_below * ImGui::GetFrameHeightWithSpacing());
-}
-
 PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style, bool dashed = false) {
   PlotLine line;
   if (const Series* s = r.find_series(id)) {
@@ -90,7 +85,7 @@ void draw_error_step(const ViewContext& ctx) {
     mse.lines.push_back(series_line(r, "noise_" + key, series_color(g), SeriesStyle::Line, true));
     out.lines.push_back(series_line(r, "output_err_" + key, series_color(g), SeriesStyle::LineAndMarkers));
   }
-  const float avail = plot_height_leaving(4.5f, 0.6f);
+  const float avail = plot_height_leaving(4.5f);
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   mse.size = {half, avail};
   out.size = {half, avail};
@@ -116,7 +111,7 @@ void draw_outliers_step(const ViewContext& ctx) {
                 {}};
   spec.lines.push_back(series_line(r, "activation_column_absmax", series_color(0), SeriesStyle::Markers));
   spec.guides.push_back({false, 6.0, "6.0: LLM.int8() keeps these in 16 bits", theory_color()});
-  spec.size = {0, plot_height_leaving(6.5f, 0.45f)};
+  spec.size = {0, plot_height_leaving(6.5f)};
   draw_plot("columns", spec);
   draw_columns_table("outlier_errors", {"X quantized to int8 (W int8 per channel)", "relative error of X W^T"},
                      {{"one scale for the tensor, no outlier", sci(m->err_per_tensor_clean)},
@@ -139,7 +134,7 @@ void draw_gemv_step(const ViewContext& ctx) {
   spec.lines.push_back(series_line(r, "gemv_bandwidth_line", theory_color(), SeriesStyle::Line, true));
   for (std::size_t i = 0; i < m->gemv.size(); ++i)
     spec.lines.push_back(series_line(r, "gemv_" + m->gemv[i].key, series_color(int(i)), SeriesStyle::Markers));
-  spec.size = {0, plot_height_leaving(float(m->gemv.size()) + 2.5f, 0.45f)};
+  spec.size = {0, plot_height_leaving(float(m->gemv.size()) + 2.5f)};
   draw_plot("gemv", spec);
   Table rows;
   for (const quant::GemvTiming& g : m->gemv)

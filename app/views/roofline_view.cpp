@@ -35,14 +35,6 @@ const RooflineTheory* theory_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->theory_as<RooflineTheory>() : nullptr;
 }
 
-// The plot takes what is left above a table of `rows` rows, but never less than `least` of the view nor
-// `least_lines` lines of text: with large text the view scrolls to the table rather than squash the plot.
-float plot_height_leaving(float rows, float least = 0.55f, float least_lines = 18) {
-  const float avail = ImGui::GetContentRegionAvail().y;
-  return std::max({avail * least, avail - (rows + 0.5f) * ImGui::GetFrameHeightWithSpacing(),
-                   least_lines * ImGui::GetTextLineHeightWithSpacing()});
-}
-
 std::string gflops_text(double gflops) {
   return gflops >= 1e3 ? fmt::format("{} TFLOP/s", format_number(gflops / 1e3, 4))
                        : fmt::format("{} GFLOP/s", format_number(gflops, 4));
@@ -260,15 +252,15 @@ void draw_sweep_step(const ViewContext& ctx) {
       });
 }
 
-// Each kernel's colour: the seven categorical colours, shared only between a kernel left of every ridge and one
-// right of it (y = 2x and flash attention, softmax and prefill), so no two neighbours look alike.
-ImU32 kernel_color(const std::string& id) {
+// Each kernel keeps its place in the palette whichever of them a run measured: past the seventh, a colour comes back
+// with another marker (categorical_line), and every point carries its name.
+int kernel_index(const std::string& id) {
   static const char* const order[] = {"y2x",          "softmax",     "matmul_naive",    "decode_gemv",
                                       "matmul_tiled", "matmul_blas", "attention_naive", "attention_flash",
                                       "prefill_gemm"};
   for (int i = 0; i < int(std::size(order)); ++i)
-    if (id == order[i]) return series_color(i);
-  return muted_text_color();
+    if (id == order[i]) return i;
+  return int(std::size(order));
 }
 
 void draw_kernels_step(const ViewContext& ctx) {
@@ -293,11 +285,12 @@ void draw_kernels_step(const ViewContext& ctx) {
   add_roofs(spec, *ctx.result);
   for (const RoofPoint& k : m->kernels)
     if (const Series* s = ctx.result->find_series("kernel_" + k.id)) {
-      spec.lines.push_back(line_from_series(*s, kernel_color(k.id)));
+      spec.lines.push_back(categorical_line(*s, kernel_index(k.id)));
       spec.lines.back().style = SeriesStyle::Markers;
+      spec.lines.back().label_points = true;
     }
   add_crosshair(spec, p.intensity, p.gflops, fmt::format("{}: {:.3g} FLOP/B", p.label, p.intensity));
-  spec.size = {0, plot_height_leaving(float(count) + 2.5f, 0.62f, 22)};
+  spec.size = {0, plot_height_leaving(float(count) + 2.5f)};
   draw_plot("kernels", spec);
   ImGui::TextWrapped("%s: %.2f GFLOP/s at %.3g FLOP/B, %.0f%% of its roof; bytes counted as %s.", p.name.c_str(),
                      p.gflops, p.intensity, p.percent_of_roof, p.traffic.c_str());
@@ -318,8 +311,7 @@ void draw_overhead_step(const ViewContext& ctx) {
   PlotSpec spec{"Time per call of y = 2x", {"elements", "", true}, {"time per call", "us", true}, {}, {}};
   int color = 0;
   for (const char* id : {"overhead_call", "overhead_pool"})
-    if (const Series* s = ctx.result->find_series(id))
-      spec.lines.push_back(line_from_series(*s, series_color(color++)));
+    if (const Series* s = ctx.result->find_series(id)) spec.lines.push_back(categorical_line(*s, color++));
   if (const Series* bytes = ctx.result->find_series("overhead_bytes")) {
     spec.lines.push_back(line_from_series(*bytes, theory_color()));
     spec.lines.back().dashed = true;

@@ -337,8 +337,7 @@ void draw_static_step(const ViewContext& ctx) {
   if (s == nullptr) return draw_step_data_missing(ctx);
   draw_heading("Static batching: the batch waits for its longest request");
   const ServingMeasured* m = measured_of(ctx);
-  const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(m ? 5.5f : 3.0f), 160 * ui_scale());
-  draw_gantt_or_theory(ctx, "static", 0, h);
+  draw_gantt_or_theory(ctx, "static", 0, plot_height_leaving(m ? 5.5f : 3.0f));
   if (!m) {
     draw_note(
         fmt::format("Before a run: the stream's lengths with every request waiting at the start, in token steps. "
@@ -361,9 +360,9 @@ void draw_adaptive_step(const ViewContext& ctx) {
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
-  const float avail = ImGui::GetContentRegionAvail().y - rows_height(3.5f);
-  draw_gantt_or_theory(ctx, "adaptive", -1, std::max(avail * 0.45f, 140 * ui_scale()));
-  const float plot_h = std::max(avail * 0.55f, 240 * ui_scale());
+  // The Gantt chart above takes what the latency plots leave; the tables under them scroll.
+  draw_gantt_or_theory(ctx, "adaptive", -1, height_above_main_figure(140 * ui_scale()));
+  const float plot_h = plot_height_leaving(0);
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   draw_curves(r, {"static", "adaptive"}, {half, plot_h});
   ImGui::SameLine();
@@ -398,9 +397,9 @@ void draw_continuous_step(const ViewContext& ctx) {
     }
     return draw_needs_run("the stream served with continuous batching");
   }
-  const float avail = ImGui::GetContentRegionAvail().y - rows_height(m->cpu_match_fraction ? 7.0f : 5.0f);
-  draw_gantt_or_theory(ctx, "continuous", 1, std::max(avail * 0.5f, 140 * ui_scale()));
-  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, std::max(avail * 0.5f, 240 * ui_scale())});
+  // The Gantt chart above takes what the latency plot leaves; the table and the benchmark line under it scroll.
+  draw_gantt_or_theory(ctx, "continuous", 1, height_above_main_figure(140 * ui_scale()));
+  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, plot_height_leaving(0)});
   draw_policy_table(*m, {"static", "adaptive", "continuous"});
   const bool warn = m->default_stream && !m->meets_throughput_bar;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(warn ? warning_color() : text_color()));

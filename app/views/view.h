@@ -65,6 +65,14 @@ void set_run_progress(bool running, double fraction, const std::string& what);
 // draw with the values those widgets hold.
 void set_figure_mode(bool figure);
 bool figure_mode();
+// The height of a step's main figure (the plot or timeline the step is about), drawn next: the height left in the
+// view less `rows_below` rows of frames (a table or a line of text under it), but at least half the window's height
+// while that much is left, so the figure stays whole on screen and large enough to read at a glance
+// at 1280x720 and projected at 1920x1080 (tests/gui/figure_room.sh checks every step). What follows it scrolls.
+float plot_height_leaving(float rows_below);
+// The height a figure drawn above the main one may take (at least `least`), so that the main figure under it still
+// gets its share of the window whole on screen.
+float height_above_main_figure(float least);
 // A wrapped line in the muted text colour (what a number means, a caveat), and a wrapped heading in the heading font.
 void draw_note(const std::string& text);
 void draw_heading(const std::string& text);

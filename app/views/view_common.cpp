@@ -1,5 +1,6 @@
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 
 #include "app/gui/theme.h"
@@ -15,6 +16,9 @@ struct RunProgress {
 };
 RunProgress g_progress;  // set by the shell once per frame, before the view draws
 bool g_figure = false;
+// Half the window for the frame of the main figure leaves its data area (the frame less title, legend and axes) at
+// least 30 % of the window at 1x text.
+constexpr float kMainFigureShare = 0.5f;
 }  // namespace
 
 void set_figure_mode(bool figure) { g_figure = figure; }
@@ -22,6 +26,17 @@ bool figure_mode() { return g_figure; }
 
 void set_run_progress(bool running, double fraction, const std::string& what) {
   g_progress = {running, fraction, what};
+}
+
+float plot_height_leaving(float rows_below) {
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float least = std::min(avail, kMainFigureShare * ImGui::GetIO().DisplaySize.y);
+  return std::max(least, avail - (rows_below + 0.5f) * ImGui::GetFrameHeightWithSpacing());
+}
+
+float height_above_main_figure(float least) {
+  const float main_h = kMainFigureShare * ImGui::GetIO().DisplaySize.y + ImGui::GetStyle().ItemSpacing.y;
+  return std::max(least, ImGui::GetContentRegionAvail().y - main_h);
 }
 
 void draw_note(const std::string& text) {

@@ -61,6 +61,11 @@ elif [[ $mode == gui ]]; then
   # The figure export renders only the view, offscreen, at twice the view's size in points.
   "$check" "$out/gui-figure.png" --min-colors 60 --color $series0 --min-pixels 400 || fail=1
   grep -q "first frame after" "$out/gui.log" || { echo "FAIL: no first-frame report"; fail=1; }
+  # From desk mode (dark window) a figure can be exported in the light theme: a white ground in the figure.
+  xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 --quick --run --frames 5 \
+    --screenshot "$out/gui-desk.png" --figure "$out/gui-figure-light.png" --figure-light --size 1600x900 >/dev/null 2>&1 || fail=1
+  "$check" "$out/gui-figure-light.png" --color ffffff --min-pixels 20000 || { echo "FAIL: no light figure from desk mode"; fail=1; }
+  "$check" "$out/gui-figure.png" --color ffffff --max-pixels 200000 || { echo "FAIL: the desk figure is not dark"; fail=1; }
   # Without a display the GUI explains itself and exits 2 instead of crashing.
   env -u DISPLAY -u WAYLAND_DISPLAY "$bin" 2>"$out/nodisplay.txt"; code=$?
   [[ $code -eq 2 ]] && grep -q "Headless commands" "$out/nodisplay.txt" || { echo "FAIL: no-display message (exit $code)"; fail=1; }
