@@ -167,22 +167,27 @@ void draw_bubble_formula(const ViewContext& ctx) {
 void draw_bubble_measured(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
   if (!m || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
-  draw_gap_split(ctx);
-  misprint_checkbox();
-  // The timeline and the sweep side by side where each keeps a readable width, so both stay whole on screen under
-  // the table; one above the other where they do not (the view then scrolls to the sweep).
-  const float h = plot_height_leaving(0);
+  // The step's payoff is the sweep against the formula: it takes the left half of the view, whole height; the gap
+  // split and the measured timeline of the chosen m stand beside it. Where the view is too narrow for two columns,
+  // the sweep comes first and the rest below it (the view scrolls to them).
   const float width = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
   if (width >= 2 * 320 * ui_scale() + gap) {
-    ImGui::BeginChild("measured_timeline", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
-    draw_measured(ctx, ImGui::GetContentRegionAvail().y);
+    const float h = ImGui::GetContentRegionAvail().y;
+    ImGui::BeginChild("sweep_column", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
+    misprint_checkbox();
+    draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
     ImGui::EndChild();
     ImGui::SameLine();
-    draw_bubble_sweep_plot(*ctx.result, h);
+    ImGui::BeginChild("measured_column", {0, h}, false, ImGuiWindowFlags_NoScrollbar);
+    draw_gap_split(ctx);
+    draw_measured(ctx, ImGui::GetContentRegionAvail().y);
+    ImGui::EndChild();
     return;
   }
-  draw_measured(ctx, height_above_main_figure(8 * ImGui::GetTextLineHeightWithSpacing()));
+  misprint_checkbox();
   draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
+  draw_gap_split(ctx);
+  draw_measured(ctx, height_above_main_figure(8 * ImGui::GetTextLineHeightWithSpacing()));
 }
 
 }  // namespace

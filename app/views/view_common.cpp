@@ -80,11 +80,27 @@ void draw_step_data_missing(const ViewContext& context) {
 }
 
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows) {
+  // As wide as its longest label and value where that fits; in a narrower column the labels wrap and the values keep
+  // their width, so no number is cut at the column's edge.
+  float label_w = 0, value_w = 0;
+  ImGui::PushFont(mono_font());
+  for (const auto& row : rows) value_w = std::max(value_w, ImGui::CalcTextSize(row.second.c_str()).x);
+  ImGui::PopFont();
+  for (const auto& row : rows) label_w = std::max(label_w, ImGui::CalcTextSize(row.first.c_str()).x);
+  const float padding = 4 * ImGui::GetStyle().CellPadding.x + ImGui::GetStyle().ItemSpacing.x;
+  const bool wrap = label_w + value_w + padding > ImGui::GetContentRegionAvail().x;
   if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+  if (wrap) {
+    ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, value_w);
+  }
   for (const auto& [label, value] : rows) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(label.c_str());
+    if (wrap)
+      ImGui::TextWrapped("%s", label.c_str());
+    else
+      ImGui::TextUnformatted(label.c_str());
     ImGui::TableNextColumn();
     ImGui::PushFont(mono_font());
     ImGui::TextUnformatted(value.c_str());

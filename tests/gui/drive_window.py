@@ -253,8 +253,8 @@ def export_every_item(app):
     app.click("export")
     app.rect("export/window_png")
     items = [name.split("/", 1)[1] for name in app.settle(2)["widgets"]
-             if name.startswith("export/") and name not in ("export/figure_title", "export/open_state",
-                                                            "export/open_run")]
+             if name.startswith("export/") and name not in ("export/figure_title", "export/figure_light",
+                                                            "export/open_state", "export/open_run")]
     written = []
     for i, item in enumerate(items):
         before = len(app.state["written_files"])
