@@ -1,11 +1,11 @@
 // dlsys_quant_bench: weight-only GEMV at batch 1 on GPU 0, y = W x with W n x n (default 8192), in fp32 and fp16
 // (cuBLAS) and in int8, int4 and NF4 codes (the lab's kernel, kernels/quant/cuda). Each format: the median of 20 calls,
-// each after the L2 cache was overwritten, the bytes it must read and write (codes, scales, zero points, x, y), GB/s,
-// its share of a STREAM triad measured here with the roofline lesson's kernel, and its largest error against the double
-// reference of its own weights. The lab's formats run on every shape of its kernel (gemv_cuda.h's kGemvShapes), each
-// printed, then the x-resident kernel (x in registers, rows streamed past it), and the verdicts take the
-// variant the lessons use. Exits 1 when a result is wrong, 77 when no GPU answers.
-// Usage: dlsys_quant_bench [n]
+// each after a buffer twice the L2 cache's size was read, the bytes it must read and write (codes, scales, zero points,
+// x, y), GB/s, its share of a STREAM triad measured here with the roofline lesson's kernel, and its largest error
+// against the double reference of its own weights. The lab's formats run on every shape of its kernel (gemv_cuda.h's
+// kGemvShapes), each printed, then the x-resident kernel (x in registers, rows streamed past it), and the verdicts take
+// the variant the lessons use. Exits 1 when a result is wrong, 77 when no GPU answers. Usage: dlsys_quant_bench [n]
+//        dlsys_quant_bench n variant   one call of one variant per format, checked, for a profiler to look at
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,6 +60,34 @@ double quantized_bytes(const quant::QuantizedMatrix& q) {
   return double(q.codes.size()) + scales + (q.spec.scheme == quant::Scheme::Nf4 ? 0 : scales);
 }
 
+using quant::Granularity;
+using quant::Scheme;
+const std::pair<const char*, quant::QuantSpec> kFormats[] = {
+    {"int8 per row (lab)", {Scheme::Absmax, Granularity::Channel, 8, 64, false}},
+    {"int4 blocks of 64 (lab)", {Scheme::Absmax, Granularity::Block, 4, 64, false}},
+    {"nf4 blocks of 64 (lab)", {Scheme::Nf4, Granularity::Block, 4, 64, false}},
+};
+
+// One untimed-warm-up-free call of `variant` per format, each checked: what a profiler filtering on the kernel sees.
+int profile_one_variant(std::int64_t n, int variant) {
+  std::vector<float> w(std::size_t(n * n)), x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+  std::vector<double> ref(static_cast<std::size_t>(n));
+  fill_seeded_uniform(w, 11, 0.02f);
+  fill_seeded_uniform(x, 12);
+  bool wrong = false;
+  for (const auto& [name, spec] : kFormats) {
+    const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
+    quant::gemv_reference(q, x.data(), ref.data());
+    const TimingStats t =
+        quant::cuda::gemv_quantized(q, x.data(), y.data(), MeasureOptions{.warmup = 0, .repeats = 1}, variant);
+    const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
+    wrong = wrong || !(err <= quant::gemv_error_tolerance(n));
+    fmt::print("{} variant {} ({}): {:.2f} us, error {:.2g}\n", name, variant, quant::cuda::gemv_variant_name(variant),
+               t.median_us, err);
+  }
+  return wrong ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,8 +101,16 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "dlsys_quant_bench: n = '{}' is not allowed; allowed: 1 to 32768\n", argc > 1 ? argv[1] : "");
     return 2;
   }
+  const bool one_variant = argc > 2;
+  const int only_variant = one_variant ? std::atoi(argv[2]) : 0;
+  if (one_variant && (only_variant < 0 || only_variant >= quant::cuda::kGemvVariantCount)) {
+    fmt::print(stderr, "dlsys_quant_bench: variant '{}' is not allowed; allowed: 0 to {}\n", argv[2],
+               quant::cuda::kGemvVariantCount - 1);
+    return 2;
+  }
   try {
-    fmt::print("weight-only GEMV y = W x, W {} x {}, on {}; median of {} calls, L2 overwritten before each\n", n, n,
+    if (one_variant) return profile_one_variant(n, only_variant);
+    fmt::print("weight-only GEMV y = W x, W {} x {}, on {}; median of {} calls, 2 x L2 read before each\n", n, n,
                status.device.name, kRepeats);
     const double triad_gbps = stream_triad_gbps();
     fmt::print("STREAM triad (roofline kernel, 3 x 256 MiB): {:.0f} GB/s\n\n", triad_gbps);
@@ -113,20 +149,13 @@ int main(int argc, char** argv) {
       rows.push_back({"fp16 (cuBLAS)", t.median_us, t.min_us, 2.0 * double(weights) + 2.0 * double(n) + 4.0 * double(n),
                       err, !(err <= tolerance)});
     }
-    using quant::Granularity;
-    using quant::Scheme;
-    const std::pair<const char*, quant::QuantSpec> formats[] = {
-        {"int8 per row (lab)", {Scheme::Absmax, Granularity::Channel, 8, 64, false}},
-        {"int4 blocks of 64 (lab)", {Scheme::Absmax, Granularity::Block, 4, 64, false}},
-        {"nf4 blocks of 64 (lab)", {Scheme::Nf4, Granularity::Block, 4, 64, false}},
-    };
     // Each format on every kernel shape (gemv_cuda.h); the verdicts take the shape the lessons use.
     struct Format {
       const char* name;
       std::vector<Row> shapes;
     };
     std::vector<Format> quantized;
-    for (const auto& [name, spec] : formats) {
+    for (const auto& [name, spec] : kFormats) {
       const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
       quant::gemv_reference(q, x.data(), ref.data());
       Format f{name, {}};

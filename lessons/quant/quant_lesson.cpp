@@ -173,9 +173,10 @@ RunResult QuantLesson::run(RunContext& ctx) const {
   if (gpu)
     result.backend.notes.push_back(fmt::format(
         "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes ({}; each lane's x kept in registers "
-        "while rows stream past, 16-byte loads, where a row has at most 512 loads); before each timed call the L2 "
-        "cache "
-        "is overwritten, so the weights come from memory; the model and its errors are computed on the CPU",
+        "while rows stream past, 16-byte loads, where a row has at most 512 loads); before each timed call a buffer "
+        "twice "
+        "the L2 cache's size is read, so the weights come from memory and the cache holds clean lines, as between a "
+        "decoder's layers; the model and its errors are computed on the CPU",
         quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape)));
   else
     result.backend.notes.push_back(fmt::format(
