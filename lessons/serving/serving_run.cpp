@@ -311,6 +311,156 @@ Series speculative_theory_series(int k) {
   return s;
 }
 
+// Marks m.tokens_identical false where a run's tokens differ from the first run's (every run must match it).
+void check_tokens(const ServeResult& served, const std::vector<std::vector<int>>& reference, ServingMeasured& m) {
+  for (std::size_t i = 0; i < served.requests.size(); ++i)
+    m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
+}
+
+// Step 3: the three policies at each fraction of the chosen rate, the chosen rate last (its runs are the ones the Gantt
+// charts and the headline numbers show, returned static, adaptive, continuous). `reference` gets the first run's
+// tokens per request.
+std::vector<ServeResult> serve_policies(ModelBackend& model, const ParamValues& p, const std::vector<int>& lengths,
+                                        ServingMeasured& m, std::vector<std::vector<int>>& reference,
+                                        RunControl& control) {
+  const int max_batch = int(p.integer("max_batch"));
+  const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
+                              {Policy::Adaptive, max_batch, p.real("delay_ms") / 1e3},
+                              {Policy::Continuous, max_batch, 0}};
+  const auto cancelled = [&] { return control.cancel_requested(); };
+  std::vector<ServeResult> at_rate;
+  const double runs = 3.0 * double(std::size(kCurveRateFractions));
+  int done = 0;
+  for (double fraction : kCurveRateFractions) {
+    StreamSpec spec = stream_spec(p);
+    spec.rate_per_s = p.real("rate") * fraction;
+    const std::vector<Request> swept = make_stream(spec);
+    for (const PolicySpec& policy : specs) {
+      control.check_cancelled();
+      control.progress(0.1 + 0.75 * done / runs,
+                       fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
+      ServeResult served = serve(model, swept, policy, cancelled);
+      m.curve.push_back(summarize(served, spec.rate_per_s, max_batch, lengths));
+      if (reference.empty())
+        for (const RequestRecord& q : served.requests) reference.push_back(q.tokens);
+      check_tokens(served, reference, m);
+      ++done;
+      if (fraction == 1.0) at_rate.push_back(std::move(served));
+    }
+  }
+  return at_rate;
+}
+
+// Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
+void measure_knobs(ModelBackend& model, const ParamValues& p, const std::vector<int>& lengths,
+                   const std::vector<std::vector<int>>& reference, ServingMeasured& m, RunControl& control) {
+  StreamSpec spec = stream_spec(p);
+  spec.rate_per_s = p.real("rate") * kCurveRateFractions[0];
+  const std::vector<Request> slow = make_stream(spec);
+  const int max_batch = int(p.integer("max_batch"));
+  const double delay_s = p.real("delay_ms") / 1e3;
+  const PolicySpec knobs[] = {{Policy::Adaptive, max_batch, 0},
+                              {Policy::Adaptive, max_batch, delay_s},
+                              {Policy::Adaptive, max_batch, 4 * delay_s},
+                              {Policy::Adaptive, std::max(1, max_batch / 2), delay_s}};
+  const auto cancelled = [&] { return control.cancel_requested(); };
+  for (const PolicySpec& knob : knobs) {
+    control.check_cancelled();
+    control.progress(0.85,
+                     fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
+    const ServeResult served = serve(model, slow, knob, cancelled);
+    const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
+    check_tokens(served, reference, m);
+    m.adaptive_knobs.push_back(
+        {knob.max_batch, 1e3 * knob.delay_s, spec.rate_per_s, s.tokens_per_s, s.latency_ms_p50, s.latency_ms_p99});
+  }
+}
+
+// The headline numbers from the runs at the chosen rate (m.policies: static, adaptive, continuous), and whether the
+// stream is the default one (the course's worked numbers hold only for it).
+void set_headline(ServingMeasured& m, const ParamValues& p, const std::vector<ParamSpec>& specs) {
+  const PolicyMeasured& fixed = m.policies[0];
+  const PolicyMeasured& chosen = m.policy == "static"     ? m.policies[0]
+                                 : m.policy == "adaptive" ? m.policies[1]
+                                                          : m.policies[2];
+  m.ttft_ms_p50 = chosen.ttft_ms_p50;
+  m.tpot_ms_p50 = chosen.tpot_ms_p50;
+  m.latency_ms_p50 = chosen.latency_ms_p50;
+  m.latency_ms_p99 = chosen.latency_ms_p99;
+  m.tokens_per_s = chosen.tokens_per_s;
+  m.padding_fraction = m.policy == "adaptive" ? chosen.padding_fraction : fixed.padding_fraction;
+  m.continuous_over_static = fixed.tokens_per_s > 0 ? m.policies[2].tokens_per_s / fixed.tokens_per_s : 0;
+  m.throughput_ratio_bar = kThroughputRatioBar;
+  m.meets_throughput_bar = m.continuous_over_static >= kThroughputRatioBar && m.tokens_identical;
+  m.default_stream = true;
+  for (const ParamSpec& spec : specs)
+    for (const char* key : {"max_batch", "rate", "requests", "prompt", "mean_output", "max_output", "d_model", "layers",
+                            "heads", "context", "seed"})
+      if (spec.key == key && p.text(key) != spec.default_text) m.default_stream = false;
+}
+
+std::vector<Series> knob_series(const ServingMeasured& m) {
+  std::vector<Series> out;
+  for (const char* q : {"p50", "p99"}) {
+    Series knobs{fmt::format("adaptive_knobs_{}", q),
+                 fmt::format("adaptive {}, knobs varied (measured)", q),
+                 "measured",
+                 "throughput",
+                 "tokens/s",
+                 "latency",
+                 "ms",
+                 {}};
+    for (const KnobPoint& point : m.adaptive_knobs) {
+      const double y = std::string(q) == "p50" ? point.latency_ms_p50 : point.latency_ms_p99;
+      knobs.points.push_back({point.tokens_per_s, y, y, y});
+    }
+    out.push_back(std::move(knobs));
+  }
+  return out;
+}
+
+// Step 6's measured point beside its theory curve.
+std::vector<Series> speculative_series(const SpeculativeMeasured& spec) {
+  const double a = spec.acceptance_rate, y = spec.tokens_per_target_pass;
+  return {speculative_theory_series(spec.k),
+          {"spec_measured",
+           "measured tokens per target pass",
+           "measured",
+           "acceptance rate a",
+           "",
+           "tokens per target pass",
+           "",
+           {{a, y, y, y}}}};
+}
+
+// What the run did, in the notes beside its numbers.
+void add_notes(RunResult& result, const ServingMeasured& m, const DeviceInfo& device, bool on_gpu, int draft_layers,
+               int layers) {
+  result.backend.repeats = 1;
+  result.backend.notes.push_back(
+      "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
+      "static and "
+      "adaptive batches compute finished rows as padding until their longest request is done");
+  if (on_gpu) {
+    result.backend.timer = "steady_clock (the host waits for each pass's tokens)";
+    result.backend.notes.push_back(fmt::format(
+        "on GPU 0 ({}): prefill through cuBLAS sgemm; decode steps and speculative checks through the lab's own row "
+        "kernel, one thread per output element summing in a fixed order, so a token never depends on the batch it "
+        "was computed in; KV caches in device memory; each pass ends when its tokens are back on the host",
+        device.name));
+    result.backend.notes.push_back(fmt::format(
+        "{:.0f}% of the requests have GPU tokens equal to the CPU model's exactly: fp32 sums taken in another order "
+        "(cuBLAS against OpenBLAS, fused multiply-adds, the GPU's expf) round differently in the last bits, and a "
+        "near tie between two logits can then go the other way",
+        100.0 * m.cpu_match_fraction.value_or(0)));
+  }
+  if (m.speculative)
+    result.backend.notes.push_back(fmt::format(
+        "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "
+        "output projections scaled by {:g}",
+        draft_layers, layers, kQuietScale));
+}
+
 }  // namespace
 
 RunResult ServingLesson::run(RunContext& ctx) const {
@@ -319,8 +469,6 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   const ModelShape shape = model_shape(p);
   const int max_batch = int(p.integer("max_batch"));
   const int draft_layers = int(std::min<std::int64_t>(p.integer("draft_layers"), shape.layers));
-  const bool use_draft = p.text("draft") == "on";
-  const double rate = p.real("rate");
   result.backend.timer = "steady_clock";
 
   ctx.control.progress(0, "building the model");
@@ -349,83 +497,20 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   ctx.control.progress(0.06, "one sequence to the end of its context (step 2)");
   measure_context(*served_model, m, stream.front());
 
-  const auto cancelled = [&] { return ctx.control.cancel_requested(); };
-  const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
-                              {Policy::Adaptive, max_batch, p.real("delay_ms") / 1e3},
-                              {Policy::Continuous, max_batch, 0}};
-  std::vector<ServeResult> at_rate;         // static, adaptive, continuous at the chosen rate
-  std::vector<std::vector<int>> reference;  // the first run's tokens per request: every later run must match
   m.tokens_identical = true;
-  const double runs = 3.0 * double(std::size(kCurveRateFractions));
-  int done = 0;
-  // The chosen rate last: its runs are the ones the Gantt charts and the headline numbers show.
-  for (double fraction : kCurveRateFractions) {
-    StreamSpec spec = stream_spec(p);
-    spec.rate_per_s = rate * fraction;
-    const std::vector<Request> swept = make_stream(spec);
-    for (const PolicySpec& policy : specs) {
-      ctx.control.check_cancelled();
-      ctx.control.progress(0.1 + 0.75 * done / runs,
-                           fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
-      ServeResult served = serve(*served_model, swept, policy, cancelled);
-      m.curve.push_back(summarize(served, spec.rate_per_s, max_batch, lengths));
-      if (reference.empty())
-        for (const RequestRecord& q : served.requests) reference.push_back(q.tokens);
-      for (std::size_t i = 0; i < served.requests.size(); ++i)
-        m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
-      ++done;
-      if (fraction == 1.0) at_rate.push_back(std::move(served));
-    }
-  }
-  // Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
-  {
-    StreamSpec spec = stream_spec(p);
-    spec.rate_per_s = rate * kCurveRateFractions[0];
-    const std::vector<Request> slow = make_stream(spec);
-    const double delay_s = p.real("delay_ms") / 1e3;
-    const PolicySpec knobs[] = {{Policy::Adaptive, max_batch, 0},
-                                {Policy::Adaptive, max_batch, delay_s},
-                                {Policy::Adaptive, max_batch, 4 * delay_s},
-                                {Policy::Adaptive, std::max(1, max_batch / 2), delay_s}};
-    for (const PolicySpec& knob : knobs) {
-      ctx.control.check_cancelled();
-      ctx.control.progress(
-          0.85, fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
-      const ServeResult served = serve(*served_model, slow, knob, cancelled);
-      const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
-      for (std::size_t i = 0; i < served.requests.size(); ++i)
-        m.tokens_identical = m.tokens_identical && served.requests[i].tokens == reference[i];
-      m.adaptive_knobs.push_back(
-          {knob.max_batch, 1e3 * knob.delay_s, spec.rate_per_s, s.tokens_per_s, s.latency_ms_p50, s.latency_ms_p99});
-    }
-  }
+  std::vector<std::vector<int>> reference;
+  const std::vector<ServeResult> at_rate = serve_policies(*served_model, p, lengths, m, reference, ctx.control);
+  measure_knobs(*served_model, p, lengths, reference, m, ctx.control);
   for (const ServeResult& served : at_rate) {
-    m.policies.push_back(summarize(served, rate, max_batch, lengths));
-    result.timelines.push_back(gantt(served, max_batch, rate));
+    m.policies.push_back(summarize(served, p.real("rate"), max_batch, lengths));
+    result.timelines.push_back(gantt(served, max_batch, p.real("rate")));
     for (Series& s : kv_series(served, shape.context)) result.series.push_back(std::move(s));
   }
-  const PolicyMeasured& fixed = m.policies[0];
-  const PolicyMeasured& chosen = m.policy == "static"     ? m.policies[0]
-                                 : m.policy == "adaptive" ? m.policies[1]
-                                                          : m.policies[2];
-  m.ttft_ms_p50 = chosen.ttft_ms_p50;
-  m.tpot_ms_p50 = chosen.tpot_ms_p50;
-  m.latency_ms_p50 = chosen.latency_ms_p50;
-  m.latency_ms_p99 = chosen.latency_ms_p99;
-  m.tokens_per_s = chosen.tokens_per_s;
-  m.padding_fraction = m.policy == "adaptive" ? chosen.padding_fraction : fixed.padding_fraction;
-  m.continuous_over_static = fixed.tokens_per_s > 0 ? m.policies[2].tokens_per_s / fixed.tokens_per_s : 0;
-  m.throughput_ratio_bar = kThroughputRatioBar;
-  m.meets_throughput_bar = m.continuous_over_static >= kThroughputRatioBar && m.tokens_identical;
-  m.default_stream = true;
-  for (const ParamSpec& spec : params())
-    for (const char* key : {"max_batch", "rate", "requests", "prompt", "mean_output", "max_output", "d_model", "layers",
-                            "heads", "context", "seed"})
-      if (spec.key == key && p.text(key) != spec.default_text) m.default_stream = false;
+  set_headline(m, p, params());
   count_kv_fit(p, stream, m, shape);
   m.peak_kv_tokens_continuous = m.policies[2].peak_kv_tokens;
 
-  if (use_draft) {
+  if (p.text("draft") == "on") {
     ctx.control.progress(0.88, "speculative decoding against the target alone");
     Model draft(shape, weights, draft_layers, ctx.ledger, k + 1);
     std::unique_ptr<ModelBackend> draft_model = on_gpu
@@ -435,64 +520,16 @@ RunResult ServingLesson::run(RunContext& ctx) const {
                                         int(p.integer("max_output")), k, ctx.control);
     m.acceptance_rate = m.speculative->acceptance_rate;
     m.speculative_speedup = m.speculative->speculative_speedup;
-    result.series.push_back(speculative_theory_series(int(p.integer("k"))));
-    const double a = m.speculative->acceptance_rate, y = m.speculative->tokens_per_target_pass;
-    result.series.push_back({"spec_measured",
-                             "measured tokens per target pass",
-                             "measured",
-                             "acceptance rate a",
-                             "",
-                             "tokens per target pass",
-                             "",
-                             {{a, y, y, y}}});
+    for (Series& s : speculative_series(*m.speculative)) result.series.push_back(std::move(s));
   }
-  for (Series& s : roofline_series(m)) result.series.push_back(std::move(s));
-  for (Series& s : context_series(m)) result.series.push_back(std::move(s));
-  for (Series& s : curve_series(m)) result.series.push_back(std::move(s));
-  for (const char* q : {"p50", "p99"}) {
-    Series knobs{fmt::format("adaptive_knobs_{}", q),
-                 fmt::format("adaptive {}, knobs varied (measured)", q),
-                 "measured",
-                 "throughput",
-                 "tokens/s",
-                 "latency",
-                 "ms",
-                 {}};
-    for (const KnobPoint& point : m.adaptive_knobs) {
-      const double y = std::string(q) == "p50" ? point.latency_ms_p50 : point.latency_ms_p99;
-      knobs.points.push_back({point.tokens_per_s, y, y, y});
-    }
-    result.series.push_back(std::move(knobs));
-  }
+  for (const auto& series : {roofline_series(m), context_series(m), curve_series(m), knob_series(m)})
+    for (const Series& s : series) result.series.push_back(s);
 
   if (on_gpu) {
     ctx.control.progress(0.87, "the CPU model's greedy tokens for the same requests");
     m.cpu_match_fraction = cpu_match_fraction(target, ctx.ledger, stream, reference, ctx.control);
   }
-
-  result.backend.repeats = 1;
-  result.backend.notes.push_back(
-      "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
-      "static and "
-      "adaptive batches compute finished rows as padding until their longest request is done");
-  if (on_gpu) {
-    result.backend.timer = "steady_clock (the host waits for each pass's tokens)";
-    result.backend.notes.push_back(fmt::format(
-        "on GPU 0 ({}): prefill through cuBLAS sgemm; decode steps and speculative checks through the lab's own row "
-        "kernel, one thread per output element summing in a fixed order, so a token never depends on the batch it "
-        "was computed in; KV caches in device memory; each pass ends when its tokens are back on the host",
-        device.name));
-    result.backend.notes.push_back(fmt::format(
-        "{:.0f}% of the requests have GPU tokens equal to the CPU model's exactly: fp32 sums taken in another order "
-        "(cuBLAS against OpenBLAS, fused multiply-adds, the GPU's expf) round differently in the last bits, and a "
-        "near tie between two logits can then go the other way",
-        100.0 * m.cpu_match_fraction.value_or(0)));
-  }
-  if (use_draft)
-    result.backend.notes.push_back(fmt::format(
-        "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "
-        "output projections scaled by {:g}",
-        draft_layers, shape.layers, kQuietScale));
+  add_notes(result, m, device, on_gpu, draft_layers, shape.layers);
   result.measured = make_values(std::move(m));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
