@@ -68,7 +68,7 @@ const std::pair<const char*, quant::QuantSpec> kFormats[] = {
     {"nf4 blocks of 64 (lab)", {Scheme::Nf4, Granularity::Block, 4, 64, false}},
 };
 
-// One untimed-warm-up-free call of `variant` per format, each checked: what a profiler filtering on the kernel sees.
+// One call of `variant` per format, without warm-up, each checked: what a profiler filtering on the kernel sees.
 int profile_one_variant(std::int64_t n, int variant) {
   std::vector<float> w(std::size_t(n * n)), x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
   std::vector<double> ref(static_cast<std::size_t>(n));
@@ -85,6 +85,161 @@ int profile_one_variant(std::int64_t n, int variant) {
     fmt::print("{} variant {} ({}): {:.2f} us, error {:.2g}\n", name, variant, quant::cuda::gemv_variant_name(variant),
                t.median_us, err);
   }
+  return wrong ? 1 : 0;
+}
+
+// The problem every format solves: W (n x n) and x, seeded, and what each call reads and writes besides the weights.
+struct Problem {
+  std::int64_t n = 0;
+  std::vector<float> w, x;
+  double vector_bytes() const { return 4.0 * double(n) * 2; }  // x read, y written, fp32
+  double tolerance() const { return quant::gemv_error_tolerance(n); }
+};
+
+const MeasureOptions kOptions{.warmup = 2, .repeats = kRepeats};
+
+Row measure_fp32(const Problem& pr) {
+  const std::int64_t n = pr.n;
+  std::vector<float> y(static_cast<std::size_t>(n));
+  std::vector<double> ref(static_cast<std::size_t>(n));
+  const TimingStats t = quant::cuda::gemv_fp32(pr.w.data(), n, n, pr.x.data(), y.data(), kOptions);
+  quant::gemv_reference(pr.w.data(), n, n, pr.x.data(), ref.data());
+  const double err = quant::gemv_max_relative_error(pr.w.data(), n, n, pr.x.data(), y.data(), ref.data());
+  return {"fp32 (cuBLAS)",         t.median_us, t.min_us, 4.0 * double(pr.w.size()) + pr.vector_bytes(), err,
+          !(err <= pr.tolerance())};
+}
+
+// W and x rounded to fp16, checked against the double reference of the rounded values.
+Row measure_fp16(const Problem& pr) {
+  const std::int64_t n = pr.n;
+  std::vector<std::uint16_t> h(pr.w.size()), x_bits(pr.x.size());
+  std::vector<float> rounded(pr.w.size()), x_used(pr.x.size()), y(static_cast<std::size_t>(n));
+  std::vector<double> ref(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < pr.w.size(); ++i) {
+    h[i] = precision::fp16_bits_from_float(pr.w[i]);
+    rounded[i] = precision::float_from_fp16_bits(h[i]);
+  }
+  for (std::size_t j = 0; j < pr.x.size(); ++j) {
+    x_bits[j] = precision::fp16_bits_from_float(pr.x[j]);
+    x_used[j] = precision::float_from_fp16_bits(x_bits[j]);
+  }
+  const TimingStats t = quant::cuda::gemv_fp16(h.data(), n, n, x_bits.data(), y.data(), kOptions);
+  quant::gemv_reference(rounded.data(), n, n, x_used.data(), ref.data());
+  const double err = quant::gemv_max_relative_error(rounded.data(), n, n, x_used.data(), y.data(), ref.data());
+  return {"fp16 (cuBLAS)",
+          t.median_us,
+          t.min_us,
+          2.0 * double(pr.w.size()) + 2.0 * double(n) + 4.0 * double(n),
+          err,
+          !(err <= pr.tolerance())};
+}
+
+// A format of the lab's kernel on every variant (gemv_cuda.h).
+struct Format {
+  const char* name;
+  std::vector<Row> variants;
+};
+
+std::vector<Format> measure_formats(const Problem& pr) {
+  const std::int64_t n = pr.n;
+  std::vector<float> y(static_cast<std::size_t>(n));
+  std::vector<double> ref(static_cast<std::size_t>(n));
+  std::vector<Format> out;
+  for (const auto& [name, spec] : kFormats) {
+    const quant::QuantizedMatrix q = quant::quantize(pr.w.data(), n, n, spec);
+    quant::gemv_reference(q, pr.x.data(), ref.data());
+    Format f{name, {}};
+    for (int v = 0; v < quant::cuda::kGemvVariantCount; ++v) {
+      std::fill(y.begin(), y.end(), 1e30f);
+      const TimingStats t = quant::cuda::gemv_quantized(q, pr.x.data(), y.data(), kOptions, v);
+      const double err = quant::gemv_max_relative_error(q, pr.x.data(), y.data(), ref.data());
+      f.variants.push_back({fmt::format("  shape {} ({})", v, quant::cuda::gemv_variant_name(v)), t.median_us, t.min_us,
+                            quantized_bytes(q) + pr.vector_bytes(), err, !(err <= pr.tolerance())});
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void print_header() {
+  fmt::print("{:<32} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10}  {}\n", "format", "median us", "best us", "MB moved",
+             "GB/s", "% triad", "error", "check");
+}
+void print_row(const Row& r, double triad_gbps) {
+  const double gbps = r.bytes / (r.us * 1e3);
+  fmt::print("{:<32} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.0f} {:>8.0f}% {:>10.2g}  {}\n", r.name, r.us, r.min_us,
+             r.bytes / 1e6, gbps, 100 * gbps / triad_gbps, r.err, r.wrong ? "WRONG" : "ok");
+}
+
+// rows: fp32, fp16, then the lessons' variant of int8, int4 and NF4.
+void print_verdicts(const std::vector<Row>& rows, const std::vector<Format>& quantized, double triad_gbps,
+                    double tolerance) {
+  const Row &fp16 = rows[1], &int8 = rows[2], &int4 = rows[3], &nf4 = rows[4];
+  fmt::print("\nverdicts (tolerance {:.2g} of the terms' size):\n", tolerance);
+  for (const Row* r : {&int8, &int4, &nf4}) {
+    const double share = r->bytes / (r->us * 1e3) / triad_gbps;
+    fmt::print("  {} reads at {:.0f}% of STREAM triad (at least {:.0f}%): {}\n", r->name, 100 * share,
+               100 * kStreamShareAtLeast, share >= kStreamShareAtLeast ? "met" : "NOT met");
+  }
+  const bool ordered = int4.us < int8.us && int8.us < fp16.us;
+  fmt::print("  time follows bytes per weight, int4 {:.1f} < int8 {:.1f} < fp16 {:.1f} us: {}\n", int4.us, int8.us,
+             fp16.us, ordered ? "met" : "NOT met");
+  fmt::print("  nf4 {:.1f} us against int4 {:.1f} us (same codes, a table look-up instead of an offset)\n", nf4.us,
+             int4.us);
+  double best_total = 1e300;
+  int best = 0;
+  for (int v = 0; v < quant::cuda::kGemvVariantCount; ++v) {
+    double total = 0;
+    for (const Format& f : quantized) total += f.variants[std::size_t(v)].us;
+    if (total < best_total) best_total = total, best = v;
+  }
+  for (const Format& f : quantized) {
+    std::size_t fastest = 0;
+    for (std::size_t v = 1; v < f.variants.size(); ++v)
+      if (f.variants[v].us < f.variants[fastest].us) fastest = v;
+    fmt::print("  fastest shape for {}: {} ({:.1f} us)\n", f.name, fastest, f.variants[fastest].us);
+  }
+  fmt::print("  fastest shape over the three formats together (kLessonGemvShape): {} ({:.1f} us in all)\n", best,
+             best_total);
+}
+
+// Every format and variant, the lessons' variant beside cuBLAS, the verdicts; 1 when a result is wrong.
+int bench_all(std::int64_t n, const std::string& device) {
+  fmt::print("weight-only GEMV y = W x, W {} x {}, on {}; median of {} calls, 2 x L2 read before each\n", n, n, device,
+             kRepeats);
+  const double triad_gbps = stream_triad_gbps();
+  fmt::print("STREAM triad (roofline kernel, 3 x 256 MiB): {:.0f} GB/s\n\n", triad_gbps);
+  Problem pr{n, std::vector<float>(std::size_t(n * n)), std::vector<float>(static_cast<std::size_t>(n))};
+  fill_seeded_uniform(pr.w, 11, 0.02f);
+  fill_seeded_uniform(pr.x, 12);
+  std::vector<Row> rows{measure_fp32(pr), measure_fp16(pr)};
+  const std::vector<Format> quantized = measure_formats(pr);
+  for (const Format& f : quantized) {
+    Row lesson = f.variants[quant::cuda::kLessonGemvShape];
+    lesson.name = f.name;
+    rows.push_back(lesson);
+  }
+  bool wrong = false;
+  fmt::print(
+      "every kernel shape (rows per warp r, warps per row w/r, loads in flight ld, threads t, prefetch pf), then the "
+      "x-resident kernel:\n");
+  print_header();
+  for (const Format& f : quantized) {
+    fmt::print("{}\n", f.name);
+    for (const Row& r : f.variants) {
+      print_row(r, triad_gbps);
+      wrong = wrong || r.wrong;
+    }
+  }
+  fmt::print("\nthe lessons' shape {} ({}):\n", quant::cuda::kLessonGemvShape,
+             quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape));
+  print_header();
+  for (const Row& r : rows) {
+    print_row(r, triad_gbps);
+    wrong = wrong || r.wrong;
+  }
+  print_verdicts(rows, quantized, triad_gbps, pr.tolerance());
+  fmt::print("  every result matches its reference: {}\n", wrong ? "NO" : "yes");
   return wrong ? 1 : 0;
 }
 
@@ -109,126 +264,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (one_variant) return profile_one_variant(n, only_variant);
-    fmt::print("weight-only GEMV y = W x, W {} x {}, on {}; median of {} calls, 2 x L2 read before each\n", n, n,
-               status.device.name, kRepeats);
-    const double triad_gbps = stream_triad_gbps();
-    fmt::print("STREAM triad (roofline kernel, 3 x 256 MiB): {:.0f} GB/s\n\n", triad_gbps);
-
-    const std::size_t weights = std::size_t(n * n);
-    std::vector<float> w(weights), x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
-    std::vector<double> ref(static_cast<std::size_t>(n));
-    fill_seeded_uniform(w, 11, 0.02f);
-    fill_seeded_uniform(x, 12);
-    const MeasureOptions options{.warmup = 2, .repeats = kRepeats};
-    const double vectors = 4.0 * double(n) * 2;  // x read, y written, fp32
-    const double tolerance = quant::gemv_error_tolerance(n);
-    std::vector<Row> rows;
-
-    {
-      const TimingStats t = quant::cuda::gemv_fp32(w.data(), n, n, x.data(), y.data(), options);
-      quant::gemv_reference(w.data(), n, n, x.data(), ref.data());
-      const double err = quant::gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data());
-      rows.push_back(
-          {"fp32 (cuBLAS)", t.median_us, t.min_us, 4.0 * double(weights) + vectors, err, !(err <= tolerance)});
-    }
-    {
-      std::vector<std::uint16_t> h(weights), x_bits(static_cast<std::size_t>(n));
-      std::vector<float> rounded(weights), x_used(static_cast<std::size_t>(n));
-      for (std::size_t i = 0; i < weights; ++i) {
-        h[i] = precision::fp16_bits_from_float(w[i]);
-        rounded[i] = precision::float_from_fp16_bits(h[i]);
-      }
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        x_bits[j] = precision::fp16_bits_from_float(x[j]);
-        x_used[j] = precision::float_from_fp16_bits(x_bits[j]);
-      }
-      const TimingStats t = quant::cuda::gemv_fp16(h.data(), n, n, x_bits.data(), y.data(), options);
-      quant::gemv_reference(rounded.data(), n, n, x_used.data(), ref.data());
-      const double err = quant::gemv_max_relative_error(rounded.data(), n, n, x_used.data(), y.data(), ref.data());
-      rows.push_back({"fp16 (cuBLAS)", t.median_us, t.min_us, 2.0 * double(weights) + 2.0 * double(n) + 4.0 * double(n),
-                      err, !(err <= tolerance)});
-    }
-    // Each format on every kernel shape (gemv_cuda.h); the verdicts take the shape the lessons use.
-    struct Format {
-      const char* name;
-      std::vector<Row> shapes;
-    };
-    std::vector<Format> quantized;
-    for (const auto& [name, spec] : kFormats) {
-      const quant::QuantizedMatrix q = quant::quantize(w.data(), n, n, spec);
-      quant::gemv_reference(q, x.data(), ref.data());
-      Format f{name, {}};
-      for (int s = 0; s < quant::cuda::kGemvVariantCount; ++s) {
-        std::fill(y.begin(), y.end(), 1e30f);
-        const TimingStats t = quant::cuda::gemv_quantized(q, x.data(), y.data(), options, s);
-        const double err = quant::gemv_max_relative_error(q, x.data(), y.data(), ref.data());
-        f.shapes.push_back({fmt::format("  shape {} ({})", s, quant::cuda::gemv_variant_name(s)), t.median_us, t.min_us,
-                            quantized_bytes(q) + vectors, err, !(err <= tolerance)});
-      }
-      Row lesson = f.shapes[quant::cuda::kLessonGemvShape];
-      lesson.name = name;
-      rows.push_back(lesson);
-      quantized.push_back(std::move(f));
-    }
-
-    const auto print_row = [&](const Row& r) {
-      const double gbps = r.bytes / (r.us * 1e3);
-      fmt::print("{:<32} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.0f} {:>8.0f}% {:>10.2g}  {}\n", r.name, r.us, r.min_us,
-                 r.bytes / 1e6, gbps, 100 * gbps / triad_gbps, r.err, r.wrong ? "WRONG" : "ok");
-    };
-    const auto header = [] {
-      fmt::print("{:<32} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10}  {}\n", "format", "median us", "best us", "MB moved",
-                 "GB/s", "% triad", "error", "check");
-    };
-    bool wrong = false;
-    fmt::print(
-        "every kernel shape (rows per warp r, warps per row w/r, loads in flight ld, threads t, prefetch pf), then the "
-        "x-resident kernel:\n");
-    header();
-    for (const Format& f : quantized) {
-      fmt::print("{}\n", f.name);
-      for (const Row& r : f.shapes) {
-        print_row(r);
-        wrong = wrong || r.wrong;
-      }
-    }
-    fmt::print("\nthe lessons' shape {} ({}):\n", quant::cuda::kLessonGemvShape,
-               quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape));
-    header();
-    for (const Row& r : rows) {
-      print_row(r);
-      wrong = wrong || r.wrong;
-    }
-    const Row &fp16 = rows[1], &int8 = rows[2], &int4 = rows[3], &nf4 = rows[4];
-    fmt::print("\nverdicts (tolerance {:.2g} of the terms' size):\n", tolerance);
-    for (const Row* r : {&int8, &int4, &nf4}) {
-      const double share = r->bytes / (r->us * 1e3) / triad_gbps;
-      fmt::print("  {} reads at {:.0f}% of STREAM triad (at least {:.0f}%): {}\n", r->name, 100 * share,
-                 100 * kStreamShareAtLeast, share >= kStreamShareAtLeast ? "met" : "NOT met");
-    }
-    const bool ordered = int4.us < int8.us && int8.us < fp16.us;
-    fmt::print("  time follows bytes per weight, int4 {:.1f} < int8 {:.1f} < fp16 {:.1f} us: {}\n", int4.us, int8.us,
-               fp16.us, ordered ? "met" : "NOT met");
-    fmt::print("  nf4 {:.1f} us against int4 {:.1f} us (same codes, a table look-up instead of an offset)\n", nf4.us,
-               int4.us);
-    double best_total = 1e300;
-    int best = 0;
-    for (int s = 0; s < quant::cuda::kGemvVariantCount; ++s) {
-      double total = 0;
-      for (const Format& f : quantized) total += f.shapes[std::size_t(s)].us;
-      if (total < best_total) best_total = total, best = s;
-    }
-    for (const Format& f : quantized) {
-      std::size_t fastest = 0;
-      for (std::size_t s = 1; s < f.shapes.size(); ++s)
-        if (f.shapes[s].us < f.shapes[fastest].us) fastest = s;
-      fmt::print("  fastest shape for {}: {} ({:.1f} us)\n", f.name, fastest, f.shapes[fastest].us);
-    }
-    fmt::print("  fastest shape over the three formats together (kLessonGemvShape): {} ({:.1f} us in all)\n", best,
-               best_total);
-    fmt::print("  every result matches its reference: {}\n", wrong ? "NO" : "yes");
-    return wrong ? 1 : 0;
+    return one_variant ? profile_one_variant(n, only_variant) : bench_all(n, status.device.name);
   } catch (const std::exception& e) {
     fmt::print(stderr, "dlsys_quant_bench: {}\n", e.what());
     return 3;
