@@ -52,14 +52,14 @@ while IFS='|' read -r source twin test through; do
   [[ -f $source ]] || problem "$source is listed but gone"
   [[ $twin == none:* || -f $twin ]] || problem "$source: its CPU twin $twin is gone"
   [[ -f $test ]] || problem "$source: its test $test is gone"
-  # A doctest file includes a header of the op it tests (kernels/<op>/ or lessons/<op>/), of the source's own op or
+  # A doctest file includes a header of the op it tests (kernels/<op>/), of the source's own op or
   # of the source that runs it; a shell test runs the lab.
   op=$(cut -d/ -f2 <<<"$source")
   if [[ -n $through ]]; then
     grep -q "#include \"kernels/$op/" "$through" || problem "$source: $through does not include it"
     op=$(cut -d/ -f2 <<<"$through")
   fi
-  if [[ $test == *.cpp ]] && ! grep -qE "#include \"(kernels|lessons)/$op/" "$test"; then
+  if [[ $test == *.cpp ]] && ! grep -q "#include \"kernels/$op/" "$test"; then
     problem "$source: $test includes nothing of $op"
   fi
 done <<<"$table"

@@ -11,9 +11,9 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/fusion/fusion.h"
+#include "kernels/fusion/pointwise_devices.h"
 #include "kernels/roofline/roofline.h"
 #include "lessons/fusion/fusion_lesson.h"
-#include "lessons/fusion/pointwise_devices.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure_common.h"
 

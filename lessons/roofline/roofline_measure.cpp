@@ -9,9 +9,9 @@
 #include "engine/units.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
+#include "kernels/roofline/roof_devices.h"
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_math.h"
-#include "lessons/roofline/roof_devices.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
 namespace dlsys::roofline {

@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "engine/ledger.h"
-#include "lessons/fusion/pointwise_devices.h"
+#include "kernels/fusion/pointwise_devices.h"
 
 using namespace dlsys;
 using namespace dlsys::fusion;
