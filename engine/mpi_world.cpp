@@ -2,11 +2,18 @@
 #include "engine/mpi_world.h"
 
 #include <mpi.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "engine/errors.h"
 
@@ -17,6 +24,118 @@ namespace {
 World* g_world = nullptr;
 MPI_Comm g_host = MPI_COMM_NULL;  // the ranks on this host
 bool g_failure_agreed = false;
+
+using Clock = std::chrono::steady_clock;
+
+// The watchdog of Session (mpi_world.h): one thread, first guarding MPI_Init, then exchanging heartbeats.
+class Watchdog {
+ public:
+  explicit Watchdog(double silence_s) : silence_(std::chrono::duration<double>(silence_s)) {
+    thread_ = std::thread([this] { guard_start(); });
+  }
+  ~Watchdog() { stop(); }
+
+  // MPI is up and `comm` (a communicator of the watchdog's own) is ready on every rank: heartbeats from now on.
+  void started(MPI_Comm comm, int rank, int size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    comm_ = comm;
+    rank_ = rank;
+    size_ = size;
+    started_ = true;
+    changed_.notify_all();
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      changed_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void guard_start() {
+    pthread_setname_np(pthread_self(), "dlsys-watchdog");
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!changed_.wait_for(lock, silence_, [&] { return started_ || stopping_; })) {
+        std::fprintf(stderr,
+                     "dlsys-lab: MPI did not start on every rank within %g s: a rank of this job is not running "
+                     "dlsys-lab (another program in the job) or was stopped; ending this rank (run's "
+                     "--peer-silence-s sets the limit)\n",
+                     silence_.count());
+        std::fflush(stderr);
+        std::_Exit(3);
+      }
+      if (stopping_) return;
+    }
+    heartbeats();
+  }
+
+  // Rank 0 listens to every rank and every rank to rank 0; each sends to those that listen to it once a second.
+  void heartbeats() {
+    pthread_setname_np(pthread_self(), "dlsys-heartbeat");  // for a test to see that MPI has started
+    std::vector<int> peers;
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_ && (rank_ == 0 || r == 0)) peers.push_back(r);
+    const std::size_t n = peers.size();
+    std::vector<MPI_Request> receives(n, MPI_REQUEST_NULL), sends(n, MPI_REQUEST_NULL);
+    std::vector<unsigned char> inbox(n);
+    const unsigned char beat = 1;
+    std::vector<Clock::time_point> heard(n, Clock::now());
+    Clock::time_point sent{};
+    for (std::size_t i = 0; i < n; ++i) MPI_Irecv(&inbox[i], 1, MPI_BYTE, peers[i], 0, comm_, &receives[i]);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; })) {
+      const Clock::time_point now = Clock::now();
+      for (std::size_t i = 0; i < n; ++i) {
+        int done = 0;
+        MPI_Test(&receives[i], &done, MPI_STATUS_IGNORE);
+        if (done) {
+          heard[i] = now;
+          MPI_Irecv(&inbox[i], 1, MPI_BYTE, peers[i], 0, comm_, &receives[i]);
+        }
+        if (now - heard[i] > silence_) silent(peers[i]);
+      }
+      if (now - sent >= std::chrono::seconds(1)) {
+        sent = now;
+        for (std::size_t i = 0; i < n; ++i) {
+          int done = 1;
+          if (sends[i] != MPI_REQUEST_NULL) MPI_Test(&sends[i], &done, MPI_STATUS_IGNORE);
+          // A beat the peer has not taken yet is not followed by more: a stopped peer would only pile them up.
+          if (done) MPI_Isend(&beat, 1, MPI_BYTE, peers[i], 0, comm_, &sends[i]);
+        }
+      }
+    }
+    for (MPI_Request& r : receives) {
+      MPI_Cancel(&r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    for (MPI_Request& r : sends)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+
+  [[noreturn]] void silent(int peer) {
+    std::fprintf(stderr,
+                 "dlsys-lab: rank %d of %d heard nothing from rank %d for %g s: rank %d was stopped, crashed or is not "
+                 "running dlsys-lab; ending every rank (run's --peer-silence-s sets the limit)\n",
+                 rank_, size_, peer, silence_.count(), peer);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    std::_Exit(3);
+  }
+
+  const std::chrono::duration<double> silence_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool started_ = false, stopping_ = false;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  std::thread thread_;
+};
+
+std::unique_ptr<Watchdog> g_watchdog;
+MPI_Comm g_watchdog_comm = MPI_COMM_NULL;
 
 std::string first_line(const char* text) {
   const std::string all(text);
@@ -51,11 +170,13 @@ std::string launcher_in_environment() {
   return {};
 }
 
-Session::Session() {
+Session::Session(double peer_silence_s) {
   if (g_world) throw RunFailure("MPI session opened twice in one process");
-  // A lesson may call MPI from its communication thread while the main thread waits (never both at once).
+  if (peer_silence_s > 0) g_watchdog = std::make_unique<Watchdog>(peer_silence_s);
+  // A lesson may call MPI from its communication thread while the main thread waits, and the watchdog at any time.
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Init_thread(nullptr, nullptr, g_watchdog ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
+  if (g_watchdog && provided < MPI_THREAD_MULTIPLE) g_watchdog.reset();  // MPI cannot have it: no watchdog
   // Errors come back as codes (and end the run with a message) instead of killing the job without one.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   auto world = std::make_unique<World>();
@@ -74,10 +195,18 @@ Session::Session() {
                         : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
                         : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                                                             : "MPI_THREAD_MULTIPLE";
+  if (g_watchdog) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_watchdog_comm);
+    g_watchdog->started(g_watchdog_comm, world->rank, world->size);
+  }
   g_world = world.release();
 }
 
 Session::~Session() {
+  if (g_watchdog) {
+    g_watchdog.reset();
+    MPI_Comm_free(&g_watchdog_comm);
+  }
   delete g_world;
   g_world = nullptr;
   if (g_host != MPI_COMM_NULL) MPI_Comm_free(&g_host);

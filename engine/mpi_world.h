@@ -23,17 +23,28 @@ struct World {
   int local_size = 1;              // ranks on this host
   std::vector<std::string> hosts;  // distinct host names, in rank order
   std::string library;             // the first line of MPI_Get_library_version
-  // What MPI_Init_thread provided (MPI_THREAD_SERIALIZED asked for): whether MPI may be called from a thread other
-  // than the main one, one thread at a time (a lesson's communication thread), and the level's name.
+  // What MPI_Init_thread provided (MPI_THREAD_MULTIPLE asked for, for the watchdog): whether MPI may be called from a
+  // thread other than the main one (a lesson's communication thread), and the level's name.
   bool serialized_calls = false;
   std::string thread_level;
 };
 
-// MPI_Init_thread (asking for MPI_THREAD_SERIALIZED) on construction, MPI_Finalize on destruction; one per process.
-// Throws BadInput without MPI in the build.
+// How long a peer may stay silent before the job is ended (Session); longer than any step a lesson plans, since
+// heartbeats flow whatever the ranks compute.
+inline constexpr double kDefaultPeerSilenceS = 60;
+
+// MPI_Init_thread on construction, MPI_Finalize on destruction; one per process. Throws BadInput without MPI in the
+// build.
+// A watchdog guards against a peer that stops answering (a stopped process, a rank running another program), which
+// would leave the others waiting in a collective forever. Until MPI_Init has returned on every rank it allows
+// `peer_silence_s` seconds, then ends this rank (exit 3) saying some rank never started MPI. From then on a thread on
+// every rank sends a heartbeat each second on a communicator of its own (rank 0 to every rank, every rank to rank
+// 0); a rank that hears nothing from one it listens to for `peer_silence_s` seconds names it on stderr and ends the
+// job (MPI_Abort, exit 3). The thread calls MPI beside the lesson's threads, so the session asks for
+// MPI_THREAD_MULTIPLE. 0 turns the watchdog off.
 class Session {
  public:
-  Session();
+  explicit Session(double peer_silence_s = kDefaultPeerSilenceS);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -14,7 +14,7 @@ namespace {
 
 bool built_with_mpi() { return false; }
 std::string launcher_in_environment() { return {}; }
-Session::Session() { no_mpi(); }
+Session::Session(double) { no_mpi(); }
 Session::~Session() = default;
 const World& Session::world() const { no_mpi(); }
 const World* world() { return nullptr; }

@@ -80,6 +80,7 @@ struct RunOptions {
   std::string backend = "auto";
   std::string json_path;
   std::string csv_path;
+  double peer_silence_s = mpi::kDefaultPeerSilenceS;  // launcher=mpi only: see mpi::Session
 };
 
 // The report on stdout (unless --json goes there), then --json and --csv.
@@ -100,7 +101,7 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   // Ranks as processes (under mpirun): this process is one rank, and rank 0 alone writes what the run measured.
   if (asks_for_processes(o.sets))
     return run_as_mpi_rank(
-        {o.lesson, o.sets, o.quick, o.backend},
+        {o.lesson, o.sets, o.quick, o.backend, o.peer_silence_s},
         [&](const Lesson& lesson, const RunResult& result) { write_run_outputs(lesson, result, o, out); }, err);
   const Lesson& lesson = find_lesson(o.lesson);
   const BackendKind backend = backend_for(lesson, o.backend);
@@ -165,6 +166,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->check(output_path());
   run->add_option("--csv", run_options.csv_path, "write the result as CSV to FILE, or - for stdout")
       ->check(output_path());
+  run->add_option("--peer-silence-s", run_options.peer_silence_s,
+                  "launcher=mpi: end the job when a rank sends no heartbeat for this many seconds (default 60; 0: "
+                  "never)");
 
   ShotOptions shot_options;
   auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/mpi_world.h"
 #include "engine/run_result.h"
 #include "lessons/common/lesson.h"
 
@@ -22,6 +23,7 @@ struct ProcessRunRequest {
   std::vector<std::string> assignments;
   bool quick = false;
   std::string backend = "auto";
+  double peer_silence_s = mpi::kDefaultPeerSilenceS;  // 0: no watchdog
 };
 
 // Returns the exit code every rank ends with. `write_outputs` runs on rank 0 only (it may throw BadInput or
