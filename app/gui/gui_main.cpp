@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -144,31 +143,18 @@ bool has_display() {
   return (display != nullptr && *display) || (wayland != nullptr && *wayland);
 }
 
-// The window's size when --size is not given: nine tenths of each side of the primary monitor's work area (the
-// screen less its panels and docks), so a laptop and a projector both get a window that fits; 1600x900 where GLFW
-// reports no monitor. Needs glfwInit.
-PixelSize size_for_monitor() {
-  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
-  int x = 0, y = 0, width = 0, height = 0;
-  if (monitor != nullptr) glfwGetMonitorWorkarea(monitor, &x, &y, &width, &height);
-  if (width <= 0 || height <= 0) return {1600, 900};
-  return {std::max(640, width * 9 / 10), std::max(480, height * 9 / 10)};
-}
-
 // A GL 3.3 window with Dear ImGui bound to it; nullptr (and a message on stderr) when there is none to be had.
-// `size`: WxH, or empty for size_for_monitor(). `pacer` receives the window's input callbacks before ImGui's, so ImGui
-// chains to them.
-GLFWwindow* open_window(const std::string& size, bool vsync, std::unique_ptr<FramePacer>& pacer) {
+// `pacer` receives the window's input callbacks before ImGui's, so ImGui chains to them.
+GLFWwindow* open_window(const PixelSize& size, bool vsync, std::unique_ptr<FramePacer>& pacer) {
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
     std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
     return nullptr;
   }
-  const PixelSize window_size = size.empty() ? size_for_monitor() : parse_pixel_size(size);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  GLFWwindow* window = glfwCreateWindow(window_size.width, window_size.height, "dlsys-lab", nullptr, nullptr);
+  GLFWwindow* window = glfwCreateWindow(size.width, size.height, "dlsys-lab", nullptr, nullptr);
   if (window == nullptr) {
     glfwTerminate();
     std::cerr << "dlsys-lab: could not open a GL 3.3 window\n";
@@ -184,18 +170,6 @@ GLFWwindow* open_window(const std::string& size, bool vsync, std::unique_ptr<Fra
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
   return window;
-}
-
-// Text as large as the desktop makes its own: a screen set to 200 % (content scale 2) starts at 2x text in desk mode
-// and twice the projector's default in presentation mode (within the 1x to 3x that Ctrl+= and Ctrl+- allow).
-void honour_content_scale(GLFWwindow* window, AppState& state) {
-  float x_scale = 1, y_scale = 1;
-  glfwGetWindowContentScale(window, &x_scale, &y_scale);
-  const float scale = std::max(x_scale, y_scale);
-  if (!(scale > 1.0f)) return;
-  state.desk_scale = std::min(3.0f, state.desk_scale * scale);
-  state.presentation_scale = std::min(3.0f, state.presentation_scale * scale);
-  state.fonts_dirty = true;
 }
 
 void close_window(GLFWwindow* window) {
@@ -268,8 +242,9 @@ int run_gui(const GuiRequest& request) {
   if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
+  PixelSize size;
   try {
-    if (!request.size.empty()) parse_pixel_size(request.size);  // refused before any window opens
+    size = parse_pixel_size(request.size);
     apply_request(request, state);
   } catch (const BadInput& e) {
     std::cerr << "dlsys-lab: " << e.what() << "\n";
@@ -289,9 +264,8 @@ int run_gui(const GuiRequest& request) {
   state.figure_light = request.figure_light;
   const bool scripted = !request.screenshot_png.empty();
   std::unique_ptr<FramePacer> pacer;
-  GLFWwindow* window = open_window(request.size, !scripted, pacer);  // scripted runs: frame rate without vsync
+  GLFWwindow* window = open_window(size, !scripted, pacer);  // scripted runs measure the frame rate without vsync
   if (window == nullptr) return kExitRunFailure;
-  honour_content_scale(window, state);
 
   if (request.run_on_start) start_run(state);
   ScriptedShot shot{request};
