@@ -111,6 +111,7 @@ int run_as_mpi_rank(const ProcessRunRequest& request,
     std::vector<std::string> assignments = lesson->process_launch_params(world.size, request.quick);
     assignments.insert(assignments.end(), request.assignments.begin(), request.assignments.end());
     params = parse_lesson_params(*lesson, assignments, backend, request.quick);
+    lesson->check_run_resources(params, backend);
   });
   if (const int code = agreed_code(parsed, world, err)) return code;
 

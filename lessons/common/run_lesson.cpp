@@ -42,6 +42,7 @@ ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::str
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control) {
   lesson.validate(params, backend);
   check_file_params(lesson, params);
+  lesson.check_run_resources(params, backend);
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {

@@ -304,9 +304,12 @@ void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
   if (ddp::runs_as_processes(p)) ddp::check_process_run(p, backend);
   check_split(ddp_config(p));
   if (backend == BackendKind::Cuda) check_gpu_variant(ddp_config(p));
+  check_bucket_count(ddp_config(p));
+}
+
+void DdpLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
   check_memory_and_time(p, backend);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
-  check_bucket_count(ddp_config(p));
 }
 
 ddp::DdpTheory ddp_theory(const ParamValues& p) {

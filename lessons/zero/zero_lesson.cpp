@@ -174,7 +174,8 @@ std::vector<int> zero_swept_ranks(const ParamValues& p) {
 
 namespace {
 
-void check_run(const ParamValues& p) {
+// What a run of the stack can train at all: ranks as threads, even shards, a data set that can be indexed.
+void check_run_shape(const ParamValues& p) {
   const zero::ZeroConfig c = zero_config(p, 0);
   if (c.ranks > kMostRunRanks)
     throw BadInput(fmt::format(
@@ -189,6 +190,11 @@ void check_run(const ParamValues& p) {
   const std::int64_t rows = std::int64_t(c.rows_per_rank) * c.ranks;
   if (rows > (std::int64_t(1) << 30))
     throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
+}
+
+// Host memory and time of the run on the CPU.
+void check_memory_and_time(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
   // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
   zero::ZeroConfig largest = c;
   largest.ranks = zero_swept_ranks(p).back();
@@ -245,11 +251,16 @@ void check_gpu_memory(const ParamValues& p) {
 
 }  // namespace
 
-void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
+void ZeroLesson::validate(const ParamValues& p, BackendKind) const {
   // Loads the preset or the config, which the steps draw in either mode: refuses a malformed one.
   zero_lesson::calculator_input(p);
   if (p.text("mode") == "theory") return;
-  check_run(p);
+  check_run_shape(p);
+}
+
+void ZeroLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
+  if (p.text("mode") == "theory") return;
+  check_memory_and_time(p);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }
 

@@ -132,7 +132,7 @@ expect 2 "parameter 'accumulate': value '0' is not allowed" run ddp --set accumu
 expect 2 "one of: fp32, bf16, fp16" run ddp --set grad_dtype=fp8
 expect 2 "one of: ddp, dataparallel" run ddp --set mode=allgather
 expect 2 "allowed: n dividing batch / accumulate" run ddp --set n=3 --set batch=64
-expect 2 "of host memory is available" run ddp --set layers=512 --set width=16384 --set n=64 --set batch=64
+expect 2 "of host memory is available" run ddp --set layers=512 --set width=16384 --set n=64 --set batch=64 --set bucket=1GiB
 expect 2 "at most 8192 buckets" run ddp --set layers=1 --set width=8192 --set bucket=8B --set batch=2
 expect 2 "not a number" run matmul --set m=0x10
 expect 2 "not a number" run matmul --set "m= 5"
