@@ -68,8 +68,8 @@ TEST_CASE("ddp on the CUDA backend: DDP with fp32 gradients only; without a GPU,
                        BadInput);
   const ParamValues p = ParamValues::parse(lesson.params(), lesson.quick_params());
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
-                         BadInput);
+    CHECK_THROWS_WITH_AS(lesson.check_run_resources(p, BackendKind::Cuda),
+                         doctest::Contains("on the GPU the run needs"), BadInput);
   // The GPU run plan trains neither DataParallel nor 16-bit wires.
   for (const PlannedRun& r : ddp_run_plan(p, BackendKind::Cuda)) {
     CHECK(r.config.mode == ddp::SyncMode::Ddp);
