@@ -9,7 +9,10 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
+#include "engine/abortable_barrier.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
@@ -156,4 +159,27 @@ TEST_CASE("an exception inside a parallel_for range reaches the caller after eve
                                }),
                   std::runtime_error);
   CHECK(finished.load() == 3);
+}
+
+TEST_CASE("an aborted barrier releases the threads waiting for a peer that never comes, and every later wait") {
+  AbortableBarrier barrier(3);
+  std::atomic<int> gave_up{0};
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < 2; ++i)  // the third thread never arrives, as one that failed to start
+    waiting.emplace_back([&] {
+      if (!barrier.arrive_and_wait()) ++gave_up;
+    });
+  barrier.abort();
+  for (std::thread& t : waiting) t.join();
+  CHECK(gave_up == 2);
+  CHECK_FALSE(barrier.arrive_and_wait());
+
+  AbortableBarrier pair(2);  // a whole group passes phase after phase
+  std::atomic<int> passed{0};
+  std::thread other([&] {
+    for (int i = 0; i < 1000; ++i) passed += pair.arrive_and_wait() ? 1 : 0;
+  });
+  for (int i = 0; i < 1000; ++i) passed += pair.arrive_and_wait() ? 1 : 0;
+  other.join();
+  CHECK(passed == 2000);
 }

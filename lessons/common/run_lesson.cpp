@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "engine/address_space.h"
 #include "engine/file_io.h"
 
 namespace dlsys {
@@ -43,6 +44,7 @@ RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKin
   lesson.validate(params, backend);
   check_file_params(lesson, params);
   lesson.check_run_resources(params, backend);
+  reserve_openblas_buffers(fmt::format("lesson '{}'", lesson.id()));
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/address_space.h"
 #include "engine/host_memory.h"
 #include "engine/measure.h"
 #include "engine/units.h"
@@ -488,7 +489,7 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
                   "token: median of {} timed "
                   "repeats of that step",
                   std::max(repeats, kLastStepRepeats)));
-  openblas_set_num_threads(threads);
+  set_openblas_threads(threads);
 
   const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
   result.measured = make_values(measured_from(live, shape, tokens, *result.theory_as<KvCacheTheory>(), ctx.ledger));
