@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/address_space.h"
 #include "engine/backend.h"
 #include "engine/best_ceilings.h"
 #include "engine/cpu_flops_per_cycle.h"
@@ -45,6 +46,8 @@ std::int64_t meminfo_bytes(const char* field) {
 // OpenBLAS reaches its plateau well before 1536^3 on a few cores; a larger probe only costs start-up time.
 double measure_sgemm_peak_gflops() {
   const int n = 1536;
+  reserve_openblas_buffers("measuring the CPU's sgemm peak");
+  require_address_space(3.0 * n * n * 4, 0, "measuring the CPU's sgemm peak");
   std::vector<float> a(static_cast<std::size_t>(n) * n, 1.0f), b(a.size(), 0.5f), c(a.size(), 0.0f);
   const auto stats = measure(
       [&] {

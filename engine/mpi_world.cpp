@@ -170,6 +170,14 @@ std::string launcher_in_environment() {
   return {};
 }
 
+int world_size_in_environment() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* size = std::getenv(name)) return std::atoi(size);
+  if (std::getenv("PMIX_RANK") || std::getenv("PMI_RANK"))
+    if (const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS")) return std::atoi(tasks);
+  return 0;
+}
+
 Session::Session(double peer_silence_s) {
   if (g_world) throw RunFailure("MPI session opened twice in one process");
   if (peer_silence_s > 0) g_watchdog = std::make_unique<Watchdog>(peer_silence_s);

@@ -15,6 +15,9 @@ bool built_with_mpi();
 // Which launcher started this process, read from the environment before MPI_Init ("Open MPI mpirun (OMPI_...)",
 // "PMI (srun or MPICH)", ...); empty when none did (a plain start, where launcher=mpi is refused).
 std::string launcher_in_environment();
+// How many processes the launcher started, read from its environment (OMPI_COMM_WORLD_SIZE, PMI_SIZE, or Slurm's
+// SLURM_STEP_NUM_TASKS under a PMI or PMIx launcher); 0 when no launcher says.
+int world_size_in_environment();
 
 struct World {
   int rank = 0;

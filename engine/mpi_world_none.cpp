@@ -14,6 +14,7 @@ namespace {
 
 bool built_with_mpi() { return false; }
 std::string launcher_in_environment() { return {}; }
+int world_size_in_environment() { return 0; }
 Session::Session(double) { no_mpi(); }
 Session::~Session() = default;
 const World& Session::world() const { no_mpi(); }

@@ -69,7 +69,7 @@ std::optional<double> parse_real_text(std::string_view text) {
   }
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
     ++i;
-    if (i < text.size() && text[i] == '-') ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
     const std::size_t exponent_from = i;
     i = skip_digits(text, i);
     if (i == exponent_from) return std::nullopt;

@@ -65,13 +65,15 @@ class ParamValues {
 
 // The one rule for numbers typed by a user, in parameters, state files and the command line's own options:
 //   integer: decimal digits with an optional leading '-' ("64", "-5"); nothing else;
-//   real:    an integer, optionally followed by '.' and digits, then optionally 'e' or 'E', an optional '-' and
-//            digits ("0.5", "1e-3", "2.5E6").
-// No spaces, no '+', no hex, no leading '.', no "inf" or "nan". Returns nullopt when `text` breaks the rule or the
-// value does not fit (an int64, a finite double).
+//   real:    an integer, optionally followed by '.' and digits, then optionally 'e' or 'E', an optional '-' or '+'
+//            and digits ("0.5", "1e-3", "2.5E6", "1e+30": the exponent as the lab prints it, so a printed bound can be
+//            typed back).
+// No spaces, no leading '+', no hex, no leading '.', no "inf" or "nan". Returns nullopt when `text` breaks the rule or
+// the value does not fit (an int64, a finite double).
 std::optional<std::int64_t> parse_integer_text(std::string_view text);
 std::optional<double> parse_real_text(std::string_view text);
-inline constexpr const char* kNumberRule = "decimal digits with an optional leading '-'; no spaces, '+' or hex";
+inline constexpr const char* kNumberRule =
+    "decimal digits with an optional leading '-' (an exponent may have its sign); no spaces, leading '+' or hex";
 
 const ParamSpec* find_spec(const std::vector<ParamSpec>& specs, const std::string& key);
 // Checks `text` against `spec` and returns the parsed value. Throws BadInput.

@@ -4,6 +4,7 @@
 // gets RunFailure naming what it was starting and why.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -16,6 +17,14 @@
 
 namespace dlsys {
 
+// For tests of what a thread limit does (ulimit -u does not bind root): when the environment variable
+// DLSYS_FAIL_THREAD_START holds part of a group's `what`, the last thread of that group fails to start as it would on
+// a machine out of threads.
+inline bool thread_start_failure_injected(std::string_view what) {
+  const char* wanted = std::getenv("DLSYS_FAIL_THREAD_START");
+  return wanted != nullptr && *wanted != '\0' && what.find(wanted) != std::string_view::npos;
+}
+
 // Appends one thread per index in [first, last) running body(index). If a thread cannot be started, calls
 // `stop_started()` (which must make the started threads return without waiting for the missing ones), joins every
 // thread in `threads`, and throws RunFailure mentioning `what` ("rank threads of the communicator").
@@ -26,7 +35,13 @@ void start_threads(std::vector<std::thread>& threads, int first, int last, Body 
   int failed_at = first;
   try {
     threads.reserve(threads.size() + static_cast<std::size_t>(last - first));
-    for (failed_at = first; failed_at < last; ++failed_at) threads.emplace_back(body, failed_at);
+    const bool inject = thread_start_failure_injected(what);
+    for (failed_at = first; failed_at < last; ++failed_at) {
+      if (inject && failed_at == last - 1)
+        throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                "DLSYS_FAIL_THREAD_START");
+      threads.emplace_back(body, failed_at);
+    }
     return;
   } catch (const std::system_error& e) {
     reason = e.what();

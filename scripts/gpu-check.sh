@@ -3,13 +3,28 @@
 # --backend cuda at its quick sizes, and prints one table (lesson, errors against the CPU references, wall time,
 # verdict), then the allreduce lesson with ranks as processes on the GPUs under mpirun where Open MPI is installed
 # (tests/cli/mpi_gpu.sh: the lab's ring over CUDA IPC, and NCCL with a GPU per rank). Exits 1 when anything fails,
-# 77 when no GPU answers (nothing to prove here).
+# 77 when no GPU answers (nothing to prove here), at once when the driver lists none, before anything is built.
 # Usage: scripts/gpu-check.sh            (builds in build-gpu-check/ unless DLSYS_BUILD_DIR says otherwise)
 #        DLSYS_APP=path/dlsys-lab DLSYS_CUDA_TESTS=path/dlsys_cuda_tests scripts/gpu-check.sh
 #                                        (binaries built elsewhere, on a GPU machine with no build tools)
 #        DLSYS_CHECK_OUT=dir keeps every lesson's JSON and text report there.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Before building anything (twenty minutes on a busy 2-core machine): does this machine have an NVIDIA GPU at all?
+# nvidia-smi lists the GPUs the driver sees; without nvidia-smi, the driver's device files stand in for it.
+gpu_present() {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU '
+  else
+    compgen -G '/dev/nvidia[0-9]*' >/dev/null
+  fi
+}
+if ! gpu_present; then
+  echo "gpu-check: no NVIDIA GPU on this machine (nvidia-smi -L lists none, or no driver is installed); nothing to check (exit 77)"
+  exit 77
+fi
+
 export DLSYS_BUILD_DIR=${DLSYS_BUILD_DIR:-$root/build-gpu-check}
 if [[ -z "${DLSYS_APP:-}" ]]; then
   DLSYS_CMAKE_ARGS="-DDLSYS_WITH_CUDA=ON ${DLSYS_CMAKE_ARGS:-}" "$root/scripts/setup.sh" >/dev/null

@@ -50,7 +50,8 @@ TEST_CASE("ddp: bad input exits 2 naming the parameter, the value and what is al
   check({"n=2", "batch=8", "accumulate=8"}, "allowed: n dividing batch / accumulate: 1");
   check({"bucket=8B"}, "parameter 'bucket': value '8 B (8 B)' is not allowed for a gradient of");
   // Sizes that cannot fit are refused before anything is allocated.
-  check({"layers=512", "width=16384", "n=64", "batch=64"}, "of host memory is available; lower layers, width");
+  check({"layers=512", "width=16384", "n=64", "batch=64", "bucket=1GiB"},
+        "of host memory is available; lower layers, width");
   check({"layers=16", "width=2048", "batch=4096", "max_minutes=0.1"}, "more than max_minutes = 0.1");
 }
 
@@ -67,8 +68,8 @@ TEST_CASE("ddp on the CUDA backend: DDP with fp32 gradients only; without a GPU,
                        BadInput);
   const ParamValues p = ParamValues::parse(lesson.params(), lesson.quick_params());
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
-                         BadInput);
+    CHECK_THROWS_WITH_AS(lesson.check_run_resources(p, BackendKind::Cuda),
+                         doctest::Contains("on the GPU the run needs"), BadInput);
   // The GPU run plan trains neither DataParallel nor 16-bit wires.
   for (const PlannedRun& r : ddp_run_plan(p, BackendKind::Cuda)) {
     CHECK(r.config.mode == ddp::SyncMode::Ddp);

@@ -9,12 +9,16 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
+#include "engine/abortable_barrier.h"
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
 #include "engine/parallel.h"
 #include "engine/params.h"
+#include "lessons/registry.h"
 
 using namespace dlsys;
 
@@ -100,7 +104,7 @@ TEST_CASE("several outputs are written all or none") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("one rule for numbers: decimal digits, an optional leading '-', nothing else") {
+TEST_CASE("one rule for numbers: decimal digits, an optional leading '-', an exponent's sign, nothing else") {
   CHECK(parse_integer_text("64") == 64);
   CHECK(parse_integer_text("-5") == -5);
   for (const char* bad : {"", " 5", "5 ", "+5", "0x10", "1e3", "1.0", "-", "99999999999999999999", "5\n"})
@@ -108,7 +112,9 @@ TEST_CASE("one rule for numbers: decimal digits, an optional leading '-', nothin
   CHECK(parse_real_text("0.5") == 0.5);
   CHECK(parse_real_text("1e-3") == 1e-3);
   CHECK(parse_real_text("2.5E6") == 2.5e6);
-  for (const char* bad : {"", ".5", "1.", "+1", " 1", "1 ", "0x1p3", "inf", "nan", "1e400", "1e+3", "1e"})
+  CHECK(parse_real_text("1e+30") == 1e30);  // as the help prints its bounds
+  for (const char* bad :
+       {"", ".5", "1.", "+1", " 1", "1 ", "0x1p3", "inf", "nan", "1e400", "1e+", "1e+-3", "1e", "1e++3"})
     CHECK_MESSAGE(!parse_real_text(bad), bad);
   ParamSpec m{"m", "m", ParamType::Integer, "64", 1, 8192};
   for (const char* bad : {"0x10", " 5", "+5", "5 "}) CHECK_THROWS_AS(check_param(m, bad), BadInput);
@@ -116,6 +122,24 @@ TEST_CASE("one rule for numbers: decimal digits, an optional leading '-', nothin
   CHECK(check_param(bytes, "64KiB").number == 65536);
   CHECK_THROWS_AS(check_param(bytes, "0x10KiB"), BadInput);
   CHECK_THROWS_AS(check_param(bytes, " 64KiB"), BadInput);
+}
+
+TEST_CASE("every number bound the help prints is accepted when typed back (precision's init_scale: 1e+30)") {
+  for (const Lesson* lesson : all_lessons())
+    for (const ParamSpec& spec : lesson->params()) {
+      if (spec.type != ParamType::Integer && spec.type != ParamType::Real) continue;
+      const std::string allowed = spec.allowed();  // "an integer from MIN to MAX" or "a number from MIN to MAX"
+      const auto from = allowed.find(" from "), to = allowed.find(" to ");
+      REQUIRE(from != std::string::npos);
+      REQUIRE(to != std::string::npos);
+      const auto max_end = allowed.find_first_of(" ;,", to + 4);
+      const std::string max_text =
+          allowed.substr(to + 4, max_end == std::string::npos ? std::string::npos : max_end - to - 4);
+      for (const std::string& bound : {allowed.substr(from + 6, to - from - 6), max_text})
+        CHECK_MESSAGE(check_param(spec, bound).text == bound, (lesson->id() + "." + spec.key + ": " + bound));
+    }
+  const ParamSpec init_scale = *find_spec(find_lesson("precision").params(), "init_scale");
+  CHECK(check_param(init_scale, "1e+30").number == 1e30);
 }
 
 TEST_CASE("a list parameter's bad element names what is allowed; long values are clipped") {
@@ -135,4 +159,27 @@ TEST_CASE("an exception inside a parallel_for range reaches the caller after eve
                                }),
                   std::runtime_error);
   CHECK(finished.load() == 3);
+}
+
+TEST_CASE("an aborted barrier releases the threads waiting for a peer that never comes, and every later wait") {
+  AbortableBarrier barrier(3);
+  std::atomic<int> gave_up{0};
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < 2; ++i)  // the third thread never arrives, as one that failed to start
+    waiting.emplace_back([&] {
+      if (!barrier.arrive_and_wait()) ++gave_up;
+    });
+  barrier.abort();
+  for (std::thread& t : waiting) t.join();
+  CHECK(gave_up == 2);
+  CHECK_FALSE(barrier.arrive_and_wait());
+
+  AbortableBarrier pair(2);  // a whole group passes phase after phase
+  std::atomic<int> passed{0};
+  std::thread other([&] {
+    for (int i = 0; i < 1000; ++i) passed += pair.arrive_and_wait() ? 1 : 0;
+  });
+  for (int i = 0; i < 1000; ++i) passed += pair.arrive_and_wait() ? 1 : 0;
+  other.join();
+  CHECK(passed == 2000);
 }

@@ -217,6 +217,25 @@ TEST_CASE("export without a run: the simulated schedule, titled as theory, with 
   std::remove(trace.c_str());
 }
 
+TEST_CASE("export without a run needs no memory, cores or time for a run; export --run does") {
+  // Sizes whose run would need more host memory than this machine has (the run's memory check), and hours.
+  const std::vector<std::string> huge{"--set", "hidden=4096", "--set", "microbatch=4096",
+                                      "--set", "m=256",       "--set", "max_minutes=0.1"};
+  for (const char* lesson : {"schedules", "bubble"}) {
+    const std::string svg = std::string("pipeline_test_huge_") + lesson + ".svg";
+    std::vector<std::string> args{"export", lesson, "--backend", "cpu", "--svg", svg};
+    args.insert(args.end(), huge.begin(), huge.end());
+    const auto drawn = cli(args);
+    INFO(drawn.err);
+    CHECK(drawn.code == 0);
+    CHECK(read_text(svg).find("<svg") != std::string::npos);
+    std::remove(svg.c_str());
+    args.push_back("--run");
+    refused(args, "lower hidden");  // memory or time, whichever the lesson checks first
+    CHECK_FALSE(std::ifstream(svg).good());
+  }
+}
+
 TEST_CASE("export --run: measured and theory, each timeline a process, theory stretched to the measured time") {
   const std::string svg = "pipeline_test_export.svg", trace = "pipeline_test_export.json";
   const auto r = cli(quick({"export", "schedules", "--run", "--set", "schedule=zb-h1", "--set", "p=3", "--set", "m=4",

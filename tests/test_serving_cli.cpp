@@ -72,14 +72,16 @@ TEST_CASE("serving: on the CUDA backend, a model that does not fit GPU 0's free 
   CHECK(lesson.runs_on_cuda());
   // Without a GPU, 0 bytes are free: every model is refused for GPU memory, with the parameters named.
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("of GPU memory"), BadInput);
+    CHECK_THROWS_WITH_AS(lesson.check_run_resources(p, BackendKind::Cuda), doctest::Contains("of GPU memory"),
+                         BadInput);
   ParamValues huge = p;
   huge.set(lesson.params(), "max_batch", "64");
   huge.set(lesson.params(), "context", "65536");
   huge.set(lesson.params(), "d_model", "2048");
   huge.set(lesson.params(), "layers", "64");
   // Refused on either backend (host memory, or GPU memory first when a GPU answers), the sizes named.
-  CHECK_THROWS_WITH_AS(lesson.validate(huge, BackendKind::Cuda), doctest::Contains("'max_batch' = 64"), BadInput);
+  CHECK_THROWS_WITH_AS(lesson.check_run_resources(huge, BackendKind::Cuda), doctest::Contains("'max_batch' = 64"),
+                       BadInput);
   CHECK_NOTHROW(lesson.validate(p, BackendKind::Cpu));
   ParamValues off = p;
   off.set(lesson.params(), "draft", "off");

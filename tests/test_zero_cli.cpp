@@ -140,8 +140,8 @@ TEST_CASE("zero on the CUDA backend: it runs there; without a GPU, no memory to 
   CHECK(lesson.runs_on_cuda());
   const ParamValues run = ParamValues::parse(lesson.params(), small());
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.validate(run, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
-                         BadInput);
+    CHECK_THROWS_WITH_AS(lesson.check_run_resources(run, BackendKind::Cuda),
+                         doctest::Contains("on the GPU the run needs"), BadInput);
   const ParamValues theory = ParamValues::parse(lesson.params(), {"mode=theory", "params=7.5e9", "n=64"});
   CHECK_NOTHROW(lesson.validate(theory, BackendKind::Cuda));
 }

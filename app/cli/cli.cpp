@@ -98,8 +98,9 @@ void write_run_outputs(const Lesson& lesson, const RunResult& result, const RunO
 
 int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   check_outputs_distinct({o.json_path, o.csv_path});  // before the run, which may take minutes
-  // Ranks as processes (under mpirun): this process is one rank, and rank 0 alone writes what the run measured.
-  if (asks_for_processes(o.sets))
+  // Ranks as processes (under mpirun): this process is one rank, and rank 0 alone writes what the run measured. A
+  // process a launcher started beside others joins them whatever it was given, so that they learn of a difference.
+  if (asks_for_processes(o.sets) || started_beside_other_processes())
     return run_as_mpi_rank(
         {o.lesson, o.sets, o.quick, o.backend, o.peer_silence_s},
         [&](const Lesson& lesson, const RunResult& result) { write_run_outputs(lesson, result, o, out); }, err);

@@ -63,10 +63,15 @@ std::map<std::string, std::string> lines_by_key(const std::string& text) {
   return out;
 }
 
-// The first parameter whose value differs from rank 0's, as BadInput.
+// Another lesson than rank 0's, or else the first parameter whose value differs from rank 0's, as BadInput.
 void check_same_as_rank0(const std::string& mine, const std::string& rank0, int rank) {
   if (mine == rank0) return;
   const auto a = lines_by_key(rank0), b = lines_by_key(mine);
+  if (a.at("lesson") != b.at("lesson"))
+    throw BadInput(fmt::format(
+        "the lesson differs between ranks: rank 0 runs '{}', rank {} runs '{}'; every rank must run the same lesson "
+        "with the same --set, --quick and --backend",
+        clip_for_message(a.at("lesson")), rank, clip_for_message(b.at("lesson"))));
   for (const auto& [key, value] : a) {
     const auto it = b.find(key);
     const std::string other = it == b.end() ? "(absent)" : it->second;
@@ -80,7 +85,31 @@ void check_same_as_rank0(const std::string& mine, const std::string& rank0, int 
       fmt::format("rank {} was given other parameters than rank 0; every rank must be given the same", rank));
 }
 
+// Ranks that agree on a run that is not ranks as processes: each would run it whole, alone, and write the same files.
+void check_runs_as_processes(const Lesson& lesson, const ParamValues& params, const mpi::World& world) {
+  if (params.has("launcher") && params.text("launcher") == "mpi") return;
+  const std::string started =
+      fmt::format("this process is one of {} that {} started", world.size, mpi::launcher_in_environment());
+  if (!params.has("launcher")) {
+    std::string with_processes;
+    for (const Lesson* l : all_lessons())
+      if (find_spec(l->params(), "launcher") != nullptr)
+        with_processes += (with_processes.empty() ? "" : ", ") + l->id();
+    throw BadInput(
+        fmt::format("lesson '{}' runs in one process, and {}: each would run it whole and write the same "
+                    "files; start it without a launcher (allowed under one: {} with --set launcher=mpi)",
+                    lesson.id(), started, with_processes));
+  }
+  throw BadInput(
+      fmt::format("parameter 'launcher': value '{}' is not allowed when {}: each process would run the "
+                  "whole run on its own threads and write the same files; allowed: launcher=mpi on every "
+                  "rank, or one process started without a launcher",
+                  clip_for_message(params.text("launcher")), started));
+}
+
 }  // namespace
+
+bool started_beside_other_processes() { return mpi::built_with_mpi() && mpi::world_size_in_environment() > 1; }
 
 bool asks_for_processes(const std::vector<std::string>& assignments) {
   std::optional<std::string> launcher;
@@ -114,6 +143,7 @@ int run_as_mpi_rank(const ProcessRunRequest& request,
     std::vector<std::string> assignments = lesson->process_launch_params(world.size, request.quick);
     assignments.insert(assignments.end(), request.assignments.begin(), request.assignments.end());
     params = parse_lesson_params(*lesson, assignments, backend, request.quick);
+    lesson->check_run_resources(params, backend);
   });
   if (const int code = agreed_code(parsed, world, err)) return code;
 
@@ -121,6 +151,8 @@ int run_as_mpi_rank(const ProcessRunRequest& request,
   const std::string mine = canonical_request(request, backend, params);
   const std::string rank0 = mpi::broadcast_text(mine, 0);
   if (const int code = agreed_code(outcome_of([&] { check_same_as_rank0(mine, rank0, world.rank); }), world, err))
+    return code;
+  if (const int code = agreed_code(outcome_of([&] { check_runs_as_processes(*lesson, params, world); }), world, err))
     return code;
 
   RunResult result;

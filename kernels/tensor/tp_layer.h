@@ -56,10 +56,12 @@ std::vector<TensorError> compare_with_reference(const LayerShape& shape, const s
                                                 const RankLayer<double>& reference);
 std::vector<TensorError> compare_with_reference(const TensorParallelLayer& layer, const RankLayer<double>& reference);
 
-// OpenBLAS on one thread per call while it lives: the ranks are the parallelism, as one GPU each would be.
+// OpenBLAS on one thread per call while it lives: the ranks are the parallelism, as one GPU each would be. Each of
+// the `rank_threads` that will call it at once maps a buffer of its own in OpenBLAS: checked against the
+// address-space limit first (engine/address_space.h; RunFailure when they would not fit). 0: the calling thread only.
 class SingleThreadedBlas {
  public:
-  SingleThreadedBlas();
+  explicit SingleThreadedBlas(int rank_threads = 0);
   ~SingleThreadedBlas();
   SingleThreadedBlas(const SingleThreadedBlas&) = delete;
   SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;

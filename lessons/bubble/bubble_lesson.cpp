@@ -92,24 +92,22 @@ std::vector<ParamSpec> BubbleLesson::params() const {
   return specs;
 }
 
-void BubbleLesson::validate(const ParamValues& params, BackendKind backend) const {
+void BubbleLesson::validate(const ParamValues& params, BackendKind) const {
   const auto setup = pipeline_lesson::read_setup(params);
-  pipeline_lesson::check_backend(setup, backend);
   std::vector<int> skipped;
-  const auto points = sweep_points(params, setup, &skipped);
-  if (points.empty())
+  if (sweep_points(params, setup, &skipped).empty())
     throw BadInput(
         fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
                     "p = {}; allowed: m that the schedule accepts",
                     params.text("sweep"), params.text("schedule"), setup.shape.devices));
-  if (backend == BackendKind::Cpu) {
-    double seconds = pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches);
-    for (int m : points) seconds += pipeline_lesson::cpu_run_seconds(setup, m);
-    refuse_if_longer_than_limit(
-        params, seconds,
-        fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
-        "hidden, microbatch, m, p, repeats or sweep");
-  }
+}
+
+void BubbleLesson::check_run_resources(const ParamValues& params, BackendKind backend) const {
+  const auto setup = pipeline_lesson::read_setup(params);
+  pipeline_lesson::check_backend(setup, backend);
+  std::vector<int> skipped;
+  const auto points = sweep_points(params, setup, &skipped);
+  pipeline_lesson::check_host_memory(setup);
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
@@ -119,6 +117,14 @@ void BubbleLesson::validate(const ParamValues& params, BackendKind backend) cons
         fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
                     "available; lower the sweep, hidden or microbatch",
                     largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
+  if (backend == BackendKind::Cpu) {
+    double seconds = pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches);
+    for (int m : points) seconds += pipeline_lesson::cpu_run_seconds(setup, m);
+    refuse_if_longer_than_limit(
+        params, seconds,
+        fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
+        "hidden, microbatch, m, p, repeats or sweep");
+  }
 }
 
 std::shared_ptr<const LessonValues> BubbleLesson::theory(const ParamValues& params) const {

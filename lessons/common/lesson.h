@@ -44,6 +44,11 @@ class Lesson {
   // checks across several parameters (each alone is checked by its spec), what the chosen backend cannot run, and
   // what would not fit in memory. Throws BadInput.
   virtual void validate(const ParamValues&, BackendKind) const {}
+  // What only a run needs from this machine (memory, cores, time under max_minutes), for lessons whose parameters are
+  // also used without a run (timelines simulated from the parameters and exported without --run): refused here, by
+  // run_lesson before it starts a run, and not where only the theory, the step data or simulated timelines are made.
+  // Throws BadInput.
+  virtual void check_run_resources(const ParamValues&, BackendKind) const {}
   // Whether the lesson has a CUDA implementation. Without one, `--backend auto` runs it on the CPU even where a GPU
   // answers, and validate() refuses an explicit cuda.
   virtual bool runs_on_cuda() const { return true; }

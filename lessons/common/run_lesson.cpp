@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "engine/address_space.h"
 #include "engine/file_io.h"
 
 namespace dlsys {
@@ -42,6 +43,8 @@ ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::str
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control) {
   lesson.validate(params, backend);
   check_file_params(lesson, params);
+  lesson.check_run_resources(params, backend);
+  reserve_openblas_buffers(fmt::format("lesson '{}'", lesson.id()));
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
   try {

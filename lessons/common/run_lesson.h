@@ -17,8 +17,8 @@ BackendKind backend_for(const Lesson& lesson, const std::string& requested);
 // parameter given must be a file the lab can read. Throws BadInput.
 ParamValues parse_lesson_params(const Lesson& lesson, const std::vector<std::string>& assignments, BackendKind backend,
                                 bool quick = false);
-// Validates the parameters for `backend` (files included), then runs the lesson with a fresh ledger. Throws BadInput,
-// RunFailure or Cancelled.
+// Validates the parameters for `backend` (files included) and what the run needs from this machine, then runs the
+// lesson with a fresh ledger. Throws BadInput, RunFailure or Cancelled.
 RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKind backend, RunControl& control);
 
 }  // namespace dlsys

@@ -199,6 +199,22 @@ std::vector<PlannedRun> ddp_run_plan(const ParamValues& p, BackendKind backend) 
   return plan;
 }
 
+double ddp_cpu_run_seconds(const ParamValues& p) {
+  const TrainConfig chosen = ddp_config(p);
+  const auto step_flop = [](const TrainConfig& c) {
+    return 12.0 * c.global_batch * double(c.shape.width) * c.shape.width * c.shape.layers;
+  };
+  double flop = chosen.steps * step_flop(chosen);  // the single-rank reference
+  double parameter_passes = 0;
+  std::vector<TrainConfig> trained{chosen};
+  for (const PlannedRun& r : ddp_run_plan(p)) trained.push_back(r.config);
+  for (const TrainConfig& c : trained) {
+    flop += c.steps * step_flop(c);
+    parameter_passes += (c.steps + 1.0) * c.ranks * double(gradient_elements(c));
+  }
+  return estimated_seconds(flop, kDdpGflops, 1) + parameter_passes * kDdpSecondsPerParameterPass;
+}
+
 namespace {
 
 std::string allowed_ranks(int batch, int accumulate) {
@@ -230,11 +246,9 @@ void check_memory_and_time(const ParamValues& p, BackendKind backend) {
   const TrainConfig chosen = ddp_config(p);
   const std::vector<PlannedRun> plan = ddp_run_plan(p, backend);
   double largest = ddp::train_bytes(chosen);
-  double flop_steps = double(chosen.steps);
   int most_steps = chosen.steps;
   for (const PlannedRun& r : plan) {
     largest = std::max(largest, ddp::train_bytes(r.config));
-    flop_steps += r.config.steps;
     most_steps = std::max(most_steps, r.config.steps);
   }
   const double params = double(gradient_elements(chosen)), w = chosen.shape.width;
@@ -249,13 +263,12 @@ void check_memory_and_time(const ParamValues& p, BackendKind backend) {
         "memory is available; lower layers, width, batch or n",
         chosen.shape.layers, chosen.shape.width, chosen.global_batch, chosen.ranks, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  const double flop_per_step = 12.0 * chosen.global_batch * w * w * chosen.shape.layers;
-  // The single-rank reference trains every step once more on one thread.
-  const double seconds = estimated_seconds(flop_per_step * (flop_steps + chosen.steps), kBlasGflopsPerThread, 1);
-  refuse_if_longer_than_limit(p, seconds,
-                              fmt::format("{} configurations of 12 B w^2 L FLOP per step at {:g} GFLOP/s",
-                                          plan.size() + 2, kBlasGflopsPerThread),
-                              "layers, width, batch or steps");
+  refuse_if_longer_than_limit(
+      p, ddp_cpu_run_seconds(p),
+      fmt::format("{} configurations and the single-rank reference, each step 12 B w^2 L FLOP at {:g} GFLOP/s and {:g} "
+                  "ns per parameter of every rank",
+                  plan.size() + 1, kDdpGflops, kDdpSecondsPerParameterPass * 1e9),
+      "layers, width, batch or steps");
 }
 
 // What the GPU trainer does not do: DataParallel's master copies and the 16-bit wires stay on the CPU backend.
@@ -304,9 +317,12 @@ void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
   if (ddp::runs_as_processes(p)) ddp::check_process_run(p, backend);
   check_split(ddp_config(p));
   if (backend == BackendKind::Cuda) check_gpu_variant(ddp_config(p));
+  check_bucket_count(ddp_config(p));
+}
+
+void DdpLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
   check_memory_and_time(p, backend);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
-  check_bucket_count(ddp_config(p));
 }
 
 ddp::DdpTheory ddp_theory(const ParamValues& p) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/address_space.h"
 #include "engine/host_memory.h"
 #include "engine/measure.h"
 #include "engine/units.h"
@@ -212,24 +213,49 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
 
 namespace {
 
-// The live decoder runs on the CPU on every backend: each repeat generates every token twice, with the cache and by
-// recomputing the prefix, whose cost grows with the square of the position. Throws BadInput beyond max_minutes.
+// The live decoder runs on the CPU on every backend. Throws BadInput beyond max_minutes.
 void refuse_long_live_run(const ParamValues& p, const decoder::Shape& shape) {
   const std::int64_t tokens = p.integer("tokens");
-  double flop = 0;
-  for (std::int64_t position = 0; position < tokens; ++position)
-    flop += decoder::flops_cached_step(shape, position) + decoder::flops_recompute_step(shape, position);
-  flop *= double(p.integer("repeats"));
-  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
   refuse_if_longer_than_limit(
-      p, estimated_seconds(flop, kTiledLoopGflopsPerThread, threads),
-      fmt::format("{:.3g} FLOP for {} tokens x {} repeats with the cache and recomputing, at {:g} GFLOP/s per thread "
-                  "on {} threads",
-                  flop, tokens, p.integer("repeats"), kTiledLoopGflopsPerThread, threads),
+      p, kvcache::live_run_seconds(shape, tokens, int(p.integer("repeats"))),
+      fmt::format("{} tokens x {} repeats with the cache and recomputing the prefix, a warm-up and {} timed last "
+                  "steps: each step's FLOP at {:g} GFLOP/s and {:g} ns per attention score",
+                  tokens, p.integer("repeats"), kLastStepRepeats, kvcache::kDecoderGflops,
+                  kvcache::kSecondsPerScore * 1e9),
       "tokens, repeats, layers or d_model");
 }
 
 }  // namespace
+
+namespace kvcache {
+
+namespace {
+// Seconds of one decode step at 0-based `position`, on one path.
+double step_seconds(const decoder::Shape& shape, std::int64_t position, bool recompute) {
+  const double n = double(position + 1);
+  // With the cache the new token's query meets n keys; recomputing, row i of the prefix meets i + 1 of them.
+  const double scores = double(shape.layers) * shape.heads * (recompute ? n * (n + 1) / 2 : n);
+  const double flop =
+      recompute ? decoder::flops_recompute_step(shape, position) : decoder::flops_cached_step(shape, position);
+  return estimated_seconds(flop, kDecoderGflops, 1) + scores * kSecondsPerScore;
+}
+double both_paths_seconds(const decoder::Shape& shape, std::int64_t position) {
+  return step_seconds(shape, position, false) + step_seconds(shape, position, true);
+}
+}  // namespace
+
+double live_run_seconds(const decoder::Shape& shape, std::int64_t tokens, int repeats) {
+  double generation = 0, warmup = 0;
+  for (std::int64_t position = 0; position < tokens; ++position) {
+    const double both = both_paths_seconds(shape, position);
+    generation += both;
+    if (position < kLiveWarmupTokens) warmup += both;
+  }
+  const double last_steps = (std::max(repeats, kLastStepRepeats) + 1) * both_paths_seconds(shape, tokens - 1);
+  return warmup + repeats * generation + last_steps;
+}
+
+}  // namespace kvcache
 
 void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
   const SizingQuery q = sizing_query_from_params(p);
@@ -463,7 +489,7 @@ RunResult KvCacheLesson::run(RunContext& ctx) const {
                   "token: median of {} timed "
                   "repeats of that step",
                   std::max(repeats, kLastStepRepeats)));
-  openblas_set_num_threads(threads);
+  set_openblas_threads(threads);
 
   const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
   result.measured = make_values(measured_from(live, shape, tokens, *result.theory_as<KvCacheTheory>(), ctx.ledger));

@@ -1,4 +1,5 @@
 #pragma once
+#include "kernels/decoder/shape.h"
 #include "lessons/common/lesson.h"
 #include "lessons/kvcache/kv_theory.h"
 #include "lessons/kvcache/kvcache_values.h"
@@ -31,6 +32,16 @@ std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
 // The smallest speed-up of the cached last token over the recomputed one that counts as the cache clearly winning
 // (recorded in the JSON as speedup_bar; the screen says it in words, from the FLOP ratio).
 inline constexpr double kMinCacheSpeedup = 5.0;
+
+// Seconds the live decoder's run takes on the CPU: the warm-up (both paths over the first kLiveWarmupTokens
+// positions), every position of every repeat on both paths, and the last step timed max(repeats, kLastStepRepeats) + 1
+// times on each. A step costs its FLOP at kDecoderGflops plus kSecondsPerScore for each attention score (an exp and
+// the softmax's bookkeeping, which at small head sizes cost more than the score's FLOP). One thread's rate: at batch
+// 1 OpenBLAS's threads gained nothing on a 2-core EPYC, where 24 GFLOP/s and 11 ns came within 1.5x of d_model 64 to
+// 1024 and 128 to 1024 tokens.
+double live_run_seconds(const decoder::Shape& shape, std::int64_t tokens, int repeats);
+inline constexpr double kDecoderGflops = 24;
+inline constexpr double kSecondsPerScore = 11e-9;
 }  // namespace kvcache
 
 // The sizing of the parameters' model and of the live decoder, from the closed forms.

@@ -76,7 +76,7 @@ LiveDecodeTimes run_live_decode(const decoder::Shape& shape, std::int64_t tokens
   decoder::CachedDecoder cached(shape, weights, ledger, tokens);
   decoder::RecomputeDecoder recompute(shape, weights, ledger, tokens);
 
-  const std::int64_t warmup = std::min<std::int64_t>(tokens, 16);
+  const std::int64_t warmup = std::min(tokens, kLiveWarmupTokens);
   generate(cached, shape, warmup, nullptr, false, control);
   generate(recompute, shape, warmup, nullptr, false, control);
 

@@ -12,6 +12,8 @@ namespace dlsys::kvcache {
 
 // The last token's step is cheap to repeat; more samples make the speed-up's median steady on a busy machine.
 inline constexpr int kLastStepRepeats = 15;
+// Positions generated untimed on both paths before the timed repeats.
+inline constexpr std::int64_t kLiveWarmupTokens = 16;
 
 struct LiveDecodeTimes {
   std::vector<TimingStats> cached_per_position, recompute_per_position;  // one generation per repeat

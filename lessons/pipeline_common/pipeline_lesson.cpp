@@ -282,6 +282,10 @@ Setup read_setup(const ParamValues& p) {
                     : mode == "replayed" ? ExecutionMode::Replayed
                                          : ExecutionMode::Auto;
   s.executor.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return s;
+}
+
+void check_host_memory(const Setup& s) {
   const std::int64_t need = estimate_executor_bytes(make_schedule(s.shape), s.executor);
   const HostMemory host = host_memory();
   if (!host.fits(double(need)))
@@ -289,7 +293,6 @@ Setup read_setup(const ParamValues& p) {
         fmt::format("parameters 'hidden' x 'microbatch' x 'm': the run would need up to {} of host memory "
                     "but only {} is available; lower hidden, microbatch, m or p",
                     format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
-  return s;
 }
 
 void check_backend(const Setup& s, BackendKind backend) {

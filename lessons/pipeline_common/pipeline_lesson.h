@@ -28,6 +28,9 @@ struct Setup {
   std::string notation;  // "full": b is the full backward (DeepSeek-V3); "input": b is B alone (ZB paper)
 };
 Setup read_setup(const ParamValues& params);
+// Whether the executor's buffers for the setup's schedule fit in free host memory (a run's need: the theory and the
+// simulated timelines need none of it). Throws BadInput.
+void check_host_memory(const Setup& setup);
 // What the chosen backend cannot run: `concurrent` with more stages than CPU cores, or than GPUs. Throws BadInput.
 void check_backend(const Setup& setup, BackendKind backend);
 // Seconds a CPU run of the setup's schedule with `micro_batches` takes: the warm-up (one step, and at least the

@@ -103,14 +103,24 @@ void PrecisionLesson::validate(const ParamValues& p, BackendKind backend) const 
         "0.1, -65519 or 3e-8 ({})",
         typed, kNumberRule));
   if (!typed.empty()) return;  // rounding one value trains nothing
-  const int runs = p.text("format") == "fp32" || p.text("format") == "bf16" ? (p.text("scaling") == "on" ? 5 : 4) : 4;
-  const double flop = precision_step_flops() * double(p.integer("steps")) * runs;
-  // Each step also rounds every activation and gradient in software: counted as one more pass at the loop rate.
   refuse_if_longer_than_limit(
-      p, estimated_seconds(2 * flop, kNaiveLoopGflopsPerThread, 1),
-      fmt::format("{} runs of {} steps, {:.3g} FLOP per step, with every tensor rounded in software, on one thread",
-                  runs, p.integer("steps"), precision_step_flops()),
+      p, precision_cpu_run_seconds(p),
+      fmt::format("{} trainings of {} steps, {:.3g} FLOP per step at {:g} GFLOP/s on one thread, every tensor rounded "
+                  "in software, and {:g} s for the bit patterns and histograms",
+                  precision_trainings(p), p.integer("steps"), precision_step_flops(), kTiledLoopGflopsPerThread,
+                  kPrecisionFixedSeconds),
       "steps");
+}
+
+int precision_trainings(const ParamValues& p) {
+  // fp32, fp16 without and with scaling, bf16; a run of the chosen format with scaling when it is not among them.
+  const std::string& format = p.text("format");
+  return (format == "fp32" || format == "bf16") && p.text("scaling") == "on" ? 5 : 4;
+}
+
+double precision_cpu_run_seconds(const ParamValues& p) {
+  const double flop = precision_step_flops() * double(p.integer("steps")) * precision_trainings(p);
+  return kPrecisionFixedSeconds + estimated_seconds(flop, kTiledLoopGflopsPerThread, 1);
 }
 
 PrecisionTheory precision_theory(const ParamValues& p) {

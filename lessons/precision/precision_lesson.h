@@ -23,6 +23,16 @@ class PrecisionLesson final : public Lesson {
 
 precision::PrecisionTheory precision_theory(const ParamValues& params);
 
+// How many trainings a run makes: fp32, fp16 without and with loss scaling, bf16, and the chosen format with scaling
+// when that is not among them.
+int precision_trainings(const ParamValues& params);
+// Seconds a run takes on the CPU: each training step's FLOP at kTiledLoopGflopsPerThread on one thread (the MLP is
+// small, OpenBLAS runs on one thread and every 16-bit tensor is rounded in software: about 20 GFLOP/s measured on a
+// 2-core EPYC at 200 to 2000 steps), plus the work that does not depend on the steps (every 16-bit pattern rounded,
+// the histograms).
+double precision_cpu_run_seconds(const ParamValues& params);
+inline constexpr double kPrecisionFixedSeconds = 0.35;
+
 // What the lesson expects of its default problem: fp16 without scaling ends at least this many times fp32's loss,
 // fp16 with scaling within this many percent of it. The text report says the verdict in words.
 inline constexpr double kUnscaledWorseAtLeast = 10.0;

@@ -10,9 +10,12 @@ std::vector<ParamSpec> SchedulesLesson::params() const {
   return pipeline_lesson::param_specs({.schedule = "1f1b", .p = 4, .m = 8});
 }
 
-void SchedulesLesson::validate(const ParamValues& params, BackendKind backend) const {
+void SchedulesLesson::validate(const ParamValues& params, BackendKind) const { pipeline_lesson::read_setup(params); }
+
+void SchedulesLesson::check_run_resources(const ParamValues& params, BackendKind backend) const {
   const pipeline_lesson::Setup setup = pipeline_lesson::read_setup(params);
   pipeline_lesson::check_backend(setup, backend);
+  pipeline_lesson::check_host_memory(setup);
   if (backend == BackendKind::Cpu)
     refuse_if_longer_than_limit(params, pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches),
                                 pipeline_lesson::cpu_run_work(setup), "hidden, microbatch, m, p or repeats");

@@ -12,6 +12,7 @@ class SchedulesLesson final : public Lesson {
   std::string chapter() const override { return "Pipeline parallelism"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
+  void check_run_resources(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;

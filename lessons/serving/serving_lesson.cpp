@@ -231,7 +231,7 @@ void check_lengths(const ParamValues& p) {
 
 }  // namespace
 
-void ServingLesson::validate(const ParamValues& p, BackendKind backend) const {
+void ServingLesson::validate(const ParamValues& p, BackendKind) const {
   const ModelShape s = model_shape(p);
   if (s.d_model % s.heads != 0)
     throw BadInput(fmt::format(
@@ -245,6 +245,10 @@ void ServingLesson::validate(const ParamValues& p, BackendKind backend) const {
         p.integer("draft_layers"), s.layers, s.layers - 1,
         s.layers == 1 ? " (none: with a one-layer target, set draft = off or raise layers)" : ""));
   check_lengths(p);
+}
+
+void ServingLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
+  const ModelShape s = model_shape(p);
   const double needed = run_bytes(p);
   const HostMemory host = host_memory();
   if (!host.fits(needed))

@@ -18,6 +18,7 @@ class ServingLesson final : public Lesson {
   }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
+  void check_run_resources(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   bool has_timeline() const override { return true; }

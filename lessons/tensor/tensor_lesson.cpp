@@ -208,9 +208,12 @@ double reference_bytes(const LayerShape& chosen) {
 
 // Forward + backward FLOP of one step, all ranks together: 72 s b h^2 for the GEMMs of the linears, 12 s^2 b h for
 // attention's (the full s x s scores are computed, then masked).
-double step_flop(const LayerShape& s) {
-  const double n = double(s.tokens()), h = double(s.hidden);
-  return 72.0 * n * h * h + 12.0 * n * double(s.seq) * h;
+double linear_flop(const LayerShape& s) { return 72.0 * double(s.tokens()) * double(s.hidden) * double(s.hidden); }
+double attention_flop(const LayerShape& s) { return 12.0 * double(s.tokens()) * double(s.seq) * double(s.hidden); }
+double step_flop(const LayerShape& s) { return linear_flop(s) + attention_flop(s); }
+double cpu_step_seconds(const LayerShape& s) {
+  return estimated_seconds(linear_flop(s), kBlasGflopsPerThread, 1) +
+         estimated_seconds(attention_flop(s), kTensorAttentionGflops, 1);
 }
 
 void check_memory_and_time(const ParamValues& p) {
@@ -228,16 +231,11 @@ void check_memory_and_time(const ParamValues& p) {
         "formula at any size)",
         chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const double steps = double(p.integer("repeats") + 1);
-  double seconds = estimated_seconds(step_flop(chosen), kBlasGflopsPerThread / 2, 1);  // dgemm: half sgemm's rate
-  for (const LayerShape& s : shapes)
-    seconds += steps * estimated_seconds(step_flop(s), kBlasGflopsPerThread, std::min(s.ranks, hardware));
   refuse_if_longer_than_limit(
-      p, seconds,
-      fmt::format("{} configurations x {} steps of 72 s b h^2 + 12 s^2 b h FLOP, and one double-precision step, at "
-                  "{:g} GFLOP/s per thread",
-                  shapes.size(), steps, kBlasGflopsPerThread),
+      p, tensor_cpu_run_seconds(p),
+      fmt::format("{} configurations x {} steps and one double-precision step, each of 72 s b h^2 FLOP in the linears "
+                  "at {:g} GFLOP/s and 12 s^2 b h in attention at {:g} GFLOP/s",
+                  shapes.size(), p.integer("repeats") + 1, kBlasGflopsPerThread, kTensorAttentionGflops),
       "hidden, seq, batch, hidden_sweep or repeats");
 }
 
@@ -295,6 +293,12 @@ void check_gpu_memory_and_time(const ParamValues& p) {
 }
 
 }  // namespace
+
+double tensor_cpu_run_seconds(const ParamValues& p) {
+  double seconds = cpu_step_seconds(tensor_shape(p));  // the unsharded reference, one step
+  for (const LayerShape& s : run_plan(p)) seconds += double(p.integer("repeats") + 1) * cpu_step_seconds(s);
+  return seconds;
+}
 
 void TensorLesson::validate(const ParamValues& p, BackendKind backend) const {
   check_shape(p);

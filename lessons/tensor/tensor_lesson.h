@@ -39,6 +39,14 @@ std::vector<std::int64_t> swept_hiddens(const ParamValues& params);
 // then the chosen t and t = 1 at the other h.
 std::vector<tensor::LayerShape> run_plan(const ParamValues& params);
 
+// Seconds a run takes on CPU rank threads: every configuration of the plan for repeats + 1 steps and one step of the
+// unsharded reference; a step's linears (72 s b h^2 FLOP) at kBlasGflopsPerThread and its attention (12 s^2 b h FLOP,
+// head by head, with the softmax and masks) at kTensorAttentionGflops, on one thread's rate (the ranks share the
+// cores, and wait for each other at every collective). Fitted to the CPU time of 6 runs on a 2-core EPYC (h 256 to
+// 1024, s 256 to 1024, b 1 and 2): within 10%.
+double tensor_cpu_run_seconds(const ParamValues& params);
+inline constexpr double kTensorAttentionGflops = 24;
+
 // What the lesson expects of a run at hidden 2048, seq 512, t 2 (DESIGN: printed, never a timed test).
 inline constexpr double kComputeRatioBar = 0.6;
 inline constexpr double kMaxRelErrBar = 1e-4;

@@ -359,12 +359,14 @@ RunResult TensorLesson::run(RunContext& ctx) const {
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = repeats;
   if (on_gpu) result.backend.emulated = false;
-  const tensor::SingleThreadedBlas blas;
+  const std::vector<LayerShape> plan = run_plan(p);
+  int most_ranks = 1;
+  for (const LayerShape& s : plan) most_ranks = std::max(most_ranks, s.ranks);
+  const tensor::SingleThreadedBlas blas(on_gpu ? 0 : most_ranks);
   auto measure = [&](const LayerShape& shape, const tensor::RankLayer<double>* reference) {
     return on_gpu ? measure_config_gpu(shape, repeats, ctx, reference) : measure_config(shape, repeats, ctx, reference);
   };
 
-  const std::vector<LayerShape> plan = run_plan(p);
   const double tasks = double(plan.size()) + 1;
 
   std::vector<ConfigMeasure> all;

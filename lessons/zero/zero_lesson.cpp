@@ -2,6 +2,7 @@
 #include "lessons/zero/zero_lesson.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -172,9 +173,24 @@ std::vector<int> zero_swept_ranks(const ParamValues& p) {
   return {ranks.begin(), ranks.end()};
 }
 
+double zero_cpu_run_seconds(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
+  const double parameters = double(training::parameter_count(c.shape));
+  double parameter_passes = 0, flop = 0;
+  const auto training_of = [&](int ranks, int steps) {  // one stage's training
+    parameter_passes += (steps + 1.0) * ranks * parameters;
+    flop += 6.0 * parameters * c.rows_per_rank * ranks * steps;
+  };
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) training_of(c.ranks, c.steps);
+  for (int n : zero_swept_ranks(p))
+    for (int stage = 0; stage <= zero::kMaxStage; ++stage) training_of(n, 1);
+  return estimated_seconds(flop, kBlasGflopsPerThread, 1) + parameter_passes * kZeroSecondsPerParameterPass;
+}
+
 namespace {
 
-void check_run(const ParamValues& p) {
+// What a run of the stack can train at all: ranks as threads, even shards, a data set that can be indexed.
+void check_run_shape(const ParamValues& p) {
   const zero::ZeroConfig c = zero_config(p, 0);
   if (c.ranks > kMostRunRanks)
     throw BadInput(fmt::format(
@@ -189,6 +205,11 @@ void check_run(const ParamValues& p) {
   const std::int64_t rows = std::int64_t(c.rows_per_rank) * c.ranks;
   if (rows > (std::int64_t(1) << 30))
     throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
+}
+
+// Host memory and time of the run on the CPU.
+void check_memory_and_time(const ParamValues& p) {
+  const zero::ZeroConfig c = zero_config(p, 0);
   // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
   zero::ZeroConfig largest = c;
   largest.ranks = zero_swept_ranks(p).back();
@@ -201,16 +222,13 @@ void check_run(const ParamValues& p) {
         "layers, width, n or rows (mode = theory sizes any model)",
         c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  // forward 2, backward 4 FLOP per weight and row, on every rank, at four stages; then one step per stage at each N
-  // of the sweep.
-  double rank_steps = double(c.ranks) * c.steps;
-  for (int n : zero_swept_ranks(p)) rank_steps += n;
-  const double flop = 6.0 * double(training::parameter_count(c.shape)) * c.rows_per_rank * rank_steps * 4;
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  refuse_if_longer_than_limit(p, estimated_seconds(flop, kBlasGflopsPerThread / 4, std::min(c.ranks, hardware)),
-                              fmt::format("4 stages x {} steps x 6 FLOP per weight and row, {} rows per rank, {} ranks",
-                                          c.steps, c.rows_per_rank, c.ranks),
-                              "layers, width, rows, steps or n");
+  refuse_if_longer_than_limit(
+      p, zero_cpu_run_seconds(p),
+      fmt::format("4 stages x {} steps on {} ranks, then a step per stage at N = {}: 6 FLOP per weight and row at {:g} "
+                  "GFLOP/s, {:g} ns per parameter of every rank",
+                  c.steps, c.ranks, fmt::join(zero_swept_ranks(p), ", "), kBlasGflopsPerThread,
+                  kZeroSecondsPerParameterPass * 1e9),
+      "layers, width, rows, steps or n");
 }
 
 // On a GPU: the largest configuration the run trains (every stage at the chosen N and at each N of the sweep) on
@@ -245,11 +263,16 @@ void check_gpu_memory(const ParamValues& p) {
 
 }  // namespace
 
-void ZeroLesson::validate(const ParamValues& p, BackendKind backend) const {
+void ZeroLesson::validate(const ParamValues& p, BackendKind) const {
   // Loads the preset or the config, which the steps draw in either mode: refuses a malformed one.
   zero_lesson::calculator_input(p);
   if (p.text("mode") == "theory") return;
-  check_run(p);
+  check_run_shape(p);
+}
+
+void ZeroLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
+  if (p.text("mode") == "theory") return;
+  check_memory_and_time(p);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }
 

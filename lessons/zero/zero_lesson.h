@@ -16,6 +16,7 @@ class ZeroLesson final : public Lesson {
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
   void validate(const ParamValues& params, BackendKind backend) const override;
+  void check_run_resources(const ParamValues& params, BackendKind backend) const override;
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   RunResult run(RunContext& context) const override;
@@ -31,6 +32,13 @@ zero::ZeroConfig zero_config(const ParamValues& params, int stage);
 std::vector<int> zero_swept_ranks(const ParamValues& params);
 // One step's operations in order at each stage 0-3, in cost units, from the parameters alone.
 std::vector<Timeline> zero_op_order(const ParamValues& params);
+// Seconds a run takes on CPU rank threads: every stage at the chosen N for `steps` steps, then one step per stage at
+// each swept N; per training, 6 FLOP per weight and row on every rank at kBlasGflopsPerThread, and
+// kZeroSecondsPerParameterPass for every parameter of every rank at each step and once more at its set-up (the
+// gathers, reduce-scatters, Adam's update and the fp32 master copy are passes over memory, whatever the rows). Fitted
+// to the CPU time of 7 runs on a 2-core EPYC (width 128 to 512, rows 4 to 256, N 4 and 8): within 10%.
+double zero_cpu_run_seconds(const ParamValues& params);
+inline constexpr double kZeroSecondsPerParameterPass = 6e-9;
 // The closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack (mode = run).
 zero_lesson::ZeroTheory zero_theory(const ParamValues& params);
 

@@ -188,7 +188,7 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   result.backend.emulated = true;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = int(p.integer("steps"));
-  const tensor::SingleThreadedBlas blas;
+  const tensor::SingleThreadedBlas blas(zero_swept_ranks(p).back());  // the most rank threads any training starts
   zero_lesson::ZeroMeasured measured;
   measured.stage = int(p.integer("stage"));
   measured.ranks = int(p.integer("n"));

@@ -132,7 +132,7 @@ expect 2 "parameter 'accumulate': value '0' is not allowed" run ddp --set accumu
 expect 2 "one of: fp32, bf16, fp16" run ddp --set grad_dtype=fp8
 expect 2 "one of: ddp, dataparallel" run ddp --set mode=allgather
 expect 2 "allowed: n dividing batch / accumulate" run ddp --set n=3 --set batch=64
-expect 2 "of host memory is available" run ddp --set layers=512 --set width=16384 --set n=64 --set batch=64
+expect 2 "of host memory is available" run ddp --set layers=512 --set width=16384 --set n=64 --set batch=64 --set bucket=1GiB
 expect 2 "at most 8192 buckets" run ddp --set layers=1 --set width=8192 --set bucket=8B --set batch=2
 expect 2 "not a number" run matmul --set m=0x10
 expect 2 "not a number" run matmul --set "m= 5"
@@ -240,7 +240,32 @@ else
   if [[ $got -ne 3 || "$err" != *"could not start thread"* ]]; then
     echo "FAIL: rank threads under ulimit -v $((start_kb + 200000)) -> exit $got, stderr: ${err:0:400}"; fail=1
   else echo "ok:   rank threads under ulimit -v -> exit 3"; fi
+  # OpenBLAS maps a 128 MiB buffer for each of its threads and retries a failed mmap forever: with room for less than
+  # its two threads' buffers, a lesson that calls it ends at once with exit 3 naming the limit, instead of hanging.
+  for lesson in matmul kvcache bubble precision quant; do
+    err=$( (ulimit -v $((start_kb + 150000)); OPENBLAS_NUM_THREADS=2 timeout 60 "$bin" run $lesson --quick \
+      --backend cpu) 2>&1 >/dev/null); got=$?
+    if [[ $got -ne 3 || "$err" != *"address-space limit (ulimit -v)"* ]]; then
+      echo "FAIL: run $lesson under ulimit -v $((start_kb + 150000)) -> exit $got, stderr: ${err:0:400}"; fail=1
+    else echo "ok:   run $lesson under ulimit -v -> exit 3 naming the limit"; fi
+  done
 fi
+
+# A rank thread that cannot start (injected, as ulimit -u does not bind root): the ranks already started wait for it
+# at a barrier, so they must be released, and the run ends with exit 3 and the reason, in both of ddp's modes.
+for mode in ddp dataparallel; do
+  err=$(DLSYS_FAIL_THREAD_START="rank threads of the data-parallel run" timeout 60 "$bin" run ddp --quick \
+    --set n=4 --set mode=$mode 2>&1 >/dev/null); got=$?
+  if [[ $got -ne 3 || "$err" != *"could not start thread 4 of 4 for rank threads of the data-parallel run"* ]]; then
+    echo "FAIL: ddp mode=$mode with a rank thread that cannot start -> exit $got, stderr: ${err:0:400}"; fail=1
+  else echo "ok:   ddp mode=$mode with a rank thread that cannot start -> exit 3"; fi
+done
+for lesson in zero tensor allreduce bubble serving; do
+  err=$(DLSYS_FAIL_THREAD_START=thread timeout 60 "$bin" run $lesson --quick --backend cpu 2>&1 >/dev/null); got=$?
+  if [[ $got -ne 3 || "$err" != *"could not start thread"* ]]; then
+    echo "FAIL: $lesson with a thread that cannot start -> exit $got, stderr: ${err:0:400}"; fail=1
+  else echo "ok:   $lesson with a thread that cannot start -> exit 3"; fi
+done
 
 # Ranks as processes asked for where no MPI launcher started the process (or the build has no MPI): refused, and the
 # message says how to start it.

@@ -78,6 +78,22 @@ SH
 chmod +x "$tmp/rank1_differs.sh"
 expect 2 "rank 1 of 2: parameter 'repeats' differs between ranks: rank 0 has '1', rank 1 has '2'" \
   mpi -np 2 -x RANK1_SET=repeats=2 "$tmp/rank1_differs.sh" "$bin" run allreduce --set launcher=mpi "${tiny[@]}"
+# A rank given launcher=threads beside launcher=mpi ranks joins them to say so (it would run a whole threaded run
+# alone while they wait for it); ranks all given threads, or a lesson of one process, would each run it whole.
+expect 2 "rank 1 of 2: parameter 'launcher' differs between ranks: rank 0 has 'mpi', rank 1 has 'threads'" \
+  mpi -np 2 -x RANK1_SET=launcher=threads "$tmp/rank1_differs.sh" "$bin" run allreduce --set launcher=mpi "${tiny[@]}"
+expect 2 "parameter 'launcher': value 'threads' is not allowed when this process is one of 2" \
+  mpi -np 2 "$bin" run allreduce "${tiny[@]}"
+expect 2 "lesson 'matmul' runs in one process" mpi -np 2 "$bin" run matmul --quick
+# Two lessons under one mpirun: said as such, not as the first parameter in which they differ.
+cat > "$tmp/rank1_other_lesson.sh" <<'SH'
+#!/bin/sh
+if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$1" run ddp --quick --set launcher=mpi; fi
+exec "$1" run allreduce --set launcher=mpi --set sizes=4KiB --set bytes=4KiB --set repeats=1
+SH
+chmod +x "$tmp/rank1_other_lesson.sh"
+expect 2 "the lesson differs between ranks: rank 0 runs 'allreduce', rank 1 runs 'ddp'" \
+  mpi -np 2 "$tmp/rank1_other_lesson.sh" "$bin"
 expect 2 "rank 1 of 2: parameter 'bytes': value '6' is not allowed" \
   mpi -np 2 -x RANK1_SET=bytes=6 "$tmp/rank1_differs.sh" "$bin" run allreduce --set launcher=mpi "${tiny[@]}"
 expect 2 "parameter 'algo': value 'naive' is not allowed with launcher=mpi on cpu" \

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/abortable_barrier.h"
 #include "engine/errors.h"
 #include "engine/mpi_world.h"
 #include "engine/thread_start.h"
@@ -98,25 +98,30 @@ RankStep summarize(const Replica& rep, double step_end_us, bool ddp) {
   return out;
 }
 
-// Runs body(rank) on one thread per rank and joins them; the first exception is rethrown here.
-template <typename Body>
-void on_rank_threads(int n, Body body) {
-  std::mutex error_mutex;
-  std::exception_ptr error;
+// Runs body(rank) on one thread per rank and joins them; the first exception is rethrown here. `abandon()` must make
+// every rank return without waiting for its peers: it is called when a rank thread cannot be started or one throws,
+// since the others would otherwise wait for it forever.
+template <typename Body, typename Abandon>
+void on_rank_threads(int n, Body body, Abandon abandon) {
+  FirstError error;
   std::vector<std::thread> threads;
   auto guarded = [&](int r) {
     try {
       body(r);
     } catch (...) {
-      std::lock_guard lock(error_mutex);
-      if (!error) error = std::current_exception();
+      error.capture();
+      abandon();
     }
   };
-  start_threads(
-      threads, 0, n, guarded, [] {}, "rank threads of the data-parallel run");
+  start_threads(threads, 0, n, guarded, abandon, "rank threads of the data-parallel run");
   for (std::thread& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  error.rethrow_if_any();
 }
+
+// Thrown on a rank that gives up because a peer failed; the peer's own error is the one reported.
+struct PeerAbandoned : RunFailure {
+  PeerAbandoned() : RunFailure("a peer rank of the data-parallel run failed") {}
+};
 
 // Forward and backward of micro-step `micro` on `rows` rows, recording spans; `on_ready` after each layer's backward.
 template <typename OnReady>
@@ -143,9 +148,10 @@ void forward_backward(const TrainConfig& c, Replica& rep, const float* inputs, c
 
 // Rank `rank`'s forward and backward passes of step `step` (every micro-step), announcing each layer's gradient as
 // ready on the last one (before it, no_sync: gradients accumulate locally), then waiting until its communication
-// thread has all-reduced every bucket of the step.
+// thread has all-reduced every bucket of the step (or, with `abandoned` given, until the run is abandoned:
+// PeerAbandoned).
 void compute_step(const TrainConfig& c, const training::DataSet& data, Replica& rep, int rank, int step,
-                  Clock::time_point origin) {
+                  Clock::time_point origin, const std::atomic<bool>* abandoned = nullptr) {
   const std::int64_t params = training::parameter_count(c.shape);
   const int rows = c.rows_per_micro_step();
   std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
@@ -159,9 +165,11 @@ void compute_step(const TrainConfig& c, const training::DataSet& data, Replica& 
       rep.ready.notify_all();
     });
   }
-  for (int v = rep.comm_done.load(std::memory_order_acquire); v < step + 1;
+  const auto given_up = [&] { return abandoned != nullptr && abandoned->load(); };
+  for (int v = rep.comm_done.load(std::memory_order_acquire); v < step + 1 && !given_up();
        v = rep.comm_done.load(std::memory_order_acquire))
     rep.comm_done.wait(v, std::memory_order_acquire);
+  if (given_up()) throw PeerAbandoned();
 }
 
 void optimizer_step(const TrainConfig& c, Replica& rep, Clock::time_point origin) {
@@ -196,7 +204,20 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
   options.poll = false;
   collectives::Communicator comm(n, ledger, options);
   const Clock::time_point origin = Clock::now();
-  std::barrier step_barrier(n);
+  AbortableBarrier step_barrier(n);
+  // Set when a compute or communication thread fails or cannot start: every thread then stops instead of waiting for
+  // a peer that will not come (the counters are bumped so that threads asleep on them wake and see it).
+  std::atomic<bool> abandoned{false};
+  auto abandon = [&] {
+    abandoned = true;
+    step_barrier.abort();
+    for (const auto& rep : reps) {
+      rep->ready.fetch_add(1, std::memory_order_release);
+      rep->ready.notify_all();
+      rep->comm_done.fetch_add(1, std::memory_order_release);
+      rep->comm_done.notify_all();
+    }
+  };
 
   // The communication thread of rank r: each bucket, in order, as soon as backward has finished its layers.
   auto communicate = [&](int r) {
@@ -205,9 +226,10 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
       for (std::size_t b = 0; b < out.buckets.size(); ++b) {
         const Bucket& bucket = out.buckets[b];
         const std::int64_t needed = std::int64_t(s) * params + (params - bucket.begin);
-        for (std::int64_t v = rep.ready.load(std::memory_order_acquire); v < needed;
+        for (std::int64_t v = rep.ready.load(std::memory_order_acquire); v < needed && !abandoned;
              v = rep.ready.load(std::memory_order_acquire))
           rep.ready.wait(v, std::memory_order_acquire);
+        if (abandoned) throw PeerAbandoned();  // the communicator then stops this rank's peers in their rings
         // The compute thread read the last step's spans before this step's backward began: safe to start afresh.
         if (b == 0) rep.comm_spans.clear();
         const double t = us_since(origin);
@@ -231,32 +253,37 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
     }
   };
   std::exception_ptr comm_error;
-  std::thread driver([&] {
-    try {
-      comm.run_on_ranks(communicate);
-    } catch (...) {
-      comm_error = std::current_exception();
-    }
-  });
+  std::vector<std::thread> driver;
+  start_threads(
+      driver, 0, 1,
+      [&](int) {
+        try {
+          comm.run_on_ranks(communicate);
+        } catch (...) {
+          comm_error = std::current_exception();
+          abandon();
+        }
+      },
+      [] {}, "the communication driver of the data-parallel run");
 
   auto compute = [&](int r) {
     Replica& rep = *reps[std::size_t(r)];
     for (int s = 0; s < c.steps; ++s) {
-      step_barrier.arrive_and_wait();
+      if (!step_barrier.arrive_and_wait()) return;
       rep.step_start_us = us_since(origin);
       rep.compute_spans.clear();
-      compute_step(c, data, rep, r, s, origin);
+      compute_step(c, data, rep, r, s, origin, &abandoned);
       optimizer_step(c, rep, origin);
       out.steps[std::size_t(s)][std::size_t(r)] = summarize(rep, us_since(origin), true);
     }
   };
   std::exception_ptr compute_error;
   try {
-    on_rank_threads(n, compute);
+    on_rank_threads(n, compute, abandon);
   } catch (...) {
     compute_error = std::current_exception();
   }
-  driver.join();
+  driver.front().join();
   if (compute_error) std::rethrow_exception(compute_error);
   if (comm_error) std::rethrow_exception(comm_error);
 
@@ -287,7 +314,7 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
   ledger.allocate("comm", scratch_bytes);
   std::int64_t sent = 0, received = 0;
   const Clock::time_point origin = Clock::now();
-  std::barrier barrier(n);
+  AbortableBarrier barrier(n);
 
   auto master_span = [&](const char* label, double t) {
     master.compute_spans.push_back({0, false, "comm", label, t, us_since(origin)});
@@ -295,7 +322,7 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
   auto work = [&](int r) {
     Replica& rep = *reps[std::size_t(r)];
     for (int s = 0; s < c.steps; ++s) {
-      barrier.arrive_and_wait();
+      if (!barrier.arrive_and_wait()) return;
       rep.step_start_us = us_since(origin);
       rep.compute_spans.clear();
       const int first_row = s * c.global_batch;
@@ -316,7 +343,7 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
         }
         master_span("scatter", t);
       }
-      barrier.arrive_and_wait();
+      if (!barrier.arrive_and_wait()) return;
       std::fill(rep.grads.begin(), rep.grads.end(), 0.0f);
       for (int j = 0; j < c.accumulate; ++j) {
         const float* in =
@@ -325,7 +352,7 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
             r == 0 ? data.target_rows(first_row + j * rows) : rep.targets.data() + std::size_t(j) * rows * w;
         forward_backward(c, rep, in, tg, origin, j == c.accumulate - 1, [](int) {});
       }
-      barrier.arrive_and_wait();
+      if (!barrier.arrive_and_wait()) return;
       if (r == 0) {  // gather every gradient to the master and sum them there, in rank order
         const double t = us_since(origin);
         if (c.wire != WireFormat::Fp32) {  // 16 bits on the wire: the master's own gradient is rounded the same way
@@ -346,12 +373,12 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
         master_span("gather + sum", t);
         optimizer_step(c, master, origin);
       }
-      barrier.arrive_and_wait();  // the workers wait for the master's step
+      if (!barrier.arrive_and_wait()) return;  // the workers wait for the master's step
       out.steps[std::size_t(s)][std::size_t(r)] = summarize(rep, us_since(origin), false);
     }
   };
   try {
-    on_rank_threads(n, work);
+    on_rank_threads(n, work, [&] { barrier.abort(); });
   } catch (...) {
     ledger.release("comm", scratch_bytes);
     throw;
@@ -375,7 +402,7 @@ void check_data(const TrainConfig& c, const training::DataSet& data) {
 
 TrainResult train(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
   check_data(c, data);
-  const tensor::SingleThreadedBlas blas;
+  const tensor::SingleThreadedBlas blas(c.ranks);
   return c.mode == SyncMode::Ddp ? train_ddp(c, data, ledger) : train_data_parallel(c, data, ledger);
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "engine/address_space.h"
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
 #include "engine/thread_start.h"
@@ -387,6 +388,8 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
       c.hardware_threads > 0 ? c.hardware_threads : int(std::max(1u, std::thread::hardware_concurrency()));
   const ExecutionMode mode = resolve_mode(c.mode, s.devices(), result.hardware_threads);
   result.mode = mode == ExecutionMode::Concurrent ? "concurrent" : "replayed";
+  if (mode == ExecutionMode::Concurrent)  // each stage's thread maps a buffer of its own in OpenBLAS
+    require_address_space(0, s.devices(), fmt::format("{} stage threads calling OpenBLAS", s.devices()));
   SingleThreadedBlas blas;
   Pipeline pipe(s, c, ledger);
   std::vector<Step> steps;

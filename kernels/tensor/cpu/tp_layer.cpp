@@ -7,11 +7,16 @@
 #include <cmath>
 #include <functional>
 
+#include "engine/address_space.h"
 #include "kernels/tensor/shard_fill.h"
 
 namespace dlsys::tensor {
 
-SingleThreadedBlas::SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+SingleThreadedBlas::SingleThreadedBlas(int rank_threads) : saved_(openblas_get_num_threads()) {
+  if (rank_threads > 0)
+    require_address_space(0, rank_threads, fmt::format("{} rank threads calling OpenBLAS", rank_threads));
+  openblas_set_num_threads(1);
+}
 SingleThreadedBlas::~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
 
 TensorParallelLayer::TensorParallelLayer(const LayerShape& shape, MemoryLedger& ledger)
