@@ -36,8 +36,9 @@ struct AppState {
   std::string pending_state_file;
   std::string pending_run_file;  // a recorded run to open (Export menu), opened between frames
   bool presentation = false;
-  float desk_scale = 1.0f;
-  float presentation_scale = 1.5f;
+  static constexpr float kDeskScaleDefault = 1.0f, kPresentationScaleDefault = 1.5f;
+  float desk_scale = kDeskScaleDefault;
+  float presentation_scale = kPresentationScaleDefault;
   bool fonts_dirty = true;
   std::string backend_choice = "auto";
   RunWorker worker;
@@ -61,6 +62,10 @@ struct AppState {
 
   LessonSession& session() { return sessions[lesson_index]; }
   float scale() const { return presentation ? presentation_scale : desk_scale; }
+  // How many times its mode's usual size the text is (Ctrl +/-).
+  float text_enlargement() const {
+    return presentation ? presentation_scale / kPresentationScaleDefault : desk_scale / kDeskScaleDefault;
+  }
 };
 
 }  // namespace dlsys::gui

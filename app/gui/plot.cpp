@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/units.h"
@@ -440,8 +441,9 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
-  // However little room is left, a plot stays readable: the view scrolls instead.
-  size.y = std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing());
+  // However little room is left, a plot stays readable: the view scrolls instead. It is never taller than the view,
+  // so it can be seen whole.
+  size.y = within_view_height(std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing()));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
@@ -459,6 +461,8 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   const ImVec2 p0{origin.x + label_w + 18 * s, top};
   const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
   if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
+    // No room for data: the frame alone, reported with an empty data area so that a test sees the plot was squeezed.
+    note_plot_area(spec.title, p0, p0, {}, origin, {origin.x + size.x, origin.y + size.y});
     ImGui::PopID();
     return;
   }
@@ -470,7 +474,8 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   if (!spec.lines.empty()) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
-  note_plot_area(spec.title, p0, area.p1, colors);  // the legend above the data is part of the plot
+  // The legend above the data is part of the plot's area.
+  note_plot_area(spec.title, p0, area.p1, colors, origin, {origin.x + size.x, origin.y + size.y});
   draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(area.p0, area.p1, true);
   draw_guides(draw, spec, area);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
@@ -31,6 +32,14 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
 constexpr float kSidebarMinWindowPoints = 900;
 constexpr float kViewMinPoints = 420;
 constexpr float kViewMinHeightLines = 6;
+// Nor less than half the window: with large text in a small window the page scrolls to the view rather than leave a
+// figure no room to draw its data.
+constexpr float kViewMinWindowShare = 0.5f;
+
+float view_min_height() {
+  return std::max(kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing(),
+                  kViewMinWindowShare * ImGui::GetIO().DisplaySize.y);
+}
 
 ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
@@ -53,6 +62,7 @@ void draw_lesson_view(AppState& state, bool figure) {
   set_run_progress(running, state.worker.progress(), state.worker.progress_text());
   set_figure_mode(figure);
   if (!figure) state.view_size = ImGui::GetContentRegionAvail();
+  set_view_height(ImGui::GetContentRegionAvail().y);
   const std::vector<LessonStep>& steps = context.lesson.text().steps;
   const std::string step_id = context.step < static_cast<int>(steps.size()) ? steps[context.step].id : "";
   if (StepView view = find_step_view(context.lesson.id(), step_id))
@@ -72,8 +82,7 @@ void draw_view_area(AppState& state, float height) {
   const float width = ImGui::GetContentRegionAvail().x;
   draw_result_marks(state, width);
   const float notes_h = run_notes_height(state);
-  const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
-  ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
+  ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, view_min_height())}, false);
   draw_lesson_view(state, false);
   ImGui::EndChild();
   note_last_item("view");
@@ -309,9 +318,11 @@ void draw_shell(AppState& state) {
   ImGui::BeginChild("page", {0, 0}, false);
   draw_title_row(state, with_sidebar);
   draw_step_row(state);
-  draw_caption(state, H * 0.22f);
+  // Enlarged text leaves the caption fewer lines of its own (it scrolls in its box), so the view keeps room for a
+  // figure.
+  draw_caption(state, std::max(3 * ImGui::GetTextLineHeightWithSpacing(), H * 0.22f / state.text_enlargement()));
   ImGui::Separator();
-  const float min_body_h = (kViewMinHeightLines + 2) * ImGui::GetTextLineHeightWithSpacing();
+  const float min_body_h = view_min_height() + 3 * ImGui::GetFrameHeightWithSpacing();  // tabs, marks, notes
   draw_body(state, std::max(ImGui::GetContentRegionAvail().y, min_body_h));
   ImGui::EndChild();
   ImGui::End();
