@@ -137,7 +137,7 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")
       ->group("GUI")
       ->check(integer_from_to(1, 100000));
-  app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
+  app.add_option("--size", gui.size, "GUI: window size WxH (default: the monitor's work area)")->group("GUI");
   app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")
       ->group("GUI")
       ->check(output_path());

@@ -284,6 +284,9 @@ void handle_keys(AppState& state) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) toggle_play(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presentation(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) state.want_window_png = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) toggle_keys_help(state);
+  for (const ImWchar c : io.InputQueueCharacters)
+    if (c == '?') toggle_keys_help(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_R, false) && !io.KeyCtrl && !state.worker.busy()) start_run(state);
   if (io.KeyCtrl) {
     float& scale = state.presentation ? state.presentation_scale : state.desk_scale;
@@ -327,6 +330,7 @@ void draw_shell(AppState& state) {
   ImGui::EndChild();
   ImGui::End();
   draw_status_bar(state, H, W, status_h);
+  draw_keys_help(state);
 }
 
 void draw_view_only(AppState& state) {

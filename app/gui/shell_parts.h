@@ -41,6 +41,10 @@ void draw_parameters(AppState& state);
 void draw_run_summary(AppState& state);
 void draw_theory(const AppState& state);
 
+// The keys and gestures in a window over the page (F1 or ?; Esc, F1 or its close button hides it).
+void toggle_keys_help(AppState& state);
+void draw_keys_help(AppState& state);
+
 // The line at the bottom: backend chip, what just happened (or the keys), frame rate.
 void draw_status_bar(AppState& state, float y, float width, float height);
 

@@ -66,6 +66,11 @@ elif [[ $mode == gui ]]; then
     --screenshot "$out/gui-desk.png" --figure "$out/gui-figure-light.png" --figure-light --size 1600x900 >/dev/null 2>&1 || fail=1
   "$check" "$out/gui-figure-light.png" --color ffffff --min-pixels 20000 || { echo "FAIL: no light figure from desk mode"; fail=1; }
   "$check" "$out/gui-figure.png" --color ffffff --max-pixels 200000 || { echo "FAIL: the desk figure is not dark"; fail=1; }
+  # Without --size the window fills the monitor's work area: here the whole of a 1280x720 virtual screen.
+  xvfb-run -a -s '-screen 0 1280x720x24' "$bin" --lesson matmul --quick --frames 3 \
+    --screenshot "$out/gui-work-area.png" >/dev/null 2>&1 || fail=1
+  "$check" "$out/gui-work-area.png" --size 1280x720 --min-colors 40 ||
+    { echo "FAIL: without --size the window does not fill the screen's work area"; fail=1; }
   # Without a display the GUI explains itself and exits 2 instead of crashing.
   env -u DISPLAY -u WAYLAND_DISPLAY "$bin" 2>"$out/nodisplay.txt"; code=$?
   [[ $code -eq 2 ]] && grep -q "Headless commands" "$out/nodisplay.txt" || { echo "FAIL: no-display message (exit $code)"; fail=1; }
