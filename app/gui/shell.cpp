@@ -32,9 +32,9 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
 constexpr float kSidebarMinWindowPoints = 900;
 constexpr float kViewMinPoints = 420;
 constexpr float kViewMinHeightLines = 6;
-// Nor less than half the window: with large text in a small window the page scrolls to the view rather than leave a
-// figure no room to draw its data.
-constexpr float kViewMinWindowShare = 0.5f;
+// Nor less than this share of the window: with large text in a small window the caption gives up its lines first,
+// and only then does the page scroll, rather than leave a figure no room for its data.
+constexpr float kViewMinWindowShare = 0.35f;
 
 float view_min_height() {
   return std::max(kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing(),
@@ -143,12 +143,26 @@ void draw_caption(const AppState& state, float max_height) {
   if (boxed) ImGui::EndChild();
 }
 
-void draw_body(AppState& state, float height) {
+// The controls column's width beside the view, or 0 where the view and the controls become tabs.
+float controls_column_width(const AppState& state, float page_w) {
   const float s = ui_scale();
+  if (state.presentation) return 0;
+  const float controls_w = std::min(360 * s, std::max(page_w * 0.3f, 240 * s));
+  return page_w - controls_w >= kViewMinPoints * s ? controls_w : 0;
+}
+
+// The least height of the body: the view's least height and what stands around it (the tabs, the marks, the notes).
+float min_body_height(const AppState& state) {
+  const bool tabs = !state.presentation && controls_column_width(state, ImGui::GetContentRegionAvail().x) == 0;
+  return view_min_height() + (tabs ? ImGui::GetFrameHeightWithSpacing() : 0) + result_marks_height(state) +
+         run_notes_height(state) + 2 * ImGui::GetStyle().ItemSpacing.y;
+}
+
+void draw_body(AppState& state, float height) {
   if (state.presentation) return draw_view_area(state, height);
   const float page_w = ImGui::GetContentRegionAvail().x;
-  const float controls_w = std::min(360 * s, std::max(page_w * 0.3f, 240 * s));
-  if (page_w - controls_w >= kViewMinPoints * s) {
+  const float controls_w = controls_column_width(state, page_w);
+  if (controls_w > 0) {
     ImGui::BeginChild("controls", {controls_w, height}, true);
     draw_controls_column(state);
     ImGui::EndChild();
@@ -323,9 +337,13 @@ void draw_shell(AppState& state) {
   draw_step_row(state);
   // Enlarged text leaves the caption fewer lines of its own (it scrolls in its box), so the view keeps room for a
   // figure.
-  draw_caption(state, std::max(3 * ImGui::GetTextLineHeightWithSpacing(), H * 0.22f / state.text_enlargement()));
+  // The caption box takes at most a share of the window that shrinks as the text grows, and never the view's least
+  // height (with the tabs, the marks and the notes around it); it keeps one line, and a long caption scrolls in it.
+  const float min_body_h = min_body_height(state);
+  const float caption_room = ImGui::GetContentRegionAvail().y - min_body_h - 2 * ImGui::GetStyle().ItemSpacing.y;
+  draw_caption(state, std::max(ImGui::GetTextLineHeightWithSpacing(),
+                               std::min(H * 0.22f / state.text_enlargement(), caption_room)));
   ImGui::Separator();
-  const float min_body_h = view_min_height() + 3 * ImGui::GetFrameHeightWithSpacing();  // tabs, marks, notes
   draw_body(state, std::max(ImGui::GetContentRegionAvail().y, min_body_h));
   ImGui::EndChild();
   ImGui::End();

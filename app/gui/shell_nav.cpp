@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/gui/fit_text.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
@@ -174,15 +175,18 @@ void draw_step_buttons(AppState& state) {
   if (has_next && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", all_lessons()[next]->title().c_str());
 }
 
-void draw_step_title(const AppState& state, float wrap_width) {
+void draw_step_title(const AppState& state, float width) {
   const Lesson& lesson = current_lesson(state);
   const int step = state.sessions[state.lesson_index].step;
   if (step >= static_cast<int>(lesson.step_count())) return;
+  // One line, cut where it does not fit (large text in a small window), whole on hover: the view keeps the height.
+  const std::string title =
+      fmt::format("Step {} of {}: {}", step + 1, lesson.step_count(), lesson.text().steps[step].title);
   ImGui::PushFont(heading_font());
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_width);
-  ImGui::Text("Step %d of %zu: %s", step + 1, lesson.step_count(), lesson.text().steps[step].title.c_str());
-  ImGui::PopTextWrapPos();
+  const std::string shown = fitted_text(title, "", width);
+  ImGui::TextUnformatted(shown.c_str());
   ImGui::PopFont();
+  if (shown != title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", title.c_str());
 }
 
 }  // namespace dlsys::gui

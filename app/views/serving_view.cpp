@@ -60,8 +60,6 @@ PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, Ser
   return line;
 }
 
-float rows_height(float rows) { return rows * ImGui::GetFrameHeightWithSpacing(); }
-
 // ---- Gantt chart of batch slots ----
 
 ImU32 request_color(int id) { return series_color(id % 6); }
@@ -321,7 +319,7 @@ void draw_context_step(const ViewContext& ctx) {
   if (!m) return draw_needs_run("one sequence decoding to the end of its context");
   const RunResult& r = *ctx.result;
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-  const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(1.5f), 160 * ui_scale());
+  const float h = plot_height_leaving(1.5f);
   PlotSpec bytes{
       "KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}, {w, h}};
   bytes.lines.push_back(series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
@@ -486,8 +484,7 @@ void draw_speculative_step(const ViewContext& ctx) {
                 {}};
   spec.lines.push_back(series_line(r, "spec_expected", theory_color(), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "spec_measured", series_color(0), SeriesStyle::Markers));
-  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x,
-               std::max(ImGui::GetContentRegionAvail().y - rows_height(1.0f), 160 * ui_scale())};
+  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x, plot_height_leaving(1)};
   draw_plot("spec", spec);
   ImGui::SameLine();
   ImGui::BeginGroup();
