@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/cli/shot_command.h"
 #include "lessons/registry.h"
 #include "tests/support/cli_capture.h"
 
@@ -67,4 +68,11 @@ TEST_CASE("run prints theory and measured values and writes JSON to stdout") {
   const auto& time = json["series"][0]["points"][1];
   CHECK(json["series"][4]["points"][1][1].get<double>() ==
         doctest::Approx(2.0 * 32 * 32 * 32 / (time[1].get<double>() * 1e3)));
+}
+
+TEST_CASE("shot --every-step names each step's file before its extension") {
+  CHECK(every_step_path("out/view.png", 3) == "out/view-step3.png");
+  CHECK(every_step_path("out.d/view", 1) == "out.d/view-step1");
+  CHECK(every_step_path("rects.json", 12) == "rects-step12.json");
+  CHECK(every_step_path("dir/.hidden", 2) == "dir/.hidden-step2");
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "engine/errors.h"
@@ -56,5 +57,52 @@ TEST_CASE("a saved lesson state opens again in the GUI with the same lesson, ste
   CHECK(state.session().params.list("sizes") == std::vector<double>{8, 16});
   std::remove(path.c_str());
   CHECK_THROWS_AS(gui::open_state_file(path, state), BadInput);
+}
+#endif
+
+#if DLSYS_HAVE_GUI
+TEST_CASE("the window's last lesson, step and parameters open again on the next launch") {
+  const std::filesystem::path config = std::filesystem::temp_directory_path() / "dlsys-last-state-test";
+  std::filesystem::remove_all(config);
+  const char* saved_xdg = std::getenv("XDG_CONFIG_HOME");
+  const std::string restore = saved_xdg ? saved_xdg : "";
+  setenv("XDG_CONFIG_HOME", config.string().c_str(), 1);
+
+  gui::AppState fresh;
+  gui::init_sessions(fresh);
+  CHECK_FALSE(gui::open_last_state(fresh));  // nothing saved yet: the first lesson, as before
+  CHECK(fresh.lesson_index == 0);
+
+  gui::AppState closing;
+  gui::init_sessions(closing);
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i]->id() == "ddp") closing.lesson_index = static_cast<int>(i);
+  closing.session().step = 3;
+  closing.session().params = ParamValues::parse(find_lesson("ddp").params(), {"n=3"});
+  gui::save_last_state(closing);
+
+  gui::AppState reopened;
+  gui::init_sessions(reopened);
+  CHECK(gui::open_last_state(reopened));
+  CHECK(all_lessons()[reopened.lesson_index]->id() == "ddp");
+  CHECK(reopened.session().step == 3);
+  CHECK(reopened.session().params.integer("n") == 3);
+
+  // A damaged file is refused whole: nothing changes, and the caller says why.
+  std::FILE* f = std::fopen(gui::last_state_path().c_str(), "w");
+  std::fputs("{\"lesson\": \"ddp\", \"step\": 99}", f);
+  std::fclose(f);
+  gui::AppState damaged;
+  gui::init_sessions(damaged);
+  CHECK_THROWS_AS(gui::open_last_state(damaged), BadInput);
+  CHECK(damaged.lesson_index == 0);
+  CHECK(damaged.session().step == 0);
+
+  if (saved_xdg)
+    setenv("XDG_CONFIG_HOME", restore.c_str(), 1);
+  else
+    unsetenv("XDG_CONFIG_HOME");
+  std::filesystem::remove_all(config);
 }
 #endif

@@ -139,7 +139,7 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("--frames", gui.frames, "GUI: frames to draw before --screenshot (default 3)")
       ->group("GUI")
       ->check(integer_from_to(1, 100000));
-  app.add_option("--size", gui.size, "GUI: window size WxH")->group("GUI");
+  app.add_option("--size", gui.size, "GUI: window size WxH (default: the monitor's work area)")->group("GUI");
   app.add_option("--figure", gui.figure_png, "GUI: with --screenshot, also export the lesson view to FILE")
       ->group("GUI")
       ->check(output_path());
@@ -174,7 +174,11 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   ShotOptions shot_options;
   auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");
   shot->add_option("lesson", shot_options.lesson, "lesson id (not with --open-run, which names its own)");
-  shot->add_option("--step", shot_options.step, "step number, 1-based")->check(integer_from_to(1, kMaxStepOption));
+  auto* shot_step =
+      shot->add_option("--step", shot_options.step, "step number, 1-based")->check(integer_from_to(1, kMaxStepOption));
+  shot->add_flag("--every-step", shot_options.every_step,
+                 "render every step of the lesson, each to FILE-stepN.png (and --widget-rects FILE-stepN.json)")
+      ->excludes(shot_step);
   shot->add_option("--set", shot_options.sets, "parameter assignment key=value (repeatable)");
   shot->add_option("--size", shot_options.size, "window size WxH the view is laid out in, e.g. 1600x900");
   shot->add_option("--scale", shot_options.scale, "pixels per point, 1 to 4: the image is scale x size, same layout")

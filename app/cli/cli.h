@@ -22,7 +22,7 @@ struct GuiRequest {
   std::string figure_png;         // --figure FILE: also export the lesson view (the "Export figure" path)
   int figure_scale = 2;           // --figure-scale 1|2|4
   bool figure_light = false;      // --figure-light: figures in the light theme from desk mode too
-  std::string size = "1600x900";  // --size WxH
+  std::string size;               // --size WxH; empty: the monitor's work area
   bool quick = false;             // --quick: every lesson starts with its quick parameters
   std::string widget_rects_path;  // --widget-rects FILE: where named widgets are on screen, for tests
 };

@@ -9,6 +9,7 @@ namespace dlsys {
 struct ShotOptions {
   std::string lesson;
   int step = 1;
+  bool every_step = false;  // every step, each to its own files: view.png -> view-step1.png, view-step2.png, ...
   std::vector<std::string> sets;
   std::string size = "1600x900";  // the window the view is laid out in, in points
   double scale = 1.0;             // pixels per point: the image is scale x size pixels, with the same layout
@@ -31,6 +32,10 @@ struct ExportOptions {
   std::string trace_path;
   bool run = false;  // run the lesson and export its measured timelines beside the theory; else the theory alone
 };
+
+// Where step `step` of `shot --every-step` goes: "-step<N>" before the file's extension ("a/view.png" ->
+// "a/view-step3.png").
+std::string every_step_path(const std::string& path, int step);
 
 // `shot` renders with the GUI's code (offscreen EGL), which the CLI library does not link: the executable registers
 // the renderer when the GUI is built. Without one, `shot` throws BadInput saying the build has no GUI (exit 2).

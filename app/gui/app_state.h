@@ -36,8 +36,9 @@ struct AppState {
   std::string pending_state_file;
   std::string pending_run_file;  // a recorded run to open (Export menu), opened between frames
   bool presentation = false;
-  float desk_scale = 1.0f;
-  float presentation_scale = 1.5f;
+  static constexpr float kDeskScaleDefault = 1.0f, kPresentationScaleDefault = 1.5f;
+  float desk_scale = kDeskScaleDefault;
+  float presentation_scale = kPresentationScaleDefault;
   bool fonts_dirty = true;
   std::string backend_choice = "auto";
   RunWorker worker;
@@ -54,6 +55,7 @@ struct AppState {
   bool figure_title = true;   // figure exports carry the lesson and step as a title
   bool figure_light = false;  // figure exports in the light theme from desk mode too (presentation mode is light)
   bool show_open_dialog = false;
+  bool show_keys = false;  // the list of keys and gestures (F1 or ?)
   bool show_open_run_dialog = false;
   bool show_recorded_label = true;  // shot --no-recorded-label turns it off, so a test can compare every pixel
   bool fixed_time = false;          // screenshots: animations frozen at a fixed step time
@@ -61,6 +63,11 @@ struct AppState {
 
   LessonSession& session() { return sessions[lesson_index]; }
   float scale() const { return presentation ? presentation_scale : desk_scale; }
+  float content_scale = 1.0f;  // the monitor's: pixels per point at 1x text
+  // How many times its mode's usual size the text is (Ctrl +/-).
+  float text_enlargement() const {
+    return presentation ? presentation_scale / kPresentationScaleDefault : desk_scale / kDeskScaleDefault;
+  }
 };
 
 }  // namespace dlsys::gui

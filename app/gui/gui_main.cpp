@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -99,8 +100,10 @@ bool export_figure(AppState& state, int scale, const std::string& path) {
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   bool written = false;
   try {
-    const Image image =
-        render_offscreen([&] { draw_view_only(state); }, state.view_size, static_cast<float>(scale), 2, clear);
+    // The view's size in points: the window's pixels less the monitor's content scale, which the export's own
+    // scale replaces.
+    const ImVec2 points{state.view_size.x / state.content_scale, state.view_size.y / state.content_scale};
+    const Image image = render_offscreen([&] { draw_view_only(state); }, points, static_cast<float>(scale), 2, clear);
     write_png(path, image);
     report_written(state, path, fmt::format("{}x{}", image.width, image.height));
     written = true;
@@ -108,7 +111,7 @@ bool export_figure(AppState& state, int scale, const std::string& path) {
     set_message(state, std::string("figure export failed: ") + e.what(), true);
   }
   apply_theme(window_theme);
-  rebuild_fonts(state.scale(), 1.0f);
+  rebuild_fonts(state.scale() * state.content_scale, 1.0f);
   return written;
 }
 
@@ -143,9 +146,19 @@ bool has_display() {
   return (display != nullptr && *display) || (wayland != nullptr && *wayland);
 }
 
+// The window's size where none was asked for: the primary monitor's work area (the screen less panels and docks),
+// opened maximised, so the lab takes the screen it is on whatever its size.
+PixelSize work_area_size() {
+  int x = 0, y = 0, width = 0, height = 0;
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(monitor, &x, &y, &width, &height);
+  if (width < 64 || height < 64) return {1600, 900};  // no monitor reported: a common laptop screen
+  return {width, height};
+}
+
 // A GL 3.3 window with Dear ImGui bound to it; nullptr (and a message on stderr) when there is none to be had.
-// `pacer` receives the window's input callbacks before ImGui's, so ImGui chains to them.
-GLFWwindow* open_window(const PixelSize& size, bool vsync, std::unique_ptr<FramePacer>& pacer) {
+// `pacer` receives the window's input callbacks before ImGui's, so ImGui chains to them. A size of 0 x 0 fills the
+// monitor's work area.
+GLFWwindow* open_window(PixelSize size, bool vsync, std::unique_ptr<FramePacer>& pacer) {
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
     std::cerr << "dlsys-lab: GLFW could not initialise the display; try the headless commands (dlsys-lab --help)\n";
@@ -154,6 +167,10 @@ GLFWwindow* open_window(const PixelSize& size, bool vsync, std::unique_ptr<Frame
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  if (size.width == 0) {
+    size = work_area_size();
+    glfwWindowHint(GLFW_MAXIMIZED, GLFW_TRUE);
+  }
   GLFWwindow* window = glfwCreateWindow(size.width, size.height, "dlsys-lab", nullptr, nullptr);
   if (window == nullptr) {
     glfwTerminate();
@@ -183,9 +200,18 @@ void close_window(GLFWwindow* window) {
 // Builds the shell's frame and, when `pacer` says it changed or a screenshot will read the back buffer, renders it.
 // Returns the framebuffer's size and whether the frame was rendered (only then is there anything to swap).
 std::pair<PixelSize, bool> draw_one_frame(AppState& state, GLFWwindow* window, FramePacer& pacer, bool scripted) {
+  // The monitor's content scale (its DPI setting) enlarges everything, as the text scale does; a window moved to
+  // another monitor follows it.
+  float content_scale = 1, unused = 1;
+  glfwGetWindowContentScale(window, &content_scale, &unused);
+  content_scale = std::clamp(content_scale, 1.0f, 4.0f);
+  if (content_scale != state.content_scale) {
+    state.content_scale = content_scale;
+    state.fonts_dirty = true;
+  }
   if (state.fonts_dirty) {
     apply_theme(state.presentation ? ThemeKind::Projector : ThemeKind::Dark);
-    rebuild_fonts(state.scale(), 1.0f);
+    rebuild_fonts(state.scale() * state.content_scale, 1.0f);
     state.fonts_dirty = false;
   }
   poll_worker(state);
@@ -235,6 +261,29 @@ struct ScriptedShot {
   }
 };
 
+// Keeps the last-state file up to date: whenever the lesson or the step changes, and when the window closes (the
+// parameters then too), so a window that is killed still reopens on the step it showed.
+class LastStateKeeper {
+ public:
+  void after_frame(const AppState& state) {
+    const std::pair<int, int> shown{state.lesson_index, state.sessions[state.lesson_index].step};
+    if (shown != saved_) save(state);
+  }
+  void save(const AppState& state) {
+    saved_ = {state.lesson_index, state.sessions[state.lesson_index].step};
+    try {
+      save_last_state(state);
+    } catch (const std::exception& e) {
+      if (!warned_) std::cerr << "dlsys-lab: " << e.what() << "\n";
+      warned_ = true;
+    }
+  }
+
+ private:
+  std::pair<int, int> saved_{-1, -1};
+  bool warned_ = false;
+};
+
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
@@ -242,9 +291,19 @@ int run_gui(const GuiRequest& request) {
   if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
+  // A launch that names nothing to open starts where the last window closed.
+  const bool names_a_start =
+      !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
+  if (!names_a_start) {
+    try {
+      open_last_state(state);
+    } catch (const BadInput& e) {  // read whole before anything is set: the window opens on the first lesson
+      set_message(state, std::string("the last session could not be reopened: ") + e.what(), true);
+    }
+  }
   PixelSize size;
   try {
-    size = parse_pixel_size(request.size);
+    if (!request.size.empty()) size = parse_pixel_size(request.size);
     apply_request(request, state);
   } catch (const BadInput& e) {
     std::cerr << "dlsys-lab: " << e.what() << "\n";
@@ -269,6 +328,7 @@ int run_gui(const GuiRequest& request) {
 
   if (request.run_on_start) start_run(state);
   ScriptedShot shot{request};
+  LastStateKeeper last_state;
   int frames_drawn = 0, exit_code = 0;
   const auto t0 = std::chrono::steady_clock::now();
   while (!glfwWindowShouldClose(window)) {
@@ -277,7 +337,8 @@ int run_gui(const GuiRequest& request) {
     state.now_s = std::chrono::duration<double>(now - t0).count();
     const auto [fb, rendered] = draw_one_frame(state, window, *pacer, scripted);
     nlohmann::json summary = state_summary(state, fb.width, fb.height);
-    summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
+    summary["frame"] = frames_drawn;               // so a test can wait for frames, not for time
+    if (!scripted) last_state.after_frame(state);  // a scripted screenshot is not a session to come back to
     write_widget_rects(summary);
     if (frames_drawn++ == 0 && scripted)
       std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
@@ -300,6 +361,7 @@ int run_gui(const GuiRequest& request) {
   }
   state.worker.cancel();
   close_window(window);
+  if (!scripted) last_state.save(state);
   return exit_code;
 }
 

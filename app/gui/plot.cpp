@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "app/gui/figure_size.h"
+#include "app/gui/fit_text.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/units.h"
@@ -345,30 +347,60 @@ float legend_entry_width(const PlotLine& line) {
   return 22 * ui_scale() + 8 * ui_scale() + ImGui::CalcTextSize(line.name.c_str()).x;
 }
 
-// The legend: rows of entries side by side across `width`, above the plot area; returns its height.
-float legend_strip_height(const PlotSpec& spec, float width) {
-  const float s = ui_scale(), gap = 18 * s;
-  float x = 0;
-  int rows = spec.lines.empty() ? 0 : 1;
-  for (const auto& line : spec.lines) {
-    const float w = legend_entry_width(line);
-    if (x > 0 && x + w > width) {
-      ++rows;
+float legend_row_height() { return ImGui::GetTextLineHeight() + 4 * ui_scale(); }
+
+// The legend: rows of entries side by side across `width`, above the plot area, in at most `max_rows` rows. Entries
+// that do not fit are counted at the end of the last row ("+2 more") and named on hover, so a short plot (large text
+// in a small window) keeps room for its data.
+struct LegendLayout {
+  std::vector<ImVec2> offsets;  // of the entries shown, from the strip's origin
+  int rows = 0;
+  int hidden = 0;
+  ImVec2 more_at{0, 0};  // where "+k more" goes when entries are hidden
+  std::string more;
+};
+
+LegendLayout layout_legend(const PlotSpec& spec, float width, int max_rows) {
+  const float s = ui_scale(), gap = 18 * s, row_h = legend_row_height();
+  for (std::size_t shown = spec.lines.size();; --shown) {
+    LegendLayout out;
+    out.hidden = static_cast<int>(spec.lines.size() - shown);
+    out.more = out.hidden > 0 ? fmt::format("+{} more", out.hidden) : "";
+    float x = 0;
+    int row = 0;
+    for (std::size_t i = 0; i < shown; ++i) {
+      const float w = legend_entry_width(spec.lines[i]);
+      if (x > 0 && x + w > width) {
+        ++row;
+        x = 0;
+      }
+      out.offsets.push_back({x, row * row_h});
+      x += w + gap;
+    }
+    const float more_w = ImGui::CalcTextSize(out.more.c_str()).x;
+    if (out.hidden > 0 && x > 0 && x + more_w > width) {
+      ++row;
       x = 0;
     }
-    x += w + gap;
+    out.more_at = {x, row * row_h};
+    out.rows = spec.lines.empty() ? 0 : row + 1;
+    if (out.rows <= max_rows || shown == 0) return out;
   }
-  return rows * (ImGui::GetTextLineHeight() + 4 * s);
 }
 
-void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, float width) {
-  const float s = ui_scale(), gap = 18 * s;
-  ImVec2 at = origin;
-  for (const auto& line : spec.lines) {
-    const float w = legend_entry_width(line);
-    if (at.x > origin.x && at.x + w > origin.x + width) at = {origin.x, at.y + ImGui::GetTextLineHeight() + 4 * s};
-    draw_legend_entry(draw, line, at);
-    at.x += w + gap;
+void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, const LegendLayout& legend, ImVec2 origin,
+                       bool hovered) {
+  for (std::size_t i = 0; i < legend.offsets.size(); ++i)
+    draw_legend_entry(draw, spec.lines[i], {origin.x + legend.offsets[i].x, origin.y + legend.offsets[i].y});
+  if (legend.hidden == 0) return;
+  const ImVec2 at{origin.x + legend.more_at.x, origin.y + legend.more_at.y};
+  draw->AddText(at, muted_text_color(), legend.more.c_str());
+  const ImVec2 size = ImGui::CalcTextSize(legend.more.c_str());
+  if (hovered && ImGui::IsMouseHoveringRect(at, {at.x + size.x, at.y + size.y})) {
+    std::string names;
+    for (std::size_t i = legend.offsets.size(); i < spec.lines.size(); ++i)
+      names += (names.empty() ? "" : "\n") + spec.lines[i].name;
+    ImGui::SetTooltip("%s", names.c_str());
   }
 }
 
@@ -413,10 +445,24 @@ void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, con
 }
 
 // Frame and titles: the plot's title on top, then the y-axis title; returns where the plot area may start.
-float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
+float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size, bool compact) {
   const float s = ui_scale();
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
   float top = origin.y + 6 * s;
+  if (compact) {
+    // One line for both: the title, cut where it must be, and the y axis's title at its right end.
+    const std::string y_title = axis_title(spec.y);
+    const float y_title_w = ImGui::CalcTextSize(y_title.c_str()).x;
+    ImGui::PushFont(heading_font());
+    const float title_room = std::max(size.x - 20 * s - y_title_w - 12 * s, 0.5f * (size.x - 20 * s));
+    const std::string title = fitted_text(spec.title, "", title_room);
+    draw->AddText({origin.x + 10 * s, top}, text_color(), title.c_str());
+    const float line_h = ImGui::GetTextLineHeight();
+    ImGui::PopFont();
+    draw->AddText({origin.x + size.x - 10 * s - y_title_w, top + line_h - ImGui::GetTextLineHeight()},
+                  muted_text_color(), y_title.c_str());
+    return top + line_h + 6 * s;
+  }
   if (!spec.title.empty()) {
     ImGui::PushFont(heading_font());
     // A title wider than the plot wraps onto a second line rather than run past the frame.
@@ -440,13 +486,16 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
-  // However little room is left, a plot stays readable: the view scrolls instead.
-  size.y = std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing());
+  // However little room is left, a plot stays readable: the view scrolls instead. It is never taller than the view,
+  // so it can be seen whole.
+  size.y = within_view_height(std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing()));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float top = draw_frame(draw, spec, origin, size);
+  // A plot shorter than it should be (large text in a small window) draws its titles on one line.
+  const bool compact = size.y < kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
+  const float top = draw_frame(draw, spec, origin, size, compact);
 
   // Tick labels left and below the plot area, the x-axis title under them.
   const auto [xr, yr] = data_ranges(spec);
@@ -458,26 +507,32 @@ void draw_plot(const char* id, const PlotSpec& spec) {
       label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
   const ImVec2 p0{origin.x + label_w + 18 * s, top};
   const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
-  if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
+  // No room for data: the frame alone, reported with an empty data area so that a test sees the plot was squeezed.
+  auto no_room = [&] {
+    note_plot_area(spec.title, p0, p0, {}, origin, {origin.x + size.x, origin.y + size.y});
     ImGui::PopID();
-    return;
-  }
+  };
+  if (p1.x - p0.x < 20 || p1.y - p0.y < 20) return no_room();
   auto area_from = [&](ImVec2 q0) {
     return PlotArea{q0, p1, {xr.lo, xr.hi, spec.x.log, q0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, q0.y}};
   };
-  PlotArea area = area_from(p0);
-  // The legend goes above the plot area, where it can hide no data.
-  if (!spec.lines.empty()) area = area_from({p0.x, p0.y + legend_strip_height(spec, p1.x - p0.x) + 4 * s});
+  // The legend goes above the plot area, where it can hide no data, in as many rows as leave the data three lines.
+  const int legend_max_rows =
+      std::max(1, static_cast<int>((p1.y - p0.y - 3 * ImGui::GetTextLineHeight()) / legend_row_height()));
+  const LegendLayout legend = layout_legend(spec, p1.x - p0.x, legend_max_rows);
+  PlotArea area = area_from({p0.x, p0.y + legend.rows * legend_row_height() + (legend.rows > 0 ? 4 * s : 0)});
+  if (area.p1.y - area.p0.y < 20) return no_room();
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
-  note_plot_area(spec.title, p0, area.p1, colors);  // the legend above the data is part of the plot
+  // The legend above the data is part of the plot's area.
+  note_plot_area(spec.title, p0, area.p1, colors, origin, {origin.x + size.x, origin.y + size.y});
   draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(area.p0, area.p1, true);
   draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
   draw_point_labels(draw, spec, area);
   draw->PopClipRect();
-  draw_legend_strip(draw, spec, p0, p1.x - p0.x);
+  draw_legend_strip(draw, spec, legend, p0, hovered);
   draw_readout(draw, spec, area, nearest);
   ImGui::PopID();
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/gui/fit_text.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
@@ -26,24 +27,6 @@ struct Band {
 };
 
 float band_height() { return ImGui::GetTextLineHeight() + 8 * ui_scale(); }
-
-// `line` with `kept` after it, or the longest start of `line` that fits `width` with " ..." and `kept` after it.
-std::string fitted_text(const std::string& text, const std::string& kept, float width) {
-  const std::string line = text.substr(0, text.find('\n'));
-  if (line.size() == text.size() && ImGui::CalcTextSize((line + kept).c_str()).x <= width) return line + kept;
-  const std::string tail = " ..." + kept;
-  const float room = width - ImGui::CalcTextSize(tail.c_str()).x;
-  std::size_t lo = 0, hi = line.size();  // the longest prefix that fits lies in [lo, hi]
-  while (lo < hi) {
-    const std::size_t mid = (lo + hi + 1) / 2;
-    if (ImGui::CalcTextSize(line.c_str(), line.c_str() + mid).x <= room)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  while (lo > 0 && (line[lo] & 0xC0) == 0x80) --lo;  // never cut a UTF-8 character in two
-  return line.substr(0, lo) + tail;
-}
 
 // The bands side by side in one line of `width`, each cut to its share, the whole text on hover.
 void draw_folded_bands(const std::vector<Band>& bands, float width) {
@@ -125,7 +108,8 @@ std::string recorded_run_label(const RunResult& result) {
   return text + ". Run measures this machine and replaces it.";
 }
 
-void draw_result_marks(const AppState& state, float width) {
+namespace {
+std::vector<Band> result_mark_bands(const AppState& state) {
   std::vector<Band> bands;
   if (std::string text = stale_text(state); !text.empty())
     bands.push_back(one_line_band(text, with_alpha(highlight_color(), 0.22f), highlight_color(), "mark/stale"));
@@ -134,12 +118,22 @@ void draw_result_marks(const AppState& state, float width) {
     bands.push_back(one_line_band(recorded_run_label(*result), info_color(), series_color(0), "mark/recorded"));
   if (std::string text = busy_machine_text(state); !text.empty())
     bands.push_back(one_line_band(text, with_alpha(warning_color(), 0.18f), warning_color(), "mark/busy_machine"));
-  draw_folded_bands(bands, width);
+  return bands;
+}
+}  // namespace
+
+void draw_result_marks(const AppState& state, float width) { draw_folded_bands(result_mark_bands(state), width); }
+
+float result_marks_height(const AppState& state) {
+  return result_mark_bands(state).empty() ? 0 : band_height() + 4 * ui_scale() + ImGui::GetStyle().ItemSpacing.y;
 }
 
 float run_notes_height(const AppState& state) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
-  return result == nullptr || result->backend.notes.empty() ? 0 : band_height() + 4 * ui_scale();
+  // The band, and the item spacing before it (after the view) and after it.
+  return result == nullptr || result->backend.notes.empty()
+             ? 0
+             : band_height() + 4 * ui_scale() + 2 * ImGui::GetStyle().ItemSpacing.y;
 }
 
 void draw_run_notes(const AppState& state, float width) {

@@ -74,4 +74,18 @@ void open_run_file(const std::string& path, AppState& state) {
   session.result = std::move(result);
 }
 
+std::string last_state_path() { return config_dir() + "/last-state.json"; }
+
+void save_last_state(const AppState& state) {
+  const LessonSession& session = state.sessions[state.lesson_index];
+  save_state_file(last_state_path(), all_lessons()[state.lesson_index]->id(), session.step, session.params);
+}
+
+bool open_last_state(AppState& state) {
+  const std::string path = last_state_path();
+  if (!std::filesystem::exists(path)) return false;
+  open_state_file(path, state);
+  return true;
+}
+
 }  // namespace dlsys::gui

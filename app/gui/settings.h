@@ -22,4 +22,12 @@ void open_state_file(const std::string& path, AppState& state);
 // lesson, a parameter this build does not know).
 void open_run_file(const std::string& path, AppState& state);
 
+// The lesson, step and parameters the window showed when it closed, kept as a state file in config_dir(), so the next
+// launch that names no lesson, state or run starts where the last one stopped.
+std::string last_state_path();
+// Throws RunFailure when the file cannot be written.
+void save_last_state(const AppState& state);
+// Returns false, changing nothing, when no state was saved yet; throws BadInput for a file that cannot be read.
+bool open_last_state(AppState& state);
+
 }  // namespace dlsys::gui

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
@@ -31,6 +32,14 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
 constexpr float kSidebarMinWindowPoints = 900;
 constexpr float kViewMinPoints = 420;
 constexpr float kViewMinHeightLines = 6;
+// Nor less than this share of the window: with large text in a small window the caption gives up its lines first,
+// and only then does the page scroll, rather than leave a figure no room for its data.
+constexpr float kViewMinWindowShare = 0.35f;
+
+float view_min_height() {
+  return std::max(kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing(),
+                  kViewMinWindowShare * ImGui::GetIO().DisplaySize.y);
+}
 
 ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
@@ -53,6 +62,7 @@ void draw_lesson_view(AppState& state, bool figure) {
   set_run_progress(running, state.worker.progress(), state.worker.progress_text());
   set_figure_mode(figure);
   if (!figure) state.view_size = ImGui::GetContentRegionAvail();
+  set_view_height(ImGui::GetContentRegionAvail().y);
   const std::vector<LessonStep>& steps = context.lesson.text().steps;
   const std::string step_id = context.step < static_cast<int>(steps.size()) ? steps[context.step].id : "";
   if (StepView view = find_step_view(context.lesson.id(), step_id))
@@ -72,8 +82,7 @@ void draw_view_area(AppState& state, float height) {
   const float width = ImGui::GetContentRegionAvail().x;
   draw_result_marks(state, width);
   const float notes_h = run_notes_height(state);
-  const float min_h = kViewMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
-  ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, min_h)}, false);
+  ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, view_min_height())}, false);
   draw_lesson_view(state, false);
   ImGui::EndChild();
   note_last_item("view");
@@ -134,12 +143,26 @@ void draw_caption(const AppState& state, float max_height) {
   if (boxed) ImGui::EndChild();
 }
 
-void draw_body(AppState& state, float height) {
+// The controls column's width beside the view, or 0 where the view and the controls become tabs.
+float controls_column_width(const AppState& state, float page_w) {
   const float s = ui_scale();
+  if (state.presentation) return 0;
+  const float controls_w = std::min(360 * s, std::max(page_w * 0.3f, 240 * s));
+  return page_w - controls_w >= kViewMinPoints * s ? controls_w : 0;
+}
+
+// The least height of the body: the view's least height and what stands around it (the tabs, the marks, the notes).
+float min_body_height(const AppState& state) {
+  const bool tabs = !state.presentation && controls_column_width(state, ImGui::GetContentRegionAvail().x) == 0;
+  return view_min_height() + (tabs ? ImGui::GetFrameHeightWithSpacing() : 0) + result_marks_height(state) +
+         run_notes_height(state) + 2 * ImGui::GetStyle().ItemSpacing.y;
+}
+
+void draw_body(AppState& state, float height) {
   if (state.presentation) return draw_view_area(state, height);
   const float page_w = ImGui::GetContentRegionAvail().x;
-  const float controls_w = std::min(360 * s, std::max(page_w * 0.3f, 240 * s));
-  if (page_w - controls_w >= kViewMinPoints * s) {
+  const float controls_w = controls_column_width(state, page_w);
+  if (controls_w > 0) {
     ImGui::BeginChild("controls", {controls_w, height}, true);
     draw_controls_column(state);
     ImGui::EndChild();
@@ -275,6 +298,9 @@ void handle_keys(AppState& state) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) toggle_play(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presentation(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) state.want_window_png = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) toggle_keys_help(state);
+  for (const ImWchar c : io.InputQueueCharacters)
+    if (c == '?') toggle_keys_help(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_R, false) && !io.KeyCtrl && !state.worker.busy()) start_run(state);
   if (io.KeyCtrl) {
     float& scale = state.presentation ? state.presentation_scale : state.desk_scale;
@@ -309,13 +335,20 @@ void draw_shell(AppState& state) {
   ImGui::BeginChild("page", {0, 0}, false);
   draw_title_row(state, with_sidebar);
   draw_step_row(state);
-  draw_caption(state, H * 0.22f);
+  // Enlarged text leaves the caption fewer lines of its own (it scrolls in its box), so the view keeps room for a
+  // figure.
+  // The caption box takes at most a share of the window that shrinks as the text grows, and never the view's least
+  // height (with the tabs, the marks and the notes around it); it keeps one line, and a long caption scrolls in it.
+  const float min_body_h = min_body_height(state);
+  const float caption_room = ImGui::GetContentRegionAvail().y - min_body_h - 2 * ImGui::GetStyle().ItemSpacing.y;
+  draw_caption(state, std::max(ImGui::GetTextLineHeightWithSpacing(),
+                               std::min(H * 0.22f / state.text_enlargement(), caption_room)));
   ImGui::Separator();
-  const float min_body_h = (kViewMinHeightLines + 2) * ImGui::GetTextLineHeightWithSpacing();
   draw_body(state, std::max(ImGui::GetContentRegionAvail().y, min_body_h));
   ImGui::EndChild();
   ImGui::End();
   draw_status_bar(state, H, W, status_h);
+  draw_keys_help(state);
 }
 
 void draw_view_only(AppState& state) {

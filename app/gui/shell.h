@@ -15,7 +15,7 @@ void draw_shell(AppState& state);
 // Draws only the current lesson view (with its title when asked, without its widgets), filling the window: used for
 // figure exports.
 void draw_view_only(AppState& state);
-// Keyboard: Left/Right/Space step, F5 presentation, Ctrl+= / Ctrl+- text scale, F12 screenshot.
+// Keyboard: Left/Right/Space step, F5 presentation, Ctrl+= / Ctrl+- text scale, F12 screenshot, F1 or ? the keys.
 void handle_keys(AppState& state);
 // Collects a finished run from the worker, if any.
 void poll_worker(AppState& state);

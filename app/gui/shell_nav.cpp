@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/gui/fit_text.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
@@ -134,8 +135,15 @@ void draw_lesson_menu(AppState& state) {
   ImGui::EndCombo();
 }
 
+namespace {
+bool at_last_step(const AppState& state) {
+  return state.sessions[state.lesson_index].step + 1 >= static_cast<int>(current_lesson(state).step_count());
+}
+constexpr const char* kNextLessonLabel = "Next lesson >";
+}  // namespace
+
 float step_buttons_width(const AppState& state) {
-  return buttons_width({"< Prev", state.playing ? "Pause" : "Play", "Next >"});
+  return buttons_width({"< Prev", state.playing ? "Pause" : "Play", at_last_step(state) ? kNextLessonLabel : "Next >"});
 }
 
 void draw_step_buttons(AppState& state) {
@@ -149,21 +157,36 @@ void draw_step_buttons(AppState& state) {
   if (ImGui::Button(state.playing ? "Pause###play" : "Play###play")) toggle_play(state);
   note_last_item("step/play");
   ImGui::SameLine();
-  ImGui::BeginDisabled(session.step + 1 >= count);
-  if (ImGui::Button("Next >")) go_to_step(state, session.step + 1);
-  note_last_item("step/next");
+  if (!at_last_step(state)) {
+    if (ImGui::Button("Next >")) go_to_step(state, std::min(session.step + 1, count - 1));
+    note_last_item("step/next");
+    return;
+  }
+  // The last step leads on to the next lesson, from its first step.
+  const int next = state.lesson_index + 1;
+  const bool has_next = next < static_cast<int>(all_lessons().size());
+  ImGui::BeginDisabled(!has_next);
+  if (ImGui::Button(kNextLessonLabel)) {
+    state.sessions[next].step = 0;
+    request_lesson(state, next);
+  }
+  note_last_item("step/next_lesson");
   ImGui::EndDisabled();
+  if (has_next && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", all_lessons()[next]->title().c_str());
 }
 
-void draw_step_title(const AppState& state, float wrap_width) {
+void draw_step_title(const AppState& state, float width) {
   const Lesson& lesson = current_lesson(state);
   const int step = state.sessions[state.lesson_index].step;
   if (step >= static_cast<int>(lesson.step_count())) return;
+  // One line, cut where it does not fit (large text in a small window), whole on hover: the view keeps the height.
+  const std::string title =
+      fmt::format("Step {} of {}: {}", step + 1, lesson.step_count(), lesson.text().steps[step].title);
   ImGui::PushFont(heading_font());
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_width);
-  ImGui::Text("Step %d of %zu: %s", step + 1, lesson.step_count(), lesson.text().steps[step].title.c_str());
-  ImGui::PopTextWrapPos();
+  const std::string shown = fitted_text(title, "", width);
+  ImGui::TextUnformatted(shown.c_str());
   ImGui::PopFont();
+  if (shown != title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", title.c_str());
 }
 
 }  // namespace dlsys::gui

@@ -27,7 +27,8 @@ void draw_lesson_menu(AppState& state);
 float lesson_menu_width(const AppState& state);
 void draw_step_buttons(AppState& state);
 float step_buttons_width(const AppState& state);
-void draw_step_title(const AppState& state, float wrap_width);
+// The step's title on one line of `width`, cut where it does not fit, whole on hover.
+void draw_step_title(const AppState& state, float width);
 
 // Run / Cancel with the progress of a run going on.
 void draw_run_controls(AppState& state);
@@ -41,6 +42,10 @@ void draw_parameters(AppState& state);
 void draw_run_summary(AppState& state);
 void draw_theory(const AppState& state);
 
+// The keys and gestures in a window over the page (F1 or ?; Esc, F1 or its close button hides it).
+void toggle_keys_help(AppState& state);
+void draw_keys_help(AppState& state);
+
 // The line at the bottom: backend chip, what just happened (or the keys), frame rate.
 void draw_status_bar(AppState& state, float y, float width, float height);
 
@@ -49,7 +54,9 @@ void draw_status_bar(AppState& state, float y, float width, float height);
 // and, on steps that show a measurement, one sentence when other programs competed for the cores during the run.
 void draw_result_marks(const AppState& state, float width);
 std::string recorded_run_label(const RunResult& result);
+float result_marks_height(const AppState& state);
 // Below the view: the run's own notes, folded into one line (the first note and how many more; all on hover).
+// The height the notes take under the view, with the spacing around them.
 float run_notes_height(const AppState& state);
 void draw_run_notes(const AppState& state, float width);
 

@@ -74,14 +74,12 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
     // The run's own wall time (what a run file records), so the same run drawn again from its file reads the same.
     state.session().last_run_wall_s = state.session().result->backend.conditions.wall_s;
   }
-  state.session().step = o.step - 1;
   state.session().step_data.compute_now(lesson, state.session().params);
   // The window shows this message in place of the view; a figure for slides must not be that message.
   if (!state.session().step_data.error().empty())
     throw BadInput(
         fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
 
-  if (!o.widget_rects_path.empty()) enable_widget_rects(o.widget_rects_path);
   HeadlessGl gl;
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
@@ -92,9 +90,30 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   // The layout is WxH points, as in a window of that size; each point becomes scale x scale pixels, with text
   // rasterised at that resolution rather than enlarged.
   const ImVec2 layout{static_cast<float>(size.width), static_cast<float>(size.height)};
-  Image image;
+  // One step, or every step in this one process (each drawn as a fresh window would draw it).
+  std::vector<int> steps{o.step};
+  if (o.every_step) {
+    steps.clear();
+    for (int step = 1; step <= static_cast<int>(lesson.step_count()); ++step) steps.push_back(step);
+  }
+  auto png_path = [&](int step) { return o.every_step ? every_step_path(o.output_png, step) : o.output_png; };
+  // The PNGs and the run file are written together or not at all.
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> wrote;  // what `out` says once the files are written
   try {
-    image = render_offscreen([&] { draw_shell(state); }, layout, static_cast<float>(o.scale), 3, clear);
+    for (const int step : steps) {
+      state.session().step = step - 1;
+      if (!o.widget_rects_path.empty())
+        enable_widget_rects(o.every_step ? every_step_path(o.widget_rects_path, step) : o.widget_rects_path);
+      const Image image = render_offscreen([&] { draw_shell(state); }, layout, static_cast<float>(o.scale), 3, clear);
+      write_widget_rects({{"window", {size.width, size.height}},
+                          {"lesson", lesson.id()},
+                          {"step", step},
+                          {"presentation", o.presentation}});
+      files.emplace_back(png_path(step), encode_png(png_path(step), image));
+      wrote.push_back(fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", png_path(step), image.width,
+                                  image.height, step, lesson.step_count(), gl.renderer()));
+    }
   } catch (...) {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui::DestroyContext();
@@ -102,16 +121,9 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext();
-  // The PNG and the run file are written together or not at all.
-  std::vector<std::pair<std::string, std::string>> files{{o.output_png, encode_png(o.output_png, image)}};
   if (!o.json_path.empty()) files.emplace_back(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
   write_files_checked(files);
-  write_widget_rects({{"window", {size.width, size.height}},
-                      {"lesson", lesson.id()},
-                      {"step", o.step},
-                      {"presentation", o.presentation}});
-  out << fmt::format("wrote {} ({}x{}, step {} of {}, rendered by {})\n", o.output_png, image.width, image.height,
-                     o.step, lesson.step_count(), gl.renderer());
+  for (const std::string& line : wrote) out << line;
   return 0;
 }
 

@@ -32,10 +32,12 @@ bool draw_chip(const std::string& text) {
 }
 
 const char* key_hints(bool presentation, float room) {
-  if (ImGui::CalcTextSize("Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size").x < room)
-    return presentation ? "Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size"
-                        : "Left / Right: step   Space: play   R: run   F5: presentation   Ctrl +/-: text size";
-  return "Left/Right  Space  R  F5  Ctrl+/-";
+  if (ImGui::CalcTextSize("Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size   F1: keys")
+          .x < room)
+    return presentation
+               ? "Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size   F1: keys"
+               : "Left / Right: step   Space: play   R: run   F5: presentation   Ctrl +/-: text size   F1: keys";
+  return "Left/Right  Space  R  F5  Ctrl+/-  F1: keys";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "app/export/span_colors.h"
 #include "app/export/timeline_gaps.h"
+#include "app/gui/figure_size.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 
@@ -216,6 +217,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
+  size.y = within_view_height(size.y);
   const float line_h = ImGui::GetTextLineHeight();
   const float axis_h = line_h + 8 * s;
   const int blocks = overlay ? 1 : static_cast<int>(timelines.size());
@@ -253,14 +255,21 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
     any_gap = any_gap || !gaps[b].empty();
   }
   const std::vector<LegendEntry> legend = legend_entries(timelines, overlay, any_gap, marks);
-  const float legend_h = legend_rows(legend, size.x - 12 * s, s) * (line_h + 6 * s);
+  const float full_legend_h = legend_rows(legend, size.x - 12 * s, s) * (line_h + 6 * s);
 
   // Every lane keeps room for its label: with many lanes or large text the view scrolls rather than overprint. Lanes
   // stop growing at 80 points (a two-device pipeline then still reads at a glance); the widget then takes only the
   // height it draws, leaving the rest to what follows.
-  const float fixed_h = axis_h + legend_h + blocks * header_h + 8 * s;
-  const float lane_h =
-      std::clamp((size.y - fixed_h) / std::max(1, total_lanes) - lane_gap, line_h, std::max(line_h, 80 * s));
+  // Nor is it ever taller than the view, so it can be seen whole: lanes too many for that get thinner than a line
+  // of text, and their labels shrink or go (the tooltip still names every span). Where even that leaves no room for
+  // lanes of 3/4 of a line (large text in a small window), the legend moves under the widget.
+  const float lanes = static_cast<float>(std::max(1, total_lanes));
+  const float bare_h = axis_h + blocks * header_h + 8 * s;
+  const bool legend_inside = bare_h + full_legend_h + lanes * (0.75f * line_h + lane_gap) <= view_height();
+  const float legend_h = legend_inside ? full_legend_h : 0;
+  const float fixed_h = bare_h + legend_h;
+  const float thinnest = std::clamp((view_height() - fixed_h) / lanes - lane_gap, 2 * s, line_h);
+  const float lane_h = std::clamp((size.y - fixed_h) / lanes - lane_gap, thinnest, std::max(line_h, 80 * s));
   size.y = fixed_h + total_lanes * (lane_h + lane_gap);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("timeline", size);
@@ -309,7 +318,11 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
     const int layers = overlay ? static_cast<int>(timelines.size()) : 1;
     for (int lane = 0; lane < static_cast<int>(first.lanes.size()); ++lane) {
       const float ly = lane_y(lane);
-      draw->AddText({origin.x + 6 * s, ly + (lane_h - line_h) / 2}, muted_text_color(), first.lanes[lane].c_str());
+      const float label_px = lane_h >= line_h ? ImGui::GetFontSize() : 0.75f * ImGui::GetFontSize();
+      if (lane_h >= 0.75f * line_h)
+        draw->AddText(ImGui::GetFont(), label_px,
+                      {origin.x + 6 * s, ly + (lane_h - line_h * label_px / ImGui::GetFontSize()) / 2},
+                      muted_text_color(), first.lanes[lane].c_str());
       draw->AddRectFilled({x0, ly}, {x1, ly + lane_h}, with_alpha(muted_text_color(), 0.10f));
     }
     draw->PushClipRect({x0, y}, {x1, lane_y(static_cast<int>(first.lanes.size()))}, true);
@@ -421,9 +434,16 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
       draw->AddText({x - half, y + 2 * s}, muted_text_color(), label.c_str());
   }
   draw->AddText({x1 - ImGui::CalcTextSize(unit_text.c_str()).x, y + 2 * s}, muted_text_color(), unit_text.c_str());
-  draw_legend(draw, legend, {origin.x + 6 * s, y + axis_h}, size.x - 12 * s, s);
   note_plot_area(timelines.front()->name, {x0, origin.y}, {x1, origin.y + size.y},
-                 widest_px >= 4 * s ? std::vector<ImU32>{widest_color} : std::vector<ImU32>{});
+                 widest_px >= 4 * s ? std::vector<ImU32>{widest_color} : std::vector<ImU32>{}, origin,
+                 {origin.x + size.x, origin.y + size.y});
+  if (legend_inside) {
+    draw_legend(draw, legend, {origin.x + 6 * s, y + axis_h}, size.x - 12 * s, s);
+  } else {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    draw_legend(draw, legend, {at.x + 6 * s, at.y}, size.x - 12 * s, s);
+    ImGui::Dummy({size.x, full_legend_h});
+  }
   ImGui::PopID();
   return hover;
 }

@@ -29,13 +29,15 @@ void note_last_item(const std::string& name) {
   g_widgets[name] = rect_json(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
 }
 
-void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors) {
+void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors,
+                    ImVec2 frame_min, ImVec2 frame_max) {
   if (g_path.empty()) return;
   nlohmann::json hex = nlohmann::json::array();
   for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it; translucent colours blend, skip them
     if ((c >> IM_COL32_A_SHIFT & 0xff) == 0xff)
       hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
-  g_plots.push_back({{"title", title}, {"rect", rect_json(min, max)}, {"colors", hex}});
+  g_plots.push_back(
+      {{"title", title}, {"rect", rect_json(min, max)}, {"frame", rect_json(frame_min, frame_max)}, {"colors", hex}});
 }
 
 void write_widget_rects(const nlohmann::json& state) {

@@ -18,8 +18,11 @@ bool widget_rects_enabled();
 void begin_widget_frame();
 // The rectangle of the last ImGui item, under `name` (e.g. "step/next", "sidebar/matmul").
 void note_last_item(const std::string& name);
-// A plot or timeline area and the colours of what it draws, so a test can look for them in a screenshot.
-void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors);
+// A plot or timeline: its data area (with the legend above it; `rect`), the whole widget with its title and axes
+// (`frame`), and the colours of what it draws, so a test can look for them in a screenshot and check that the figure
+// is whole on screen.
+void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors,
+                    ImVec2 frame_min, ImVec2 frame_max);
 
 // Writes the frame's rectangles with `state` (lesson, step, mode, frame number, ...).
 // Replaces the file atomically (write, then rename) so a reader never sees half a document.

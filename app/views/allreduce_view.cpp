@@ -229,9 +229,8 @@ float table_height(std::size_t rows) {
 void draw_obvious_ways_step(const ViewContext& ctx) {
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  const float table_h = table_height(steps->ways_rows.size() + 1);  // with its header row
-  // Four ways in the legend: below 14 lines the plot itself would vanish under it, so the view scrolls instead.
-  const float plot_h = std::max(ImGui::GetContentRegionAvail().y - table_h, ImGui::GetTextLineHeight() * 14);
+  // The table (with its header row) under the plots scrolls where the plots need the room.
+  const float plot_h = plot_height_leaving(float(steps->ways_rows.size()) + 1);
   const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   PlotSpec bytes{"Bytes sent by the busiest rank", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
   PlotSpec count{"Steps in a row", {"ranks N", "", false}, {"steps (each costs alpha)", "", false}, {}, {}};
@@ -482,14 +481,17 @@ void draw_algorithms_step(const ViewContext& ctx) {
   const double largest = comparison && !comparison->algorithms.front().sweep.empty()
                              ? comparison->algorithms.front().sweep.back().bytes
                              : 0.0;
-  draw_note(fmt::format(
-      "Closed forms at N = {}, S = {} (Thakur, Rabenseifner and Gropp 2005; a rank sends one message at a time). "
-      "logged: steps a small real run counted{}. Ranks are threads (emulated).{}",
-      steps->n_ranks, format_bytes_binary(steps->message_bytes),
-      comparison ? fmt::format("; counted: bytes the links carried at {}; alpha, beta: each one's own fit",
-                               format_bytes_binary(largest))
-                 : "",
-      fold));
+  // What the table's columns mean, drawn above the table, under the plot where there is one.
+  const auto draw_table_note = [&] {
+    draw_note(fmt::format(
+        "Closed forms at N = {}, S = {} (Thakur, Rabenseifner and Gropp 2005; a rank sends one message at a time). "
+        "logged: steps a small real run counted{}. Ranks are threads (emulated).{}",
+        steps->n_ranks, format_bytes_binary(steps->message_bytes),
+        comparison ? fmt::format("; counted: bytes the links carried at {}; alpha, beta: each one's own fit",
+                                 format_bytes_binary(largest))
+                   : "",
+        fold));
+  };
   std::vector<std::string> headers = steps->algorithms_headers;
   if (comparison)
     for (const char* h : {"counted", "alpha", "beta", "#wrong"}) headers.push_back(h);
@@ -501,6 +503,7 @@ void draw_algorithms_step(const ViewContext& ctx) {
     ImGui::EndChild();
   };
   if (!comparison) {
+    draw_table_note();
     draw_table();
     if (!m) draw_needs_run("every algorithm's time at each swept size, its busbw and its own alpha and beta");
     return;
@@ -527,9 +530,11 @@ void draw_algorithms_step(const ViewContext& ctx) {
     spec.guides.push_back({true, *comparison->crossover_predicted_bytes, "predicted", theory_color()});
   if (comparison->crossover_measured_bytes)
     spec.guides.push_back({true, *comparison->crossover_measured_bytes, "measured", highlight_color()});
-  // The plot first, as tall as the table leaves room for (never under 7 lines: then the table scrolls into view).
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - table_h, 7 * ImGui::GetTextLineHeight())};
+  // The plot first, as tall as the note and the table leave room for (they scroll into view where it leaves too
+  // little).
+  spec.size = {0, plot_height_leaving(float(rows.size()) + 4)};
   draw_plot("algorithms_busbw", spec);
+  draw_table_note();
   draw_table();
 }
 

@@ -187,7 +187,7 @@ void draw_bubble_measured(const ViewContext& ctx) {
   misprint_checkbox();
   draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
   draw_gap_split(ctx);
-  draw_measured(ctx, height_above_main_figure(8 * ImGui::GetTextLineHeightWithSpacing()));
+  draw_measured(ctx, kSecondFigureShare * main_figure_height());
 }
 
 }  // namespace

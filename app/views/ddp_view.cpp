@@ -166,10 +166,10 @@ void draw_dataparallel_step(const ViewContext& ctx) {
       "The master copies the model and the rows out and gathers every gradient in, one worker after another, while "
       "the workers wait: its bytes and its copying time grow as N - 1. A DDP rank sends 2 (N-1)/N of the gradient, "
       "which levels off at twice the gradient; its wait is the all-reduce left after backward.";
-  const float room =
-      ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r) - ImGui::GetStyle().ItemSpacing.y;
-  const float minimum = ImGui::GetTextLineHeight() * 16;  // legend and a readable plot; the view scrolls below
-  const float height = std::max(side_by_side ? room : (room - gap) / 2, minimum);
+  // Side by side, the text under the plots stays on screen where it can; one under the other, the second plot and
+  // the text scroll into view.
+  const float text_rows = (wrapped_height(text) + caveat_height(r)) / ImGui::GetFrameHeightWithSpacing();
+  const float height = plot_height_leaving(side_by_side ? text_rows : 0);
   PlotSpec bytes{"Rank 0's bytes per step", {"ranks N", "", true}, {"sent + received", "bytes", false}, {}, {}};
   add_series(bytes, r, "rank0_bytes_vs_n_dp", series_color(1));
   add_series(bytes, r, "rank0_bytes_vs_n_dp_theory", series_color(1));
@@ -289,8 +289,7 @@ void draw_buckets_step(const ViewContext& ctx) {
     return draw_needs_run("the timeline and step time against bucket size");
   }
   const RunResult& r = *ctx.result;
-  static TimelineViewState view;
-  std::vector<const Timeline*> timelines;
+  std::vector<const Timeline*> timelines;  // the chosen bucket's run first, then one bucket's
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
   const std::string where =
@@ -321,17 +320,23 @@ void draw_buckets_step(const ViewContext& ctx) {
                 "bucket took {}. {}",
                 m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
                 us_text(m->one_bucket_step_us), where);
-  const float total = ImGui::GetContentRegionAvail().y - wrapped_height(text) - caveat_height(r);
-  const float timeline_h = std::max(total * 0.45f, ImGui::GetTextLineHeight() * 7);
-  const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, timeline_h});
-  if (hover.timeline >= 0 && hover.span >= 0) {
-    const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
+  auto tooltip = [](const Timeline& timeline, const TimelineHover& hover) {
+    if (hover.timeline < 0 || hover.span < 0) return;
+    const TimelineSpan& span = timeline.spans[std::size_t(hover.span)];
     ImGui::BeginTooltip();
     ImGui::Text("%s: %.0f us to %.0f us (%.0f us)", span.label.c_str(), span.start, span.end, span.end - span.start);
     ImGui::EndTooltip();
+  };
+  // The chosen bucket's step is the main figure, fitted to its own run; one bucket's step, fitted to its own, comes
+  // after the plot, unless the runs share one time axis (then both are in one widget).
+  const bool shared_axis = timelines.size() > 1 && shared_time_axis_toggle("ddp_buckets");
+  if (shared_axis) {
+    static TimelineViewState view;
+    const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, main_figure_height()});
+    if (hover.timeline >= 0) tooltip(*timelines[std::size_t(hover.timeline)], hover);
+  } else if (!timelines.empty()) {
+    tooltip(*timelines.front(), draw_timeline_alone("ddp_chosen", *timelines.front(), main_figure_height()));
   }
-  // The sentence first: when the timeline leaves little height, the plot shrinks (or the view scrolls), never the
-  // sentence under the run's notes.
   draw_note(text);
   busy_machine_caveat(r);
   PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
@@ -353,9 +358,12 @@ void draw_buckets_step(const ViewContext& ctx) {
       }
   spec.y.log = y_lo > 0 && y_hi > 10 * y_lo;
   spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
-  // Below about fifteen lines the plot has little room left for its data; the view scrolls instead.
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 15)};
+  spec.size = {0, main_figure_height()};
   draw_plot("step_vs_bucket", spec);
+  if (!shared_axis)
+    for (std::size_t i = 1; i < timelines.size(); ++i)
+      tooltip(*timelines[i], draw_timeline_alone(fmt::format("ddp_other_{}", i), *timelines[i],
+                                                 kSecondFigureShare * main_figure_height()));
 }
 
 // ---- step 5: accumulation and 16-bit gradients ----

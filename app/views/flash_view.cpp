@@ -427,11 +427,13 @@ void draw_measured_step(const ViewContext& ctx) {
     return draw_needs_run("the sweep (this run only traced the worked example: set example = none)");
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float half = (avail.x - 24 * s) / 2, plot_h = std::max(160 * s, (avail.y - 12 * s) / 2);
+  // Time and memory, what the lesson trades, at the main figure's height; the error and the numbers under them.
+  const float half = (avail.x - 24 * s) / 2, plot_h = main_figure_height();
   plot_series("time", r, "Time", "time", "time", "ms", {half, plot_h});
   ImGui::SameLine(0, 12 * s);
   plot_series("memory", r, "Peak scratch (memory ledger)", "scratch", "peak scratch", "B", {half, plot_h});
-  plot_series("error", r, "Error vs double reference", "error", "max |o - o_ref|", "", {half, plot_h});
+  plot_series("error", r, "Error vs double reference", "error", "max |o - o_ref|", "",
+              {half, kSecondFigureShare * plot_h});
   ImGui::SameLine(0, 12 * s);
   ImGui::BeginGroup();
   const auto* m = r.measured_as<flash::FlashMeasured>();

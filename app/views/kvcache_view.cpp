@@ -188,17 +188,21 @@ void draw_prefill_decode_step(const ViewContext& ctx, const kvcache::KvCacheStep
     muted_wrapped("This machine has no datasheet peak here, so there is no ridge to compare with: choose a GPU.");
     return;
   }
-  // Table and roofline side by side where both fit; else the plot below, keeping a readable height (the view scrolls).
+  // Table and roofline side by side where both fit; else the roofline, the step's main figure, first and the table
+  // under it (the view scrolls to it).
   const float table_width = value_table_width(rows);
   const bool side_by_side = ImGui::GetContentRegionAvail().x >= table_width + 22 * ImGui::GetFontSize();
+  if (!side_by_side) draw_roofline_plot(r, {0, main_figure_height()});
   ImGui::BeginGroup();
   if (side_by_side) ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_width);
   draw_value_table("decode", rows);
   muted_wrapped(r.gpu.source + ".");
   if (side_by_side) ImGui::PopTextWrapPos();
   ImGui::EndGroup();
-  if (side_by_side) ImGui::SameLine(0, 12 * ui_scale());
-  draw_roofline_plot(r, {0, std::max(ImGui::GetContentRegionAvail().y, 14 * ImGui::GetFontSize())});
+  if (side_by_side) {
+    ImGui::SameLine(0, 12 * ui_scale());
+    draw_roofline_plot(r, {0, plot_height_leaving(0)});
+  }
 }
 
 // What one cell of the grid holds: a key and a value (standard), or a latent and a rotary key (latent attention).

@@ -92,7 +92,9 @@ void draw_in_flight(const char* id, const SchedulePanel& panel, float height, do
 void draw_theory(const char* id, const SchedulePanel& panel, float height, bool with_in_flight,
                  const TimelineMarks* marks) {
   if (!panel.error.empty()) return draw_error(panel.error);
-  const float timeline_h = with_in_flight ? height * 0.5f : height;
+  // The timeline is the main figure: with the count in flight under it, it keeps the main figure's height where the
+  // view has it, and the plot takes the rest (or scrolls into view).
+  const float timeline_h = with_in_flight ? std::max(0.5f * height, std::min(height, main_figure_height())) : height;
   const float top = ImGui::GetCursorPosY();
   draw_timeline_widget(id, {{&panel.timeline, &panel.sim->schedule, panel.sim->costs.p2p, marks}}, false, timeline_h);
   // The timeline may take less than its share (its lanes stop growing): the plot gets the rest.

@@ -88,15 +88,7 @@ void draw_layouts_step(const ViewContext& ctx) {
 void draw_rounding_step(const ViewContext& ctx) {
   const PrecisionSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  ImGui::PushFont(heading_font());
-  ImGui::Text("Rounded into %s, to nearest, ties to even", steps->chosen_format.c_str());
-  ImGui::PopFont();
-  std::vector<std::vector<std::string>> rows;
-  for (const precision::RoundingRow& r : steps->rounding)
-    rows.push_back({r.note.empty() ? r.why : r.why + ": " + r.note, r.input, r.rounded, r.bits, r.relative_error});
-  draw_columns_table("rounding", {"", "value", "rounded (exact)", "bits", "rel. error"}, rows);
-  ImGui::TextDisabled("Set round=VALUE (and format) to add your own value; dlsys-lab run prints it with its bits.");
-  ImGui::Spacing();
+  // What rounding does to training first (the step's figure), then the rule value by value.
   PlotSpec spec{fmt::format("A weight of 1 given {} updates of {:g}", steps->update_count, steps->update),
                 {"updates applied", "", false},
                 {"weight - 1", "", false},
@@ -109,7 +101,7 @@ void draw_rounding_step(const ViewContext& ctx) {
     line.dashed = i == 0;
     spec.lines.push_back(std::move(line));
   }
-  spec.size = {0, plot_height_leaving(1.2f)};
+  spec.size = {0, main_figure_height()};
   draw_plot("updates", spec);
   // One line without wrapping: a wrapped line may break a number after its decimal point.
   ImGui::TextUnformatted(
@@ -117,6 +109,15 @@ void draw_rounding_step(const ViewContext& ctx) {
                   steps->update_count, format_number(steps->fp16_after, 8), format_number(steps->bf16_after, 8),
                   format_number(steps->master_after, 8), format_number(steps->fp16_copy_after, 8))
           .c_str());
+  ImGui::Spacing();
+  ImGui::PushFont(heading_font());
+  ImGui::Text("Rounded into %s, to nearest, ties to even", steps->chosen_format.c_str());
+  ImGui::PopFont();
+  std::vector<std::vector<std::string>> rows;
+  for (const precision::RoundingRow& r : steps->rounding)
+    rows.push_back({r.note.empty() ? r.why : r.why + ": " + r.note, r.input, r.rounded, r.bits, r.relative_error});
+  draw_columns_table("rounding", {"", "value", "rounded (exact)", "bits", "rel. error"}, rows);
+  ImGui::TextDisabled("Set round=VALUE (and format) to add your own value; dlsys-lab run prints it with its bits.");
 }
 
 PlotLine series_line(const RunResult& r, const char* id, ImU32 color, SeriesStyle style) {
@@ -136,9 +137,8 @@ void draw_gradients_step(const ViewContext& ctx) {
   const PrecisionSteps* steps = steps_of(ctx);
   if (!t || !steps) return draw_needs_run("the gradients of a real training run");
   const RunResult& r = *ctx.result;
-  const float avail = ImGui::GetContentRegionAvail().y;
-  const float table_rows = 5.5f;
-  const float plots_h = std::max(avail * 0.6f, avail - table_rows * ImGui::GetFrameHeightWithSpacing());
+  // The histogram against fp16's limits is the main figure; the shares by scale and the table follow it.
+  const float hist_h = main_figure_height();
   PlotSpec hist{"fp32 run's gradient values per octave", {"log2 |gradient|", "", false}, {"share", "%", false}, {}, {}};
   hist.x.max = steps->fp16_max_log2 + 8;  // room for the 65504 guide's label
   hist.lines.push_back(series_line(r, "grad_hist_first", series_color(0), SeriesStyle::LineAndMarkers));
@@ -146,7 +146,7 @@ void draw_gradients_step(const ViewContext& ctx) {
   hist.guides.push_back({true, steps->fp16_min_subnormal_log2, "2^-24", theory_color()});
   hist.guides.push_back({true, steps->fp16_min_normal_log2, "2^-14", muted_text_color()});
   hist.guides.push_back({true, steps->fp16_max_log2, "65504", theory_color()});
-  hist.size = {0, plots_h * 0.55f - ImGui::GetTextLineHeightWithSpacing()};
+  hist.size = {0, hist_h};
   draw_plot("histogram", hist);
   ImGui::TextDisabled(
       "fp16: below 2^-24 (its smallest subnormal) values round to 0, from 2^-24 to 2^-14 they are "
@@ -161,7 +161,7 @@ void draw_gradients_step(const ViewContext& ctx) {
   shares.lines.push_back(series_line(r, "flushed_vs_scale_last", series_color(2), SeriesStyle::Line));
   shares.lines.push_back(series_line(r, "overflow_vs_scale_first", series_color(1), SeriesStyle::Line));
   shares.guides.push_back({true, double(k), fmt::format("initial scale 2^{}", k), theory_color()});
-  shares.size = {0, plots_h * 0.45f};
+  shares.size = {0, kSecondFigureShare * hist_h};
   draw_plot("shares", shares);
   draw_value_table(
       "flushed", {

@@ -72,10 +72,10 @@ void draw_schedule_phase(const ViewContext& ctx, const std::string& step_id) {
   const float h = ImGui::GetContentRegionAvail().y;
   const bool measured = ctx.result && ctx.result->timelines.size() >= 3 && ctx.result->params.count("schedule") &&
                         ctx.result->params.at("schedule") == ctx.params.text("schedule");
-  const float min_h = (with_in_flight ? 300 : 200) * ui_scale();
-  draw_theory("chosen", panel, measured ? std::max(h * 0.55f, min_h) : h, with_in_flight, &marks);
+  // The schedule with its phase is the main figure; the measured run follows it, the view scrolls to it.
+  draw_theory("chosen", panel, measured && !with_in_flight ? main_figure_height() : h, with_in_flight, &marks);
   if (!measured) return;
-  draw_measured(ctx, std::max(ImGui::GetContentRegionAvail().y * 0.6f, 200 * ui_scale()));
+  draw_measured(ctx, main_figure_height());
   draw_gap_split(ctx);
 }
 
@@ -90,10 +90,20 @@ void draw_schedules_in_flight(const ViewContext& ctx) {
   const SchedulePanel& gpipe = steps->panel("gpipe");
   const SchedulePanel& one = steps->panel("1f1b");
   if (!gpipe.error.empty() || !one.error.empty()) return draw_error(gpipe.error + one.error);
-  // One scale for both: the heights are what the step compares.
-  draw_in_flight("gpipe_inflight", gpipe, h * 0.48f, steps->in_flight_max, steps->in_flight_time_max);
-  draw_in_flight("1f1b_inflight", one, ImGui::GetContentRegionAvail().y, steps->in_flight_max,
-                 steps->in_flight_time_max);
+  // One scale for both: the heights are what the step compares. Side by side where each keeps a readable width,
+  // else one under the other, the second scrolling into view.
+  const float width = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+  const bool side_by_side = width >= 2 * 320 * ui_scale() + gap;
+  const float plot_h = side_by_side ? h : main_figure_height();
+  ImGui::BeginChild("gpipe_column", {side_by_side ? (width - gap) / 2 : width, plot_h}, false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  draw_in_flight("gpipe_inflight", gpipe, plot_h, steps->in_flight_max, steps->in_flight_time_max);
+  ImGui::EndChild();
+  if (side_by_side) ImGui::SameLine();
+  ImGui::BeginChild("1f1b_column", {side_by_side ? 0 : width, plot_h}, false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  draw_in_flight("1f1b_inflight", one, plot_h, steps->in_flight_max, steps->in_flight_time_max);
+  ImGui::EndChild();
 }
 
 void draw_schedules_interleaving(const ViewContext& ctx) {

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "app/views/view.h"
 #include "engine/units.h"
 #include "lessons/serving/serving_lesson.h"
@@ -58,8 +60,6 @@ PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, Ser
   return line;
 }
 
-float rows_height(float rows) { return rows * ImGui::GetFrameHeightWithSpacing(); }
-
 // ---- Gantt chart of batch slots ----
 
 ImU32 request_color(int id) { return series_color(id % 6); }
@@ -78,18 +78,38 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float line_h = ImGui::GetTextLineHeight();
   if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
-  // Tall enough for every lane's label: the view scrolls rather than hide which slot is which.
-  const float least =
-      (line_h + 4 * s) + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + 2 * (line_h + 8 * s);
-  size.y = std::max(size.y, least);
-  ImGui::InvisibleButton(id, size);
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* draw = ImGui::GetWindowDrawList();
   float label_w = 0;
   for (const std::string& lane : t.lanes) label_w = std::max(label_w, ImGui::CalcTextSize(lane.c_str()).x);
   label_w += 8 * s;
-  const float legend_h = line_h + 6 * s, axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
   const float x0 = origin.x + label_w, x1 = origin.x + size.x - 4 * s;
+  // The legend lists what the chart holds, in as many rows as its width needs.
+  bool any_prefill = false, any_pad = false;
+  for (const TimelineSpan& span : t.spans) {
+    any_prefill = any_prefill || span.kind == "prefill";
+    any_pad = any_pad || span.kind == "pad";
+  }
+  std::vector<std::pair<const char*, int>> legend;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
+  if (any_prefill) legend.push_back({"prefill (first token)", 0});
+  legend.push_back({"decode, one colour per request", 1});
+  if (any_pad) legend.push_back({"padding: computed, thrown away", 2});
+  const float sw = 1.6f * line_h, sh = 0.8f * line_h;
+  auto entry_w = [&](const char* text) { return sw + 6 * s + ImGui::CalcTextSize(text).x + 18 * s; };
+  int legend_rows = 1;
+  for (float x = 0; const auto& [text, kind] : legend) {
+    if (x > 0 && x + entry_w(text) > x1 - x0) {
+      ++legend_rows;
+      x = 0;
+    }
+    x += entry_w(text);
+  }
+  const float legend_h = legend_rows * (line_h + 6 * s), axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
+  // Tall enough for every lane's label, but no taller than the view: the view scrolls to it rather than hide which
+  // slot is which.
+  const float least = title_h + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + axis_h + legend_h;
+  size.y = within_view_height(std::max(size.y, least));
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
   const float y0 = origin.y + title_h, y1 = origin.y + size.y - axis_h - legend_h;
   draw->AddText(origin, text_color(), t.name.c_str());
   draw->AddRectFilled({x0, y0}, {x1, y1}, panel_color());
@@ -141,24 +161,20 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   const float unit_w = ImGui::CalcTextSize(unit.c_str()).x;
   draw->AddText({x0 - unit_w - 6 * s, y1 + 5 * s}, muted_text_color(), unit.c_str());
   // Legend.
-  float lx = x0;
-  const float ly = y1 + axis_h + 2 * s, sw = 1.6f * line_h, sh = 0.8f * line_h;
-  auto swatch = [&](const char* text, int kind) {
+  float lx = x0, ly = y1 + axis_h + 2 * s;
+  for (const auto& [text, kind] : legend) {
+    if (lx > x0 && lx + entry_w(text) > x1) {
+      lx = x0;
+      ly += line_h + 6 * s;
+    }
     const ImVec2 a{lx, ly + (line_h - sh) / 2}, b{lx + sw, ly + (line_h + sh) / 2};
     if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
     if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
     if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * s);
     draw->AddText({b.x + 6 * s, ly}, text_color(), text);
-    lx = b.x + 6 * s + ImGui::CalcTextSize(text).x + 18 * s;
-  };
-  bool any_prefill = false, any_pad = false;
-  for (const TimelineSpan& span : t.spans) {
-    any_prefill = any_prefill || span.kind == "prefill";
-    any_pad = any_pad || span.kind == "pad";
+    lx += entry_w(text);
   }
-  if (any_prefill) swatch("prefill (first token)", 0);
-  swatch("decode, one colour per request", 1);
-  if (any_pad) swatch("padding: computed, thrown away", 2);
+  note_plot_area(t.name, {x0, y0}, {x1, y1}, {}, origin, {origin.x + size.x, origin.y + size.y});
   if (under != nullptr) {
     ImGui::BeginTooltip();
     ImGui::Text("request %d, %s: %.4g to %.4g %s", under->micro_batch, under->kind.c_str(), under->start, under->end,
@@ -303,7 +319,7 @@ void draw_context_step(const ViewContext& ctx) {
   if (!m) return draw_needs_run("one sequence decoding to the end of its context");
   const RunResult& r = *ctx.result;
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-  const float h = std::max(ImGui::GetContentRegionAvail().y - rows_height(1.5f), 160 * ui_scale());
+  const float h = plot_height_leaving(1.5f);
   PlotSpec bytes{
       "KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}, {w, h}};
   bytes.lines.push_back(series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
@@ -360,9 +376,8 @@ void draw_adaptive_step(const ViewContext& ctx) {
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run("the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
-  // The Gantt chart above takes what the latency plots leave; the tables under them scroll.
-  draw_gantt_or_theory(ctx, "adaptive", -1, height_above_main_figure(140 * ui_scale()));
-  const float plot_h = plot_height_leaving(0);
+  // The curves the caption reads are the main figure; the Gantt chart of the chosen rate and the tables follow.
+  const float plot_h = main_figure_height();
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   draw_curves(r, {"static", "adaptive"}, {half, plot_h});
   ImGui::SameLine();
@@ -383,6 +398,7 @@ void draw_adaptive_step(const ViewContext& ctx) {
                     fmt::format("{:.1f} ms", k.latency_ms_p99)});
   draw_columns_table("knob_table", {"max batch", "delay", "tokens/s", "latency p50", "p99"}, rows);
   ImGui::EndGroup();
+  draw_gantt_or_theory(ctx, "adaptive", -1, kSecondFigureShare * main_figure_height());
   draw_policy_table(*m, {"static", "adaptive"});
   busy_band(ctx);
 }
@@ -397,9 +413,10 @@ void draw_continuous_step(const ViewContext& ctx) {
     }
     return draw_needs_run("the stream served with continuous batching");
   }
-  // The Gantt chart above takes what the latency plot leaves; the table and the benchmark line under it scroll.
-  draw_gantt_or_theory(ctx, "continuous", 1, height_above_main_figure(140 * ui_scale()));
-  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, plot_height_leaving(0)});
+  // The Gantt chart is the main figure; the curves beside static and adaptive, the table and the benchmark line
+  // follow it.
+  draw_gantt_or_theory(ctx, "continuous", 1, main_figure_height());
+  draw_curves(*ctx.result, {"static", "adaptive", "continuous"}, {0, main_figure_height()});
   draw_policy_table(*m, {"static", "adaptive", "continuous"});
   const bool warn = m->default_stream && !m->meets_throughput_bar;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(warn ? warning_color() : text_color()));
@@ -443,7 +460,7 @@ void draw_memory_step(const ViewContext& ctx) {
   if (m->kv_bytes_per_token > 0)
     spec.guides.push_back(
         {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - rows_height(1.0f), 160 * ui_scale())};
+  spec.size = {0, plot_height_leaving(1)};
   draw_plot("kv_tokens", spec);
 }
 
@@ -467,8 +484,7 @@ void draw_speculative_step(const ViewContext& ctx) {
                 {}};
   spec.lines.push_back(series_line(r, "spec_expected", theory_color(), SeriesStyle::Line));
   spec.lines.push_back(series_line(r, "spec_measured", series_color(0), SeriesStyle::Markers));
-  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x,
-               std::max(ImGui::GetContentRegionAvail().y - rows_height(1.0f), 160 * ui_scale())};
+  spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x, plot_height_leaving(1)};
   draw_plot("spec", spec);
   ImGui::SameLine();
   ImGui::BeginGroup();

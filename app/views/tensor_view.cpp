@@ -485,8 +485,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   const float plot_width = side_by_side ? (width - gap) / 2 : width;
   // Room under the plots for the verdict, the placement, the crossovers and, on a GPU, why compute did not fall.
   const float lines_below = m->gpu_scaling_caveat ? 10.0f : 7.0f;
-  const float height = std::max(ImGui::GetContentRegionAvail().y - lines_below * ImGui::GetFrameHeightWithSpacing(),
-                                ImGui::GetTextLineHeight() * 18);
+  const float height = plot_height_leaving(lines_below);
   PlotSpec by_t{
       "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
   add_series(by_t, r, "compute_vs_t", rank_color(0));
@@ -551,8 +550,7 @@ void draw_sequence_step(const ViewContext& ctx) {
     rows.push_back(
         {"the ledger counted (rank 0)", fmt::format("{} {}", format_bytes_both(double(m->activation_bytes_measured)),
                                                     m->activation_bytes_match_formula ? "= formula" : "!= formula")});
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y - (rows.size() + 1.5f) * ImGui::GetFrameHeightWithSpacing(),
-                           ImGui::GetTextLineHeight() * 18)};
+  spec.size = {0, plot_height_leaving(float(rows.size()) + 1.5f)};
   draw_plot("activation", spec);
   draw_value_table("activation_table", rows);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/timeline.h"
 #include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/lesson.h"
@@ -70,9 +71,19 @@ bool figure_mode();
 // while that much is left, so the figure stays whole on screen and large enough to read at a glance
 // at 1280x720 and projected at 1920x1080 (tests/gui/figure_room.sh checks every step). What follows it scrolls.
 float plot_height_leaving(float rows_below);
-// The height a figure drawn above the main one may take (at least `least`), so that the main figure under it still
-// gets its share of the window whole on screen.
-float height_above_main_figure(float least);
+// The height of a step's main figure, drawn next, where what follows it may scroll: half the window (no more than the
+// view) where that much is left on screen, else what is left where that is still a good part of the window, else
+// half the window and the view scrolls to it. Figures after it that compare with it take `kSecondFigureShare` of it.
+float main_figure_height();
+inline constexpr float kSecondFigureShare = 0.6f;
+
+// Steps that show several measured runs' timelines fit each to its own run by default (one slow run does not shrink
+// the others to slivers), the run the step is about first and largest; this checkbox puts them on one time axis to
+// compare durations. Returns whether it is ticked; exported figures draw what the window shows, without it.
+bool shared_time_axis_toggle(const char* id);
+// One timeline in a widget of its own, fitted to its own run, its zoom kept under `id`; returns the hovered span
+// (timeline index 0).
+TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timeline, float height);
 // A wrapped line in the muted text colour (what a number means, a caveat), and a wrapped heading in the heading font.
 void draw_note(const std::string& text);
 void draw_heading(const std::string& text);

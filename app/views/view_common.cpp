@@ -1,8 +1,10 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/theme.h"
 #include "app/views/view.h"
 
@@ -19,7 +21,34 @@ bool g_figure = false;
 // Half the window for the frame of the main figure leaves its data area (the frame less title, legend and axes) at
 // least 30 % of the window at 1x text.
 constexpr float kMainFigureShare = 0.5f;
+// Where less than this share of the window is left on screen for the main figure (large text, a small window), a
+// figure squeezed into it would not read: it takes its full share instead, and the view scrolls to it.
+constexpr float kLeastOnScreenShare = 0.35f;
+
+float main_figure_share() { return within_view_height(kMainFigureShare * ImGui::GetIO().DisplaySize.y); }
 }  // namespace
+
+float main_figure_height() {
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float on_screen = kLeastOnScreenShare * ImGui::GetIO().DisplaySize.y;
+  return avail >= on_screen ? std::min(avail, main_figure_share()) : main_figure_share();
+}
+
+bool shared_time_axis_toggle(const char* id) {
+  static std::map<std::string, bool> shared;
+  bool& on = shared[id];
+  if (!figure_mode()) {
+    ImGui::PushID(id);
+    ImGui::Checkbox("one time axis for every run (off: each fits its own)", &on);
+    ImGui::PopID();
+  }
+  return on;
+}
+
+TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timeline, float height) {
+  static std::map<std::string, TimelineViewState> views;
+  return draw_timelines(id.c_str(), {&timeline}, false, views[id], {0, height});
+}
 
 void set_figure_mode(bool figure) { g_figure = figure; }
 bool figure_mode() { return g_figure; }
@@ -30,13 +59,8 @@ void set_run_progress(bool running, double fraction, const std::string& what) {
 
 float plot_height_leaving(float rows_below) {
   const float avail = ImGui::GetContentRegionAvail().y;
-  const float least = std::min(avail, kMainFigureShare * ImGui::GetIO().DisplaySize.y);
-  return std::max(least, avail - (rows_below + 0.5f) * ImGui::GetFrameHeightWithSpacing());
-}
-
-float height_above_main_figure(float least) {
-  const float main_h = kMainFigureShare * ImGui::GetIO().DisplaySize.y + ImGui::GetStyle().ItemSpacing.y;
-  return std::max(least, ImGui::GetContentRegionAvail().y - main_h);
+  return within_view_height(
+      std::max(main_figure_height(), avail - (rows_below + 0.5f) * ImGui::GetFrameHeightWithSpacing()));
 }
 
 void draw_note(const std::string& text) {

@@ -301,11 +301,10 @@ void draw_stages_step(const ViewContext& ctx) {
                      {"", "model states", "formula", "equal", "comm peak", "sent / ring formula", "vs stage 0"}, rows);
 }
 
-// Step 4: the measured step of every stage, one timeline block each.
+// Step 4: the measured step of every stage, the chosen stage first.
 void draw_timeline_step(const ViewContext& ctx) {
   const ZeroMeasured* m = measured_of(ctx);
   const ZeroSteps* steps = steps_of(ctx);
-  static TimelineViewState view;
   std::vector<const Timeline*> timelines;
   if (m && !ctx.result->timelines.empty()) {
     for (const Timeline& tl : ctx.result->timelines) timelines.push_back(&tl);
@@ -323,17 +322,29 @@ void draw_timeline_step(const ViewContext& ctx) {
   } else {
     return draw_step_data_missing(ctx);
   }
-  std::size_t lanes = 0;
-  for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;
-  const float least = ImGui::GetTextLineHeight() * (1.2f * float(lanes) + 4);  // every lane readable, else scroll
-  const TimelineHover hover =
-      draw_timelines("zero_timeline", timelines, false, view, {0, std::max(ImGui::GetContentRegionAvail().y, least)});
-  if (hover.timeline >= 0 && hover.span >= 0) {
-    const TimelineSpan& span = timelines[std::size_t(hover.timeline)]->spans[std::size_t(hover.span)];
-    ImGui::SetTooltip("%s, %s: %s, %.1f us", timelines[std::size_t(hover.timeline)]->name.c_str(),
-                      timelines[std::size_t(hover.timeline)]->lanes[std::size_t(span.lane)].c_str(), span.label.c_str(),
-                      span.end - span.start);
+  // The stage chosen in the panel is the one the step is about: it comes first, at the main figure's height.
+  const std::size_t chosen = std::size_t(ctx.params.integer("stage"));
+  if (chosen < timelines.size())
+    std::rotate(timelines.begin(), timelines.begin() + long(chosen), timelines.begin() + long(chosen) + 1);
+  auto tooltip = [](const Timeline& timeline, const TimelineHover& hover) {
+    if (hover.timeline < 0 || hover.span < 0) return;
+    const TimelineSpan& span = timeline.spans[std::size_t(hover.span)];
+    ImGui::SetTooltip("%s, %s: %s, %.1f us", timeline.name.c_str(), timeline.lanes[std::size_t(span.lane)].c_str(),
+                      span.label.c_str(), span.end - span.start);
+  };
+  if (shared_time_axis_toggle("zero_stages")) {
+    static TimelineViewState view;
+    std::size_t lanes = 0;
+    for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;
+    const float least = ImGui::GetTextLineHeight() * (1.2f * float(lanes) + 4);  // every lane readable, else scroll
+    const TimelineHover hover =
+        draw_timelines("zero_timeline", timelines, false, view, {0, std::max(ImGui::GetContentRegionAvail().y, least)});
+    if (hover.timeline >= 0) tooltip(*timelines[std::size_t(hover.timeline)], hover);
+    return;
   }
+  for (std::size_t i = 0; i < timelines.size(); ++i)
+    tooltip(*timelines[i], draw_timeline_alone("zero_" + timelines[i]->name, *timelines[i],
+                                               (i == 0 ? 1 : kSecondFigureShare) * main_figure_height()));
 }
 
 // Step 5: the exact factors against N, with the lecture's limits.

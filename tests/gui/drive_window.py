@@ -14,6 +14,7 @@ release inside one frame is lost.
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -379,8 +380,33 @@ def check_plots(app, tag):
     return shots
 
 
+def keys_next_lesson_and_reopen(lessons):
+    """F1 lists the keys and Esc hides them; a lesson's last step leads on to the next lesson; a window that closes
+    on a step opens there again when launched with nothing named."""
+    app = App("reopen", ["--lesson", lessons[0]], (1280, 720))
+    app.key("F1")
+    app.wait(lambda s: "keys_help" in s["widgets"], "the keys window after F1")
+    app.key("Escape")
+    app.wait(lambda s: "keys_help" not in s["widgets"], "the keys window to close after Esc")
+    for _ in range(app.state["steps"] - 1):
+        app.key("Right")
+    app.wait(lambda s: s["step"] == s["steps"], "the last step")
+    app.click("step/next_lesson")
+    app.wait(lambda s: s["lesson"] == lessons[1] and s["step"] == 1, f"step 1 of {lessons[1]} after Next lesson")
+    app.key("Right")
+    app.wait(lambda s: s["step"] == 2, f"step 2 of {lessons[1]}")
+    app.quit()
+    app = App("reopened", [], (1280, 720))
+    if (app.state["lesson"], app.state["step"]) != (lessons[1], 2):
+        raise Failure(f"launched with nothing named, the window opened on {app.state['lesson']} step "
+                      f"{app.state['step']}, not where the last one closed ({lessons[1]} step 2)")
+    app.quit()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    # Every launch here starts from no remembered session (the window reopens where the last one closed).
+    shutil.rmtree(os.path.join(OUT, "config"), ignore_errors=True)
     lessons = [line.split()[0] for line in subprocess.run([BIN, "list"], capture_output=True, text=True,
                                                             check=True).stdout.splitlines() if line.strip()]
     t0 = time.time()
@@ -478,6 +504,9 @@ def main():
     walk_steps(app, with_keys=True)
     app.quit()
     log(f"ok: Cancel stops a run and the window stays usable ({time.time() - t0:.0f} s)")
+
+    keys_next_lesson_and_reopen(lessons)
+    log(f"ok: F1 lists the keys, Next lesson at the last step, the last step reopens ({time.time() - t0:.0f} s)")
 
 
 def with_display():

@@ -10,15 +10,17 @@ fail=0
 series0=56a0eb
 
 if [[ $mode == shot ]]; then
+  # Every step of a lesson from one quick run, in one process: LESSON.png becomes LESSON-step1.png, ...
   for lesson in $("$bin" list | awk '{print $1}'); do
     steps=$("$bin" list | awk -v l="$lesson" '$1 == l' | sed -E 's/.*\(([0-9]+) steps.*/\1/')
+    rm -f "$out/$lesson"-step*.png
+    if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --every-step --quick --size 1280x720 -o "$out/$lesson.png"; then
+      echo "FAIL: shot $lesson --every-step"; fail=1; continue
+    fi
     for ((step = 1; step <= steps; step++)); do
-      png="$out/$lesson-step$step.png"
-            if ! env -u DISPLAY -u WAYLAND_DISPLAY "$bin" shot "$lesson" --step "$step" --quick --size 1280x720 -o "$png"; then
-        echo "FAIL: shot $lesson --step $step"; fail=1; continue
-      fi
-      "$check" "$png" --size 1280x720 --min-colors 40 || fail=1
+      "$check" "$out/$lesson-step$step.png" --size 1280x720 --min-colors 40 || fail=1
     done
+    [[ ! -e "$out/$lesson-step$((steps + 1)).png" ]] || { echo "FAIL: $lesson: a step past the last one"; fail=1; }
   done
   # A plot step must show the measured series in the plot area (right of the controls column).
   env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1280x720 -o "$out/matmul-plot.png" >/dev/null || fail=1
@@ -53,6 +55,7 @@ if [[ $mode == shot ]]; then
   # Bad input to shot: exit 2.
   env -u DISPLAY "$bin" shot matmul --step 9 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --step 9 should exit 2"; fail=1; }
   env -u DISPLAY "$bin" shot matmul --size 10x10 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --size 10x10 should exit 2"; fail=1; }
+  env -u DISPLAY "$bin" shot matmul --every-step --step 2 -o "$out/x.png" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: shot --every-step --step 2 should exit 2"; fail=1; }
 elif [[ $mode == gui ]]; then
   png="$out/gui-matmul.png"
     xvfb-run -a -s '-screen 0 1600x900x24' "$bin" --lesson matmul --step 2 --quick --run --frames 5 \
@@ -66,6 +69,11 @@ elif [[ $mode == gui ]]; then
     --screenshot "$out/gui-desk.png" --figure "$out/gui-figure-light.png" --figure-light --size 1600x900 >/dev/null 2>&1 || fail=1
   "$check" "$out/gui-figure-light.png" --color ffffff --min-pixels 20000 || { echo "FAIL: no light figure from desk mode"; fail=1; }
   "$check" "$out/gui-figure.png" --color ffffff --max-pixels 200000 || { echo "FAIL: the desk figure is not dark"; fail=1; }
+  # Without --size the window fills the monitor's work area: here the whole of a 1280x720 virtual screen.
+  xvfb-run -a -s '-screen 0 1280x720x24' "$bin" --lesson matmul --quick --frames 3 \
+    --screenshot "$out/gui-work-area.png" >/dev/null 2>&1 || fail=1
+  "$check" "$out/gui-work-area.png" --size 1280x720 --min-colors 40 ||
+    { echo "FAIL: without --size the window does not fill the screen's work area"; fail=1; }
   # Without a display the GUI explains itself and exits 2 instead of crashing.
   env -u DISPLAY -u WAYLAND_DISPLAY "$bin" 2>"$out/nodisplay.txt"; code=$?
   [[ $code -eq 2 ]] && grep -q "Headless commands" "$out/nodisplay.txt" || { echo "FAIL: no-display message (exit $code)"; fail=1; }
