@@ -93,8 +93,9 @@ inline void for_each_query_group(std::int64_t rows, Body&& body) {
   }
 }
 
-// C keys by V query vectors: st[c * ld_s + r] = scale * sum_l k[c * d + l] qt[l * ld_q + r].
-template <int C, int V>
+// C keys by V query vectors: st[c * ld_s + r] = scale * sum_l k[c * d + l] qt[l * ld_q + r]. Partial: whether the
+// last vector has fewer than kFloats queries (a compile-time choice keeps the test out of the full blocks' loops).
+template <int C, int V, bool Partial>
 inline void scores_block(const float* qt, std::int64_t ld_q, const float* k, std::int64_t d, float scale, float* st,
                          std::int64_t ld_s, std::int64_t lanes_last) {
   Vec acc[C][V] = {};
@@ -108,24 +109,30 @@ inline void scores_block(const float* qt, std::int64_t ld_q, const float* k, std
   }
   for (int c = 0; c < C; ++c)
     for (int v = 0; v < V; ++v)
-      store_lanes(st + c * ld_s + v * kFloats, scale * acc[c][v], v == V - 1 ? lanes_last : kFloats);
+      store_lanes(st + c * ld_s + v * kFloats, scale * acc[c][v], Partial && v == V - 1 ? lanes_last : kFloats);
 }
 
 // S^T for one group of V query vectors against keys [0, cols) (k: (cols, d) row-major): st[c * ld_s + r] =
 // scale * k_c . q_r. The panel qt holds whole vectors (its pad lanes are zero); st gets lanes_last queries in its
 // last vector.
+template <int V, bool Partial>
+inline void scores_group_of(const float* qt, std::int64_t ld_q, const float* k, std::int64_t cols, std::int64_t d,
+                            float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last) {
+  std::int64_t c = 0;
+  for (; c + kBlockKeys <= cols; c += kBlockKeys)
+    scores_block<kBlockKeys, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
+  for (; c < cols; ++c) scores_block<1, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
+}
 template <int V>
 inline void scores_group(const float* qt, std::int64_t ld_q, const float* k, std::int64_t cols, std::int64_t d,
                          float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last) {
-  std::int64_t c = 0;
-  for (; c + kBlockKeys <= cols; c += kBlockKeys)
-    scores_block<kBlockKeys, V>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
-  for (; c < cols; ++c) scores_block<1, V>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
+  if (lanes_last >= kFloats) return scores_group_of<V, false>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last);
+  scores_group_of<V, true>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last);
 }
 
 // E value columns by V query vectors: ot[e * ld_o + r] = keep[r] ot[e * ld_o + r] + sum_c v[c * d + e] pt[c * ld_p + r]
-// (keep null: the sums start from zero).
-template <int E, int V>
+// (keep null: the sums start from zero). Partial as in scores_block.
+template <int E, int V, bool Partial>
 inline void values_block(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
                          const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
   Vec acc[E][V];
@@ -133,7 +140,8 @@ inline void values_block(const float* pt, std::int64_t ld_p, std::int64_t cols, 
     for (int v = 0; v < V; ++v) acc[e][v] = keep != nullptr ? keep[v] * simd::load(ot + e * ld_o + v * kFloats) : Vec{};
   for (std::int64_t c = 0; c < cols; ++c) {
     Vec p[V];
-    for (int v = 0; v < V; ++v) p[v] = load_lanes(pt + c * ld_p + v * kFloats, v == V - 1 ? lanes_last : kFloats);
+    for (int v = 0; v < V; ++v)
+      p[v] = load_lanes(pt + c * ld_p + v * kFloats, Partial && v == V - 1 ? lanes_last : kFloats);
     for (int e = 0; e < E; ++e) {
       const Vec value = simd::splat(v_rows[c * d + e]);
       for (int v = 0; v < V; ++v) acc[e][v] += value * p[v];
@@ -145,13 +153,19 @@ inline void values_block(const float* pt, std::int64_t ld_p, std::int64_t cols, 
 
 // O^T for one group of V query vectors: ot (d rows of ld_o, whole vectors) = keep * ot + V^T P^T over keys
 // [0, cols), with v: (cols, d) row-major and P^T's rows ld_p apart (lanes_last queries valid in its last vector).
+template <int V, bool Partial>
+inline void values_group_of(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
+                            const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
+  std::int64_t e = 0;
+  for (; e + kBlockKeys <= d; e += kBlockKeys)
+    values_block<kBlockKeys, V, Partial>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
+  for (; e < d; ++e) values_block<1, V, Partial>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
+}
 template <int V>
 inline void values_group(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
                          const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
-  std::int64_t e = 0;
-  for (; e + kBlockKeys <= d; e += kBlockKeys)
-    values_block<kBlockKeys, V>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
-  for (; e < d; ++e) values_block<1, V>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
+  if (lanes_last >= kFloats) return values_group_of<V, false>(pt, ld_p, cols, v_rows, d, keep, ot, ld_o, lanes_last);
+  values_group_of<V, true>(pt, ld_p, cols, v_rows, d, keep, ot, ld_o, lanes_last);
 }
 
 // The causal mask on one group of S^T: -inf where key col_begin + c comes after query row_begin + r.
