@@ -68,10 +68,18 @@ class LaneFold {
     lanes::for_each_query_group(cpu_padded_rows(rows), [&](auto vecs, std::int64_t r0, std::int64_t) {
       constexpr int V = decltype(vecs)::value;
       float* st = st_ + r0;
-      lanes::scores_group<V>(qt_ + r0, ld_, k_j, cols, p_.d, float(p_.scale), st, ld_, lanes::kFloats);
-      if (crosses_diagonal) lanes::mask_after_diagonal<V>(st, ld_, cols, col_begin, row_begin + r0, lanes::kFloats);
-      lanes::Vec keep[V], after[V] = {};
-      merge_tile<V>(st, cols, m_ + r0, l_ + r0, normalised, keep, after);
+      lanes::Vec m_tile[V], keep[V], after[V] = {};
+      for (int u = 0; u < V; ++u) m_tile[u] = lanes::minus_infinity();
+      if (crosses_diagonal) {
+        lanes::scores_group<V>(qt_ + r0, ld_, k_j, cols, p_.d, float(p_.scale), st, ld_, lanes::kFloats);
+        lanes::mask_after_diagonal<V>(st, ld_, cols, col_begin, row_begin + r0, lanes::kFloats);
+        tile_max<V>(st, cols, m_tile);
+        merge_tile<V, true>(st, cols, m_tile, m_ + r0, l_ + r0, normalised, keep, after);
+      } else {
+        // Fused as a GEMM library cannot: each query's max is taken as its scores leave the registers.
+        lanes::scores_group<V>(qt_ + r0, ld_, k_j, cols, p_.d, float(p_.scale), st, ld_, lanes::kFloats, m_tile);
+        merge_tile<V, false>(st, cols, m_tile, m_ + r0, l_ + r0, normalised, keep, after);
+      }
       lanes::values_group<V>(st, ld_, cols, v_j, p_.d, keep, ot_ + r0, ld_, lanes::kFloats);
       if (normalised)
         for (std::int64_t e = 0; e < p_.d; ++e)
@@ -87,20 +95,28 @@ class LaneFold {
     lanes::pack_transposed(q_ + i * t_.br * p_.d, rows_in_block(p_.n, t_, i), p_.d, qt_, ld_);
   }
 
-  // Lines 10-11 for V vectors of queries of the tile's S^T (cols rows of ld_): m and l updated in place, S^T replaced
-  // by beta P~^T, and the factors for the output: O^T <- keep O^T + V_j^T (beta P~)^T, then O^T *= after
-  // (FlashAttention-2: keep = alpha; Algorithm 1: keep = l alpha and after = 1 / l_new, 0 while l_new = 0).
+  // Line 10's max over the tile's keys, for V vectors of queries of its S^T (cols rows of ld_).
   template <int V>
-  void merge_tile(float* st, std::int64_t cols, float* m, float* l, bool normalised, lanes::Vec keep[V],
-                  lanes::Vec after[V]) const {
+  void tile_max(const float* st, std::int64_t cols, lanes::Vec m_tile[V]) const {
+    for (std::int64_t c = 0; c < cols; ++c)
+      for (int u = 0; u < V; ++u) {
+        const lanes::Vec s = simd::load(st + c * ld_ + u * lanes::kFloats);
+        m_tile[u] = simd::select(s > m_tile[u], s, m_tile[u]);
+      }
+  }
+
+  // Lines 10-11 for V vectors of queries of the tile's S^T, given its max m_tile: m and l updated in place, S^T
+  // replaced by beta P~^T, and the factors for the output: O^T <- keep O^T + V_j^T (beta P~)^T, then O^T *= after
+  // (FlashAttention-2: keep = alpha; Algorithm 1: keep = l alpha and after = 1 / l_new, 0 while l_new = 0).
+  // Masked: whether the causal mask hid any score of the tile.
+  template <int V, bool Masked>
+  void merge_tile(float* st, std::int64_t cols, const lanes::Vec m_tile[V], float* m, float* l, bool normalised,
+                  lanes::Vec keep[V], lanes::Vec after[V]) const {
     using lanes::Vec;
     using simd::select;
     const Vec minus_infinity = lanes::minus_infinity();
     auto at = [&](std::int64_t c, int u) { return st + c * ld_ + u * lanes::kFloats; };
-    Vec m_tile[V], l_tile[V] = {}, beta[V];
-    for (int u = 0; u < V; ++u) m_tile[u] = minus_infinity;
-    for (std::int64_t c = 0; c < cols; ++c)
-      for (int u = 0; u < V; ++u) m_tile[u] = select(simd::load(at(c, u)) > m_tile[u], simd::load(at(c, u)), m_tile[u]);
+    Vec l_tile[V] = {}, beta[V];
     for (int u = 0; u < V; ++u) {
       const Vec m_old = simd::load(m + u * lanes::kFloats);
       const Vec m_new = select(m_old > m_tile[u], m_old, m_tile[u]);
@@ -110,7 +126,7 @@ class LaneFold {
     }
     for (std::int64_t c = 0; c < cols; ++c)
       for (int u = 0; u < V; ++u) {
-        const Vec p = lanes::exp_shifted(simd::load(at(c, u)), m_tile[u]);
+        const Vec p = lanes::exp_shifted<Masked>(simd::load(at(c, u)), m_tile[u]);
         l_tile[u] += p;
         simd::store(at(c, u), p * beta[u]);
       }

@@ -51,9 +51,13 @@ inline void store_lanes(float* p, Vec v, std::int64_t lanes) {
   std::memcpy(p, &v, sizeof(float) * std::size_t(lanes));
 }
 
-// exp(s - m), and exactly 0 where s is -inf (a key the causal mask hides, or every key of a query that sees none
-// yet, where m is -inf too and s - m would be NaN).
-inline Vec exp_shifted(Vec s, Vec m) { return simd::select(s == minus_infinity(), Vec{}, simd::exp_poly(s - m)); }
+// exp(s - m). Masked: whether s may be -inf (a key the causal mask hides, or every key of a query that sees none
+// yet, where m is -inf too and s - m would be NaN); those give exactly 0. Without a mask every s is finite.
+template <bool Masked>
+inline Vec exp_shifted(Vec s, Vec m) {
+  if constexpr (Masked) return simd::select(s == minus_infinity(), Vec{}, simd::exp_poly(s - m));
+  return simd::exp_poly(s - m);
+}
 
 // The query panel of rows x[0..rows) of a row-major (rows, d) block: panel[l * ld + r] = x[r * d + l], and zero in the
 // pad lanes rows <= r < ld (ld a multiple of kFloats).
@@ -93,11 +97,12 @@ inline void for_each_query_group(std::int64_t rows, Body&& body) {
   }
 }
 
-// C keys by V query vectors: st[c * ld_s + r] = scale * sum_l k[c * d + l] qt[l * ld_q + r]. Partial: whether the
-// last vector has fewer than kFloats queries (a compile-time choice keeps the test out of the full blocks' loops).
+// C keys by V query vectors: st[c * ld_s + r] = scale * sum_l k[c * d + l] qt[l * ld_q + r], and running_max[v]
+// (when given) raised to each query's largest score. Partial: whether the last vector has fewer than kFloats queries
+// (a compile-time choice keeps the test out of the full blocks' loops).
 template <int C, int V, bool Partial>
 inline void scores_block(const float* qt, std::int64_t ld_q, const float* k, std::int64_t d, float scale, float* st,
-                         std::int64_t ld_s, std::int64_t lanes_last) {
+                         std::int64_t ld_s, std::int64_t lanes_last, Vec* running_max) {
   Vec acc[C][V] = {};
   for (std::int64_t l = 0; l < d; ++l) {
     Vec q[V];
@@ -108,8 +113,11 @@ inline void scores_block(const float* qt, std::int64_t ld_q, const float* k, std
     }
   }
   for (int c = 0; c < C; ++c)
-    for (int v = 0; v < V; ++v)
-      store_lanes(st + c * ld_s + v * kFloats, scale * acc[c][v], Partial && v == V - 1 ? lanes_last : kFloats);
+    for (int v = 0; v < V; ++v) {
+      const Vec score = scale * acc[c][v];
+      store_lanes(st + c * ld_s + v * kFloats, score, Partial && v == V - 1 ? lanes_last : kFloats);
+      if (running_max != nullptr) running_max[v] = simd::select(score > running_max[v], score, running_max[v]);
+    }
 }
 
 // S^T for one group of V query vectors against keys [0, cols) (k: (cols, d) row-major): st[c * ld_s + r] =
@@ -117,17 +125,21 @@ inline void scores_block(const float* qt, std::int64_t ld_q, const float* k, std
 // last vector.
 template <int V, bool Partial>
 inline void scores_group_of(const float* qt, std::int64_t ld_q, const float* k, std::int64_t cols, std::int64_t d,
-                            float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last) {
+                            float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last, Vec* running_max) {
   std::int64_t c = 0;
   for (; c + kBlockKeys <= cols; c += kBlockKeys)
-    scores_block<kBlockKeys, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
-  for (; c < cols; ++c) scores_block<1, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last);
+    scores_block<kBlockKeys, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last, running_max);
+  for (; c < cols; ++c)
+    scores_block<1, V, Partial>(qt, ld_q, k + c * d, d, scale, st + c * ld_s, ld_s, lanes_last, running_max);
 }
+// running_max (V vectors, optional): raised to each query's largest score of these keys, as they leave the registers.
 template <int V>
 inline void scores_group(const float* qt, std::int64_t ld_q, const float* k, std::int64_t cols, std::int64_t d,
-                         float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last) {
-  if (lanes_last >= kFloats) return scores_group_of<V, false>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last);
-  scores_group_of<V, true>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last);
+                         float scale, float* st, std::int64_t ld_s, std::int64_t lanes_last,
+                         Vec* running_max = nullptr) {
+  if (lanes_last >= kFloats)
+    return scores_group_of<V, false>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last, running_max);
+  scores_group_of<V, true>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last, running_max);
 }
 
 // E value columns by V query vectors: ot[e * ld_o + r] = keep[r] ot[e * ld_o + r] + sum_c v[c * d + e] pt[c * ld_p + r]

@@ -12,6 +12,7 @@
 // in the lesson's memory comparison; the tiled kernel's count includes its panels.
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "engine/parallel.h"
@@ -85,12 +86,19 @@ void v1_naive(const Problem& p, const float* q, const float* k, const float* v, 
           const lanes::Vec x = lanes::load_lanes(at(c, u), lanes_of(u));
           max[u] = simd::select(x > max[u], x, max[u]);
         }
-      for (std::int64_t c = 0; c < b.visible_keys; ++c)
-        for (int u = 0; u < V; ++u) {
-          const lanes::Vec e = lanes::exp_shifted(lanes::load_lanes(at(c, u), lanes_of(u)), max[u]);
-          sum[u] += e;
-          lanes::store_lanes(at(c, u), e, lanes_of(u));
-        }
+      auto exponentials = [&](auto masked) {
+        for (std::int64_t c = 0; c < b.visible_keys; ++c)
+          for (int u = 0; u < V; ++u) {
+            const lanes::Vec x = lanes::load_lanes(at(c, u), lanes_of(u));
+            const lanes::Vec e = lanes::exp_shifted<decltype(masked)::value>(x, max[u]);
+            sum[u] += e;
+            lanes::store_lanes(at(c, u), e, lanes_of(u));
+          }
+      };
+      if (p.causal)
+        exponentials(std::true_type{});
+      else
+        exponentials(std::false_type{});
       for (int u = 0; u < V; ++u) sum[u] = 1.0f / sum[u];
       for (std::int64_t c = 0; c < b.visible_keys; ++c)
         for (int u = 0; u < V; ++u)
