@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "engine/errors.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/cpu/block_queue.h"
 #include "kernels/attention/gpu_tiles.h"
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
@@ -243,6 +245,29 @@ TEST_CASE("the measured vector fold gives the output of the traced plain fold on
       INFO("causal=", causal, " order=", order == LoopOrder::KvOuter ? "fa1" : "fa2");
       for (std::size_t e = 0; e < o.size(); ++e) CHECK(std::fabs(o[e] - trace.output[e]) < 1e-6);
     }
+}
+
+TEST_CASE("the block queue hands out every block once: in order to one worker, last first to several") {
+  BlockQueue one(4, 1);
+  std::vector<std::int64_t> order;
+  for (std::int64_t b = 0; one.take(b);) order.push_back(b);
+  CHECK(order == std::vector<std::int64_t>{0, 1, 2, 3});
+  BlockQueue shared(1000, 2);
+  std::vector<int> times_taken(1000, 0);
+  std::vector<std::int64_t> first_taken(2, -1);
+  std::thread other([&] {
+    for (std::int64_t b = 0; shared.take(b);) {
+      if (first_taken[1] < 0) first_taken[1] = b;
+      ++times_taken[std::size_t(b)];  // each block goes to one thread only, so no two threads write one element
+    }
+  });
+  for (std::int64_t b = 0; shared.take(b);) {
+    if (first_taken[0] < 0) first_taken[0] = b;
+    ++times_taken[std::size_t(b)];
+  }
+  other.join();
+  CHECK(std::count(times_taken.begin(), times_taken.end(), 1) == 1000);
+  CHECK(std::max(first_taken[0], first_taken[1]) == 999);  // the last block went out first
 }
 
 TEST_CASE("causal first row attends only to itself: output equals v_0 exactly") {

@@ -107,8 +107,9 @@ DLSYS_HOST_DEVICE constexpr std::int64_t cpu_padded_rows(std::int64_t br) {
 DLSYS_HOST_DEVICE constexpr std::int64_t flash_tile_scratch_elements(const Tiling& t, std::int64_t d) {
   return cpu_padded_rows(t.br) * (t.bc + 2 * d + 2);
 }
-// Workers: one per thread, never more than there are Q blocks to share out. Worker w takes Q blocks w, w + W, ...
-// (interleaved, so a causal mask's triangle of work splits evenly).
+// Workers: one per thread, never more than there are Q blocks to share out. In Algorithm 1's order worker w takes Q
+// blocks w, w + W, ... (interleaved, so a causal mask's triangle of work splits evenly); in FlashAttention-2's order
+// the CPU kernel's workers take the next Q block as they finish one.
 DLSYS_HOST_DEVICE constexpr std::int64_t flash_workers(std::int64_t n, const Tiling& t, std::int64_t threads) {
   return min_of(threads < 1 ? 1 : threads, row_blocks(n, t) < 1 ? 1 : row_blocks(n, t));
 }

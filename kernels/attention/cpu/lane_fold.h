@@ -4,7 +4,8 @@
 // (query_lanes.h). The worker's Q_i block and its O_i accumulator are held transposed in its scratch, as a GPU holds
 // them on chip, so a tile's scores, each query's running m and l, and the output rescale are whole-vector operations:
 //   S^T = scale K_j Q_i^T               (bc x br' scores, the causal mask on tiles that cross the diagonal)
-//   m~ = max over keys, P~ = exp(S - m~), l~ = sum of P~ over keys, per query lane (line 10)
+//   m~ = max over keys (taken as the scores leave the registers, on a tile the mask crosses after masking),
+//   P~ = exp(S - m~), l~ = sum of P~ over keys, per query lane (line 10)
 //   m_new, alpha = exp(m - m_new), beta = exp(m~ - m_new), l_new = alpha l + beta l~ (line 11, merge_factors)
 //   O^T <- alpha O^T + V_j^T (beta P~)^T  (FlashAttention-2), or (l alpha O^T + V_j^T (beta P~)^T) / l_new (line 12)
 // Scratch (flash_tile_scratch_elements): with br' = br padded to 16, S^T (bc x br'), Q_i^T and O_i^T (d x br' each),

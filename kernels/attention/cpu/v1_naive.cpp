@@ -6,8 +6,8 @@
 // of kGroupQueries (48 with AVX-512) queries, each block key-major (block b's scores of key c for its queries are
 // contiguous), so every pass streams a block's n x 48 panel front to back.
 // Threads: `threads` workers of the lab's pool (the lesson gives both kernels the same number, both cores by
-// default); worker w takes query blocks w, w + threads, ... in every pass, as the tiled kernel shares out its Q blocks,
-// so a causal mask's triangle of work splits evenly. Each worker's panel of d x 48 floats (its block of queries
+// default), each taking the next block of queries from a shared queue in every pass (block_queue.h), as the tiled
+// kernel takes its Q blocks. Neither kernel calls OpenBLAS. Each worker's panel of d x 48 floats (its block of queries
 // transposed in pass 1, its block of outputs in pass 3) is not in the n x n count, which favours this kernel a little
 // in the lesson's memory comparison; the tiled kernel's count includes its panels.
 #include <algorithm>
@@ -17,6 +17,7 @@
 
 #include "engine/parallel.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/cpu/block_queue.h"
 #include "kernels/attention/cpu/query_lanes.h"
 
 namespace dlsys::attention {
@@ -35,22 +36,22 @@ struct QueryBlock {
   float* scores = nullptr;        // (n, rows): S^T of this block's queries, then P^T
 };
 
-// Runs body(block, panel) for every block of queries, each worker over its blocks with one panel of d x 48 floats.
+// Runs body(block, panel) for every block of queries, each worker with one panel of d x 48 floats.
 template <typename Body>
 void for_each_block(const Problem& p, float* s, int threads, Body&& body) {
   const std::int64_t blocks = ceil_div(p.n, kGroupQueries);
   const std::int64_t workers = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks));
-  parallel_for(workers, int(workers), [&](std::int64_t worker_begin, std::int64_t worker_end) {
+  BlockQueue queue(blocks, workers);
+  parallel_for(workers, int(workers), [&](std::int64_t, std::int64_t) {
     std::vector<float> panel(std::size_t(p.d * kGroupQueries));
-    for (std::int64_t w = worker_begin; w < worker_end; ++w)
-      for (std::int64_t b = w; b < blocks; b += workers) {
-        QueryBlock block;
-        block.row_begin = b * kGroupQueries;
-        block.rows = std::min(kGroupQueries, p.n - block.row_begin);
-        block.visible_keys = p.causal ? block.row_begin + block.rows : p.n;
-        block.scores = s + block.row_begin * p.n;
-        body(block, panel.data());
-      }
+    for (std::int64_t b = 0; queue.take(b);) {
+      QueryBlock block;
+      block.row_begin = b * kGroupQueries;
+      block.rows = std::min(kGroupQueries, p.n - block.row_begin);
+      block.visible_keys = p.causal ? block.row_begin + block.rows : p.n;
+      block.scores = s + block.row_begin * p.n;
+      body(block, panel.data());
+    }
   });
 }
 

@@ -5,13 +5,16 @@
 // tile by exp(m_tile - m_new). Nothing is approximated, so the result equals softmax(S) V up to fp rounding.
 // Here the CPU's caches play the part of the GPU's SRAM; the tile sizes come from the same Algorithm 1 formulas.
 // Threads: `threads` workers of the lab's pool, as v1_naive (the lesson gives both the same number, both cores by
-// default); neither kernel calls OpenBLAS. Worker w takes Q blocks w, w + W, ...
+// default); neither kernel calls OpenBLAS. In FlashAttention-2's order each worker takes the next Q block from a queue
+// shared with the others (block_queue.h), as v1_naive takes its blocks; in Algorithm 1's order worker w keeps Q blocks
+// w, w + W, ... for the whole run, since it streams the K/V blocks past the same Q blocks again and again.
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
 
 #include "engine/parallel.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/cpu/block_queue.h"
 #include "kernels/attention/cpu/lane_fold.h"
 #include "kernels/attention/cpu/plain_fold.h"
 
@@ -29,8 +32,8 @@ class TiledAttention {
 
   // FlashAttention-2's order: one Q block at a time; its m, l and unnormalised output stay with the worker until
   // every K/V block has been folded in, then the output is divided by l once.
-  void run_q_outer(std::int64_t worker, std::int64_t workers, Fold& fold, Traffic& traffic) const {
-    for (std::int64_t i = worker; i < tr_; i += workers) {
+  void run_q_outer(BlockQueue& q_blocks, Fold& fold, Traffic& traffic) const {
+    for (std::int64_t i = 0; q_blocks.take(i);) {
       const std::int64_t rows = rows_in_block(p_.n, t_, i);
       fold.begin_q_block(i);
       traffic.read_elements += double(rows * p_.d);  // Q_i
@@ -84,13 +87,14 @@ void run_tiles(const Problem& p, const Tiling& t, LoopOrder order, const T* q, c
   T* m_all = scratch.data() + workers * tile_elements;  // KvOuter only: m (n), l (n) in main memory
   T* l_all = m_all + p.n;
   const TiledAttention<T, Fold> kernel(p, t);
+  BlockQueue q_blocks(row_blocks(p.n, t), workers);
   std::mutex traffic_mutex;
   parallel_for(workers, int(workers), [&](std::int64_t worker_begin, std::int64_t worker_end) {
     for (std::int64_t w = worker_begin; w < worker_end; ++w) {
       Traffic traffic;
       Fold fold(p, t, q, k, v, o, scratch.data() + w * tile_elements, trace);
       if (order == LoopOrder::QOuter)
-        kernel.run_q_outer(w, workers, fold, traffic);
+        kernel.run_q_outer(q_blocks, fold, traffic);
       else
         kernel.run_kv_outer(w, workers, fold, o, m_all, l_all, traffic);
       if (counted != nullptr) {
