@@ -81,7 +81,9 @@ class LaneFold {
         lanes::scores_group<V>(qt_ + r0, ld_, k_j, cols, p_.d, float(p_.scale), st, ld_, lanes::kFloats, m_tile);
         merge_tile<V, false>(st, cols, m_tile, m_ + r0, l_ + r0, normalised, keep, after);
       }
-      lanes::values_group<V>(st, ld_, cols, v_j, p_.d, keep, ot_ + r0, ld_, lanes::kFloats);
+      // Once the running max stops moving, alpha is exactly 1 for every query and the output only accumulates.
+      const lanes::Start start = lanes::all_ones<V>(keep) ? lanes::Start::Add : lanes::Start::Rescale;
+      lanes::values_group<V>(st, ld_, cols, v_j, p_.d, start, keep, ot_ + r0, ld_, lanes::kFloats);
       if (normalised)
         for (std::int64_t e = 0; e < p_.d; ++e)
           for (int u = 0; u < V; ++u) {

@@ -142,14 +142,20 @@ inline void scores_group(const float* qt, std::int64_t ld_q, const float* k, std
   scores_group_of<V, true>(qt, ld_q, k, cols, d, scale, st, ld_s, lanes_last, running_max);
 }
 
-// E value columns by V query vectors: ot[e * ld_o + r] = keep[r] ot[e * ld_o + r] + sum_c v[c * d + e] pt[c * ld_p + r]
-// (keep null: the sums start from zero). Partial as in scores_block.
+// Where a block of output sums starts: at zero, at what the output holds, or at that times a factor per query.
+enum class Start { Zero, Add, Rescale };
+
+// E value columns by V query vectors: ot[e * ld_o + r] = start + sum_c v[c * d + e] pt[c * ld_p + r], with start 0,
+// ot[e * ld_o + r] or keep[r] ot[e * ld_o + r]. Partial as in scores_block.
 template <int E, int V, bool Partial>
 inline void values_block(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
-                         const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
+                         Start start, const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
   Vec acc[E][V];
   for (int e = 0; e < E; ++e)
-    for (int v = 0; v < V; ++v) acc[e][v] = keep != nullptr ? keep[v] * simd::load(ot + e * ld_o + v * kFloats) : Vec{};
+    for (int v = 0; v < V; ++v) {
+      acc[e][v] = start == Start::Zero ? Vec{} : simd::load(ot + e * ld_o + v * kFloats);
+      if (start == Start::Rescale) acc[e][v] *= keep[v];
+    }
   for (std::int64_t c = 0; c < cols; ++c) {
     Vec p[V];
     for (int v = 0; v < V; ++v)
@@ -163,21 +169,32 @@ inline void values_block(const float* pt, std::int64_t ld_p, std::int64_t cols, 
     for (int v = 0; v < V; ++v) simd::store(ot + e * ld_o + v * kFloats, acc[e][v]);
 }
 
-// O^T for one group of V query vectors: ot (d rows of ld_o, whole vectors) = keep * ot + V^T P^T over keys
-// [0, cols), with v: (cols, d) row-major and P^T's rows ld_p apart (lanes_last queries valid in its last vector).
+// O^T for one group of V query vectors: ot (d rows of ld_o, whole vectors) = start + V^T P^T over keys [0, cols),
+// with v: (cols, d) row-major and P^T's rows ld_p apart (lanes_last queries valid in its last vector).
 template <int V, bool Partial>
 inline void values_group_of(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
-                            const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
+                            Start start, const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
   std::int64_t e = 0;
   for (; e + kBlockKeys <= d; e += kBlockKeys)
-    values_block<kBlockKeys, V, Partial>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
-  for (; e < d; ++e) values_block<1, V, Partial>(pt, ld_p, cols, v_rows + e, d, keep, ot + e * ld_o, ld_o, lanes_last);
+    values_block<kBlockKeys, V, Partial>(pt, ld_p, cols, v_rows + e, d, start, keep, ot + e * ld_o, ld_o, lanes_last);
+  for (; e < d; ++e)
+    values_block<1, V, Partial>(pt, ld_p, cols, v_rows + e, d, start, keep, ot + e * ld_o, ld_o, lanes_last);
 }
 template <int V>
 inline void values_group(const float* pt, std::int64_t ld_p, std::int64_t cols, const float* v_rows, std::int64_t d,
-                         const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
-  if (lanes_last >= kFloats) return values_group_of<V, false>(pt, ld_p, cols, v_rows, d, keep, ot, ld_o, lanes_last);
-  values_group_of<V, true>(pt, ld_p, cols, v_rows, d, keep, ot, ld_o, lanes_last);
+                         Start start, const Vec* keep, float* ot, std::int64_t ld_o, std::int64_t lanes_last) {
+  if (lanes_last >= kFloats)
+    return values_group_of<V, false>(pt, ld_p, cols, v_rows, d, start, keep, ot, ld_o, lanes_last);
+  values_group_of<V, true>(pt, ld_p, cols, v_rows, d, start, keep, ot, ld_o, lanes_last);
+}
+
+// Whether every lane of the V vectors is exactly 1 (a rescale by them would change nothing).
+template <int V>
+inline bool all_ones(const Vec x[V]) {
+  for (int v = 0; v < V; ++v)
+    for (int t = 0; t < kFloats; ++t)
+      if (x[v][t] != 1.0f) return false;
+  return true;
 }
 
 // The causal mask on one group of S^T: -inf where key col_begin + c comes after query row_begin + r.

@@ -111,11 +111,10 @@ void v1_naive(const Problem& p, const float* q, const float* k, const float* v, 
   for_each_block(p, s, threads, [&](const QueryBlock& b, float* o_panel) {
     lanes::for_each_query_group(b.rows, [&](auto vecs, std::int64_t, std::int64_t lanes_last) {
       constexpr int V = decltype(vecs)::value;
-      lanes::Vec ones[V];
-      for (int u = 0; u < V; ++u) ones[u] = simd::splat(1.0f);
       for (std::int64_t c = 0; c < b.visible_keys; c += kKeyChunk)
         lanes::values_group<V>(b.scores + c * b.rows, b.rows, std::min(kKeyChunk, b.visible_keys - c), v + c * d, d,
-                               c == 0 ? nullptr : ones, o_panel, kGroupQueries, lanes_last);
+                               c == 0 ? lanes::Start::Zero : lanes::Start::Add, nullptr, o_panel, kGroupQueries,
+                               lanes_last);
     });
     lanes::unpack_transposed(o_panel, kGroupQueries, nullptr, b.rows, d, o + b.row_begin * d);
   });
