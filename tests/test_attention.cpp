@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "engine/errors.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/cpu/block_queue.h"
 #include "kernels/attention/gpu_tiles.h"
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
@@ -68,8 +70,10 @@ TEST_CASE("main-memory traffic: closed forms") {
   // Summed per Q block, not per tile: a million 1 x 1 tiles a side costs a million steps, not 10^12.
   const Traffic huge = flash_traffic(1 << 20, 1, {1, 1}, false, LoopOrder::KvOuter, 256);
   CHECK(huge.read_elements == 256.0 * 2 * (1 << 20) + 4.0 * double(1 << 20) * double(1 << 20));
-  CHECK(flash_scratch_elements(4096, t, LoopOrder::QOuter, 2) == 2 * (48 * 48 + 96));
-  CHECK(flash_scratch_elements(4096, t, LoopOrder::KvOuter, 2) == 2 * (48 * 48 + 96) + 2 * 4096);
+  // Per worker, rows padded to 16: S^T (bc x 48), Q_i^T and O_i^T (d x 48 each), m and l (48 each).
+  CHECK(flash_scratch_elements(4096, 64, t, LoopOrder::QOuter, 2) == 2 * 48 * (48 + 2 * 64 + 2));
+  CHECK(flash_scratch_elements(4096, 64, t, LoopOrder::KvOuter, 2) == 2 * 48 * (48 + 2 * 64 + 2) + 2 * 4096);
+  CHECK(flash_tile_scratch_elements({5, 7}, 3) == 16 * (7 + 2 * 3 + 2));  // br = 5 padded to one vector of 16
   CHECK(naive_scratch_elements(4096) == 4096 * 4096);
 }
 
@@ -178,7 +182,8 @@ TEST_CASE("naive and flash (both orders) match the double reference at awkward s
     INFO("n=", c.n, " d=", c.d, " causal=", c.causal, " br=", c.tiling.br, " bc=", c.tiling.bc);
     CHECK(naive_err < 1e-5);
     for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
-      std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(c.n, c.tiling, order, c.threads)));
+      std::vector<float> scratch(
+          static_cast<std::size_t>(flash_scratch_elements(c.n, c.d, c.tiling, order, c.threads)));
       Traffic counted;
       v2_flash<float>(p, c.tiling, order, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, c.threads, nullptr,
                       &counted);
@@ -194,11 +199,82 @@ TEST_CASE("naive and flash (both orders) match the double reference at awkward s
   }
 }
 
+// The measured kernels hold 16 queries per vector (AVX-512; 8 or 4 elsewhere) in register blocks of 48 queries by 8
+// keys or 8 value columns. These sizes leave a part of every such unit: a last vector with one or fifteen queries,
+// one, two or three vectors per block, Q blocks wider than a register block, key and value blocks cut short, d below,
+// between and above whole vectors, n not a multiple of the tiles or of standard attention's 48-query blocks.
+TEST_CASE("naive and flash match the reference where n, d and the tiles cut vectors and register blocks short") {
+  const Case cases[] = {
+      {17, 1, false, {5, 13}, 2},    {17, 1, true, {16, 3}, 1},     {49, 5, false, {17, 9}, 2},
+      {49, 5, true, {1, 49}, 3},     {97, 17, true, {33, 8}, 2},    {97, 17, false, {48, 48}, 3},
+      {130, 33, true, {100, 16}, 2}, {130, 33, false, {49, 65}, 2}, {161, 65, true, {15, 31}, 2},
+      {161, 100, false, {47, 7}, 1}, {200, 64, true, {48, 48}, 2},  {200, 64, false, {64, 40}, 3},
+  };
+  for (const Case& c : cases) {
+    const Problem p{c.n, c.d, c.causal, default_scale(c.d)};
+    const Inputs in = make_inputs(p, 29 + std::uint32_t(c.n + c.d));
+    std::vector<float> o(in.q.size());
+    std::vector<float> s(static_cast<std::size_t>(naive_scratch_elements(c.n)));
+    v1_naive(p, in.q.data(), in.k.data(), in.v.data(), o.data(), s, c.threads);
+    const double naive_err = max_abs_error(o, in.ref);
+    INFO("n=", c.n, " d=", c.d, " causal=", c.causal, " br=", c.tiling.br, " bc=", c.tiling.bc, " threads=", c.threads);
+    CHECK(naive_err < 1e-5);
+    for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
+      std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(c.n, c.d, c.tiling, order, c.threads)),
+                                 NAN);  // the kernel must not read scratch it has not written
+      std::fill(o.begin(), o.end(), NAN);
+      v2_flash<float>(p, c.tiling, order, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, c.threads);
+      const double flash_err = max_abs_error(o, in.ref);
+      INFO("order=", order == LoopOrder::KvOuter ? "fa1" : "fa2", " naive_err=", naive_err, " flash_err=", flash_err);
+      CHECK(flash_err < 1e-5);
+      CHECK(meets_accuracy_rule(flash_err, naive_err));
+    }
+  }
+}
+
+TEST_CASE("the measured vector fold gives the output of the traced plain fold on the same inputs") {
+  for (const bool causal : {false, true})
+    for (LoopOrder order : {LoopOrder::KvOuter, LoopOrder::QOuter}) {
+      const FlashTrace trace = trace_flash({37, 7, causal, {5, 6}, order, 13});  // plain fold, one thread
+      const Problem& p = trace.problem;
+      const std::vector<float> q(trace.q.begin(), trace.q.end()), k(trace.k.begin(), trace.k.end()),
+          v(trace.v.begin(), trace.v.end());  // the trace's float inputs, exactly
+      std::vector<float> o(q.size());
+      std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(p.n, p.d, trace.tiling, order, 2)));
+      v2_flash<float>(p, trace.tiling, order, q.data(), k.data(), v.data(), o.data(), scratch, 2);
+      INFO("causal=", causal, " order=", order == LoopOrder::KvOuter ? "fa1" : "fa2");
+      for (std::size_t e = 0; e < o.size(); ++e) CHECK(std::fabs(o[e] - trace.output[e]) < 1e-6);
+    }
+}
+
+TEST_CASE("the block queue hands out every block once: in order to one worker, last first to several") {
+  BlockQueue one(4, 1);
+  std::vector<std::int64_t> order;
+  for (std::int64_t b = 0; one.take(b);) order.push_back(b);
+  CHECK(order == std::vector<std::int64_t>{0, 1, 2, 3});
+  BlockQueue shared(1000, 2);
+  std::vector<int> times_taken(1000, 0);
+  std::vector<std::int64_t> first_taken(2, -1);
+  std::thread other([&] {
+    for (std::int64_t b = 0; shared.take(b);) {
+      if (first_taken[1] < 0) first_taken[1] = b;
+      ++times_taken[std::size_t(b)];  // each block goes to one thread only, so no two threads write one element
+    }
+  });
+  for (std::int64_t b = 0; shared.take(b);) {
+    if (first_taken[0] < 0) first_taken[0] = b;
+    ++times_taken[std::size_t(b)];
+  }
+  other.join();
+  CHECK(std::count(times_taken.begin(), times_taken.end(), 1) == 1000);
+  CHECK(std::max(first_taken[0], first_taken[1]) == 999);  // the last block went out first
+}
+
 TEST_CASE("causal first row attends only to itself: output equals v_0 exactly") {
   const Problem p{9, 5, true, default_scale(5)};
   const Inputs in = make_inputs(p, 3);
   std::vector<float> o(in.q.size());
-  std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(9, {4, 4}, LoopOrder::QOuter, 1)));
+  std::vector<float> scratch(static_cast<std::size_t>(flash_scratch_elements(9, 5, {4, 4}, LoopOrder::QOuter, 1)));
   v2_flash<float>(p, {4, 4}, LoopOrder::QOuter, in.q.data(), in.k.data(), in.v.data(), o.data(), scratch, 1);
   for (int e = 0; e < 5; ++e) CHECK(o[e] == in.v[e]);
 }

@@ -60,7 +60,7 @@ struct TileRecord {
 using TileTrace = std::function<void(const TileRecord&)>;
 
 // T is float for the measured kernel and double for the worked example (same code, no rounding in the way).
-// scratch: at least flash_scratch_elements(n, tiling, order, threads) elements. `counted`, when given, receives the
+// scratch: at least flash_scratch_elements(n, d, tiling, order, threads) elements. `counted`, when given, receives the
 // main-memory traffic (elements) the kernel's block loads and stores add up to.
 template <typename T>
 void v2_flash(const Problem& problem, const Tiling& tiling, LoopOrder order, const T* q, const T* k, const T* v, T* o,

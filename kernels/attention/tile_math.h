@@ -94,18 +94,29 @@ DLSYS_HOST_DEVICE constexpr std::int64_t cols_in_block(std::int64_t n, const Til
 // Scratch of the naive kernel: S = scale Q K^T, n x n, overwritten in place by P = softmax(S).
 DLSYS_HOST_DEVICE constexpr std::int64_t naive_scratch_elements(std::int64_t n) { return n * n; }
 
-// Scratch of one worker of the tiled kernel: the S/P tile (br x bc) and the running m and l of its br rows.
-// Q, K, V and O are read and written in place.
-DLSYS_HOST_DEVICE constexpr std::int64_t flash_tile_scratch_elements(const Tiling& t) { return t.br * t.bc + 2 * t.br; }
-// Workers: one per thread, never more than there are Q blocks to share out. Worker w takes Q blocks w, w + W, ...
-// (interleaved, so a causal mask's triangle of work splits evenly).
+// The CPU kernel's vector lanes run over queries (kernels/attention/cpu/query_lanes.h): a worker holds its br query
+// rows padded to whole vectors of 16 floats (AVX-512's width, a multiple of the narrower ones).
+inline constexpr std::int64_t kCpuQueryLanes = 16;
+DLSYS_HOST_DEVICE constexpr std::int64_t cpu_padded_rows(std::int64_t br) {
+  return ceil_div(br, kCpuQueryLanes) * kCpuQueryLanes;
+}
+// Scratch of one worker of the tiled kernel on the CPU, with br' = br padded as above: the S/P tile (bc x br'), the
+// Q_i block transposed (d x br'), the O_i accumulator transposed (d x br'), and the running m and l (br' each): what
+// Algorithm 1 keeps on chip, K_j and V_j aside (they are read where they lie). Q, K and V are read and O written in
+// place in main memory.
+DLSYS_HOST_DEVICE constexpr std::int64_t flash_tile_scratch_elements(const Tiling& t, std::int64_t d) {
+  return cpu_padded_rows(t.br) * (t.bc + 2 * d + 2);
+}
+// Workers: one per thread, never more than there are Q blocks to share out. In Algorithm 1's order worker w takes Q
+// blocks w, w + W, ... (interleaved, so a causal mask's triangle of work splits evenly); in FlashAttention-2's order
+// the CPU kernel's workers take the next Q block as they finish one.
 DLSYS_HOST_DEVICE constexpr std::int64_t flash_workers(std::int64_t n, const Tiling& t, std::int64_t threads) {
   return min_of(threads < 1 ? 1 : threads, row_blocks(n, t) < 1 ? 1 : row_blocks(n, t));
 }
 // Whole scratch of the tiled kernel. Algorithm 1's order also keeps l and m (n each) in main memory between tiles.
-DLSYS_HOST_DEVICE constexpr std::int64_t flash_scratch_elements(std::int64_t n, const Tiling& t, LoopOrder order,
-                                                                std::int64_t workers) {
-  return workers * flash_tile_scratch_elements(t) + (order == LoopOrder::KvOuter ? 2 * n : 0);
+DLSYS_HOST_DEVICE constexpr std::int64_t flash_scratch_elements(std::int64_t n, std::int64_t d, const Tiling& t,
+                                                                LoopOrder order, std::int64_t workers) {
+  return workers * flash_tile_scratch_elements(t, d) + (order == LoopOrder::KvOuter ? 2 * n : 0);
 }
 
 // Shared memory of one CUDA thread block of v2_flash (FlashAttention-2 order): Q_i, K_j, V_j and the O_i accumulator

@@ -32,7 +32,8 @@ struct FlashTrace {
 inline constexpr std::int64_t kMaxTraceN = 64;
 inline constexpr std::int64_t kMaxTraceD = 16;
 
-// Runs v2_flash<float> (the kernel `run` measures) on seeded random q, k, v in [-1, 1) with scale 1/sqrt(d).
+// Runs v2_flash<float> (the kernel `run` measures; with its trace hook on it takes the plain fold, plain_fold.h, which
+// keeps the same state as the measured vector fold) on seeded random q, k, v in [-1, 1) with scale 1/sqrt(d).
 // Throws BadInput when n, d or the tiles are outside 1..kMaxTraceN, 1..kMaxTraceD, 1..n.
 FlashTrace trace_flash(const TraceRequest& request);
 

@@ -27,7 +27,9 @@ inline constexpr std::int64_t kVectorBytes = kFloats * sizeof(float);
 typedef float Vec __attribute__((vector_size(kVectorBytes)));
 typedef std::int32_t IVec __attribute__((vector_size(kVectorBytes)));
 
-inline Vec splat(float v) { return Vec{} + v; }
+// v in every lane. Written as v - 0, which is v for every float (-0 included), so the compiler emits one broadcast
+// (from memory, where v comes from there); Vec{} + v must turn -0 into +0 and costs an add before the broadcast.
+inline Vec splat(float v) { return v - Vec{}; }
 inline Vec load(const float* p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);

@@ -158,8 +158,9 @@ SizeMeasurement measure_cpu(const Setup& s, const Inputs& in, MemoryLedger& run_
   }
   if (s.flash) {
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
-    flash.scratch = HostBuffer<float>(flash.ledger, "scratch",
-                                      std::size_t(attention::flash_scratch_elements(n, s.tiling, s.order, workers)));
+    flash.scratch =
+        HostBuffer<float>(flash.ledger, "scratch",
+                          std::size_t(attention::flash_scratch_elements(n, s.problem.d, s.tiling, s.order, workers)));
     flash.output = HostBuffer<float>(run_ledger, "output", count);
     flash.run = [&] {
       each_head([&](std::size_t at) {
@@ -268,7 +269,7 @@ class SweepSeries {
                   ? double(attention::cuda::naive_device_scratch_bytes(s.heads, n, s.precision))
                   : double(attention::naive_scratch_elements(n) * kElementBytes));
     add_point(mem_flash_theory_, x,
-              double(attention::flash_scratch_elements(n, s.tiling, s.order, workers) * kElementBytes));
+              double(attention::flash_scratch_elements(n, d, s.tiling, s.order, workers) * kElementBytes));
     add_point(hbm_naive_, x, attention::naive_traffic(n, d).total_elements() * kElementBytes);
     add_point(
         hbm_flash_, x,
@@ -599,7 +600,7 @@ flash::FlashTheory flash_theory(const ParamValues& p) {
   t.order = order_name(c.order);
   t.scale = attention::default_scale(d);
   t.naive_scratch_bytes = double(attention::naive_scratch_elements(n) * kElementBytes);
-  t.flash_scratch_bytes = double(attention::flash_scratch_elements(n, c.tiling, c.order, workers) * kElementBytes);
+  t.flash_scratch_bytes = double(attention::flash_scratch_elements(n, d, c.tiling, c.order, workers) * kElementBytes);
   t.scratch_ratio = t.naive_scratch_bytes / t.flash_scratch_bytes;
   t.hbm_bytes_naive = attention::naive_traffic(n, d).total_elements() * kElementBytes;
   t.hbm_bytes_flash = traffic_bytes(c.order);

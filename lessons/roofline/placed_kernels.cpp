@@ -108,7 +108,7 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
   run.progress(fmt::format("flash attention, n = {}", n));
   HostBuffer<float> scratch(
       ledger, "attention",
-      std::size_t(attention::flash_scratch_elements(n, tiling, attention::LoopOrder::QOuter, workers)));
+      std::size_t(attention::flash_scratch_elements(n, d, tiling, attention::LoopOrder::QOuter, workers)));
   const TimingStats t = run.time([&] {
     attention::v2_flash<float>(problem, tiling, attention::LoopOrder::QOuter, q.data(), k.data(), v.data(), o.data(),
                                scratch.span(), run.threads);

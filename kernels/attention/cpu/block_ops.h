@@ -1,6 +1,6 @@
 #pragma once
-// The inner loops both CPU kernels share, so naive and tiled attention differ only in what they keep in memory:
-// the same dot products make the scores, the same exp, the same row updates make the output.
+// The plain inner loops of the tiled kernel's plain fold (plain_fold.h: traced runs and the double worked example),
+// one row of a tile at a time, in any element type. The measured fp32 kernels use query_lanes.h instead.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -15,7 +15,7 @@ template <typename T>
 void run_traced(FlashTrace& trace, const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v) {
   const Problem& p = trace.problem;
   std::vector<T> o(static_cast<std::size_t>(p.n * p.d));
-  std::vector<T> scratch(static_cast<std::size_t>(flash_scratch_elements(p.n, trace.tiling, trace.order, 1)));
+  std::vector<T> scratch(static_cast<std::size_t>(flash_scratch_elements(p.n, p.d, trace.tiling, trace.order, 1)));
   const TileTrace hook = [&](const TileRecord& record) { trace.tiles.push_back(record); };
   v2_flash<T>(p, trace.tiling, trace.order, q.data(), k.data(), v.data(), o.data(), scratch, 1, &hook, &trace.counted);
   trace.q.assign(q.begin(), q.end());
