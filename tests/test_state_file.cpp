@@ -79,7 +79,7 @@ TEST_CASE("the window's last lesson, step and parameters open again on the next 
   for (std::size_t i = 0; i < lessons.size(); ++i)
     if (lessons[i]->id() == "ddp") closing.lesson_index = static_cast<int>(i);
   closing.session().step = 3;
-  closing.session().params = ParamValues::parse(find_lesson("ddp").params(), {"n=3"});
+  closing.session().params = ParamValues::parse(find_lesson("ddp").params(), {"n=8"});
   gui::save_last_state(closing);
 
   gui::AppState reopened;
@@ -87,7 +87,7 @@ TEST_CASE("the window's last lesson, step and parameters open again on the next 
   CHECK(gui::open_last_state(reopened));
   CHECK(all_lessons()[reopened.lesson_index]->id() == "ddp");
   CHECK(reopened.session().step == 3);
-  CHECK(reopened.session().params.integer("n") == 3);
+  CHECK(reopened.session().params.integer("n") == 8);
 
   // A damaged file is refused whole: nothing changes, and the caller says why.
   std::FILE* f = std::fopen(gui::last_state_path().c_str(), "w");
