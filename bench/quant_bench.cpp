@@ -257,14 +257,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool one_variant = argc > 2;
-  const int only_variant = one_variant ? std::atoi(argv[2]) : 0;
-  if (one_variant && (only_variant < 0 || only_variant >= quant::cuda::kGemvVariantCount)) {
+  char* variant_end = nullptr;
+  const long only_variant = one_variant ? std::strtol(argv[2], &variant_end, 10) : 0;
+  if (one_variant && (variant_end == argv[2] || *variant_end != '\0' || only_variant < 0 ||
+                      only_variant >= quant::cuda::kGemvVariantCount)) {
     fmt::print(stderr, "dlsys_quant_bench: variant '{}' is not allowed; allowed: 0 to {}\n", argv[2],
                quant::cuda::kGemvVariantCount - 1);
     return 2;
   }
   try {
-    return one_variant ? profile_one_variant(n, only_variant) : bench_all(n, status.device.name);
+    return one_variant ? profile_one_variant(n, int(only_variant)) : bench_all(n, status.device.name);
   } catch (const std::exception& e) {
     fmt::print(stderr, "dlsys_quant_bench: {}\n", e.what());
     return 3;

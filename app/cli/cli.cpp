@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <ostream>
 
 #include "app/cli/lesson_help.h"
@@ -80,7 +81,7 @@ struct RunOptions {
   std::string backend = "auto";
   std::string json_path;
   std::string csv_path;
-  double peer_silence_s = mpi::kDefaultPeerSilenceS;  // launcher=mpi only: see mpi::Session
+  std::optional<double> peer_silence_s;  // launcher=mpi only (see mpi::Session); unset: kDefaultPeerSilenceS
 };
 
 // The report on stdout (unless --json goes there), then --json and --csv.
@@ -102,8 +103,12 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   // process a launcher started beside others joins them whatever it was given, so that they learn of a difference.
   if (asks_for_processes(o.sets) || started_beside_other_processes())
     return run_as_mpi_rank(
-        {o.lesson, o.sets, o.quick, o.backend, o.peer_silence_s},
+        {o.lesson, o.sets, o.quick, o.backend, o.peer_silence_s.value_or(mpi::kDefaultPeerSilenceS)},
         [&](const Lesson& lesson, const RunResult& result) { write_run_outputs(lesson, result, o, out); }, err);
+  if (o.peer_silence_s)
+    throw BadInput(
+        "--peer-silence-s is not allowed here: it bounds the silence of ranks as processes (--set launcher=mpi "
+        "under mpirun or srun); allowed: leave it out");
   const Lesson& lesson = find_lesson(o.lesson);
   const BackendKind backend = backend_for(lesson, o.backend);
   const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
