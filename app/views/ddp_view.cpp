@@ -306,11 +306,21 @@ void draw_buckets_step(const ViewContext& ctx) {
           ? std::string(
                 "On the GPU each rank has a compute stream and a communication stream; each rank's times "
                 "start at its own step start.")
-          : fmt::format(
-                "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps "
-                "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
-                "has a stream of its own.",
-                m->threads_used, m->hardware_threads);
+          : m->communication_core_set_aside.value_or(false)
+                ? fmt::format(
+                      "Ranks as threads on this CPU: with no core to spare, one of its {} is kept for the "
+                      "communication "
+                      "threads, as a GPU's all-reduce has a stream of its own, and the ranks' compute threads share "
+                      "the "
+                      "rest. So an all-reduce runs during backward for real, and each rank computes more slowly than "
+                      "alone.",
+                      m->hardware_threads)
+                : fmt::format(
+                      "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that "
+                      "overlaps "
+                      "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
+                      "has a stream of its own.",
+                      m->threads_used, m->hardware_threads);
   const std::string text =
       m->launcher == "mpi"
           ? fmt::format("overlap_fraction {:.2f} at the chosen bucket, step {}. {}", m->overlap_fraction,

@@ -59,6 +59,8 @@ struct TrainResult {
   std::vector<Bucket> buckets;                     // DDP's, in reduction order
   std::int64_t rank0_bytes_sent_per_step = 0;      // counted: ring links (DDP), copies out of the master (DP)
   std::int64_t rank0_bytes_received_per_step = 0;  // counted
+  // DDP on rank threads: true when one core was kept for the communication threads (engine/core_placement.h).
+  bool communication_core_set_aside = false;
 };
 
 }  // namespace dlsys::ddp

@@ -21,7 +21,9 @@ namespace dlsys::ddp {
 
 // Trains `config.steps` steps on `data` (at least steps x global_batch rows). Buffers are recorded in `ledger` under
 // "weights rank r", "grads rank r", "activations rank r", "wire rank r" and the links' "comm". OpenBLAS runs one thread
-// per call meanwhile: the ranks are the parallelism, as one GPU each would be.
+// per call meanwhile: the ranks are the parallelism, as one GPU each would be. In DDP, when the compute threads would
+// take every core, one core is kept for the communication threads (engine/core_placement.h), as a GPU's all-reduce
+// has a stream and a link of its own; DataParallel's threads then compute on the same cores as DDP's.
 TrainResult train(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger);
 
 // DDP with this process as rank `rank` of the MPI world (engine/mpi_world.h; N = config.ranks = the world size):

@@ -239,6 +239,7 @@ ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theor
   out.timed_steps = int(chosen.step_us.size());
   out.hardware_threads = std::max(1, int(std::thread::hardware_concurrency()));
   out.threads_used = chosen.config.mode == SyncMode::Ddp ? 2 * chosen.config.ranks : chosen.config.ranks;
+  if (!on_gpu) out.communication_core_set_aside = chosen.result.communication_core_set_aside;
   out.on_gpu = on_gpu;
   return out;
 }
@@ -359,14 +360,13 @@ RunResult DdpLesson::run(RunContext& ctx) const {
         fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
                     ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
   } else {
-    const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
     result.backend.notes.push_back(
         "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
         "thread running the lab's ring through shared memory");
-    if (2 * chosen.ranks > hardware)
-      result.backend.notes.push_back(fmt::format(
-          "{} threads share {} hardware threads: communication that overlaps backward also takes turns with it",
-          2 * chosen.ranks, hardware));
+    if (first.result.communication_core_set_aside)
+      result.backend.notes.push_back(
+          "no core to spare: one core is kept for the communication threads (as a GPU's all-reduce has a stream of "
+          "its own) and the compute threads of every mode share the others");
   }
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);

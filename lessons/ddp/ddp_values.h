@@ -3,6 +3,7 @@
 // run --json` writes them under "theory" and "measured" with these field names as keys.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,10 @@ struct DdpMeasured {
   bool replicas_identical = false;  // every rank's weights equal, bit for bit (DDP)
   int timed_steps = 0;
   int hardware_threads = 0;
-  int threads_used = 0;   // compute + communication threads of the chosen run (CPU), or streams (GPU)
+  int threads_used = 0;  // compute + communication threads of the chosen run (CPU), or streams (GPU)
+  // CPU rank threads: one core kept for the communication threads (engine/core_placement.h); absent in runs recorded
+  // before the lab did so.
+  std::optional<bool> communication_core_set_aside;
   bool on_gpu = false;    // trained on the CUDA backend: cuBLAS per rank, a compute and a communication stream
   std::string placement;  // how the ranks were placed on the GPUs (empty on the CPU)
   std::vector<Variant> variants;
@@ -89,8 +93,8 @@ struct DdpMeasured {
 DLSYS_VALUES_JSON(DdpMeasured, step_us, step_us_min, step_us_max, compute_us, comm_us, hidden_comm_us, exposed_comm_us,
                   idle_us, overlap_fraction, comm_bytes, comm_bytes_received, comm_bytes_match_theory,
                   max_rel_err_vs_single, bit_identical_vs_single, replicas_identical, timed_steps, hardware_threads,
-                  threads_used, on_gpu, placement, variants, best_bucket_bytes, best_bucket_step_us, one_bucket_step_us,
-                  bench_overlap_fraction, bench_bucket_bytes, bench_overlap_expected, bench_met, launcher,
-                  mpi_thread_level)
+                  threads_used, communication_core_set_aside, on_gpu, placement, variants, best_bucket_bytes,
+                  best_bucket_step_us, one_bucket_step_us, bench_overlap_fraction, bench_bucket_bytes,
+                  bench_overlap_expected, bench_met, launcher, mpi_thread_level)
 
 }  // namespace dlsys::ddp

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/abortable_barrier.h"
+#include "engine/core_placement.h"
 #include "engine/errors.h"
 #include "engine/mpi_world.h"
 #include "engine/thread_start.h"
@@ -203,6 +204,10 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
   collectives::CommOptions options;
   options.poll = false;
   collectives::Communicator comm(n, ledger, options);
+  // With no core to spare, the communication threads get one of their own (as NCCL has its own stream on a GPU):
+  // otherwise they could run only between the compute threads' time slices and nothing would overlap backward.
+  const CoreSplit cores = split_cores_for_communication(n, allowed_cores());
+  out.communication_core_set_aside = cores.set_aside;
   const Clock::time_point origin = Clock::now();
   AbortableBarrier step_barrier(n);
   // Set when a compute or communication thread fails or cannot start: every thread then stops instead of waiting for
@@ -221,6 +226,7 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
 
   // The communication thread of rank r: each bucket, in order, as soon as backward has finished its layers.
   auto communicate = [&](int r) {
+    keep_current_thread_on(cores.communication);
     Replica& rep = *reps[std::size_t(r)];
     for (int s = 0; s < c.steps; ++s) {
       for (std::size_t b = 0; b < out.buckets.size(); ++b) {
@@ -267,6 +273,7 @@ TrainResult train_ddp(const TrainConfig& c, const training::DataSet& data, Memor
       [] {}, "the communication driver of the data-parallel run");
 
   auto compute = [&](int r) {
+    keep_current_thread_on(cores.compute);
     Replica& rep = *reps[std::size_t(r)];
     for (int s = 0; s < c.steps; ++s) {
       if (!step_barrier.arrive_and_wait()) return;
@@ -319,7 +326,12 @@ TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& d
   auto master_span = [&](const char* label, double t) {
     master.compute_spans.push_back({0, false, "comm", label, t, us_since(origin)});
   };
+  // The same compute cores as DDP's (a fair race); the master moves the model and the gradients itself, so the core
+  // DDP keeps for communication stays unused here: one thread doing every copy is DataParallel's design.
+  const CoreSplit cores = split_cores_for_communication(n, allowed_cores());
+  out.communication_core_set_aside = cores.set_aside;
   auto work = [&](int r) {
+    keep_current_thread_on(cores.compute);
     Replica& rep = *reps[std::size_t(r)];
     for (int s = 0; s < c.steps; ++s) {
       if (!barrier.arrive_and_wait()) return;
