@@ -25,7 +25,11 @@ TimingStats measure(const std::function<void()>& work, const MeasureOptions& opt
   }
   std::vector<double> samples;
   double total_us = 0;
-  for (int i = 0; i < std::max(1, options.repeats); ++i) {
+  const auto more = [&](int timed) {
+    if (timed < std::max(1, options.repeats)) return true;
+    return total_us < options.min_total_us && timed < MeasureOptions::kMaxTimedCalls;
+  };
+  for (int i = 0; more(i); ++i) {
     if (between) between();
     Stopwatch watch;
     work();

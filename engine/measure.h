@@ -25,6 +25,10 @@ struct MeasureOptions {
   int repeats = 5;
   // Stop repeating once the timed calls took this long in total (at least one is always timed); 0 = no limit.
   double max_total_us = 0;
+  // Keep timing past `repeats` until the timed calls took at least this long in total (at most kMaxTimedCalls calls):
+  // a one-repeat run then still times a millisecond call a few times, so its fastest call is not one unlucky sample.
+  double min_total_us = 0;
+  static constexpr int kMaxTimedCalls = 100;
 };
 
 struct TimingStats {

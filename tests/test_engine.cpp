@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/host_buffer.h"
@@ -52,6 +55,23 @@ TEST_CASE("measure warms up, repeats and reports median, min and max") {
   CHECK(even.median_us == 2.5);
   CHECK(even.min_us == 1);
   CHECK(even.max_us == 4);
+}
+
+TEST_CASE("measure keeps timing past its repeats until the timed calls reach a minimum total, up to a cap") {
+  int calls = 0;
+  const TimingStats capped = measure([&] { ++calls; }, MeasureOptions{.warmup = 0, .repeats = 1, .min_total_us = 1e9});
+  CHECK(capped.repeats == MeasureOptions::kMaxTimedCalls);
+  CHECK(calls == MeasureOptions::kMaxTimedCalls);
+  // Each call sleeps at least 2 ms, so 6 ms of timed calls take two or three of them, never one.
+  const TimingStats slept = measure([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+                                    MeasureOptions{.warmup = 0, .repeats = 1, .min_total_us = 5000});
+  CHECK(slept.repeats >= 2);
+  CHECK(slept.repeats <= 3);
+  // The upper budget still ends a run of slow calls first.
+  const TimingStats budget =
+      measure([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+              MeasureOptions{.warmup = 0, .repeats = 1, .max_total_us = 1, .min_total_us = 5000});
+  CHECK(budget.repeats == 1);
 }
 
 TEST_CASE("byte sizes parse with binary and decimal suffixes") {

@@ -238,7 +238,8 @@ class ShapeOperands {
 
   // Times `kernel` (one warm-up, then the run's repeats); with `fetch_output` its product ends up in output().
   TimingStats time(const LessonKernel& kernel, bool fetch_output) {
-    const MeasureOptions options{.warmup = 1, .repeats = run_.repeats, .max_total_us = 1e6};
+    // At least 20 ms of timed calls per point: the sweep's slopes come from each size's fastest call.
+    const MeasureOptions options{.warmup = 1, .repeats = run_.repeats, .max_total_us = 1e6, .min_total_us = 2e4};
     const RunControl& control = run_.ctx.control;
     if (!device_)
       return matmul::time_variant(*kernel.cpu, BackendKind::Cpu, shape_, a_.data(), b_.data(), c_.data(), run_.threads,
