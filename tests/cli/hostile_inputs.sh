@@ -267,6 +267,27 @@ for lesson in zero tensor allreduce bubble serving; do
   else echo "ok:   $lesson with a thread that cannot start -> exit 3"; fi
 done
 
+# A real thread limit (ulimit -u binds only users other than root, so the runs drop to `nobody`): every lesson that
+# calls OpenBLAS, which starts its own threads, either runs with the threads it got or ends with exit 3 and the
+# reason, within seconds, never waiting for a thread that was not started.
+if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+  setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$bin"; then
+  for limit in 2 3; do
+    for lesson in matmul kvcache bubble precision quant roofline serving; do
+      err=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
+        "ulimit -u $limit; OPENBLAS_NUM_THREADS=4 exec \"$bin\" run $lesson --quick --backend cpu" 2>&1 >/dev/null)
+      got=$?
+      if [[ $got -eq 0 || ($got -eq 3 && "$err" == *"could not start thread"*) ]]; then
+        echo "ok:   run $lesson under ulimit -u $limit -> exit $got"
+      else
+        echo "FAIL: run $lesson under ulimit -u $limit -> exit $got, stderr: ${err:0:400}"; fail=1
+      fi
+    done
+  done
+else
+  echo "skip: thread limits (needs root, setpriv and a user nobody who can run $bin)"
+fi
+
 # Ranks as processes asked for where no MPI launcher started the process (or the build has no MPI): refused, and the
 # message says how to start it.
 expect 2 "parameter 'launcher': value 'mpi'" run allreduce --set launcher=mpi --set sizes=4 --set bytes=4
