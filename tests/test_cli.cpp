@@ -46,6 +46,8 @@ TEST_CASE("bad input exits 2 with a message naming the parameter, the value and 
   check({"frobnicate"}, "frobnicate");
   check({"export", "matmul", "--svg", "x.svg"}, "has no timeline");
   // A bound on silent MPI peers where there are none is refused, not ignored.
+  check({"run", "matmul", "--quick", "--peer-silence-s", "abc"},
+        "--peer-silence-s: value 'abc' is not allowed (not a number: ");
   check({"run", "matmul", "--quick", "--peer-silence-s", "5"},
         "--peer-silence-s is not allowed here: it bounds the silence of ranks as processes");
 }

@@ -174,7 +174,8 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       ->check(output_path());
   run->add_option("--peer-silence-s", run_options.peer_silence_s,
                   "launcher=mpi: end the job when a rank sends no heartbeat for this many seconds (default 60; 0: "
-                  "never)");
+                  "never)")
+      ->check(real_from_to(0, 86400));
 
   ShotOptions shot_options;
   auto* shot = app.add_subcommand("shot", "render a lesson view to PNG, no display needed");

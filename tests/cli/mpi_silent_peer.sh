@@ -35,5 +35,5 @@ fi
 # The other program of the job never starts MPI (sleep), or starts it and leaves at once (true is not MPI at all; a
 # program that is, but does not take part, ends the same way through the same guard).
 expect 3 "MPI did not start on every rank within 3 s" mpi -np 1 "$bin" "${long[@]}" : -np 1 sleep 30
-expect 2 "--peer-silence-s '-1' is not allowed" mpi -np 1 "$bin" "${long[@]:0:6}" --peer-silence-s -1
+expect 2 "--peer-silence-s: value '-1' is not allowed (out of range); allowed: a number from 0 to 86400" mpi -np 1 "$bin" "${long[@]:0:6}" --peer-silence-s -1
 exit $fail
