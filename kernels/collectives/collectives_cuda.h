@@ -1,6 +1,6 @@
 #pragma once
 // Collectives on GPUs, callable from code that never includes a CUDA header. Without CUDA in the
-// build, a stub (cuda/*_none.cpp) throws RunFailure instead.
+// build, or where the CUDA library cannot be loaded, each call throws RunFailure saying why (cuda/*_calls.cpp).
 //   ring - the project's own ring: the same schedule as the CPU ranks (ring_schedule.h); each step copies one chunk
 //          to the right neighbour's scratch (cudaMemcpyPeerAsync between GPUs) and an add kernel reduces it there.
 //   nccl - ncclAllReduce / ncclReduceScatter / ncclAllGather, one communicator per GPU in one process
@@ -44,5 +44,13 @@ GpuMeasurement measure(Op op, Implementation implementation, int n_ranks, std::i
 // The ceiling the ring is compared with: bytes per second one rank can move to its neighbour. Between GPUs, a peer
 // copy device 0 -> device 1; with emulated ranks, a device-to-device copy within device 0 (GB/s, 1e9).
 double copy_bandwidth_gbps(int n_ranks, std::int64_t bytes);
+
+// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
+struct Calls {
+  decltype(&::dlsys::collectives::cuda::place_ranks) place_ranks;
+  decltype(&::dlsys::collectives::cuda::nccl_compiled) nccl_compiled;
+  decltype(&::dlsys::collectives::cuda::measure) measure;
+  decltype(&::dlsys::collectives::cuda::copy_bandwidth_gbps) copy_bandwidth_gbps;
+};
 
 }  // namespace dlsys::collectives::cuda

@@ -1,6 +1,6 @@
 #pragma once
 // DDP training (trainer.h) on GPUs, for code that never includes a CUDA header (plain C++17). Without CUDA in the
-// build a stub (cuda/ddp_cuda_none.cpp) throws RunFailure saying why.
+// build, or where the CUDA library cannot be loaded, each call (cuda/ddp_cuda_calls.cpp) throws RunFailure saying why.
 //
 // Each rank keeps its replica, gradients and activations in device memory and runs forward and backward on cuBLAS
 // (training/cuda/mlp_stack_cuda.h) on its compute stream. After each layer's backward the compute stream records
@@ -65,5 +65,12 @@ struct ProcessLinks {
 // ops, weights its replica, and the bytes its ring sent and received per step.
 TrainResult train_gpu_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger,
                               const ProcessLinks& links);
+
+// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
+struct Calls {
+  decltype(&::dlsys::ddp::cuda::place_ranks) place_ranks;
+  decltype(&::dlsys::ddp::cuda::train_gpu) train_gpu;
+  decltype(&::dlsys::ddp::cuda::train_gpu_process) train_gpu_process;
+};
 
 }  // namespace dlsys::ddp::cuda

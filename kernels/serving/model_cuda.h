@@ -1,6 +1,6 @@
 #pragma once
 // The serving model on GPU 0, behind the scheduler's interface (backend.h), callable from code that never includes a
-// CUDA header. Without CUDA in the build, a stub (cuda/model_cuda_none.cpp) throws RunFailure instead.
+// CUDA header. Without the CUDA library, make_model (cuda/model_cuda_calls.cpp) throws RunFailure saying why.
 //
 // The weights are copied from the CPU model's (the same seeded values); each slot's K and V live in device memory
 // for the whole context. A prefill runs every projection as one cuBLAS sgemm over the prompt's rows. Every other
@@ -21,5 +21,10 @@ namespace dlsys::serving::cuda {
 // memory is freed on every path.
 std::unique_ptr<ModelBackend> make_model(const ModelShape& shape, const WeightPointers& weights, int layers, int slots,
                                          int max_rows);
+
+// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
+struct Calls {
+  decltype(&::dlsys::serving::cuda::make_model) make_model;
+};
 
 }  // namespace dlsys::serving::cuda

@@ -452,7 +452,7 @@ struct Trainer {
 
 collectives::GpuPlacement place_ranks(int ranks) {
   const int devices = dlsys::cuda::count_visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
   return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
 }
 
