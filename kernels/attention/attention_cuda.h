@@ -81,10 +81,4 @@ inline RunStats run(Variant variant, const Problem& problem, const Tiling& tilin
   return run(Request{variant, Precision::Fp32, 1, tiling}, problem, q, k, v, o, options);
 }
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  RunStats (*run)(const Request& request, const Problem& problem, const float* q, const float* k, const float* v,
-                  float* o, const MeasureOptions& options);
-};
-
 }  // namespace dlsys::attention::cuda

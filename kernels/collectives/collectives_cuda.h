@@ -45,12 +45,4 @@ GpuMeasurement measure(Op op, Implementation implementation, int n_ranks, std::i
 // copy device 0 -> device 1; with emulated ranks, a device-to-device copy within device 0 (GB/s, 1e9).
 double copy_bandwidth_gbps(int n_ranks, std::int64_t bytes);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::collectives::cuda::place_ranks) place_ranks;
-  decltype(&::dlsys::collectives::cuda::nccl_compiled) nccl_compiled;
-  decltype(&::dlsys::collectives::cuda::measure) measure;
-  decltype(&::dlsys::collectives::cuda::copy_bandwidth_gbps) copy_bandwidth_gbps;
-};
-
 }  // namespace dlsys::collectives::cuda

@@ -38,9 +38,4 @@ class IpcRingRank {
 // the step event; nothing collective.
 std::unique_ptr<IpcRingRank> make_ipc_ring_rank(int rank, int n_ranks, int local_rank, std::int64_t max_count);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct IpcRingCalls {
-  decltype(&::dlsys::collectives::cuda::make_ipc_ring_rank) make_ipc_ring_rank;
-};
-
 }  // namespace dlsys::collectives::cuda

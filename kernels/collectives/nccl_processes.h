@@ -28,9 +28,4 @@ class NcclProcessRank {
 // ranks can agree on the outcome before any of them waits on the others.
 std::unique_ptr<NcclProcessRank> make_nccl_process_rank(int rank, int local_rank, std::int64_t max_count);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct NcclProcessCalls {
-  decltype(&::dlsys::collectives::cuda::make_nccl_process_rank) make_nccl_process_rank;
-};
-
 }  // namespace dlsys::collectives::cuda

@@ -64,14 +64,4 @@ inline TimingStats measure_with_events(const std::function<void()>& work, const 
   return summarize_us(std::move(samples_us), "cuda_event");
 }
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct DeviceCalls {
-  decltype(&::dlsys::cuda::device_allocate) device_allocate;
-  decltype(&::dlsys::cuda::device_free) device_free;
-  decltype(&::dlsys::cuda::copy_to_device) copy_to_device;
-  decltype(&::dlsys::cuda::copy_to_host_bytes) copy_to_host_bytes;
-  decltype(&::dlsys::cuda::event_elapsed_us) event_elapsed_us;
-  decltype(&::dlsys::cuda::synchronize) synchronize;
-};
-
 }  // namespace dlsys::cuda

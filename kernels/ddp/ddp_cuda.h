@@ -66,11 +66,4 @@ struct ProcessLinks {
 TrainResult train_gpu_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger,
                               const ProcessLinks& links);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::ddp::cuda::place_ranks) place_ranks;
-  decltype(&::dlsys::ddp::cuda::train_gpu) train_gpu;
-  decltype(&::dlsys::ddp::cuda::train_gpu_process) train_gpu_process;
-};
-
 }  // namespace dlsys::ddp::cuda

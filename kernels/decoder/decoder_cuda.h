@@ -19,9 +19,4 @@ TimingStats attention_row(const Shape& shape, const float* q, const float* k, co
 // Bytes one decode-step attention reads from the cache: K and V rows of n tokens.
 inline std::int64_t attention_cache_bytes(const Shape& shape, std::int64_t n) { return 2 * n * shape.kv_dim() * 4; }
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::decoder::cuda::attention_row) attention_row;
-};
-
 }  // namespace dlsys::decoder::cuda

@@ -20,18 +20,4 @@ void copy(float* y, const float* x, std::int64_t n);
 // A kernel that does nothing: what one launch costs with no bytes to move.
 void empty_kernel();
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::fusion::cuda::add_bias) add_bias;
-  decltype(&::dlsys::fusion::cuda::relu_pass) relu_pass;
-  decltype(&::dlsys::fusion::cuda::add_bias_relu) add_bias_relu;
-  decltype(&::dlsys::fusion::cuda::cos_pass) cos_pass;
-  decltype(&::dlsys::fusion::cuda::cos_cos) cos_cos;
-  decltype(&::dlsys::fusion::cuda::gelu_pass) gelu_pass;
-  decltype(&::dlsys::fusion::cuda::chain_op) chain_op;
-  decltype(&::dlsys::fusion::cuda::chain_fused) chain_fused;
-  decltype(&::dlsys::fusion::cuda::copy) copy;
-  decltype(&::dlsys::fusion::cuda::empty_kernel) empty_kernel;
-};
-
 }  // namespace dlsys::fusion::cuda

@@ -41,10 +41,4 @@ inline constexpr int kSmemTile = kSmemTileEdge;
 TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
                 const MeasureOptions& options);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::matmul::cuda::make_device_operands) make_device_operands;
-  decltype(&::dlsys::matmul::cuda::run) run;
-};
-
 }  // namespace dlsys::matmul::cuda

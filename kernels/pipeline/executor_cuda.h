@@ -33,10 +33,4 @@ Placement place_devices(int devices);
 ExecutionResult execute_schedule(const Schedule& schedule, const ExecutorConfig& config, MemoryLedger& ledger,
                                  const RunControl& control);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::pipeline::cuda::place_devices) place_devices;
-  decltype(&::dlsys::pipeline::cuda::execute_schedule) execute_schedule;
-};
-
 }  // namespace dlsys::pipeline::cuda

@@ -40,10 +40,4 @@ inline const char* gemm_format_name(GemmFormat format) {
 TimingStats gemm(GemmFormat format, std::int64_t n, const float* a, const float* b, float* c,
                  const MeasureOptions& options);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::precision::cuda::round_on_device) round_on_device;
-  decltype(&::dlsys::precision::cuda::gemm) gemm;
-};
-
 }  // namespace dlsys::precision::cuda

@@ -82,11 +82,4 @@ TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64
 TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
                            int shape = kLessonGemvShape);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::quant::cuda::gemv_fp32) gemv_fp32;
-  decltype(&::dlsys::quant::cuda::gemv_fp16) gemv_fp16;
-  decltype(&::dlsys::quant::cuda::gemv_quantized) gemv_quantized;
-};
-
 }  // namespace dlsys::quant::cuda

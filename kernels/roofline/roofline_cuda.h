@@ -38,22 +38,4 @@ struct CallCosts {
 CallCosts scale_call_costs(float* y, const float* x, std::int64_t n, int calls);
 double empty_launch_and_wait_us(int calls);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::roofline::cuda::stream_copy) stream_copy;
-  decltype(&::dlsys::roofline::cuda::stream_scale) stream_scale;
-  decltype(&::dlsys::roofline::cuda::stream_add) stream_add;
-  decltype(&::dlsys::roofline::cuda::stream_triad) stream_triad;
-  decltype(&::dlsys::roofline::cuda::fma_peak_blocks) fma_peak_blocks;
-  decltype(&::dlsys::roofline::cuda::fma_peak_chains) fma_peak_chains;
-  decltype(&::dlsys::roofline::cuda::fma_peak_threads) fma_peak_threads;
-  decltype(&::dlsys::roofline::cuda::fma_peak) fma_peak;
-  decltype(&::dlsys::roofline::cuda::fma_peak_flop) fma_peak_flop;
-  decltype(&::dlsys::roofline::cuda::fma_family) fma_family;
-  decltype(&::dlsys::roofline::cuda::softmax_rows) softmax_rows;
-  decltype(&::dlsys::roofline::cuda::gemv_bf16) gemv_bf16;
-  decltype(&::dlsys::roofline::cuda::scale_call_costs) scale_call_costs;
-  decltype(&::dlsys::roofline::cuda::empty_launch_and_wait_us) empty_launch_and_wait_us;
-};
-
 }  // namespace dlsys::roofline::cuda

@@ -22,9 +22,4 @@ namespace dlsys::serving::cuda {
 std::unique_ptr<ModelBackend> make_model(const ModelShape& shape, const WeightPointers& weights, int layers, int slots,
                                          int max_rows);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::serving::cuda::make_model) make_model;
-};
-
 }  // namespace dlsys::serving::cuda

@@ -49,10 +49,4 @@ class GpuTensorLayer {
 // Allocates and fills every rank's buffers; device memory is freed on every path, also when this throws.
 std::unique_ptr<GpuTensorLayer> make_gpu_tensor_layer(const LayerShape& shape);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::tensor::cuda::place_ranks) place_ranks;
-  decltype(&::dlsys::tensor::cuda::make_gpu_tensor_layer) make_gpu_tensor_layer;
-};
-
 }  // namespace dlsys::tensor::cuda

@@ -44,10 +44,4 @@ struct GpuZeroTraining {
 // does not shard evenly or the stage is outside 0-3.
 GpuZeroTraining train_sharded_gpu(const ZeroConfig& config);
 
-// The entry points above as the CUDA library hands them to the program (kernels/common/cuda_kernels.h).
-struct Calls {
-  decltype(&::dlsys::zero::cuda::place_ranks) place_ranks;
-  decltype(&::dlsys::zero::cuda::train_sharded_gpu) train_sharded_gpu;
-};
-
 }  // namespace dlsys::zero::cuda

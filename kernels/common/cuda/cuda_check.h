@@ -7,14 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/measure.h"
 
 namespace dlsys::cuda {
-
-// Inside the CUDA library, what cuda_status() reports to the program: asked once, then cached (device_status.cpp).
-const CudaStatus& device_status();
 
 [[noreturn]] void fail(const char* what, const std::string& why, const char* file, int line);
 

@@ -1,5 +1,7 @@
 // Inside the CUDA library: asks the runtime whether a device answers and keeps the reason when none does. The
 // program reaches this through cuda_status() (engine/cuda_status.cpp), which opens the library first.
+#include "kernels/common/cuda/device_status.h"
+
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -9,7 +11,6 @@
 
 #include "engine/backend.h"
 #include "engine/gpu_datasheet.h"
-#include "kernels/common/cuda/cuda_check.h"
 
 namespace dlsys {
 

@@ -2,7 +2,7 @@
 // cuda_kernels.h). Each row names the library's own function, so a signature that drifts from its table's field
 // fails to compile here.
 #include "engine/cuda_plugin.h"
-#include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda_kernels.h"
 
 namespace dlsys {

@@ -18,6 +18,7 @@
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/nccl_check.h"
 #include "kernels/ddp/buckets.h"

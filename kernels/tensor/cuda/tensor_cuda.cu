@@ -17,6 +17,7 @@
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/tensor/layer_ops.h"
 #include "kernels/tensor/shard_fill.h"

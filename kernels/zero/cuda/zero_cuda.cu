@@ -16,6 +16,7 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/launch.h"
 #include "kernels/common/cuda/nccl_check.h"
