@@ -53,7 +53,8 @@ int main() {
     std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n)), c(std::size_t(n * n));
     fill_seeded_uniform(a, 1);
     fill_seeded_uniform(b, 2);
-    cuda::DeviceOperands operands(s, a.data(), b.data());
+    const auto on_device = cuda::make_device_operands(s, a.data(), b.data());
+    cuda::DeviceOperands& operands = *on_device;
     std::vector<Row> rows;
     for (const RungInfo& info : kLadder) {
       const int configs = info.rung == Rung::WarpTiled ? int(kWarpTiles.size()) : 1;

@@ -10,10 +10,11 @@
 namespace dlsys {
 
 BackendKind resolve_backend(const std::string& requested) {
-  const CudaStatus& cuda = cuda_status();
+  // "cpu" never asks about CUDA: asking opens the CUDA library (engine/cuda_plugin.h), which a CPU run does not need.
   if (requested == "cpu") return BackendKind::Cpu;
-  if (requested == "auto") return cuda.available ? BackendKind::Cuda : BackendKind::Cpu;
+  if (requested == "auto") return cuda_status().available ? BackendKind::Cuda : BackendKind::Cpu;
   if (requested == "cuda") {
+    const CudaStatus& cuda = cuda_status();
     if (cuda.available) return BackendKind::Cuda;
     throw BadInput(fmt::format("backend 'cuda' is not available here ({}); allowed: auto, cpu", cuda.reason));
   }

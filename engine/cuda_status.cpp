@@ -1,85 +1,110 @@
-// Built with the CUDA backend: asks the runtime whether a device answers and keeps the reason when none does.
-#include <cuda_runtime_api.h>
+// cuda_status() and the CUDA library behind it. A build without CUDA answers at once; a build with it opens
+// libdlsys_cuda.so (engine/cuda_plugin.h) on first use and asks it whether a device answers.
+#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
-#include <mutex>
-#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
 
-#include "engine/backend.h"
-#include "engine/gpu_datasheet.h"
+#include "engine/cuda_plugin.h"
 
 namespace dlsys {
 
 namespace {
 
-// The device's ceilings from NVIDIA's datasheet for its part (engine/gpu_datasheet.h names the documents): matched
-// by name and memory, since one model comes as parts with very different figures (H100 PCIe is 51 TFLOP/s and
-// 2.0 TB/s, H100 SXM 67 and 3.35). They are published figures, not measurements, and the source says so.
-void fill_datasheet_peaks(DeviceInfo& info) {
-  const std::optional<GpuDatasheet> sheet = find_gpu_datasheet(info.name, info.memory_total_bytes);
-  if (sheet) {
-    info.peak_fp32_gflops = sheet->fp32_gflops;
-    info.peak_bandwidth_gbps = sheet->bandwidth_gbps;
-  }
-  info.peaks_source = datasheet_peaks_source(sheet);
+struct LoadedPlugin {
+  const CudaPlugin* plugin = nullptr;
+  CudaStatus status;
+};
+
+#if DLSYS_HAVE_CUDA
+
+// Where the library may be: beside the program (installed, or build/app/dlsys-lab), in ../lib (an installed tree),
+// and in ../app (the tests and benchmarks of a build folder, beside app/).
+std::vector<std::filesystem::path> plugin_candidates() {
+  if (const char* path = std::getenv(kCudaPluginPathVariable); path && *path) return {path};
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return {kCudaPluginFileName};  // the loader's own search (LD_LIBRARY_PATH, the cache)
+  const std::filesystem::path dir = program.parent_path();
+  return {dir / kCudaPluginFileName, dir / ".." / "lib" / kCudaPluginFileName,
+          dir / ".." / "app" / kCudaPluginFileName};
 }
 
-// The runtime answers "insufficient driver" both when the driver is too old and when there is none at all; the
-// kernel module's version file tells the two apart.
-std::string plain_reason(cudaError_t err) {
-  if (err == cudaErrorInsufficientDriver)
-    return std::filesystem::exists("/proc/driver/nvidia/version") ? "the NVIDIA driver is too old for this CUDA build"
-                                                                  : "no NVIDIA driver is installed";
-  if (err == cudaErrorNoDevice) return "no NVIDIA GPU was found";
-  return "the CUDA runtime could not start";  // the runtime's own words stay in `reason`
+// The first candidate that exists, opened; or null with the reason in `why`.
+void* open_plugin(std::string& why) {
+  const std::vector<std::filesystem::path> candidates = plugin_candidates();
+  for (const std::filesystem::path& candidate : candidates) {
+    std::error_code error;
+    if (candidates.size() > 1 && !std::filesystem::exists(candidate, error)) continue;
+    dlerror();
+    if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+    const char* message = dlerror();
+    why = fmt::format("the CUDA backend's library could not be loaded: {}", message ? message : candidate.string());
+    return nullptr;
+  }
+  std::string looked;
+  for (const std::filesystem::path& candidate : candidates) looked += (looked.empty() ? "" : ", ") + candidate.string();
+  why = fmt::format("the CUDA backend's library {} was not found (looked for {})", kCudaPluginFileName, looked);
+  return nullptr;
+}
+
+LoadedPlugin load() {
+  LoadedPlugin loaded;
+  loaded.status.compiled = true;
+  auto refuse = [&](std::string reason) {
+    loaded.status.reason = std::move(reason);
+    loaded.status.plain_reason = "the CUDA backend's library could not be loaded";
+    return loaded;
+  };
+  std::string why;
+  void* handle = open_plugin(why);
+  if (!handle) return refuse(why);
+  using Entry = const CudaPlugin* (*)();
+  const auto entry = reinterpret_cast<Entry>(dlsym(handle, "dlsys_cuda_plugin"));
+  if (!entry) return refuse(fmt::format("{} has no dlsys_cuda_plugin entry point", kCudaPluginFileName));
+  const CudaPlugin* plugin = entry();
+  if (!plugin || plugin->interface_version != kCudaPluginInterfaceVersion || !plugin->probe_status || !plugin->kernels)
+    return refuse(fmt::format("{} was built from another version of dlsys-lab (interface {}, this program {})",
+                              kCudaPluginFileName, plugin ? plugin->interface_version : 0,
+                              kCudaPluginInterfaceVersion));
+  loaded.status = plugin->probe_status();
+  loaded.plugin = plugin;
+  return loaded;
+}
+
+#else
+
+LoadedPlugin load() {
+  // Two causes lead here; naming the right one saves looking for a missing nvcc that was never asked for.
+#if DLSYS_CUDA_TURNED_OFF
+  constexpr const char* reason = "this build has no CUDA backend (configured with -DDLSYS_WITH_CUDA=OFF)";
+#else
+  constexpr const char* reason = "this build has no CUDA backend (nvcc was not found at configure time)";
+#endif
+  LoadedPlugin loaded;
+  loaded.status = CudaStatus{.compiled = false,
+                             .available = false,
+                             .device_count = 0,
+                             .reason = reason,
+                             .plain_reason = "this build has no CUDA backend"};
+  return loaded;
+}
+
+#endif
+
+const LoadedPlugin& loaded_plugin() {
+  static const LoadedPlugin loaded = load();  // once per process; a second thread waits for the first
+  return loaded;
 }
 
 }  // namespace
 
-const CudaStatus& cuda_status() {
-  static std::once_flag once;
-  static CudaStatus status;
-  std::call_once(once, [] {
-    status.compiled = true;
-    int count = 0;  // left untouched by the runtime when no driver is present
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-      status.reason = fmt::format("cudaGetDeviceCount failed: {} ({})", cudaGetErrorString(err), static_cast<int>(err));
-      status.plain_reason = plain_reason(err);
-      return;
-    }
-    if (count <= 0) {
-      status.reason = "the CUDA runtime reports no devices";
-      status.plain_reason = "no NVIDIA GPU was found";
-      return;
-    }
-    cudaDeviceProp prop{};
-    if (const cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess) {
-      status.reason = fmt::format("cudaGetDeviceProperties failed: {}", cudaGetErrorString(e));
-      status.plain_reason = plain_reason(e);
-      return;
-    }
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cudaMemGetInfo(&free_bytes, &total_bytes);
-    DeviceInfo& info = status.device;
-    info.kind = BackendKind::Cuda;
-    info.name = prop.name;
-    info.sm_count = prop.multiProcessorCount;
-    info.threads = prop.multiProcessorCount;
-    info.compute_capability = prop.major * 10 + prop.minor;
-    info.shared_memory_per_block_optin_bytes = static_cast<std::int64_t>(prop.sharedMemPerBlockOptin);
-    info.l2_cache_bytes = static_cast<std::int64_t>(prop.l2CacheSize);
-    info.memory_total_bytes = static_cast<std::int64_t>(total_bytes);
-    info.memory_free_bytes = static_cast<std::int64_t>(free_bytes);
-    int runtime_version = 0;
-    cudaRuntimeGetVersion(&runtime_version);
-    info.library = fmt::format("CUDA runtime {}.{}, cuBLAS", runtime_version / 1000, (runtime_version % 1000) / 10);
-    fill_datasheet_peaks(info);
-    status.device_count = count;
-    status.available = true;
-  });
-  return status;
-}
+const CudaPlugin* cuda_plugin() { return loaded_plugin().plugin; }
+
+const CudaStatus& cuda_status() { return loaded_plugin().status; }
 
 }  // namespace dlsys

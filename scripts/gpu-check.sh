@@ -7,6 +7,8 @@
 # Usage: scripts/gpu-check.sh            (builds in build-gpu-check/ unless DLSYS_BUILD_DIR says otherwise)
 #        DLSYS_APP=path/dlsys-lab DLSYS_CUDA_TESTS=path/dlsys_cuda_tests scripts/gpu-check.sh
 #                                        (binaries built elsewhere, on a GPU machine with no build tools)
+#                                        (the CUDA code is libdlsys_cuda.so: copy it beside both
+#                                        binaries, or point DLSYS_CUDA_PLUGIN at it)
 #        DLSYS_CHECK_OUT=dir keeps every lesson's JSON and text report there.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

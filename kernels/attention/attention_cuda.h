@@ -1,6 +1,6 @@
 #pragma once
-// The CUDA variants, callable from code that never includes a CUDA header. Without CUDA in the build, a stub
-// (cuda/*_none.cpp) throws RunFailure instead. Every variant takes heads x (n, d) row-major tensors (batch x heads
+// The CUDA variants, callable from code that never includes a CUDA header. Without the CUDA library, each call
+// throws RunFailure saying why (cuda/*_calls.cpp). Every variant takes heads x (n, d) row-major tensors (batch x heads
 // folded into one count) and writes O in fp32.
 //   v1_naive           - standard attention: S = scale Q K^T for all heads into device memory (cuBLAS strided-batched),
 //                        a softmax kernel rewrites it into P, then O = P V (cuBLAS). fp32, or bf16 Q, K, V and P with

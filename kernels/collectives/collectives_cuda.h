@@ -1,6 +1,6 @@
 #pragma once
 // Collectives on GPUs, callable from code that never includes a CUDA header. Without CUDA in the
-// build, a stub (cuda/*_none.cpp) throws RunFailure instead.
+// build, or where the CUDA library cannot be loaded, each call throws RunFailure saying why (cuda/*_calls.cpp).
 //   ring - the project's own ring: the same schedule as the CPU ranks (ring_schedule.h); each step copies one chunk
 //          to the right neighbour's scratch (cudaMemcpyPeerAsync between GPUs) and an add kernel reduces it there.
 //   nccl - ncclAllReduce / ncclReduceScatter / ncclAllGather, one communicator per GPU in one process

@@ -1,6 +1,6 @@
 #pragma once
 // DDP training (trainer.h) on GPUs, for code that never includes a CUDA header (plain C++17). Without CUDA in the
-// build a stub (cuda/ddp_cuda_none.cpp) throws RunFailure saying why.
+// build, or where the CUDA library cannot be loaded, each call (cuda/ddp_cuda_calls.cpp) throws RunFailure saying why.
 //
 // Each rank keeps its replica, gradients and activations in device memory and runs forward and backward on cuBLAS
 // (training/cuda/mlp_stack_cuda.h) on its compute stream. After each layer's backward the compute stream records

@@ -1,8 +1,8 @@
 #pragma once
 // The decode step's attention on the GPU, callable from code that never includes a CUDA header. Without CUDA in the
-// build, a stub (cuda/*_none.cpp) throws RunFailure instead. One new query per head reads every cached key and value
-// once: about 2 x n x kv_dim x 4 bytes for 4 x n x d FLOPs, so the step is bound by memory bandwidth, which is why
-// decode is (the roofline of Williams et al., CACM 2009).
+// build, or where the CUDA library cannot be loaded, the call throws RunFailure saying why. One new query per head
+// reads every cached key and value once: about 2 x n x kv_dim x 4 bytes for 4 x n x d FLOPs, so the step is bound by
+// memory bandwidth, which is why decode is (the roofline of Williams et al., CACM 2009).
 #include <cstdint>
 
 #include "engine/measure.h"

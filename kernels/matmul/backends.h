@@ -1,7 +1,7 @@
 #pragma once
 // The matmul variants as a lesson asks for them: one table naming each variant on both backends, and one call that
 // times a variant on whichever backend the run chose. The CPU/CUDA choice lives here so no caller needs to know
-// whether this build has CUDA (without it, the CUDA side is a stub that throws RunFailure).
+// whether this build has CUDA (without it, the CUDA side throws RunFailure saying why).
 #include <functional>
 #include <span>
 #include <string_view>

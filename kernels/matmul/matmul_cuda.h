@@ -1,7 +1,8 @@
 #pragma once
-// The CUDA matmul kernels, callable from code that never includes a CUDA header. Without CUDA in the build, a stub
-// (cuda/*_none.cpp) throws RunFailure instead. The kernels themselves are the ladder of ladder.h; the files in cuda/
-// say what each teaches.
+// The CUDA matmul kernels, callable from code that never includes a CUDA header. They live in the CUDA library
+// (engine/cuda_plugin.h); the calls below reach it through cuda/matmul_cuda_calls.cpp, which throws RunFailure with
+// cuda_status().reason where the library is absent. The kernels themselves are the ladder of ladder.h; the files in
+// cuda/ say what each teaches.
 #include <memory>
 
 #include "engine/measure.h"
@@ -17,27 +18,21 @@ inline constexpr int kTunedWarpTile = -1;
 
 class DeviceOperands {
  public:
-  DeviceOperands(const Shape& shape, const float* a, const float* b);
-  ~DeviceOperands();
-  DeviceOperands(const DeviceOperands&) = delete;
-  DeviceOperands& operator=(const DeviceOperands&) = delete;
+  virtual ~DeviceOperands() = default;
 
   // options.warmup untimed calls, then options.repeats timed with CUDA events; C holds the last call's product.
   // `warp_tile` picks the configuration of Rung::WarpTiled (an index into kWarpTiles). Throws RunFailure with the
   // CUDA or cuBLAS error when anything fails.
   // kTunedWarpTile runs best_warp_tile().
-  TimingStats time(Rung rung, const MeasureOptions& options, int warp_tile = kLessonWarpTile);
+  virtual TimingStats time(Rung rung, const MeasureOptions& options, int warp_tile = kLessonWarpTile) = 0;
   // The fastest configuration of kWarpTiles at this shape on this device: every one timed (one warm-up, two timed
   // calls, the faster counts) on the first call, the same answer after.
-  int best_warp_tile();
+  virtual int best_warp_tile() = 0;
   // Fills C with NaN bit patterns, so an element a kernel leaves unwritten shows as a wrong result.
-  void poison_output();
-  void download_output(float* c);  // c: (m, n) row-major
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
+  virtual void poison_output() = 0;
+  virtual void download_output(float* c) = 0;  // c: (m, n) row-major
 };
+std::unique_ptr<DeviceOperands> make_device_operands(const Shape& shape, const float* a, const float* b);
 
 // The three variants the CPU also has, by their shared names (naive, tiled, blas): copies a and b to device 0, times
 // the rung, copies the last C back into c.

@@ -1,8 +1,8 @@
 #pragma once
 // The pipeline executor on GPUs, callable from code that never includes a CUDA header. Without CUDA in the
-// build, a stub (cuda/*_none.cpp) throws RunFailure instead. Same contract as execute_schedule in executor.h: the same
-// config, the same result, the same schedule, MLP blocks, initial values and single-device reference
-// (executor_common.h), so the two executors' numbers compare.
+// build, or where the CUDA library cannot be loaded, each call throws RunFailure saying why. Same contract as
+// execute_schedule in executor.h: the same config, the same result, the same schedule, MLP blocks, initial values and
+// single-device reference (executor_common.h), so the two executors' numbers compare.
 //   placement - with at least p GPUs, pipeline device d runs on GPU d: mode "concurrent", messages are
 //               cudaMemcpyPeerAsync between GPUs. With fewer, EMULATED: the p devices are p streams on GPU 0, mode
 //               "emulated"; the streams share one GPU's SMs and memory bandwidth, and a message is a copy within it.

@@ -1,6 +1,6 @@
 #pragma once
 // The serving model on GPU 0, behind the scheduler's interface (backend.h), callable from code that never includes a
-// CUDA header. Without CUDA in the build, a stub (cuda/model_cuda_none.cpp) throws RunFailure instead.
+// CUDA header. Without the CUDA library, make_model (cuda/model_cuda_calls.cpp) throws RunFailure saying why.
 //
 // The weights are copied from the CPU model's (the same seeded values); each slot's K and V live in device memory
 // for the whole context. A prefill runs every projection as one cuBLAS sgemm over the prompt's rows. Every other

@@ -1,6 +1,6 @@
 #pragma once
 // The transformer layer of rank_layer.h on GPUs, for code that never includes a CUDA header (plain C++17). Without
-// CUDA in the build a stub (cuda/tensor_cuda_none.cpp) throws RunFailure saying why.
+// the CUDA library each call (cuda/tensor_cuda_calls.cpp) throws RunFailure saying why.
 //
 // Each of the t ranks keeps its weight shards, activations, gradients and scratch in device memory, the same buffers
 // the CPU rank allocates, counted in a ledger under the same tags. Its GEMMs are cuBLAS sgemm calls (fp32, no TF32) on
@@ -35,24 +35,18 @@ struct HostRankCopy {
 
 class GpuTensorLayer {
  public:
-  // Allocates and fills every rank's buffers; device memory is freed on every path, also when this throws.
-  explicit GpuTensorLayer(const LayerShape& shape);
-  ~GpuTensorLayer();
-  GpuTensorLayer(const GpuTensorLayer&) = delete;
-  GpuTensorLayer& operator=(const GpuTensorLayer&) = delete;
+  virtual ~GpuTensorLayer() = default;
 
-  const LayerShape& shape() const;
-  const GpuPlacement& placement() const;
+  virtual const LayerShape& shape() const = 0;
+  virtual const GpuPlacement& placement() const = 0;
   // One forward + backward of every rank; each rank's times from CUDA events on its own stream, in rank order.
-  std::vector<RankStepTimes> step();
+  virtual std::vector<RankStepTimes> step() = 0;
   // Bytes rank r allocated on its GPU under "activations" (what the activation formula counts).
-  std::int64_t activation_bytes(int rank) const;
+  virtual std::int64_t activation_bytes(int rank) const = 0;
   // Every rank's output, input gradient and weight gradients, copied to the host after the last step.
-  std::vector<HostRankCopy> results() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  virtual std::vector<HostRankCopy> results() const = 0;
 };
+// Allocates and fills every rank's buffers; device memory is freed on every path, also when this throws.
+std::unique_ptr<GpuTensorLayer> make_gpu_tensor_layer(const LayerShape& shape);
 
 }  // namespace dlsys::tensor::cuda

@@ -1,6 +1,6 @@
 #pragma once
 // ZeRO stages 0-3 (sharded_training.h) on GPUs, for code that never includes a CUDA header (plain C++17). Without
-// CUDA in the build a stub (cuda/zero_cuda_none.cpp) throws RunFailure saying why.
+// the CUDA library each call (cuda/zero_cuda_calls.cpp) throws RunFailure saying why.
 //
 // Each rank keeps in device memory what the CPU rank keeps, under the same tags, with real 2-byte storage for the
 // 16-bit weights and gradients (__nv_bfloat16 / __half, rounded to nearest even as the CPU's conversions do): its

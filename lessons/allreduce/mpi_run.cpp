@@ -200,8 +200,7 @@ GpuPlan plan_gpu(const ParamValues& p, const mpi::World& w) {
 std::unique_ptr<collectives::cuda::IpcRingRank> connect_lab_ring(const mpi::World& w, std::int64_t max_count,
                                                                  GpuPlan& plan) {
   std::unique_ptr<collectives::cuda::IpcRingRank> ring;
-  make_on_every_rank(
-      [&] { ring = std::make_unique<collectives::cuda::IpcRingRank>(w.rank, w.size, w.local_rank, max_count); });
+  make_on_every_rank([&] { ring = collectives::cuda::make_ipc_ring_rank(w.rank, w.size, w.local_rank, max_count); });
   std::vector<unsigned char> handles;
   make_on_every_rank([&] { handles = ring->handles(); });
   const std::vector<unsigned char> previous = mpi::shift_bytes_from_previous(handles.data(), handles.size());
@@ -232,8 +231,7 @@ std::vector<ProcessRow> measure_gpu(const ParamValues& p, const mpi::World& w, M
   if (plan.lab_ring) lab = connect_lab_ring(w, max_count, plan);
   std::unique_ptr<collectives::cuda::NcclProcessRank> nccl;
   if (plan.nccl) {
-    make_on_every_rank(
-        [&] { nccl = std::make_unique<collectives::cuda::NcclProcessRank>(w.rank, w.local_rank, max_count); });
+    make_on_every_rank([&] { nccl = collectives::cuda::make_nccl_process_rank(w.rank, w.local_rank, max_count); });
     make_on_every_rank([&] { nccl->join(w.size, mpi::broadcast_bytes); });
   }
   if (!lab && !nccl)

@@ -233,7 +233,7 @@ class ShapeOperands {
         c_(run.ctx.ledger, "output", shape.m * shape.n) {
     fill_random(a_, seed_a);
     fill_random(b_, seed_b);
-    if (run.on_gpu()) device_ = std::make_unique<matmul::cuda::DeviceOperands>(shape, a_.data(), b_.data());
+    if (run.on_gpu()) device_ = matmul::cuda::make_device_operands(shape, a_.data(), b_.data());
   }
 
   // Times `kernel` (one warm-up, then the run's repeats); with `fetch_output` its product ends up in output().

@@ -80,7 +80,8 @@ ConfigMeasure measure_config(const LayerShape& shape, int repeats, RunContext& c
 ConfigMeasure measure_config_gpu(const LayerShape& shape, int repeats, RunContext& ctx,
                                  const tensor::RankLayer<double>* reference) {
   ConfigMeasure m{.shape = shape};
-  tensor::cuda::GpuTensorLayer layer(shape);
+  const std::unique_ptr<tensor::cuda::GpuTensorLayer> layer_on_gpus = tensor::cuda::make_gpu_tensor_layer(shape);
+  tensor::cuda::GpuTensorLayer& layer = *layer_on_gpus;
   m.placement = layer.placement().description;
   m.emulated = layer.placement().emulated;
   m.nccl = layer.placement().collectives == tensor::GpuCollectives::Nccl;

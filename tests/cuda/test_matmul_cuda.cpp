@@ -55,7 +55,8 @@ void check_rung(const Case& c, matmul::cuda::DeviceOperands& operands, matmul::R
 TEST_CASE("every rung of the CUDA matmul ladder matches the double reference at awkward sizes") {
   for (const Shape& s : kShapes) {
     const Case c = make_case(s);
-    matmul::cuda::DeviceOperands operands(s, c.a.data(), c.b.data());
+    const auto on_device = matmul::cuda::make_device_operands(s, c.a.data(), c.b.data());
+    matmul::cuda::DeviceOperands& operands = *on_device;
     for (const matmul::RungInfo& info : matmul::kLadder) check_rung(c, operands, info.rung, matmul::kLessonWarpTile);
   }
 }
@@ -63,7 +64,8 @@ TEST_CASE("every rung of the CUDA matmul ladder matches the double reference at 
 TEST_CASE("every warp-tile configuration of v7_warptile matches the double reference") {
   for (const Shape& s : kShapes) {
     const Case c = make_case(s);
-    matmul::cuda::DeviceOperands operands(s, c.a.data(), c.b.data());
+    const auto on_device = matmul::cuda::make_device_operands(s, c.a.data(), c.b.data());
+    matmul::cuda::DeviceOperands& operands = *on_device;
     for (int config = 0; config < int(matmul::kWarpTiles.size()); ++config)
       check_rung(c, operands, matmul::Rung::WarpTiled, config);
     // The lesson's choice: the tuning picks one of them, and running "the tuned one" runs it.
@@ -79,7 +81,8 @@ TEST_CASE("tf32 and bf16 kernels round their inputs: their error is above fp32's
   // A short k, where fp32's own bound (2 k 2^-24) is tiny next to an input rounded to 11 or 8 bits: an fp32-accurate
   // result here would mean the tensor-core rungs never rounded (or never ran on the tensor cores).
   const Case c = make_case({128, 128, 16});
-  matmul::cuda::DeviceOperands operands(c.shape, c.a.data(), c.b.data());
+  const auto on_device = matmul::cuda::make_device_operands(c.shape, c.a.data(), c.b.data());
+  matmul::cuda::DeviceOperands& operands = *on_device;
   for (matmul::Rung rung : {matmul::Rung::Tf32Mma, matmul::Rung::Bf16Mma}) {
     operands.poison_output();
     operands.time(rung, MeasureOptions{.warmup = 0, .repeats = 1});

@@ -34,7 +34,8 @@ GpuCheck run_on_gpu(const LayerShape& shape) {
   unsharded.sequence_parallel = false;
   RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
   reference.step();
-  cuda::GpuTensorLayer layer(shape);
+  const std::unique_ptr<cuda::GpuTensorLayer> layer_on_gpus = cuda::make_gpu_tensor_layer(shape);
+  cuda::GpuTensorLayer& layer = *layer_on_gpus;
   GpuCheck out;
   out.placement = layer.placement();
   layer.step();  // twice: the second step must start from the same inputs and give the same results

@@ -18,7 +18,23 @@ namespace {
 constexpr int kSend = 0, kRecv0 = 1;  // exported buffers: send, recv[0], recv[1]
 }  // namespace
 
-struct IpcRingRank::Impl {
+class IpcRingRankOnGpu final : public IpcRingRank {
+ public:
+  explicit IpcRingRankOnGpu(int rank, int n_ranks, int local_rank, std::int64_t max_count);
+  ~IpcRingRankOnGpu() override;
+  std::vector<unsigned char> handles() const override;
+  void open_previous(const std::vector<unsigned char>& previous_handles) override;
+  double time_all_reduce_us(std::int64_t count, int calls, const std::function<void()>& pass_token) override;
+  void checked_all_reduce(std::int64_t count, float* host_result, const std::function<void()>& pass_token) override;
+  std::string device_description() const override;
+  void close_previous() override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct IpcRingRankOnGpu::Impl {
   int device = 0;
   std::string description;
   dlsys::cuda::Resources resources;  // released after the link (declared before it)
@@ -36,7 +52,7 @@ struct IpcRingRank::Impl {
   }
 };
 
-IpcRingRank::IpcRingRank(int rank, int n_ranks, int local_rank, std::int64_t max_count)
+IpcRingRankOnGpu::IpcRingRankOnGpu(int rank, int n_ranks, int local_rank, std::int64_t max_count)
     : impl_(std::make_unique<Impl>()) {
   Impl& me = *impl_;
   const ProcessDevice gpu = use_process_device(rank, local_rank);
@@ -54,18 +70,22 @@ IpcRingRank::IpcRingRank(int rank, int n_ranks, int local_rank, std::int64_t max
   me.link = std::make_unique<IpcLink>(rank, n_ranks, me.device, std::vector<float*>{me.send, me.recv[0], me.recv[1]});
 }
 
-IpcRingRank::~IpcRingRank() {
+std::unique_ptr<IpcRingRank> make_ipc_ring_rank(int rank, int n_ranks, int local_rank, std::int64_t max_count) {
+  return std::make_unique<IpcRingRankOnGpu>(rank, n_ranks, local_rank, max_count);
+}
+
+IpcRingRankOnGpu::~IpcRingRankOnGpu() {
   if (impl_->stream) cudaStreamSynchronize(impl_->stream);
   impl_->link.reset();
 }
 
-std::vector<unsigned char> IpcRingRank::handles() const { return impl_->link->handles(); }
+std::vector<unsigned char> IpcRingRankOnGpu::handles() const { return impl_->link->handles(); }
 
-void IpcRingRank::open_previous(const std::vector<unsigned char>& previous_handles) {
+void IpcRingRankOnGpu::open_previous(const std::vector<unsigned char>& previous_handles) {
   impl_->link->open_previous(previous_handles);
 }
 
-double IpcRingRank::time_all_reduce_us(std::int64_t count, int calls, const std::function<void()>& pass_token) {
+double IpcRingRankOnGpu::time_all_reduce_us(std::int64_t count, int calls, const std::function<void()>& pass_token) {
   Impl& me = *impl_;
   DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
   DLSYS_CUDA_CHECK(cudaEventRecord(me.start, me.stream));
@@ -77,7 +97,8 @@ double IpcRingRank::time_all_reduce_us(std::int64_t count, int calls, const std:
   return double(ms) * 1e3;
 }
 
-void IpcRingRank::checked_all_reduce(std::int64_t count, float* host_result, const std::function<void()>& pass_token) {
+void IpcRingRankOnGpu::checked_all_reduce(std::int64_t count, float* host_result,
+                                          const std::function<void()>& pass_token) {
   Impl& me = *impl_;
   DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
   float* out = me.recv[me.calls % 2];
@@ -90,9 +111,9 @@ void IpcRingRank::checked_all_reduce(std::int64_t count, float* host_result, con
   DLSYS_CUDA_CHECK(cudaStreamSynchronize(me.stream));
 }
 
-std::string IpcRingRank::device_description() const { return impl_->description; }
+std::string IpcRingRankOnGpu::device_description() const { return impl_->description; }
 
-void IpcRingRank::close_previous() {
+void IpcRingRankOnGpu::close_previous() {
   DLSYS_CUDA_CHECK(cudaSetDevice(impl_->device));
   DLSYS_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
   impl_->link->close_previous();

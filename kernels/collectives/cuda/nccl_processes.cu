@@ -25,7 +25,20 @@ namespace dlsys::collectives::cuda {
     if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
   } while (0)
 
-struct NcclProcessRank::Impl {
+class NcclProcessRankOnGpu final : public NcclProcessRank {
+ public:
+  explicit NcclProcessRankOnGpu(int rank, int local_rank, std::int64_t max_count);
+  void join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0) override;
+  double time_all_reduce_us(std::int64_t count, int calls) override;
+  void checked_all_reduce(std::int64_t count, float* host_result) override;
+  std::string device_description() const override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct NcclProcessRankOnGpu::Impl {
   int rank = 0;
   int device = 0;
   std::string description;
@@ -46,7 +59,12 @@ struct NcclProcessRank::Impl {
   }
 };
 
-NcclProcessRank::NcclProcessRank(int rank, int local_rank, std::int64_t max_count) : impl_(std::make_unique<Impl>()) {
+std::unique_ptr<NcclProcessRank> make_nccl_process_rank(int rank, int local_rank, std::int64_t max_count) {
+  return std::make_unique<NcclProcessRankOnGpu>(rank, local_rank, max_count);
+}
+
+NcclProcessRankOnGpu::NcclProcessRankOnGpu(int rank, int local_rank, std::int64_t max_count)
+    : impl_(std::make_unique<Impl>()) {
   Impl& me = *impl_;
   const ProcessDevice gpu = use_process_device(rank, local_rank);
   me.device = gpu.device;
@@ -63,7 +81,7 @@ NcclProcessRank::NcclProcessRank(int rank, int local_rank, std::int64_t max_coun
   me.rank = rank;
 }
 
-void NcclProcessRank::join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0) {
+void NcclProcessRankOnGpu::join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0) {
   Impl& me = *impl_;
   CHECK_CUDA(cudaSetDevice(me.device));
   // Rank 0 sends the id with whether it could make one, so a failure there ends every rank instead of leaving the
@@ -83,9 +101,7 @@ void NcclProcessRank::join(int n_ranks, const std::function<void(void*, std::siz
   CHECK_NCCL(ncclCommInitRank(&me.comm, n_ranks, message.id, me.rank));
 }
 
-NcclProcessRank::~NcclProcessRank() = default;
-
-double NcclProcessRank::time_all_reduce_us(std::int64_t count, int calls) {
+double NcclProcessRankOnGpu::time_all_reduce_us(std::int64_t count, int calls) {
   Impl& me = *impl_;
   CHECK_CUDA(cudaSetDevice(me.device));
   CHECK_CUDA(cudaEventRecord(me.start, me.stream));
@@ -99,7 +115,7 @@ double NcclProcessRank::time_all_reduce_us(std::int64_t count, int calls) {
   return double(ms) * 1e3;
 }
 
-void NcclProcessRank::checked_all_reduce(std::int64_t count, float* host_result) {
+void NcclProcessRankOnGpu::checked_all_reduce(std::int64_t count, float* host_result) {
   Impl& me = *impl_;
   CHECK_CUDA(cudaSetDevice(me.device));
   // Poisoned first, so an element NCCL never wrote counts as wrong.
@@ -111,21 +127,14 @@ void NcclProcessRank::checked_all_reduce(std::int64_t count, float* host_result)
   CHECK_CUDA(cudaStreamSynchronize(me.stream));
 }
 
-std::string NcclProcessRank::device_description() const { return impl_->description; }
+std::string NcclProcessRankOnGpu::device_description() const { return impl_->description; }
 
 #else  // CUDA without NCCL: the rest of the CUDA backend works, this path says why it cannot.
 
-struct NcclProcessRank::Impl {};
-[[noreturn]] static void no_nccl() {
+std::unique_ptr<NcclProcessRank> make_nccl_process_rank(int, int, std::int64_t) {
   throw RunFailure(
       "this build has CUDA but no NCCL (nccl.h and libnccl were not found): NCCL across processes is absent");
 }
-NcclProcessRank::NcclProcessRank(int, int, std::int64_t) { no_nccl(); }
-void NcclProcessRank::join(int, const std::function<void(void*, std::size_t)>&) { no_nccl(); }
-NcclProcessRank::~NcclProcessRank() = default;
-double NcclProcessRank::time_all_reduce_us(std::int64_t, int) { return 0; }
-void NcclProcessRank::checked_all_reduce(std::int64_t, float*) {}
-std::string NcclProcessRank::device_description() const { return {}; }
 
 #endif
 

@@ -18,6 +18,7 @@
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/nccl_check.h"
 #include "kernels/ddp/buckets.h"
@@ -56,7 +57,7 @@ double overlap(double a0, double a1, double b0, double b1) {
 
 collectives::GpuPlacement place_ranks(int ranks) {
   const int devices = dlsys::cuda::count_visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
   return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
 }
 
@@ -368,7 +369,7 @@ TrainResult train_gpu_process(const TrainConfig& c, const training::DataSet& dat
   std::vector<unsigned char> handles;
   links.agree(attempt([&] {
     const int devices = dlsys::cuda::count_visible_devices();
-    if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+    if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
     t.add_rank(rank, links.local_rank % devices, 1);
     link = std::make_unique<collectives::cuda::IpcLink>(rank, n, t.ranks.front().device,
                                                         std::vector<float*>{t.ranks.front().grads});

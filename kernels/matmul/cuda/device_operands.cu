@@ -21,7 +21,20 @@ __global__ void round_to_bf16_kernel(const float* in, __nv_bfloat16* out, long l
 
 }  // namespace
 
-struct DeviceOperands::State {
+class DeviceOperandsOnGpu final : public DeviceOperands {
+ public:
+  DeviceOperandsOnGpu(const Shape& shape, const float* a, const float* b);
+  TimingStats time(Rung rung, const MeasureOptions& options, int warp_tile = kLessonWarpTile) override;
+  int best_warp_tile() override;
+  void poison_output() override;
+  void download_output(float* c) override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+struct DeviceOperandsOnGpu::State {
   Shape shape;
   dlsys::cuda::DeviceArray<float> a, b, c;
   std::unique_ptr<dlsys::cuda::DeviceArray<__nv_bfloat16>> a16, b16;  // made on first use by a bf16 rung
@@ -85,15 +98,13 @@ struct DeviceOperands::State {
   }
 };
 
-DeviceOperands::DeviceOperands(const Shape& shape, const float* a, const float* b)
+DeviceOperandsOnGpu::DeviceOperandsOnGpu(const Shape& shape, const float* a, const float* b)
     : state_(std::make_unique<State>(shape)) {
   DLSYS_CUDA_CHECK(cudaMemcpy(state_->a.get(), a, state_->a.bytes(), cudaMemcpyHostToDevice));
   DLSYS_CUDA_CHECK(cudaMemcpy(state_->b.get(), b, state_->b.bytes(), cudaMemcpyHostToDevice));
 }
 
-DeviceOperands::~DeviceOperands() = default;
-
-int DeviceOperands::best_warp_tile() {
+int DeviceOperandsOnGpu::best_warp_tile() {
   if (state_->best_warp_tile >= 0) return state_->best_warp_tile;
   const MeasureOptions options{.warmup = 1, .repeats = 2};
   int best = 0;
@@ -108,18 +119,22 @@ int DeviceOperands::best_warp_tile() {
   return state_->best_warp_tile = best;
 }
 
-TimingStats DeviceOperands::time(Rung rung, const MeasureOptions& options, int warp_tile) {
+TimingStats DeviceOperandsOnGpu::time(Rung rung, const MeasureOptions& options, int warp_tile) {
   if (rung_info(rung).precision == Precision::Bf16) state_->make_bf16();  // rounded once, before any timing
   if (rung == Rung::WarpTiled && warp_tile == kTunedWarpTile) warp_tile = best_warp_tile();
   return dlsys::cuda::time_with_events([&] { state_->launch(rung, warp_tile); }, options);
 }
 
-void DeviceOperands::poison_output() {
+void DeviceOperandsOnGpu::poison_output() {
   DLSYS_CUDA_CHECK(cudaMemset(state_->c.get(), 0xff, state_->c.bytes()));  // 0xffffffff is a NaN
 }
 
-void DeviceOperands::download_output(float* c) {
+void DeviceOperandsOnGpu::download_output(float* c) {
   DLSYS_CUDA_CHECK(cudaMemcpy(c, state_->c.get(), state_->c.bytes(), cudaMemcpyDeviceToHost));
+}
+
+std::unique_ptr<DeviceOperands> make_device_operands(const Shape& shape, const float* a, const float* b) {
+  return std::make_unique<DeviceOperandsOnGpu>(shape, a, b);
 }
 
 TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
@@ -127,7 +142,7 @@ TimingStats run(Variant variant, const Shape& shape, const float* a, const float
   const Rung rung = variant == Variant::Naive       ? Rung::Naive
                     : variant == Variant::SmemTiled ? Rung::SmemTiled
                                                     : Rung::Cublas;
-  DeviceOperands operands(shape, a, b);
+  DeviceOperandsOnGpu operands(shape, a, b);
   const TimingStats stats = operands.time(rung, options);
   operands.download_output(c);
   return stats;

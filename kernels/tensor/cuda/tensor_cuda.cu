@@ -17,6 +17,7 @@
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/tensor/layer_ops.h"
 #include "kernels/tensor/shard_fill.h"
@@ -237,7 +238,21 @@ struct GpuRank {
 
 }  // namespace
 
-struct GpuTensorLayer::Impl {
+class GpuTensorLayerOnDevices final : public GpuTensorLayer {
+ public:
+  explicit GpuTensorLayerOnDevices(const LayerShape& shape);
+  const LayerShape& shape() const override;
+  const GpuPlacement& placement() const override;
+  std::vector<RankStepTimes> step() override;
+  std::int64_t activation_bytes(int rank) const override;
+  std::vector<HostRankCopy> results() const override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct GpuTensorLayerOnDevices::Impl {
   LayerShape shape;
   GpuPlacement placement;
   MemoryLedger ledger;  // device bytes, by the CPU rank's tags
@@ -273,7 +288,7 @@ struct GpuTensorLayer::Impl {
                            float* dbias);
 };
 
-GpuTensorLayer::Impl::Impl(const LayerShape& s) : shape(s) {
+GpuTensorLayerOnDevices::Impl::Impl(const LayerShape& s) : shape(s) {
   placement = place_ranks(s.ranks);
   ranks.resize(std::size_t(s.ranks));
   for (int r = 0; r < s.ranks; ++r) {
@@ -312,7 +327,7 @@ GpuTensorLayer::Impl::Impl(const LayerShape& s) : shape(s) {
   synchronize_all();
 }
 
-void GpuTensorLayer::Impl::allocate(GpuRank& k) {
+void GpuTensorLayerOnDevices::Impl::allocate(GpuRank& k) {
   const std::int64_t n = shape.tokens(), nl = shape.local_tokens(), h = shape.hidden, hl = shape.hidden_per_rank();
   const std::int64_t f = shape.ffn_per_rank(), scores = shape.heads_per_rank() * shape.batch * shape.seq * shape.seq;
   const std::string suffix = fmt::format(" rank {}", k.rank);
@@ -374,7 +389,7 @@ void GpuTensorLayer::Impl::allocate(GpuRank& k) {
   k.norm_stats = values(scratch, 2 * nl);
 }
 
-void GpuTensorLayer::Impl::fill(GpuRank& k) {
+void GpuTensorLayerOnDevices::Impl::fill(GpuRank& k) {
   const std::int64_t nl = shape.local_tokens(), h = shape.hidden, hl = shape.hidden_per_rank();
   const std::int64_t f = shape.ffn_per_rank();
   std::vector<float> x(std::size_t(nl * h)), dout(x.size()), wqkv(std::size_t(h * 3 * hl)), wo(std::size_t(hl * h)),
@@ -403,14 +418,14 @@ void GpuTensorLayer::Impl::fill(GpuRank& k) {
   DLSYS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void GpuTensorLayer::Impl::for_each_rank(const std::function<void(GpuRank&)>& work) {
+void GpuTensorLayerOnDevices::Impl::for_each_rank(const std::function<void(GpuRank&)>& work) {
   for (GpuRank& k : ranks) {
     DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
     work(k);
   }
 }
 
-void GpuTensorLayer::Impl::synchronize_all() {
+void GpuTensorLayerOnDevices::Impl::synchronize_all() {
   for (GpuRank& k : ranks) {
     DLSYS_CUDA_CHECK(cudaSetDevice(k.device));
     DLSYS_CUDA_CHECK(cudaStreamSynchronize(k.stream));
@@ -419,9 +434,9 @@ void GpuTensorLayer::Impl::synchronize_all() {
 
 // ---- collectives ----
 
-void GpuTensorLayer::Impl::collective(Op op, const char* site, bool backward,
-                                      const std::function<float*(GpuRank&)>& buffer, std::int64_t count,
-                                      const std::function<void(GpuRank&)>& prepare) {
+void GpuTensorLayerOnDevices::Impl::collective(Op op, const char* site, bool backward,
+                                               const std::function<float*(GpuRank&)>& buffer, std::int64_t count,
+                                               const std::function<void(GpuRank&)>& prepare) {
   const int n = shape.ranks;
   const std::size_t index = ranks.front().times.calls.size();
   if (n > 1 && index >= std::size_t(kMaxCallsPerStep)) throw RunFailure("more collectives in one step than events");
@@ -452,7 +467,7 @@ void GpuTensorLayer::Impl::collective(Op op, const char* site, bool backward,
 }
 
 // The lab's ring between the ranks' streams (kernels/collectives/cuda/stream_ring.h).
-void GpuTensorLayer::Impl::ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
+void GpuTensorLayerOnDevices::Impl::ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
   std::vector<collectives::cuda::StreamRingMember> members;
   for (GpuRank& k : ranks)
     members.push_back({.device = k.device,
@@ -467,7 +482,7 @@ void GpuTensorLayer::Impl::ring(Op op, const std::function<float*(GpuRank&)>& bu
 
 #if DLSYS_HAVE_NCCL
 // In place, all ranks' calls in one group (one thread drives every GPU). NCCL gives NCCL rank r chunk r, as we want.
-void GpuTensorLayer::Impl::nccl(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
+void GpuTensorLayerOnDevices::Impl::nccl(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
   const int n = shape.ranks;
   const std::int64_t chunk = count / n;       // the layer's counts (s b h, 4 h) are multiples of t
   if (op != Op::AllReduce && count % n != 0)  // the shape rules make this impossible; NCCL would read past the end
@@ -489,8 +504,8 @@ void GpuTensorLayer::Impl::nccl(Op op, const std::function<float*(GpuRank&)>& bu
 }
 #endif
 
-void GpuTensorLayer::Impl::gather_rows_all(const char* site, bool backward, float* GpuRank::*local,
-                                           float* GpuRank::*full) {
+void GpuTensorLayerOnDevices::Impl::gather_rows_all(const char* site, bool backward, float* GpuRank::*local,
+                                                    float* GpuRank::*full) {
   if (!shape.sequence_parallel) return;
   const std::int64_t h = shape.hidden, rows = shape.local_tokens();
   // Placing the block is part of the exchange, as on the CPU ranks.
@@ -504,7 +519,7 @@ void GpuTensorLayer::Impl::gather_rows_all(const char* site, bool backward, floa
 
 // ---- the layer ----
 
-void GpuTensorLayer::Impl::attention_forward(GpuRank& k) {
+void GpuTensorLayerOnDevices::Impl::attention_forward(GpuRank& k) {
   const LayerShape& s = shape;
   const std::int64_t seq = s.seq, d = s.head_dim(), local_heads = s.heads_per_rank(), hl = s.hidden_per_rank();
   const std::int64_t ld_qkv = s.batch * 3 * hl, ld_out = s.batch * hl;  // one sequence position to the next
@@ -526,7 +541,7 @@ void GpuTensorLayer::Impl::attention_forward(GpuRank& k) {
     }
 }
 
-void GpuTensorLayer::Impl::attention_backward(GpuRank& k) {
+void GpuTensorLayerOnDevices::Impl::attention_backward(GpuRank& k) {
   const LayerShape& s = shape;
   const std::int64_t seq = s.seq, d = s.head_dim(), local_heads = s.heads_per_rank(), hl = s.hidden_per_rank();
   const std::int64_t ld_qkv = s.batch * 3 * hl, ld_out = s.batch * hl;
@@ -550,8 +565,8 @@ void GpuTensorLayer::Impl::attention_backward(GpuRank& k) {
     }
 }
 
-void GpuTensorLayer::Impl::layer_norm_backward(GpuRank& k, const float* x, const float* gain, const float* dy,
-                                               float* dx, float* dgain, float* dbias) {
+void GpuTensorLayerOnDevices::Impl::layer_norm_backward(GpuRank& k, const float* x, const float* gain, const float* dy,
+                                                        float* dx, float* dgain, float* dbias) {
   const std::int64_t rows = shape.local_tokens(), h = shape.hidden;
   layer_norm_backward_rows_kernel<<<unsigned(rows), kRowThreads, 0, k.stream>>>(x, gain, dy, dx, k.norm_stats, h);
   check_launch();
@@ -560,7 +575,7 @@ void GpuTensorLayer::Impl::layer_norm_backward(GpuRank& k, const float* x, const
   check_launch();
 }
 
-void GpuTensorLayer::Impl::forward() {
+void GpuTensorLayerOnDevices::Impl::forward() {
   const LayerShape& s = shape;
   const std::int64_t n = s.tokens(), nl = s.local_tokens(), h = s.hidden, hl = s.hidden_per_rank();
   const std::int64_t f = s.ffn_per_rank();
@@ -606,7 +621,7 @@ void GpuTensorLayer::Impl::forward() {
   });
 }
 
-void GpuTensorLayer::Impl::backward() {
+void GpuTensorLayerOnDevices::Impl::backward() {
   const LayerShape& s = shape;
   const std::int64_t n = s.tokens(), nl = s.local_tokens(), h = s.hidden, hl = s.hidden_per_rank();
   const std::int64_t f = s.ffn_per_rank();
@@ -676,17 +691,20 @@ void GpuTensorLayer::Impl::backward() {
 
 GpuPlacement place_ranks(int ranks) {
   const int devices = visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
   return plan_gpu_placement(ranks, devices, nccl_compiled());
 }
 
-GpuTensorLayer::GpuTensorLayer(const LayerShape& shape) : impl_(std::make_unique<Impl>(shape)) {}
-GpuTensorLayer::~GpuTensorLayer() = default;
+GpuTensorLayerOnDevices::GpuTensorLayerOnDevices(const LayerShape& shape) : impl_(std::make_unique<Impl>(shape)) {}
 
-const LayerShape& GpuTensorLayer::shape() const { return impl_->shape; }
-const GpuPlacement& GpuTensorLayer::placement() const { return impl_->placement; }
+std::unique_ptr<GpuTensorLayer> make_gpu_tensor_layer(const LayerShape& shape) {
+  return std::make_unique<GpuTensorLayerOnDevices>(shape);
+}
 
-std::vector<RankStepTimes> GpuTensorLayer::step() {
+const LayerShape& GpuTensorLayerOnDevices::shape() const { return impl_->shape; }
+const GpuPlacement& GpuTensorLayerOnDevices::placement() const { return impl_->placement; }
+
+std::vector<RankStepTimes> GpuTensorLayerOnDevices::step() {
   Impl& m = *impl_;
   m.synchronize_all();  // every rank starts from an idle GPU
   m.for_each_rank([&](GpuRank& k) {
@@ -718,11 +736,11 @@ std::vector<RankStepTimes> GpuTensorLayer::step() {
   return out;
 }
 
-std::int64_t GpuTensorLayer::activation_bytes(int rank) const {
+std::int64_t GpuTensorLayerOnDevices::activation_bytes(int rank) const {
   return impl_->ledger.current_bytes(fmt::format("activations rank {}", rank));
 }
 
-std::vector<HostRankCopy> GpuTensorLayer::results() const {
+std::vector<HostRankCopy> GpuTensorLayerOnDevices::results() const {
   Impl& m = *impl_;
   m.synchronize_all();
   const LayerShape& s = m.shape;

@@ -16,6 +16,7 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/launch.h"
 #include "kernels/common/cuda/nccl_check.h"
@@ -452,7 +453,7 @@ struct Trainer {
 
 collectives::GpuPlacement place_ranks(int ranks) {
   const int devices = dlsys::cuda::count_visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + cuda_status().reason);
+  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
   return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
 }
 
