@@ -37,4 +37,18 @@ TimingStats measure(const std::function<void()>& work, const MeasureOptions& opt
   return summarize_us(std::move(samples), "steady_clock");
 }
 
+CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
+                              const MeasureOptions& options, const std::function<void()>& between) {
+  if (between) between();
+  work();
+  CheckedTiming point;
+  point.max_error = check();
+  point.tolerance = tolerance;
+  // The checked call warmed the caches: it counts as one of the warm-up calls.
+  MeasureOptions rest = options;
+  rest.warmup = std::max(0, options.warmup - 1);
+  point.time = measure(work, rest, between);
+  return point;
+}
+
 }  // namespace dlsys

@@ -43,4 +43,17 @@ TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
                     const std::function<void()>& between = {});
 
+// One measured point whose output was checked before it was timed (llm.c's check-then-bench): a wrong result is
+// reported beside its time, never hidden behind it.
+struct CheckedTiming {
+  TimingStats time;
+  double max_error = 0;  // what `check` returned after the first call
+  double tolerance = 0;
+  bool wrong() const { return !(max_error <= tolerance); }  // NaN is wrong
+};
+
+// Calls `work` once, asks `check` for the output's error against its reference, then times `work` as measure() does.
+CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
+                              const MeasureOptions& options, const std::function<void()>& between = {});
+
 }  // namespace dlsys
