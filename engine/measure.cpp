@@ -17,6 +17,10 @@ TimingStats summarize_us(std::vector<double> samples_us, std::string timer) {
   return stats;
 }
 
+TimeSpread spread_of(const TimingStats& stats, double calls) {
+  return {stats.median_us / calls, stats.min_us / calls, stats.max_us / calls};
+}
+
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
                     const std::function<void()>& between) {
   for (int i = 0; i < options.warmup; ++i) {

@@ -35,6 +35,15 @@ struct TimingStats {
   std::string timer = "steady_clock";
 };
 
+// A timed quantity as a lesson reports it: the median call, the fastest and the slowest, in microseconds. The one
+// type for it; engine/lesson_values.h writes it under the keys each lesson's JSON has always used.
+struct TimeSpread {
+  double us = 0, min_us = 0, max_us = 0;
+};
+
+// The spread of `stats`, every time divided by `calls` (samples that each timed a batch of `calls` calls).
+TimeSpread spread_of(const TimingStats& stats, double calls = 1);
+
 // Summary of samples already taken (for timers other than the stopwatch, e.g. CUDA events).
 TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
 
