@@ -14,6 +14,7 @@
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
@@ -435,13 +436,7 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .min = 1,
        .max = double(kMaxN),
        .help = "time, memory and error against n"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "median of this many, naive and flash alternating, after one warm-up each"},
+      repeats_param("median of this many, naive and flash alternating, after one warm-up each"),
       cpu_threads_param("for both kernels alike"),
       {.key = "example",
        .label = "worked example",

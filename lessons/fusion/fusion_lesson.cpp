@@ -9,6 +9,7 @@
 #include "engine/units.h"
 #include "kernels/fusion/fusion_math.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/fusion/fusion_run.h"
@@ -55,13 +56,7 @@ std::vector<ParamSpec> FusionLesson::params() const {
        .min = 4096,
        .max = 16.0 * 1024 * 1024,
        .help = "one array of ReLU(x + b) for the step where everything fits in cache"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "timed calls per measurement, after one warm-up"},
+      repeats_param("timed calls per measurement, after one warm-up"),
       cpu_threads_param("for every kernel alike"),
       max_minutes_param(),
   };

@@ -11,6 +11,7 @@
 #include "kernels/attention/tile_math.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure.h"
@@ -75,13 +76,7 @@ std::vector<ParamSpec> RooflineLesson::params() const {
        .max = 1 << 20,
        .unit = "elements",
        .help = "elements of y = 2x per call for the overhead floor"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "timed calls per measurement, after one warm-up"},
+      repeats_param("timed calls per measurement, after one warm-up"),
       cpu_threads_param("for every kernel alike"),
       max_minutes_param(),
   };

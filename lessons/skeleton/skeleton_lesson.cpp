@@ -7,6 +7,7 @@
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
+#include "lessons/common/repeats_param.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/common/run_time_limit.h"
 
@@ -36,13 +37,7 @@ std::vector<ParamSpec> SkeletonLesson::params() const {
        .default_text = "scale",
        .choices = kOpChoices,
        .help = "scale: y = 2x; axpy: y = 2x + y"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "timed calls after one checked warm-up call"},
+      repeats_param("timed calls after one checked warm-up call"),
       max_minutes_param(),
   };
 }
