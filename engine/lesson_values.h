@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/json_read.h"
+#include "engine/measure.h"
 
 namespace dlsys {
 // One field under its own name; an optional one only when it holds a value.
@@ -49,6 +50,28 @@ void write_key(nlohmann::ordered_json& object, const char* key, const std::optio
   DLSYS_VALUES_FROM_JSON(Type, __VA_ARGS__)
 
 namespace dlsys {
+
+// How a lesson's JSON spells a TimeSpread's three keys from a stem (kept exactly as recorded runs have them):
+//   UnitLast:  "<stem>_us", "<stem>_min_us", "<stem>_max_us"  (an empty stem: "us", "min_us", "max_us")
+//   UnitFirst: "<stem>_us", "<stem>_us_min", "<stem>_us_max"
+enum class SpreadKeys { UnitLast, UnitFirst };
+
+inline std::string spread_key(const std::string& stem, const char* which, SpreadKeys keys) {
+  const std::string head = stem.empty() ? "" : stem + "_";
+  if (*which == 0) return head + "us";
+  return keys == SpreadKeys::UnitLast ? head + which + "_us" : head + "us_" + which;
+}
+inline void write_spread(nlohmann::ordered_json& object, const std::string& stem, const TimeSpread& t,
+                         SpreadKeys keys) {
+  object[spread_key(stem, "", keys)] = t.us;
+  object[spread_key(stem, "min", keys)] = t.min_us;
+  object[spread_key(stem, "max", keys)] = t.max_us;
+}
+inline void read_spread(const nlohmann::ordered_json& object, const std::string& stem, TimeSpread& t, SpreadKeys keys) {
+  read_key(object, spread_key(stem, "", keys), t.us);
+  read_key(object, spread_key(stem, "min", keys), t.min_us);
+  read_key(object, spread_key(stem, "max", keys), t.max_us);
+}
 
 struct LessonValues {
   virtual ~LessonValues() = default;

@@ -17,6 +17,10 @@ TimingStats summarize_us(std::vector<double> samples_us, std::string timer) {
   return stats;
 }
 
+TimeSpread spread_of(const TimingStats& stats, double calls) {
+  return {stats.median_us / calls, stats.min_us / calls, stats.max_us / calls};
+}
+
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
                     const std::function<void()>& between) {
   for (int i = 0; i < options.warmup; ++i) {
@@ -39,6 +43,20 @@ TimingStats measure(const std::function<void()>& work, const MeasureOptions& opt
     if (options.max_total_us > 0 && total_us > options.max_total_us) break;
   }
   return summarize_us(std::move(samples), "steady_clock");
+}
+
+CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
+                              const MeasureOptions& options, const std::function<void()>& between) {
+  if (between) between();
+  work();
+  CheckedTiming point;
+  point.max_error = check();
+  point.tolerance = tolerance;
+  // The checked call warmed the caches: it counts as one of the warm-up calls.
+  MeasureOptions rest = options;
+  rest.warmup = std::max(0, options.warmup - 1);
+  point.time = measure(work, rest, between);
+  return point;
 }
 
 }  // namespace dlsys

@@ -39,6 +39,15 @@ struct TimingStats {
   std::string timer = "steady_clock";
 };
 
+// A timed quantity as a lesson reports it: the median call, the fastest and the slowest, in microseconds. The one
+// type for it; engine/lesson_values.h writes it under the keys each lesson's JSON has always used.
+struct TimeSpread {
+  double us = 0, min_us = 0, max_us = 0;
+};
+
+// The spread of `stats`, every time divided by `calls` (samples that each timed a batch of `calls` calls).
+TimeSpread spread_of(const TimingStats& stats, double calls = 1);
+
 // Summary of samples already taken (for timers other than the stopwatch, e.g. CUDA events).
 TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
 
@@ -46,5 +55,18 @@ TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
 // `between` (optional) runs before every call, untimed, e.g. to check for cancellation.
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
                     const std::function<void()>& between = {});
+
+// One measured point whose output was checked before it was timed (llm.c's check-then-bench): a wrong result is
+// reported beside its time, never hidden behind it.
+struct CheckedTiming {
+  TimingStats time;
+  double max_error = 0;  // what `check` returned after the first call
+  double tolerance = 0;
+  bool wrong() const { return !(max_error <= tolerance); }  // NaN is wrong
+};
+
+// Calls `work` once, asks `check` for the output's error against its reference, then times `work` as measure() does.
+CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
+                              const MeasureOptions& options, const std::function<void()>& between = {});
 
 }  // namespace dlsys

@@ -1,6 +1,7 @@
 #include "engine/params.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cmath>
@@ -229,5 +230,13 @@ std::int64_t ParamValues::integer(const std::string& key) const { return static_
 double ParamValues::real(const std::string& key) const { return at(key).number; }
 const std::string& ParamValues::text(const std::string& key) const { return at(key).text; }
 const std::vector<double>& ParamValues::list(const std::string& key) const { return at(key).list; }
+
+std::size_t choice_index(const ParamValues& values, const std::string& key, const std::vector<std::string>& choices) {
+  const std::string& value = values.text(key);
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    if (choices[i] == value) return i;
+  throw BadInput(fmt::format("parameter '{}': value '{}' is not allowed; allowed: one of: {}", key,
+                             clip_for_message(value), fmt::join(choices, ", ")));
+}
 
 }  // namespace dlsys

@@ -75,6 +75,11 @@ std::optional<double> parse_real_text(std::string_view text);
 inline constexpr const char* kNumberRule =
     "decimal digits with an optional leading '-' (an exponent may have its sign); no spaces, leading '+' or hex";
 
+// The index of a Choice parameter's value in `choices` (the spec's own list, in the same order): how a lesson reads a
+// choice as its enum, `static_cast<Mode>(choice_index(values, "mode", {"a", "b"}))`. Throws BadInput naming the key
+// when the value is not in the list (a spec and its reader that disagree).
+std::size_t choice_index(const ParamValues& values, const std::string& key, const std::vector<std::string>& choices);
+
 const ParamSpec* find_spec(const std::vector<ParamSpec>& specs, const std::string& key);
 // Checks `text` against `spec` and returns the parsed value. Throws BadInput.
 ParamValue check_param(const ParamSpec& spec, const std::string& text);

@@ -4,85 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <map>
 #include <optional>
 
 #include "engine/errors.h"
 #include "engine/file_io.h"
 #include "engine/json_io.h"
-#include "lessons/allreduce/allreduce_values.h"
-#include "lessons/allreduce/mpi_values.h"
-#include "lessons/ddp/ddp_values.h"
-#include "lessons/flash/flash_values.h"
-#include "lessons/fusion/fusion_values.h"
-#include "lessons/kvcache/kvcache_values.h"
-#include "lessons/matmul/matmul_values.h"
-#include "lessons/pipeline_common/pipeline_values.h"
-#include "lessons/precision/precision_values.h"
-#include "lessons/quant/quant_values.h"
 #include "lessons/registry.h"
-#include "lessons/roofline/roofline_values.h"
-#include "lessons/serving/serving_values.h"
-#include "lessons/tensor/tensor_values.h"
-#include "lessons/zero/zero_values.h"
 
 namespace dlsys {
 
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// One section's JSON as the struct T. An empty object stands for no values (a run that measured nothing).
-template <class T>
-std::shared_ptr<const LessonValues> typed_section(const json& section, const char* name) {
-  if (section.is_object() && section.empty()) return nullptr;
-  T value{};
-  try {
-    read_value(section, value);
-  } catch (const JsonKeyError& e) {
-    throw e.within(name);
-  }
-  return make_values(std::move(value));
-}
-
-template <class Theory, class Measured>
-void typed_pair(const json& theory, const json& measured, RunResult& result) {
-  result.theory = typed_section<Theory>(theory, "theory");
-  result.measured = typed_section<Measured>(measured, "measured");
-}
-
-using TypedReader = void (*)(const json& theory, const json& measured, RunResult& result);
-
-// The allreduce lesson measures other values when its ranks were processes (launcher=mpi, mpi_values.h).
-void allreduce_pair(const json& theory, const json& measured, RunResult& result) {
-  if (measured.is_object() && measured.contains("launcher"))
-    typed_pair<allreduce::AllreduceTheory, allreduce::AllreduceProcessesMeasured>(theory, measured, result);
-  else
-    typed_pair<allreduce::AllreduceTheory, allreduce::AllreduceMeasured>(theory, measured, result);
-}
-
-// Every lesson's theory and measured structs, by lesson id. A lesson missing here fails the round-trip test, which
-// runs every lesson of the registry.
-const std::map<std::string, TypedReader>& typed_readers() {
-  static const std::map<std::string, TypedReader> readers = {
-      {"matmul", typed_pair<matmul::MatmulTheory, matmul::MatmulMeasured>},
-      {"roofline", typed_pair<roofline::RooflineTheory, roofline::RooflineMeasured>},
-      {"fusion", typed_pair<fusion::FusionTheory, fusion::FusionMeasured>},
-      {"bubble", typed_pair<pipeline_lesson::PipelineTheory, pipeline_lesson::PipelineMeasured>},
-      {"schedules", typed_pair<pipeline_lesson::PipelineTheory, pipeline_lesson::PipelineMeasured>},
-      {"allreduce", allreduce_pair},
-      {"tensor", typed_pair<tensor::TensorTheory, tensor::TensorMeasured>},
-      {"ddp", typed_pair<ddp::DdpTheory, ddp::DdpMeasured>},
-      {"zero", typed_pair<zero_lesson::ZeroTheory, zero_lesson::ZeroMeasured>},
-      {"flash", typed_pair<flash::FlashTheory, flash::FlashMeasured>},
-      {"kvcache", typed_pair<kvcache::KvCacheTheory, kvcache::KvCacheMeasured>},
-      {"serving", typed_pair<serving::ServingTheory, serving::ServingMeasured>},
-      {"precision", typed_pair<precision::PrecisionTheory, precision::PrecisionMeasured>},
-      {"quant", typed_pair<quant::QuantTheory, quant::QuantMeasured>},
-  };
-  return readers;
-}
 
 // Where a file's JSON and the JSON computed here first differ; numbers agree within a relative 1e-9, since the same
 // closed form computed by another machine's libm may differ in the last bits. The file may hold more keys than are
@@ -155,14 +88,11 @@ ParamValues recorded_params(const Lesson& lesson, const RunResult& result) {
 
 std::string understood_run_format_versions() { return std::to_string(kRunFileFormatVersion); }
 
-void read_typed_values(const std::string& lesson_id, const json& theory, const json& measured, RunResult& result) {
-  const auto reader = typed_readers().find(lesson_id);
-  if (reader == typed_readers().end())
-    throw BadInput(fmt::format("lesson '{}' cannot read its values back from JSON", lesson_id));
+void read_typed_values(const Lesson& lesson, const json& theory, const json& measured, RunResult& result) {
   try {
-    reader->second(theory, measured, result);
+    lesson.read_values(theory, measured, result);
   } catch (const JsonKeyError& e) {
-    throw BadInput(fmt::format("lesson '{}': {}", lesson_id, e.what()));
+    throw BadInput(fmt::format("lesson '{}': {}", lesson.id(), e.what()));
   }
 }
 
@@ -192,7 +122,7 @@ RunResult run_from_json(const json& in, const std::string& origin) {
   }
   try {
     const Lesson& lesson = find_lesson(result.lesson);
-    read_typed_values(result.lesson, in.at("theory"), in.at("measured"), result);
+    read_typed_values(lesson, in.at("theory"), in.at("measured"), result);
     // A parameter the file does not name did not exist in the build that recorded it, which ran as its default.
     const ParamValues defaults = ParamValues::defaults(lesson.params());
     for (const auto& [key, value] : defaults.all()) result.params.emplace(key, value.text);

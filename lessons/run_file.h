@@ -10,9 +10,9 @@
 
 namespace dlsys {
 
-// Theory and measured JSON of lesson `lesson_id` turned into its typed structs (an empty object: none), set on
-// `result`. Throws BadInput naming the lesson, or the key's path ("measured.sweep[3].busbw_gbps: missing").
-void read_typed_values(const std::string& lesson_id, const nlohmann::ordered_json& theory,
+// Theory and measured JSON of `lesson` turned into its typed structs (an empty object: none), set on `result`.
+// Throws BadInput naming the lesson and the key's path ("measured.sweep[3].busbw_gbps: missing").
+void read_typed_values(const Lesson& lesson, const nlohmann::ordered_json& theory,
                        const nlohmann::ordered_json& measured, RunResult& result);
 
 // A whole run file's JSON: it must carry a `recorded` object of this build's format version, name a known lesson,

@@ -17,6 +17,7 @@
 #include "lessons/roofline/roofline_lesson.h"
 #include "lessons/roofline/roofline_steps.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/typed_values.h"
 
 using namespace dlsys;
 using namespace dlsys::roofline;
@@ -38,7 +39,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST_CASE("roofline theory: the course's A100 arithmetic and its hypothetical GPU, exactly") {
-  const RooflineTheory t = roofline_theory(roofline_params({}));
+  const RooflineTheory t = test::typed_theory(RooflineLesson{}, {});
   CHECK(t.a100_bandwidth_bytes_per_s == 1.5e12);
   CHECK(t.a100_floats_per_s == 375e9);  // 1.5e12 B/s / 4 B
   CHECK(t.a100_y2x_bytes_per_element == 8);
@@ -77,7 +78,8 @@ TEST_CASE("roofline rule, ridge and the counts of the measuring kernels") {
 }
 
 TEST_CASE("roofline step data: the roofs of the course's two GPUs bend at their ridges") {
-  const auto steps = make_steps(roofline_params({}));
+  const RooflineLesson lesson;
+  const auto steps = lesson.step_data_of(test::typed_params(lesson, {}));
   CHECK(steps->example_roof.ridge_flop_per_byte == 300);
   CHECK(steps->a100_roof.ridge_flop_per_byte == 13);
   bool corner = false;
@@ -282,5 +284,5 @@ TEST_CASE("roofline: bad input exits 2 naming the parameter, the value and what 
   // On a GPU the arrays must also fit in its free memory (none here: no GPU answers).
   if (!cuda_status().available)
     CHECK_THROWS_WITH_AS(find_lesson("roofline").validate(roofline_params({}), BackendKind::Cuda),
-                         doctest::Contains("of GPU memory at once but GPU 0 has"), BadInput);
+                         doctest::Contains("of GPU memory but GPU 0 has"), BadInput);
 }

@@ -104,6 +104,7 @@ class CpuOnlyLesson final : public Lesson {
   bool runs_on_cuda() const override { return false; }
   std::shared_ptr<const LessonValues> theory(const ParamValues&) const override { return nullptr; }
   RunResult run(RunContext&) const override { return {}; }
+  void read_values(const nlohmann::ordered_json&, const nlohmann::ordered_json&, RunResult&) const override {}
 };
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/bench.h"
 #include "lessons/allreduce/mpi_run.h"
+#include "lessons/allreduce/mpi_values.h"
 #include "lessons/common/run_time_limit.h"
 
 namespace dlsys {
@@ -323,6 +324,14 @@ RunResult AllreduceLesson::run(RunContext& ctx) const {
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;
+}
+
+void AllreduceLesson::read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
+                                  RunResult& result) const {
+  if (!(measured.is_object() && measured.contains("launcher")))
+    return LessonWithValues::read_values(theory, measured, result);
+  result.theory = read_values_section<allreduce::AllreduceTheory>(theory, "theory");
+  result.measured = read_values_section<allreduce::AllreduceProcessesMeasured>(measured, "measured");
 }
 
 }  // namespace dlsys

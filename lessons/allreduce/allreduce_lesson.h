@@ -1,12 +1,12 @@
 #pragma once
 #include "lessons/allreduce/allreduce_values.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 
 namespace dlsys {
 
 // Lesson `allreduce` (T11): why gradients need an all-reduce, the ring (reduce-scatter + all-gather) step by step
 // with its own record, its cost 2(N-1)/N x S per rank, and measured bus bandwidth against the copy ceiling.
-class AllreduceLesson final : public Lesson {
+class AllreduceLesson final : public LessonWithValues<allreduce::AllreduceTheory, allreduce::AllreduceMeasured> {
  public:
   std::string id() const override { return "allreduce"; }
   std::vector<std::string> quick_params() const override {
@@ -18,6 +18,10 @@ class AllreduceLesson final : public Lesson {
   std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
   std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
+  // A run whose ranks were processes (launcher=mpi) measured other values (mpi_values.h): its "measured" names the
+  // launcher.
+  void read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
+                   RunResult& result) const override;
   RunResult run(RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };

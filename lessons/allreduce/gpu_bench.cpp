@@ -9,6 +9,7 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/reference.h"
 #include "lessons/allreduce/bench.h"
+#include "lessons/common/run_budget.h"
 
 namespace dlsys::allreduce {
 
@@ -41,7 +42,7 @@ void check_gpu_bench(const BenchConfig& config) {
   const DeviceInfo& device = cuda_status().device;
   const int ranks_per_device = placement.emulated ? config.n_ranks : 1;
   const double needed = 2.5 * double(config.max_bytes) * ranks_per_device;
-  if (needed > 0.9 * double(device.memory_free_bytes))
+  if (!device_memory().fits(needed))
     throw BadInput(
         fmt::format("parameters 'n' = {} and 'bytes'/'sizes' up to {}: {} rank(s) per GPU need {} but GPU 0 "
                     "has {} free; lower n, bytes or sizes",

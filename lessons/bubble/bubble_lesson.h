@@ -1,10 +1,11 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
+#include "lessons/pipeline_common/pipeline_values.h"
 
 namespace dlsys {
 
 // Lesson `bubble`: why a pipeline idles, the corrected formula (p-1)/(m+p-1), and the measured bubble for m = 1..32.
-class BubbleLesson final : public Lesson {
+class BubbleLesson final : public LessonWithValues<pipeline_lesson::PipelineTheory, pipeline_lesson::PipelineMeasured> {
  public:
   std::string id() const override { return "bubble"; }
   std::vector<std::string> quick_params() const override {

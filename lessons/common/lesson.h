@@ -3,6 +3,7 @@
 // exact theory from closed forms, and a real run that returns a RunResult. Lessons know nothing of the GUI.
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ class Lesson {
   // theory only, and what the GUI exports before a run. Throws BadInput as `theory` does.
   virtual std::vector<Timeline> theory_timelines(const ParamValues&) const { return {}; }
   virtual std::string text_report(const RunResult&) const { return {}; }
+  // A recorded run's "theory" and "measured" JSON as the lesson's own structs, set on `result` (an empty object: no
+  // values). Implemented once for every lesson by LessonWithValues (lessons/common/typed_lesson.h) from the types the
+  // lesson declares. Throws JsonKeyError naming the key's path.
+  virtual void read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
+                           RunResult& result) const = 0;
 
   std::string title() const { return text().title; }
   std::size_t step_count() const { return text().steps.size(); }

@@ -36,7 +36,10 @@ double estimated_seconds(double flop, double gflops_per_thread, int threads) {
 
 void refuse_if_longer_than_limit(const ParamValues& params, double estimated_s, const std::string& work,
                                  const std::string& smaller) {
-  const double limit_min = params.real("max_minutes");
+  refuse_if_longer_than(params.real("max_minutes"), estimated_s, work, smaller);
+}
+
+void refuse_if_longer_than(double limit_min, double estimated_s, const std::string& work, const std::string& smaller) {
   if (estimated_s <= limit_min * 60) return;
   const double needed_min = std::ceil(estimated_s / 60);
   throw BadInput(

@@ -24,5 +24,7 @@ double estimated_seconds(double flop, double gflops_per_thread, int threads);
 // and `smaller` which parameters shrink it.
 void refuse_if_longer_than_limit(const ParamValues& params, double estimated_s, const std::string& work,
                                  const std::string& smaller);
+// The same against a limit already read (a lesson's typed parameters).
+void refuse_if_longer_than(double limit_min, double estimated_s, const std::string& work, const std::string& smaller);
 
 }  // namespace dlsys

@@ -14,6 +14,7 @@
 #include "kernels/ddp/buckets.h"
 #include "kernels/ddp/ddp_cuda.h"
 #include "kernels/ddp/simulate.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/ddp/ddp_processes.h"
 #include "lessons/ddp/ddp_steps.h"
@@ -301,7 +302,7 @@ void check_gpu_memory(const ParamValues& p) {
       largest_ranks = c.ranks;
     }
   }
-  if (largest > double(cuda.device.memory_free_bytes))
+  if (!device_memory().fits(largest))
     throw BadInput(fmt::format(
         "parameters 'layers' = {}, 'width' = {}, 'batch' = {}, 'n' = {}: on the GPU the run needs {} on GPU 0 (N = "
         "{}: weights, gradients, activations and rows of {} there) but only {} is free; lower layers, width, batch "

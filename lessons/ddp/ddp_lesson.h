@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "kernels/ddp/trainer.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/ddp/ddp_values.h"
 
 namespace dlsys {
@@ -10,7 +10,7 @@ namespace dlsys {
 // Lesson `ddp` (T10, T20): the batch split, nn.DataParallel against DistributedDataParallel, gradient buckets
 // all-reduced during backward, accumulation and 16-bit gradients, trained for real on CPU rank threads with the lab's
 // ring all-reduce.
-class DdpLesson final : public Lesson {
+class DdpLesson final : public LessonWithValues<ddp::DdpTheory, ddp::DdpMeasured> {
  public:
   std::string id() const override { return "ddp"; }
   std::vector<std::string> quick_params() const override {

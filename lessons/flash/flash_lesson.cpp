@@ -14,6 +14,8 @@
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
 #include "lessons/flash/flash_steps.h"
@@ -434,13 +436,7 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .min = 1,
        .max = double(kMaxN),
        .help = "time, memory and error against n"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "median of this many, naive and flash alternating, after one warm-up each"},
+      repeats_param("median of this many, naive and flash alternating, after one warm-up each"),
       cpu_threads_param("for both kernels alike"),
       {.key = "example",
        .label = "worked example",
@@ -546,15 +542,15 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
           "of host memory is free; allowed: a smaller n, d or heads",
           key, n, d, heads, format_bytes_both(host_bytes_needed(n, d, heads, false, on_gpu)),
           format_bytes_both(free_bytes)));
-    const double device_free = double(cuda_status().device.memory_free_bytes);
+    const DeviceMemory device = device_memory();
     const double scores = double(attention::cuda::naive_device_scratch_bytes(heads, n, precision));
-    if (on_gpu && runs_naive(p) && device_free > 0 && scores > 0.95 * device_free)
+    if (on_gpu && runs_naive(p) && device.free_bytes > 0 && !device.fits(scores))
       throw BadInput(fmt::format(
           "parameter '{}': n = {} is too large for impl={} with heads = {}: standard attention keeps the n x n "
           "scores of every head in device memory, {} in {}, and the GPU has {} free; allowed: impl=flash, or a "
           "smaller n or heads",
           key, n, p.text("impl"), heads, format_bytes_both(scores), attention::cuda::precision_name(precision),
-          format_bytes_both(device_free)));
+          format_bytes_both(device.free_bytes)));
   };
   check_fits("n", p.integer("n"));
   for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));

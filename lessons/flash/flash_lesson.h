@@ -1,6 +1,6 @@
 #pragma once
 #include "kernels/attention/tile_math.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/flash/flash_values.h"
 
 namespace dlsys {
@@ -8,7 +8,7 @@ namespace dlsys {
 // Lesson `flash` (course T8): standard attention materialises n x n scores; FlashAttention folds tiles of scores into
 // the output with the online softmax. Both run for real; the tiled kernel's per-tile state can be traced
 // (kernels/attention/trace.h: trace_flash, trace_worked_example) for the step views.
-class FlashLesson final : public Lesson {
+class FlashLesson final : public LessonWithValues<flash::FlashTheory, flash::FlashMeasured> {
  public:
   std::string id() const override { return "flash"; }
   // Calls of milliseconds, three of each: at n = 256 one call of a few hundred microseconds per size left the sweep

@@ -9,6 +9,8 @@
 #include "engine/units.h"
 #include "kernels/fusion/fusion_math.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/fusion/fusion_run.h"
 #include "lessons/fusion/fusion_steps.h"
@@ -54,13 +56,7 @@ std::vector<ParamSpec> FusionLesson::params() const {
        .min = 4096,
        .max = 16.0 * 1024 * 1024,
        .help = "one array of ReLU(x + b) for the step where everything fits in cache"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "timed calls per measurement, after one warm-up"},
+      repeats_param("timed calls per measurement, after one warm-up"),
       cpu_threads_param("for every kernel alike"),
       max_minutes_param(),
   };
@@ -77,11 +73,11 @@ void FusionLesson::validate(const ParamValues& p, BackendKind backend) const {
         p.integer("rows"), p.integer("cols"), format_bytes_both(need), elements,
         format_bytes_both(host.budget_bytes())));
   // On a GPU the same arrays live in device memory too (the host keeps its copies to check the outputs against).
-  const double device_free = double(cuda_status().device.memory_free_bytes);
-  if (backend == BackendKind::Cuda && need > 0.9 * device_free)
+  const DeviceMemory device = device_memory();
+  if (backend == BackendKind::Cuda && !device.fits(need))
     throw BadInput(fmt::format(
         "parameters 'rows' and 'cols': {} x {} needs {} of GPU memory but GPU 0 has {} free; lower rows or cols",
-        p.integer("rows"), p.integer("cols"), format_bytes_both(need), format_bytes_both(device_free)));
+        p.integer("rows"), p.integer("cols"), format_bytes_both(need), format_bytes_both(device.free_bytes)));
   refuse_if_longer_than_limit(p, fusion::run_seconds_estimate(p),
                               fmt::format("every pass's bytes over {} x {} at 1 GB/s, each timed call and warm-up",
                                           p.integer("rows"), p.integer("cols")),

@@ -1,5 +1,5 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/fusion/fusion_values.h"
 
 namespace dlsys {
@@ -7,7 +7,7 @@ namespace dlsys {
 // Lesson `fusion`: y = ReLU(x + b) and x.cos().cos() as separate kernels and fused into one, measured on arrays far
 // larger than the caches and on arrays that fit in them; chains of L pointwise operations; every output checked
 // against a double-precision reference.
-class FusionLesson final : public Lesson {
+class FusionLesson final : public LessonWithValues<fusion::FusionTheory, fusion::FusionMeasured> {
  public:
   std::string id() const override { return "fusion"; }
   std::string chapter() const override { return "Foundations"; }

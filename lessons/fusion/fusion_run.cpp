@@ -27,8 +27,6 @@ constexpr double kErrorTolerance = 1e-5;
 constexpr std::int64_t kErrorSamples = 4096;
 constexpr double kSmallBatchUs = 200;  // small calls are timed in batches at least this long
 
-Timing timing_of(const TimingStats& t) { return {t.median_us, t.min_us, t.max_us}; }
-
 // One run's state on one device (see pointwise_devices.h): the same code times the passes on the CPU or a GPU.
 template <typename Device>
 struct FusionRun {
@@ -66,7 +64,7 @@ struct FusionRun {
       b_us.push_back(device.call_us(second));
       total_us += a_us.back() + b_us.back();
     }
-    return {timing_of(summarize_us(a_us, Device::kTimer)), timing_of(summarize_us(b_us, Device::kTimer))};
+    return {spread_of(summarize_us(a_us, Device::kTimer)), spread_of(summarize_us(b_us, Device::kTimer))};
   }
   // Largest |out - expected(i)| over evenly spread samples; every value here is of order one.
   void check(const float* out, std::int64_t count, const std::function<double(std::int64_t)>& expected) {
@@ -106,7 +104,7 @@ void measure_cos_and_gelu(FusionRun<Device>& r) {
   Device& d = r.device;
   const HostArrays& a = r.a;
   r.progress("one cos");
-  r.m.cos = timing_of(r.time([&] { d.cos(d.y(), d.x()); }));
+  r.m.cos = spread_of(r.time([&] { d.cos(d.y(), d.x()); }));
   r.check(d.y(), r.n(), [&](std::int64_t i) { return std::cos(a.x_at(i)); });
   r.progress("x.cos().cos() unfused and fused");
   std::tie(r.m.cos_cos_unfused, r.m.cos_cos_fused) = r.time_pair(
@@ -180,7 +178,7 @@ Timing time_per_call(FusionRun<Device>& r, Device& d, const std::function<void()
   };
   while (calls < (1 << 20) && d.call_us(batch) < kSmallBatchUs) calls *= 4;
   const TimingStats s = r.time(batch, 5);
-  return Timing{s.median_us / calls, s.min_us / calls, s.max_us / calls};
+  return spread_of(s, calls);
 }
 
 // ReLU(x + b) on arrays that fit in cache, time per call, and one call that moves (next to) no bytes.

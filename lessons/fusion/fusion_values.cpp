@@ -26,15 +26,12 @@ void to_json(nlohmann::ordered_json& j, const FusionTheory& t) {
 }
 
 namespace {
+// Fusion's times are spelt "cos_us", "cos_us_min", "cos_us_max".
 void put(nlohmann::ordered_json& j, const std::string& key, const Timing& t) {
-  j[key + "_us"] = t.us;
-  j[key + "_us_min"] = t.min_us;
-  j[key + "_us_max"] = t.max_us;
+  write_spread(j, key, t, SpreadKeys::UnitFirst);
 }
 void get(const nlohmann::ordered_json& j, const std::string& key, Timing& t) {
-  read_key(j, key + "_us", t.us);
-  read_key(j, key + "_us_min", t.min_us);
-  read_key(j, key + "_us_max", t.max_us);
+  read_spread(j, key, t, SpreadKeys::UnitFirst);
 }
 }  // namespace
 

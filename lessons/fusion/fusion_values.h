@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::fusion {
 
 struct FusionTheory {
@@ -29,9 +31,7 @@ struct FusionTheory {
 };
 
 // Medians with the fastest and slowest call, microseconds.
-struct Timing {
-  double us = 0, min_us = 0, max_us = 0;
-};
+using Timing = TimeSpread;
 
 struct ChainMeasure {
   int length = 0;

@@ -1,6 +1,6 @@
 #pragma once
 #include "kernels/decoder/shape.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/kvcache/kv_theory.h"
 #include "lessons/kvcache/kvcache_values.h"
 
@@ -8,7 +8,7 @@ namespace dlsys {
 
 // Lesson `kvcache`: what a KV cache holds and costs for real models (exact sizes, what fits, paged blocks), and a
 // real small decoder timed with and without its cache.
-class KvCacheLesson final : public Lesson {
+class KvCacheLesson final : public LessonWithValues<kvcache::KvCacheTheory, kvcache::KvCacheMeasured> {
  public:
   std::string id() const override { return "kvcache"; }
   std::vector<std::string> quick_params() const override { return {"tokens=32", "repeats=1"}; }

@@ -1,12 +1,12 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/matmul/matmul_values.h"
 
 namespace dlsys {
 
 // Lesson `matmul`: the O(mnk) cost of C = A B, measured for a naive loop, a tiled kernel and the vendor library; on a
 // GPU, for the whole kernel ladder of kernels/matmul/ladder.h.
-class MatmulLesson final : public Lesson {
+class MatmulLesson final : public LessonWithValues<matmul::MatmulTheory, matmul::MatmulMeasured> {
  public:
   std::string id() const override { return "matmul"; }
   std::vector<std::string> quick_params() const override {

@@ -8,6 +8,7 @@
 #include "engine/units.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/precision/loss_scaler.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/precision/exact_decimal.h"
 #include "lessons/precision/gpu_formats.h"
@@ -89,13 +90,13 @@ std::vector<ParamSpec> PrecisionLesson::params() const {
 
 void PrecisionLesson::validate(const ParamValues& p, BackendKind backend) const {
   const std::int64_t n = p.integer("gemm_n");
-  const double device_free = double(cuda_status().device.memory_free_bytes);
+  const DeviceMemory device = device_memory();
   const double device_bytes = 4.0 * 3 * double(n) * double(n) + 2.0 * 2 * double(n) * double(n);
-  if (backend == BackendKind::Cuda && device_bytes > 0.9 * device_free)
+  if (backend == BackendKind::Cuda && !device.fits(device_bytes))
     throw BadInput(
         fmt::format("parameter 'gemm_n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
                     "smaller gemm_n",
-                    n, format_bytes_both(device_bytes), format_bytes_both(device_free)));
+                    n, format_bytes_both(device_bytes), format_bytes_both(device.free_bytes)));
   const std::string& typed = p.text("round");
   if (!typed.empty() && !round_decimal_text(typed, layout_of(Format::Fp32)))
     throw BadInput(fmt::format(

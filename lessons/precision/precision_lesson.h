@@ -1,5 +1,5 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/precision/precision_values.h"
 
 namespace dlsys {
@@ -7,7 +7,7 @@ namespace dlsys {
 // Lesson `precision` (course T21): fp32, fp16 and bf16 from their bit layouts; round-to-nearest-even in software, bit
 // for bit; a small MLP trained four ways on the same seeded data (fp32, fp16 without and with dynamic loss scaling,
 // bf16), every 16-bit tensor rounded as mixed-precision training rounds it, with fp32 master weights.
-class PrecisionLesson final : public Lesson {
+class PrecisionLesson final : public LessonWithValues<precision::PrecisionTheory, precision::PrecisionMeasured> {
  public:
   std::string id() const override { return "precision"; }
   // Enough steps for the scaler to climb into its first overflow (about step 120 on the default problem).

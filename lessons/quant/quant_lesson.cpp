@@ -11,6 +11,7 @@
 #include "kernels/quant/gemv.h"
 #include "kernels/quant/gemv_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/quant/quant_error.h"
 #include "lessons/quant/quant_gemv_bench.h"
@@ -111,13 +112,13 @@ void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
                     n, format_bytes_both(bytes), format_bytes_both(host.free_bytes)));
   // On a GPU one format's weights at a time and twice the L2 cache to flush it with (a few tens of MB), or the
   // STREAM triad's three arrays, whichever is larger.
-  const double device_free = double(cuda_status().device.memory_free_bytes);
+  const DeviceMemory device = device_memory();
   const double device_bytes = std::max(4.0 * double(n) * double(n) + 256e6, kStreamTriadBytes);
-  if (backend == BackendKind::Cuda && device_bytes > 0.9 * device_free)
+  if (backend == BackendKind::Cuda && !device.fits(device_bytes))
     throw BadInput(
         fmt::format("parameter 'n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
                     "smaller n",
-                    n, format_bytes_both(device_bytes), format_bytes_both(device_free)));
+                    n, format_bytes_both(device_bytes), format_bytes_both(device.free_bytes)));
   // Quantizing and checking each format walks every weight a few times at scalar speed; the model trains on one thread.
   const double weights = double(n) * double(n);
   const double model_flop = 6.0 * 256 * (16.0 * 256 * 2 + 256.0 * 256) * double(p.integer("model_steps"));

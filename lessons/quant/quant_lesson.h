@@ -1,5 +1,5 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/quant/quant_values.h"
 
 namespace dlsys {
@@ -7,7 +7,7 @@ namespace dlsys {
 // Lesson `quant` (course T24, with QLoRA's 4-bit base from T23): integer and NormalFloat quantization of a trained
 // model's real weights, error against bits and granularity beside the D^2 / 12 noise, an outlier channel and
 // LLM.int8()'s split, weight-only int8 and int4 GEMV timed against fp32 and fp16 at batch 1, and 2:4 sparsity.
-class QuantLesson final : public Lesson {
+class QuantLesson final : public LessonWithValues<quant::QuantTheory, quant::QuantMeasured> {
  public:
   std::string id() const override { return "quant"; }
   // The default n = 4096 (64 MiB of fp32 weights, past the last-level cache): at n = 1024 the weights sat in the

@@ -11,6 +11,7 @@
 #include "kernels/attention/tile_math.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure.h"
@@ -75,43 +76,58 @@ std::vector<ParamSpec> RooflineLesson::params() const {
        .max = 1 << 20,
        .unit = "elements",
        .help = "elements of y = 2x per call for the overhead floor"},
-      {.key = "repeats",
-       .label = "timed repeats",
-       .type = ParamType::Integer,
-       .default_text = "5",
-       .min = 1,
-       .max = 100,
-       .help = "timed calls per measurement, after one warm-up"},
+      repeats_param("timed calls per measurement, after one warm-up"),
       cpu_threads_param("for every kernel alike"),
       max_minutes_param(),
   };
 }
 
+namespace roofline {
+
+RooflineParams read_roofline_params(const ParamValues& values) {
+  RooflineParams p;
+  for (double k : values.list("k")) p.k.push_back(std::int64_t(k));
+  p.bytes = values.integer("bytes");
+  p.gemm_n = values.integer("gemm_n");
+  p.attention_n = values.integer("attention_n");
+  p.model_dim = values.integer("model_dim");
+  p.prompt_tokens = values.integer("prompt_tokens");
+  for (double size : values.list("tiny_sizes")) p.tiny_sizes.push_back(std::int64_t(size));
+  p.repeats = static_cast<int>(values.integer("repeats"));
+  p.threads = static_cast<int>(values.integer("threads"));
+  p.max_minutes = values.real("max_minutes");
+  return p;
+}
+
+}  // namespace roofline
+
 namespace {
+
+using roofline::RooflineParams;
 
 // Bytes the run holds at its largest stage: the three STREAM arrays, matmul with its double reference, attention
 // with n x n scores, or the decode and prefill weights.
-double largest_stage_bytes(const ParamValues& p) {
-  const double arrays = 3.0 * double(p.integer("bytes"));
-  const double n = double(p.integer("gemm_n"));
+double largest_stage_bytes(const RooflineParams& p) {
+  const double arrays = 3.0 * double(p.bytes);
+  const double n = double(p.gemm_n);
   const double matmul = 3 * 4 * n * n + 8 * n * n;
-  const double an = double(p.integer("attention_n")), d = 64;
+  const double an = double(p.attention_n), d = 64;
   const double attention = 4 * 4 * an * d + 8 * an * d + 4 * an * an;
-  const double dm = double(p.integer("model_dim")), tokens = double(p.integer("prompt_tokens"));
-  const double decode = double(p.integer("bytes")) + 8 * dm + 4 * double(p.integer("bytes")) / (2 * dm);
+  const double dm = double(p.model_dim), tokens = double(p.prompt_tokens);
+  const double decode = double(p.bytes) + 8 * dm + 4 * double(p.bytes) / (2 * dm);
   const double prefill = 4 * (2 * tokens * dm + dm * dm);
   return std::max({arrays, matmul, attention, decode, prefill});
 }
 
 // CPU seconds the run needs at least: every timed call and its warm-up, the references, at the rates run_time_limit.h
 // uses for loops and libraries, and memory-bound passes at 1 GB/s.
-double cpu_seconds_estimate(const ParamValues& p, int threads) {
-  const double calls = 1.0 + double(p.integer("repeats"));
-  const double elements = double(p.integer("bytes")) / 4;
+double cpu_seconds_estimate(const RooflineParams& p, int threads) {
+  const double calls = 1.0 + double(p.repeats);
+  const double elements = double(p.bytes) / 4;
   double sweep_flop = 0;
-  for (double k : p.list("k")) sweep_flop += roofline::family_flop_per_element(std::int64_t(k)) * elements;
-  const double n = double(p.integer("gemm_n")), an = double(p.integer("attention_n"));
-  const double dm = double(p.integer("model_dim")), tokens = double(p.integer("prompt_tokens"));
+  for (std::int64_t k : p.k) sweep_flop += roofline::family_flop_per_element(k) * elements;
+  const double n = double(p.gemm_n), an = double(p.attention_n);
+  const double dm = double(p.model_dim), tokens = double(p.prompt_tokens);
   double s = estimated_seconds(calls * sweep_flop, kTiledLoopGflopsPerThread, threads);
   s += estimated_seconds(2 * n * n * n, kNaiveLoopGflopsPerThread, 1);                       // matmul reference
   s += estimated_seconds(calls * 2 * n * n * n, kNaiveLoopGflopsPerThread, threads);         // naive matmul
@@ -123,31 +139,28 @@ double cpu_seconds_estimate(const ParamValues& p, int threads) {
 
 }  // namespace
 
-void RooflineLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const double need = largest_stage_bytes(p);
-  // On a GPU each stage's arrays live in device memory too (the host keeps copies to check the outputs against).
-  const double device_free = double(cuda_status().device.memory_free_bytes);
-  if (backend == BackendKind::Cuda && need > 0.9 * device_free)
-    throw BadInput(fmt::format(
-        "parameter 'bytes' (or gemm_n, attention_n, model_dim): the run needs {} of GPU memory at once but GPU 0 has "
-        "{} free; lower them",
-        format_bytes_both(need), format_bytes_both(device_free)));
-  const HostMemory host = host_memory();
-  if (!host.fits(need))
-    throw BadInput(fmt::format(
-        "parameter 'bytes' (or gemm_n, attention_n, model_dim): the run needs {} at once but only {} of host memory "
-        "is available; lower them",
-        format_bytes_both(need), format_bytes_both(host.budget_bytes())));
-  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
-  refuse_if_longer_than_limit(
-      p, cpu_seconds_estimate(p, threads),
-      fmt::format("the sweep's 2 k FLOP per element over {} elements, matmul, attention and prefill FLOP, and memory "
-                  "passes at 1 GB/s, on {} threads",
-                  p.integer("bytes") / 4, threads),
-      "k, bytes, gemm_n, attention_n, model_dim or prompt_tokens");
+RooflineParams RooflineLesson::read_params(const ParamValues& values) const {
+  return roofline::read_roofline_params(values);
 }
 
-RooflineTheory roofline_theory(const ParamValues& p) {
+RunBudget RooflineLesson::budget_of(const RooflineParams& p, BackendKind backend) const {
+  const int threads = std::min(p.threads, describe_cpu().threads);
+  RunBudget budget;
+  budget.host_bytes = largest_stage_bytes(p);
+  // On a GPU each stage's arrays live in device memory too (the host keeps copies to check the outputs against).
+  if (backend == BackendKind::Cuda) budget.device_bytes = budget.host_bytes;
+  budget.cpu_seconds = cpu_seconds_estimate(p, threads);
+  budget.max_minutes = p.max_minutes;
+  budget.sizes = "parameter 'bytes' (or gemm_n, attention_n, model_dim)";
+  budget.cpu_work = fmt::format(
+      "the sweep's 2 k FLOP per element over {} elements, matmul, attention and prefill FLOP, and memory passes at 1 "
+      "GB/s, on {} threads",
+      p.bytes / 4, threads);
+  budget.smaller = "k, bytes, gemm_n, attention_n, model_dim or prompt_tokens";
+  return budget;
+}
+
+RooflineTheory RooflineLesson::theory_of(const RooflineParams& p) const {
   RooflineTheory t;
   // The course's numbers (002 section 9.2.1), exactly as it states them.
   t.a100_bandwidth_bytes_per_s = 1.5e12;
@@ -166,16 +179,12 @@ RooflineTheory roofline_theory(const ParamValues& p) {
   t.example_intensity_flop_per_byte = 50;
   t.example_attainable_gflops =
       roofline::attainable_gflops(t.example_peak_gflops, t.example_bandwidth_gbps, t.example_intensity_flop_per_byte);
-  for (double k : p.list("k")) t.sweep_intensity.push_back(roofline::family_intensity(std::int64_t(k)));
+  for (std::int64_t k : p.k) t.sweep_intensity.push_back(roofline::family_intensity(k));
   return t;
 }
 
-std::shared_ptr<const LessonValues> RooflineLesson::theory(const ParamValues& p) const {
-  return make_values(roofline_theory(p));
-}
-
-std::shared_ptr<const StepData> RooflineLesson::step_data(const ParamValues& p) const {
-  return roofline::make_steps(p);
+std::shared_ptr<const roofline::RooflineSteps> RooflineLesson::step_data_of(const RooflineParams& p) const {
+  return roofline::make_steps(p, theory_of(p));
 }
 
 void place_on_roof(RooflineMeasured& m) {
@@ -255,10 +264,10 @@ void add_roof_series(RunResult& result, const RooflineMeasured& m, const Rooflin
   }
 }
 
-void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& m, bool gpu, int threads,
+void add_notes(RunResult& result, const RooflineParams& p, const RooflineMeasured& m, bool gpu, int threads,
                int hardware) {
   const double llc = last_level_cache_bytes();
-  const double array = double(p.integer("bytes"));
+  const double array = double(p.bytes);
   if (!gpu && llc > 0 && array <= llc)
     result.backend.notes.push_back(
         fmt::format("arrays of {} fit in the last-level cache ({}): the STREAM bandwidth may read high",
@@ -271,15 +280,16 @@ void add_notes(RunResult& result, const ParamValues& p, const RooflineMeasured& 
 
 }  // namespace
 
-RunResult RooflineLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  roofline::RooflineRun run{
-      .ctx = ctx, .threads = static_cast<int>(p.integer("threads")), .repeats = static_cast<int>(p.integer("repeats"))};
-  run.total = 24.0 + p.list("k").size() + p.list("tiny_sizes").size();
+  roofline::RooflineRun run{.ctx = ctx,
+                            .params = p,
+                            .plan = RunPlan(ctx.control, 24.0 + double(p.k.size() + p.tiny_sizes.size())),
+                            .threads = p.threads,
+                            .repeats = p.repeats};
   const bool gpu = ctx.backend == BackendKind::Cuda;
   const DeviceInfo& device = gpu ? cuda_status().device : cpu_with_peaks();
-  RooflineTheory theory = roofline_theory(p);
+  RooflineTheory theory = theory_of(p);
   if (gpu && device.peak_fp32_gflops > 0) {
     theory.datasheet_peak_gflops = device.peak_fp32_gflops;
     theory.datasheet_bandwidth_gbps = device.peak_bandwidth_gbps;
@@ -296,7 +306,7 @@ RunResult RooflineLesson::run(RunContext& ctx) const {
   gpu ? roofline::use_gpu_peak_kernel(run) : roofline::use_cpu_peak_kernel(run);
   run.progress("compute ceiling: independent FMA chains");
   roofline::probe_fma_peak(run);
-  roofline::measure_streams_and_sweep(run, p.integer("bytes"), m);
+  roofline::measure_streams_and_sweep(run, p.bytes, m);
   roofline::probe_fma_peak(run);
   if (gpu) {
     roofline::measure_placed_kernels_gpu(run, m);
@@ -319,7 +329,7 @@ RunResult RooflineLesson::run(RunContext& ctx) const {
   add_notes(result, p, m, gpu, run.threads, device.threads);
   result.theory = make_values(std::move(theory));
   result.measured = make_values(std::move(m));
-  ctx.control.progress(1.0, "done");
+  run.plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

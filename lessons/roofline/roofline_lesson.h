@@ -1,5 +1,7 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
+#include "lessons/roofline/roofline_params.h"
+#include "lessons/roofline/roofline_steps.h"
 #include "lessons/roofline/roofline_values.h"
 
 namespace dlsys {
@@ -7,7 +9,8 @@ namespace dlsys {
 // Lesson `roofline`: compute, bandwidth and overhead; the course's arithmetic; this machine's roof measured with
 // STREAM and independent FMA chains; a sweep of intensity along it; the lab's own kernels placed on it; the
 // overhead floor of tiny calls.
-class RooflineLesson final : public Lesson {
+class RooflineLesson final : public TypedLesson<roofline::RooflineParams, roofline::RooflineTheory,
+                                                roofline::RooflineMeasured, roofline::RooflineSteps> {
  public:
   std::string id() const override { return "roofline"; }
   std::string chapter() const override { return "Foundations"; }
@@ -25,10 +28,11 @@ class RooflineLesson final : public Lesson {
     return {"bytes=512MiB", "gemm_n=1024", "attention_n=4096", "model_dim=4096", "prompt_tokens=512"};
   }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  roofline::RooflineParams read_params(const ParamValues& values) const override;
+  roofline::RooflineTheory theory_of(const roofline::RooflineParams& params) const override;
+  RunBudget budget_of(const roofline::RooflineParams& params, BackendKind backend) const override;
+  std::shared_ptr<const roofline::RooflineSteps> step_data_of(const roofline::RooflineParams& params) const override;
+  RunResult run_with(const roofline::RooflineParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
@@ -36,9 +40,6 @@ class RooflineLesson final : public Lesson {
 // factor 2 of peak / bandwidth.
 inline constexpr double kRoofTolerancePercent = 15;
 inline constexpr double kRidgeFactor = 2;
-
-// The closed forms for the parameters (the machine's ceilings come with a run).
-roofline::RooflineTheory roofline_theory(const ParamValues& params);
 
 // Given the ceilings in `m` (peak_gflops, bandwidth_gbps), fills every point's roof and share of it, the point
 // furthest above the roof, the sweep's bend (bandwidth of its lowest-intensity point, its highest GFLOP/s, their

@@ -141,8 +141,7 @@ void record_stream(const StreamPass& first, const StreamPass& second, std::int64
 template <typename Device>
 void measure_sweep(RooflineRun& run, Device& d, const float* x, float* y, std::int64_t n, RooflineMeasured& m) {
   const HostView xv = d.view(x);
-  for (double kd : run.ctx.params.list("k")) {
-    const auto k = static_cast<std::int64_t>(kd);
+  for (const std::int64_t k : run.params.k) {
     run.progress(fmt::format("intensity sweep: k = {}", k));
     probe_fma_peak(run);
     const TimingStats t = run.time([&] { d.family(y, x, k); });
@@ -212,7 +211,7 @@ void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, Roofl
 }
 
 void measure_overhead(RooflineRun& run, RunResult& result, RooflineMeasured& m) {
-  const auto& sizes = run.ctx.params.list("tiny_sizes");
+  const std::vector<std::int64_t>& sizes = run.params.tiny_sizes;
   const auto largest = static_cast<std::int64_t>(*std::max_element(sizes.begin(), sizes.end()));
   HostBuffer<float> x(run.ctx.ledger, "tiny", std::size_t(largest)), y(run.ctx.ledger, "tiny", std::size_t(largest));
   fill_seeded_uniform(x.span(), 3);

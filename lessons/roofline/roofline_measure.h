@@ -8,15 +8,18 @@
 #include "engine/run_result.h"
 #include "kernels/matmul/tile_math.h"
 #include "lessons/common/lesson.h"
+#include "lessons/common/run_plan.h"
+#include "lessons/roofline/roofline_params.h"
 #include "lessons/roofline/roofline_values.h"
 
 namespace dlsys::roofline {
 
 struct RooflineRun {
   RunContext& ctx;
+  const RooflineParams& params;
+  RunPlan plan;  // one part per progress message below, each of weight 1
   int threads = 1;
   int repeats = 1;
-  double done = 0, total = 1;  // progress, in stages
   // The fastest the FMA chains ran at any probe so far: probes run before, between and after the other measurements,
   // so the compute ceiling is taken at the machine's quietest moment of the run, as the points are.
   double peak_gflops = 0;
@@ -24,7 +27,7 @@ struct RooflineRun {
   std::function<void()> peak_call;
   double peak_flop_per_call = 0;
 
-  void progress(const std::string& what) { ctx.control.progress(std::min(done++ / total, 0.99), what); }
+  void progress(const std::string& what) { plan.start(what); }
   // Times `work` with one warm-up call and the run's repeats, stopping early once timed calls took a second.
   TimingStats time(const std::function<void()>& work) const;
   // The same with at least kCeilingRepeats timed calls: a ceiling is the fastest call, and the more calls, the likelier

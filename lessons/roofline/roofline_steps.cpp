@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "kernels/roofline/roofline_math.h"
-#include "lessons/roofline/roofline_lesson.h"
 
 namespace dlsys::roofline {
 
@@ -22,9 +21,9 @@ RoofCurve roof_curve(std::string name, double peak_gflops, double bandwidth_gbps
   return c;
 }
 
-std::shared_ptr<const RooflineSteps> make_steps(const ParamValues& params) {
+std::shared_ptr<const RooflineSteps> make_steps(const RooflineParams& params, const RooflineTheory& theory) {
   auto s = std::make_shared<RooflineSteps>();
-  s->theory = roofline_theory(params);
+  s->theory = theory;
   const RooflineTheory& t = s->theory;
   s->costs = {
       {"Compute", "time spent doing floating-point operations in the arithmetic units",
@@ -54,7 +53,7 @@ std::shared_ptr<const RooflineSteps> make_steps(const ParamValues& params) {
                        t.example_attainable_gflops};
   const double y2x_intensity = 1.0 / t.a100_y2x_bytes_per_element;
   s->a100_y2x = {y2x_intensity, t.a100_y2x_gflops, t.a100_y2x_gflops, t.a100_y2x_gflops};
-  for (double k : params.list("k")) s->sweep_k.push_back(k);
+  for (std::int64_t k : params.k) s->sweep_k.push_back(double(k));
   s->sweep_intensity = t.sweep_intensity;
   return s;
 }

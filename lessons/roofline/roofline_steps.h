@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/step_data.h"
+#include "lessons/roofline/roofline_params.h"
 #include "lessons/roofline/roofline_values.h"
 
 namespace dlsys::roofline {
@@ -44,7 +44,7 @@ struct RooflineSteps final : StepData {
   std::vector<double> sweep_k, sweep_intensity;
 };
 
-std::shared_ptr<const RooflineSteps> make_steps(const ParamValues& params);
+std::shared_ptr<const RooflineSteps> make_steps(const RooflineParams& params, const RooflineTheory& theory);
 
 // min(peak, bandwidth x I) at intensities from lo to hi (log-spaced, 8 per decade) and at the ridge itself.
 RoofCurve roof_curve(std::string name, double peak_gflops, double bandwidth_gbps, double lo, double hi);

@@ -1,10 +1,12 @@
 #pragma once
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
+#include "lessons/pipeline_common/pipeline_values.h"
 
 namespace dlsys {
 
 // Lesson `schedules`: 1F1B, interleaved, zero bubble and DualPipe on one real pipeline, with the comparison table.
-class SchedulesLesson final : public Lesson {
+class SchedulesLesson final
+    : public LessonWithValues<pipeline_lesson::PipelineTheory, pipeline_lesson::PipelineMeasured> {
  public:
   std::string id() const override { return "schedules"; }
   // Ops of about a millisecond (the default sizes): shorter ones measure thread wake-ups, not the schedule.

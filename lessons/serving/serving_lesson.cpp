@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/serving/backend.h"
 #include "kernels/serving/scheduler.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 
 namespace dlsys {
@@ -263,13 +264,14 @@ void ServingLesson::check_run_resources(const ParamValues& p, BackendKind backen
     const int k = int(p.integer("k")), max_batch = int(p.integer("max_batch"));
     double device_needed = double(cuda_model_bytes(s, s.layers, max_batch, std::max(max_batch, k + 1)));
     if (p.text("draft") == "on") device_needed += double(cuda_model_bytes(s, int(p.integer("draft_layers")), 1, k + 1));
-    const double device_free = double(cuda_status().device.memory_free_bytes);
-    if (device_needed > 0.9 * device_free)
+    const DeviceMemory device = device_memory();
+    if (!device.fits(device_needed))
       throw BadInput(fmt::format(
           "parameters 'd_model' = {}, 'layers' = {}, 'context' = {}, 'max_batch' = {}: the GPU model needs {} of GPU "
           "memory (weights, a KV cache per batch slot at the whole context, scratch) but GPU 0 has {} free; lower "
           "them",
-          s.d_model, s.layers, s.context, max_batch, format_bytes_both(device_needed), format_bytes_both(device_free)));
+          s.d_model, s.layers, s.context, max_batch, format_bytes_both(device_needed),
+          format_bytes_both(device.free_bytes)));
   }
   // Work: every policy at each curve rate serves every request (static pads up to the longest: counted 3x), plus the
   // speculative pairs; and the stream itself takes requests / rate seconds of wall time per run.

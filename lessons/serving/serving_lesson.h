@@ -1,7 +1,7 @@
 #pragma once
 #include "kernels/serving/model.h"
 #include "kernels/serving/request_stream.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/serving/serving_values.h"
 
 namespace dlsys {
@@ -9,7 +9,7 @@ namespace dlsys {
 // Lesson `serving` (T5, T7, T26): prefill against decode on the roofline, the KV bytes a decode step reads, static,
 // adaptive and continuous batching of a seeded request stream served by a real small transformer on a scheduler
 // thread, the KV memory that caps the batch, and speculative decoding with a draft built from the target.
-class ServingLesson final : public Lesson {
+class ServingLesson final : public LessonWithValues<serving::ServingTheory, serving::ServingMeasured> {
  public:
   std::string id() const override { return "serving"; }
   std::string chapter() const override { return "LLM inference"; }

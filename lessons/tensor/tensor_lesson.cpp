@@ -16,6 +16,7 @@
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/tensor/gpu_plan.h"
 #include "kernels/tensor/rank_layer.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/tensor/tensor_steps.h"
 
@@ -257,7 +258,7 @@ void check_gpu_memory_and_time(const ParamValues& p) {
       largest_shape = s;
     }
   }
-  if (largest > double(cuda.device.memory_free_bytes))
+  if (!device_memory().fits(largest))
     throw BadInput(fmt::format(
         "parameters 'hidden' = {}, 'seq' = {}, 'batch' = {}, 'heads' = {}: on the GPU the run needs {} on GPU 0 (t = "
         "{} at h = {}: weights, gradients, activations and scratch of {} there) but only {} is free; lower hidden, "

@@ -1,6 +1,6 @@
 #pragma once
 #include "kernels/tensor/layer_shape.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/tensor/tensor_values.h"
 
 namespace dlsys {
@@ -8,7 +8,7 @@ namespace dlsys {
 // Lesson `tensor` (T17, T18): column and row splits on the course's 4x4 example, the Megatron MLP and attention with
 // their all-reduces, scaling against t and h, and sequence parallelism's activation memory, run for real on CPU rank
 // threads with the lab's ring collectives, or on GPUs (cuBLAS per rank, NCCL or the lab's ring).
-class TensorLesson final : public Lesson {
+class TensorLesson final : public LessonWithValues<tensor::TensorTheory, tensor::TensorMeasured> {
  public:
   std::string id() const override { return "tensor"; }
   std::vector<std::string> quick_params() const override {

@@ -15,6 +15,7 @@
 #include "kernels/collectives/gpu_ring_plan.h"
 #include "kernels/zero/zero_cuda.h"
 #include "kernels/zero/zero_memory.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/gpu_specs.h"
 #include "lessons/kvcache/model_config.h"
@@ -249,7 +250,7 @@ void check_gpu_memory(const ParamValues& p) {
         largest_ranks = n;
       }
     }
-  if (largest > double(cuda.device.memory_free_bytes)) {
+  if (!device_memory().fits(largest)) {
     const zero::ZeroConfig c = zero_config(p, 0);
     throw BadInput(fmt::format(
         "parameters 'layers' = {}, 'width' = {}, 'n' = {}, 'rows' = {}: on the GPU the run needs {} on GPU 0 (N = {}: "

@@ -1,6 +1,6 @@
 #pragma once
 #include "kernels/zero/sharded_training.h"
-#include "lessons/common/lesson.h"
+#include "lessons/common/typed_lesson.h"
 #include "lessons/zero/zero_values.h"
 
 namespace dlsys {
@@ -9,7 +9,7 @@ namespace dlsys {
 // replicating all of it, ZeRO's stages 1-3 sharding optimizer states, gradients and weights over N ranks, the exact
 // reduction factors beside the lecture's "4x, 8x, Nx", and a calculator; run for real on CPU rank threads that train
 // the residual MLP stack at every stage with the lab's ring collectives and a memory ledger per rank.
-class ZeroLesson final : public Lesson {
+class ZeroLesson final : public LessonWithValues<zero_lesson::ZeroTheory, zero_lesson::ZeroMeasured> {
  public:
   std::string id() const override { return "zero"; }
   std::vector<std::string> quick_params() const override { return {"layers=4", "width=64", "rows=4", "steps=2"}; }

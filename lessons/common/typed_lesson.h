@@ -1,0 +1,75 @@
+#pragma once
+// The typed lesson base. A lesson declares its types once: its parameters as a struct read once from the checked
+// values (choices as enums), its closed forms (Theory), what a run measures (Measured) and what its steps draw from
+// the parameters alone (StepData). From those types the base gives what every lesson needs: the theory and step data
+// the GUI asks for, and the reading back of a recorded run (no table of lessons to register in). JSON is written from
+// the structs' own `to_json` (engine/lesson_values.h).
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "engine/json_read.h"
+#include "engine/lesson_values.h"
+#include "lessons/common/lesson.h"
+#include "lessons/common/run_budget.h"
+
+namespace dlsys {
+
+// One section of a recorded run ("theory" or "measured") as the struct T; an empty object stands for no values (a
+// run that measured nothing). Throws JsonKeyError with the key's path under `section`.
+template <class T>
+std::shared_ptr<const LessonValues> read_values_section(const nlohmann::ordered_json& json, const char* section) {
+  if (json.is_object() && json.empty()) return nullptr;
+  T value{};
+  try {
+    read_value(json, value);
+  } catch (const JsonKeyError& e) {
+    throw e.within(section);
+  }
+  return make_values(std::move(value));
+}
+
+// A lesson whose theory and measured values are the structs Theory and Measured: a recorded run reads back as them.
+template <class Theory, class Measured>
+class LessonWithValues : public Lesson {
+ public:
+  using TheoryValues = Theory;
+  using MeasuredValues = Measured;
+  void read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
+                   RunResult& result) const override {
+    result.theory = read_values_section<Theory>(theory, "theory");
+    result.measured = read_values_section<Measured>(measured, "measured");
+  }
+};
+
+// The whole contract. The lesson implements read_params (the one place its parameters are read by key), theory_of,
+// run_with and, where they apply, check_params (checks across parameters, what the backend cannot run), budget_of
+// (what a run needs of the machine) and step_data_of (what the steps draw beyond the parameters and the run); the base
+// answers the untyped questions with them.
+template <class Params, class Theory, class Measured, class Steps = StepData>
+class TypedLesson : public LessonWithValues<Theory, Measured> {
+ public:
+  using ParamsType = Params;
+  virtual Params read_params(const ParamValues& values) const = 0;
+  virtual Theory theory_of(const Params& params) const = 0;
+  virtual RunResult run_with(const Params& params, RunContext& context) const = 0;
+  virtual void check_params(const Params&, BackendKind) const {}
+  virtual RunBudget budget_of(const Params&, BackendKind) const { return {}; }
+  virtual std::shared_ptr<const Steps> step_data_of(const Params&) const { return nullptr; }
+
+  std::shared_ptr<const LessonValues> theory(const ParamValues& values) const final {
+    return make_values(theory_of(read_params(values)));
+  }
+  std::shared_ptr<const StepData> step_data(const ParamValues& values) const final {
+    return step_data_of(read_params(values));
+  }
+  // Refused before any run starts and as the GUI's parameters change, so the budget is part of validate.
+  void validate(const ParamValues& values, BackendKind backend) const final {
+    const Params params = read_params(values);
+    check_params(params, backend);
+    refuse_what_does_not_fit(budget_of(params, backend), backend);
+  }
+  RunResult run(RunContext& context) const final { return run_with(read_params(context.params), context); }
+};
+
+}  // namespace dlsys
