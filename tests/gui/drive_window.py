@@ -398,6 +398,9 @@ def check_figure_rule(app, lessons, mode):
                 app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {lesson}")
             problems, _ = figure_rule.problems_of(app.stable(), mode)
             failures += [f"{lesson} step {step} ({mode}): {p}" for p in problems]
+        for _ in range(app.state["steps"] - 1):  # back to step 1, where the checks after this one start
+            app.key("Left")
+        app.wait(lambda s: s["step"] == 1, f"step 1 of {lesson} again")
     if failures:
         raise Failure("the figure rule fails in the real window:\n  " + "\n  ".join(failures))
 
