@@ -82,10 +82,10 @@ void draw_view_area(AppState& state, float height) {
   const float width = ImGui::GetContentRegionAvail().x;
   draw_result_marks(state, width);
   const float notes_h = run_notes_height(state);
-  // Each lesson's step keeps a scroll position of its own: a step opens at its top (its main figure), not where the
-  // step before it was scrolled to, and a step seen again opens where it was left.
+  // Every visit to a step opens the view at its top (its main figure), not where the step before it was scrolled to:
+  // the view is a new child window for each visit (ImGui 1.86 cannot set the next window's scroll).
   ImGui::PushID(state.lesson_index);
-  ImGui::PushID(state.session().step);
+  ImGui::PushID(static_cast<int>(state.session().step_started_s * 1000) ^ state.session().step);
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, view_min_height())}, false);
   draw_lesson_view(state, false);
   ImGui::EndChild();
