@@ -36,6 +36,7 @@ struct AppState {
   std::string pending_state_file;
   std::string pending_run_file;  // a recorded run to open (Export menu), opened between frames
   bool presentation = false;
+  bool presentation_panels = false;  // presentation mode with the sidebar and parameters back (F6)
   static constexpr float kDeskScaleDefault = 1.0f, kPresentationScaleDefault = 1.5f;
   float desk_scale = kDeskScaleDefault;
   float presentation_scale = kPresentationScaleDefault;
@@ -63,6 +64,8 @@ struct AppState {
 
   LessonSession& session() { return sessions[lesson_index]; }
   float scale() const { return presentation ? presentation_scale : desk_scale; }
+  // Whether the sidebar and the parameters are drawn: always at the desk, in presentation mode after F6.
+  bool panels_shown() const { return !presentation || presentation_panels; }
   float content_scale = 1.0f;  // the monitor's: pixels per point at 1x text
   // How many times its mode's usual size the text is (Ctrl +/-).
   float text_enlargement() const {

@@ -18,6 +18,7 @@ const std::pair<const char*, const char*> kKeys[] = {
     {"Space", "play the steps one after another, or pause"},
     {"R", "run the lesson with the parameters shown"},
     {"F5", "presentation mode (light theme, large text, no sidebar and parameters) or back"},
+    {"F6", "in presentation mode: bring the sidebar and parameters back, or fold them away again"},
     {"Ctrl + =  /  Ctrl + -", "larger / smaller text (1x to 3x)"},
     {"F12", "save a PNG of the window"},
     {"F1  or  ?", "this list; Esc or F1 closes it"},

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "app/gui/figure_size.h"
+#include "app/gui/play_pace.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
@@ -24,7 +25,6 @@ namespace dlsys::gui {
 
 namespace {
 
-constexpr double kPlaySecondsPerStep = 6.0;
 constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
 // Below this many points of window width the sidebar gives way to a drop-down, and below this many points of page
@@ -82,10 +82,16 @@ void draw_view_area(AppState& state, float height) {
   const float width = ImGui::GetContentRegionAvail().x;
   draw_result_marks(state, width);
   const float notes_h = run_notes_height(state);
+  // Every visit to a step opens the view at its top (its main figure), not where the step before it was scrolled to:
+  // the view is a new child window for each visit (ImGui 1.86 cannot set the next window's scroll).
+  ImGui::PushID(state.lesson_index);
+  ImGui::PushID(static_cast<int>(state.session().step_started_s * 1000) ^ state.session().step);
   ImGui::BeginChild("view", {0, std::max(ImGui::GetContentRegionAvail().y - notes_h, view_min_height())}, false);
   draw_lesson_view(state, false);
   ImGui::EndChild();
   note_last_item("view");
+  ImGui::PopID();
+  ImGui::PopID();
   draw_run_notes(state, width);
   ImGui::EndChild();
 }
@@ -146,20 +152,20 @@ void draw_caption(const AppState& state, float max_height) {
 // The controls column's width beside the view, or 0 where the view and the controls become tabs.
 float controls_column_width(const AppState& state, float page_w) {
   const float s = ui_scale();
-  if (state.presentation) return 0;
+  if (!state.panels_shown()) return 0;
   const float controls_w = std::min(360 * s, std::max(page_w * 0.3f, 240 * s));
   return page_w - controls_w >= kViewMinPoints * s ? controls_w : 0;
 }
 
 // The least height of the body: the view's least height and what stands around it (the tabs, the marks, the notes).
 float min_body_height(const AppState& state) {
-  const bool tabs = !state.presentation && controls_column_width(state, ImGui::GetContentRegionAvail().x) == 0;
+  const bool tabs = state.panels_shown() && controls_column_width(state, ImGui::GetContentRegionAvail().x) == 0;
   return view_min_height() + (tabs ? ImGui::GetFrameHeightWithSpacing() : 0) + result_marks_height(state) +
          run_notes_height(state) + 2 * ImGui::GetStyle().ItemSpacing.y;
 }
 
 void draw_body(AppState& state, float height) {
-  if (state.presentation) return draw_view_area(state, height);
+  if (!state.panels_shown()) return draw_view_area(state, height);
   const float page_w = ImGui::GetContentRegionAvail().x;
   const float controls_w = controls_column_width(state, page_w);
   if (controls_w > 0) {
@@ -280,7 +286,8 @@ void begin_frame(AppState& state) {
   }
   LessonSession& session = state.session();
   session.step_data.request(current_lesson(state), session.params);
-  if (state.playing && state.now_s - session.step_started_s > kPlaySecondsPerStep) {
+  if (state.playing && state.now_s - session.step_started_s >
+                           play_seconds_for_caption(current_lesson(state).text().steps[session.step].caption)) {
     if (session.step + 1 < static_cast<int>(current_lesson(state).step_count()))
       go_to_step(state, session.step + 1);
     else
@@ -297,6 +304,8 @@ void handle_keys(AppState& state) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow), false)) go_to_step(state, session.step - 1);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) toggle_play(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presentation(state);
+  if (ImGui::IsKeyPressed(GLFW_KEY_F6, false) && state.presentation)
+    state.presentation_panels = !state.presentation_panels;
   if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) state.want_window_png = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) toggle_keys_help(state);
   for (const ImWchar c : io.InputQueueCharacters)
@@ -326,7 +335,7 @@ void draw_shell(AppState& state) {
   ImGui::SetNextWindowSize({W, H});
   ImGui::Begin("dlsys-lab", nullptr, kPanelFlags);
 
-  const bool with_sidebar = !state.presentation && W / s >= kSidebarMinWindowPoints;
+  const bool with_sidebar = state.panels_shown() && W / s >= kSidebarMinWindowPoints;
   if (with_sidebar) {
     draw_sidebar(state, std::min(280.0f * s, W * 0.22f), ImGui::GetContentRegionAvail().y);
     ImGui::SameLine();

@@ -4,6 +4,7 @@
 #include <imgui_stdlib.h>
 
 #include <cmath>
+#include <map>
 
 #include "app/gui/file_picker.h"
 #include "app/gui/shell_parts.h"
@@ -20,6 +21,12 @@ namespace {
 
 ImVec4 error_text_color() { return ImGui::ColorConvertU32ToFloat4(IM_COL32(230, 60, 50, 255)); }
 
+// The parameters each lesson had before each change, newest last: Ctrl+Z takes them back one change at a time.
+std::map<std::string, std::vector<ParamValues>>& undo_history() {
+  static std::map<std::string, std::vector<ParamValues>> history;
+  return history;
+}
+
 void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSpec>& specs, const ParamSpec& spec) {
   LessonSession& session = state.session();
   auto commit = [&](const std::string& text) {
@@ -27,6 +34,7 @@ void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSp
       ParamValues next = session.params;
       next.set(specs, spec.key, text);
       lesson.validate(next, backend_for(lesson, state.backend_choice));
+      undo_history()[lesson.id()].push_back(session.params);
       session.params = next;
       session.param_errors.erase(spec.key);
     } catch (const BadInput& e) {
@@ -34,11 +42,10 @@ void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSp
     }
   };
   ImGui::PushID(spec.key.c_str());
+  ImGui::BeginGroup();  // the label, the control and its error: hovering any of it shows the help
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(spec.unit.empty() ? spec.label.c_str() : (spec.label + " (" + spec.unit + ")").c_str());
   ImGui::PopTextWrapPos();
-  if (!spec.help.empty() && ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s\nallowed: %s", spec.help.c_str(), spec.allowed().c_str());
   ImGui::SetNextItemWidth(-1);
   const ParamValue& value = session.params.all().at(spec.key);
   if (spec.type == ParamType::Choice) {
@@ -83,7 +90,38 @@ void draw_param(AppState& state, const Lesson& lesson, const std::vector<ParamSp
     ImGui::TextWrapped("%s", it->second.c_str());
     ImGui::PopStyleColor();
   }
+  ImGui::EndGroup();
+  if (!spec.help.empty() && ImGui::IsItemHovered() && !ImGui::IsAnyItemActive())
+    ImGui::SetTooltip("%s\nallowed: %s", spec.help.c_str(), spec.allowed().c_str());
   ImGui::PopID();
+}
+
+// Back to the previous parameters (Ctrl+Z or the button), or all to their defaults (itself undoable).
+void set_params(AppState& state, const ParamValues& values) {
+  LessonSession& session = state.session();
+  session.params = values;
+  session.param_errors.clear();
+  session.edit_text.clear();  // text fields show the values again
+}
+
+void draw_undo_and_reset(AppState& state, const Lesson& lesson, const std::vector<ParamSpec>& specs) {
+  std::vector<ParamValues>& history = undo_history()[lesson.id()];
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::BeginDisabled(history.empty());
+  const bool undo = ImGui::Button("Undo (Ctrl+Z)") ||
+                    (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false));
+  ImGui::EndDisabled();
+  note_last_item("params/undo");
+  if (undo && !history.empty()) {
+    set_params(state, history.back());
+    history.pop_back();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Reset to defaults")) {
+    history.push_back(state.session().params);
+    set_params(state, ParamValues::defaults(specs));
+  }
+  note_last_item("params/reset");
 }
 
 void draw_backend_choice(AppState& state) {
@@ -107,6 +145,7 @@ void draw_backend_choice(AppState& state) {
 void draw_parameters(AppState& state) {
   const Lesson& lesson = current_lesson(state);
   const std::vector<ParamSpec> specs = lesson.params();
+  draw_undo_and_reset(state, lesson, specs);
   for (const ParamSpec& spec : specs) draw_param(state, lesson, specs, spec);
   ImGui::Spacing();
   draw_backend_choice(state);

@@ -32,12 +32,13 @@ bool draw_chip(const std::string& text) {
 }
 
 const char* key_hints(bool presentation, float room) {
-  if (ImGui::CalcTextSize("Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size   F1: keys")
-          .x < room)
-    return presentation
-               ? "Left / Right: step   Space: play   R: run   F5: desk mode   Ctrl +/-: text size   F1: keys"
-               : "Left / Right: step   Space: play   R: run   F5: presentation   Ctrl +/-: text size   F1: keys";
-  return "Left/Right  Space  R  F5  Ctrl+/-  F1: keys";
+  const char* full =
+      presentation ? "Left / Right: step   Space: play   R: run   F5: desk mode   F6: panels   Ctrl +/-: text "
+                     "size   F1: keys"
+                   : "Left / Right: step   Space: play   R: run   F5: presentation   Ctrl +/-: text size   F1: keys";
+  if (ImGui::CalcTextSize(full).x < room) return full;
+  return presentation ? "Left/Right  Space  R  F5  F6: panels  Ctrl+/-  F1: keys"
+                      : "Left/Right  Space  R  F5  Ctrl+/-  F1: keys";
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ Grid make_grid(int n, float widest_text, float max_height) {
   g.label_width = ImGui::CalcTextSize("rank 0 ").x + 8 * s;
   g.cell_width = std::clamp((avail.x * 0.62f - g.label_width) / n, widest_text + 12 * s, 150 * s);
   // n rows of cells with n - 1 gaps between them, and one gap above and below for the arrows round the ring.
-  g.cell_height = std::clamp(max_height / (n * 1.6f + 0.6f), ImGui::GetTextLineHeight() * 1.2f, 56 * s);
+  g.cell_height = std::clamp(max_height / (n * 1.6f + 0.6f), ImGui::GetTextLineHeight() * 1.05f, 56 * s);
   g.row_gap = g.cell_height * 0.6f;
   const ImVec2 cursor = ImGui::GetCursorScreenPos();
   g.origin = {cursor.x, cursor.y + g.row_gap};
@@ -185,7 +185,10 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
       "times); rank r starts with (i + 1) x 10^r in element i, so each digit of a sum names one rank.");
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
-  const float height = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing();
+  // What is left under the captions, or with large text the main figure's share (the view scrolls to it).
+  const float height =
+      std::max(ImGui::GetContentRegionAvail().y, main_figure_height()) - ImGui::GetTextLineHeightWithSpacing();
+  begin_figure();
   ImGui::BeginGroup();
   draw_ring_row(record, row, height);
   ImGui::EndGroup();
@@ -193,6 +196,7 @@ void draw_ring_phase(const ViewContext& ctx, bool reduce_scatter) {
   ImGui::BeginGroup();
   draw_rank_key(n);
   ImGui::EndGroup();
+  end_figure(fmt::format("{}, ring step {}", reduce_scatter ? "reduce-scatter" : "all-gather", row));
 }
 
 void draw_why_step(const ViewContext& ctx) {
@@ -204,6 +208,7 @@ void draw_why_step(const ViewContext& ctx) {
       "Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
       "must hold the element-wise sum, shown under the line.");
   const float height = ImGui::GetContentRegionAvail().y * 0.7f;
+  begin_figure();
   ImGui::BeginGroup();
   draw_ring_row(record, 0, height);
   ImGui::Separator();
@@ -218,6 +223,7 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::BeginGroup();
   draw_rank_key(n);
   ImGui::EndGroup();
+  end_figure("every rank's gradient, and the sum each needs");
 }
 
 // The height a table of `rows` rows takes below a plot: each row one line of text and its cell padding.

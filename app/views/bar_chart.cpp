@@ -8,8 +8,13 @@
 namespace dlsys::gui {
 
 void draw_bars(const std::vector<Bar>& bars, const BarChartStyle& style) {
+  if (!style.title.empty()) {
+    begin_figure();
+    draw_heading(style.title);
+  }
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float title_h = style.title.empty() ? 0 : origin.y - ImGui::GetItemRectMin().y;
   const float avail = ImGui::GetContentRegionAvail().x;
   float label_width = 0, text_width = 0;
   double largest = style.full_scale;
@@ -21,7 +26,12 @@ void draw_bars(const std::vector<Bar>& bars, const BarChartStyle& style) {
   label_width = std::min(label_width, 0.35f * avail);
   const float x0 = origin.x + label_width + 12 * s;
   const float span = std::max(60 * s, avail - label_width - text_width - 36 * s);
-  const float row = line * style.row_lines;
+  // Rows share the height asked for; a bar stays no thicker than a few lines, so a chart of two bars still reads
+  // as bars, not as blocks.
+  const float rows_h = style.height > 0 ? style.height - title_h - 4 * s : 0;
+  const float least_row = line * (style.height > 0 ? 1.2f : style.row_lines);  // large text: rows close up
+  const float row = std::max(least_row, bars.empty() ? 0 : rows_h / float(bars.size()));
+  const float thickness = std::min(row - 6 * s, 2.5f * line);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
@@ -32,10 +42,11 @@ void draw_bars(const std::vector<Bar>& bars, const BarChartStyle& style) {
     if (ImGui::IsMouseHoveringRect({origin.x, y}, {origin.x + label_width, y + row}))
       ImGui::SetTooltip("%s", b.label.c_str());
     const float w = largest > 0 ? float(b.value / largest) * span : 0;
-    draw->AddRectFilled({x0, y + 3 * s}, {x0 + w, y + row - 3 * s}, b.color, 3 * s);
+    draw->AddRectFilled({x0, y + (row - thickness) / 2}, {x0 + w, y + (row + thickness) / 2}, b.color, 3 * s);
     draw->AddText({x0 + w + 8 * s, y + (row - line) / 2}, text_color(), b.text.c_str());
   }
   ImGui::Dummy({avail, float(bars.size()) * row + 4 * s});
+  if (!style.title.empty()) end_figure(style.title);
 }
 
 }  // namespace dlsys::gui

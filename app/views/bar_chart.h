@@ -18,6 +18,8 @@ struct Bar {
 struct BarChartStyle {
   float row_lines = 1.7f;  // row height in text lines
   double full_scale = 0;   // the value drawn full length; at least the largest value
+  std::string title;       // drawn above the bars; a chart with a title is reported as a figure (--widget-rects)
+  float height = 0;        // points for the whole chart, title included: rows share it (0: rows of `row_lines`)
 };
 
 // Labels wider than about a third of the view are cut at their column's edge (whole on hover), so the bars always

@@ -146,8 +146,11 @@ void draw_traffic_step(const ViewContext& ctx) {
   // (and the first frame of a screenshot) shows everything done.
   const int tick = static_cast<int>(ctx.step_time_s / kSecondsPerOp) % (longest + 3);
   const int shown = figure_mode() || ctx.step_time_s == 0 ? longest : std::min(tick, longest);
-  ImGui::TextWrapped("y = ReLU(x + b), x of shape B x C, %s bias: the operations one element goes through.",
-                     steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
+  const std::string title =
+      fmt::format("y = ReLU(x + b), x of shape B x C, {} bias: the operations one element goes through.",
+                  steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
+  begin_figure();
+  ImGui::TextWrapped("%s", title.c_str());
   ImGui::Spacing();
   const float s = ui_scale();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -166,6 +169,7 @@ void draw_traffic_step(const ViewContext& ctx) {
   key_entry(op_color(OpKind::Register), "kept in a register");
   key_entry(op_color(OpKind::Compute), "arithmetic");
   ImGui::NewLine();
+  end_figure(title);
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;
   draw_wide_value_table("traffic_rows", {
@@ -189,14 +193,15 @@ void draw_measured_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
   if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) unfused and fused");
-  ImGui::Text("y = ReLU(x + b) on %lld x %lld fp32, median call", static_cast<long long>(t->rows),
-              static_cast<long long>(t->cols));
-  draw_bars({
-      {"broadcast bias, unfused", m->unfused_broadcast.us, series_color(1), time_text(m->unfused_broadcast)},
-      {"broadcast bias, fused", m->fused_broadcast.us, series_color(0), time_text(m->fused_broadcast)},
-      {"full bias, unfused", m->unfused_full.us, with_alpha(series_color(1), 0.6f), time_text(m->unfused_full)},
-      {"full bias, fused", m->fused_full.us, with_alpha(series_color(0), 0.6f), time_text(m->fused_full)},
-  });
+  draw_bars(
+      {
+          {"broadcast bias, unfused", m->unfused_broadcast.us, series_color(1), time_text(m->unfused_broadcast)},
+          {"broadcast bias, fused", m->fused_broadcast.us, series_color(0), time_text(m->fused_broadcast)},
+          {"full bias, unfused", m->unfused_full.us, with_alpha(series_color(1), 0.6f), time_text(m->unfused_full)},
+          {"full bias, fused", m->fused_full.us, with_alpha(series_color(0), 0.6f), time_text(m->fused_full)},
+      },
+      {.title = fmt::format("y = ReLU(x + b) on {} x {} fp32, median call", t->rows, t->cols),
+       .height = main_figure_height()});
   ImGui::Spacing();
   draw_wide_columns_table(
       "ratios", {"bias", "byte ratio", "measured speedup"},
@@ -220,21 +225,23 @@ void draw_measured_step(const ViewContext& ctx) {
 void draw_cos_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   if (m == nullptr) return draw_needs_run("cos, x.cos().cos(), ReLU and GELU");
+  draw_bars(
+      {
+          {"cos (one pass)", m->cos.us, series_color(2), time_text(m->cos)},
+          {"cos, then cos (two passes)", m->cos_cos_unfused.us, series_color(1), time_text(m->cos_cos_unfused)},
+          {"cos.cos fused (one pass)", m->cos_cos_fused.us, series_color(0), time_text(m->cos_cos_fused)},
+          {"ReLU (one pass)", m->relu.us, series_color(4), time_text(m->relu)},
+          {"GELU, tanh form (one pass)", m->gelu.us, series_color(5), time_text(m->gelu)},
+      },
+      {.title = "One pass of each pointwise function, median call", .height = main_figure_height()});
   if (const fusion::FusionSteps* steps = steps_of(ctx)) {
     const float s = ui_scale();
     const float box = std::clamp((ImGui::GetContentRegionAvail().x - 80 * s) / 7.0f,
                                  ImGui::CalcTextSize("register").x + 14 * s, 170 * s);
     draw_sequence(steps->cos_unfused, int(steps->cos_unfused.ops.size()), box);
     draw_sequence(steps->cos_fused, int(steps->cos_fused.ops.size()), box);
-    ImGui::Spacing();
   }
-  draw_bars({
-      {"cos (one pass)", m->cos.us, series_color(2), time_text(m->cos)},
-      {"cos, then cos (two passes)", m->cos_cos_unfused.us, series_color(1), time_text(m->cos_cos_unfused)},
-      {"cos.cos fused (one pass)", m->cos_cos_fused.us, series_color(0), time_text(m->cos_cos_fused)},
-      {"ReLU (one pass)", m->relu.us, series_color(4), time_text(m->relu)},
-      {"GELU, tanh form (one pass)", m->gelu.us, series_color(5), time_text(m->gelu)},
-  });
+
   ImGui::Spacing();
   draw_wide_value_table(
       "cos_rows",
@@ -267,13 +274,15 @@ void draw_small_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
   if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) on arrays that fit in cache");
-  ImGui::Text("y = ReLU(x + b), %s per array, %s bias: time per call", format_bytes_binary(t->small_bytes).c_str(),
-              t->bias.c_str());
-  draw_bars({
-      {"unfused (two calls)", m->small_unfused.us, series_color(1), time_text(m->small_unfused)},
-      {"fused (one call)", m->small_fused.us, series_color(0), time_text(m->small_fused)},
-      {m->dispatch_what.c_str(), m->dispatch.us, muted_text_color(), time_text(m->dispatch)},
-  });
+  draw_bars(
+      {
+          {"unfused (two calls)", m->small_unfused.us, series_color(1), time_text(m->small_unfused)},
+          {"fused (one call)", m->small_fused.us, series_color(0), time_text(m->small_fused)},
+          {m->dispatch_what.c_str(), m->dispatch.us, muted_text_color(), time_text(m->dispatch)},
+      },
+      {.title = fmt::format("y = ReLU(x + b), {} per array, {} bias: time per call",
+                            format_bytes_binary(t->small_bytes), t->bias),
+       .height = main_figure_height()});
   ImGui::Spacing();
   draw_wide_value_table("small_rows", {
                                           {"speedup in cache", fmt::format("{:.2f}x", m->small_speedup)},

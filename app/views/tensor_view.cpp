@@ -94,7 +94,7 @@ int owner_of(const LinearSplitRecord& split, int row, int col) {
 void draw_whole(const LinearSplitRecord& split) {
   const int n = static_cast<int>(tensor::kCourseDim);
   const std::vector<float> x = tensor::course_x(), w = tensor::course_w();
-  ImGui::BeginGroup();
+  begin_figure();
   draw_numbers(split.column ? "x (1 x 4), copied to both ranks" : "x (1 x 4), cut to match", x, 1, n, [&](int, int c) {
     if (split.column) return ImU32(0);  // copied whole to every rank
     return rank_color(owner_of(split, c, 0));
@@ -105,7 +105,8 @@ void draw_whole(const LinearSplitRecord& split) {
     ImGui::SameLine();
     ImGui::TextUnformatted(shard_text(split.ranks[k], split.column).c_str());
   }
-  ImGui::EndGroup();
+  end_figure(fmt::format("{}-split linear layer: x and W, coloured by the rank that gets each part",
+                         split.column ? "column" : "row"));
 }
 
 constexpr const char* kSliceTitle = "its slice of y";
@@ -125,7 +126,7 @@ void draw_rank_part(const LinearSplitRecord& split, int k) {
   const RankLinearRecord& r = split.ranks[static_cast<std::size_t>(k)];
   const ImU32 mine = rank_color(k);
   auto own = [&](int, int) { return mine; };
-  ImGui::BeginGroup();
+  begin_figure();
   rank_heading(k);
   if (split.column) {
     draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
@@ -136,7 +137,7 @@ void draw_rank_part(const LinearSplitRecord& split, int k) {
     draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
     draw_numbers("its partial y", r.local, 1, int(r.local.size()), own);
   }
-  ImGui::EndGroup();
+  end_figure(fmt::format("rank {}'s part", k));
 }
 
 // The whole x and W, then each rank's part: beside them where the width allows, else underneath.
@@ -171,7 +172,7 @@ void draw_column_step(const ViewContext& ctx) {
   draw_split(split);
   const char* title = "all-gather: every slice to every rank";
   place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f, 4 * cell_size()));
-  ImGui::BeginGroup();
+  begin_figure();
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(title);
   ImGui::PopFont();
@@ -181,7 +182,7 @@ void draw_column_step(const ViewContext& ctx) {
     draw_numbers(fmt::format("rank {} holds y", k), y, 1, int(y.size()),
                  [&](int, int c) { return rank_color(int(c / width)); });
   }
-  ImGui::EndGroup();
+  end_figure(title);
   draw_note(
       "Each cell keeps the colour of the rank that computed it; the values are each rank's record after the lab's "
       "ring all-gather.");
@@ -195,7 +196,7 @@ void draw_row_step(const ViewContext& ctx) {
   const char* title = "all-reduce: partials added";
   place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f,
                         4 * cell_size() + ImGui::CalcTextSize("= y, on every rank").x + 10 * ui_scale()));
-  ImGui::BeginGroup();
+  begin_figure();
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(title);
   ImGui::PopFont();
@@ -211,7 +212,7 @@ void draw_row_step(const ViewContext& ctx) {
   draw_numbers(
       "element by element", stacked, parts + 1, cols, [&](int r, int) { return r < parts ? rank_color(r) : ImU32(0); },
       [&](int r, int) { return r == parts; }, labels);
-  ImGui::EndGroup();
+  end_figure(title);
   bool agree = true;
   for (const RankLinearRecord& r : split.ranks) agree &= r.result == y;
   draw_note(agree ? "Every rank ends with this y: the values are each rank's record after the lab's ring all-reduce."
@@ -225,41 +226,80 @@ struct FlowBox {
   bool collective = false;  // drawn as the exchange between ranks
 };
 
-// Boxes left to right with arrows between them, wrapping to the next line where the width runs out.
-void draw_flow(const std::vector<FlowBox>& boxes) {
-  const float s = ui_scale(), pad = 8 * s, arrow = 26 * s, line = ImGui::GetTextLineHeight();
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+// How many lines of boxes a flow takes at this width: a box that does not fit where the line has reached starts a new
+// line, its arrow with it.
+float flow_box_width(const FlowBox& b, float pad) {
+  return std::max(ImGui::CalcTextSize(b.title.c_str()).x, ImGui::CalcTextSize(b.detail.c_str()).x) + 2 * pad;
+}
+int flow_lines(const std::vector<FlowBox>& boxes, float left, float right, float pad, float arrow) {
+  int lines = 1;
+  float x = left;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const float w = flow_box_width(boxes[i], pad);
+    if (i > 0 && x + arrow + w > right) x = left, ++lines;
+    x += (i > 0 ? arrow : 0) + w;
+  }
+  return lines;
+}
+
+void draw_flow_box(ImDrawList* draw, const FlowBox& b, ImU32 color, ImVec2 a, ImVec2 z, float pad) {
+  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
+  if (b.collective) {
+    draw->AddRectFilled(a, z, with_alpha(highlight_color(), 0.30f), 12 * s);
+    draw->AddRect(a, z, highlight_color(), 12 * s, 0, 2.5f * s);
+  } else {
+    draw->AddRectFilled(a, z, color ? with_alpha(color, 0.30f) : with_alpha(muted_text_color(), 0.15f), 4 * s);
+    draw->AddRect(a, z, color ? color : muted_text_color(), 4 * s, 0, 1.5f * s);
+  }
+  const float top = (a.y + z.y) / 2 - line - pad / 2;  // the two lines centred in the box
+  draw->AddText({a.x + pad, top}, text_color(), b.title.c_str());
+  draw->AddText({a.x + pad, top + pad + line}, muted_text_color(), b.detail.c_str());
+}
+
+// One rank's flow: boxes left to right with arrows between them, wrapping to the next line where the width runs out;
+// the boxes that hold this rank's shard in its colour. Returns the bottom of what it drew.
+float draw_rank_flow(const std::vector<FlowBox>& boxes, ImU32 color, ImVec2 at, float right, float box_h) {
+  const float s = ui_scale(), pad = 8 * s, arrow = 26 * s, left = at.x;
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  ImVec2 at = ImGui::GetCursorScreenPos();
-  const float left = at.x, height = 2 * line + 3 * pad;
-  float bottom = at.y + height;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     const FlowBox& b = boxes[i];
-    const float w = std::max(ImGui::CalcTextSize(b.title.c_str()).x, ImGui::CalcTextSize(b.detail.c_str()).x) + 2 * pad;
-    if (i > 0 && at.x + arrow + w > right) {  // wrap: the arrow continues at the start of the next line
-      at = {left, at.y + height + pad};
-      bottom = at.y + height;
-    }
+    const float w = flow_box_width(b, pad);
+    if (i > 0 && at.x + arrow + w > right) at = {left, at.y + box_h + pad};  // the arrow continues on the next line
     if (i > 0) {
-      const float y = at.y + height / 2;
+      const float y = at.y + box_h / 2;
       draw->AddLine({at.x + 3 * s, y}, {at.x + arrow - 6 * s, y}, muted_text_color(), 2 * s);
       draw->AddTriangleFilled({at.x + arrow - 10 * s, y - 5 * s}, {at.x + arrow - 10 * s, y + 5 * s},
                               {at.x + arrow - 2 * s, y}, muted_text_color());
       at.x += arrow;
     }
-    const ImVec2 a = at, z{at.x + w, at.y + height};
-    if (b.collective) {
-      draw->AddRectFilled(a, z, with_alpha(highlight_color(), 0.30f), 12 * s);
-      draw->AddRect(a, z, highlight_color(), 12 * s, 0, 2.5f * s);
-    } else {
-      draw->AddRectFilled(a, z, b.color ? with_alpha(b.color, 0.30f) : with_alpha(muted_text_color(), 0.15f), 4 * s);
-      draw->AddRect(a, z, b.color ? b.color : muted_text_color(), 4 * s, 0, 1.5f * s);
-    }
-    draw->AddText({a.x + pad, a.y + pad}, text_color(), b.title.c_str());
-    draw->AddText({a.x + pad, a.y + 2 * pad + line}, muted_text_color(), b.detail.c_str());
+    draw_flow_box(draw, b, b.color ? color : 0, at, {at.x + w, at.y + box_h}, pad);
     at.x += w;
   }
-  ImGui::Dummy({std::max(0.0f, right - left), bottom - ImGui::GetCursorScreenPos().y});
+  return at.y + box_h;
+}
+
+// The block's flow on each of the first `ranks` ranks, one under the other: every rank runs the same boxes on its
+// own shard (its colour) and meets the others in the collectives. The boxes grow to fill `height` where that is more
+// than their text needs (the step's figure, read from the back of a room), up to a few lines each.
+void draw_flow(const std::vector<FlowBox>& boxes, int ranks, float height) {
+  const float s = ui_scale(), pad = 8 * s, line = ImGui::GetTextLineHeight();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float right = origin.x + ImGui::GetContentRegionAvail().x;
+  const int lines_per_rank = flow_lines(boxes, origin.x, right, pad, 26 * s);
+  const float label_h = ImGui::GetTextLineHeightWithSpacing();
+  const float natural = 2 * line + 3 * pad;
+  // Two ranks show the pattern; fewer where two do not fit the height at the boxes' least size (large text).
+  const float rank_h = label_h + pad + lines_per_rank * (natural + pad);
+  ranks = std::clamp(int(height / rank_h), 1, std::min(ranks, 2));
+  const int lines = lines_per_rank * ranks;
+  const float box_h =
+      std::clamp((height - ranks * (label_h + pad) - (lines - ranks) * pad) / float(lines), natural, 5 * line);
+  float y = origin.y;
+  for (int k = 0; k < ranks; ++k) {
+    ImGui::GetWindowDrawList()->AddText({origin.x, y}, rank_color(k), fmt::format("rank {}", k).c_str());
+    y = draw_rank_flow(boxes, rank_color(k), {origin.x, y + label_h}, right, box_h) + pad;
+  }
+  ImGui::Dummy({std::max(0.0f, right - origin.x), y - origin.y});
 }
 
 std::string dims(std::int64_t rows, std::int64_t cols) {
@@ -293,16 +333,20 @@ void draw_mlp_step(const ViewContext& ctx) {
   const tensor::LayerShape& s = steps->shape;
   const std::int64_t n = s.tokens(), h = s.hidden, f = s.ffn_per_rank();
   const ImU32 mine = rank_color(0);
-  ImGui::PushFont(heading_font());
-  ImGui::Text("Rank r of t = %d, forward (every rank the same, with its own columns)", s.ranks);
-  ImGui::PopFont();
+  const std::string title =
+      fmt::format("The MLP block on t = {} ranks, forward (every rank the same, with its own columns)", s.ranks);
+  const float figure_h = main_figure_height(), top = ImGui::GetCursorScreenPos().y;
+  begin_figure();
+  draw_heading(title);
   draw_flow(block_flow(s, "u2 = LN(x2)",
                        {{"W1 shard: columns", dims(h, f) + " = h x 4h/t", mine},
                         {"Z = u2 W1", dims(n, f), mine},
                         {"GeLU, alone", "whole pre-activations", mine},
                         {"W2 shard: rows", dims(f, h) + " = 4h/t x h", mine},
                         {"partial Y", dims(n, h) + ", a part of the sum", mine}},
-                       "Y"));
+                       "Y"),
+            s.ranks, figure_h - (ImGui::GetCursorScreenPos().y - top));
+  end_figure(title);
   draw_note(
       s.sequence_parallel
           ? "Backward: the mirror image. The dW1 and dW2 shards are complete where they are; the input gradient is a "
@@ -363,16 +407,19 @@ void draw_attention_step(const ViewContext& ctx) {
   const tensor::LayerShape& s = steps->shape;
   const std::int64_t n = s.tokens(), h = s.hidden, hl = s.hidden_per_rank();
   const ImU32 mine = rank_color(0);
-  ImGui::PushFont(heading_font());
-  ImGui::Text("Rank r of t = %d, forward: the attention block", s.ranks);
-  ImGui::PopFont();
+  const std::string title = fmt::format("The attention block on t = {} ranks, forward", s.ranks);
+  const float figure_h = main_figure_height(), top = ImGui::GetCursorScreenPos().y;
+  begin_figure();
+  draw_heading(title);
   draw_flow(
       block_flow(s, "u = LN(x)",
                  {{"W_qkv shard: columns", fmt::format("{} = {} heads", dims(h, 3 * hl), s.heads_per_rank()), mine},
                   {"softmax(QK^T / sqrt(d)) V", "per head, alone", mine},
                   {"W_o shard: rows", dims(hl, h), mine},
                   {"partial", dims(n, h), mine}},
-                 "attention out"));
+                 "attention out"),
+      s.ranks, figure_h - (ImGui::GetCursorScreenPos().y - top));
+  end_figure(title);
   const tensor::TensorTheory& t = steps->theory;
   ImGui::PushFont(heading_font());
   if (s.sequence_parallel)

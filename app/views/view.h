@@ -76,6 +76,10 @@ float plot_height_leaving(float rows_below);
 // half the window and the view scrolls to it. Figures after it that compare with it take `kSecondFigureShare` of it.
 float main_figure_height();
 inline constexpr float kSecondFigureShare = 0.6f;
+// A figure drawn by hand (bars, a diagram): what the view draws between these two calls is reported under `title`
+// as plots and timelines are (`--widget-rects`), so the figure rule measures it like them.
+void begin_figure();
+void end_figure(const std::string& title);
 
 // Steps that show several measured runs' timelines fit each to its own run by default (one slow run does not shrink
 // the others to slivers), the run the step is about first and largest; this checkbox puts them on one time axis to

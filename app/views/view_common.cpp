@@ -6,6 +6,7 @@
 
 #include "app/gui/figure_size.h"
 #include "app/gui/theme.h"
+#include "app/gui/widget_rects.h"
 #include "app/views/view.h"
 
 namespace dlsys::gui {
@@ -48,6 +49,14 @@ bool shared_time_axis_toggle(const char* id) {
 TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timeline, float height) {
   static std::map<std::string, TimelineViewState> views;
   return draw_timelines(id.c_str(), {&timeline}, false, views[id], {0, height});
+}
+
+void begin_figure() { ImGui::BeginGroup(); }
+
+void end_figure(const std::string& title) {
+  ImGui::EndGroup();
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  note_plot_area(title, min, max, {}, min, max);
 }
 
 void set_figure_mode(bool figure) { g_figure = figure; }

@@ -114,7 +114,7 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     key_x += entry_w;
   }
   const float key_h = (key_row + 1) * line * 1.15f;
-  height = std::max(height, title_h + key_h + line * 8);  // room for bars of a few lines at least, else scroll
+  height = std::max(height, title_h + key_h + line * 4.5f);  // room for bars of a few lines at least, else scroll
   const float plot_top = o.y + title_h + line * 1.4f, plot_bottom = o.y + height - line * 1.4f - key_h;
   const float slot = width / float(std::max<std::size_t>(bars.size(), 1));
   const float bar_w = std::min(slot * 0.6f, 160 * s);
@@ -155,10 +155,13 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
 }
 
 // The bars' height when `table_rows` rows of a table and a heading of up to two lines must fit under them.
-float bars_height(float table_rows) {
+// They are the step's main figure: never less than its share of the window, less what the figure drew above them
+// since `figure_top` (its heading).
+float bars_height(float table_rows, float figure_top) {
   const float heading_h = 2 * heading_font()->FontSize * ImGui::GetIO().FontGlobalScale + 8 * ui_scale();
   const float below = table_rows > 0 ? heading_h + table_rows * ImGui::GetFrameHeightWithSpacing() : 0;
-  return std::max(ImGui::GetContentRegionAvail().y - below, ImGui::GetTextLineHeight() * 6);
+  const float least = main_figure_height() - (ImGui::GetCursorScreenPos().y - figure_top);
+  return std::max({ImGui::GetContentRegionAvail().y - below, least, ImGui::GetTextLineHeight() * 6});
 }
 
 Bar bar_of(const std::string& label, const StageBar& b) {
@@ -178,9 +181,14 @@ void draw_states_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
-  draw_heading("One parameter, trained with mixed-precision Adam");
+  const char* title = "One parameter, trained with mixed-precision Adam";
+  const float figure_h = main_figure_height();
+  begin_figure();
+  draw_heading(title);
   const ImVec2 o = ImGui::GetCursorScreenPos();
-  const float width = std::min(ImGui::GetContentRegionAvail().x, 900 * s), h = line * 2.6f;
+  // The strip is the step's figure: it takes the main figure's height, its names under it.
+  const float width = std::min(ImGui::GetContentRegionAvail().x, 900 * s);
+  const float h = std::max(line * 2.6f, figure_h - (o.y - ImGui::GetItemRectMin().y) - line * 1.5f);
   const struct {
     const char* name;
     int bytes;
@@ -203,6 +211,7 @@ void draw_states_step(const ViewContext& ctx) {
     x += w;
   }
   ImGui::Dummy({width, h + line * 1.5f});
+  end_figure(title);
   draw_note(
       "= 16 bytes per parameter of model states: a 16-bit weight and gradient, an fp32 master weight and Adam's two "
       "fp32 moments. Activations, temporary buffers and fragmentation come on top.");
@@ -219,13 +228,17 @@ void draw_ddp_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  draw_heading(fmt::format("DDP: every rank holds all of it ({})", t.psi_source));
+  const std::string title = fmt::format("DDP: every rank holds all of it ({})", t.psi_source);
+  const float top = ImGui::GetCursorScreenPos().y;
+  begin_figure();
+  draw_heading(title);
   std::vector<Bar> bars;
   const int shown = std::min(t.ranks, 8);
   for (int r = 0; r < shown; ++r) bars.push_back(bar_of(fmt::format("rank {}", r), steps->bars.at(0)));
   if (t.ranks > shown) bars.push_back(bar_of(fmt::format("... {} ranks", t.ranks), steps->bars.at(0)));
   const ZeroMeasured* m = measured_of(ctx);
-  draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 4) : 2.5f));
+  draw_stacked_bars(bars, bars_height(m ? float(std::min(m->ranks, 8) + 4) : 2.5f, top));
+  end_figure(title);
   const StageBar& ddp = steps->bars.at(0);
   draw_note(
       fmt::format("Not free of communication either: every step all-reduces the gradients, 2 Psi = {} elements "
@@ -253,16 +266,22 @@ void draw_stages_step(const ViewContext& ctx) {
   const ZeroSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const ZeroTheory& t = steps->theory;
-  draw_heading(fmt::format("One rank's model states: {}, N = {}, K = 12", t.psi_source, t.ranks));
+  const std::string title = fmt::format("One rank's model states: {}, N = {}, K = 12", t.psi_source, t.ranks);
+  const float top = ImGui::GetCursorScreenPos().y;
+  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 3) / 2;
+  const bool side_by_side = half >= 24 * ImGui::GetFontSize();  // while four bars and their labels fit in half
+  const ZeroMeasured* m = measured_of(ctx);
+  if (side_by_side || !m) begin_figure();
+  draw_heading(title);
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) {
     StageBar states = b;
     states.activations = 0;  // model states only, as the paper draws them
     bars.push_back(bar_of(stage_name(b.stage), states));
   }
-  const ZeroMeasured* m = measured_of(ctx);
   if (!m) {
-    draw_stacked_bars(bars, bars_height(1.5f));
+    draw_stacked_bars(bars, bars_height(1.5f, top));
+    end_figure(title);
     note_no_run(ctx, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
     return;
   }
@@ -274,15 +293,19 @@ void draw_stages_step(const ViewContext& ctx) {
                       {double(p.weights), double(p.gradients), double(p.optimizer), double(p.activations),
                        double(p.comm), double(p.workspace)}});
   }
-  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 3) / 2;
-  if (half >= 24 * ImGui::GetFontSize()) {  // side by side while four bars and their labels fit in half the width
-    const float height = bars_height(7.0f);
+  if (side_by_side) {
+    const float height = bars_height(7.0f, top);
     draw_stacked_bars(bars, height, 0, "", half, "the paper's formulas");
     ImGui::SameLine(0, ImGui::GetStyle().ItemSpacing.x * 3);
     draw_stacked_bars(ledger, height, 0, "", half, "the run's ledger, one rank, every tag");
-  } else {  // one above the other; the view scrolls
-    draw_stacked_bars(bars, 0, 0, "", 0, "the paper's formulas");
-    draw_stacked_bars(ledger, 0, 0, "", 0, "the run's ledger, one rank, every tag");
+    end_figure(title);
+  } else {  // one above the other, each a figure of its own; the view scrolls
+    for (const auto& [chart, name] :
+         {std::pair{&bars, "the paper's formulas"}, std::pair{&ledger, "the run's ledger, one rank, every tag"}}) {
+      begin_figure();
+      draw_stacked_bars(*chart, main_figure_height(), 0, "", 0, name);
+      end_figure(name);
+    }
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : m->stages)
@@ -418,7 +441,7 @@ void draw_calculator_step(const ViewContext& ctx) {
   };
   std::vector<Bar> bars;
   for (const StageBar& b : steps->bars) bars.push_back(bar_of(stage_name(b.stage), b));
-  draw_stacked_bars(bars, bars_height(float(rows.size()) + 1.5f), t.gpu_bytes, t.gpu);
+  draw_stacked_bars(bars, bars_height(float(rows.size()) + 1.5f, ImGui::GetCursorScreenPos().y), t.gpu_bytes, t.gpu);
   draw_value_table("zero_calculator", rows);
   draw_note(t.activation_assumption);
 }

@@ -20,6 +20,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_rule  # noqa: E402
+
 BIN, PNG_CHECK, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 SCREEN = (1920, 1080)
 TIMEOUT_S = 20
@@ -380,6 +383,28 @@ def check_plots(app, tag):
     return shots
 
 
+def check_figure_rule(app, lessons, mode):
+    """Every step of every lesson meets the figure rule (figure_rule.py) in the window as it is, walked with Right
+    from step 1; the view's rectangles come from the frame the step was drawn in."""
+    failures = []
+    for lesson in lessons:
+        choose_lesson(app, lesson)
+        for _ in range(app.state["step"] - 1):
+            app.key("Left")
+        app.wait(lambda s: s["step"] == 1, f"step 1 of {lesson}")
+        for step in range(1, app.state["steps"] + 1):
+            if step > 1:
+                app.key("Right")
+                app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {lesson}")
+            problems, _ = figure_rule.problems_of(app.stable(), mode)
+            failures += [f"{lesson} step {step} ({mode}): {p}" for p in problems]
+        for _ in range(app.state["steps"] - 1):  # back to step 1, where the checks after this one start
+            app.key("Left")
+        app.wait(lambda s: s["step"] == 1, f"step 1 of {lesson} again")
+    if failures:
+        raise Failure("the figure rule fails in the real window:\n  " + "\n  ".join(failures))
+
+
 def keys_next_lesson_and_reopen(lessons):
     """F1 lists the keys and Esc hides them; a lesson's last step leads on to the next lesson; a window that closes
     on a step opens there again when launched with nothing named."""
@@ -412,6 +437,18 @@ def main():
     t0 = time.time()
 
     app = App("quick", ["--quick"], (1280, 720))
+    if os.environ.get("DRIVE_FIGURE_RULE_ONLY"):  # for working on the layout: the figure rule on a few lessons
+        chosen = os.environ["DRIVE_FIGURE_RULE_ONLY"].split(",")
+        for lesson in chosen:
+            choose_lesson(app, lesson)
+            run_to_end(app)
+        check_figure_rule(app, chosen, "desk")
+        app.resize((1920, 1080))
+        app.key("F5")
+        app.wait(lambda s: s["presentation"], "presentation mode")
+        check_figure_rule(app, chosen, "present")
+        log(f"ok: the figure rule on {chosen} ({time.time() - t0:.0f} s)")
+        return
     if os.environ.get("DRIVE_PLOTS_FIRST"):  # for working on the layout: straight to the plot checks
         for lesson in lessons:
             choose_lesson(app, lesson)
@@ -438,6 +475,9 @@ def main():
         walk_steps(app, with_keys=True)
         run_to_end(app)
     log(f"ok: every step walked both ways with buttons and keys, every lesson run ({time.time() - t0:.0f} s)")
+    # The figure rule after the quick runs, at 1280x720 with 1x text (in presentation mode at 1920x1080 below).
+    check_figure_rule(app, lessons, "desk")
+    log(f"ok: every step's main figure whole and at least 30 % of 1280x720 ({time.time() - t0:.0f} s)")
 
     # A key held down moves one step, not one per repeat.
     choose_lesson(app, lessons[0])
@@ -472,6 +512,14 @@ def main():
             app.key("ctrl", "minus")
             app.settle()
 
+    # The figure rule in presentation mode at 1920x1080 (its own text size), after the same runs.
+    app.key("F5")
+    app.wait(lambda s: s["presentation"] and s["window"] == [1920, 1080], "presentation mode at 1920x1080")
+    check_figure_rule(app, lessons, "present")
+    app.key("F5")
+    app.wait(lambda s: not s["presentation"], "desk mode again")
+    log(f"ok: every step's main figure whole and at least 30 % in presentation at 1920x1080 ({time.time() - t0:.0f} s)")
+
     # 4. F5, Ctrl+=, Ctrl+-; then every step at 2x text in presentation mode, with the mouse and the keys.
     app.click("mode")
     app.wait(lambda s: s["presentation"], "presentation mode")
@@ -497,13 +545,17 @@ def main():
     app = App("cancel", ["--lesson", lessons[0]], (1280, 720))
     app.click("run")
     app.wait(lambda s: s["busy"], "the run to start")
-    app.click("cancel")
-    app.wait(lambda s: not s["busy"], "the run to stop after Cancel", 30)
+    # A plain click, as a person gives it: press and release at once, not held across frames as app.click holds it.
+    x0, y0, x1, y1 = app.rect("cancel")
+    xdotool("mousemove", "--window", app.window, int((x0 + x1) / 2), int((y0 + y1) / 2))
+    app.settle(2)
+    xdotool("click", 1)
+    app.wait(lambda s: not s["busy"], "the run to stop after a plain click on Cancel", 30)
     if "cancelled" not in app.state["last_error"] or app.state["has_result"]:
         raise Failure(f"Cancel did not stop the run: {app.state['last_error']!r}")
     walk_steps(app, with_keys=True)
     app.quit()
-    log(f"ok: Cancel stops a run and the window stays usable ({time.time() - t0:.0f} s)")
+    log(f"ok: a plain click on Cancel stops a run and the window stays usable ({time.time() - t0:.0f} s)")
 
     keys_next_lesson_and_reopen(lessons)
     log(f"ok: F1 lists the keys, Next lesson at the last step, the last step reopens ({time.time() - t0:.0f} s)")

@@ -1,0 +1,73 @@
+"""The figure rule, one checker for the screenshots' rectangles (figure_room.sh) and the real window's
+(drive_window.py). A step's first figure is its main one. At 1280x720 with 1x text ("desk") and in presentation mode
+at 1920x1080 ("present") the main figure lies whole inside the view (no scrolling to see it, title and axes included)
+and its data area takes at least 30 % of the window's height; every figure is no taller than the view. With 2x text
+("text2x") only the second holds: each figure can be seen whole at some scroll position.
+
+As a program: figure_rule.py OUT_DIR LESSON... checks OUT_DIR/LESSON-MODE-stepN.json (shot --every-step).
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+SIZES = {"desk": "1280x720", "present": "1920x1080", "text2x": "1280x720, 2x text"}
+SLACK = 1.0  # points: rounding of the rectangles
+LEAST_SHARE = 0.3
+
+
+def height(r):
+    return r[3] - r[1]
+
+
+def problems_of(doc, mode):
+    """The rule's failures for one step's rectangles, and a summary line."""
+    plots = doc["plots"]
+    if not plots:
+        return [], "a table or text: nothing to measure"
+    window_h = doc["window"][1]
+    view = doc["widgets"]["view"]
+    view_h = view[3] - view[1]
+    problems = []
+    if view[3] > window_h + SLACK:
+        problems.append(f"the view reaches y {view[3]:.0f}, past the window's {window_h}: the page must scroll to it")
+    for p in plots:
+        if height(p["rect"]) <= 0:
+            problems.append(f"'{p['title']}' has no room left for its data")
+        if height(p["frame"]) > view_h + SLACK:
+            problems.append(f"'{p['title']}' is {height(p['frame']):.0f} points tall, more than the view's "
+                            f"{view_h:.0f}: it cannot be seen whole")
+    if mode != "text2x":
+        main = plots[0]
+        top, bottom = main["frame"][1], main["frame"][3]
+        if top < view[1] - SLACK or bottom > view[3] + SLACK:
+            problems.append(f"the main figure '{main['title']}' is not whole in the view (y {top:.0f}..{bottom:.0f}, "
+                            f"view y {view[1]:.0f}..{view[3]:.0f})")
+        if height(main["rect"]) < LEAST_SHARE * window_h:
+            problems.append(f"the main figure '{main['title']}' has {height(main['rect']):.0f} points of data area, "
+                            f"under 30 % of the window's {window_h}")
+    return problems, (f"{len(plots)} figure(s), the main one {100 * height(plots[0]['rect']) / window_h:.0f} % "
+                      "of the window")
+
+
+def check_files(out, lessons):
+    failed = False
+    for lesson in lessons:
+        for mode in SIZES:
+            paths = glob.glob(os.path.join(out, f"{lesson}-{mode}-step*.json"))
+            for path in sorted(paths, key=lambda p: int(re.search(r"-step(\d+)\.json$", p).group(1))):
+                with open(path) as f:
+                    doc = json.load(f)
+                what = f"{lesson} step {doc['step']} ({mode}, {SIZES[mode]})"
+                problems, summary = problems_of(doc, mode)
+                for problem in problems:
+                    print(f"FAIL: {what}: {problem}")
+                if not problems:
+                    print(f"ok:   {what}: {summary}")
+                failed = failed or bool(problems)
+    return not failed
+
+
+if __name__ == "__main__":
+    sys.exit(0 if check_files(sys.argv[1], sys.argv[2:]) else 1)
