@@ -30,14 +30,17 @@ void note_last_item(const std::string& name) {
 }
 
 void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors,
-                    ImVec2 frame_min, ImVec2 frame_max) {
+                    ImVec2 frame_min, ImVec2 frame_max, bool text_rows) {
   if (g_path.empty()) return;
   nlohmann::json hex = nlohmann::json::array();
   for (ImU32 c : colors)  // ImU32 is ABGR: write RRGGBB as image tools read it; translucent colours blend, skip them
     if ((c >> IM_COL32_A_SHIFT & 0xff) == 0xff)
       hex.push_back(fmt::format("{:02x}{:02x}{:02x}", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
-  g_plots.push_back(
-      {{"title", title}, {"rect", rect_json(min, max)}, {"frame", rect_json(frame_min, frame_max)}, {"colors", hex}});
+  g_plots.push_back({{"title", title},
+                     {"rect", rect_json(min, max)},
+                     {"frame", rect_json(frame_min, frame_max)},
+                     {"colors", hex},
+                     {"text_rows", text_rows}});
 }
 
 void write_widget_rects(const nlohmann::json& state) {

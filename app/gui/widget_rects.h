@@ -21,8 +21,10 @@ void note_last_item(const std::string& name);
 // A plot or timeline: its data area (with the legend above it; `rect`), the whole widget with its title and axes
 // (`frame`), and the colours of what it draws, so a test can look for them in a screenshot and check that the figure
 // is whole on screen.
+// `text_rows`: a diagram or bar chart built of rows of text, whose height follows the text size (it cannot shrink
+// to fit the view as a plot's axes can).
 void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors,
-                    ImVec2 frame_min, ImVec2 frame_max);
+                    ImVec2 frame_min, ImVec2 frame_max, bool text_rows = false);
 
 // Writes the frame's rectangles with `state` (lesson, step, mode, frame number, ...).
 // Replaces the file atomically (write, then rename) so a reader never sees half a document.

@@ -56,7 +56,7 @@ void begin_figure() { ImGui::BeginGroup(); }
 void end_figure(const std::string& title) {
   ImGui::EndGroup();
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
-  note_plot_area(title, min, max, {}, min, max);
+  note_plot_area(title, min, max, {}, min, max, true);
 }
 
 void set_figure_mode(bool figure) { g_figure = figure; }
