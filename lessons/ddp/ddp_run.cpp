@@ -249,26 +249,13 @@ std::string measured_thread_level(const RunResult& r) {
   return m ? m->mpi_thread_level : std::string();
 }
 
-}  // namespace
-
-RunResult DdpLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
-  RunResult result = begin_result(*this, ctx);
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  result.backend.emulated = true;  // ranks as threads of one CPU (corrected below on GPUs, one per rank)
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = int(p.integer("steps"));
-  const TrainConfig chosen = ddp_config(p);
-  const std::vector<PlannedRun> plan = ddp_run_plan(p, ctx.backend);
-  int most_steps = chosen.steps;  // the benchmark trains longer than the others: its rows must exist too
-  for (const PlannedRun& r : plan) most_steps = std::max(most_steps, r.config.steps);
-  const training::DataSet data =
-      training::make_data_set(chosen.shape, chosen.global_batch * most_steps, chosen.seed + 100);
+// The chosen configuration, then every one of the run plan (with ranks as processes the plan is empty). On rank
+// threads each is held against single-rank training on the full batch; `placement` says where the ranks ran.
+std::vector<Measured> train_every_configuration(const TrainConfig& chosen, const std::vector<PlannedRun>& plan,
+                                                const training::DataSet& data, bool processes, RunContext& ctx,
+                                                std::string& placement) {
   const double tasks = double(plan.size()) + 2;
-  const bool processes = ddp::runs_as_processes(p);
-
   std::vector<float> single;
-  std::string placement;
   std::vector<Measured> all;
   if (processes) {
     ctx.control.progress(0, "the chosen configuration, one rank per process");
@@ -286,9 +273,13 @@ RunResult DdpLesson::run(RunContext& ctx) const {
                                                               mode_name(c.mode), c.ranks, bucket_text(c)));
     all.push_back(measure(c, data, single, ctx));
   }
+  return all;
+}
 
-  ddp::DdpMeasured measured = measured_of(all.front(), *result.theory_as<ddp::DdpTheory>(), on_gpu);
-  measured.placement = placement;
+// The chosen run's figures, the variants, the fastest bucket and one bucket, and the benchmark's verdict.
+ddp::DdpMeasured measured_of_all(const std::vector<Measured>& all, const std::vector<PlannedRun>& plan,
+                                 const TrainConfig& chosen, const ddp::DdpTheory& theory, bool on_gpu) {
+  ddp::DdpMeasured measured = measured_of(all.front(), theory, on_gpu);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (i == 0 || (i - 1 < plan.size() && std::string(plan[i - 1].purpose) == "variant"))
       measured.variants.push_back(variant_of(all[i], i == 0));
@@ -309,14 +300,11 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   }
   measured.bench_overlap_expected = kOverlapExpected;
   measured.bench_met = measured.bench_overlap_fraction >= kOverlapExpected;
-  if (processes) {
-    measured.launcher = "mpi";
-    measured.mpi_thread_level = ddp::process_thread_level();
-  }
-  result.measured = make_values(std::move(measured));
+  return measured;
+}
 
-  result.series = bucket_series(all, chosen.ranks);
-  for (Series& s : ranks_series(all, chosen)) result.series.push_back(std::move(s));
+// The chosen run's last step, and one bucket's and DataParallel's beside it when the plan trained them.
+void add_timelines(RunResult& result, const std::vector<Measured>& all, const TrainConfig& chosen) {
   const Measured& first = all.front();
   result.timelines.push_back(timeline_of(
       first, fmt::format("{}, N = {}, {} (measured)", mode_name(chosen.mode) == "ddp" ? "DDP" : "DataParallel",
@@ -327,47 +315,87 @@ RunResult DdpLesson::run(RunContext& ctx) const {
   if (const Measured* dp = find(all, chosen.ranks, SyncMode::DataParallel, 0))
     if (dp != &first)
       result.timelines.push_back(timeline_of(*dp, fmt::format("DataParallel, N = {} (measured)", chosen.ranks)));
+}
 
-  if (processes) {
-    result.backend.emulated = on_gpu && ddp::processes_share_gpus();
-    result.backend.notes.push_back(placement);
+void add_process_notes(RunResult& result, bool on_gpu, const std::string& placement) {
+  result.backend.emulated = on_gpu && ddp::processes_share_gpus();
+  result.backend.notes.push_back(placement);
+  result.backend.notes.push_back(
+      on_gpu ? "per process a compute stream (cuBLAS, fp32 without TF32) and a communication stream running the "
+               "lab's ring over CUDA IPC on each bucket; the chosen configuration only"
+             : fmt::format("per process a compute thread and a communication thread (the lab's ring over "
+                           "MPI_Sendrecv, {}); the chosen configuration only",
+                           measured_thread_level(result)));
+  if (result.backend.emulated)
     result.backend.notes.push_back(
-        on_gpu ? "per process a compute stream (cuBLAS, fp32 without TF32) and a communication stream running the "
-                 "lab's ring over CUDA IPC on each bucket; the chosen configuration only"
-               : fmt::format("per process a compute thread and a communication thread (the lab's ring over "
-                             "MPI_Sendrecv, {}); the chosen configuration only",
-                             measured_thread_level(result)));
-    if (result.backend.emulated)
-      result.backend.notes.push_back(
-          "emulated: more processes than GPUs, so ranks take turns on a GPU and hide less communication than a GPU "
-          "each would");
-    if (on_gpu)
-      result.backend.notes.push_back(
-          "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
-          "rounding, never bit for bit");
-  } else if (on_gpu) {
-    const collectives::GpuPlacement where = ddp::cuda::place_ranks(chosen.ranks);
-    result.backend.emulated = where.emulated;
-    result.backend.notes.push_back("ranks on the GPU: " + placement);
-    result.backend.notes.push_back(
-        "per rank a compute stream (forward and backward on cuBLAS, fp32 without TF32) and a communication stream "
-        "that all-reduces each bucket once the event of its last layer's gradient fires; times from CUDA events, "
-        "each rank's measured from its own step start");
+        "emulated: more processes than GPUs, so ranks take turns on a GPU and hide less communication than a GPU "
+        "each would");
+  if (on_gpu)
     result.backend.notes.push_back(
         "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
         "rounding, never bit for bit");
+}
+
+void add_gpu_notes(RunResult& result, const TrainConfig& chosen, const std::string& placement) {
+  result.backend.emulated = ddp::cuda::place_ranks(chosen.ranks).emulated;
+  result.backend.notes.push_back("ranks on the GPU: " + placement);
+  result.backend.notes.push_back(
+      "per rank a compute stream (forward and backward on cuBLAS, fp32 without TF32) and a communication stream "
+      "that all-reduces each bucket once the event of its last layer's gradient fires; times from CUDA events, "
+      "each rank's measured from its own step start");
+  result.backend.notes.push_back(
+      "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
+      "rounding, never bit for bit");
+  result.backend.notes.push_back(
+      fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
+                  ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
+}
+
+void add_thread_notes(RunResult& result, const Measured& chosen_run) {
+  result.backend.notes.push_back(
+      "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
+      "thread running the lab's ring through shared memory");
+  if (chosen_run.result.communication_core_set_aside)
     result.backend.notes.push_back(
-        fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
-                    ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
-  } else {
-    result.backend.notes.push_back(
-        "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
-        "thread running the lab's ring through shared memory");
-    if (first.result.communication_core_set_aside)
-      result.backend.notes.push_back(
-          "no core to spare: one core is kept for the communication threads (as a GPU's all-reduce has a stream of "
-          "its own) and the compute threads of every mode share the others");
+        "no core to spare: one core is kept for the communication threads (as a GPU's all-reduce has a stream of "
+        "its own) and the compute threads of every mode share the others");
+}
+
+}  // namespace
+
+RunResult DdpLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  result.backend.emulated = true;  // ranks as threads of one CPU (corrected below on GPUs, one per rank)
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  result.backend.repeats = int(p.integer("steps"));
+  const TrainConfig chosen = ddp_config(p);
+  const std::vector<PlannedRun> plan = ddp_run_plan(p, ctx.backend);
+  int most_steps = chosen.steps;  // the benchmark trains longer than the others: its rows must exist too
+  for (const PlannedRun& r : plan) most_steps = std::max(most_steps, r.config.steps);
+  const training::DataSet data =
+      training::make_data_set(chosen.shape, chosen.global_batch * most_steps, chosen.seed + 100);
+  const bool processes = ddp::runs_as_processes(p);
+
+  std::string placement;
+  const std::vector<Measured> all = train_every_configuration(chosen, plan, data, processes, ctx, placement);
+  ddp::DdpMeasured measured = measured_of_all(all, plan, chosen, *result.theory_as<ddp::DdpTheory>(), on_gpu);
+  measured.placement = placement;
+  if (processes) {
+    measured.launcher = "mpi";
+    measured.mpi_thread_level = ddp::process_thread_level();
   }
+  result.measured = make_values(std::move(measured));
+  result.series = bucket_series(all, chosen.ranks);
+  for (Series& s : ranks_series(all, chosen)) result.series.push_back(std::move(s));
+  add_timelines(result, all, chosen);
+  if (processes)
+    add_process_notes(result, on_gpu, placement);
+  else if (on_gpu)
+    add_gpu_notes(result, chosen, placement);
+  else
+    add_thread_notes(result, all.front());
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
   return result;
