@@ -174,6 +174,109 @@ bool sweep_ranks(RunContext& ctx, std::vector<Series>& out) {
   return all_equal;
 }
 
+// Model states and elements sent per rank against ZeRO stage: each measured beside its formula.
+struct StageSeries {
+  Series ledger = bytes_series("model_states_ledger", "model states per rank (ledger)", "measured");
+  Series formula = bytes_series("model_states_formula", "model states per rank (formula)", "theory");
+  Series comm{"comm_elements_measured",
+              "elements sent per rank per step (links)",
+              "measured",
+              "ZeRO stage",
+              "",
+              "elements",
+              "",
+              {}};
+  Series comm_formula{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "", "elements", "", {}};
+
+  void add(int stage, const StageMeasured& m) {
+    const auto point = [&](Series& s, double y) { s.points.push_back({double(stage), y, y, y}); };
+    point(ledger, double(m.peak_bytes_per_rank.model_states));
+    point(formula, double(m.model_state_bytes_formula));
+    point(comm, double(m.comm_elements));
+    point(comm_formula, double(m.ring_comm_elements_formula));
+  }
+};
+
+// Trains every stage on the chosen N, each held against stage 0, into `measured` (its timelines into `result`).
+StageSeries train_every_stage(RunContext& ctx, zero_lesson::ZeroMeasured& measured, RunResult& result) {
+  const ParamValues& p = ctx.params;
+  StageSeries series;
+  std::vector<float> stage0;
+  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
+    ctx.control.check_cancelled();
+    ctx.control.progress(0.2 * stage,
+                         fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
+    const zero::ZeroConfig config = zero_config(p, stage);
+    const zero::ZeroTraining t = train_on(ctx, config, &measured.placement);
+    if (stage == 0) stage0 = t.master_weights;
+    if (stage == 0 && measured.on_gpu)  // the GPU's stage 0 against the CPU's: the same math, cuBLAS's summation order
+      measured.max_rel_err_gpu_vs_cpu_stage0 =
+          max_rel_err(t.master_weights, zero::train_sharded(config).master_weights);
+    StageMeasured m = measure_stage(config, t, stage0);
+    result.timelines.push_back(timeline_of(config, t));
+    series.add(stage, m);
+    measured.parameters = training::parameter_count(config.shape);
+    measured.stages.push_back(std::move(m));
+  }
+  return series;
+}
+
+// The chosen stage's numbers at the top level, and whether every stage matched its formula and stage 0.
+void summarize_chosen_stage(zero_lesson::ZeroMeasured& measured) {
+  const StageMeasured& chosen = measured.stages.at(std::size_t(measured.stage));
+  measured.peak_bytes_per_rank = chosen.peak_bytes_per_rank;
+  measured.comm_bytes = chosen.comm_bytes;
+  measured.max_rel_err_vs_stage0 = chosen.max_rel_err_vs_stage0;
+  measured.all_stages_match_formula = true;
+  measured.all_stages_bit_identical = true;
+  for (const StageMeasured& s : measured.stages) {
+    measured.all_stages_match_formula &= s.model_states_match_formula;
+    measured.all_stages_bit_identical &= s.bit_identical_to_stage0;
+  }
+}
+
+void add_backend_notes(RunResult& result, const zero_lesson::ZeroMeasured& measured) {
+  if (measured.on_gpu) {
+    result.backend.emulated = zero::cuda::place_ranks(measured.ranks).emulated;
+    result.backend.notes.push_back("ranks on the GPU: " + measured.placement);
+    result.backend.notes.push_back(
+        "each rank: one stream, its GEMMs on cuBLAS (fp32, no TF32), real 2-byte weights and gradients, every "
+        "cudaMalloc counted in its ledger by tag; times from CUDA events, each rank's timeline from its own step "
+        "start");
+    result.backend.notes.push_back(
+        "stages compared with GPU stage 0; GPU stage 0 compared with CPU stage 0 (max_rel_err_gpu_vs_cpu_stage0): "
+        "close, not bit-identical, since cuBLAS sums in another order and Adam's first steps follow the gradient's "
+        "sign");
+  } else {
+    const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    result.backend.notes.push_back(
+        "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");
+    if (measured.ranks > hardware)
+      result.backend.notes.push_back(
+          fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
+                      measured.ranks, hardware));
+  }
+  result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
+}
+
+// The run's memory is each rank's own ledger: the chosen stage's, by tag (all freed by now), ranks 0-3 (the JSON
+// has every rank's).
+void add_rank_ledgers(RunResult& result) {
+  const auto* kept = result.measured_as<zero_lesson::ZeroMeasured>();
+  const StageMeasured& shown = kept->stages.at(std::size_t(kept->stage));
+  for (std::size_t r = 0; r < shown.peak_by_rank.size() && r < 4; ++r) {
+    const PeakBytes& b = shown.peak_by_rank[r];
+    for (const auto& [tag, bytes] : {std::pair<const char*, std::int64_t>{"weights", b.weights},
+                                     {"gradients", b.gradients},
+                                     {"optimizer", b.optimizer},
+                                     {"activations", b.activations},
+                                     {"comm", b.comm},
+                                     {"workspace", b.workspace}})
+      result.memory.push_back({fmt::format("rank {} {}", r, tag), 0, bytes});
+    result.memory_peak_bytes = std::max(result.memory_peak_bytes, b.total);
+  }
+}
+
 }  // namespace
 
 RunResult ZeroLesson::run(RunContext& ctx) const {
@@ -194,94 +297,16 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   measured.ranks = int(p.integer("n"));
   measured.dtype = p.text("dtype");
   measured.on_gpu = on_gpu;
-  std::vector<float> stage0;
-  Series ledger_series = bytes_series("model_states_ledger", "model states per rank (ledger)", "measured");
-  Series formula_series = bytes_series("model_states_formula", "model states per rank (formula)", "theory");
-  Series comm_series = Series{"comm_elements_measured",
-                              "elements sent per rank per step (links)",
-                              "measured",
-                              "ZeRO stage",
-                              "",
-                              "elements",
-                              "",
-                              {}};
-  Series comm_formula =
-      Series{"comm_elements_formula", "k (N-1)/N Psi (ring)", "theory", "ZeRO stage", "", "elements", "", {}};
-  for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
-    ctx.control.check_cancelled();
-    ctx.control.progress(0.2 * stage,
-                         fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
-    const zero::ZeroConfig config = zero_config(p, stage);
-    const zero::ZeroTraining t = train_on(ctx, config, &measured.placement);
-    if (stage == 0) stage0 = t.master_weights;
-    if (stage == 0 && on_gpu)  // the GPU's stage 0 against the CPU's: the same math, cuBLAS's summation order
-      measured.max_rel_err_gpu_vs_cpu_stage0 =
-          max_rel_err(t.master_weights, zero::train_sharded(config).master_weights);
-    StageMeasured m = measure_stage(config, t, stage0);
-    result.timelines.push_back(timeline_of(config, t));
-    const double x = stage;
-    ledger_series.points.push_back({x, double(m.peak_bytes_per_rank.model_states),
-                                    double(m.peak_bytes_per_rank.model_states),
-                                    double(m.peak_bytes_per_rank.model_states)});
-    formula_series.points.push_back({x, double(m.model_state_bytes_formula), double(m.model_state_bytes_formula),
-                                     double(m.model_state_bytes_formula)});
-    comm_series.points.push_back({x, double(m.comm_elements), double(m.comm_elements), double(m.comm_elements)});
-    comm_formula.points.push_back({x, double(m.ring_comm_elements_formula), double(m.ring_comm_elements_formula),
-                                   double(m.ring_comm_elements_formula)});
-    measured.parameters = training::parameter_count(config.shape);
-    measured.stages.push_back(std::move(m));
-  }
-  const StageMeasured& chosen = measured.stages.at(std::size_t(measured.stage));
-  measured.peak_bytes_per_rank = chosen.peak_bytes_per_rank;
-  measured.comm_bytes = chosen.comm_bytes;
-  measured.max_rel_err_vs_stage0 = chosen.max_rel_err_vs_stage0;
-  measured.all_stages_match_formula = true;
-  measured.all_stages_bit_identical = true;
-  for (const StageMeasured& s : measured.stages) {
-    measured.all_stages_match_formula &= s.model_states_match_formula;
-    measured.all_stages_bit_identical &= s.bit_identical_to_stage0;
-  }
-  result.series = {ledger_series, formula_series, comm_series, comm_formula};
+  StageSeries series = train_every_stage(ctx, measured, result);
+  summarize_chosen_stage(measured);
+  result.series = {series.ledger, series.formula, series.comm, series.comm_formula};
   measured.swept_ranks = zero_swept_ranks(p);
   measured.sweep_matches_formula = sweep_ranks(ctx, result.series);
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  if (on_gpu) {
-    result.backend.emulated = zero::cuda::place_ranks(measured.ranks).emulated;
-    result.backend.notes.push_back("ranks on the GPU: " + measured.placement);
-    result.backend.notes.push_back(
-        "each rank: one stream, its GEMMs on cuBLAS (fp32, no TF32), real 2-byte weights and gradients, every "
-        "cudaMalloc counted in its ledger by tag; times from CUDA events, each rank's timeline from its own step "
-        "start");
-    result.backend.notes.push_back(
-        "stages compared with GPU stage 0; GPU stage 0 compared with CPU stage 0 (max_rel_err_gpu_vs_cpu_stage0): "
-        "close, not bit-identical, since cuBLAS sums in another order and Adam's first steps follow the gradient's "
-        "sign");
-  } else {
-    result.backend.notes.push_back(
-        "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");
-    if (p.integer("n") > hardware)
-      result.backend.notes.push_back(
-          fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
-                      p.integer("n"), hardware));
-  }
-  result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
+  add_backend_notes(result, measured);
   result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");
   finish_result(result, ctx.ledger);
-  // The run's memory is each rank's own ledger: the chosen stage's, by tag (all freed by now), ranks 0-3.
-  const auto* kept = result.measured_as<zero_lesson::ZeroMeasured>();
-  const StageMeasured& shown = kept->stages.at(std::size_t(kept->stage));
-  for (std::size_t r = 0; r < shown.peak_by_rank.size() && r < 4; ++r) {  // the JSON has every rank's
-    const PeakBytes& b = shown.peak_by_rank[r];
-    for (const auto& [tag, bytes] : {std::pair<const char*, std::int64_t>{"weights", b.weights},
-                                     {"gradients", b.gradients},
-                                     {"optimizer", b.optimizer},
-                                     {"activations", b.activations},
-                                     {"comm", b.comm},
-                                     {"workspace", b.workspace}})
-      result.memory.push_back({fmt::format("rank {} {}", r, tag), 0, bytes});
-    result.memory_peak_bytes = std::max(result.memory_peak_bytes, b.total);
-  }
+  add_rank_ledgers(result);
   return result;
 }
 
