@@ -492,25 +492,13 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
   return pipeline::in_flight_from_events(std::move(events));
 }
 
-RunResult run(const Lesson& lesson, RunContext& ctx) {
-  const Setup setup = read_setup(ctx.params);
-  RunResult result = begin_result(lesson, ctx);
-  const Simulated sim = simulate_setup(setup);
-  const Schedule& s = sim.schedule;
-  const OpCosts& c = sim.costs;
-  const std::string title = schedule_title(setup.shape.kind);
-  result.timelines.push_back(
-      to_timeline(s, sim.timing, c, shape_title(setup.shape) + " (theory)", "theory", "simulated", "units"));
+namespace {
 
-  ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, ctx.ledger, ctx.control);
-  result.backend.emulated = on_gpu ? r.emulated : true;
-  result.backend.repeats = setup.executor.repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+void add_execution_notes(RunResult& result, const Schedule& s, const ExecutionResult& r, bool on_gpu) {
+  const bool pairs = s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV;
   if (on_gpu) {
     for (const std::string& note : r.notes) result.backend.notes.push_back(note);
-    if (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV)
+    if (pairs)
       result.backend.notes.push_back(
           "an F&B pair runs its two halves one after the other on its device's stream: no second stream overlaps "
           "them");
@@ -524,11 +512,15 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
         fmt::format("replayed: every op ran for real, one at a time, and its measured "
                     "duration was replayed on the schedule ({} stages, {} hardware threads)",
                     s.devices(), r.hardware_threads));
-  if (!on_gpu && (s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV))
+  if (!on_gpu && pairs)
     result.backend.notes.push_back(
         "an F&B pair runs its two halves one after the other: on a CPU there is no "
         "all-to-all communication for the overlap to hide");
+}
 
+// The measured step against the theory's bubble: the spread over steps, the op times, and the gap split into
+// uneven op times (the replay against theory) and waiting (the measurement against its replay).
+PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double theory_fraction, bool on_gpu) {
   PipelineMeasured mr;
   mr.mode = r.mode;
   mr.hardware_threads = r.hardware_threads;
@@ -552,7 +544,6 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr.replay_bubble_fraction = r.replay.bubble_fraction();
   mr.replay_makespan_us = r.replay.makespan;
-  const double theory_fraction = result.theory_as<PipelineTheory>()->bubble_fraction;
   mr.bubble_fraction_minus_theory = r.timing.bubble_fraction() - theory_fraction;
   if (r.mode != "replayed") mr.bubble_gap_waiting = mr.bubble_fraction - mr.replay_bubble_fraction;
   mr.bubble_gap_uneven_op_times = mr.replay_bubble_fraction - theory_fraction;
@@ -567,8 +558,29 @@ RunResult run(const Lesson& lesson, RunContext& ctx) {
         "one host thread (see the notes), and their ops did not run side by side, so this measurement cannot show "
         "the schedule's bubble; the replay and the theory can",
         mr.bubble_fraction, taking_turns, s.devices(), mr.replay_bubble_fraction);
+  return mr;
+}
 
-  result.measured = make_values(std::move(mr));
+}  // namespace
+
+RunResult run(const Lesson& lesson, RunContext& ctx) {
+  const Setup setup = read_setup(ctx.params);
+  RunResult result = begin_result(lesson, ctx);
+  const Simulated sim = simulate_setup(setup);
+  const Schedule& s = sim.schedule;
+  const OpCosts& c = sim.costs;
+  const std::string title = schedule_title(setup.shape.kind);
+  result.timelines.push_back(
+      to_timeline(s, sim.timing, c, shape_title(setup.shape) + " (theory)", "theory", "simulated", "units"));
+
+  ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, ctx.ledger, ctx.control);
+  result.backend.emulated = on_gpu ? r.emulated : true;
+  result.backend.repeats = setup.executor.repeats;
+  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  add_execution_notes(result, s, r, on_gpu);
+  result.measured = make_values(measured_of(s, r, result.theory_as<PipelineTheory>()->bubble_fraction, on_gpu));
 
   result.timelines.push_back(to_timeline(
       s, r.timing, c, fmt::format("{} (measured, {})", shape_title(setup.shape), r.mode), "measured", r.mode, "us"));
