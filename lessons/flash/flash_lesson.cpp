@@ -483,10 +483,12 @@ std::vector<ParamSpec> FlashLesson::params() const {
   };
 }
 
-void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
+namespace {
+
+// What the chosen backend's kernels cannot run: bf16 on the CPU, d outside the tensor-core paths, fa1's order on a GPU.
+void check_precision_and_order(const ParamValues& p, bool on_gpu, bool measuring) {
+  const std::int64_t d = p.integer("d");
   const FlashTileChoice choice = flash_tile_choice(p);
-  const bool on_gpu = backend == BackendKind::Cuda, measuring = p.text("example") == "none";
   const Precision precision = precision_of(p);
   if (precision == Precision::Bf16 && !on_gpu && measuring)
     throw BadInput(
@@ -501,6 +503,13 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
     throw BadInput(
         "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
         "FlashAttention-2's order); allowed: fa2, or --backend cpu");
+}
+
+// The tiles against on-chip memory: the GPU's shared memory per block, and Algorithm 1's budget M.
+void check_tiles(const ParamValues& p, bool on_gpu, bool measuring) {
+  const std::int64_t d = p.integer("d");
+  const FlashTileChoice choice = flash_tile_choice(p);
+  const Precision precision = precision_of(p);
   // The plain fp32 kernel (d without a register-tile fast path) takes its tiles from sram, br and bc.
   if (on_gpu && measuring && attention::cuda::fastest_flash(precision, d) == attention::cuda::Variant::Flash) {
     const std::int64_t shared_bytes = attention::flash_cuda_shared_elements(d, choice.tiling) * kElementBytes;
@@ -524,7 +533,11 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
         choice.tiling.br, choice.tiling.bc, choice.sram_elements, attention::block_elements(d, choice.tiling),
         attention::block_budget_elements(choice.sram_elements, d), 2 * attention::block_cols(choice.sram_elements, d),
         d));
-  if (!measuring) return;  // the example allocates nothing of size n
+}
+
+void check_sizes_fit(const ParamValues& p, bool on_gpu) {
+  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
+  const Precision precision = precision_of(p);
   // Sizes that cannot fit in host memory (or, for standard attention on a GPU, device memory) are refused before
   // anything is allocated.
   const HostMemory host = host_memory();
@@ -554,6 +567,10 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
   };
   check_fits("n", p.integer("n"));
   for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
+}
+
+void check_run_time(const ParamValues& p, bool on_gpu) {
+  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
   // Time, counted as the CPU spends it. On the CPU: QK^T and PV are 4 n^2 d FLOP per head and kernel call (a warm-up
   // and one timed call at least, per kernel), at sgemm's rate (both kernels are register-blocked vector loops), and
   // once more for the double reference, whose dot products ran at about 3 GFLOP/s per thread on a 2-core Zen 4 (n =
@@ -580,6 +597,17 @@ void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
                   "GFLOP/s per thread for the reference and {:g} for the kernels, on {} threads",
                   d, heads, kReferenceGflopsPerThread, kBlasGflopsPerThread, threads),
       "n, d, heads or sizes");
+}
+
+}  // namespace
+
+void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
+  const bool on_gpu = backend == BackendKind::Cuda, measuring = p.text("example") == "none";
+  check_precision_and_order(p, on_gpu, measuring);
+  check_tiles(p, on_gpu, measuring);
+  if (!measuring) return;  // the example allocates nothing of size n
+  check_sizes_fit(p, on_gpu);
+  check_run_time(p, on_gpu);
 }
 
 flash::FlashTheory flash_theory(const ParamValues& p) {
