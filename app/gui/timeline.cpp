@@ -442,20 +442,29 @@ void draw_lanes_and_gaps(ImDrawList* draw, const TimelineLayout& l, const Timeli
   draw->PopClipRect();
 }
 
-// Each fold of the time axis: a zigzag across the lanes and the time it holds, so the outlier's length is still said.
+// A fold's length in words: microseconds grow into milliseconds and seconds (3 significant digits).
+std::string fold_length_text(double length, const std::string& unit) {
+  if (unit != "us") return fmt::format("{:.3g} {}", length, unit);
+  if (length < 1e3) return fmt::format("{:.3g} us", length);
+  return length < 1e6 ? fmt::format("{:.3g} ms", length / 1e3) : fmt::format("{:.3g} s", length / 1e6);
+}
+
+// What the folds hold, said once at the right of the first header: "+24.3 ms, +13 ms folded out".
+std::string folds_text(const std::vector<TimeFold>& folds, const std::string& unit) {
+  std::string lengths;
+  for (const TimeFold& f : folds) lengths += (lengths.empty() ? "+" : ", +") + fold_length_text(f.length(), unit);
+  return lengths.empty() ? lengths : lengths + " folded out";
+}
+
+// Each fold of the time axis: a zigzag across the lanes where the time was taken out.
 void draw_folds(ImDrawList* draw, const TimelineLayout& l, const std::vector<TimeFold>& folds, float top, float bottom,
-                const TimeMap& map, const std::string& unit) {
+                const TimeMap& map) {
   const float s = l.s;
   for (const TimeFold& f : folds) {
     const float x = map.x(folded_time(folds, f.start));
     if (x < l.x0 || x > l.x1) continue;
     for (float y = top; y < bottom; y += 8 * s)
       draw->AddLine({x - 3 * s, y}, {x + 3 * s, std::min(y + 8 * s, bottom)}, text_color(), 1.5f * s);
-    const std::string text = fmt::format("+{:.3g} {} folded", f.length(), unit);
-    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    const ImVec2 at{std::min(x + 5 * s, l.x1 - ts.x), top - l.header_h + 2 * s};
-    draw->AddRectFilled({at.x - 3 * s, at.y}, {at.x + ts.x + 3 * s, at.y + ts.y}, panel_color(), 3 * s);
-    draw->AddText(at, warning_color(), text.c_str());
   }
 }
 
@@ -474,7 +483,7 @@ void draw_time_axis(ImDrawList* draw, const TimelineLayout& l, float bottom, con
     double run_time = t;  // the folded axis's t back to the run's time
     for (const TimeFold& f : folds)
       if (run_time > f.start) run_time += f.length();
-    const std::string label = fmt::format("{:g}", run_time);
+    const std::string label = step >= 1 ? fmt::format("{:.0f}", run_time) : fmt::format("{:g}", run_time);
     const float half = ImGui::CalcTextSize(label.c_str()).x / 2;
     if (x + half < l.x1 - unit_w - 6 * s)  // keep clear of the unit at the end
       draw->AddText({x - half, bottom + 2 * s}, muted_text_color(), label.c_str());
@@ -517,10 +526,15 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
   BlockResult result;
   float y = l.origin.y + 4 * l.s;
   const float lanes_top = y + l.header_h;
+  const std::string folds_said = folds_text(folds, timelines.front()->time_unit);
+  const float folded_w = folds_said.empty() ? 0 : ImGui::CalcTextSize(folds_said.c_str()).x + 12 * l.s;
   for (int b = 0; b < l.blocks; ++b) {
     const Timeline& first = *timelines[b];
-    const std::string header = block_header(timelines, b, overlay, l.size.x - 12 * l.s);
+    const float header_w = l.size.x - 12 * l.s - (b == 0 ? folded_w : 0);
+    const std::string header = block_header(timelines, b, overlay, header_w);
     draw->AddText({l.origin.x + 6 * l.s, y}, text_color(), header.c_str());
+    if (b == 0 && !folds_said.empty())
+      draw->AddText({l.origin.x + l.size.x - 6 * l.s - (folded_w - 12 * l.s), y}, warning_color(), folds_said.c_str());
     y += l.header_h;
     draw_lanes_and_gaps(draw, l, first, l.gaps[b], y, map);
     const TimelineMarks* m = b < static_cast<int>(marks.size()) ? marks[b] : nullptr;
@@ -536,7 +550,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
     if (m != nullptr) draw_marks(draw, l, *m, static_cast<int>(first.lanes.size()), y, map);
     y += first.lanes.size() * (l.lane_h + l.lane_gap);
   }
-  draw_folds(draw, l, folds, lanes_top, y, map, timelines.front()->time_unit);
+  draw_folds(draw, l, folds, lanes_top, y, map);
   draw_time_axis(draw, l, y, map, timelines.front()->time_unit, folds);
   note_plot_area(timelines.front()->name, {l.x0, l.origin.y}, {l.x1, l.origin.y + l.size.y},
                  result.widest_px >= 4 * l.s ? std::vector<ImU32>{result.widest_color} : std::vector<ImU32>{}, l.origin,

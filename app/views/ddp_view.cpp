@@ -270,85 +270,68 @@ void draw_bucket_strip(const DdpSteps& steps) {
                         layers, steps.buckets.size(), format_bytes_binary(double(steps.theory.bucket_bytes))));
 }
 
-void draw_buckets_step(const ViewContext& ctx) {
-  const DdpSteps* steps = steps_of(ctx);
-  if (steps == nullptr) return draw_step_data_missing(ctx);
-  draw_bucket_strip(*steps);
-  const DdpMeasured* m = measured_of(ctx);
-  if (m == nullptr || ctx.result->timelines.empty()) {
-    static TimelineViewState simulated_view;
-    std::vector<const Timeline*> simulated;
-    for (const Timeline& t : steps->simulated) simulated.push_back(&t);
-    const float h = std::max(ImGui::GetContentRegionAvail().y - 5 * ImGui::GetFrameHeightWithSpacing(),
-                             ImGui::GetTextLineHeight() * 8);
-    draw_timelines("ddp_simulated", simulated, false, simulated_view, {0, h});
-    draw_note(
-        "Simulated from assumed rates, one rank (all are alike here). PyTorch's DistributedDataParallel caps buckets "
-        "at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so "
-        "the first all-reduce starts early.");
-    return draw_needs_run("the timeline and step time against bucket size");
-  }
-  const RunResult& r = *ctx.result;
-  std::vector<const Timeline*> timelines;  // the chosen bucket's run first, then one bucket's
-  for (const Timeline& t : r.timelines)
-    if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
-  const std::string where =
-      m->launcher == "mpi"
-          ? fmt::format(
-                "{}{}. Each process has {}; each rank's times start at its own step start, after a barrier. "
-                "Only the chosen bucket was trained (the sweeps need launcher=threads).",
-                m->placement.empty() ? "" : std::string(1, char(std::toupper(m->placement[0]))),
-                m->placement.empty() ? "" : m->placement.substr(1),
-                m->on_gpu ? "a compute stream and a communication stream running the lab's ring over CUDA IPC"
-                          : "a compute thread and a communication thread running the lab's ring over MPI")
-      : m->on_gpu
-          // Where the ranks are placed is the run's first note, just below: not repeated here.
-          ? std::string(
-                "On the GPU each rank has a compute stream and a communication stream; each rank's times "
-                "start at its own step start.")
-          : m->communication_core_set_aside.value_or(false)
-                ? fmt::format(
-                      "Ranks as threads on this CPU: with no core to spare, one of its {} is kept for the "
-                      "communication "
-                      "threads, as a GPU's all-reduce has a stream of its own, and the ranks' compute threads share "
-                      "the "
-                      "rest. So an all-reduce runs during backward for real, and each rank computes more slowly than "
-                      "alone.",
-                      m->hardware_threads)
-                : fmt::format(
-                      "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that "
-                      "overlaps "
-                      "backward also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL "
-                      "has a stream of its own.",
-                      m->threads_used, m->hardware_threads);
-  const std::string text =
-      m->launcher == "mpi"
-          ? fmt::format("overlap_fraction {:.2f} at the chosen bucket, step {}. {}", m->overlap_fraction,
-                        us_text(m->step_us), where)
-          : fmt::format(
-                "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one "
-                "bucket took {}. {}",
-                m->overlap_fraction, format_bytes_binary(double(m->best_bucket_bytes)), us_text(m->best_bucket_step_us),
-                us_text(m->one_bucket_step_us), where);
-  auto tooltip = [](const Timeline& timeline, const TimelineHover& hover) {
-    if (hover.timeline < 0 || hover.span < 0) return;
-    const TimelineSpan& span = timeline.spans[std::size_t(hover.span)];
-    ImGui::BeginTooltip();
-    ImGui::Text("%s: %.0f us to %.0f us (%.0f us)", span.label.c_str(), span.start, span.end, span.end - span.start);
-    ImGui::EndTooltip();
-  };
-  // The chosen bucket's step is the main figure, fitted to its own run; one bucket's step, fitted to its own, comes
-  // after the plot, unless the runs share one time axis (then both are in one widget).
-  const bool shared_axis = timelines.size() > 1 && shared_time_axis_toggle("ddp_buckets");
-  if (shared_axis) {
-    static TimelineViewState view;
-    const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, main_figure_height()});
-    if (hover.timeline >= 0) tooltip(*timelines[std::size_t(hover.timeline)], hover);
-  } else if (!timelines.empty()) {
-    tooltip(*timelines.front(), draw_timeline_alone("ddp_chosen", *timelines.front(), main_figure_height()));
-  }
-  draw_note(text);
-  busy_machine_caveat(r);
+// Before a run: the step simulated from assumed rates.
+void draw_simulated_buckets(const DdpSteps& steps) {
+  static TimelineViewState simulated_view;
+  std::vector<const Timeline*> simulated;
+  for (const Timeline& t : steps.simulated) simulated.push_back(&t);
+  const float h = std::max(ImGui::GetContentRegionAvail().y - 5 * ImGui::GetFrameHeightWithSpacing(),
+                           ImGui::GetTextLineHeight() * 8);
+  draw_timelines("ddp_simulated", simulated, false, simulated_view, {0, h});
+  draw_note(
+      "Simulated from assumed rates, one rank (all are alike here). PyTorch's DistributedDataParallel caps buckets "
+      "at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so "
+      "the first all-reduce starts early.");
+  draw_needs_run("the timeline and step time against bucket size");
+}
+
+// Where and how the ranks ran, in a sentence or two.
+std::string where_ranks_ran(const DdpMeasured& m) {
+  if (m.launcher == "mpi")
+    return fmt::format(
+        "{}{}. Each process has {}; each rank's times start at its own step start, after a barrier. Only the chosen "
+        "bucket was trained (the sweeps need launcher=threads).",
+        m.placement.empty() ? "" : std::string(1, char(std::toupper(m.placement[0]))),
+        m.placement.empty() ? "" : m.placement.substr(1),
+        m.on_gpu ? "a compute stream and a communication stream running the lab's ring over CUDA IPC"
+                 : "a compute thread and a communication thread running the lab's ring over MPI");
+  // Where the ranks are placed on GPUs is the run's first note, just below: not repeated here.
+  if (m.on_gpu)
+    return "On the GPU each rank has a compute stream and a communication stream; each rank's times start at its "
+           "own step start.";
+  if (m.communication_core_set_aside.value_or(false))
+    return fmt::format(
+        "Ranks as threads on this CPU: with no core to spare, one of its {} is kept for the communication threads, "
+        "as a GPU's all-reduce has a stream of its own, and the ranks' compute threads share the rest. So an "
+        "all-reduce runs during backward for real, and each rank computes more slowly than alone.",
+        m.hardware_threads);
+  return fmt::format(
+      "Ranks as threads on this CPU: {} threads share {} hardware threads, so an all-reduce that overlaps backward "
+      "also takes turns with it for a core, and hiding it saves less than on GPUs, where NCCL has a stream of its "
+      "own.",
+      m.threads_used, m.hardware_threads);
+}
+
+std::string buckets_note(const DdpMeasured& m) {
+  if (m.launcher == "mpi")
+    return fmt::format("overlap_fraction {:.2f} at the chosen bucket, step {}. {}", m.overlap_fraction,
+                       us_text(m.step_us), where_ranks_ran(m));
+  return fmt::format(
+      "overlap_fraction {:.2f} at the chosen bucket; the fastest step came with buckets of {} ({}), one bucket took "
+      "{}. {}",
+      m.overlap_fraction, format_bytes_binary(double(m.best_bucket_bytes)), us_text(m.best_bucket_step_us),
+      us_text(m.one_bucket_step_us), where_ranks_ran(m));
+}
+
+void span_tooltip(const Timeline& timeline, const TimelineHover& hover) {
+  if (hover.timeline < 0 || hover.span < 0) return;
+  const TimelineSpan& span = timeline.spans[std::size_t(hover.span)];
+  ImGui::BeginTooltip();
+  ImGui::Text("%s: %.0f us to %.0f us (%.0f us)", span.label.c_str(), span.start, span.end, span.end - span.start);
+  ImGui::EndTooltip();
+}
+
+void draw_step_vs_bucket(const RunResult& r, const DdpSteps& steps) {
   PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
                 {"bucket size", "bytes", true},
                 {"time", "us", false},
@@ -367,13 +350,38 @@ void draw_buckets_step(const ViewContext& ctx) {
         y_hi = std::max(y_hi, p.y);
       }
   spec.y.log = y_lo > 0 && y_hi > 10 * y_lo;
-  spec.guides.push_back({true, double(steps->theory.bucket_bytes), "chosen", highlight_color()});
+  spec.guides.push_back({true, double(steps.theory.bucket_bytes), "chosen", highlight_color()});
   spec.size = {0, main_figure_height()};
   draw_plot("step_vs_bucket", spec);
+}
+
+void draw_buckets_step(const ViewContext& ctx) {
+  const DdpSteps* steps = steps_of(ctx);
+  if (steps == nullptr) return draw_step_data_missing(ctx);
+  draw_bucket_strip(*steps);
+  const DdpMeasured* m = measured_of(ctx);
+  if (m == nullptr || ctx.result->timelines.empty()) return draw_simulated_buckets(*steps);
+  const RunResult& r = *ctx.result;
+  std::vector<const Timeline*> timelines;  // the chosen bucket's run first, then one bucket's
+  for (const Timeline& t : r.timelines)
+    if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
+  // The chosen bucket's step is the main figure, fitted to its own run; one bucket's step, fitted to its own, comes
+  // after the plot, unless the runs share one time axis (then both are in one widget).
+  const bool shared_axis = timelines.size() > 1 && shared_time_axis_toggle("ddp_buckets");
+  if (shared_axis) {
+    static TimelineViewState view;
+    const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, main_figure_height()});
+    if (hover.timeline >= 0) span_tooltip(*timelines[std::size_t(hover.timeline)], hover);
+  } else if (!timelines.empty()) {
+    span_tooltip(*timelines.front(), draw_timeline_alone("ddp_chosen", *timelines.front(), main_figure_height()));
+  }
+  draw_note(buckets_note(*m));
+  busy_machine_caveat(r);
+  draw_step_vs_bucket(r, *steps);
   if (!shared_axis)
     for (std::size_t i = 1; i < timelines.size(); ++i)
-      tooltip(*timelines[i], draw_timeline_alone(fmt::format("ddp_other_{}", i), *timelines[i],
-                                                 kSecondFigureShare * main_figure_height()));
+      span_tooltip(*timelines[i], draw_timeline_alone(fmt::format("ddp_other_{}", i), *timelines[i],
+                                                      kSecondFigureShare * main_figure_height()));
 }
 
 // ---- step 5: accumulation and 16-bit gradients ----
