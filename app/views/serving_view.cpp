@@ -71,66 +71,71 @@ void hatch(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing) {
   draw->PopClipRect();
 }
 
-// Lanes = batch slots, one bar per request: its prefill (solid), its decode (lighter), and padding (hatched) where
-// its row was computed after it had finished. Returns nothing; shows a tooltip for the span under the mouse.
-void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
-  const float s = ui_scale();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float line_h = ImGui::GetTextLineHeight();
-  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
-  float label_w = 0;
-  for (const std::string& lane : t.lanes) label_w = std::max(label_w, ImGui::CalcTextSize(lane.c_str()).x);
-  label_w += 8 * s;
-  const float x0 = origin.x + label_w, x1 = origin.x + size.x - 4 * s;
-  // The legend lists what the chart holds, in as many rows as its width needs.
+// The Gantt chart's legend: what the chart holds, in as many rows as its width needs.
+struct GanttLegend {
+  std::vector<std::pair<const char*, int>> entries;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
+  float swatch_w = 0, swatch_h = 0, row_h = 0, gap = 0;
+  float entry_w(const char* text) const { return swatch_w + gap + ImGui::CalcTextSize(text).x + 3 * gap; }
+  int rows(float width) const {
+    int n = 1;
+    for (float x = 0; const auto& [text, kind] : entries) {
+      if (x > 0 && x + entry_w(text) > width) {
+        ++n;
+        x = 0;
+      }
+      x += entry_w(text);
+    }
+    return n;
+  }
+};
+
+GanttLegend gantt_legend(const Timeline& t) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
   bool any_prefill = false, any_pad = false;
   for (const TimelineSpan& span : t.spans) {
     any_prefill = any_prefill || span.kind == "prefill";
     any_pad = any_pad || span.kind == "pad";
   }
-  std::vector<std::pair<const char*, int>> legend;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
-  if (any_prefill) legend.push_back({"prefill (first token)", 0});
-  legend.push_back({"decode, one colour per request", 1});
-  if (any_pad) legend.push_back({"padding: computed, thrown away", 2});
-  const float sw = 1.6f * line_h, sh = 0.8f * line_h;
-  auto entry_w = [&](const char* text) { return sw + 6 * s + ImGui::CalcTextSize(text).x + 18 * s; };
-  int legend_rows = 1;
-  for (float x = 0; const auto& [text, kind] : legend) {
-    if (x > 0 && x + entry_w(text) > x1 - x0) {
-      ++legend_rows;
-      x = 0;
+  GanttLegend legend{{}, 1.6f * line_h, 0.8f * line_h, line_h + 6 * s, 6 * s};
+  if (any_prefill) legend.entries.push_back({"prefill (first token)", 0});
+  legend.entries.push_back({"decode, one colour per request", 1});
+  if (any_pad) legend.entries.push_back({"padding: computed, thrown away", 2});
+  return legend;
+}
+
+void draw_gantt_legend(ImDrawList* draw, const GanttLegend& legend, float x0, float x1, float y) {
+  const float line_h = ImGui::GetTextLineHeight();
+  float x = x0;
+  for (const auto& [text, kind] : legend.entries) {
+    if (x > x0 && x + legend.entry_w(text) > x1) {
+      x = x0;
+      y += legend.row_h;
     }
-    x += entry_w(text);
+    const ImVec2 a{x, y + (line_h - legend.swatch_h) / 2}, b{x + legend.swatch_w, y + (line_h + legend.swatch_h) / 2};
+    if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
+    if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
+    if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * ui_scale());
+    draw->AddText({b.x + legend.gap, y}, text_color(), text);
+    x += legend.entry_w(text);
   }
-  const float legend_h = legend_rows * (line_h + 6 * s), axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
-  // Tall enough for every lane's label, but no taller than the view: the view scrolls to it rather than hide which
-  // slot is which.
-  const float least = title_h + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + axis_h + legend_h;
-  size.y = within_view_height(std::max(size.y, least));
-  ImGui::InvisibleButton(id, size);
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float y0 = origin.y + title_h, y1 = origin.y + size.y - axis_h - legend_h;
-  draw->AddText(origin, text_color(), t.name.c_str());
-  draw->AddRectFilled({x0, y0}, {x1, y1}, panel_color());
-  double end = 0;
-  for (const TimelineSpan& span : t.spans) end = std::max(end, span.end);
-  if (end <= 0) end = 1;
-  const int lanes = std::max<int>(1, int(t.lanes.size()));
-  const float lane_h = (y1 - y0) / float(lanes);
-  auto x_of = [&](double v) { return x0 + float(v / end) * (x1 - x0); };
-  for (int l = 0; l < lanes && l < int(t.lanes.size()); ++l) {
-    const float ly = y0 + l * lane_h;
-    if (lane_h >= line_h)
-      draw->AddText({origin.x, ly + (lane_h - line_h) / 2}, muted_text_color(), t.lanes[std::size_t(l)].c_str());
-    draw->AddLine({x0, ly}, {x1, ly}, grid_color());
-  }
+}
+
+// The lanes' area of the chart and the run's end, which maps time to x.
+struct GanttArea {
+  float x0 = 0, x1 = 0, y0 = 0, y1 = 0, lane_h = 0;
+  double end = 1;
+  float x_of(double v) const { return x0 + float(v / end) * (x1 - x0); }
+};
+
+// One bar per span; returns the span under the mouse, if any.
+const TimelineSpan* draw_gantt_spans(ImDrawList* draw, const Timeline& t, const GanttArea& g, bool hovered) {
+  const float s = ui_scale();
   const TimelineSpan* under = nullptr;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   for (const TimelineSpan& span : t.spans) {
-    const float ly = y0 + span.lane * lane_h + std::min(2 * s, lane_h * 0.1f);
-    const float lh = lane_h - 2 * std::min(2 * s, lane_h * 0.1f);
-    ImVec2 a{x_of(span.start), ly}, b{std::max(x_of(span.end), x_of(span.start) + 1.0f), ly + lh};
+    const float ly = g.y0 + span.lane * g.lane_h + std::min(2 * s, g.lane_h * 0.1f);
+    const float lh = g.lane_h - 2 * std::min(2 * s, g.lane_h * 0.1f);
+    ImVec2 a{g.x_of(span.start), ly}, b{std::max(g.x_of(span.end), g.x_of(span.start) + 1.0f), ly + lh};
     const ImU32 color = request_color(std::max(0, span.micro_batch));
     if (span.kind == "pad") {
       draw->AddRectFilled(a, b, with_alpha(muted_text_color(), 0.10f));
@@ -148,33 +153,64 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
     }
     if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) under = &span;
   }
-  // Time axis: five ticks.
+  return under;
+}
+
+// Five ticks under the lanes, the unit at their left.
+void draw_gantt_axis(ImDrawList* draw, const GanttArea& g, const std::string& unit) {
+  const float s = ui_scale();
   for (int i = 0; i <= 4; ++i) {
-    const double v = end * i / 4;
-    const float x = x_of(v);
-    draw->AddLine({x, y1}, {x, y1 + 4 * s}, muted_text_color());
+    const double v = g.end * i / 4;
+    const float x = g.x_of(v);
+    draw->AddLine({x, g.y1}, {x, g.y1 + 4 * s}, muted_text_color());
     const std::string label = fmt::format("{:.4g}", v);
     const float w = ImGui::CalcTextSize(label.c_str()).x;
-    draw->AddText({std::clamp(x - w / 2, x0, x1 - w), y1 + 5 * s}, muted_text_color(), label.c_str());
+    draw->AddText({std::clamp(x - w / 2, g.x0, g.x1 - w), g.y1 + 5 * s}, muted_text_color(), label.c_str());
   }
-  const std::string unit = t.time_unit;
   const float unit_w = ImGui::CalcTextSize(unit.c_str()).x;
-  draw->AddText({x0 - unit_w - 6 * s, y1 + 5 * s}, muted_text_color(), unit.c_str());
-  // Legend.
-  float lx = x0, ly = y1 + axis_h + 2 * s;
-  for (const auto& [text, kind] : legend) {
-    if (lx > x0 && lx + entry_w(text) > x1) {
-      lx = x0;
-      ly += line_h + 6 * s;
-    }
-    const ImVec2 a{lx, ly + (line_h - sh) / 2}, b{lx + sw, ly + (line_h + sh) / 2};
-    if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
-    if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
-    if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * s);
-    draw->AddText({b.x + 6 * s, ly}, text_color(), text);
-    lx += entry_w(text);
+  draw->AddText({g.x0 - unit_w - 6 * s, g.y1 + 5 * s}, muted_text_color(), unit.c_str());
+}
+
+// Lanes = batch slots, one bar per request: its prefill (solid), its decode (lighter), and padding (hatched) where
+// its row was computed after it had finished. Shows a tooltip for the span under the mouse.
+void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
+  const float s = ui_scale();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float line_h = ImGui::GetTextLineHeight();
+  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  float label_w = 0;
+  for (const std::string& lane : t.lanes) label_w = std::max(label_w, ImGui::CalcTextSize(lane.c_str()).x);
+  GanttArea g;
+  g.x0 = origin.x + label_w + 8 * s;
+  g.x1 = origin.x + size.x - 4 * s;
+  const GanttLegend legend = gantt_legend(t);
+  const float legend_h = legend.rows(g.x1 - g.x0) * legend.row_h, axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
+  // Tall enough for every lane's label, but no taller than the view: the view scrolls to it rather than hide which
+  // slot is which.
+  const float least = title_h + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + axis_h + legend_h;
+  size.y = within_view_height(std::max(size.y, least));
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  g.y0 = origin.y + title_h;
+  g.y1 = origin.y + size.y - axis_h - legend_h;
+  draw->AddText(origin, text_color(), t.name.c_str());
+  draw->AddRectFilled({g.x0, g.y0}, {g.x1, g.y1}, panel_color());
+  g.end = 0;
+  for (const TimelineSpan& span : t.spans) g.end = std::max(g.end, span.end);
+  if (g.end <= 0) g.end = 1;
+  const int lanes = std::max<int>(1, int(t.lanes.size()));
+  g.lane_h = (g.y1 - g.y0) / float(lanes);
+  for (int l = 0; l < lanes && l < int(t.lanes.size()); ++l) {
+    const float ly = g.y0 + l * g.lane_h;
+    if (g.lane_h >= line_h)
+      draw->AddText({origin.x, ly + (g.lane_h - line_h) / 2}, muted_text_color(), t.lanes[std::size_t(l)].c_str());
+    draw->AddLine({g.x0, ly}, {g.x1, ly}, grid_color());
   }
-  note_plot_area(t.name, {x0, y0}, {x1, y1}, {}, origin, {origin.x + size.x, origin.y + size.y});
+  const TimelineSpan* under = draw_gantt_spans(draw, t, g, hovered);
+  draw_gantt_axis(draw, g, t.time_unit);
+  draw_gantt_legend(draw, legend, g.x0, g.x1, g.y1 + axis_h + 2 * s);
+  note_plot_area(t.name, {g.x0, g.y0}, {g.x1, g.y1}, {}, origin, {origin.x + size.x, origin.y + size.y});
   if (under != nullptr) {
     ImGui::BeginTooltip();
     ImGui::Text("request %d, %s: %.4g to %.4g %s", under->micro_batch, under->kind.c_str(), under->start, under->end,
