@@ -25,24 +25,27 @@
 
 namespace dlsys {
 
-int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
-  using namespace gui;
-  // A recorded run names its lesson and parameters; otherwise the lesson runs here first.
-  std::shared_ptr<const RunResult> recorded;
-  if (!o.open_run_file.empty()) {
-    if (!o.sets.empty() || o.quick || o.backend != "auto")
-      throw BadInput("--open-run FILE renders the run as recorded; --set, --quick and --backend do not apply to it");
-    recorded = std::make_shared<const RunResult>(read_run_file(o.open_run_file));
-    if (!o.lesson.empty() && o.lesson != recorded->lesson)
-      throw BadInput(fmt::format("lesson '{}' was named, but run file '{}' is a run of lesson '{}'",
-                                 clip_for_message(o.lesson), path_for_message(o.open_run_file), recorded->lesson));
-  } else if (o.lesson.empty()) {
-    throw BadInput("shot needs a LESSON to run, or --open-run FILE with a recorded run");
+namespace {
+
+using namespace gui;  // the window code this file drives
+
+// The recorded run named by --open-run (null without one), refusing what does not apply to it.
+std::shared_ptr<const RunResult> recorded_run(const ShotOptions& o) {
+  if (o.open_run_file.empty()) {
+    if (o.lesson.empty()) throw BadInput("shot needs a LESSON to run, or --open-run FILE with a recorded run");
+    return nullptr;
   }
-  check_outputs_distinct({o.output_png, o.json_path});
-  const Lesson& lesson = find_lesson(recorded ? recorded->lesson : o.lesson);
-  const BackendKind backend = recorded ? BackendKind::Cpu : backend_for(lesson, o.backend);
-  const ParamValues params = recorded ? ParamValues() : parse_lesson_params(lesson, o.sets, backend, o.quick);
+  if (!o.sets.empty() || o.quick || o.backend != "auto")
+    throw BadInput("--open-run FILE renders the run as recorded; --set, --quick and --backend do not apply to it");
+  auto recorded = std::make_shared<const RunResult>(read_run_file(o.open_run_file));
+  if (!o.lesson.empty() && o.lesson != recorded->lesson)
+    throw BadInput(fmt::format("lesson '{}' was named, but run file '{}' is a run of lesson '{}'",
+                               clip_for_message(o.lesson), path_for_message(o.open_run_file), recorded->lesson));
+  return recorded;
+}
+
+// The step, scales and size against what is allowed; the window's layout size in points.
+PixelSize checked_layout(const ShotOptions& o, const Lesson& lesson) {
   if (o.step < 1 || o.step > static_cast<int>(lesson.step_count()))
     throw BadInput(fmt::format("--step {} is out of range; lesson '{}' has steps 1 to {}", o.step, lesson.id(),
                                lesson.step_count()));
@@ -54,17 +57,21 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   if (size.width * o.scale > kMaxImageSide || size.height * o.scale > kMaxImageSide)
     throw BadInput(fmt::format("--size {} at --scale {} makes a {:.0f}x{:.0f} image; allowed: at most {} pixels a side",
                                o.size, o.scale, size.width * o.scale, size.height * o.scale, kMaxImageSide));
+  return size;
+}
 
-  AppState state;
-  init_sessions(state);
+// The window's state as the GUI would hold it: the recorded run opened, or the lesson run here first.
+void load_run(const ShotOptions& o, const Lesson& lesson, bool recorded, gui::AppState& state) {
   state.presentation = o.presentation;
   if (o.text_scale != 0)
     (o.presentation ? state.presentation_scale : state.desk_scale) = static_cast<float>(o.text_scale);
   state.fixed_time = true;
   state.show_recorded_label = !o.no_recorded_label;
   if (recorded) {
-    open_run_file(o.open_run_file, state);
+    gui::open_run_file(o.open_run_file, state);
   } else {
+    const BackendKind backend = backend_for(lesson, o.backend);
+    const ParamValues params = parse_lesson_params(lesson, o.sets, backend, o.quick);
     const auto& lessons = all_lessons();
     for (std::size_t i = 0; i < lessons.size(); ++i)
       if (lessons[i] == &lesson) state.lesson_index = static_cast<int>(i);
@@ -79,7 +86,14 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   if (!state.session().step_data.error().empty())
     throw BadInput(
         fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
+}
 
+using NamedFiles = std::vector<std::pair<std::string, std::string>>;
+
+// Each asked step drawn as a fresh window would draw it, into `files` (PNG bytes by path); returns the lines that
+// say what was written, for once the files are.
+std::vector<std::string> render_steps(const ShotOptions& o, const Lesson& lesson, gui::AppState& state,
+                                      const PixelSize& size, NamedFiles& files) {
   HeadlessGl gl;
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
@@ -90,16 +104,13 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   // The layout is WxH points, as in a window of that size; each point becomes scale x scale pixels, with text
   // rasterised at that resolution rather than enlarged.
   const ImVec2 layout{static_cast<float>(size.width), static_cast<float>(size.height)};
-  // One step, or every step in this one process (each drawn as a fresh window would draw it).
   std::vector<int> steps{o.step};
   if (o.every_step) {
     steps.clear();
     for (int step = 1; step <= static_cast<int>(lesson.step_count()); ++step) steps.push_back(step);
   }
   auto png_path = [&](int step) { return o.every_step ? every_step_path(o.output_png, step) : o.output_png; };
-  // The PNGs and the run file are written together or not at all.
-  std::vector<std::pair<std::string, std::string>> files;
-  std::vector<std::string> wrote;  // what `out` says once the files are written
+  std::vector<std::string> wrote;
   try {
     for (const int step : steps) {
       state.session().step = step - 1;
@@ -121,6 +132,23 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui::DestroyContext();
+  return wrote;
+}
+
+}  // namespace
+
+int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
+  // A recorded run names its lesson and parameters; otherwise the lesson runs here first.
+  const std::shared_ptr<const RunResult> recorded = recorded_run(o);
+  check_outputs_distinct({o.output_png, o.json_path});
+  const Lesson& lesson = find_lesson(recorded ? recorded->lesson : o.lesson);
+  const PixelSize size = checked_layout(o, lesson);
+  gui::AppState state;
+  gui::init_sessions(state);
+  load_run(o, lesson, recorded != nullptr, state);
+  // The PNGs and the run file are written together or not at all.
+  NamedFiles files;
+  const std::vector<std::string> wrote = render_steps(o, lesson, state, size, files);
   if (!o.json_path.empty()) files.emplace_back(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
   write_files_checked(files);
   for (const std::string& line : wrote) out << line;
