@@ -644,16 +644,9 @@ std::shared_ptr<const LessonValues> FlashLesson::theory(const ParamValues& p) co
   return make_values(flash_theory(p));
 }
 
-RunResult FlashLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
-  RunResult result = begin_result(*this, ctx);
-  if (p.text("example") == "two_tiles") {
-    result.measured =
-        make_values(flash::FlashMeasured{.example = run_flash_worked_example(flash_tile_choice(p).order)});
-    result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
-    finish_result(result, ctx.ledger);
-    return result;
-  }
+namespace {
+
+Setup setup_of(const ParamValues& p, BackendKind backend) {
   Setup s;
   const FlashTileChoice choice = flash_tile_choice(p);
   s.tiling = choice.tiling;
@@ -664,11 +657,12 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   s.repeats = int(p.integer("repeats"));
   s.naive = runs_naive(p);
   s.flash = runs_flash(p);
-  s.backend = ctx.backend;
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const std::int64_t d = p.integer("d");
-  const bool causal = is_causal(p);
-  auto problem_at = [&](std::int64_t n) { return Problem{n, d, causal, attention::default_scale(d)}; };
+  s.backend = backend;
+  return s;
+}
+
+void add_backend_notes(RunResult& result, const Setup& s) {
+  const bool on_gpu = s.backend == BackendKind::Cuda;
   result.backend.repeats = s.repeats;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   if (!on_gpu && s.threads > describe_cpu().threads)
@@ -685,6 +679,26 @@ RunResult FlashLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back("the CPU's caches play the part of SRAM; the tile sizes still come from sram");
     if (s.heads > 1) result.backend.notes.push_back("the CPU runs the heads one after another");
   }
+}
+
+}  // namespace
+
+RunResult FlashLesson::run(RunContext& ctx) const {
+  const ParamValues& p = ctx.params;
+  RunResult result = begin_result(*this, ctx);
+  if (p.text("example") == "two_tiles") {
+    result.measured =
+        make_values(flash::FlashMeasured{.example = run_flash_worked_example(flash_tile_choice(p).order)});
+    result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
+    finish_result(result, ctx.ledger);
+    return result;
+  }
+  Setup s = setup_of(p, ctx.backend);
+  add_backend_notes(result, s);
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const std::int64_t d = p.integer("d");
+  const bool causal = is_causal(p);
+  auto problem_at = [&](std::int64_t n) { return Problem{n, d, causal, attention::default_scale(d)}; };
 
   const auto& sizes = p.list("sizes");
   // On a GPU both precisions are measured at the chosen n (the other one where d allows it), the sweep in the
