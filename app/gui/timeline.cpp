@@ -534,7 +534,7 @@ TimelineHover draw_timelines(const char* id, const std::vector<const Timeline*>&
     const std::string header = block_header(timelines, b, overlay, header_w);
     draw->AddText({l.origin.x + 6 * l.s, y}, text_color(), header.c_str());
     if (b == 0 && !folds_said.empty())
-      draw->AddText({l.origin.x + l.size.x - 6 * l.s - (folded_w - 12 * l.s), y}, warning_color(), folds_said.c_str());
+      draw->AddText({l.origin.x + l.size.x - 6 * l.s - (folded_w - 12 * l.s), y}, text_color(), folds_said.c_str());
     y += l.header_h;
     draw_lanes_and_gaps(draw, l, first, l.gaps[b], y, map);
     const TimelineMarks* m = b < static_cast<int>(marks.size()) ? marks[b] : nullptr;
