@@ -17,22 +17,11 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/inputs.h"
 #include "kernels/common/cuda/cuda_check.h"
-#if DLSYS_HAVE_NCCL
-#include <nccl.h>
-#endif
+#include "kernels/common/cuda/nccl_check.h"
 
 namespace dlsys::collectives::cuda {
 
 namespace {
-
-#define CHECK_CUDA(call) DLSYS_CUDA_CHECK(call)
-#if DLSYS_HAVE_NCCL
-#define CHECK_NCCL(call)                                                                                     \
-  do {                                                                                                       \
-    const ncclResult_t status_ = (call);                                                                     \
-    if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
-  } while (0)
-#endif
 
 __global__ void fill_inputs_kernel(float* send, int rank, std::int64_t count) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
@@ -92,8 +81,8 @@ class Ranks {
   std::int64_t count() const { return count_; }
   void synchronize() {
     for (Rank& rank : ranks_) {
-      CHECK_CUDA(cudaSetDevice(rank.device));
-      CHECK_CUDA(cudaStreamSynchronize(rank.stream));
+      DLSYS_CUDA_CHECK(cudaSetDevice(rank.device));
+      DLSYS_CUDA_CHECK(cudaStreamSynchronize(rank.stream));
     }
   }
 
@@ -105,15 +94,15 @@ class Ranks {
     for (int r = 0; r < n_ranks; ++r) {
       Rank& rank = ranks_[r];
       rank.device = placement.emulated ? 0 : r;
-      CHECK_CUDA(cudaSetDevice(rank.device));
-      CHECK_CUDA(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking));
-      CHECK_CUDA(cudaMalloc(&rank.send, std::max<std::int64_t>(count, 1) * sizeof(float)));
-      CHECK_CUDA(cudaMalloc(&rank.recv, std::max<std::int64_t>(count, 1) * sizeof(float)));
-      CHECK_CUDA(cudaMalloc(&rank.scratch, std::max<std::int64_t>(largest_chunk, 1) * sizeof(float)));
+      DLSYS_CUDA_CHECK(cudaSetDevice(rank.device));
+      DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking));
+      DLSYS_CUDA_CHECK(cudaMalloc(&rank.send, std::max<std::int64_t>(count, 1) * sizeof(float)));
+      DLSYS_CUDA_CHECK(cudaMalloc(&rank.recv, std::max<std::int64_t>(count, 1) * sizeof(float)));
+      DLSYS_CUDA_CHECK(cudaMalloc(&rank.scratch, std::max<std::int64_t>(largest_chunk, 1) * sizeof(float)));
       for (cudaEvent_t* e : {&rank.sent, &rank.consumed, &rank.done})
-        CHECK_CUDA(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+        DLSYS_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       fill_inputs_kernel<<<grid_for(count), 256, 0, rank.stream>>>(rank.send, r, count);
-      CHECK_CUDA(cudaGetLastError());
+      DLSYS_CUDA_CHECK(cudaGetLastError());
     }
     if (!placement.emulated)  // direct peer copies where the hardware allows; otherwise CUDA stages through the host
       for (int r = 0; r < n_ranks; ++r) {
@@ -121,10 +110,10 @@ class Ranks {
         int can = 0;
         cudaDeviceCanAccessPeer(&can, ranks_[r].device, ranks_[next].device);
         if (can && ranks_[r].device != ranks_[next].device) {
-          CHECK_CUDA(cudaSetDevice(ranks_[r].device));
+          DLSYS_CUDA_CHECK(cudaSetDevice(ranks_[r].device));
           const cudaError_t enabled = cudaDeviceEnablePeerAccess(ranks_[next].device, 0);
           cudaGetLastError();  // "already enabled" is not an error here
-          if (enabled != cudaErrorPeerAccessAlreadyEnabled) CHECK_CUDA(enabled);
+          if (enabled != cudaErrorPeerAccessAlreadyEnabled) DLSYS_CUDA_CHECK(enabled);
         }
       }
     synchronize();
@@ -148,7 +137,7 @@ class Ranks {
 
 void copy_async(Rank& from_rank, const float* from, Rank& to_rank, float* to, std::int64_t elements) {
   if (elements == 0 || from == to) return;
-  CHECK_CUDA(
+  DLSYS_CUDA_CHECK(
       cudaMemcpyPeerAsync(to, to_rank.device, from, from_rank.device, elements * sizeof(float), from_rank.stream));
 }
 
@@ -161,27 +150,27 @@ void ring_step(Ranks& ranks, bool reduce, bool first_step, SendChunk send_chunk,
   for (int r = 0; r < n; ++r) {  // sends
     Rank& me = ranks[r];
     Rank& next = ranks[next_rank(r, n)];
-    CHECK_CUDA(cudaSetDevice(me.device));
-    if (!first_step) CHECK_CUDA(cudaStreamWaitEvent(me.stream, next.consumed, 0));  // neighbour's scratch is free
+    DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
+    if (!first_step) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, next.consumed, 0));  // neighbour's scratch is free
     const int c = send_chunk(r);
     const std::int64_t begin = chunk_begin(count, n, c), size = chunk_size(count, n, c);
     copy_async(me, source(r) + begin, next, reduce ? next.scratch : next.recv + begin, size);
-    CHECK_CUDA(cudaEventRecord(me.sent, me.stream));
+    DLSYS_CUDA_CHECK(cudaEventRecord(me.sent, me.stream));
   }
   for (int r = 0; r < n; ++r) {  // receives
     Rank& me = ranks[r];
     const int prev = prev_rank(r, n);
-    CHECK_CUDA(cudaSetDevice(me.device));
-    CHECK_CUDA(cudaStreamWaitEvent(me.stream, ranks[prev].sent, 0));
+    DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
+    DLSYS_CUDA_CHECK(cudaStreamWaitEvent(me.stream, ranks[prev].sent, 0));
     if (reduce) {
       const int c = send_chunk(prev);
       const std::int64_t begin = chunk_begin(count, n, c), size = chunk_size(count, n, c);
       if (size > 0) {
         add_kernel<<<grid_for(size), 256, 0, me.stream>>>(me.recv + begin, me.send + begin, me.scratch, size);
-        CHECK_CUDA(cudaGetLastError());
+        DLSYS_CUDA_CHECK(cudaGetLastError());
       }
     }
-    CHECK_CUDA(cudaEventRecord(me.consumed, me.stream));
+    DLSYS_CUDA_CHECK(cudaEventRecord(me.consumed, me.stream));
   }
 }
 
@@ -189,7 +178,7 @@ void ring_collective(Ranks& ranks, Op op) {
   const int n = ranks.size();
   const std::int64_t count = ranks.count();
   if (n == 1) {
-    CHECK_CUDA(cudaSetDevice(ranks[0].device));
+    DLSYS_CUDA_CHECK(cudaSetDevice(ranks[0].device));
     copy_async(ranks[0], ranks[0].send, ranks[0], ranks[0].recv, count);
     return;
   }
@@ -202,7 +191,7 @@ void ring_collective(Ranks& ranks, Op op) {
   if (op == Op::AllGather)
     for (int r = 0; r < n; ++r) {
       const int c = owned_chunk(r, n);
-      CHECK_CUDA(cudaSetDevice(ranks[r].device));
+      DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
       copy_async(ranks[r], ranks[r].send + chunk_begin(count, n, c), ranks[r], ranks[r].recv + chunk_begin(count, n, c),
                  chunk_size(count, n, c));
     }
@@ -221,7 +210,7 @@ class NcclComms {
     const int n = ranks.size();
     std::vector<int> devices(n);
     for (int k = 0; k < n; ++k) devices[k] = ranks[prev_rank(k, n)].device;
-    CHECK_NCCL(ncclCommInitAll(comms_.data(), n, devices.data()));
+    DLSYS_NCCL_CHECK(ncclCommInitAll(comms_.data(), n, devices.data()));
   }
   ~NcclComms() {
     for (ncclComm_t comm : comms_)
@@ -239,18 +228,19 @@ void nccl_collective(Ranks& ranks, const NcclComms& comms, Op op) {
   const int n = ranks.size();
   const std::int64_t count = ranks.count();
   const std::int64_t chunk = count / n;  // NCCL's reduce-scatter and all-gather need count divisible by N
-  CHECK_NCCL(ncclGroupStart());
+  DLSYS_NCCL_CHECK(ncclGroupStart());
   for (int r = 0; r < n; ++r) {
     Rank& me = ranks[r];
     const std::int64_t owned = chunk_begin(count, n, owned_chunk(r, n));
     if (op == Op::AllReduce)
-      CHECK_NCCL(ncclAllReduce(me.send, me.recv, count, ncclFloat, ncclSum, comms.of_rank(r), me.stream));
+      DLSYS_NCCL_CHECK(ncclAllReduce(me.send, me.recv, count, ncclFloat, ncclSum, comms.of_rank(r), me.stream));
     else if (op == Op::ReduceScatter)
-      CHECK_NCCL(ncclReduceScatter(me.send, me.recv + owned, chunk, ncclFloat, ncclSum, comms.of_rank(r), me.stream));
+      DLSYS_NCCL_CHECK(
+          ncclReduceScatter(me.send, me.recv + owned, chunk, ncclFloat, ncclSum, comms.of_rank(r), me.stream));
     else
-      CHECK_NCCL(ncclAllGather(me.send + owned, me.recv, chunk, ncclFloat, comms.of_rank(r), me.stream));
+      DLSYS_NCCL_CHECK(ncclAllGather(me.send + owned, me.recv, chunk, ncclFloat, comms.of_rank(r), me.stream));
   }
-  CHECK_NCCL(ncclGroupEnd());
+  DLSYS_NCCL_CHECK(ncclGroupEnd());
 }
 #endif
 
@@ -260,31 +250,31 @@ template <typename Call>
 TimingStats time_all_ranks(Ranks& ranks, const Call& call, const MeasureOptions& options) {
   const int n = ranks.size();
   Rank& first = ranks[0];
-  CHECK_CUDA(cudaSetDevice(first.device));
+  DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
   cudaEvent_t start = nullptr, stop = nullptr;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
+  DLSYS_CUDA_CHECK(cudaEventCreate(&start));
+  DLSYS_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> samples_us;
   try {
     for (int i = 0; i < options.warmup + std::max(1, options.repeats); ++i) {
-      CHECK_CUDA(cudaSetDevice(first.device));
-      CHECK_CUDA(cudaEventRecord(start, first.stream));
+      DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+      DLSYS_CUDA_CHECK(cudaEventRecord(start, first.stream));
       for (int r = 1; r < n; ++r) {
-        CHECK_CUDA(cudaSetDevice(ranks[r].device));
-        CHECK_CUDA(cudaStreamWaitEvent(ranks[r].stream, start, 0));
+        DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, start, 0));
       }
       call();
       for (int r = 1; r < n; ++r) {
-        CHECK_CUDA(cudaSetDevice(ranks[r].device));
-        CHECK_CUDA(cudaEventRecord(ranks[r].done, ranks[r].stream));
-        CHECK_CUDA(cudaSetDevice(first.device));
-        CHECK_CUDA(cudaStreamWaitEvent(first.stream, ranks[r].done, 0));
+        DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+        DLSYS_CUDA_CHECK(cudaEventRecord(ranks[r].done, ranks[r].stream));
+        DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(first.stream, ranks[r].done, 0));
       }
-      CHECK_CUDA(cudaSetDevice(first.device));
-      CHECK_CUDA(cudaEventRecord(stop, first.stream));
-      CHECK_CUDA(cudaEventSynchronize(stop));
+      DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+      DLSYS_CUDA_CHECK(cudaEventRecord(stop, first.stream));
+      DLSYS_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
       if (i >= options.warmup) samples_us.push_back(ms * 1e3);
     }
   } catch (...) {
@@ -356,14 +346,16 @@ GpuMeasurement measure(Op op, Implementation implementation, int n_ranks, std::i
 
   // The checked call: outputs poisoned first (all bits set is a NaN), so an element never written counts as wrong.
   for (int r = 0; r < n_ranks; ++r) {
-    CHECK_CUDA(cudaSetDevice(ranks[r].device));
-    CHECK_CUDA(cudaMemsetAsync(ranks[r].recv, 0xFF, std::max<std::int64_t>(count, 1) * sizeof(float), ranks[r].stream));
+    DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+    DLSYS_CUDA_CHECK(
+        cudaMemsetAsync(ranks[r].recv, 0xFF, std::max<std::int64_t>(count, 1) * sizeof(float), ranks[r].stream));
   }
   ranks.synchronize();
   time_all_ranks(ranks, call, MeasureOptions{.warmup = 0, .repeats = 1});
   for (int r = 0; r < n_ranks && r < int(results.size()); ++r) {
-    CHECK_CUDA(cudaSetDevice(ranks[r].device));
-    if (count > 0) CHECK_CUDA(cudaMemcpy(results[r], ranks[r].recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+    DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+    if (count > 0)
+      DLSYS_CUDA_CHECK(cudaMemcpy(results[r], ranks[r].recv, count * sizeof(float), cudaMemcpyDeviceToHost));
   }
   return m;
 }
@@ -376,8 +368,8 @@ double copy_bandwidth_gbps(int n_ranks, std::int64_t bytes) {
              bytes / std::int64_t(sizeof(float)));
   Rank& from = pair[0];
   Rank& to = pair[pair.size() - 1];
-  CHECK_CUDA(cudaSetDevice(from.device));
-  auto copy = [&] { CHECK_CUDA(cudaMemcpyPeerAsync(to.recv, to.device, from.send, from.device, bytes, 0)); };
+  DLSYS_CUDA_CHECK(cudaSetDevice(from.device));
+  auto copy = [&] { DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(to.recv, to.device, from.send, from.device, bytes, 0)); };
   const TimingStats t = dlsys::cuda::time_with_events(copy, MeasureOptions{.warmup = 2, .repeats = 5});
   return double(bytes) / (t.min_us * 1e3);
 }

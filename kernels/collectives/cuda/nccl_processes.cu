@@ -8,23 +8,14 @@
 #include "kernels/collectives/cuda/process_device.h"
 #include "kernels/collectives/nccl_processes.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/nccl_check.h"
 #if DLSYS_HAVE_NCCL
-#include <nccl.h>
-
 #include "kernels/collectives/cuda/rank_fills.cuh"
 #endif
 
 namespace dlsys::collectives::cuda {
 
-#define CHECK_CUDA(call) DLSYS_CUDA_CHECK(call)
-
 #if DLSYS_HAVE_NCCL
-#define CHECK_NCCL(call)                                                                                     \
-  do {                                                                                                       \
-    const ncclResult_t status_ = (call);                                                                     \
-    if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
-  } while (0)
-
 class NcclProcessRankOnGpu final : public NcclProcessRank {
  public:
   explicit NcclProcessRankOnGpu(int rank, int local_rank, std::int64_t max_count);
@@ -69,21 +60,21 @@ NcclProcessRankOnGpu::NcclProcessRankOnGpu(int rank, int local_rank, std::int64_
   const ProcessDevice gpu = use_process_device(rank, local_rank);
   me.device = gpu.device;
   me.description = gpu.description;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking));
-  CHECK_CUDA(cudaEventCreate(&me.start));
-  CHECK_CUDA(cudaEventCreate(&me.stop));
+  DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking));
+  DLSYS_CUDA_CHECK(cudaEventCreate(&me.start));
+  DLSYS_CUDA_CHECK(cudaEventCreate(&me.stop));
   const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(max_count, 1)) * sizeof(float);
-  CHECK_CUDA(cudaMalloc(&me.send, bytes));
-  CHECK_CUDA(cudaMalloc(&me.recv, bytes));
+  DLSYS_CUDA_CHECK(cudaMalloc(&me.send, bytes));
+  DLSYS_CUDA_CHECK(cudaMalloc(&me.recv, bytes));
   fill_rank_inputs<<<grid_for(max_count), 256, 0, me.stream>>>(me.send, rank, max_count);
-  CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaStreamSynchronize(me.stream));
+  DLSYS_CUDA_CHECK(cudaGetLastError());
+  DLSYS_CUDA_CHECK(cudaStreamSynchronize(me.stream));
   me.rank = rank;
 }
 
 void NcclProcessRankOnGpu::join(int n_ranks, const std::function<void(void*, std::size_t)>& broadcast_from_rank0) {
   Impl& me = *impl_;
-  CHECK_CUDA(cudaSetDevice(me.device));
+  DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
   // Rank 0 sends the id with whether it could make one, so a failure there ends every rank instead of leaving the
   // others waiting in ncclCommInitRank.
   struct {
@@ -98,33 +89,34 @@ void NcclProcessRankOnGpu::join(int n_ranks, const std::function<void(void*, std
   }
   broadcast_from_rank0(&message, sizeof(message));
   if (!message.made) throw RunFailure(fmt::format("ncclGetUniqueId failed on rank 0: {}", message.why));
-  CHECK_NCCL(ncclCommInitRank(&me.comm, n_ranks, message.id, me.rank));
+  DLSYS_NCCL_CHECK(ncclCommInitRank(&me.comm, n_ranks, message.id, me.rank));
 }
 
 double NcclProcessRankOnGpu::time_all_reduce_us(std::int64_t count, int calls) {
   Impl& me = *impl_;
-  CHECK_CUDA(cudaSetDevice(me.device));
-  CHECK_CUDA(cudaEventRecord(me.start, me.stream));
+  DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
+  DLSYS_CUDA_CHECK(cudaEventRecord(me.start, me.stream));
   for (int i = 0; i < calls; ++i)
-    CHECK_NCCL(
+    DLSYS_NCCL_CHECK(
         ncclAllReduce(me.send, me.recv, static_cast<std::size_t>(count), ncclFloat, ncclSum, me.comm, me.stream));
-  CHECK_CUDA(cudaEventRecord(me.stop, me.stream));
-  CHECK_CUDA(cudaEventSynchronize(me.stop));
+  DLSYS_CUDA_CHECK(cudaEventRecord(me.stop, me.stream));
+  DLSYS_CUDA_CHECK(cudaEventSynchronize(me.stop));
   float ms = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, me.start, me.stop));
+  DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, me.start, me.stop));
   return double(ms) * 1e3;
 }
 
 void NcclProcessRankOnGpu::checked_all_reduce(std::int64_t count, float* host_result) {
   Impl& me = *impl_;
-  CHECK_CUDA(cudaSetDevice(me.device));
+  DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
   // Poisoned first, so an element NCCL never wrote counts as wrong.
   fill_value<<<grid_for(count), 256, 0, me.stream>>>(me.recv, std::numeric_limits<float>::quiet_NaN(), count);
-  CHECK_CUDA(cudaGetLastError());
-  CHECK_NCCL(ncclAllReduce(me.send, me.recv, static_cast<std::size_t>(count), ncclFloat, ncclSum, me.comm, me.stream));
-  CHECK_CUDA(cudaMemcpyAsync(host_result, me.recv, static_cast<std::size_t>(count) * sizeof(float),
-                             cudaMemcpyDeviceToHost, me.stream));
-  CHECK_CUDA(cudaStreamSynchronize(me.stream));
+  DLSYS_CUDA_CHECK(cudaGetLastError());
+  DLSYS_NCCL_CHECK(
+      ncclAllReduce(me.send, me.recv, static_cast<std::size_t>(count), ncclFloat, ncclSum, me.comm, me.stream));
+  DLSYS_CUDA_CHECK(cudaMemcpyAsync(host_result, me.recv, static_cast<std::size_t>(count) * sizeof(float),
+                                   cudaMemcpyDeviceToHost, me.stream));
+  DLSYS_CUDA_CHECK(cudaStreamSynchronize(me.stream));
 }
 
 std::string NcclProcessRankOnGpu::device_description() const { return impl_->description; }

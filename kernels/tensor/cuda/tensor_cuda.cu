@@ -19,24 +19,14 @@
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
+#include "kernels/common/cuda/nccl_check.h"
 #include "kernels/tensor/layer_ops.h"
 #include "kernels/tensor/shard_fill.h"
 #include "kernels/tensor/tensor_cuda.h"
-#if DLSYS_HAVE_NCCL
-#include <nccl.h>
-#endif
 
 namespace dlsys::tensor::cuda {
 
 namespace {
-
-#if DLSYS_HAVE_NCCL
-#define CHECK_NCCL(call)                                                                                     \
-  do {                                                                                                       \
-    const ncclResult_t status_ = (call);                                                                     \
-    if (status_ != ncclSuccess) ::dlsys::cuda::fail(#call, ncclGetErrorString(status_), __FILE__, __LINE__); \
-  } while (0)
-#endif
 
 using collectives::Op;
 using dlsys::cuda::block_reduce;
@@ -320,7 +310,7 @@ GpuTensorLayerOnDevices::Impl::Impl(const LayerShape& s) : shape(s) {
         for (ncclComm_t c : comms)
           if (c) ncclCommDestroy(c);
       });
-      CHECK_NCCL(ncclCommInitAll(comms.data(), int(ranks.size()), devices.data()));
+      DLSYS_NCCL_CHECK(ncclCommInitAll(comms.data(), int(ranks.size()), devices.data()));
     }
 #endif
   }
@@ -488,19 +478,19 @@ void GpuTensorLayerOnDevices::Impl::nccl(Op op, const std::function<float*(GpuRa
   if (op != Op::AllReduce && count % n != 0)  // the shape rules make this impossible; NCCL would read past the end
     throw RunFailure(
         fmt::format("NCCL's reduce-scatter and all-gather need a count divisible by t = {}; got {}", n, count));
-  CHECK_NCCL(ncclGroupStart());
+  DLSYS_NCCL_CHECK(ncclGroupStart());
   for (GpuRank& k : ranks) {
     float* data = buffer(k);
     const ncclComm_t comm = comms[std::size_t(k.rank)];
     if (op == Op::AllReduce)
-      CHECK_NCCL(ncclAllReduce(data, data, std::size_t(count), ncclFloat, ncclSum, comm, k.stream));
+      DLSYS_NCCL_CHECK(ncclAllReduce(data, data, std::size_t(count), ncclFloat, ncclSum, comm, k.stream));
     else if (op == Op::ReduceScatter)
-      CHECK_NCCL(
+      DLSYS_NCCL_CHECK(
           ncclReduceScatter(data, data + k.rank * chunk, std::size_t(chunk), ncclFloat, ncclSum, comm, k.stream));
     else
-      CHECK_NCCL(ncclAllGather(data + k.rank * chunk, data, std::size_t(chunk), ncclFloat, comm, k.stream));
+      DLSYS_NCCL_CHECK(ncclAllGather(data + k.rank * chunk, data, std::size_t(chunk), ncclFloat, comm, k.stream));
   }
-  CHECK_NCCL(ncclGroupEnd());
+  DLSYS_NCCL_CHECK(ncclGroupEnd());
 }
 #endif
 
