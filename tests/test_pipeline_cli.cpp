@@ -33,10 +33,7 @@ std::vector<std::string> quick(std::vector<std::string> args) {
 }
 
 void refused(const std::vector<std::string>& args, const std::string& expected) {
-  const auto r = cli(args);
-  INFO(r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.find(expected) != std::string::npos);
+  testing::check_refused(cli(args), expected);
 }
 
 }  // namespace

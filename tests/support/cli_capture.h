@@ -1,5 +1,7 @@
 #pragma once
 // Drives the command line in-process and keeps what it printed, for tests of exit codes and messages.
+#include <doctest/doctest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +32,13 @@ inline CliOutcome run_lesson_captured(const std::string& lesson, const std::vect
   for (const auto& set : sets) args.insert(args.end(), {"--set", set});
   if (json_to_stdout) args.insert(args.end(), {"--json", "-"});
   return run_cli_captured(args);
+}
+
+// A refusal of bad input: exit 2, and the message contains `expected` (the parameter, the value, what is allowed).
+inline void check_refused(const CliOutcome& outcome, const std::string& expected) {
+  INFO(outcome.err);
+  CHECK(outcome.code == 2);
+  CHECK(outcome.err.find(expected) != std::string::npos);
 }
 
 }  // namespace dlsys::testing
