@@ -28,10 +28,11 @@ TEST_CASE("precision's estimate: 0.35 s, then each training step's FLOP at 16 GF
   const double step_flop = 6.0 * 256 * (16 * 64 + 64 * 64 + 64 * 16);  // batch 256 through 16-64-64-16
   CHECK(precision::precision_step_flops() == step_flop);
   // fp16: fp32, fp16 without and with scaling, bf16.
-  CHECK(precision_cpu_run_seconds(params_of("precision", {"steps=1000"})) ==
+  CHECK(precision_cpu_run_seconds(PrecisionLesson().read_params(params_of("precision", {"steps=1000"}))) ==
         doctest::Approx(0.35 + 4 * 1000 * step_flop / 16e9).epsilon(1e-12));
   // bf16 with scaling is none of the four: a fifth training.
-  CHECK(precision_cpu_run_seconds(params_of("precision", {"steps=200", "format=bf16", "scaling=on"})) ==
+  CHECK(precision_cpu_run_seconds(
+            PrecisionLesson().read_params(params_of("precision", {"steps=200", "format=bf16", "scaling=on"}))) ==
         doctest::Approx(0.35 + 5 * 200 * step_flop / 16e9).epsilon(1e-12));
 }
 
