@@ -56,9 +56,10 @@ TEST_CASE("zero's estimate: 6 ns per parameter of every rank per step and set-up
   // Defaults: 8 layers of width 256 (P = 1,048,576), N = 4, 3 steps, 8 rows; the sweep N = 1, 2, 4, 8, 16.
   // Passes: 4 stages x (3 + 1) x 4 P + 4 stages x (1 + 1) x 31 P = 312 P; FLOP: 6 P x 8 rows x (4 x 4 x 3 + 4 x 31).
   const double p = 1048576;
-  CHECK(zero_cpu_run_seconds(params_of("zero", {})) ==
+  CHECK(zero_cpu_run_seconds(ZeroLesson().read_params(params_of("zero", {}))) ==
         doctest::Approx(312 * p * 6e-9 + 6 * p * 8 * 172 / 64e9).epsilon(1e-12));
-  CHECK(zero_cpu_run_seconds(params_of("zero", {})) == doctest::Approx(2.098200576).epsilon(1e-9));
+  CHECK(zero_cpu_run_seconds(ZeroLesson().read_params(params_of("zero", {}))) ==
+        doctest::Approx(2.098200576).epsilon(1e-9));
 }
 
 TEST_CASE("tensor's estimate: the linears at 64 GFLOP/s and attention at 24, each step and the reference") {
