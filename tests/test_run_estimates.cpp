@@ -65,10 +65,12 @@ TEST_CASE("zero's estimate: 6 ns per parameter of every rank per step and set-up
 TEST_CASE("tensor's estimate: the linears at 64 GFLOP/s and attention at 24, each step and the reference") {
   // One configuration (t = 1, one head, no other hidden): the reference step and repeats + 1 = 2 steps.
   const double linears = 72.0 * 32 * 64 * 64, attention = 12.0 * 32 * 32 * 64;
-  CHECK(tensor_cpu_run_seconds(
-            params_of("tensor", {"t=1", "heads=1", "hidden=64", "seq=32", "hidden_sweep=64", "repeats=1"})) ==
+  const TensorLesson tensor;
+  CHECK(tensor_cpu_run_seconds(tensor.read_params(
+            params_of("tensor", {"t=1", "heads=1", "hidden=64", "seq=32", "hidden_sweep=64", "repeats=1"}))) ==
         doctest::Approx(3 * (linears / 64e9 + attention / 24e9)).epsilon(1e-12));
-  CHECK(tensor_cpu_run_seconds(params_of("tensor", {})) == doctest::Approx(1.51519232).epsilon(1e-9));
+  CHECK(tensor_cpu_run_seconds(tensor.read_params(params_of("tensor", {}))) ==
+        doctest::Approx(1.51519232).epsilon(1e-9));
 }
 
 TEST_CASE("ddp's estimate: every configuration's FLOP at 90 GFLOP/s and 3.5 ns per parameter of every rank") {
