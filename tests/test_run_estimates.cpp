@@ -28,10 +28,11 @@ TEST_CASE("precision's estimate: 0.35 s, then each training step's FLOP at 16 GF
   const double step_flop = 6.0 * 256 * (16 * 64 + 64 * 64 + 64 * 16);  // batch 256 through 16-64-64-16
   CHECK(precision::precision_step_flops() == step_flop);
   // fp16: fp32, fp16 without and with scaling, bf16.
-  CHECK(precision_cpu_run_seconds(params_of("precision", {"steps=1000"})) ==
+  CHECK(precision_cpu_run_seconds(PrecisionLesson().read_params(params_of("precision", {"steps=1000"}))) ==
         doctest::Approx(0.35 + 4 * 1000 * step_flop / 16e9).epsilon(1e-12));
   // bf16 with scaling is none of the four: a fifth training.
-  CHECK(precision_cpu_run_seconds(params_of("precision", {"steps=200", "format=bf16", "scaling=on"})) ==
+  CHECK(precision_cpu_run_seconds(
+            PrecisionLesson().read_params(params_of("precision", {"steps=200", "format=bf16", "scaling=on"}))) ==
         doctest::Approx(0.35 + 5 * 200 * step_flop / 16e9).epsilon(1e-12));
 }
 
@@ -55,18 +56,21 @@ TEST_CASE("zero's estimate: 6 ns per parameter of every rank per step and set-up
   // Defaults: 8 layers of width 256 (P = 1,048,576), N = 4, 3 steps, 8 rows; the sweep N = 1, 2, 4, 8, 16.
   // Passes: 4 stages x (3 + 1) x 4 P + 4 stages x (1 + 1) x 31 P = 312 P; FLOP: 6 P x 8 rows x (4 x 4 x 3 + 4 x 31).
   const double p = 1048576;
-  CHECK(zero_cpu_run_seconds(params_of("zero", {})) ==
+  CHECK(zero_cpu_run_seconds(ZeroLesson().read_params(params_of("zero", {}))) ==
         doctest::Approx(312 * p * 6e-9 + 6 * p * 8 * 172 / 64e9).epsilon(1e-12));
-  CHECK(zero_cpu_run_seconds(params_of("zero", {})) == doctest::Approx(2.098200576).epsilon(1e-9));
+  CHECK(zero_cpu_run_seconds(ZeroLesson().read_params(params_of("zero", {}))) ==
+        doctest::Approx(2.098200576).epsilon(1e-9));
 }
 
 TEST_CASE("tensor's estimate: the linears at 64 GFLOP/s and attention at 24, each step and the reference") {
   // One configuration (t = 1, one head, no other hidden): the reference step and repeats + 1 = 2 steps.
   const double linears = 72.0 * 32 * 64 * 64, attention = 12.0 * 32 * 32 * 64;
-  CHECK(tensor_cpu_run_seconds(
-            params_of("tensor", {"t=1", "heads=1", "hidden=64", "seq=32", "hidden_sweep=64", "repeats=1"})) ==
+  const TensorLesson tensor;
+  CHECK(tensor_cpu_run_seconds(tensor.read_params(
+            params_of("tensor", {"t=1", "heads=1", "hidden=64", "seq=32", "hidden_sweep=64", "repeats=1"}))) ==
         doctest::Approx(3 * (linears / 64e9 + attention / 24e9)).epsilon(1e-12));
-  CHECK(tensor_cpu_run_seconds(params_of("tensor", {})) == doctest::Approx(1.51519232).epsilon(1e-9));
+  CHECK(tensor_cpu_run_seconds(tensor.read_params(params_of("tensor", {}))) ==
+        doctest::Approx(1.51519232).epsilon(1e-9));
 }
 
 TEST_CASE("ddp's estimate: every configuration's FLOP at 90 GFLOP/s and 3.5 ns per parameter of every rank") {

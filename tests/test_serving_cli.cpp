@@ -69,16 +69,14 @@ TEST_CASE("serving: on the CUDA backend, a model that does not fit GPU 0's free 
   CHECK(lesson.runs_on_cuda());
   // Without a GPU, 0 bytes are free: every model is refused for GPU memory, with the parameters named.
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.check_run_resources(p, BackendKind::Cuda), doctest::Contains("of GPU memory"),
-                         BadInput);
+    CHECK_THROWS_WITH_AS(lesson.validate(p, BackendKind::Cuda), doctest::Contains("of GPU memory"), BadInput);
   ParamValues huge = p;
   huge.set(lesson.params(), "max_batch", "64");
   huge.set(lesson.params(), "context", "65536");
   huge.set(lesson.params(), "d_model", "2048");
   huge.set(lesson.params(), "layers", "64");
   // Refused on either backend (host memory, or GPU memory first when a GPU answers), the sizes named.
-  CHECK_THROWS_WITH_AS(lesson.check_run_resources(huge, BackendKind::Cuda), doctest::Contains("'max_batch' = 64"),
-                       BadInput);
+  CHECK_THROWS_WITH_AS(lesson.validate(huge, BackendKind::Cuda), doctest::Contains("'max_batch' = 64"), BadInput);
   CHECK_NOTHROW(lesson.validate(p, BackendKind::Cpu));
   ParamValues off = p;
   off.set(lesson.params(), "draft", "off");
@@ -88,11 +86,11 @@ TEST_CASE("serving: on the CUDA backend, a model that does not fit GPU 0's free 
 
 TEST_CASE("serving theory: intensities about the tokens in flight, the course's 1,000 + 200 example") {
   const serving::ServingTheory t = [] {
-    const Lesson& lesson = find_lesson("serving");
+    const ServingLesson lesson;
     ParamValues p = ParamValues::defaults(lesson.params());
     p.set(lesson.params(), "prompt", "128");
     p.set(lesson.params(), "max_batch", "8");
-    return serving::serving_theory(p);
+    return lesson.theory_of(lesson.read_params(p));
   }();
   CHECK(t.prefill_intensity == 128);
   CHECK(t.decode_intensity == 8);

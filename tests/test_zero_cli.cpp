@@ -115,7 +115,9 @@ TEST_CASE("zero: each stage's step makes the collectives the stage calls for, in
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["timeline"].size() == 4);
-  const std::vector<Timeline> theory = zero_op_order(ParamValues::parse(ZeroLesson().params(), small({"n=2"})));
+  const ZeroLesson zero;
+  const std::vector<Timeline> theory =
+      zero_op_order(zero.read_params(ParamValues::parse(zero.params(), small({"n=2"}))));
   REQUIRE(theory.size() == 4);
   for (int stage = 0; stage < 4; ++stage)
     for (int lane = 0; lane < 2; ++lane)
@@ -137,8 +139,8 @@ TEST_CASE("zero on the CUDA backend: it runs there; without a GPU, no memory to 
   CHECK(lesson.runs_on_cuda());
   const ParamValues run = ParamValues::parse(lesson.params(), small());
   if (!cuda_status().available)
-    CHECK_THROWS_WITH_AS(lesson.check_run_resources(run, BackendKind::Cuda),
-                         doctest::Contains("on the GPU the run needs"), BadInput);
+    CHECK_THROWS_WITH_AS(lesson.validate(run, BackendKind::Cuda), doctest::Contains("on the GPU the run needs"),
+                         BadInput);
   const ParamValues theory = ParamValues::parse(lesson.params(), {"mode=theory", "params=7.5e9", "n=64"});
   CHECK_NOTHROW(lesson.validate(theory, BackendKind::Cuda));
 }

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "engine/host_buffer.h"
-#include "engine/host_memory.h"
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/common/seeded_fill.h"
@@ -18,6 +17,7 @@
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/matmul/matmul_steps.h"
 #include "lessons/matmul/matmul_values.h"
@@ -31,12 +31,12 @@ using matmul::MatmulMeasured;
 using matmul::MatmulTheory;
 using matmul::VariantMeasure;
 
-matmul::Shape shape_of(const ParamValues& p) { return {p.integer("m"), p.integer("n"), p.integer("k")}; }
+using matmul::MatmulParams;
 
-std::vector<const Variant*> selected_variants(const ParamValues& p) {
+std::vector<const Variant*> selected_variants(const MatmulParams& p) {
   std::vector<const Variant*> out;
   for (const auto& v : matmul::variants())
-    if (p.text("impl") == "all" || p.text("impl") == v.key) out.push_back(&v);
+    if (p.selects(v.key)) out.push_back(&v);
   return out;
 }
 
@@ -51,10 +51,11 @@ double variant_gflops_per_thread(const Variant& v) {
 
 // Every variant runs at least twice per shape (a warm-up and one timed call) on the sweep's n x n x n shapes and the
 // chosen m x n x k; the double reference runs once, on one thread.
-double cpu_seconds_estimate(const ParamValues& p, const matmul::Shape& shape) {
-  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
+double cpu_seconds_estimate(const MatmulParams& p) {
+  const matmul::Shape& shape = p.shape;
+  const int threads = std::min(p.threads, describe_cpu().threads);
   double flop_per_call = 2.0 * shape.m * shape.n * shape.k;
-  for (double n : p.list("sizes")) flop_per_call += 2.0 * n * n * n;
+  for (double n : p.sizes) flop_per_call += 2.0 * n * n * n;
   double seconds = matmul::reference_is_sampled(shape)
                        ? 0.0
                        : estimated_seconds(2.0 * shape.m * shape.n * shape.k, kNaiveLoopGflopsPerThread, 1);
@@ -63,12 +64,13 @@ double cpu_seconds_estimate(const ParamValues& p, const matmul::Shape& shape) {
   return seconds;
 }
 
-std::string cpu_work_text(const ParamValues& p, const matmul::Shape& shape) {
+std::string cpu_work_text(const MatmulParams& p) {
+  const matmul::Shape& shape = p.shape;
   return fmt::format(
       "2 m n k FLOP per call with m, n, k = {}, {}, {} and the sweep's sizes, twice per variant, at "
       "{:g} GFLOP/s per thread for the naive loop, {:g} tiled, {:g} OpenBLAS, on {} threads",
       shape.m, shape.n, shape.k, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, kBlasGflopsPerThread,
-      std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads));
+      std::min(p.threads, describe_cpu().threads));
 }
 
 // One kernel the run measures: a CPU variant (naive, tiled, blas) or, on a GPU, a rung of the ladder.
@@ -80,12 +82,11 @@ struct LessonKernel {
   matmul::Rung rung{};           // the CUDA rung
 };
 
-std::vector<LessonKernel> selected_kernels(const ParamValues& p, BackendKind backend) {
+std::vector<LessonKernel> selected_kernels(const MatmulParams& p, BackendKind backend) {
   std::vector<LessonKernel> out;
-  const std::string impl = p.text("impl");
   if (backend == BackendKind::Cuda) {
     for (const matmul::RungInfo& r : matmul::kLadder)
-      if (impl == "all" || impl == r.key)
+      if (p.selects(r.key))
         out.push_back({std::string(r.key), std::string(r.kernel), r.precision, r.library, nullptr, r.rung});
     return out;
   }
@@ -160,21 +161,33 @@ std::vector<ParamSpec> MatmulLesson::params() const {
   };
 }
 
-void MatmulLesson::validate(const ParamValues& p, BackendKind backend) const {
-  // Sizes that cannot fit are refused before anything is allocated: A, B, C in fp32 and the double reference.
-  const matmul::Shape shape = shape_of(p);
-  double largest_bytes = 4.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) + 8.0 * shape.m * shape.n;
-  for (double s : p.list("sizes")) largest_bytes = std::max(largest_bytes, 4.0 * 3 * s * s);
-  const HostMemory host = host_memory();
-  if (!host.fits(largest_bytes))
-    throw BadInput(fmt::format("matrices need {} but only {} of host memory is available; lower m, n, k or sizes",
-                               format_bytes_both(largest_bytes), format_bytes_both(host.free_bytes)));
-  if (backend == BackendKind::Cpu)
-    refuse_if_longer_than_limit(p, cpu_seconds_estimate(p, shape), cpu_work_text(p, shape), "m, n, k, sizes or impl");
+MatmulParams MatmulLesson::read_params(const ParamValues& values) const {
+  return {.shape = {values.integer("m"), values.integer("n"), values.integer("k")},
+          .sizes = values.list("sizes"),
+          .impl = static_cast<matmul::Impl>(choice_index(values, "impl", matmul::kImplChoices)),
+          .repeats = static_cast<int>(values.integer("repeats")),
+          .threads = static_cast<int>(values.integer("threads")),
+          .max_minutes = values.real("max_minutes")};
 }
 
-MatmulTheory matmul_theory(const ParamValues& p) {
-  const matmul::Shape s = shape_of(p);
+RunBudget MatmulLesson::budget_of(const MatmulParams& p, BackendKind backend) const {
+  // Sizes that cannot fit are refused before anything is allocated: A, B, C in fp32 and the double reference.
+  const matmul::Shape& shape = p.shape;
+  RunBudget budget;
+  budget.host_bytes = 4.0 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) + 8.0 * shape.m * shape.n;
+  for (double s : p.sizes) budget.host_bytes = std::max(budget.host_bytes, 4.0 * 3 * s * s);
+  budget.sizes = "parameters 'm', 'n', 'k' and 'sizes' (the matrices)";
+  if (backend != BackendKind::Cpu) return budget;  // the estimate is of the CPU's kernels
+  budget.cpu_seconds = cpu_seconds_estimate(p);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = cpu_work_text(p);
+  budget.smaller = "m, n, k, sizes or impl";
+  return budget;
+}
+
+// The closed forms for the parameters' m x n x k (no device peak: that comes with a run).
+MatmulTheory MatmulLesson::theory_of(const MatmulParams& p) const {
+  const matmul::Shape& s = p.shape;
   MatmulTheory t;
   t.mults = matmul::multiplications(s);
   t.adds = matmul::additions(s);
@@ -188,10 +201,6 @@ MatmulTheory matmul_theory(const ParamValues& p) {
   t.intensity_minimum = matmul::intensity(t.flops, t.bytes_minimum);
   t.tile = kMatmulTheoryTile;
   return t;
-}
-
-std::shared_ptr<const LessonValues> MatmulLesson::theory(const ParamValues& p) const {
-  return make_values(matmul_theory(p));
 }
 
 double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y) {
@@ -213,6 +222,7 @@ namespace {
 
 struct MatmulRun {
   RunContext& ctx;
+  const MatmulParams& params;
   std::vector<LessonKernel> kernels;
   int threads = 0, repeats = 0;
   double done_tasks = 0, total_tasks = 0;
@@ -315,7 +325,7 @@ std::optional<std::string> gpu_slope_caveat(BackendKind backend, const MatmulMea
 
 // Time against n for n x n x n, one series per kernel, and each kernel's fitted log-log slope.
 void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
-  const auto& sizes = run.ctx.params.list("sizes");
+  const auto& sizes = run.params.sizes;
   const std::size_t count = run.kernels.size();
   std::vector<Series> times(count);
   std::vector<std::vector<SeriesPoint>> fastest(count);  // (n, fastest time): the sample least slowed by others
@@ -393,7 +403,7 @@ const VariantMeasure* library_of(const MatmulMeasured& measured, const std::stri
 // The chosen shape: each kernel's rate, its share of the library in its precision, its traffic and place on the
 // roofline, and its error against the double reference (sampled where the full reference would take minutes).
 void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& measured) {
-  const matmul::Shape shape = shape_of(run.ctx.params);
+  const matmul::Shape shape = run.params.shape;
   ShapeOperands operands(run, shape, 3, 4);
   const bool sampled = matmul::reference_is_sampled(shape);
   measured.reference_samples = sampled ? matmul::kReferenceSamples : 0;
@@ -530,18 +540,15 @@ void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, in
 
 }  // namespace
 
-RunResult MatmulLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  MatmulRun run{.ctx = ctx,
-                .kernels = selected_kernels(p, ctx.backend),
-                .threads = static_cast<int>(p.integer("threads")),
-                .repeats = static_cast<int>(p.integer("repeats"))};
-  run.total_tasks = double(run.kernels.size()) * (p.list("sizes").size() + 1) + 1;
+  MatmulRun run{
+      .ctx = ctx, .params = p, .kernels = selected_kernels(p, ctx.backend), .threads = p.threads, .repeats = p.repeats};
+  run.total_tasks = double(run.kernels.size()) * (p.sizes.size() + 1) + 1;
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
 
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
-  MatmulTheory theory = matmul_theory(p);
+  MatmulTheory theory = theory_of(p);
   theory.peak_gflops = device.peak_fp32_gflops;
   theory.peak_source = device.peaks_source;
   theory.nominal_peak_gflops = device.nominal_fp32_gflops;
@@ -564,8 +571,8 @@ RunResult MatmulLesson::run(RunContext& ctx) const {
   return result;
 }
 
-std::shared_ptr<const StepData> MatmulLesson::step_data(const ParamValues& params) const {
-  return matmul::make_steps(params, kMatmulTheoryTile);
+std::shared_ptr<const matmul::MatmulSteps> MatmulLesson::step_data_of(const MatmulParams& p) const {
+  return matmul::make_steps(p.shape, kMatmulTheoryTile);
 }
 
 }  // namespace dlsys

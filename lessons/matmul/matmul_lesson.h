@@ -1,12 +1,15 @@
 #pragma once
 #include "lessons/common/typed_lesson.h"
+#include "lessons/matmul/matmul_params.h"
+#include "lessons/matmul/matmul_steps.h"
 #include "lessons/matmul/matmul_values.h"
 
 namespace dlsys {
 
 // Lesson `matmul`: the O(mnk) cost of C = A B, measured for a naive loop, a tiled kernel and the vendor library; on a
 // GPU, for the whole kernel ladder of kernels/matmul/ladder.h.
-class MatmulLesson final : public LessonWithValues<matmul::MatmulTheory, matmul::MatmulMeasured> {
+class MatmulLesson final
+    : public TypedLesson<matmul::MatmulParams, matmul::MatmulTheory, matmul::MatmulMeasured, matmul::MatmulSteps> {
  public:
   std::string id() const override { return "matmul"; }
   std::vector<std::string> quick_params() const override {
@@ -23,17 +26,15 @@ class MatmulLesson final : public LessonWithValues<matmul::MatmulTheory, matmul:
   }
   std::string chapter() const override { return "Foundations"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  matmul::MatmulParams read_params(const ParamValues& values) const override;
+  matmul::MatmulTheory theory_of(const matmul::MatmulParams& params) const override;
+  RunBudget budget_of(const matmul::MatmulParams& params, BackendKind backend) const override;
+  std::shared_ptr<const matmul::MatmulSteps> step_data_of(const matmul::MatmulParams& params) const override;
+  RunResult run_with(const matmul::MatmulParams& params, RunContext& context) const override;
 };
 
 // The tile edge (elements) the lesson's tiling step and theory use for the tiled traffic count.
 inline constexpr int kMatmulTheoryTile = 64;
-
-// The closed forms for the parameters' m x n x k (no device peak: that comes with a run).
-matmul::MatmulTheory matmul_theory(const ParamValues& params);
 
 // Least-squares slope of log(y) against log(x): the exponent of a power law y ~ x^slope.
 double fit_log_log_slope(const std::vector<double>& x, const std::vector<double>& y);

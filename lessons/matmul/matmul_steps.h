@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "engine/params.h"
 #include "kernels/matmul/tile_math.h"
 #include "lessons/common/step_data.h"
 
@@ -23,6 +22,6 @@ struct MatmulSteps final : StepData {
   Traffic naive, tiled, minimum;
 };
 
-std::shared_ptr<const MatmulSteps> make_steps(const ParamValues& params, int tile);
+std::shared_ptr<const MatmulSteps> make_steps(const Shape& shape, int tile);
 
 }  // namespace dlsys::matmul

@@ -15,6 +15,7 @@
 #include "lessons/precision/precision_problem.h"
 #include "lessons/precision/precision_steps.h"
 #include "lessons/precision/precision_train.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
@@ -88,44 +89,56 @@ std::vector<ParamSpec> PrecisionLesson::params() const {
   };
 }
 
-void PrecisionLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const std::int64_t n = p.integer("gemm_n");
-  const DeviceMemory device = device_memory();
-  const double device_bytes = 4.0 * 3 * double(n) * double(n) + 2.0 * 2 * double(n) * double(n);
-  if (backend == BackendKind::Cuda && !device.fits(device_bytes))
-    throw BadInput(
-        fmt::format("parameter 'gemm_n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
-                    "smaller gemm_n",
-                    n, format_bytes_both(device_bytes), format_bytes_both(device.free_bytes)));
-  const std::string& typed = p.text("round");
-  if (!typed.empty() && !round_decimal_text(typed, layout_of(Format::Fp32)))
+PrecisionParams PrecisionLesson::read_params(const ParamValues& values) const {
+  return {.format = static_cast<Format>(choice_index(values, "format", {"fp32", "fp16", "bf16"})),
+          .scaling = values.text("scaling") == "on",
+          .round = values.text("round"),
+          .steps = int(values.integer("steps")),
+          .loss_weight = values.real("loss_weight"),
+          .init_scale = values.real("init_scale"),
+          .growth_interval = int(values.integer("growth_interval")),
+          .learning_rate = values.real("learning_rate"),
+          .gemm_n = values.integer("gemm_n"),
+          .max_minutes = values.real("max_minutes")};
+}
+
+void PrecisionLesson::check_params(const PrecisionParams& p, BackendKind) const {
+  if (!p.round.empty() && !round_decimal_text(p.round, layout_of(Format::Fp32)))
     throw BadInput(fmt::format(
         "parameter 'round': value '{}' is not a number; allowed: a decimal number within the double range, such as "
         "0.1, -65519 or 3e-8 ({})",
-        typed, kNumberRule));
-  if (!typed.empty()) return;  // rounding one value trains nothing
-  refuse_if_longer_than_limit(
-      p, precision_cpu_run_seconds(p),
-      fmt::format("{} trainings of {} steps, {:.3g} FLOP per step at {:g} GFLOP/s on one thread, every tensor rounded "
-                  "in software, and {:g} s for the bit patterns and histograms",
-                  precision_trainings(p), p.integer("steps"), precision_step_flops(), kTiledLoopGflopsPerThread,
-                  kPrecisionFixedSeconds),
-      "steps");
+        p.round, kNumberRule));
 }
 
-int precision_trainings(const ParamValues& p) {
+RunBudget PrecisionLesson::budget_of(const PrecisionParams& p, BackendKind) const {
+  RunBudget budget;
+  // On a GPU: the GEMMs' fp32 operands and result, and two 16-bit operands.
+  const double n = double(p.gemm_n);
+  budget.device_bytes = 4.0 * 3 * n * n + 2.0 * 2 * n * n;
+  budget.sizes = "parameter 'gemm_n'";
+  if (!p.round.empty()) return budget;  // rounding one value trains nothing
+  budget.cpu_seconds = precision_cpu_run_seconds(p);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "{} trainings of {} steps, {:.3g} FLOP per step at {:g} GFLOP/s on one thread, every tensor rounded "
+      "in software, and {:g} s for the bit patterns and histograms",
+      precision_trainings(p), p.steps, precision_step_flops(), kTiledLoopGflopsPerThread, kPrecisionFixedSeconds);
+  budget.smaller = "steps";
+  return budget;
+}
+
+int precision_trainings(const PrecisionParams& p) {
   // fp32, fp16 without and with scaling, bf16; a run of the chosen format with scaling when it is not among them.
-  const std::string& format = p.text("format");
-  return (format == "fp32" || format == "bf16") && p.text("scaling") == "on" ? 5 : 4;
+  return (p.format == Format::Fp32 || p.format == Format::Bf16) && p.scaling ? 5 : 4;
 }
 
-double precision_cpu_run_seconds(const ParamValues& p) {
-  const double flop = precision_step_flops() * double(p.integer("steps")) * precision_trainings(p);
+double precision_cpu_run_seconds(const PrecisionParams& p) {
+  const double flop = precision_step_flops() * double(p.steps) * precision_trainings(p);
   return kPrecisionFixedSeconds + estimated_seconds(flop, kTiledLoopGflopsPerThread, 1);
 }
 
-PrecisionTheory precision_theory(const ParamValues& p) {
-  const Layout& l = layout_of(*find_format(p.text("format")));
+PrecisionTheory PrecisionLesson::theory_of(const PrecisionParams& p) const {
+  const Layout& l = layout_of(p.format);
   PrecisionTheory t;
   t.format = l.name;
   t.exponent_bits = l.exponent_bits;
@@ -141,20 +154,16 @@ PrecisionTheory precision_theory(const ParamValues& p) {
   t.allreduce_bytes_fp32_7b = 2 * (kRanks - 1) / kRanks * 4 * kSevenB;
   t.allreduce_bytes_16bit_7b = 2 * (kRanks - 1) / kRanks * 2 * kSevenB;
   const ScalerConfig pytorch;
-  t.init_scale = p.real("init_scale");
+  t.init_scale = p.init_scale;
   t.growth_factor = pytorch.growth_factor;
   t.backoff_factor = pytorch.backoff_factor;
-  t.growth_interval = int(p.integer("growth_interval"));
+  t.growth_interval = p.growth_interval;
   t.pytorch_growth_interval = pytorch.growth_interval;
-  t.loss_weight = p.real("loss_weight");
+  t.loss_weight = p.loss_weight;
   return t;
 }
 
-std::shared_ptr<const LessonValues> PrecisionLesson::theory(const ParamValues& p) const {
-  return make_values(precision_theory(p));
-}
-
-std::shared_ptr<const StepData> PrecisionLesson::step_data(const ParamValues& p) const {
+std::shared_ptr<const PrecisionSteps> PrecisionLesson::step_data_of(const PrecisionParams& p) const {
   return make_precision_steps(p);
 }
 
@@ -181,15 +190,13 @@ RoundedValue round_typed_value(const std::string& typed, const Layout& layout) {
 
 }  // namespace
 
-RunResult PrecisionLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult PrecisionLesson::run_with(const PrecisionParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
   result.backend.timer = "steady_clock";
   result.backend.repeats = 1;
   PrecisionMeasured measured;
-  const std::string& typed = p.text("round");
-  if (!typed.empty()) {
-    measured.rounding = round_typed_value(typed, layout_of(*find_format(p.text("format"))));
+  if (!p.round.empty()) {
+    measured.rounding = round_typed_value(p.round, layout_of(p.format));
   } else {
     result.backend.notes.push_back(
         "fp16 and bf16 are emulated: each tensor is rounded in software, bit for bit, and held in fp32 arrays (one "
@@ -201,7 +208,7 @@ RunResult PrecisionLesson::run(RunContext& ctx) const {
       result.backend.notes.push_back(
           "on the GPU: CUDA's own fp16 and bf16 conversions checked against the software rounding, and cuBLAS GEMMs "
           "on each format's storage timed with CUDA events (the trainings above stay in software)");
-      measured.gpu = measure_gpu_formats(p.integer("gemm_n"), 5, ctx.control);
+      measured.gpu = measure_gpu_formats(p.gemm_n, 5, ctx.control);
     }
   }
   result.measured = make_values(std::move(measured));
@@ -213,9 +220,10 @@ RunResult PrecisionLesson::run(RunContext& ctx) const {
 std::string PrecisionLesson::text_report(const RunResult& r) const {
   const auto* m = r.measured_as<PrecisionMeasured>();
   if (m == nullptr) return {};
+  const PrecisionParams p = read_params(recorded_params(*this, r));
   if (m->rounding) {
     const RoundedValue& v = *m->rounding;
-    std::string out = fmt::format("\n{} in {}:\n", v.input, r.params.at("format"));
+    std::string out = fmt::format("\n{} in {}:\n", v.input, layout_of(p.format).name);
     out += fmt::format("  nearest double  {}\n", v.input_exact);
     out += fmt::format("  rounded         {}\n", v.rounded_exact);
     out += fmt::format("  bits            {}  ({})\n", v.bit_fields, v.bits_hex);
@@ -227,14 +235,13 @@ std::string PrecisionLesson::text_report(const RunResult& r) const {
   }
   if (!m->training) return {};
   const Training& t = *m->training;
-  std::string out =
-      fmt::format("\nfinal loss after {} steps (noise floor {:.3g}):\n", r.params.at("steps"), t.noise_floor);
+  std::string out = fmt::format("\nfinal loss after {} steps (noise floor {:.3g}):\n", p.steps, t.noise_floor);
   for (const TrainingSummary* s : {&t.fp32, &t.fp16_unscaled, &t.fp16_scaled, &t.bf16})
     out += fmt::format("  {:<22} {:.4g}  ({:.3g} x fp32; {:.2f}% of gradient values flushed to zero; {} skipped)\n",
                        s->label, s->final_loss, s->final_loss / t.fp32.final_loss, 100 * s->underflow_fraction,
                        s->skipped_steps);
-  const bool default_problem = r.params.at("loss_weight") == "0.0001220703125" && r.params.at("steps") == "200" &&
-                               r.params.at("learning_rate") == "0.01" && r.params.at("init_scale") == "65536";
+  const bool default_problem =
+      p.loss_weight == 0.0001220703125 && p.steps == 200 && p.learning_rate == 0.01 && p.init_scale == 65536;
   out += "what the lesson expects of its default problem:\n";
   out += fmt::format("  fp16 without scaling ends at {:.1f}x fp32's loss: {}\n", t.unscaled_over_fp32,
                      t.unscaled_as_expected ? "far worse (ten times or more), as expected: its gradients were lost"

@@ -80,9 +80,9 @@ Series update_line(const char* id, const char* name) {
 
 }  // namespace
 
-std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& params) {
+std::shared_ptr<const PrecisionSteps> make_precision_steps(const PrecisionParams& params) {
   auto steps = std::make_shared<PrecisionSteps>();
-  const Format chosen = *find_format(params.text("format"));
+  const Format chosen = params.format;
   const Layout& layout = layout_of(chosen);
   steps->chosen_format = layout.name;
   // The chosen format first: on a projector it is the one in view.
@@ -90,7 +90,7 @@ std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& pa
   for (Format f : {Format::Fp32, Format::Fp16, Format::Bf16})
     if (f != chosen) steps->cards.push_back(card_of(layout_of(f), false));
 
-  const std::string& typed = params.text("round");
+  const std::string& typed = params.round;
   if (!typed.empty()) steps->rounding.push_back(rounding_row(typed, "your value (round)", layout));
   for (const ChosenValue& v : kChosenValues) steps->rounding.push_back(rounding_row(v.text, v.why, layout));
 

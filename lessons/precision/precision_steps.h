@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/step_data.h"
+#include "lessons/precision/precision_params.h"
 
 namespace dlsys::precision {
 
@@ -61,6 +61,6 @@ struct PrecisionSteps final : StepData {
   double fp16_flush_log2 = -25, fp16_min_subnormal_log2 = -24, fp16_min_normal_log2 = -14, fp16_max_log2 = 0;
 };
 
-std::shared_ptr<const PrecisionSteps> make_precision_steps(const ParamValues& params);
+std::shared_ptr<const PrecisionSteps> make_precision_steps(const PrecisionParams& params);
 
 }  // namespace dlsys::precision

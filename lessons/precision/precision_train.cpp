@@ -142,14 +142,14 @@ double fp16_overflow_percent(const std::vector<float>& gradients, int scale_log2
   return nonzero ? 100.0 * double(overflowed) / double(nonzero) : 0.0;
 }
 
-TrainingRuns run_trainings(const ParamValues& p, const RunControl& control) {
+TrainingRuns run_trainings(const PrecisionParams& p, const RunControl& control) {
   const Problem problem = make_problem(precision_problem_spec());
   TrainOptions base;
-  base.steps = int(p.integer("steps"));
-  base.learning_rate = p.real("learning_rate");
-  base.loss_weight = p.real("loss_weight");
-  base.scaler.init_scale = p.real("init_scale");
-  base.scaler.growth_interval = int(p.integer("growth_interval"));
+  base.steps = p.steps;
+  base.learning_rate = p.learning_rate;
+  base.loss_weight = p.loss_weight;
+  base.scaler.init_scale = p.init_scale;
+  base.scaler.growth_interval = p.growth_interval;
 
   std::vector<RunSpec> specs = {
       {"fp32", label_of(Format::Fp32, false), Format::Fp32, false},
@@ -157,8 +157,8 @@ TrainingRuns run_trainings(const ParamValues& p, const RunControl& control) {
       {"fp16_scaled", label_of(Format::Fp16, true), Format::Fp16, true},
       {"bf16", label_of(Format::Bf16, false), Format::Bf16, false},
   };
-  const Format chosen_format = *find_format(p.text("format"));
-  const bool chosen_scaling = p.text("scaling") == "on";
+  const Format chosen_format = p.format;
+  const bool chosen_scaling = p.scaling;
   std::size_t chosen = specs.size();
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i].format == chosen_format && specs[i].scaling == chosen_scaling) chosen = i;

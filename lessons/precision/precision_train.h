@@ -3,9 +3,9 @@
 // scaling, bf16 (and the chosen format and scaling, when it is none of these), with the series the steps plot.
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_control.h"
 #include "engine/run_result.h"
+#include "lessons/precision/precision_params.h"
 #include "lessons/precision/precision_values.h"
 
 namespace dlsys::precision {
@@ -15,7 +15,7 @@ struct TrainingRuns {
   std::vector<Series> series;
 };
 
-TrainingRuns run_trainings(const ParamValues& params, const RunControl& control);
+TrainingRuns run_trainings(const PrecisionParams& params, const RunControl& control);
 
 // The share (percent) of the non-zero values in `gradients` that fp16 flushes to zero, or turns into inf, once they
 // are multiplied by 2^scale_log2 (exact: a power of two only moves the exponent).

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "engine/backend.h"
-#include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/quant/gemv.h"
 #include "kernels/quant/gemv_cuda.h"
@@ -18,6 +17,7 @@
 #include "lessons/quant/quant_model.h"
 #include "lessons/quant/quant_spec.h"
 #include "lessons/quant/quant_steps.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
@@ -91,48 +91,62 @@ std::vector<ParamSpec> QuantLesson::params() const {
   };
 }
 
-void QuantLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const QuantSpec spec = spec_from_params(p);
-  if (spec.scheme == Scheme::Nf4 && spec.bits != 4)
+namespace {
+
+const std::vector<std::string> kSchemeChoices{"absmax", "affine", "nf4"};
+const std::vector<std::string> kGranularityChoices{"tensor", "channel", "block"};
+
+}  // namespace
+
+QuantParams QuantLesson::read_params(const ParamValues& values) const {
+  QuantParams p;
+  p.spec.scheme = static_cast<Scheme>(choice_index(values, "scheme", kSchemeChoices));
+  p.spec.granularity = static_cast<Granularity>(choice_index(values, "granularity", kGranularityChoices));
+  p.spec.bits = int(values.integer("bits"));
+  p.spec.block = int(values.integer("block"));
+  p.spec.double_quant = values.text("double_quant") == "on";
+  p.n = values.integer("n");
+  p.repeats = int(values.integer("repeats"));
+  p.outlier = values.real("outlier");
+  p.model_steps = int(values.integer("model_steps"));
+  p.threads = int(values.integer("threads"));
+  p.max_minutes = values.real("max_minutes");
+  return p;
+}
+
+void QuantLesson::check_params(const QuantParams& p, BackendKind) const {
+  if (p.spec.scheme == Scheme::Nf4 && p.spec.bits != 4)
     throw BadInput(fmt::format(
         "parameter 'bits': value '{}' is not allowed with scheme nf4 (NormalFloat has 16 levels: 4 bits); allowed: 4",
-        p.text("bits")));
-  if (spec.double_quant && spec.granularity != Granularity::Block)
+        p.spec.bits));
+  if (p.spec.double_quant && p.spec.granularity != Granularity::Block)
     throw BadInput(fmt::format(
         "parameter 'double_quant': value 'on' is not allowed with granularity {} (it quantizes the scales of many "
         "blocks); allowed: off, or granularity block",
-        p.text("granularity")));
-  const std::int64_t n = p.integer("n");
-  const double bytes = gemv_bench_bytes(n, spec);
-  const HostMemory host = host_memory();
-  if (!host.fits(bytes))
-    throw BadInput(
-        fmt::format("parameter 'n': value {} needs {} for its weights in five formats but only {} of host "
-                    "memory is free; allowed: a smaller n",
-                    n, format_bytes_both(bytes), format_bytes_both(host.free_bytes)));
-  // On a GPU one format's weights at a time and twice the L2 cache to flush it with (a few tens of MB), or the
-  // STREAM triad's three arrays, whichever is larger.
-  const DeviceMemory device = device_memory();
-  const double device_bytes = std::max(4.0 * double(n) * double(n) + 256e6, kStreamTriadBytes);
-  if (backend == BackendKind::Cuda && !device.fits(device_bytes))
-    throw BadInput(
-        fmt::format("parameter 'n': value {} needs {} of GPU memory but GPU 0 has {} free; allowed: a "
-                    "smaller n",
-                    n, format_bytes_both(device_bytes), format_bytes_both(device.free_bytes)));
-  // Quantizing and checking each format walks every weight a few times at scalar speed; the model trains on one thread.
-  const double weights = double(n) * double(n);
-  const double model_flop = 6.0 * 256 * (16.0 * 256 * 2 + 256.0 * 256) * double(p.integer("model_steps"));
-  const double seconds = estimated_seconds(weights * 400 + model_flop, kNaiveLoopGflopsPerThread, 1);
-  refuse_if_longer_than_limit(
-      p, seconds,
-      fmt::format("{} x {} weights quantized and checked in four formats, and {} training steps", n, n,
-                  p.integer("model_steps")),
-      "n or model_steps");
+        granularity_name(p.spec.granularity)));
 }
 
-QuantTheory quant_theory(const ParamValues& p) {
-  const QuantSpec spec = spec_from_params(p);
-  const std::int64_t n = p.integer("n");
+RunBudget QuantLesson::budget_of(const QuantParams& p, BackendKind) const {
+  RunBudget budget;
+  budget.host_bytes = gemv_bench_bytes(p.n, p.spec);  // the weights in five formats
+  // On a GPU one format's weights at a time and twice the L2 cache to flush it with (a few tens of MB), or the
+  // STREAM triad's three arrays, whichever is larger.
+  budget.device_bytes = std::max(4.0 * double(p.n) * double(p.n) + 256e6, kStreamTriadBytes);
+  // Quantizing and checking each format walks every weight a few times at scalar speed; the model trains on one thread.
+  const double weights = double(p.n) * double(p.n);
+  const double model_flop = 6.0 * 256 * (16.0 * 256 * 2 + 256.0 * 256) * double(p.model_steps);
+  budget.cpu_seconds = estimated_seconds(weights * 400 + model_flop, kNaiveLoopGflopsPerThread, 1);
+  budget.max_minutes = p.max_minutes;
+  budget.sizes = "parameter 'n'";
+  budget.cpu_work = fmt::format("{} x {} weights quantized and checked in four formats, and {} training steps", p.n,
+                                p.n, p.model_steps);
+  budget.smaller = "n or model_steps";
+  return budget;
+}
+
+QuantTheory QuantLesson::theory_of(const QuantParams& p) const {
+  const QuantSpec& spec = p.spec;
+  const std::int64_t n = p.n;
   QuantTheory t;
   t.bits = spec.scheme == Scheme::Nf4 ? 4 : spec.bits;
   t.scheme = scheme_name(spec.scheme);
@@ -155,16 +169,13 @@ QuantTheory quant_theory(const ParamValues& p) {
   return t;
 }
 
-std::shared_ptr<const LessonValues> QuantLesson::theory(const ParamValues& p) const {
-  return make_values(quant_theory(p));
+std::shared_ptr<const QuantSteps> QuantLesson::step_data_of(const QuantParams& p) const {
+  return make_quant_steps(p.spec);
 }
 
-std::shared_ptr<const StepData> QuantLesson::step_data(const ParamValues& p) const { return make_quant_steps(p); }
-
-RunResult QuantLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  const int threads = int(p.integer("threads")), repeats = int(p.integer("repeats"));
+  const int threads = p.threads, repeats = p.repeats;
   const bool gpu = ctx.backend == BackendKind::Cuda;
   result.backend.timer = gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = repeats;
@@ -183,20 +194,19 @@ RunResult QuantLesson::run(RunContext& ctx) const {
     result.backend.notes.push_back(fmt::format(
         "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
         can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
-  const QuantSpec spec = spec_from_params(p);
+  const QuantSpec& spec = p.spec;
 
   QuantMeasured m;
   ctx.control.progress(0.0, "training the model whose weights are quantized");
-  const TrainedModel model = train_quant_model(int(p.integer("model_steps")));
+  const TrainedModel model = train_quant_model(p.model_steps);
   ctx.control.check_cancelled();
   ctx.control.progress(0.25, "quantizing the model's weights");
-  measure_model_errors(model, spec, p.real("outlier"), m, result.series);
+  measure_model_errors(model, spec, p.outlier, m, result.series);
   ctx.control.check_cancelled();
 
   const double bandwidth = gpu ? measure_gpu_stream_triad_gbps() : cpu_with_peaks().peak_bandwidth_gbps;
   m.bandwidth_gbps = bandwidth;
-  GemvBench bench =
-      run_gemv_bench({p.integer("n"), spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, ctx.control);
+  GemvBench bench = run_gemv_bench({p.n, spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, ctx.control);
   m.gemv = bench.timings;
   for (Series& s : bench.series) result.series.push_back(std::move(s));
   auto timing = [&](const std::string& key) {
@@ -224,8 +234,9 @@ RunResult QuantLesson::run(RunContext& ctx) const {
 std::string QuantLesson::text_report(const RunResult& r) const {
   const auto* m = r.measured_as<QuantMeasured>();
   if (m == nullptr) return {};
-  std::string out = fmt::format("\nGEMV at batch 1, {} x {} weights, flushed from the caches before each call:\n",
-                                r.params.at("n"), r.params.at("n"));
+  const std::int64_t n = read_params(recorded_params(*this, r)).n;
+  std::string out =
+      fmt::format("\nGEMV at batch 1, {} x {} weights, flushed from the caches before each call:\n", n, n);
   const double fp32_us = m->fp32_gemv_us;
   const bool gpu = r.backend.kind == "cuda";
   out += fmt::format("  (% of {}: {:.1f} GB/s)\n",
@@ -239,7 +250,7 @@ std::string QuantLesson::text_report(const RunResult& r) const {
   out += fmt::format("  int8 weight-only GEMV {:.2f}x faster than fp32 in this run: {}\n", m->int8_speedup,
                      m->int8_as_expected ? "at least twice as fast, as expected: time follows bytes per weight"
                                          : "NOT twice as fast, which the lesson does not expect");
-  if (r.params.at("n") != "4096") out += "  (the expectation is for n = 4096)\n";
+  if (n != 4096) out += "  (the expectation is for n = 4096)\n";
   out += fmt::format(
       "outlier channel: per-tensor int8 error {:.3g} (without the outlier {:.3g}), per token {:.3g}, LLM.int8() split "
       "({} columns in 16 bits) {:.3g}\n",

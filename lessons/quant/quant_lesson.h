@@ -1,5 +1,7 @@
 #pragma once
 #include "lessons/common/typed_lesson.h"
+#include "lessons/quant/quant_params.h"
+#include "lessons/quant/quant_steps.h"
 #include "lessons/quant/quant_values.h"
 
 namespace dlsys {
@@ -7,7 +9,8 @@ namespace dlsys {
 // Lesson `quant` (course T24, with QLoRA's 4-bit base from T23): integer and NormalFloat quantization of a trained
 // model's real weights, error against bits and granularity beside the D^2 / 12 noise, an outlier channel and
 // LLM.int8()'s split, weight-only int8 and int4 GEMV timed against fp32 and fp16 at batch 1, and 2:4 sparsity.
-class QuantLesson final : public LessonWithValues<quant::QuantTheory, quant::QuantMeasured> {
+class QuantLesson final
+    : public TypedLesson<quant::QuantParams, quant::QuantTheory, quant::QuantMeasured, quant::QuantSteps> {
  public:
   std::string id() const override { return "quant"; }
   // The default n = 4096 (64 MiB of fp32 weights, past the last-level cache): at n = 1024 the weights sat in the
@@ -19,14 +22,14 @@ class QuantLesson final : public LessonWithValues<quant::QuantTheory, quant::Qua
   }
   std::string chapter() const override { return "Efficiency"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  quant::QuantParams read_params(const ParamValues& values) const override;
+  quant::QuantTheory theory_of(const quant::QuantParams& params) const override;
+  void check_params(const quant::QuantParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const quant::QuantParams& params, BackendKind backend) const override;
+  std::shared_ptr<const quant::QuantSteps> step_data_of(const quant::QuantParams& params) const override;
+  RunResult run_with(const quant::QuantParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
-
-quant::QuantTheory quant_theory(const ParamValues& params);
 
 // What the lesson expects: int8 weight-only GEMV at 4096 x 4096 at least this many times faster than fp32, measured in
 // the same run. The text report says the verdict in words.

@@ -4,16 +4,6 @@
 
 namespace dlsys::quant {
 
-QuantSpec spec_from_params(const ParamValues& p) {
-  QuantSpec spec;
-  spec.scheme = find_scheme(p.text("scheme")).value_or(Scheme::Absmax);
-  spec.granularity = find_granularity(p.text("granularity")).value_or(Granularity::Channel);
-  spec.bits = int(p.integer("bits"));
-  spec.block = int(p.integer("block"));
-  spec.double_quant = p.text("double_quant") == "on";
-  return spec;
-}
-
 std::string spec_description(const QuantSpec& s) {
   const std::string where = s.granularity == Granularity::Block
                                 ? fmt::format("blocks of {}", s.block)

@@ -7,7 +7,7 @@
 
 namespace dlsys::quant {
 
-std::shared_ptr<const QuantSteps> make_quant_steps(const ParamValues& params) {
+std::shared_ptr<const QuantSteps> make_quant_steps(const QuantSpec& chosen) {
   auto steps = std::make_shared<QuantSteps>();
   steps->ridge_flop_per_byte = 989e12 / (steps->bandwidth_gbps * 1e9);
   for (const auto& [format, bytes] :
@@ -24,7 +24,6 @@ std::shared_ptr<const QuantSteps> make_quant_steps(const ParamValues& params) {
   steps->nf4_double_quant_overhead_bits = 8.0 / 64 + 32.0 / (64.0 * kDoubleQuantBlock);
   steps->nf4_constants_bytes = steps->parameters * steps->nf4_overhead_bits / 8;
   steps->nf4_double_quant_constants_bytes = steps->parameters * steps->nf4_double_quant_overhead_bits / 8;
-  const QuantSpec chosen = spec_from_params(params);
   steps->chosen_label = spec_description(chosen);
   steps->chosen_code_bits = chosen.scheme == Scheme::Nf4 ? 4 : chosen.bits;
   steps->chosen_overhead_bits = scale_overhead_bits_per_param(chosen, 4096, 4096);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
+#include "kernels/quant/quantize.h"
 #include "lessons/common/step_data.h"
 
 namespace dlsys::quant {
@@ -34,6 +34,7 @@ struct QuantSteps final : StepData {
   double sparse_2_4_bytes_per_weight = 0, dense_fp16_bytes_per_weight = 2;
 };
 
-std::shared_ptr<const QuantSteps> make_quant_steps(const ParamValues& params);
+// `chosen`: the lesson's chosen quantization.
+std::shared_ptr<const QuantSteps> make_quant_steps(const QuantSpec& chosen);
 
 }  // namespace dlsys::quant

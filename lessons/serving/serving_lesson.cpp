@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "engine/backend.h"
-#include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/serving/backend.h"
 #include "kernels/serving/scheduler.h"
@@ -141,34 +140,60 @@ std::vector<ParamSpec> ServingLesson::params() const {
   };
 }
 
+ServingParams ServingLesson::read_params(const ParamValues& values) const {
+  return {.policy = static_cast<Policy>(choice_index(values, "policy", {"static", "adaptive", "continuous"})),
+          .max_batch = int(values.integer("max_batch")),
+          .delay_ms = values.real("delay_ms"),
+          .rate = values.real("rate"),
+          .requests = int(values.integer("requests")),
+          .prompt = int(values.integer("prompt")),
+          .mean_output = values.real("mean_output"),
+          .mean_output_text = values.text("mean_output"),
+          .max_output = int(values.integer("max_output")),
+          .seed = values.integer("seed"),
+          .draft = values.text("draft") == "on",
+          .k = int(values.integer("k")),
+          .draft_layers = int(values.integer("draft_layers")),
+          .spec_requests = int(values.integer("spec_requests")),
+          .d_model = int(values.integer("d_model")),
+          .layers = int(values.integer("layers")),
+          .heads = int(values.integer("heads")),
+          .context = int(values.integer("context")),
+          .kv_budget_bytes = values.real("kv_budget"),
+          .block_tokens = values.integer("block_tokens"),
+          .max_minutes = values.real("max_minutes")};
+}
+
 namespace serving {
 
-ModelShape model_shape(const ParamValues& p) {
+ModelShape model_shape(const ServingParams& p) {
   ModelShape s;
-  s.d_model = int(p.integer("d_model"));
-  s.layers = int(p.integer("layers"));
-  s.heads = int(p.integer("heads"));
+  s.d_model = p.d_model;
+  s.layers = p.layers;
+  s.heads = p.heads;
   s.mlp_dim = 4 * s.d_model;
-  s.context = int(p.integer("context"));
+  s.context = p.context;
   return s;
 }
 
-StreamSpec stream_spec(const ParamValues& p) {
+StreamSpec stream_spec(const ServingParams& p) {
   StreamSpec s;
-  s.requests = int(p.integer("requests"));
-  s.rate_per_s = p.real("rate");
-  s.prompt_tokens = int(p.integer("prompt"));
-  s.mean_output = p.real("mean_output");
-  s.max_output = int(p.integer("max_output"));
+  s.requests = p.requests;
+  s.rate_per_s = p.rate;
+  s.prompt_tokens = p.prompt;
+  s.mean_output = p.mean_output;
+  s.max_output = p.max_output;
   s.vocab = model_shape(p).vocab;
-  s.seed = std::uint64_t(p.integer("seed"));
+  s.seed = std::uint64_t(p.seed);
   return s;
 }
 
-ServingTheory serving_theory(const ParamValues& p) {
+}  // namespace serving
+
+ServingTheory ServingLesson::theory_of(const ServingParams& p) const {
   const ModelShape s = model_shape(p);
   ServingTheory t;
-  const double prompt = double(p.integer("prompt")), batch = double(p.integer("max_batch"));
+  const double prompt = double(p.prompt), batch = double(p.max_batch);
   // 2 FLOP per weight per token in flight over 2 bytes per 16-bit weight (4 per fp32 weight).
   t.prefill_intensity = 2 * prompt / 2;
   t.decode_intensity = 2 * batch / 2;
@@ -186,33 +211,54 @@ ServingTheory serving_theory(const ParamValues& p) {
   t.weights_bytes = 4 * t.parameters;
   t.kv_bytes_per_token = kv_bytes_per_token(s, s.layers);
   t.token_matmul_flops = 2.0 * double(t.matmul_parameters);
-  t.mean_output_tokens = clamped_geometric_mean(p.real("mean_output"), int(p.integer("max_output")));
+  t.mean_output_tokens = clamped_geometric_mean(p.mean_output, p.max_output);
   std::vector<int> lengths;
   for (const Request& r : make_stream(stream_spec(p))) lengths.push_back(r.output_tokens);
-  t.expected_static_padding = static_padding_fraction(lengths, int(p.integer("max_batch")));
-  t.draft_layers = int(p.integer("draft_layers"));
+  t.expected_static_padding = static_padding_fraction(lengths, p.max_batch);
+  t.draft_layers = p.draft_layers;
   t.target_layers = s.layers;
-  t.k = int(p.integer("k"));
+  t.k = p.k;
   t.quiet_scale = kQuietScale;
   return t;
 }
 
-}  // namespace serving
-
 namespace {
 
 // Bytes the run holds at once: weights, the scratch of two models, a cache per batch slot and the speculative pair.
-double run_bytes(const ParamValues& p) {
+double run_bytes(const ServingParams& p) {
   const ModelShape s = model_shape(p);
   const double weights = 4.0 * double(parameter_count(s));
-  const double rows = std::max<double>(s.context, double(p.integer("max_batch")));
+  const double rows = std::max<double>(s.context, double(p.max_batch));
   const double scratch = 2 * 4.0 * rows * (7.0 * s.d_model + s.mlp_dim + s.vocab);
   const double cache = double(kv_bytes_per_token(s, s.layers)) * s.context;
-  return weights + scratch + cache * (double(p.integer("max_batch")) + 3);
+  return weights + scratch + cache * (double(p.max_batch) + 3);
 }
 
-void check_lengths(const ParamValues& p) {
-  const std::int64_t prompt = p.integer("prompt"), max_output = p.integer("max_output"), context = p.integer("context");
+// On a GPU: the target with a cache per batch slot, and the draft with one, in device memory (the CPU model stays on
+// the host as the reference).
+double gpu_bytes(const ServingParams& p) {
+  const ModelShape s = model_shape(p);
+  double bytes = double(cuda_model_bytes(s, s.layers, p.max_batch, std::max(p.max_batch, p.k + 1)));
+  if (p.draft) bytes += double(cuda_model_bytes(s, p.draft_layers, 1, p.k + 1));
+  return bytes;
+}
+
+// Work: every policy at each curve rate serves every request (static pads up to the longest: counted 3x), plus the
+// speculative pairs; and the stream itself takes requests / rate seconds of wall time per run.
+double cpu_run_seconds(const ServingParams& p) {
+  const ModelShape s = model_shape(p);
+  const double token_flop = 2.0 * double(matmul_parameters(s, s.layers));
+  const double tokens =
+      double(p.requests) * (double(p.prompt) + 3 * clamped_geometric_mean(p.mean_output, p.max_output));
+  const double spec_tokens = p.draft ? 3.0 * double(p.spec_requests) * double(p.max_output) : 0.0;
+  double seconds = estimated_seconds(token_flop * (13 * tokens + spec_tokens), kTiledLoopGflopsPerThread, 1);
+  for (double fraction : kCurveRateFractions) seconds += 3 * double(p.requests) / (p.rate * fraction);
+  seconds += 4 * double(p.requests) / (p.rate * kCurveRateFractions[0]);  // adaptive's knobs
+  return seconds;
+}
+
+void check_lengths(const ServingParams& p) {
+  const std::int64_t prompt = p.prompt, max_output = p.max_output, context = p.context;
   if (prompt >= context)
     throw BadInput(fmt::format(
         "parameter 'prompt': value '{}' is not allowed: a prompt must be shorter than the model's context of {} "
@@ -223,83 +269,56 @@ void check_lengths(const ParamValues& p) {
         "parameter 'max_output': value '{}' is not allowed with prompt = {}: prompt + output must fit the model's "
         "context of {} tokens; allowed: 1 to {}",
         max_output, prompt, context, context - prompt));
-  if (p.real("mean_output") > double(max_output))
+  if (p.mean_output > double(max_output))
     throw BadInput(
         fmt::format("parameter 'mean_output': value '{}' is not allowed above max_output = {}; allowed: "
                     "1 to {}",
-                    p.text("mean_output"), max_output, max_output));
+                    p.mean_output_text, max_output, max_output));
 }
 
 }  // namespace
 
-void ServingLesson::validate(const ParamValues& p, BackendKind) const {
+void ServingLesson::check_params(const ServingParams& p, BackendKind) const {
   const ModelShape s = model_shape(p);
   if (s.d_model % s.heads != 0)
     throw BadInput(fmt::format(
         "parameter 'd_model': value '{}' is not allowed with heads = {}: each head takes d_model / heads columns; "
         "allowed: a multiple of {}",
         s.d_model, s.heads, s.heads));
-  if (p.text("draft") == "on" && p.integer("draft_layers") >= s.layers)
+  if (p.draft && p.draft_layers >= s.layers)
     throw BadInput(fmt::format(
         "parameter 'draft_layers': value '{}' is not allowed with layers = {}: the draft must be smaller than the "
         "target model it is cut from; allowed: 1 to {}{}",
-        p.integer("draft_layers"), s.layers, s.layers - 1,
+        p.draft_layers, s.layers, s.layers - 1,
         s.layers == 1 ? " (none: with a one-layer target, set draft = off or raise layers)" : ""));
   check_lengths(p);
 }
 
-void ServingLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
+RunBudget ServingLesson::budget_of(const ServingParams& p, BackendKind backend) const {
   const ModelShape s = model_shape(p);
-  const double needed = run_bytes(p);
-  const HostMemory host = host_memory();
-  if (!host.fits(needed))
-    throw BadInput(fmt::format(
-        "parameters 'd_model' = {}, 'layers' = {}, 'context' = {}, 'max_batch' = {}: the run needs {} (weights, a "
-        "KV cache per batch slot, scratch) but only {} of host memory is available; lower them",
-        s.d_model, s.layers, s.context, p.integer("max_batch"), format_bytes_both(needed),
-        format_bytes_both(host.free_bytes)));
-  // On a GPU: the target with a cache per batch slot, and the draft with one, in device memory (the CPU model stays
-  // on the host as the reference).
-  if (backend == BackendKind::Cuda) {
-    const int k = int(p.integer("k")), max_batch = int(p.integer("max_batch"));
-    double device_needed = double(cuda_model_bytes(s, s.layers, max_batch, std::max(max_batch, k + 1)));
-    if (p.text("draft") == "on") device_needed += double(cuda_model_bytes(s, int(p.integer("draft_layers")), 1, k + 1));
-    const DeviceMemory device = device_memory();
-    if (!device.fits(device_needed))
-      throw BadInput(fmt::format(
-          "parameters 'd_model' = {}, 'layers' = {}, 'context' = {}, 'max_batch' = {}: the GPU model needs {} of GPU "
-          "memory (weights, a KV cache per batch slot at the whole context, scratch) but GPU 0 has {} free; lower "
-          "them",
-          s.d_model, s.layers, s.context, max_batch, format_bytes_both(device_needed),
-          format_bytes_both(device.free_bytes)));
-  }
-  // Work: every policy at each curve rate serves every request (static pads up to the longest: counted 3x), plus the
-  // speculative pairs; and the stream itself takes requests / rate seconds of wall time per run.
-  const double token_flop = 2.0 * double(matmul_parameters(s, s.layers));
-  const double tokens =
-      double(p.integer("requests")) *
-      (double(p.integer("prompt")) + 3 * clamped_geometric_mean(p.real("mean_output"), int(p.integer("max_output"))));
-  const double spec_tokens =
-      p.text("draft") == "on" ? 3.0 * double(p.integer("spec_requests")) * double(p.integer("max_output")) : 0.0;
-  double seconds = estimated_seconds(token_flop * (13 * tokens + spec_tokens), kTiledLoopGflopsPerThread, 1);
-  for (double fraction : kCurveRateFractions)
-    seconds += 3 * double(p.integer("requests")) / (p.real("rate") * fraction);
-  seconds += 4 * double(p.integer("requests")) / (p.real("rate") * kCurveRateFractions[0]);  // adaptive's knobs
-  refuse_if_longer_than_limit(
-      p, seconds,
-      fmt::format("3 policies x {} rates x {} requests of 2 x {} FLOP per token, at {:g} GFLOP/s, plus the stream's "
-                  "own arrival time at each rate",
-                  std::size(kCurveRateFractions), p.integer("requests"), matmul_parameters(s, s.layers),
-                  kTiledLoopGflopsPerThread),
-      "requests, prompt, mean_output, d_model or layers, or raise rate");
+  RunBudget budget;
+  budget.host_bytes = run_bytes(p);
+  if (backend == BackendKind::Cuda) budget.device_bytes = gpu_bytes(p);
+  budget.sizes = fmt::format(
+      "parameters 'd_model' = {}, 'layers' = {}, 'context' = {}, 'max_batch' = {} (weights, a KV cache per batch "
+      "slot at the whole context, scratch)",
+      s.d_model, s.layers, s.context, p.max_batch);
+  budget.cpu_seconds = cpu_run_seconds(p);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "3 policies x {} rates x {} requests of 2 x {} FLOP per token, at {:g} GFLOP/s, plus the stream's "
+      "own arrival time at each rate",
+      std::size(kCurveRateFractions), p.requests, matmul_parameters(s, s.layers), kTiledLoopGflopsPerThread);
+  budget.smaller = "requests, prompt, mean_output, d_model or layers, or raise rate";
+  return budget;
 }
 
-std::shared_ptr<const LessonValues> ServingLesson::theory(const ParamValues& p) const {
-  return make_values(serving_theory(p));
+std::vector<Timeline> ServingLesson::theory_timelines(const ParamValues& values) const {
+  return schedules_in_token_steps(read_params(values));
 }
 
-std::vector<Timeline> ServingLesson::theory_timelines(const ParamValues& p) const {
-  const int max_batch = int(p.integer("max_batch"));
+std::vector<Timeline> serving::schedules_in_token_steps(const ServingParams& p) {
+  const int max_batch = p.max_batch;
   std::vector<int> lengths;
   for (const Request& r : make_stream(stream_spec(p))) lengths.push_back(r.output_tokens);
   auto empty = [&](const char* name) {
@@ -336,12 +355,12 @@ std::vector<Timeline> ServingLesson::theory_timelines(const ParamValues& p) cons
   return {fixed, continuous};
 }
 
-std::shared_ptr<const StepData> ServingLesson::step_data(const ParamValues& p) const {
+std::shared_ptr<const ServingSteps> ServingLesson::step_data_of(const ServingParams& p) const {
   auto steps = std::make_shared<ServingSteps>();
-  steps->theory = serving_theory(p);
+  steps->theory = theory_of(p);
   for (const Request& r : make_stream(stream_spec(p))) steps->output_tokens.push_back(r.output_tokens);
-  steps->max_batch = int(p.integer("max_batch"));
-  steps->schedules = theory_timelines(p);
+  steps->max_batch = p.max_batch;
+  steps->schedules = schedules_in_token_steps(p);
   return steps;
 }
 

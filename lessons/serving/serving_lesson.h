@@ -2,14 +2,27 @@
 #include "kernels/serving/model.h"
 #include "kernels/serving/request_stream.h"
 #include "lessons/common/typed_lesson.h"
+#include "lessons/serving/serving_params.h"
 #include "lessons/serving/serving_values.h"
 
 namespace dlsys {
 
+namespace serving {
+
+struct ServingSteps final : StepData {
+  ServingTheory theory;
+  std::vector<int> output_tokens;  // the stream's, in arrival order
+  int max_batch = 0;
+  std::vector<Timeline> schedules;  // theory_timelines: static, continuous in token steps
+};
+
+}  // namespace serving
+
 // Lesson `serving` (T5, T7, T26): prefill against decode on the roofline, the KV bytes a decode step reads, static,
 // adaptive and continuous batching of a seeded request stream served by a real small transformer on a scheduler
 // thread, the KV memory that caps the batch, and speculative decoding with a draft built from the target.
-class ServingLesson final : public LessonWithValues<serving::ServingTheory, serving::ServingMeasured> {
+class ServingLesson final : public TypedLesson<serving::ServingParams, serving::ServingTheory, serving::ServingMeasured,
+                                               serving::ServingSteps> {
  public:
   std::string id() const override { return "serving"; }
   std::string chapter() const override { return "LLM inference"; }
@@ -17,15 +30,16 @@ class ServingLesson final : public LessonWithValues<serving::ServingTheory, serv
     return {"requests=16", "prompt=32", "mean_output=16", "max_output=48", "rate=400", "spec_requests=2"};
   }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  void check_run_resources(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  serving::ServingParams read_params(const ParamValues& values) const override;
+  serving::ServingTheory theory_of(const serving::ServingParams& params) const override;
+  void check_params(const serving::ServingParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const serving::ServingParams& params, BackendKind backend) const override;
+  std::shared_ptr<const serving::ServingSteps> step_data_of(const serving::ServingParams& params) const override;
   bool has_timeline() const override { return true; }
   // Static and continuous batching of the stream's output lengths with every request waiting at the start, one
   // token per step: the schedules' shapes in token steps, before any run.
   std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  RunResult run_with(const serving::ServingParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
@@ -38,16 +52,10 @@ inline constexpr double kCurveRateFractions[] = {0.25, 0.5, 1.0};
 // What the lesson expects of the default stream: continuous at least 1.5x static's tokens/s.
 inline constexpr double kThroughputRatioBar = 1.5;
 
-ModelShape model_shape(const ParamValues& params);
-StreamSpec stream_spec(const ParamValues& params);
-ServingTheory serving_theory(const ParamValues& params);
-
-struct ServingSteps final : StepData {
-  ServingTheory theory;
-  std::vector<int> output_tokens;  // the stream's, in arrival order
-  int max_batch = 0;
-  std::vector<Timeline> schedules;  // theory_timelines: static, continuous in token steps
-};
+ModelShape model_shape(const ServingParams& params);
+StreamSpec stream_spec(const ServingParams& params);
+// Static and continuous batching of the stream's output lengths with every request waiting at the start.
+std::vector<Timeline> schedules_in_token_steps(const ServingParams& params);
 
 }  // namespace serving
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/units.h"
+#include "lessons/run_file.h"
 #include "lessons/serving/serving_lesson.h"
 
 namespace dlsys {
@@ -28,7 +29,7 @@ std::string ServingLesson::text_report(const RunResult& r) const {
         "  on the GPU: {:.0f}% of the requests' tokens equal the CPU model's exactly (fp32 sums in another order may "
         "flip a near tie)\n",
         100.0 * *m->cpu_match_fraction);
-  const std::string max_batch = r.params.count("max_batch") ? r.params.at("max_batch") : "8";
+  const int max_batch = read_params(recorded_params(*this, r)).max_batch;
   if (m->default_stream)
     out += fmt::format(
         "benchmark: continuous / static throughput = {:.2f}x at max_batch {} on the default stream (expected >= "
@@ -47,8 +48,7 @@ std::string ServingLesson::text_report(const RunResult& r) const {
     out += fmt::format("  {:<22} {:>6.3g} FLOP/B (fp32 weights)  {:>8.3f} ms  {:>7.1f} GFLOP/s  roof {:>7.1f}\n",
                        p.name, p.intensity_fp32, p.ms, p.gflops, p.roof_gflops);
   out += fmt::format("  16-bit weights: prefill intensity {:g} FLOP/B, decode {:g} at batch {} ({:g} at batch 1)\n",
-                     t->prefill_intensity, t->decode_intensity,
-                     r.params.count("max_batch") ? r.params.at("max_batch") : "8", t->decode_intensity_batch1);
+                     t->prefill_intensity, t->decode_intensity, max_batch, t->decode_intensity_batch1);
   out += fmt::format(
       "\nKV budget {}: {} sequences reserving the whole context, {} of this stream's requests in {}-token blocks "
       "({} per token)\n",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "engine/backend.h"
 #include "engine/measure.h"
@@ -167,10 +168,10 @@ void measure_context(ModelBackend& model, ServingMeasured& m, const Request& sam
   }
 }
 
-void count_kv_fit(const ParamValues& p, const std::vector<Request>& stream, ServingMeasured& m, const ModelShape& s) {
-  m.kv_budget_bytes = std::int64_t(p.real("kv_budget"));
+void count_kv_fit(const ServingParams& p, const std::vector<Request>& stream, ServingMeasured& m, const ModelShape& s) {
+  m.kv_budget_bytes = std::int64_t(p.kv_budget_bytes);
   m.kv_bytes_per_token = kv_bytes_per_token(s, s.layers);
-  m.block_tokens = p.integer("block_tokens");
+  m.block_tokens = p.block_tokens;
   m.contiguous_fit = m.kv_budget_bytes / (m.kv_bytes_per_token * s.context);
   std::int64_t used = 0;
   // The stream's requests in arrival order, over again if the budget outlasts them (at most a million sequences).
@@ -320,12 +321,12 @@ void check_tokens(const ServeResult& served, const std::vector<std::vector<int>>
 // Step 3: the three policies at each fraction of the chosen rate, the chosen rate last (its runs are the ones the Gantt
 // charts and the headline numbers show, returned static, adaptive, continuous). `reference` gets the first run's
 // tokens per request.
-std::vector<ServeResult> serve_policies(ModelBackend& model, const ParamValues& p, const std::vector<int>& lengths,
+std::vector<ServeResult> serve_policies(ModelBackend& model, const ServingParams& p, const std::vector<int>& lengths,
                                         ServingMeasured& m, std::vector<std::vector<int>>& reference,
                                         RunControl& control) {
-  const int max_batch = int(p.integer("max_batch"));
+  const int max_batch = p.max_batch;
   const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
-                              {Policy::Adaptive, max_batch, p.real("delay_ms") / 1e3},
+                              {Policy::Adaptive, max_batch, p.delay_ms / 1e3},
                               {Policy::Continuous, max_batch, 0}};
   const auto cancelled = [&] { return control.cancel_requested(); };
   std::vector<ServeResult> at_rate;
@@ -333,7 +334,7 @@ std::vector<ServeResult> serve_policies(ModelBackend& model, const ParamValues& 
   int done = 0;
   for (double fraction : kCurveRateFractions) {
     StreamSpec spec = stream_spec(p);
-    spec.rate_per_s = p.real("rate") * fraction;
+    spec.rate_per_s = p.rate * fraction;
     const std::vector<Request> swept = make_stream(spec);
     for (const PolicySpec& policy : specs) {
       control.check_cancelled();
@@ -352,13 +353,13 @@ std::vector<ServeResult> serve_policies(ModelBackend& model, const ParamValues& 
 }
 
 // Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
-void measure_knobs(ModelBackend& model, const ParamValues& p, const std::vector<int>& lengths,
+void measure_knobs(ModelBackend& model, const ServingParams& p, const std::vector<int>& lengths,
                    const std::vector<std::vector<int>>& reference, ServingMeasured& m, RunControl& control) {
   StreamSpec spec = stream_spec(p);
-  spec.rate_per_s = p.real("rate") * kCurveRateFractions[0];
+  spec.rate_per_s = p.rate * kCurveRateFractions[0];
   const std::vector<Request> slow = make_stream(spec);
-  const int max_batch = int(p.integer("max_batch"));
-  const double delay_s = p.real("delay_ms") / 1e3;
+  const int max_batch = p.max_batch;
+  const double delay_s = p.delay_ms / 1e3;
   const PolicySpec knobs[] = {{Policy::Adaptive, max_batch, 0},
                               {Policy::Adaptive, max_batch, delay_s},
                               {Policy::Adaptive, max_batch, 4 * delay_s},
@@ -378,7 +379,7 @@ void measure_knobs(ModelBackend& model, const ParamValues& p, const std::vector<
 
 // The headline numbers from the runs at the chosen rate (m.policies: static, adaptive, continuous), and whether the
 // stream is the default one (the course's worked numbers hold only for it).
-void set_headline(ServingMeasured& m, const ParamValues& p, const std::vector<ParamSpec>& specs) {
+void set_headline(ServingMeasured& m, const ServingParams& p, const ServingParams& defaults) {
   const PolicyMeasured& fixed = m.policies[0];
   const PolicyMeasured& chosen = m.policy == "static"     ? m.policies[0]
                                  : m.policy == "adaptive" ? m.policies[1]
@@ -392,11 +393,11 @@ void set_headline(ServingMeasured& m, const ParamValues& p, const std::vector<Pa
   m.continuous_over_static = fixed.tokens_per_s > 0 ? m.policies[2].tokens_per_s / fixed.tokens_per_s : 0;
   m.throughput_ratio_bar = kThroughputRatioBar;
   m.meets_throughput_bar = m.continuous_over_static >= kThroughputRatioBar && m.tokens_identical;
-  m.default_stream = true;
-  for (const ParamSpec& spec : specs)
-    for (const char* key : {"max_batch", "rate", "requests", "prompt", "mean_output", "max_output", "d_model", "layers",
-                            "heads", "context", "seed"})
-      if (spec.key == key && p.text(key) != spec.default_text) m.default_stream = false;
+  const auto stream_of = [](const ServingParams& s) {
+    return std::make_tuple(s.max_batch, s.rate, s.requests, s.prompt, s.mean_output, s.max_output, s.d_model, s.layers,
+                           s.heads, s.context, s.seed);
+  };
+  m.default_stream = stream_of(p) == stream_of(defaults);
 }
 
 std::vector<Series> knob_series(const ServingMeasured& m) {
@@ -463,17 +464,16 @@ void add_notes(RunResult& result, const ServingMeasured& m, const DeviceInfo& de
 
 }  // namespace
 
-RunResult ServingLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
   const ModelShape shape = model_shape(p);
-  const int max_batch = int(p.integer("max_batch"));
-  const int draft_layers = int(std::min<std::int64_t>(p.integer("draft_layers"), shape.layers));
+  const int max_batch = p.max_batch;
+  const int draft_layers = std::min(p.draft_layers, shape.layers);
   result.backend.timer = "steady_clock";
 
   ctx.control.progress(0, "building the model");
-  Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.integer("seed")), draft_layers, kQuietScale);
-  const int k = int(p.integer("k"));
+  Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.seed), draft_layers, kQuietScale);
+  const int k = p.k;
   const int rows = std::max(max_batch, k + 1);
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   // The CPU model always: it serves on the CPU backend, and on the GPU it is the reference the GPU's tokens are
@@ -487,7 +487,7 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   for (const Request& r : stream) lengths.push_back(r.output_tokens);
 
   ServingMeasured m;
-  m.policy = p.text("policy");
+  m.policy = policy_name(p.policy);
   m.device = served_model->device();
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
   m.peak_gflops = device.peak_fp32_gflops;
@@ -502,22 +502,22 @@ RunResult ServingLesson::run(RunContext& ctx) const {
   const std::vector<ServeResult> at_rate = serve_policies(*served_model, p, lengths, m, reference, ctx.control);
   measure_knobs(*served_model, p, lengths, reference, m, ctx.control);
   for (const ServeResult& served : at_rate) {
-    m.policies.push_back(summarize(served, p.real("rate"), max_batch, lengths));
-    result.timelines.push_back(gantt(served, max_batch, p.real("rate")));
+    m.policies.push_back(summarize(served, p.rate, max_batch, lengths));
+    result.timelines.push_back(gantt(served, max_batch, p.rate));
     for (Series& s : kv_series(served, shape.context)) result.series.push_back(std::move(s));
   }
-  set_headline(m, p, params());
+  set_headline(m, p, read_params(ParamValues::defaults(params())));
   count_kv_fit(p, stream, m, shape);
   m.peak_kv_tokens_continuous = m.policies[2].peak_kv_tokens;
 
-  if (p.text("draft") == "on") {
+  if (p.draft) {
     ctx.control.progress(0.88, "speculative decoding against the target alone");
     Model draft(shape, weights, draft_layers, ctx.ledger, k + 1);
     std::unique_ptr<ModelBackend> draft_model = on_gpu
                                                     ? cuda::make_model(shape, pointers(weights), draft_layers, 1, k + 1)
                                                     : std::make_unique<CpuBackend>(draft, ctx.ledger, 1);
-    m.speculative = measure_speculative(*served_model, *draft_model, stream, int(p.integer("spec_requests")),
-                                        int(p.integer("max_output")), k, ctx.control);
+    m.speculative =
+        measure_speculative(*served_model, *draft_model, stream, p.spec_requests, p.max_output, k, ctx.control);
     m.acceptance_rate = m.speculative->acceptance_rate;
     m.speculative_speedup = m.speculative->speculative_speedup;
     for (Series& s : speculative_series(*m.speculative)) result.series.push_back(std::move(s));

@@ -23,6 +23,7 @@
 namespace dlsys {
 
 using tensor::LayerShape;
+using tensor::TensorParams;
 
 namespace {
 // For the time estimate on a GPU only, deliberately low: an fp32 rate any recent GPU beats (an H100 does ~50 TFLOP/s
@@ -105,31 +106,37 @@ std::vector<ParamSpec> TensorLesson::params() const {
   };
 }
 
-LayerShape tensor_shape(const ParamValues& p) {
-  return {.batch = p.integer("batch"),
-          .seq = p.integer("seq"),
-          .hidden = p.integer("hidden"),
-          .heads = p.integer("heads"),
-          .ranks = static_cast<int>(p.integer("t")),
-          .sequence_parallel = p.text("sp") == "on"};
+TensorParams TensorLesson::read_params(const ParamValues& values) const {
+  return {.shape = {.batch = values.integer("batch"),
+                    .seq = values.integer("seq"),
+                    .hidden = values.integer("hidden"),
+                    .heads = values.integer("heads"),
+                    .ranks = static_cast<int>(values.integer("t")),
+                    .sequence_parallel = values.text("sp") == "on"},
+          .mode = static_cast<tensor::TensorMode>(choice_index(values, "mode", {"run", "theory"})),
+          .example = static_cast<tensor::TensorExample>(choice_index(values, "example", {"none", "course"})),
+          .hidden_sweep = values.list("hidden_sweep"),
+          .hidden_sweep_text = values.text("hidden_sweep"),
+          .repeats = static_cast<int>(values.integer("repeats")),
+          .max_minutes = values.real("max_minutes")};
 }
 
-std::vector<int> swept_ranks(const ParamValues& p) {
-  const LayerShape chosen = tensor_shape(p);
+std::vector<int> swept_ranks(const TensorParams& p) {
+  const LayerShape& chosen = p.shape;
   std::set<int> ranks{chosen.ranks};
   for (int t : {1, 2, 4})
     if (chosen.heads % t == 0 && (!chosen.sequence_parallel || chosen.seq % t == 0)) ranks.insert(t);
   return {ranks.begin(), ranks.end()};
 }
 
-std::vector<std::int64_t> swept_hiddens(const ParamValues& p) {
-  std::set<std::int64_t> hiddens{p.integer("hidden")};
-  for (double h : p.list("hidden_sweep")) hiddens.insert(static_cast<std::int64_t>(h));
+std::vector<std::int64_t> swept_hiddens(const TensorParams& p) {
+  std::set<std::int64_t> hiddens{p.shape.hidden};
+  for (double h : p.hidden_sweep) hiddens.insert(static_cast<std::int64_t>(h));
   return {hiddens.begin(), hiddens.end()};
 }
 
-std::vector<LayerShape> run_plan(const ParamValues& p) {
-  const LayerShape chosen = tensor_shape(p);
+std::vector<LayerShape> run_plan(const TensorParams& p) {
+  const LayerShape& chosen = p.shape;
   std::vector<LayerShape> shapes{chosen};
   auto add = [&](LayerShape s) {
     for (const LayerShape& seen : shapes)
@@ -161,8 +168,7 @@ std::string divisors_text(std::int64_t n) {
 }
 
 // The rules every shape of the lesson keeps, each named by the parameter that breaks it.
-void check_shape(const ParamValues& p) {
-  const LayerShape s = tensor_shape(p);
+void check_shape(const LayerShape& s) {
   if (s.hidden % s.heads != 0)
     throw BadInput(fmt::format(
         "parameter 'hidden': value '{}' is not allowed with heads = {} (each head takes hidden / heads columns); "
@@ -185,14 +191,14 @@ void check_shape(const ParamValues& p) {
         s.seq, s.ranks, s.ranks));
 }
 
-void check_sweep(const ParamValues& p) {
-  const LayerShape s = tensor_shape(p);
-  for (double h : p.list("hidden_sweep"))
+void check_sweep(const TensorParams& p) {
+  const LayerShape& s = p.shape;
+  for (double h : p.hidden_sweep)
     if (std::int64_t(h) % s.heads != 0)
       throw BadInput(fmt::format(
           "parameter 'hidden_sweep': value '{}' is not allowed with heads = {} ({} is not a multiple of the heads); "
           "allowed: multiples of {}",
-          p.text("hidden_sweep"), s.heads, h, s.heads));
+          p.hidden_sweep_text, s.heads, h, s.heads));
 }
 
 double config_bytes(const LayerShape& s) {
@@ -217,8 +223,10 @@ double cpu_step_seconds(const LayerShape& s) {
          estimated_seconds(attention_flop(s), kTensorAttentionGflops, 1);
 }
 
-void check_memory_and_time(const ParamValues& p) {
-  const LayerShape chosen = tensor_shape(p);
+// On the CPU: the largest configuration on every rank, and the double reference. A check of its own rather than the
+// budget's host bytes: the message says what the bytes hold and which parameters lower them.
+void check_host_memory(const TensorParams& p) {
+  const LayerShape& chosen = p.shape;
   const std::vector<LayerShape> shapes = run_plan(p);
   double largest = 0;
   for (const LayerShape& s : shapes) largest = std::max(largest, config_bytes(s));
@@ -232,21 +240,15 @@ void check_memory_and_time(const ParamValues& p) {
         "formula at any size)",
         chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  refuse_if_longer_than_limit(
-      p, tensor_cpu_run_seconds(p),
-      fmt::format("{} configurations x {} steps and one double-precision step, each of 72 s b h^2 FLOP in the linears "
-                  "at {:g} GFLOP/s and 12 s^2 b h in attention at {:g} GFLOP/s",
-                  shapes.size(), p.integer("repeats") + 1, kBlasGflopsPerThread, kTensorAttentionGflops),
-      "hidden, seq, batch, hidden_sweep or repeats");
 }
 
-// On a GPU: each configuration's device memory on GPU 0 (every rank, when ranks are emulated there), the double
-// reference and the copies of the results on the host, and the time: the reference on one CPU thread, the steps at a
-// deliberately low fp32 rate plus a launch cost per kernel (the attention runs head by head).
-void check_gpu_memory_and_time(const ParamValues& p) {
+// On a GPU: each configuration's device memory on GPU 0 (every rank, when ranks are emulated there), and the double
+// reference and the copies of the results on the host; checks of their own, whose messages name the configuration
+// that needs the most and what the host's bytes hold.
+void check_gpu_memory(const TensorParams& p) {
   const CudaStatus& cuda = cuda_status();
   const bool nccl = collectives::cuda::nccl_compiled();
-  const LayerShape chosen = tensor_shape(p);
+  const LayerShape& chosen = p.shape;
   const std::vector<LayerShape> shapes = run_plan(p);
   double largest = 0;
   LayerShape largest_shape = chosen;
@@ -279,41 +281,68 @@ void check_gpu_memory_and_time(const ParamValues& p) {
         "seq, batch or heads",
         chosen.hidden, chosen.seq, chosen.batch, chosen.heads, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  const double steps = double(p.integer("repeats") + 1);
-  double seconds = estimated_seconds(step_flop(chosen), kBlasGflopsPerThread / 2, 1);  // dgemm: half sgemm's rate
-  for (const LayerShape& s : shapes) {
+}
+
+// The time on a GPU: the reference on one CPU thread, the steps at a deliberately low fp32 rate plus a launch cost per
+// kernel (the attention runs head by head).
+double gpu_run_seconds(const TensorParams& p) {
+  const double steps = double(p.repeats + 1);
+  double seconds = estimated_seconds(step_flop(p.shape), kBlasGflopsPerThread / 2, 1);  // dgemm: half sgemm's rate
+  for (const LayerShape& s : run_plan(p)) {
     const double launches = 12.0 * double(s.batch * s.heads) + 40.0 * s.ranks;
     seconds += steps * (step_flop(s) / (kGpuFp32GflopsFloor * 1e9) + launches * kGpuLaunchSeconds);
   }
-  refuse_if_longer_than_limit(
-      p, seconds,
-      fmt::format("one double-precision step on the CPU at {:g} GFLOP/s, then {} configurations x {} steps of 72 s b "
-                  "h^2 + 12 s^2 b h FLOP on the GPU at {:g} GFLOP/s",
-                  kBlasGflopsPerThread / 2, shapes.size(), steps, kGpuFp32GflopsFloor),
-      "hidden, seq, batch, hidden_sweep or repeats");
+  return seconds;
+}
+
+// Whether the parameters run the layer at all: the calculator runs nothing, on any backend, at any size, and the
+// course's example is four numbers on two CPU ranks, whatever the backend.
+bool runs_layer(const TensorParams& p) {
+  return p.mode == tensor::TensorMode::Run && p.example == tensor::TensorExample::None;
 }
 
 }  // namespace
 
-double tensor_cpu_run_seconds(const ParamValues& p) {
-  double seconds = cpu_step_seconds(tensor_shape(p));  // the unsharded reference, one step
-  for (const LayerShape& s : run_plan(p)) seconds += double(p.integer("repeats") + 1) * cpu_step_seconds(s);
+double tensor_cpu_run_seconds(const TensorParams& p) {
+  double seconds = cpu_step_seconds(p.shape);  // the unsharded reference, one step
+  for (const LayerShape& s : run_plan(p)) seconds += double(p.repeats + 1) * cpu_step_seconds(s);
   return seconds;
 }
 
-void TensorLesson::validate(const ParamValues& p, BackendKind backend) const {
-  check_shape(p);
-  if (p.text("mode") == "theory") return;     // the calculator runs nothing, on any backend, at any size
-  if (p.text("example") == "course") return;  // four numbers on two CPU ranks, whatever the backend
+void TensorLesson::check_params(const TensorParams& p, BackendKind backend) const {
+  check_shape(p.shape);
+  if (!runs_layer(p)) return;
   check_sweep(p);
   if (backend == BackendKind::Cuda)
-    check_gpu_memory_and_time(p);
+    check_gpu_memory(p);
   else
-    check_memory_and_time(p);
+    check_host_memory(p);
 }
 
-tensor::TensorTheory tensor_theory(const ParamValues& p) {
-  const LayerShape s = tensor_shape(p);
+RunBudget TensorLesson::budget_of(const TensorParams& p, BackendKind backend) const {
+  RunBudget budget;
+  if (!runs_layer(p)) return budget;
+  const std::size_t configurations = run_plan(p).size();
+  budget.max_minutes = p.max_minutes;
+  budget.smaller = "hidden, seq, batch, hidden_sweep or repeats";
+  if (backend == BackendKind::Cuda) {
+    budget.cpu_seconds = gpu_run_seconds(p);
+    budget.cpu_work = fmt::format(
+        "one double-precision step on the CPU at {:g} GFLOP/s, then {} configurations x {} steps of 72 s b "
+        "h^2 + 12 s^2 b h FLOP on the GPU at {:g} GFLOP/s",
+        kBlasGflopsPerThread / 2, configurations, double(p.repeats + 1), kGpuFp32GflopsFloor);
+    return budget;
+  }
+  budget.cpu_seconds = tensor_cpu_run_seconds(p);
+  budget.cpu_work = fmt::format(
+      "{} configurations x {} steps and one double-precision step, each of 72 s b h^2 FLOP in the linears "
+      "at {:g} GFLOP/s and 12 s^2 b h in attention at {:g} GFLOP/s",
+      configurations, p.repeats + 1, kBlasGflopsPerThread, kTensorAttentionGflops);
+  return budget;
+}
+
+tensor::TensorTheory TensorLesson::theory_of(const TensorParams& p) const {
+  const LayerShape& s = p.shape;
   const bool sp = s.sequence_parallel;
   const std::int64_t sbh = s.tokens() * s.hidden;
   const double t = s.ranks, ring_share = (t - 1) / t;  // of a buffer, sent by each rank in a reduce-scatter
@@ -349,12 +378,8 @@ tensor::TensorTheory tensor_theory(const ParamValues& p) {
   return out;
 }
 
-std::shared_ptr<const LessonValues> TensorLesson::theory(const ParamValues& p) const {
-  return make_values(tensor_theory(p));
-}
-
-std::shared_ptr<const StepData> TensorLesson::step_data(const ParamValues& p) const {
-  return tensor::make_steps(p, tensor_theory(p));
+std::shared_ptr<const tensor::TensorSteps> TensorLesson::step_data_of(const TensorParams& p) const {
+  return tensor::make_steps(p, theory_of(p));
 }
 
 }  // namespace dlsys

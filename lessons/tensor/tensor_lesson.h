@@ -1,6 +1,8 @@
 #pragma once
 #include "kernels/tensor/layer_shape.h"
 #include "lessons/common/typed_lesson.h"
+#include "lessons/tensor/tensor_params.h"
+#include "lessons/tensor/tensor_steps.h"
 #include "lessons/tensor/tensor_values.h"
 
 namespace dlsys {
@@ -8,7 +10,8 @@ namespace dlsys {
 // Lesson `tensor` (T17, T18): column and row splits on the course's 4x4 example, the Megatron MLP and attention with
 // their all-reduces, scaling against t and h, and sequence parallelism's activation memory, run for real on CPU rank
 // threads with the lab's ring collectives, or on GPUs (cuBLAS per rank, NCCL or the lab's ring).
-class TensorLesson final : public LessonWithValues<tensor::TensorTheory, tensor::TensorMeasured> {
+class TensorLesson final
+    : public TypedLesson<tensor::TensorParams, tensor::TensorTheory, tensor::TensorMeasured, tensor::TensorSteps> {
  public:
   std::string id() const override { return "tensor"; }
   std::vector<std::string> quick_params() const override {
@@ -16,35 +19,35 @@ class TensorLesson final : public LessonWithValues<tensor::TensorTheory, tensor:
   }
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
+  tensor::TensorParams read_params(const ParamValues& values) const override;
+  // The closed forms at the parameters' shape.
+  tensor::TensorTheory theory_of(const tensor::TensorParams& params) const override;
+  // The shape rules, the sweep's and the memory a run needs (its messages name the sizes and what lowers them).
+  void check_params(const tensor::TensorParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const tensor::TensorParams& params, BackendKind backend) const override;
   // On CUDA: the layer's ranks on GPUs (or emulated as streams on one); example = course and mode = theory stay
   // on the CPU.
   bool runs_on_cuda() const override { return true; }
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  std::shared_ptr<const tensor::TensorSteps> step_data_of(const tensor::TensorParams& params) const override;
+  RunResult run_with(const tensor::TensorParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
-// The layer's shape from the parameters: b, s, h, a, t and sequence parallelism.
-tensor::LayerShape tensor_shape(const ParamValues& params);
-// The closed forms at the parameters' shape.
-tensor::TensorTheory tensor_theory(const ParamValues& params);
 // The t the run sweeps (1, 2, 4, and the chosen t), keeping those that divide the heads, in increasing order.
-std::vector<int> swept_ranks(const ParamValues& params);
+std::vector<int> swept_ranks(const tensor::TensorParams& params);
 // The hidden sizes the run sweeps at the chosen t: the parameter's list with the chosen hidden, in increasing order.
-std::vector<std::int64_t> swept_hiddens(const ParamValues& params);
+std::vector<std::int64_t> swept_hiddens(const tensor::TensorParams& params);
 
 // Every configuration a run measures, in the order it measures them: the chosen one, the other t at the chosen h,
 // then the chosen t and t = 1 at the other h.
-std::vector<tensor::LayerShape> run_plan(const ParamValues& params);
+std::vector<tensor::LayerShape> run_plan(const tensor::TensorParams& params);
 
 // Seconds a run takes on CPU rank threads: every configuration of the plan for repeats + 1 steps and one step of the
 // unsharded reference; a step's linears (72 s b h^2 FLOP) at kBlasGflopsPerThread and its attention (12 s^2 b h FLOP,
 // head by head, with the softmax and masks) at kTensorAttentionGflops, on one thread's rate (the ranks share the
 // cores, and wait for each other at every collective). Fitted to the CPU time of 6 runs on a 2-core EPYC (h 256 to
 // 1024, s 256 to 1024, b 1 and 2): within 10%.
-double tensor_cpu_run_seconds(const ParamValues& params);
+double tensor_cpu_run_seconds(const tensor::TensorParams& params);
 inline constexpr double kTensorAttentionGflops = 24;
 
 // What the lesson expects of a run at hidden 2048, seq 512, t 2 (DESIGN: printed, never a timed test).

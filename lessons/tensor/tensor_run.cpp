@@ -334,18 +334,17 @@ void add_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
 
 }  // namespace
 
-RunResult TensorLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult TensorLesson::run_with(const tensor::TensorParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   result.backend.emulated = true;  // ranks as threads of one CPU (on a GPU: set from the placement below)
-  if (p.text("mode") == "theory") {
+  if (p.mode == tensor::TensorMode::Theory) {
     result.backend.emulated = false;
     result.backend.notes.push_back("calculator only: the activation bytes come from the formula; nothing ran");
     finish_result(result, ctx.ledger);
     return result;
   }
-  if (p.text("example") == "course") {
+  if (p.example == tensor::TensorExample::Course) {
     result.measured = make_values(tensor::TensorMeasured{.example = run_course_example()});
     result.backend.notes.push_back(
         "worked example only: the course's W and x on two CPU rank threads, gathered and all-reduced by the lab's "
@@ -355,8 +354,8 @@ RunResult TensorLesson::run(RunContext& ctx) const {
     finish_result(result, ctx.ledger);
     return result;
   }
-  const LayerShape chosen = tensor_shape(p);
-  const int repeats = static_cast<int>(p.integer("repeats"));
+  const LayerShape& chosen = p.shape;
+  const int repeats = p.repeats;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
   result.backend.repeats = repeats;
   if (on_gpu) result.backend.emulated = false;

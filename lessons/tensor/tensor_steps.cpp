@@ -71,7 +71,7 @@ Crossover crossover(const std::string& hardware, double tflops, double link_gbps
 
 }  // namespace
 
-std::shared_ptr<const TensorSteps> make_steps(const ParamValues& params, const TensorTheory& theory) {
+std::shared_ptr<const TensorSteps> make_steps(const TensorParams& params, const TensorTheory& theory) {
   auto steps = std::make_shared<TensorSteps>();
   steps->column = column_split(course_x(), course_w(), kCourseDim, kCourseRanks);
   steps->row = row_split(course_x(), course_w(), kCourseDim, kCourseRanks);
@@ -82,7 +82,7 @@ std::shared_ptr<const TensorSteps> make_steps(const ParamValues& params, const T
     steps->gelu_of_y.push_back(gelu(double(y[i])));
     steps->sum_of_gelu_partials.push_back(gelu(double(p0[i])) + gelu(double(p1[i])));
   }
-  steps->shape = dlsys::tensor_shape(params);
+  steps->shape = params.shape;
   steps->theory = theory;
   steps->collectives = layer_collectives(steps->shape);
   steps->scaling = scaling(steps->shape);

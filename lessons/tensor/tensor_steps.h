@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "kernels/tensor/layer_shape.h"
 #include "kernels/tensor/linear_split.h"
 #include "lessons/common/step_data.h"
+#include "lessons/tensor/tensor_params.h"
 #include "lessons/tensor/tensor_values.h"
 
 namespace dlsys::tensor {
@@ -58,6 +58,6 @@ struct TensorSteps final : StepData {
   std::vector<Crossover> crossovers;
 };
 
-std::shared_ptr<const TensorSteps> make_steps(const ParamValues& params, const TensorTheory& theory);
+std::shared_ptr<const TensorSteps> make_steps(const TensorParams& params, const TensorTheory& theory);
 
 }  // namespace dlsys::tensor

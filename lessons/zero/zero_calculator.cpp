@@ -95,25 +95,25 @@ ZeroTheory calculate(const CalculatorInput& in, int ranks, int stage) {
   return t;
 }
 
-CalculatorInput calculator_input(const ParamValues& p, bool read_model) {
+CalculatorInput calculator_input(const ZeroParams& p, bool read_model) {
   CalculatorInput in;
-  in.micro_batch = p.integer("micro_batch");
-  in.seq = p.integer("seq");
-  in.checkpointing = p.text("checkpointing") == "on";
-  const double gb = p.real("gpu_gb");
+  in.micro_batch = p.micro_batch;
+  in.seq = p.seq;
+  in.checkpointing = p.checkpointing;
+  const double gb = p.gpu_gb;
   if (gb > 0) {
     in.gpu_bytes = gb * kBytesPerGB;
     in.gpu = fmt::format("{} GB (chosen)", format_number(gb, 6));
   } else {
-    const kvcache::GpuSpec* gpu = kvcache::find_gpu_spec(p.text("gpu"));
+    const kvcache::GpuSpec* gpu = kvcache::find_gpu_spec(p.gpu);
     if (gpu == nullptr) throw BadInput("parameter 'gpu': choose a datasheet GPU, or set gpu_gb");
     in.gpu_bytes = gpu->memory_gb * kBytesPerGB;
     in.gpu = fmt::format("{}, {} GB", gpu->name, format_number(gpu->memory_gb, 6));
   }
-  const std::string& config = p.text("config");
-  const std::string& preset = p.text("model");
+  const std::string& config = p.config;
+  const std::string& preset = p.model;
   if (!read_model || (config.empty() && preset == "none")) {
-    in.parameters = p.real("params");
+    in.parameters = p.params;
     in.psi_source = in.parameters >= 1e9 ? fmt::format("{:g}B parameters", in.parameters / 1e9)
                                          : fmt::format("{:g} parameters", in.parameters);
     return in;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/params.h"
+#include "lessons/zero/zero_params.h"
 #include "lessons/zero/zero_values.h"
 
 namespace dlsys::zero_lesson {
@@ -40,6 +40,6 @@ ZeroTheory calculate(const CalculatorInput& input, int ranks, int stage);
 
 // The calculator's input from the lesson's parameters: params, or model / config (which override it) when
 // `read_model`. Throws BadInput for an unknown preset or a malformed config.
-CalculatorInput calculator_input(const ParamValues& params, bool read_model = true);
+CalculatorInput calculator_input(const ZeroParams& params, bool read_model = true);
 
 }  // namespace dlsys::zero_lesson

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "engine/backend.h"
-#include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/gpu_ring_plan.h"
@@ -23,6 +22,8 @@
 #include "lessons/zero/zero_steps.h"
 
 namespace dlsys {
+
+using zero_lesson::ZeroParams;
 
 namespace {
 
@@ -155,18 +156,38 @@ std::vector<ParamSpec> ZeroLesson::params() const {
   };
 }
 
-zero::ZeroConfig zero_config(const ParamValues& p, int stage) {
+ZeroParams ZeroLesson::read_params(const ParamValues& values) const {
+  return {.mode = static_cast<zero_lesson::Mode>(choice_index(values, "mode", {"run", "theory"})),
+          .n = int(values.integer("n")),
+          .stage = int(values.integer("stage")),
+          .layers = int(values.integer("layers")),
+          .width = int(values.integer("width")),
+          .rows = int(values.integer("rows")),
+          .steps = int(values.integer("steps")),
+          .dtype = values.text("dtype") == "fp16" ? precision::Format::Fp16 : precision::Format::Bf16,
+          .params = values.real("params"),
+          .model = values.text("model"),
+          .config = values.text("config"),
+          .gpu = values.text("gpu"),
+          .gpu_gb = values.real("gpu_gb"),
+          .micro_batch = values.integer("micro_batch"),
+          .seq = values.integer("seq"),
+          .checkpointing = values.text("checkpointing") == "on",
+          .max_minutes = values.real("max_minutes")};
+}
+
+zero::ZeroConfig zero_config(const ZeroParams& p, int stage) {
   zero::ZeroConfig c;
-  c.shape = {.layers = int(p.integer("layers")), .width = int(p.integer("width"))};
-  c.ranks = int(p.integer("n"));
+  c.shape = {.layers = p.layers, .width = p.width};
+  c.ranks = p.n;
   c.stage = stage;
-  c.rows_per_rank = int(p.integer("rows"));
-  c.steps = int(p.integer("steps"));
-  c.dtype = p.text("dtype") == "fp16" ? precision::Format::Fp16 : precision::Format::Bf16;
+  c.rows_per_rank = p.rows;
+  c.steps = p.steps;
+  c.dtype = p.dtype;
   return c;
 }
 
-std::vector<int> zero_swept_ranks(const ParamValues& p) {
+std::vector<int> zero_swept_ranks(const ZeroParams& p) {
   const zero::ZeroConfig c = zero_config(p, 0);
   std::set<int> ranks{c.ranks};
   for (int n : {1, 2, 4, 8, 16})
@@ -174,7 +195,7 @@ std::vector<int> zero_swept_ranks(const ParamValues& p) {
   return {ranks.begin(), ranks.end()};
 }
 
-double zero_cpu_run_seconds(const ParamValues& p) {
+double zero_cpu_run_seconds(const ZeroParams& p) {
   const zero::ZeroConfig c = zero_config(p, 0);
   const double parameters = double(training::parameter_count(c.shape));
   double parameter_passes = 0, flop = 0;
@@ -191,7 +212,7 @@ double zero_cpu_run_seconds(const ParamValues& p) {
 namespace {
 
 // What a run of the stack can train at all: ranks as threads, even shards, a data set that can be indexed.
-void check_run_shape(const ParamValues& p) {
+void check_run_shape(const ZeroParams& p) {
   const zero::ZeroConfig c = zero_config(p, 0);
   if (c.ranks > kMostRunRanks)
     throw BadInput(fmt::format(
@@ -208,33 +229,10 @@ void check_run_shape(const ParamValues& p) {
     throw BadInput(fmt::format("parameters 'rows' x 'n' = {} rows of data; allowed: at most 2^30", rows));
 }
 
-// Host memory and time of the run on the CPU.
-void check_memory_and_time(const ParamValues& p) {
-  const zero::ZeroConfig c = zero_config(p, 0);
-  // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
-  zero::ZeroConfig largest = c;
-  largest.ranks = zero_swept_ranks(p).back();
-  const double needed = zero::training_bytes_bound(largest) + 4.0 * double(training::parameter_count(c.shape)) * 4;
-  const HostMemory host = host_memory();
-  if (!host.fits(needed))
-    throw BadInput(fmt::format(
-        "parameters 'layers' = {}, 'width' = {}, 'n' = {}, 'rows' = {}: the run needs about {} (16 bytes a "
-        "parameter on every rank, plus activations and buffers) but only {} of host memory is available; lower "
-        "layers, width, n or rows (mode = theory sizes any model)",
-        c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank, format_bytes_both(needed),
-        format_bytes_both(host.free_bytes)));
-  refuse_if_longer_than_limit(
-      p, zero_cpu_run_seconds(p),
-      fmt::format("4 stages x {} steps on {} ranks, then a step per stage at N = {}: 6 FLOP per weight and row at {:g} "
-                  "GFLOP/s, {:g} ns per parameter of every rank",
-                  c.steps, c.ranks, fmt::join(zero_swept_ranks(p), ", "), kBlasGflopsPerThread,
-                  kZeroSecondsPerParameterPass * 1e9),
-      "layers, width, rows, steps or n");
-}
-
 // On a GPU: the largest configuration the run trains (every stage at the chosen N and at each N of the sweep) on
-// GPU 0, every rank when they are emulated there.
-void check_gpu_memory(const ParamValues& p) {
+// GPU 0, every rank when they are emulated there. A check of its own rather than the budget's device bytes: the message
+// names the N that needs the most and whether its ranks are emulated on GPU 0.
+void check_gpu_memory(const ZeroParams& p) {
   const CudaStatus& cuda = cuda_status();
   const bool nccl = collectives::cuda::nccl_compiled();
   double largest = 0;
@@ -264,39 +262,52 @@ void check_gpu_memory(const ParamValues& p) {
 
 }  // namespace
 
-void ZeroLesson::validate(const ParamValues& p, BackendKind) const {
+void ZeroLesson::check_params(const ZeroParams& p, BackendKind backend) const {
   // Loads the preset or the config, which the steps draw in either mode: refuses a malformed one.
   zero_lesson::calculator_input(p);
-  if (p.text("mode") == "theory") return;
+  if (p.mode == zero_lesson::Mode::Theory) return;
   check_run_shape(p);
-}
-
-void ZeroLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
-  if (p.text("mode") == "theory") return;
-  check_memory_and_time(p);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }
 
-zero_lesson::ZeroTheory zero_theory(const ParamValues& p) {
-  const bool run = p.text("mode") == "run";
+// GPU memory is checked in check_params (check_gpu_memory).
+RunBudget ZeroLesson::budget_of(const ZeroParams& p, BackendKind) const {
+  RunBudget budget;
+  if (p.mode == zero_lesson::Mode::Theory) return budget;
+  const zero::ZeroConfig c = zero_config(p, 0);
+  // The stages run one after another, so the largest (stage 0, everything replicated) sets the peak.
+  zero::ZeroConfig largest = c;
+  largest.ranks = zero_swept_ranks(p).back();
+  budget.host_bytes = zero::training_bytes_bound(largest) + 4.0 * double(training::parameter_count(c.shape)) * 4;
+  budget.sizes = fmt::format(
+      "parameters 'layers' = {}, 'width' = {}, 'n' = {}, 'rows' = {} (16 bytes a parameter on every rank, plus "
+      "activations and buffers; mode = theory sizes any model)",
+      c.shape.layers, c.shape.width, c.ranks, c.rows_per_rank);
+  budget.cpu_seconds = zero_cpu_run_seconds(p);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "4 stages x {} steps on {} ranks, then a step per stage at N = {}: 6 FLOP per weight and row at {:g} "
+      "GFLOP/s, {:g} ns per parameter of every rank",
+      c.steps, c.ranks, fmt::join(zero_swept_ranks(p), ", "), kBlasGflopsPerThread, kZeroSecondsPerParameterPass * 1e9);
+  budget.smaller = "layers, width, rows, steps or n";
+  return budget;
+}
+
+zero_lesson::ZeroTheory ZeroLesson::theory_of(const ZeroParams& p) const {
+  const bool run = p.mode == zero_lesson::Mode::Run;
   zero_lesson::CalculatorInput in = zero_lesson::calculator_input(p, !run);
   if (run) {
-    const zero::ZeroConfig c = zero_config(p, int(p.integer("stage")));
+    const zero::ZeroConfig c = zero_config(p, p.stage);
     in.parameters = double(training::parameter_count(c.shape));
     in.psi_source = fmt::format("the lab's stack: {} layers x 2 x {}^2 weights", c.shape.layers, c.shape.width);
     in.shape_known = false;
   }
-  return zero_lesson::calculate(in, int(p.integer("n")), int(p.integer("stage")));
-}
-
-std::shared_ptr<const LessonValues> ZeroLesson::theory(const ParamValues& p) const {
-  return make_values(zero_theory(p));
+  return zero_lesson::calculate(in, p.n, p.stage);
 }
 
 // The steps draw the calculator's model (params, a preset or a config) in either mode, and the run's stack beside it.
-std::shared_ptr<const StepData> ZeroLesson::step_data(const ParamValues& p) const {
-  return zero_lesson::make_steps(
-      p, zero_lesson::calculate(zero_lesson::calculator_input(p), int(p.integer("n")), int(p.integer("stage"))));
+std::shared_ptr<const zero_lesson::ZeroSteps> ZeroLesson::step_data_of(const ZeroParams& p) const {
+  return zero_lesson::make_steps(p, zero_lesson::calculate(zero_lesson::calculator_input(p), p.n, p.stage));
 }
 
 }  // namespace dlsys

@@ -10,6 +10,7 @@
 
 #include "engine/backend.h"
 #include "engine/measure.h"
+#include "kernels/precision/float_format.h"
 #include "kernels/tensor/tp_layer.h"
 #include "kernels/zero/zero_cuda.h"
 #include "kernels/zero/zero_memory.h"
@@ -21,6 +22,7 @@ namespace {
 
 using zero_lesson::PeakBytes;
 using zero_lesson::StageMeasured;
+using zero_lesson::ZeroParams;
 
 PeakBytes peak_of(const zero::RankPeakBytes& r) {
   return {r.weights, r.gradients, r.optimizer, r.activations, r.comm, r.workspace, r.model_states, r.total};
@@ -123,8 +125,7 @@ Series bytes_series(const char* id, const std::string& name, const char* role) {
 
 // Every stage at each swept N, one step each: the largest rank's model states from its ledger (measured) beside the
 // formula at the same N (theory). Returns whether every rank matched the formula everywhere.
-bool sweep_ranks(RunContext& ctx, std::vector<Series>& out) {
-  const ParamValues& p = ctx.params;
+bool sweep_ranks(const ZeroParams& p, RunContext& ctx, std::vector<Series>& out) {
   bool all_equal = true;
   std::vector<Series> measured(4), formula(4);
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
@@ -198,14 +199,13 @@ struct StageSeries {
 };
 
 // Trains every stage on the chosen N, each held against stage 0, into `measured` (its timelines into `result`).
-StageSeries train_every_stage(RunContext& ctx, zero_lesson::ZeroMeasured& measured, RunResult& result) {
-  const ParamValues& p = ctx.params;
+StageSeries train_every_stage(const ZeroParams& p, RunContext& ctx, zero_lesson::ZeroMeasured& measured,
+                              RunResult& result) {
   StageSeries series;
   std::vector<float> stage0;
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
     ctx.control.check_cancelled();
-    ctx.control.progress(0.2 * stage,
-                         fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.integer("steps")));
+    ctx.control.progress(0.2 * stage, fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.steps));
     const zero::ZeroConfig config = zero_config(p, stage);
     const zero::ZeroTraining t = train_on(ctx, config, &measured.placement);
     if (stage == 0) stage0 = t.master_weights;
@@ -279,10 +279,9 @@ void add_rank_ledgers(RunResult& result) {
 
 }  // namespace
 
-RunResult ZeroLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult ZeroLesson::run_with(const ZeroParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  if (p.text("mode") == "theory") {
+  if (p.mode == zero_lesson::Mode::Theory) {
     result.backend.notes.push_back("calculator only: every number comes from the formulas; nothing ran");
     finish_result(result, ctx.ledger);
     return result;
@@ -290,18 +289,18 @@ RunResult ZeroLesson::run(RunContext& ctx) const {
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   result.backend.emulated = true;
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = int(p.integer("steps"));
+  result.backend.repeats = p.steps;
   const tensor::SingleThreadedBlas blas(zero_swept_ranks(p).back());  // the most rank threads any training starts
   zero_lesson::ZeroMeasured measured;
-  measured.stage = int(p.integer("stage"));
-  measured.ranks = int(p.integer("n"));
-  measured.dtype = p.text("dtype");
+  measured.stage = p.stage;
+  measured.ranks = p.n;
+  measured.dtype = precision::layout_of(p.dtype).name;
   measured.on_gpu = on_gpu;
-  StageSeries series = train_every_stage(ctx, measured, result);
+  StageSeries series = train_every_stage(p, ctx, measured, result);
   summarize_chosen_stage(measured);
   result.series = {series.ledger, series.formula, series.comm, series.comm_formula};
   measured.swept_ranks = zero_swept_ranks(p);
-  measured.sweep_matches_formula = sweep_ranks(ctx, result.series);
+  measured.sweep_matches_formula = sweep_ranks(p, ctx, result.series);
   add_backend_notes(result, measured);
   result.measured = make_values(std::move(measured));
   ctx.control.progress(1.0, "done");

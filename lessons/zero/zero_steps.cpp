@@ -81,7 +81,7 @@ std::vector<Series> factor_curves() {
 
 }  // namespace
 
-std::shared_ptr<const ZeroSteps> make_steps(const ParamValues& params, const ZeroTheory& theory) {
+std::shared_ptr<const ZeroSteps> make_steps(const ZeroParams& params, const ZeroTheory& theory) {
   auto steps = std::make_shared<ZeroSteps>();
   steps->theory = theory;
   steps->bars = stage_bars(theory.parameters, theory.ranks, theory.activation_bytes_per_rank);
@@ -89,9 +89,9 @@ std::shared_ptr<const ZeroSteps> make_steps(const ParamValues& params, const Zer
   steps->paper = paper_numbers();
   steps->gpt3 = gpt3_numbers();
   steps->factors = factor_curves();
-  const training::StackShape shape{.layers = int(params.integer("layers")), .width = int(params.integer("width"))};
+  const training::StackShape shape{.layers = params.layers, .width = params.width};
   steps->lab_parameters = training::parameter_count(shape);
-  steps->lab_ranks = int(params.integer("n"));
+  steps->lab_ranks = params.n;
   steps->lab_shards_evenly = zero::shards_evenly(shape, steps->lab_ranks);
   if (steps->lab_shards_evenly)
     for (int stage = 0; stage <= zero::kMaxStage; ++stage)

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/step_data.h"
+#include "lessons/zero/zero_params.h"
 #include "lessons/zero/zero_values.h"
 
 namespace dlsys::zero_lesson {
@@ -45,7 +45,7 @@ struct ZeroSteps final : StepData {
   std::vector<Timeline> op_order;                   // one step's operations at stages 0-3, in cost units (no run)
 };
 
-std::shared_ptr<const ZeroSteps> make_steps(const ParamValues& params, const ZeroTheory& theory);
+std::shared_ptr<const ZeroSteps> make_steps(const ZeroParams& params, const ZeroTheory& theory);
 
 // The bars of the paper's figure 1 for Psi parameters on N ranks, with `activation_bytes` on top of each.
 std::vector<StageBar> stage_bars(double psi, double ranks, double activation_bytes);

@@ -45,12 +45,13 @@ Timeline stage_timeline(int stage, int layers, int ranks) {
 
 }  // namespace
 
-std::vector<Timeline> ZeroLesson::theory_timelines(const ParamValues& p) const { return zero_op_order(p); }
+std::vector<Timeline> ZeroLesson::theory_timelines(const ParamValues& values) const {
+  return zero_op_order(read_params(values));
+}
 
-std::vector<Timeline> zero_op_order(const ParamValues& p) {
+std::vector<Timeline> zero_op_order(const zero_lesson::ZeroParams& p) {
   std::vector<Timeline> out;
-  for (int stage = 0; stage <= 3; ++stage)
-    out.push_back(stage_timeline(stage, int(p.integer("layers")), int(p.integer("n"))));
+  for (int stage = 0; stage <= 3; ++stage) out.push_back(stage_timeline(stage, p.layers, p.n));
   return out;
 }
 
