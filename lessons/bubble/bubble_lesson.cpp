@@ -94,12 +94,9 @@ std::vector<ParamSpec> BubbleLesson::params() const {
   return specs;
 }
 
-PipelineParams BubbleLesson::read_params(const ParamValues& values) const {
-  return pipeline_lesson::read_pipeline_params(values);
-}
-
 void BubbleLesson::check_params(const PipelineParams& params, BackendKind) const {
-  const auto setup = pipeline_lesson::setup_of(params);
+  const auto setup = pipeline_lesson::setup_of(params);  // the base's checks
+
   if (sweep_points(params, setup, nullptr).empty())
     throw BadInput(
         fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
@@ -109,9 +106,8 @@ void BubbleLesson::check_params(const PipelineParams& params, BackendKind) const
 
 void BubbleLesson::check_run(const PipelineParams& params, BackendKind backend) const {
   const auto setup = pipeline_lesson::setup_of(params);
+  PipelineTypedLesson::check_run(params, backend);
   const auto points = sweep_points(params, setup, nullptr);
-  pipeline_lesson::check_backend(setup, backend);
-  pipeline_lesson::check_host_memory(setup);
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
@@ -134,10 +130,6 @@ RunBudget BubbleLesson::budget_of(const PipelineParams& params, BackendKind back
       .max_minutes = params.max_minutes,
       .cpu_work = fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
       .smaller = "hidden, microbatch, m, p, repeats or sweep"};
-}
-
-pipeline_lesson::PipelineTheory BubbleLesson::theory_of(const PipelineParams& params) const {
-  return pipeline_lesson::theory_of(params);
 }
 
 RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) const {
@@ -218,10 +210,6 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
     }
   }
   return out + pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>());
-}
-
-std::vector<Timeline> BubbleLesson::theory_timelines(const ParamValues& values) const {
-  return {pipeline_lesson::theory_timeline(read_params(values))};
 }
 
 std::shared_ptr<const pipeline_lesson::PipelineSteps> BubbleLesson::step_data_of(const PipelineParams& params) const {

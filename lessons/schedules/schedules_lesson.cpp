@@ -11,20 +11,6 @@ std::vector<ParamSpec> SchedulesLesson::params() const {
   return pipeline_lesson::param_specs({.schedule = "1f1b", .p = 4, .m = 8});
 }
 
-PipelineParams SchedulesLesson::read_params(const ParamValues& values) const {
-  return pipeline_lesson::read_pipeline_params(values);
-}
-
-void SchedulesLesson::check_params(const PipelineParams& params, BackendKind) const {
-  pipeline_lesson::setup_of(params);
-}
-
-void SchedulesLesson::check_run(const PipelineParams& params, BackendKind backend) const {
-  const pipeline_lesson::Setup setup = pipeline_lesson::setup_of(params);
-  pipeline_lesson::check_backend(setup, backend);
-  pipeline_lesson::check_host_memory(setup);
-}
-
 RunBudget SchedulesLesson::budget_of(const PipelineParams& params, BackendKind backend) const {
   if (backend != BackendKind::Cpu) return {};
   const pipeline_lesson::Setup setup = pipeline_lesson::setup_of(params);
@@ -32,10 +18,6 @@ RunBudget SchedulesLesson::budget_of(const PipelineParams& params, BackendKind b
           .max_minutes = params.max_minutes,
           .cpu_work = pipeline_lesson::cpu_run_work(setup),
           .smaller = "hidden, microbatch, m, p or repeats"};
-}
-
-pipeline_lesson::PipelineTheory SchedulesLesson::theory_of(const PipelineParams& params) const {
-  return pipeline_lesson::theory_of(params);
 }
 
 RunResult SchedulesLesson::run_with(const PipelineParams& params, RunContext& context) const {
@@ -47,10 +29,6 @@ RunResult SchedulesLesson::run_with(const PipelineParams& params, RunContext& co
 std::string SchedulesLesson::text_report(const RunResult& result) const {
   return pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>()) +
          pipeline_lesson::measurement_report(result);
-}
-
-std::vector<Timeline> SchedulesLesson::theory_timelines(const ParamValues& values) const {
-  return {pipeline_lesson::theory_timeline(read_params(values))};
 }
 
 std::shared_ptr<const pipeline_lesson::PipelineSteps> SchedulesLesson::step_data_of(
