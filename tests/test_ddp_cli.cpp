@@ -68,7 +68,7 @@ TEST_CASE("ddp on the CUDA backend: DDP with fp32 gradients only; without a GPU,
     CHECK_THROWS_WITH_AS(lesson.check_run_resources(p, BackendKind::Cuda),
                          doctest::Contains("on the GPU the run needs"), BadInput);
   // The GPU run plan trains neither DataParallel nor 16-bit wires.
-  for (const PlannedRun& r : ddp_run_plan(p, BackendKind::Cuda)) {
+  for (const PlannedRun& r : ddp_run_plan(ddp::read_ddp_params(p), BackendKind::Cuda)) {
     CHECK(r.config.mode == ddp::SyncMode::Ddp);
     CHECK(r.config.wire == ddp::WireFormat::Fp32);
   }
@@ -86,8 +86,8 @@ TEST_CASE("ddp with launcher=mpi outside mpirun: refused (exit 2) saying how to 
   // The default is rank threads, and their run plan is unchanged by the parameter.
   const ParamValues threads = ParamValues::parse(lesson.params(), lesson.quick_params());
   CHECK(threads.text("launcher") == "threads");
-  CHECK(!ddp_run_plan(threads).empty());
-  CHECK(ddp_run_plan(ParamValues::parse(lesson.params(), {"launcher=mpi"})).empty());
+  CHECK(!ddp_run_plan(ddp::read_ddp_params(threads)).empty());
+  CHECK(ddp_run_plan(ddp::read_ddp_params(ParamValues::parse(lesson.params(), {"launcher=mpi"}))).empty());
 }
 
 TEST_CASE("ddp GPU plan: device bytes per rank, and the ring's position-0 rank sends the closed form's bytes") {
@@ -122,7 +122,7 @@ TEST_CASE("ddp GPU plan: device bytes per rank, and the ring's position-0 rank s
 TEST_CASE("ddp theory: buckets and ring bytes from the closed forms") {
   const Lesson& lesson = find_lesson("ddp");
   const ParamValues p = ParamValues::parse(lesson.params(), {"layers=8", "width=512", "n=4", "bucket=4MiB"});
-  const ddp::DdpTheory theory = ddp_theory(p);
+  const ddp::DdpTheory theory = ddp_theory(ddp::read_ddp_params(p));
   const ddp::DdpTheory* t = &theory;
   CHECK(t->parameters == 8 * 2 * 512 * 512);
   CHECK(t->gradient_bytes == 16 << 20);
@@ -132,11 +132,11 @@ TEST_CASE("ddp theory: buckets and ring bytes from the closed forms") {
   CHECK(t->pytorch_bucket_cap_bytes == 25 * 1024 * 1024);
   CHECK(t->pytorch_first_bucket_bytes == 1024 * 1024);
   const ParamValues half = ParamValues::parse(lesson.params(), {"layers=8", "width=512", "n=4", "grad_dtype=bf16"});
-  CHECK(ddp_theory(half).bytes_per_rank_per_step == 3 * (16 << 20) / 4);
+  CHECK(ddp_theory(ddp::read_ddp_params(half)).bytes_per_rank_per_step == 3 * (16 << 20) / 4);
   const ParamValues dp =
       ParamValues::parse(lesson.params(), {"layers=1", "width=8", "n=2", "batch=4", "mode=dataparallel"});
   // (N-1) (4 P + 2 x 4 w B / N) = 512 + 128.
-  CHECK(ddp_theory(dp).bytes_per_rank_per_step == 640);
+  CHECK(ddp_theory(ddp::read_ddp_params(dp)).bytes_per_rank_per_step == 640);
 }
 
 TEST_CASE("ddp run: the documented keys, bytes equal to theory, every variant close to single-rank training") {

@@ -54,7 +54,7 @@ TEST_CASE("fusion theory: the course's counts, the broadcast bias corrected, who
   CHECK(chain_bytes_per_element_unfused(8) == 64);
   CHECK(kChainBytesPerElementFused == 8);
 
-  const FusionTheory t = fusion_theory(fusion_params({}));  // 4096 x 4096, broadcast
+  const FusionTheory t = fusion_theory(read_fusion_params(fusion_params({})));  // 4096 x 4096, broadcast
   CHECK(t.rows == 4096);
   CHECK(t.bias == "broadcast");
   CHECK(t.bytes_unfused == 16.0 * 4096 * 4096 + 4.0 * 4096);  // the bias vector read once
@@ -67,7 +67,7 @@ TEST_CASE("fusion theory: the course's counts, the broadcast bias corrected, who
   CHECK(t.memory_ops_unfused == 4);
   CHECK(t.chain_lengths == std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8});
   CHECK(t.chain_bytes_per_element_unfused.back() == 64);
-  const FusionTheory full = fusion_theory(fusion_params({"bias=full", "rows=3", "cols=5"}));
+  const FusionTheory full = fusion_theory(read_fusion_params(fusion_params({"bias=full", "rows=3", "cols=5"})));
   CHECK(full.bytes_unfused == 20.0 * 15);
   CHECK(full.bytes_fused == 12.0 * 15);
   CHECK(full.byte_ratio == 20.0 / 12.0);
@@ -96,7 +96,7 @@ TEST_CASE("fusion step data: one element's operations, unfused and fused, add up
   }
   CHECK(std::any_of(fused_full.ops.begin(), fused_full.ops.end(),
                     [](const ElementOp& op) { return op.kind == OpKind::Register; }));
-  const auto steps = make_steps(fusion_params({"bias=full"}));
+  const auto steps = make_steps(read_fusion_params(fusion_params({"bias=full"})));
   CHECK(steps->bias == "full");
   CHECK(steps->add_relu_unfused.memory_ops == 5);
 }

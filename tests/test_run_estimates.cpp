@@ -74,7 +74,7 @@ TEST_CASE("tensor's estimate: the linears at 64 GFLOP/s and attention at 24, eac
 }
 
 TEST_CASE("ddp's estimate: every configuration's FLOP at 90 GFLOP/s and 3.5 ns per parameter of every rank") {
-  const ParamValues p = params_of("ddp", {"layers=2", "width=64", "batch=8"});
+  const ddp::DdpParams p = ddp::read_ddp_params(params_of("ddp", {"layers=2", "width=64", "batch=8"}));
   double flop = 0, passes = 0;
   std::vector<ddp::TrainConfig> trained{ddp_config(p)};
   for (const PlannedRun& r : ddp_run_plan(p)) trained.push_back(r.config);
@@ -85,7 +85,7 @@ TEST_CASE("ddp's estimate: every configuration's FLOP at 90 GFLOP/s and 3.5 ns p
   }
   CHECK(ddp_cpu_run_seconds(p) == doctest::Approx(flop / 90e9 + passes * 3.5e-9).epsilon(1e-12));
   CHECK(ddp_cpu_run_seconds(p) == doctest::Approx(0.0109598037333).epsilon(1e-9));
-  CHECK(ddp_cpu_run_seconds(params_of("ddp", {})) == doctest::Approx(4.3855642624).epsilon(1e-9));
+  CHECK(ddp_cpu_run_seconds(ddp::read_ddp_params(params_of("ddp", {}))) == doctest::Approx(4.3855642624).epsilon(1e-9));
 }
 
 TEST_CASE("runs estimated over max_minutes are refused with the estimate; runs under it are not") {

@@ -13,20 +13,22 @@
 #include "lessons/common/run_time_limit.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/pipeline_common/pipeline_steps.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
 using namespace pipeline;
+using pipeline_lesson::PipelineParams;
 
 namespace {
 
 // The sweep's m values that the chosen schedule can run (interleaved needs multiples of p, DualPipe m >= 2p).
-std::vector<int> sweep_points(const ParamValues& params, const pipeline_lesson::Setup& setup,
+std::vector<int> sweep_points(const PipelineParams& params, const pipeline_lesson::Setup& setup,
                               std::vector<int>* skipped) {
   std::vector<int> points;
-  for (double value : params.list("sweep")) {
+  for (int m : params.sweep) {
     ScheduleShape shape = setup.shape;
-    shape.micro_batches = static_cast<int>(value);
+    shape.micro_batches = m;
     try {
       check_shape(shape);
       points.push_back(shape.micro_batches);
@@ -92,22 +94,20 @@ std::vector<ParamSpec> BubbleLesson::params() const {
   return specs;
 }
 
-void BubbleLesson::validate(const ParamValues& params, BackendKind) const {
-  const auto setup = pipeline_lesson::read_setup(params);
-  std::vector<int> skipped;
-  if (sweep_points(params, setup, &skipped).empty())
+void BubbleLesson::check_params(const PipelineParams& params, BackendKind) const {
+  const auto setup = pipeline_lesson::setup_of(params);  // the base's checks
+
+  if (sweep_points(params, setup, nullptr).empty())
     throw BadInput(
         fmt::format("parameter 'sweep': value '{}' is not allowed: no m in it can run schedule '{}' with "
                     "p = {}; allowed: m that the schedule accepts",
-                    params.text("sweep"), params.text("schedule"), setup.shape.devices));
+                    params.sweep_text, schedule_id(params.schedule), setup.shape.devices));
 }
 
-void BubbleLesson::check_run_resources(const ParamValues& params, BackendKind backend) const {
-  const auto setup = pipeline_lesson::read_setup(params);
-  pipeline_lesson::check_backend(setup, backend);
-  std::vector<int> skipped;
-  const auto points = sweep_points(params, setup, &skipped);
-  pipeline_lesson::check_host_memory(setup);
+void BubbleLesson::check_run(const PipelineParams& params, BackendKind backend) const {
+  const auto setup = pipeline_lesson::setup_of(params);
+  PipelineTypedLesson::check_run(params, backend);
+  const auto points = sweep_points(params, setup, nullptr);
   ScheduleShape largest = setup.shape;
   largest.micro_batches = *std::max_element(points.begin(), points.end());
   const std::int64_t need = estimate_executor_bytes(make_schedule(largest), setup.executor);
@@ -117,31 +117,32 @@ void BubbleLesson::check_run_resources(const ParamValues& params, BackendKind ba
         fmt::format("parameter 'sweep': m = {} would need up to {} of host memory but only {} is "
                     "available; lower the sweep, hidden or microbatch",
                     largest.micro_batches, format_bytes_both(double(need)), format_bytes_both(host.free_bytes)));
-  if (backend == BackendKind::Cpu) {
-    double seconds = pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches);
-    for (int m : points) seconds += pipeline_lesson::cpu_run_seconds(setup, m);
-    refuse_if_longer_than_limit(
-        params, seconds,
-        fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
-        "hidden, microbatch, m, p, repeats or sweep");
-  }
 }
 
-std::shared_ptr<const LessonValues> BubbleLesson::theory(const ParamValues& params) const {
-  return make_values(pipeline_lesson::theory(params));
+RunBudget BubbleLesson::budget_of(const PipelineParams& params, BackendKind backend) const {
+  if (backend != BackendKind::Cpu) return {};
+  const auto setup = pipeline_lesson::setup_of(params);
+  const auto points = sweep_points(params, setup, nullptr);
+  double seconds = pipeline_lesson::cpu_run_seconds(setup, setup.shape.micro_batches);
+  for (int m : points) seconds += pipeline_lesson::cpu_run_seconds(setup, m);
+  return {
+      .cpu_seconds = seconds,
+      .max_minutes = params.max_minutes,
+      .cpu_work = fmt::format("the run and {} sweep points: {}", points.size(), pipeline_lesson::cpu_run_work(setup)),
+      .smaller = "hidden, microbatch, m, p, repeats or sweep"};
 }
 
-RunResult BubbleLesson::run(RunContext& ctx) const {
-  RunResult result = pipeline_lesson::run(*this, ctx);
-  const auto setup = pipeline_lesson::read_setup(ctx.params);
+RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) const {
+  RunResult result = pipeline_lesson::run(*this, params, ctx);
+  const auto setup = pipeline_lesson::setup_of(params);
   std::vector<int> skipped;
-  const auto ms = sweep_points(ctx.params, setup, &skipped);
+  const auto ms = sweep_points(params, setup, &skipped);
   const int p = setup.shape.devices;
   if (!skipped.empty()) {
     std::string list;
     for (int m : skipped) list += (list.empty() ? "" : ", ") + std::to_string(m);
     result.backend.notes.push_back(fmt::format("sweep skips m = {}: schedule {} cannot run them with p = {}", list,
-                                               ctx.params.text("schedule"), p));
+                                               schedule_id(params.schedule), p));
   }
 
   // The measured bubble against m. Its own ledger: the result's memory report stays that of the main run.
@@ -197,7 +198,7 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
   const Series* measured = nullptr;
   for (const auto& s : result.series)
     if (s.role == "measured") measured = &s;
-  const int p = std::stoi(result.params.at("p"));
+  const int p = read_params(recorded_params(*this, result)).p;
   if (measured != nullptr) {
     out += fmt::format("bubble fraction against m (p = {}):\n  {:>4}  {:>9}  {:>9}  {:>9}  {:>10}\n", p, "m",
                        "measured", "formula", "diff", "misprint");
@@ -211,12 +212,8 @@ std::string BubbleLesson::text_report(const RunResult& result) const {
   return out + pipeline_lesson::comparison_table(*result.theory_as<pipeline_lesson::PipelineTheory>());
 }
 
-std::vector<Timeline> BubbleLesson::theory_timelines(const ParamValues& params) const {
-  return {pipeline_lesson::theory_timeline(params)};
-}
-
-std::shared_ptr<const StepData> BubbleLesson::step_data(const ParamValues& params) const {
-  return pipeline_lesson::make_pipeline_steps(*this, params, false);
+std::shared_ptr<const pipeline_lesson::PipelineSteps> BubbleLesson::step_data_of(const PipelineParams& params) const {
+  return pipeline_lesson::make_pipeline_steps(params, false);
 }
 
 }  // namespace dlsys

@@ -31,6 +31,10 @@ ProcessPlacement process_placement(const mpi::World& w) {
 }
 
 void check_mpi_world(const ParamValues& p, const std::string& lesson) {
+  check_mpi_world(p.integer("n"), p.text("n"), lesson);
+}
+
+void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson) {
   if (!mpi::built_with_mpi())
     throw BadInput(
         "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
@@ -46,11 +50,11 @@ void check_mpi_world(const ParamValues& p, const std::string& lesson) {
     throw BadInput(
         "parameter 'launcher': value 'mpi' needs at least 2 ranks, and this MPI world has 1 process: start it with "
         "`mpirun -np 2` (or more)");
-  if (p.integer("n") != w->size)
+  if (n != w->size)
     throw BadInput(fmt::format(
         "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
         "process); allowed: {}, or leave n out and it takes the world size",
-        p.text("n"), w->size, w->size));
+        n_text, w->size, w->size));
 }
 
 }  // namespace dlsys

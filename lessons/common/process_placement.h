@@ -19,5 +19,7 @@ ProcessPlacement process_placement(const mpi::World& world);
 // Refuses (BadInput) a `launcher=mpi` run of `lesson` that cannot be one: no MPI in the build, no launcher around
 // this process, a world of one process, or a rank count `n` other than the world size.
 void check_mpi_world(const ParamValues& params, const std::string& lesson);
+// The same for a lesson whose parameters are read: n and n as the user wrote it.
+void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson);
 
 }  // namespace dlsys

@@ -56,6 +56,11 @@ class TypedLesson : public LessonWithValues<Theory, Measured> {
   virtual void check_params(const Params&, BackendKind) const {}
   virtual RunBudget budget_of(const Params&, BackendKind) const { return {}; }
   virtual std::shared_ptr<const Steps> step_data_of(const Params&) const { return nullptr; }
+  // A lesson that draws without a run (the pipeline lessons export their simulated schedule) refuses what only a run
+  // needs just before a run: its budget and check_run (the cores or GPUs a run takes) then wait for
+  // check_run_resources.
+  virtual bool budget_only_before_run() const { return false; }
+  virtual void check_run(const Params&, BackendKind) const {}
 
   std::shared_ptr<const LessonValues> theory(const ParamValues& values) const final {
     return make_values(theory_of(read_params(values)));
@@ -67,7 +72,12 @@ class TypedLesson : public LessonWithValues<Theory, Measured> {
   void validate(const ParamValues& values, BackendKind backend) const final {
     const Params params = read_params(values);
     check_params(params, backend);
-    refuse_what_does_not_fit(budget_of(params, backend), backend);
+    if (!budget_only_before_run()) refuse_what_does_not_fit(budget_of(params, backend), backend);
+  }
+  void check_run_resources(const ParamValues& values, BackendKind backend) const override {
+    const Params params = read_params(values);
+    check_run(params, backend);
+    if (budget_only_before_run()) refuse_what_does_not_fit(budget_of(params, backend), backend);
   }
   RunResult run(RunContext& context) const final { return run_with(read_params(context.params), context); }
 };

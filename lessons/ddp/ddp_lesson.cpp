@@ -21,6 +21,7 @@
 
 namespace dlsys {
 
+using ddp::DdpParams;
 using ddp::SyncMode;
 using ddp::TrainConfig;
 using ddp::WireFormat;
@@ -28,6 +29,9 @@ using ddp::WireFormat;
 namespace {
 // A bucket count above this would spend the run in handshakes; the bucket sweep stops there too.
 constexpr std::int64_t kMaxBuckets = 8192;
+const std::vector<std::string> kModeChoices = {"ddp", "dataparallel"};   // in the order of SyncMode
+const std::vector<std::string> kWireChoices = {"fp32", "bf16", "fp16"};  // in the order of WireFormat
+const std::vector<std::string> kLauncherChoices = {"threads", "mpi"};    // in the order of ddp::Launcher
 }  // namespace
 
 std::vector<ParamSpec> DdpLesson::params() const {
@@ -73,7 +77,7 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .label = "how gradients meet",
        .type = ParamType::Choice,
        .default_text = "ddp",
-       .choices = {"ddp", "dataparallel"},
+       .choices = kModeChoices,
        .help = "ddp: ring all-reduce per bucket, every rank steps; dataparallel: rank 0 gathers and steps alone"},
       {.key = "accumulate",
        .label = "accumulation steps k",
@@ -86,7 +90,7 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .label = "gradients on the wire",
        .type = ParamType::Choice,
        .default_text = "fp32",
-       .choices = {"fp32", "bf16", "fp16"},
+       .choices = kWireChoices,
        .help = "bf16 / fp16: rounded to 16 bits for the all-reduce, half the bytes"},
       {.key = "steps",
        .label = "timed steps",
@@ -100,7 +104,7 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .label = "ranks are",
        .type = ParamType::Choice,
        .default_text = "threads",
-       .choices = {"threads", "mpi"},
+       .choices = kLauncherChoices,
        .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
                "of processes; mode ddp with fp32 gradients, the chosen configuration only)"},
   };
@@ -110,17 +114,39 @@ std::vector<std::string> DdpLesson::process_launch_params(int world_size, bool) 
   return ddp::process_launch_params(world_size);
 }
 
-TrainConfig ddp_config(const ParamValues& p) {
+namespace ddp {
+
+DdpParams read_ddp_params(const ParamValues& values) {
+  DdpParams p;
+  p.n = int(values.integer("n"));
+  p.n_text = values.text("n");
+  p.layers = int(values.integer("layers"));
+  p.width = int(values.integer("width"));
+  p.batch = int(values.integer("batch"));
+  p.bucket_bytes = values.real("bucket");
+  p.mode = static_cast<SyncMode>(choice_index(values, "mode", kModeChoices));
+  p.accumulate = int(values.integer("accumulate"));
+  p.grad_dtype = static_cast<WireFormat>(choice_index(values, "grad_dtype", kWireChoices));
+  p.steps = int(values.integer("steps"));
+  p.max_minutes = values.real("max_minutes");
+  if (values.has("launcher")) p.launcher = static_cast<Launcher>(choice_index(values, "launcher", kLauncherChoices));
+  return p;
+}
+
+}  // namespace ddp
+
+DdpParams DdpLesson::read_params(const ParamValues& values) const { return ddp::read_ddp_params(values); }
+
+TrainConfig ddp_config(const DdpParams& p) {
   TrainConfig c;
-  c.shape = {int(p.integer("layers")), int(p.integer("width"))};
-  c.ranks = int(p.integer("n"));
-  c.global_batch = int(p.integer("batch"));
-  c.accumulate = int(p.integer("accumulate"));
-  c.bucket_elements = ddp::bucket_elements_for_bytes(std::int64_t(p.real("bucket")));
-  const std::string wire = p.text("grad_dtype");
-  c.wire = wire == "bf16" ? WireFormat::Bf16 : wire == "fp16" ? WireFormat::Fp16 : WireFormat::Fp32;
-  c.mode = p.text("mode") == "dataparallel" ? SyncMode::DataParallel : SyncMode::Ddp;
-  c.steps = int(p.integer("steps")) + 1;
+  c.shape = {p.layers, p.width};
+  c.ranks = p.n;
+  c.global_batch = p.batch;
+  c.accumulate = p.accumulate;
+  c.bucket_elements = ddp::bucket_elements_for_bytes(std::int64_t(p.bucket_bytes));
+  c.wire = p.grad_dtype;
+  c.mode = p.mode;
+  c.steps = p.steps + 1;
   return c;
 }
 
@@ -143,11 +169,11 @@ std::vector<std::int64_t> swept_bucket_elements(const TrainConfig& c) {
 
 }  // namespace
 
-std::vector<PlannedRun> ddp_run_plan(const ParamValues& p, BackendKind backend) {
+std::vector<PlannedRun> ddp_run_plan(const DdpParams& p, BackendKind backend) {
   const TrainConfig chosen = ddp_config(p);
   const bool gpu = backend == BackendKind::Cuda;
   std::vector<PlannedRun> plan;
-  if (ddp::runs_as_processes(p)) return plan;
+  if (p.launcher == ddp::Launcher::Mpi) return plan;
   auto same = [](const TrainConfig& a, const TrainConfig& b) {
     return a.ranks == b.ranks && a.accumulate == b.accumulate && a.wire == b.wire && a.mode == b.mode &&
            (a.mode == SyncMode::DataParallel || a.bucket_elements == b.bucket_elements);
@@ -200,7 +226,7 @@ std::vector<PlannedRun> ddp_run_plan(const ParamValues& p, BackendKind backend) 
   return plan;
 }
 
-double ddp_cpu_run_seconds(const ParamValues& p) {
+double ddp_cpu_run_seconds(const DdpParams& p) {
   const TrainConfig chosen = ddp_config(p);
   const auto step_flop = [](const TrainConfig& c) {
     return 12.0 * c.global_batch * double(c.shape.width) * c.shape.width * c.shape.layers;
@@ -243,7 +269,8 @@ void check_bucket_count(const TrainConfig& c) {
         kMaxBuckets));
 }
 
-void check_memory_and_time(const ParamValues& p, BackendKind backend) {
+// The host memory a run needs, with the message that names what it holds (the time is the lesson's budget).
+void check_host_memory(const DdpParams& p, BackendKind backend) {
   const TrainConfig chosen = ddp_config(p);
   const std::vector<PlannedRun> plan = ddp_run_plan(p, backend);
   double largest = ddp::train_bytes(chosen);
@@ -264,12 +291,6 @@ void check_memory_and_time(const ParamValues& p, BackendKind backend) {
         "memory is available; lower layers, width, batch or n",
         chosen.shape.layers, chosen.shape.width, chosen.global_batch, chosen.ranks, format_bytes_both(needed),
         format_bytes_both(host.free_bytes)));
-  refuse_if_longer_than_limit(
-      p, ddp_cpu_run_seconds(p),
-      fmt::format("{} configurations and the single-rank reference, each step 12 B w^2 L FLOP at {:g} GFLOP/s and {:g} "
-                  "ns per parameter of every rank",
-                  plan.size() + 1, kDdpGflops, kDdpSecondsPerParameterPass * 1e9),
-      "layers, width, batch or steps");
 }
 
 // What the GPU trainer does not do: DataParallel's master copies and the 16-bit wires stay on the CPU backend.
@@ -286,7 +307,7 @@ void check_gpu_variant(const TrainConfig& c) {
 }
 
 // On a GPU: every configuration's device memory on GPU 0 (every rank, when ranks are emulated there).
-void check_gpu_memory(const ParamValues& p) {
+void check_gpu_memory(const DdpParams& p) {
   const CudaStatus& cuda = cuda_status();
   const bool nccl = collectives::cuda::nccl_compiled();
   const TrainConfig chosen = ddp_config(p);
@@ -314,19 +335,29 @@ void check_gpu_memory(const ParamValues& p) {
 
 }  // namespace
 
-void DdpLesson::validate(const ParamValues& p, BackendKind backend) const {
-  if (ddp::runs_as_processes(p)) ddp::check_process_run(p, backend);
+void DdpLesson::check_params(const DdpParams& p, BackendKind backend) const {
+  if (p.launcher == ddp::Launcher::Mpi) ddp::check_process_run(p, backend);
   check_split(ddp_config(p));
   if (backend == BackendKind::Cuda) check_gpu_variant(ddp_config(p));
   check_bucket_count(ddp_config(p));
 }
 
-void DdpLesson::check_run_resources(const ParamValues& p, BackendKind backend) const {
-  check_memory_and_time(p, backend);
+void DdpLesson::check_run(const DdpParams& p, BackendKind backend) const {
+  check_host_memory(p, backend);
   if (backend == BackendKind::Cuda) check_gpu_memory(p);
 }
 
-ddp::DdpTheory ddp_theory(const ParamValues& p) {
+RunBudget DdpLesson::budget_of(const DdpParams& p, BackendKind backend) const {
+  return {.cpu_seconds = ddp_cpu_run_seconds(p),
+          .max_minutes = p.max_minutes,
+          .cpu_work = fmt::format(
+              "{} configurations and the single-rank reference, each step 12 B w^2 L FLOP at {:g} GFLOP/s and {:g} "
+              "ns per parameter of every rank",
+              ddp_run_plan(p, backend).size() + 1, kDdpGflops, kDdpSecondsPerParameterPass * 1e9),
+          .smaller = "layers, width, batch or steps"};
+}
+
+ddp::DdpTheory ddp_theory(const DdpParams& p) {
   const TrainConfig c = ddp_config(p);
   ddp::DdpTheory t;
   const std::int64_t params = gradient_elements(c), wire = ddp::wire_bytes_per_element(c.wire);
@@ -352,7 +383,7 @@ ddp::DdpTheory ddp_theory(const ParamValues& p) {
   return t;
 }
 
-std::shared_ptr<const LessonValues> DdpLesson::theory(const ParamValues& p) const { return make_values(ddp_theory(p)); }
+ddp::DdpTheory DdpLesson::theory_of(const DdpParams& p) const { return ddp_theory(p); }
 
 namespace {
 
@@ -372,7 +403,7 @@ Timeline simulated_timeline(const TrainConfig& c, const std::string& name) {
 
 }  // namespace
 
-std::vector<Timeline> ddp_theory_timelines(const ParamValues& p) {
+std::vector<Timeline> ddp_theory_timelines(const DdpParams& p) {
   TrainConfig c = ddp_config(p);
   c.mode = SyncMode::Ddp;
   c.accumulate = 1;
@@ -383,9 +414,11 @@ std::vector<Timeline> ddp_theory_timelines(const ParamValues& p) {
   return out;
 }
 
-std::vector<Timeline> DdpLesson::theory_timelines(const ParamValues& p) const { return ddp_theory_timelines(p); }
+std::vector<Timeline> DdpLesson::theory_timelines(const ParamValues& values) const {
+  return ddp_theory_timelines(read_params(values));
+}
 
-std::shared_ptr<const StepData> DdpLesson::step_data(const ParamValues& p) const {
+std::shared_ptr<const ddp::DdpSteps> DdpLesson::step_data_of(const DdpParams& p) const {
   return ddp::make_steps(p, ddp_theory(p));
 }
 

@@ -3,6 +3,8 @@
 
 #include "kernels/ddp/trainer.h"
 #include "lessons/common/typed_lesson.h"
+#include "lessons/ddp/ddp_params.h"
+#include "lessons/ddp/ddp_steps.h"
 #include "lessons/ddp/ddp_values.h"
 
 namespace dlsys {
@@ -10,7 +12,7 @@ namespace dlsys {
 // Lesson `ddp` (T10, T20): the batch split, nn.DataParallel against DistributedDataParallel, gradient buckets
 // all-reduced during backward, accumulation and 16-bit gradients, trained for real on CPU rank threads with the lab's
 // ring all-reduce.
-class DdpLesson final : public LessonWithValues<ddp::DdpTheory, ddp::DdpMeasured> {
+class DdpLesson final : public TypedLesson<ddp::DdpParams, ddp::DdpTheory, ddp::DdpMeasured, ddp::DdpSteps> {
  public:
   std::string id() const override { return "ddp"; }
   std::vector<std::string> quick_params() const override {
@@ -20,21 +22,25 @@ class DdpLesson final : public LessonWithValues<ddp::DdpTheory, ddp::DdpMeasured
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  void check_run_resources(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  ddp::DdpParams read_params(const ParamValues& values) const override;
+  ddp::DdpTheory theory_of(const ddp::DdpParams& params) const override;
+  void check_params(const ddp::DdpParams& params, BackendKind backend) const override;
+  // The simulated steps export without a run: a run's memory and time are refused before one only.
+  bool budget_only_before_run() const override { return true; }
+  void check_run(const ddp::DdpParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const ddp::DdpParams& params, BackendKind backend) const override;
+  std::shared_ptr<const ddp::DdpSteps> step_data_of(const ddp::DdpParams& params) const override;
+  RunResult run_with(const ddp::DdpParams& params, RunContext& context) const override;
   bool has_timeline() const override { return true; }
-  std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
+  std::vector<Timeline> theory_timelines(const ParamValues& values) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
 // The chosen configuration as the trainer takes it (steps: the timed ones plus one untimed first step).
-ddp::TrainConfig ddp_config(const ParamValues& params);
-ddp::DdpTheory ddp_theory(const ParamValues& params);
+ddp::TrainConfig ddp_config(const ddp::DdpParams& params);
+ddp::DdpTheory ddp_theory(const ddp::DdpParams& params);
 // One DDP step at the chosen bucket and with one bucket, simulated from assumed rates (kernels/ddp/simulate.h).
-std::vector<Timeline> ddp_theory_timelines(const ParamValues& params);
+std::vector<Timeline> ddp_theory_timelines(const ddp::DdpParams& params);
 
 // Every configuration a run trains besides the chosen one, in order: the variants (wire formats, accumulation,
 // DataParallel), the bucket sweep, the sweep over N in both modes, and the benchmark's configuration. On the CUDA
@@ -44,14 +50,14 @@ struct PlannedRun {
   ddp::TrainConfig config;
   const char* purpose;  // "variant", "bucket sweep", "ranks sweep", "benchmark"
 };
-std::vector<PlannedRun> ddp_run_plan(const ParamValues& params, BackendKind backend = BackendKind::Cpu);
+std::vector<PlannedRun> ddp_run_plan(const ddp::DdpParams& params, BackendKind backend = BackendKind::Cpu);
 
 // Seconds a run on CPU rank threads takes: every configuration it trains (the chosen one and the plan) and the
 // single-rank reference, each step's 12 B w^2 L FLOP at kDdpGflops, and kDdpSecondsPerParameterPass for every
 // parameter of every rank's replica at each step and once more at its set-up (gradients zeroed, the ring or the
 // master's copies, the update: passes over memory that do not shrink with the batch). Fitted to the CPU time of 8
 // runs on a 2-core EPYC (width 128 to 1024, batch 16 to 256, N 2 and 4): within 15%.
-double ddp_cpu_run_seconds(const ParamValues& params);
+double ddp_cpu_run_seconds(const ddp::DdpParams& params);
 inline constexpr double kDdpGflops = 90;
 inline constexpr double kDdpSecondsPerParameterPass = 3.5e-9;
 

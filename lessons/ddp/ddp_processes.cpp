@@ -70,28 +70,26 @@ cuda::ProcessLinks mpi_links(const mpi::World& w) {
 
 }  // namespace
 
-bool runs_as_processes(const ParamValues& p) { return p.has("launcher") && p.text("launcher") == "mpi"; }
-
 std::vector<std::string> process_launch_params(int world_size) { return {fmt::format("n={}", world_size)}; }
 
-void check_process_run(const ParamValues& p, BackendKind backend) {
-  check_mpi_world(p, "ddp");
+void check_process_run(const DdpParams& p, BackendKind backend) {
+  check_mpi_world(p.n, p.n_text, "ddp");
   if (backend == BackendKind::Cuda && mpi::world()->hosts.size() > 1)
     throw BadInput(fmt::format(
         "parameter 'launcher': value 'mpi' with --backend cuda for ddp needs every rank on one host (its processes "
         "all-reduce over CUDA IPC), and these ranks are on {} hosts; allowed: one host, or --backend cpu",
         mpi::world()->hosts.size()));
-  if (p.text("mode") != "ddp")
+  if (p.mode != SyncMode::Ddp)
     throw BadInput(fmt::format(
         "parameter 'mode': value '{}' is not allowed with launcher=mpi (the processes all-reduce gradient buckets "
         "with the lab's ring; DataParallel's master runs on rank threads); allowed: ddp, or launcher = threads",
-        p.text("mode")));
-  if (p.text("grad_dtype") != "fp32")
+        "dataparallel"));
+  if (p.grad_dtype != WireFormat::Fp32)
     throw BadInput(fmt::format(
         "parameter 'grad_dtype': value '{}' is not allowed with launcher=mpi (the ring between processes carries "
         "fp32); allowed: fp32, or launcher = threads for 16-bit wires",
-        p.text("grad_dtype")));
-  const double gradient_bytes = 8.0 * double(p.integer("layers")) * double(p.integer("width")) * p.integer("width");
+        wire_name(p.grad_dtype)));
+  const double gradient_bytes = 8.0 * double(p.layers) * double(p.width) * p.width;
   if (gradient_bytes > double(INT_MAX))
     throw BadInput(fmt::format(
         "parameters 'layers'/'width': a gradient of {:.0f} bytes is not allowed with launcher=mpi (MPI counts "

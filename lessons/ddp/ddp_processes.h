@@ -9,10 +9,9 @@
 
 #include "kernels/ddp/trainer.h"
 #include "lessons/common/lesson.h"
+#include "lessons/ddp/ddp_params.h"
 
 namespace dlsys::ddp {
-
-bool runs_as_processes(const ParamValues& params);
 
 // What a run with one rank per process starts from, before the user's assignments: n is the world size.
 std::vector<std::string> process_launch_params(int world_size);
@@ -20,7 +19,7 @@ std::vector<std::string> process_launch_params(int world_size);
 // launcher=mpi: refuses (BadInput) a build without MPI, no MPI world (the GUI, a plain start), a world of one, n
 // other than the world size, an MPI library without MPI_THREAD_SERIALIZED, ranks on several hosts on the cuda
 // backend, mode=dataparallel and 16-bit wire gradients, before anything is made.
-void check_process_run(const ParamValues& params, BackendKind backend);
+void check_process_run(const DdpParams& params, BackendKind backend);
 
 // Every rank calls it. Rank 0's result holds every rank: steps[s][r], every rank's last-step spans, rank 0's
 // weights and counted bytes, and replicas_identical (every rank's weights compared with rank 0's, bit for bit);

@@ -363,20 +363,19 @@ void add_thread_notes(RunResult& result, const Measured& chosen_run) {
 
 }  // namespace
 
-RunResult DdpLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   result.backend.emulated = true;  // ranks as threads of one CPU (corrected below on GPUs, one per rank)
   result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = int(p.integer("steps"));
+  result.backend.repeats = p.steps;
   const TrainConfig chosen = ddp_config(p);
   const std::vector<PlannedRun> plan = ddp_run_plan(p, ctx.backend);
   int most_steps = chosen.steps;  // the benchmark trains longer than the others: its rows must exist too
   for (const PlannedRun& r : plan) most_steps = std::max(most_steps, r.config.steps);
   const training::DataSet data =
       training::make_data_set(chosen.shape, chosen.global_batch * most_steps, chosen.seed + 100);
-  const bool processes = ddp::runs_as_processes(p);
+  const bool processes = p.launcher == ddp::Launcher::Mpi;
 
   std::string placement;
   const std::vector<Measured> all = train_every_configuration(chosen, plan, data, processes, ctx, placement);

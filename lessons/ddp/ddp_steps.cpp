@@ -4,7 +4,7 @@
 
 namespace dlsys::ddp {
 
-std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpTheory& theory) {
+std::shared_ptr<const DdpSteps> make_steps(const DdpParams& params, const DdpTheory& theory) {
   auto steps = std::make_shared<DdpSteps>();
   steps->split_shape = {2, 8};  // 256 weights: small enough to print, the same code as the trained model
   const training::DataSet data = training::make_data_set(steps->split_shape, kCourseBatch, 3);

@@ -11,6 +11,7 @@
 #include "kernels/ddp/buckets.h"
 #include "kernels/ddp/trainer.h"
 #include "lessons/common/step_data.h"
+#include "lessons/ddp/ddp_params.h"
 #include "lessons/ddp/ddp_values.h"
 
 namespace dlsys::ddp {
@@ -44,7 +45,7 @@ struct DdpSteps final : StepData {
   std::vector<Timeline> simulated;  // one step at the chosen bucket and with one bucket, from assumed rates
 };
 
-std::shared_ptr<const DdpSteps> make_steps(const ParamValues& params, const DdpTheory& theory);
+std::shared_ptr<const DdpSteps> make_steps(const DdpParams& params, const DdpTheory& theory);
 
 // The course's example: 10 rows, 5 workers, 2 rows each.
 inline constexpr int kCourseBatch = 10, kCourseWorkers = 5;

@@ -1,5 +1,7 @@
 #pragma once
 #include "lessons/common/typed_lesson.h"
+#include "lessons/fusion/fusion_params.h"
+#include "lessons/fusion/fusion_steps.h"
 #include "lessons/fusion/fusion_values.h"
 
 namespace dlsys {
@@ -7,7 +9,8 @@ namespace dlsys {
 // Lesson `fusion`: y = ReLU(x + b) and x.cos().cos() as separate kernels and fused into one, measured on arrays far
 // larger than the caches and on arrays that fit in them; chains of L pointwise operations; every output checked
 // against a double-precision reference.
-class FusionLesson final : public LessonWithValues<fusion::FusionTheory, fusion::FusionMeasured> {
+class FusionLesson final
+    : public TypedLesson<fusion::FusionParams, fusion::FusionTheory, fusion::FusionMeasured, fusion::FusionSteps> {
  public:
   std::string id() const override { return "fusion"; }
   std::string chapter() const override { return "Foundations"; }
@@ -23,10 +26,12 @@ class FusionLesson final : public LessonWithValues<fusion::FusionTheory, fusion:
                  : std::vector<std::string>{"rows=8192", "cols=8192", "repeats=10"};
   }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  fusion::FusionParams read_params(const ParamValues& values) const override;
+  fusion::FusionTheory theory_of(const fusion::FusionParams& params) const override;
+  void check_params(const fusion::FusionParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const fusion::FusionParams& params, BackendKind backend) const override;
+  std::shared_ptr<const fusion::FusionSteps> step_data_of(const fusion::FusionParams& params) const override;
+  RunResult run_with(const fusion::FusionParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
@@ -35,6 +40,6 @@ class FusionLesson final : public LessonWithValues<fusion::FusionTheory, fusion:
 inline constexpr double kSpeedupTolerance = 0.2;
 
 // The closed forms for the parameters.
-fusion::FusionTheory fusion_theory(const ParamValues& params);
+fusion::FusionTheory fusion_theory(const fusion::FusionParams& params);
 
 }  // namespace dlsys

@@ -31,6 +31,7 @@ constexpr double kSmallBatchUs = 200;  // small calls are timed in batches at le
 template <typename Device>
 struct FusionRun {
   RunContext& ctx;
+  const FusionParams& params;
   HostArrays& a;
   Device& device;
   int repeats = 1;
@@ -140,8 +141,8 @@ void measure_chains(FusionRun<Device>& r, RunResult& result) {
                       {}};
   Series fused_line{
       "chain_fused_theory", "8 B per element / measured bandwidth", "theory", "L (operations)", "", "time", "ms", {}};
-  for (double length : r.ctx.params.list("chain")) {
-    const int L = static_cast<int>(length);
+  for (const int L : r.params.chain) {
+    const double length = L;
     r.progress(fmt::format("chain of {} operations", L));
     const float* last = nullptr;  // where the unfused chain left its result: t for odd L, y for even
     auto run_unfused = [&] {
@@ -184,7 +185,7 @@ Timing time_per_call(FusionRun<Device>& r, Device& d, const std::function<void()
 // ReLU(x + b) on arrays that fit in cache, time per call, and one call that moves (next to) no bytes.
 template <typename Device>
 void measure_small(FusionRun<Device>& r, const std::function<Device(HostArrays&)>& make_device, Bias bias) {
-  const std::int64_t count = r.ctx.params.integer("small") / 4;
+  const std::int64_t count = r.params.small_bytes / 4;
   const std::int64_t cols = std::min(r.a.cols, count), rows = std::max<std::int64_t>(1, count / cols);
   HostArrays small(r.ctx.ledger, "small", rows, cols);
   Device d = make_device(small);
@@ -216,31 +217,30 @@ void add_notes(RunResult& result, const HostArrays& a, const FusionMeasured& m, 
 
 }  // namespace
 
-double run_bytes(const ParamValues& p) {
-  const double n = double(p.integer("rows")) * double(p.integer("cols"));
+double run_bytes(const FusionParams& p) {
+  const double n = double(p.rows) * double(p.cols);
   // x, t, y and the full bias at both sizes, and the broadcast bias
-  return 4.0 * (4 * n + double(p.integer("cols"))) + 4.0 * double(p.integer("small")) + 4.0 * double(p.integer("cols"));
+  return 4.0 * (4 * n + double(p.cols)) + 4.0 * double(p.small_bytes) + 4.0 * double(p.cols);
 }
 
-double run_seconds_estimate(const ParamValues& p) {
-  const double n = double(p.integer("rows")) * double(p.integer("cols"));
+double run_seconds_estimate(const FusionParams& p) {
+  const double n = double(p.rows) * double(p.cols);
   double bytes_per_element = 16 + 8 + 20 + 12 + 8 + 16 + 8 + 8 + 8 + 8;  // ReLU(x + b) both ways, cos, relu, gelu, copy
-  for (double length : p.list("chain")) bytes_per_element += 8 * length + 8;
-  return bytes_per_element * n * (1.0 + double(p.integer("repeats"))) / 1e9;
+  for (int length : p.chain) bytes_per_element += 8.0 * length + 8;
+  return bytes_per_element * n * (1.0 + double(p.repeats)) / 1e9;
 }
 
 namespace {
 
 template <typename Device>
-void run_on(RunContext& ctx, RunResult& result, HostArrays& a, Device& device,
+void run_on(const FusionParams& p, RunContext& ctx, RunResult& result, HostArrays& a, Device& device,
             const std::function<Device(HostArrays&)>& make_device) {
-  const ParamValues& p = ctx.params;
-  FusionRun<Device> r{.ctx = ctx, .a = a, .device = device, .repeats = static_cast<int>(p.integer("repeats"))};
-  r.total = 14.0 + double(p.list("chain").size());
+  FusionRun<Device> r{.ctx = ctx, .params = p, .a = a, .device = device, .repeats = p.repeats};
+  r.total = 14.0 + double(p.chain.size());
   r.m.error_tolerance = kErrorTolerance;
   result.backend.repeats = r.repeats;
   result.backend.timer = Device::kTimer;
-  const Bias chosen = p.text("bias") == "full" ? Bias::Full : Bias::Broadcast;
+  const Bias chosen = p.bias;
   const FusionTheory& theory = *result.theory_as<FusionTheory>();
 
   r.progress("STREAM copy: the bandwidth to compare with");
@@ -268,17 +268,16 @@ void run_on(RunContext& ctx, RunResult& result, HostArrays& a, Device& device,
 
 }  // namespace
 
-void run_fusion(RunContext& ctx, RunResult& result) {
-  const ParamValues& p = ctx.params;
-  ctx.control.progress(0, fmt::format("filling arrays of {} x {}", p.integer("rows"), p.integer("cols")));
-  HostArrays a(ctx.ledger, "arrays", p.integer("rows"), p.integer("cols"));
+void run_fusion(const FusionParams& p, RunContext& ctx, RunResult& result) {
+  ctx.control.progress(0, fmt::format("filling arrays of {} x {}", p.rows, p.cols));
+  HostArrays a(ctx.ledger, "arrays", p.rows, p.cols);
   if (ctx.backend == BackendKind::Cuda) {
     CudaPointwise device(a);
-    run_on<CudaPointwise>(ctx, result, a, device, [](HostArrays& small) { return CudaPointwise(small); });
+    run_on<CudaPointwise>(p, ctx, result, a, device, [](HostArrays& small) { return CudaPointwise(small); });
   } else {
-    const int threads = static_cast<int>(p.integer("threads"));
+    const int threads = p.threads;
     CpuPointwise device(a, threads, roofline::stores_for(4.0 * double(a.n())));
-    run_on<CpuPointwise>(ctx, result, a, device,
+    run_on<CpuPointwise>(p, ctx, result, a, device,
                          [threads](HostArrays& small) { return CpuPointwise(small, threads, Stores::Cached); });
   }
   ctx.control.progress(1.0, "done");

@@ -56,13 +56,12 @@ OpSequence cos_cos_sequence(bool fused) {
                   {1, OpKind::Write, "write x2[i]"}}});
 }
 
-std::shared_ptr<const FusionSteps> make_steps(const ParamValues& params) {
+std::shared_ptr<const FusionSteps> make_steps(const FusionParams& params) {
   auto s = std::make_shared<FusionSteps>();
   s->theory = fusion_theory(params);
   s->bias = s->theory.bias;
-  const Bias bias = s->bias == "full" ? Bias::Full : Bias::Broadcast;
-  s->add_relu_unfused = add_relu_sequence(bias, false);
-  s->add_relu_fused = add_relu_sequence(bias, true);
+  s->add_relu_unfused = add_relu_sequence(params.bias, false);
+  s->add_relu_fused = add_relu_sequence(params.bias, true);
   s->cos_unfused = cos_cos_sequence(false);
   s->cos_fused = cos_cos_sequence(true);
   return s;

@@ -9,6 +9,7 @@
 #include "engine/params.h"
 #include "kernels/fusion/fusion_math.h"
 #include "lessons/common/step_data.h"
+#include "lessons/fusion/fusion_params.h"
 #include "lessons/fusion/fusion_values.h"
 
 namespace dlsys::fusion {
@@ -45,6 +46,6 @@ struct FusionSteps final : StepData {
 
 OpSequence add_relu_sequence(Bias bias, bool fused);
 OpSequence cos_cos_sequence(bool fused);
-std::shared_ptr<const FusionSteps> make_steps(const ParamValues& params);
+std::shared_ptr<const FusionSteps> make_steps(const FusionParams& params);
 
 }  // namespace dlsys::fusion

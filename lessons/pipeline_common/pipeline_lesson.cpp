@@ -161,7 +161,7 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
        .label = "meaning of b",
        .type = ParamType::Choice,
        .default_text = "full",
-       .choices = {"full", "input"},
+       .choices = notation_choices(),
        .help =
            "full: b is the full backward (DeepSeek-V3 table); input: b is the input-gradient pass alone (zero-bubble "
            "paper)"},
@@ -243,44 +243,73 @@ std::vector<ParamSpec> param_specs(const Defaults& d) {
   };
 }
 
-Setup read_setup(const ParamValues& p) {
+const std::vector<std::string>& notation_choices() {
+  static const std::vector<std::string> choices = {"full", "input"};  // in the order of Notation
+  return choices;
+}
+
+PipelineParams read_pipeline_params(const ParamValues& values) {
+  PipelineParams p;
+  p.schedule = parse_schedule(values.text("schedule"));
+  p.p = static_cast<int>(values.integer("p"));
+  p.m = static_cast<int>(values.integer("m"));
+  p.v = static_cast<int>(values.integer("v"));
+  p.notation = static_cast<Notation>(choice_index(values, "notation", notation_choices()));
+  p.f = values.real("f");
+  p.b = values.real("b");
+  p.w = values.real("w");
+  p.fb = values.real("fb");
+  p.b_text = values.text("b");
+  p.w_text = values.text("w");
+  p.fb_text = values.text("fb");
+  p.p2p = values.real("p2p");
+  p.imbalance = static_cast<int>(values.integer("imbalance"));
+  p.hidden = static_cast<int>(values.integer("hidden"));
+  p.microbatch = static_cast<int>(values.integer("microbatch"));
+  p.mode = static_cast<ExecutionMode>(choice_index(values, "mode", {"auto", "concurrent", "replayed"}));
+  p.repeats = static_cast<int>(values.integer("repeats"));
+  p.max_minutes = values.real("max_minutes");
+  if (values.has("sweep")) {
+    for (double m : values.list("sweep")) p.sweep.push_back(static_cast<int>(m));
+    p.sweep_text = values.text("sweep");
+  }
+  return p;
+}
+
+Setup setup_of(const PipelineParams& p) {
   Setup s;
-  s.shape.kind = parse_schedule(p.text("schedule"));
-  s.shape.devices = static_cast<int>(p.integer("p"));
-  s.shape.micro_batches = static_cast<int>(p.integer("m"));
-  s.chunks = static_cast<int>(p.integer("v"));
+  s.shape.kind = p.schedule;
+  s.shape.devices = p.p;
+  s.shape.micro_batches = p.m;
+  s.chunks = p.v;
   s.shape.chunks = s.shape.kind == ScheduleKind::Interleaved ? s.chunks : 1;
   check_shape(s.shape);
-  s.notation = p.text("notation");
-  const double f = p.real("f"), b = p.real("b"), w = p.real("w"), fb = p.real("fb");
-  if (s.notation == "full" && !(b > w))
+  s.notation = notation_choices()[static_cast<std::size_t>(p.notation)];
+  const bool full = p.notation == Notation::Full;
+  if (full && !(p.b > p.w))
     throw BadInput(
         fmt::format("parameter 'b': value '{}' is not allowed with notation=full and w = {}: b is the full "
                     "backward, input gradient plus weight gradient, so it must exceed w (or use "
                     "notation=input, where b is the input-gradient pass alone)",
-                    p.text("b"), p.text("w")));
-  s.costs.f = f;
-  s.costs.b = s.notation == "full" ? b - w : b;
-  s.costs.w = w;
-  s.costs.p2p = p.real("p2p");
+                    p.b_text, p.w_text));
+  s.costs.f = p.f;
+  s.costs.b = full ? p.b - p.w : p.b;
+  s.costs.w = p.w;
+  s.costs.p2p = p.p2p;
   const double full_b = s.costs.full_backward();
-  if (fb != 0 && fb < std::max(f, full_b))
+  if (p.fb != 0 && p.fb < std::max(p.f, full_b))
     throw BadInput(
         fmt::format("parameter 'fb': value '{}' is not allowed: an overlapped forward and full backward "
                     "cannot finish before the longer of the two (F = {}, full B = {}); allowed: 0 (no "
                     "overlap) or a number from {} up",
-                    p.text("fb"), format_number(f), format_number(full_b), format_number(std::max(f, full_b))));
-  s.costs.fb = fb;
-  const int imbalance = static_cast<int>(p.integer("imbalance"));
-  if (imbalance > 1) s.costs.stage_scale = {double(imbalance)};  // resized to the schedule's stages in costs_for
-  s.executor.hidden = static_cast<int>(p.integer("hidden"));
-  s.executor.microbatch_rows = static_cast<int>(p.integer("microbatch"));
-  s.executor.last_stage_blocks = imbalance;
-  s.executor.repeats = static_cast<int>(p.integer("repeats"));
-  const std::string mode = p.text("mode");
-  s.executor.mode = mode == "concurrent" ? ExecutionMode::Concurrent
-                    : mode == "replayed" ? ExecutionMode::Replayed
-                                         : ExecutionMode::Auto;
+                    p.fb_text, format_number(p.f), format_number(full_b), format_number(std::max(p.f, full_b))));
+  s.costs.fb = p.fb;
+  if (p.imbalance > 1) s.costs.stage_scale = {double(p.imbalance)};  // resized to the schedule's stages in costs_for
+  s.executor.hidden = p.hidden;
+  s.executor.microbatch_rows = p.microbatch;
+  s.executor.last_stage_blocks = p.imbalance;
+  s.executor.repeats = p.repeats;
+  s.executor.mode = p.mode;
   s.executor.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
 }
@@ -344,8 +373,8 @@ Simulated simulate_setup(const Setup& setup) {
   return {std::move(s), std::move(c), std::move(t)};
 }
 
-PipelineTheory theory(const ParamValues& params) {
-  const Setup setup = read_setup(params);
+PipelineTheory theory_of(const PipelineParams& params) {
+  const Setup setup = setup_of(params);
   const Simulated sim = simulate_setup(setup);
   const Schedule& s = sim.schedule;
   const OpCosts& c = sim.costs;
@@ -563,8 +592,8 @@ PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double
 
 }  // namespace
 
-RunResult run(const Lesson& lesson, RunContext& ctx) {
-  const Setup setup = read_setup(ctx.params);
+RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& ctx) {
+  const Setup setup = setup_of(params);
   RunResult result = begin_result(lesson, ctx);
   const Simulated sim = simulate_setup(setup);
   const Schedule& s = sim.schedule;
@@ -697,8 +726,8 @@ std::string shape_title(const ScheduleShape& shape) {
                      shape.kind == ScheduleKind::Interleaved ? fmt::format(", v = {}", shape.chunks) : "");
 }
 
-Timeline theory_timeline(const ParamValues& params) {
-  const Setup setup = read_setup(params);
+Timeline theory_timeline(const PipelineParams& params) {
+  const Setup setup = setup_of(params);
   const Simulated sim = simulate_setup(setup);
   return to_timeline(sim.schedule, sim.timing, sim.costs, shape_title(setup.shape) + " (theory)", "theory", "simulated",
                      "units");

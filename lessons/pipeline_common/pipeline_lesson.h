@@ -8,6 +8,7 @@
 #include "kernels/pipeline/schedule.h"
 #include "kernels/pipeline/simulate.h"
 #include "lessons/common/lesson.h"
+#include "lessons/pipeline_common/pipeline_params.h"
 #include "lessons/pipeline_common/pipeline_values.h"
 
 namespace dlsys::pipeline_lesson {
@@ -19,7 +20,7 @@ struct Defaults {
 };
 std::vector<ParamSpec> param_specs(const Defaults& defaults);
 
-// The parameters, read and checked together. Throws BadInput naming the parameter, the value and what is allowed.
+// The parameters as the executor and the simulation take them, checked together.
 struct Setup {
   pipeline::ScheduleShape shape;
   pipeline::OpCosts costs;  // b as the input gradient alone, whatever the notation the user chose
@@ -27,7 +28,9 @@ struct Setup {
   int chunks = 2;        // v, for the interleaved schedule (also in the comparison table)
   std::string notation;  // "full": b is the full backward (DeepSeek-V3); "input": b is B alone (ZB paper)
 };
-Setup read_setup(const ParamValues& params);
+// Throws BadInput naming the parameter, the value and what is allowed (a shape the schedule cannot run, b not above w
+// in the full notation, an F&B shorter than its halves).
+Setup setup_of(const PipelineParams& params);
 // Whether the executor's buffers for the setup's schedule fit in free host memory (a run's need: the theory and the
 // simulated timelines need none of it). Throws BadInput.
 void check_host_memory(const Setup& setup);
@@ -50,12 +53,12 @@ struct Simulated {
 Simulated simulate_setup(const Setup& setup);
 
 // Closed forms, the simulated schedule and the comparison across schedules (the "theory" section of the result).
-PipelineTheory theory(const ParamValues& params);
+PipelineTheory theory_of(const PipelineParams& params);
 
 // The real run. Timelines: [0] theory (cost units), [1] measured (us), [2] its overlay partner in us: the measured
 // step's own op times replayed on the schedule (concurrent and emulated modes), or the schedule simulated with the
 // median measured op times (replayed mode, where [1] already is a replay).
-RunResult run(const Lesson& lesson, RunContext& context);
+RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& context);
 
 // Timeline of a simulated or measured step; a pair (DualPipe's F&B) is drawn as its two halves side by side.
 Timeline to_timeline(const pipeline::Schedule& schedule, const pipeline::Timing& timing, const pipeline::OpCosts& costs,
@@ -107,7 +110,7 @@ const char* waiting_overheads_cause(const std::string& backend_kind);
 // "1F1B (...): p = 4, m = 8" (with v for the interleaved schedule): what a timeline of this shape is called.
 std::string shape_title(const pipeline::ScheduleShape& shape);
 // The chosen schedule simulated from the parameters alone, named "<shape title> (theory)": what an export without a
-// run shows. Throws BadInput as read_setup does.
-Timeline theory_timeline(const ParamValues& params);
+// run shows. Throws BadInput as setup_of does.
+Timeline theory_timeline(const PipelineParams& params);
 
 }  // namespace dlsys::pipeline_lesson

@@ -13,7 +13,8 @@ namespace dlsys::pipeline_lesson {
 
 namespace {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+// What a panel changes in the chosen parameters (none for the chosen schedule itself).
+using Override = std::function<void(PipelineParams&)>;
 constexpr int kInFlightPoints = 400;
 constexpr int kMaxDevicesPlotted = 6;
 constexpr int kMaxMessagesDrawn = 4000;
@@ -78,13 +79,12 @@ std::map<std::string, std::vector<LaneBand>> phase_bands(const SchedulePanel& pa
   return bands;
 }
 
-SchedulePanel simulate_panel(const Lesson& lesson, const ParamValues& params, const Overrides& overrides) {
+SchedulePanel simulate_panel(const PipelineParams& params, const Override& override_params) {
   SchedulePanel panel;
   try {
-    ParamValues changed = params;
-    const auto specs = lesson.params();
-    for (const auto& [key, value] : overrides) changed.set(specs, key, value);
-    panel.setup = read_setup(changed);
+    PipelineParams changed = params;
+    if (override_params) override_params(changed);
+    panel.setup = setup_of(changed);
     panel.title = pipeline::schedule_title(panel.setup.shape.kind);
     panel.sim = std::make_shared<const Simulated>(simulate_setup(panel.setup));
     const pipeline::ScheduleShape& shape = panel.setup.shape;
@@ -136,63 +136,82 @@ const SchedulePanel& PipelineSteps::panel(const std::string& name) const {
   return it->second;
 }
 
-std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params,
-                                                         bool comparisons) {
+namespace {
+
+Override with_schedule(pipeline::ScheduleKind kind, int m = 0, int p = 0) {
+  return [=](PipelineParams& params) {
+    params.schedule = kind;
+    if (m > 0) params.m = m;
+    if (p > 0) params.p = p;
+  };
+}
+
+// A cost divided by v, as a parameter written with ten significant digits.
+void divide_cost(double& cost, std::string* text, int v) {
+  const std::string written = fmt::format("{:.10g}", cost / v);
+  cost = std::stod(written);
+  if (text != nullptr) *text = written;
+}
+
+// Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
+void add_interleaving(PipelineSteps& steps, const PipelineParams& params) {
+  const SchedulePanel& base = steps.panel("1f1b");
+  if (!base.error.empty()) return;
+  const int devices = base.setup.shape.devices, v = base.setup.chunks;
+  steps.interleaved_m = (base.setup.shape.micro_batches + devices - 1) / devices * devices;
+  steps.messages_per_micro_batch_1f1b = 2 * (devices - 1);
+  steps.messages_per_micro_batch_interleaved = 2 * (v * devices - 1);
+  steps.formulas.interleaved_ratio_1f1b = pipeline::theory::bubble_ratio(devices, steps.interleaved_m);
+  steps.formulas.interleaved_ratio = pipeline::theory::bubble_ratio(devices, steps.interleaved_m, v);
+  const int m = steps.interleaved_m;
+  steps.panels.emplace("interleaved", simulate_panel(params, [&](PipelineParams& p) {
+                         with_schedule(pipeline::ScheduleKind::Interleaved, m)(p);
+                         divide_cost(p.f, nullptr, v);
+                         divide_cost(p.b, &p.b_text, v);
+                         divide_cost(p.w, &p.w_text, v);
+                         divide_cost(p.fb, &p.fb_text, v);
+                       }));
+  steps.panels.emplace("1f1b_interleaved_m",
+                       simulate_panel(params, with_schedule(pipeline::ScheduleKind::OneFOneB, m)));
+}
+
+}  // namespace
+
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const PipelineParams& params, bool comparisons) {
+  using pipeline::ScheduleKind;
   auto steps = std::make_shared<PipelineSteps>();
-  auto add = [&](const std::string& name, const Overrides& overrides) {
-    steps->panels.emplace(name, simulate_panel(lesson, params, overrides));
+  auto add = [&](const std::string& name, const Override& override_params) {
+    steps->panels.emplace(name, simulate_panel(params, override_params));
   };
   add("chosen", {});
-  add("gpipe_m1", {{"schedule", "gpipe"}, {"m", "1"}});
+  add("gpipe_m1", with_schedule(ScheduleKind::GPipe, 1));
   if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
     steps->schedule = std::shared_ptr<const pipeline::Schedule>(chosen.sim, &chosen.sim->schedule);
-  const int p = static_cast<int>(params.integer("p")), m = static_cast<int>(params.integer("m"));
+  const int p = params.p, m = params.m;
   steps->formulas = bubble_formulas(p, m);
   try {
-    steps->theory = pipeline_lesson::theory(params);
+    steps->theory = pipeline_lesson::theory_of(params);
   } catch (const BadInput& e) {
     steps->theory_error = e.what();
   }
   if (const SchedulePanel& chosen = steps->panel("chosen"); chosen.error.empty())
     steps->phase_bands = phase_bands(chosen);
   if (!comparisons) return steps;
-  add("gpipe", {{"schedule", "gpipe"}});
-  add("1f1b", {{"schedule", "1f1b"}});
+  add("gpipe", with_schedule(ScheduleKind::GPipe));
+  add("1f1b", with_schedule(ScheduleKind::OneFOneB));
   if (const SchedulePanel& g = steps->panel("gpipe"), &o = steps->panel("1f1b"); g.error.empty() && o.error.empty()) {
     for (const SchedulePanel* panel : {&g, &o}) {
       for (int peak : peaks_of(*panel)) steps->in_flight_max = std::max(steps->in_flight_max, double(peak));
       steps->in_flight_time_max = std::max(steps->in_flight_time_max, panel->sim->timing.makespan);
     }
   }
-  add("zb_h1", {{"schedule", "zb-h1"}});
-
-  // Interleaving: the same model, each chunk 1/v of a stage, so its ops cost 1/v as much; m a multiple of p.
-  if (const SchedulePanel& base = steps->panel("1f1b"); base.error.empty()) {
-    const int devices = base.setup.shape.devices, v = base.setup.chunks;
-    steps->interleaved_m = (base.setup.shape.micro_batches + devices - 1) / devices * devices;
-    steps->messages_per_micro_batch_1f1b = 2 * (devices - 1);
-    steps->messages_per_micro_batch_interleaved = 2 * (v * devices - 1);
-    steps->formulas.interleaved_ratio_1f1b = pipeline::theory::bubble_ratio(devices, steps->interleaved_m);
-    steps->formulas.interleaved_ratio = pipeline::theory::bubble_ratio(devices, steps->interleaved_m, v);
-    const std::string interleaved_m = std::to_string(steps->interleaved_m);
-    auto scaled = [&](const char* key) { return fmt::format("{:.10g}", params.real(key) / v); };
-    add("interleaved", {{"schedule", "interleaved"},
-                        {"m", interleaved_m},
-                        {"f", scaled("f")},
-                        {"b", scaled("b")},
-                        {"w", scaled("w")},
-                        {"fb", scaled("fb")}});
-    add("1f1b_interleaved_m", {{"schedule", "1f1b"}, {"m", interleaved_m}});
-  }
+  add("zb_h1", with_schedule(ScheduleKind::ZbH1));
+  add_interleaving(*steps, params);
   // DualPipe needs an even p and m >= 2p (and even).
   steps->dualpipe_p = p + p % 2;
   steps->dualpipe_m = std::max(m + m % 2, 2 * steps->dualpipe_p);
-  const Overrides dual_shape{{"p", std::to_string(steps->dualpipe_p)}, {"m", std::to_string(steps->dualpipe_m)}};
-  Overrides dual{{"schedule", "dualpipe"}}, one_f_one_b{{"schedule", "1f1b"}};
-  dual.insert(dual.end(), dual_shape.begin(), dual_shape.end());
-  one_f_one_b.insert(one_f_one_b.end(), dual_shape.begin(), dual_shape.end());
-  add("dualpipe", dual);
-  add("1f1b_dualpipe", one_f_one_b);
+  add("dualpipe", with_schedule(ScheduleKind::DualPipe, steps->dualpipe_m, steps->dualpipe_p));
+  add("1f1b_dualpipe", with_schedule(ScheduleKind::OneFOneB, steps->dualpipe_m, steps->dualpipe_p));
   return steps;
 }
 

@@ -81,7 +81,6 @@ struct PipelineSteps final : StepData {
 
 // `comparisons`: also the schedules the schedules lesson compares (1F1B, ZB-H1, interleaved, DualPipe); the bubble
 // lesson's steps need only the chosen schedule and GPipe with one micro-batch.
-std::shared_ptr<const PipelineSteps> make_pipeline_steps(const Lesson& lesson, const ParamValues& params,
-                                                         bool comparisons);
+std::shared_ptr<const PipelineSteps> make_pipeline_steps(const PipelineParams& params, bool comparisons);
 
 }  // namespace dlsys::pipeline_lesson
