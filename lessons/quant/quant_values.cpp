@@ -4,29 +4,6 @@
 
 namespace dlsys::quant {
 
-void to_json(nlohmann::ordered_json& j, const QuantTheory& t) {
-  j["bits"] = t.bits;
-  j["scheme"] = t.scheme;
-  j["granularity"] = t.granularity;
-  j["block"] = t.block;
-  j["double_quant"] = t.double_quant;
-  j["bytes_per_weight"] = t.bytes_per_weight;
-  j["scale_overhead_bits_per_param"] = t.scale_overhead_bits_per_param;
-  j["stored_bits_per_weight"] = t.stored_bits_per_weight;
-  j["container_bits"] = t.container_bits;
-  j["n"] = t.n;
-  j["nf4_overhead_bits"] = t.nf4_overhead_bits;
-  j["nf4_double_quant_overhead_bits"] = t.nf4_double_quant_overhead_bits;
-  j["model_7b_16bit_bytes"] = t.model_7b_16bit_bytes;
-  j["model_7b_8bit_bytes"] = t.model_7b_8bit_bytes;
-  j["model_7b_4bit_bytes"] = t.model_7b_4bit_bytes;
-  j["model_7b_nf4_constants_bytes"] = t.model_7b_nf4_constants_bytes;
-  j["model_7b_nf4_dq_constants_bytes"] = t.model_7b_nf4_dq_constants_bytes;
-  j["int8_smaller_than_fp32"] = t.int8_smaller_than_fp32;
-  j["int8_smaller_than_fp16"] = t.int8_smaller_than_fp16;
-  j["outlier_threshold"] = t.outlier_threshold;
-}
-
 // The documented keys first (the chosen scheme), then each GEMV format prefixed by its key.
 void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
   j = nlohmann::ordered_json::object();
@@ -78,29 +55,6 @@ void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
   j["sparse_sample_cols"] = m.sparse_sample_cols;
   j["sparse_sample"] = m.sparse_sample;
   j["sparse_sample_kept"] = m.sparse_sample_kept;
-}
-
-void from_json(const nlohmann::ordered_json& j, QuantTheory& t) {
-  read_key(j, "bits", t.bits);
-  read_key(j, "scheme", t.scheme);
-  read_key(j, "granularity", t.granularity);
-  read_key(j, "block", t.block);
-  read_key(j, "double_quant", t.double_quant);
-  read_key(j, "bytes_per_weight", t.bytes_per_weight);
-  read_key(j, "scale_overhead_bits_per_param", t.scale_overhead_bits_per_param);
-  read_key(j, "stored_bits_per_weight", t.stored_bits_per_weight);
-  read_key(j, "container_bits", t.container_bits);
-  read_key(j, "n", t.n);
-  read_key(j, "nf4_overhead_bits", t.nf4_overhead_bits);
-  read_key(j, "nf4_double_quant_overhead_bits", t.nf4_double_quant_overhead_bits);
-  read_key(j, "model_7b_16bit_bytes", t.model_7b_16bit_bytes);
-  read_key(j, "model_7b_8bit_bytes", t.model_7b_8bit_bytes);
-  read_key(j, "model_7b_4bit_bytes", t.model_7b_4bit_bytes);
-  read_key(j, "model_7b_nf4_constants_bytes", t.model_7b_nf4_constants_bytes);
-  read_key(j, "model_7b_nf4_dq_constants_bytes", t.model_7b_nf4_dq_constants_bytes);
-  read_key(j, "int8_smaller_than_fp32", t.int8_smaller_than_fp32);
-  read_key(j, "int8_smaller_than_fp16", t.int8_smaller_than_fp16);
-  read_key(j, "outlier_threshold", t.outlier_threshold);
 }
 
 void from_json(const nlohmann::ordered_json& j, QuantMeasured& m) {

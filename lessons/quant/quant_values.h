@@ -75,8 +75,11 @@ struct QuantMeasured {
   std::vector<int> sparse_sample_kept;  // 1 kept, 0 pruned
 };
 
-void to_json(nlohmann::ordered_json& json, const QuantTheory& theory);
-void from_json(const nlohmann::ordered_json& json, QuantTheory& theory);
+DLSYS_VALUES_JSON(QuantTheory, bits, scheme, granularity, block, double_quant, bytes_per_weight,
+                  scale_overhead_bits_per_param, stored_bits_per_weight, container_bits, n, nf4_overhead_bits,
+                  nf4_double_quant_overhead_bits, model_7b_16bit_bytes, model_7b_8bit_bytes, model_7b_4bit_bytes,
+                  model_7b_nf4_constants_bytes, model_7b_nf4_dq_constants_bytes, int8_smaller_than_fp32,
+                  int8_smaller_than_fp16, outlier_threshold)
 void to_json(nlohmann::ordered_json& json, const QuantMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, QuantMeasured& measured);
 
