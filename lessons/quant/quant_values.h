@@ -37,7 +37,7 @@ struct GemvTiming {
   std::string key;  // fp32, fp16, int8, int4, chosen
   std::string label;
   double bytes_per_weight = 0;  // read by the kernel: codes and scales
-  double us = 0, min_us = 0, max_us = 0;
+  double gemv_us = 0, gemv_min_us = 0, gemv_max_us = 0;
   int repeats = 0;
   double gbps = 0;         // bytes read / time
   double max_rel_err = 0;  // against the double reference of the same (dequantized) weights
