@@ -32,6 +32,17 @@ DLSYS_VALUES_PART(SweepLeftOut, MatmulMeasured, sweep_left_out)
 
 std::string prefix(const VariantMeasure& v) { return v.key + "_"; }
 
+// A variant's block of keys in the order written; the parts older runs lack are read when there.
+struct VariantPart {
+  void (*write)(nlohmann::ordered_json&, const VariantMeasure&, const std::string&);
+  void (*read)(const nlohmann::ordered_json&, VariantMeasure&, const std::string&);
+};
+constexpr VariantPart kVariantBlock[] = {{VariantLadder::write, VariantLadder::read_if_present},
+                                         {VariantRate::write, VariantRate::read},
+                                         {VariantRoof::write, VariantRoof::read_if_present},
+                                         {VariantError::write, VariantError::read},
+                                         {VariantTolerance::write, VariantTolerance::read_if_present}};
+
 }  // namespace
 
 const VariantMeasure* MatmulMeasured::variant(const std::string& key) const {
@@ -57,13 +68,8 @@ void to_json(nlohmann::ordered_json& j, const MatmulMeasured& m) {
   j = nlohmann::ordered_json::object();
   for (const auto& v : m.variants) VariantSlope::write(j, v, prefix(v));
   for (const auto& v : m.variants) VariantFitRange::write(j, v, prefix(v));
-  for (const auto& v : m.variants) {
-    VariantLadder::write(j, v, prefix(v));
-    VariantRate::write(j, v, prefix(v));
-    VariantRoof::write(j, v, prefix(v));
-    VariantError::write(j, v, prefix(v));
-    VariantTolerance::write(j, v, prefix(v));
-  }
+  for (const auto& v : m.variants)
+    for (const VariantPart& part : kVariantBlock) part.write(j, v, prefix(v));
   Summary::write(j, m);
   Samples::write(j, m);
   if (!m.best_fp32_key.empty()) BestFp32::write(j, m);
@@ -82,11 +88,7 @@ void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
   for (VariantMeasure& v : m.variants) {
     VariantSlope::read(j, v, prefix(v));
     VariantFitRange::read(j, v, prefix(v));
-    VariantLadder::read_if_present(j, v, prefix(v));
-    VariantRate::read(j, v, prefix(v));
-    VariantRoof::read_if_present(j, v, prefix(v));
-    VariantError::read(j, v, prefix(v));
-    VariantTolerance::read_if_present(j, v, prefix(v));
+    for (const VariantPart& part : kVariantBlock) part.read(j, v, prefix(v));
   }
   Summary::read(j, m);
   Samples::read_if_present(j, m);
