@@ -202,13 +202,13 @@ TEST_CASE("points are placed on the roof: share of the roof, the furthest above 
     p.error_tolerance = 1e-4;
     return p;
   };
-  m.sweep = {point(0.25, 2.5), point(4, 30), point(64, 95)};
-  m.kernels = {point(1, 11.4)};
+  m.sweep_points = {point(0.25, 2.5), point(4, 30), point(64, 95)};
+  m.roof_points = {point(1, 11.4)};
   place_on_roof(m);
-  CHECK(m.sweep[0].roof_gflops == 2.5);
-  CHECK(m.sweep[0].percent_of_roof == 100);
-  CHECK(m.sweep[2].roof_gflops == 100);
-  CHECK(m.kernels[0].percent_of_roof == doctest::Approx(114));
+  CHECK(m.sweep_points[0].roof_gflops == 2.5);
+  CHECK(m.sweep_points[0].percent_of_roof == 100);
+  CHECK(m.sweep_points[2].roof_gflops == 100);
+  CHECK(m.roof_points[0].percent_of_roof == doctest::Approx(114));
   CHECK(m.worst_percent_above_roof == doctest::Approx(14));
   CHECK(m.roof_bar_met);
   CHECK(m.sweep_bandwidth_gbps == 10);  // 2.5 GFLOP/s at 1/4 FLOP/B
@@ -220,16 +220,16 @@ TEST_CASE("points are placed on the roof: share of the roof, the furthest above 
   CHECK(m.sweep_crosses_ridge);
   CHECK(m.wrong == 0);
   // 16% above the roof breaks the expectation; a bend 2.5x off the ridge breaks the other.
-  m.kernels = {point(1, 11.6)};
-  m.sweep = {point(0.25, 1.0), point(64, 100)};  // bandwidth 4 GB/s: bend at 25 FLOP/B
-  m.kernels[0].max_rel_err = 1;                  // and a wrong output
+  m.roof_points = {point(1, 11.6)};
+  m.sweep_points = {point(0.25, 1.0), point(64, 100)};  // bandwidth 4 GB/s: bend at 25 FLOP/B
+  m.roof_points[0].max_rel_err = 1;                     // and a wrong output
   place_on_roof(m);
   CHECK_FALSE(m.roof_bar_met);
   CHECK(m.ridge_ratio == doctest::Approx(2.5));
   CHECK_FALSE(m.ridge_bar_met);
   CHECK(m.wrong == 1);
   // A sweep that stays left of the ridge cannot show where the roof bends.
-  m.sweep = {point(0.25, 2.5), point(4, 40)};
+  m.sweep_points = {point(0.25, 2.5), point(4, 40)};
   place_on_roof(m);
   CHECK_FALSE(m.sweep_crosses_ridge);
   CHECK_FALSE(m.ridge_bar_met);

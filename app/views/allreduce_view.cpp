@@ -284,10 +284,10 @@ void draw_cost_step(const ViewContext& ctx) {
     const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
     rows.push_back(
         {"fitted latency alpha, per step", fmt::format("{:.2f} us, so {} alpha = {} at {}", m->fit->alpha_us, t->steps,
-                                                       format_duration_us(m->fit->latency_term_us), at)});
+                                                       format_duration_us(m->fit->alpha_term_us), at)});
     rows.push_back({"fitted bandwidth beta, per link",
                     fmt::format("{:.3f} GB/s, so {} / beta = {}", m->fit->beta_gbps,
-                                format_bytes_decimal(t->model_bytes), format_duration_us(m->fit->bandwidth_term_us))});
+                                format_bytes_decimal(t->model_bytes), format_duration_us(m->fit->beta_term_us))});
   } else if (m) {
     rows.push_back({"fitted alpha and beta", "none: the times do not grow with the bytes sent"});
   }

@@ -198,7 +198,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
                                      t->fp16_scaled.skipped_steps, t->fp16_scaled.final_loss, t->scaled_over_fp32)
                              .c_str());
   std::vector<std::vector<std::string>> rows;
-  for (const precision::SkippedStep& e : t->fp16_scaled_skips)
+  for (const precision::SkippedStep& e : t->fp16_scaled_first_skips)
     rows.push_back({std::to_string(e.step), power_label(e.scale_before), power_label(e.scale_after)});
   if (rows.empty()) rows.push_back({"none yet", "the scale still fits every gradient", ""});
   draw_columns_table("skips", {"skipped step", "S with an inf in the gradients", "S after backing off"}, rows);

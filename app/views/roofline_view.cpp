@@ -188,7 +188,7 @@ void draw_machine_roof_step(const ViewContext& ctx) {
   spec.size = {0, plot_height_leaving(9)};
   draw_plot("machine_roof", spec);
   Rows rows;
-  for (const roofline::StreamMeasure& s : m->stream)
+  for (const roofline::StreamMeasure& s : m->stream_kernels)
     rows.push_back(
         {"STREAM " + s.kernel, fmt::format("{:.2f} GB/s", s.gbps), fmt::format("{:.2f} GB/s", s.gbps_median)});
   rows.push_back({"compute: FMA chains, every thread", gflops_text(m->peak_gflops), ""});
@@ -208,7 +208,7 @@ void draw_machine_roof_step(const ViewContext& ctx) {
 void draw_sweep_step(const ViewContext& ctx) {
   const RooflineMeasured* m = measured_of(ctx);
   const RooflineTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr || m->sweep.empty()) {
+  if (m == nullptr || t == nullptr || m->sweep_points.empty()) {
     if (const roofline::RooflineSteps* steps = steps_of(ctx)) {
       std::string ks;
       for (std::size_t i = 0; i < steps->sweep_k.size(); ++i)
@@ -218,9 +218,9 @@ void draw_sweep_step(const ViewContext& ctx) {
     return draw_needs_run("the intensity sweep");
   }
   static int picked = -1;  // index into the sweep; -1 until the reader picks one: then the point nearest the ridge
-  const int count = static_cast<int>(m->sweep.size());
+  const int count = static_cast<int>(m->sweep_points.size());
   const int index = picked >= 0 && picked < count ? picked : m->sweep_nearest_ridge;
-  const RoofPoint& p = m->sweep[std::size_t(index)];
+  const RoofPoint& p = m->sweep_points[std::size_t(index)];
   if (!figure_mode()) {
     ImGui::SetNextItemWidth(260 * ui_scale());
     int shown = index;
@@ -266,24 +266,24 @@ int kernel_index(const std::string& id) {
 void draw_kernels_step(const ViewContext& ctx) {
   const RooflineMeasured* m = measured_of(ctx);
   const RooflineTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr || m->kernels.empty()) return draw_needs_run("the lab's kernels on this roof");
+  if (m == nullptr || t == nullptr || m->roof_points.empty()) return draw_needs_run("the lab's kernels on this roof");
   static int picked = -1;  // -1: cycle through the kernels, one every kSecondsPerKernel
-  const int count = static_cast<int>(m->kernels.size());
+  const int count = static_cast<int>(m->roof_points.size());
   const int index =
       picked >= 0 && picked < count ? picked : static_cast<int>(ctx.step_time_s / kSecondsPerKernel) % count;
-  const RoofPoint& p = m->kernels[std::size_t(index)];
+  const RoofPoint& p = m->roof_points[std::size_t(index)];
   if (!figure_mode()) {
     ImGui::SetNextItemWidth(300 * ui_scale());
     if (ImGui::BeginCombo("kernel", p.name.c_str())) {
       if (ImGui::Selectable("cycle through all", picked < 0)) picked = -1;
       for (int i = 0; i < count; ++i)
-        if (ImGui::Selectable(m->kernels[std::size_t(i)].name.c_str(), i == picked)) picked = i;
+        if (ImGui::Selectable(m->roof_points[std::size_t(i)].name.c_str(), i == picked)) picked = i;
       ImGui::EndCombo();
     }
   }
   PlotSpec spec = roof_spec("The lab's kernels on this roof");
   add_roofs(spec, *ctx.result);
-  for (const RoofPoint& k : m->kernels)
+  for (const RoofPoint& k : m->roof_points)
     if (const Series* s = ctx.result->find_series("kernel_" + k.id)) {
       spec.lines.push_back(categorical_line(*s, kernel_index(k.id)));
       spec.lines.back().style = SeriesStyle::Markers;
@@ -297,7 +297,7 @@ void draw_kernels_step(const ViewContext& ctx) {
   const double ridge = t->ridge_flop_per_byte.value_or(0);
   Rows rows;
   for (int i = 0; i < count; ++i) {
-    const RoofPoint& k = m->kernels[std::size_t(i)];
+    const RoofPoint& k = m->roof_points[std::size_t(i)];
     rows.push_back({(i == index ? "> " : "  ") + k.label, fmt::format("{:.3g}", k.intensity),
                     fmt::format("{:.2f}", k.gflops), fmt::format("{:.0f}%", k.percent_of_roof), bound_by(k, ridge)});
   }

@@ -172,8 +172,8 @@ RunSummary summarize_run(const RunPoints& p) {
     const CollectiveCost at_chosen = cost_at(p, p.chosen.bytes);
     m.fit = AlphaBeta{.alpha_us = fit.alpha_us,
                       .beta_gbps = fit.beta_gbps,
-                      .latency_term_us = at_chosen.steps * fit.alpha_us,
-                      .bandwidth_term_us = at_chosen.model_bytes / (fit.beta_gbps * 1e3)};
+                      .alpha_term_us = at_chosen.steps * fit.alpha_us,
+                      .beta_term_us = at_chosen.model_bytes / (fit.beta_gbps * 1e3)};
   }
   for (const SizePoint& point : p.sweep) {
     m.sweep.push_back(row_of(point, factor));

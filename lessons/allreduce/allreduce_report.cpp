@@ -49,7 +49,7 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
         "# alpha-beta fit over the sweep: alpha = {:.2f} us per step, beta = {:.3f} GB/s; at {}: latency term "
         "{}, bandwidth term {}\n",
         m->fit->alpha_us, m->fit->beta_gbps, format_bytes_binary(t->count * 4),
-        format_duration_us(m->fit->latency_term_us), format_duration_us(m->fit->bandwidth_term_us));
+        format_duration_us(m->fit->alpha_term_us), format_duration_us(m->fit->beta_term_us));
   else
     out += "# alpha-beta fit: none (no byte crosses a link, or the times do not grow with the bytes)\n";
   out += fmt::format(

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::allreduce {
 
 struct AllreduceTheory {
@@ -23,8 +25,8 @@ struct AlphaBeta {
   double alpha_us = 0;   // per step: the latency term
   double beta_gbps = 0;  // per link: the bandwidth term
   // The two terms of the model at the chosen size S: steps x alpha, and model bytes / beta.
-  double latency_term_us = 0;
-  double bandwidth_term_us = 0;
+  double alpha_term_us = 0;
+  double beta_term_us = 0;
 };
 
 // One measured size, as a row of nccl-tests' table.
@@ -45,8 +47,8 @@ struct AlgorithmRun {
   int messages_sent = 0;
   double bytes_sent_per_rank = 0;   // closed form, the busiest rank, at the largest swept size
   double bytes_sent_counted = -1;   // counted by the links in the checked call at that size (-1: none)
-  std::optional<double> alpha_us;   // its own alpha-beta fit over its sweep
-  std::optional<double> beta_gbps;  // (none when the fit is degenerate)
+  NullableField<double> alpha_us;   // its own alpha-beta fit over its sweep
+  NullableField<double> beta_gbps;  // (none when the fit is degenerate)
   std::int64_t wrong = 0;           // wrong elements over its sweep
   std::vector<SweepRow> sweep;      // no copy ceiling: ceiling_gbps 0
 };
@@ -55,8 +57,8 @@ struct AlgorithmRun {
 struct AlgorithmComparison {
   std::vector<AlgorithmRun> algorithms;
   // S* where ring and recursive doubling take the same alpha-beta time, with the ring's fitted alpha and beta.
-  std::optional<double> crossover_predicted_bytes;
-  std::optional<double> crossover_measured_bytes;  // the first swept size from which on the ring was faster
+  NullableField<double> crossover_predicted_bytes;
+  NullableField<double> crossover_measured_bytes;  // the first swept size from which on the ring was faster
   std::string crossover_sentence;                  // both, in one plain sentence
 };
 
@@ -76,21 +78,24 @@ struct AllreduceMeasured {
   bool oversubscribed = false;                                  // more ranks than hardware threads
   // Plain sentences the measured step shows beside its numbers: what disturbed the run or qualifies a point.
   std::vector<std::string> caveats;
-  std::optional<AlgorithmComparison> comparison;  // all-reduce on CPU ranks, N <= kComparisonMaxRanks
+  NullableField<AlgorithmComparison> comparison;  // all-reduce on CPU ranks, N <= kComparisonMaxRanks
   std::string comparison_skipped;                 // why there is none, in one sentence
 };
 
 // The comparison needs a link between every pair of ranks: N(N-1) links, bounded here.
 inline constexpr int kComparisonMaxRanks = 8;
 
-void to_json(nlohmann::ordered_json& json, const SweepRow& row);
-void from_json(const nlohmann::ordered_json& json, SweepRow& row);
-void to_json(nlohmann::ordered_json& json, const AllreduceTheory& theory);
-void from_json(const nlohmann::ordered_json& json, AllreduceTheory& theory);
-void to_json(nlohmann::ordered_json& json, const AlgorithmRun& run);
-void from_json(const nlohmann::ordered_json& json, AlgorithmRun& run);
-void to_json(nlohmann::ordered_json& json, const AlgorithmComparison& comparison);
-void from_json(const nlohmann::ordered_json& json, AlgorithmComparison& comparison);
+DLSYS_VALUES_JSON(AllreduceTheory, steps, bytes_sent_per_rank, busbw_factor, model_bytes, count, chunk_bytes)
+DLSYS_VALUES_JSON(SweepRow, bytes, count, time_us, time_min_us, time_max_us, algbw_gbps, busbw_gbps, ceiling_gbps,
+                  wrong, above_ceiling)
+DLSYS_VALUES_JSON(AlgorithmRun, algo, steps, messages_sent, bytes_sent_per_rank, bytes_sent_counted, alpha_us,
+                  beta_gbps, wrong, sweep)
+// The view sizes its plot from the first algorithm's sweep.
+inline void check_comparison(const AlgorithmComparison& c) { check_not_empty("algorithms", c.algorithms.size()); }
+DLSYS_VALUES_TO_JSON(AlgorithmComparison, algorithms, crossover_predicted_bytes, crossover_measured_bytes,
+                     crossover_sentence)
+DLSYS_VALUES_FROM_JSON_CHECKED(AlgorithmComparison, check_comparison, algorithms, crossover_predicted_bytes,
+                               crossover_measured_bytes, crossover_sentence)
 void to_json(nlohmann::ordered_json& json, const AllreduceMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, AllreduceMeasured& measured);
 

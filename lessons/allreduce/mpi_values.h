@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::allreduce {
 
 // One collective at one size, timed the same way for every implementation: a barrier, then back-to-back calls; a
@@ -40,7 +42,7 @@ struct AllreduceProcessesMeasured {
   std::string bench_peer;                              // e.g. "MPI_Allreduce", "NCCL (ncclAllReduce)"
   double lab_ring_busbw_gbps = 0, mpi_busbw_gbps = 0;  // mpi_: the peer's (NCCL's on GPUs)
   // Against MPI's collective on the CPU, NCCL's on GPUs; none when either did not run.
-  std::optional<double> lab_ring_fraction_of_mpi_busbw;
+  NullableField<double> lab_ring_fraction_of_mpi_busbw;  // null on the GPU path, so a script finds the key either way
   double bench_expected_fraction = 0.8;
   bool bench_met = false;
   // The ring between processes run once more on the step-through's tiny inputs with its per-step record, gathered on
@@ -50,10 +52,12 @@ struct AllreduceProcessesMeasured {
   std::vector<std::string> caveats;
 };
 
-void to_json(nlohmann::ordered_json& json, const ProcessRow& row);
-void to_json(nlohmann::ordered_json& json, const AllreduceProcessesMeasured& measured);
 // Read back from a recorded run (`dlsys-lab --open-run FILE.json`); a missing or mistyped key throws JsonKeyError.
-void from_json(const nlohmann::ordered_json& json, ProcessRow& row);
-void from_json(const nlohmann::ordered_json& json, AllreduceProcessesMeasured& measured);
+DLSYS_VALUES_JSON(ProcessRow, collective, implementation, bytes, count, time_us, time_min_us, time_max_us, algbw_gbps,
+                  busbw_gbps, wrong, calls_per_sample)
+DLSYS_VALUES_JSON(AllreduceProcessesMeasured, launcher, backend, world_size, hosts, mpi_library, label,
+                  hardware_threads, ranks_on_this_host, oversubscribed, wrong, bench_bytes, bench_peer,
+                  lab_ring_busbw_gbps, mpi_busbw_gbps, lab_ring_fraction_of_mpi_busbw, bench_expected_fraction,
+                  bench_met, record_steps, record_matches_threads, caveats, rows)
 
 }  // namespace dlsys::allreduce

@@ -156,25 +156,6 @@ PrecisionFigures read_precision(const nlohmann::ordered_json& j, const std::stri
 
 }  // namespace
 
-void to_json(nlohmann::ordered_json& j, const FlashTheory& t) {
-  j["sram_elements"] = t.sram_elements;
-  j["br"] = t.br;
-  j["bc"] = t.bc;
-  j["tr"] = t.tr;
-  j["tc"] = t.tc;
-  j["order"] = t.order;
-  j["scale"] = t.scale;
-  j["naive_scratch_bytes"] = t.naive_scratch_bytes;
-  j["flash_scratch_bytes"] = t.flash_scratch_bytes;
-  j["scratch_ratio"] = t.scratch_ratio;
-  j["hbm_bytes_naive"] = t.hbm_bytes_naive;
-  j["hbm_bytes_flash"] = t.hbm_bytes_flash;
-  j["hbm_bytes_flash_fa1"] = t.hbm_bytes_flash_fa1;
-  j["hbm_bytes_flash_fa2"] = t.hbm_bytes_flash_fa2;
-  j["flops"] = t.flops;
-  j["flops_all_heads"] = t.flops_all_heads;
-}
-
 void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
   j = nlohmann::ordered_json::object();
   if (m.example) write_example(j, *m.example);
@@ -202,25 +183,6 @@ void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
   // The whole worked example once more as one object, after the flat keys scripts read, so a recorded run can draw
   // every step of it again.
   if (m.example) j["worked_example"] = example_object(*m.example);
-}
-
-void from_json(const nlohmann::ordered_json& j, FlashTheory& t) {
-  read_key(j, "sram_elements", t.sram_elements);
-  read_key(j, "br", t.br);
-  read_key(j, "bc", t.bc);
-  read_key(j, "tr", t.tr);
-  read_key(j, "tc", t.tc);
-  read_key(j, "order", t.order);
-  read_key(j, "scale", t.scale);
-  read_key(j, "naive_scratch_bytes", t.naive_scratch_bytes);
-  read_key(j, "flash_scratch_bytes", t.flash_scratch_bytes);
-  read_key(j, "scratch_ratio", t.scratch_ratio);
-  read_key(j, "hbm_bytes_naive", t.hbm_bytes_naive);
-  read_key(j, "hbm_bytes_flash", t.hbm_bytes_flash);
-  read_key(j, "hbm_bytes_flash_fa1", t.hbm_bytes_flash_fa1);
-  read_key(j, "hbm_bytes_flash_fa2", t.hbm_bytes_flash_fa2);
-  read_key(j, "flops", t.flops);
-  read_key(j, "flops_all_heads", t.flops_all_heads);
 }
 
 void from_json(const nlohmann::ordered_json& j, FlashMeasured& m) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
 #include "kernels/attention/online_softmax.h"
 
 namespace dlsys::flash {
@@ -77,8 +78,9 @@ struct FlashMeasured {
   std::optional<FlashWorkedExample> example;  // runs with example = two_tiles measure only this
 };
 
-void to_json(nlohmann::ordered_json& json, const FlashTheory& theory);
-void from_json(const nlohmann::ordered_json& json, FlashTheory& theory);
+DLSYS_VALUES_JSON(FlashTheory, sram_elements, br, bc, tr, tc, order, scale, naive_scratch_bytes, flash_scratch_bytes,
+                  scratch_ratio, hbm_bytes_naive, hbm_bytes_flash, hbm_bytes_flash_fa1, hbm_bytes_flash_fa2, flops,
+                  flops_all_heads)
 void to_json(nlohmann::ordered_json& json, const FlashMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, FlashMeasured& measured);
 

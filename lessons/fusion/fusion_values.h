@@ -29,14 +29,22 @@ struct FusionTheory {
   double chain_bytes_per_element_fused = 0;             // 8
   double small_bytes = 0;                               // one array of the in-cache step
 };
+DLSYS_VALUES_JSON(FusionTheory, rows, cols, bias, bytes_unfused, bytes_fused, byte_ratio, launches_unfused,
+                  launches_fused, memory_ops_unfused, memory_ops_fused, byte_ratio_broadcast, byte_ratio_full,
+                  cos_accesses_unfused, cos_accesses_fused, chain_lengths, chain_bytes_per_element_unfused,
+                  chain_bytes_per_element_fused, small_bytes)
 
 // Medians with the fastest and slowest call, microseconds.
 using Timing = TimeSpread;
 
+// Each time below is written as three keys from its name: "cos_us", "cos_us_min", "cos_us_max".
+using TimingField = SpreadUnitFirst;
+
 struct ChainMeasure {
   int length = 0;
-  Timing unfused, fused;
+  TimingField unfused, fused;
 };
+DLSYS_VALUES_JSON(ChainMeasure, length, unfused, fused)
 
 struct FusionMeasured {
   // y = ReLU(x + b) at rows x cols with the chosen bias.
@@ -44,31 +52,29 @@ struct FusionMeasured {
   double speedup = 0;         // unfused_us / fused_us
   double effective_gbps = 0;  // bytes_fused / fused_us: the fused kernel's bandwidth
   double max_abs_err = 0;     // every output of the run against its double reference
-  Timing unfused, fused;
+  TimingField unfused, fused;
   // Both biases, for the byte ratios beside them.
-  Timing unfused_broadcast, fused_broadcast, unfused_full, fused_full;
+  TimingField unfused_broadcast, fused_broadcast, unfused_full, fused_full;
   double speedup_broadcast = 0, speedup_full = 0;
   // The roofline lesson's measured bandwidth, taken in this run: STREAM copy on arrays of the same size.
   double stream_copy_gbps = 0;
   double effective_fraction_of_stream = 0;
   // x.cos().cos(), and GELU against ReLU.
-  Timing cos, cos_cos_unfused, cos_cos_fused, relu, gelu;
+  TimingField cos, cos_cos_unfused, cos_cos_fused, relu, gelu;
   double cos_cos_speedup = 0;   // unfused / fused
   double cos_cos_over_cos = 0;  // fused cos.cos / one cos
   double gelu_over_relu = 0;
   std::vector<ChainMeasure> chains;
   // The same y = ReLU(x + b) on arrays that fit in cache: time per call, and one call that only hands a single
   // element to the worker pool (what a call costs with no bytes to move).
-  Timing small_unfused, small_fused, dispatch;
+  TimingField small_unfused, small_fused, dispatch;
   std::string dispatch_what;  // what that call is on this backend
   double small_speedup = 0;
   double error_tolerance = 0;
   int wrong = 0;
-  bool speedup_bar_met = false;  // speedup within kSpeedupTolerance of the byte ratio
+  FlagField speedup_bar_met;  // speedup within kSpeedupTolerance of the byte ratio
 };
 
-void to_json(nlohmann::ordered_json& json, const FusionTheory& theory);
-void from_json(const nlohmann::ordered_json& json, FusionTheory& theory);
 void to_json(nlohmann::ordered_json& json, const FusionMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, FusionMeasured& measured);
 

@@ -78,9 +78,15 @@ struct PipelineMeasured {
 
 void to_json(nlohmann::ordered_json& json, const ScheduleComparison& entry);
 void from_json(const nlohmann::ordered_json& json, ScheduleComparison& entry);
-void to_json(nlohmann::ordered_json& json, const PipelineTheory& theory);
-void from_json(const nlohmann::ordered_json& json, PipelineTheory& theory);
-void to_json(nlohmann::ordered_json& json, const PipelineMeasured& measured);
-void from_json(const nlohmann::ordered_json& json, PipelineMeasured& measured);
+
+DLSYS_VALUES_JSON(PipelineTheory, schedule, stages, chunks_per_device, param_copies, f, b_input, b_full, w, fb,
+                  bubble_fraction, bubble_ratio, makespan, ideal_time, bubble_time_worst_device, notation, formula,
+                  formula_source, bubble_time_formula, bubble_fraction_formula, bubble_ratio_formula,
+                  fill_drain_idle_fraction, megatron_bubble_ratio, course_misprint, peak_inflight, comparison)
+DLSYS_VALUES_JSON(PipelineMeasured, mode, hardware_threads, gpus, bubble_fraction, bubble_ratio, makespan_us,
+                  makespan_min_us, makespan_max_us, bubble_fraction_min, bubble_fraction_max, peak_activation_bytes,
+                  peak_inflight, grad_max_rel_err, f_us, b_us, b_full_us, w_us, copy_us, core_share,
+                  replay_bubble_fraction, replay_makespan_us, bubble_fraction_minus_theory, bubble_gap_waiting,
+                  bubble_gap_uneven_op_times, serial_caveat)
 
 }  // namespace dlsys::pipeline_lesson

@@ -188,8 +188,8 @@ TrainingRuns run_trainings(const PrecisionParams& p, const RunControl& control) 
     const StepRecord& step = scaled_steps[i];
     t.fp16_scaled_growths += step.grew ? 1 : 0;
     t.fp16_scaled_peak_scale = std::max({t.fp16_scaled_peak_scale, step.scale_used, step.scale_after});
-    if (step.skipped && t.fp16_scaled_skips.size() < kSkipsListed)
-      t.fp16_scaled_skips.push_back({int(i + 1), step.scale_used, step.scale_after});
+    if (step.skipped && t.fp16_scaled_first_skips.size() < kSkipsListed)
+      t.fp16_scaled_first_skips.push_back({int(i + 1), step.scale_used, step.scale_after});
   }
   if (chosen_scaling && chosen != 2) add_scale_series(out.series, "chosen", specs[chosen].label, runs[chosen].result);
 

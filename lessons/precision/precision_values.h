@@ -62,8 +62,8 @@ struct Training {
   TrainingSummary chosen;
   std::vector<double> scale_trace;  // the chosen run's scale after each step
   TrainingSummary fp32, fp16_unscaled, fp16_scaled, bf16;
-  std::vector<SkippedStep> fp16_scaled_skips;  // the first few
-  int fp16_scaled_growths = 0;                 // how often the scale doubled
+  std::vector<SkippedStep> fp16_scaled_first_skips;  // the first few
+  int fp16_scaled_growths = 0;                       // how often the scale doubled
   double fp16_scaled_peak_scale = 0;
   double noise_floor = 0;  // loss_weight x the noise variance: what a perfect fit would reach
   // The shares of the fp32 run's gradient values (non-zero ones) that fp16 would flush to zero, at the first and the
@@ -96,8 +96,13 @@ struct PrecisionMeasured {
   std::optional<GpuFormats> gpu;
 };
 
-void to_json(nlohmann::ordered_json& json, const PrecisionTheory& theory);
-void from_json(const nlohmann::ordered_json& json, PrecisionTheory& theory);
+DLSYS_VALUES_JSON(PrecisionTheory, format, exponent_bits, mantissa_bits, bias, max_finite, min_normal, min_subnormal,
+                  epsilon, bytes_per_parameter, parameters, model_state_bytes, allreduce_bytes_fp32_7b,
+                  allreduce_bytes_16bit_7b, init_scale, growth_factor, backoff_factor, growth_interval,
+                  pytorch_growth_interval, loss_weight)
+DLSYS_VALUES_JSON(SkippedStep, step, scale_before, scale_after)
+DLSYS_VALUES_JSON(GpuGemmRate, format, tflops, tflops_best, max_rel_err)
+DLSYS_VALUES_JSON(GpuFormats, values_checked, fp16_mismatches, bf16_mismatches, gemm_n, gemm)
 void to_json(nlohmann::ordered_json& json, const PrecisionMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, PrecisionMeasured& measured);
 

@@ -115,11 +115,11 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
     g.key = key;
     g.label = label;
     g.bytes_per_weight = bytes / weights;
-    g.us = t.stats.median_us;
-    g.min_us = t.stats.min_us;
-    g.max_us = t.stats.max_us;
+    g.gemv_us = t.stats.median_us;
+    g.gemv_min_us = t.stats.min_us;
+    g.gemv_max_us = t.stats.max_us;
     g.repeats = t.stats.repeats;
-    g.gbps = bytes / (g.us * 1e3);
+    g.gbps = bytes / (g.gemv_us * 1e3);
     g.max_rel_err = err;
     g.wrong = !(err <= gemv_error_tolerance(n));
     out.timings.push_back(g);
@@ -191,7 +191,7 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
               "us",
               {}};
   for (const GemvTiming& g : out.timings) {
-    measured.points.push_back({g.bytes_per_weight, g.us, g.min_us, g.max_us});
+    measured.points.push_back({g.bytes_per_weight, g.gemv_us, g.gemv_min_us, g.gemv_max_us});
     Series one{"gemv_" + g.key, g.label, "measured", measured.x_label, "B", "time", "us", {}};
     one.points.push_back(measured.points.back());
     out.series.push_back(std::move(one));

@@ -4,161 +4,47 @@
 
 namespace dlsys::quant {
 
-void to_json(nlohmann::ordered_json& j, const QuantTheory& t) {
-  j["bits"] = t.bits;
-  j["scheme"] = t.scheme;
-  j["granularity"] = t.granularity;
-  j["block"] = t.block;
-  j["double_quant"] = t.double_quant;
-  j["bytes_per_weight"] = t.bytes_per_weight;
-  j["scale_overhead_bits_per_param"] = t.scale_overhead_bits_per_param;
-  j["stored_bits_per_weight"] = t.stored_bits_per_weight;
-  j["container_bits"] = t.container_bits;
-  j["n"] = t.n;
-  j["nf4_overhead_bits"] = t.nf4_overhead_bits;
-  j["nf4_double_quant_overhead_bits"] = t.nf4_double_quant_overhead_bits;
-  j["model_7b_16bit_bytes"] = t.model_7b_16bit_bytes;
-  j["model_7b_8bit_bytes"] = t.model_7b_8bit_bytes;
-  j["model_7b_4bit_bytes"] = t.model_7b_4bit_bytes;
-  j["model_7b_nf4_constants_bytes"] = t.model_7b_nf4_constants_bytes;
-  j["model_7b_nf4_dq_constants_bytes"] = t.model_7b_nf4_dq_constants_bytes;
-  j["int8_smaller_than_fp32"] = t.int8_smaller_than_fp32;
-  j["int8_smaller_than_fp16"] = t.int8_smaller_than_fp16;
-  j["outlier_threshold"] = t.outlier_threshold;
-}
+namespace {
+DLSYS_VALUES_PART(ChosenScheme, QuantMeasured, weight_mse, uniform_noise_mse, output_rel_err, gemv_us, fp32_gemv_us,
+                  speedup, model_final_loss)
+// Each GEMV format under its key ("int8_gemv_us"); then the formats in the order they ran, with what the flat keys
+// leave out, so a recorded run draws the same rows.
+DLSYS_VALUES_PART(GemvKeys, GemvTiming, gemv_us, gemv_min_us, gemv_max_us, bytes_per_weight, gbps, max_rel_err, wrong)
+DLSYS_VALUES_PART(GemvFormat, GemvTiming, key, label, repeats)
+DLSYS_VALUES_PART(Findings, QuantMeasured, int8_speedup, int8_as_expected, bandwidth_gbps, outlier_channel,
+                  outlier_factor, outlier_absmax, others_absmax, split_columns, err_per_tensor_clean,
+                  err_per_tensor_outlier, err_per_token_outlier, err_llm_int8, mse_int4_absmax_block, mse_nf4_block,
+                  mse_nf4_block_double_quant, output_rel_err_int4_absmax_block, output_rel_err_nf4_block,
+                  normal_mse_int4_absmax_block, normal_mse_nf4_block, normal_mse_nf4_block_double_quant,
+                  sparse_2_4_weight_rel_err, sparse_2_4_output_rel_err, unstructured_half_weight_rel_err,
+                  unstructured_half_output_rel_err, sparse_sample_rows, sparse_sample_cols, sparse_sample,
+                  sparse_sample_kept)
+}  // namespace
 
-// The documented keys first (the chosen scheme), then each GEMV format prefixed by its key.
 void to_json(nlohmann::ordered_json& j, const QuantMeasured& m) {
   j = nlohmann::ordered_json::object();
-  j["weight_mse"] = m.weight_mse;
-  if (m.uniform_noise_mse) j["uniform_noise_mse"] = *m.uniform_noise_mse;
-  j["output_rel_err"] = m.output_rel_err;
-  j["gemv_us"] = m.gemv_us;
-  j["fp32_gemv_us"] = m.fp32_gemv_us;
-  j["speedup"] = m.speedup;
-  j["model_final_loss"] = m.model_final_loss;
-  for (const GemvTiming& g : m.gemv) {
-    j[g.key + "_gemv_us"] = g.us;
-    j[g.key + "_gemv_min_us"] = g.min_us;
-    j[g.key + "_gemv_max_us"] = g.max_us;
-    j[g.key + "_bytes_per_weight"] = g.bytes_per_weight;
-    j[g.key + "_gbps"] = g.gbps;
-    j[g.key + "_max_rel_err"] = g.max_rel_err;
-    j[g.key + "_wrong"] = g.wrong;
-  }
-  // The formats in the order they ran, with what the flat keys leave out, so a recorded run draws the same rows.
-  auto formats = nlohmann::ordered_json::array();
-  for (const GemvTiming& g : m.gemv) formats.push_back({{"key", g.key}, {"label", g.label}, {"repeats", g.repeats}});
-  j["gemv_formats"] = std::move(formats);
-  j["int8_speedup"] = m.int8_speedup;
-  j["int8_as_expected"] = m.int8_as_expected;
-  j["bandwidth_gbps"] = m.bandwidth_gbps;
-  j["outlier_channel"] = m.outlier_channel;
-  j["outlier_factor"] = m.outlier_factor;
-  j["outlier_absmax"] = m.outlier_absmax;
-  j["others_absmax"] = m.others_absmax;
-  j["split_columns"] = m.split_columns;
-  j["err_per_tensor_clean"] = m.err_per_tensor_clean;
-  j["err_per_tensor_outlier"] = m.err_per_tensor_outlier;
-  j["err_per_token_outlier"] = m.err_per_token_outlier;
-  j["err_llm_int8"] = m.err_llm_int8;
-  j["mse_int4_absmax_block"] = m.mse_int4_absmax_block;
-  j["mse_nf4_block"] = m.mse_nf4_block;
-  j["mse_nf4_block_double_quant"] = m.mse_nf4_block_double_quant;
-  j["output_rel_err_int4_absmax_block"] = m.output_rel_err_int4_absmax_block;
-  j["output_rel_err_nf4_block"] = m.output_rel_err_nf4_block;
-  j["normal_mse_int4_absmax_block"] = m.normal_mse_int4_absmax_block;
-  j["normal_mse_nf4_block"] = m.normal_mse_nf4_block;
-  j["normal_mse_nf4_block_double_quant"] = m.normal_mse_nf4_block_double_quant;
-  j["sparse_2_4_weight_rel_err"] = m.sparse_2_4_weight_rel_err;
-  j["sparse_2_4_output_rel_err"] = m.sparse_2_4_output_rel_err;
-  j["unstructured_half_weight_rel_err"] = m.unstructured_half_weight_rel_err;
-  j["unstructured_half_output_rel_err"] = m.unstructured_half_output_rel_err;
-  j["sparse_sample_rows"] = m.sparse_sample_rows;
-  j["sparse_sample_cols"] = m.sparse_sample_cols;
-  j["sparse_sample"] = m.sparse_sample;
-  j["sparse_sample_kept"] = m.sparse_sample_kept;
-}
-
-void from_json(const nlohmann::ordered_json& j, QuantTheory& t) {
-  read_key(j, "bits", t.bits);
-  read_key(j, "scheme", t.scheme);
-  read_key(j, "granularity", t.granularity);
-  read_key(j, "block", t.block);
-  read_key(j, "double_quant", t.double_quant);
-  read_key(j, "bytes_per_weight", t.bytes_per_weight);
-  read_key(j, "scale_overhead_bits_per_param", t.scale_overhead_bits_per_param);
-  read_key(j, "stored_bits_per_weight", t.stored_bits_per_weight);
-  read_key(j, "container_bits", t.container_bits);
-  read_key(j, "n", t.n);
-  read_key(j, "nf4_overhead_bits", t.nf4_overhead_bits);
-  read_key(j, "nf4_double_quant_overhead_bits", t.nf4_double_quant_overhead_bits);
-  read_key(j, "model_7b_16bit_bytes", t.model_7b_16bit_bytes);
-  read_key(j, "model_7b_8bit_bytes", t.model_7b_8bit_bytes);
-  read_key(j, "model_7b_4bit_bytes", t.model_7b_4bit_bytes);
-  read_key(j, "model_7b_nf4_constants_bytes", t.model_7b_nf4_constants_bytes);
-  read_key(j, "model_7b_nf4_dq_constants_bytes", t.model_7b_nf4_dq_constants_bytes);
-  read_key(j, "int8_smaller_than_fp32", t.int8_smaller_than_fp32);
-  read_key(j, "int8_smaller_than_fp16", t.int8_smaller_than_fp16);
-  read_key(j, "outlier_threshold", t.outlier_threshold);
+  ChosenScheme::write(j, m);
+  for (const GemvTiming& g : m.gemv) GemvKeys::write(j, g, g.key + "_");
+  auto& formats = j["gemv_formats"] = nlohmann::ordered_json::array();
+  for (const GemvTiming& g : m.gemv) GemvFormat::write(formats.emplace_back(), g);
+  Findings::write(j, m);
 }
 
 void from_json(const nlohmann::ordered_json& j, QuantMeasured& m) {
-  read_key(j, "weight_mse", m.weight_mse);
-  read_key_if_present(j, "uniform_noise_mse", m.uniform_noise_mse);
-  read_key(j, "output_rel_err", m.output_rel_err);
-  read_key(j, "gemv_us", m.gemv_us);
-  read_key(j, "fp32_gemv_us", m.fp32_gemv_us);
-  read_key(j, "speedup", m.speedup);
-  read_key(j, "model_final_loss", m.model_final_loss);
+  ChosenScheme::read(j, m);
   nlohmann::ordered_json formats;
   read_key(j, "gemv_formats", formats);
   m.gemv.assign(formats.size(), {});
   for (std::size_t i = 0; i < formats.size(); ++i) {
     GemvTiming& g = m.gemv[i];
     try {
-      read_key(formats[i], "key", g.key);
-      read_key(formats[i], "label", g.label);
-      read_key(formats[i], "repeats", g.repeats);
+      GemvFormat::read(formats[i], g);
     } catch (const JsonKeyError& e) {
       throw e.within("gemv_formats[" + std::to_string(i) + "]");
     }
-    read_key(j, g.key + "_gemv_us", g.us);
-    read_key(j, g.key + "_gemv_min_us", g.min_us);
-    read_key(j, g.key + "_gemv_max_us", g.max_us);
-    read_key(j, g.key + "_bytes_per_weight", g.bytes_per_weight);
-    read_key(j, g.key + "_gbps", g.gbps);
-    read_key(j, g.key + "_max_rel_err", g.max_rel_err);
-    read_key(j, g.key + "_wrong", g.wrong);
+    GemvKeys::read(j, g, g.key + "_");
   }
-  read_key(j, "int8_speedup", m.int8_speedup);
-  read_key(j, "int8_as_expected", m.int8_as_expected);
-  read_key(j, "bandwidth_gbps", m.bandwidth_gbps);
-  read_key(j, "outlier_channel", m.outlier_channel);
-  read_key(j, "outlier_factor", m.outlier_factor);
-  read_key(j, "outlier_absmax", m.outlier_absmax);
-  read_key(j, "others_absmax", m.others_absmax);
-  read_key(j, "split_columns", m.split_columns);
-  read_key(j, "err_per_tensor_clean", m.err_per_tensor_clean);
-  read_key(j, "err_per_tensor_outlier", m.err_per_tensor_outlier);
-  read_key(j, "err_per_token_outlier", m.err_per_token_outlier);
-  read_key(j, "err_llm_int8", m.err_llm_int8);
-  read_key(j, "mse_int4_absmax_block", m.mse_int4_absmax_block);
-  read_key(j, "mse_nf4_block", m.mse_nf4_block);
-  read_key(j, "mse_nf4_block_double_quant", m.mse_nf4_block_double_quant);
-  read_key(j, "output_rel_err_int4_absmax_block", m.output_rel_err_int4_absmax_block);
-  read_key(j, "output_rel_err_nf4_block", m.output_rel_err_nf4_block);
-  read_key(j, "normal_mse_int4_absmax_block", m.normal_mse_int4_absmax_block);
-  read_key(j, "normal_mse_nf4_block", m.normal_mse_nf4_block);
-  read_key(j, "normal_mse_nf4_block_double_quant", m.normal_mse_nf4_block_double_quant);
-  read_key(j, "sparse_2_4_weight_rel_err", m.sparse_2_4_weight_rel_err);
-  read_key(j, "sparse_2_4_output_rel_err", m.sparse_2_4_output_rel_err);
-  read_key(j, "unstructured_half_weight_rel_err", m.unstructured_half_weight_rel_err);
-  read_key(j, "unstructured_half_output_rel_err", m.unstructured_half_output_rel_err);
-  read_key(j, "sparse_sample_rows", m.sparse_sample_rows);
-  read_key(j, "sparse_sample_cols", m.sparse_sample_cols);
-  read_key(j, "sparse_sample", m.sparse_sample);
-  read_key(j, "sparse_sample_kept", m.sparse_sample_kept);
+  Findings::read(j, m);
   // The view draws the sample as a rows x cols grid, one cell per element of both arrays.
   if (m.sparse_sample_rows < 0) throw JsonKeyError("sparse_sample_rows", "is negative; allowed: 0 or more");
   if (m.sparse_sample_cols < 0) throw JsonKeyError("sparse_sample_cols", "is negative; allowed: 0 or more");

@@ -37,7 +37,7 @@ struct GemvTiming {
   std::string key;  // fp32, fp16, int8, int4, chosen
   std::string label;
   double bytes_per_weight = 0;  // read by the kernel: codes and scales
-  double us = 0, min_us = 0, max_us = 0;
+  double gemv_us = 0, gemv_min_us = 0, gemv_max_us = 0;
   int repeats = 0;
   double gbps = 0;         // bytes read / time
   double max_rel_err = 0;  // against the double reference of the same (dequantized) weights
@@ -75,8 +75,11 @@ struct QuantMeasured {
   std::vector<int> sparse_sample_kept;  // 1 kept, 0 pruned
 };
 
-void to_json(nlohmann::ordered_json& json, const QuantTheory& theory);
-void from_json(const nlohmann::ordered_json& json, QuantTheory& theory);
+DLSYS_VALUES_JSON(QuantTheory, bits, scheme, granularity, block, double_quant, bytes_per_weight,
+                  scale_overhead_bits_per_param, stored_bits_per_weight, container_bits, n, nf4_overhead_bits,
+                  nf4_double_quant_overhead_bits, model_7b_16bit_bytes, model_7b_8bit_bytes, model_7b_4bit_bytes,
+                  model_7b_nf4_constants_bytes, model_7b_nf4_dq_constants_bytes, int8_smaller_than_fp32,
+                  int8_smaller_than_fp16, outlier_threshold)
 void to_json(nlohmann::ordered_json& json, const QuantMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, QuantMeasured& measured);
 

@@ -71,7 +71,7 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
                                      fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries",
                                                  tiling.br, tiling.bc));
     p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-    m.kernels.push_back(std::move(p));
+    m.roof_points.push_back(std::move(p));
   }
 }
 
@@ -90,7 +90,7 @@ void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   run.progress(fmt::format("decode GEMV, {} x {} bf16 weights (CUDA)", rows, d));
   const TimingStats t = run.time([&] { cuda::gemv_bf16(dy.get(), dw.get(), dx.get(), rows, d); });
   dlsys::cuda::copy_to_host(y.data(), dy.get(), rows);
-  m.kernels.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
+  m.roof_points.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
 }
 
 // Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, on cuBLAS.
@@ -110,7 +110,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
       matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
   p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
   p.error_tolerance = matmul::error_tolerance(s);
-  m.kernels.push_back(std::move(p));
+  m.roof_points.push_back(std::move(p));
 }
 
 }  // namespace

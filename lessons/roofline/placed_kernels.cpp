@@ -65,7 +65,7 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
                              matmul::flops(s), bytes, t, traffic);
     p.max_rel_err = matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data());
     p.error_tolerance = matmul::error_tolerance(s);
-    m.kernels.push_back(std::move(p));
+    m.roof_points.push_back(std::move(p));
   }
 }
 
@@ -103,7 +103,7 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
                    flop, attention::naive_traffic(n, d).total_elements() * 4.0, t,
                    "S = Q K^T written, softmax read and written, P read: 4 (4 n d + 4 n^2) B");
     p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-    m.kernels.push_back(std::move(p));
+    m.roof_points.push_back(std::move(p));
   }
   run.progress(fmt::format("flash attention, n = {}", n));
   HostBuffer<float> scratch(
@@ -118,7 +118,7 @@ void measure_attention(RooflineRun& run, RooflineMeasured& m) {
       attention::flash_traffic(n, d, tiling, false, attention::LoopOrder::QOuter, workers).total_elements() * 4.0, t,
       fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries", tiling.br, tiling.bc));
   p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-  m.kernels.push_back(std::move(p));
+  m.roof_points.push_back(std::move(p));
 }
 
 // Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays, `rows` x d: a decode step
@@ -133,7 +133,7 @@ void measure_decode(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   fill_seeded_uniform(x.span(), kDecodeInputSeed);
   run.progress(fmt::format("decode GEMV, {} x {} bf16 weights", rows, d));
   const TimingStats t = run.time([&] { gemv_bf16(y.data(), w.data(), x.data(), rows, d, run.threads); });
-  m.kernels.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
+  m.roof_points.push_back(decode_point(rows, d, t, sampled_gemv_bf16_error(w.data(), x.data(), y.data(), rows, d)));
 }
 
 // Prefill: `tokens` rows of activations against one d x d fp32 weight matrix, through OpenBLAS (it has no 16-bit
@@ -154,7 +154,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
       matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
   p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
   p.error_tolerance = matmul::error_tolerance(s);
-  m.kernels.push_back(std::move(p));
+  m.roof_points.push_back(std::move(p));
 }
 
 }  // namespace

@@ -201,23 +201,23 @@ void place_on_roof(RooflineMeasured& m) {
     m.max_rel_err = std::max(m.max_rel_err, p.max_rel_err);
     if (!(p.max_rel_err <= p.error_tolerance)) m.wrong = 1;
   };
-  for (RoofPoint& p : m.sweep) place(p);
-  for (RoofPoint& p : m.kernels) place(p);
-  if (!m.sweep.empty()) {
+  for (RoofPoint& p : m.sweep_points) place(p);
+  for (RoofPoint& p : m.roof_points) place(p);
+  if (!m.sweep_points.empty()) {
     const RoofPoint& lowest =
-        *std::min_element(m.sweep.begin(), m.sweep.end(),
+        *std::min_element(m.sweep_points.begin(), m.sweep_points.end(),
                           [](const RoofPoint& a, const RoofPoint& b) { return a.intensity < b.intensity; });
     m.sweep_bandwidth_gbps = lowest.gflops_best / lowest.intensity;
-    for (const RoofPoint& p : m.sweep) m.sweep_plateau_gflops = std::max(m.sweep_plateau_gflops, p.gflops_best);
+    for (const RoofPoint& p : m.sweep_points) m.sweep_plateau_gflops = std::max(m.sweep_plateau_gflops, p.gflops_best);
     m.sweep_ridge_flop_per_byte = m.sweep_plateau_gflops / m.sweep_bandwidth_gbps;
     const double ridge = roofline::ridge_flop_per_byte(m.peak_gflops, m.bandwidth_gbps);
     m.ridge_ratio = m.sweep_ridge_flop_per_byte / ridge;
     auto distance = [&](const RoofPoint& p) { return std::fabs(std::log(p.intensity / ridge)); };
-    for (std::size_t i = 0; i < m.sweep.size(); ++i)
-      if (distance(m.sweep[i]) < distance(m.sweep[std::size_t(m.sweep_nearest_ridge)]))
+    for (std::size_t i = 0; i < m.sweep_points.size(); ++i)
+      if (distance(m.sweep_points[i]) < distance(m.sweep_points[std::size_t(m.sweep_nearest_ridge)]))
         m.sweep_nearest_ridge = static_cast<int>(i);
     double highest = 0;
-    for (const RoofPoint& p : m.sweep) highest = std::max(highest, p.intensity);
+    for (const RoofPoint& p : m.sweep_points) highest = std::max(highest, p.intensity);
     m.sweep_crosses_ridge = lowest.intensity < ridge && highest > ridge;
   }
   m.roof_bar_met = m.worst_percent_above_roof <= kRoofTolerancePercent;
@@ -245,8 +245,8 @@ void add_roof_series(RunResult& result, const RooflineMeasured& m, const Rooflin
     result.series.push_back(
         roof_series("roof_datasheet", t.datasheet_bandwidth_gbps ? "datasheet roof" : "datasheet-style roof",
                     *t.datasheet_peak_gflops, t.datasheet_bandwidth_gbps.value_or(m.bandwidth_gbps)));
-  result.series.push_back(point_series("sweep", "k FMAs per element (sweep)", m.sweep));
-  for (const RoofPoint& p : m.kernels) result.series.push_back(point_series("kernel_" + p.id, p.label, {p}));
+  result.series.push_back(point_series("sweep", "k FMAs per element (sweep)", m.sweep_points));
+  for (const RoofPoint& p : m.roof_points) result.series.push_back(point_series("kernel_" + p.id, p.label, {p}));
   if (const Series* call = result.find_series("overhead_call")) {
     Series bytes{"overhead_bytes",
                  "8 B per element at the measured bandwidth",
@@ -317,7 +317,7 @@ RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) con
   }
   roofline::probe_fma_peak(run);
   m.peak_gflops = run.peak_gflops;
-  for (const roofline::StreamMeasure& s : m.stream)
+  for (const roofline::StreamMeasure& s : m.stream_kernels)
     if (s.gbps > m.bandwidth_gbps) m.bandwidth_gbps = s.gbps, m.bandwidth_kernel = s.kernel;
   place_on_roof(m);
   m.floats_per_s = m.bandwidth_gbps * 1e9 / 4;

@@ -123,19 +123,19 @@ const TimingStats& faster(const TimingStats& x, const TimingStats& y) { return x
 // (STREAM's scale) as a point for the roof.
 void record_stream(const StreamPass& first, const StreamPass& second, std::int64_t n, RooflineMeasured& m) {
   const TimingStats& scale = faster(first.scale, second.scale);
-  m.stream = {stream_measure(StreamKernel::Copy, n, faster(first.copy, second.copy)),
-              stream_measure(StreamKernel::Scale, n, scale),
-              stream_measure(StreamKernel::Add, n, faster(first.add, second.add)),
-              stream_measure(StreamKernel::Triad, n, faster(first.triad, second.triad))};
-  m.stream_copy_gbps = m.stream[0].gbps;
-  m.stream_scale_gbps = m.stream[1].gbps;
-  m.stream_add_gbps = m.stream[2].gbps;
-  m.stream_triad_gbps = m.stream[3].gbps;
+  m.stream_kernels = {stream_measure(StreamKernel::Copy, n, faster(first.copy, second.copy)),
+                      stream_measure(StreamKernel::Scale, n, scale),
+                      stream_measure(StreamKernel::Add, n, faster(first.add, second.add)),
+                      stream_measure(StreamKernel::Triad, n, faster(first.triad, second.triad))};
+  m.stream_copy_gbps = m.stream_kernels[0].gbps;
+  m.stream_scale_gbps = m.stream_kernels[1].gbps;
+  m.stream_add_gbps = m.stream_kernels[2].gbps;
+  m.stream_triad_gbps = m.stream_kernels[3].gbps;
   RoofPoint y2x = roof_point("y2x", "y = 2x", fmt::format("y = 2x (STREAM scale), {} elements", n), double(n),
                              8.0 * double(n), scale, "read x, write y: 8 B per element");
   y2x.max_rel_err = std::max(first.max_rel_err, second.max_rel_err);
   m.y2x_gflops = y2x.gflops;
-  m.kernels.insert(m.kernels.begin(), std::move(y2x));
+  m.roof_points.insert(m.roof_points.begin(), std::move(y2x));
 }
 
 template <typename Device>
@@ -149,7 +149,7 @@ void measure_sweep(RooflineRun& run, Device& d, const float* x, float* y, std::i
                              fmt::format("k = {} FMAs per element", k), family_flop_per_element(k) * double(n),
                              kFamilyBytesPerElement * double(n), t, "read x, write y: 8 B per element");
     p.max_rel_err = sampled_error(d.view(y), n, [&](std::int64_t i) { return fma_family_reference(xv[i], k); });
-    m.sweep.push_back(std::move(p));
+    m.sweep_points.push_back(std::move(p));
   }
 }
 
@@ -176,7 +176,7 @@ void measure_softmax(RooflineRun& run, Device& d, const float* x, float* y, std:
     for (std::int64_t c = 0; c < cols; ++c) worst = std::max(worst, std::fabs(yr[c] - rr[c]) / top);
   }
   p.max_rel_err = worst;
-  m.kernels.push_back(std::move(p));
+  m.roof_points.push_back(std::move(p));
 }
 
 template <typename Device>

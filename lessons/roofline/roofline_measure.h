@@ -48,7 +48,8 @@ void probe_fma_peak(RooflineRun& run);
 void use_cpu_peak_kernel(RooflineRun& run);
 
 // STREAM copy, scale (y = 2x), add and triad on arrays of `array_bytes` each, then the intensity sweep and the row
-// softmax on the same arrays; fills m.stream, the stream_* rates, y2x, m.sweep, and softmax into m.kernels.
+// softmax on the same arrays; fills m.stream_kernels, the stream_* rates, y2x, m.sweep_points, and softmax into
+// m.roof_points.
 void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m);
 
 // The decode GEMV's matrix: bf16 weights as large as the STREAM arrays (`rows` x d, each row filled from its own
@@ -65,7 +66,7 @@ RoofPoint decode_point(std::int64_t rows, std::int64_t d, const TimingStats& t, 
 double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c);
 
 // The lab's other kernels placed on the roof: matmul three ways, standard and flash attention, a decode GEMV and a
-// prefill GEMM; appended to m.kernels.
+// prefill GEMM; appended to m.roof_points.
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m);
 
 // Matmul naive, tiled and BLAS (cuBLAS on a GPU) at gemm_n on the run's backend, against a double reference.

@@ -12,7 +12,7 @@ std::string RooflineLesson::text_report(const RunResult& r) const {
   if (m == nullptr || t == nullptr) return {};
   std::string out = fmt::format("\nThe roof measured here ({} threads, {} timed calls each, fastest call):\n",
                                 r.params.at("threads"), r.params.at("repeats"));
-  for (const roofline::StreamMeasure& s : m->stream)
+  for (const roofline::StreamMeasure& s : m->stream_kernels)
     out += fmt::format("  STREAM {:<6} {:8.2f} GB/s  (median call {:.2f})\n", s.kernel, s.gbps, s.gbps_median);
   out += fmt::format("  compute     {:8.1f} GFLOP/s  independent FMA chains on every thread\n", m->peak_gflops);
   if (t->datasheet_peak_gflops)
@@ -28,8 +28,8 @@ std::string RooflineLesson::text_report(const RunResult& r) const {
                        p.intensity, p.gflops, p.roof_gflops, p.percent_of_roof, gbps, 100 * gbps / m->bandwidth_gbps,
                        p.max_rel_err);
   };
-  for (const auto& p : m->sweep) row(p);
-  for (const auto& p : m->kernels) row(p);
+  for (const auto& p : m->sweep_points) row(p);
+  for (const auto& p : m->roof_points) row(p);
   out += fmt::format("\noverhead floor: {:.3g} us for {}, {:.3g} us for {}\n", m->overhead_call_floor_us,
                      m->overhead_call_what, m->overhead_pool_floor_us, m->overhead_pool_what);
   if (m->launch_and_wait_us)

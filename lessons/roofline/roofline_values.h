@@ -63,7 +63,7 @@ DLSYS_VALUES_JSON(RoofPoint, id, label, name, flop, bytes, intensity, gflops, gf
                   percent_of_roof, max_rel_err, error_tolerance, traffic)
 
 struct RooflineMeasured {
-  std::vector<StreamMeasure> stream;
+  std::vector<StreamMeasure> stream_kernels;
   double stream_copy_gbps = 0, stream_scale_gbps = 0, stream_add_gbps = 0, stream_triad_gbps = 0;
   double bandwidth_gbps = 0;  // the roof's slope: the fastest STREAM kernel
   std::string bandwidth_kernel;
@@ -73,14 +73,14 @@ struct RooflineMeasured {
   // The course's y = 2x arithmetic with this machine's bandwidth: bandwidth / 4 B, bandwidth / 8 B (= GFLOP/s at
   // 1 FLOP per element), and that rate as a share of the measured peak.
   double floats_per_s = 0, y2x_elements_per_s = 0, y2x_predicted_gflops = 0, y2x_percent_of_peak = 0;
-  std::vector<RoofPoint> sweep;
+  std::vector<RoofPoint> sweep_points;
   double sweep_bandwidth_gbps = 0;       // the lowest-intensity point's GFLOP/s / intensity
   double sweep_plateau_gflops = 0;       // the sweep's highest GFLOP/s
   double sweep_ridge_flop_per_byte = 0;  // plateau / bandwidth: where the measured points bend
   double ridge_ratio = 0;                // sweep ridge / (peak / bandwidth)
   int sweep_nearest_ridge = 0;           // index of the sweep point whose intensity is nearest the ridge (log scale)
-  bool sweep_crosses_ridge = false;      // points on both sides of the ridge: the sweep can show where it bends
-  std::vector<RoofPoint> kernels;        // placed on the roof
+  FlagField sweep_crosses_ridge;         // points on both sides of the ridge: the sweep can show where it bends
+  std::vector<RoofPoint> roof_points;    // the kernels placed on the roof
   double worst_percent_above_roof = 0;   // the point furthest above the roof, in % of the roof (< 0: all below)
   std::string worst_point;
   double overhead_call_floor_us = 0;  // the fewest microseconds one call of y = 2x took, on one thread
@@ -90,10 +90,10 @@ struct RooflineMeasured {
   std::string overhead_call_what = "one call on this thread, at its fastest";
   std::string overhead_pool_what = "one call handed to the worker pool and waited for";
   std::optional<double> launch_and_wait_us;
-  double max_rel_err = 0;      // the largest of the points' errors
-  int wrong = 0;               // 1 when some kernel's output is off its reference by more than fp32 rounding explains
-  bool roof_bar_met = false;   // no point above the roof by more than kRoofTolerance
-  bool ridge_bar_met = false;  // sweep ridge within a factor kRidgeFactor of peak / bandwidth
+  double max_rel_err = 0;   // the largest of the points' errors
+  int wrong = 0;            // 1 when some kernel's output is off its reference by more than fp32 rounding explains
+  FlagField roof_bar_met;   // no point above the roof by more than kRoofTolerance
+  FlagField ridge_bar_met;  // sweep ridge within a factor kRidgeFactor of peak / bandwidth
 
   const RoofPoint* kernel(const std::string& id) const;
 };

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::tensor {
 
 struct TensorTheory {
@@ -91,8 +93,16 @@ struct TensorMeasured {
   std::optional<std::string> gpu_scaling_caveat;
 };
 
-void to_json(nlohmann::ordered_json& json, const TensorTheory& theory);
-void from_json(const nlohmann::ordered_json& json, TensorTheory& theory);
+DLSYS_VALUES_JSON(TensorTheory, allreduces_per_layer_fwd, allreduces_per_layer_bwd, reduce_scatters_per_layer_fwd,
+                  all_gathers_per_layer_fwd, reduce_scatters_per_layer_bwd, all_gathers_per_layer_bwd,
+                  comm_elements_per_allreduce, comm_bytes_per_allreduce_per_rank, comm_bytes_per_step_per_rank,
+                  activation_bytes_per_layer, activation_formula, activation_seq, activation_batch, activation_hidden,
+                  activation_heads, activation_t, activation_sp, activation_bytes_per_value,
+                  activation_bytes_no_parallel, activation_bytes_tensor, activation_bytes_tensor_sequence,
+                  lab_activation_bytes_per_rank, lab_activation_formula, params_per_rank, flops_per_step_per_rank)
+DLSYS_VALUES_JSON(MeasuredCollective, op, site, pass, elements, bytes_sent, bytes_formula, time_us)
+DLSYS_VALUES_JSON(MeasuredError, key, tensor, max_rel_err)
+DLSYS_VALUES_JSON(CourseExample, y, partials, halves, y_row_split, ranks_agree)
 void to_json(nlohmann::ordered_json& json, const TensorMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, TensorMeasured& measured);
 

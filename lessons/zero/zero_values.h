@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lesson_values.h"
+
 namespace dlsys::zero_lesson {
 
 struct ZeroTheory {
@@ -85,13 +87,18 @@ struct ZeroMeasured {
   double max_rel_err_gpu_vs_cpu_stage0 = 0;
 };
 
-void to_json(nlohmann::ordered_json& json, const ZeroTheory& theory);
-void from_json(const nlohmann::ordered_json& json, ZeroTheory& theory);
-void to_json(nlohmann::ordered_json& json, const PeakBytes& peaks);
-void from_json(const nlohmann::ordered_json& json, PeakBytes& peaks);
 void to_json(nlohmann::ordered_json& json, const StageMeasured& stage);
 void from_json(const nlohmann::ordered_json& json, StageMeasured& stage);
-void to_json(nlohmann::ordered_json& json, const ZeroMeasured& measured);
-void from_json(const nlohmann::ordered_json& json, ZeroMeasured& measured);
+
+DLSYS_VALUES_JSON(ZeroTheory, psi_source, parameters, ranks, stage, optimizer_bytes_per_parameter,
+                  weight_bytes_per_rank, gradient_bytes_per_rank, optimizer_bytes_per_rank, model_state_bytes_per_rank,
+                  model_state_bytes_by_stage, reduction_factor, reduction_limit, comm_elements_per_step,
+                  ring_comm_elements_per_step, fp32_weight_bytes, activations_known, layers, hidden, heads, micro_batch,
+                  seq, checkpointing, activation_bytes_per_rank, activation_assumption, gpu, gpu_bytes,
+                  total_bytes_per_rank, fits, min_ranks_to_fit, min_stage_to_fit)
+DLSYS_VALUES_JSON(PeakBytes, weights, gradients, optimizer, activations, comm, workspace, model_states, total)
+DLSYS_VALUES_JSON(ZeroMeasured, stage, ranks, parameters, peak_bytes_per_rank, comm_bytes, max_rel_err_vs_stage0,
+                  all_stages_match_formula, all_stages_bit_identical, dtype, swept_ranks, sweep_matches_formula, stages,
+                  on_gpu, placement, max_rel_err_gpu_vs_cpu_stage0)
 
 }  // namespace dlsys::zero_lesson
