@@ -208,7 +208,8 @@ void draw_why_step(const ViewContext& ctx) {
       "Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
       "must hold the element-wise sum, shown under the line.");
   const float height = ImGui::GetContentRegionAvail().y * 0.7f;
-  begin_figure();
+  const char* title = "every rank's gradient, and the sum each needs";
+  begin_fitted_figure(title);
   ImGui::BeginGroup();
   draw_ring_row(record, 0, height);
   ImGui::Separator();
@@ -223,7 +224,7 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::BeginGroup();
   draw_rank_key(n);
   ImGui::EndGroup();
-  end_figure("every rank's gradient, and the sum each needs");
+  end_figure(title);
 }
 
 // The height a table of `rows` rows takes below a plot: each row one line of text and its cell padding.

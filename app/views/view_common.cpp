@@ -51,11 +51,46 @@ TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timelin
   return draw_timelines(id.c_str(), {&timeline}, false, views[id], {0, height});
 }
 
+namespace {
+// The text scale of each fitted figure, by title, as last corrected (1: as large as the text around it).
+std::map<std::string, float> g_fit_scales;
+std::string g_fitting;  // the title of the fitted figure being drawn, or empty
+// Fitted figures aim a little under the view's height, and grow back only well under it, so that a scale near the
+// edge does not flip between two layouts from frame to frame.
+constexpr float kFitTarget = 0.95f, kGrowBelow = 0.8f;
+constexpr float kLeastFitText = 0.75f;
+
+// The next frame's text scale for a fitted figure that was `height_pt` tall at `scale`: its height is nearly in
+// proportion to its text, so the scale moves by the ratio of the view to the height, never under kLeastFitText of the
+// 1x text size (the diagrams of tensor step 1 and fusion step 1 need 0.8 of it in a 1280x720 window at 2x text).
+float corrected_fit_scale(float scale, float height_pt) {
+  const float target = kFitTarget * view_height(), least = std::min(1.0f, kLeastFitText / ui_scale());
+  if (height_pt > view_height() || (scale < 1 && height_pt < kGrowBelow * view_height()))
+    return std::clamp(scale * target / height_pt, least, 1.0f);
+  return scale;
+}
+}  // namespace
+
 void begin_figure() { ImGui::BeginGroup(); }
+
+void begin_fitted_figure(const std::string& title) {
+  g_fitting = title;
+  const float scale = g_fit_scales.try_emplace(title, 1.0f).first->second;
+  ImGui::SetWindowFontScale(scale);
+  set_figure_text_scale(scale);
+  ImGui::BeginGroup();
+}
 
 void end_figure(const std::string& title) {
   ImGui::EndGroup();
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  if (!g_fitting.empty()) {
+    ImGui::SetWindowFontScale(1.0f);
+    set_figure_text_scale(1.0f);
+    float& scale = g_fit_scales[g_fitting];
+    scale = corrected_fit_scale(scale, max.y - min.y);
+    g_fitting.clear();
+  }
   note_plot_area(title, min, max, {}, min, max, true);
 }
 
