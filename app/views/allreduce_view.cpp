@@ -311,22 +311,9 @@ void draw_cost_step(const ViewContext& ctx) {
 // The caveats of a run, in a band the reader cannot miss: what disturbed it, what qualifies a point.
 void draw_caveats(const std::vector<std::string>& caveats) {
   if (caveats.empty()) return;
-  const float s = ui_scale();
-  const float width = ImGui::GetContentRegionAvail().x;
   std::string text;
   for (const std::string& caveat : caveats) text += (text.empty() ? "" : "\n") + caveat;
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float pad = 6 * s;
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
+  draw_warning_band(text);
 }
 
 struct SweepTable {

@@ -115,6 +115,21 @@ void draw_note(const std::string& text) {
   ImGui::PopStyleColor();
 }
 
+void draw_warning_band(const std::string& text) {
+  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
+}
+
 void draw_heading(const std::string& text) {
   ImGui::PushFont(heading_font());
   ImGui::PushTextWrapPos(0);
