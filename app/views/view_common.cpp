@@ -52,22 +52,32 @@ TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timelin
 }
 
 namespace {
-// The text scale of each fitted figure, by title, as last corrected (1: as large as the text around it).
-std::map<std::string, float> g_fit_scales;
-std::string g_fitting;  // the title of the fitted figure being drawn, or empty
-// Fitted figures aim a little under the view's height, and grow back only well under it, so that a scale near the
-// edge does not flip between two layouts from frame to frame.
-constexpr float kFitTarget = 0.95f, kGrowBelow = 0.8f;
+// A fitted figure's text scale (1: as large as the text around it) and the view and text sizes it was fitted to.
+struct FitScale {
+  float scale = 1, view_h = 0, text_scale = 0;
+};
+std::map<std::string, FitScale> g_fit_scales;  // by title
+std::string g_fitting;                         // the title of the fitted figure being drawn, or empty
+// Fitted figures aim a little under the view's height. A scale only shrinks while the view and the text keep their
+// sizes (it starts again from 1 when either changes), so a figure whose rows rewrap as its text shrinks cannot flip
+// between two layouts from frame to frame.
+constexpr float kFitTarget = 0.95f;
+// The least text a fitted figure draws, in units of the 1x text: the diagrams of tensor step 1 and fusion step 1
+// need 0.75 of it to be seen whole in a 1280x720 window at 2x text.
 constexpr float kLeastFitText = 0.75f;
 
-// The next frame's text scale for a fitted figure that was `height_pt` tall at `scale`: its height is nearly in
-// proportion to its text, so the scale moves by the ratio of the view to the height, never under kLeastFitText of the
-// 1x text size (the diagrams of tensor step 1 and fusion step 1 need 0.8 of it in a 1280x720 window at 2x text).
-float corrected_fit_scale(float scale, float height_pt) {
-  const float target = kFitTarget * view_height(), least = std::min(1.0f, kLeastFitText / ui_scale());
-  if (height_pt > view_height() || (scale < 1 && height_pt < kGrowBelow * view_height()))
-    return std::clamp(scale * target / height_pt, least, 1.0f);
-  return scale;
+// The text scale to draw a fitted figure with this frame.
+float fit_scale_now(FitScale& fit) {
+  if (fit.view_h != view_height() || fit.text_scale != ui_scale()) fit = {1, view_height(), ui_scale()};
+  return fit.scale;
+}
+
+// The next frame's scale for a fitted figure that was `height_pt` tall: its height is nearly in proportion to its
+// text, so the scale shrinks by the ratio of the view to the height, never under kLeastFitText of the 1x text.
+void correct_fit_scale(FitScale& fit, float height_pt) {
+  if (height_pt <= view_height()) return;
+  const float least = std::min(1.0f, kLeastFitText / fit.text_scale);
+  fit.scale = std::clamp(fit.scale * kFitTarget * view_height() / height_pt, least, 1.0f);
 }
 }  // namespace
 
@@ -75,7 +85,7 @@ void begin_figure() { ImGui::BeginGroup(); }
 
 void begin_fitted_figure(const std::string& title) {
   g_fitting = title;
-  const float scale = g_fit_scales.try_emplace(title, 1.0f).first->second;
+  const float scale = fit_scale_now(g_fit_scales[title]);
   ImGui::SetWindowFontScale(scale);
   set_figure_text_scale(scale);
   ImGui::BeginGroup();
@@ -87,8 +97,7 @@ void end_figure(const std::string& title) {
   if (!g_fitting.empty()) {
     ImGui::SetWindowFontScale(1.0f);
     set_figure_text_scale(1.0f);
-    float& scale = g_fit_scales[g_fitting];
-    scale = corrected_fit_scale(scale, max.y - min.y);
+    correct_fit_scale(g_fit_scales[g_fitting], max.y - min.y);
     g_fitting.clear();
   }
   note_plot_area(title, min, max, {}, min, max, true);
