@@ -2,9 +2,13 @@
 // step: a step added to a text without a view (or a view left behind) fails here, not on a student's screen.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "lessons/common/lesson_text.h"
+#include "lessons/registry.h"
 
 #if DLSYS_HAVE_GUI
 #include <string>
@@ -45,4 +49,27 @@ TEST_CASE("a step header without an id is refused, naming the line") {
   CHECK(text.steps[0].title == "Warm-up");
   CHECK(text.steps[0].caption == "first");
   CHECK(text.steps[1].id == "steady_2");
+}
+
+TEST_CASE("a step's Uses line names its parameters and stays out of its caption") {
+  const LessonText text = parse_lesson_text("# T\n## Step a: A\nUses: p, m,schedule\nwords\n## Step b: B\nmore\n");
+  REQUIRE(text.steps.size() == 2);
+  CHECK(text.steps[0].uses == std::vector<std::string>{"p", "m", "schedule"});
+  CHECK(text.steps[0].caption == "words");
+  CHECK(text.steps[1].uses.empty());
+  CHECK_THROWS_WITH_AS(parse_lesson_text("# T\n## Step a: A\nUses: p, Two words\n"), doctest::Contains("'Two words'"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("every name in a step's Uses line is a parameter of its lesson") {
+  for (const Lesson* lesson : all_lessons()) {
+    std::set<std::string> keys;
+    for (const ParamSpec& spec : lesson->params()) keys.insert(spec.key);
+    for (const LessonStep& step : lesson->text().steps)
+      for (const std::string& key : step.uses) {
+        CAPTURE(lesson->id());
+        CAPTURE(step.id);
+        CHECK_MESSAGE(keys.count(key) == 1, "'", key, "' is not one of the lesson's parameters");
+      }
+  }
 }

@@ -14,6 +14,7 @@ ImFont* g_body = nullptr;
 ImFont* g_heading = nullptr;
 ImFont* g_mono = nullptr;
 float g_ui_scale = 1.0f;
+float g_figure_text_scale = 1.0f;
 bool g_system_fonts = false;
 
 constexpr float kBodyPx = 17.0f, kHeadingPx = 23.0f, kMonoPx = 16.0f;
@@ -61,6 +62,7 @@ bool have_system_fonts() { return g_system_fonts; }
 ImFont* body_font() { return g_body; }
 ImFont* heading_font() { return g_heading; }
 ImFont* mono_font() { return g_mono; }
-float ui_scale() { return g_ui_scale; }
+float ui_scale() { return g_ui_scale * g_figure_text_scale; }
+void set_figure_text_scale(float scale) { g_figure_text_scale = scale; }
 
 }  // namespace dlsys::gui

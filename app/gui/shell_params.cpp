@@ -3,6 +3,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -140,13 +141,43 @@ void draw_backend_choice(AppState& state) {
   }
 }
 
+// The keys the current step names in its "Uses:" line (empty where it names none).
+const std::vector<std::string>& step_uses(const AppState& state, const Lesson& lesson) {
+  static const std::vector<std::string> none;
+  const std::vector<LessonStep>& steps = lesson.text().steps;
+  const int step = state.sessions[state.lesson_index].step;
+  return step >= 0 && step < int(steps.size()) ? steps[std::size_t(step)].uses : none;
+}
+
+// The parameters the step names first, in its order, and the rest folded under a header that starts closed; a step
+// that names none lists them all as the lesson declares them.
+void draw_param_list(AppState& state, const Lesson& lesson, const std::vector<ParamSpec>& specs) {
+  const std::vector<std::string>& uses = step_uses(state, lesson);
+  std::vector<const ParamSpec*> others;
+  for (const ParamSpec& spec : specs)
+    if (std::find(uses.begin(), uses.end(), spec.key) == uses.end()) others.push_back(&spec);
+  if (others.size() == specs.size()) {
+    for (const ParamSpec& spec : specs) draw_param(state, lesson, specs, spec);
+    return;
+  }
+  for (const std::string& key : uses)
+    for (const ParamSpec& spec : specs)
+      if (spec.key == key) draw_param(state, lesson, specs, spec);
+  if (others.empty()) return;
+  ImGui::Spacing();
+  const bool open = ImGui::CollapsingHeader("Other parameters");
+  note_last_item("params_other");
+  if (open)
+    for (const ParamSpec* spec : others) draw_param(state, lesson, specs, *spec);
+}
+
 }  // namespace
 
 void draw_parameters(AppState& state) {
   const Lesson& lesson = current_lesson(state);
   const std::vector<ParamSpec> specs = lesson.params();
   draw_undo_and_reset(state, lesson, specs);
-  for (const ParamSpec& spec : specs) draw_param(state, lesson, specs, spec);
+  draw_param_list(state, lesson, specs);
   ImGui::Spacing();
   draw_backend_choice(state);
 }

@@ -31,5 +31,8 @@ ImFont* heading_font();
 ImFont* mono_font();
 // Pixels per "point": 1 at 1x; views multiply fixed sizes (margins, marker radius) by it.
 float ui_scale();
+// Inside a figure drawn with smaller text (views' begin_fitted_figure), its sizes shrink with its text: ui_scale() is
+// multiplied by this until it is set back to 1.
+void set_figure_text_scale(float scale);
 
 }  // namespace dlsys::gui

@@ -208,7 +208,8 @@ void draw_why_step(const ViewContext& ctx) {
       "Each row is one worker's gradient (one number per chunk here). After the all-reduce every row "
       "must hold the element-wise sum, shown under the line.");
   const float height = ImGui::GetContentRegionAvail().y * 0.7f;
-  begin_figure();
+  const char* title = "every rank's gradient, and the sum each needs";
+  begin_fitted_figure(title);
   ImGui::BeginGroup();
   draw_ring_row(record, 0, height);
   ImGui::Separator();
@@ -223,7 +224,7 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::BeginGroup();
   draw_rank_key(n);
   ImGui::EndGroup();
-  end_figure("every rank's gradient, and the sum each needs");
+  end_figure(title);
 }
 
 // The height a table of `rows` rows takes below a plot: each row one line of text and its cell padding.
@@ -310,22 +311,9 @@ void draw_cost_step(const ViewContext& ctx) {
 // The caveats of a run, in a band the reader cannot miss: what disturbed it, what qualifies a point.
 void draw_caveats(const std::vector<std::string>& caveats) {
   if (caveats.empty()) return;
-  const float s = ui_scale();
-  const float width = ImGui::GetContentRegionAvail().x;
   std::string text;
   for (const std::string& caveat : caveats) text += (text.empty() ? "" : "\n") + caveat;
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float pad = 6 * s;
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
+  draw_warning_band(text);
 }
 
 struct SweepTable {

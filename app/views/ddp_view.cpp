@@ -31,29 +31,13 @@ const DdpMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result && !ctx.result_stale ? ctx.result->measured_as<DdpMeasured>() : nullptr;
 }
 
-// A band the reader cannot miss: what disturbed the run, or what qualifies it.
-void caveat(const std::string& text) {
-  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
-}
-
 // What a busy machine does to this lesson's numbers, in one sentence (the shell's band above already says how busy).
 constexpr const char* kBusySentence =
     "Other processes took turns with the rank and communication threads during this run, which stretches the "
     "all-reduces and skews the ranks' starts, so the overlap numbers here are lower and more scattered than on an "
     "idle machine.";
 void busy_machine_caveat(const RunResult& r) {
-  if (r.backend.conditions.disturbed()) caveat(kBusySentence);
+  if (r.backend.conditions.disturbed()) draw_warning_band(kBusySentence);
 }
 
 // The height a wrapped paragraph takes at the current width, with the item spacing after it.

@@ -149,7 +149,7 @@ void draw_traffic_step(const ViewContext& ctx) {
   const std::string title =
       fmt::format("y = ReLU(x + b), x of shape B x C, {} bias: the operations one element goes through.",
                   steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
-  begin_figure();
+  begin_fitted_figure(title);
   ImGui::TextWrapped("%s", title.c_str());
   ImGui::Spacing();
   const float s = ui_scale();

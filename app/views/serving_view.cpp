@@ -32,21 +32,9 @@ const ServingMeasured* measured_of(const ViewContext& ctx) {
 // A band the reader cannot miss, for what a busy machine did to this lesson's numbers.
 void busy_band(const ViewContext& ctx) {
   if (!ctx.result || !ctx.result->backend.conditions.disturbed()) return;
-  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
-  const std::string text =
+  draw_warning_band(
       "What the busy core did here: the policies shared the same load in the same run, so their throughput ratio "
-      "still compares, but every latency and percentile includes waiting for a core.";
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
+      "still compares, but every latency and percentile includes waiting for a core.");
 }
 
 PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style, bool dashed = false) {

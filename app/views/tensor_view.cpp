@@ -94,7 +94,9 @@ int owner_of(const LinearSplitRecord& split, int row, int col) {
 void draw_whole(const LinearSplitRecord& split) {
   const int n = static_cast<int>(tensor::kCourseDim);
   const std::vector<float> x = tensor::course_x(), w = tensor::course_w();
-  begin_figure();
+  const std::string title = fmt::format("{}-split linear layer: x and W, coloured by the rank that gets each part",
+                                        split.column ? "column" : "row");
+  begin_fitted_figure(title);
   draw_numbers(split.column ? "x (1 x 4), copied to both ranks" : "x (1 x 4), cut to match", x, 1, n, [&](int, int c) {
     if (split.column) return ImU32(0);  // copied whole to every rank
     return rank_color(owner_of(split, c, 0));
@@ -105,8 +107,7 @@ void draw_whole(const LinearSplitRecord& split) {
     ImGui::SameLine();
     ImGui::TextUnformatted(shard_text(split.ranks[k], split.column).c_str());
   }
-  end_figure(fmt::format("{}-split linear layer: x and W, coloured by the rank that gets each part",
-                         split.column ? "column" : "row"));
+  end_figure(title);
 }
 
 constexpr const char* kSliceTitle = "its slice of y";
@@ -126,7 +127,8 @@ void draw_rank_part(const LinearSplitRecord& split, int k) {
   const RankLinearRecord& r = split.ranks[static_cast<std::size_t>(k)];
   const ImU32 mine = rank_color(k);
   auto own = [&](int, int) { return mine; };
-  begin_figure();
+  const std::string title = fmt::format("rank {}'s part", k);
+  begin_fitted_figure(title);
   rank_heading(k);
   if (split.column) {
     draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
@@ -137,7 +139,7 @@ void draw_rank_part(const LinearSplitRecord& split, int k) {
     draw_numbers(kShardTitle, r.w, int(r.w_rows), int(r.w_cols), own);
     draw_numbers("its partial y", r.local, 1, int(r.local.size()), own);
   }
-  end_figure(fmt::format("rank {}'s part", k));
+  end_figure(title);
 }
 
 // The whole x and W, then each rank's part: beside them where the width allows, else underneath.
@@ -172,7 +174,7 @@ void draw_column_step(const ViewContext& ctx) {
   draw_split(split);
   const char* title = "all-gather: every slice to every rank";
   place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f, 4 * cell_size()));
-  begin_figure();
+  begin_fitted_figure(title);
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(title);
   ImGui::PopFont();
@@ -196,7 +198,7 @@ void draw_row_step(const ViewContext& ctx) {
   const char* title = "all-reduce: partials added";
   place_result(std::max(ImGui::CalcTextSize(title).x * 1.3f,
                         4 * cell_size() + ImGui::CalcTextSize("= y, on every rank").x + 10 * ui_scale()));
-  begin_figure();
+  begin_fitted_figure(title);
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(title);
   ImGui::PopFont();
@@ -336,7 +338,7 @@ void draw_mlp_step(const ViewContext& ctx) {
   const std::string title =
       fmt::format("The MLP block on t = {} ranks, forward (every rank the same, with its own columns)", s.ranks);
   const float figure_h = main_figure_height(), top = ImGui::GetCursorScreenPos().y;
-  begin_figure();
+  begin_fitted_figure(title);
   draw_heading(title);
   draw_flow(block_flow(s, "u2 = LN(x2)",
                        {{"W1 shard: columns", dims(h, f) + " = h x 4h/t", mine},
@@ -409,7 +411,7 @@ void draw_attention_step(const ViewContext& ctx) {
   const ImU32 mine = rank_color(0);
   const std::string title = fmt::format("The attention block on t = {} ranks, forward", s.ranks);
   const float figure_h = main_figure_height(), top = ImGui::GetCursorScreenPos().y;
-  begin_figure();
+  begin_fitted_figure(title);
   draw_heading(title);
   draw_flow(
       block_flow(s, "u = LN(x)",

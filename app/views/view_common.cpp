@@ -51,11 +51,55 @@ TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timelin
   return draw_timelines(id.c_str(), {&timeline}, false, views[id], {0, height});
 }
 
+namespace {
+// A fitted figure's text scale (1: as large as the text around it) and the view and text sizes it was fitted to.
+struct FitScale {
+  float scale = 1, view_h = 0, text_scale = 0;
+};
+std::map<std::string, FitScale> g_fit_scales;  // by title
+std::string g_fitting;                         // the title of the fitted figure being drawn, or empty
+// Fitted figures aim a little under the view's height. A scale only shrinks while the view and the text keep their
+// sizes (it starts again from 1 when either changes), so a figure whose rows rewrap as its text shrinks cannot flip
+// between two layouts from frame to frame.
+constexpr float kFitTarget = 0.95f;
+// The least text a fitted figure draws, in units of the 1x text: the diagrams of tensor step 1 and fusion step 1
+// need 0.75 of it to be seen whole in a 1280x720 window at 2x text.
+constexpr float kLeastFitText = 0.75f;
+
+// The text scale to draw a fitted figure with this frame.
+float fit_scale_now(FitScale& fit) {
+  if (fit.view_h != view_height() || fit.text_scale != ui_scale()) fit = {1, view_height(), ui_scale()};
+  return fit.scale;
+}
+
+// The next frame's scale for a fitted figure that was `height_pt` tall: its height is nearly in proportion to its
+// text, so the scale shrinks by the ratio of the view to the height, never under kLeastFitText of the 1x text.
+void correct_fit_scale(FitScale& fit, float height_pt) {
+  if (height_pt <= view_height()) return;
+  const float least = std::min(1.0f, kLeastFitText / fit.text_scale);
+  fit.scale = std::clamp(fit.scale * kFitTarget * view_height() / height_pt, least, 1.0f);
+}
+}  // namespace
+
 void begin_figure() { ImGui::BeginGroup(); }
+
+void begin_fitted_figure(const std::string& title) {
+  g_fitting = title;
+  const float scale = fit_scale_now(g_fit_scales[title]);
+  ImGui::SetWindowFontScale(scale);
+  set_figure_text_scale(scale);
+  ImGui::BeginGroup();
+}
 
 void end_figure(const std::string& title) {
   ImGui::EndGroup();
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  if (!g_fitting.empty()) {
+    ImGui::SetWindowFontScale(1.0f);
+    set_figure_text_scale(1.0f);
+    correct_fit_scale(g_fit_scales[g_fitting], max.y - min.y);
+    g_fitting.clear();
+  }
   note_plot_area(title, min, max, {}, min, max, true);
 }
 
@@ -78,6 +122,21 @@ void draw_note(const std::string& text) {
   ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
+}
+
+void draw_warning_band(const std::string& text) {
+  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
+  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
+  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
+  ImGui::Dummy({0, 0});
 }
 
 void draw_heading(const std::string& text) {

@@ -302,7 +302,7 @@ void draw_stages_step(const ViewContext& ctx) {
   } else {  // one above the other, each a figure of its own; the view scrolls
     for (const auto& [chart, name] :
          {std::pair{&bars, "the paper's formulas"}, std::pair{&ledger, "the run's ledger, one rank, every tag"}}) {
-      begin_figure();
+      begin_fitted_figure(name);
       draw_stacked_bars(*chart, main_figure_height(), 0, "", 0, name);
       end_figure(name);
     }

@@ -8,6 +8,8 @@
 namespace dlsys {
 
 namespace {
+constexpr const char* kUsesPrefix = "Uses: ";
+
 void trim_trailing_blank_lines(std::string& s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
 }
@@ -28,7 +30,23 @@ LessonStep parse_step_header(const std::string& line) {
   if (!is_step_id(id))
     throw std::invalid_argument("lesson text: '" + line +
                                 "' is not of the form '## Step <id>: <title>' (id: a-z, 0-9, _)");
-  return {std::string(id), std::string(rest.substr(colon + 2)), ""};
+  return {std::string(id), std::string(rest.substr(colon + 2)), "", {}};
+}
+
+// "Uses: p, m, schedule" -> {"p", "m", "schedule"}; a name that is not a parameter key is refused with the line.
+std::vector<std::string> parse_uses_line(const std::string& line) {
+  std::vector<std::string> keys;
+  std::istringstream names(line.substr(std::string_view(kUsesPrefix).size()));
+  std::string key;
+  while (std::getline(names, key, ',')) {
+    key.erase(0, key.find_first_not_of(' '));
+    key.erase(key.find_last_not_of(' ') + 1);
+    if (!is_step_id(key))
+      throw std::invalid_argument("lesson text: '" + line + "' names '" + key +
+                                  "', not a parameter key (a-z, 0-9, _), in 'Uses: key, key, ...'");
+    keys.push_back(key);
+  }
+  return keys;
 }
 
 }  // namespace
@@ -44,6 +62,8 @@ LessonText parse_lesson_text(std::string_view markdown) {
     } else if (line.rfind("## Step", 0) == 0) {
       text.steps.push_back(parse_step_header(line));
       body = &text.steps.back().caption;
+    } else if (!text.steps.empty() && line.rfind(kUsesPrefix, 0) == 0) {
+      text.steps.back().uses = parse_uses_line(line);
     } else {
       if (body->empty() && line.empty()) continue;
       *body += line + "\n";

@@ -1,7 +1,8 @@
 #pragma once
 // A lesson's words live in assets/lessons/<id>.md: "# Title", the theory card, then "## Step <id>: title" sections
 // whose body is the step's caption. The step id is what the views are keyed by, so a step and its view cannot drift
-// apart when steps are added or reordered. Lines starting with "$$ " are formulas; "- " starts a bullet.
+// apart when steps are added or reordered. Lines starting with "$$ " are formulas; "- " starts a bullet. A line
+// "Uses: p, m, schedule" in a step's section names the parameters that step is about (the panel lists them first).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@ struct LessonStep {
   std::string id;  // "warmup": lower case, digits and underscores
   std::string title;
   std::string caption;
+  std::vector<std::string> uses;  // parameter keys from its "Uses:" line; empty: the step names none
 };
 
 struct LessonText {

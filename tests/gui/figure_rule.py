@@ -2,8 +2,9 @@
 (drive_window.py). A step's first figure is its main one. At 1280x720 with 1x text ("desk") and in presentation mode
 at 1920x1080 ("present") the main figure lies whole inside the view (no scrolling to see it, title and axes included)
 and its data area takes at least 30 % of the window's height; every figure is no taller than the view. With 2x text
-("text2x") only the second holds: each figure can be seen whole at some scroll position, except a diagram or bar
-chart built of rows of text (text_rows), which grows with the text and is then reported, not failed.
+("text2x") only the second holds: each figure can be seen whole at some scroll position. A diagram built of rows of
+text (text_rows) is held to it too: where it would be taller than the view it draws its text smaller (the views'
+begin_fitted_figure), so a tall one fails like a plot.
 
 As a program: figure_rule.py OUT_DIR LESSON... checks OUT_DIR/LESSON-MODE-stepN.json (shot --every-step).
 """
@@ -30,17 +31,15 @@ def problems_of(doc, mode):
     window_h = doc["window"][1]
     view = doc["widgets"]["view"]
     view_h = view[3] - view[1]
-    problems, notes = [], []
+    problems = []
     if view[3] > window_h + SLACK:
         problems.append(f"the view reaches y {view[3]:.0f}, past the window's {window_h}: the page must scroll to it")
     for p in plots:
         if height(p["rect"]) <= 0:
             problems.append(f"'{p['title']}' has no room left for its data")
         if height(p["frame"]) > view_h + SLACK:
-            # A diagram of text rows grows with the text: at 2x text it scrolls like the text around it (reported).
-            tall = notes if mode == "text2x" and p.get("text_rows") else problems
-            tall.append(f"'{p['title']}' is {height(p['frame']):.0f} points tall, more than the view's "
-                        f"{view_h:.0f}: it cannot be seen whole")
+            problems.append(f"'{p['title']}' is {height(p['frame']):.0f} points tall, more than the view's "
+                            f"{view_h:.0f}: it cannot be seen whole")
     if mode != "text2x":
         main = plots[0]
         top, bottom = main["frame"][1], main["frame"][3]
@@ -51,7 +50,7 @@ def problems_of(doc, mode):
             problems.append(f"the main figure '{main['title']}' has {height(main['rect']):.0f} points of data area, "
                             f"under 30 % of the window's {window_h}")
     summary = f"{len(plots)} figure(s), the main one {100 * height(plots[0]['rect']) / window_h:.0f} % of the window"
-    return problems, summary + "".join(f"; text rows: {n}" for n in notes)
+    return problems, summary
 
 
 def check_files(out, lessons):
