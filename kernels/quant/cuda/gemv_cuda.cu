@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(W* kWarp)
 // pick 64 for NF4 and spill. Any cap up to 128 allows the largest block, 512 lanes.
 __host__ __device__ constexpr int resident_registers(CodeFormat f, int rows, bool prefetch) {
   if (f == CodeFormat::Bytes) return prefetch ? (rows <= 2 ? 64 : rows <= 4 ? 96 : 128) : (rows <= 4 ? 64 : 96);
-  return prefetch ? (rows <= 2 ? 80 : 128) : (rows <= 4 ? 80 : 104);
+  return prefetch ? (rows <= 2 ? 80 : 128) : (rows <= 4 ? 80 : 112);
 }
 
 // Each lane holds one value of each of R rows; the warp's sums of the R rows come out in R - 1 + log2(32 / R)
@@ -357,8 +357,10 @@ struct ResidentBatch {
 // code loads (and their scales), with P the next batch's before it uses this one's (the first batch's before x's),
 // dequantizes and multiplies, then every warp reduces its R sums with shuffles into shared memory. The warps meet
 // only once per 32 rows, where the block adds their sums of each row: between those barriers each warp runs at its
-// own pace, its loads overlapping the others' arithmetic. Lanes past the row's loads, and rows past the block's, hold
-// codes 0 and scale 0 and add nothing.
+// own pace, its loads overlapping the others' arithmetic.
+// Nothing per row is spent on edge cases: lanes past the row's loads read its last load and hold x = 0, so they add
+// nothing without a branch; rows past the block's end read its last row again and their sums are never written; with P
+// the two batches in flight take turns (a loop of two steps) instead of being copied from one to the other.
 template <CodeFormat F, int R, bool P>
 __global__ void __maxnreg__(resident_registers(F, R, P))
     quantized_resident_kernel(VectorCodes q, const float* __restrict__ x, float* __restrict__ y) {
@@ -370,27 +372,24 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
   __shared__ float partial[kMaxWarps][kChunkRows];
   const int t = threadIdx.x, warp = t / kWarp, lane = t % kWarp, warps = blockDim.x / kWarp;
   const bool active = t < q.loads;
-  const int segment = active ? int((std::uint64_t(t) * q.segment_magic) >> 32) : 0;
+  const int load = active ? t : q.loads - 1;
+  const int segment = int((std::uint64_t(load) * q.segment_magic) >> 32);
   const int begin = int(std::int64_t(blockIdx.x) * q.rows / gridDim.x);
   const int end = int((std::int64_t(blockIdx.x) + 1) * q.rows / gridDim.x);
   // The lane's load and scale in row `begin`; a row further is `q.loads` loads and `q.segments_per_row` scales on.
-  const uint4* codes = q.codes + std::int64_t(begin) * q.loads + t;
+  const uint4* codes = q.codes + std::int64_t(begin) * q.loads + load;
   const float* scales = q.scales + std::int64_t(begin) * q.segments_per_row + segment;
   const float2* scale_zero = q.scale_zero + std::int64_t(begin) * q.segments_per_row + segment;
   const auto load_batch = [&](int first_row, ResidentBatch<R>& b) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const int row = first_row + r, offset = row - begin;
-      b.code[r] = make_uint4(0, 0, 0, 0);
-      b.scale_zero[r] = make_float2(0, 0);
-      if (active && row < end) {
-        b.code[r] = load_once(codes + std::int64_t(offset) * q.loads);
-        b.scale_zero[r] = load_segment<F>(scales, scale_zero, std::int64_t(offset) * q.segments_per_row);
-      }
+      const int offset = min(first_row + r, end - 1) - begin;
+      b.code[r] = load_once(codes + offset * q.loads);
+      b.scale_zero[r] = load_segment<F>(scales, scale_zero, offset * q.segments_per_row);
     }
   };
-  ResidentBatch<R> current;
-  load_batch(begin, current);
+  ResidentBatch<R> even, odd;  // with P the two batches in flight; without, `even` alone
+  load_batch(begin, even);
 
   if constexpr (F == CodeFormat::Nf4) {
     if (t < 16) levels[t] = nf4_levels[t];
@@ -404,9 +403,10 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
     xs[k] = active ? __ldg(x4 + std::int64_t(t) * kXLoads + k) : make_float4(0, 0, 0, 0);
     x_sum += (xs[k].x + xs[k].y) + (xs[k].z + xs[k].w);
   }
-  for (int first_row = begin; first_row < end; first_row += R) {
-    ResidentBatch<R> next;
-    if constexpr (P) load_batch(first_row + R, next);
+  // One batch: with P the next batch's loads are issued first (when there is one), without P after the arithmetic.
+  const auto step = [&](int first_row, const ResidentBatch<R>& current, ResidentBatch<R>& next) {
+    const bool more = first_row + R < end;
+    if (P && more) load_batch(first_row + R, next);
     float sum[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -416,7 +416,7 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
     const float row_sum = warp_sum_rows<R>(sum, lane);
     const int slot = (first_row - begin) % kChunkRows;
     if (lane % (kWarp / R) == 0) partial[warp][slot + lane / (kWarp / R)] = row_sum;
-    if (slot + R == kChunkRows || first_row + R >= end) {  // the chunk is complete: the same answer in every lane
+    if (slot + R == kChunkRows || !more) {  // the chunk is complete: the same answer in every lane
       __syncthreads();
       const int chunk_first = first_row - slot;
       if (t < slot + R && chunk_first + t < end) {
@@ -426,10 +426,15 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
       }
       __syncthreads();
     }
-    if constexpr (P)
-      current = next;
-    else
-      load_batch(first_row + R, current);
+    if (!P && more) load_batch(first_row + R, next);
+    return more;
+  };
+  if constexpr (P) {
+    for (int first_row = begin;; first_row += 2 * R)
+      if (!step(first_row, even, odd) || !step(first_row + R, odd, even)) break;
+  } else {  // one batch at a time: it is used, then reloaded in place
+    for (int first_row = begin; step(first_row, even, even); first_row += R) {
+    }
   }
 }
 
