@@ -73,3 +73,17 @@ TEST_CASE("every name in a step's Uses line is a parameter of its lesson") {
       }
   }
 }
+
+// The panel lists a step's parameters first and folds the rest: a step without a Uses line would unfold them all, and
+// a name given twice would draw the same control twice.
+TEST_CASE("every step of every lesson names the parameters it is about, each once") {
+  for (const Lesson* lesson : all_lessons()) {
+    CAPTURE(lesson->id());
+    for (const LessonStep& step : lesson->text().steps) {
+      CAPTURE(step.id);
+      CHECK_FALSE(step.uses.empty());
+      const std::set<std::string> distinct(step.uses.begin(), step.uses.end());
+      CHECK(distinct.size() == step.uses.size());
+    }
+  }
+}
