@@ -282,7 +282,7 @@ void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
 
 namespace {
 
-// The weights and what depends on them; left at zero (written as null) when the config cannot fix them.
+// The weights and what depends on them; left empty (written as null) when the config cannot fix them.
 void fill_weights(kvcache::KvCacheTheory& t, const Sizing& s) {
   t.weights_known = s.weights_known;
   if (!s.weights_known) return;
@@ -318,7 +318,7 @@ void fill_roofline(kvcache::KvCacheTheory& t, const DecodeRoofline& r) {
   t.decode_intensity = r.decode.intensity;
   t.decode_weights_only_intensity = r.weights_only_intensity;
   t.decode_bound = r.decode.bound;
-  t.decode_roofline_us = r.decode.roofline_seconds * 1e6;
+  if (t.ridge_flop_per_byte > 0) t.decode_roofline_us = r.decode.roofline_seconds * 1e6;  // a datasheet GPU's floor
   t.prefill_intensity = r.prefill.intensity;
   t.prefill_bound = r.prefill.bound;
 }
@@ -537,33 +537,36 @@ std::string weights_lines(const kvcache::KvCacheTheory& t, const std::string& ba
     return fmt::format("  weights, total, fit: not computed (the config has no {})\n", keys);
   }
   std::string out;
+  const std::int64_t active_parameters = t.active_parameters.value_or(0);
   const std::string active = t.experts_routed == 0 ? ""
-                             : t.active_parameters > 0
-                                 ? fmt::format(", {} active per token", with_commas(t.active_parameters))
+                             : active_parameters > 0
+                                 ? fmt::format(", {} active per token", with_commas(active_parameters))
                                  : ", active per token not computed";
-  out += fmt::format("  weights    {} parameters{}: {}\n", with_commas(t.parameters), active,
-                     exact_bytes_text(t.weights_bytes));
-  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", exact_bytes_text(t.total_bytes),
-                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source, t.fits ? "fits" : "does NOT fit");
+  out += fmt::format("  weights    {} parameters{}: {}\n", with_commas(t.parameters.value_or(0)), active,
+                     exact_bytes_text(t.weights_bytes.value_or(0)));
+  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n",
+                     exact_bytes_text(t.total_bytes.value_or(0)), format_bytes_both(double(t.gpu_bytes)), t.gpu_source,
+                     t.fits.value_or(false) ? "fits" : "does NOT fit");
   out += fmt::format("  fits       largest batch {} at this length; longest context at batch {}: {}\n",
-                     with_commas(t.max_batch_fit), batch,
-                     longest_context_phrase(t.max_seq_usable, t.max_seq_fit, t.max_seq_limited_by, t.max_positions));
+                     with_commas(t.max_batch_fit.value_or(0)), batch,
+                     longest_context_phrase(t.max_seq_usable.value_or(0), t.max_seq_fit.value_or(0),
+                                            t.max_seq_limited_by, t.max_positions));
   return out;
 }
 
 std::string roofline_lines(const kvcache::KvCacheTheory& t, const std::string& batch, const std::string& seq) {
   if (!t.decode_known) return {};
-  std::string out =
-      fmt::format("  decode     one step of batch {} at {} tokens: {:.3g} FLOP over {} = {:.3g} FLOP/byte", batch, seq,
-                  t.decode_flops, format_bytes_both(t.decode_bytes), t.decode_intensity);
+  std::string out = fmt::format(
+      "  decode     one step of batch {} at {} tokens: {:.3g} FLOP over {} = {:.3g} FLOP/byte", batch, seq,
+      t.decode_flops.value_or(0), format_bytes_both(t.decode_bytes.value_or(0)), t.decode_intensity.value_or(0));
   if (t.ridge_flop_per_byte > 0)
     out += fmt::format(
         "; ridge of the {} {:.3g} FLOP/byte ({:g} TFLOP/s / {:g} TB/s, datasheet): {}, at least {} per "
         "step",
         t.gpu_name, t.ridge_flop_per_byte, t.gpu_peak_tflops, t.gpu_bandwidth_tbps, t.decode_bound,
-        format_duration_us(t.decode_roofline_us));
-  out += fmt::format("\n  prefill    {} tokens x batch {}: {:.3g} FLOP/byte{}\n", seq, batch, t.prefill_intensity,
-                     t.prefill_bound.empty() ? "" : ": " + t.prefill_bound);
+        format_duration_us(t.decode_roofline_us.value_or(0)));
+  out += fmt::format("\n  prefill    {} tokens x batch {}: {:.3g} FLOP/byte{}\n", seq, batch,
+                     t.prefill_intensity.value_or(0), t.prefill_bound.empty() ? "" : ": " + t.prefill_bound);
   return out;
 }
 
