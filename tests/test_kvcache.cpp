@@ -14,6 +14,7 @@
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/model_config.h"
+#include "tests/support/typed_values.h"
 
 using namespace dlsys;
 using namespace dlsys::kvcache;
@@ -326,7 +327,7 @@ TEST_CASE("config keys the sizing does not model are refused by name") {
 
 TEST_CASE("the formula step's curves: one per element width, the panel's width highlighted even for bf16") {
   const KvCacheLesson lesson;
-  const auto steps = make_steps(ParamValues::parse(lesson.params(), {"dtype=bf16"}));
+  const auto steps = make_steps(test::typed_params(lesson, {"dtype=bf16"}));
   int chosen = 0;
   for (const CacheCurve& curve : steps->cache_curves) {
     if (!curve.chosen) continue;
@@ -336,4 +337,26 @@ TEST_CASE("the formula step's curves: one per element width, the panel's width h
   CHECK(chosen == 1);
   CHECK(steps->memory_label == "H100 SXM: 80 GB as sold, GB = 1e9 bytes");
   CHECK(steps->roofline.has_gpu);
+}
+
+TEST_CASE(
+    "kvcache's parameters name a config file without reading it; its figures the file cannot fix read back empty") {
+  const KvCacheLesson lesson;
+  // A recorded run's parameters still read where its config file is gone; the sizing reads the file and says so.
+  const KvCacheParams gone = test::typed_params(lesson, {"config=/nonexistent/config.json", "gpu=this-machine"});
+  CHECK(gone.config == "/nonexistent/config.json");
+  CHECK(gone.gpu == nullptr);
+  CHECK(bad_input_message([&] { lesson.theory_of(gone); }).find("cannot open") != std::string::npos);
+
+  TempConfig cache_only(R"({"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64})");
+  const KvCacheTheory theory = lesson.theory_of(test::typed_params(lesson, {"config=" + cache_only.path.string()}));
+  CHECK_FALSE(theory.weights_known);
+  CHECK_FALSE(theory.parameters.has_value());
+  CHECK_FALSE(theory.decode_roofline_us.has_value());
+  const nlohmann::ordered_json json = theory;
+  CHECK(json["parameters"].is_null());
+  CHECK(json["decode_intensity"].is_null());
+  const auto back = json.get<KvCacheTheory>();
+  CHECK_FALSE(back.total_bytes.has_value());
+  CHECK(nlohmann::ordered_json(back) == json);
 }

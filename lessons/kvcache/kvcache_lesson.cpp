@@ -1,23 +1,18 @@
+// The kvcache lesson's parameters, the one place it reads them and refuses them, and its closed forms.
 #include "lessons/kvcache/kvcache_lesson.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
-#include "engine/address_space.h"
 #include "engine/host_memory.h"
-#include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/decoder/decoder.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/checked_math.h"
 #include "lessons/kvcache/decode_roofline.h"
-#include "lessons/kvcache/gpu_specs.h"
-#include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/live_decode.h"
 #include "lessons/kvcache/model_notes.h"
 
@@ -27,77 +22,8 @@ using namespace kvcache;
 
 namespace {
 
-// 2147483648 -> "2,147,483,648", exact for every int64 (format_count goes through double, exact only below 2^53).
-std::string with_commas(std::int64_t value) {
-  const std::string digits = std::to_string(value < 0 ? -(value + 1) + 1ull : std::uint64_t(value));
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (value < 0 ? "-" : "") + out;
-}
-
-decoder::Shape live_shape(const ParamValues& p) {
-  return {int(p.integer("d_model")), int(p.integer("layers")), int(p.integer("heads")), int(p.integer("kv_heads")),
-          256};
-}
-
-// A theory line with the shape of `flops(position)`, scaled so its total matches the measured series' total:
-// it shows how the time should grow, not an absolute prediction.
-Series flops_shaped_line(const Series& measured, const std::string& id, const std::string& name,
-                         const std::function<double(std::int64_t)>& flops) {
-  double measured_total = 0, flops_total = 0;
-  for (const auto& pt : measured.points) {
-    measured_total += pt.y;
-    flops_total += flops(std::int64_t(pt.x));
-  }
-  Series line{id, name, "theory", measured.x_label, measured.x_unit, measured.y_label, measured.y_unit, {}};
-  for (const auto& pt : measured.points) {
-    const double y = flops(std::int64_t(pt.x)) * measured_total / flops_total;
-    line.points.push_back({pt.x, y, y, y});
-  }
-  return line;
-}
-
-}  // namespace
-
-namespace kvcache {
-
-// gpu_gb > 0 overrides the memory; otherwise the chosen GPU's datasheet memory, or for this-machine the GPU when
-// one answers, else host memory.
-std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& p) {
-  const double gb = p.real("gpu_gb");
-  if (gb > 0) return {std::llround(gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(gb, 6))};
-  if (const GpuSpec* gpu = find_gpu_spec(p.text("gpu")))
-    return {std::llround(gpu->memory_gb * kBytesPerGB),
-            fmt::format("{}: {} GB as sold, GB = 1e9 bytes", gpu->name, format_number(gpu->memory_gb, 6))};
-  if (cuda_status().available)
-    return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
-  return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
-}
-
-ModelConfig model_from_params(const ParamValues& p) {
-  const std::string& path = p.text("config");
-  return path.empty() ? load_preset(p.text("model")) : load_model_config_file(path);
-}
-
-SizingQuery sizing_query_from_params(const ParamValues& p) {
-  SizingQuery q;
-  q.model = model_from_params(p);
-  q.kv_type = find_element_type(p.text("dtype"), "dtype");
-  q.weights_type = find_element_type(p.text("weights_dtype"), "weights_dtype");
-  q.batch = p.integer("batch");
-  q.seq = p.integer("seq");
-  q.block_tokens = p.integer("block");
-  q.workspace_bytes = std::llround(p.real("workspace_gb") * kBytesPerGB);
-  q.gpu_bytes = memory_to_fit(p).first;
-  return q;
-}
-
-}  // namespace kvcache
-
-std::vector<ParamSpec> KvCacheLesson::params() const {
+// What the calculator sizes: the model, its element types, the batch and length, and the memory to fit into.
+std::vector<ParamSpec> sizing_param_specs() {
   const auto types = element_type_names();
   return {
       {.key = "model",
@@ -164,6 +90,12 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
        .max = 1e6,
        .unit = "GB",
        .help = "activations and library scratch: an allowance you choose, not derived"},
+  };
+}
+
+// The small decoder a run times with and without its cache, on the CPU.
+std::vector<ParamSpec> live_decoder_param_specs() {
+  return {
       {.key = "d_model",
        .label = "live decoder: d_model",
        .type = ParamType::Integer,
@@ -211,23 +143,68 @@ std::vector<ParamSpec> KvCacheLesson::params() const {
   };
 }
 
-namespace {
-
-// The live decoder runs on the CPU on every backend. Throws BadInput beyond max_minutes.
-void refuse_long_live_run(const ParamValues& p, const decoder::Shape& shape) {
-  const std::int64_t tokens = p.integer("tokens");
-  refuse_if_longer_than_limit(
-      p, kvcache::live_run_seconds(shape, tokens, int(p.integer("repeats"))),
-      fmt::format("{} tokens x {} repeats with the cache and recomputing the prefix, a warm-up and {} timed last "
-                  "steps: each step's FLOP at {:g} GFLOP/s and {:g} ns per attention score",
-                  tokens, p.integer("repeats"), kLastStepRepeats, kvcache::kDecoderGflops,
-                  kvcache::kSecondsPerScore * 1e9),
-      "tokens, repeats, layers or d_model");
-}
-
 }  // namespace
 
+std::vector<ParamSpec> KvCacheLesson::params() const {
+  std::vector<ParamSpec> specs = sizing_param_specs();
+  for (ParamSpec& spec : live_decoder_param_specs()) specs.push_back(std::move(spec));
+  return specs;
+}
+
+KvCacheParams KvCacheLesson::read_params(const ParamValues& values) const {
+  KvCacheParams p;
+  p.model = values.text("model");
+  p.config = values.text("config");
+  p.kv_type = find_element_type(values.text("dtype"), "dtype");
+  p.weights_type = find_element_type(values.text("weights_dtype"), "weights_dtype");
+  p.batch = values.integer("batch");
+  p.seq = values.integer("seq");
+  p.block_tokens = values.integer("block");
+  p.gpu = find_gpu_spec(values.text("gpu"));
+  p.gpu_gb = values.real("gpu_gb");
+  p.workspace_gb = values.real("workspace_gb");
+  p.live.d_model = int(values.integer("d_model"));
+  p.live.layers = int(values.integer("layers"));
+  p.live.heads = int(values.integer("heads"));
+  p.live.kv_heads = int(values.integer("kv_heads"));
+  p.tokens = values.integer("tokens");
+  p.repeats = int(values.integer("repeats"));
+  p.threads = int(values.integer("threads"));
+  p.max_minutes = values.real("max_minutes");
+  return p;
+}
+
 namespace kvcache {
+
+// gpu_gb > 0 overrides the memory; otherwise the chosen GPU's datasheet memory, or for this-machine the GPU when
+// one answers, else host memory.
+std::pair<std::int64_t, std::string> memory_to_fit(const KvCacheParams& p) {
+  if (p.gpu_gb > 0)
+    return {std::llround(p.gpu_gb * kBytesPerGB), fmt::format("chosen: {} GB", format_number(p.gpu_gb, 6))};
+  if (p.gpu != nullptr)
+    return {std::llround(p.gpu->memory_gb * kBytesPerGB),
+            fmt::format("{}: {} GB as sold, GB = 1e9 bytes", p.gpu->name, format_number(p.gpu->memory_gb, 6))};
+  if (cuda_status().available)
+    return {cuda_status().device.memory_total_bytes, "this device: " + cuda_status().device.name};
+  return {describe_cpu().memory_total_bytes, "this machine's host memory (no GPU answered)"};
+}
+
+ModelConfig model_of(const KvCacheParams& p) {
+  return p.config.empty() ? load_preset(p.model) : load_model_config_file(p.config);
+}
+
+SizingQuery sizing_query_of(const KvCacheParams& p) {
+  SizingQuery q;
+  q.model = model_of(p);
+  q.kv_type = p.kv_type;
+  q.weights_type = p.weights_type;
+  q.batch = p.batch;
+  q.seq = p.seq;
+  q.block_tokens = p.block_tokens;
+  q.workspace_bytes = std::llround(p.workspace_gb * kBytesPerGB);
+  q.gpu_bytes = memory_to_fit(p).first;
+  return q;
+}
 
 namespace {
 // Seconds of one decode step at 0-based `position`, on one path.
@@ -257,33 +234,37 @@ double live_run_seconds(const decoder::Shape& shape, std::int64_t tokens, int re
 
 }  // namespace kvcache
 
-void KvCacheLesson::validate(const ParamValues& p, BackendKind) const {
-  const SizingQuery q = sizing_query_from_params(p);
+void KvCacheLesson::check_params(const KvCacheParams& p, BackendKind) const {
+  const SizingQuery q = sizing_query_of(p);
   if (q.model.max_positions > 0 && q.seq > q.model.max_positions)
     throw BadInput(
         fmt::format("parameter 'seq': value {} is not allowed ({}'s config allows {} positions, its "
                     "max_position_embeddings); allowed: 1 to {}",
                     q.seq, q.model.name, q.model.max_positions, q.model.max_positions));
   size_inference(q);  // overflow and zero sizes
-  const decoder::Shape shape = live_shape(p);
-  decoder::check_shape(shape);
-  // The live run's weights, cache and scratch must fit in free host memory: refused before anything is allocated.
-  const std::int64_t tokens = p.integer("tokens");
-  const std::int64_t needed_bytes = decoder::run_bytes(shape, tokens);
-  const HostMemory host = host_memory();
-  if (!host.fits(double(needed_bytes)))
-    throw BadInput(
-        fmt::format("the live decoder (d_model {}, layers {}, tokens {}) needs {} of host memory but only {} "
-                    "is free; lower d_model, layers or tokens",
-                    shape.d_model, shape.layers, tokens, format_bytes_both(double(needed_bytes)),
-                    format_bytes_both(host.free_bytes)));
-  refuse_long_live_run(p, shape);
+  decoder::check_shape(p.live);
+}
+
+RunBudget KvCacheLesson::budget_of(const KvCacheParams& p, BackendKind) const {
+  RunBudget budget;
+  budget.host_bytes = double(decoder::run_bytes(p.live, p.tokens));
+  budget.sizes = fmt::format(
+      "the live decoder's parameters 'd_model' = {}, 'layers' = {}, 'tokens' = {} (its weights, KV cache and scratch)",
+      p.live.d_model, p.live.layers, p.tokens);
+  budget.cpu_seconds = live_run_seconds(p.live, p.tokens, p.repeats);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "{} tokens x {} repeats with the cache and recomputing the prefix, a warm-up and {} timed last "
+      "steps: each step's FLOP at {:g} GFLOP/s and {:g} ns per attention score",
+      p.tokens, p.repeats, kLastStepRepeats, kDecoderGflops, kSecondsPerScore * 1e9);
+  budget.smaller = "tokens, repeats, layers or d_model";
+  return budget;
 }
 
 namespace {
 
-// The weights and what depends on them; left at zero (written as null) when the config cannot fix them.
-void fill_weights(kvcache::KvCacheTheory& t, const Sizing& s) {
+// The weights and what depends on them; left empty (written as null) when the config cannot fix them.
+void fill_weights(KvCacheTheory& t, const Sizing& s) {
   t.weights_known = s.weights_known;
   if (!s.weights_known) return;
   t.parameters = s.parameters.total;
@@ -303,7 +284,7 @@ void fill_weights(kvcache::KvCacheTheory& t, const Sizing& s) {
   t.max_seq_limited_by = s.max_seq_limited_by;
 }
 
-void fill_roofline(kvcache::KvCacheTheory& t, const DecodeRoofline& r) {
+void fill_roofline(KvCacheTheory& t, const DecodeRoofline& r) {
   if (r.has_gpu) {
     t.gpu_peak_tflops = r.gpu.peak_tflops;
     t.gpu_bandwidth_tbps = r.gpu.bandwidth_tbps;
@@ -318,18 +299,13 @@ void fill_roofline(kvcache::KvCacheTheory& t, const DecodeRoofline& r) {
   t.decode_intensity = r.decode.intensity;
   t.decode_weights_only_intensity = r.weights_only_intensity;
   t.decode_bound = r.decode.bound;
-  t.decode_roofline_us = r.decode.roofline_seconds * 1e6;
+  if (t.ridge_flop_per_byte > 0) t.decode_roofline_us = r.decode.roofline_seconds * 1e6;  // a datasheet GPU's floor
   t.prefill_intensity = r.prefill.intensity;
   t.prefill_bound = r.prefill.bound;
 }
 
-}  // namespace
-
-kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
-  const SizingQuery q = sizing_query_from_params(p);
-  const Sizing s = size_inference(q);
-  const ModelConfig& m = q.model;
-  kvcache::KvCacheTheory t;
+// The model's shape as the config gives it, and how the config was read.
+void fill_model(KvCacheTheory& t, const ModelConfig& m) {
   t.model = m.name;
   t.model_source = m.source.empty() ? "user config.json" : m.source;
   t.model_type = m.model_type;
@@ -339,10 +315,8 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   t.head_dim = m.head_dim;
   t.hidden_size = m.hidden;
   t.attention = attention_kind_name(m);
-  t.cache_elements_per_layer_token = s.cache_elements_per_layer_token;
   t.kv_lora_rank = m.latent.kv_lora_rank;
   t.qk_rope_head_dim = m.latent.qk_rope_head_dim;
-  t.per_head_kv_bytes = s.per_head_kv_bytes;
   t.experts_routed = m.experts.routed;
   t.experts_per_token = m.experts.per_token;
   t.experts_shared = m.experts.shared;
@@ -356,6 +330,12 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   t.max_positions = m.max_positions;
   t.sliding_window = m.sliding_window;
   t.window_layers = m.sliding_window > 0 ? m.window_layers : 0;
+}
+
+// The cache of the whole batch, the memory it is sized against, and paged blocks against a reservation up front.
+void fill_cache(KvCacheTheory& t, const SizingQuery& q, const Sizing& s) {
+  t.cache_elements_per_layer_token = s.cache_elements_per_layer_token;
+  t.per_head_kv_bytes = s.per_head_kv_bytes;
   t.kv_element_bits = q.kv_type.bits;
   t.bytes_per_token = s.bytes_per_token;
   t.bytes_per_token_mib = double(s.bytes_per_token) / (1024.0 * 1024.0);
@@ -365,10 +345,6 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   t.kv_gib = double(s.kv_bytes) / kBytesPerGiB;
   t.workspace_bytes = s.workspace_bytes;
   t.gpu_bytes = s.gpu_bytes;
-  t.gpu_source = memory_to_fit(p).second;
-  t.gpu = p.text("gpu");
-  fill_weights(t, s);
-  fill_roofline(t, decode_roofline(q, s, find_gpu_spec(t.gpu)));
   t.paged_block_tokens = q.block_tokens;
   t.paged_blocks_per_seq = s.paged_blocks_per_seq;
   t.paged_blocks = s.paged_blocks;
@@ -376,235 +352,39 @@ kvcache::KvCacheTheory kvcache_theory(const ParamValues& p) {
   t.reserve_tokens = s.reserve_tokens;
   t.reserved_bytes = s.reserved_bytes;
   t.reserve_waste_bytes = s.reserve_waste_bytes;
+}
 
-  // The live decoder: the same formula with its own shape and fp32 elements, batch 1.
-  const decoder::Shape live = live_shape(p);
+// The live decoder: the same formula with its own shape and fp32 elements, batch 1.
+void fill_live(KvCacheTheory& t, const decoder::Shape& live, std::int64_t tokens) {
   ModelConfig live_model;
   live_model.name = "live decoder";
   live_model.layers = live.layers;
   live_model.heads = live.heads;
   live_model.kv_heads = live.kv_heads;
   live_model.head_dim = live.d_model / live.heads;
-  const std::int64_t live_tokens = p.integer("tokens");
   t.live_bytes_per_token = kv_bytes_per_token(live_model, find_element_type("fp32", "dtype"));
-  t.live_kv_bytes = t.live_bytes_per_token * live_tokens;
-  t.live_flops_cached_last = decoder::flops_cached_step(live, live_tokens - 1);
-  t.live_flops_uncached_last = decoder::flops_recompute_step(live, live_tokens - 1);
+  t.live_kv_bytes = t.live_bytes_per_token * tokens;
+  t.live_flops_cached_last = decoder::flops_cached_step(live, tokens - 1);
+  t.live_flops_uncached_last = decoder::flops_recompute_step(live, tokens - 1);
   t.live_flops_ratio_last = t.live_flops_uncached_last / t.live_flops_cached_last;
+}
+
+}  // namespace
+
+KvCacheTheory KvCacheLesson::theory_of(const KvCacheParams& p) const {
+  const SizingQuery q = sizing_query_of(p);
+  const Sizing s = size_inference(q);
+  KvCacheTheory t;
+  fill_model(t, q.model);
+  fill_cache(t, q, s);
+  t.gpu_source = memory_to_fit(p).second;
+  t.gpu = p.gpu != nullptr ? p.gpu->id : kThisMachine;
+  fill_weights(t, s);
+  fill_roofline(t, decode_roofline(q, s, p.gpu));
+  fill_live(t, p.live, p.tokens);
   return t;
 }
 
-std::shared_ptr<const LessonValues> KvCacheLesson::theory(const ParamValues& p) const {
-  return make_values(kvcache_theory(p));
-}
-
-namespace {
-
-KvCacheMeasured measured_from(const LiveDecodeTimes& live, const decoder::Shape& shape, std::int64_t tokens,
-                              const KvCacheTheory& theory, const MemoryLedger& ledger) {
-  const double cached_us = live.last_cached.median_us, recompute_us = live.last_recompute.median_us;
-  KvCacheMeasured m;
-  m.kv_allocated_bytes = ledger.peak_bytes("kv");
-  m.kv_matches_formula = m.kv_allocated_bytes == theory.live_kv_bytes;
-  m.decode_us_cached = cached_us;
-  m.decode_us_cached_min = live.last_cached.min_us;
-  m.decode_us_cached_max = live.last_cached.max_us;
-  m.decode_us_uncached = recompute_us;
-  m.decode_us_uncached_min = live.last_recompute.min_us;
-  m.decode_us_uncached_max = live.last_recompute.max_us;
-  m.last_step_repeats = live.last_step_repeats;
-  m.speedup = recompute_us / cached_us;
-  m.speedup_bar = kMinCacheSpeedup;
-  m.meets_bar = m.speedup >= kMinCacheSpeedup;
-  m.last_position = tokens - 1;
-  for (const TimingStats& t : live.cached_per_position) m.generate_us_cached += t.median_us;
-  for (const TimingStats& t : live.recompute_per_position) m.generate_us_uncached += t.median_us;
-  m.tokens_match = live.tokens_match;
-  m.max_abs_logit_diff = live.max_abs_logit_diff;
-  m.cached_gflops_last = decoder::flops_cached_step(shape, tokens - 1) / (cached_us * 1e3);
-  m.uncached_gflops_last = decoder::flops_recompute_step(shape, tokens - 1) / (recompute_us * 1e3);
-  return m;
-}
-
-// Time per position both ways, each beside a line with the shape of its FLOP count.
-void add_live_series(RunResult& result, const LiveDecodeTimes& live, const decoder::Shape& shape) {
-  Series cached{"cached_time", "with KV cache (measured)", "measured", "position",
-                "tokens",      "time per token",           "us",       {}};
-  Series recompute{
-      "recompute_time", "recomputing K, V (measured)", "measured", "position", "tokens", "time per token", "us", {}};
-  for (std::size_t i = 0; i < live.cached_per_position.size(); ++i) {
-    const TimingStats &c = live.cached_per_position[i], &u = live.recompute_per_position[i];
-    cached.points.push_back({double(i), c.median_us, c.min_us, c.max_us});
-    recompute.points.push_back({double(i), u.median_us, u.min_us, u.max_us});
-  }
-  Series cached_shape = flops_shaped_line(cached, "cached_flops_theory", "with KV cache: FLOPs, scaled (theory)",
-                                          [&](std::int64_t i) { return decoder::flops_cached_step(shape, i); });
-  Series recompute_shape = flops_shaped_line(recompute, "recompute_flops_theory", "recomputing: FLOPs, scaled (theory)",
-                                             [&](std::int64_t i) { return decoder::flops_recompute_step(shape, i); });
-  result.series.push_back(std::move(cached));
-  result.series.push_back(std::move(recompute));
-  result.series.push_back(std::move(cached_shape));
-  result.series.push_back(std::move(recompute_shape));
-}
-
-// The calculator's curve: cache bytes against sequence length at this batch (the window flattens it).
-Series kv_bytes_curve(const ParamValues& p) {
-  const SizingQuery q = sizing_query_from_params(p);
-  Series curve{"kv_bytes_theory", fmt::format("KV cache, batch {} (theory)", q.batch),
-               "theory",          "sequence length",
-               "tokens",          "KV cache",
-               "bytes",           {}};
-  const std::int64_t curve_end = std::max(q.seq, q.model.max_positions);
-  for (std::int64_t seq = 1; seq <= curve_end; seq = seq > curve_end / 2 && seq < curve_end ? curve_end : seq * 2) {
-    SizingQuery at = q;
-    at.seq = seq;
-    const double bytes = double(size_inference(at).kv_bytes);
-    curve.points.push_back({double(seq), bytes, bytes, bytes});
-    if (seq == curve_end) break;
-  }
-  return curve;
-}
-
-}  // namespace
-
-RunResult KvCacheLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
-  RunResult result = begin_result(*this, ctx);
-  const decoder::Shape shape = live_shape(p);
-  const std::int64_t tokens = p.integer("tokens");
-  const int repeats = int(p.integer("repeats"));
-  const int threads = int(p.integer("threads"));
-
-  result.backend.kind = "cpu";
-  result.backend.device = describe_cpu().name;
-  result.backend.timer = "steady_clock";
-  result.backend.repeats = repeats;
-  if (ctx.backend == BackendKind::Cuda)
-    result.backend.notes.push_back("the live decoder runs on the CPU; the sizes above are for the chosen GPU memory");
-  const int hardware_threads = describe_cpu().threads;
-  if (threads > hardware_threads)
-    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", threads, hardware_threads));
-  result.backend.notes.push_back(
-      fmt::format("live decoder: batch 1; series: each position timed once per repeat after an untimed warm-up; last "
-                  "token: median of {} timed "
-                  "repeats of that step",
-                  std::max(repeats, kLastStepRepeats)));
-  set_openblas_threads(threads);
-
-  const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
-  result.measured = make_values(measured_from(live, shape, tokens, *result.theory_as<KvCacheTheory>(), ctx.ledger));
-  add_live_series(result, live, shape);
-  result.series.push_back(kv_bytes_curve(p));
-  ctx.control.progress(1.0, "done");
-  finish_result(result, ctx.ledger);
-  return result;
-}
-
-namespace {
-
-std::string exact_bytes_text(std::int64_t b) {
-  return b == 0 ? std::string("0 B") : fmt::format("{} B = {}", with_commas(b), format_bytes_both(double(b)));
-}
-
-std::string cache_lines(const kvcache::KvCacheTheory& t, const std::string& batch) {
-  std::string out;
-  if (t.attention == "latent")
-    out += fmt::format("  per token  ({} latent + {} rotary key) x {} layers x {} bits / 8 = {}\n", t.kv_lora_rank,
-                       t.qk_rope_head_dim, t.layers, t.kv_element_bits, exact_bytes_text(t.bytes_per_token));
-  else
-    out += fmt::format("  per token  2 x {} layers x {} KV heads x {} head_dim x {} bits / 8 = {}\n", t.layers,
-                       t.kv_heads, t.head_dim, t.kv_element_bits, exact_bytes_text(t.bytes_per_token));
-  const std::int64_t window = t.sliding_window;
-  if (window > 0 && t.window_layers < t.layers) {
-    out += fmt::format(
-        "  whole      per layer-token x ({} full layers x {} tokens + {} window layers x at most {}) x batch {} = {}\n",
-        t.layers - t.window_layers, t.cached_tokens, t.window_layers, window, batch, exact_bytes_text(t.kv_bytes));
-  } else {
-    out += fmt::format("  whole      per token x {} cached tokens x batch {} = {}\n", t.cached_tokens, batch,
-                       exact_bytes_text(t.kv_bytes));
-    if (window > 0) out += fmt::format("  (the {}-token sliding window caps the cache)\n", window);
-  }
-  if (t.per_head_kv_bytes > 0)
-    out += fmt::format("  per head   a key and a value for each of the {} query heads would take {}\n", t.heads,
-                       exact_bytes_text(t.per_head_kv_bytes));
-  return out;
-}
-
-std::string weights_lines(const kvcache::KvCacheTheory& t, const std::string& batch) {
-  if (!t.weights_known) {
-    std::string keys;
-    for (const auto& k : t.missing_keys) keys += (keys.empty() ? "" : ", ") + k;
-    return fmt::format("  weights, total, fit: not computed (the config has no {})\n", keys);
-  }
-  std::string out;
-  const std::string active = t.experts_routed == 0 ? ""
-                             : t.active_parameters > 0
-                                 ? fmt::format(", {} active per token", with_commas(t.active_parameters))
-                                 : ", active per token not computed";
-  out += fmt::format("  weights    {} parameters{}: {}\n", with_commas(t.parameters), active,
-                     exact_bytes_text(t.weights_bytes));
-  out += fmt::format("  total      weights + KV + workspace = {} vs {} [{}]: {}\n", exact_bytes_text(t.total_bytes),
-                     format_bytes_both(double(t.gpu_bytes)), t.gpu_source, t.fits ? "fits" : "does NOT fit");
-  out += fmt::format("  fits       largest batch {} at this length; longest context at batch {}: {}\n",
-                     with_commas(t.max_batch_fit), batch,
-                     longest_context_phrase(t.max_seq_usable, t.max_seq_fit, t.max_seq_limited_by, t.max_positions));
-  return out;
-}
-
-std::string roofline_lines(const kvcache::KvCacheTheory& t, const std::string& batch, const std::string& seq) {
-  if (!t.decode_known) return {};
-  std::string out =
-      fmt::format("  decode     one step of batch {} at {} tokens: {:.3g} FLOP over {} = {:.3g} FLOP/byte", batch, seq,
-                  t.decode_flops, format_bytes_both(t.decode_bytes), t.decode_intensity);
-  if (t.ridge_flop_per_byte > 0)
-    out += fmt::format(
-        "; ridge of the {} {:.3g} FLOP/byte ({:g} TFLOP/s / {:g} TB/s, datasheet): {}, at least {} per "
-        "step",
-        t.gpu_name, t.ridge_flop_per_byte, t.gpu_peak_tflops, t.gpu_bandwidth_tbps, t.decode_bound,
-        format_duration_us(t.decode_roofline_us));
-  out += fmt::format("\n  prefill    {} tokens x batch {}: {:.3g} FLOP/byte{}\n", seq, batch, t.prefill_intensity,
-                     t.prefill_bound.empty() ? "" : ": " + t.prefill_bound);
-  return out;
-}
-
-std::string live_lines(const kvcache::KvCacheTheory& t, const kvcache::KvCacheMeasured& m) {
-  std::string out =
-      fmt::format("\nLive decoder: KV cache allocated {} (formula {}): {}\n", with_commas(m.kv_allocated_bytes),
-                  with_commas(t.live_kv_bytes), m.kv_matches_formula ? "equal" : "DIFFERENT");
-  out += fmt::format("  tokens identical with and without the cache: {}; largest logit difference {:.2g}\n",
-                     m.tokens_match ? "yes" : "NO", m.max_abs_logit_diff);
-  out += fmt::format(
-      "  speed-up: last token (position {}) {} with the cache vs {} recomputing: {:.1f}x faster, where recomputing "
-      "does {:.1f}x the FLOPs{}\n",
-      m.last_position, format_duration_us(m.decode_us_cached), format_duration_us(m.decode_us_uncached), m.speedup,
-      t.live_flops_ratio_last,
-      m.meets_bar ? ""
-                  : "; the cache wins by less than this lesson expects, so something else weighs on the run "
-                    "(another busy process, or steps so small that fixed costs dominate)");
-  return out;
-}
-
-}  // namespace
-
-std::string KvCacheLesson::text_report(const RunResult& r) const {
-  const auto* theory = r.theory_as<kvcache::KvCacheTheory>();
-  if (theory == nullptr) return {};
-  const kvcache::KvCacheTheory& t = *theory;
-  const std::string batch = r.params.at("batch"), seq = with_commas(std::stoll(r.params.at("seq")));
-  std::string out = fmt::format("\nKV cache of {} ({} attention)\n", t.model, t.attention);
-  out += cache_lines(t, batch);
-  out += weights_lines(t, batch);
-  out += roofline_lines(t, batch, seq);
-  out += fmt::format("  paged      {} blocks of {} tokens, waste {}; reserving {} tokens up front wastes {}\n",
-                     with_commas(t.paged_blocks), t.paged_block_tokens, exact_bytes_text(t.paged_waste_bytes),
-                     with_commas(t.reserve_tokens), exact_bytes_text(t.reserve_waste_bytes));
-  for (const std::string& note : t.notes) out += "  note: " + note + "\n";
-  if (const kvcache::KvCacheMeasured* m = r.measured_as<kvcache::KvCacheMeasured>()) out += live_lines(t, *m);
-  return out;
-}
-
-std::shared_ptr<const StepData> KvCacheLesson::step_data(const ParamValues& params) const {
-  return kvcache::make_steps(params);
-}
+std::shared_ptr<const KvCacheSteps> KvCacheLesson::step_data_of(const KvCacheParams& p) const { return make_steps(p); }
 
 }  // namespace dlsys

@@ -2,33 +2,41 @@
 #include "kernels/decoder/shape.h"
 #include "lessons/common/typed_lesson.h"
 #include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/kvcache_params.h"
+#include "lessons/kvcache/kvcache_steps.h"
 #include "lessons/kvcache/kvcache_values.h"
 
 namespace dlsys {
 
 // Lesson `kvcache`: what a KV cache holds and costs for real models (exact sizes, what fits, paged blocks), and a
 // real small decoder timed with and without its cache.
-class KvCacheLesson final : public LessonWithValues<kvcache::KvCacheTheory, kvcache::KvCacheMeasured> {
+class KvCacheLesson final : public TypedLesson<kvcache::KvCacheParams, kvcache::KvCacheTheory, kvcache::KvCacheMeasured,
+                                               kvcache::KvCacheSteps> {
  public:
   std::string id() const override { return "kvcache"; }
   std::vector<std::string> quick_params() const override { return {"tokens=32", "repeats=1"}; }
   std::string chapter() const override { return "LLM inference"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  kvcache::KvCacheParams read_params(const ParamValues& values) const override;
+  // The sizing of the parameters' model and of the live decoder, from the closed forms.
+  kvcache::KvCacheTheory theory_of(const kvcache::KvCacheParams& params) const override;
+  // The model's sizes (a sequence past its trained length, products past 64 bits) and the live decoder's shape.
+  void check_params(const kvcache::KvCacheParams& params, BackendKind backend) const override;
+  // The live decoder's weights, cache and scratch in host memory, and its time; it runs on the CPU on every backend.
+  RunBudget budget_of(const kvcache::KvCacheParams& params, BackendKind backend) const override;
+  std::shared_ptr<const kvcache::KvCacheSteps> step_data_of(const kvcache::KvCacheParams& params) const override;
+  RunResult run_with(const kvcache::KvCacheParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
 namespace kvcache {
 // The model the parameters name: the config file when `config` is set, else the preset `model`. Throws BadInput.
-ModelConfig model_from_params(const ParamValues& params);
+ModelConfig model_of(const KvCacheParams& params);
 // The sizing question the parameters ask (model, types, batch, seq, block, workspace, memory). Throws BadInput.
-SizingQuery sizing_query_from_params(const ParamValues& params);
+SizingQuery sizing_query_of(const KvCacheParams& params);
 // The memory to fit into and where the figure comes from: gpu_gb in GB when set, else the chosen GPU's datasheet
 // memory, or for gpu = this-machine the GPU when one answers, else this machine's host memory.
-std::pair<std::int64_t, std::string> memory_to_fit(const ParamValues& params);
+std::pair<std::int64_t, std::string> memory_to_fit(const KvCacheParams& params);
 // The smallest speed-up of the cached last token over the recomputed one that counts as the cache clearly winning
 // (recorded in the JSON as speedup_bar; the screen says it in words, from the FLOP ratio).
 inline constexpr double kMinCacheSpeedup = 5.0;
@@ -43,8 +51,5 @@ double live_run_seconds(const decoder::Shape& shape, std::int64_t tokens, int re
 inline constexpr double kDecoderGflops = 24;
 inline constexpr double kSecondsPerScore = 11e-9;
 }  // namespace kvcache
-
-// The sizing of the parameters' model and of the live decoder, from the closed forms.
-kvcache::KvCacheTheory kvcache_theory(const ParamValues& params);
 
 }  // namespace dlsys

@@ -35,12 +35,12 @@ std::vector<CacheCurve> cache_curves(const SizingQuery& q) {
 
 }  // namespace
 
-std::shared_ptr<const KvCacheSteps> make_steps(const ParamValues& params) {
+std::shared_ptr<const KvCacheSteps> make_steps(const KvCacheParams& params) {
   auto steps = std::make_shared<KvCacheSteps>();
-  steps->query = sizing_query_from_params(params);
+  steps->query = sizing_query_of(params);
   steps->sizing = size_inference(steps->query);
   steps->memory_label = memory_to_fit(params).second;
-  steps->roofline = decode_roofline(steps->query, steps->sizing, find_gpu_spec(params.text("gpu")));
+  steps->roofline = decode_roofline(steps->query, steps->sizing, params.gpu);
   steps->notes = model_notes(steps->query.model);
   steps->cache_curves = cache_curves(steps->query);
   return steps;

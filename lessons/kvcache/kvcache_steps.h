@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/step_data.h"
 #include "lessons/kvcache/decode_roofline.h"
 #include "lessons/kvcache/kv_theory.h"
+#include "lessons/kvcache/kvcache_params.h"
 #include "lessons/kvcache/model_notes.h"
 
 namespace dlsys::kvcache {
@@ -31,6 +31,6 @@ struct KvCacheSteps final : StepData {
 };
 
 // Throws BadInput when the parameters (or the config file they name) cannot be sized.
-std::shared_ptr<const KvCacheSteps> make_steps(const ParamValues& params);
+std::shared_ptr<const KvCacheSteps> make_steps(const KvCacheParams& params);
 
 }  // namespace dlsys::kvcache
