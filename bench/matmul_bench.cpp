@@ -34,6 +34,25 @@ struct Row {
 
 std::string config_name(int i) { return fmt::format("warptile[{}] {}", i, warp_tile_name(kWarpTiles[std::size_t(i)])); }
 
+// Times one rung (configuration `row.config`) on the uploaded operands, then checks sampled entries of its output.
+void time_and_check(cuda::DeviceOperands& operands, const RungInfo& info, const MeasureOptions& options, const Shape& s,
+                    const std::vector<float>& a, const std::vector<float>& b, Row& row) {
+  std::vector<float> c(std::size_t(s.m * s.n));
+  try {
+    operands.poison_output();
+    const TimingStats t = operands.time(info.rung, options, row.config);
+    operands.download_output(c.data());
+    row.median_us = t.median_us;
+    row.tflops = flops(s) / (t.median_us * 1e6);
+    row.error = sampled_max_relative_error(s, a.data(), b.data(), c.data(), kReferenceSamples);
+    row.tolerance = error_tolerance(info.precision, s);
+    row.wrong = !(row.error <= row.tolerance);
+  } catch (const RunFailure& e) {
+    std::printf("%s at n = %lld failed: %s\n", row.name.c_str(), static_cast<long long>(s.m), e.what());
+    row.wrong = true;
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -50,7 +69,7 @@ int main() {
   std::string best_name_4096, tuned_name_4096;
   for (const std::int64_t n : {2048, 4096, 8192}) {
     const Shape s{n, n, n};
-    std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n)), c(std::size_t(n * n));
+    std::vector<float> a(std::size_t(n * n)), b(std::size_t(n * n));
     fill_seeded_uniform(a, 1);
     fill_seeded_uniform(b, 2);
     const auto on_device = cuda::make_device_operands(s, a.data(), b.data());
@@ -62,19 +81,7 @@ int main() {
         Row row{info.rung == Rung::WarpTiled ? config_name(config) : std::string(info.key), info.rung,
                 info.rung == Rung::WarpTiled ? config : kLessonWarpTile};
         if (n > 4096 && last_us.count(row.name) && last_us[row.name] * 8 > kSkipAboveUs) continue;
-        try {
-          operands.poison_output();
-          const TimingStats t = operands.time(info.rung, options, row.config);
-          operands.download_output(c.data());
-          row.median_us = t.median_us;
-          row.tflops = flops(s) / (t.median_us * 1e6);
-          row.error = sampled_max_relative_error(s, a.data(), b.data(), c.data(), kReferenceSamples);
-          row.tolerance = error_tolerance(info.precision, s);
-          row.wrong = !(row.error <= row.tolerance);
-        } catch (const RunFailure& e) {
-          std::printf("%s at n = %lld failed: %s\n", row.name.c_str(), static_cast<long long>(n), e.what());
-          row.wrong = true;
-        }
+        time_and_check(operands, info, options, s, a, b, row);
         last_us[row.name] = row.median_us;
         wrong += row.wrong ? 1 : 0;
         rows.push_back(row);

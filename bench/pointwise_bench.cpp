@@ -87,6 +87,29 @@ struct Bench {
 
 double relu_of_sum(float x, float b) { return fusion::add_bias_relu_reference(x, b); }
 
+// The roofline lesson's pointwise kernels on the same arrays.
+void run_roofline_kernels(Bench& bench, Arrays& a) {
+  float *x = a.dx.get(), *y = a.dy.get();
+  const float* b_full = a.db_full.get();
+  const std::int64_t n = a.n;
+  auto x_at = [&](std::int64_t i) { return a.x[std::size_t(i)]; };
+  bench.run(
+      "STREAM copy", 8, [&] { roofline::cuda::stream_copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
+  bench.run(
+      "STREAM scale (y = 2x)", 8, [&] { roofline::cuda::stream_scale(y, x, 2.0f, n); }, y,
+      [&](std::int64_t i) { return 2.0 * x_at(i); });
+  bench.run(
+      "STREAM add", 12, [&] { roofline::cuda::stream_add(y, x, b_full, n); }, y,
+      [&](std::int64_t i) { return double(x_at(i)) + a.b_full[std::size_t(i)]; });
+  bench.run(
+      "STREAM triad", 12, [&] { roofline::cuda::stream_triad(y, x, b_full, 2.0f, n); }, y,
+      [&](std::int64_t i) { return double(x_at(i)) + 2.0 * a.b_full[std::size_t(i)]; });
+  for (const std::int64_t k : {std::int64_t(1), std::int64_t(16)})
+    bench.run(
+        fmt::format("intensity family, k = {}", k), 8, [&] { roofline::cuda::fma_family(y, x, n, k); }, y,
+        [&](std::int64_t i) { return roofline::fma_family_reference(x_at(i), k); });
+}
+
 bool bench_size(std::int64_t side) {
   Arrays a(side, side);
   float *x = a.dx.get(), *t = a.dt.get(), *y = a.dy.get(), *z = a.dz.get();
@@ -147,22 +170,7 @@ bool bench_size(std::int64_t side) {
       [&](std::int64_t i) { return fusion::chain_reference(x_at(i), 8); });
   bench.run(
       "copy (fusion)", 8, [&] { fusion::cuda::copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
-  // the roofline lesson's pointwise kernels
-  bench.run(
-      "STREAM copy", 8, [&] { roofline::cuda::stream_copy(y, x, n); }, y, [&](std::int64_t i) { return x_at(i); });
-  bench.run(
-      "STREAM scale (y = 2x)", 8, [&] { roofline::cuda::stream_scale(y, x, 2.0f, n); }, y,
-      [&](std::int64_t i) { return 2.0 * x_at(i); });
-  bench.run(
-      "STREAM add", 12, [&] { roofline::cuda::stream_add(y, x, b_full, n); }, y,
-      [&](std::int64_t i) { return double(x_at(i)) + a.b_full[std::size_t(i)]; });
-  bench.run(
-      "STREAM triad", 12, [&] { roofline::cuda::stream_triad(y, x, b_full, 2.0f, n); }, y,
-      [&](std::int64_t i) { return double(x_at(i)) + 2.0 * a.b_full[std::size_t(i)]; });
-  for (const std::int64_t k : {std::int64_t(1), std::int64_t(16)})
-    bench.run(
-        fmt::format("intensity family, k = {}", k), 8, [&] { roofline::cuda::fma_family(y, x, n, k); }, y,
-        [&](std::int64_t i) { return roofline::fma_family_reference(x_at(i), k); });
+  run_roofline_kernels(bench, a);
   fmt::print("  verdict: fused ReLU(x + b) with a row bias at {:.0f}% of STREAM triad (at least {:.0f}%): {}\n",
              100 * bench.fused_share, 100 * kFusedShareAtLeast,
              bench.fused_share >= kFusedShareAtLeast ? "met" : "NOT met");
