@@ -137,6 +137,7 @@ Row measure_fp16(const Problem& pr) {
 // A format of the lab's kernel on every variant (gemv_cuda.h).
 struct Format {
   const char* name;
+  int lesson_shape;  // the variant the lessons use for this format
   std::vector<Row> variants;
 };
 
@@ -148,7 +149,7 @@ std::vector<Format> measure_formats(const Problem& pr) {
   for (const auto& [name, spec] : kFormats) {
     const quant::QuantizedMatrix q = quant::quantize(pr.w.data(), n, n, spec);
     quant::gemv_reference(q, pr.x.data(), ref.data());
-    Format f{name, {}};
+    Format f{name, quant::cuda::lesson_gemv_shape(spec), {}};
     for (int v = 0; v < quant::cuda::kGemvVariantCount; ++v) {
       std::fill(y.begin(), y.end(), 1e30f);
       const TimingStats t = quant::cuda::gemv_quantized(q, pr.x.data(), y.data(), kOptions, v);
@@ -186,21 +187,13 @@ void print_verdicts(const std::vector<Row>& rows, const std::vector<Format>& qua
              fp16.us, ordered ? "met" : "NOT met");
   fmt::print("  nf4 {:.1f} us against int4 {:.1f} us (same codes, a table look-up instead of an offset)\n", nf4.us,
              int4.us);
-  double best_total = 1e300;
-  int best = 0;
-  for (int v = 0; v < quant::cuda::kGemvVariantCount; ++v) {
-    double total = 0;
-    for (const Format& f : quantized) total += f.variants[std::size_t(v)].us;
-    if (total < best_total) best_total = total, best = v;
-  }
   for (const Format& f : quantized) {
     std::size_t fastest = 0;
     for (std::size_t v = 1; v < f.variants.size(); ++v)
       if (f.variants[v].us < f.variants[fastest].us) fastest = v;
-    fmt::print("  fastest shape for {}: {} ({:.1f} us)\n", f.name, fastest, f.variants[fastest].us);
+    fmt::print("  fastest shape for {}: {} ({:.1f} us); the lessons use {} ({:.1f} us)\n", f.name, fastest,
+               f.variants[fastest].us, f.lesson_shape, f.variants[std::size_t(f.lesson_shape)].us);
   }
-  fmt::print("  fastest shape over the three formats together (kLessonGemvShape): {} ({:.1f} us in all)\n", best,
-             best_total);
 }
 
 // Every format and variant, the lessons' variant beside cuBLAS, the verdicts; 1 when a result is wrong.
@@ -215,8 +208,8 @@ int bench_all(std::int64_t n, const std::string& device) {
   std::vector<Row> rows{measure_fp32(pr), measure_fp16(pr)};
   const std::vector<Format> quantized = measure_formats(pr);
   for (const Format& f : quantized) {
-    Row lesson = f.variants[quant::cuda::kLessonGemvShape];
-    lesson.name = f.name;
+    Row lesson = f.variants[std::size_t(f.lesson_shape)];
+    lesson.name = fmt::format("{} [{}]", f.name, f.lesson_shape);
     rows.push_back(lesson);
   }
   bool wrong = false;
@@ -231,8 +224,7 @@ int bench_all(std::int64_t n, const std::string& device) {
       wrong = wrong || r.wrong;
     }
   }
-  fmt::print("\nthe lessons' shape {} ({}):\n", quant::cuda::kLessonGemvShape,
-             quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape));
+  fmt::print("\nthe lessons' shapes [in brackets]:\n");
   print_header();
   for (const Row& r : rows) {
     print_row(r, triad_gbps);

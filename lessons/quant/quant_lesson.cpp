@@ -184,11 +184,13 @@ RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
         fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
   if (gpu)
     result.backend.notes.push_back(fmt::format(
-        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes ({}; each lane's x kept in registers "
+        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes ({} for 4-bit integer codes, {} for "
+        "the others; each lane's x kept in registers "
         "while rows stream past, 16-byte loads, where a row has at most 512 loads); before each timed call a buffer "
         "twice "
         "the L2 cache's size is read, so the weights come from memory and the cache holds clean lines, as between a "
         "decoder's layers; the model and its errors are computed on the CPU",
+        quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShapeInt4),
         quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape)));
   else
     result.backend.notes.push_back(fmt::format(

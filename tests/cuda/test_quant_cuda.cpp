@@ -29,7 +29,7 @@ double gpu_error(const quant::QuantizedMatrix& q, const std::vector<float>& x, i
 }
 
 void check_shape(std::int64_t rows, std::int64_t cols, const QuantSpec& spec, std::uint32_t seed,
-                 int shape = quant::cuda::kLessonGemvShape) {
+                 int shape = quant::cuda::kLessonGemvShapeOfFormat) {
   std::vector<float> w(static_cast<std::size_t>(rows * cols)), x(static_cast<std::size_t>(cols));
   fill_seeded_uniform(w, seed, 0.05f);
   fill_seeded_uniform(x, seed + 1);

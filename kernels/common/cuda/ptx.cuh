@@ -28,6 +28,10 @@ __device__ __forceinline__ void cp_async_4(void* smem, const void* global, bool 
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(smem)), "l"(global),
                "r"(in_bounds ? 4 : 0));
 }
+// 8 bytes: a pair of floats (a quantized segment's scale and zero point).
+__device__ __forceinline__ void cp_async_8(void* smem, const void* global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_address(smem)), "l"(global));
+}
 // The memory clobbers keep the compiler from moving ordinary shared-memory reads across the commit and the wait.
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most `pending` of this thread's committed groups are still in flight.

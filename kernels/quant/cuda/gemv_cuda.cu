@@ -30,6 +30,7 @@
 
 #include "engine/errors.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/ptx.cuh"
 #include "kernels/common/cuda/vector_map.cuh"
 #include "kernels/common/device_buffer.h"
 #include "kernels/quant/gemv_cuda.h"
@@ -316,7 +317,8 @@ __global__ void __launch_bounds__(W* kWarp)
 // batch 4 for its codes, 2 for scale and zero point and 1 for its sum, twice over with the next batch in flight), and
 // at most 80 where that lets a third block of 256 lanes share an SM: a cap rather than launch bounds, which let ptxas
 // pick 64 for NF4 and spill. Any cap up to 128 allows the largest block, 512 lanes.
-__host__ __device__ constexpr int resident_registers(CodeFormat f, int rows, bool prefetch) {
+__host__ __device__ constexpr int resident_registers(CodeFormat f, int rows, bool prefetch, int stages) {
+  if (stages > 0) return f == CodeFormat::Bytes ? (rows <= 2 ? 64 : 80) : (rows <= 2 ? 80 : 96);
   if (f == CodeFormat::Bytes) return prefetch ? (rows <= 2 ? 64 : rows <= 4 ? 96 : 128) : (rows <= 4 ? 64 : 96);
   return prefetch ? (rows <= 2 ? 80 : 128) : (rows <= 4 ? 80 : 112);
 }
@@ -361,8 +363,12 @@ struct ResidentBatch {
 // Nothing per row is spent on edge cases: lanes past the row's loads read its last load and hold x = 0, so they add
 // nothing without a branch; rows past the block's end read its last row again and their sums are never written; with P
 // the two batches in flight take turns (a loop of two steps) instead of being copied from one to the other.
-template <CodeFormat F, int R, bool P>
-__global__ void __maxnreg__(resident_registers(F, R, P))
+// With S > 0 the batches do not wait in registers: the lane copies the codes and scales of the next S - 1 batches
+// into its own slots of shared memory (cp.async: the copy needs no register and nothing waits for it), reads a batch
+// from there when it comes to it, and then reuses that batch's slots for the batch S - 1 further on. Each lane reads
+// only what it copied itself, so no barrier is needed between copy and use.
+template <CodeFormat F, int R, bool P, int S>
+__global__ void __maxnreg__(resident_registers(F, R, P, S))
     quantized_resident_kernel(VectorCodes q, const float* __restrict__ x, float* __restrict__ y) {
   constexpr int kXLoads = codes_per_load(F) / 4;  // float4 of x per load of codes
   constexpr int kMaxWarps = kResidentMaxLoads / kWarp;
@@ -388,8 +394,41 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
       b.scale_zero[r] = load_segment<F>(scales, scale_zero, offset * q.segments_per_row);
     }
   };
-  ResidentBatch<R> even, odd;  // with P the two batches in flight; without, `even` alone
-  load_batch(begin, even);
+  // S > 0: slot (stage, r) of the lane is its 16 bytes of codes at staged_codes[(stage R + r) blockDim.x], its scale
+  // (NF4) or scale and zero point after all the codes.
+  extern __shared__ uint4 staged[];
+  const auto slot = [&](int stage, int r) { return (stage * R + r) * int(blockDim.x) + t; };
+  uint4* staged_codes = staged;
+  auto* staged_scales = reinterpret_cast<float*>(staged + S * R * blockDim.x);
+  const auto stage_batch = [&](int first_row, int stage) {  // rows past the block's end are not copied
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int offset = first_row + r - begin;
+      if (first_row + r >= end) break;
+      dlsys::cuda::ptx::cp_async_16(staged_codes + slot(stage, r), codes + offset * q.loads, true);
+      if constexpr (F == CodeFormat::Nf4)
+        dlsys::cuda::ptx::cp_async_4(staged_scales + slot(stage, r), scales + offset * q.segments_per_row, true);
+      else
+        dlsys::cuda::ptx::cp_async_8(staged_scales + 2 * slot(stage, r), scale_zero + offset * q.segments_per_row);
+    }
+    dlsys::cuda::ptx::cp_async_commit();
+  };
+  const auto staged_batch = [&](int stage) {
+    ResidentBatch<R> b;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      b.code[r] = staged_codes[slot(stage, r)];
+      b.scale_zero[r] = F == CodeFormat::Nf4 ? make_float2(staged_scales[slot(stage, r)], 0.0f)
+                                             : reinterpret_cast<const float2*>(staged_scales)[slot(stage, r)];
+    }
+    return b;
+  };
+  ResidentBatch<R> even, odd;  // S = 0: with P the two batches in flight; without, `even` alone
+  if constexpr (S > 0) {
+    for (int stage = 0; stage < S - 1; ++stage) stage_batch(begin + stage * R, stage);
+  } else {
+    load_batch(begin, even);
+  }
 
   if constexpr (F == CodeFormat::Nf4) {
     if (t < 16) levels[t] = nf4_levels[t];
@@ -403,10 +442,9 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
     xs[k] = active ? __ldg(x4 + std::int64_t(t) * kXLoads + k) : make_float4(0, 0, 0, 0);
     x_sum += (xs[k].x + xs[k].y) + (xs[k].z + xs[k].w);
   }
-  // One batch: with P the next batch's loads are issued first (when there is one), without P after the arithmetic.
-  const auto step = [&](int first_row, const ResidentBatch<R>& current, ResidentBatch<R>& next) {
+  // A batch's rows times x, added into the block's chunk of row sums; false after the block's last batch.
+  const auto use = [&](int first_row, const ResidentBatch<R>& current) {
     const bool more = first_row + R < end;
-    if (P && more) load_batch(first_row + R, next);
     float sum[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -414,22 +452,37 @@ __global__ void __maxnreg__(resident_registers(F, R, P))
       sum[r] = scaled_dot<F>(current.scale_zero[r], d, x_sum);
     }
     const float row_sum = warp_sum_rows<R>(sum, lane);
-    const int slot = (first_row - begin) % kChunkRows;
-    if (lane % (kWarp / R) == 0) partial[warp][slot + lane / (kWarp / R)] = row_sum;
-    if (slot + R == kChunkRows || !more) {  // the chunk is complete: the same answer in every lane
+    const int chunk_slot = (first_row - begin) % kChunkRows;
+    if (lane % (kWarp / R) == 0) partial[warp][chunk_slot + lane / (kWarp / R)] = row_sum;
+    if (chunk_slot + R == kChunkRows || !more) {  // the chunk is complete: the same answer in every lane
       __syncthreads();
-      const int chunk_first = first_row - slot;
-      if (t < slot + R && chunk_first + t < end) {
+      const int chunk_first = first_row - chunk_slot;
+      if (t < chunk_slot + R && chunk_first + t < end) {
         float v = 0;
         for (int w = 0; w < warps; ++w) v += partial[w][t];
         y[chunk_first + t] = v;
       }
       __syncthreads();
     }
+    return more;
+  };
+  // S = 0, one batch: with P the next batch's loads are issued first (when there is one), without P after the
+  // arithmetic.
+  const auto step = [&](int first_row, const ResidentBatch<R>& current, ResidentBatch<R>& next) {
+    const bool more = first_row + R < end;
+    if (P && more) load_batch(first_row + R, next);
+    use(first_row, current);
     if (!P && more) load_batch(first_row + R, next);
     return more;
   };
-  if constexpr (P) {
+  if constexpr (S > 0) {
+    for (int first_row = begin, stage = 0;; first_row += R, stage = stage + 1 == S ? 0 : stage + 1) {
+      stage_batch(first_row + (S - 1) * R, stage == 0 ? S - 1 : stage - 1);  // the slots the last batch used
+      dlsys::cuda::ptx::cp_async_wait<S - 1>();
+      if (!use(first_row, staged_batch(stage))) break;
+    }
+    dlsys::cuda::ptx::cp_async_wait<0>();
+  } else if constexpr (P) {
     for (int first_row = begin;; first_row += 2 * R)
       if (!step(first_row, even, odd) || !step(first_row + R, odd, even)) break;
   } else {  // one batch at a time: it is used, then reloaded in place
@@ -483,12 +536,14 @@ using ResidentKernel = void (*)(VectorCodes, const float*, float*);
 struct ResidentLaunch {
   ResidentKernel kernel = nullptr;
   unsigned blocks = 0, threads = 0;
+  std::size_t staged_bytes = 0;  // dynamic shared memory of a block
 };
 
 template <CodeFormat F, std::size_t... I>
 ResidentKernel resident_kernel(int variant, std::index_sequence<I...>) {
   ResidentKernel k = nullptr;
-  ((variant == int(I) ? void(k = quantized_resident_kernel<F, kResidentVariants[I].rows, kResidentVariants[I].prefetch>)
+  ((variant == int(I) ? void(k = quantized_resident_kernel<F, kResidentVariants[I].rows, kResidentVariants[I].prefetch,
+                                                           kResidentVariants[I].stages>)
                       : void()),
    ...);
   return k;
@@ -503,11 +558,19 @@ ResidentLaunch resident_launch(const DeviceCodes& q, int variant) {
                                         : resident_kernel<CodeFormat::Nf4>(variant, variants);
   const std::int64_t loads = q.cols / codes_per_load(f);
   l.threads = unsigned((loads + kWarp - 1) / kWarp * kWarp);
-  int device = 0, sms = 0, per_sm = 0;
+  const ResidentVariant& v = kResidentVariants[variant];
+  const std::size_t scale_bytes = f == CodeFormat::Nf4 ? sizeof(float) : sizeof(float2);
+  l.staged_bytes = std::size_t(v.stages) * std::size_t(v.rows) * l.threads * (sizeof(uint4) + scale_bytes);
+  int device = 0, sms = 0, per_sm = 0, shared_optin = 0;
   DLSYS_CUDA_CHECK(cudaGetDevice(&device));
   DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  DLSYS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel, int(l.threads), 0));
-  const std::int64_t batches = (q.rows + kResidentVariants[variant].rows - 1) / kResidentVariants[variant].rows;
+  DLSYS_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attributes{};
+  DLSYS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, l.kernel));
+  if (l.staged_bytes + attributes.sharedSizeBytes > std::size_t(shared_optin)) return ResidentLaunch{};  // no room
+  DLSYS_CUDA_CHECK(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.staged_bytes)));
+  DLSYS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel, int(l.threads), l.staged_bytes));
+  const std::int64_t batches = (q.rows + v.rows - 1) / v.rows;
   l.blocks =
       unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(batches, std::int64_t(sms) * std::max(per_sm, 1))));
   return l;
@@ -523,7 +586,7 @@ void launch_quantized(const DeviceCodes& q, bool vector, int shape, const Reside
                       float* y) {
   constexpr auto shapes = std::make_index_sequence<kGemvShapeCount>();
   if (resident.kernel != nullptr) {
-    resident.kernel<<<resident.blocks, resident.threads>>>(vector_codes(q), x, y);
+    resident.kernel<<<resident.blocks, resident.threads, resident.staged_bytes>>>(vector_codes(q), x, y);
   } else if (!vector) {
     const auto blocks = static_cast<unsigned>((q.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
     quantized_kernel<<<blocks, kWarpsPerBlock * kWarp>>>(q, x, y);
@@ -644,6 +707,7 @@ TimingStats gemv_fp16(const std::uint16_t* w_fp16, std::int64_t rows, std::int64
 
 TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, const MeasureOptions& options,
                            int shape) {
+  if (shape == kLessonGemvShapeOfFormat) shape = lesson_gemv_shape(q.spec);
   if (shape < 0 || shape >= kGemvVariantCount)
     throw BadInput("GEMV shape " + std::to_string(shape) + " is not allowed; allowed: 0 to " +
                    std::to_string(kGemvVariantCount - 1));
@@ -673,13 +737,12 @@ TimingStats gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, c
                           q.packed(),
                           nf4};
   const bool vector = vector_path_fits(codes, q.spec.bits);
-  // The x-resident variants where their kernel fits; otherwise the fallback shape of the vector kernel.
+  // The x-resident variants where their kernel fits (rows of at most kResidentMaxLoads loads, staged batches in the
+  // shared memory a block may have); otherwise the fallback shape of the vector kernel.
   ResidentLaunch resident;
   if (shape >= kGemvShapeCount) {
-    if (resident_path_fits(codes, q.spec.bits))
-      resident = resident_launch(codes, shape - kGemvShapeCount);
-    else
-      shape = kResidentFallbackShape;
+    if (resident_path_fits(codes, q.spec.bits)) resident = resident_launch(codes, shape - kGemvShapeCount);
+    if (resident.kernel == nullptr) shape = kResidentFallbackShape;
   }
   const TimingStats t =
       time_flushed([&] { launch_quantized(codes, vector, shape, resident, d_x.get(), d_y.get()); }, options);
