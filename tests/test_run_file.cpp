@@ -174,3 +174,23 @@ TEST_CASE("tensor's GPU scaling sentence reads back, and a run without it still 
   tensor["measured"]["gpu_scaling_caveat"] = "On this GPU per-rank compute did not fall with t";
   check_round_trip(tensor, "tensor with the GPU sentence");
 }
+
+TEST_CASE("flash's figures per precision, which only a GPU run writes, read back too") {
+  // A CPU run with a GPU run's keys added by hand, in the order a GPU run writes them.
+  json flash = run_quick("flash");
+  json& measured = flash["measured"];
+  CHECK_FALSE(measured.contains("bf16_flash_kernel"));
+  for (const std::string precision : {"fp32", "bf16"}) {
+    const std::string p = precision + "_";
+    measured[p + "flash_kernel"] = "v4_flash_tensor";
+    for (const std::string kernel : {"naive", "flash"}) {
+      measured[p + kernel + "_ms"] = 1.25;
+      measured[p + kernel + "_tflops"] = 150.5;
+      measured[p + "max_abs_err_" + kernel] = 0.001;
+      measured[p + kernel + "_peak_bytes"] = 1 << 20;
+    }
+    measured[p + "time_ratio_flash_over_naive"] = 0.5;
+    measured[p + "accuracy_rule_met"] = 1;
+  }
+  check_round_trip(flash, "flash with both precisions");
+}

@@ -22,32 +22,13 @@ using collectives::Algorithm;
 using collectives::CollectiveCost;
 using collectives::Op;
 
+using allreduce::Algo;
+using allreduce::AllreduceParams;
+
 namespace {
 
-Op op_of(const ParamValues& p) {
-  const std::string& op = p.text("op");
-  return op == "reduce_scatter" ? Op::ReduceScatter : op == "all_gather" ? Op::AllGather : Op::AllReduce;
-}
-
 // The library (NCCL) runs a ring too; the model's counts are the ring's.
-Algorithm model_algorithm_of(const ParamValues& p) {
-  return collectives::algorithm_from_name(p.text("algo")).value_or(Algorithm::Ring);
-}
-
-// The all-reduces from Thakur, Rabenseifner and Gropp 2005 beside the ring and the naive way: CPU ranks only.
-bool is_crossbar_algorithm(const std::string& algo) {
-  return algo == "recursive_doubling" || algo == "rabenseifner" || algo == "direct";
-}
-
-CollectiveCost cost_of(const ParamValues& p, double bytes) {
-  return collectives::collective_cost(op_of(p), model_algorithm_of(p), int(p.integer("n")), bytes);
-}
-
-double max_size_bytes(const ParamValues& p) {
-  double largest = p.real("bytes");
-  for (double s : p.list("sizes")) largest = std::max(largest, s);
-  return largest;
-}
+Algorithm model_algorithm_of(const AllreduceParams& p) { return lab_algorithm(p.algo).value_or(Algorithm::Ring); }
 
 }  // namespace
 
@@ -73,14 +54,14 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .label = "algorithm",
        .type = ParamType::Choice,
        .default_text = "ring",
-       .choices = {"ring", "naive", "library", "recursive_doubling", "rabenseifner", "direct"},
+       .choices = allreduce::kAlgoChoices,
        .help = "naive = reduce to rank 0 then broadcast; library = NCCL (GPUs); recursive_doubling, rabenseifner, "
                "direct = over a link per pair (CPU, all-reduce, N <= 8)"},
       {.key = "op",
        .label = "collective",
        .type = ParamType::Choice,
        .default_text = "allreduce",
-       .choices = {"allreduce", "reduce_scatter", "all_gather"}},
+       .choices = allreduce::kOpChoices},
       {.key = "sizes",
        .label = "sweep sizes",
        .type = ParamType::SizeList,
@@ -108,44 +89,62 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .label = "ranks are",
        .type = ParamType::Choice,
        .default_text = "threads",
-       .choices = {"threads", "mpi"},
+       .choices = kLauncherChoices,
        .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
                "of processes: leave it out, or give that number)"},
       max_minutes_param(),
   };
 }
 
+AllreduceParams AllreduceLesson::read_params(const ParamValues& values) const {
+  AllreduceParams p;
+  p.n = int(values.integer("n"));
+  p.n_text = values.text("n");
+  p.bytes = values.real("bytes");
+  p.bytes_text = values.text("bytes");
+  p.algo = static_cast<Algo>(choice_index(values, "algo", allreduce::kAlgoChoices));
+  p.op = static_cast<Op>(choice_index(values, "op", allreduce::kOpChoices));
+  p.sizes = values.list("sizes");
+  p.sizes_text = values.text("sizes");
+  p.repeats = int(values.integer("repeats"));
+  p.segment_bytes = values.real("segment");
+  p.segment_text = values.text("segment");
+  p.launcher = static_cast<Launcher>(choice_index(values, "launcher", kLauncherChoices));
+  p.max_minutes = values.real("max_minutes");
+  return p;
+}
+
 namespace {
 
-allreduce::BenchConfig bench_config(const ParamValues& p) {
-  allreduce::BenchConfig config{op_of(p),
-                                p.text("algo"),
-                                static_cast<int>(p.integer("n")),
-                                static_cast<std::int64_t>(max_size_bytes(p)),
-                                static_cast<std::int64_t>(p.real("segment")),
-                                static_cast<int>(p.integer("repeats")),
-                                {}};
-  for (double size : p.list("sizes")) config.message_bytes.push_back(static_cast<std::int64_t>(size));
-  config.message_bytes.push_back(static_cast<std::int64_t>(p.real("bytes")));
+allreduce::BenchConfig bench_config(const AllreduceParams& p) {
+  allreduce::BenchConfig config{.op = p.op,
+                                .algo = p.algo,
+                                .n_ranks = p.n,
+                                .max_bytes = static_cast<std::int64_t>(p.max_size_bytes()),
+                                .segment_bytes = static_cast<std::int64_t>(p.segment_bytes),
+                                .repeats = p.repeats,
+                                .message_bytes = {}};
+  for (double size : p.sizes) config.message_bytes.push_back(static_cast<std::int64_t>(size));
+  config.message_bytes.push_back(static_cast<std::int64_t>(p.bytes));
   return config;
 }
 
 // The crossbar algorithms: all-reduce only, and at most kComparisonMaxRanks ranks (N(N-1) links).
 void check_crossbar_algorithm(const allreduce::BenchConfig& config) {
-  if (!is_crossbar_algorithm(config.algo)) return;
+  if (!is_crossbar(config.algo)) return;
   if (config.op != Op::AllReduce)
     throw BadInput(fmt::format("parameter 'op': value '{}' is not allowed with algo '{}'; allowed: allreduce",
-                               collectives::op_name(config.op), config.algo));
+                               collectives::op_name(config.op), algo_name(config.algo)));
   if (config.n_ranks > allreduce::kComparisonMaxRanks)
     throw BadInput(fmt::format(
         "parameter 'n': value '{}' is not allowed with algo '{}' (a link between every pair of ranks); allowed: "
         "an integer from 1 to {}",
-        config.n_ranks, config.algo, allreduce::kComparisonMaxRanks));
+        config.n_ranks, algo_name(config.algo), allreduce::kComparisonMaxRanks));
 }
 
 void check_cpu_bench(const allreduce::BenchConfig& config) {
   check_crossbar_algorithm(config);
-  if (config.algo == "library")
+  if (config.algo == Algo::Library)
     throw BadInput(
         fmt::format("parameter 'algo': value 'library' is not allowed on the cpu backend (the library is "
                     "NCCL, which runs on GPUs; CUDA here: {}); allowed on cpu: ring, naive",
@@ -183,28 +182,26 @@ double cpu_run_seconds(const allreduce::BenchConfig& config, bool compares) {
 }
 
 // Every all-reduce at the sweep's sizes on the same ranks and links (the chosen algorithm's sweep is reused).
-void compare_algorithms(const ParamValues& p, const allreduce::Bench& bench, const allreduce::RunPoints& points,
+void compare_algorithms(const AllreduceParams& p, const allreduce::Bench& bench, const allreduce::RunPoints& points,
                         allreduce::RunSummary& summary, RunContext& ctx) {
-  const int n = static_cast<int>(p.integer("n"));
   if (!bench.measure_algorithm) {
     summary.measured.comparison_skipped =
         ctx.backend == BackendKind::Cuda
             ? "The comparison of algorithms runs on the CPU backend only (pass --backend cpu)."
-        : op_of(p) != Op::AllReduce
+        : p.op != Op::AllReduce
             ? "The comparison of algorithms runs for op allreduce only."
             : fmt::format("The comparison of algorithms runs for N up to {} (a link between every pair of ranks).",
                           allreduce::kComparisonMaxRanks);
     return;
   }
-  const auto chosen = collectives::algorithm_from_name(p.text("algo"));
-  const auto& sizes = p.list("sizes");
+  const auto chosen = lab_algorithm(p.algo);
   std::vector<allreduce::AlgorithmPoints> runs;
   for (Algorithm algorithm : allreduce::kComparedAlgorithms) {
     allreduce::AlgorithmPoints run{algorithm, {}};
     if (chosen == algorithm) {
       run.sweep = points.sweep;
     } else {
-      for (double size : sizes) {
+      for (double size : p.sizes) {
         ctx.control.progress(0.99, fmt::format("comparison: {} at {}", collectives::algorithm_name(algorithm),
                                                format_bytes_binary(size)));
         run.sweep.push_back(bench.measure_algorithm(algorithm, static_cast<std::int64_t>(size)));
@@ -212,109 +209,120 @@ void compare_algorithms(const ParamValues& p, const allreduce::Bench& bench, con
     }
     runs.push_back(std::move(run));
   }
-  allreduce::AlgorithmComparison comparison = allreduce::summarize_comparison(n, runs);
-  for (Series& s : allreduce::comparison_series(comparison, n)) summary.series.push_back(std::move(s));
+  allreduce::AlgorithmComparison comparison = allreduce::summarize_comparison(p.n, runs);
+  for (Series& s : allreduce::comparison_series(comparison, p.n)) summary.series.push_back(std::move(s));
   summary.measured.comparison = std::move(comparison);
+}
+
+void refuse_unless_whole_floats(const std::string& key, const std::string& text, double bytes) {
+  if (std::fmod(bytes, 4.0) != 0)
+    throw BadInput(
+        fmt::format("parameter '{}': value '{}' is not allowed ({} bytes is not a whole number of float32 "
+                    "elements); allowed: a multiple of 4 bytes",
+                    key, text, format_number(bytes, 12)));
 }
 
 }  // namespace
 
-void AllreduceLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const auto whole_floats = [](const std::string& key, const std::string& text, double bytes) {
-    if (std::fmod(bytes, 4.0) != 0)
-      throw BadInput(
-          fmt::format("parameter '{}': value '{}' is not allowed ({} bytes is not a whole number of float32 "
-                      "elements); allowed: a multiple of 4 bytes",
-                      key, text, format_number(bytes, 12)));
-  };
-  whole_floats("bytes", p.text("bytes"), p.real("bytes"));
-  for (double s : p.list("sizes")) whole_floats("sizes", p.text("sizes"), s);
-  whole_floats("segment", p.text("segment"), p.real("segment"));
-  if (p.text("launcher") == "mpi") return allreduce::check_process_run(p, backend);
+void AllreduceLesson::check_params(const AllreduceParams& p, BackendKind backend) const {
+  refuse_unless_whole_floats("bytes", p.bytes_text, p.bytes);
+  for (double s : p.sizes) refuse_unless_whole_floats("sizes", p.sizes_text, s);
+  refuse_unless_whole_floats("segment", p.segment_text, p.segment_bytes);
+  if (p.launcher == Launcher::Mpi) return allreduce::check_process_run(p, backend);
   // What a backend cannot run, or what would not fit, is refused here, before any buffer is made.
-  if (backend == BackendKind::Cuda && is_crossbar_algorithm(p.text("algo")))
+  if (backend == BackendKind::Cuda && is_crossbar(p.algo))
     throw BadInput(fmt::format(
         "parameter 'algo': value '{}' runs on the CPU backend only; allowed on cuda: ring, library (or pass "
         "--backend cpu)",
-        p.text("algo")));
+        algo_name(p.algo)));
   if (backend == BackendKind::Cuda)
     allreduce::check_gpu_bench(bench_config(p));
-  else {
-    const allreduce::BenchConfig config = bench_config(p);
-    check_cpu_bench(config);
-    const bool compares = config.op == Op::AllReduce && config.n_ranks <= allreduce::kComparisonMaxRanks;
-    refuse_if_longer_than_limit(
-        p, cpu_run_seconds(config, compares),
-        fmt::format("{} ranks x {} samples of each size, with its copy ceiling{}, at an effective {:g} GB/s per rank",
-                    config.n_ranks, config.repeats + 1, compares ? " and the other algorithms" : "",
-                    kCpuRankBytesPerSecond / 1e9),
-        "n, bytes, sizes or repeats");
-  }
+  else
+    check_cpu_bench(bench_config(p));
 }
 
-allreduce::AllreduceTheory allreduce_theory(const ParamValues& p) {
-  const double bytes = p.real("bytes");
-  const CollectiveCost c = cost_of(p, bytes);
+// The time limit holds for ranks as CPU threads; the GPUs' and the processes' runs are not estimated.
+RunBudget AllreduceLesson::budget_of(const AllreduceParams& p, BackendKind backend) const {
+  if (p.launcher == Launcher::Mpi || backend == BackendKind::Cuda) return {};
+  const allreduce::BenchConfig config = bench_config(p);
+  const bool compares = allreduce::compares_algorithms(config);
+  RunBudget budget;
+  budget.cpu_seconds = cpu_run_seconds(config, compares);
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "{} ranks x {} samples of each size, with its copy ceiling{}, at an effective {:g} GB/s per rank", config.n_ranks,
+      config.repeats + 1, compares ? " and the other algorithms" : "", kCpuRankBytesPerSecond / 1e9);
+  budget.smaller = "n, bytes, sizes or repeats";
+  return budget;
+}
+
+allreduce::AllreduceTheory allreduce_theory(const AllreduceParams& p) {
+  const CollectiveCost c = collectives::collective_cost(p.op, model_algorithm_of(p), p.n, p.bytes);
   return {.steps = c.steps,
           .bytes_sent_per_rank = c.bytes_sent_per_rank,
           .busbw_factor = c.busbw_factor,
           .model_bytes = c.model_bytes,
-          .count = bytes / 4,
-          .chunk_bytes = bytes / double(p.integer("n"))};
+          .count = p.bytes / 4,
+          .chunk_bytes = p.bytes / double(p.n)};
 }
 
-std::shared_ptr<const LessonValues> AllreduceLesson::theory(const ParamValues& p) const {
-  return make_values(allreduce_theory(p));
-}
+allreduce::AllreduceTheory AllreduceLesson::theory_of(const AllreduceParams& p) const { return allreduce_theory(p); }
 
-std::shared_ptr<const StepData> AllreduceLesson::step_data(const ParamValues& p) const {
-  return allreduce::make_steps(p, op_of(p));
+std::shared_ptr<const allreduce::AllreduceSteps> AllreduceLesson::step_data_of(const AllreduceParams& p) const {
+  return allreduce::make_steps(p);
 }
 
 std::vector<std::string> AllreduceLesson::process_launch_params(int world_size, bool quick) const {
   return allreduce::process_launch_params(world_size, quick);
 }
 
-RunResult AllreduceLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
-  if (p.text("launcher") == "mpi") return allreduce::run_over_processes(*this, ctx);
-  const int n = static_cast<int>(p.integer("n"));
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const allreduce::BenchConfig config = bench_config(p);
-  RunResult result = begin_result(*this, ctx);
-  allreduce::Bench bench = on_gpu ? allreduce::make_gpu_bench(config, ctx.control)
-                                  : allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
+namespace {
+
+// Where a run of threads or GPUs says what qualifies its numbers before any is measured.
+void add_backend_notes(const AllreduceParams& p, const allreduce::Bench& bench, RunResult& result) {
   result.backend.emulated = bench.emulated;
   result.backend.timer = bench.timer;
-  result.backend.repeats = config.repeats;
+  result.backend.repeats = p.repeats;
   result.backend.notes = bench.notes;
-  if (n == 1)
+  if (p.n == 1)
     result.backend.notes.push_back(
         "N = 1: busbw is 0 by definition (the factor 2(N-1)/N or (N-1)/N is 0): no byte crosses a "
         "link, the time is only the local copy from send to recv buffer");
-  if (p.text("algo") == "naive")
+  if (p.algo == Algo::Naive)
     result.backend.notes.push_back(
         "busbw uses the collective's factor whatever the algorithm (as nccl-tests does), "
         "so the naive way's lower busbw shows its extra traffic through rank 0");
+}
+
+}  // namespace
+
+RunResult AllreduceLesson::run_with(const AllreduceParams& p, RunContext& ctx) const {
+  if (p.launcher == Launcher::Mpi) return allreduce::run_over_processes(*this, p, ctx);
+  const allreduce::BenchConfig config = bench_config(p);
+  RunResult result = begin_result(*this, ctx);
+  allreduce::Bench bench = ctx.backend == BackendKind::Cuda
+                               ? allreduce::make_gpu_bench(config, ctx.control)
+                               : allreduce::make_cpu_bench(config, ctx.ledger, ctx.control);
+  add_backend_notes(p, bench, result);
 
   // The sweep, then the chosen size, each checked for wrong elements and each with its copy ceiling.
-  allreduce::RunPoints points{.op = op_of(p),
+  allreduce::RunPoints points{.op = p.op,
                               .model_algorithm = model_algorithm_of(p),
-                              .n_ranks = n,
+                              .n_ranks = p.n,
                               .repeats = config.repeats,
                               .hardware_threads = bench.hardware_threads,
                               .sweep = {},
                               .chosen = {}};
-  const auto& sizes = p.list("sizes");
-  const double total_tasks = double(sizes.size()) + 1;
-  for (double size : sizes) {
+  const std::string op = collectives::op_name(p.op);
+  const double total_tasks = double(p.sizes.size()) + 1;
+  for (double size : p.sizes) {
     ctx.control.progress(double(points.sweep.size()) / total_tasks,
-                         fmt::format("{} at {}", p.text("op"), format_bytes_binary(size)));
+                         fmt::format("{} at {}", op, format_bytes_binary(size)));
     points.sweep.push_back(bench.measure(static_cast<std::int64_t>(size), false));
   }
   ctx.control.progress(double(points.sweep.size()) / total_tasks,
-                       fmt::format("{} at {}", p.text("op"), format_bytes_binary(p.real("bytes"))));
-  points.chosen = bench.measure(static_cast<std::int64_t>(p.real("bytes")), true);
+                       fmt::format("{} at {}", op, format_bytes_binary(p.bytes)));
+  points.chosen = bench.measure(static_cast<std::int64_t>(p.bytes), true);
 
   allreduce::RunSummary summary = allreduce::summarize_run(points);
   result.backend.notes.insert(result.backend.notes.end(), summary.notes.begin(), summary.notes.end());

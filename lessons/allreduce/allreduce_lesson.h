@@ -1,4 +1,6 @@
 #pragma once
+#include "lessons/allreduce/allreduce_params.h"
+#include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/allreduce_values.h"
 #include "lessons/common/typed_lesson.h"
 
@@ -6,7 +8,8 @@ namespace dlsys {
 
 // Lesson `allreduce` (T11): why gradients need an all-reduce, the ring (reduce-scatter + all-gather) step by step
 // with its own record, its cost 2(N-1)/N x S per rank, and measured bus bandwidth against the copy ceiling.
-class AllreduceLesson final : public LessonWithValues<allreduce::AllreduceTheory, allreduce::AllreduceMeasured> {
+class AllreduceLesson final : public TypedLesson<allreduce::AllreduceParams, allreduce::AllreduceTheory,
+                                                 allreduce::AllreduceMeasured, allreduce::AllreduceSteps> {
  public:
   std::string id() const override { return "allreduce"; }
   std::vector<std::string> quick_params() const override {
@@ -14,19 +17,22 @@ class AllreduceLesson final : public LessonWithValues<allreduce::AllreduceTheory
   }
   std::string chapter() const override { return "Distributed training"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
+  allreduce::AllreduceParams read_params(const ParamValues& values) const override;
+  allreduce::AllreduceTheory theory_of(const allreduce::AllreduceParams& params) const override;
+  void check_params(const allreduce::AllreduceParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const allreduce::AllreduceParams& params, BackendKind backend) const override;
+  std::shared_ptr<const allreduce::AllreduceSteps> step_data_of(
+      const allreduce::AllreduceParams& params) const override;
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   // A run whose ranks were processes (launcher=mpi) measured other values (mpi_values.h): its "measured" names the
   // launcher.
   void read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
                    RunResult& result) const override;
-  RunResult run(RunContext& context) const override;
+  RunResult run_with(const allreduce::AllreduceParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
 // The collective's cost at the parameters' size, from the closed forms.
-allreduce::AllreduceTheory allreduce_theory(const ParamValues& params);
+allreduce::AllreduceTheory allreduce_theory(const allreduce::AllreduceParams& params);
 
 }  // namespace dlsys

@@ -4,17 +4,9 @@
 #include "engine/units.h"
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/allreduce/mpi_report.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
-
-namespace {
-
-std::string param(const RunResult& r, const char* key) {
-  const auto it = r.params.find(key);
-  return it == r.params.end() ? "" : it->second;
-}
-
-}  // namespace
 
 std::string AllreduceLesson::text_report(const RunResult& r) const {
   if (const auto* processes = r.measured_as<allreduce::AllreduceProcessesMeasured>())
@@ -22,10 +14,11 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
   const auto* t = r.theory_as<allreduce::AllreduceTheory>();
   const auto* m = r.measured_as<allreduce::AllreduceMeasured>();
   if (t == nullptr || m == nullptr) return {};
-  const std::string op = param(r, "op");
+  const allreduce::AllreduceParams p = read_params(recorded_params(*this, r));
+  const std::string op = collectives::op_name(p.op);
   std::string out =
-      fmt::format("\n# {} with algo {} over {} ranks ({}{}), float32, out of place\n", op, param(r, "algo"),
-                  param(r, "n"), r.backend.kind, r.backend.emulated ? ", emulated" : "");
+      fmt::format("\n# {} with algo {} over {} ranks ({}{}), float32, out of place\n", op, allreduce::algo_name(p.algo),
+                  p.n_text, r.backend.kind, r.backend.emulated ? ", emulated" : "");
   out += fmt::format("#{:>12} {:>12} {:>6} {:>6} {:>10} {:>8} {:>8} {:>7} {:>9}\n", "size", "count", "type", "redop",
                      "time", "algbw", "busbw", "#wrong", "ceiling");
   out += fmt::format("#{:>12} {:>12} {:>6} {:>6} {:>10} {:>8} {:>8} {:>7} {:>9}\n", "(B)", "(elements)", "", "", "(us)",
@@ -55,7 +48,7 @@ std::string AllreduceLesson::text_report(const RunResult& r) const {
   out += fmt::format(
       "# at {} ({}): busbw {:.3f} GB/s = {:.1f}% of the copy ceiling {:.3f} GB/s measured in this run; "
       "#wrong {}\n",
-      format_bytes_binary(t->count * 4), param(r, "bytes"), m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling,
+      format_bytes_binary(t->count * 4), p.bytes_text, m->busbw_gbps, 100 * m->busbw_fraction_of_ceiling,
       m->ceiling_gbps, m->wrong);
   for (const std::string& caveat : m->caveats) out += "# note: " + caveat + "\n";
   if (m->comparison) {

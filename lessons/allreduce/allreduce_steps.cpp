@@ -40,11 +40,11 @@ std::vector<WayLine> way_lines() {
 
 }  // namespace
 
-std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, collectives::Op op) {
+std::shared_ptr<const AllreduceSteps> make_steps(const AllreduceParams& params) {
   auto steps = std::make_shared<AllreduceSteps>();
-  steps->n_ranks = static_cast<int>(params.integer("n"));
+  steps->n_ranks = params.n;
   steps->n_ranks_shown = std::clamp(steps->n_ranks, 2, kMaxRanksShown);
-  steps->message_bytes = params.real("bytes");
+  steps->message_bytes = params.bytes;
   // The ring itself, run on small buffers: what the step-through shows is what the timed code does.
   steps->ring_record = collectives::record_ring_allreduce(steps->n_ranks_shown, steps->n_ranks_shown);
   for (const collectives::RingStep& row : steps->ring_record.steps)
@@ -55,9 +55,9 @@ std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, coll
   steps->algorithms_headers = algorithms_headers();
   steps->algorithms_rows = algorithms_rows(steps->n_ranks, steps->message_bytes);
   steps->power_of_two = collectives::power_of_two_below(steps->n_ranks);
-  steps->op_title = op_title(op);
-  steps->algo = params.text("algo");
-  steps->cost_rows = cost_labels(op, steps->algo, steps->n_ranks, steps->message_bytes);
+  steps->op_title = op_title(params.op);
+  steps->algo = algo_name(params.algo);
+  steps->cost_rows = cost_labels(params.op, steps->algo, steps->n_ranks, steps->message_bytes);
   return steps;
 }
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "kernels/collectives/step_record.h"
 #include "lessons/allreduce/allreduce_labels.h"
+#include "lessons/allreduce/allreduce_params.h"
 #include "lessons/common/step_data.h"
 
 namespace dlsys::allreduce {
@@ -44,6 +44,6 @@ struct AllreduceSteps final : StepData {
 
 inline constexpr int kMaxRanksShown = 8;
 
-std::shared_ptr<const AllreduceSteps> make_steps(const ParamValues& params, collectives::Op op);
+std::shared_ptr<const AllreduceSteps> make_steps(const AllreduceParams& params);
 
 }  // namespace dlsys::allreduce

@@ -10,12 +10,13 @@
 #include "engine/measure.h"
 #include "engine/run_control.h"
 #include "kernels/collectives/op.h"
+#include "lessons/allreduce/allreduce_params.h"
 
 namespace dlsys::allreduce {
 
 struct BenchConfig {
   collectives::Op op = collectives::Op::AllReduce;
-  std::string algo = "ring";  // ring | naive | library
+  Algo algo = Algo::Ring;  // ring, naive or library (the crossbar ones on the CPU as well)
   int n_ranks = 1;
   std::int64_t max_bytes = 0;  // the largest size the run will ask for (buffers are made once, for it)
   std::int64_t segment_bytes = 0;
@@ -46,6 +47,9 @@ struct Bench {
   std::function<SizePoint(collectives::Algorithm algorithm, std::int64_t bytes)> measure_algorithm;
 };
 
+// All-reduce over at most kComparisonMaxRanks CPU ranks gets a link between every pair, for the comparison of
+// algorithms.
+bool compares_algorithms(const BenchConfig& config);
 // Host memory the CPU bench needs for `config`: send and recv buffers per rank, the links, the copy probe.
 std::int64_t cpu_bench_bytes(const BenchConfig& config, int hardware_threads);
 Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunControl& control);

@@ -20,12 +20,11 @@
 
 namespace dlsys::allreduce {
 
-namespace {
-
-// All-reduce over at most kComparisonMaxRanks ranks gets a link between every pair, for the comparison's algorithms.
 bool compares_algorithms(const BenchConfig& config) {
   return config.op == collectives::Op::AllReduce && config.n_ranks <= kComparisonMaxRanks;
 }
+
+namespace {
 
 collectives::CommOptions comm_options(const BenchConfig& config) {
   return {.segment_bytes = config.segment_bytes,
@@ -136,8 +135,7 @@ Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunC
                   state->comm->polls() ? "spin while spinning pays, then yield their core, then sleep"
                                        : "yield their core, then sleep (they share cores)"));
 
-  const collectives::Algorithm algorithm =
-      collectives::algorithm_from_name(config.algo).value_or(collectives::Algorithm::Ring);
+  const collectives::Algorithm algorithm = lab_algorithm(config.algo).value_or(collectives::Algorithm::Ring);
   bench.measure = [state, config, algorithm, n, hardware_threads, &control](std::int64_t bytes, bool detailed) {
     const collectives::RankBuffers buffers = state->buffers(bytes);
     const std::int64_t probe_bytes = probe_bytes_per_rank(config, bytes);

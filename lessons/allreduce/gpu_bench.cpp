@@ -15,12 +15,12 @@ namespace dlsys::allreduce {
 
 void check_gpu_bench(const BenchConfig& config) {
   namespace gpu = collectives::cuda;
-  if (config.algo == "naive")
+  if (config.algo == Algo::Naive)
     throw BadInput(
         "parameter 'algo': value 'naive' runs on the cpu backend only; allowed on cuda: ring, library "
         "(or pass --backend cpu)");
   const gpu::Implementation implementation =
-      config.algo == "library" ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
+      config.algo == Algo::Library ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
   if (implementation == gpu::Implementation::Nccl && !gpu::nccl_compiled())
     throw BadInput("parameter 'algo': value 'library' needs NCCL, which this build does not have; allowed: ring");
   const gpu::Placement placement = gpu::place_ranks(config.n_ranks);
@@ -59,7 +59,7 @@ void check_gpu_bench(const BenchConfig& config) {
 Bench make_gpu_bench(const BenchConfig& config, const RunControl& control) {
   namespace gpu = collectives::cuda;
   const gpu::Implementation implementation =
-      config.algo == "library" ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
+      config.algo == Algo::Library ? gpu::Implementation::Nccl : gpu::Implementation::Ring;
   const gpu::Placement placement = gpu::place_ranks(config.n_ranks);
 
   Bench bench;

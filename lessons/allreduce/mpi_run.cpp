@@ -38,16 +38,11 @@ constexpr const char* kLabRing = "lab ring (MPI_Sendrecv)";
 constexpr const char* kLabRingIpc = "lab ring (CUDA IPC)";
 constexpr const char* kNccl = "NCCL (ncclAllReduce, ncclCommInitRank)";
 
-Op op_of(const ParamValues& p) {
-  const std::string& op = p.text("op");
-  return op == "reduce_scatter" ? Op::ReduceScatter : op == "all_gather" ? Op::AllGather : Op::AllReduce;
-}
-
 // Every size the run measures, smallest first: the sweep's and the chosen one, each once.
-std::vector<std::int64_t> sizes_of(const ParamValues& p) {
+std::vector<std::int64_t> sizes_of(const AllreduceParams& p) {
   std::vector<std::int64_t> sizes;
-  for (double s : p.list("sizes")) sizes.push_back(static_cast<std::int64_t>(s));
-  sizes.push_back(static_cast<std::int64_t>(p.real("bytes")));
+  for (double s : p.sizes) sizes.push_back(static_cast<std::int64_t>(s));
+  sizes.push_back(static_cast<std::int64_t>(p.bytes));
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
@@ -123,7 +118,7 @@ struct CpuBuffers {
 };
 
 // The lab's ring for the lesson's op, then MPI's three collectives, at every size.
-std::vector<ProcessRow> measure_cpu(const ParamValues& p, const mpi::World& w, MemoryLedger& ledger,
+std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger,
                                     const RunControl& control) {
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
@@ -137,8 +132,8 @@ std::vector<ProcessRow> measure_cpu(const ParamValues& p, const mpi::World& w, M
   });
   const float* send = buffers.send.data();
   float* recv = buffers.recv.data();
-  const int repeats = static_cast<int>(p.integer("repeats"));
-  const Op lab_op = op_of(p);
+  const int repeats = p.repeats;
+  const Op lab_op = p.op;
   std::vector<ProcessRow> rows;
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     const std::int64_t bytes = sizes[s], count = bytes / 4;
@@ -177,18 +172,18 @@ struct GpuPlan {
   std::vector<std::string> caveats;
 };
 
-GpuPlan plan_gpu(const ParamValues& p, const mpi::World& w) {
+GpuPlan plan_gpu(const AllreduceParams& p, const mpi::World& w) {
   GpuPlan plan;
   const int gpus = cuda_status().device_count;
   plan.ranks_share_gpus = mpi::max_over_ranks(gpus < w.local_size ? 1.0 : 0.0) > 0;
   plan.nccl = !plan.ranks_share_gpus;
-  plan.lab_ring = p.text("algo") == "ring" && w.hosts.size() == 1;
+  plan.lab_ring = p.algo == Algo::Ring && w.hosts.size() == 1;
   if (plan.ranks_share_gpus)
     plan.caveats.push_back(fmt::format(
         "emulated: {} ranks share {} GPU{}, so they take turns on it; NCCL needs a GPU of its own per rank, so only "
         "the lab's ring runs",
         w.local_size, gpus, gpus == 1 ? "" : "s"));
-  if (p.text("algo") == "ring" && w.hosts.size() > 1)
+  if (p.algo == Algo::Ring && w.hosts.size() > 1)
     plan.caveats.push_back(fmt::format(
         "ranks on {} hosts: CUDA IPC handles do not cross hosts, so the lab's ring does not run; NCCL alone",
         w.hosts.size()));
@@ -221,7 +216,7 @@ std::unique_ptr<collectives::cuda::IpcRingRank> connect_lab_ring(const mpi::Worl
 
 // On GPUs: the lab's ring over CUDA IPC and NCCL's all-reduce across processes, as the plan allows, both timed with
 // CUDA events on each rank's stream and checked on every rank.
-std::vector<ProcessRow> measure_gpu(const ParamValues& p, const mpi::World& w, MemoryLedger& ledger,
+std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger,
                                     std::string& device, GpuPlan& plan) {
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
@@ -237,7 +232,7 @@ std::vector<ProcessRow> measure_gpu(const ParamValues& p, const mpi::World& w, M
   if (!lab && !nccl)
     throw RunFailure(fmt::format("neither all-reduce can run on these GPUs: {}", fmt::join(plan.caveats, "; ")));
   device = lab ? lab->device_description() : nccl->device_description();
-  const int repeats = static_cast<int>(p.integer("repeats"));
+  const int repeats = p.repeats;
   const auto checked_row = [&](const std::string& implementation, std::int64_t bytes, const RankTiming& t) {
     const std::int64_t wrong = mpi::sum_over_ranks(collectives::count_wrong_on_rank(
         Op::AllReduce, result.data(), bytes / 4, w.rank, w.size, collectives::ChunkOwnership{0}));
@@ -275,7 +270,7 @@ const ProcessRow* find_row(const std::vector<ProcessRow>& rows, const std::strin
   return nullptr;
 }
 
-AllreduceProcessesMeasured summarize(const ParamValues& p, const mpi::World& w, bool on_gpu,
+AllreduceProcessesMeasured summarize(const AllreduceParams& p, const mpi::World& w, bool on_gpu,
                                      std::vector<ProcessRow> rows) {
   AllreduceProcessesMeasured m;
   m.backend = on_gpu ? "cuda" : "cpu";
@@ -291,9 +286,9 @@ AllreduceProcessesMeasured summarize(const ParamValues& p, const mpi::World& w, 
   m.bench_bytes = rows.empty() ? 0 : rows.back().bytes;
   m.bench_expected_fraction = kBenchExpectedFraction;
   // The lab's ring against its peer at the largest size: MPI's collective of the same kind on the CPU, NCCL on GPUs.
-  const std::string op = on_gpu ? "allreduce" : p.text("op");
+  const std::string op = collectives::op_name(on_gpu ? Op::AllReduce : p.op);
   m.bench_peer = on_gpu ? "NCCL (ncclAllReduce)"
-                        : collectives::mpi::library_function(op_of(p), std::int64_t(m.bench_bytes) / 4, w.size);
+                        : collectives::mpi::library_function(p.op, std::int64_t(m.bench_bytes) / 4, w.size);
   const ProcessRow* lab = find_row(rows, op, "lab ring", m.bench_bytes);
   const ProcessRow* peer = find_row(rows, op, on_gpu ? "NCCL" : "MPI_", m.bench_bytes);
   if (lab) m.lab_ring_busbw_gbps = lab->busbw_gbps;
@@ -339,12 +334,12 @@ bool same_record(const collectives::CollectiveRecord& a, const collectives::Coll
 
 // The ring between processes on the step-through's inputs (as many values per rank as ranks), recorded; rank 0
 // compares it with the threads' ring's record.
-void record_and_compare(const ParamValues& p, const mpi::World& w, AllreduceProcessesMeasured& m) {
+void record_and_compare(const AllreduceParams& p, const mpi::World& w, AllreduceProcessesMeasured& m) {
   const std::vector<std::vector<float>> inputs = collectives::demo_inputs(w.size, w.size);
-  const collectives::CollectiveRecord over_processes = collectives::mpi::record_ring(op_of(p), inputs[w.rank]);
+  const collectives::CollectiveRecord over_processes = collectives::mpi::record_ring(p.op, inputs[w.rank]);
   if (w.rank != 0) return;
   m.record_steps = static_cast<int>(over_processes.steps.size());
-  m.record_matches_threads = same_record(over_processes, collectives::record_ring(op_of(p), inputs));
+  m.record_matches_threads = same_record(over_processes, collectives::record_ring(p.op, inputs));
 }
 
 // Busbw against size, one series per collective and implementation (whiskers: the fastest and slowest sample), so
@@ -383,12 +378,12 @@ std::vector<std::string> process_launch_params(int world_size, bool quick) {
   return out;
 }
 
-void check_process_run(const ParamValues& p, BackendKind backend) {
-  check_mpi_world(p, "allreduce");
+void check_process_run(const AllreduceParams& p, BackendKind backend) {
+  check_mpi_world(p.n, p.n_text, "allreduce");
   const mpi::World* w = mpi::world();
   if (backend == BackendKind::Cuda) {
-    const std::string algo = p.text("algo");
-    if (algo != "ring" && algo != "library")
+    const std::string& algo = algo_name(p.algo);
+    if (p.algo != Algo::Ring && p.algo != Algo::Library)
       throw BadInput(fmt::format(
           "parameter 'algo': value '{}' is not allowed with launcher=mpi on cuda; allowed: ring (the lab's ring over "
           "CUDA IPC, beside NCCL where every rank has a GPU of its own), library (NCCL alone)",
@@ -397,21 +392,23 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
     // The lab's ring shares a GPU between ranks, but only on one host.
     const int gpus = cuda_status().device_count;
     const bool ranks_share_gpus = gpus < w->local_size;
-    if (ranks_share_gpus && (algo == "library" || w->hosts.size() > 1))
+    const bool library = p.algo == Algo::Library;
+    if (ranks_share_gpus && (library || w->hosts.size() > 1))
       throw BadInput(fmt::format(
           "parameter 'launcher': value 'mpi' on cuda with {} needs one GPU per rank, and this host runs {} ranks on "
           "{} GPU{}; start at most {} rank{} per host{}",
-          algo == "library" ? "NCCL alone (algo=library)" : "ranks on several hosts", w->local_size, gpus,
-          gpus == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s",
-          algo == "library" ? ", or pass algo=ring (the lab's ring shares a GPU between ranks on one host)" : ""));
-    if (p.text("op") != "allreduce")
-      throw BadInput(fmt::format(
-          "parameter 'op': value '{}' is not allowed with launcher=mpi on cuda; allowed: allreduce", p.text("op")));
-  } else if (p.text("algo") != "ring") {
+          library ? "NCCL alone (algo=library)" : "ranks on several hosts", w->local_size, gpus, gpus == 1 ? "" : "s",
+          gpus, gpus == 1 ? "" : "s",
+          library ? ", or pass algo=ring (the lab's ring shares a GPU between ranks on one host)" : ""));
+    if (p.op != Op::AllReduce)
+      throw BadInput(
+          fmt::format("parameter 'op': value '{}' is not allowed with launcher=mpi on cuda; allowed: allreduce",
+                      collectives::op_name(p.op)));
+  } else if (p.algo != Algo::Ring) {
     throw BadInput(
         fmt::format("parameter 'algo': value '{}' is not allowed with launcher=mpi on cpu; allowed: ring (MPI's own "
                     "collectives are measured beside it in every run)",
-                    p.text("algo")));
+                    algo_name(p.algo)));
   }
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const double largest = double(sizes.back());
@@ -430,8 +427,7 @@ void check_process_run(const ParamValues& p, BackendKind backend) {
         format_bytes_binary(largest), w->local_size, format_bytes_both(needed), format_bytes_both(host.free_bytes)));
 }
 
-RunResult run_over_processes(const Lesson& lesson, RunContext& ctx) {
-  const ParamValues& p = ctx.params;
+RunResult run_over_processes(const Lesson& lesson, const AllreduceParams& p, RunContext& ctx) {
   const mpi::World& w = *mpi::world();
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   RunResult result = begin_result(lesson, ctx);
@@ -452,7 +448,7 @@ RunResult run_over_processes(const Lesson& lesson, RunContext& ctx) {
   result.backend.emulated = plan.ranks_share_gpus;
   result.backend.timer =
       on_gpu ? "CUDA events, slowest rank after a barrier" : "steady_clock, slowest rank after a barrier";
-  result.backend.repeats = static_cast<int>(p.integer("repeats"));
+  result.backend.repeats = p.repeats;
   if (!device.empty()) result.backend.device = device;
   result.backend.notes.push_back(m.label);
   result.backend.notes.push_back(fmt::format("MPI library: {}", m.mpi_library));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/allreduce/allreduce_params.h"
 #include "lessons/common/lesson.h"
 
 namespace dlsys::allreduce {
@@ -15,9 +16,9 @@ std::vector<std::string> process_launch_params(int world_size, bool quick);
 
 // launcher=mpi: refuses (BadInput) a build without MPI, no MPI world (the GUI, a plain start), a world of one, n other
 // than the world size, what the processes cannot run, and sizes that do not fit in memory, before anything is made.
-void check_process_run(const ParamValues& params, BackendKind backend);
+void check_process_run(const AllreduceParams& params, BackendKind backend);
 
 // Every rank calls it; rank 0's result holds the measurements (the others hold the same rows).
-RunResult run_over_processes(const Lesson& lesson, RunContext& context);
+RunResult run_over_processes(const Lesson& lesson, const AllreduceParams& params, RunContext& context);
 
 }  // namespace dlsys::allreduce

@@ -30,10 +30,6 @@ ProcessPlacement process_placement(const mpi::World& w) {
   return out;
 }
 
-void check_mpi_world(const ParamValues& p, const std::string& lesson) {
-  check_mpi_world(p.integer("n"), p.text("n"), lesson);
-}
-
 void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson) {
   if (!mpi::built_with_mpi())
     throw BadInput(

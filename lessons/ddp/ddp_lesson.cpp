@@ -31,7 +31,6 @@ namespace {
 constexpr std::int64_t kMaxBuckets = 8192;
 const std::vector<std::string> kModeChoices = {"ddp", "dataparallel"};   // in the order of SyncMode
 const std::vector<std::string> kWireChoices = {"fp32", "bf16", "fp16"};  // in the order of WireFormat
-const std::vector<std::string> kLauncherChoices = {"threads", "mpi"};    // in the order of ddp::Launcher
 }  // namespace
 
 std::vector<ParamSpec> DdpLesson::params() const {

@@ -6,11 +6,11 @@
 #include "engine/params.h"
 #include "kernels/ddp/train_types.h"
 #include "kernels/ddp/wire_format.h"
+#include "lessons/common/process_placement.h"
 
 namespace dlsys::ddp {
 
-// Where the ranks run, in the order of the spec's choices: threads of this process, or one MPI process each.
-enum class Launcher { Threads, Mpi };
+using dlsys::Launcher;  // threads, or one MPI process per rank
 
 struct DdpParams {
   int n = 0;           // ranks

@@ -19,8 +19,11 @@
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
 #include "lessons/flash/flash_steps.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
+
+using flash::FlashParams;
 
 namespace {
 
@@ -36,13 +39,7 @@ constexpr std::int64_t kMaxD = 512;
 // full reference at n = 4096 and 16 heads would be 69 GFLOP in double on the host.
 constexpr std::int64_t kSampledRowsPerHead = 16;
 
-bool runs_naive(const ParamValues& p) { return p.text("impl") != "flash"; }
-bool runs_flash(const ParamValues& p) { return p.text("impl") != "naive"; }
-bool is_causal(const ParamValues& p) { return p.text("causal") == "1"; }
-Precision precision_of(const ParamValues& p) {
-  return p.text("precision") == "bf16" ? Precision::Bf16 : Precision::Fp32;
-}
-const char* order_name(LoopOrder order) { return order == LoopOrder::KvOuter ? "fa1" : "fa2"; }
+const std::string& order_name(LoopOrder order) { return flash::kOrderChoices[static_cast<std::size_t>(order)]; }
 
 // Host bytes a measurement at size n allocates: q, k, v and two outputs in fp32 for every head, the double reference
 // (every row on the CPU, sampled rows on a GPU), and on the CPU standard attention's S for one head at a time.
@@ -352,18 +349,20 @@ flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, const 
 
 }  // namespace
 
-FlashTileChoice flash_tile_choice(const ParamValues& p) {
+FlashTileChoice flash_tile_choice(const FlashParams& p) {
   FlashTileChoice choice;
-  const std::int64_t d = p.integer("d");
-  choice.sram_elements = attention::sram_elements(p.integer("sram"), kElementBytes);
-  const Tiling algorithm1 = attention::algorithm1_tiling(choice.sram_elements, d);
-  choice.tiling.br = p.integer("br") > 0 ? p.integer("br") : algorithm1.br;
-  choice.tiling.bc = p.integer("bc") > 0 ? p.integer("bc") : algorithm1.bc;
-  choice.order = p.text("order") == "fa1" ? LoopOrder::KvOuter : LoopOrder::QOuter;
+  choice.sram_elements = attention::sram_elements(p.sram_bytes, kElementBytes);
+  const Tiling algorithm1 = attention::algorithm1_tiling(choice.sram_elements, p.d);
+  choice.tiling.br = p.br > 0 ? p.br : algorithm1.br;
+  choice.tiling.bc = p.bc > 0 ? p.bc : algorithm1.bc;
+  choice.order = p.order;
   return choice;
 }
 
-std::vector<ParamSpec> FlashLesson::params() const {
+namespace {
+
+// The attention problem: its shape, mask, heads and precision.
+std::vector<ParamSpec> problem_specs() {
   return {
       {.key = "n",
        .label = "n (sequence length)",
@@ -396,8 +395,14 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .label = "precision",
        .type = ParamType::Choice,
        .default_text = "fp32",
-       .choices = {"fp32", "bf16"},
+       .choices = flash::kPrecisionChoices,
        .help = "bf16: Q, K, V and P in bf16 on the tensor cores, fp32 accumulators and softmax (--backend cuda)"},
+  };
+}
+
+// The kernels and their tiles: on-chip memory, the blocks, the tiled loop's order.
+std::vector<ParamSpec> tile_specs() {
+  return {
       {.key = "sram",
        .label = "on-chip memory M",
        .type = ParamType::Bytes,
@@ -422,13 +427,19 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .label = "implementation",
        .type = ParamType::Choice,
        .default_text = "all",
-       .choices = {"all", "naive", "flash"}},
+       .choices = flash::kImplChoices},
       {.key = "order",
        .label = "tiled loop order",
        .type = ParamType::Choice,
        .default_text = "fa2",
-       .choices = {"fa1", "fa2"},
+       .choices = flash::kOrderChoices,
        .help = "fa1: Algorithm 1, K/V blocks outside; fa2: FlashAttention-2, Q blocks outside"},
+  };
+}
+
+// What a run measures: the sweep, its repeats and threads, or the worked example alone.
+std::vector<ParamSpec> run_specs() {
+  return {
       {.key = "sizes",
        .label = "sweep sizes n",
        .type = ParamType::SizeList,
@@ -442,9 +453,14 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .label = "worked example",
        .type = ParamType::Choice,
        .default_text = "none",
-       .choices = {"none", "two_tiles"},
+       .choices = flash::kExampleChoices,
        .help = "two_tiles: run only the course's two-tile example and print its state after each tile"},
-      // The tiles step traces the real kernel on a problem small enough to draw every tile.
+  };
+}
+
+// The tiles step traces the real kernel on a problem small enough to draw every tile.
+std::vector<ParamSpec> tiles_step_specs() {
+  return {
       {.key = "tile_n",
        .label = "tiles step: n",
        .type = ParamType::Integer,
@@ -477,19 +493,56 @@ std::vector<ParamSpec> FlashLesson::params() const {
        .label = "tiles step: loop order",
        .type = ParamType::Choice,
        .default_text = "fa1",
-       .choices = {"fa1", "fa2"},
+       .choices = flash::kOrderChoices,
        .help = "fa1: Algorithm 1 (K/V blocks outside), shown first; fa2: FlashAttention-2 (Q blocks outside)"},
-      max_minutes_param(),
   };
+}
+
+}  // namespace
+
+std::vector<ParamSpec> FlashLesson::params() const {
+  std::vector<ParamSpec> specs;
+  for (auto group : {problem_specs, tile_specs, run_specs, tiles_step_specs}) {
+    std::vector<ParamSpec> part = group();
+    specs.insert(specs.end(), part.begin(), part.end());
+  }
+  specs.push_back(max_minutes_param());
+  return specs;
+}
+
+FlashParams FlashLesson::read_params(const ParamValues& values) const {
+  FlashParams p;
+  p.n = values.integer("n");
+  p.d = values.integer("d");
+  p.causal = values.text("causal") == "1";
+  p.heads = values.integer("heads");
+  p.precision = static_cast<Precision>(choice_index(values, "precision", flash::kPrecisionChoices));
+  p.sram_bytes = values.integer("sram");
+  p.sram_text = values.text("sram");
+  p.br = values.integer("br");
+  p.bc = values.integer("bc");
+  p.impl = static_cast<flash::Impl>(choice_index(values, "impl", flash::kImplChoices));
+  p.order = static_cast<LoopOrder>(choice_index(values, "order", flash::kOrderChoices));
+  p.sizes = values.list("sizes");
+  p.repeats = int(values.integer("repeats"));
+  p.threads = int(values.integer("threads"));
+  p.example = static_cast<flash::Example>(choice_index(values, "example", flash::kExampleChoices));
+  p.tile_n = values.integer("tile_n");
+  p.tile_d = values.integer("tile_d");
+  p.tile_br = values.integer("tile_br");
+  p.tile_bc = values.integer("tile_bc");
+  p.tile_order = static_cast<LoopOrder>(choice_index(values, "tile_order", flash::kOrderChoices));
+  p.max_minutes = values.real("max_minutes");
+  return p;
 }
 
 namespace {
 
 // What the chosen backend's kernels cannot run: bf16 on the CPU, d outside the tensor-core paths, fa1's order on a GPU.
-void check_precision_and_order(const ParamValues& p, bool on_gpu, bool measuring) {
-  const std::int64_t d = p.integer("d");
-  const FlashTileChoice choice = flash_tile_choice(p);
-  const Precision precision = precision_of(p);
+void check_precision_and_order(const FlashParams& p, bool on_gpu) {
+  const std::int64_t d = p.d;
+  const bool measuring = p.measures();
+  const Precision precision = p.precision;
   if (precision == Precision::Bf16 && !on_gpu && measuring)
     throw BadInput(
         "parameter 'precision': value 'bf16' needs --backend cuda (bf16 runs on the GPU's tensor cores; the CPU "
@@ -499,19 +552,18 @@ void check_precision_and_order(const ParamValues& p, bool on_gpu, bool measuring
         "parameter 'd': value {} is not allowed with precision=bf16; allowed: 32, 64 or 128 (the tensor-core "
         "kernel's fast paths), or precision=fp32",
         d));
-  if (on_gpu && choice.order == LoopOrder::KvOuter && measuring)
+  if (on_gpu && p.order == LoopOrder::KvOuter && measuring)
     throw BadInput(
         "parameter 'order': value 'fa1' is not allowed with --backend cuda (the CUDA kernel runs "
         "FlashAttention-2's order); allowed: fa2, or --backend cpu");
 }
 
 // The tiles against on-chip memory: the GPU's shared memory per block, and Algorithm 1's budget M.
-void check_tiles(const ParamValues& p, bool on_gpu, bool measuring) {
-  const std::int64_t d = p.integer("d");
+void check_tiles(const FlashParams& p, bool on_gpu) {
+  const std::int64_t d = p.d;
   const FlashTileChoice choice = flash_tile_choice(p);
-  const Precision precision = precision_of(p);
   // The plain fp32 kernel (d without a register-tile fast path) takes its tiles from sram, br and bc.
-  if (on_gpu && measuring && attention::cuda::fastest_flash(precision, d) == attention::cuda::Variant::Flash) {
+  if (on_gpu && p.measures() && attention::cuda::fastest_flash(p.precision, d) == attention::cuda::Variant::Flash) {
     const std::int64_t shared_bytes = attention::flash_cuda_shared_elements(d, choice.tiling) * kElementBytes;
     const std::int64_t allowed = cuda_status().device.shared_memory_per_block_optin_bytes;
     if (shared_bytes > allowed)
@@ -524,7 +576,7 @@ void check_tiles(const ParamValues& p, bool on_gpu, bool measuring) {
     throw BadInput(fmt::format(
         "parameter 'sram': value '{}' holds M = {} fp32 elements, fewer than 4d = {} (one row each of q, k, v and o) "
         "for d = {}; allowed: sram of at least {} bytes, or a smaller d",
-        p.text("sram"), choice.sram_elements, 4 * d, d, 4 * d * kElementBytes));
+        p.sram_text, choice.sram_elements, 4 * d, d, 4 * d * kElementBytes));
   if (!attention::tiling_fits(choice.sram_elements, d, choice.tiling))
     throw BadInput(fmt::format(
         "parameters 'br', 'bc': br = {}, bc = {} do not fit M = {} elements: blocks of Q, K, V and O take "
@@ -535,20 +587,20 @@ void check_tiles(const ParamValues& p, bool on_gpu, bool measuring) {
         d));
 }
 
-void check_sizes_fit(const ParamValues& p, bool on_gpu) {
-  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
-  const Precision precision = precision_of(p);
+void check_sizes_fit(const FlashParams& p, bool on_gpu) {
+  const std::int64_t d = p.d, heads = p.heads;
+  const Precision precision = p.precision;
   // Sizes that cannot fit in host memory (or, for standard attention on a GPU, device memory) are refused before
   // anything is allocated.
   const HostMemory host = host_memory();
   const double free_bytes = host.free_bytes;
   auto check_fits = [&](const char* key, std::int64_t n) {
     const double naive_bytes = double(attention::naive_scratch_elements(n)) * kElementBytes;
-    if (runs_naive(p) && !host.fits(host_bytes_needed(n, d, heads, true, on_gpu)))
+    if (p.runs_naive() && !host.fits(host_bytes_needed(n, d, heads, true, on_gpu)))
       throw BadInput(fmt::format(
           "parameter '{}': n = {} is too large for impl={}: standard attention materialises an n x n fp32 score "
           "matrix of {}, and only {} of host memory is free; allowed: impl=flash, or a smaller n",
-          key, n, p.text("impl"), format_bytes_both(naive_bytes), format_bytes_both(free_bytes)));
+          key, n, flash::impl_name(p.impl), format_bytes_both(naive_bytes), format_bytes_both(free_bytes)));
     if (!host.fits(host_bytes_needed(n, d, heads, false, on_gpu)))
       throw BadInput(fmt::format(
           "parameter '{}': n = {} with d = {} and heads = {} needs {} for q, k, v, o and the reference; only {} "
@@ -557,31 +609,42 @@ void check_sizes_fit(const ParamValues& p, bool on_gpu) {
           format_bytes_both(free_bytes)));
     const DeviceMemory device = device_memory();
     const double scores = double(attention::cuda::naive_device_scratch_bytes(heads, n, precision));
-    if (on_gpu && runs_naive(p) && device.free_bytes > 0 && !device.fits(scores))
+    if (on_gpu && p.runs_naive() && device.free_bytes > 0 && !device.fits(scores))
       throw BadInput(fmt::format(
           "parameter '{}': n = {} is too large for impl={} with heads = {}: standard attention keeps the n x n "
           "scores of every head in device memory, {} in {}, and the GPU has {} free; allowed: impl=flash, or a "
           "smaller n or heads",
-          key, n, p.text("impl"), heads, format_bytes_both(scores), attention::cuda::precision_name(precision),
-          format_bytes_both(device.free_bytes)));
+          key, n, flash::impl_name(p.impl), heads, format_bytes_both(scores),
+          attention::cuda::precision_name(precision), format_bytes_both(device.free_bytes)));
   };
-  check_fits("n", p.integer("n"));
-  for (double size : p.list("sizes")) check_fits("sizes", std::int64_t(size));
+  check_fits("n", p.n);
+  for (double size : p.sizes) check_fits("sizes", std::int64_t(size));
 }
 
-void check_run_time(const ParamValues& p, bool on_gpu) {
-  const std::int64_t d = p.integer("d"), heads = p.integer("heads");
+}  // namespace
+
+void FlashLesson::check_params(const FlashParams& p, BackendKind backend) const {
+  const bool on_gpu = backend == BackendKind::Cuda;
+  check_precision_and_order(p, on_gpu);
+  check_tiles(p, on_gpu);
+  if (p.measures()) check_sizes_fit(p, on_gpu);
+}
+
+RunBudget FlashLesson::budget_of(const FlashParams& p, BackendKind backend) const {
+  if (!p.measures()) return {};
+  const bool on_gpu = backend == BackendKind::Cuda;
+  const std::int64_t d = p.d, heads = p.heads;
   // Time, counted as the CPU spends it. On the CPU: QK^T and PV are 4 n^2 d FLOP per head and kernel call (a warm-up
   // and one timed call at least, per kernel), at sgemm's rate (both kernels are register-blocked vector loops), and
   // once more for the double reference, whose dot products ran at about 3 GFLOP/s per thread on a 2-core Zen 4 (n =
   // 8192: 3.4 s estimated, 3.4 s measured). On a GPU the kernels take milliseconds; what the host spends is the
   // reference at the sampled rows.
   constexpr double kReferenceGflopsPerThread = 3.0;
-  const int threads = std::min<int>(static_cast<int>(p.integer("threads")), describe_cpu().threads);
-  const int kernels = p.text("impl") == "all" ? 2 : 1;
+  const int threads = std::min(p.threads, describe_cpu().threads);
+  const int kernels = p.impl == flash::Impl::All ? 2 : 1;
   double seconds = 0;
-  std::vector<double> lengths = p.list("sizes");
-  lengths.push_back(double(p.integer("n")));
+  std::vector<double> lengths = p.sizes;
+  lengths.push_back(double(p.n));
   for (double n : lengths) {
     const double flop = 4.0 * n * n * double(d) * double(heads);
     if (on_gpu)
@@ -591,30 +654,22 @@ void check_run_time(const ParamValues& p, bool on_gpu) {
       seconds += estimated_seconds(flop, kReferenceGflopsPerThread, threads) +
                  estimated_seconds(2.0 * kernels * flop, kBlasGflopsPerThread, threads);
   }
-  refuse_if_longer_than_limit(
-      p, seconds,
-      fmt::format("4 n^2 d FLOP per head and call with d = {} and heads = {} over n and the sweep's sizes, {:g} "
-                  "GFLOP/s per thread for the reference and {:g} for the kernels, on {} threads",
-                  d, heads, kReferenceGflopsPerThread, kBlasGflopsPerThread, threads),
-      "n, d, heads or sizes");
+  RunBudget budget;
+  budget.cpu_seconds = seconds;
+  budget.max_minutes = p.max_minutes;
+  budget.cpu_work = fmt::format(
+      "4 n^2 d FLOP per head and call with d = {} and heads = {} over n and the sweep's sizes, {:g} "
+      "GFLOP/s per thread for the reference and {:g} for the kernels, on {} threads",
+      d, heads, kReferenceGflopsPerThread, kBlasGflopsPerThread, threads);
+  budget.smaller = "n, d, heads or sizes";
+  return budget;
 }
 
-}  // namespace
-
-void FlashLesson::validate(const ParamValues& p, BackendKind backend) const {
-  const bool on_gpu = backend == BackendKind::Cuda, measuring = p.text("example") == "none";
-  check_precision_and_order(p, on_gpu, measuring);
-  check_tiles(p, on_gpu, measuring);
-  if (!measuring) return;  // the example allocates nothing of size n
-  check_sizes_fit(p, on_gpu);
-  check_run_time(p, on_gpu);
-}
-
-flash::FlashTheory flash_theory(const ParamValues& p) {
-  const std::int64_t n = p.integer("n"), d = p.integer("d");
-  const bool causal = is_causal(p);
+flash::FlashTheory flash_theory(const FlashParams& p) {
+  const std::int64_t n = p.n, d = p.d;
+  const bool causal = p.causal;
   const FlashTileChoice c = flash_tile_choice(p);
-  const std::int64_t workers = attention::flash_workers(n, c.tiling, p.integer("threads"));
+  const std::int64_t workers = attention::flash_workers(n, c.tiling, p.threads);
   auto traffic_bytes = [&](LoopOrder order) {
     return attention::flash_traffic(n, d, c.tiling, causal, order, workers).total_elements() * kElementBytes;
   };
@@ -636,27 +691,25 @@ flash::FlashTheory flash_theory(const ParamValues& p) {
   // Both kernels skip masked keys: n(n+1)/2 visible scores instead of n^2, each a d-long dot product and a d-long
   // weighted add of a value row.
   t.flops = causal ? 2.0 * double(d) * double(n) * double(n + 1) : attention::matmul_flops(n, d);
-  t.flops_all_heads = t.flops * double(p.integer("heads"));
+  t.flops_all_heads = t.flops * double(p.heads);
   return t;
 }
 
-std::shared_ptr<const LessonValues> FlashLesson::theory(const ParamValues& p) const {
-  return make_values(flash_theory(p));
-}
+flash::FlashTheory FlashLesson::theory_of(const FlashParams& p) const { return flash_theory(p); }
 
 namespace {
 
-Setup setup_of(const ParamValues& p, BackendKind backend) {
+Setup setup_of(const FlashParams& p, BackendKind backend) {
   Setup s;
   const FlashTileChoice choice = flash_tile_choice(p);
   s.tiling = choice.tiling;
   s.order = choice.order;
-  s.heads = p.integer("heads");
-  s.precision = precision_of(p);
-  s.threads = int(p.integer("threads"));
-  s.repeats = int(p.integer("repeats"));
-  s.naive = runs_naive(p);
-  s.flash = runs_flash(p);
+  s.heads = p.heads;
+  s.precision = p.precision;
+  s.threads = p.threads;
+  s.repeats = p.repeats;
+  s.naive = p.runs_naive();
+  s.flash = p.runs_flash();
   s.backend = backend;
   return s;
 }
@@ -683,12 +736,10 @@ void add_backend_notes(RunResult& result, const Setup& s) {
 
 }  // namespace
 
-RunResult FlashLesson::run(RunContext& ctx) const {
-  const ParamValues& p = ctx.params;
+RunResult FlashLesson::run_with(const FlashParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  if (p.text("example") == "two_tiles") {
-    result.measured =
-        make_values(flash::FlashMeasured{.example = run_flash_worked_example(flash_tile_choice(p).order)});
+  if (!p.measures()) {
+    result.measured = make_values(flash::FlashMeasured{.example = run_flash_worked_example(p.order)});
     result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
     finish_result(result, ctx.ledger);
     return result;
@@ -696,11 +747,10 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   Setup s = setup_of(p, ctx.backend);
   add_backend_notes(result, s);
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const std::int64_t d = p.integer("d");
-  const bool causal = is_causal(p);
-  auto problem_at = [&](std::int64_t n) { return Problem{n, d, causal, attention::default_scale(d)}; };
+  const std::int64_t d = p.d;
+  auto problem_at = [&](std::int64_t n) { return Problem{n, d, p.causal, attention::default_scale(d)}; };
 
-  const auto& sizes = p.list("sizes");
+  const std::vector<double>& sizes = p.sizes;
   // On a GPU both precisions are measured at the chosen n (the other one where d allows it), the sweep in the
   // chosen one.
   const bool other_precision = on_gpu && attention::cuda::bf16_supports_d(d);
@@ -708,8 +758,8 @@ RunResult FlashLesson::run(RunContext& ctx) const {
   double done_steps = 0;
 
   // 1. The chosen shape: time, peak scratch, error, and what the lesson expects of them.
-  ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.integer("n")));
-  s.problem = problem_at(p.integer("n"));
+  ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.n));
+  s.problem = problem_at(p.n);
   const double flops_all_heads = flash_theory(p).flops_all_heads;
   const SizeMeasurement main = measure_size(s, ctx);
   flash::FlashMeasured measured = measured_at_chosen_size(main, s, flops_all_heads);
@@ -719,7 +769,7 @@ RunResult FlashLesson::run(RunContext& ctx) const {
         measured.by_precision.push_back(figures_of(main, precision, flops_all_heads));
       } else if (other_precision) {
         ctx.control.progress(done_steps++ / total_steps,
-                             fmt::format("n = {} in {}", p.integer("n"), attention::cuda::precision_name(precision)));
+                             fmt::format("n = {} in {}", p.n, attention::cuda::precision_name(precision)));
         Setup other = s;
         other.precision = precision;
         measured.by_precision.push_back(figures_of(measure_size(other, ctx), precision, flops_all_heads));
@@ -734,7 +784,7 @@ RunResult FlashLesson::run(RunContext& ctx) const {
     ctx.control.check_cancelled();
     s.problem = problem_at(std::int64_t(size));
     // At the chosen n the sweep shows the measurement the table shows: one number, not two samples of it.
-    sweep.add(s, std::int64_t(size) == p.integer("n") ? main : measure_size(s, ctx));
+    sweep.add(s, std::int64_t(size) == p.n ? main : measure_size(s, ctx));
   }
   result.series = sweep.take();
   ctx.control.progress(1.0, "done");
@@ -750,11 +800,10 @@ std::string FlashLesson::text_report(const RunResult& r) const {
   if (!m->naive || !m->flash || !m->comparison) return {};
   const flash::KernelComparison& c = *m->comparison;
   const bool on_gpu = r.backend.kind == "cuda";
-  const std::string heads = r.params.count("heads") ? r.params.at("heads") : "1";
-  const std::string precision = r.params.count("precision") ? r.params.at("precision") : "fp32";
+  const FlashParams p = read_params(recorded_params(*this, r));
   std::string out =
       fmt::format("what the lesson expects (n = {}, d = {}, heads = {}, causal = {}, {}, {} on {}, flash kernel {}):\n",
-                  r.params.at("n"), r.params.at("d"), heads, r.params.at("causal"), precision, r.backend.kind,
+                  p.n, p.d, p.heads, p.causal ? 1 : 0, attention::cuda::precision_name(p.precision), r.backend.kind,
                   r.backend.device, m->flash_kernel.empty() ? "v2_flash" : m->flash_kernel);
   // On a CPU the expectation is "about as fast"; on a GPU, where HBM is the bottleneck FlashAttention removes,
   // flash must be faster.
@@ -796,7 +845,7 @@ std::string FlashLesson::text_report(const RunResult& r) const {
   }
   if (on_gpu && m->flash_kernel == "v2_flash")
     out += fmt::format("  ({})\n", kFlashPlainKernelCaveat);
-  else if (!on_gpu && (r.params.at("n") != "4096" || r.params.at("d") != "64"))
+  else if (!on_gpu && (p.n != 4096 || p.d != 64))
     out += "  (the time expectation is for n = 4096, d = 64 on the CPU; the memory one follows n)\n";
   else if (!on_gpu)
     out +=
@@ -805,8 +854,8 @@ std::string FlashLesson::text_report(const RunResult& r) const {
   return out;
 }
 
-std::shared_ptr<const StepData> FlashLesson::step_data(const ParamValues& params) const {
-  return flash::make_steps(params, flash_theory(params));
+std::shared_ptr<const flash::FlashSteps> FlashLesson::step_data_of(const FlashParams& p) const {
+  return flash::make_steps(p, flash_theory(p));
 }
 
 }  // namespace dlsys

@@ -1,6 +1,8 @@
 #pragma once
 #include "kernels/attention/tile_math.h"
 #include "lessons/common/typed_lesson.h"
+#include "lessons/flash/flash_params.h"
+#include "lessons/flash/flash_steps.h"
 #include "lessons/flash/flash_values.h"
 
 namespace dlsys {
@@ -8,7 +10,8 @@ namespace dlsys {
 // Lesson `flash` (course T8): standard attention materialises n x n scores; FlashAttention folds tiles of scores into
 // the output with the online softmax. Both run for real; the tiled kernel's per-tile state can be traced
 // (kernels/attention/trace.h: trace_flash, trace_worked_example) for the step views.
-class FlashLesson final : public LessonWithValues<flash::FlashTheory, flash::FlashMeasured> {
+class FlashLesson final
+    : public TypedLesson<flash::FlashParams, flash::FlashTheory, flash::FlashMeasured, flash::FlashSteps> {
  public:
   std::string id() const override { return "flash"; }
   // Calls of milliseconds, three of each: at n = 256 one call of a few hundred microseconds per size left the sweep
@@ -22,10 +25,13 @@ class FlashLesson final : public LessonWithValues<flash::FlashTheory, flash::Fla
   }
   std::string chapter() const override { return "LLM inference"; }
   std::vector<ParamSpec> params() const override;
-  void validate(const ParamValues& params, BackendKind backend) const override;
-  std::shared_ptr<const LessonValues> theory(const ParamValues& params) const override;
-  std::shared_ptr<const StepData> step_data(const ParamValues& params) const override;
-  RunResult run(RunContext& context) const override;
+  flash::FlashParams read_params(const ParamValues& values) const override;
+  flash::FlashTheory theory_of(const flash::FlashParams& params) const override;
+  // What the backend's kernels cannot run, tiles that do not fit on chip, sizes that do not fit in memory.
+  void check_params(const flash::FlashParams& params, BackendKind backend) const override;
+  RunBudget budget_of(const flash::FlashParams& params, BackendKind backend) const override;
+  std::shared_ptr<const flash::FlashSteps> step_data_of(const flash::FlashParams& params) const override;
+  RunResult run_with(const flash::FlashParams& params, RunContext& context) const override;
   std::string text_report(const RunResult& result) const override;
 };
 
@@ -35,10 +41,10 @@ struct FlashTileChoice {
   attention::Tiling tiling;
   attention::LoopOrder order = attention::LoopOrder::QOuter;
 };
-FlashTileChoice flash_tile_choice(const ParamValues& params);
+FlashTileChoice flash_tile_choice(const flash::FlashParams& params);
 
 // The closed forms at the parameters' n, d, tiles and order.
-flash::FlashTheory flash_theory(const ParamValues& params);
+flash::FlashTheory flash_theory(const flash::FlashParams& params);
 
 // What the lesson expects of FlashAttention on the CPU: about as fast as standard attention (time ratio at most
 // this), and scratch memory smaller by the closed form's ratio at the run's own sizes (measured peaks at least this

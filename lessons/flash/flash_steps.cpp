@@ -57,10 +57,10 @@ OpeningTile find_opening_tile(const attention::FlashTrace& trace) {
   return first_moved.value_or(OpeningTile{});
 }
 
-std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const FlashTheory& theory) {
+std::shared_ptr<const FlashSteps> make_steps(const FlashParams& params, const FlashTheory& theory) {
   auto steps = std::make_shared<FlashSteps>();
-  steps->n = params.integer("n");
-  steps->d = params.integer("d");
+  steps->n = params.n;
+  steps->d = params.d;
   steps->theory = theory;
   steps->host_free_bytes = double(describe_cpu().memory_free_bytes);
   for (double x = 256; x <= 131072; x *= 2) {
@@ -80,12 +80,7 @@ std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const Fl
   for (int c = 0; c <= kMaxScoreShift; ++c) steps->shifted.push_back(shift_scores(ex.scores, float(c)));
 
   const attention::TraceRequest request{
-      params.integer("tile_n"),
-      params.integer("tile_d"),
-      params.text("causal") == "1",
-      {params.integer("tile_br"), params.integer("tile_bc")},
-      params.text("tile_order") == "fa1" ? attention::LoopOrder::KvOuter : attention::LoopOrder::QOuter,
-      7};
+      params.tile_n, params.tile_d, params.causal, {params.tile_br, params.tile_bc}, params.tile_order, 7};
   steps->tile_trace = attention::trace_flash(request);
   const attention::Problem& p = steps->tile_trace.problem;
   steps->tile_grid_rows = attention::row_blocks(p.n, steps->tile_trace.tiling);

@@ -7,11 +7,11 @@
 #include <memory>
 #include <vector>
 
-#include "engine/params.h"
 #include "engine/run_result.h"
 #include "kernels/attention/online_softmax.h"
 #include "kernels/attention/trace.h"
 #include "lessons/common/step_data.h"
+#include "lessons/flash/flash_params.h"
 #include "lessons/flash/flash_values.h"
 
 namespace dlsys::flash {
@@ -55,6 +55,6 @@ struct FlashSteps final : StepData {
   FlashTheory theory;                                   // traffic at the lesson's n and d, both orders
 };
 
-std::shared_ptr<const FlashSteps> make_steps(const ParamValues& params, const FlashTheory& theory);
+std::shared_ptr<const FlashSteps> make_steps(const FlashParams& params, const FlashTheory& theory);
 
 }  // namespace dlsys::flash

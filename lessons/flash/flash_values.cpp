@@ -2,224 +2,160 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <utility>
+
 #include "engine/json_read.h"
 
 namespace dlsys::flash {
 
 namespace {
 
-void write_example(nlohmann::ordered_json& j, const FlashWorkedExample& e) {
+using json = nlohmann::ordered_json;
+
+// A kernel at the chosen n under its name ("naive_ms", "naive_ms_min", ...); runs recorded before the TFLOP/s lack
+// them. Its error's key names the kernel last ("max_abs_err_naive"), so it is written by error_key.
+DLSYS_VALUES_PART(KernelTime, KernelMeasure, ms, ms_min, ms_max)
+DLSYS_VALUES_PART(KernelRate, KernelMeasure, tflops)
+DLSYS_VALUES_PART(KernelPeak, KernelMeasure, peak_bytes)
+DLSYS_VALUES_PART(Counted, FlashMeasured, hbm_bytes_flash_counted)
+// Written when the run knows them.
+DLSYS_VALUES_PART(FlashKernel, FlashMeasured, flash_kernel)
+DLSYS_VALUES_PART(RowsChecked, FlashMeasured, rows_checked_per_head)
+DLSYS_VALUES_PART(Comparison, KernelComparison, time_ratio_flash_over_naive, time_ratio_flash_over_naive_min,
+                  scratch_ratio_naive_over_flash, accuracy_rule_met)
+// Each precision of a GPU run under its name ("bf16_flash_kernel", "bf16_naive_ms", ...): the medians alone.
+DLSYS_VALUES_PART(PrecisionKernel, PrecisionFigures, flash_kernel)
+DLSYS_VALUES_PART(PrecisionRate, KernelMeasure, ms, tflops)
+DLSYS_VALUES_PART(PrecisionComparison, KernelComparison, time_ratio_flash_over_naive, accuracy_rule_met)
+// The worked example as one object: its row's steps and output, then the rest.
+DLSYS_VALUES_PART(ExampleRow, attention::OnlineSoftmaxRow, steps, o)
+DLSYS_VALUES_PART(ExampleRest, FlashWorkedExample, softmax_weights, plain_output, kernel_order,
+                  kernel_output_normalised, kernel_tiles, kernel_output, kernel_max_diff)
+// The worked example's flat keys, for scripts: each tile by hand under "example_tile<t>_", each tile of the kernel
+// under "example_kernel_tile<t>_", the vectors one key per element.
+DLSYS_VALUES_PART(TileAlone, attention::OnlineSoftmaxStep, m_tile, l_tile)
+DLSYS_VALUES_PART(TileMerged, attention::OnlineSoftmaxStep, alpha, beta, m, l)
+DLSYS_VALUES_PART(KernelTileHead, KernelTileState, m, l)
+DLSYS_VALUES_PART(ExampleOrder, FlashWorkedExample, kernel_order)
+DLSYS_VALUES_PART(ExampleDiff, FlashWorkedExample, kernel_max_diff)
+
+template <class Measured>
+auto kernels(Measured& m) {
+  return std::array{std::pair{"naive", &m.naive}, std::pair{"flash", &m.flash}};
+}
+
+std::string error_key(const std::string& prefix, const char* kernel) { return prefix + "max_abs_err_" + kernel; }
+
+// `values` as keys <stem>0, <stem>1, ... (from `first`).
+void write_elements(json& j, const std::string& stem, const std::vector<double>& values, std::size_t first = 0) {
+  for (std::size_t i = 0; i < values.size(); ++i) write_key(j, stem + std::to_string(first + i), values[i]);
+}
+
+void write_example_keys(json& j, const FlashWorkedExample& e) {
   for (std::size_t t = 0; t < e.row.steps.size(); ++t) {
-    const auto& step = e.row.steps[t];
-    const std::string key = fmt::format("example_tile{}_", t + 1);
-    j[key + "m_tile"] = step.m_tile;
-    j[key + "l_tile"] = step.l_tile;
-    for (std::size_t i = 0; i < step.z_tile.size(); ++i) j[fmt::format("{}z_tile_{}", key, i)] = step.z_tile[i];
-    j[key + "alpha"] = step.alpha;
-    j[key + "beta"] = step.beta;
-    j[key + "m"] = step.m;
-    j[key + "l"] = step.l;
-    for (std::size_t i = 0; i < step.z.size(); ++i) j[fmt::format("{}z_{}", key, i)] = step.z[i];
+    const std::string prefix = fmt::format("example_tile{}_", t + 1);
+    TileAlone::write(j, e.row.steps[t], prefix);
+    write_elements(j, prefix + "z_tile_", e.row.steps[t].z_tile);
+    TileMerged::write(j, e.row.steps[t], prefix);
+    write_elements(j, prefix + "z_", e.row.steps[t].z);
   }
-  for (std::size_t i = 0; i < e.row.o.size(); ++i) j[fmt::format("example_o_{}", i)] = e.row.o[i];
-  for (std::size_t i = 0; i < e.softmax_weights.size(); ++i)
-    j[fmt::format("example_softmax_w{}", i + 1)] = e.softmax_weights[i];
-  for (std::size_t i = 0; i < e.plain_output.size(); ++i) j[fmt::format("example_plain_o_{}", i)] = e.plain_output[i];
+  write_elements(j, "example_o_", e.row.o);
+  write_elements(j, "example_softmax_w", e.softmax_weights, 1);
+  write_elements(j, "example_plain_o_", e.plain_output);
   for (std::size_t t = 0; t < e.kernel_tiles.size(); ++t) {
-    const std::string key = fmt::format("example_kernel_tile{}_", t + 1);
-    j[key + "m"] = e.kernel_tiles[t].m;
-    j[key + "l"] = e.kernel_tiles[t].l;
-    for (std::size_t i = 0; i < e.kernel_tiles[t].out.size(); ++i)
-      j[fmt::format("{}out_{}", key, i)] = e.kernel_tiles[t].out[i];
+    const std::string prefix = fmt::format("example_kernel_tile{}_", t + 1);
+    KernelTileHead::write(j, e.kernel_tiles[t], prefix);
+    write_elements(j, prefix + "out_", e.kernel_tiles[t].out);
   }
-  j["example_kernel_order"] = e.kernel_order;
-  j["example_kernel_output_normalised"] = e.kernel_output_normalised ? 1 : 0;
-  for (std::size_t i = 0; i < e.kernel_output.size(); ++i)
-    j[fmt::format("example_kernel_o_{}", i)] = e.kernel_output[i];
-  j["example_kernel_max_diff"] = e.kernel_max_diff;
+  ExampleOrder::write(j, e, "example_");
+  write_key(j, "example_kernel_output_normalised", FlagField(e.kernel_output_normalised));
+  write_elements(j, "example_kernel_o_", e.kernel_output);
+  ExampleDiff::write(j, e, "example_");
 }
 
-nlohmann::ordered_json example_object(const FlashWorkedExample& e) {
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (const attention::OnlineSoftmaxStep& st : e.row.steps)
-    steps.push_back({{"first", st.first},
-                     {"count", st.count},
-                     {"m_tile", st.m_tile},
-                     {"l_tile", st.l_tile},
-                     {"z_tile", st.z_tile},
-                     {"m_old", st.m_old},
-                     {"l_old", st.l_old},
-                     {"alpha", st.alpha},
-                     {"beta", st.beta},
-                     {"m", st.m},
-                     {"l", st.l},
-                     {"z", st.z}});
-  nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
-  for (const KernelTileState& t : e.kernel_tiles) tiles.push_back({{"m", t.m}, {"l", t.l}, {"out", t.out}});
-  nlohmann::ordered_json j;
-  j["steps"] = std::move(steps);
-  j["o"] = e.row.o;
-  j["softmax_weights"] = e.softmax_weights;
-  j["plain_output"] = e.plain_output;
-  j["kernel_order"] = e.kernel_order;
-  j["kernel_output_normalised"] = e.kernel_output_normalised;
-  j["kernel_tiles"] = std::move(tiles);
-  j["kernel_output"] = e.kernel_output;
-  j["kernel_max_diff"] = e.kernel_max_diff;
-  return j;
-}
-
-void read_example_object(const nlohmann::ordered_json& j, FlashWorkedExample& e) {
-  nlohmann::ordered_json steps, tiles;
-  read_key(j, "steps", steps);
-  e.row.steps.assign(steps.size(), {});
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    attention::OnlineSoftmaxStep& st = e.row.steps[i];
-    const nlohmann::ordered_json& s = steps[i];
-    try {
-      read_key(s, "first", st.first);
-      read_key(s, "count", st.count);
-      read_key(s, "m_tile", st.m_tile);
-      read_key(s, "l_tile", st.l_tile);
-      read_key(s, "z_tile", st.z_tile);
-      read_key(s, "m_old", st.m_old);
-      read_key(s, "l_old", st.l_old);
-      read_key(s, "alpha", st.alpha);
-      read_key(s, "beta", st.beta);
-      read_key(s, "m", st.m);
-      read_key(s, "l", st.l);
-      read_key(s, "z", st.z);
-    } catch (const JsonKeyError& err) {
-      throw err.within(fmt::format("steps[{}]", i));
-    }
-  }
-  read_key(j, "o", e.row.o);
-  read_key(j, "softmax_weights", e.softmax_weights);
-  read_key(j, "plain_output", e.plain_output);
-  read_key(j, "kernel_order", e.kernel_order);
-  read_key(j, "kernel_output_normalised", e.kernel_output_normalised);
-  read_key(j, "kernel_tiles", tiles);
-  e.kernel_tiles.assign(tiles.size(), {});
-  for (std::size_t i = 0; i < tiles.size(); ++i) {
-    try {
-      read_key(tiles[i], "m", e.kernel_tiles[i].m);
-      read_key(tiles[i], "l", e.kernel_tiles[i].l);
-      read_key(tiles[i], "out", e.kernel_tiles[i].out);
-    } catch (const JsonKeyError& err) {
-      throw err.within(fmt::format("kernel_tiles[{}]", i));
-    }
-  }
-  read_key(j, "kernel_output", e.kernel_output);
-  read_key(j, "kernel_max_diff", e.kernel_max_diff);
-}
-
-// A precision's figures as flat keys <precision>_<key>.
-void write_precision(nlohmann::ordered_json& j, const PrecisionFigures& f) {
+void write_precision(json& j, const PrecisionFigures& f) {
   const std::string p = f.precision + "_";
-  j[p + "flash_kernel"] = f.flash_kernel;
-  for (const auto& [name, kernel] : {std::pair{"naive", &f.naive}, std::pair{"flash", &f.flash}})
+  PrecisionKernel::write(j, f, p);
+  for (const auto& [name, kernel] : kernels(f))
     if (*kernel) {
-      j[p + name + "_ms"] = (*kernel)->ms;
-      j[p + name + "_tflops"] = (*kernel)->tflops;
-      j[p + "max_abs_err_" + name] = (*kernel)->max_abs_err;
-      j[p + name + "_peak_bytes"] = (*kernel)->peak_bytes;
+      PrecisionRate::write(j, **kernel, p + name + "_");
+      write_key(j, error_key(p, name), (*kernel)->max_abs_err);
+      KernelPeak::write(j, **kernel, p + name + "_");
     }
-  if (f.comparison) {
-    j[p + "time_ratio_flash_over_naive"] = f.comparison->time_ratio_flash_over_naive;
-    j[p + "accuracy_rule_met"] = f.comparison->accuracy_rule_met;
-  }
+  if (f.comparison) PrecisionComparison::write(j, *f.comparison, p);
 }
 
-PrecisionFigures read_precision(const nlohmann::ordered_json& j, const std::string& precision) {
+PrecisionFigures read_precision(const json& j, const std::string& precision) {
   PrecisionFigures f;
   f.precision = precision;
   const std::string p = precision + "_";
-  read_key(j, p + "flash_kernel", f.flash_kernel);
-  for (const auto& [name, kernel] : {std::pair{"naive", &f.naive}, std::pair{"flash", &f.flash}}) {
+  PrecisionKernel::read(j, f, p);
+  for (const auto& [name, kernel] : kernels(f)) {
     if (!j.contains(p + name + "_ms")) continue;
-    KernelMeasure k;
-    read_key(j, p + name + "_ms", k.ms);
+    KernelMeasure& k = kernel->emplace();
+    PrecisionRate::read(j, k, p + name + "_");
     k.ms_min = k.ms_max = k.ms;
-    read_key(j, p + name + "_tflops", k.tflops);
-    read_key(j, p + "max_abs_err_" + name, k.max_abs_err);
-    read_key(j, p + name + "_peak_bytes", k.peak_bytes);
-    *kernel = k;
+    read_key(j, error_key(p, name), k.max_abs_err);
+    KernelPeak::read(j, k, p + name + "_");
   }
-  if (j.contains(p + "time_ratio_flash_over_naive")) {
-    KernelComparison c;
-    read_key(j, p + "time_ratio_flash_over_naive", c.time_ratio_flash_over_naive);
-    read_key(j, p + "accuracy_rule_met", c.accuracy_rule_met);
-    f.comparison = c;
-  }
+  if (j.contains(p + "time_ratio_flash_over_naive")) PrecisionComparison::read(j, f.comparison.emplace(), p);
   return f;
 }
 
 }  // namespace
 
-void to_json(nlohmann::ordered_json& j, const FlashMeasured& m) {
-  j = nlohmann::ordered_json::object();
-  if (m.example) write_example(j, *m.example);
-  for (const auto& [name, kernel] : {std::pair{"naive", &m.naive}, std::pair{"flash", &m.flash}})
+void to_json(json& j, const FlashWorkedExample& e) {
+  j = json::object();
+  ExampleRow::write(j, e.row);
+  ExampleRest::write(j, e);
+}
+
+void from_json(const json& j, FlashWorkedExample& e) {
+  ExampleRow::read(j, e.row);
+  ExampleRest::read(j, e);
+}
+
+void to_json(json& j, const FlashMeasured& m) {
+  j = json::object();
+  if (m.example) write_example_keys(j, *m.example);
+  for (const auto& [name, kernel] : kernels(m))
     if (*kernel) {
-      j[fmt::format("{}_ms", name)] = (*kernel)->ms;
-      j[fmt::format("{}_ms_min", name)] = (*kernel)->ms_min;
-      j[fmt::format("{}_ms_max", name)] = (*kernel)->ms_max;
-      j[fmt::format("{}_tflops", name)] = (*kernel)->tflops;
+      KernelTime::write(j, **kernel, std::string(name) + "_");
+      KernelRate::write(j, **kernel, std::string(name) + "_");
     }
-  if (m.naive) j["max_abs_err_naive"] = m.naive->max_abs_err;
-  if (m.flash) j["max_abs_err_flash"] = m.flash->max_abs_err;
-  if (m.naive) j["naive_peak_bytes"] = m.naive->peak_bytes;
-  if (m.flash) j["flash_peak_bytes"] = m.flash->peak_bytes;
-  if (m.hbm_bytes_flash_counted) j["hbm_bytes_flash_counted"] = *m.hbm_bytes_flash_counted;
-  if (!m.flash_kernel.empty()) j["flash_kernel"] = m.flash_kernel;
-  if (m.rows_checked_per_head > 0) j["rows_checked_per_head"] = m.rows_checked_per_head;
-  if (const auto& c = m.comparison) {
-    j["time_ratio_flash_over_naive"] = c->time_ratio_flash_over_naive;
-    j["time_ratio_flash_over_naive_min"] = c->time_ratio_flash_over_naive_min;
-    if (c->scratch_ratio_naive_over_flash) j["scratch_ratio_naive_over_flash"] = *c->scratch_ratio_naive_over_flash;
-    j["accuracy_rule_met"] = c->accuracy_rule_met;
-  }
+  for (const auto& [name, kernel] : kernels(m))
+    if (*kernel) write_key(j, error_key("", name), (*kernel)->max_abs_err);
+  for (const auto& [name, kernel] : kernels(m))
+    if (*kernel) KernelPeak::write(j, **kernel, std::string(name) + "_");
+  Counted::write(j, m);
+  if (!m.flash_kernel.empty()) FlashKernel::write(j, m);
+  if (m.rows_checked_per_head > 0) RowsChecked::write(j, m);
+  if (m.comparison) Comparison::write(j, *m.comparison);
   for (const PrecisionFigures& f : m.by_precision) write_precision(j, f);
   // The whole worked example once more as one object, after the flat keys scripts read, so a recorded run can draw
   // every step of it again.
-  if (m.example) j["worked_example"] = example_object(*m.example);
+  write_key(j, "worked_example", m.example);
 }
 
-void from_json(const nlohmann::ordered_json& j, FlashMeasured& m) {
+void from_json(const json& j, FlashMeasured& m) {
   m = FlashMeasured{};
-  for (const auto& [name, kernel] : {std::pair{"naive", &m.naive}, std::pair{"flash", &m.flash}}) {
-    if (!j.contains(fmt::format("{}_ms", name))) continue;
-    KernelMeasure k;
-    read_key(j, fmt::format("{}_ms", name), k.ms);
-    read_key(j, fmt::format("{}_ms_min", name), k.ms_min);
-    read_key(j, fmt::format("{}_ms_max", name), k.ms_max);
-    if (j.contains(fmt::format("{}_tflops", name))) read_key(j, fmt::format("{}_tflops", name), k.tflops);
-    read_key(j, fmt::format("max_abs_err_{}", name), k.max_abs_err);
-    read_key(j, fmt::format("{}_peak_bytes", name), k.peak_bytes);
-    *kernel = k;
+  for (const auto& [name, kernel] : kernels(m)) {
+    const std::string prefix = std::string(name) + "_";
+    if (!j.contains(prefix + "ms")) continue;
+    KernelMeasure& k = kernel->emplace();
+    KernelTime::read(j, k, prefix);
+    KernelRate::read_if_present(j, k, prefix);
+    read_key(j, error_key("", name), k.max_abs_err);
+    KernelPeak::read(j, k, prefix);
   }
-  read_key_if_present(j, "hbm_bytes_flash_counted", m.hbm_bytes_flash_counted);
-  if (j.contains("flash_kernel")) read_key(j, "flash_kernel", m.flash_kernel);
-  if (j.contains("rows_checked_per_head")) read_key(j, "rows_checked_per_head", m.rows_checked_per_head);
+  Counted::read(j, m);
+  FlashKernel::read_if_present(j, m);
+  RowsChecked::read_if_present(j, m);
+  if (j.contains("time_ratio_flash_over_naive")) Comparison::read(j, m.comparison.emplace());
   for (const char* precision : {"fp32", "bf16"})
     if (j.contains(fmt::format("{}_flash_kernel", precision))) m.by_precision.push_back(read_precision(j, precision));
-  if (j.contains("time_ratio_flash_over_naive")) {
-    KernelComparison c;
-    read_key(j, "time_ratio_flash_over_naive", c.time_ratio_flash_over_naive);
-    read_key(j, "time_ratio_flash_over_naive_min", c.time_ratio_flash_over_naive_min);
-    read_key_if_present(j, "scratch_ratio_naive_over_flash", c.scratch_ratio_naive_over_flash);
-    read_key(j, "accuracy_rule_met", c.accuracy_rule_met);
-    m.comparison = c;
-  }
-  if (j.contains("worked_example")) {
-    FlashWorkedExample e;
-    try {
-      read_example_object(j.at("worked_example"), e);
-    } catch (const JsonKeyError& err) {
-      throw err.within("worked_example");
-    }
-    m.example = std::move(e);
-  }
+  read_key(j, "worked_example", m.example);
 }
 
 }  // namespace dlsys::flash

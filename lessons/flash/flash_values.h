@@ -81,7 +81,16 @@ struct FlashMeasured {
 DLSYS_VALUES_JSON(FlashTheory, sram_elements, br, bc, tr, tc, order, scale, naive_scratch_bytes, flash_scratch_bytes,
                   scratch_ratio, hbm_bytes_naive, hbm_bytes_flash, hbm_bytes_flash_fa1, hbm_bytes_flash_fa2, flops,
                   flops_all_heads)
+DLSYS_VALUES_JSON(KernelTileState, m, l, out)
+// The worked example as one object (its row's steps and output first).
+void to_json(nlohmann::ordered_json& json, const FlashWorkedExample& example);
+void from_json(const nlohmann::ordered_json& json, FlashWorkedExample& example);
 void to_json(nlohmann::ordered_json& json, const FlashMeasured& measured);
 void from_json(const nlohmann::ordered_json& json, FlashMeasured& measured);
 
 }  // namespace dlsys::flash
+
+namespace dlsys::attention {
+// One tile of the worked example's row, as the flash lesson records it (found beside the struct, as JSON needs).
+DLSYS_VALUES_JSON(OnlineSoftmaxStep, first, count, m_tile, l_tile, z_tile, m_old, l_old, alpha, beta, m, l, z)
+}  // namespace dlsys::attention
