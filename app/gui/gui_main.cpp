@@ -129,7 +129,9 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"presentation", state.presentation},
           {"text_scale", state.scale()},
           {"playing", state.playing},
-          {"busy", state.worker.busy()},
+          // Busy until the frame has taken the run's outcome: a run that ends between this frame's poll and this
+          // summary would otherwise read as over with neither its result nor its error yet in the session.
+          {"busy", !state.worker.idle()},
           {"has_result", session.result != nullptr},
           {"run_wall_s", session.result ? session.result->backend.conditions.wall_s : 0.0},
           {"run_window_cpu_cores", session.result ? session.result->backend.conditions.window_cpu_cores : 0.0},
