@@ -21,28 +21,57 @@ TimeSpread spread_of(const TimingStats& stats, double calls) {
   return {stats.median_us / calls, stats.min_us / calls, stats.max_us / calls};
 }
 
-TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
-                    const std::function<void()>& between) {
-  for (int i = 0; i < options.warmup; ++i) {
-    if (between) between();
-    work();
-  }
-  std::vector<double> samples;
+namespace {
+
+double time_one_call(const CallTimer& timer, const std::function<void()>& work) {
+  if (timer.call_us) return timer.call_us(work);
+  Stopwatch watch;
+  work();
+  return watch.elapsed_us();
+}
+
+// The one timing loop: each of `works` once per round, in order; warm-up rounds untimed, then timed rounds until the
+// options say stop (their time limits count every work of a round).
+std::vector<TimingStats> measure_rounds(const std::vector<const std::function<void()>*>& works,
+                                        const MeasureOptions& options, const std::function<void()>& between,
+                                        const CallTimer& timer) {
+  for (int i = 0; i < options.warmup; ++i)
+    for (const auto* work : works) {
+      if (between) between();
+      (*work)();
+    }
+  std::vector<std::vector<double>> samples(works.size());
   double total_us = 0;
-  const auto more = [&](int timed) {
-    if (timed < std::max(1, options.repeats)) return true;
-    return total_us < options.min_total_us && timed < MeasureOptions::kMaxTimedCalls;
+  const auto more = [&](int rounds) {
+    if (rounds < std::max(1, options.repeats)) return true;
+    return total_us < options.min_total_us && rounds < MeasureOptions::kMaxTimedCalls;
   };
-  for (int i = 0; more(i); ++i) {
-    if (between) between();
-    Stopwatch watch;
-    work();
-    samples.push_back(watch.elapsed_us());
-    total_us += samples.back();
+  for (int round = 0; more(round); ++round) {
+    for (std::size_t w = 0; w < works.size(); ++w) {
+      if (between) between();
+      samples[w].push_back(time_one_call(timer, *works[w]));
+      total_us += samples[w].back();
+    }
     // A budget keeps slow cases (the naive loop at n = 1024) to one or two timed calls instead of `repeats`.
     if (options.max_total_us > 0 && total_us > options.max_total_us) break;
   }
-  return summarize_us(std::move(samples), "steady_clock");
+  std::vector<TimingStats> out;
+  for (std::vector<double>& s : samples) out.push_back(summarize_us(std::move(s), timer.name));
+  return out;
+}
+
+}  // namespace
+
+TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
+                    const std::function<void()>& between, const CallTimer& timer) {
+  return measure_rounds({&work}, options, between, timer).front();
+}
+
+std::pair<TimingStats, TimingStats> measure_pair(const std::function<void()>& first,
+                                                 const std::function<void()>& second, const MeasureOptions& options,
+                                                 const std::function<void()>& between, const CallTimer& timer) {
+  const std::vector<TimingStats> both = measure_rounds({&first, &second}, options, between, timer);
+  return {both[0], both[1]};
 }
 
 CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dlsys {
@@ -51,10 +52,25 @@ TimeSpread spread_of(const TimingStats& stats, double calls = 1);
 // Summary of samples already taken (for timers other than the stopwatch, e.g. CUDA events).
 TimingStats summarize_us(std::vector<double> samples_us, std::string timer);
 
-// Times `work` with a steady_clock stopwatch: `warmup` untimed calls, then up to `repeats` timed ones.
-// `between` (optional) runs before every call, untimed, e.g. to check for cancellation.
+// What times one call: the steady_clock stopwatch unless `call_us` is set (e.g. to CUDA events, where a call only
+// enqueues kernels and the timer waits for them); `name` goes into the TimingStats.
+struct CallTimer {
+  std::string name = "steady_clock";
+  std::function<double(const std::function<void()>&)> call_us;  // microseconds one call took
+};
+
+// Times `work`: `warmup` untimed calls, then up to `repeats` timed ones. `between` (optional) runs before every call,
+// untimed, e.g. to check for cancellation.
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,
-                    const std::function<void()>& between = {});
+                    const std::function<void()>& between = {}, const CallTimer& timer = {});
+
+// Two ways of computing the same thing, timed in alternation: `warmup` untimed calls of each, then a timed call of
+// `first`, one of `second`, and so on for up to `repeats` pairs (the time limits count both): a burst of other work
+// slows both alike instead of only whichever ran during it.
+std::pair<TimingStats, TimingStats> measure_pair(const std::function<void()>& first,
+                                                 const std::function<void()>& second, const MeasureOptions& options,
+                                                 const std::function<void()>& between = {},
+                                                 const CallTimer& timer = {});
 
 // One measured point whose output was checked before it was timed (llm.c's check-then-bench): a wrong result is
 // reported beside its time, never hidden behind it.

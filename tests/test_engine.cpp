@@ -74,6 +74,37 @@ TEST_CASE("measure keeps timing past its repeats until the timed calls reach a m
   CHECK(budget.repeats == 1);
 }
 
+TEST_CASE("measure_pair alternates its two calls and counts both against the time limit") {
+  std::string order;
+  int between = 0;
+  const auto [a, b] = measure_pair([&] { order += 'a'; }, [&] { order += 'b'; },
+                                   MeasureOptions{.warmup = 1, .repeats = 3}, [&] { ++between; });
+  CHECK(order == "abababab");  // one warm-up pair, then three timed pairs
+  CHECK(between == 8);
+  CHECK(a.repeats == 3);
+  CHECK(b.repeats == 3);
+  // Each call sleeps 2 ms: one pair passes a 3 ms limit, so the second pair is never timed.
+  const auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
+  const auto [slow_a, slow_b] =
+      measure_pair(sleep, sleep, MeasureOptions{.warmup = 0, .repeats = 5, .max_total_us = 3000});
+  CHECK(slow_a.repeats == 1);
+  CHECK(slow_b.repeats == 1);
+}
+
+TEST_CASE("measure takes its samples from the timer it is given") {
+  int calls = 0;
+  const CallTimer counted{"test_timer", [&](const std::function<void()>& work) {
+                            work();
+                            return double(++calls);  // 1, 2, 3, ... microseconds
+                          }};
+  const TimingStats t = measure([] {}, MeasureOptions{.warmup = 1, .repeats = 3}, {}, counted);
+  CHECK(t.timer == "test_timer");
+  CHECK(t.min_us == 1);
+  CHECK(t.median_us == 2);
+  CHECK(t.max_us == 3);
+  CHECK(measure([] {}, MeasureOptions{}).timer == "steady_clock");
+}
+
 TEST_CASE("byte sizes parse with binary and decimal suffixes") {
   CHECK(parse_byte_size("64MiB") == 64ll << 20);
   CHECK(parse_byte_size("1KiB") == 1024);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "engine/errors.h"
 #include "engine/host_memory.h"
@@ -133,10 +134,12 @@ RunBudget BubbleLesson::budget_of(const PipelineParams& params, BackendKind back
 }
 
 RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) const {
-  RunResult result = pipeline_lesson::run(*this, params, ctx);
   const auto setup = pipeline_lesson::setup_of(params);
   std::vector<int> skipped;
   const auto ms = sweep_points(params, setup, &skipped);
+  // Every run weighs its micro-batch count: the main run, then one per sweep point.
+  RunPlan plan(ctx.control, std::accumulate(ms.begin(), ms.end(), double(setup.shape.micro_batches)));
+  RunResult result = pipeline_lesson::run(*this, params, ctx, plan);
   const int p = setup.shape.devices;
   if (!skipped.empty()) {
     std::string list;
@@ -157,7 +160,7 @@ RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) 
                   {}};
   std::vector<double> simulated, replayed;
   for (std::size_t i = 0; i < ms.size(); ++i) {
-    ctx.control.progress(0.3 + 0.7 * double(i) / ms.size(), fmt::format("sweep: m = {}", ms[i]));
+    plan.start(fmt::format("sweep: m = {}", ms[i]), ms[i]);
     ScheduleShape shape = setup.shape;
     shape.micro_batches = ms[i];
     const Schedule s = make_schedule(shape);
@@ -189,7 +192,7 @@ RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) 
   }
   result.series.push_back(theory_series("course_misprint", "course misprint (1-m)/(m+n-1): never a share", ms,
                                         [&](int m) { return theory::course_misprint(p, m); }));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   return result;
 }
 

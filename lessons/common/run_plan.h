@@ -14,6 +14,8 @@ class RunPlan {
   RunPlan(RunControl& control, double total_weight) : control_(control), total_(total_weight) {}
   // Throws Cancelled when the user asked to stop; else reports done / total (below 1 until finish) and `what`.
   void start(const std::string& what, double weight = 1);
+  // A planned part the run left out (a case too slow to run): counted as done, nothing reported.
+  void skip(double weight = 1) { done_ += weight; }
   // Every part done: progress 1.
   void finish() const { control_.progress(1.0, "done"); }
   RunControl& control() const { return control_; }

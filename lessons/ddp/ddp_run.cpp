@@ -10,6 +10,7 @@
 #include "engine/mpi_world.h"
 #include "engine/units.h"
 #include "kernels/ddp/ddp_cuda.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/ddp/ddp_processes.h"
 
@@ -80,12 +81,12 @@ Measured measure(const TrainConfig& c, const training::DataSet& data, const std:
 
 // Ranks as processes: every rank trains its share; rank 0 gathers the others' timings and spans, then trains the
 // single-rank reference (after the timed steps, so it does not share the cores with them).
-Measured measure_processes(const TrainConfig& c, const training::DataSet& data, RunContext& ctx) {
+Measured measure_processes(const TrainConfig& c, const training::DataSet& data, RunContext& ctx, RunPlan& plan) {
   ctx.control.check_cancelled();
   TrainResult trained = ddp::train_over_processes(c, data, ctx.ledger, ctx.backend);
   std::vector<float> single;
   if (mpi::world()->rank == 0) {
-    ctx.control.progress(0.5, "single-rank training on the full batch (the reference, on rank 0)");
+    plan.start("single-rank training on the full batch (the reference, on rank 0)");
     single = ddp::train_single_rank(c, data);
   }
   return measured_from(c, std::move(trained), single);
@@ -250,27 +251,26 @@ std::string measured_thread_level(const RunResult& r) {
 }
 
 // The chosen configuration, then every one of the run plan (with ranks as processes the plan is empty). On rank
-// threads each is held against single-rank training on the full batch; `placement` says where the ranks ran.
+// threads each is held against single-rank training on the full batch; `placement` says where the ranks ran. Each
+// training is one part of `parts` (which weighs plan.size() + 2): the reference, the chosen configuration, the plan's.
 std::vector<Measured> train_every_configuration(const TrainConfig& chosen, const std::vector<PlannedRun>& plan,
                                                 const training::DataSet& data, bool processes, RunContext& ctx,
-                                                std::string& placement) {
-  const double tasks = double(plan.size()) + 2;
+                                                RunPlan& parts, std::string& placement) {
   std::vector<float> single;
   std::vector<Measured> all;
   if (processes) {
-    ctx.control.progress(0, "the chosen configuration, one rank per process");
-    all.push_back(measure_processes(chosen, data, ctx));
+    parts.start("the chosen configuration, one rank per process");
+    all.push_back(measure_processes(chosen, data, ctx, parts));
     placement = ddp::process_placement_text(ctx.backend);
   } else {
-    ctx.control.progress(0, "single-rank training on the full batch (the reference)");
+    parts.start("single-rank training on the full batch (the reference)");
     single = ddp::train_single_rank(chosen, data);
-    ctx.control.progress(1 / tasks, "the chosen configuration");
+    parts.start("the chosen configuration");
     all.push_back(measure(chosen, data, single, ctx, &placement));
   }
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const TrainConfig& c = plan[i].config;
-    ctx.control.progress((double(i) + 2) / tasks, fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose,
-                                                              mode_name(c.mode), c.ranks, bucket_text(c)));
+    parts.start(fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose, mode_name(c.mode), c.ranks, bucket_text(c)));
     all.push_back(measure(c, data, single, ctx));
   }
   return all;
@@ -378,7 +378,8 @@ RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
   const bool processes = p.launcher == ddp::Launcher::Mpi;
 
   std::string placement;
-  const std::vector<Measured> all = train_every_configuration(chosen, plan, data, processes, ctx, placement);
+  RunPlan parts(ctx.control, double(plan.size()) + 2);
+  const std::vector<Measured> all = train_every_configuration(chosen, plan, data, processes, ctx, parts, placement);
   ddp::DdpMeasured measured = measured_of_all(all, plan, chosen, *result.theory_as<ddp::DdpTheory>(), on_gpu);
   measured.placement = placement;
   if (processes) {
@@ -395,7 +396,7 @@ RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
     add_gpu_notes(result, chosen, placement);
   else
     add_thread_notes(result, all.front());
-  ctx.control.progress(1.0, "done");
+  parts.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -13,6 +13,7 @@
 #include "kernels/fusion/fusion.h"
 #include "kernels/fusion/pointwise_devices.h"
 #include "kernels/roofline/roofline.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/fusion/fusion_lesson.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure_common.h"
@@ -35,37 +36,27 @@ struct FusionRun {
   HostArrays& a;
   Device& device;
   int repeats = 1;
-  double done = 0, total = 1;
+  RunPlan& plan;  // one part per progress message, each of weight 1
   FusionMeasured m;
 
   std::int64_t n() const { return a.n(); }
-  void progress(const std::string& what) { ctx.control.progress(std::min(done++ / total, 0.99), what); }
+  void progress(const std::string& what) { plan.start(what); }
+  // The device's own timer: the stopwatch on the CPU, CUDA events on a GPU.
+  CallTimer timer() const {
+    return {Device::kTimer, [this](const std::function<void()>& call) { return device.call_us(call); }};
+  }
   // One warm-up call, then the run's repeats (at least `least_repeats`), stopping once timed calls took 2 s.
   TimingStats time(const std::function<void()>& work, int least_repeats = 1) {
-    work();
-    std::vector<double> samples_us;
-    double total_us = 0;
-    for (int i = 0; i < std::max(repeats, least_repeats) && (i == 0 || total_us < 2e6); ++i) {
-      ctx.control.check_cancelled();
-      samples_us.push_back(device.call_us(work));
-      total_us += samples_us.back();
-    }
-    return summarize_us(std::move(samples_us), Device::kTimer);
+    const MeasureOptions options{.warmup = 1, .repeats = std::max(repeats, least_repeats), .max_total_us = 2e6};
+    return measure(
+        work, options, [this] { ctx.control.check_cancelled(); }, timer());
   }
-  // Two ways of computing the same thing, timed in alternation (one warm-up of each, then a call of one, a call of
-  // the other, ...): a burst of other work slows both alike instead of only whichever ran during it.
+  // Two ways of computing the same thing, timed in alternation (engine/measure.h's measure_pair), within 4 s.
   std::pair<Timing, Timing> time_pair(const std::function<void()>& first, const std::function<void()>& second) {
-    first();
-    second();
-    std::vector<double> a_us, b_us;
-    double total_us = 0;
-    for (int i = 0; i < repeats && (i == 0 || total_us < 4e6); ++i) {
-      ctx.control.check_cancelled();
-      a_us.push_back(device.call_us(first));
-      b_us.push_back(device.call_us(second));
-      total_us += a_us.back() + b_us.back();
-    }
-    return {spread_of(summarize_us(a_us, Device::kTimer)), spread_of(summarize_us(b_us, Device::kTimer))};
+    const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 4e6};
+    const auto [a, b] = measure_pair(
+        first, second, options, [this] { ctx.control.check_cancelled(); }, timer());
+    return {spread_of(a), spread_of(b)};
   }
   // Largest |out - expected(i)| over evenly spread samples; every value here is of order one.
   void check(const float* out, std::int64_t count, const std::function<double(std::int64_t)>& expected) {
@@ -233,10 +224,9 @@ double run_seconds_estimate(const FusionParams& p) {
 namespace {
 
 template <typename Device>
-void run_on(const FusionParams& p, RunContext& ctx, RunResult& result, HostArrays& a, Device& device,
+void run_on(const FusionParams& p, RunContext& ctx, RunPlan& plan, RunResult& result, HostArrays& a, Device& device,
             const std::function<Device(HostArrays&)>& make_device) {
-  FusionRun<Device> r{.ctx = ctx, .params = p, .a = a, .device = device, .repeats = p.repeats};
-  r.total = 14.0 + double(p.chain.size());
+  FusionRun<Device> r{.ctx = ctx, .params = p, .a = a, .device = device, .repeats = p.repeats, .plan = plan};
   r.m.error_tolerance = kErrorTolerance;
   result.backend.repeats = r.repeats;
   result.backend.timer = Device::kTimer;
@@ -269,18 +259,21 @@ void run_on(const FusionParams& p, RunContext& ctx, RunResult& result, HostArray
 }  // namespace
 
 void run_fusion(const FusionParams& p, RunContext& ctx, RunResult& result) {
-  ctx.control.progress(0, fmt::format("filling arrays of {} x {}", p.rows, p.cols));
+  // The parts, one progress message each: filling, STREAM copy, ReLU(x + b) with two biases, cos, cos cos, ReLU and
+  // GELU, the chains, the small arrays.
+  RunPlan plan(ctx.control, 8.0 + double(p.chain.size()));
+  plan.start(fmt::format("filling arrays of {} x {}", p.rows, p.cols));
   HostArrays a(ctx.ledger, "arrays", p.rows, p.cols);
   if (ctx.backend == BackendKind::Cuda) {
     CudaPointwise device(a);
-    run_on<CudaPointwise>(p, ctx, result, a, device, [](HostArrays& small) { return CudaPointwise(small); });
+    run_on<CudaPointwise>(p, ctx, plan, result, a, device, [](HostArrays& small) { return CudaPointwise(small); });
   } else {
     const int threads = p.threads;
     CpuPointwise device(a, threads, roofline::stores_for(4.0 * double(a.n())));
-    run_on<CpuPointwise>(p, ctx, result, a, device,
+    run_on<CpuPointwise>(p, ctx, plan, result, a, device,
                          [threads](HostArrays& small) { return CpuPointwise(small, threads, Stores::Cached); });
   }
-  ctx.control.progress(1.0, "done");
+  plan.finish();
 }
 
 }  // namespace dlsys::fusion

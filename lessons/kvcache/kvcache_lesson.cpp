@@ -228,7 +228,7 @@ double live_run_seconds(const decoder::Shape& shape, std::int64_t tokens, int re
     generation += both;
     if (position < kLiveWarmupTokens) warmup += both;
   }
-  const double last_steps = (std::max(repeats, kLastStepRepeats) + 1) * both_paths_seconds(shape, tokens - 1);
+  const double last_steps = (last_step_repeats(repeats) + 1) * both_paths_seconds(shape, tokens - 1);
   return warmup + repeats * generation + last_steps;
 }
 

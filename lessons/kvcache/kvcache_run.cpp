@@ -119,14 +119,15 @@ RunResult KvCacheLesson::run_with(const KvCacheParams& p, RunContext& ctx) const
       fmt::format("live decoder: batch 1; series: each position timed once per repeat after an untimed warm-up; last "
                   "token: median of {} timed "
                   "repeats of that step",
-                  std::max(repeats, kLastStepRepeats)));
+                  last_step_repeats(repeats)));
   set_openblas_threads(threads);
 
-  const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, ctx.control);
+  RunPlan plan(ctx.control, live_decode_weight(tokens, repeats));
+  const LiveDecodeTimes live = run_live_decode(shape, tokens, repeats, ctx.ledger, plan);
   result.measured = make_values(measured_from(live, shape, tokens, *result.theory_as<KvCacheTheory>(), ctx.ledger));
   add_live_series(result, live, shape);
   result.series.push_back(kv_bytes_curve(p));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

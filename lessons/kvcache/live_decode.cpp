@@ -11,6 +11,13 @@ namespace {
 
 constexpr std::uint32_t kDecoderSeed = 2024;
 constexpr int kStartToken = 1;
+// Of one repeat's time, recomputing the prefix takes most: it redoes every earlier position at each step.
+constexpr double kCachedShare = 0.2, kRecomputeShare = 0.8;
+
+// The last token's timed calls (and their warm-up) on both paths, in generations of `tokens` steps.
+double last_step_weight(std::int64_t tokens, int repeats) {
+  return double(last_step_repeats(repeats) + 1) / double(std::max<std::int64_t>(tokens, 1));
+}
 
 // What one generation keeps beyond its times: the tokens it chose and the logits at each position.
 struct Generation {
@@ -70,8 +77,13 @@ std::vector<TimingStats> per_position(const std::vector<std::vector<double>>& ti
 
 }  // namespace
 
+double live_decode_weight(std::int64_t tokens, int repeats) {
+  return repeats * (kCachedShare + kRecomputeShare) + last_step_weight(tokens, repeats);
+}
+
 LiveDecodeTimes run_live_decode(const decoder::Shape& shape, std::int64_t tokens, int repeats, MemoryLedger& ledger,
-                                RunControl& control) {
+                                RunPlan& plan) {
+  RunControl& control = plan.control();
   const decoder::Weights weights = decoder::make_random_weights(shape, tokens, ledger, kDecoderSeed);
   decoder::CachedDecoder cached(shape, weights, ledger, tokens);
   decoder::RecomputeDecoder recompute(shape, weights, ledger, tokens);
@@ -83,9 +95,9 @@ LiveDecodeTimes run_live_decode(const decoder::Shape& shape, std::int64_t tokens
   std::vector<std::vector<double>> cached_us(tokens), recompute_us(tokens);
   Generation first_cached, first_recompute;
   for (int r = 0; r < repeats; ++r) {
-    control.progress(double(r) / repeats, fmt::format("repeat {} of {}: with the KV cache", r + 1, repeats));
+    plan.start(fmt::format("repeat {} of {}: with the KV cache", r + 1, repeats), kCachedShare);
     Generation with_cache = generate(cached, shape, tokens, &cached_us, r == 0, control);
-    control.progress((r + 0.2) / repeats, fmt::format("repeat {} of {}: recomputing the prefix", r + 1, repeats));
+    plan.start(fmt::format("repeat {} of {}: recomputing the prefix", r + 1, repeats), kRecomputeShare);
     Generation recomputing = generate(recompute, shape, tokens, &recompute_us, r == 0, control);
     if (r == 0) {
       first_cached = std::move(with_cache);
@@ -100,8 +112,8 @@ LiveDecodeTimes run_live_decode(const decoder::Shape& shape, std::int64_t tokens
   out.tokens_match = first_cached.tokens == first_recompute.tokens;
   out.max_abs_logit_diff = max_abs_difference(first_cached, first_recompute);
 
-  control.progress(0.95, "timing the last token on both paths");
-  const MeasureOptions last_step{.warmup = 1, .repeats = std::max(repeats, kLastStepRepeats)};
+  plan.start("timing the last token on both paths", last_step_weight(tokens, repeats));
+  const MeasureOptions last_step{.warmup = 1, .repeats = last_step_repeats(repeats)};
   const auto& chosen = first_cached.tokens;
   const int last_token = chosen.size() >= 2 ? chosen[chosen.size() - 2] : kStartToken;
   out.last_cached = time_last_step(cached, shape, last_token, last_step, control);

@@ -1,17 +1,20 @@
 #pragma once
 // The live decoder generating the same tokens twice, with its KV cache and recomputing every K and V, timed at every
 // position and, many times over, at the last token alone.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "engine/measure.h"
-#include "engine/run_control.h"
 #include "kernels/decoder/decoder.h"
+#include "lessons/common/run_plan.h"
 
 namespace dlsys::kvcache {
 
 // The last token's step is cheap to repeat; more samples make the speed-up's median steady on a busy machine.
 inline constexpr int kLastStepRepeats = 15;
+// The last token's step is timed this many times in a run of `repeats`.
+inline int last_step_repeats(int repeats) { return std::max(repeats, kLastStepRepeats); }
 // Positions generated untimed on both paths before the timed repeats.
 inline constexpr std::int64_t kLiveWarmupTokens = 16;
 
@@ -23,8 +26,12 @@ struct LiveDecodeTimes {
   double max_abs_logit_diff = 0;  // over the first generation: fp32 rounding only
 };
 
-// Allocates the weights and both decoders on `ledger` (the KV cache under the tag "kv").
+// The weight of run_live_decode's parts together, in generations (both paths of one repeat weigh 1).
+double live_decode_weight(std::int64_t tokens, int repeats);
+
+// Allocates the weights and both decoders on `ledger` (the KV cache under the tag "kv"); its parts, of
+// live_decode_weight in all, go to `plan`.
 LiveDecodeTimes run_live_decode(const decoder::Shape& shape, std::int64_t tokens, int repeats, MemoryLedger& ledger,
-                                RunControl& control);
+                                RunPlan& plan);
 
 }  // namespace dlsys::kvcache

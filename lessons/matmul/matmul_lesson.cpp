@@ -18,6 +18,7 @@
 #include "kernels/matmul/matmul_cuda.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_budget.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/matmul/matmul_steps.h"
 #include "lessons/matmul/matmul_values.h"
@@ -225,10 +226,10 @@ struct MatmulRun {
   const MatmulParams& params;
   std::vector<LessonKernel> kernels;
   int threads = 0, repeats = 0;
-  double done_tasks = 0, total_tasks = 0;
+  // One part per kernel at each size of the sweep and at the chosen shape, and one for the reference.
+  RunPlan plan;
 
   bool on_gpu() const { return ctx.backend == BackendKind::Cuda; }
-  void progress(const std::string& what) { ctx.control.progress(done_tasks++ / total_tasks, what); }
 };
 
 // One shape's operands, filled once from fixed seeds, and on a GPU uploaded once: every kernel is timed on the same
@@ -345,10 +346,10 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
       if (run.on_gpu() && !points.empty() &&
           points.back().y * std::pow(size / points.back().x, 3.0) > kGpuLongestCallUs) {
         left_out[i] += fmt::format("{}{:g}", left_out[i].empty() ? "" : ", ", size);
-        ++run.done_tasks;
+        run.plan.skip();
         continue;
       }
-      run.progress(fmt::format("{} at n = {}", k.key, size));
+      run.plan.start(fmt::format("{} at n = {}", k.key, size));
       const TimingStats t = operands.time(k, false);
       points.push_back({size, t.median_us, t.min_us, t.max_us});
       fastest[i].push_back({size, t.min_us, t.min_us, t.min_us});
@@ -410,14 +411,14 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
   std::optional<HostBuffer<double>> ref;
   if (!sampled) {
     ref.emplace(run.ctx.ledger, "reference", shape.m * shape.n);
-    run.progress("double-precision reference");
+    run.plan.start("double-precision reference");
     matmul::reference(shape, operands.a(), operands.b(), ref->data());
   } else {
-    run.progress(fmt::format("double-precision reference: {} sampled entries", matmul::kReferenceSamples));
+    run.plan.start(fmt::format("double-precision reference: {} sampled entries", matmul::kReferenceSamples));
   }
   for (VariantMeasure& m : measured.variants) {
     const LessonKernel& k = run.kernels[std::size_t(&m - measured.variants.data())];
-    run.progress(fmt::format("{} at {} x {} x {}", k.key, shape.m, shape.n, shape.k));
+    run.plan.start(fmt::format("{} at {} x {} x {}", k.key, shape.m, shape.n, shape.k));
     const TimingStats t = operands.time(k, true);
     matmul::WarpTile warp_tile = matmul::kWarpTiles[matmul::kLessonWarpTile];
     if (k.rung == matmul::Rung::WarpTiled && run.on_gpu()) {
@@ -542,9 +543,14 @@ void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, in
 
 RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  MatmulRun run{
-      .ctx = ctx, .params = p, .kernels = selected_kernels(p, ctx.backend), .threads = p.threads, .repeats = p.repeats};
-  run.total_tasks = double(run.kernels.size()) * (p.sizes.size() + 1) + 1;
+  std::vector<LessonKernel> kernels = selected_kernels(p, ctx.backend);
+  const double parts = double(kernels.size()) * double(p.sizes.size() + 1) + 1;
+  MatmulRun run{.ctx = ctx,
+                .params = p,
+                .kernels = std::move(kernels),
+                .threads = p.threads,
+                .repeats = p.repeats,
+                .plan = RunPlan(ctx.control, parts)};
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
 
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
@@ -566,7 +572,7 @@ RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
   add_roofline(result, measured, device);
   add_measurement_notes(result, measured, run.repeats, device);
   result.measured = make_values(std::move(measured));
-  ctx.control.progress(1.0, "done");
+  run.plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -592,7 +592,7 @@ PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double
 
 }  // namespace
 
-RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& ctx) {
+RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& ctx, RunPlan& plan) {
   const Setup setup = setup_of(params);
   RunResult result = begin_result(lesson, ctx);
   const Simulated sim = simulate_setup(setup);
@@ -602,7 +602,8 @@ RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& ct
   result.timelines.push_back(
       to_timeline(s, sim.timing, c, shape_title(setup.shape) + " (theory)", "theory", "simulated", "units"));
 
-  ctx.control.progress(0.05, fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()));
+  plan.start(fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()),
+             s.micro_batches());
   const bool on_gpu = ctx.backend == BackendKind::Cuda;
   const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, ctx.ledger, ctx.control);
   result.backend.emulated = on_gpu ? r.emulated : true;

@@ -8,6 +8,7 @@
 #include "kernels/pipeline/schedule.h"
 #include "kernels/pipeline/simulate.h"
 #include "lessons/common/lesson.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/pipeline_common/pipeline_params.h"
 #include "lessons/pipeline_common/pipeline_values.h"
 
@@ -57,8 +58,9 @@ PipelineTheory theory_of(const PipelineParams& params);
 
 // The real run. Timelines: [0] theory (cost units), [1] measured (us), [2] its overlay partner in us: the measured
 // step's own op times replayed on the schedule (concurrent and emulated modes), or the schedule simulated with the
-// median measured op times (replayed mode, where [1] already is a replay).
-RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& context);
+// median measured op times (replayed mode, where [1] already is a replay). The run is one part of `plan`, weighing
+// its micro-batch count (a step's work grows with it).
+RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& context, RunPlan& plan);
 
 // Timeline of a simulated or measured step; a pair (DualPipe's F&B) is drawn as its two halves side by side.
 Timeline to_timeline(const pipeline::Schedule& schedule, const pipeline::Timing& timing, const pipeline::OpCosts& costs,

@@ -52,9 +52,12 @@ double sampled_gemm_error(std::int64_t n, const std::vector<float>& a, const std
 
 }  // namespace
 
-GpuFormats measure_gpu_formats(std::int64_t n, int repeats, const RunControl& control) {
+GpuFormats measure_gpu_formats(std::int64_t n, int repeats, RunPlan& plan) {
+  using cuda::GemmFormat;
+  constexpr GemmFormat kFormats[] = {GemmFormat::Fp32, GemmFormat::Tf32, GemmFormat::Fp16, GemmFormat::Bf16};
+  const double part_weight = kGpuFormatsWeight / double(std::size(kFormats) + 1);
   GpuFormats g;
-  control.progress(0.9, "fp16 and bf16 conversions on the GPU against the software rounding");
+  plan.start("fp16 and bf16 conversions on the GPU against the software rounding", part_weight);
   const std::vector<float> values = sweep_of_patterns();
   const cuda::DeviceRounding device = cuda::round_on_device(values);
   g.values_checked = std::int64_t(values.size());
@@ -66,10 +69,8 @@ GpuFormats measure_gpu_formats(std::int64_t n, int repeats, const RunControl& co
   fill_seeded_uniform(a, 31);
   fill_seeded_uniform(b, 32);
   g.gemm_n = n;
-  using cuda::GemmFormat;
-  for (const GemmFormat format : {GemmFormat::Fp32, GemmFormat::Tf32, GemmFormat::Fp16, GemmFormat::Bf16}) {
-    control.check_cancelled();
-    control.progress(0.95, fmt::format("cuBLAS GEMM {} x {} in {}", n, n, cuda::gemm_format_name(format)));
+  for (const GemmFormat format : kFormats) {
+    plan.start(fmt::format("cuBLAS GEMM {} x {} in {}", n, n, cuda::gemm_format_name(format)), part_weight);
     const TimingStats t =
         cuda::gemm(format, n, a.data(), b.data(), c.data(), {.warmup = 1, .repeats = repeats, .max_total_us = 2e6});
     const double flop = 2.0 * double(n) * double(n) * double(n);

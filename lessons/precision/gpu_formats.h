@@ -4,11 +4,14 @@
 // error their inputs' rounding costs.
 #include <cstdint>
 
-#include "engine/run_control.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/precision/precision_values.h"
 
 namespace dlsys::precision {
 
-GpuFormats measure_gpu_formats(std::int64_t gemm_n, int repeats, const RunControl& control);
+// Parts of `plan`: the conversions, then one GEMM per format, kGpuFormatsWeight in all (in trainings: a tenth of
+// the run when it follows the four trainings).
+inline constexpr double kGpuFormatsWeight = 0.5;
+GpuFormats measure_gpu_formats(std::int64_t gemm_n, int repeats, RunPlan& plan);
 
 }  // namespace dlsys::precision

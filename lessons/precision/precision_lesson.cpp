@@ -195,24 +195,27 @@ RunResult PrecisionLesson::run_with(const PrecisionParams& p, RunContext& ctx) c
   result.backend.timer = "steady_clock";
   result.backend.repeats = 1;
   PrecisionMeasured measured;
-  if (!p.round.empty()) {
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const bool trains = p.round.empty();  // a rounding query only rounds one value
+  RunPlan plan(ctx.control, trains ? double(training_count(p)) + (on_gpu ? kGpuFormatsWeight : 0) : 1);
+  if (!trains) {
     measured.rounding = round_typed_value(p.round, layout_of(p.format));
   } else {
     result.backend.notes.push_back(
         "fp16 and bf16 are emulated: each tensor is rounded in software, bit for bit, and held in fp32 arrays (one "
         "thread, OpenBLAS sgemm with fp32 accumulation)");
-    TrainingRuns runs = run_trainings(p, ctx.control);
+    TrainingRuns runs = run_trainings(p, plan);
     measured.training = std::move(runs.training);
     result.series = std::move(runs.series);
-    if (ctx.backend == BackendKind::Cuda) {
+    if (on_gpu) {
       result.backend.notes.push_back(
           "on the GPU: CUDA's own fp16 and bf16 conversions checked against the software rounding, and cuBLAS GEMMs "
           "on each format's storage timed with CUDA events (the trainings above stay in software)");
-      measured.gpu = measure_gpu_formats(p.gemm_n, 5, ctx.control);
+      measured.gpu = measure_gpu_formats(p.gemm_n, 5, plan);
     }
   }
   result.measured = make_values(std::move(measured));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -37,18 +37,17 @@ struct OneRun {
   TrainingSummary summary;
 };
 
-OneRun train_one(const Problem& problem, const RunSpec& spec, const TrainOptions& base, const RunControl& control,
-                 double progress_from, double progress_span) {
+OneRun train_one(const Problem& problem, const RunSpec& spec, const TrainOptions& base, RunPlan& plan) {
   TrainOptions options = base;
   options.format = spec.format;
   options.scaling = spec.scaling;
   const Stopwatch clock;
   OneRun run;
   run.result = train_mlp(problem, options, [&](int step) {
-    control.check_cancelled();
-    if (step % 20 == 0)
-      control.progress(progress_from + progress_span * step / options.steps,
-                       fmt::format("{}: step {} of {}", spec.label, step + 1, options.steps));
+    plan.control().check_cancelled();
+    if (step % kProgressSteps == 0)
+      plan.start(fmt::format("{}: step {} of {}", spec.label, step + 1, options.steps),
+                 double(std::min(kProgressSteps, options.steps - step)) / options.steps);
   });
   run.summary = {spec.label,
                  layout_of(spec.format).name,
@@ -142,7 +141,32 @@ double fp16_overflow_percent(const std::vector<float>& gradients, int scale_log2
   return nonzero ? 100.0 * double(overflowed) / double(nonzero) : 0.0;
 }
 
-TrainingRuns run_trainings(const PrecisionParams& p, const RunControl& control) {
+namespace {
+
+// The four trainings every run shows, then the chosen format and scaling when it is none of them; `chosen` gets its
+// index.
+std::vector<RunSpec> training_specs(const PrecisionParams& p, std::size_t& chosen) {
+  std::vector<RunSpec> specs = {
+      {"fp32", label_of(Format::Fp32, false), Format::Fp32, false},
+      {"fp16_unscaled", label_of(Format::Fp16, false), Format::Fp16, false},
+      {"fp16_scaled", label_of(Format::Fp16, true), Format::Fp16, true},
+      {"bf16", label_of(Format::Bf16, false), Format::Bf16, false},
+  };
+  chosen = specs.size();
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].format == p.format && specs[i].scaling == p.scaling) chosen = i;
+  if (chosen == specs.size()) specs.push_back({"chosen", label_of(p.format, p.scaling), p.format, p.scaling});
+  return specs;
+}
+
+}  // namespace
+
+std::size_t training_count(const PrecisionParams& p) {
+  std::size_t chosen = 0;
+  return training_specs(p, chosen).size();
+}
+
+TrainingRuns run_trainings(const PrecisionParams& p, RunPlan& plan) {
   const Problem problem = make_problem(precision_problem_spec());
   TrainOptions base;
   base.steps = p.steps;
@@ -151,26 +175,16 @@ TrainingRuns run_trainings(const PrecisionParams& p, const RunControl& control) 
   base.scaler.init_scale = p.init_scale;
   base.scaler.growth_interval = p.growth_interval;
 
-  std::vector<RunSpec> specs = {
-      {"fp32", label_of(Format::Fp32, false), Format::Fp32, false},
-      {"fp16_unscaled", label_of(Format::Fp16, false), Format::Fp16, false},
-      {"fp16_scaled", label_of(Format::Fp16, true), Format::Fp16, true},
-      {"bf16", label_of(Format::Bf16, false), Format::Bf16, false},
-  };
-  const Format chosen_format = p.format;
+  std::size_t chosen = 0;
+  const std::vector<RunSpec> specs = training_specs(p, chosen);
   const bool chosen_scaling = p.scaling;
-  std::size_t chosen = specs.size();
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].format == chosen_format && specs[i].scaling == chosen_scaling) chosen = i;
-  if (chosen == specs.size())
-    specs.push_back({"chosen", label_of(chosen_format, chosen_scaling), chosen_format, chosen_scaling});
 
   TrainingRuns out;
   std::vector<OneRun> runs;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     TrainOptions options = base;
     if (i == 0) options.snapshot_steps = {0, base.steps - 1};  // the fp32 run's exact gradients, first and last step
-    runs.push_back(train_one(problem, specs[i], options, control, double(i) / specs.size(), 1.0 / specs.size()));
+    runs.push_back(train_one(problem, specs[i], options, plan));
     out.series.push_back(loss_series(specs[i], runs.back().result));
   }
 

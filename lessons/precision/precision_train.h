@@ -3,8 +3,8 @@
 // scaling, bf16 (and the chosen format and scaling, when it is none of these), with the series the steps plot.
 #include <vector>
 
-#include "engine/run_control.h"
 #include "engine/run_result.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/precision/precision_params.h"
 #include "lessons/precision/precision_values.h"
 
@@ -15,7 +15,10 @@ struct TrainingRuns {
   std::vector<Series> series;
 };
 
-TrainingRuns run_trainings(const PrecisionParams& params, const RunControl& control);
+// Each training is a part of `plan` weighing 1 (reported every kProgressSteps steps); training_count(params) in all.
+TrainingRuns run_trainings(const PrecisionParams& params, RunPlan& plan);
+std::size_t training_count(const PrecisionParams& params);
+inline constexpr int kProgressSteps = 20;
 
 // The share (percent) of the non-zero values in `gradients` that fp16 flushes to zero, or turns into inf, once they
 // are multiplied by 2^scale_log2 (exact: a power of two only moves the exponent).

@@ -48,6 +48,13 @@ struct Timed {
 };
 
 // Warm-up, then `repeats` timed calls, each after the weights were flushed from the caches.
+// The parts' weights: a 16- or 32-bit GEMV reads more bytes than one on codes (quantizing them is in its part too).
+constexpr double kFloatGemvWeight = 1, kQuantizedGemvWeight = 0.8;
+
+// Time against bytes per weight, beside the line a pure stream at this machine's copy bandwidth would give.
+std::vector<Series> gemv_series(const std::vector<GemvTiming>& timings, double weights, double bandwidth_gbps,
+                                bool gpu);
+
 Timed time_gemv(const std::function<void()>& call, const std::vector<std::pair<const void*, std::size_t>>& buffers,
                 int repeats, const RunControl& control) {
   const MeasureOptions options{.warmup = 1, .repeats = repeats, .max_total_us = 2e6};
@@ -60,6 +67,21 @@ Timed time_gemv(const std::function<void()>& call, const std::vector<std::pair<c
 }
 
 }  // namespace
+
+namespace {
+
+// The formats timed after fp32 and fp16: int8, int4 and the chosen scheme when it is neither.
+std::vector<std::pair<std::string, QuantSpec>> quantized_formats(const QuantSpec& chosen) {
+  std::vector<std::pair<std::string, QuantSpec>> out = {{"int8", int8_gemv_spec()}, {"int4", int4_gemv_spec()}};
+  if (!same_spec(chosen, int8_gemv_spec()) && !same_spec(chosen, int4_gemv_spec())) out.push_back({"chosen", chosen});
+  return out;
+}
+
+}  // namespace
+
+double gemv_bench_weight(const QuantSpec& chosen) {
+  return 2 * kFloatGemvWeight + kQuantizedGemvWeight * double(quantized_formats(chosen).size());
+}
 
 QuantSpec int8_gemv_spec() { return {Scheme::Absmax, Granularity::Channel, 8, 64, false}; }
 QuantSpec int4_gemv_spec() { return {Scheme::Absmax, Granularity::Block, 4, 64, false}; }
@@ -99,8 +121,8 @@ double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen) {
   return weights * (4 + 2 + 4 + 1 + 0.5 + 1) + double(n) * 8 + weights / 64 * 8 + chosen_scales;
 }
 
-GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, MemoryLedger& ledger,
-                         const RunControl& control) {
+GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, MemoryLedger& ledger, RunPlan& plan) {
+  const RunControl& control = plan.control();
   const std::int64_t n = c.n;
   HostBuffer<float> w(ledger, "fp32 weights", std::size_t(n * n)), x(ledger, "activations", std::size_t(n)),
       y(ledger, "activations", std::size_t(n));
@@ -127,7 +149,7 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
 
   const bool gpu = c.backend == BackendKind::Cuda;
   const MeasureOptions gpu_options{.warmup = 1, .repeats = c.repeats, .max_total_us = 2e6};
-  control.progress(0.55, "GEMV fp32");
+  plan.start("GEMV fp32", kFloatGemvWeight);
   const Timed fp32 = gpu ? Timed{cuda::gemv_fp32(w.data(), n, n, x.data(), y.data(), gpu_options)}
                          : time_gemv([&] { gemv_fp32(w.data(), n, n, x.data(), y.data(), c.threads); },
                                      {{w.data(), w.size_bytes()}}, c.repeats, control);
@@ -136,7 +158,7 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
          gemv_max_relative_error(w.data(), n, n, x.data(), y.data(), ref.data()));
 
   {
-    control.progress(0.65, "GEMV fp16");
+    plan.start("GEMV fp16", kFloatGemvWeight);
     HostBuffer<std::uint16_t> h(ledger, "fp16 weights", std::size_t(n * n));
     std::vector<float> rounded(std::size_t(n * n));
     for (std::size_t i = 0; i < h.size(); ++i) {
@@ -159,13 +181,8 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
            gemv_max_relative_error(rounded.data(), n, n, x_used.data(), y.data(), ref.data()));
   }
 
-  std::vector<std::pair<std::string, QuantSpec>> quantized = {{"int8", int8_gemv_spec()}, {"int4", int4_gemv_spec()}};
-  if (!same_spec(c.chosen, int8_gemv_spec()) && !same_spec(c.chosen, int4_gemv_spec()))
-    quantized.push_back({"chosen", c.chosen});
-  double progress = 0.75;
-  for (const auto& [key, spec] : quantized) {
-    control.progress(progress, "GEMV " + spec_description(spec));
-    progress += 0.08;
+  for (const auto& [key, spec] : quantized_formats(c.chosen)) {
+    plan.start("GEMV " + spec_description(spec), kQuantizedGemvWeight);
     const QuantizedMatrix q = quantize(w.data(), n, n, spec);
     const std::int64_t bytes = kernel_bytes(q);
     const LedgerRecord in_ledger(ledger, fmt::format("{} codes and scales", key == "chosen" ? "chosen" : key), bytes);
@@ -178,8 +195,15 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
     gemv_reference(q, x.data(), ref.data());
     record(key, spec_description(spec), double(bytes), t, gemv_max_relative_error(q, x.data(), y.data(), ref.data()));
   }
+  out.series = gemv_series(out.timings, weights, bandwidth_gbps, gpu);
+  return out;
+}
 
-  // Time against bytes per weight, beside the line a pure stream at this machine's copy bandwidth would give.
+namespace {
+
+std::vector<Series> gemv_series(const std::vector<GemvTiming>& timings, double weights, double bandwidth_gbps,
+                                bool gpu) {
+  std::vector<Series> out;
   Series measured{
       "gemv_time_vs_bytes", "measured (median, min-max)", "measured", "bytes read per weight", "B", "time", "us", {}};
   Series line{"gemv_bandwidth_line",
@@ -190,19 +214,21 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, double bandwidth_gbps, Memory
               "time",
               "us",
               {}};
-  for (const GemvTiming& g : out.timings) {
+  for (const GemvTiming& g : timings) {
     measured.points.push_back({g.bytes_per_weight, g.gemv_us, g.gemv_min_us, g.gemv_max_us});
     Series one{"gemv_" + g.key, g.label, "measured", measured.x_label, "B", "time", "us", {}};
     one.points.push_back(measured.points.back());
-    out.series.push_back(std::move(one));
+    out.push_back(std::move(one));
   }
   for (double b : {0.5, 1.0, 2.0, 4.0}) {
     const double us = bandwidth_gbps > 0 ? b * weights / (bandwidth_gbps * 1e3) : 0;
     line.points.push_back({b, us, us, us});
   }
-  out.series.push_back(std::move(measured));
-  if (bandwidth_gbps > 0) out.series.push_back(std::move(line));
+  out.push_back(std::move(measured));
+  if (bandwidth_gbps > 0) out.push_back(std::move(line));
   return out;
 }
+
+}  // namespace
 
 }  // namespace dlsys::quant

@@ -7,9 +7,9 @@
 
 #include "engine/backend.h"
 #include "engine/ledger.h"
-#include "engine/run_control.h"
 #include "engine/run_result.h"
 #include "kernels/quant/quantize.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/quant/quant_values.h"
 
 namespace dlsys::quant {
@@ -32,8 +32,9 @@ QuantSpec int8_gemv_spec();
 QuantSpec int4_gemv_spec();
 bool same_spec(const QuantSpec& a, const QuantSpec& b);
 
-GemvBench run_gemv_bench(const GemvBenchConfig& config, double bandwidth_gbps, MemoryLedger& ledger,
-                         const RunControl& control);
+// One part of `plan` per format, gemv_bench_weight(config.chosen) in all.
+GemvBench run_gemv_bench(const GemvBenchConfig& config, double bandwidth_gbps, MemoryLedger& ledger, RunPlan& plan);
+double gemv_bench_weight(const QuantSpec& chosen);
 
 // The GPU's bandwidth ceiling the GEMVs are compared with: STREAM triad (the roofline lesson's kernel) on three arrays
 // of 2^26 floats, far larger than the L2 cache; GB/s of the median of 10 calls, the output checked.

@@ -199,16 +199,18 @@ RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
   const QuantSpec& spec = p.spec;
 
   QuantMeasured m;
-  ctx.control.progress(0.0, "training the model whose weights are quantized");
+  // Training takes about a quarter of the run, quantizing and the errors a third, the GEMVs the rest.
+  constexpr double kTrainWeight = 2.5, kQuantizeWeight = 3;
+  RunPlan plan(ctx.control, kTrainWeight + kQuantizeWeight + gemv_bench_weight(spec));
+  plan.start("training the model whose weights are quantized", kTrainWeight);
   const TrainedModel model = train_quant_model(p.model_steps);
-  ctx.control.check_cancelled();
-  ctx.control.progress(0.25, "quantizing the model's weights");
+  plan.start("quantizing the model's weights", kQuantizeWeight);
   measure_model_errors(model, spec, p.outlier, m, result.series);
   ctx.control.check_cancelled();
 
   const double bandwidth = gpu ? measure_gpu_stream_triad_gbps() : cpu_with_peaks().peak_bandwidth_gbps;
   m.bandwidth_gbps = bandwidth;
-  GemvBench bench = run_gemv_bench({p.n, spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, ctx.control);
+  GemvBench bench = run_gemv_bench({p.n, spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, plan);
   m.gemv = bench.timings;
   for (Series& s : bench.series) result.series.push_back(std::move(s));
   auto timing = [&](const std::string& key) {
@@ -228,7 +230,7 @@ RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
           fmt::format("the {} GEMV differs from its double reference by {:.2g} of the terms' size: a kernel is wrong",
                       g.label, g.max_rel_err));
   result.measured = make_values(std::move(m));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -21,8 +21,9 @@ RunBudget SchedulesLesson::budget_of(const PipelineParams& params, BackendKind b
 }
 
 RunResult SchedulesLesson::run_with(const PipelineParams& params, RunContext& context) const {
-  RunResult result = pipeline_lesson::run(*this, params, context);
-  context.control.progress(1.0, "done");
+  RunPlan plan(context.control, pipeline_lesson::setup_of(params).shape.micro_batches);
+  RunResult result = pipeline_lesson::run(*this, params, context, plan);
+  plan.finish();
   return result;
 }
 

@@ -13,6 +13,7 @@
 #include "kernels/serving/model_cuda.h"
 #include "kernels/serving/scheduler.h"
 #include "kernels/serving/speculative.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/serving/serving_lesson.h"
 
 namespace dlsys {
@@ -20,6 +21,17 @@ namespace dlsys {
 using namespace serving;
 
 namespace {
+
+// The run's parts weigh about what they take, in serve runs of the stream (one policy at one rate): the knobs are four
+// such runs at a quarter of the rate.
+constexpr double kBuildWeight = 0.25, kPassesWeight = 0.5, kContextWeight = 0.5, kSpeculativeWeight = 1.5,
+                 kCpuMatchWeight = 1;
+constexpr int kPolicies = 3, kKnobRuns = 4;
+
+double plan_weight(const ServingParams& p, bool on_gpu) {
+  return kBuildWeight + kPassesWeight + kContextWeight + kPolicies * double(std::size(kCurveRateFractions)) +
+         kKnobRuns + (p.draft ? kSpeculativeWeight : 0) + (on_gpu ? kCpuMatchWeight : 0);
+}
 
 // Nearest-rank percentile (q in (0, 1]) of `values`; 0 for none.
 double percentile(std::vector<double> values, double q) {
@@ -153,16 +165,17 @@ void measure_context(ModelBackend& model, ServingMeasured& m, const Request& sam
   const std::int64_t per_token = kv_bytes_per_token(s, s.layers);
   while (model.length(slot) < s.context) {
     const std::int64_t attended = model.length(slot) + 1;  // the cache and the token itself
-    // Repeated at the same position (the cache row is rewritten with the same values): the median of 3.
-    std::vector<double> samples;
-    for (int r = 0; r < 3; ++r) {
-      Stopwatch watch;
-      model.forward({{slot, token, model.length(slot)}}, next);
-      samples.push_back(watch.elapsed_us());
-      if (r < 2) model.set_length(slot, model.length(slot) - 1);
-    }
+    // Repeated at the same position (the cache row is rewritten with the same values): the median of 3, no warm-up
+    // (the previous position's calls warmed this one). Each call after the first rewinds the one before it.
+    bool rewind = false;
+    const auto rewind_the_last_call = [&] {
+      if (rewind) model.set_length(slot, model.length(slot) - 1);
+      rewind = true;
+    };
+    const auto call = [&] { model.forward({{slot, token, model.length(slot)}}, next); };
+    const TimingStats step = measure(call, {.warmup = 0, .repeats = 3}, rewind_the_last_call);
     token = next.front();
-    m.context_step_ms.push_back(summarize_us(samples, "steady_clock").median_us / 1e3);
+    m.context_step_ms.push_back(step.median_us / 1e3);
     m.context_attended.push_back(attended);
     m.context_kv_bytes.push_back(attended * per_token);
   }
@@ -322,30 +335,25 @@ void check_tokens(const ServeResult& served, const std::vector<std::vector<int>>
 // charts and the headline numbers show, returned static, adaptive, continuous). `reference` gets the first run's
 // tokens per request.
 std::vector<ServeResult> serve_policies(ModelBackend& model, const ServingParams& p, const std::vector<int>& lengths,
-                                        ServingMeasured& m, std::vector<std::vector<int>>& reference,
-                                        RunControl& control) {
+                                        ServingMeasured& m, std::vector<std::vector<int>>& reference, RunPlan& plan) {
   const int max_batch = p.max_batch;
   const PolicySpec specs[] = {{Policy::Static, max_batch, 0},
                               {Policy::Adaptive, max_batch, p.delay_ms / 1e3},
                               {Policy::Continuous, max_batch, 0}};
-  const auto cancelled = [&] { return control.cancel_requested(); };
+  static_assert(std::size(specs) == kPolicies);
+  const auto cancelled = [&] { return plan.control().cancel_requested(); };
   std::vector<ServeResult> at_rate;
-  const double runs = 3.0 * double(std::size(kCurveRateFractions));
-  int done = 0;
   for (double fraction : kCurveRateFractions) {
     StreamSpec spec = stream_spec(p);
     spec.rate_per_s = p.rate * fraction;
     const std::vector<Request> swept = make_stream(spec);
     for (const PolicySpec& policy : specs) {
-      control.check_cancelled();
-      control.progress(0.1 + 0.75 * done / runs,
-                       fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
+      plan.start(fmt::format("{} batching at {:g} requests/s", policy_name(policy.policy), spec.rate_per_s));
       ServeResult served = serve(model, swept, policy, cancelled);
       m.curve.push_back(summarize(served, spec.rate_per_s, max_batch, lengths));
       if (reference.empty())
         for (const RequestRecord& q : served.requests) reference.push_back(q.tokens);
       check_tokens(served, reference, m);
-      ++done;
       if (fraction == 1.0) at_rate.push_back(std::move(served));
     }
   }
@@ -354,7 +362,7 @@ std::vector<ServeResult> serve_policies(ModelBackend& model, const ServingParams
 
 // Step 4's knobs: the delay from 0 to 4x the chosen one, and half the batch, at a quarter of the rate.
 void measure_knobs(ModelBackend& model, const ServingParams& p, const std::vector<int>& lengths,
-                   const std::vector<std::vector<int>>& reference, ServingMeasured& m, RunControl& control) {
+                   const std::vector<std::vector<int>>& reference, ServingMeasured& m, RunPlan& plan) {
   StreamSpec spec = stream_spec(p);
   spec.rate_per_s = p.rate * kCurveRateFractions[0];
   const std::vector<Request> slow = make_stream(spec);
@@ -364,11 +372,10 @@ void measure_knobs(ModelBackend& model, const ServingParams& p, const std::vecto
                               {Policy::Adaptive, max_batch, delay_s},
                               {Policy::Adaptive, max_batch, 4 * delay_s},
                               {Policy::Adaptive, std::max(1, max_batch / 2), delay_s}};
-  const auto cancelled = [&] { return control.cancel_requested(); };
+  static_assert(std::size(knobs) == kKnobRuns);
+  const auto cancelled = [&] { return plan.control().cancel_requested(); };
   for (const PolicySpec& knob : knobs) {
-    control.check_cancelled();
-    control.progress(0.85,
-                     fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
+    plan.start(fmt::format("adaptive batching, max_batch {}, delay {:g} ms", knob.max_batch, 1e3 * knob.delay_s));
     const ServeResult served = serve(model, slow, knob, cancelled);
     const PolicyMeasured s = summarize(served, spec.rate_per_s, knob.max_batch, lengths);
     check_tokens(served, reference, m);
@@ -471,11 +478,12 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   const int draft_layers = std::min(p.draft_layers, shape.layers);
   result.backend.timer = "steady_clock";
 
-  ctx.control.progress(0, "building the model");
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  RunPlan plan(ctx.control, plan_weight(p, on_gpu));
+  plan.start("building the model", kBuildWeight);
   Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.seed), draft_layers, kQuietScale);
   const int k = p.k;
   const int rows = std::max(max_batch, k + 1);
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
   // The CPU model always: it serves on the CPU backend, and on the GPU it is the reference the GPU's tokens are
   // compared with.
   Model target(shape, weights, shape.layers, ctx.ledger, rows);
@@ -492,15 +500,15 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
   m.peak_gflops = device.peak_fp32_gflops;
   m.bandwidth_gbps = device.peak_bandwidth_gbps;
-  ctx.control.progress(0.02, "prefill and decode passes (step 1)");
+  plan.start("prefill and decode passes (step 1)", kPassesWeight);
   m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
-  ctx.control.progress(0.06, "one sequence to the end of its context (step 2)");
+  plan.start("one sequence to the end of its context (step 2)", kContextWeight);
   measure_context(*served_model, m, stream.front());
 
   m.tokens_identical = true;
   std::vector<std::vector<int>> reference;
-  const std::vector<ServeResult> at_rate = serve_policies(*served_model, p, lengths, m, reference, ctx.control);
-  measure_knobs(*served_model, p, lengths, reference, m, ctx.control);
+  const std::vector<ServeResult> at_rate = serve_policies(*served_model, p, lengths, m, reference, plan);
+  measure_knobs(*served_model, p, lengths, reference, m, plan);
   for (const ServeResult& served : at_rate) {
     m.policies.push_back(summarize(served, p.rate, max_batch, lengths));
     result.timelines.push_back(gantt(served, max_batch, p.rate));
@@ -511,7 +519,7 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   m.peak_kv_tokens_continuous = m.policies[2].peak_kv_tokens;
 
   if (p.draft) {
-    ctx.control.progress(0.88, "speculative decoding against the target alone");
+    plan.start("speculative decoding against the target alone", kSpeculativeWeight);
     Model draft(shape, weights, draft_layers, ctx.ledger, k + 1);
     std::unique_ptr<ModelBackend> draft_model = on_gpu
                                                     ? cuda::make_model(shape, pointers(weights), draft_layers, 1, k + 1)
@@ -526,12 +534,12 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
     for (const Series& s : series) result.series.push_back(s);
 
   if (on_gpu) {
-    ctx.control.progress(0.87, "the CPU model's greedy tokens for the same requests");
+    plan.start("the CPU model's greedy tokens for the same requests", kCpuMatchWeight);
     m.cpu_match_fraction = cpu_match_fraction(target, ctx.ledger, stream, reference, ctx.control);
   }
   add_notes(result, m, device, on_gpu, draft_layers, shape.layers);
   result.measured = make_values(std::move(m));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -12,6 +12,7 @@
 #include "kernels/tensor/linear_split.h"
 #include "kernels/tensor/tensor_cuda.h"
 #include "kernels/tensor/tp_layer.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/tensor/tensor_lesson.h"
 
 namespace dlsys {
@@ -367,11 +368,11 @@ RunResult TensorLesson::run_with(const tensor::TensorParams& p, RunContext& ctx)
     return on_gpu ? measure_config_gpu(shape, repeats, ctx, reference) : measure_config(shape, repeats, ctx, reference);
   };
 
-  const double tasks = double(plan.size()) + 1;
-
+  // One part per configuration and one for the reference, of equal weight.
+  RunPlan parts(ctx.control, double(plan.size()) + 1);
   std::vector<ConfigMeasure> all;
   {
-    ctx.control.progress(0, "the unsharded layer in double (the reference)");
+    parts.start("the unsharded layer in double (the reference)");
     LayerShape unsharded = chosen;
     unsharded.ranks = 1;
     unsharded.sequence_parallel = false;
@@ -380,11 +381,11 @@ RunResult TensorLesson::run_with(const tensor::TensorParams& p, RunContext& ctx)
       layer.step();
       return layer;
     }();
-    ctx.control.progress(1 / tasks, fmt::format("t = {}, h = {}", chosen.ranks, chosen.hidden));
+    parts.start(fmt::format("t = {}, h = {}", chosen.ranks, chosen.hidden));
     all.push_back(measure(chosen, &reference));
   }
   for (std::size_t i = 1; i < plan.size(); ++i) {
-    ctx.control.progress((double(i) + 1) / tasks, fmt::format("t = {}, h = {}", plan[i].ranks, plan[i].hidden));
+    parts.start(fmt::format("t = {}, h = {}", plan[i].ranks, plan[i].hidden));
     all.push_back(measure(plan[i], nullptr));
   }
 
@@ -403,7 +404,7 @@ RunResult TensorLesson::run_with(const tensor::TensorParams& p, RunContext& ctx)
     add_gpu_run_notes(result, all);
   else
     add_run_notes(result, all);
-  ctx.control.progress(1.0, "done");
+  parts.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -14,6 +14,7 @@
 #include "kernels/tensor/tp_layer.h"
 #include "kernels/zero/zero_cuda.h"
 #include "kernels/zero/zero_memory.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/zero/zero_lesson.h"
 
 namespace dlsys {
@@ -124,8 +125,9 @@ Series bytes_series(const char* id, const std::string& name, const char* role) {
 }
 
 // Every stage at each swept N, one step each: the largest rank's model states from its ledger (measured) beside the
-// formula at the same N (theory). Returns whether every rank matched the formula everywhere.
-bool sweep_ranks(const ZeroParams& p, RunContext& ctx, std::vector<Series>& out) {
+// formula at the same N (theory). Returns whether every rank matched the formula everywhere. Each N is a part of
+// `plan` weighing its kMaxStage + 1 training steps.
+bool sweep_ranks(const ZeroParams& p, RunContext& ctx, RunPlan& plan, std::vector<Series>& out) {
   bool all_equal = true;
   std::vector<Series> measured(4), formula(4);
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
@@ -148,9 +150,7 @@ bool sweep_ranks(const ZeroParams& p, RunContext& ctx, std::vector<Series>& out)
   }
   const std::vector<int> ranks = zero_swept_ranks(p);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    ctx.control.check_cancelled();
-    ctx.control.progress(0.8 + 0.2 * double(i) / double(ranks.size()),
-                         fmt::format("N = {}: one step per stage", ranks[i]));
+    plan.start(fmt::format("N = {}: one step per stage", ranks[i]), zero::kMaxStage + 1);
     for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
       zero::ZeroConfig config = zero_config(p, stage);
       config.ranks = ranks[i];
@@ -198,14 +198,14 @@ struct StageSeries {
   }
 };
 
-// Trains every stage on the chosen N, each held against stage 0, into `measured` (its timelines into `result`).
-StageSeries train_every_stage(const ZeroParams& p, RunContext& ctx, zero_lesson::ZeroMeasured& measured,
+// Trains every stage on the chosen N, each held against stage 0, into `measured` (its timelines into `result`). Each
+// stage is a part of `plan` weighing its p.steps training steps.
+StageSeries train_every_stage(const ZeroParams& p, RunContext& ctx, RunPlan& plan, zero_lesson::ZeroMeasured& measured,
                               RunResult& result) {
   StageSeries series;
   std::vector<float> stage0;
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
-    ctx.control.check_cancelled();
-    ctx.control.progress(0.2 * stage, fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.steps));
+    plan.start(fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.steps), p.steps);
     const zero::ZeroConfig config = zero_config(p, stage);
     const zero::ZeroTraining t = train_on(ctx, config, &measured.placement);
     if (stage == 0) stage0 = t.master_weights;
@@ -296,14 +296,16 @@ RunResult ZeroLesson::run_with(const ZeroParams& p, RunContext& ctx) const {
   measured.ranks = p.n;
   measured.dtype = precision::layout_of(p.dtype).name;
   measured.on_gpu = on_gpu;
-  StageSeries series = train_every_stage(p, ctx, measured, result);
+  measured.swept_ranks = zero_swept_ranks(p);
+  // In training steps: every stage at the chosen N, then one step of every stage at each swept N.
+  RunPlan plan(ctx.control, (zero::kMaxStage + 1) * double(p.steps + measured.swept_ranks.size()));
+  StageSeries series = train_every_stage(p, ctx, plan, measured, result);
   summarize_chosen_stage(measured);
   result.series = {series.ledger, series.formula, series.comm, series.comm_formula};
-  measured.swept_ranks = zero_swept_ranks(p);
-  measured.sweep_matches_formula = sweep_ranks(p, ctx, result.series);
+  measured.sweep_matches_formula = sweep_ranks(p, ctx, plan, result.series);
   add_backend_notes(result, measured);
   result.measured = make_values(std::move(measured));
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   add_rank_ledgers(result);
   return result;
