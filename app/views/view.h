@@ -96,7 +96,8 @@ TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timelin
 void draw_note(const std::string& text);
 void draw_heading(const std::string& text);
 // A band the reader cannot miss, in the warning colour with a stripe on its left: what disturbed a run, or what
-// qualifies its numbers. The text wraps inside it; the cursor ends under it.
+// qualifies its numbers. The text wraps inside it; where the window is short of room it folds to one line (whole on
+// hover or after a click: folded_band.h). The cursor ends under it.
 void draw_warning_band(const std::string& text);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/gui/figure_size.h"
+#include "app/gui/folded_band.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "app/views/view.h"
@@ -125,18 +126,8 @@ void draw_note(const std::string& text) {
 }
 
 void draw_warning_band(const std::string& text) {
-  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
+  draw_band({text, text, with_alpha(warning_color(), 0.18f), warning_color(), "warning_band", ""},
+            ImGui::GetContentRegionAvail().x);
 }
 
 void draw_heading(const std::string& text) {
