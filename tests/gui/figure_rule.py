@@ -4,7 +4,8 @@ at 1920x1080 ("present") the main figure lies whole inside the view (no scrollin
 and its data area takes at least 30 % of the window's height; every figure is no taller than the view. With 2x text
 ("text2x") only the second holds: each figure can be seen whole at some scroll position; and there, where the window is
 short of room, what stands around the view folds to one line each (the caption, the result's marks, a view's warning
-band) and the run's notes join the marks' line above the view, so the figures get the height. A diagram built of rows of
+band) and the run's notes join the marks' line above the view, so the figures get the height; a diagram built of rows
+of text draws its text no smaller than the 1x text (it takes a flatter layout instead). A diagram built of rows of
 text (text_rows) is held to it too: where it would be taller than the view it draws its text smaller (the views'
 begin_fitted_figure), so a tall one fails like a plot.
 
@@ -19,6 +20,7 @@ import sys
 SIZES = {"desk": "1280x720", "present": "1920x1080", "text2x": "1280x720, 2x text"}
 SLACK = 1.0  # points: rounding of the rectangles
 LEAST_SHARE = 0.3
+LEAST_TEXT_SCALE = 0.99  # rounding
 
 
 def height(r):
@@ -57,7 +59,11 @@ def problems_of(doc, mode):
         if height(p["frame"]) > view_h + SLACK:
             problems.append(f"'{p['title']}' is {height(p['frame']):.0f} points tall, more than the view's "
                             f"{view_h:.0f}: it cannot be seen whole")
-    if mode != "text2x":
+    if mode == "text2x":
+        for p in plots:
+            if p["text_rows"] and p.get("text_scale", 1) < LEAST_TEXT_SCALE:
+                problems.append(f"'{p['title']}' draws its text at {p['text_scale']:.2f} of the 1x text's size")
+    else:
         main = plots[0]
         top, bottom = main["frame"][1], main["frame"][3]
         if top < view[1] - SLACK or bottom > view[3] + SLACK:
