@@ -1,63 +1,20 @@
 // What qualifies a result, drawn beside it: a mark when the run used other parameters than the panel shows now, a
 // label on a run opened from a file, a band when other programs competed for the cores, and the run's own notes
-// (emulated ranks, replayed schedules, time-shared cores). Each takes one line at most, so the view keeps its room:
-// the marks share one line above the view, the notes one line below it, and hovering shows the whole text.
+// (emulated ranks, replayed schedules, time-shared cores). Each folds to one line (folded_band.h), so the view keeps
+// its room: the marks share one line above the view, the notes one line below it (above it, on the marks' line, where
+// the window is short of room); hovering shows the whole text and a click keeps it open.
 #include <fmt/format.h>
 #include <imgui.h>
 
-#include "app/gui/fit_text.h"
+#include "app/gui/figure_size.h"
+#include "app/gui/folded_band.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
-#include "app/gui/widget_rects.h"
 #include "app/views/view.h"
 
 namespace dlsys::gui {
 
 namespace {
-
-// One folded band: the line it shows (cut with "..." where it does not fit, `kept` always after it), the whole text
-// shown on hover, and its colours.
-struct Band {
-  std::string line;
-  std::string whole;
-  ImU32 fill = 0;
-  ImU32 edge = 0;
-  std::string name;  // for --widget-rects
-  std::string kept;  // "(+2 more notes)"
-};
-
-float band_height() { return ImGui::GetTextLineHeight() + 8 * ui_scale(); }
-
-// The bands side by side in one line of `width`, each cut to its share, the whole text on hover.
-void draw_folded_bands(const std::vector<Band>& bands, float width) {
-  if (bands.empty()) return;
-  const float s = ui_scale(), pad = 8 * s, gap = 4 * s, h = band_height();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float share = (width - gap * float(bands.size() - 1)) / float(bands.size());
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  for (std::size_t i = 0; i < bands.size(); ++i) {
-    const Band& band = bands[i];
-    const ImVec2 a{origin.x + float(i) * (share + gap), origin.y}, b{a.x + share, a.y + h};
-    draw->AddRectFilled(a, b, band.fill, 3 * s);
-    draw->AddRectFilled(a, {a.x + 3 * s, b.y}, band.edge);
-    const std::string shown = fitted_text(band.line, band.kept, share - 2 * pad);
-    draw->PushClipRect(a, b, true);
-    draw->AddText({a.x + pad, a.y + 4 * s}, text_color(), shown.c_str());
-    draw->PopClipRect();
-    ImGui::SetCursorScreenPos(a);
-    ImGui::InvisibleButton(band.name.c_str(), {share, h});
-    note_last_item(band.name);
-    if (shown != band.whole && ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-      ImGui::TextUnformatted(band.whole.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
-  }
-  ImGui::SetCursorScreenPos({origin.x, origin.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
-}
 
 // A band whose line is its whole text.
 Band one_line_band(const std::string& text, ImU32 fill, ImU32 edge, const char* name) {
@@ -122,28 +79,41 @@ std::vector<Band> result_mark_bands(const AppState& state) {
 }
 }  // namespace
 
-void draw_result_marks(const AppState& state, float width) { draw_folded_bands(result_mark_bands(state), width); }
-
-float result_marks_height(const AppState& state) {
-  return result_mark_bands(state).empty() ? 0 : band_height() + 4 * ui_scale() + ImGui::GetStyle().ItemSpacing.y;
-}
-
-float run_notes_height(const AppState& state) {
+namespace {
+// The run's own notes as one band: the first note leads the line, the count of the others says there is more.
+std::vector<Band> notes_bands(const AppState& state) {
   const RunResult* result = state.sessions[state.lesson_index].result.get();
-  // The band, and the item spacing before it (after the view) and after it.
-  return result == nullptr || result->backend.notes.empty()
-             ? 0
-             : band_height() + 4 * ui_scale() + 2 * ImGui::GetStyle().ItemSpacing.y;
-}
-
-void draw_run_notes(const AppState& state, float width) {
-  const RunResult* result = state.sessions[state.lesson_index].result.get();
-  if (result == nullptr || result->backend.notes.empty()) return;
+  if (result == nullptr || result->backend.notes.empty()) return {};
   const std::vector<std::string>& notes = result->backend.notes;
-  // The first note leads the line; the count of the others says there is more to hover.
   const std::string kept =
       notes.size() > 1 ? fmt::format(" (+{} more {})", notes.size() - 1, notes.size() == 2 ? "note" : "notes") : "";
-  draw_folded_bands({{notes[0], notes_text(*result), info_color(), series_color(0), "run_notes", kept}}, width);
+  return {{notes[0], notes_text(*result), info_color(), series_color(0), "run_notes", kept}};
 }
+
+// Where the window is short of room the notes join the marks' line above the view, so the view keeps the line.
+std::vector<Band> bands_above_view(const AppState& state) {
+  std::vector<Band> bands = result_mark_bands(state);
+  if (window_is_short())
+    for (Band& band : notes_bands(state)) bands.push_back(std::move(band));
+  return bands;
+}
+std::vector<Band> bands_below_view(const AppState& state) {
+  return window_is_short() ? std::vector<Band>{} : notes_bands(state);
+}
+}  // namespace
+
+void draw_result_marks(const AppState& state, float width) { draw_folded_bands(bands_above_view(state), width); }
+
+float result_marks_height(const AppState& state, float width) {
+  return folded_bands_height(bands_above_view(state), width);
+}
+
+float run_notes_height(const AppState& state, float width) {
+  const std::vector<Band> bands = bands_below_view(state);
+  // With the item spacing before them (after the view).
+  return bands.empty() ? 0 : folded_bands_height(bands, width) + ImGui::GetStyle().ItemSpacing.y;
+}
+
+void draw_run_notes(const AppState& state, float width) { draw_folded_bands(bands_below_view(state), width); }
 
 }  // namespace dlsys::gui

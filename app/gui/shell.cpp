@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "app/gui/figure_size.h"
+#include "app/gui/folded_band.h"
 #include "app/gui/play_pace.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell_parts.h"
@@ -81,7 +82,7 @@ void draw_view_area(AppState& state, float height) {
   ImGui::BeginChild("view_area", {0, height}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const float width = ImGui::GetContentRegionAvail().x;
   draw_result_marks(state, width);
-  const float notes_h = run_notes_height(state);
+  const float notes_h = run_notes_height(state, width);
   // Every visit to a step opens the view at its top (its main figure), not where the step before it was scrolled to:
   // the view is a new child window for each visit (ImGui 1.86 cannot set the next window's scroll).
   ImGui::PushID(state.lesson_index);
@@ -134,18 +135,23 @@ void draw_step_row(AppState& state) {
   }
 }
 
-// The caption; a long one scrolls in its own box rather than pushing the view off the window.
+// The caption; a long one scrolls in its own box rather than pushing the view off the window. Where the window is
+// short of room it folds to one line (whole on hover, or open after a click) so the view keeps the height.
 void draw_caption(const AppState& state, float max_height) {
   const Lesson& lesson = current_lesson(state);
   const int step = state.sessions[state.lesson_index].step;
   if (step >= static_cast<int>(lesson.step_count())) return;
   const std::string& caption = lesson.text().steps[step].caption;
-  const float height = ImGui::CalcTextSize(caption.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float width = ImGui::GetContentRegionAvail().x;
+  const Band band{caption, caption, 0, 0, "caption", ""};
+  if (band_folds(band)) return draw_folded_bands({band}, width);
+  const float height = ImGui::CalcTextSize(caption.c_str(), nullptr, false, width).y;
   const bool boxed = height > max_height;
   if (boxed) ImGui::BeginChild("caption", {0, max_height}, false);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(caption.c_str());
   ImGui::PopTextWrapPos();
+  fold_band_on_click(band);
   if (boxed) ImGui::EndChild();
 }
 
@@ -160,8 +166,9 @@ float controls_column_width(const AppState& state, float page_w) {
 // The least height of the body: the view's least height and what stands around it (the tabs, the marks, the notes).
 float min_body_height(const AppState& state) {
   const bool tabs = state.panels_shown() && controls_column_width(state, ImGui::GetContentRegionAvail().x) == 0;
-  return view_min_height() + (tabs ? ImGui::GetFrameHeightWithSpacing() : 0) + result_marks_height(state) +
-         run_notes_height(state) + 2 * ImGui::GetStyle().ItemSpacing.y;
+  const float width = ImGui::GetContentRegionAvail().x;
+  return view_min_height() + (tabs ? ImGui::GetFrameHeightWithSpacing() : 0) + result_marks_height(state, width) +
+         run_notes_height(state, width) + 2 * ImGui::GetStyle().ItemSpacing.y;
 }
 
 void draw_body(AppState& state, float height) {

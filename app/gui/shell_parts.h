@@ -49,15 +49,16 @@ void draw_keys_help(AppState& state);
 // The line at the bottom: backend chip, what just happened (or the keys), frame rate.
 void draw_status_bar(AppState& state, float y, float width, float height);
 
-// Above the view, in one line of `width` they share, cut to fit with the whole text on hover: a mark when the last
-// run used other parameters; where and when a run opened from a file was recorded (until the next run replaces it);
-// and, on steps that show a measurement, one sentence when other programs competed for the cores during the run.
+// Above the view, in one line of `width` they share, cut to fit with the whole text on hover or a click: a mark when
+// the last run used other parameters; where and when a run opened from a file was recorded (until the next run
+// replaces it); and, on steps that show a measurement, one sentence when other programs competed for the cores.
 void draw_result_marks(const AppState& state, float width);
 std::string recorded_run_label(const RunResult& result);
-float result_marks_height(const AppState& state);
-// Below the view: the run's own notes, folded into one line (the first note and how many more; all on hover).
-// The height the notes take under the view, with the spacing around them.
-float run_notes_height(const AppState& state);
+float result_marks_height(const AppState& state, float width);
+// Below the view: the run's own notes, folded into one line (the first note and how many more; all on hover); on the
+// marks' line instead where the window is short of room. The height the notes take under the view, with the spacing
+// around them.
+float run_notes_height(const AppState& state, float width);
 void draw_run_notes(const AppState& state, float width);
 
 }  // namespace dlsys::gui

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "app/gui/theme.h"
+
 namespace dlsys::gui {
 
 namespace {
@@ -40,7 +42,8 @@ void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std:
                      {"rect", rect_json(min, max)},
                      {"frame", rect_json(frame_min, frame_max)},
                      {"colors", hex},
-                     {"text_rows", text_rows}});
+                     {"text_rows", text_rows},
+                     {"text_scale", ui_scale()}});
 }
 
 void write_widget_rects(const nlohmann::json& state) {

@@ -22,7 +22,7 @@ void note_last_item(const std::string& name);
 // (`frame`), and the colours of what it draws, so a test can look for them in a screenshot and check that the figure
 // is whole on screen.
 // `text_rows`: a diagram or bar chart built of rows of text, whose height follows the text size (it cannot shrink
-// to fit the view as a plot's axes can).
+// to fit the view as a plot's axes can). The size its text is drawn at (ui_scale(): 1 is the 1x text) is recorded too.
 void note_plot_area(const std::string& title, ImVec2 min, ImVec2 max, const std::vector<ImU32>& colors,
                     ImVec2 frame_min, ImVec2 frame_max, bool text_rows = false);
 

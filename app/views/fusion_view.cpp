@@ -6,8 +6,10 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/bar_chart.h"
@@ -56,10 +58,15 @@ ImU32 op_color(OpKind kind) {
 
 bool reaches_memory(OpKind kind) { return kind == OpKind::Read || kind == OpKind::Write; }
 
+// The width of a sequence's boxes in one row: a gap after each box, two more between launches.
+float one_row_width(const OpSequence& seq, float box_width, float gap) {
+  return float(seq.ops.size()) * (box_width + gap) + 2 * gap * float(seq.launch_names.size() - 1) - gap;
+}
+
 // One way of computing an element as a row of boxes, one per operation, grouped under their kernel launch; the
 // first `shown` operations are drawn strong, the last of them outlined (the one being done) unless every operation
-// is shown, the rest faint.
-void draw_sequence(const OpSequence& seq, int shown, float box_width) {
+// is shown, the rest faint. Where `wrap_rows`, a launch that does not fit the width left continues on a row below.
+void draw_sequence(const OpSequence& seq, int shown, float box_width, bool wrap_rows) {
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   int memory_done = 0, launches_done = 0;
@@ -70,16 +77,20 @@ void draw_sequence(const OpSequence& seq, int shown, float box_width) {
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted(seq.name.c_str());
   ImGui::PopFont();
+  const float gap = 8 * s, bracket = line + 6 * s, wrap = box_width - 10 * s;
+  // In one row, the line under the name wraps at the row's width: the whole sequence grows with its text.
+  ImGui::PushTextWrapPos(wrap_rows ? 0 : ImGui::GetCursorPosX() + one_row_width(seq, box_width, gap));
   ImGui::TextWrapped("memory operations %d of %d, launches %d of %d, %g B per element", memory_done, seq.memory_ops,
                      launches_done, int(seq.launch_names.size()), seq.bytes_per_element);
+  ImGui::PopTextWrapPos();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float gap = 8 * s, bracket = line + 6 * s, wrap = box_width - 10 * s;
   // As tall as the longest words need at this width and text size.
   float height = 2.2f * line;
   for (const ElementOp& op : seq.ops)
     height = std::max(height, ImGui::CalcTextSize(op.what.c_str(), nullptr, false, wrap).y + 1.2f * line);
   // A launch that does not fit in what is left of the row starts a new row (at large text sizes).
-  const float right = origin.x + ImGui::GetContentRegionAvail().x, row_height = bracket + height + 10 * s;
+  const float right = wrap_rows ? origin.x + ImGui::GetContentRegionAvail().x : FLT_MAX;
+  const float row_height = bracket + height + 10 * s;
   float x = origin.x, top = origin.y, widest = 0;
   int launch = -1;
   float launch_start = x;
@@ -127,14 +138,53 @@ void draw_sequence(const OpSequence& seq, int shown, float box_width) {
   ImGui::Dummy({widest, top - origin.y + row_height});
 }
 
-void key_entry(ImU32 color, const char* meaning) {
+// The unfused and the fused sequence, one above the other, or side by side (`beside`) where the window is short of
+// room: the diagram is then half as tall and keeps its text large (its fitted text shrinks it to the width instead).
+// Returns the right edge (screen x) the key under them wraps at.
+float draw_sequences(const OpSequence& unfused, const OpSequence& fused, int shown, bool beside) {
+  const float s = ui_scale(), avail = ImGui::GetContentRegionAvail().x;
+  // Never narrower than the longest word; stacked, seven boxes and the gaps between them across the width, and side
+  // by side as narrow as the words allow, so the diagram's size follows its text alone.
+  float widest_word = 0;
+  for (const char* word : {"register", "(from", "cache)", "max(t,", "write", "x1[i]"})
+    widest_word = std::max(widest_word, ImGui::CalcTextSize(word).x);
+  const float least_box = widest_word + 14 * s;
+  if (!beside) {
+    const float box = std::clamp((avail - 10 * 8 * s) / float(unfused.ops.size()), least_box, 190 * s);
+    draw_sequence(unfused, shown, box, true);
+    ImGui::Spacing();
+    draw_sequence(fused, shown, box, true);
+    return ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  }
+  ImGui::BeginGroup();
+  draw_sequence(unfused, shown, least_box, false);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, 24 * s);
+  ImGui::BeginGroup();
+  draw_sequence(fused, shown, least_box, false);
+  ImGui::EndGroup();
+  return ImGui::GetItemRectMax().x;
+}
+
+// The colours' meanings, side by side, on as many lines as the width to `right` (screen x) needs.
+void draw_key(float right) {
   const float s = ui_scale(), h = ImGui::GetTextLineHeight();
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  ImGui::GetWindowDrawList()->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, color, 3 * s);
-  ImGui::Dummy({h + 6 * s, h});
-  ImGui::SameLine(0, 0);
-  ImGui::TextUnformatted(meaning);
-  ImGui::SameLine(0, 18 * s);
+  const std::pair<OpKind, const char*> entries[] = {{OpKind::Read, "read from main memory"},
+                                                    {OpKind::Write, "written to main memory"},
+                                                    {OpKind::Cached, "read from cache"},
+                                                    {OpKind::Register, "kept in a register"},
+                                                    {OpKind::Compute, "arithmetic"}};
+  for (const auto& [kind, meaning] : entries) {
+    if (kind != OpKind::Read) {
+      ImGui::SameLine(0, 18 * s);
+      if (ImGui::GetCursorScreenPos().x + h + 6 * s + ImGui::CalcTextSize(meaning).x > right) ImGui::NewLine();
+    }
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, op_color(kind), 3 * s);
+    ImGui::Dummy({h + 6 * s, h});
+    ImGui::SameLine(0, 0);
+    ImGui::TextUnformatted(meaning);
+  }
 }
 
 void draw_traffic_step(const ViewContext& ctx) {
@@ -149,26 +199,13 @@ void draw_traffic_step(const ViewContext& ctx) {
   const std::string title =
       fmt::format("y = ReLU(x + b), x of shape B x C, {} bias: the operations one element goes through.",
                   steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
+  const bool beside = window_is_short();
   begin_fitted_figure(title);
   ImGui::TextWrapped("%s", title.c_str());
   ImGui::Spacing();
-  const float s = ui_scale();
-  const float avail = ImGui::GetContentRegionAvail().x;
-  // Seven boxes and the gaps between them across the width, but never narrower than the longest word.
-  float widest_word = 0;
-  for (const char* word : {"register", "(from", "cache)", "max(t,", "write", "x1[i]"})
-    widest_word = std::max(widest_word, ImGui::CalcTextSize(word).x);
-  const float box = std::clamp((avail - 10 * 8 * s) / float(unfused.ops.size()), widest_word + 14 * s, 190 * s);
-  draw_sequence(unfused, shown, box);
+  const float key_right = draw_sequences(unfused, fused, shown, beside);
   ImGui::Spacing();
-  draw_sequence(fused, shown, box);
-  ImGui::Spacing();
-  key_entry(op_color(OpKind::Read), "read from main memory");
-  key_entry(op_color(OpKind::Write), "written to main memory");
-  key_entry(op_color(OpKind::Cached), "read from cache");
-  key_entry(op_color(OpKind::Register), "kept in a register");
-  key_entry(op_color(OpKind::Compute), "arithmetic");
-  ImGui::NewLine();
+  draw_key(key_right);
   end_figure(title);
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;
@@ -238,8 +275,8 @@ void draw_cos_step(const ViewContext& ctx) {
     const float s = ui_scale();
     const float box = std::clamp((ImGui::GetContentRegionAvail().x - 80 * s) / 7.0f,
                                  ImGui::CalcTextSize("register").x + 14 * s, 170 * s);
-    draw_sequence(steps->cos_unfused, int(steps->cos_unfused.ops.size()), box);
-    draw_sequence(steps->cos_fused, int(steps->cos_fused.ops.size()), box);
+    draw_sequence(steps->cos_unfused, int(steps->cos_unfused.ops.size()), box, true);
+    draw_sequence(steps->cos_fused, int(steps->cos_fused.ops.size()), box, true);
   }
 
   ImGui::Spacing();

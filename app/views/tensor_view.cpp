@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/view.h"
@@ -90,8 +91,18 @@ int owner_of(const LinearSplitRecord& split, int row, int col) {
   return -1;
 }
 
-// x and W as a whole, coloured by the rank that receives each part, with which rank gets what underneath.
-void draw_whole(const LinearSplitRecord& split) {
+// Which rank gets what, one line per rank.
+void draw_shard_legend(const LinearSplitRecord& split) {
+  for (std::size_t k = 0; k < split.ranks.size(); ++k) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(rank_color(int(k))), "rank %d", int(k));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(shard_text(split.ranks[k], split.column).c_str());
+  }
+}
+
+// x and W as a whole, coloured by the rank that receives each part, with which rank gets what underneath, or beside
+// W where the window is short of room (the diagram is then two lines shorter and keeps its text larger).
+void draw_whole(const LinearSplitRecord& split, bool legend_beside) {
   const int n = static_cast<int>(tensor::kCourseDim);
   const std::vector<float> x = tensor::course_x(), w = tensor::course_w();
   const std::string title = fmt::format("{}-split linear layer: x and W, coloured by the rank that gets each part",
@@ -102,11 +113,13 @@ void draw_whole(const LinearSplitRecord& split) {
     return rank_color(owner_of(split, c, 0));
   });
   draw_numbers("W (4 x 4); y = x W", w, n, n, [&](int r, int c) { return rank_color(owner_of(split, r, c)); });
-  for (std::size_t k = 0; k < split.ranks.size(); ++k) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(rank_color(int(k))), "rank %d", int(k));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(shard_text(split.ranks[k], split.column).c_str());
+  if (legend_beside) {
+    ImGui::SameLine(0, 0.6f * cell_size());
+    ImGui::BeginGroup();
+    ImGui::NewLine();  // level with W's first row, under its title
   }
+  draw_shard_legend(split);
+  if (legend_beside) ImGui::EndGroup();
   end_figure(title);
 }
 
@@ -144,11 +157,12 @@ void draw_rank_part(const LinearSplitRecord& split, int k) {
 
 // The whole x and W, then each rank's part: beside them where the width allows, else underneath.
 void draw_split(const LinearSplitRecord& split) {
-  const float gap = 1.5f * cell_size();
-  float needed = std::max(4 * cell_size(), ImGui::CalcTextSize("rank 0  rows 0-1 of W, x[0:2]").x);
+  const float gap = 1.5f * cell_size(), legend_w = ImGui::CalcTextSize("rank 0  rows 0-1 of W, x[0:2]").x;
+  const bool legend_beside = window_is_short();
+  float needed = legend_beside ? 4.6f * cell_size() + legend_w : std::max(4 * cell_size(), legend_w);
   for (const RankLinearRecord& r : split.ranks) needed += gap + rank_part_width(split, r);
   const bool beside = needed <= ImGui::GetContentRegionAvail().x;
-  draw_whole(split);
+  draw_whole(split, legend_beside);
   for (int k = 0; k < int(split.ranks.size()); ++k) {
     if (beside || k > 0) ImGui::SameLine(0, gap);
     draw_rank_part(split, k);

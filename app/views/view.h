@@ -80,9 +80,10 @@ inline constexpr float kSecondFigureShare = 0.6f;
 // as plots and timelines are (`--widget-rects`), so the figure rule measures it like them.
 void begin_figure();
 void end_figure(const std::string& title);
-// The same for a diagram built of rows of text (end it with end_figure(title)): where it is taller than the view
-// (large text), it draws its text smaller, never under the 1x text size, until it can be seen whole. The scale is
-// kept per title and corrected from each frame's height, so the first frame after a change may still be too tall.
+// The same for a diagram built of rows of text (end it with end_figure(title)): where it is taller than the view or
+// wider than what is left of its line (large text), it draws its text smaller until it can be seen whole (at 2x text
+// in 1280x720 never under the 1x text size: diagrams take flatter layouts where the window is short). The scale is
+// kept per title and corrected from each frame's size, so the first frame after a change may still be too large.
 void begin_fitted_figure(const std::string& title);
 
 // Steps that show several measured runs' timelines fit each to its own run by default (one slow run does not shrink
@@ -96,7 +97,8 @@ TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timelin
 void draw_note(const std::string& text);
 void draw_heading(const std::string& text);
 // A band the reader cannot miss, in the warning colour with a stripe on its left: what disturbed a run, or what
-// qualifies its numbers. The text wraps inside it; the cursor ends under it.
+// qualifies its numbers. The text wraps inside it; where the window is short of room it folds to one line (whole on
+// hover or after a click: folded_band.h). The cursor ends under it.
 void draw_warning_band(const std::string& text);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/gui/figure_size.h"
+#include "app/gui/folded_band.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "app/views/view.h"
@@ -62,8 +63,9 @@ std::string g_fitting;                         // the title of the fitted figure
 // sizes (it starts again from 1 when either changes), so a figure whose rows rewrap as its text shrinks cannot flip
 // between two layouts from frame to frame.
 constexpr float kFitTarget = 0.95f;
-// The least text a fitted figure draws, in units of the 1x text: the diagrams of tensor step 1 and fusion step 1
-// need 0.75 of it to be seen whole in a 1280x720 window at 2x text.
+// The least text a fitted figure draws, in units of the 1x text. In a 1280x720 window at 2x text every diagram is
+// seen whole with text at least as large as the 1x text (they take flatter layouts there: figure_rule.py checks);
+// smaller windows may need less.
 constexpr float kLeastFitText = 0.75f;
 
 // The text scale to draw a fitted figure with this frame.
@@ -72,13 +74,18 @@ float fit_scale_now(FitScale& fit) {
   return fit.scale;
 }
 
-// The next frame's scale for a fitted figure that was `height_pt` tall: its height is nearly in proportion to its
-// text, so the scale shrinks by the ratio of the view to the height, never under kLeastFitText of the 1x text.
-void correct_fit_scale(FitScale& fit, float height_pt) {
-  if (height_pt <= view_height()) return;
+// The next frame's scale for a fitted figure that took `size` where `room` was left (the view's height, the width to
+// the view's right edge): its size is nearly in proportion to its text, so the scale shrinks by the ratio of the
+// room to the size, never under kLeastFitText of the 1x text.
+void correct_fit_scale(FitScale& fit, ImVec2 size, ImVec2 room) {
+  const float ratio = std::min(room.y / size.y, (room.x + 1) / size.x);  // a point of rounding
+  if (ratio >= 1) return;
   const float least = std::min(1.0f, kLeastFitText / fit.text_scale);
-  fit.scale = std::clamp(fit.scale * kFitTarget * view_height() / height_pt, least, 1.0f);
+  fit.scale = std::clamp(fit.scale * kFitTarget * ratio, least, 1.0f);
 }
+
+// The width from `left` to the right edge of the window's content.
+float width_right_of(float left) { return ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x - left; }
 }  // namespace
 
 void begin_figure() { ImGui::BeginGroup(); }
@@ -94,13 +101,13 @@ void begin_fitted_figure(const std::string& title) {
 void end_figure(const std::string& title) {
   ImGui::EndGroup();
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  note_plot_area(title, min, max, {}, min, max, true);  // with the size of the text it was drawn with
   if (!g_fitting.empty()) {
     ImGui::SetWindowFontScale(1.0f);
     set_figure_text_scale(1.0f);
-    correct_fit_scale(g_fit_scales[g_fitting], max.y - min.y);
+    correct_fit_scale(g_fit_scales[g_fitting], {max.x - min.x, max.y - min.y}, {width_right_of(min.x), view_height()});
     g_fitting.clear();
   }
-  note_plot_area(title, min, max, {}, min, max, true);
 }
 
 void set_figure_mode(bool figure) { g_figure = figure; }
@@ -125,18 +132,8 @@ void draw_note(const std::string& text) {
 }
 
 void draw_warning_band(const std::string& text) {
-  const float s = ui_scale(), width = ImGui::GetContentRegionAvail().x, pad = 6 * s;
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  const float h = ImGui::CalcTextSize(text.c_str(), nullptr, false, width - 2 * pad).y + pad;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(pos, {pos.x + width, pos.y + h}, with_alpha(warning_color(), 0.18f), 3 * s);
-  draw->AddRectFilled(pos, {pos.x + 3 * s, pos.y + h}, warning_color());
-  ImGui::SetCursorScreenPos({pos.x + pad, pos.y + pad / 2});
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 2 * pad);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::SetCursorScreenPos({pos.x, pos.y + h + 4 * s});
-  ImGui::Dummy({0, 0});
+  draw_band({text, text, with_alpha(warning_color(), 0.18f), warning_color(), "warning_band", ""},
+            ImGui::GetContentRegionAvail().x);
 }
 
 void draw_heading(const std::string& text) {
