@@ -82,12 +82,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   run.progress(fmt::format("prefill GEMM, {} tokens x {} x {} (cuBLAS)", tokens, d, d));
   const TimingStats t =
       matmul::cuda::run(matmul::cuda::Variant::Cublas, s, a.data(), b.data(), c.data(), options_of(run));
-  RoofPoint p = roof_point(
-      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
-      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
-  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
-  p.error_tolerance = matmul::error_tolerance(s);
-  m.roof_points.push_back(std::move(p));
+  m.roof_points.push_back(prefill_point(s, t, a.data(), b.data(), c.data()));
 }
 
 }  // namespace

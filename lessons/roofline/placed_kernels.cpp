@@ -126,12 +126,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   probe_fma_peak(run);
   run.progress(fmt::format("prefill GEMM, {} tokens x {} x {}", tokens, d, d));
   const TimingStats t = run.time([&] { matmul::v3_blas(s, a.data(), b.data(), c.data(), run.threads); });
-  RoofPoint p = roof_point(
-      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
-      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
-  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
-  p.error_tolerance = matmul::error_tolerance(s);
-  m.roof_points.push_back(std::move(p));
+  m.roof_points.push_back(prefill_point(s, t, a.data(), b.data(), c.data()));
 }
 
 }  // namespace
@@ -183,6 +178,15 @@ double sampled_matmul_error(const matmul::Shape& s, const float* a, const float*
     worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
   }
   return worst;
+}
+
+RoofPoint prefill_point(const matmul::Shape& s, const TimingStats& t, const float* a, const float* b, const float* c) {
+  RoofPoint p = roof_point(
+      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", s.m, s.k, s.n),
+      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
+  p.max_rel_err = sampled_matmul_error(s, a, b, c);
+  p.error_tolerance = matmul::error_tolerance(s);
+  return p;
 }
 
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m) {
