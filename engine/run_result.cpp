@@ -11,6 +11,13 @@ namespace dlsys {
 using json = nlohmann::ordered_json;
 
 namespace {
+
+// The fields of a series, a timeline and a span that stand under their own names, in the file's order; a series' id,
+// a span's direction (both added later, read when present) and the arrays go apart.
+DLSYS_VALUES_PART(SeriesLabels, Series, name, role, x_label, x_unit, y_label, y_unit)
+DLSYS_VALUES_PART(TimelineHead, Timeline, name, source, mode, time_unit, lanes)
+DLSYS_VALUES_PART(SpanFields, TimelineSpan, lane, start, end, kind, micro_batch, chunk, label)
+
 json values_json(const std::shared_ptr<const LessonValues>& values) {
   return values ? values->to_json() : json::object();
 }
@@ -47,33 +54,24 @@ json to_json(const RunResult& r) {
   for (const auto& s : r.series) {
     json points = json::array();
     for (const auto& p : s.points) points.push_back({p.x, p.y, p.y_min, p.y_max});
-    out["series"].push_back({{"id", s.id},
-                             {"name", s.name},
-                             {"role", s.role},
-                             {"x_label", s.x_label},
-                             {"x_unit", s.x_unit},
-                             {"y_label", s.y_label},
-                             {"y_unit", s.y_unit},
-                             {"points", points}});
+    json series = {{"id", s.id}};
+    SeriesLabels::write(series, s);
+    series["points"] = std::move(points);
+    out["series"].push_back(std::move(series));
   }
   out["timeline"] = json::array();
   for (const auto& t : r.timelines) {
     json spans = json::array();
-    for (const auto& s : t.spans)
-      spans.push_back({{"lane", s.lane},
-                       {"start", s.start},
-                       {"end", s.end},
-                       {"kind", s.kind},
-                       {"micro_batch", s.micro_batch},
-                       {"chunk", s.chunk},
-                       {"label", s.label},
-                       {"direction", s.direction}});
-    out["timeline"].push_back({{"name", t.name},
-                               {"source", t.source},
-                               {"mode", t.mode},
-                               {"time_unit", t.time_unit},
-                               {"lanes", t.lanes},
-                               {"spans", spans}});
+    for (const auto& s : t.spans) {
+      json span = json::object();
+      SpanFields::write(span, s);
+      span["direction"] = s.direction;
+      spans.push_back(std::move(span));
+    }
+    json timeline = json::object();
+    TimelineHead::write(timeline, t);
+    timeline["spans"] = std::move(spans);
+    out["timeline"].push_back(std::move(timeline));
   }
   json memory = json::object();
   memory["peak_bytes"] = r.memory_peak_bytes;
@@ -121,12 +119,7 @@ void read_backend(const json& b, Provenance& p) {
 Series read_series(const json& s) {
   Series series;
   read_key_or(s, "id", series.id, std::string());
-  read_key(s, "name", series.name);
-  read_key(s, "role", series.role);
-  read_key(s, "x_label", series.x_label);
-  read_key(s, "x_unit", series.x_unit);
-  read_key(s, "y_label", series.y_label);
-  read_key(s, "y_unit", series.y_unit);
+  SeriesLabels::read(s, series);
   std::vector<std::vector<double>> points;
   read_key(s, "points", points);
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -140,11 +133,7 @@ Series read_series(const json& s) {
 
 Timeline read_timeline(const json& t) {
   Timeline timeline;
-  read_key(t, "name", timeline.name);
-  read_key(t, "source", timeline.source);
-  read_key(t, "mode", timeline.mode);
-  read_key(t, "time_unit", timeline.time_unit);
-  read_key(t, "lanes", timeline.lanes);
+  TimelineHead::read(t, timeline);
   json spans;
   read_key(t, "spans", spans);
   if (!spans.is_array()) throw JsonKeyError("spans", "expected an array");
@@ -152,13 +141,7 @@ Timeline read_timeline(const json& t) {
     const json& s = spans[i];
     TimelineSpan span;
     try {
-      read_key(s, "lane", span.lane);
-      read_key(s, "start", span.start);
-      read_key(s, "end", span.end);
-      read_key(s, "kind", span.kind);
-      read_key(s, "micro_batch", span.micro_batch);
-      read_key(s, "chunk", span.chunk);
-      read_key(s, "label", span.label);
+      SpanFields::read(s, span);
       read_key_or(s, "direction", span.direction, 0);
     } catch (const JsonKeyError& e) {
       throw e.within(fmt::format("spans[{}]", i));

@@ -86,28 +86,32 @@ TEST_CASE("the logged steps, messages and bytes of the busiest rank equal the cl
 
 TEST_CASE("the closed forms, exactly") {
   const double s = 1 << 20;
-  // N = 8, a power of two: log2 N = 3.
+  struct Expected {
+    Algorithm algorithm;
+    int n;
+    int steps;
+    double model_bytes;
+  };
+  const Expected all_reduce[] = {
+      // N = 8, a power of two: log2 N = 3.
+      {Algorithm::RecursiveDoubling, 8, 3, 3 * s},
+      {Algorithm::Rabenseifner, 8, 6, 2.0 * 7 / 8 * s},
+      {Algorithm::Direct, 8, 14, 2.0 * 7 / 8 * s},
+      {Algorithm::Ring, 8, 14, 2.0 * 7 / 8 * s},
+      // N = 6: p = 4, the fold-in adds 2 steps and S in, S out on the critical path.
+      {Algorithm::RecursiveDoubling, 6, 4, 4 * s},
+      {Algorithm::Rabenseifner, 6, 6, 1.5 * s + 2 * s},
+  };
+  for (const Expected& e : all_reduce) {
+    INFO("n=", e.n, " algo=", algorithm_name(e.algorithm));
+    const CollectiveCost cost = collective_cost(Op::AllReduce, e.algorithm, e.n, s);
+    CHECK(cost.steps == e.steps);
+    CHECK(cost.model_bytes == e.model_bytes);
+  }
   const CollectiveCost rd = collective_cost(Op::AllReduce, Algorithm::RecursiveDoubling, 8, s);
-  CHECK(rd.steps == 3);
-  CHECK(rd.model_bytes == 3 * s);
-  CHECK(rd.bytes_sent_per_rank == 3 * s);
-  const CollectiveCost rab = collective_cost(Op::AllReduce, Algorithm::Rabenseifner, 8, s);
-  CHECK(rab.steps == 6);
-  CHECK(rab.model_bytes == 2.0 * 7 / 8 * s);
-  const CollectiveCost direct = collective_cost(Op::AllReduce, Algorithm::Direct, 8, s);
-  CHECK(direct.steps == 14);
-  CHECK(direct.model_bytes == 2.0 * 7 / 8 * s);
   const CollectiveCost ring = collective_cost(Op::AllReduce, Algorithm::Ring, 8, s);
-  CHECK(ring.steps == 14);
-  CHECK(ring.model_bytes == direct.model_bytes);
-  // N = 6: p = 4, the fold-in adds 2 steps and S in, S out on the critical path.
-  const CollectiveCost rd6 = collective_cost(Op::AllReduce, Algorithm::RecursiveDoubling, 6, s);
-  CHECK(rd6.steps == 4);
-  CHECK(rd6.model_bytes == 4 * s);
-  CHECK(rd6.bytes_sent_per_rank == 3 * s);
-  const CollectiveCost rab6 = collective_cost(Op::AllReduce, Algorithm::Rabenseifner, 6, s);
-  CHECK(rab6.steps == 6);
-  CHECK(rab6.model_bytes == 1.5 * s + 2 * s);
+  CHECK(rd.bytes_sent_per_rank == 3 * s);
+  CHECK(collective_cost(Op::AllReduce, Algorithm::RecursiveDoubling, 6, s).bytes_sent_per_rank == 3 * s);
   // Alpha-beta times: 2 us per step, 10 GB/s (1e4 bytes per us).
   CHECK(model_time_us(rd, 2, 10) == doctest::Approx(3 * 2 + 3 * s / 1e4));
   CHECK(model_time_us(ring, 2, 10) == doctest::Approx(14 * 2 + 1.75 * s / 1e4));

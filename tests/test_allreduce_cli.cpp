@@ -27,9 +27,7 @@ bool has_note(const nlohmann::json& json, const std::string& text) {
 }  // namespace
 
 TEST_CASE("allreduce: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_allreduce(sets), expected);
-  };
+  const auto check = testing::refusal_check("allreduce");
   check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
   check({"n=-3"}, "parameter 'n'");
   check({"bytes=0"}, "parameter 'bytes': value '0' is not allowed (out of range)");
@@ -201,9 +199,7 @@ TEST_CASE("allreduce lesson: seven steps, and the theory card names its outside 
 }
 
 TEST_CASE("allreduce: the crossbar algorithms are refused where they cannot run") {
-  const auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_allreduce(sets), expected);
-  };
+  const auto check = testing::refusal_check("allreduce");
   check({"algo=tree"}, "one of: ring, naive, library, recursive_doubling, rabenseifner, direct");
   check({"algo=recursive_doubling", "n=9"},
         "parameter 'n': value '9' is not allowed with algo 'recursive_doubling' (a link between every pair of ranks); "

@@ -25,17 +25,13 @@ testing::CliOutcome run_ddp(const std::vector<std::string>& sets, bool json = tr
 
 // A model small enough to train in a blink: 2 layers of width 32 (4096 weights, 16 KiB of gradient).
 std::vector<std::string> small(std::vector<std::string> more = {}) {
-  std::vector<std::string> sets{"layers=2", "width=32", "batch=16", "bucket=4KiB", "steps=1"};
-  sets.insert(sets.end(), more.begin(), more.end());
-  return sets;
+  return testing::with_sets({"layers=2", "width=32", "batch=16", "bucket=4KiB", "steps=1"}, more);
 }
 
 }  // namespace
 
 TEST_CASE("ddp: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_ddp(sets), expected);
-  };
+  const auto check = testing::refusal_check("ddp");
   check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
   check({"bucket=0"}, "parameter 'bucket': value '0' is not allowed");
   check({"bucket=0B"}, "parameter 'bucket'");

@@ -27,17 +27,29 @@ double max_abs_difference(const std::vector<float>& a, const std::vector<float>&
   return worst;
 }
 
+// Both decoders over the same random weights (from `seed`), each with room for `tokens`, and a logits buffer each.
+struct DecoderPair {
+  DecoderPair(const Shape& shape, int tokens, std::uint32_t seed)
+      : weights(make_random_weights(shape, tokens, ledger, seed)),
+        cached(shape, weights, ledger, tokens),
+        recompute(shape, weights, ledger, tokens),
+        a(shape.vocab),
+        b(shape.vocab) {}
+  MemoryLedger ledger;
+  const Weights weights;
+  CachedDecoder cached;
+  RecomputeDecoder recompute;
+  std::vector<float> a, b;  // the cached and the recomputing logits
+};
+
 }  // namespace
 
 TEST_CASE("cached and recomputing decoders match the double reference step by step") {
   for (const Shape shape : {Shape{48, 3, 6, 2, 37}, Shape{40, 2, 5, 5, 19}, Shape{32, 1, 4, 1, 11}}) {
     INFO("d_model " << shape.d_model << ", heads " << shape.heads << ", kv_heads " << shape.kv_heads);
     const int tokens = 23;
-    MemoryLedger ledger;
-    const Weights weights = make_random_weights(shape, tokens, ledger, 7);
-    CachedDecoder cached(shape, weights, ledger, tokens);
-    RecomputeDecoder recompute(shape, weights, ledger, tokens);
-    std::vector<float> a(shape.vocab), b(shape.vocab);
+    DecoderPair pair(shape, tokens, 7);
+    auto& [ledger, weights, cached, recompute, a, b] = pair;
     std::vector<int> prefix{1};
     double worst = 0;
     for (int step = 0; step < tokens; ++step) {
@@ -58,11 +70,8 @@ TEST_CASE("cached and recomputing decoders match the double reference step by st
 TEST_CASE("greedy generation gives the same tokens with and without the cache") {
   const Shape shape{64, 4, 4, 4, 256};
   const int tokens = 40;
-  MemoryLedger ledger;
-  const Weights weights = make_random_weights(shape, tokens, ledger, 3);
-  CachedDecoder cached(shape, weights, ledger, tokens);
-  RecomputeDecoder recompute(shape, weights, ledger, tokens);
-  std::vector<float> a(shape.vocab), b(shape.vocab);
+  DecoderPair pair(shape, tokens, 3);
+  auto& [ledger, weights, cached, recompute, a, b] = pair;
   int token_a = 1, token_b = 1;
   double worst = 0;
   std::vector<int> generated;

@@ -197,9 +197,7 @@ TEST_CASE("fusion: a small real run reports the documented keys, checked outputs
 }
 
 TEST_CASE("fusion: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(testing::run_lesson_captured("fusion", sets, false), expected);
-  };
+  const auto check = testing::refusal_check("fusion", false);
   check({"rows=0"}, "parameter 'rows': value '0' is not allowed");
   check({"cols=-5"}, "parameter 'cols'");
   check({"bias=half"}, "one of: broadcast, full");

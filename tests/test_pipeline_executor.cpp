@@ -83,17 +83,7 @@ TEST_CASE("every schedule's weight gradients equal one device over the whole bat
       const ExecutionResult r = execute_schedule(s, config, ledger, control);
       INFO(schedule_id(k.kind), " p=", k.p, " m=", k.m, " mode ", r.mode);
       CHECK(r.mode == (mode == ExecutionMode::Concurrent ? "concurrent" : "replayed"));
-      CHECK(r.grad_max_rel_err < 1e-4);
-      const auto problems = check_timing(s, r.timing, 0.0, 1e-6);
-      CHECK_MESSAGE(problems.empty(), (problems.empty() ? "" : problems.front()));
-      CHECK(r.timing.makespan > 0);
-      CHECK(r.timing.bubble_fraction() >= 0);
-      CHECK(r.timing.bubble_fraction() < 1);
-      CHECK(r.durations.f_us > 0);
-      REQUIRE(r.peak_activation_bytes.size() == std::size_t(k.p));
-      // Each device stashes at least its peak in-flight micro-batches' inputs and relu outputs.
-      const std::int64_t per_block_bytes = 2ll * config.microbatch_rows * config.hidden * 4;
-      for (int d = 0; d < k.p; ++d) CHECK(r.peak_activation_bytes[d] >= in_flight(r.timing, d).peak * per_block_bytes);
+      testing::check_executed(s, k.p, config, r, 1e-6);
       // Every stashed activation was released by the end of the step.
       for (int d = 0; d < k.p; ++d) CHECK(ledger.current_bytes(activation_tag(d)) == 0);
     }

@@ -266,9 +266,7 @@ TEST_CASE("roofline: a small real run reports the documented keys and one point 
 }
 
 TEST_CASE("roofline: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(testing::run_lesson_captured("roofline", sets, false), expected);
-  };
+  const auto check = testing::refusal_check("roofline", false);
   check({"k=0"}, "parameter 'k'");
   check({"k=1,2048"}, "parameter 'k'");
   check({"bytes=0"}, "parameter 'bytes'");

@@ -46,6 +46,16 @@ void check_round_trip(const json& written, const std::string& what) {
   }
 }
 
+// A sentence a CPU run of `lesson` does not write (GPU runs do, under measured.<key>): the run reads back without it,
+// and with `sentence` added by hand.
+void check_gpu_only_sentence(const std::string& lesson, const std::string& key, const std::string& sentence) {
+  json run = run_quick(lesson);
+  CHECK_FALSE(run["measured"].contains(key));
+  check_round_trip(run, lesson + " without " + key);
+  run["measured"][key] = sentence;
+  check_round_trip(run, lesson + " with " + key);
+}
+
 }  // namespace
 
 TEST_CASE("every lesson's quick run reads back from its JSON as typed values that write the same JSON") {
@@ -156,23 +166,12 @@ TEST_CASE("every run records where, when and by which version it was made") {
 TEST_CASE("the sentences only a GPU run writes read back too, and runs recorded before them still open") {
   // matmul's slope sentence and the pipelines' taking-turns sentence are written on the CUDA backend only; a CPU run
   // with them added by hand stands in for one, and the same run without them for a recording made before them.
-  json matmul = run_quick("matmul");
-  CHECK_FALSE(matmul["measured"].contains("slope_caveat"));
-  check_round_trip(matmul, "matmul without the slope sentence");
-  matmul["measured"]["slope_caveat"] = "The fitted slopes are far from 3";
-  check_round_trip(matmul, "matmul with the slope sentence");
-  json bubble = run_quick("bubble");
-  CHECK_FALSE(bubble["measured"].contains("serial_caveat"));
-  bubble["measured"]["serial_caveat"] = "The devices took turns";
-  check_round_trip(bubble, "bubble with the taking-turns sentence");
+  check_gpu_only_sentence("matmul", "slope_caveat", "The fitted slopes are far from 3");
+  check_gpu_only_sentence("bubble", "serial_caveat", "The devices took turns");
 }
 
 TEST_CASE("tensor's GPU scaling sentence reads back, and a run without it still opens") {
-  json tensor = run_quick("tensor");
-  CHECK_FALSE(tensor["measured"].contains("gpu_scaling_caveat"));
-  check_round_trip(tensor, "tensor without the GPU sentence");
-  tensor["measured"]["gpu_scaling_caveat"] = "On this GPU per-rank compute did not fall with t";
-  check_round_trip(tensor, "tensor with the GPU sentence");
+  check_gpu_only_sentence("tensor", "gpu_scaling_caveat", "On this GPU per-rank compute did not fall with t");
 }
 
 TEST_CASE("flash's figures per precision, which only a GPU run writes, read back too") {

@@ -20,14 +20,7 @@ using namespace dlsys::serving;
 namespace {
 
 ModelShape small_shape() {
-  ModelShape s;
-  s.d_model = 32;
-  s.layers = 3;
-  s.heads = 4;
-  s.mlp_dim = 128;
-  s.vocab = 64;
-  s.context = 96;
-  return s;
+  return {.d_model = 32, .layers = 3, .heads = 4, .mlp_dim = 128, .vocab = 64, .context = 96};
 }
 
 std::vector<Request> small_stream(int requests, double rate, std::uint64_t seed = 3) {
@@ -173,13 +166,7 @@ TEST_CASE("model backend: the CPU backend's slots serve, speculate and report th
 }
 
 TEST_CASE("model backend: the GPU model's device bytes, counted by hand") {
-  ModelShape s;
-  s.d_model = 8;
-  s.layers = 2;
-  s.heads = 2;
-  s.mlp_dim = 16;
-  s.vocab = 10;
-  s.context = 12;
+  const ModelShape s{.d_model = 8, .layers = 2, .heads = 2, .mlp_dim = 16, .vocab = 10, .context = 12};
   // Weights: embeddings 2 x 10 x 8 + positions 12 x 8 + one layer's 4 x 64 + 2 x 128 = 160 + 96 + 512 = 768 floats.
   // Caches: 3 slots x 1 layer x K and V x 12 positions x 8 = 576 floats. Scratch: max(5, 12) = 12 rows x
   // (6 x 8 + 16 + 10 + 2 heads x 12 + 4) = 12 x 102 = 1224. Total 2568 x 4 bytes.

@@ -21,19 +21,16 @@ testing::CliOutcome run_serving(const std::vector<std::string>& sets, bool json 
 
 // A model and stream small enough to serve in a blink.
 std::vector<std::string> small(std::vector<std::string> more = {}) {
-  std::vector<std::string> sets{"d_model=32",  "layers=2",      "context=64",      "requests=8",
-                                "prompt=8",    "mean_output=4", "max_output=16",   "rate=2000",
-                                "max_batch=4", "delay_ms=1",    "spec_requests=1", "kv_budget=64KiB"};
-  sets.insert(sets.end(), more.begin(), more.end());
-  return sets;
+  return testing::with_sets(
+      {"d_model=32", "layers=2", "context=64", "requests=8", "prompt=8", "mean_output=4", "max_output=16", "rate=2000",
+       "max_batch=4", "delay_ms=1", "spec_requests=1", "kv_budget=64KiB"},
+      more);
 }
 
 }  // namespace
 
 TEST_CASE("serving: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_serving(sets), expected);
-  };
+  const auto check = testing::refusal_check("serving");
   check({"rate=0"}, "parameter 'rate': value '0' is not allowed (out of range); allowed: a number from 0.01");
   check({"rate=-5"}, "parameter 'rate': value '-5' is not allowed");
   check({"max_batch=0"}, "parameter 'max_batch': value '0' is not allowed (out of range); allowed: an integer from 1");

@@ -22,9 +22,7 @@ testing::CliOutcome run_tensor(const std::vector<std::string>& sets, bool json =
 
 // A layer small enough to run in a blink: s b h = 16 x 2 x 64 = 2048, a = 4.
 std::vector<std::string> small(std::vector<std::string> more = {}) {
-  std::vector<std::string> sets{"hidden=64", "heads=4", "seq=16", "batch=2", "hidden_sweep=32", "repeats=1"};
-  sets.insert(sets.end(), more.begin(), more.end());
-  return sets;
+  return testing::with_sets({"hidden=64", "heads=4", "seq=16", "batch=2", "hidden_sweep=32", "repeats=1"}, more);
 }
 
 bool has_note(const nlohmann::json& json, const std::string& text) {
@@ -36,9 +34,7 @@ bool has_note(const nlohmann::json& json, const std::string& text) {
 }  // namespace
 
 TEST_CASE("tensor: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_tensor(sets), expected);
-  };
+  const auto check = testing::refusal_check("tensor");
   check({"t=0"}, "parameter 't': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
   check({"heads=16", "hidden=1536", "t=3"},
         "parameter 't': value '3' is not allowed with heads = 16 (each rank keeps whole attention heads); allowed: a "

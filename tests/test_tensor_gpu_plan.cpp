@@ -209,11 +209,7 @@ TEST_CASE("tensor comparison from host copies: equal to the layer's own, and a N
   SingleThreadedBlas blas;
   MemoryLedger ledger;
   const LayerShape shape{.batch = 2, .seq = 4, .hidden = 8, .heads = 2, .ranks = 2, .sequence_parallel = true};
-  LayerShape unsharded = shape;
-  unsharded.ranks = 1;
-  unsharded.sequence_parallel = false;
-  RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
-  reference.step();
+  const RankLayer<double> reference = stepped_reference_layer(shape, ledger);
   TensorParallelLayer layer(shape, ledger);
   layer.step();
   const std::vector<TensorError> direct = compare_with_reference(layer, reference);

@@ -81,11 +81,7 @@ namespace {
 
 std::vector<TensorError> run_and_compare(const LayerShape& shape, MemoryLedger& ledger) {
   SingleThreadedBlas blas;
-  LayerShape unsharded = shape;
-  unsharded.ranks = 1;
-  unsharded.sequence_parallel = false;
-  RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
-  reference.step();
+  const RankLayer<double> reference = stepped_reference_layer(shape, ledger);
   TensorParallelLayer layer(shape, ledger);
   layer.step();
   return compare_with_reference(layer, reference);
@@ -116,10 +112,7 @@ TEST_CASE("tensor: a wrong shard is caught by the comparison") {
   SingleThreadedBlas blas;
   MemoryLedger ledger;
   const LayerShape shape{.batch = 1, .seq = 4, .hidden = 8, .heads = 2, .ranks = 2};
-  LayerShape unsharded = shape;
-  unsharded.ranks = 1;
-  RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
-  reference.step();
+  const RankLayer<double> reference = stepped_reference_layer(shape, ledger);
   TensorParallelLayer layer(shape, ledger);
   const_cast<RankLayer<float>&>(layer.rank(1)).parameter(Parameter::W2)[3] += 0.5f;
   layer.step();
@@ -162,30 +155,27 @@ TEST_CASE("tensor: the double layer's gradients match finite differences") {
   grads.push_back({Parameter::Norms, copy(layer.grad_norms(), layer.parameter(Parameter::Norms).size())});
   const std::vector<double> dx = copy(layer.input_gradient(), dout.size());
   const double eps = 1e-6;
+  // The loss's central difference in one value (a weight or an input), the value put back after.
+  auto numeric_gradient = [&](double& value) {
+    const double keep = value;
+    value = keep + eps;
+    const double up = loss(layer, dout);
+    value = keep - eps;
+    const double down = loss(layer, dout);
+    value = keep;
+    return (up - down) / (2 * eps);
+  };
   for (Grad& g : grads) {
     std::span<double> p = layer.parameter(g.which);
     for (std::size_t i = 0; i < p.size(); ++i) {
-      const double keep = p[i];
-      p[i] = keep + eps;
-      const double up = loss(layer, dout);
-      p[i] = keep - eps;
-      const double down = loss(layer, dout);
-      p[i] = keep;
       CAPTURE(static_cast<int>(g.which));
       CAPTURE(i);
-      CHECK(g.analytic[i] == doctest::Approx((up - down) / (2 * eps)).epsilon(1e-6).scale(1.0));
+      CHECK(g.analytic[i] == doctest::Approx(numeric_gradient(p[i])).epsilon(1e-6).scale(1.0));
     }
   }
   std::span<double> x = layer.input();
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + eps;
-    const double up = loss(layer, dout);
-    x[i] = keep - eps;
-    const double down = loss(layer, dout);
-    x[i] = keep;
-    CHECK(dx[i] == doctest::Approx((up - down) / (2 * eps)).epsilon(1e-6).scale(1.0));
-  }
+  for (std::size_t i = 0; i < x.size(); ++i)
+    CHECK(dx[i] == doctest::Approx(numeric_gradient(x[i])).epsilon(1e-6).scale(1.0));
 }
 
 TEST_CASE("tensor: the ledger's activations and the links' bytes equal their formulas") {

@@ -25,17 +25,13 @@ testing::CliOutcome run_zero(const std::vector<std::string>& sets) {
 }
 
 std::vector<std::string> small(std::vector<std::string> more = {}) {
-  std::vector<std::string> sets{"layers=2", "width=32", "rows=2", "steps=2"};
-  sets.insert(sets.end(), more.begin(), more.end());
-  return sets;
+  return testing::with_sets({"layers=2", "width=32", "rows=2", "steps=2"}, more);
 }
 
 }  // namespace
 
 TEST_CASE("zero: bad input exits 2 naming the parameter, the value and what is allowed") {
-  auto check = [](std::vector<std::string> sets, const std::string& expected) {
-    testing::check_refused(run_zero(sets), expected);
-  };
+  const auto check = testing::refusal_check("zero");
   check({"n=0"}, "parameter 'n': value '0' is not allowed (out of range); allowed: an integer from 1 to");
   check({"stage=4"}, "parameter 'stage': value '4' is not allowed (out of range); allowed: an integer from 0 to 3");
   check({"stage=-1"}, "parameter 'stage'");

@@ -55,6 +55,9 @@ RankResults results_of(const RankLayer<float>& rank);
 std::vector<TensorError> compare_with_reference(const LayerShape& shape, const std::vector<RankResults>& ranks,
                                                 const RankLayer<double>& reference);
 std::vector<TensorError> compare_with_reference(const TensorParallelLayer& layer, const RankLayer<double>& reference);
+// That reference for `shape`: its layer unsharded (one rank, no sequence parallelism) in double, stepped once, its
+// buffers in `ledger` under " (reference)".
+RankLayer<double> stepped_reference_layer(const LayerShape& shape, MemoryLedger& ledger);
 
 // OpenBLAS on one thread per call while it lives: the ranks are the parallelism, as one GPU each would be. Each of
 // the `rank_threads` that will call it at once maps a buffer of its own in OpenBLAS: checked against the

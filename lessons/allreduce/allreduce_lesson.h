@@ -16,20 +16,12 @@ class AllreduceLesson final : public TypedLesson<allreduce::AllreduceParams, all
     return {"n=4", "bytes=1MiB", "sizes=1KiB..1MiB", "repeats=1"};
   }
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<ParamSpec> params() const override;
-  allreduce::AllreduceParams read_params(const ParamValues& values) const override;
-  allreduce::AllreduceTheory theory_of(const allreduce::AllreduceParams& params) const override;
-  void check_params(const allreduce::AllreduceParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const allreduce::AllreduceParams& params, BackendKind backend) const override;
-  std::shared_ptr<const allreduce::AllreduceSteps> step_data_of(
-      const allreduce::AllreduceParams& params) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   // A run whose ranks were processes (launcher=mpi) measured other values (mpi_values.h): its "measured" names the
   // launcher.
   void read_values(const nlohmann::ordered_json& theory, const nlohmann::ordered_json& measured,
                    RunResult& result) const override;
-  RunResult run_with(const allreduce::AllreduceParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
 };
 
 // The collective's cost at the parameters' size, from the closed forms.

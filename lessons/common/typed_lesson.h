@@ -50,6 +50,7 @@ template <class Params, class Theory, class Measured, class Steps = StepData>
 class TypedLesson : public LessonWithValues<Theory, Measured> {
  public:
   using ParamsType = Params;
+  using StepsType = Steps;
   virtual Params read_params(const ParamValues& values) const = 0;
   virtual Theory theory_of(const Params& params) const = 0;
   virtual RunResult run_with(const Params& params, RunContext& context) const = 0;
@@ -83,3 +84,21 @@ class TypedLesson : public LessonWithValues<Theory, Measured> {
 };
 
 }  // namespace dlsys
+
+// The overrides a typed lesson defines in its .cpp, each signature written once: inside the class of a lesson deriving
+// from TypedLesson, DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, run_with, ...) declares those listed, in
+// the base's names for the lesson's types (ParamsType, TheoryValues, StepsType).
+#define DLSYS_LESSON_OVERRIDE_params std::vector<ParamSpec> params() const override;
+#define DLSYS_LESSON_OVERRIDE_read_params ParamsType read_params(const ParamValues& values) const override;
+#define DLSYS_LESSON_OVERRIDE_theory_of TheoryValues theory_of(const ParamsType& params) const override;
+#define DLSYS_LESSON_OVERRIDE_check_params \
+  void check_params(const ParamsType& params, BackendKind backend) const override;
+#define DLSYS_LESSON_OVERRIDE_check_run void check_run(const ParamsType& params, BackendKind backend) const override;
+#define DLSYS_LESSON_OVERRIDE_budget_of \
+  RunBudget budget_of(const ParamsType& params, BackendKind backend) const override;
+#define DLSYS_LESSON_OVERRIDE_step_data_of \
+  std::shared_ptr<const StepsType> step_data_of(const ParamsType& params) const override;
+#define DLSYS_LESSON_OVERRIDE_run_with RunResult run_with(const ParamsType& params, RunContext& context) const override;
+#define DLSYS_LESSON_OVERRIDE_text_report std::string text_report(const RunResult& result) const override;
+#define DLSYS_LESSON_OVERRIDE_ONE(name) DLSYS_LESSON_OVERRIDE_##name
+#define DLSYS_LESSON_OVERRIDES(...) NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(DLSYS_LESSON_OVERRIDE_ONE, __VA_ARGS__))

@@ -21,19 +21,12 @@ class DdpLesson final : public TypedLesson<ddp::DdpParams, ddp::DdpTheory, ddp::
   }
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<ParamSpec> params() const override;
-  ddp::DdpParams read_params(const ParamValues& values) const override;
-  ddp::DdpTheory theory_of(const ddp::DdpParams& params) const override;
-  void check_params(const ddp::DdpParams& params, BackendKind backend) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, check_run, budget_of, step_data_of, run_with,
+                         text_report)
   // The simulated steps export without a run: a run's memory and time are refused before one only.
   bool budget_only_before_run() const override { return true; }
-  void check_run(const ddp::DdpParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const ddp::DdpParams& params, BackendKind backend) const override;
-  std::shared_ptr<const ddp::DdpSteps> step_data_of(const ddp::DdpParams& params) const override;
-  RunResult run_with(const ddp::DdpParams& params, RunContext& context) const override;
   bool has_timeline() const override { return true; }
   std::vector<Timeline> theory_timelines(const ParamValues& values) const override;
-  std::string text_report(const RunResult& result) const override;
 };
 
 // The chosen configuration as the trainer takes it (steps: the timed ones plus one untimed first step).

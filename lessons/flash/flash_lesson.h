@@ -24,15 +24,9 @@ class FlashLesson final
     return {"heads=16", "n=4096", "sizes=1024..16384", "precision=bf16", "repeats=10"};
   }
   std::string chapter() const override { return "LLM inference"; }
-  std::vector<ParamSpec> params() const override;
-  flash::FlashParams read_params(const ParamValues& values) const override;
-  flash::FlashTheory theory_of(const flash::FlashParams& params) const override;
-  // What the backend's kernels cannot run, tiles that do not fit on chip, sizes that do not fit in memory.
-  void check_params(const flash::FlashParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const flash::FlashParams& params, BackendKind backend) const override;
-  std::shared_ptr<const flash::FlashSteps> step_data_of(const flash::FlashParams& params) const override;
-  RunResult run_with(const flash::FlashParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  // check_params: what the backend's kernels cannot run, tiles that do not fit on chip, sizes that do not fit in
+  // memory.
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
 // What the parameters say about the tiles: M (elements), Algorithm 1's sizes or the br/bc overrides, the loop order.

@@ -25,14 +25,7 @@ class FusionLesson final
     return quick ? std::vector<std::string>{"rows=4096", "cols=4096"}
                  : std::vector<std::string>{"rows=8192", "cols=8192", "repeats=10"};
   }
-  std::vector<ParamSpec> params() const override;
-  fusion::FusionParams read_params(const ParamValues& values) const override;
-  fusion::FusionTheory theory_of(const fusion::FusionParams& params) const override;
-  void check_params(const fusion::FusionParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const fusion::FusionParams& params, BackendKind backend) const override;
-  std::shared_ptr<const fusion::FusionSteps> step_data_of(const fusion::FusionParams& params) const override;
-  RunResult run_with(const fusion::FusionParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
 // What the report calls on target: at 4096 x 4096 with a broadcast bias, the measured speedup within 20% of the byte

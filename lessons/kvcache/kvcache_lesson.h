@@ -16,17 +16,12 @@ class KvCacheLesson final : public TypedLesson<kvcache::KvCacheParams, kvcache::
   std::string id() const override { return "kvcache"; }
   std::vector<std::string> quick_params() const override { return {"tokens=32", "repeats=1"}; }
   std::string chapter() const override { return "LLM inference"; }
-  std::vector<ParamSpec> params() const override;
-  kvcache::KvCacheParams read_params(const ParamValues& values) const override;
-  // The sizing of the parameters' model and of the live decoder, from the closed forms.
-  kvcache::KvCacheTheory theory_of(const kvcache::KvCacheParams& params) const override;
-  // The model's sizes (a sequence past its trained length, products past 64 bits) and the live decoder's shape.
-  void check_params(const kvcache::KvCacheParams& params, BackendKind backend) const override;
-  // The live decoder's weights, cache and scratch in host memory, and its time; it runs on the CPU on every backend.
-  RunBudget budget_of(const kvcache::KvCacheParams& params, BackendKind backend) const override;
-  std::shared_ptr<const kvcache::KvCacheSteps> step_data_of(const kvcache::KvCacheParams& params) const override;
-  RunResult run_with(const kvcache::KvCacheParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  // theory_of: the sizing of the parameters' model and of the live decoder, from the closed forms.
+  // check_params: the model's sizes (a sequence past its trained length, products past 64 bits) and the live
+  // decoder's shape.
+  // budget_of: the live decoder's weights, cache and scratch in host memory, and its time; it runs on the CPU on
+  // every backend.
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
 namespace kvcache {

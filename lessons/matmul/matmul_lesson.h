@@ -25,12 +25,7 @@ class MatmulLesson final
     return {"m=4096", "n=4096", "k=4096", "sizes=512..8192", "repeats=10"};
   }
   std::string chapter() const override { return "Foundations"; }
-  std::vector<ParamSpec> params() const override;
-  matmul::MatmulParams read_params(const ParamValues& values) const override;
-  matmul::MatmulTheory theory_of(const matmul::MatmulParams& params) const override;
-  RunBudget budget_of(const matmul::MatmulParams& params, BackendKind backend) const override;
-  std::shared_ptr<const matmul::MatmulSteps> step_data_of(const matmul::MatmulParams& params) const override;
-  RunResult run_with(const matmul::MatmulParams& params, RunContext& context) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, budget_of, step_data_of, run_with)
 };
 
 // The tile edge (elements) the lesson's tiling step and theory use for the tiled traffic count.

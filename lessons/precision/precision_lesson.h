@@ -16,15 +16,7 @@ class PrecisionLesson final : public TypedLesson<precision::PrecisionParams, pre
   // Enough steps for the scaler to climb into its first overflow (about step 120 on the default problem).
   std::vector<std::string> quick_params() const override { return {"steps=160", "gemm_n=1024"}; }
   std::string chapter() const override { return "Efficiency"; }
-  std::vector<ParamSpec> params() const override;
-  precision::PrecisionParams read_params(const ParamValues& values) const override;
-  precision::PrecisionTheory theory_of(const precision::PrecisionParams& params) const override;
-  void check_params(const precision::PrecisionParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const precision::PrecisionParams& params, BackendKind backend) const override;
-  std::shared_ptr<const precision::PrecisionSteps> step_data_of(
-      const precision::PrecisionParams& params) const override;
-  RunResult run_with(const precision::PrecisionParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
 // How many trainings a run makes: fp32, fp16 without and with loss scaling, bf16, and the chosen format with scaling

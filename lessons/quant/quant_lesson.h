@@ -21,14 +21,7 @@ class QuantLesson final
     return quick ? std::vector<std::string>{"n=4096", "repeats=10"} : std::vector<std::string>{"n=8192", "repeats=20"};
   }
   std::string chapter() const override { return "Efficiency"; }
-  std::vector<ParamSpec> params() const override;
-  quant::QuantParams read_params(const ParamValues& values) const override;
-  quant::QuantTheory theory_of(const quant::QuantParams& params) const override;
-  void check_params(const quant::QuantParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const quant::QuantParams& params, BackendKind backend) const override;
-  std::shared_ptr<const quant::QuantSteps> step_data_of(const quant::QuantParams& params) const override;
-  RunResult run_with(const quant::QuantParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
 // What the lesson expects: int8 weight-only GEMV at 4096 x 4096 at least this many times faster than fp32, measured in

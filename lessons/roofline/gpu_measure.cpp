@@ -19,6 +19,7 @@
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/roofline/roofline_math.h"
+#include "lessons/roofline/attention_case.h"
 #include "lessons/roofline/roofline_measure.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
@@ -26,8 +27,6 @@ namespace dlsys::roofline {
 
 namespace {
 
-constexpr std::int64_t kAttentionHeadDim = 64;
-constexpr std::int64_t kFlashSramBytes = 49152;  // the flash lesson's default tiles: they fit any GPU's shared memory
 // About 2 ms per call on an H100 (some 270 thousand threads x 8 chains x 2 FLOP per step).
 constexpr std::int64_t kPeakIterations = 20'000;
 constexpr int kLaunchCalls = 1000;  // kernels per batch when timing launches
@@ -37,41 +36,19 @@ MeasureOptions options_of(const RooflineRun& run) {
 }
 
 void measure_attention(RooflineRun& run, RooflineMeasured& m) {
-  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));
-  const std::int64_t d = kAttentionHeadDim;
-  const attention::Problem problem{n, d, false, attention::default_scale(d)};
-  const attention::Tiling tiling =
-      attention::algorithm1_tiling(attention::sram_elements(kFlashSramBytes, sizeof(float)), d);
-  MemoryLedger& ledger = run.ctx.ledger;
-  const std::size_t count = std::size_t(n * d);
-  HostBuffer<float> q(ledger, "attention", count), k(ledger, "attention", count), v(ledger, "attention", count),
-      o(ledger, "attention", count);
-  HostBuffer<double> ref(ledger, "attention", count);
-  attention::fill_uniform(q.span(), 1);
-  attention::fill_uniform(k.span(), 2);
-  attention::fill_uniform(v.span(), 3);
-  run.progress(fmt::format("attention double reference, n = {}", n));
-  attention::reference(problem, q.data(), k.data(), v.data(), ref.data(), run.threads);
-  const double flop = attention::matmul_flops(n, d);
+  AttentionCase a(run);
+  const std::int64_t n = a.n, d = a.d;
   using attention::cuda::Variant;
   for (const Variant variant : {Variant::Naive, Variant::Flash}) {
     const bool naive = variant == Variant::Naive;
     run.progress(fmt::format("{} attention, n = {} (CUDA)", naive ? "standard" : "flash", n));
     run.ctx.control.check_cancelled();
-    const attention::cuda::RunStats stats =
-        attention::cuda::run(variant, problem, tiling, q.data(), k.data(), v.data(), o.data(), options_of(run));
+    const attention::cuda::RunStats stats = attention::cuda::run(variant, a.problem, a.tiling, a.q.data(), a.k.data(),
+                                                                 a.v.data(), a.o.data(), options_of(run));
     const double bytes =
         naive ? attention::naive_traffic(n, d).total_elements() * 4.0
-              : attention::flash_traffic(n, d, tiling, false, attention::LoopOrder::QOuter).total_elements() * 4.0;
-    RoofPoint p = naive ? roof_point("attention_naive", "standard attention",
-                                     fmt::format("standard attention, n = {}, d = {}", n, d), flop, bytes, stats.timing,
-                                     "S = Q K^T written, softmax read and written, P read: 4 (4 n d + 4 n^2) B")
-                        : roof_point("attention_flash", "flash attention",
-                                     fmt::format("flash attention, n = {}, d = {}", n, d), flop, bytes, stats.timing,
-                                     fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries",
-                                                 tiling.br, tiling.bc));
-    p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-    m.roof_points.push_back(std::move(p));
+              : attention::flash_traffic(n, d, a.tiling, false, attention::LoopOrder::QOuter).total_elements() * 4.0;
+    m.roof_points.push_back(a.point(!naive, bytes, stats.timing));
   }
 }
 
@@ -105,12 +82,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   run.progress(fmt::format("prefill GEMM, {} tokens x {} x {} (cuBLAS)", tokens, d, d));
   const TimingStats t =
       matmul::cuda::run(matmul::cuda::Variant::Cublas, s, a.data(), b.data(), c.data(), options_of(run));
-  RoofPoint p = roof_point(
-      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
-      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
-  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
-  p.error_tolerance = matmul::error_tolerance(s);
-  m.roof_points.push_back(std::move(p));
+  m.roof_points.push_back(prefill_point(s, t, a.data(), b.data(), c.data()));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/roofline/attention_case.h"
 #include "lessons/roofline/roofline_measure.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
@@ -71,54 +72,30 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
 
 namespace {
 
-// FlashAttention's tiles sized as the flash lesson's default sizes them: Algorithm 1 with 48 KiB of fast memory.
-constexpr std::int64_t kAttentionHeadDim = 64;
-constexpr std::int64_t kFlashSramBytes = 49152;
-
 void measure_attention(RooflineRun& run, RooflineMeasured& m) {
-  const auto n = static_cast<std::int64_t>(run.ctx.params.integer("attention_n"));
-  const std::int64_t d = kAttentionHeadDim;
-  const attention::Problem problem{n, d, false, attention::default_scale(d)};
-  const attention::Tiling tiling =
-      attention::algorithm1_tiling(attention::sram_elements(kFlashSramBytes, sizeof(float)), d);
-  const std::int64_t workers = attention::flash_workers(n, tiling, run.threads);
+  AttentionCase a(run);
+  const std::int64_t n = a.n, d = a.d;
+  const std::int64_t workers = attention::flash_workers(n, a.tiling, run.threads);
   MemoryLedger& ledger = run.ctx.ledger;
-  const std::size_t count = std::size_t(n * d);
-  HostBuffer<float> q(ledger, "attention", count), k(ledger, "attention", count), v(ledger, "attention", count),
-      o(ledger, "attention", count);
-  HostBuffer<double> ref(ledger, "attention", count);
-  attention::fill_uniform(q.span(), 1);
-  attention::fill_uniform(k.span(), 2);
-  attention::fill_uniform(v.span(), 3);
-  run.progress(fmt::format("attention double reference, n = {}", n));
-  attention::reference(problem, q.data(), k.data(), v.data(), ref.data(), run.threads);
-  const double flop = attention::matmul_flops(n, d);
   {
     run.progress(fmt::format("standard attention, n = {}", n));
     HostBuffer<float> scores(ledger, "attention", std::size_t(attention::naive_scratch_elements(n)));
-    const TimingStats t = run.time(
-        [&] { attention::v1_naive(problem, q.data(), k.data(), v.data(), o.data(), scores.span(), run.threads); });
-    RoofPoint p =
-        roof_point("attention_naive", "standard attention", fmt::format("standard attention, n = {}, d = {}", n, d),
-                   flop, attention::naive_traffic(n, d).total_elements() * 4.0, t,
-                   "S = Q K^T written, softmax read and written, P read: 4 (4 n d + 4 n^2) B");
-    p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-    m.roof_points.push_back(std::move(p));
+    const TimingStats t = run.time([&] {
+      attention::v1_naive(a.problem, a.q.data(), a.k.data(), a.v.data(), a.o.data(), scores.span(), run.threads);
+    });
+    m.roof_points.push_back(a.point(false, attention::naive_traffic(n, d).total_elements() * 4.0, t));
   }
   run.progress(fmt::format("flash attention, n = {}", n));
   HostBuffer<float> scratch(
       ledger, "attention",
-      std::size_t(attention::flash_scratch_elements(n, d, tiling, attention::LoopOrder::QOuter, workers)));
+      std::size_t(attention::flash_scratch_elements(n, d, a.tiling, attention::LoopOrder::QOuter, workers)));
   const TimingStats t = run.time([&] {
-    attention::v2_flash<float>(problem, tiling, attention::LoopOrder::QOuter, q.data(), k.data(), v.data(), o.data(),
-                               scratch.span(), run.threads);
+    attention::v2_flash<float>(a.problem, a.tiling, attention::LoopOrder::QOuter, a.q.data(), a.k.data(), a.v.data(),
+                               a.o.data(), scratch.span(), run.threads);
   });
-  RoofPoint p = roof_point(
-      "attention_flash", "flash attention", fmt::format("flash attention, n = {}, d = {}", n, d), flop,
-      attention::flash_traffic(n, d, tiling, false, attention::LoopOrder::QOuter, workers).total_elements() * 4.0, t,
-      fmt::format("tiles {} x {}: Q and O once, K and V once per block of queries", tiling.br, tiling.bc));
-  p.max_rel_err = attention::max_abs_error(o.span(), ref.span());
-  m.roof_points.push_back(std::move(p));
+  const double bytes =
+      attention::flash_traffic(n, d, a.tiling, false, attention::LoopOrder::QOuter, workers).total_elements() * 4.0;
+  m.roof_points.push_back(a.point(true, bytes, t));
 }
 
 // Decode: one token's activations (d) against bf16 weights as large as the STREAM arrays, `rows` x d: a decode step
@@ -149,12 +126,7 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   probe_fma_peak(run);
   run.progress(fmt::format("prefill GEMM, {} tokens x {} x {}", tokens, d, d));
   const TimingStats t = run.time([&] { matmul::v3_blas(s, a.data(), b.data(), c.data(), run.threads); });
-  RoofPoint p = roof_point(
-      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", tokens, d, d),
-      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
-  p.max_rel_err = sampled_matmul_error(s, a.data(), b.data(), c.data());
-  p.error_tolerance = matmul::error_tolerance(s);
-  m.roof_points.push_back(std::move(p));
+  m.roof_points.push_back(prefill_point(s, t, a.data(), b.data(), c.data()));
 }
 
 }  // namespace
@@ -206,6 +178,15 @@ double sampled_matmul_error(const matmul::Shape& s, const float* a, const float*
     worst = std::max(worst, std::fabs(c[i * s.n + j] - sum) / std::max(magnitude, 1e-30));
   }
   return worst;
+}
+
+RoofPoint prefill_point(const matmul::Shape& s, const TimingStats& t, const float* a, const float* b, const float* c) {
+  RoofPoint p = roof_point(
+      "prefill_gemm", "prefill GEMM", fmt::format("prefill GEMM, {} tokens, {} x {} fp32", s.m, s.k, s.n),
+      matmul::flops(s), matmul::bytes_minimum(s), t, "activations and weights read once, output written once (fp32)");
+  p.max_rel_err = sampled_matmul_error(s, a, b, c);
+  p.error_tolerance = matmul::error_tolerance(s);
+  return p;
 }
 
 void measure_placed_kernels(RooflineRun& run, RooflineMeasured& m) {

@@ -27,13 +27,7 @@ class RooflineLesson final : public TypedLesson<roofline::RooflineParams, roofli
     if (quick) return {"bytes=256MiB", "gemm_n=512", "attention_n=1024", "model_dim=4096", "prompt_tokens=128"};
     return {"bytes=512MiB", "gemm_n=1024", "attention_n=4096", "model_dim=4096", "prompt_tokens=512"};
   }
-  std::vector<ParamSpec> params() const override;
-  roofline::RooflineParams read_params(const ParamValues& values) const override;
-  roofline::RooflineTheory theory_of(const roofline::RooflineParams& params) const override;
-  RunBudget budget_of(const roofline::RooflineParams& params, BackendKind backend) const override;
-  std::shared_ptr<const roofline::RooflineSteps> step_data_of(const roofline::RooflineParams& params) const override;
-  RunResult run_with(const roofline::RooflineParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, budget_of, step_data_of, run_with, text_report)
 };
 
 // What the report calls on target: no measured point more than 15% above the roof, and the sweep's bend within a

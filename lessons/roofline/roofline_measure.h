@@ -64,6 +64,9 @@ RoofPoint decode_point(std::int64_t rows, std::int64_t d, const TimingStats& t, 
 
 // |c_ij - sum_l a_il b_lj| / sum_l |a_il| |b_lj| at a few hundred sampled entries of C = A B.
 double sampled_matmul_error(const matmul::Shape& s, const float* a, const float* b, const float* c);
+// The prefill GEMM's point: C = A B with `tokens` = s.m rows of activations against s.k x s.n fp32 weights, its
+// error at sampled entries.
+RoofPoint prefill_point(const matmul::Shape& s, const TimingStats& t, const float* a, const float* b, const float* c);
 
 // The lab's other kernels placed on the roof: matmul three ways, standard and flash attention, a decode GEMV and a
 // prefill GEMM; appended to m.roof_points.

@@ -9,12 +9,7 @@ class SchedulesLesson final : public pipeline_lesson::PipelineTypedLesson {
   std::string id() const override { return "schedules"; }
   // Ops of about a millisecond (the default sizes): shorter ones measure thread wake-ups, not the schedule.
   std::vector<std::string> quick_params() const override { return {"repeats=3"}; }
-  std::vector<ParamSpec> params() const override;
-  RunBudget budget_of(const pipeline_lesson::PipelineParams& params, BackendKind backend) const override;
-  std::shared_ptr<const pipeline_lesson::PipelineSteps> step_data_of(
-      const pipeline_lesson::PipelineParams& params) const override;
-  RunResult run_with(const pipeline_lesson::PipelineParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
+  DLSYS_LESSON_OVERRIDES(params, budget_of, step_data_of, run_with, text_report)
 };
 
 }  // namespace dlsys

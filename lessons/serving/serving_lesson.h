@@ -29,18 +29,11 @@ class ServingLesson final : public TypedLesson<serving::ServingParams, serving::
   std::vector<std::string> quick_params() const override {
     return {"requests=16", "prompt=32", "mean_output=16", "max_output=48", "rate=400", "spec_requests=2"};
   }
-  std::vector<ParamSpec> params() const override;
-  serving::ServingParams read_params(const ParamValues& values) const override;
-  serving::ServingTheory theory_of(const serving::ServingParams& params) const override;
-  void check_params(const serving::ServingParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const serving::ServingParams& params, BackendKind backend) const override;
-  std::shared_ptr<const serving::ServingSteps> step_data_of(const serving::ServingParams& params) const override;
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool has_timeline() const override { return true; }
   // Static and continuous batching of the stream's output lengths with every request waiting at the start, one
   // token per step: the schedules' shapes in token steps, before any run.
   std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
-  RunResult run_with(const serving::ServingParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
 };
 
 namespace serving {

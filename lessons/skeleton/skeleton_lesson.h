@@ -11,12 +11,9 @@ class SkeletonLesson final
  public:
   std::string id() const override { return "skeleton"; }
   std::string chapter() const override { return "Foundations"; }
-  std::vector<ParamSpec> params() const override;
   std::vector<std::string> quick_params() const override { return {"n=4096", "repeats=1"}; }
-  skeleton::SkeletonParams read_params(const ParamValues& values) const override;
-  skeleton::SkeletonTheory theory_of(const skeleton::SkeletonParams& params) const override;
-  RunBudget budget_of(const skeleton::SkeletonParams& params, BackendKind backend) const override;
-  RunResult run_with(const skeleton::SkeletonParams& params, RunContext& context) const override;
+  // What skeleton_lesson.cpp defines, each signature as typed_lesson.h writes it.
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, budget_of, run_with)
   // The skeleton has no CUDA implementation; a lesson with one leaves this out.
   bool runs_on_cuda() const override { return false; }
 };

@@ -18,19 +18,12 @@ class TensorLesson final
     return {"hidden=128", "heads=4", "seq=64", "hidden_sweep=32..64", "repeats=1"};
   }
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<ParamSpec> params() const override;
-  tensor::TensorParams read_params(const ParamValues& values) const override;
-  // The closed forms at the parameters' shape.
-  tensor::TensorTheory theory_of(const tensor::TensorParams& params) const override;
-  // The shape rules, the sweep's and the memory a run needs (its messages name the sizes and what lowers them).
-  void check_params(const tensor::TensorParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const tensor::TensorParams& params, BackendKind backend) const override;
+  // theory_of: the closed forms at the parameters' shape. check_params and budget_of: the shape rules, the sweep's
+  // and the memory a run needs (its messages name the sizes and what lowers them).
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   // On CUDA: the layer's ranks on GPUs (or emulated as streams on one); example = course and mode = theory stay
   // on the CPU.
   bool runs_on_cuda() const override { return true; }
-  std::shared_ptr<const tensor::TensorSteps> step_data_of(const tensor::TensorParams& params) const override;
-  RunResult run_with(const tensor::TensorParams& params, RunContext& context) const override;
-  std::string text_report(const RunResult& result) const override;
 };
 
 // The t the run sweeps (1, 2, 4, and the chosen t), keeping those that divide the heads, in increasing order.

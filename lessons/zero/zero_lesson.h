@@ -17,18 +17,12 @@ class ZeroLesson final : public TypedLesson<zero_lesson::ZeroParams, zero_lesson
   std::string id() const override { return "zero"; }
   std::vector<std::string> quick_params() const override { return {"layers=4", "width=64", "rows=4", "steps=2"}; }
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<ParamSpec> params() const override;
-  zero_lesson::ZeroParams read_params(const ParamValues& values) const override;
-  // The closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack (mode = run).
-  zero_lesson::ZeroTheory theory_of(const zero_lesson::ZeroParams& params) const override;
-  void check_params(const zero_lesson::ZeroParams& params, BackendKind backend) const override;
-  RunBudget budget_of(const zero_lesson::ZeroParams& params, BackendKind backend) const override;
-  std::shared_ptr<const zero_lesson::ZeroSteps> step_data_of(const zero_lesson::ZeroParams& params) const override;
-  RunResult run_with(const zero_lesson::ZeroParams& params, RunContext& context) const override;
+  // theory_of: the closed forms at the parameters: the calculator's model (mode = theory) or the lab's stack
+  // (mode = run).
+  DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool has_timeline() const override { return true; }
   // One step's operations in order at each stage, in cost units (no run): what `export` writes without --run.
   std::vector<Timeline> theory_timelines(const ParamValues& params) const override;
-  std::string text_report(const RunResult& result) const override;
 };
 
 // The run's configuration at `stage` from the parameters.

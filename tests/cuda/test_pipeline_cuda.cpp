@@ -59,17 +59,7 @@ TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the wh
       CHECK(r.gpus == (emulated ? 1 : k.p));
       CHECK(r.mode == (mode == ExecutionMode::Replayed ? "replayed" : emulated ? "emulated" : "concurrent"));
       CHECK_FALSE(r.notes.empty());
-      CHECK(r.grad_max_rel_err < 1e-4);
-      const auto problems = check_timing(s, r.timing, 0.0, timing_tolerance_us(k.p));
-      CHECK_MESSAGE(problems.empty(), (problems.empty() ? "" : problems.front()));
-      CHECK(r.timing.makespan > 0);
-      CHECK(r.timing.bubble_fraction() >= 0);
-      CHECK(r.timing.bubble_fraction() < 1);
-      CHECK(r.durations.f_us > 0);
-      REQUIRE(r.peak_activation_bytes.size() == std::size_t(k.p));
-      // Each device stashes at least its peak in-flight micro-batches' inputs and relu outputs.
-      const std::int64_t per_block_bytes = 2ll * config.microbatch_rows * config.hidden * 4;
-      for (int d = 0; d < k.p; ++d) CHECK(r.peak_activation_bytes[d] >= in_flight(r.timing, d).peak * per_block_bytes);
+      testing::check_executed(s, k.p, config, r, timing_tolerance_us(k.p));
       // The GPU counts the buffers the CPU counts, in the order the CPU runs them one at a time.
       ExecutorConfig cpu_config = config;
       cpu_config.mode = ExecutionMode::Replayed;

@@ -22,14 +22,7 @@ using namespace dlsys::serving;
 namespace {
 
 ModelShape awkward_shape() {
-  ModelShape s;
-  s.d_model = 24;
-  s.layers = 3;
-  s.heads = 3;
-  s.mlp_dim = 40;
-  s.vocab = 37;
-  s.context = 45;
-  return s;
+  return {.d_model = 24, .layers = 3, .heads = 3, .mlp_dim = 40, .vocab = 37, .context = 45};
 }
 
 std::vector<int> prompt_of(int id, int length, int vocab) {

@@ -29,11 +29,7 @@ struct GpuCheck {
 GpuCheck run_on_gpu(const LayerShape& shape) {
   SingleThreadedBlas blas;
   MemoryLedger ledger;
-  LayerShape unsharded = shape;
-  unsharded.ranks = 1;
-  unsharded.sequence_parallel = false;
-  RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
-  reference.step();
+  const RankLayer<double> reference = stepped_reference_layer(shape, ledger);
   const std::unique_ptr<cuda::GpuTensorLayer> layer_on_gpus = cuda::make_gpu_tensor_layer(shape);
   cuda::GpuTensorLayer& layer = *layer_on_gpus;
   GpuCheck out;

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/cli/cli.h"
@@ -39,6 +40,21 @@ inline void check_refused(const CliOutcome& outcome, const std::string& expected
   INFO(outcome.err);
   CHECK(outcome.code == 2);
   CHECK(outcome.err.find(expected) != std::string::npos);
+}
+
+// check(sets, expected): `run LESSON` with `sets` is refused as check_refused says (the JSON to stdout unless
+// `json_to_stdout` is false).
+inline auto refusal_check(std::string lesson, bool json_to_stdout = true) {
+  return
+      [lesson = std::move(lesson), json_to_stdout](const std::vector<std::string>& sets, const std::string& expected) {
+        check_refused(run_lesson_captured(lesson, sets, json_to_stdout), expected);
+      };
+}
+
+// A test's small configuration `base` with the settings one case adds.
+inline std::vector<std::string> with_sets(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
 }
 
 }  // namespace dlsys::testing

@@ -66,6 +66,17 @@ void copy_whole(float* target, const float* source, std::int64_t count) {
   if (target != source && count > 0) std::memcpy(target, source, static_cast<std::size_t>(count) * sizeof(float));
 }
 
+// Both algorithms around their power-of-two phase: N folded onto p = 2^k ranks; each rank left in calls
+// `phase(f, id, current)` with its id among the p and the buffer its partial sum is in; then the result goes back out
+// to the folded-away ranks.
+template <class Phase>
+void run_folded(Communicator& comm, int rank, const RankBuffers& b, MessageLog* log, const Phase& phase) {
+  const Fold f = fold_of(comm.size());
+  const float* current = b.send[rank];
+  if (fold_in(comm, rank, f, b, current, log)) phase(f, f.id_of(rank), current);
+  fold_out(comm, rank, f, b, log);
+}
+
 }  // namespace
 
 int power_of_two_below(int n) {
@@ -75,63 +86,57 @@ int power_of_two_below(int n) {
 }
 
 void recursive_doubling_rank(Communicator& comm, int rank, const RankBuffers& b, MessageLog* log) {
-  const Fold f = fold_of(comm.size());
-  const std::int64_t count = b.count;
-  float* recv = b.recv[rank];
-  const float* current = b.send[rank];
-  if (!fold_in(comm, rank, f, b, current, log)) return fold_out(comm, rank, f, b, log);
-  const int id = f.id_of(rank);
-  for (int mask = 1; mask < f.p; mask *= 2) {
-    const int partner = f.rank_of(id ^ mask);
-    // The whole partial sum goes out while the partner's comes in and is added: both then hold the same sum.
-    detail::exchange(comm.link(rank, partner), current, count, comm.link(partner, rank), recv, current, count);
-    log_step(log, rank, {"exchange", partner, count * kFloatBytes, partner, count * kFloatBytes, true});
-    current = recv;
-  }
-  copy_whole(recv, current, count);  // N = 1: the input is the result
-  fold_out(comm, rank, f, b, log);
+  run_folded(comm, rank, b, log, [&](const Fold& f, int id, const float* current) {
+    const std::int64_t count = b.count;
+    float* recv = b.recv[rank];
+    for (int mask = 1; mask < f.p; mask *= 2) {
+      const int partner = f.rank_of(id ^ mask);
+      // The whole partial sum goes out while the partner's comes in and is added: both then hold the same sum.
+      detail::exchange(comm.link(rank, partner), current, count, comm.link(partner, rank), recv, current, count);
+      log_step(log, rank, {"exchange", partner, count * kFloatBytes, partner, count * kFloatBytes, true});
+      current = recv;
+    }
+    copy_whole(recv, current, count);  // N = 1: the input is the result
+  });
 }
 
 void rabenseifner_rank(Communicator& comm, int rank, const RankBuffers& b, MessageLog* log) {
-  const Fold f = fold_of(comm.size());
-  const std::int64_t count = b.count;
-  float* recv = b.recv[rank];
-  const float* current = b.send[rank];
-  if (!fold_in(comm, rank, f, b, current, log)) return fold_out(comm, rank, f, b, log);
-  const int id = f.id_of(rank);
-  // The buffer is cut into p chunks (sizes differ by at most one element); a rank works on the chunks [lo, hi).
-  const auto at = [&](int chunk) { return chunk_begin(count, f.p, chunk); };
-  int lo = 0, hi = f.p;
-  // Recursive halving: at distance p/2, p/4, .., 1 the rank keeps the half of its window on its side of the partner
-  // and sends the other half, which the partner keeps; it adds the partner's copy of its own half.
-  for (int mask = f.p / 2; mask >= 1; mask /= 2) {
-    const int partner = f.rank_of(id ^ mask);
-    const int mid = lo + (hi - lo) / 2;
-    const bool upper = (id & mask) != 0;
-    const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
-    const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
-    const std::int64_t send_n = at(send_hi) - at(send_lo), keep_n = at(keep_hi) - at(keep_lo);
-    detail::exchange(comm.link(rank, partner), current + at(send_lo), send_n, comm.link(partner, rank),
-                     recv + at(keep_lo), current + at(keep_lo), keep_n);
-    log_step(log, rank, {"reduce_scatter", partner, send_n * kFloatBytes, partner, keep_n * kFloatBytes, true});
-    lo = keep_lo;
-    hi = keep_hi;
-    current = recv;
-  }
-  copy_whole(recv, current, count);  // N = 1: nothing was exchanged
-  // Recursive doubling all-gather: the windows grow back, distance 1, 2, .., p/2; partners' windows are adjacent.
-  for (int mask = 1; mask < f.p; mask *= 2) {
-    const int partner = f.rank_of(id ^ mask);
-    const int size = hi - lo;
-    const int partner_lo = lo ^ mask;  // windows of `size` = mask chunks start at a multiple of it
-    const std::int64_t send_n = at(hi) - at(lo), recv_n = at(partner_lo + size) - at(partner_lo);
-    detail::exchange(comm.link(rank, partner), recv + at(lo), send_n, comm.link(partner, rank), recv + at(partner_lo),
-                     nullptr, recv_n);
-    log_step(log, rank, {"all_gather", partner, send_n * kFloatBytes, partner, recv_n * kFloatBytes, false});
-    lo = std::min(lo, partner_lo);
-    hi = lo + 2 * size;
-  }
-  fold_out(comm, rank, f, b, log);
+  run_folded(comm, rank, b, log, [&](const Fold& f, int id, const float* current) {
+    const std::int64_t count = b.count;
+    float* recv = b.recv[rank];
+    // The buffer is cut into p chunks (sizes differ by at most one element); a rank works on the chunks [lo, hi).
+    const auto at = [&](int chunk) { return chunk_begin(count, f.p, chunk); };
+    int lo = 0, hi = f.p;
+    // Recursive halving: at distance p/2, p/4, .., 1 the rank keeps the half of its window on its side of the partner
+    // and sends the other half, which the partner keeps; it adds the partner's copy of its own half.
+    for (int mask = f.p / 2; mask >= 1; mask /= 2) {
+      const int partner = f.rank_of(id ^ mask);
+      const int mid = lo + (hi - lo) / 2;
+      const bool upper = (id & mask) != 0;
+      const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
+      const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+      const std::int64_t send_n = at(send_hi) - at(send_lo), keep_n = at(keep_hi) - at(keep_lo);
+      detail::exchange(comm.link(rank, partner), current + at(send_lo), send_n, comm.link(partner, rank),
+                       recv + at(keep_lo), current + at(keep_lo), keep_n);
+      log_step(log, rank, {"reduce_scatter", partner, send_n * kFloatBytes, partner, keep_n * kFloatBytes, true});
+      lo = keep_lo;
+      hi = keep_hi;
+      current = recv;
+    }
+    copy_whole(recv, current, count);  // N = 1: nothing was exchanged
+    // Recursive doubling all-gather: the windows grow back, distance 1, 2, .., p/2; partners' windows are adjacent.
+    for (int mask = 1; mask < f.p; mask *= 2) {
+      const int partner = f.rank_of(id ^ mask);
+      const int size = hi - lo;
+      const int partner_lo = lo ^ mask;  // windows of `size` = mask chunks start at a multiple of it
+      const std::int64_t send_n = at(hi) - at(lo), recv_n = at(partner_lo + size) - at(partner_lo);
+      detail::exchange(comm.link(rank, partner), recv + at(lo), send_n, comm.link(partner, rank), recv + at(partner_lo),
+                       nullptr, recv_n);
+      log_step(log, rank, {"all_gather", partner, send_n * kFloatBytes, partner, recv_n * kFloatBytes, false});
+      lo = std::min(lo, partner_lo);
+      hi = lo + 2 * size;
+    }
+  });
 }
 
 }  // namespace dlsys::collectives

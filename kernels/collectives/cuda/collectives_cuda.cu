@@ -17,6 +17,7 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/inputs.h"
 #include "kernels/common/cuda/cuda_check.h"
+#include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/nccl_check.h"
 
 namespace dlsys::collectives::cuda {
@@ -38,15 +39,6 @@ __global__ void add_kernel(float* target, const float* mine, const float* incomi
 
 unsigned grid_for(std::int64_t count) {
   return static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 4096));
-}
-
-int visible_devices() {
-  int count = 0;  // left untouched when no driver answers
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
 }
 
 // One rank: its device, stream, buffers (count floats each) and the events other ranks wait on.
@@ -251,39 +243,27 @@ TimingStats time_all_ranks(Ranks& ranks, const Call& call, const MeasureOptions&
   const int n = ranks.size();
   Rank& first = ranks[0];
   DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  DLSYS_CUDA_CHECK(cudaEventCreate(&start));
-  DLSYS_CUDA_CHECK(cudaEventCreate(&stop));
+  const dlsys::cuda::TimingEvents events;
   std::vector<double> samples_us;
-  try {
-    for (int i = 0; i < options.warmup + std::max(1, options.repeats); ++i) {
-      DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
-      DLSYS_CUDA_CHECK(cudaEventRecord(start, first.stream));
-      for (int r = 1; r < n; ++r) {
-        DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
-        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, start, 0));
-      }
-      call();
-      for (int r = 1; r < n; ++r) {
-        DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
-        DLSYS_CUDA_CHECK(cudaEventRecord(ranks[r].done, ranks[r].stream));
-        DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
-        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(first.stream, ranks[r].done, 0));
-      }
-      DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
-      DLSYS_CUDA_CHECK(cudaEventRecord(stop, first.stream));
-      DLSYS_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (i >= options.warmup) samples_us.push_back(ms * 1e3);
+  for (int i = 0; i < options.warmup + std::max(1, options.repeats); ++i) {
+    DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+    DLSYS_CUDA_CHECK(cudaEventRecord(events.start, first.stream));
+    for (int r = 1; r < n; ++r) {
+      DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+      DLSYS_CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, events.start, 0));
     }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
+    call();
+    for (int r = 1; r < n; ++r) {
+      DLSYS_CUDA_CHECK(cudaSetDevice(ranks[r].device));
+      DLSYS_CUDA_CHECK(cudaEventRecord(ranks[r].done, ranks[r].stream));
+      DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+      DLSYS_CUDA_CHECK(cudaStreamWaitEvent(first.stream, ranks[r].done, 0));
+    }
+    DLSYS_CUDA_CHECK(cudaSetDevice(first.device));
+    DLSYS_CUDA_CHECK(cudaEventRecord(events.stop, first.stream));
+    const double us = events.elapsed_us();
+    if (i >= options.warmup) samples_us.push_back(us);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return summarize_us(std::move(samples_us), "cuda_event");
 }
 
@@ -298,7 +278,7 @@ bool nccl_compiled() {
 }
 
 Placement place_ranks(int n_ranks) {
-  const int devices = visible_devices();
+  const int devices = dlsys::cuda::count_visible_devices();
   if (devices < 1) throw RunFailure("no CUDA device answers");
   Placement p;
   if (n_ranks == 1 || devices >= n_ranks) {

@@ -9,19 +9,33 @@
 #include <vector>
 
 #include "kernels/collectives/gpu_ring_plan.h"
+#include "kernels/common/cuda/gpu_resources.h"
 
 namespace dlsys::collectives::cuda {
 
+// A member's ordering between streams (no timing): it reached the call; its copy of the current step was enqueued; it
+// has consumed what arrived at the current step. A rank keeps its own and reuses them from call to call.
+struct StreamRingEvents {
+  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;
+};
+// The three events on `device`, released with `resources`.
+inline StreamRingEvents make_stream_ring_events(dlsys::cuda::Resources& resources, int device) {
+  return {resources.event(device, false), resources.event(device, false), resources.event(device, false)};
+}
+
 // One rank's side of a call: the stream the ring runs on, the buffer it works in place on (`count` floats, the same
-// on every member) and a landing buffer of gpu_ring_landing_elements(members, count) floats. The three events are
-// the member's own (created without timing) and may be reused by the next call.
+// on every member), a landing buffer of gpu_ring_landing_elements(members, count) floats and its events.
 struct StreamRingMember {
   int device = 0;
   cudaStream_t stream = nullptr;
   float* buffer = nullptr;
   float* landing = nullptr;
-  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;
+  StreamRingEvents events;
 };
+
+// Where N ranks of a GPU path go on this machine: gpu_ring_plan.h's plan for the GPUs that answer, with NCCL when it
+// is compiled. Throws RunFailure when no CUDA device answers.
+GpuPlacement place_gpu_ranks(int ranks);
 
 // Enqueues one in-place all-reduce (sum), reduce-scatter (member r keeps chunk r summed) or all-gather (member r
 // brings chunk r) over `members` (rank order). Before any copy, each member's stream waits for every other member to

@@ -39,26 +39,44 @@ class DeviceArray {
   std::size_t count_ = 0;
 };
 
+// A start and a stop event on the current device, destroyed when the owner goes, also when a timed call throws.
+class TimingEvents {
+ public:
+  TimingEvents() {
+    check(cudaEventCreate(&start), "cudaEventCreate", __FILE__, __LINE__);
+    check(cudaEventCreate(&stop), "cudaEventCreate", __FILE__, __LINE__);
+  }
+  ~TimingEvents() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+  TimingEvents(const TimingEvents&) = delete;
+  TimingEvents& operator=(const TimingEvents&) = delete;
+  // Microseconds from start to stop, waiting for stop to complete.
+  double elapsed_us() const {
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize", __FILE__, __LINE__);
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime", __FILE__, __LINE__);
+    return double(ms) * 1e3;
+  }
+
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
 // Times `launch` with CUDA events on the default stream: warm-up calls untimed, then one event pair per repeat.
 template <typename Launch>
 TimingStats time_with_events(const Launch& launch, const MeasureOptions& options) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate", __FILE__, __LINE__);
-  check(cudaEventCreate(&stop), "cudaEventCreate", __FILE__, __LINE__);
+  const TimingEvents events;
   for (int i = 0; i < options.warmup; ++i) launch();
   check(cudaDeviceSynchronize(), "warm-up", __FILE__, __LINE__);
   std::vector<double> samples_us;
   for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    cudaEventRecord(start);
+    cudaEventRecord(events.start);
     launch();
-    cudaEventRecord(stop);
-    check(cudaEventSynchronize(stop), "kernel", __FILE__, __LINE__);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    samples_us.push_back(ms * 1e3);
+    cudaEventRecord(events.stop);
+    check(cudaEventSynchronize(events.stop), "kernel", __FILE__, __LINE__);
+    samples_us.push_back(events.elapsed_us());
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return summarize_us(std::move(samples_us), "cuda_event");
 }
 

@@ -21,25 +21,12 @@ void copy_to_host_bytes(void* host, const void* device, std::int64_t bytes) {
 }
 
 double event_elapsed_us(const std::function<void()>& launch) {
-  cudaEvent_t start, stop;
-  DLSYS_CUDA_CHECK(cudaEventCreate(&start));
-  DLSYS_CUDA_CHECK(cudaEventCreate(&stop));
-  float ms = 0;
-  try {
-    DLSYS_CUDA_CHECK(cudaEventRecord(start));
-    launch();
-    DLSYS_CUDA_CHECK(cudaGetLastError());
-    DLSYS_CUDA_CHECK(cudaEventRecord(stop));
-    DLSYS_CUDA_CHECK(cudaEventSynchronize(stop));
-    DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return double(ms) * 1e3;
+  const TimingEvents events;
+  DLSYS_CUDA_CHECK(cudaEventRecord(events.start));
+  launch();
+  DLSYS_CUDA_CHECK(cudaGetLastError());
+  DLSYS_CUDA_CHECK(cudaEventRecord(events.stop));
+  return events.elapsed_us();
 }
 
 void synchronize() {

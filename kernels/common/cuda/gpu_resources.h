@@ -24,50 +24,28 @@ class Resources {
       if (*it) (*it)();
   }
   void* bytes(int gpu, std::int64_t count) {
-    undo_.emplace_back();  // room first: recording the release cannot fail after the allocation
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    void* p = nullptr;
-    DLSYS_CUDA_CHECK(cudaMalloc(&p, std::size_t(std::max<std::int64_t>(count, 1))));
-    undo_.back() = [gpu, p] {
-      cudaSetDevice(gpu);
-      cudaFree(p);
-    };
-    return p;
+    return created<void*>(
+        gpu, [&](void*& p) { DLSYS_CUDA_CHECK(cudaMalloc(&p, std::size_t(std::max<std::int64_t>(count, 1)))); },
+        [](void* p) { cudaFree(p); });
   }
   float* floats(int gpu, std::int64_t count) {
     return static_cast<float*>(bytes(gpu, std::int64_t(sizeof(float)) * count));
   }
   cudaStream_t stream(int gpu) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaStream_t s = nullptr;
-    DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    undo_.back() = [gpu, s] {
-      cudaSetDevice(gpu);
-      cudaStreamDestroy(s);
-    };
-    return s;
+    return created<cudaStream_t>(
+        gpu, [](cudaStream_t& s) { DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); },
+        [](cudaStream_t s) { cudaStreamDestroy(s); });
   }
   cudaEvent_t event(int gpu, bool timing) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cudaEvent_t e = nullptr;
-    DLSYS_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
-    undo_.back() = [gpu, e] {
-      cudaSetDevice(gpu);
-      cudaEventDestroy(e);
-    };
-    return e;
+    const unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
+    return created<cudaEvent_t>(
+        gpu, [&](cudaEvent_t& e) { DLSYS_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags)); },
+        [](cudaEvent_t e) { cudaEventDestroy(e); });
   }
   cublasHandle_t blas(int gpu, cudaStream_t stream) {
-    undo_.emplace_back();
-    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
-    cublasHandle_t h = nullptr;
-    DLSYS_CUDA_CHECK(cublasCreate(&h));
-    undo_.back() = [gpu, h] {
-      cudaSetDevice(gpu);
-      cublasDestroy(h);
-    };
+    const cublasHandle_t h = created<cublasHandle_t>(
+        gpu, [](cublasHandle_t& made) { DLSYS_CUDA_CHECK(cublasCreate(&made)); },
+        [](cublasHandle_t made) { cublasDestroy(made); });
     DLSYS_CUDA_CHECK(cublasSetStream(h, stream));
     DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
     return h;
@@ -76,6 +54,21 @@ class Resources {
   void later(std::function<void()> release) { undo_.push_back(std::move(release)); }
 
  private:
+  // A handle made on `gpu` by `create` (a checked call that fills it in), released by `destroy` on the same GPU. The
+  // room for the release comes first: recording it cannot fail once the handle exists.
+  template <class Handle, class Create, class Destroy>
+  Handle created(int gpu, const Create& create, Destroy destroy) {
+    undo_.emplace_back();
+    DLSYS_CUDA_CHECK(cudaSetDevice(gpu));
+    Handle handle = nullptr;
+    create(handle);
+    undo_.back() = [gpu, handle, destroy] {
+      cudaSetDevice(gpu);
+      destroy(handle);
+    };
+    return handle;
+  }
+
   std::vector<std::function<void()>> undo_;
 };
 

@@ -41,7 +41,7 @@ struct GpuRank {
   cublasHandle_t blas = nullptr;
   float *weights = nullptr, *grads = nullptr, *rows_in = nullptr, *rows_target = nullptr, *landing = nullptr;
   training::cuda::DeviceActivations acts;
-  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;  // the ring's ordering (no timing)
+  collectives::cuda::StreamRingEvents ring_events;
   // Timing: the step's start, the last micro-step's forward start and end, each layer's gradient ready (also what
   // the communication stream waits on), each bucket's start and end, the optimizer's start and end.
   cudaEvent_t start = nullptr, forward_begin = nullptr, forward_end = nullptr, optimizer_begin = nullptr,
@@ -55,11 +55,7 @@ double overlap(double a0, double a1, double b0, double b1) {
 
 }  // namespace
 
-collectives::GpuPlacement place_ranks(int ranks) {
-  const int devices = dlsys::cuda::count_visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
-  return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
-}
+collectives::GpuPlacement place_ranks(int ranks) { return collectives::cuda::place_gpu_ranks(ranks); }
 
 namespace {
 
@@ -119,9 +115,7 @@ struct Trainer {
     k.compute = resources.stream(k.device);
     k.comm = resources.stream(k.device);
     k.blas = resources.blas(k.device, k.compute);
-    k.ready = resources.event(k.device, false);
-    k.sent = resources.event(k.device, false);
-    k.consumed = resources.event(k.device, false);
+    k.ring_events = collectives::cuda::make_stream_ring_events(resources, k.device);
     k.start = resources.event(k.device, true);
     k.forward_begin = resources.event(k.device, true);
     k.forward_end = resources.event(k.device, true);
@@ -332,9 +326,7 @@ GpuTrainResult train_gpu(const TrainConfig& c, const training::DataSet& data, Me
                          .stream = k.comm,
                          .buffer = k.grads + bucket.begin,
                          .landing = k.landing,
-                         .ready = k.ready,
-                         .sent = k.sent,
-                         .consumed = k.consumed});
+                         .events = k.ring_events});
     collectives::cuda::enqueue_stream_ring(collectives::Op::AllReduce, members, bucket.elements());
   };
 

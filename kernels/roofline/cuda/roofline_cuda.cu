@@ -161,18 +161,11 @@ void check_launch() { DLSYS_CUDA_CHECK(cudaGetLastError()); }
 // Microseconds between two events recorded around `enqueue` on `stream`.
 template <typename Enqueue>
 double event_us(cudaStream_t stream, Enqueue enqueue) {
-  cudaEvent_t start, stop;
-  DLSYS_CUDA_CHECK(cudaEventCreate(&start));
-  DLSYS_CUDA_CHECK(cudaEventCreate(&stop));
-  DLSYS_CUDA_CHECK(cudaEventRecord(start, stream));
+  const dlsys::cuda::TimingEvents events;
+  DLSYS_CUDA_CHECK(cudaEventRecord(events.start, stream));
   enqueue();
-  DLSYS_CUDA_CHECK(cudaEventRecord(stop, stream));
-  DLSYS_CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  DLSYS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return double(ms) * 1e3;
+  DLSYS_CUDA_CHECK(cudaEventRecord(events.stop, stream));
+  return events.elapsed_us();
 }
 
 }  // namespace

@@ -102,6 +102,15 @@ std::vector<TensorError> compare_with_reference(const LayerShape& s, const std::
   return errors;
 }
 
+RankLayer<double> stepped_reference_layer(const LayerShape& shape, MemoryLedger& ledger) {
+  LayerShape unsharded = shape;
+  unsharded.ranks = 1;
+  unsharded.sequence_parallel = false;
+  RankLayer<double> reference(unsharded, 0, ledger, " (reference)", nullptr);
+  reference.step();
+  return reference;
+}
+
 std::vector<TensorError> compare_with_reference(const TensorParallelLayer& layer, const RankLayer<double>& reference) {
   std::vector<RankResults> ranks;
   for (int r = 0; r < layer.shape().ranks; ++r) ranks.push_back(results_of(layer.rank(r)));

@@ -17,7 +17,6 @@
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/common/cuda/block_reduce.cuh"
 #include "kernels/common/cuda/cuda_check.h"
-#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/nccl_check.h"
 #include "kernels/tensor/layer_ops.h"
@@ -183,23 +182,6 @@ void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, std::int64_t m, std
                                int(m), int(k), &alpha, b, int(ldb), a, int(lda), &beta, c, int(ldc)));
 }
 
-int visible_devices() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
-bool nccl_compiled() {
-#if DLSYS_HAVE_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
-
 using dlsys::cuda::Resources;
 
 // One rank: its GPU, stream, cuBLAS handle, the buffers of RankLayer (same names, same sizes) and its events.
@@ -217,9 +199,7 @@ struct GpuRank {
   float *square = nullptr, *dx2 = nullptr, *dout = nullptr, *dx = nullptr, *out = nullptr;
   float* landing = nullptr;     // the ring's incoming chunk
   float* norm_stats = nullptr;  // mean and 1/std per local row, for the norms' backward
-  // Ordering between streams (no timing): this rank reached a collective; its copy of the current ring step was
-  // enqueued; it has consumed what arrived at the current step.
-  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;
+  collectives::cuda::StreamRingEvents ring_events;
   // Timing: the step's start and end, and a pair around each collective.
   cudaEvent_t start = nullptr, end = nullptr;
   std::vector<cudaEvent_t> call_begin, call_end;
@@ -333,9 +313,7 @@ void GpuTensorLayerOnDevices::Impl::allocate(GpuRank& k) {
   };
   k.stream = resources.stream(k.device);
   k.blas = resources.blas(k.device, k.stream);
-  k.ready = resources.event(k.device, false);
-  k.sent = resources.event(k.device, false);
-  k.consumed = resources.event(k.device, false);
+  k.ring_events = collectives::cuda::make_stream_ring_events(resources, k.device);
   k.start = resources.event(k.device, true);
   k.end = resources.event(k.device, true);
   for (int c = 0; c < kMaxCallsPerStep; ++c) {
@@ -460,13 +438,8 @@ void GpuTensorLayerOnDevices::Impl::collective(Op op, const char* site, bool bac
 void GpuTensorLayerOnDevices::Impl::ring(Op op, const std::function<float*(GpuRank&)>& buffer, std::int64_t count) {
   std::vector<collectives::cuda::StreamRingMember> members;
   for (GpuRank& k : ranks)
-    members.push_back({.device = k.device,
-                       .stream = k.stream,
-                       .buffer = buffer(k),
-                       .landing = k.landing,
-                       .ready = k.ready,
-                       .sent = k.sent,
-                       .consumed = k.consumed});
+    members.push_back(
+        {.device = k.device, .stream = k.stream, .buffer = buffer(k), .landing = k.landing, .events = k.ring_events});
   collectives::cuda::enqueue_stream_ring(op, members, count);
 }
 
@@ -679,11 +652,7 @@ void GpuTensorLayerOnDevices::Impl::backward() {
 
 // ---- the public face ----
 
-GpuPlacement place_ranks(int ranks) {
-  const int devices = visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
-  return plan_gpu_placement(ranks, devices, nccl_compiled());
-}
+GpuPlacement place_ranks(int ranks) { return collectives::cuda::place_gpu_ranks(ranks); }
 
 GpuTensorLayerOnDevices::GpuTensorLayerOnDevices(const LayerShape& shape) : impl_(std::make_unique<Impl>(shape)) {}
 

@@ -16,7 +16,6 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/cuda/stream_ring.h"
 #include "kernels/common/cuda/cuda_check.h"
-#include "kernels/common/cuda/device_status.h"
 #include "kernels/common/cuda/gpu_resources.h"
 #include "kernels/common/cuda/launch.h"
 #include "kernels/common/cuda/nccl_check.h"
@@ -109,9 +108,9 @@ struct GpuRank {
   float* layer_gradient = nullptr;  // workspace: one layer's fp32 gradient
   float *inputs = nullptr, *targets = nullptr, *landing = nullptr;
   double* loss = nullptr;
-  cudaEvent_t ready = nullptr, sent = nullptr, consumed = nullptr;  // the ring's ordering
-  cudaEvent_t start = nullptr, end = nullptr;                       // the step's time
-  std::int64_t comm_bytes = 0;                                      // this step's, counted per call
+  collectives::cuda::StreamRingEvents ring_events;
+  cudaEvent_t start = nullptr, end = nullptr;  // the step's time
+  std::int64_t comm_bytes = 0;                 // this step's, counted per call
   // The step's spans: timing events recorded on the stream (a pool reused every step), opened and closed in pairs.
   struct Marked {
     std::size_t begin, end;
@@ -164,9 +163,7 @@ struct Trainer {
     };
     k.stream = resources.stream(k.device);
     k.blas = resources.blas(k.device, k.stream);
-    k.ready = resources.event(k.device, false);
-    k.sent = resources.event(k.device, false);
-    k.consumed = resources.event(k.device, false);
+    k.ring_events = collectives::cuda::make_stream_ring_events(resources, k.device);
     k.start = resources.event(k.device, true);
     k.end = resources.event(k.device, true);
     k.weights = halves("weights", stage >= 3 ? shard : psi);
@@ -297,13 +294,8 @@ struct Trainer {
 #endif
     std::vector<collectives::cuda::StreamRingMember> members;
     for (GpuRank& k : ranks)
-      members.push_back({.device = k.device,
-                         .stream = k.stream,
-                         .buffer = k.comm,
-                         .landing = k.landing,
-                         .ready = k.ready,
-                         .sent = k.sent,
-                         .consumed = k.consumed});
+      members.push_back(
+          {.device = k.device, .stream = k.stream, .buffer = k.comm, .landing = k.landing, .events = k.ring_events});
     collectives::cuda::enqueue_stream_ring(op, members, layer_elements);
   }
 
@@ -451,11 +443,7 @@ struct Trainer {
 
 }  // namespace
 
-collectives::GpuPlacement place_ranks(int ranks) {
-  const int devices = dlsys::cuda::count_visible_devices();
-  if (devices < 1) throw RunFailure("no CUDA device answers: " + dlsys::cuda::device_status().reason);
-  return collectives::plan_gpu_placement(ranks, devices, collectives::cuda::nccl_compiled());
-}
+collectives::GpuPlacement place_ranks(int ranks) { return collectives::cuda::place_gpu_ranks(ranks); }
 
 GpuZeroTraining train_sharded_gpu(const ZeroConfig& config) {
   if (config.stage < 0 || config.stage > 3) throw std::invalid_argument("ZeRO stage must be 0, 1, 2 or 3");
