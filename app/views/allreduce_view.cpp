@@ -155,7 +155,7 @@ std::size_t ring_row(const ViewContext& ctx, std::size_t first, std::size_t last
   // Playing starts on the first exchange (first + 1), so the first frame already shows arrows.
   const int playing = static_cast<int>(1 + static_cast<int>(ctx.step_time_s / kSecondsPerStep)) % rows;
   int index = choice < 0 ? playing : choice;
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     if (ImGui::Button("< prev")) choice = (index + rows - 1) % rows;
     ImGui::SameLine();
     if (ImGui::Button("next >")) choice = (index + 1) % rows;
@@ -277,7 +277,7 @@ void draw_cost_step(const ViewContext& ctx) {
   for (const allreduce::LabelRow& row : steps->cost_rows) rows.push_back({row.label, row.value});
   if (!ctx.result) {
     draw_value_table("cost_theory", rows);
-    return draw_needs_run("time against message size and fit the latency alpha and the bandwidth beta");
+    return draw_needs_run(ctx, "time against message size and fit the latency alpha and the bandwidth beta");
   }
   const auto* m = ctx.result->measured_as<allreduce::AllreduceMeasured>();
   const auto* t = ctx.result->theory_as<allreduce::AllreduceTheory>();
@@ -364,7 +364,7 @@ void draw_measured_step(const ViewContext& ctx) {
   if (const auto* processes = ctx.result ? ctx.result->measured_as<allreduce::AllreduceProcessesMeasured>() : nullptr)
     return draw_allreduce_processes_measured(ctx, *processes);
   const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
-  if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling at each size");
+  if (!m) return draw_needs_run(ctx, "bus bandwidth against message size, beside the copy ceiling at each size");
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   draw_caveats(m->caveats);
   PlotSpec spec{fmt::format("Bus bandwidth ({})", steps ? steps->op_title : std::string("collective")),
@@ -499,7 +499,7 @@ void draw_algorithms_step(const ViewContext& ctx) {
   if (!comparison) {
     draw_table_note();
     draw_table();
-    if (!m) draw_needs_run("every algorithm's time at each swept size, its busbw and its own alpha and beta");
+    if (!m) draw_needs_run(ctx, "every algorithm's time at each swept size, its busbw and its own alpha and beta");
     return;
   }
   PlotSpec spec{

@@ -92,8 +92,8 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
   draw_plot("sweep", spec);
 }
 
-void misprint_checkbox() {
-  if (!figure_mode()) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
+void misprint_checkbox(const ViewContext& ctx) {
+  if (!ctx.figure) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
 }
 
 int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
@@ -151,7 +151,7 @@ void draw_bubble_formula(const ViewContext& ctx) {
   if (table_w < 0.5f * width) {
     ImGui::BeginChild("formula_numbers", {table_w, 0}, false, ImGuiWindowFlags_NoScrollbar);
     draw_value_table("course", rows);
-    misprint_checkbox();
+    misprint_checkbox(ctx);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("formula_plot", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -160,13 +160,13 @@ void draw_bubble_formula(const ViewContext& ctx) {
     return;
   }
   draw_value_table("course", rows);
-  misprint_checkbox();
+  misprint_checkbox(ctx);
   draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_bubble_measured(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
-  if (!m || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
+  if (!m || ctx.result->timelines.size() < 3) return draw_needs_run(ctx, "the bubble for real and sweep m");
   // The step's payoff is the sweep against the formula: it takes the left half of the view, whole height; the gap
   // split and the measured timeline of the chosen m stand beside it. Where the view is too narrow for two columns,
   // the sweep comes first and the rest below it (the view scrolls to them).
@@ -174,7 +174,7 @@ void draw_bubble_measured(const ViewContext& ctx) {
   if (width >= 2 * 320 * ui_scale() + gap) {
     const float h = ImGui::GetContentRegionAvail().y;
     ImGui::BeginChild("sweep_column", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
-    misprint_checkbox();
+    misprint_checkbox(ctx);
     draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
     ImGui::EndChild();
     ImGui::SameLine();
@@ -184,7 +184,7 @@ void draw_bubble_measured(const ViewContext& ctx) {
     ImGui::EndChild();
     return;
   }
-  misprint_checkbox();
+  misprint_checkbox(ctx);
   draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
   draw_gap_split(ctx);
   draw_measured(ctx, kSecondFigureShare * main_figure_height());

@@ -145,7 +145,7 @@ void draw_traffic_step(const ViewContext& ctx) {
   // Both rows advance together, one operation every kSecondsPerOp, then hold the full picture for two beats. A figure
   // (and the first frame of a screenshot) shows everything done.
   const int tick = static_cast<int>(ctx.step_time_s / kSecondsPerOp) % (longest + 3);
-  const int shown = figure_mode() || ctx.step_time_s == 0 ? longest : std::min(tick, longest);
+  const int shown = ctx.figure || ctx.step_time_s == 0 ? longest : std::min(tick, longest);
   const std::string title =
       fmt::format("y = ReLU(x + b), x of shape B x C, {} bias: the operations one element goes through.",
                   steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
@@ -192,7 +192,7 @@ std::string time_text(const Timing& t) {
 void draw_measured_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) unfused and fused");
+  if (m == nullptr || t == nullptr) return draw_needs_run(ctx, "y = ReLU(x + b) unfused and fused");
   draw_bars(
       {
           {"broadcast bias, unfused", m->unfused_broadcast.us, series_color(1), time_text(m->unfused_broadcast)},
@@ -224,7 +224,7 @@ void draw_measured_step(const ViewContext& ctx) {
 
 void draw_cos_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run("cos, x.cos().cos(), ReLU and GELU");
+  if (m == nullptr) return draw_needs_run(ctx, "cos, x.cos().cos(), ReLU and GELU");
   draw_bars(
       {
           {"cos (one pass)", m->cos.us, series_color(2), time_text(m->cos)},
@@ -254,7 +254,7 @@ void draw_cos_step(const ViewContext& ctx) {
 
 void draw_chains_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run("chains of pointwise operations");
+  if (m == nullptr) return draw_needs_run(ctx, "chains of pointwise operations");
   PlotSpec spec{"Chains of L multiply-adds", {"L (operations)", "", false}, {"time", "ms", false}, {}, {}};
   int color = 0;
   for (const char* id : {"chain_unfused", "chain_fused"})
@@ -273,7 +273,7 @@ void draw_chains_step(const ViewContext& ctx) {
 void draw_small_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) on arrays that fit in cache");
+  if (m == nullptr || t == nullptr) return draw_needs_run(ctx, "y = ReLU(x + b) on arrays that fit in cache");
   draw_bars(
       {
           {"unfused (two calls)", m->small_unfused.us, series_color(1), time_text(m->small_unfused)},

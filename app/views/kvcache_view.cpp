@@ -552,7 +552,7 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
 void draw_live_step(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<kvcache::KvCacheMeasured>() : nullptr;
   const auto* t = ctx.result ? ctx.result->theory_as<kvcache::KvCacheTheory>() : nullptr;
-  if (!m || !t) return draw_needs_run("the decoder's time per token with and without its KV cache");
+  if (!m || !t) return draw_needs_run(ctx, "the decoder's time per token with and without its KV cache");
   PlotSpec spec{"Time per generated token", {"position", "tokens", false}, {"time per token", "us", true}, {}, {}};
   // Each way in its own colour: measured as markers, its FLOP count's shape as a dashed line of the same colour.
   int color = 0;

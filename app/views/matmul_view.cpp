@@ -151,7 +151,7 @@ std::string peak_name(const std::string& source) {
 
 void draw_scaling_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("time against size for each implementation");
+  if (!m) return draw_needs_run(ctx, "time against size for each implementation");
   PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
   std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
@@ -172,7 +172,7 @@ void draw_scaling_step(const ViewContext& ctx) {
 void draw_libraries_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
-  if (!m || !theory) return draw_needs_run("GFLOP/s of the naive, tiled and library kernels");
+  if (!m || !theory) return draw_needs_run(ctx, "GFLOP/s of the naive, tiled and library kernels");
   PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
   const double peak = theory->peak_gflops.value_or(0);
@@ -268,7 +268,7 @@ void draw_percent_bars(const std::vector<matmul::VariantMeasure>& variants) {
 void draw_ladder_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
-  if (!m || !theory) return draw_needs_run("each kernel's share of the library and its place on the roofline");
+  if (!m || !theory) return draw_needs_run(ctx, "each kernel's share of the library and its place on the roofline");
   const auto& params = ctx.result->params;
   ImGui::Text("At %s x %s x %s: GFLOP/s as a share of the library in the same precision", params.at("m").c_str(),
               params.at("n").c_str(), params.at("k").c_str());

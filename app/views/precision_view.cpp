@@ -135,7 +135,7 @@ std::string percent(double share) { return fmt::format("{:.2f}%", 100 * share); 
 void draw_gradients_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   const PrecisionSteps* steps = steps_of(ctx);
-  if (!t || !steps) return draw_needs_run("the gradients of a real training run");
+  if (!t || !steps) return draw_needs_run(ctx, "the gradients of a real training run");
   const RunResult& r = *ctx.result;
   // The histogram against fp16's limits is the main figure; the shares by scale and the table follow it.
   const float hist_h = main_figure_height();
@@ -177,7 +177,7 @@ void draw_gradients_step(const ViewContext& ctx) {
 void draw_loss_scaling_step(const ViewContext& ctx) {
   const PrecisionTheory* theory = ctx.result ? ctx.result->theory_as<PrecisionTheory>() : nullptr;
   const Training* t = training_of(ctx);
-  if (!t || !theory) return draw_needs_run("a loss-scaled fp16 run, step by step");
+  if (!t || !theory) return draw_needs_run(ctx, "a loss-scaled fp16 run, step by step");
   const RunResult& r = *ctx.result;
   draw_columns_table(
       "rules", {"GradScaler's rule", "PyTorch's default", "this run"},
@@ -206,7 +206,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
 
 void draw_curves_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
-  if (!t) return draw_needs_run("four training runs of the same model");
+  if (!t) return draw_needs_run(ctx, "four training runs of the same model");
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Training loss, per mini-batch", {"step", "", false}, {"loss", "", true}, {}, {}};
   // fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on it.

@@ -279,7 +279,7 @@ void draw_prefill_step(const ViewContext& ctx) {
     draw_intensity_table(*s);
     draw_note(
         "Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
-    return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
+    return draw_needs_run(ctx, "the real model's prefill and decode passes on this machine's roofline");
   }
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Passes on the roofline of the machine that ran them",
@@ -340,7 +340,7 @@ void draw_context_step(const ViewContext& ctx) {
       fmt::format("{} bytes of K and V per token (2 x 32 layers x 4096 x 2 bytes); the lab's model holds {} per token.",
                   format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("one sequence decoding to the end of its context");
+  if (!m) return draw_needs_run(ctx, "one sequence decoding to the end of its context");
   const RunResult& r = *ctx.result;
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   const float h = plot_height_leaving(1.5f);
@@ -383,7 +383,7 @@ void draw_static_step(const ViewContext& ctx) {
         fmt::format("Before a run: the stream's lengths with every request waiting at the start, in token steps. "
                     "Padding from the lengths alone: {:.1f}% of the slots.",
                     100 * s->theory.expected_static_padding));
-    return draw_needs_run("the stream served with static batching");
+    return draw_needs_run(ctx, "the stream served with static batching");
   }
   draw_policy_table(*m, {"static"});
   if (const PolicyMeasured* p = policy_of(*m, "static"))
@@ -398,7 +398,7 @@ void draw_static_step(const ViewContext& ctx) {
 void draw_adaptive_step(const ViewContext& ctx) {
   draw_heading("Adaptive batching: a full batch or a timer, whichever comes first");
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("the stream served with adaptive batching");
+  if (!m) return draw_needs_run(ctx, "the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
   // The curves the caption reads are the main figure; the Gantt chart of the chosen rate and the tables follow.
   const float plot_h = main_figure_height();
@@ -435,7 +435,7 @@ void draw_continuous_step(const ViewContext& ctx) {
       draw_gantt(s->schedules.size() > 1 ? "continuous_theory" : "none",
                  s->schedules.size() > 1 ? s->schedules[1] : Timeline{}, {0, ImGui::GetContentRegionAvail().y * 0.6f});
     }
-    return draw_needs_run("the stream served with continuous batching");
+    return draw_needs_run(ctx, "the stream served with continuous batching");
   }
   // The Gantt chart is the main figure; the curves beside static and adaptive, the table and the benchmark line
   // follow it.
@@ -464,7 +464,7 @@ void draw_continuous_step(const ViewContext& ctx) {
 void draw_memory_step(const ViewContext& ctx) {
   draw_heading("KV memory caps the batch; paged blocks let more in");
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("the KV budget's count and the cache the continuous run held");
+  if (!m) return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
   const RunResult& r = *ctx.result;
   draw_columns_table("fit", {"KV budget " + format_bytes_both(double(m->kv_budget_bytes)), "sequences that fit"},
                      {{"reserving the model's whole context per sequence", fmt::format("{}", m->contiguous_fit)},
@@ -496,7 +496,7 @@ void draw_speculative_step(const ViewContext& ctx) {
     if (s)
       draw_note(fmt::format("The draft will be the target's first {} of {} layers; k = {}.", s->theory.draft_layers,
                             s->theory.target_layers, s->theory.k));
-    return draw_needs_run(m ? "a run with draft = on" : "speculative decoding against the target alone");
+    return draw_needs_run(ctx, m ? "a run with draft = on" : "speculative decoding against the target alone");
   }
   const serving::SpeculativeMeasured& sp = *m->speculative;
   const RunResult& r = *ctx.result;

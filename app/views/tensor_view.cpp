@@ -456,7 +456,7 @@ void draw_needs_layer_run(const ViewContext& ctx, const char* what) {
         fmt::format("The last run was the course's example alone (example = course): set example = none and "
                     "press Run to measure {}.",
                     what));
-  draw_needs_run(what);
+  draw_needs_run(ctx, what);
 }
 
 PlotLine series_line(const Series& s, ImU32 color) {

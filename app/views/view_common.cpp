@@ -12,13 +12,6 @@
 namespace dlsys::gui {
 
 namespace {
-struct RunProgress {
-  bool running = false;
-  double fraction = 0;
-  std::string what;
-};
-RunProgress g_progress;  // set by the shell once per frame, before the view draws
-bool g_figure = false;
 // Half the window for the frame of the main figure leaves its data area (the frame less title, legend and axes) at
 // least 30 % of the window at 1x text.
 constexpr float kMainFigureShare = 0.5f;
@@ -35,10 +28,10 @@ float main_figure_height() {
   return avail >= on_screen ? std::min(avail, main_figure_share()) : main_figure_share();
 }
 
-bool shared_time_axis_toggle(const char* id) {
+bool shared_time_axis_toggle(const ViewContext& context, const char* id) {
   static std::map<std::string, bool> shared;
   bool& on = shared[id];
-  if (!figure_mode()) {
+  if (!context.figure) {
     ImGui::PushID(id);
     ImGui::Checkbox("one time axis for every run (off: each fits its own)", &on);
     ImGui::PopID();
@@ -103,13 +96,6 @@ void end_figure(const std::string& title) {
   note_plot_area(title, min, max, {}, min, max, true);
 }
 
-void set_figure_mode(bool figure) { g_figure = figure; }
-bool figure_mode() { return g_figure; }
-
-void set_run_progress(bool running, double fraction, const std::string& what) {
-  g_progress = {running, fraction, what};
-}
-
 float plot_height_leaving(float rows_below) {
   const float avail = ImGui::GetContentRegionAvail().y;
   return within_view_height(
@@ -147,13 +133,13 @@ void draw_heading(const std::string& text) {
   ImGui::PopFont();
 }
 
-void draw_needs_run(const char* what) {
+void draw_needs_run(const ViewContext& context, const char* what) {
   ImGui::Spacing();
   ImGui::PushFont(heading_font());
-  if (g_progress.running) {
+  if (const RunProgress& progress = context.run_progress; progress.running) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Measuring %s ...", what);
     ImGui::PopFont();
-    ImGui::ProgressBar(static_cast<float>(g_progress.fraction), {-1, 0}, g_progress.what.c_str());
+    ImGui::ProgressBar(static_cast<float>(progress.fraction), {-1, 0}, progress.what.c_str());
     return;
   }
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Press Run to measure %s.", what);

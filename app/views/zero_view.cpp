@@ -355,7 +355,7 @@ void draw_timeline_step(const ViewContext& ctx) {
     ImGui::SetTooltip("%s, %s: %s, %.1f us", timeline.name.c_str(), timeline.lanes[std::size_t(span.lane)].c_str(),
                       span.label.c_str(), span.end - span.start);
   };
-  if (shared_time_axis_toggle("zero_stages")) {
+  if (shared_time_axis_toggle(ctx, "zero_stages")) {
     static TimelineViewState view;
     std::size_t lanes = 0;
     for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;
