@@ -50,7 +50,6 @@ ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
   const bool stale = session.result && !params_changed_since(*session.result, session.params).empty();
   return ViewContext{current_lesson(state),
-                     session.params,
                      session.step,
                      session.result.get(),
                      state.fixed_time ? state.fixed_step_time_s : state.now_s - session.step_started_s,

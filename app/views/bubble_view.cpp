@@ -96,12 +96,10 @@ void misprint_checkbox(const ViewContext& ctx) {
   if (!ctx.figure) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
 }
 
-int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
-
 void draw_bubble_stages(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  draw_stages_diagram(param_p(ctx));
+  draw_stages_diagram(steps->formulas.p);
   const SchedulePanel& one = steps->panel("gpipe_m1");
   draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
 }
@@ -109,10 +107,9 @@ void draw_bubble_stages(const ViewContext& ctx) {
 void draw_bubble_one_micro_batch(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  const int p = param_p(ctx);
   const SchedulePanel& one = steps->panel("gpipe_m1");
   if (!one.error.empty()) return draw_error(one.error);
-  draw_value_table("one", {{"devices p", std::to_string(p)},
+  draw_value_table("one", {{"devices p", std::to_string(steps->formulas.p)},
                            {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
                            {"(p - 1)/p", fraction_text(steps->formulas.one_micro_batch)}});
   draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);

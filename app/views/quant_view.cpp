@@ -124,9 +124,10 @@ void draw_outliers_step(const ViewContext& ctx) {
 
 void draw_gemv_step(const ViewContext& ctx) {
   const QuantMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run(ctx, "GEMV time for each format");
+  const auto* run_theory = m ? ctx.result->theory_as<quant::QuantTheory>() : nullptr;
+  if (!m || !run_theory) return draw_needs_run(ctx, "GEMV time for each format");
   const RunResult& r = *ctx.result;
-  PlotSpec spec{fmt::format("y = W x, {0} x {0}, batch 1", r.params.at("n")),
+  PlotSpec spec{fmt::format("y = W x, {0} x {0}, batch 1", run_theory->n),
                 {"bytes read per weight", "B", true},
                 {"time", "us", true},
                 {},

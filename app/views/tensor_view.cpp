@@ -440,18 +440,15 @@ void draw_attention_step(const ViewContext& ctx) {
 }
 
 // Where a step needs the layer's run: the usual prompt, or why the last run did not measure it (the course's example
-// alone, or the calculator).
+// alone, or the calculator: a run that measured nothing).
 void draw_needs_layer_run(const ViewContext& ctx, const char* what) {
-  const auto param = [&](const char* key) {
-    const auto it = ctx.result ? ctx.result->params.find(key) : std::map<std::string, std::string>::const_iterator{};
-    return ctx.result && it != ctx.result->params.end() ? it->second : std::string();
-  };
-  if (param("mode") == "theory")
+  const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
+  if (ctx.result && m == nullptr)
     return draw_note(
         fmt::format("The last run was the calculator alone (mode = theory): set mode = run and press Run to "
                     "measure {}.",
                     what));
-  if (param("example") == "course")
+  if (m && m->example)
     return draw_note(
         fmt::format("The last run was the course's example alone (example = course): set example = none and "
                     "press Run to measure {}.",
@@ -498,8 +495,8 @@ void draw_crossovers(const TensorSteps& steps) {
                      rows);
 }
 
-// Where the measured communication outweighed what the split saved, in one sentence.
-std::string verdict_against_hidden(const RunResult& r) {
+// Where the measured communication outweighed what the split saved, in one sentence. `t` is the run's.
+std::string verdict_against_hidden(const RunResult& r, int t) {
   const Series *gain = r.find_series("gain_vs_hidden"), *comm = r.find_series("comm_vs_hidden");
   if (!gain || !comm || gain->points.size() != comm->points.size()) return {};
   std::string lost;
@@ -514,7 +511,7 @@ std::string verdict_against_hidden(const RunResult& r) {
       "Measured in this run: at h = {} the collectives took longer than the compute time the split saved.{}", lost,
       saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
                                   "faster than t = 1 there.",
-                                  r.params.at("t"))
+                                  t)
                     : "");
 }
 
@@ -522,7 +519,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
-  if (m == nullptr || m->example) {
+  const auto* run_theory = ctx.result ? ctx.result->theory_as<tensor::TensorTheory>() : nullptr;
+  if (m == nullptr || m->example || run_theory == nullptr) {
     draw_scaling_theory(*steps);
     draw_crossovers(*steps);
     return draw_needs_layer_run(ctx, "compute and communication time against t and against h");
@@ -535,8 +533,11 @@ void draw_scaling_step(const ViewContext& ctx) {
   // Room under the plots for the verdict, the placement, the crossovers and, on a GPU, why compute did not fall.
   const float lines_below = m->gpu_scaling_caveat ? 10.0f : 7.0f;
   const float height = plot_height_leaving(lines_below);
-  PlotSpec by_t{
-      "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
+  PlotSpec by_t{fmt::format("Per rank, against t at h = {}", run_theory->activation_hidden),
+                {"ranks t", "", true},
+                {"time", "us", true},
+                {},
+                {}};
   add_series(by_t, r, "compute_vs_t", rank_color(0));
   add_series(by_t, r, "compute_cpu_vs_t", series_color(3));
   add_series(by_t, r, "compute_ideal_vs_t", theory_color());
@@ -544,12 +545,16 @@ void draw_scaling_step(const ViewContext& ctx) {
   by_t.size = {plot_width, height};
   draw_plot("time_vs_t", by_t);
   if (side_by_side) ImGui::SameLine(0, gap);
-  PlotSpec by_h{"Per rank, against h at t = " + r.params.at("t"), {"hidden h", "", true}, {"time", "us", true}, {}, {}};
+  PlotSpec by_h{fmt::format("Per rank, against h at t = {}", run_theory->activation_t),
+                {"hidden h", "", true},
+                {"time", "us", true},
+                {},
+                {}};
   add_series(by_h, r, "gain_vs_hidden", rank_color(2));
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
   by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
-  draw_note(verdict_against_hidden(r));
+  draw_note(verdict_against_hidden(r, run_theory->activation_t));
   if (m->gpu_scaling_caveat) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s.", m->gpu_scaling_caveat->c_str());
@@ -580,10 +585,11 @@ void draw_sequence_step(const ViewContext& ctx) {
   }
   spec.lines = {none, tp, sp};
   const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
-  if (m && !m->example)
+  const auto* run_theory = ctx.result ? ctx.result->theory_as<tensor::TensorTheory>() : nullptr;
+  if (m && !m->example && run_theory)
     if (const Series* ledger = ctx.result->find_series("activation_vs_t")) {
       PlotLine line = line_from_series(*ledger, series_color(3));
-      line.name = "lab's fp32 layer, ledger (sp " + ctx.result->params.at("sp") + ")";
+      line.name = fmt::format("lab's fp32 layer, ledger (sp {})", run_theory->activation_sp ? "on" : "off");
       spec.lines.push_back(line);
     }
   spec.guides.push_back({true, double(s.ranks), fmt::format("t = {}", s.ranks), highlight_color()});

@@ -20,11 +20,12 @@ struct RunProgress {
 };
 
 struct ViewContext {
+  // The panel's parameters reach a view only as its lesson read them (typed, in the step data): there is no field for
+  // them here, so no view can read one by its key.
   const Lesson& lesson;
-  const ParamValues& params;  // the values in the parameter panel now
-  int step = 0;               // 0-based
-  const RunResult* result;    // the last finished run of this lesson, or nullptr before the first run
-  double step_time_s = 0;     // seconds since this step was shown: drives animations (0 in screenshots' first frame)
+  int step = 0;             // 0-based
+  const RunResult* result;  // the last finished run of this lesson, or nullptr before the first run
+  double step_time_s = 0;   // seconds since this step was shown: drives animations (0 in screenshots' first frame)
   bool presentation = false;
   bool result_stale = false;  // the result was measured with other parameters (the shell marks it)
   // Drawing a figure for export: views then leave out their widgets (checkboxes, sliders) and draw with the values

@@ -31,8 +31,8 @@ const ZeroMeasured* measured_of(const ViewContext& ctx) {
 }
 
 // Why there is no ledger to show: the calculator runs nothing, or no run has finished yet.
-void note_no_run(const ViewContext& ctx, const char* what) {
-  draw_note(ctx.params.text("mode") == "theory"
+void note_no_run(const ZeroSteps& steps, const char* what) {
+  draw_note(steps.mode == zero_lesson::Mode::Theory
                 ? std::string("mode = theory runs nothing; set mode = run to ") + what + "."
                 : std::string("Press Run to ") + what + ".");
 }
@@ -245,7 +245,7 @@ void draw_ddp_step(const ViewContext& ctx) {
                   "(a ring sends {} per rank), the same volume as stages 1 and 2.",
                   elements_text(ddp.comm_elements), elements_text(ddp.ring_comm_elements)));
   if (!m) {
-    note_no_run(ctx, "train the lab's stack and read each rank's ledger at stage 0");
+    note_no_run(*steps, "train the lab's stack and read each rank's ledger at stage 0");
     return;
   }
   const zero_lesson::StageMeasured& s0 = m->stages.at(0);
@@ -282,7 +282,7 @@ void draw_stages_step(const ViewContext& ctx) {
   if (!m) {
     draw_stacked_bars(bars, bars_height(1.5f, top));
     end_figure(title);
-    note_no_run(ctx, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
+    note_no_run(*steps, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
     return;
   }
   // Beside the formulas, the run: the largest rank's peak by tag at each stage, everything its ledger counted.
@@ -341,12 +341,12 @@ void draw_timeline_step(const ViewContext& ctx) {
     draw_note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
         "(N-1)/N per layer it moves), not times.");
-    if (!(m && m->on_gpu)) note_no_run(ctx, "measure them");
+    if (!(m && m->on_gpu)) note_no_run(*steps, "measure them");
   } else {
     return draw_step_data_missing(ctx);
   }
   // The stage chosen in the panel is the one the step is about: it comes first, at the main figure's height.
-  const std::size_t chosen = std::size_t(ctx.params.integer("stage"));
+  const std::size_t chosen = std::size_t(m ? m->stage : steps->theory.stage);
   if (chosen < timelines.size())
     std::rotate(timelines.begin(), timelines.begin() + long(chosen), timelines.begin() + long(chosen) + 1);
   auto tooltip = [](const Timeline& timeline, const TimelineHover& hover) {
