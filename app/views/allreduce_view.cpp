@@ -30,8 +30,6 @@ const allreduce::AllreduceSteps* steps_of(const ViewContext& ctx) {
   return step_data_as<allreduce::AllreduceSteps>(ctx);
 }
 
-std::string value_text(float v) { return fmt::format("{:g}", v); }
-
 // Geometry of the rank-by-chunk grid, sized to the space available.
 struct Grid {
   ImVec2 origin;
@@ -95,7 +93,7 @@ void draw_ring_row(const CollectiveRecord& record, std::size_t row, float max_he
   const auto& step = record.steps[row];
   float widest = 0;
   for (const auto& rank : record.steps.back().ranks)
-    for (float v : rank.values) widest = std::max(widest, ImGui::CalcTextSize(value_text(v).c_str()).x);
+    for (float v : rank.values) widest = std::max(widest, ImGui::CalcTextSize(short_number_text(v).c_str()).x);
   const Grid g = make_grid(n, widest, max_height);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float s = ui_scale();
@@ -107,7 +105,7 @@ void draw_ring_row(const CollectiveRecord& record, std::size_t row, float max_he
     for (int c = 0; c < n; ++c) {
       const std::int64_t begin = record.chunk_begin[c], end = record.chunk_begin[c + 1];
       std::string text;
-      for (std::int64_t i = begin; i < end; ++i) text += (i > begin ? " " : "") + value_text(rs.values[i]);
+      for (std::int64_t i = begin; i < end; ++i) text += (i > begin ? " " : "") + short_number_text(rs.values[i]);
       draw_chunk(draw, g, r, c, text, rs.contributors[c], c == rs.received_chunk);
     }
   }
@@ -216,7 +214,7 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::Text("every rank needs:");
   ImGui::PushFont(mono_font());
   std::string sum;
-  for (float v : record.steps.back().ranks[0].values) sum += value_text(v) + "   ";
+  for (float v : record.steps.back().ranks[0].values) sum += short_number_text(v) + "   ";
   ImGui::TextUnformatted(sum.c_str());
   ImGui::PopFont();
   ImGui::EndGroup();

@@ -127,16 +127,6 @@ void draw_sequence(const OpSequence& seq, int shown, float box_width) {
   ImGui::Dummy({widest, top - origin.y + row_height});
 }
 
-void key_entry(ImU32 color, const char* meaning) {
-  const float s = ui_scale(), h = ImGui::GetTextLineHeight();
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  ImGui::GetWindowDrawList()->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, color, 3 * s);
-  ImGui::Dummy({h + 6 * s, h});
-  ImGui::SameLine(0, 0);
-  ImGui::TextUnformatted(meaning);
-  ImGui::SameLine(0, 18 * s);
-}
-
 void draw_traffic_step(const ViewContext& ctx) {
   const fusion::FusionSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -163,12 +153,11 @@ void draw_traffic_step(const ViewContext& ctx) {
   ImGui::Spacing();
   draw_sequence(fused, shown, box);
   ImGui::Spacing();
-  key_entry(op_color(OpKind::Read), "read from main memory");
-  key_entry(op_color(OpKind::Write), "written to main memory");
-  key_entry(op_color(OpKind::Cached), "read from cache");
-  key_entry(op_color(OpKind::Register), "kept in a register");
-  key_entry(op_color(OpKind::Compute), "arithmetic");
-  ImGui::NewLine();
+  draw_color_key({{op_color(OpKind::Read), "read from main memory"},
+                  {op_color(OpKind::Write), "written to main memory"},
+                  {op_color(OpKind::Cached), "read from cache"},
+                  {op_color(OpKind::Register), "kept in a register"},
+                  {op_color(OpKind::Compute), "arithmetic"}});
   end_figure(title);
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;
@@ -218,7 +207,7 @@ void draw_measured_step(const ViewContext& ctx) {
           {fmt::format("fused kernel ({} bias): {} / median call", t->bias, format_bytes_binary(t->bytes_fused)),
            fmt::format("{:.2f} GB/s", m->effective_gbps)},
           {"STREAM copy on the same arrays (fastest call)", fmt::format("{:.2f} GB/s", m->stream_copy_gbps)},
-          {"share of STREAM copy", fmt::format("{:.0f}%", 100 * m->effective_fraction_of_stream)},
+          {"share of STREAM copy", percent_text(m->effective_fraction_of_stream, 0)},
       });
 }
 

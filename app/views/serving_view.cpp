@@ -52,13 +52,6 @@ PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, Ser
 
 ImU32 request_color(int id) { return series_color(id % 6); }
 
-void hatch(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing) {
-  draw->PushClipRect(a, b, true);
-  const float h = b.y - a.y;
-  for (float x = a.x - h; x < b.x; x += spacing) draw->AddLine({x, b.y}, {x + h, a.y}, color, 1.0f);
-  draw->PopClipRect();
-}
-
 // The Gantt chart's legend: what the chart holds, in as many rows as its width needs.
 struct GanttLegend {
   std::vector<std::pair<const char*, int>> entries;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
@@ -102,7 +95,7 @@ void draw_gantt_legend(ImDrawList* draw, const GanttLegend& legend, float x0, fl
     const ImVec2 a{x, y + (line_h - legend.swatch_h) / 2}, b{x + legend.swatch_w, y + (line_h + legend.swatch_h) / 2};
     if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
     if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
-    if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * ui_scale());
+    if (kind == 2) draw_hatching(draw, a, b, muted_text_color(), 4 * ui_scale());
     draw->AddText({b.x + legend.gap, y}, text_color(), text);
     x += legend.entry_w(text);
   }
@@ -127,7 +120,7 @@ const TimelineSpan* draw_gantt_spans(ImDrawList* draw, const Timeline& t, const 
     const ImU32 color = request_color(std::max(0, span.micro_batch));
     if (span.kind == "pad") {
       draw->AddRectFilled(a, b, with_alpha(muted_text_color(), 0.10f));
-      hatch(draw, a, b, with_alpha(muted_text_color(), 0.6f), 5 * s);
+      draw_hatching(draw, a, b, with_alpha(muted_text_color(), 0.6f), 5 * s);
     } else if (span.kind == "prefill") {
       draw->AddRectFilled(a, b, color);
       draw->AddLine({a.x, a.y}, {a.x, b.y}, panel_color(), 2 * s);
@@ -227,7 +220,7 @@ std::vector<std::string> policy_row(const PolicyMeasured& p) {
           fmt::format("{:.2f} ms", p.tpot_ms_p50),
           fmt::format("{:.1f} ms", p.latency_ms_p50),
           fmt::format("{:.1f} ms", p.latency_ms_p99),
-          p.policy == "continuous" ? "-" : fmt::format("{:.1f}%", 100 * p.padding_fraction),
+          p.policy == "continuous" ? "-" : percent_text(p.padding_fraction),
           fmt::format("{:.2f}", p.mean_rows_per_step)};
 }
 
@@ -260,13 +253,13 @@ void draw_curves(const RunResult& r, const std::vector<std::string>& policies, I
 
 void draw_intensity_table(const ServingSteps& s) {
   const ServingTheory& t = s.theory;
-  draw_columns_table("intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
-                     {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
-                       fmt::format("{:g}", t.prefill_intensity_fp32)},
-                      {"decode, batch 1", fmt::format("{:g}", t.decode_intensity_batch1),
-                       fmt::format("{:g}", t.decode_intensity_batch1_fp32)},
-                      {fmt::format("decode, batch {}", s.max_batch), fmt::format("{:g}", t.decode_intensity),
-                       fmt::format("{:g}", t.decode_intensity_fp32)}});
+  draw_columns_table(
+      "intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
+      {{"prefill of the prompt", short_number_text(t.prefill_intensity), short_number_text(t.prefill_intensity_fp32)},
+       {"decode, batch 1", short_number_text(t.decode_intensity_batch1),
+        short_number_text(t.decode_intensity_batch1_fp32)},
+       {fmt::format("decode, batch {}", s.max_batch), short_number_text(t.decode_intensity),
+        short_number_text(t.decode_intensity_fp32)}});
 }
 
 void draw_prefill_step(const ViewContext& ctx) {
@@ -520,9 +513,9 @@ void draw_speculative_step(const ViewContext& ctx) {
     rows.push_back({"verification passes", fmt::format("{}", *sp.target_passes)});
     rows.push_back({"proposals kept", fmt::format("{}", *sp.accepted)});
     rows.push_back({"passes that rejected one", fmt::format("{}", *sp.rejections)});
-    rows.push_back({"acceptance a = kept / (kept + rejections)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+    rows.push_back({"acceptance a = kept / (kept + rejections)", percent_text(sp.acceptance_rate)});
   } else {
-    rows.push_back({"acceptance (kept / proposed, as recorded)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+    rows.push_back({"acceptance (kept / proposed, as recorded)", percent_text(sp.acceptance_rate)});
   }
   rows.push_back({"tokens per target pass", fmt::format("{:.2f}", sp.tokens_per_target_pass)});
   rows.push_back({"formula at that rate", fmt::format("{:.2f}", sp.expected_tokens_per_pass)});

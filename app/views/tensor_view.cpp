@@ -29,8 +29,6 @@ const TensorSteps* steps_of(const ViewContext& ctx) { return step_data_as<Tensor
 // A rank's colour: the fill of the cells it owns, its heading, its line in a plot.
 ImU32 rank_color(int rank) { return series_color(rank); }
 
-std::string number_text(double v) { return fmt::format("{:g}", v); }
-
 // A muted sentence that wraps at the view's edge.
 // The size of one number cell: room for "-00" with a margin, never smaller than a comfortable square.
 float cell_size() { return std::max(ImGui::CalcTextSize("-00").x, ImGui::GetTextLineHeight()) + 14 * ui_scale(); }
@@ -52,7 +50,7 @@ void draw_numbers(const std::string& title, const std::vector<float>& values, in
       draw->AddRectFilled(a, b, color ? with_alpha(color, 0.38f) : with_alpha(muted_text_color(), 0.15f), 3 * s);
       if (color) draw->AddRect(a, b, color, 3 * s, 0, 1.5f * s);
       if (strong && strong(r, c)) draw->AddRect(a, b, text_color(), 3 * s, 0, 2.5f * s);
-      const std::string text = number_text(values[static_cast<std::size_t>(r * cols + c)]);
+      const std::string text = short_number_text(values[static_cast<std::size_t>(r * cols + c)]);
       const ImVec2 size = ImGui::CalcTextSize(text.c_str());
       draw->AddText({(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2}, text_color(), text.c_str());
     }
@@ -365,10 +363,10 @@ void draw_mlp_step(const ViewContext& ctx) {
   const auto& p0 = steps->row.ranks[0].local;
   const auto& p1 = steps->row.ranks[1].local;
   for (std::size_t i = 0; i < steps->gelu_of_y.size(); ++i)
-    rows.push_back(
-        {fmt::format("y[{}] = {:g} + {}", i, p0[i], p1[i] < 0 ? fmt::format("({:g})", p1[i]) : number_text(p1[i])),
-         fmt::format("{:.4f}", steps->gelu_of_y[i]), fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
-         fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
+    rows.push_back({fmt::format("y[{}] = {:g} + {}", i, p0[i],
+                                p1[i] < 0 ? fmt::format("({:g})", p1[i]) : short_number_text(p1[i])),
+                    fmt::format("{:.4f}", steps->gelu_of_y[i]), fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
+                    fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
   draw_columns_table("gelu_table",
                      {"element: row-split partials", "GeLU(y): column split, exact",
                       "GeLU(p0) + GeLU(p1): after a row split", "error"},
@@ -502,7 +500,8 @@ std::string verdict_against_hidden(const RunResult& r, int t) {
   std::string lost;
   bool saved_nothing = false;  // a point the log plot cannot draw
   for (std::size_t i = 0; i < gain->points.size(); ++i) {
-    if (comm->points[i].y > gain->points[i].y) lost += (lost.empty() ? "" : ", ") + number_text(gain->points[i].x);
+    if (comm->points[i].y > gain->points[i].y)
+      lost += (lost.empty() ? "" : ", ") + short_number_text(gain->points[i].x);
     saved_nothing |= gain->points[i].y <= 0;
   }
   if (lost.empty())

@@ -103,6 +103,19 @@ void draw_heading(const std::string& text);
 // A band the reader cannot miss, in the warning colour with a stripe on its left: what disturbed a run, or what
 // qualifies its numbers. The text wraps inside it; the cursor ends under it.
 void draw_warning_band(const std::string& text);
+// Numbers as the views write them: the shortest form at six significant digits ("0.5", "2048", "1e+06"), and a share
+// as a percentage with `decimals` places (0.1234 -> "12.3%").
+std::string short_number_text(double value);
+std::string percent_text(double share, int decimals = 1);
+// One entry of a colour key: a swatch as tall as the text, filled and/or outlined, then what that colour marks.
+struct ColorKeyEntry {
+  ImU32 fill = 0;  // 0: an empty swatch
+  std::string meaning;
+  ImU32 outline = 0;  // 0: none; else drawn around the swatch (the highlight of the element the step is about)
+};
+// A figure's colour key: its entries side by side, flowing onto the next line when the width runs out; a meaning
+// wider than the whole line wraps beside its swatch.
+void draw_color_key(const std::vector<ColorKeyEntry>& entries);
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
@@ -154,6 +155,31 @@ void draw_step_data_missing(const ViewContext& context) {
     ImGui::PopTextWrapPos();
   } else {
     ImGui::TextDisabled("Preparing this step ...");
+  }
+}
+
+std::string short_number_text(double value) { return fmt::format("{:g}", value); }
+
+std::string percent_text(double share, int decimals) { return fmt::format("{:.{}f}%", 100 * share, decimals); }
+
+void draw_color_key(const std::vector<ColorKeyEntry>& entries) {
+  const float s = ui_scale();
+  const float box = ImGui::GetTextLineHeight(), gap = 6 * s, spacing = 18 * s;
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const ColorKeyEntry& e = entries[i];
+    const float width = box + gap + ImGui::CalcTextSize(e.meaning.c_str()).x;
+    if (i > 0) {
+      ImGui::SameLine(0, spacing);
+      if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    if (e.fill) draw->AddRectFilled(at, {at.x + box, at.y + box}, e.fill, 2 * s);
+    if (e.outline) draw->AddRect(at, {at.x + box, at.y + box}, e.outline, 2 * s, 0, 2 * s);
+    ImGui::Dummy({box, box});
+    ImGui::SameLine(0, gap);
+    ImGui::TextWrapped("%s", e.meaning.c_str());
   }
 }
 
