@@ -50,10 +50,6 @@ float caveat_height(const RunResult& r) {
 }
 
 std::string us_text(double v) { return fmt::format("{:.0f} us", v); }
-std::string param(const RunResult& r, const char* key) {
-  const auto it = r.params.find(key);
-  return it == r.params.end() ? "" : it->second;
-}
 
 void add_series(PlotSpec& spec, const RunResult& r, const char* id, ImU32 color) {
   if (const Series* s = r.find_series(id)) {
@@ -187,7 +183,6 @@ void draw_ddp_step(const ViewContext& ctx) {
        format_bytes_both(double(t.bytes_per_rank_per_step))},
   };
   if (m) {
-    const std::string mode = param(*ctx.result, "mode");
     rows.push_back(
         {"counted by rank 0's links (comm_bytes)", fmt::format("{} {}", format_bytes_both(double(m->comm_bytes)),
                                                                m->comm_bytes_match_theory ? "= theory" : "!= theory")});
@@ -202,7 +197,7 @@ void draw_ddp_step(const ViewContext& ctx) {
         {"weights vs one rank on the full batch (max rel err)",
          fmt::format("{:.2e}{}", m->max_rel_err_vs_single, m->bit_identical_vs_single ? ", bit-identical" : "")});
     rows.push_back({"every rank's replica bit-identical to rank 0's", m->replicas_identical ? "yes" : "NO"});
-    if (mode == "dataparallel")
+    if (steps->chosen.mode == ddp::SyncMode::DataParallel)  // the run's mode: `m` is only a run of these parameters
       rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
   }
   draw_wide_value_table("ddp_values", rows);
@@ -315,8 +310,9 @@ void span_tooltip(const Timeline& timeline, const TimelineHover& hover) {
   ImGui::EndTooltip();
 }
 
+// `steps` are those of the run's own parameters: the caller draws only a run that is not stale.
 void draw_step_vs_bucket(const RunResult& r, const DdpSteps& steps) {
-  PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
+  PlotSpec spec{fmt::format("Step time against bucket size (DDP, fp32, N = {})", steps.chosen.ranks),
                 {"bucket size", "bytes", true},
                 {"time", "us", false},
                 {},
