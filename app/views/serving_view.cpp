@@ -52,53 +52,18 @@ PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, Ser
 
 ImU32 request_color(int id) { return series_color(id % 6); }
 
-// The Gantt chart's legend: what the chart holds, in as many rows as its width needs.
-struct GanttLegend {
-  std::vector<std::pair<const char*, int>> entries;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
-  float swatch_w = 0, swatch_h = 0, row_h = 0, gap = 0;
-  float entry_w(const char* text) const { return swatch_w + gap + ImGui::CalcTextSize(text).x + 3 * gap; }
-  int rows(float width) const {
-    int n = 1;
-    for (float x = 0; const auto& [text, kind] : entries) {
-      if (x > 0 && x + entry_w(text) > width) {
-        ++n;
-        x = 0;
-      }
-      x += entry_w(text);
-    }
-    return n;
-  }
-};
-
-GanttLegend gantt_legend(const Timeline& t) {
-  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+// The Gantt chart's legend: what the chart holds.
+FigureKey gantt_legend(const Timeline& t) {
   bool any_prefill = false, any_pad = false;
   for (const TimelineSpan& span : t.spans) {
     any_prefill = any_prefill || span.kind == "prefill";
     any_pad = any_pad || span.kind == "pad";
   }
-  GanttLegend legend{{}, 1.6f * line_h, 0.8f * line_h, line_h + 6 * s, 6 * s};
-  if (any_prefill) legend.entries.push_back({"prefill (first token)", 0});
-  legend.entries.push_back({"decode, one colour per request", 1});
-  if (any_pad) legend.entries.push_back({"padding: computed, thrown away", 2});
+  FigureKey legend;
+  if (any_prefill) legend.entries.push_back({request_color(0), "prefill (first token)"});
+  legend.entries.push_back({with_alpha(request_color(0), 0.45f), "decode, one colour per request"});
+  if (any_pad) legend.entries.push_back({0, "padding: computed, thrown away", true});
   return legend;
-}
-
-void draw_gantt_legend(ImDrawList* draw, const GanttLegend& legend, float x0, float x1, float y) {
-  const float line_h = ImGui::GetTextLineHeight();
-  float x = x0;
-  for (const auto& [text, kind] : legend.entries) {
-    if (x > x0 && x + legend.entry_w(text) > x1) {
-      x = x0;
-      y += legend.row_h;
-    }
-    const ImVec2 a{x, y + (line_h - legend.swatch_h) / 2}, b{x + legend.swatch_w, y + (line_h + legend.swatch_h) / 2};
-    if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
-    if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
-    if (kind == 2) draw_hatching(draw, a, b, muted_text_color(), 4 * ui_scale());
-    draw->AddText({b.x + legend.gap, y}, text_color(), text);
-    x += legend.entry_w(text);
-  }
 }
 
 // The lanes' area of the chart and the run's end, which maps time to x.
@@ -164,8 +129,8 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   GanttArea g;
   g.x0 = origin.x + label_w + 8 * s;
   g.x1 = origin.x + size.x - 4 * s;
-  const GanttLegend legend = gantt_legend(t);
-  const float legend_h = legend.rows(g.x1 - g.x0) * legend.row_h, axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
+  const FigureKey legend = gantt_legend(t);
+  const float legend_h = legend.height(g.x1 - g.x0), axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
   // Tall enough for every lane's label, but no taller than the view: the view scrolls to it rather than hide which
   // slot is which.
   const float least = title_h + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + axis_h + legend_h;
@@ -190,7 +155,7 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   }
   const TimelineSpan* under = draw_gantt_spans(draw, t, g, hovered);
   draw_gantt_axis(draw, g, t.time_unit);
-  draw_gantt_legend(draw, legend, g.x0, g.x1, g.y1 + axis_h + 2 * s);
+  legend.draw(draw, g.x0, g.x1, g.y1 + axis_h + 2 * s);
   note_plot_area(t.name, {g.x0, g.y0}, {g.x1, g.y1}, {}, origin, {origin.x + size.x, origin.y + size.y});
   if (under != nullptr) {
     ImGui::BeginTooltip();

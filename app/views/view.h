@@ -116,6 +116,18 @@ struct ColorKeyEntry {
 // A figure's colour key: its entries side by side, flowing onto the next line when the width runs out; a meaning
 // wider than the whole line wraps beside its swatch.
 void draw_color_key(const std::vector<ColorKeyEntry>& entries);
+// The same kind of key inside a figure drawn on its draw list, which reserves its height: the entries flow in rows
+// across the figure's width. A hatched swatch is marked as the lab marks idle or thrown-away work.
+struct FigureKeyEntry {
+  ImU32 fill = 0;  // 0: no fill
+  std::string meaning;
+  bool hatched = false;
+};
+struct FigureKey {
+  std::vector<FigureKeyEntry> entries;
+  float height(float width) const;  // its rows at this width, in pixels
+  void draw(ImDrawList* draw, float x0, float x1, float y) const;
+};
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -183,6 +183,47 @@ void draw_color_key(const std::vector<ColorKeyEntry>& entries) {
   }
 }
 
+namespace {
+// A figure key's sizes: a swatch wide enough to show hatching, and the room one entry takes in its row.
+struct FigureKeySizes {
+  float line = ImGui::GetTextLineHeight(), gap = 6 * ui_scale();
+  float swatch_w = 1.6f * line, swatch_h = 0.8f * line, row_h = line + gap;
+  float entry_w(const std::string& meaning) const {
+    return swatch_w + gap + ImGui::CalcTextSize(meaning.c_str()).x + 3 * gap;
+  }
+};
+}  // namespace
+
+float FigureKey::height(float width) const {
+  const FigureKeySizes k;
+  int rows = 1;
+  float x = 0;
+  for (const FigureKeyEntry& e : entries) {
+    if (x > 0 && x + k.entry_w(e.meaning) > width) {
+      ++rows;
+      x = 0;
+    }
+    x += k.entry_w(e.meaning);
+  }
+  return float(rows) * k.row_h;
+}
+
+void FigureKey::draw(ImDrawList* draw, float x0, float x1, float y) const {
+  const FigureKeySizes k;
+  float x = x0;
+  for (const FigureKeyEntry& e : entries) {
+    if (x > x0 && x + k.entry_w(e.meaning) > x1) {
+      x = x0;
+      y += k.row_h;
+    }
+    const ImVec2 a{x, y + (k.line - k.swatch_h) / 2}, b{x + k.swatch_w, y + (k.line + k.swatch_h) / 2};
+    if (e.fill) draw->AddRectFilled(a, b, e.fill);
+    if (e.hatched) draw_hatching(draw, a, b, muted_text_color(), 4 * ui_scale());
+    draw->AddText({b.x + k.gap, y}, text_color(), e.meaning.c_str());
+    x += k.entry_w(e.meaning);
+  }
+}
+
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows) {
   // As wide as its longest label and value where that fits; in a narrower column the labels wrap and the values keep
   // their width, so no number is cut at the column's edge.

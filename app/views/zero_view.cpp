@@ -98,22 +98,13 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
   const float width = chart_width > 0 ? chart_width : std::max(ImGui::GetContentRegionAvail().x, 200 * s);
   const float title_h = title.empty() ? 0 : line * 1.3f;
   // The key: the parts some bar has, in rows as wide as the chart, under the bars' labels.
-  struct KeyEntry {
-    const Part* part;
-    float x, row;
-  };
-  std::vector<KeyEntry> key;
-  float key_x = 0, key_row = 0;
+  FigureKey key;
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     bool present = false;
     for (const Bar& b : bars) present = present || (k < b.values.size() && b.values[k] > 0);
-    if (!present) continue;
-    const float entry_w = line + 16 * s + ImGui::CalcTextSize(kinds[k].name).x;
-    if (key_x > 0 && key_x + entry_w > width) key_x = 0, ++key_row;
-    key.push_back({&kinds[k], key_x, key_row});
-    key_x += entry_w;
+    if (present) key.entries.push_back({with_alpha(kinds[k].color, 0.85f), kinds[k].name});
   }
-  const float key_h = (key_row + 1) * line * 1.15f;
+  const float key_h = key.height(width);
   height = std::max(height, title_h + key_h + line * 4.5f);  // room for bars of a few lines at least, else scroll
   const float plot_top = o.y + title_h + line * 1.4f, plot_bottom = o.y + height - line * 1.4f - key_h;
   const float slot = width / float(std::max<std::size_t>(bars.size(), 1));
@@ -146,11 +137,7 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(), 3 * s);
     draw->AddText(at, text_color(), limit_label.c_str());
   }
-  for (const KeyEntry& e : key) {
-    const ImVec2 at{o.x + e.x, plot_bottom + line * 1.3f + e.row * line * 1.15f};
-    draw->AddRectFilled({at.x, at.y + 2 * s}, {at.x + line, at.y + line - 2 * s}, with_alpha(e.part->color, 0.85f));
-    draw->AddText({at.x + line + 4 * s, at.y}, muted_text_color(), e.part->name);
-  }
+  key.draw(draw, o.x, o.x + width, plot_bottom + line * 1.3f);
   ImGui::Dummy({width, height});
 }
 
