@@ -97,6 +97,19 @@ TEST_CASE("the schedules steps pick out their own phase: warm-up, steady state, 
   CHECK(steady[0].end == doctest::Approx(22));
 }
 
+TEST_CASE("the schedules steps say whether a run ran the panel's schedule, from the run's typed theory") {
+  const auto steps = steps_for("schedules", {"schedule=1f1b"});
+  RunResult run;
+  CHECK_FALSE(steps->ran_chosen_schedule(run));  // a run without theory ran nothing the view can name
+  pipeline_lesson::PipelineTheory theory;
+  theory.schedule = "1f1b";
+  run.theory = make_values(theory);
+  CHECK(steps->ran_chosen_schedule(run));
+  theory.schedule = "gpipe";
+  run.theory = make_values(theory);
+  CHECK_FALSE(steps->ran_chosen_schedule(run));
+}
+
 TEST_CASE("GPipe and 1F1B activations in flight share one scale") {
   const auto steps = steps_for("schedules", {});
   // GPipe holds all m = 8 on some device; 1F1B at most p = 4. One scale: the larger, over the longer makespan.

@@ -12,6 +12,7 @@
 
 #if DLSYS_HAVE_GUI
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "app/views/view.h"
@@ -32,6 +33,18 @@ TEST_CASE("each lesson's step views match its text's steps, id by id and in orde
     }
     CHECK(view_ids == text_ids);
   }
+}
+
+namespace {
+// Whether a view could read the parameter panel's values by key through its context.
+template <class Context, class = void>
+struct HasPanelParams : std::false_type {};
+template <class Context>
+struct HasPanelParams<Context, std::void_t<decltype(std::declval<Context>().params)>> : std::true_type {};
+}  // namespace
+
+TEST_CASE("views get their lesson's typed step data and the run, not the panel's parameters by key") {
+  CHECK_FALSE(HasPanelParams<gui::ViewContext>::value);
 }
 
 #endif  // the views exist only in builds with the GUI; the text's ids are checked in every build

@@ -5,11 +5,14 @@
 
 #include <cstring>
 
+#include "engine/params.h"
 #include "kernels/collectives/communicator.h"
 #include "kernels/tensor/tp_layer.h"
 #include "kernels/zero/sharded_training.h"
 #include "kernels/zero/zero_memory.h"
+#include "lessons/registry.h"
 #include "lessons/zero/zero_calculator.h"
+#include "lessons/zero/zero_steps.h"
 
 using namespace dlsys;
 using namespace dlsys::zero;
@@ -160,4 +163,16 @@ TEST_CASE("zero: uneven shards and stages outside 0-3 are refused") {
   ZeroConfig c = small_config(1, 3);
   c.shape.width = 10;
   CHECK_THROWS(train_sharded(c));
+}
+
+TEST_CASE("zero: the steps carry the chosen mode and stage, so a view reads neither by its key") {
+  const Lesson& lesson = find_lesson("zero");
+  for (const char* mode : {"run", "theory"}) {
+    CAPTURE(mode);
+    const auto params = ParamValues::parse(lesson.params(), {std::string("mode=") + mode, "stage=2"});
+    const auto steps = std::dynamic_pointer_cast<const zero_lesson::ZeroSteps>(lesson.step_data(params));
+    REQUIRE(steps != nullptr);
+    CHECK((steps->mode == zero_lesson::Mode::Theory) == (std::string(mode) == "theory"));
+    CHECK(steps->theory.stage == 2);
+  }
 }

@@ -42,11 +42,15 @@ float view_min_height() {
                   kViewMinWindowShare * ImGui::GetIO().DisplaySize.y);
 }
 
+RunProgress run_progress_of(AppState& state, const Lesson& lesson) {
+  if (!state.worker.busy() || state.worker.running_lesson() != lesson.id()) return {};
+  return {true, state.worker.progress(), state.worker.progress_text()};
+}
+
 ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
   const bool stale = session.result && !params_changed_since(*session.result, session.params).empty();
   return ViewContext{current_lesson(state),
-                     session.params,
                      session.step,
                      session.result.get(),
                      state.fixed_time ? state.fixed_step_time_s : state.now_s - session.step_started_s,
@@ -54,14 +58,12 @@ ViewContext make_view_context(AppState& state, bool figure) {
                      stale,
                      figure,
                      session.step_data.latest(),
-                     session.step_data.error()};
+                     session.step_data.error(),
+                     run_progress_of(state, current_lesson(state))};
 }
 
 void draw_lesson_view(AppState& state, bool figure) {
-  ViewContext context = make_view_context(state, figure);
-  const bool running = state.worker.busy() && state.worker.running_lesson() == context.lesson.id();
-  set_run_progress(running, state.worker.progress(), state.worker.progress_text());
-  set_figure_mode(figure);
+  const ViewContext context = make_view_context(state, figure);
   if (!figure) state.view_size = ImGui::GetContentRegionAvail();
   set_view_height(ImGui::GetContentRegionAvail().y);
   const std::vector<LessonStep>& steps = context.lesson.text().steps;
@@ -72,7 +74,6 @@ void draw_lesson_view(AppState& state, bool figure) {
     draw_lesson_markdown(context.lesson.text().theory);
   else
     ImGui::TextDisabled("Step '%s' has no view: the lesson's view table lacks it.", step_id.c_str());
-  set_figure_mode(false);
 }
 
 // The view with what qualifies its result: one line of marks above (stale, recorded, busy machine), one line of the

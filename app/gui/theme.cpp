@@ -66,4 +66,11 @@ ImU32 with_alpha(ImU32 color, float alpha) {
   return (color & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);
 }
 
+void draw_hatching(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing) {
+  draw->PushClipRect(a, b, true);
+  const float h = b.y - a.y;
+  for (float x = a.x - h; x < b.x; x += spacing) draw->AddLine({x, b.y}, {x + h, a.y}, color, 1.0f);
+  draw->PopClipRect();
+}
+
 }  // namespace dlsys::gui

@@ -24,6 +24,9 @@ ImU32 highlight_color();  // the element the step is about
 ImU32 warning_color();    // something the reader must act on: a result measured with other parameters
 ImU32 info_color();       // background of notes that qualify a result: emulated ranks, replayed runs
 ImU32 with_alpha(ImU32 color, float alpha);
+// Diagonal lines `spacing` pixels apart across the rectangle a-b, clipped to it: how the lab marks time or slots that
+// did no useful work (a pipeline's bubbles, a batch's padding), told apart from every filled block.
+void draw_hatching(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing);
 
 // Fonts loaded at the current scale (DejaVu from the system, ProggyClean as fallback).
 ImFont* body_font();

@@ -34,12 +34,9 @@ bool is_later_chunk(const TimelineSpan& span) { return span.chunk > 0 && span.ch
 ImU32 chunk_band_color(int chunk) { return IM_COL32(255, 255, 255, std::min(200, 90 + 40 * (chunk - 1))); }
 
 // Diagonal hatching over a rectangle: the idle time, told apart from every filled op block.
-void draw_hatch(ImDrawList* draw, ImVec2 a, ImVec2 c, float spacing) {
+void draw_idle_area(ImDrawList* draw, ImVec2 a, ImVec2 c, float spacing) {
   draw->AddRectFilled(a, c, with_alpha(muted_text_color(), 0.08f));
-  draw->PushClipRect(a, c, true);
-  const float h = c.y - a.y;
-  for (float x = a.x - h; x < c.x; x += spacing) draw->AddLine({x, c.y}, {x + h, a.y}, bubble_line_color(), 1.0f);
-  draw->PopClipRect();
+  draw_hatching(draw, a, c, bubble_line_color(), spacing);
 }
 
 void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, ImU32 color, float s) {
@@ -141,7 +138,7 @@ void draw_legend(ImDrawList* draw, const std::vector<LegendEntry>& entries, ImVe
         draw->AddRectFilled(a, {c.x, a.y + sh * 0.3f}, chunk_band_color(1));
         break;
       case Swatch::Hatch:
-        draw_hatch(draw, a, c, 6 * s);
+        draw_idle_area(draw, a, c, 6 * s);
         break;
       case Swatch::Arrow:
         draw_arrow(draw, {a.x, a.y + sh / 2}, {c.x, a.y + sh / 2}, e.color, s);
@@ -435,7 +432,7 @@ void draw_lanes_and_gaps(ImDrawList* draw, const TimelineLayout& l, const Timeli
   for (const IdleGap& g : gaps) {
     const float ly = top + g.lane * lane_step, a = map.x(g.start), c = map.x(g.end);
     if (c < l.x0 || a > l.x1) continue;
-    draw_hatch(draw, {a, ly}, {c, ly + l.lane_h}, 7 * s);
+    draw_idle_area(draw, {a, ly}, {c, ly + l.lane_h}, 7 * s);
     if (c - a > bubble_text.x + 8 * s && l.lane_h >= bubble_text.y)
       draw->AddText({(a + c - bubble_text.x) / 2, ly + (l.lane_h - bubble_text.y) / 2}, muted_text_color(), "bubble");
   }

@@ -30,8 +30,6 @@ const allreduce::AllreduceSteps* steps_of(const ViewContext& ctx) {
   return step_data_as<allreduce::AllreduceSteps>(ctx);
 }
 
-std::string value_text(float v) { return fmt::format("{:g}", v); }
-
 // Geometry of the rank-by-chunk grid, sized to the space available.
 struct Grid {
   ImVec2 origin;
@@ -95,7 +93,7 @@ void draw_ring_row(const CollectiveRecord& record, std::size_t row, float max_he
   const auto& step = record.steps[row];
   float widest = 0;
   for (const auto& rank : record.steps.back().ranks)
-    for (float v : rank.values) widest = std::max(widest, ImGui::CalcTextSize(value_text(v).c_str()).x);
+    for (float v : rank.values) widest = std::max(widest, ImGui::CalcTextSize(short_number_text(v).c_str()).x);
   const Grid g = make_grid(n, widest, max_height);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float s = ui_scale();
@@ -107,7 +105,7 @@ void draw_ring_row(const CollectiveRecord& record, std::size_t row, float max_he
     for (int c = 0; c < n; ++c) {
       const std::int64_t begin = record.chunk_begin[c], end = record.chunk_begin[c + 1];
       std::string text;
-      for (std::int64_t i = begin; i < end; ++i) text += (i > begin ? " " : "") + value_text(rs.values[i]);
+      for (std::int64_t i = begin; i < end; ++i) text += (i > begin ? " " : "") + short_number_text(rs.values[i]);
       draw_chunk(draw, g, r, c, text, rs.contributors[c], c == rs.received_chunk);
     }
   }
@@ -155,7 +153,7 @@ std::size_t ring_row(const ViewContext& ctx, std::size_t first, std::size_t last
   // Playing starts on the first exchange (first + 1), so the first frame already shows arrows.
   const int playing = static_cast<int>(1 + static_cast<int>(ctx.step_time_s / kSecondsPerStep)) % rows;
   int index = choice < 0 ? playing : choice;
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     if (ImGui::Button("< prev")) choice = (index + rows - 1) % rows;
     ImGui::SameLine();
     if (ImGui::Button("next >")) choice = (index + 1) % rows;
@@ -216,7 +214,7 @@ void draw_why_step(const ViewContext& ctx) {
   ImGui::Text("every rank needs:");
   ImGui::PushFont(mono_font());
   std::string sum;
-  for (float v : record.steps.back().ranks[0].values) sum += value_text(v) + "   ";
+  for (float v : record.steps.back().ranks[0].values) sum += short_number_text(v) + "   ";
   ImGui::TextUnformatted(sum.c_str());
   ImGui::PopFont();
   ImGui::EndGroup();
@@ -277,7 +275,7 @@ void draw_cost_step(const ViewContext& ctx) {
   for (const allreduce::LabelRow& row : steps->cost_rows) rows.push_back({row.label, row.value});
   if (!ctx.result) {
     draw_value_table("cost_theory", rows);
-    return draw_needs_run("time against message size and fit the latency alpha and the bandwidth beta");
+    return draw_needs_run(ctx, "time against message size and fit the latency alpha and the bandwidth beta");
   }
   const auto* m = ctx.result->measured_as<allreduce::AllreduceMeasured>();
   const auto* t = ctx.result->theory_as<allreduce::AllreduceTheory>();
@@ -364,7 +362,7 @@ void draw_measured_step(const ViewContext& ctx) {
   if (const auto* processes = ctx.result ? ctx.result->measured_as<allreduce::AllreduceProcessesMeasured>() : nullptr)
     return draw_allreduce_processes_measured(ctx, *processes);
   const auto* m = ctx.result ? ctx.result->measured_as<allreduce::AllreduceMeasured>() : nullptr;
-  if (!m) return draw_needs_run("bus bandwidth against message size, beside the copy ceiling at each size");
+  if (!m) return draw_needs_run(ctx, "bus bandwidth against message size, beside the copy ceiling at each size");
   const allreduce::AllreduceSteps* steps = steps_of(ctx);
   draw_caveats(m->caveats);
   PlotSpec spec{fmt::format("Bus bandwidth ({})", steps ? steps->op_title : std::string("collective")),
@@ -499,7 +497,7 @@ void draw_algorithms_step(const ViewContext& ctx) {
   if (!comparison) {
     draw_table_note();
     draw_table();
-    if (!m) draw_needs_run("every algorithm's time at each swept size, its busbw and its own alpha and beta");
+    if (!m) draw_needs_run(ctx, "every algorithm's time at each swept size, its busbw and its own alpha and beta");
     return;
   }
   PlotSpec spec{

@@ -92,16 +92,14 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
   draw_plot("sweep", spec);
 }
 
-void misprint_checkbox() {
-  if (!figure_mode()) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
+void misprint_checkbox(const ViewContext& ctx) {
+  if (!ctx.figure) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
 }
-
-int param_p(const ViewContext& ctx) { return static_cast<int>(ctx.params.integer("p")); }
 
 void draw_bubble_stages(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  draw_stages_diagram(param_p(ctx));
+  draw_stages_diagram(steps->formulas.p);
   const SchedulePanel& one = steps->panel("gpipe_m1");
   draw_theory("stages", one, ImGui::GetContentRegionAvail().y, false);
 }
@@ -109,10 +107,9 @@ void draw_bubble_stages(const ViewContext& ctx) {
 void draw_bubble_one_micro_batch(const ViewContext& ctx) {
   const PipelineSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
-  const int p = param_p(ctx);
   const SchedulePanel& one = steps->panel("gpipe_m1");
   if (!one.error.empty()) return draw_error(one.error);
-  draw_value_table("one", {{"devices p", std::to_string(p)},
+  draw_value_table("one", {{"devices p", std::to_string(steps->formulas.p)},
                            {"idle share, simulated", fraction_text(one.sim->timing.bubble_fraction())},
                            {"(p - 1)/p", fraction_text(steps->formulas.one_micro_batch)}});
   draw_theory("one_mb", one, ImGui::GetContentRegionAvail().y, true);
@@ -151,7 +148,7 @@ void draw_bubble_formula(const ViewContext& ctx) {
   if (table_w < 0.5f * width) {
     ImGui::BeginChild("formula_numbers", {table_w, 0}, false, ImGuiWindowFlags_NoScrollbar);
     draw_value_table("course", rows);
-    misprint_checkbox();
+    misprint_checkbox(ctx);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("formula_plot", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -160,13 +157,13 @@ void draw_bubble_formula(const ViewContext& ctx) {
     return;
   }
   draw_value_table("course", rows);
-  misprint_checkbox();
+  misprint_checkbox(ctx);
   draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_bubble_measured(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<pipeline_lesson::PipelineMeasured>() : nullptr;
-  if (!m || ctx.result->timelines.size() < 3) return draw_needs_run("the bubble for real and sweep m");
+  if (!m || ctx.result->timelines.size() < 3) return draw_needs_run(ctx, "the bubble for real and sweep m");
   // The step's payoff is the sweep against the formula: it takes the left half of the view, whole height; the gap
   // split and the measured timeline of the chosen m stand beside it. Where the view is too narrow for two columns,
   // the sweep comes first and the rest below it (the view scrolls to them).
@@ -174,7 +171,7 @@ void draw_bubble_measured(const ViewContext& ctx) {
   if (width >= 2 * 320 * ui_scale() + gap) {
     const float h = ImGui::GetContentRegionAvail().y;
     ImGui::BeginChild("sweep_column", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
-    misprint_checkbox();
+    misprint_checkbox(ctx);
     draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
     ImGui::EndChild();
     ImGui::SameLine();
@@ -184,7 +181,7 @@ void draw_bubble_measured(const ViewContext& ctx) {
     ImGui::EndChild();
     return;
   }
-  misprint_checkbox();
+  misprint_checkbox(ctx);
   draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
   draw_gap_split(ctx);
   draw_measured(ctx, kSecondFigureShare * main_figure_height());

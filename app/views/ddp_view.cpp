@@ -50,10 +50,6 @@ float caveat_height(const RunResult& r) {
 }
 
 std::string us_text(double v) { return fmt::format("{:.0f} us", v); }
-std::string param(const RunResult& r, const char* key) {
-  const auto it = r.params.find(key);
-  return it == r.params.end() ? "" : it->second;
-}
 
 void add_series(PlotSpec& spec, const RunResult& r, const char* id, ImU32 color) {
   if (const Series* s = r.find_series(id)) {
@@ -140,7 +136,7 @@ void draw_dataparallel_step(const ViewContext& ctx) {
       return draw_note(
           "This run's ranks were processes under mpirun, which train the chosen DDP configuration only: "
           "DataParallel and the sweep against N are measured with launcher = threads.");
-    return draw_needs_run("rank 0's bytes and waiting against N");
+    return draw_needs_run(ctx, "rank 0's bytes and waiting against N");
   }
   const RunResult& r = *ctx.result;
   const float width = ImGui::GetContentRegionAvail().x, gap = 16 * ui_scale();
@@ -187,7 +183,6 @@ void draw_ddp_step(const ViewContext& ctx) {
        format_bytes_both(double(t.bytes_per_rank_per_step))},
   };
   if (m) {
-    const std::string mode = param(*ctx.result, "mode");
     rows.push_back(
         {"counted by rank 0's links (comm_bytes)", fmt::format("{} {}", format_bytes_both(double(m->comm_bytes)),
                                                                m->comm_bytes_match_theory ? "= theory" : "!= theory")});
@@ -202,11 +197,11 @@ void draw_ddp_step(const ViewContext& ctx) {
         {"weights vs one rank on the full batch (max rel err)",
          fmt::format("{:.2e}{}", m->max_rel_err_vs_single, m->bit_identical_vs_single ? ", bit-identical" : "")});
     rows.push_back({"every rank's replica bit-identical to rank 0's", m->replicas_identical ? "yes" : "NO"});
-    if (mode == "dataparallel")
+    if (steps->chosen.mode == ddp::SyncMode::DataParallel)  // the run's mode: `m` is only a run of these parameters
       rows.front().first = "(the run was mode = dataparallel: its bytes are the master's copies) ring, 2 (N-1)/N";
   }
   draw_wide_value_table("ddp_values", rows);
-  if (m == nullptr) draw_needs_run("the step's compute, exposed communication and idle");
+  if (m == nullptr) draw_needs_run(ctx, "the step's compute, exposed communication and idle");
   draw_note(
       "Each rank keeps its replica for the whole run: only gradients move. After the all-reduce every rank holds the "
       "same sum and takes the same SGD step, so the replicas stay identical bit for bit. With N > 1 the weights do "
@@ -255,7 +250,7 @@ void draw_bucket_strip(const DdpSteps& steps) {
 }
 
 // Before a run: the step simulated from assumed rates.
-void draw_simulated_buckets(const DdpSteps& steps) {
+void draw_simulated_buckets(const ViewContext& ctx, const DdpSteps& steps) {
   static TimelineViewState simulated_view;
   std::vector<const Timeline*> simulated;
   for (const Timeline& t : steps.simulated) simulated.push_back(&t);
@@ -266,7 +261,7 @@ void draw_simulated_buckets(const DdpSteps& steps) {
       "Simulated from assumed rates, one rank (all are alike here). PyTorch's DistributedDataParallel caps buckets "
       "at 25 MiB (bucket_cap_mb) and makes the first one 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), so "
       "the first all-reduce starts early.");
-  draw_needs_run("the timeline and step time against bucket size");
+  draw_needs_run(ctx, "the timeline and step time against bucket size");
 }
 
 // Where and how the ranks ran, in a sentence or two.
@@ -315,8 +310,9 @@ void span_tooltip(const Timeline& timeline, const TimelineHover& hover) {
   ImGui::EndTooltip();
 }
 
+// `steps` are those of the run's own parameters: the caller draws only a run that is not stale.
 void draw_step_vs_bucket(const RunResult& r, const DdpSteps& steps) {
-  PlotSpec spec{"Step time against bucket size (DDP, fp32, N = " + param(r, "n") + ")",
+  PlotSpec spec{fmt::format("Step time against bucket size (DDP, fp32, N = {})", steps.chosen.ranks),
                 {"bucket size", "bytes", true},
                 {"time", "us", false},
                 {},
@@ -344,14 +340,14 @@ void draw_buckets_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   draw_bucket_strip(*steps);
   const DdpMeasured* m = measured_of(ctx);
-  if (m == nullptr || ctx.result->timelines.empty()) return draw_simulated_buckets(*steps);
+  if (m == nullptr || ctx.result->timelines.empty()) return draw_simulated_buckets(ctx, *steps);
   const RunResult& r = *ctx.result;
   std::vector<const Timeline*> timelines;  // the chosen bucket's run first, then one bucket's
   for (const Timeline& t : r.timelines)
     if (t.name.rfind("DataParallel", 0) != 0) timelines.push_back(&t);
   // The chosen bucket's step is the main figure, fitted to its own run; one bucket's step, fitted to its own, comes
   // after the plot, unless the runs share one time axis (then both are in one widget).
-  const bool shared_axis = timelines.size() > 1 && shared_time_axis_toggle("ddp_buckets");
+  const bool shared_axis = timelines.size() > 1 && shared_time_axis_toggle(ctx, "ddp_buckets");
   if (shared_axis) {
     static TimelineViewState view;
     const TimelineHover hover = draw_timelines("ddp_timeline", timelines, false, view, {0, main_figure_height()});
@@ -382,7 +378,7 @@ void draw_accumulate_step(const ViewContext& ctx) {
   if (m == nullptr) {
     draw_heading(fmt::format("Bytes each rank sends, closed forms, N = {}", steps->chosen.ranks));
     draw_wide_columns_table("accumulate_theory", theory_headers, theory_rows);
-    return draw_needs_run("every variant's bytes and weights");
+    return draw_needs_run(ctx, "every variant's bytes and weights");
   }
   draw_heading(fmt::format("Every variant trained, against one rank on the full batch (batch {}, {} timed steps)",
                            steps->chosen.global_batch, m->timed_steps));

@@ -146,7 +146,7 @@ void draw_shift_step(const ViewContext& ctx) {
   ImGui::TextWrapped(
       "The worked example's scores plus a constant c. exp of a large score overflows fp32 (its largest "
       "value is about 3.4e38 = e^88.7); after subtracting the row max every exponent is <= 0.");
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     ImGui::SetNextItemWidth(260 * ui_scale());
     ImGui::SliderInt("c (added to every score)", &shift, 0, flash::kMaxScoreShift);
   }
@@ -328,7 +328,7 @@ void draw_tiles_step(const ViewContext& ctx) {
   // Playing walks every tile; otherwise the picked one, or the opening tile until one is picked.
   int shown = c.playing ? static_cast<int>(ctx.step_time_s / kSecondsPerTile) % int(count)
                         : (c.tile >= 0 ? c.tile : static_cast<int>(opening.index));
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     ImGui::Checkbox("play", &c.playing);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(160 * s);
@@ -421,10 +421,10 @@ void plot_series(const char* id, const RunResult& r, const char* title, const st
 }
 
 void draw_measured_step(const ViewContext& ctx) {
-  if (!ctx.result) return draw_needs_run("time, peak memory and error of both kernels against n");
+  if (!ctx.result) return draw_needs_run(ctx, "time, peak memory and error of both kernels against n");
   const RunResult& r = *ctx.result;
   if (r.series.empty())
-    return draw_needs_run("the sweep (this run only traced the worked example: set example = none)");
+    return draw_needs_run(ctx, "the sweep (this run only traced the worked example: set example = none)");
   const float s = ui_scale();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Time and memory, what the lesson trades, at the main figure's height; the error and the numbers under them.

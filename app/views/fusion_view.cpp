@@ -166,27 +166,6 @@ float draw_sequences(const OpSequence& unfused, const OpSequence& fused, int sho
   return ImGui::GetItemRectMax().x;
 }
 
-// The colours' meanings, side by side, on as many lines as the width to `right` (screen x) needs.
-void draw_key(float right) {
-  const float s = ui_scale(), h = ImGui::GetTextLineHeight();
-  const std::pair<OpKind, const char*> entries[] = {{OpKind::Read, "read from main memory"},
-                                                    {OpKind::Write, "written to main memory"},
-                                                    {OpKind::Cached, "read from cache"},
-                                                    {OpKind::Register, "kept in a register"},
-                                                    {OpKind::Compute, "arithmetic"}};
-  for (const auto& [kind, meaning] : entries) {
-    if (kind != OpKind::Read) {
-      ImGui::SameLine(0, 18 * s);
-      if (ImGui::GetCursorScreenPos().x + h + 6 * s + ImGui::CalcTextSize(meaning).x > right) ImGui::NewLine();
-    }
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, op_color(kind), 3 * s);
-    ImGui::Dummy({h + 6 * s, h});
-    ImGui::SameLine(0, 0);
-    ImGui::TextUnformatted(meaning);
-  }
-}
-
 void draw_traffic_step(const ViewContext& ctx) {
   const fusion::FusionSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -195,7 +174,7 @@ void draw_traffic_step(const ViewContext& ctx) {
   // Both rows advance together, one operation every kSecondsPerOp, then hold the full picture for two beats. A figure
   // (and the first frame of a screenshot) shows everything done.
   const int tick = static_cast<int>(ctx.step_time_s / kSecondsPerOp) % (longest + 3);
-  const int shown = figure_mode() || ctx.step_time_s == 0 ? longest : std::min(tick, longest);
+  const int shown = ctx.figure || ctx.step_time_s == 0 ? longest : std::min(tick, longest);
   const std::string title =
       fmt::format("y = ReLU(x + b), x of shape B x C, {} bias: the operations one element goes through.",
                   steps->bias == "full" ? "a full-size (B x C)" : "a broadcast (C)");
@@ -205,7 +184,12 @@ void draw_traffic_step(const ViewContext& ctx) {
   ImGui::Spacing();
   const float key_right = draw_sequences(unfused, fused, shown, beside);
   ImGui::Spacing();
-  draw_key(key_right);
+  draw_color_key({{op_color(OpKind::Read), "read from main memory"},
+                  {op_color(OpKind::Write), "written to main memory"},
+                  {op_color(OpKind::Cached), "read from cache"},
+                  {op_color(OpKind::Register), "kept in a register"},
+                  {op_color(OpKind::Compute), "arithmetic"}},
+                 key_right);
   end_figure(title);
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;
@@ -229,7 +213,7 @@ std::string time_text(const Timing& t) {
 void draw_measured_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) unfused and fused");
+  if (m == nullptr || t == nullptr) return draw_needs_run(ctx, "y = ReLU(x + b) unfused and fused");
   draw_bars(
       {
           {"broadcast bias, unfused", m->unfused_broadcast.us, series_color(1), time_text(m->unfused_broadcast)},
@@ -255,13 +239,13 @@ void draw_measured_step(const ViewContext& ctx) {
           {fmt::format("fused kernel ({} bias): {} / median call", t->bias, format_bytes_binary(t->bytes_fused)),
            fmt::format("{:.2f} GB/s", m->effective_gbps)},
           {"STREAM copy on the same arrays (fastest call)", fmt::format("{:.2f} GB/s", m->stream_copy_gbps)},
-          {"share of STREAM copy", fmt::format("{:.0f}%", 100 * m->effective_fraction_of_stream)},
+          {"share of STREAM copy", percent_text(m->effective_fraction_of_stream, 0)},
       });
 }
 
 void draw_cos_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run("cos, x.cos().cos(), ReLU and GELU");
+  if (m == nullptr) return draw_needs_run(ctx, "cos, x.cos().cos(), ReLU and GELU");
   draw_bars(
       {
           {"cos (one pass)", m->cos.us, series_color(2), time_text(m->cos)},
@@ -291,7 +275,7 @@ void draw_cos_step(const ViewContext& ctx) {
 
 void draw_chains_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run("chains of pointwise operations");
+  if (m == nullptr) return draw_needs_run(ctx, "chains of pointwise operations");
   PlotSpec spec{"Chains of L multiply-adds", {"L (operations)", "", false}, {"time", "ms", false}, {}, {}};
   int color = 0;
   for (const char* id : {"chain_unfused", "chain_fused"})
@@ -310,7 +294,7 @@ void draw_chains_step(const ViewContext& ctx) {
 void draw_small_step(const ViewContext& ctx) {
   const FusionMeasured* m = measured_of(ctx);
   const FusionTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr) return draw_needs_run("y = ReLU(x + b) on arrays that fit in cache");
+  if (m == nullptr || t == nullptr) return draw_needs_run(ctx, "y = ReLU(x + b) on arrays that fit in cache");
   draw_bars(
       {
           {"unfused (two calls)", m->small_unfused.us, series_color(1), time_text(m->small_unfused)},

@@ -54,34 +54,6 @@ void highlighted_wrapped(const std::string& text) {
   ImGui::PopStyleColor();
 }
 
-// A colour key: a swatch and its meaning per entry, flowing onto the next line when the width runs out.
-struct KeyEntry {
-  ImU32 fill;
-  std::string meaning;
-  ImU32 outline = 0;  // drawn around the swatch (the newest token's highlight)
-};
-
-void draw_color_key(const std::vector<KeyEntry>& entries) {
-  const float s = ui_scale();
-  const float box = ImGui::GetTextLineHeight(), gap = 6 * s, spacing = 18 * s;
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const KeyEntry& e = entries[i];
-    const float width = box + gap + ImGui::CalcTextSize(e.meaning.c_str()).x;
-    if (i > 0) {
-      ImGui::SameLine(0, spacing);
-      if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
-    }
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddRectFilled(at, {at.x + box, at.y + box}, e.fill, 2 * s);
-    if (e.outline) draw->AddRect(at, {at.x + box, at.y + box}, e.outline, 2 * s, 0, 2 * s);
-    ImGui::Dummy({box, box});
-    ImGui::SameLine(0, gap);
-    ImGui::TextUnformatted(e.meaning.c_str());
-  }
-}
-
 ImU32 empty_cell_color() { return with_alpha(muted_text_color(), 0.15f); }
 
 // A row of token cells; `fill(i)` picks each cell's colour (0 = empty). Returns the height used.
@@ -389,7 +361,7 @@ void draw_fit_stack(const kvcache::KvCacheSteps& steps, const Sizing& sz, const 
   draw->AddLine({px(gpu), top - 10 * s}, {px(gpu), top + stack_h + 10 * s}, fits ? theory_color() : warning_color(),
                 3 * s);
   ImGui::Dummy({width, top - o.y + stack_h + 1.4f * line_h});
-  std::vector<KeyEntry> key;
+  std::vector<ColorKeyEntry> key;
   for (const FitPart& part : parts) key.push_back({part.color, part.name});
   key.push_back({fits ? theory_color() : warning_color(), "memory to fit into (thick line)"});
   key.push_back({with_alpha(muted_text_color(), 0.6f), "cards as sold, GB = 1e9 bytes"});
@@ -552,7 +524,7 @@ void draw_paged_step(const ViewContext&, const kvcache::KvCacheSteps&, const Siz
 void draw_live_step(const ViewContext& ctx) {
   const auto* m = ctx.result ? ctx.result->measured_as<kvcache::KvCacheMeasured>() : nullptr;
   const auto* t = ctx.result ? ctx.result->theory_as<kvcache::KvCacheTheory>() : nullptr;
-  if (!m || !t) return draw_needs_run("the decoder's time per token with and without its KV cache");
+  if (!m || !t) return draw_needs_run(ctx, "the decoder's time per token with and without its KV cache");
   PlotSpec spec{"Time per generated token", {"position", "tokens", false}, {"time per token", "us", true}, {}, {}};
   // Each way in its own colour: measured as markers, its FLOP count's shape as a dashed line of the same colour.
   int color = 0;

@@ -43,18 +43,6 @@ void outline_cell(ImDrawList* draw, ImVec2 origin, int row, int col, float cell)
   draw->AddRect({a.x - 1 * s, a.y - 1 * s}, {b.x + 1 * s, b.y + 1 * s}, text_color(), 2 * s, 0, 2 * s);
 }
 
-// One entry of a colour key: a swatch as tall as the text (filled, or only outlined), then what it marks.
-void key_entry(ImU32 fill, bool outlined, const char* meaning) {
-  const float s = ui_scale(), h = ImGui::GetTextLineHeight();
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  if (fill) draw->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, fill, 2 * s);
-  if (outlined) draw->AddRect({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, text_color(), 2 * s, 0, 2 * s);
-  ImGui::Dummy({h + 6 * s, h});
-  ImGui::SameLine(0, 0);
-  ImGui::TextWrapped("%s", meaning);
-}
-
 void draw_dot_product_step(const ViewContext& ctx) {
   const matmul::MatmulSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -108,10 +96,10 @@ void draw_dot_product_step(const ViewContext& ctx) {
     ImGui::TextDisabled("(showing the first %d rows and columns; the counts below use the full sizes)", kMaxCellsShown);
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  key_entry(0, true, "the product a_il * b_lj just added to c_ij");
-  key_entry(hot, false, "c_ij and the pairs of row i and column j already multiplied into it");
-  key_entry(row_col, false, "the rest of row i of A and column j of B, still to come");
-  key_entry(with_alpha(done, 0.6f), false, "entries of C already finished");
+  draw_color_key({{0, "the product a_il * b_lj just added to c_ij", text_color()},
+                  {hot, "c_ij and the pairs of row i and column j already multiplied into it"},
+                  {row_col, "the rest of row i of A and column j of B, still to come"},
+                  {with_alpha(done, 0.6f), "entries of C already finished"}});
   ImGui::Spacing();
   draw_value_table(
       "counts", {
@@ -151,7 +139,7 @@ std::string peak_name(const std::string& source) {
 
 void draw_scaling_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("time against size for each implementation");
+  if (!m) return draw_needs_run(ctx, "time against size for each implementation");
   PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
   std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
@@ -172,7 +160,7 @@ void draw_scaling_step(const ViewContext& ctx) {
 void draw_libraries_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
-  if (!m || !theory) return draw_needs_run("GFLOP/s of the naive, tiled and library kernels");
+  if (!m || !theory) return draw_needs_run(ctx, "GFLOP/s of the naive, tiled and library kernels");
   PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
   spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
   const double peak = theory->peak_gflops.value_or(0);
@@ -268,7 +256,7 @@ void draw_percent_bars(const std::vector<matmul::VariantMeasure>& variants) {
 void draw_ladder_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
-  if (!m || !theory) return draw_needs_run("each kernel's share of the library and its place on the roofline");
+  if (!m || !theory) return draw_needs_run(ctx, "each kernel's share of the library and its place on the roofline");
   const auto& params = ctx.result->params;
   ImGui::Text("At %s x %s x %s: GFLOP/s as a share of the library in the same precision", params.at("m").c_str(),
               params.at("n").c_str(), params.at("k").c_str());

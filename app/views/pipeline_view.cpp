@@ -115,8 +115,8 @@ void draw_two_theories(const char* id, const SchedulePanel& a, const SchedulePan
 void draw_measured(const ViewContext& ctx, float height) {
   static bool overlay = true;
   const RunResult& r = *ctx.result;
-  if (r.timelines.size() < 3) return draw_needs_run("the pipeline for real");
-  if (!figure_mode()) {
+  if (r.timelines.size() < 3) return draw_needs_run(ctx, "the pipeline for real");
+  if (!ctx.figure) {
     ImGui::Checkbox("overlay (measured filled, its theory outlined)", &overlay);
     ImGui::SameLine();
   }

@@ -130,12 +130,10 @@ PlotLine series_line(const RunResult& r, const char* id, ImU32 color, SeriesStyl
   return line;
 }
 
-std::string percent(double share) { return fmt::format("{:.2f}%", 100 * share); }
-
 void draw_gradients_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   const PrecisionSteps* steps = steps_of(ctx);
-  if (!t || !steps) return draw_needs_run("the gradients of a real training run");
+  if (!t || !steps) return draw_needs_run(ctx, "the gradients of a real training run");
   const RunResult& r = *ctx.result;
   // The histogram against fp16's limits is the main figure; the shares by scale and the table follow it.
   const float hist_h = main_figure_height();
@@ -164,20 +162,21 @@ void draw_gradients_step(const ViewContext& ctx) {
   shares.size = {0, kSecondFigureShare * hist_h};
   draw_plot("shares", shares);
   draw_value_table(
-      "flushed", {
-                     {"flushed to 0 in fp16 at scale 1: step 1 / last step",
-                      percent(t->flushed_share_first_scale1) + " / " + percent(t->flushed_share_last_scale1)},
-                     {fmt::format("at scale 2^{}: step 1 / last step", k),
-                      percent(t->flushed_share_first_scaled) + " / " + percent(t->flushed_share_last_scaled)},
-                     {"measured over the whole fp16 run without scaling", percent(t->fp16_unscaled.underflow_fraction)},
-                     {"measured over the whole fp16 run with loss scaling", percent(t->fp16_scaled.underflow_fraction)},
-                 });
+      "flushed",
+      {
+          {"flushed to 0 in fp16 at scale 1: step 1 / last step",
+           percent_text(t->flushed_share_first_scale1, 2) + " / " + percent_text(t->flushed_share_last_scale1, 2)},
+          {fmt::format("at scale 2^{}: step 1 / last step", k),
+           percent_text(t->flushed_share_first_scaled, 2) + " / " + percent_text(t->flushed_share_last_scaled, 2)},
+          {"measured over the whole fp16 run without scaling", percent_text(t->fp16_unscaled.underflow_fraction, 2)},
+          {"measured over the whole fp16 run with loss scaling", percent_text(t->fp16_scaled.underflow_fraction, 2)},
+      });
 }
 
 void draw_loss_scaling_step(const ViewContext& ctx) {
   const PrecisionTheory* theory = ctx.result ? ctx.result->theory_as<PrecisionTheory>() : nullptr;
   const Training* t = training_of(ctx);
-  if (!t || !theory) return draw_needs_run("a loss-scaled fp16 run, step by step");
+  if (!t || !theory) return draw_needs_run(ctx, "a loss-scaled fp16 run, step by step");
   const RunResult& r = *ctx.result;
   draw_columns_table(
       "rules", {"GradScaler's rule", "PyTorch's default", "this run"},
@@ -206,7 +205,7 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
 
 void draw_curves_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
-  if (!t) return draw_needs_run("four training runs of the same model");
+  if (!t) return draw_needs_run(ctx, "four training runs of the same model");
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Training loss, per mini-batch", {"step", "", false}, {"loss", "", true}, {}, {}};
   // fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on it.
@@ -222,7 +221,7 @@ void draw_curves_step(const ViewContext& ctx) {
   std::vector<std::vector<std::string>> rows;
   for (const precision::TrainingSummary* s : {&t->fp32, &t->fp16_unscaled, &t->fp16_scaled, &t->bf16})
     rows.push_back({s->label, fmt::format("{:.4g}", s->final_loss),
-                    fmt::format("{:.3g}", s->final_loss / t->fp32.final_loss), percent(s->underflow_fraction),
+                    fmt::format("{:.3g}", s->final_loss / t->fp32.final_loss), percent_text(s->underflow_fraction, 2),
                     std::to_string(s->skipped_steps)});
   draw_columns_table("finals",
                      {"run", "final loss (whole data set)", "x fp32's", "gradient values lost to 0", "skipped"}, rows);

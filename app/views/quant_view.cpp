@@ -67,11 +67,11 @@ void draw_why_step(const ViewContext& ctx) {
 
 void draw_error_step(const ViewContext& ctx) {
   const QuantMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("quantization error on the trained model's weights");
+  if (!m) return draw_needs_run(ctx, "quantization error on the trained model's weights");
   const RunResult& r = *ctx.result;
   const char* granularities[] = {"tensor", "channel", "block"};
   static int scheme = 0;  // 0 absmax, 1 affine: which scheme both plots show
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     ImGui::RadioButton("absmax (symmetric)", &scheme, 0);
     ImGui::SameLine();
     ImGui::RadioButton("affine (zero point)", &scheme, 1);
@@ -101,7 +101,7 @@ void draw_error_step(const ViewContext& ctx) {
 
 void draw_outliers_step(const ViewContext& ctx) {
   const QuantMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("an outlier channel against int8 scales");
+  if (!m) return draw_needs_run(ctx, "an outlier channel against int8 scales");
   const RunResult& r = *ctx.result;
   PlotSpec spec{fmt::format("Activations entering layer 2: largest |x| per channel (channel {} x {:g})",
                             m->outlier_channel, m->outlier_factor),
@@ -124,9 +124,10 @@ void draw_outliers_step(const ViewContext& ctx) {
 
 void draw_gemv_step(const ViewContext& ctx) {
   const QuantMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("GEMV time for each format");
+  const auto* run_theory = m ? ctx.result->theory_as<quant::QuantTheory>() : nullptr;
+  if (!m || !run_theory) return draw_needs_run(ctx, "GEMV time for each format");
   const RunResult& r = *ctx.result;
-  PlotSpec spec{fmt::format("y = W x, {0} x {0}, batch 1", r.params.at("n")),
+  PlotSpec spec{fmt::format("y = W x, {0} x {0}, batch 1", run_theory->n),
                 {"bytes read per weight", "B", true},
                 {"time", "us", true},
                 {},
@@ -216,7 +217,7 @@ void draw_nf4_step(const ViewContext& ctx) {
 void draw_sparsity_step(const ViewContext& ctx) {
   const QuantSteps* s = steps_of(ctx);
   const QuantMeasured* m = measured_of(ctx);
-  if (!m || !s) return draw_needs_run("2:4 sparsity on the trained model's weights");
+  if (!m || !s) return draw_needs_run(ctx, "2:4 sparsity on the trained model's weights");
   const float sc = ui_scale();
   const int rows = m->sparse_sample_rows, cols = m->sparse_sample_cols;
   const float cell =

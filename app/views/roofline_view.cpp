@@ -126,7 +126,7 @@ void draw_arithmetic_step(const ViewContext& ctx) {
   ImGui::PushFont(heading_font());
   ImGui::TextUnformatted("This machine, measured");
   ImGui::PopFont();
-  if (m == nullptr) return draw_needs_run("this machine's bandwidth and y = 2x");
+  if (m == nullptr) return draw_needs_run(ctx, "this machine's bandwidth and y = 2x");
   const std::string bw = fmt::format("{:.2f} GB/s", m->bandwidth_gbps);
   draw_wide_columns_table(
       "machine", {"quantity", "arithmetic", "value"},
@@ -178,7 +178,7 @@ void draw_rule_step(const ViewContext& ctx) {
 void draw_machine_roof_step(const ViewContext& ctx) {
   const RooflineMeasured* m = measured_of(ctx);
   const RooflineTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr) return draw_needs_run("this machine's bandwidth and compute ceilings");
+  if (m == nullptr || t == nullptr) return draw_needs_run(ctx, "this machine's bandwidth and compute ceilings");
   PlotSpec spec = roof_spec("This machine's roof");
   add_roofs(spec, *ctx.result);
   if (const Series* y2x = ctx.result->find_series("kernel_y2x"))
@@ -215,13 +215,13 @@ void draw_sweep_step(const ViewContext& ctx) {
         ks += fmt::format("{}k = {:g} ({:g} FLOP/B)", i ? ", " : "", steps->sweep_k[i], steps->sweep_intensity[i]);
       ImGui::TextWrapped("The sweep will visit %s.", ks.c_str());
     }
-    return draw_needs_run("the intensity sweep");
+    return draw_needs_run(ctx, "the intensity sweep");
   }
   static int picked = -1;  // index into the sweep; -1 until the reader picks one: then the point nearest the ridge
   const int count = static_cast<int>(m->sweep_points.size());
   const int index = picked >= 0 && picked < count ? picked : m->sweep_nearest_ridge;
   const RoofPoint& p = m->sweep_points[std::size_t(index)];
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     ImGui::SetNextItemWidth(260 * ui_scale());
     int shown = index;
     if (ImGui::SliderInt("point of the sweep", &shown, 0, count - 1, p.name.c_str())) picked = shown;
@@ -266,13 +266,14 @@ int kernel_index(const std::string& id) {
 void draw_kernels_step(const ViewContext& ctx) {
   const RooflineMeasured* m = measured_of(ctx);
   const RooflineTheory* t = theory_of(ctx);
-  if (m == nullptr || t == nullptr || m->roof_points.empty()) return draw_needs_run("the lab's kernels on this roof");
+  if (m == nullptr || t == nullptr || m->roof_points.empty())
+    return draw_needs_run(ctx, "the lab's kernels on this roof");
   static int picked = -1;  // -1: cycle through the kernels, one every kSecondsPerKernel
   const int count = static_cast<int>(m->roof_points.size());
   const int index =
       picked >= 0 && picked < count ? picked : static_cast<int>(ctx.step_time_s / kSecondsPerKernel) % count;
   const RoofPoint& p = m->roof_points[std::size_t(index)];
-  if (!figure_mode()) {
+  if (!ctx.figure) {
     ImGui::SetNextItemWidth(300 * ui_scale());
     if (ImGui::BeginCombo("kernel", p.name.c_str())) {
       if (ImGui::Selectable("cycle through all", picked < 0)) picked = -1;
@@ -307,7 +308,7 @@ void draw_kernels_step(const ViewContext& ctx) {
 
 void draw_overhead_step(const ViewContext& ctx) {
   const RooflineMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run("the time of tiny calls");
+  if (m == nullptr) return draw_needs_run(ctx, "the time of tiny calls");
   PlotSpec spec{"Time per call of y = 2x", {"elements", "", true}, {"time per call", "us", true}, {}, {}};
   int color = 0;
   for (const char* id : {"overhead_call", "overhead_pool"})

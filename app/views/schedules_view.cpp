@@ -70,8 +70,7 @@ void draw_schedule_phase(const ViewContext& ctx, const std::string& step_id) {
   // The steady state is where the count in flight stays flat: its step shows the count under the timeline.
   const bool with_in_flight = step_id == "steady_state";
   const float h = ImGui::GetContentRegionAvail().y;
-  const bool measured = ctx.result && ctx.result->timelines.size() >= 3 && ctx.result->params.count("schedule") &&
-                        ctx.result->params.at("schedule") == ctx.params.text("schedule");
+  const bool measured = ctx.result && ctx.result->timelines.size() >= 3 && steps->ran_chosen_schedule(*ctx.result);
   // The schedule with its phase is the main figure; the measured run follows it, the view scrolls to it.
   draw_theory("chosen", panel, measured && !with_in_flight ? main_figure_height() : h, with_in_flight, &marks);
   if (!measured) return;

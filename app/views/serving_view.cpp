@@ -52,60 +52,18 @@ PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, Ser
 
 ImU32 request_color(int id) { return series_color(id % 6); }
 
-void hatch(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float spacing) {
-  draw->PushClipRect(a, b, true);
-  const float h = b.y - a.y;
-  for (float x = a.x - h; x < b.x; x += spacing) draw->AddLine({x, b.y}, {x + h, a.y}, color, 1.0f);
-  draw->PopClipRect();
-}
-
-// The Gantt chart's legend: what the chart holds, in as many rows as its width needs.
-struct GanttLegend {
-  std::vector<std::pair<const char*, int>> entries;  // text, swatch kind: 0 prefill, 1 decode, 2 padding
-  float swatch_w = 0, swatch_h = 0, row_h = 0, gap = 0;
-  float entry_w(const char* text) const { return swatch_w + gap + ImGui::CalcTextSize(text).x + 3 * gap; }
-  int rows(float width) const {
-    int n = 1;
-    for (float x = 0; const auto& [text, kind] : entries) {
-      if (x > 0 && x + entry_w(text) > width) {
-        ++n;
-        x = 0;
-      }
-      x += entry_w(text);
-    }
-    return n;
-  }
-};
-
-GanttLegend gantt_legend(const Timeline& t) {
-  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+// The Gantt chart's legend: what the chart holds.
+FigureKey gantt_legend(const Timeline& t) {
   bool any_prefill = false, any_pad = false;
   for (const TimelineSpan& span : t.spans) {
     any_prefill = any_prefill || span.kind == "prefill";
     any_pad = any_pad || span.kind == "pad";
   }
-  GanttLegend legend{{}, 1.6f * line_h, 0.8f * line_h, line_h + 6 * s, 6 * s};
-  if (any_prefill) legend.entries.push_back({"prefill (first token)", 0});
-  legend.entries.push_back({"decode, one colour per request", 1});
-  if (any_pad) legend.entries.push_back({"padding: computed, thrown away", 2});
+  FigureKey legend;
+  if (any_prefill) legend.entries.push_back({request_color(0), "prefill (first token)"});
+  legend.entries.push_back({with_alpha(request_color(0), 0.45f), "decode, one colour per request"});
+  if (any_pad) legend.entries.push_back({0, "padding: computed, thrown away", true});
   return legend;
-}
-
-void draw_gantt_legend(ImDrawList* draw, const GanttLegend& legend, float x0, float x1, float y) {
-  const float line_h = ImGui::GetTextLineHeight();
-  float x = x0;
-  for (const auto& [text, kind] : legend.entries) {
-    if (x > x0 && x + legend.entry_w(text) > x1) {
-      x = x0;
-      y += legend.row_h;
-    }
-    const ImVec2 a{x, y + (line_h - legend.swatch_h) / 2}, b{x + legend.swatch_w, y + (line_h + legend.swatch_h) / 2};
-    if (kind == 0) draw->AddRectFilled(a, b, request_color(0));
-    if (kind == 1) draw->AddRectFilled(a, b, with_alpha(request_color(0), 0.45f));
-    if (kind == 2) hatch(draw, a, b, muted_text_color(), 4 * ui_scale());
-    draw->AddText({b.x + legend.gap, y}, text_color(), text);
-    x += legend.entry_w(text);
-  }
 }
 
 // The lanes' area of the chart and the run's end, which maps time to x.
@@ -127,7 +85,7 @@ const TimelineSpan* draw_gantt_spans(ImDrawList* draw, const Timeline& t, const 
     const ImU32 color = request_color(std::max(0, span.micro_batch));
     if (span.kind == "pad") {
       draw->AddRectFilled(a, b, with_alpha(muted_text_color(), 0.10f));
-      hatch(draw, a, b, with_alpha(muted_text_color(), 0.6f), 5 * s);
+      draw_hatching(draw, a, b, with_alpha(muted_text_color(), 0.6f), 5 * s);
     } else if (span.kind == "prefill") {
       draw->AddRectFilled(a, b, color);
       draw->AddLine({a.x, a.y}, {a.x, b.y}, panel_color(), 2 * s);
@@ -171,8 +129,8 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   GanttArea g;
   g.x0 = origin.x + label_w + 8 * s;
   g.x1 = origin.x + size.x - 4 * s;
-  const GanttLegend legend = gantt_legend(t);
-  const float legend_h = legend.rows(g.x1 - g.x0) * legend.row_h, axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
+  const FigureKey legend = gantt_legend(t);
+  const float legend_h = legend.height(g.x1 - g.x0), axis_h = line_h + 8 * s, title_h = line_h + 4 * s;
   // Tall enough for every lane's label, but no taller than the view: the view scrolls to it rather than hide which
   // slot is which.
   const float least = title_h + float(std::max<std::size_t>(1, t.lanes.size())) * (line_h + 2 * s) + axis_h + legend_h;
@@ -197,7 +155,7 @@ void draw_gantt(const char* id, const Timeline& t, ImVec2 size) {
   }
   const TimelineSpan* under = draw_gantt_spans(draw, t, g, hovered);
   draw_gantt_axis(draw, g, t.time_unit);
-  draw_gantt_legend(draw, legend, g.x0, g.x1, g.y1 + axis_h + 2 * s);
+  legend.draw(draw, g.x0, g.x1, g.y1 + axis_h + 2 * s);
   note_plot_area(t.name, {g.x0, g.y0}, {g.x1, g.y1}, {}, origin, {origin.x + size.x, origin.y + size.y});
   if (under != nullptr) {
     ImGui::BeginTooltip();
@@ -227,7 +185,7 @@ std::vector<std::string> policy_row(const PolicyMeasured& p) {
           fmt::format("{:.2f} ms", p.tpot_ms_p50),
           fmt::format("{:.1f} ms", p.latency_ms_p50),
           fmt::format("{:.1f} ms", p.latency_ms_p99),
-          p.policy == "continuous" ? "-" : fmt::format("{:.1f}%", 100 * p.padding_fraction),
+          p.policy == "continuous" ? "-" : percent_text(p.padding_fraction),
           fmt::format("{:.2f}", p.mean_rows_per_step)};
 }
 
@@ -260,13 +218,13 @@ void draw_curves(const RunResult& r, const std::vector<std::string>& policies, I
 
 void draw_intensity_table(const ServingSteps& s) {
   const ServingTheory& t = s.theory;
-  draw_columns_table("intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
-                     {{"prefill of the prompt", fmt::format("{:g}", t.prefill_intensity),
-                       fmt::format("{:g}", t.prefill_intensity_fp32)},
-                      {"decode, batch 1", fmt::format("{:g}", t.decode_intensity_batch1),
-                       fmt::format("{:g}", t.decode_intensity_batch1_fp32)},
-                      {fmt::format("decode, batch {}", s.max_batch), fmt::format("{:g}", t.decode_intensity),
-                       fmt::format("{:g}", t.decode_intensity_fp32)}});
+  draw_columns_table(
+      "intensity", {"FLOP per byte", "16-bit weights", "fp32 (this lab)"},
+      {{"prefill of the prompt", short_number_text(t.prefill_intensity), short_number_text(t.prefill_intensity_fp32)},
+       {"decode, batch 1", short_number_text(t.decode_intensity_batch1),
+        short_number_text(t.decode_intensity_batch1_fp32)},
+       {fmt::format("decode, batch {}", s.max_batch), short_number_text(t.decode_intensity),
+        short_number_text(t.decode_intensity_fp32)}});
 }
 
 void draw_prefill_step(const ViewContext& ctx) {
@@ -279,7 +237,7 @@ void draw_prefill_step(const ViewContext& ctx) {
     draw_intensity_table(*s);
     draw_note(
         "Weights only: 2 FLOP per weight for each token in flight, over 2 bytes (16-bit) or 4 (fp32) per weight.");
-    return draw_needs_run("the real model's prefill and decode passes on this machine's roofline");
+    return draw_needs_run(ctx, "the real model's prefill and decode passes on this machine's roofline");
   }
   const RunResult& r = *ctx.result;
   PlotSpec spec{"Passes on the roofline of the machine that ran them",
@@ -340,7 +298,7 @@ void draw_context_step(const ViewContext& ctx) {
       fmt::format("{} bytes of K and V per token (2 x 32 layers x 4096 x 2 bytes); the lab's model holds {} per token.",
                   format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("one sequence decoding to the end of its context");
+  if (!m) return draw_needs_run(ctx, "one sequence decoding to the end of its context");
   const RunResult& r = *ctx.result;
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   const float h = plot_height_leaving(1.5f);
@@ -383,7 +341,7 @@ void draw_static_step(const ViewContext& ctx) {
         fmt::format("Before a run: the stream's lengths with every request waiting at the start, in token steps. "
                     "Padding from the lengths alone: {:.1f}% of the slots.",
                     100 * s->theory.expected_static_padding));
-    return draw_needs_run("the stream served with static batching");
+    return draw_needs_run(ctx, "the stream served with static batching");
   }
   draw_policy_table(*m, {"static"});
   if (const PolicyMeasured* p = policy_of(*m, "static"))
@@ -398,7 +356,7 @@ void draw_static_step(const ViewContext& ctx) {
 void draw_adaptive_step(const ViewContext& ctx) {
   draw_heading("Adaptive batching: a full batch or a timer, whichever comes first");
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("the stream served with adaptive batching");
+  if (!m) return draw_needs_run(ctx, "the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
   // The curves the caption reads are the main figure; the Gantt chart of the chosen rate and the tables follow.
   const float plot_h = main_figure_height();
@@ -435,7 +393,7 @@ void draw_continuous_step(const ViewContext& ctx) {
       draw_gantt(s->schedules.size() > 1 ? "continuous_theory" : "none",
                  s->schedules.size() > 1 ? s->schedules[1] : Timeline{}, {0, ImGui::GetContentRegionAvail().y * 0.6f});
     }
-    return draw_needs_run("the stream served with continuous batching");
+    return draw_needs_run(ctx, "the stream served with continuous batching");
   }
   // The Gantt chart is the main figure; the curves beside static and adaptive, the table and the benchmark line
   // follow it.
@@ -464,7 +422,7 @@ void draw_continuous_step(const ViewContext& ctx) {
 void draw_memory_step(const ViewContext& ctx) {
   draw_heading("KV memory caps the batch; paged blocks let more in");
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run("the KV budget's count and the cache the continuous run held");
+  if (!m) return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
   const RunResult& r = *ctx.result;
   draw_columns_table("fit", {"KV budget " + format_bytes_both(double(m->kv_budget_bytes)), "sequences that fit"},
                      {{"reserving the model's whole context per sequence", fmt::format("{}", m->contiguous_fit)},
@@ -496,7 +454,7 @@ void draw_speculative_step(const ViewContext& ctx) {
     if (s)
       draw_note(fmt::format("The draft will be the target's first {} of {} layers; k = {}.", s->theory.draft_layers,
                             s->theory.target_layers, s->theory.k));
-    return draw_needs_run(m ? "a run with draft = on" : "speculative decoding against the target alone");
+    return draw_needs_run(ctx, m ? "a run with draft = on" : "speculative decoding against the target alone");
   }
   const serving::SpeculativeMeasured& sp = *m->speculative;
   const RunResult& r = *ctx.result;
@@ -520,9 +478,9 @@ void draw_speculative_step(const ViewContext& ctx) {
     rows.push_back({"verification passes", fmt::format("{}", *sp.target_passes)});
     rows.push_back({"proposals kept", fmt::format("{}", *sp.accepted)});
     rows.push_back({"passes that rejected one", fmt::format("{}", *sp.rejections)});
-    rows.push_back({"acceptance a = kept / (kept + rejections)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+    rows.push_back({"acceptance a = kept / (kept + rejections)", percent_text(sp.acceptance_rate)});
   } else {
-    rows.push_back({"acceptance (kept / proposed, as recorded)", fmt::format("{:.1f}%", 100 * sp.acceptance_rate)});
+    rows.push_back({"acceptance (kept / proposed, as recorded)", percent_text(sp.acceptance_rate)});
   }
   rows.push_back({"tokens per target pass", fmt::format("{:.2f}", sp.tokens_per_target_pass)});
   rows.push_back({"formula at that rate", fmt::format("{:.2f}", sp.expected_tokens_per_pass)});

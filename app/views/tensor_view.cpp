@@ -30,8 +30,6 @@ const TensorSteps* steps_of(const ViewContext& ctx) { return step_data_as<Tensor
 // A rank's colour: the fill of the cells it owns, its heading, its line in a plot.
 ImU32 rank_color(int rank) { return series_color(rank); }
 
-std::string number_text(double v) { return fmt::format("{:g}", v); }
-
 // A muted sentence that wraps at the view's edge.
 // The size of one number cell: room for "-00" with a margin, never smaller than a comfortable square.
 float cell_size() { return std::max(ImGui::CalcTextSize("-00").x, ImGui::GetTextLineHeight()) + 14 * ui_scale(); }
@@ -53,7 +51,7 @@ void draw_numbers(const std::string& title, const std::vector<float>& values, in
       draw->AddRectFilled(a, b, color ? with_alpha(color, 0.38f) : with_alpha(muted_text_color(), 0.15f), 3 * s);
       if (color) draw->AddRect(a, b, color, 3 * s, 0, 1.5f * s);
       if (strong && strong(r, c)) draw->AddRect(a, b, text_color(), 3 * s, 0, 2.5f * s);
-      const std::string text = number_text(values[static_cast<std::size_t>(r * cols + c)]);
+      const std::string text = short_number_text(values[static_cast<std::size_t>(r * cols + c)]);
       const ImVec2 size = ImGui::CalcTextSize(text.c_str());
       draw->AddText({(a.x + b.x - size.x) / 2, (a.y + b.y - size.y) / 2}, text_color(), text.c_str());
     }
@@ -379,10 +377,10 @@ void draw_mlp_step(const ViewContext& ctx) {
   const auto& p0 = steps->row.ranks[0].local;
   const auto& p1 = steps->row.ranks[1].local;
   for (std::size_t i = 0; i < steps->gelu_of_y.size(); ++i)
-    rows.push_back(
-        {fmt::format("y[{}] = {:g} + {}", i, p0[i], p1[i] < 0 ? fmt::format("({:g})", p1[i]) : number_text(p1[i])),
-         fmt::format("{:.4f}", steps->gelu_of_y[i]), fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
-         fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
+    rows.push_back({fmt::format("y[{}] = {:g} + {}", i, p0[i],
+                                p1[i] < 0 ? fmt::format("({:g})", p1[i]) : short_number_text(p1[i])),
+                    fmt::format("{:.4f}", steps->gelu_of_y[i]), fmt::format("{:.4f}", steps->sum_of_gelu_partials[i]),
+                    fmt::format("{:+.4f}", steps->sum_of_gelu_partials[i] - steps->gelu_of_y[i])});
   draw_columns_table("gelu_table",
                      {"element: row-split partials", "GeLU(y): column split, exact",
                       "GeLU(p0) + GeLU(p1): after a row split", "error"},
@@ -454,23 +452,20 @@ void draw_attention_step(const ViewContext& ctx) {
 }
 
 // Where a step needs the layer's run: the usual prompt, or why the last run did not measure it (the course's example
-// alone, or the calculator).
+// alone, or the calculator: a run that measured nothing).
 void draw_needs_layer_run(const ViewContext& ctx, const char* what) {
-  const auto param = [&](const char* key) {
-    const auto it = ctx.result ? ctx.result->params.find(key) : std::map<std::string, std::string>::const_iterator{};
-    return ctx.result && it != ctx.result->params.end() ? it->second : std::string();
-  };
-  if (param("mode") == "theory")
+  const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
+  if (ctx.result && m == nullptr)
     return draw_note(
         fmt::format("The last run was the calculator alone (mode = theory): set mode = run and press Run to "
                     "measure {}.",
                     what));
-  if (param("example") == "course")
+  if (m && m->example)
     return draw_note(
         fmt::format("The last run was the course's example alone (example = course): set example = none and "
                     "press Run to measure {}.",
                     what));
-  draw_needs_run(what);
+  draw_needs_run(ctx, what);
 }
 
 PlotLine series_line(const Series& s, ImU32 color) {
@@ -512,14 +507,15 @@ void draw_crossovers(const TensorSteps& steps) {
                      rows);
 }
 
-// Where the measured communication outweighed what the split saved, in one sentence.
-std::string verdict_against_hidden(const RunResult& r) {
+// Where the measured communication outweighed what the split saved, in one sentence. `t` is the run's.
+std::string verdict_against_hidden(const RunResult& r, int t) {
   const Series *gain = r.find_series("gain_vs_hidden"), *comm = r.find_series("comm_vs_hidden");
   if (!gain || !comm || gain->points.size() != comm->points.size()) return {};
   std::string lost;
   bool saved_nothing = false;  // a point the log plot cannot draw
   for (std::size_t i = 0; i < gain->points.size(); ++i) {
-    if (comm->points[i].y > gain->points[i].y) lost += (lost.empty() ? "" : ", ") + number_text(gain->points[i].x);
+    if (comm->points[i].y > gain->points[i].y)
+      lost += (lost.empty() ? "" : ", ") + short_number_text(gain->points[i].x);
     saved_nothing |= gain->points[i].y <= 0;
   }
   if (lost.empty())
@@ -528,7 +524,7 @@ std::string verdict_against_hidden(const RunResult& r) {
       "Measured in this run: at h = {} the collectives took longer than the compute time the split saved.{}", lost,
       saved_nothing ? fmt::format(" A point missing from the log plot saved nothing: t = {} was no "
                                   "faster than t = 1 there.",
-                                  r.params.at("t"))
+                                  t)
                     : "");
 }
 
@@ -536,7 +532,8 @@ void draw_scaling_step(const ViewContext& ctx) {
   const TensorSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
-  if (m == nullptr || m->example) {
+  const auto* run_theory = ctx.result ? ctx.result->theory_as<tensor::TensorTheory>() : nullptr;
+  if (m == nullptr || m->example || run_theory == nullptr) {
     draw_scaling_theory(*steps);
     draw_crossovers(*steps);
     return draw_needs_layer_run(ctx, "compute and communication time against t and against h");
@@ -549,8 +546,11 @@ void draw_scaling_step(const ViewContext& ctx) {
   // Room under the plots for the verdict, the placement, the crossovers and, on a GPU, why compute did not fall.
   const float lines_below = m->gpu_scaling_caveat ? 10.0f : 7.0f;
   const float height = plot_height_leaving(lines_below);
-  PlotSpec by_t{
-      "Per rank, against t at h = " + r.params.at("hidden"), {"ranks t", "", true}, {"time", "us", true}, {}, {}};
+  PlotSpec by_t{fmt::format("Per rank, against t at h = {}", run_theory->activation_hidden),
+                {"ranks t", "", true},
+                {"time", "us", true},
+                {},
+                {}};
   add_series(by_t, r, "compute_vs_t", rank_color(0));
   add_series(by_t, r, "compute_cpu_vs_t", series_color(3));
   add_series(by_t, r, "compute_ideal_vs_t", theory_color());
@@ -558,12 +558,16 @@ void draw_scaling_step(const ViewContext& ctx) {
   by_t.size = {plot_width, height};
   draw_plot("time_vs_t", by_t);
   if (side_by_side) ImGui::SameLine(0, gap);
-  PlotSpec by_h{"Per rank, against h at t = " + r.params.at("t"), {"hidden h", "", true}, {"time", "us", true}, {}, {}};
+  PlotSpec by_h{fmt::format("Per rank, against h at t = {}", run_theory->activation_t),
+                {"hidden h", "", true},
+                {"time", "us", true},
+                {},
+                {}};
   add_series(by_h, r, "gain_vs_hidden", rank_color(2));
   add_series(by_h, r, "comm_vs_hidden", rank_color(1));
   by_h.size = {plot_width, height};
   draw_plot("time_vs_h", by_h);
-  draw_note(verdict_against_hidden(r));
+  draw_note(verdict_against_hidden(r, run_theory->activation_t));
   if (m->gpu_scaling_caveat) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_color()), "%s.", m->gpu_scaling_caveat->c_str());
@@ -594,10 +598,11 @@ void draw_sequence_step(const ViewContext& ctx) {
   }
   spec.lines = {none, tp, sp};
   const auto* m = ctx.result ? ctx.result->measured_as<tensor::TensorMeasured>() : nullptr;
-  if (m && !m->example)
+  const auto* run_theory = ctx.result ? ctx.result->theory_as<tensor::TensorTheory>() : nullptr;
+  if (m && !m->example && run_theory)
     if (const Series* ledger = ctx.result->find_series("activation_vs_t")) {
       PlotLine line = line_from_series(*ledger, series_color(3));
-      line.name = "lab's fp32 layer, ledger (sp " + ctx.result->params.at("sp") + ")";
+      line.name = fmt::format("lab's fp32 layer, ledger (sp {})", run_theory->activation_sp ? "on" : "off");
       spec.lines.push_back(line);
     }
   spec.guides.push_back({true, double(s.ranks), fmt::format("t = {}", s.ranks), highlight_color()});

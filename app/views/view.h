@@ -12,17 +12,28 @@
 
 namespace dlsys::gui {
 
+// This lesson's run while it goes on: how far it got and what it does now (the worker's own words).
+struct RunProgress {
+  bool running = false;
+  double fraction = 0;
+  std::string what;
+};
+
 struct ViewContext {
+  // The panel's parameters reach a view only as its lesson read them (typed, in the step data): there is no field for
+  // them here, so no view can read one by its key.
   const Lesson& lesson;
-  const ParamValues& params;  // the values in the parameter panel now
-  int step = 0;               // 0-based
-  const RunResult* result;    // the last finished run of this lesson, or nullptr before the first run
-  double step_time_s = 0;     // seconds since this step was shown: drives animations (0 in screenshots' first frame)
+  int step = 0;             // 0-based
+  const RunResult* result;  // the last finished run of this lesson, or nullptr before the first run
+  double step_time_s = 0;   // seconds since this step was shown: drives animations (0 in screenshots' first frame)
   bool presentation = false;
-  bool result_stale = false;            // the result was measured with other parameters (the shell marks it)
-  bool figure = false;                  // drawing a figure for export: no widgets, only what the view shows
+  bool result_stale = false;  // the result was measured with other parameters (the shell marks it)
+  // Drawing a figure for export: views then leave out their widgets (checkboxes, sliders) and draw with the values
+  // those widgets hold.
+  bool figure = false;
   const StepData* step_data = nullptr;  // the lesson's step data (latest finished), or nullptr while none is ready
   std::string step_data_error;          // why the current parameters cannot be drawn, if they cannot
+  RunProgress run_progress;             // the shell sets it from the worker, once per frame
 };
 
 // The lesson's step data as its own type, or nullptr (then draw_step_data_missing says why).
@@ -59,13 +70,7 @@ bool step_shows_measurement(const std::string& lesson_id, const std::string& ste
 
 // Shared pieces of lesson views.
 // Where a view needs a run that has not finished yet: "Press Run to measure ...", or the progress of the run going on.
-void draw_needs_run(const char* what);
-// The shell says, before drawing a view, whether that lesson's run is going on and how far it got.
-void set_run_progress(bool running, double fraction, const std::string& what);
-// Whether the view is drawn as a figure for export: views then leave out their widgets (checkboxes, sliders) and
-// draw with the values those widgets hold.
-void set_figure_mode(bool figure);
-bool figure_mode();
+void draw_needs_run(const ViewContext& context, const char* what);
 // The height of a step's main figure (the plot or timeline the step is about), drawn next: the height left in the
 // view less `rows_below` rows of frames (a table or a line of text under it), but at least half the window's height
 // while that much is left, so the figure stays whole on screen and large enough to read at a glance
@@ -89,7 +94,7 @@ void begin_fitted_figure(const std::string& title);
 // Steps that show several measured runs' timelines fit each to its own run by default (one slow run does not shrink
 // the others to slivers), the run the step is about first and largest; this checkbox puts them on one time axis to
 // compare durations. Returns whether it is ticked; exported figures draw what the window shows, without it.
-bool shared_time_axis_toggle(const char* id);
+bool shared_time_axis_toggle(const ViewContext& context, const char* id);
 // One timeline in a widget of its own, fitted to its own run, its zoom kept under `id`; returns the hovered span
 // (timeline index 0).
 TimelineHover draw_timeline_alone(const std::string& id, const Timeline& timeline, float height);
@@ -100,6 +105,31 @@ void draw_heading(const std::string& text);
 // qualifies its numbers. The text wraps inside it; where the window is short of room it folds to one line (whole on
 // hover or after a click: folded_band.h). The cursor ends under it.
 void draw_warning_band(const std::string& text);
+// Numbers as the views write them: the shortest form at six significant digits ("0.5", "2048", "1e+06"), and a share
+// as a percentage with `decimals` places (0.1234 -> "12.3%").
+std::string short_number_text(double value);
+std::string percent_text(double share, int decimals = 1);
+// One entry of a colour key: a swatch as tall as the text, filled and/or outlined, then what that colour marks.
+struct ColorKeyEntry {
+  ImU32 fill = 0;  // 0: an empty swatch
+  std::string meaning;
+  ImU32 outline = 0;  // 0: none; else drawn around the swatch (the highlight of the element the step is about)
+};
+// A figure's colour key: its entries side by side, flowing onto the next line when the width (to `right_x`, a screen
+// x; by default the view's right edge) runs out; a meaning wider than the whole line wraps beside its swatch.
+void draw_color_key(const std::vector<ColorKeyEntry>& entries, float right_x = 0);
+// The same kind of key inside a figure drawn on its draw list, which reserves its height: the entries flow in rows
+// across the figure's width. A hatched swatch is marked as the lab marks idle or thrown-away work.
+struct FigureKeyEntry {
+  ImU32 fill = 0;  // 0: no fill
+  std::string meaning;
+  bool hatched = false;
+};
+struct FigureKey {
+  std::vector<FigureKeyEntry> entries;
+  float height(float width) const;  // its rows at this width, in pixels
+  void draw(ImDrawList* draw, float x0, float x1, float y) const;
+};
 // A small two-column table of label / value rows, values right-aligned in the mono font.
 void draw_value_table(const char* id, const std::vector<std::pair<std::string, std::string>>& rows);
 // A table with a header row; every column after the first in the mono font.

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
@@ -13,13 +14,6 @@
 namespace dlsys::gui {
 
 namespace {
-struct RunProgress {
-  bool running = false;
-  double fraction = 0;
-  std::string what;
-};
-RunProgress g_progress;  // set by the shell once per frame, before the view draws
-bool g_figure = false;
 // Half the window for the frame of the main figure leaves its data area (the frame less title, legend and axes) at
 // least 30 % of the window at 1x text.
 constexpr float kMainFigureShare = 0.5f;
@@ -36,10 +30,10 @@ float main_figure_height() {
   return avail >= on_screen ? std::min(avail, main_figure_share()) : main_figure_share();
 }
 
-bool shared_time_axis_toggle(const char* id) {
+bool shared_time_axis_toggle(const ViewContext& context, const char* id) {
   static std::map<std::string, bool> shared;
   bool& on = shared[id];
-  if (!figure_mode()) {
+  if (!context.figure) {
     ImGui::PushID(id);
     ImGui::Checkbox("one time axis for every run (off: each fits its own)", &on);
     ImGui::PopID();
@@ -110,13 +104,6 @@ void end_figure(const std::string& title) {
   }
 }
 
-void set_figure_mode(bool figure) { g_figure = figure; }
-bool figure_mode() { return g_figure; }
-
-void set_run_progress(bool running, double fraction, const std::string& what) {
-  g_progress = {running, fraction, what};
-}
-
 float plot_height_leaving(float rows_below) {
   const float avail = ImGui::GetContentRegionAvail().y;
   return within_view_height(
@@ -144,13 +131,13 @@ void draw_heading(const std::string& text) {
   ImGui::PopFont();
 }
 
-void draw_needs_run(const char* what) {
+void draw_needs_run(const ViewContext& context, const char* what) {
   ImGui::Spacing();
   ImGui::PushFont(heading_font());
-  if (g_progress.running) {
+  if (const RunProgress& progress = context.run_progress; progress.running) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Measuring %s ...", what);
     ImGui::PopFont();
-    ImGui::ProgressBar(static_cast<float>(g_progress.fraction), {-1, 0}, g_progress.what.c_str());
+    ImGui::ProgressBar(static_cast<float>(progress.fraction), {-1, 0}, progress.what.c_str());
     return;
   }
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(highlight_color()), "Press Run to measure %s.", what);
@@ -165,6 +152,72 @@ void draw_step_data_missing(const ViewContext& context) {
     ImGui::PopTextWrapPos();
   } else {
     ImGui::TextDisabled("Preparing this step ...");
+  }
+}
+
+std::string short_number_text(double value) { return fmt::format("{:g}", value); }
+
+std::string percent_text(double share, int decimals) { return fmt::format("{:.{}f}%", 100 * share, decimals); }
+
+void draw_color_key(const std::vector<ColorKeyEntry>& entries, float right_x) {
+  const float s = ui_scale();
+  const float box = ImGui::GetTextLineHeight(), gap = 6 * s, spacing = 18 * s;
+  const float right = right_x > 0 ? right_x : ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const ColorKeyEntry& e = entries[i];
+    const float width = box + gap + ImGui::CalcTextSize(e.meaning.c_str()).x;
+    if (i > 0) {
+      ImGui::SameLine(0, spacing);
+      if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    if (e.fill) draw->AddRectFilled(at, {at.x + box, at.y + box}, e.fill, 2 * s);
+    if (e.outline) draw->AddRect(at, {at.x + box, at.y + box}, e.outline, 2 * s, 0, 2 * s);
+    ImGui::Dummy({box, box});
+    ImGui::SameLine(0, gap);
+    ImGui::TextWrapped("%s", e.meaning.c_str());
+  }
+}
+
+namespace {
+// A figure key's sizes: a swatch wide enough to show hatching, and the room one entry takes in its row.
+struct FigureKeySizes {
+  float line = ImGui::GetTextLineHeight(), gap = 6 * ui_scale();
+  float swatch_w = 1.6f * line, swatch_h = 0.8f * line, row_h = line + gap;
+  float entry_w(const std::string& meaning) const {
+    return swatch_w + gap + ImGui::CalcTextSize(meaning.c_str()).x + 3 * gap;
+  }
+};
+}  // namespace
+
+float FigureKey::height(float width) const {
+  const FigureKeySizes k;
+  int rows = 1;
+  float x = 0;
+  for (const FigureKeyEntry& e : entries) {
+    if (x > 0 && x + k.entry_w(e.meaning) > width) {
+      ++rows;
+      x = 0;
+    }
+    x += k.entry_w(e.meaning);
+  }
+  return float(rows) * k.row_h;
+}
+
+void FigureKey::draw(ImDrawList* draw, float x0, float x1, float y) const {
+  const FigureKeySizes k;
+  float x = x0;
+  for (const FigureKeyEntry& e : entries) {
+    if (x > x0 && x + k.entry_w(e.meaning) > x1) {
+      x = x0;
+      y += k.row_h;
+    }
+    const ImVec2 a{x, y + (k.line - k.swatch_h) / 2}, b{x + k.swatch_w, y + (k.line + k.swatch_h) / 2};
+    if (e.fill) draw->AddRectFilled(a, b, e.fill);
+    if (e.hatched) draw_hatching(draw, a, b, muted_text_color(), 4 * ui_scale());
+    draw->AddText({b.x + k.gap, y}, text_color(), e.meaning.c_str());
+    x += k.entry_w(e.meaning);
   }
 }
 

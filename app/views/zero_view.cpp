@@ -31,8 +31,8 @@ const ZeroMeasured* measured_of(const ViewContext& ctx) {
 }
 
 // Why there is no ledger to show: the calculator runs nothing, or no run has finished yet.
-void note_no_run(const ViewContext& ctx, const char* what) {
-  draw_note(ctx.params.text("mode") == "theory"
+void note_no_run(const ZeroSteps& steps, const char* what) {
+  draw_note(steps.mode == zero_lesson::Mode::Theory
                 ? std::string("mode = theory runs nothing; set mode = run to ") + what + "."
                 : std::string("Press Run to ") + what + ".");
 }
@@ -98,22 +98,13 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
   const float width = chart_width > 0 ? chart_width : std::max(ImGui::GetContentRegionAvail().x, 200 * s);
   const float title_h = title.empty() ? 0 : line * 1.3f;
   // The key: the parts some bar has, in rows as wide as the chart, under the bars' labels.
-  struct KeyEntry {
-    const Part* part;
-    float x, row;
-  };
-  std::vector<KeyEntry> key;
-  float key_x = 0, key_row = 0;
+  FigureKey key;
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     bool present = false;
     for (const Bar& b : bars) present = present || (k < b.values.size() && b.values[k] > 0);
-    if (!present) continue;
-    const float entry_w = line + 16 * s + ImGui::CalcTextSize(kinds[k].name).x;
-    if (key_x > 0 && key_x + entry_w > width) key_x = 0, ++key_row;
-    key.push_back({&kinds[k], key_x, key_row});
-    key_x += entry_w;
+    if (present) key.entries.push_back({with_alpha(kinds[k].color, 0.85f), kinds[k].name});
   }
-  const float key_h = (key_row + 1) * line * 1.15f;
+  const float key_h = key.height(width);
   height = std::max(height, title_h + key_h + line * 4.5f);  // room for bars of a few lines at least, else scroll
   const float plot_top = o.y + title_h + line * 1.4f, plot_bottom = o.y + height - line * 1.4f - key_h;
   const float slot = width / float(std::max<std::size_t>(bars.size(), 1));
@@ -146,11 +137,7 @@ void draw_stacked_bars(const std::vector<Bar>& bars, float height, double limit 
     draw->AddRectFilled({at.x - 4 * s, at.y - 1 * s}, {at.x + ls.x + 4 * s, at.y + ls.y + 1 * s}, panel_color(), 3 * s);
     draw->AddText(at, text_color(), limit_label.c_str());
   }
-  for (const KeyEntry& e : key) {
-    const ImVec2 at{o.x + e.x, plot_bottom + line * 1.3f + e.row * line * 1.15f};
-    draw->AddRectFilled({at.x, at.y + 2 * s}, {at.x + line, at.y + line - 2 * s}, with_alpha(e.part->color, 0.85f));
-    draw->AddText({at.x + line + 4 * s, at.y}, muted_text_color(), e.part->name);
-  }
+  key.draw(draw, o.x, o.x + width, plot_bottom + line * 1.3f);
   ImGui::Dummy({width, height});
 }
 
@@ -245,7 +232,7 @@ void draw_ddp_step(const ViewContext& ctx) {
                   "(a ring sends {} per rank), the same volume as stages 1 and 2.",
                   elements_text(ddp.comm_elements), elements_text(ddp.ring_comm_elements)));
   if (!m) {
-    note_no_run(ctx, "train the lab's stack and read each rank's ledger at stage 0");
+    note_no_run(*steps, "train the lab's stack and read each rank's ledger at stage 0");
     return;
   }
   const zero_lesson::StageMeasured& s0 = m->stages.at(0);
@@ -282,7 +269,7 @@ void draw_stages_step(const ViewContext& ctx) {
   if (!m) {
     draw_stacked_bars(bars, bars_height(1.5f, top));
     end_figure(title);
-    note_no_run(ctx, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
+    note_no_run(*steps, "train the lab's stack on N rank threads at every stage and read each rank's ledger");
     return;
   }
   // Beside the formulas, the run: the largest rank's peak by tag at each stage, everything its ledger counted.
@@ -341,12 +328,12 @@ void draw_timeline_step(const ViewContext& ctx) {
     draw_note(
         "Before a run: the order of one step's operations in cost units (forward 1, backward 2, a collective "
         "(N-1)/N per layer it moves), not times.");
-    if (!(m && m->on_gpu)) note_no_run(ctx, "measure them");
+    if (!(m && m->on_gpu)) note_no_run(*steps, "measure them");
   } else {
     return draw_step_data_missing(ctx);
   }
   // The stage chosen in the panel is the one the step is about: it comes first, at the main figure's height.
-  const std::size_t chosen = std::size_t(ctx.params.integer("stage"));
+  const std::size_t chosen = std::size_t(m ? m->stage : steps->theory.stage);
   if (chosen < timelines.size())
     std::rotate(timelines.begin(), timelines.begin() + long(chosen), timelines.begin() + long(chosen) + 1);
   auto tooltip = [](const Timeline& timeline, const TimelineHover& hover) {
@@ -355,7 +342,7 @@ void draw_timeline_step(const ViewContext& ctx) {
     ImGui::SetTooltip("%s, %s: %s, %.1f us", timeline.name.c_str(), timeline.lanes[std::size_t(span.lane)].c_str(),
                       span.label.c_str(), span.end - span.start);
   };
-  if (shared_time_axis_toggle("zero_stages")) {
+  if (shared_time_axis_toggle(ctx, "zero_stages")) {
     static TimelineViewState view;
     std::size_t lanes = 0;
     for (const Timeline* tl : timelines) lanes += tl->lanes.size() + 1;

@@ -136,6 +136,11 @@ const SchedulePanel& PipelineSteps::panel(const std::string& name) const {
   return it->second;
 }
 
+bool PipelineSteps::ran_chosen_schedule(const RunResult& run) const {
+  const auto* run_theory = run.theory_as<PipelineTheory>();
+  return run_theory != nullptr && run_theory->schedule == pipeline::schedule_id(chosen_schedule);
+}
+
 namespace {
 
 Override with_schedule(pipeline::ScheduleKind kind, int m = 0, int p = 0) {
@@ -180,6 +185,7 @@ void add_interleaving(PipelineSteps& steps, const PipelineParams& params) {
 std::shared_ptr<const PipelineSteps> make_pipeline_steps(const PipelineParams& params, bool comparisons) {
   using pipeline::ScheduleKind;
   auto steps = std::make_shared<PipelineSteps>();
+  steps->chosen_schedule = params.schedule;
   auto add = [&](const std::string& name, const Override& override_params) {
     steps->panels.emplace(name, simulate_panel(params, override_params));
   };

@@ -76,7 +76,11 @@ struct PipelineSteps final : StepData {
   // One scale for the in-flight plots of GPipe and 1F1B, so their heights compare: the larger peak and makespan.
   double in_flight_max = 0, in_flight_time_max = 0;
 
+  pipeline::ScheduleKind chosen_schedule = pipeline::ScheduleKind::GPipe;  // the panel's schedule
+
   const SchedulePanel& panel(const std::string& name) const;
+  // Whether `run` ran the panel's schedule, so its measured timeline can stand under the simulated one.
+  bool ran_chosen_schedule(const RunResult& run) const;
 };
 
 // `comparisons`: also the schedules the schedules lesson compares (1F1B, ZB-H1, interleaved, DualPipe); the bubble

@@ -83,6 +83,7 @@ std::vector<Series> factor_curves() {
 
 std::shared_ptr<const ZeroSteps> make_steps(const ZeroParams& params, const ZeroTheory& theory) {
   auto steps = std::make_shared<ZeroSteps>();
+  steps->mode = params.mode;
   steps->theory = theory;
   steps->bars = stage_bars(theory.parameters, theory.ranks, theory.activation_bytes_per_rank);
   steps->course = course_numbers();

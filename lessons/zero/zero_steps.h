@@ -31,6 +31,7 @@ struct WorkedNumber {
 };
 
 struct ZeroSteps final : StepData {
+  Mode mode = Mode::Run;             // theory: no run measures anything
   ZeroTheory theory;                 // at the chosen parameters
   std::vector<StageBar> bars;        // stages 0-3, the chosen model and N
   std::vector<WorkedNumber> course;  // 16 bytes a parameter, 7B -> 112 GB
