@@ -450,16 +450,21 @@ float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 s
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
   float top = origin.y + 6 * s;
   if (compact) {
-    // One line for both: the title, cut where it must be, and the y axis's title at its right end.
-    const std::string y_title = axis_title(spec.y);
-    const float y_title_w = ImGui::CalcTextSize(y_title.c_str()).x;
+    // One line for both: the title, cut where it must be, and the y axis's title at its right end, cut to the room
+    // the title leaves (the title keeps at least half the width), so the two never overlap.
+    const float inner_w = size.x - 20 * s, gap = 12 * s;
+    const std::string full_y_title = axis_title(spec.y);
+    const float full_y_title_w = ImGui::CalcTextSize(full_y_title.c_str()).x;
     ImGui::PushFont(heading_font());
-    const float title_room = std::max(size.x - 20 * s - y_title_w - 12 * s, 0.5f * (size.x - 20 * s));
+    const float title_room = std::max(inner_w - full_y_title_w - gap, 0.5f * inner_w);
     const std::string title = fitted_text(spec.title, "", title_room);
+    const float title_w = ImGui::CalcTextSize(title.c_str()).x;
     draw->AddText({origin.x + 10 * s, top}, text_color(), title.c_str());
     const float line_h = ImGui::GetTextLineHeight();
     ImGui::PopFont();
-    draw->AddText({origin.x + size.x - 10 * s - y_title_w, top + line_h - ImGui::GetTextLineHeight()},
+    const std::string y_title = fitted_text(full_y_title, "", std::max(inner_w - title_w - gap, 0.0f));
+    draw->AddText({origin.x + size.x - 10 * s - ImGui::CalcTextSize(y_title.c_str()).x,
+                   top + line_h - ImGui::GetTextLineHeight()},
                   muted_text_color(), y_title.c_str());
     return top + line_h + 6 * s;
   }
