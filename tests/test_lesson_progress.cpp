@@ -25,7 +25,7 @@ std::vector<std::pair<double, std::string>> progress_of_quick_run(const std::str
 
 TEST_CASE("lesson progress rises through the run's parts and reaches 1 only when it is done") {
   for (const char* id : {"bubble", "schedules", "zero", "ddp", "tensor", "serving", "precision", "quant", "fusion",
-                         "kvcache", "matmul"}) {
+                         "kvcache", "matmul", "allreduce", "flash"}) {
     CAPTURE(id);
     const auto reported = progress_of_quick_run(id);
     REQUIRE(reported.size() >= 2);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "engine/host_memory.h"
 #include "engine/units.h"
@@ -14,6 +15,7 @@
 #include "lessons/allreduce/bench.h"
 #include "lessons/allreduce/mpi_run.h"
 #include "lessons/allreduce/mpi_values.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/common/run_time_limit.h"
 
 namespace dlsys {
@@ -183,7 +185,7 @@ double cpu_run_seconds(const allreduce::BenchConfig& config, bool compares) {
 
 // Every all-reduce at the sweep's sizes on the same ranks and links (the chosen algorithm's sweep is reused).
 void compare_algorithms(const AllreduceParams& p, const allreduce::Bench& bench, const allreduce::RunPoints& points,
-                        allreduce::RunSummary& summary, RunContext& ctx) {
+                        allreduce::RunSummary& summary, RunContext& ctx, RunPlan& plan) {
   if (!bench.measure_algorithm) {
     summary.measured.comparison_skipped =
         ctx.backend == BackendKind::Cuda
@@ -202,8 +204,8 @@ void compare_algorithms(const AllreduceParams& p, const allreduce::Bench& bench,
       run.sweep = points.sweep;
     } else {
       for (double size : p.sizes) {
-        ctx.control.progress(0.99, fmt::format("comparison: {} at {}", collectives::algorithm_name(algorithm),
-                                               format_bytes_binary(size)));
+        plan.start(
+            fmt::format("comparison: {} at {}", collectives::algorithm_name(algorithm), format_bytes_binary(size)));
         run.sweep.push_back(bench.measure_algorithm(algorithm, static_cast<std::int64_t>(size)));
       }
     }
@@ -314,22 +316,23 @@ RunResult AllreduceLesson::run_with(const AllreduceParams& p, RunContext& ctx) c
                               .sweep = {},
                               .chosen = {}};
   const std::string op = collectives::op_name(p.op);
-  const double total_tasks = double(p.sizes.size()) + 1;
+  // One part per measured size: the sweep, the chosen size, and the other algorithms' sweeps where they are compared.
+  const double sizes = double(p.sizes.size());
+  const double compared = bench.measure_algorithm ? double(std::size(allreduce::kComparedAlgorithms) - 1) * sizes : 0;
+  RunPlan plan(ctx.control, sizes + 1 + compared);
   for (double size : p.sizes) {
-    ctx.control.progress(double(points.sweep.size()) / total_tasks,
-                         fmt::format("{} at {}", op, format_bytes_binary(size)));
+    plan.start(fmt::format("{} at {}", op, format_bytes_binary(size)));
     points.sweep.push_back(bench.measure(static_cast<std::int64_t>(size), false));
   }
-  ctx.control.progress(double(points.sweep.size()) / total_tasks,
-                       fmt::format("{} at {}", op, format_bytes_binary(p.bytes)));
+  plan.start(fmt::format("{} at {}", op, format_bytes_binary(p.bytes)));
   points.chosen = bench.measure(static_cast<std::int64_t>(p.bytes), true);
 
   allreduce::RunSummary summary = allreduce::summarize_run(points);
   result.backend.notes.insert(result.backend.notes.end(), summary.notes.begin(), summary.notes.end());
-  compare_algorithms(p, bench, points, summary, ctx);
+  compare_algorithms(p, bench, points, summary, ctx, plan);
   result.measured = make_values(std::move(summary.measured));
   result.series = std::move(summary.series);
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   finish_result(result, ctx.ledger);
   return result;
 }

@@ -16,6 +16,7 @@
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_budget.h"
+#include "lessons/common/run_plan.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/flash/flash_example.h"
 #include "lessons/flash/flash_steps.h"
@@ -754,11 +755,10 @@ RunResult FlashLesson::run_with(const FlashParams& p, RunContext& ctx) const {
   // On a GPU both precisions are measured at the chosen n (the other one where d allows it), the sweep in the
   // chosen one.
   const bool other_precision = on_gpu && attention::cuda::bf16_supports_d(d);
-  const double total_steps = double(sizes.size()) + (other_precision ? 2 : 1);
-  double done_steps = 0;
+  RunPlan plan(ctx.control, double(sizes.size()) + (other_precision ? 2 : 1));
 
   // 1. The chosen shape: time, peak scratch, error, and what the lesson expects of them.
-  ctx.control.progress(done_steps++ / total_steps, fmt::format("n = {}", p.n));
+  plan.start(fmt::format("n = {}", p.n));
   s.problem = problem_at(p.n);
   const double flops_all_heads = flash_theory(p).flops_all_heads;
   const SizeMeasurement main = measure_size(s, ctx);
@@ -768,8 +768,7 @@ RunResult FlashLesson::run_with(const FlashParams& p, RunContext& ctx) const {
       if (precision == s.precision) {
         measured.by_precision.push_back(figures_of(main, precision, flops_all_heads));
       } else if (other_precision) {
-        ctx.control.progress(done_steps++ / total_steps,
-                             fmt::format("n = {} in {}", p.n, attention::cuda::precision_name(precision)));
+        plan.start(fmt::format("n = {} in {}", p.n, attention::cuda::precision_name(precision)));
         Setup other = s;
         other.precision = precision;
         measured.by_precision.push_back(figures_of(measure_size(other, ctx), precision, flops_all_heads));
@@ -780,14 +779,13 @@ RunResult FlashLesson::run_with(const FlashParams& p, RunContext& ctx) const {
   // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
   SweepSeries sweep(s.order);
   for (double size : sizes) {
-    ctx.control.progress(done_steps++ / total_steps, fmt::format("sweep n = {}", size));
-    ctx.control.check_cancelled();
+    plan.start(fmt::format("sweep n = {}", size));
     s.problem = problem_at(std::int64_t(size));
     // At the chosen n the sweep shows the measurement the table shows: one number, not two samples of it.
     sweep.add(s, std::int64_t(size) == p.n ? main : measure_size(s, ctx));
   }
   result.series = sweep.take();
-  ctx.control.progress(1.0, "done");
+  plan.finish();
   result.measured = make_values(measured);
   finish_result(result, ctx.ledger);
   return result;
