@@ -166,6 +166,29 @@ float draw_sequences(const OpSequence& unfused, const OpSequence& fused, int sho
   return ImGui::GetItemRectMax().x;
 }
 
+// The colours' meanings, side by side, on as many lines as the width to `right` (screen x) needs. Its own key, not
+// draw_color_key: that one wraps a long meaning beside its swatch, which inside this fitted diagram at 2x text made
+// the fit shrink the diagram's text to 0.75 of 1x.
+void draw_key(float right) {
+  const float s = ui_scale(), h = ImGui::GetTextLineHeight();
+  const std::pair<OpKind, const char*> entries[] = {{OpKind::Read, "read from main memory"},
+                                                    {OpKind::Write, "written to main memory"},
+                                                    {OpKind::Cached, "read from cache"},
+                                                    {OpKind::Register, "kept in a register"},
+                                                    {OpKind::Compute, "arithmetic"}};
+  for (const auto& [kind, meaning] : entries) {
+    if (kind != OpKind::Read) {
+      ImGui::SameLine(0, 18 * s);
+      if (ImGui::GetCursorScreenPos().x + h + 6 * s + ImGui::CalcTextSize(meaning).x > right) ImGui::NewLine();
+    }
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled({o.x, o.y + 1 * s}, {o.x + h, o.y + h - 1 * s}, op_color(kind), 3 * s);
+    ImGui::Dummy({h + 6 * s, h});
+    ImGui::SameLine(0, 0);
+    ImGui::TextUnformatted(meaning);
+  }
+}
+
 void draw_traffic_step(const ViewContext& ctx) {
   const fusion::FusionSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -184,12 +207,7 @@ void draw_traffic_step(const ViewContext& ctx) {
   ImGui::Spacing();
   const float key_right = draw_sequences(unfused, fused, shown, beside);
   ImGui::Spacing();
-  draw_color_key({{op_color(OpKind::Read), "read from main memory"},
-                  {op_color(OpKind::Write), "written to main memory"},
-                  {op_color(OpKind::Cached), "read from cache"},
-                  {op_color(OpKind::Register), "kept in a register"},
-                  {op_color(OpKind::Compute), "arithmetic"}},
-                 key_right);
+  draw_key(key_right);
   end_figure(title);
   ImGui::Spacing();
   const FusionTheory& t = steps->theory;

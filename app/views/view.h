@@ -115,9 +115,9 @@ struct ColorKeyEntry {
   std::string meaning;
   ImU32 outline = 0;  // 0: none; else drawn around the swatch (the highlight of the element the step is about)
 };
-// A figure's colour key: its entries side by side, flowing onto the next line when the width (to `right_x`, a screen
-// x; by default the view's right edge) runs out; a meaning wider than the whole line wraps beside its swatch.
-void draw_color_key(const std::vector<ColorKeyEntry>& entries, float right_x = 0);
+// A figure's colour key: its entries side by side, flowing onto the next line when the width runs out; a meaning
+// wider than the whole line wraps beside its swatch.
+void draw_color_key(const std::vector<ColorKeyEntry>& entries);
 // The same kind of key inside a figure drawn on its draw list, which reserves its height: the entries flow in rows
 // across the figure's width. A hatched swatch is marked as the lab marks idle or thrown-away work.
 struct FigureKeyEntry {

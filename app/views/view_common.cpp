@@ -159,10 +159,10 @@ std::string short_number_text(double value) { return fmt::format("{:g}", value);
 
 std::string percent_text(double share, int decimals) { return fmt::format("{:.{}f}%", 100 * share, decimals); }
 
-void draw_color_key(const std::vector<ColorKeyEntry>& entries, float right_x) {
+void draw_color_key(const std::vector<ColorKeyEntry>& entries) {
   const float s = ui_scale();
   const float box = ImGui::GetTextLineHeight(), gap = 6 * s, spacing = 18 * s;
-  const float right = right_x > 0 ? right_x : ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const ColorKeyEntry& e = entries[i];
     const float width = box + gap + ImGui::CalcTextSize(e.meaning.c_str()).x;
