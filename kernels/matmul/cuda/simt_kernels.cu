@@ -22,22 +22,25 @@ namespace {
 
 using Index = long long;  // element offsets: m * k can pass 2^31 for the largest shapes
 
-__global__ void naive_kernel(Shape s, const float* a, const float* b, float* c) {
-  const Index row = Index(blockIdx.x) * kNaiveBlock + threadIdx.x;  // threadIdx.x varies fastest within a warp
-  const Index col = Index(blockIdx.y) * kNaiveBlock + threadIdx.y;
+// One thread's output of the first two rungs: C[row][col] as the dot product of A's row and B's column.
+__device__ __forceinline__ void dot_product_output(const Shape& s, const float* a, const float* b, float* c, Index row,
+                                                   Index col) {
   if (row >= s.m || col >= s.n) return;
   float sum = 0.0f;
   for (Index l = 0; l < s.k; ++l) sum += a[row * s.k + l] * b[l * s.n + col];
   c[row * s.n + col] = sum;
 }
 
+__global__ void naive_kernel(Shape s, const float* a, const float* b, float* c) {
+  const Index row = Index(blockIdx.x) * kNaiveBlock + threadIdx.x;  // threadIdx.x varies fastest within a warp
+  const Index col = Index(blockIdx.y) * kNaiveBlock + threadIdx.y;
+  dot_product_output(s, a, b, c, row, col);
+}
+
 __global__ void coalesced_kernel(Shape s, const float* a, const float* b, float* c) {
   const Index row = Index(blockIdx.y) * kNaiveBlock + threadIdx.y;
   const Index col = Index(blockIdx.x) * kNaiveBlock + threadIdx.x;
-  if (row >= s.m || col >= s.n) return;
-  float sum = 0.0f;
-  for (Index l = 0; l < s.k; ++l) sum += a[row * s.k + l] * b[l * s.n + col];
-  c[row * s.n + col] = sum;
+  dot_product_output(s, a, b, c, row, col);
 }
 
 __global__ void smem_tiled_kernel(Shape s, const float* a, const float* b, float* c) {
@@ -94,6 +97,16 @@ __global__ void __launch_bounds__(kThreads1d) blocktile_1d_kernel(Shape s, const
   }
 }
 
+// One k-step of a thread's TM x TN outputs: acc += a_reg b_reg^T.
+template <int TM, int TN>
+__device__ __forceinline__ void add_outer_product(float (&acc)[TM][TN], const float (&a_reg)[TM],
+                                                  const float (&b_reg)[TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+}
+
 constexpr int kThreads2d = (kBlock2dM / kBlock2dTm) * (kBlock2dN / kBlock2dTn);  // 256
 
 __global__ void __launch_bounds__(kThreads2d) blocktile_2d_kernel(Shape s, const float* a, const float* b, float* c) {
@@ -124,10 +137,7 @@ __global__ void __launch_bounds__(kThreads2d) blocktile_2d_kernel(Shape s, const
       for (int i = 0; i < TM; ++i) a_reg[i] = a_tile[thread_row * TM + i][l];
 #pragma unroll
       for (int j = 0; j < TN; ++j) b_reg[j] = b_tile[l][thread_col * TN + j];
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+      add_outer_product(acc, a_reg, b_reg);
     }
     __syncthreads();
   }
@@ -184,10 +194,7 @@ __global__ void __launch_bounds__(kThreads2d) vectorized_kernel(Shape s, const f
       const float4 b1 = *reinterpret_cast<const float4*>(&b_tile[l][thread_col * TN + 4]);
       const float a_reg[TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float b_reg[TN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+      add_outer_product(acc, a_reg, b_reg);
     }
     __syncthreads();
   }

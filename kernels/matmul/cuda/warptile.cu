@@ -26,6 +26,7 @@
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/ptx.cuh"
 #include "kernels/matmul/cuda/launchers.h"
+#include "kernels/matmul/cuda/tile_copy.cuh"
 
 namespace dlsys::matmul::cuda::detail {
 
@@ -34,6 +35,19 @@ namespace {
 namespace ptx = dlsys::cuda::ptx;
 
 using Index = long long;
+
+// One k-step's operands of a thread: N / 4 float4 words of shared memory, `stride` floats apart, into N registers.
+template <int N>
+__device__ __forceinline__ void load_float4_groups(float (&frag)[N], const float* words, int stride) {
+#pragma unroll
+  for (int g = 0; g < N / 4; ++g) {
+    const float4 v = *reinterpret_cast<const float4*>(words + g * stride);
+    frag[g * 4 + 0] = v.x;
+    frag[g * 4 + 1] = v.y;
+    frag[g * 4 + 2] = v.z;
+    frag[g * 4 + 3] = v.w;
+  }
+}
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int AREG>
 struct Tile {
@@ -110,21 +124,7 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>
       const bool inside = row0 + r < s.m && k0 + l < s.k;
       ptx::cp_async_4(a_t + l * AS + r, inside ? a + (row0 + r) * s.k + k0 + l : a, inside);
     }
-#pragma unroll 1
-    for (int i = 0; i < W.b_copies_per_thread(); ++i) {
-      const int e = t + i * kThreads, l = e / (BN / 4), col = (e % (BN / 4)) * 4;
-      const Index gl = k0 + l, gc = col0 + col;
-      if constexpr (kVectorB) {
-        const bool inside = gl < s.k && gc < s.n;  // n % 4 == 0: the 4 floats are all inside or all outside
-        ptx::cp_async_16(b_s + l * BS + col, inside ? b + gl * s.n + gc : b, inside);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const bool inside = gl < s.k && gc + q < s.n;
-          ptx::cp_async_4(b_s + l * BS + col + q, inside ? b + gl * s.n + gc + q : b, inside);
-        }
-      }
-    }
+    copy_tile_async<BK, BN, BS, kThreads, kVectorB>(b_s, b, s.k, s.n, k0, col0);
   };
 
   float acc[TM][TN] = {};
@@ -158,22 +158,8 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, TM, TN, STAGES, AREG>
     const float* a_t = smem + (tile % STAGES) * kStage + warp_m * WM + lane_m * 4;
     const float* b_s = smem + (tile % STAGES) * kStage + BK * AS + warp_n * WN + lane_n * 4;
     auto load_fragments = [&](int buffer, int l) {
-#pragma unroll
-      for (int g = 0; g < TM / 4; ++g) {
-        const float4 v = *reinterpret_cast<const float4*>(a_t + l * AS + g * LM * 4);
-        a_frag[buffer][g * 4 + 0] = v.x;
-        a_frag[buffer][g * 4 + 1] = v.y;
-        a_frag[buffer][g * 4 + 2] = v.z;
-        a_frag[buffer][g * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int h = 0; h < TN / 4; ++h) {
-        const float4 v = *reinterpret_cast<const float4*>(b_s + l * BS + h * LN * 4);
-        b_frag[buffer][h * 4 + 0] = v.x;
-        b_frag[buffer][h * 4 + 1] = v.y;
-        b_frag[buffer][h * 4 + 2] = v.z;
-        b_frag[buffer][h * 4 + 3] = v.w;
-      }
+      load_float4_groups(a_frag[buffer], a_t + l * AS, LM * 4);
+      load_float4_groups(b_frag[buffer], b_s + l * BS, LN * 4);
     };
     load_fragments(0, 0);
 #pragma unroll
