@@ -13,6 +13,7 @@
 #include "engine/units.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_cuda.h"
+#include "kernels/attention/attention_devices.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_budget.h"
@@ -28,6 +29,10 @@ using flash::FlashParams;
 
 namespace {
 
+using attention::CpuAttention;
+using attention::CudaAttention;
+using attention::KernelMeasurement;
+using attention::KernelMeasurements;
 using attention::LoopOrder;
 using attention::Problem;
 using attention::Tiling;
@@ -36,9 +41,7 @@ using attention::cuda::Precision;
 constexpr std::int64_t kElementBytes = 4;  // fp32: the CPU kernels, the traffic counts and the tile sizes
 constexpr std::int64_t kMaxN = 1 << 20;
 constexpr std::int64_t kMaxD = 512;
-// A GPU run checks this many rows of every head against the double reference (all of them when n is smaller): the
-// full reference at n = 4096 and 16 heads would be 69 GFLOP in double on the host.
-constexpr std::int64_t kSampledRowsPerHead = 16;
+constexpr std::int64_t kSampledRowsPerHead = CudaAttention::kSampledRowsPerHead;
 
 const std::string& order_name(LoopOrder order) { return flash::kOrderChoices[static_cast<std::size_t>(order)]; }
 
@@ -51,28 +54,10 @@ double host_bytes_needed(std::int64_t n, std::int64_t d, std::int64_t heads, boo
   return nd * 5 * 4 + reference + scores;
 }
 
-struct VariantMeasurement {
-  TimingStats timing;
-  double max_abs_err = 0;
-  std::int64_t peak_bytes = 0;          // the kernel's scratch, from its own ledger
-  double counted_traffic_elements = 0;  // flash on the CPU: the kernel's own count of block loads and stores
-};
-
-struct SizeMeasurement {
-  std::optional<VariantMeasurement> naive, flash;
-  std::string flash_kernel;  // which variant ran as flash
-};
-
-struct Setup {
-  Problem problem;  // one head
-  Tiling tiling;
-  LoopOrder order = LoopOrder::QOuter;
-  std::int64_t heads = 1;
-  Precision precision = Precision::Fp32;
+// A measurement's work, and the threads the host's reference runs on.
+struct Setup : attention::Workload {
   int threads = 1;
   int repeats = 1;
-  bool naive = true, flash = true;
-  BackendKind backend = BackendKind::Cpu;
 };
 
 // Mirrors a measurement's scratch peak into the run's ledger, so the run's memory report lists it under `tag`.
@@ -89,13 +74,14 @@ struct Inputs {
   HostBuffer<double> ref;          // (heads, rows, d)
 };
 
-Inputs make_inputs(const Setup& s, RunContext& ctx) {
+// `rows_per_head`: how many rows of each head the device checks.
+Inputs make_inputs(const Setup& s, std::int64_t rows_per_head, RunContext& ctx) {
   const Problem& p = s.problem;
   const std::size_t count = std::size_t(s.heads * p.n * p.d);
   Inputs in{HostBuffer<float>(ctx.ledger, "inputs", count),
             HostBuffer<float>(ctx.ledger, "inputs", count),
             HostBuffer<float>(ctx.ledger, "inputs", count),
-            attention::sample_rows(p.n, s.backend == BackendKind::Cuda ? kSampledRowsPerHead : p.n),
+            attention::sample_rows(p.n, rows_per_head),
             {}};
   attention::fill_uniform(in.q.span(), 1);
   attention::fill_uniform(in.k.span(), 2);
@@ -124,111 +110,13 @@ double max_error(const Setup& s, const Inputs& in, const float* o) {
   return worst;
 }
 
-// One CPU kernel ready to run: its own scratch (recorded in a ledger of its own, which gives its peak), its own
-// output, and its timing samples.
-struct CpuKernel {
-  MemoryLedger ledger;
-  HostBuffer<float> scratch, output;
-  std::function<void()> run;
-  std::vector<double> samples_us;
-};
-
-// The CPU kernels are timed in alternation (naive, flash, naive, flash, ...) after one untimed call each, so a burst
-// of load from other processes falls on both alike instead of on whichever happened to run during it. Heads run one
-// after another through the same scratch.
-SizeMeasurement measure_cpu(const Setup& s, const Inputs& in, MemoryLedger& run_ledger, const RunControl& control) {
-  const std::int64_t n = s.problem.n;
-  const std::size_t count = in.q.size(), head_elements = std::size_t(n * s.problem.d);
-  CpuKernel naive, flash;
-  attention::Traffic counted;
-  std::vector<CpuKernel*> kernels;
-  auto each_head = [&](const std::function<void(std::size_t)>& body) {
-    for (std::int64_t h = 0; h < s.heads; ++h) body(std::size_t(h) * head_elements);
-  };
-  if (s.naive) {
-    naive.scratch = HostBuffer<float>(naive.ledger, "scratch", std::size_t(attention::naive_scratch_elements(n)));
-    naive.output = HostBuffer<float>(run_ledger, "output", count);
-    naive.run = [&] {
-      each_head([&](std::size_t at) {
-        attention::v1_naive(s.problem, in.q.data() + at, in.k.data() + at, in.v.data() + at, naive.output.data() + at,
-                            naive.scratch.span(), s.threads);
-      });
-    };
-    kernels.push_back(&naive);
-  }
-  if (s.flash) {
-    const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
-    flash.scratch =
-        HostBuffer<float>(flash.ledger, "scratch",
-                          std::size_t(attention::flash_scratch_elements(n, s.problem.d, s.tiling, s.order, workers)));
-    flash.output = HostBuffer<float>(run_ledger, "output", count);
-    flash.run = [&] {
-      each_head([&](std::size_t at) {
-        attention::v2_flash<float>(s.problem, s.tiling, s.order, in.q.data() + at, in.k.data() + at, in.v.data() + at,
-                                   flash.output.data() + at, flash.scratch.span(), s.threads, nullptr, &counted);
-      });
-    };
-    kernels.push_back(&flash);
-  }
-  for (CpuKernel* kernel : kernels) {  // warm-up: page faults, caches
-    control.check_cancelled();
-    kernel->run();
-  }
-  const Stopwatch total;
-  for (int r = 0; r < s.repeats; ++r) {
-    for (CpuKernel* kernel : kernels) {
-      control.check_cancelled();
-      const Stopwatch watch;
-      kernel->run();
-      kernel->samples_us.push_back(watch.elapsed_us());
-    }
-    if (total.elapsed_us() > 8e6) break;  // large n: fewer repeats rather than minutes
-  }
-  auto result = [&](CpuKernel& kernel) {
-    VariantMeasurement m;
-    m.timing = summarize_us(std::move(kernel.samples_us), "steady_clock");
-    m.peak_bytes = kernel.ledger.peak_bytes("scratch");
-    m.max_abs_err = max_error(s, in, kernel.output.data());
-    return m;
-  };
-  SizeMeasurement out;
-  out.flash_kernel = "v2_flash";
-  if (s.naive) out.naive = result(naive);
-  if (s.flash) {
-    out.flash = result(flash);
-    out.flash->counted_traffic_elements = counted.total_elements();  // of the last head
-  }
-  return out;
-}
-
-VariantMeasurement measure_cuda(const Setup& s, attention::cuda::Variant variant, const Inputs& in,
-                                HostBuffer<float>& o, const RunControl& control) {
-  control.check_cancelled();
-  const MeasureOptions options{.warmup = 1, .repeats = s.repeats, .max_total_us = 4e6};
-  const attention::cuda::Request request{variant, s.precision, s.heads, s.tiling};
-  const auto stats = attention::cuda::run(request, s.problem, in.q.data(), in.k.data(), in.v.data(), o.data(), options);
-  VariantMeasurement m;
-  m.timing = stats.timing;
-  m.peak_bytes = stats.device_scratch_bytes;  // global memory beyond q, k, v, o; flash tiles live on chip
-  m.max_abs_err = max_error(s, in, o.data());
-  return m;
-}
-
 // Runs the selected kernels at one size on the same inputs and checks each against the double reference.
-SizeMeasurement measure_size(const Setup& s, RunContext& ctx) {
-  const Inputs in = make_inputs(s, ctx);
-  SizeMeasurement out;
-  if (s.backend == BackendKind::Cuda) {
-    using attention::cuda::Variant;
-    const Variant flash = attention::cuda::fastest_flash(s.precision, s.problem.d);
-    HostBuffer<float> o(ctx.ledger, "output", in.q.size());
-    if (s.naive) out.naive = measure_cuda(s, Variant::Naive, in, o, ctx.control);
-    if (s.flash) out.flash = measure_cuda(s, flash, in, o, ctx.control);
-    out.flash_kernel = attention::cuda::variant_name(flash);
-  } else {
-    out = measure_cpu(s, in, ctx.ledger, ctx.control);
-  }
-  const std::string prefix = s.backend == BackendKind::Cuda ? "device_scratch_" : "scratch_";
+template <typename Device>
+KernelMeasurements measure_size(Device& device, const Setup& s, RunContext& ctx) {
+  const Inputs in = make_inputs(s, Device::checked_rows_per_head(s.problem.n), ctx);
+  const KernelMeasurements out =
+      device.measure(s, {in.q.data(), in.k.data(), in.v.data()}, [&](const float* o) { return max_error(s, in, o); });
+  const std::string prefix = Device::kScratchTagPrefix;
   if (out.naive) mirror_peak(ctx.ledger, prefix + "naive", out.naive->peak_bytes);
   if (out.flash) mirror_peak(ctx.ledger, prefix + "flash", out.flash->peak_bytes);
   return out;
@@ -246,28 +134,20 @@ void add_point(Series& series, double x, double y) { series.points.push_back({x,
 class SweepSeries {
  public:
   explicit SweepSeries(LoopOrder order)
-      : time_flash_(make_series("flash_time", fmt::format("flash (v2_flash, {}) time", order_name(order)), "measured",
-                                "time", "ms")),
-        hbm_flash_(make_series("flash_traffic_theory", fmt::format("flash main-memory traffic ({})", order_name(order)),
+      : hbm_flash_(make_series("flash_traffic_theory", fmt::format("flash main-memory traffic ({})", order_name(order)),
                                "theory", "bytes moved", "bytes")) {}
 
-  void add(const Setup& s, const SizeMeasurement& m) {
+  template <typename Device>
+  void add(const Setup& s, const KernelMeasurements& m) {
     const std::int64_t n = s.problem.n, d = s.problem.d;
     const double x = double(n);
     const std::int64_t workers = attention::flash_workers(n, s.tiling, s.threads);
     // The legend names the kernels that ran: on a GPU the fastest flash kernel for the precision, and the precision.
-    if (s.backend == BackendKind::Cuda) {
-      const std::string precision = attention::cuda::precision_name(s.precision);
-      time_naive_.name = fmt::format("standard ({}, cuBLAS) time", precision);
-      time_flash_.name = fmt::format("flash ({}, {}) time", m.flash_kernel, precision);
-    }
+    time_naive_.name = Device::naive_legend(s.precision) + " time";
+    time_flash_.name = Device::flash_legend(m.flash_kernel, order_name(s.order), s.precision) + " time";
     if (m.naive) add_kernel(x, *m.naive, time_naive_, mem_naive_, err_naive_);
     if (m.flash) add_kernel(x, *m.flash, time_flash_, mem_flash_, err_flash_);
-    // On the CPU one head's S at a time; on a GPU every head's S at once (and P in bf16 for a bf16 run).
-    add_point(mem_naive_theory_, x,
-              s.backend == BackendKind::Cuda
-                  ? double(attention::cuda::naive_device_scratch_bytes(s.heads, n, s.precision))
-                  : double(attention::naive_scratch_elements(n) * kElementBytes));
+    add_point(mem_naive_theory_, x, Device::naive_scratch_bytes(s));
     add_point(mem_flash_theory_, x,
               double(attention::flash_scratch_elements(n, d, s.tiling, s.order, workers) * kElementBytes));
     add_point(hbm_naive_, x, attention::naive_traffic(n, d).total_elements() * kElementBytes);
@@ -286,14 +166,14 @@ class SweepSeries {
   }
 
  private:
-  static void add_kernel(double x, const VariantMeasurement& m, Series& time, Series& memory, Series& error) {
+  static void add_kernel(double x, const KernelMeasurement& m, Series& time, Series& memory, Series& error) {
     time.points.push_back({x, m.timing.median_us / 1e3, m.timing.min_us / 1e3, m.timing.max_us / 1e3});
     add_point(memory, x, double(m.peak_bytes));
     add_point(error, x, m.max_abs_err);
   }
 
-  Series time_naive_ = make_series("naive_time", "naive (v1_naive) time", "measured", "time", "ms");
-  Series time_flash_;
+  Series time_naive_ = make_series("naive_time", "", "measured", "time", "ms");  // legends: add's device names them
+  Series time_flash_ = make_series("flash_time", "", "measured", "time", "ms");
   Series mem_naive_ = make_series("naive_scratch", "naive peak scratch", "measured", "peak scratch", "bytes");
   Series mem_flash_ = make_series("flash_scratch", "flash peak scratch", "measured", "peak scratch", "bytes");
   Series mem_naive_theory_ =
@@ -308,8 +188,8 @@ class SweepSeries {
 };
 
 // Both kernels at the chosen n, and how they compare where both ran. `flops` counts all heads.
-flash::PrecisionFigures figures_of(const SizeMeasurement& main, Precision precision, double flops) {
-  auto measure = [flops](const VariantMeasurement& m) {
+flash::PrecisionFigures figures_of(const KernelMeasurements& main, Precision precision, double flops) {
+  auto measure = [flops](const KernelMeasurement& m) {
     return flash::KernelMeasure{.ms = m.timing.median_us / 1e3,
                                 .ms_min = m.timing.min_us / 1e3,
                                 .ms_max = m.timing.max_us / 1e3,
@@ -334,17 +214,18 @@ flash::PrecisionFigures figures_of(const SizeMeasurement& main, Precision precis
   return f;
 }
 
-flash::FlashMeasured measured_at_chosen_size(const SizeMeasurement& main, const Setup& s, double flops) {
+// `rows_checked`: how many rows of each head the device checked.
+flash::FlashMeasured measured_at_chosen_size(const KernelMeasurements& main, const Setup& s, double flops,
+                                             std::int64_t rows_checked) {
   const flash::PrecisionFigures f = figures_of(main, s.precision, flops);
   flash::FlashMeasured measured;
   measured.naive = f.naive;
   measured.flash = f.flash;
   measured.comparison = f.comparison;
   measured.flash_kernel = main.flash_kernel;
-  measured.rows_checked_per_head =
-      std::min(s.problem.n, s.backend == BackendKind::Cuda ? kSampledRowsPerHead : s.problem.n);
-  if (main.flash && s.backend == BackendKind::Cpu)
-    measured.hbm_bytes_flash_counted = main.flash->counted_traffic_elements * kElementBytes;
+  measured.rows_checked_per_head = rows_checked;
+  if (main.flash && main.flash->counted_traffic_elements)
+    measured.hbm_bytes_flash_counted = *main.flash->counted_traffic_elements * kElementBytes;
   return measured;
 }
 
@@ -700,7 +581,7 @@ flash::FlashTheory FlashLesson::theory_of(const FlashParams& p) const { return f
 
 namespace {
 
-Setup setup_of(const FlashParams& p, BackendKind backend) {
+Setup setup_of(const FlashParams& p) {
   Setup s;
   const FlashTileChoice choice = flash_tile_choice(p);
   s.tiling = choice.tiling;
@@ -711,28 +592,63 @@ Setup setup_of(const FlashParams& p, BackendKind backend) {
   s.repeats = p.repeats;
   s.naive = p.runs_naive();
   s.flash = p.runs_flash();
-  s.backend = backend;
   return s;
 }
 
-void add_backend_notes(RunResult& result, const Setup& s) {
-  const bool on_gpu = s.backend == BackendKind::Cuda;
+template <typename Device>
+void add_backend_notes(RunResult& result, const Device& device, const Setup& s) {
   result.backend.repeats = s.repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  if (!on_gpu && s.threads > describe_cpu().threads)
-    result.backend.notes.push_back(
-        fmt::format("{} threads time-share {} hardware threads", s.threads, describe_cpu().threads));
-  if (on_gpu) {
-    result.backend.notes.push_back(
-        "naive/flash peak bytes are device global memory beyond q, k, v, o; the flash kernels' tiles live in shared "
-        "memory and registers");
-    result.backend.notes.push_back(
-        fmt::format("errors sampled: {} rows of every head, spread over the sequence, against the double reference",
-                    kSampledRowsPerHead));
-  } else {
-    result.backend.notes.push_back("the CPU's caches play the part of SRAM; the tile sizes still come from sram");
-    if (s.heads > 1) result.backend.notes.push_back("the CPU runs the heads one after another");
+  result.backend.timer = Device::kTimer;
+  for (std::string& note : device.notes(s.heads)) result.backend.notes.push_back(std::move(note));
+}
+
+// The chosen shape on `device`, then in the other precisions it compares there.
+template <typename Device>
+flash::FlashMeasured measure_chosen_size(Device& device, const FlashParams& p, const Setup& s,
+                                         const KernelMeasurements& main, RunPlan& plan, RunContext& ctx) {
+  const double flops_all_heads = flash_theory(p).flops_all_heads;
+  flash::FlashMeasured measured = measured_at_chosen_size(main, s, flops_all_heads, Device::checked_rows_per_head(p.n));
+  for (const Precision precision : Device::compared_precisions(p.d)) {
+    if (precision == s.precision) {
+      measured.by_precision.push_back(figures_of(main, precision, flops_all_heads));
+    } else {
+      plan.start(fmt::format("n = {} in {}", p.n, attention::cuda::precision_name(precision)));
+      Setup other = s;
+      other.precision = precision;
+      measured.by_precision.push_back(figures_of(measure_size(device, other, ctx), precision, flops_all_heads));
+    }
   }
+  return measured;
+}
+
+// The measured run on one device (attention_devices.h): the same code times the kernels on the CPU or a GPU.
+template <typename Device>
+void measure_on(Device& device, const FlashParams& p, RunContext& ctx, RunResult& result) {
+  Setup s = setup_of(p);
+  add_backend_notes(result, device, s);
+  auto problem_at = [&](std::int64_t n) { return Problem{n, p.d, p.causal, attention::default_scale(p.d)}; };
+  // Where the device compares precisions (a GPU: both, where d allows bf16), each is measured at the chosen n; the
+  // sweep runs in the chosen one.
+  const std::size_t precisions = std::max<std::size_t>(1, Device::compared_precisions(p.d).size());
+  RunPlan plan(ctx.control, double(p.sizes.size() + precisions));
+
+  // 1. The chosen shape: time, peak scratch, error, and what the lesson expects of them.
+  plan.start(fmt::format("n = {}", p.n));
+  s.problem = problem_at(p.n);
+  const KernelMeasurements main = measure_size(device, s, ctx);
+  const flash::FlashMeasured measured = measure_chosen_size(device, p, s, main, plan, ctx);
+
+  // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
+  SweepSeries sweep(s.order);
+  for (double size : p.sizes) {
+    plan.start(fmt::format("sweep n = {}", size));
+    s.problem = problem_at(std::int64_t(size));
+    // At the chosen n the sweep shows the measurement the table shows: one number, not two samples of it.
+    sweep.add<Device>(s, std::int64_t(size) == p.n ? main : measure_size(device, s, ctx));
+  }
+  result.series = sweep.take();
+  plan.finish();
+  result.measured = make_values(measured);
 }
 
 }  // namespace
@@ -742,51 +658,13 @@ RunResult FlashLesson::run_with(const FlashParams& p, RunContext& ctx) const {
   if (!p.measures()) {
     result.measured = make_values(flash::FlashMeasured{.example = run_flash_worked_example(p.order)});
     result.backend.notes.push_back("worked example only: the course's two tiles through v2_flash<double> on the CPU");
-    finish_result(result, ctx.ledger);
-    return result;
+  } else if (ctx.backend == BackendKind::Cuda) {
+    CudaAttention device(ctx.ledger, ctx.control, p.repeats);
+    measure_on(device, p, ctx, result);
+  } else {
+    CpuAttention device(ctx.ledger, ctx.control, p.threads, p.repeats);
+    measure_on(device, p, ctx, result);
   }
-  Setup s = setup_of(p, ctx.backend);
-  add_backend_notes(result, s);
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const std::int64_t d = p.d;
-  auto problem_at = [&](std::int64_t n) { return Problem{n, d, p.causal, attention::default_scale(d)}; };
-
-  const std::vector<double>& sizes = p.sizes;
-  // On a GPU both precisions are measured at the chosen n (the other one where d allows it), the sweep in the
-  // chosen one.
-  const bool other_precision = on_gpu && attention::cuda::bf16_supports_d(d);
-  RunPlan plan(ctx.control, double(sizes.size()) + (other_precision ? 2 : 1));
-
-  // 1. The chosen shape: time, peak scratch, error, and what the lesson expects of them.
-  plan.start(fmt::format("n = {}", p.n));
-  s.problem = problem_at(p.n);
-  const double flops_all_heads = flash_theory(p).flops_all_heads;
-  const SizeMeasurement main = measure_size(s, ctx);
-  flash::FlashMeasured measured = measured_at_chosen_size(main, s, flops_all_heads);
-  if (on_gpu) {
-    for (const Precision precision : {Precision::Fp32, Precision::Bf16}) {
-      if (precision == s.precision) {
-        measured.by_precision.push_back(figures_of(main, precision, flops_all_heads));
-      } else if (other_precision) {
-        plan.start(fmt::format("n = {} in {}", p.n, attention::cuda::precision_name(precision)));
-        Setup other = s;
-        other.precision = precision;
-        measured.by_precision.push_back(figures_of(measure_size(other, ctx), precision, flops_all_heads));
-      }
-    }
-  }
-
-  // 2. The sweep: time, peak scratch and error against n, with the theory lines for memory and traffic.
-  SweepSeries sweep(s.order);
-  for (double size : sizes) {
-    plan.start(fmt::format("sweep n = {}", size));
-    s.problem = problem_at(std::int64_t(size));
-    // At the chosen n the sweep shows the measurement the table shows: one number, not two samples of it.
-    sweep.add(s, std::int64_t(size) == p.n ? main : measure_size(s, ctx));
-  }
-  result.series = sweep.take();
-  plan.finish();
-  result.measured = make_values(measured);
   finish_result(result, ctx.ledger);
   return result;
 }
