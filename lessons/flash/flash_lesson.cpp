@@ -41,6 +41,7 @@ using attention::cuda::Precision;
 constexpr std::int64_t kElementBytes = 4;  // fp32: the CPU kernels, the traffic counts and the tile sizes
 constexpr std::int64_t kMaxN = 1 << 20;
 constexpr std::int64_t kMaxD = 512;
+// The rows a GPU run checks of every head: what its reference costs the host in memory and time.
 constexpr std::int64_t kSampledRowsPerHead = CudaAttention::kSampledRowsPerHead;
 
 const std::string& order_name(LoopOrder order) { return flash::kOrderChoices[static_cast<std::size_t>(order)]; }
