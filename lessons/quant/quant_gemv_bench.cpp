@@ -41,7 +41,8 @@ std::int64_t kernel_bytes(const QuantizedMatrix& q) {
 // The parts' weights: a 16- or 32-bit GEMV reads more bytes than one on codes (quantizing them is in its part too).
 constexpr double kFloatGemvWeight = 1, kQuantizedGemvWeight = 0.8;
 
-// Time against bytes per weight, beside the line a pure stream at this machine's copy bandwidth would give.
+// Time against bytes per weight, beside the line a pure stream at the device's bandwidth (named `bandwidth_name`)
+// would give.
 std::vector<Series> gemv_series(const std::vector<GemvTiming>& timings, double weights, double bandwidth_gbps,
                                 const char* bandwidth_name);
 
