@@ -9,7 +9,6 @@
 
 #include "kernels/common/seeded_fill.h"
 #include "kernels/precision/float_format.h"
-#include "kernels/precision/precision_cuda.h"
 
 namespace dlsys::precision {
 
@@ -52,18 +51,18 @@ double sampled_gemm_error(std::int64_t n, const std::vector<float>& a, const std
 
 }  // namespace
 
-GpuFormats measure_gpu_formats(std::int64_t n, int repeats, RunPlan& plan) {
+GpuFormats measure_gpu_formats(const CudaPrecision& device, std::int64_t n, int repeats, RunPlan& plan) {
   using cuda::GemmFormat;
   constexpr GemmFormat kFormats[] = {GemmFormat::Fp32, GemmFormat::Tf32, GemmFormat::Fp16, GemmFormat::Bf16};
   const double part_weight = kGpuFormatsWeight / double(std::size(kFormats) + 1);
   GpuFormats g;
   plan.start("fp16 and bf16 conversions on the GPU against the software rounding", part_weight);
   const std::vector<float> values = sweep_of_patterns();
-  const cuda::DeviceRounding device = cuda::round_on_device(values);
+  const cuda::DeviceRounding rounded = device.round(values);
   g.values_checked = std::int64_t(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!agree(device.fp16_bits[i], fp16_bits_from_float(values[i]), float_from_fp16_bits)) ++g.fp16_mismatches;
-    if (!agree(device.bf16_bits[i], bf16_bits_from_float(values[i]), float_from_bf16_bits)) ++g.bf16_mismatches;
+    if (!agree(rounded.fp16_bits[i], fp16_bits_from_float(values[i]), float_from_fp16_bits)) ++g.fp16_mismatches;
+    if (!agree(rounded.bf16_bits[i], bf16_bits_from_float(values[i]), float_from_bf16_bits)) ++g.bf16_mismatches;
   }
   std::vector<float> a(static_cast<std::size_t>(n * n)), b(a.size()), c(a.size());
   fill_seeded_uniform(a, 31);
@@ -72,7 +71,7 @@ GpuFormats measure_gpu_formats(std::int64_t n, int repeats, RunPlan& plan) {
   for (const GemmFormat format : kFormats) {
     plan.start(fmt::format("cuBLAS GEMM {} x {} in {}", n, n, cuda::gemm_format_name(format)), part_weight);
     const TimingStats t =
-        cuda::gemm(format, n, a.data(), b.data(), c.data(), {.warmup = 1, .repeats = repeats, .max_total_us = 2e6});
+        device.gemm(format, n, a.data(), b.data(), c.data(), {.warmup = 1, .repeats = repeats, .max_total_us = 2e6});
     const double flop = 2.0 * double(n) * double(n) * double(n);
     g.gemm.push_back({cuda::gemm_format_name(format), flop / (t.median_us * 1e6), flop / (t.min_us * 1e6),
                       sampled_gemm_error(n, a, b, c)});

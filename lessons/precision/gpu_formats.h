@@ -4,6 +4,7 @@
 // error their inputs' rounding costs.
 #include <cstdint>
 
+#include "kernels/precision/precision_devices.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/precision/precision_values.h"
 
@@ -12,6 +13,6 @@ namespace dlsys::precision {
 // Parts of `plan`: the conversions, then one GEMM per format, kGpuFormatsWeight in all (in trainings: a tenth of
 // the run when it follows the four trainings).
 inline constexpr double kGpuFormatsWeight = 0.5;
-GpuFormats measure_gpu_formats(std::int64_t gemm_n, int repeats, RunPlan& plan);
+GpuFormats measure_gpu_formats(const CudaPrecision& device, std::int64_t gemm_n, int repeats, RunPlan& plan);
 
 }  // namespace dlsys::precision

@@ -190,14 +190,18 @@ RoundedValue round_typed_value(const std::string& typed, const Layout& layout) {
 
 }  // namespace
 
-RunResult PrecisionLesson::run_with(const PrecisionParams& p, RunContext& ctx) const {
-  RunResult result = begin_result(*this, ctx);
+namespace {
+
+// The run on one device (kernels/precision/precision_devices.h): the trainings in software on the host, then, where
+// the device has 16-bit formats of its own, those set beside the software rounding.
+template <typename Device>
+void run_on(const PrecisionParams& p, RunContext& ctx, const Device& device, RunResult& result) {
   result.backend.timer = "steady_clock";
   result.backend.repeats = 1;
   PrecisionMeasured measured;
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
   const bool trains = p.round.empty();  // a rounding query only rounds one value
-  RunPlan plan(ctx.control, trains ? double(training_count(p)) + (on_gpu ? kGpuFormatsWeight : 0) : 1);
+  const double formats_weight = Device::kHasOwnFormats ? kGpuFormatsWeight : 0;
+  RunPlan plan(ctx.control, trains ? double(training_count(p)) + formats_weight : 1);
   if (!trains) {
     measured.rounding = round_typed_value(p.round, layout_of(p.format));
   } else {
@@ -207,15 +211,23 @@ RunResult PrecisionLesson::run_with(const PrecisionParams& p, RunContext& ctx) c
     TrainingRuns runs = run_trainings(p, plan);
     measured.training = std::move(runs.training);
     result.series = std::move(runs.series);
-    if (on_gpu) {
-      result.backend.notes.push_back(
-          "on the GPU: CUDA's own fp16 and bf16 conversions checked against the software rounding, and cuBLAS GEMMs "
-          "on each format's storage timed with CUDA events (the trainings above stay in software)");
-      measured.gpu = measure_gpu_formats(p.gemm_n, 5, plan);
+    if constexpr (Device::kHasOwnFormats) {
+      result.backend.notes.push_back(Device::kOwnFormatsNote);
+      measured.gpu = measure_gpu_formats(device, p.gemm_n, 5, plan);
     }
   }
   result.measured = make_values(std::move(measured));
   plan.finish();
+}
+
+}  // namespace
+
+RunResult PrecisionLesson::run_with(const PrecisionParams& p, RunContext& ctx) const {
+  RunResult result = begin_result(*this, ctx);
+  if (ctx.backend == BackendKind::Cuda)
+    run_on(p, ctx, CudaPrecision(), result);
+  else
+    run_on(p, ctx, CpuPrecision(), result);
   finish_result(result, ctx.ledger);
   return result;
 }

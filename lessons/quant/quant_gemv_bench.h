@@ -5,7 +5,6 @@
 // own (dequantized) weights.
 #include <vector>
 
-#include "engine/backend.h"
 #include "engine/ledger.h"
 #include "engine/run_result.h"
 #include "kernels/quant/quantize.h"
@@ -17,9 +16,6 @@ namespace dlsys::quant {
 struct GemvBenchConfig {
   std::int64_t n = 4096;
   QuantSpec chosen;
-  int repeats = 10;
-  int threads = 1;
-  BackendKind backend = BackendKind::Cpu;  // on a GPU: cuBLAS for fp32 and fp16, the lab's CUDA kernel for codes
 };
 
 struct GemvBench {
@@ -32,14 +28,12 @@ QuantSpec int8_gemv_spec();
 QuantSpec int4_gemv_spec();
 bool same_spec(const QuantSpec& a, const QuantSpec& b);
 
-// One part of `plan` per format, gemv_bench_weight(config.chosen) in all.
-GemvBench run_gemv_bench(const GemvBenchConfig& config, double bandwidth_gbps, MemoryLedger& ledger, RunPlan& plan);
+// One part of `plan` per format, gemv_bench_weight(config.chosen) in all. `Device`: CpuGemv or CudaGemv
+// (kernels/quant/gemv_devices.h), which times each format; `bandwidth_gbps` is its bandwidth, the plotted line's.
+template <typename Device>
+GemvBench run_gemv_bench(const GemvBenchConfig& config, const Device& device, double bandwidth_gbps,
+                         MemoryLedger& ledger, RunPlan& plan);
 double gemv_bench_weight(const QuantSpec& chosen);
-
-// The GPU's bandwidth ceiling the GEMVs are compared with: STREAM triad (the roofline lesson's kernel) on three arrays
-// of 2^26 floats, far larger than the L2 cache; GB/s of the median of 10 calls, the output checked.
-inline constexpr double kStreamTriadBytes = 3.0 * 4.0 * double(1 << 26);
-double measure_gpu_stream_triad_gbps();
 
 // Bytes all formats' buffers take together, for the memory check before a run.
 double gemv_bench_bytes(std::int64_t n, const QuantSpec& chosen);

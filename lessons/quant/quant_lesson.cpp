@@ -7,8 +7,7 @@
 
 #include "engine/backend.h"
 #include "engine/units.h"
-#include "kernels/quant/gemv.h"
-#include "kernels/quant/gemv_cuda.h"
+#include "kernels/quant/gemv_devices.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
@@ -173,29 +172,14 @@ std::shared_ptr<const QuantSteps> QuantLesson::step_data_of(const QuantParams& p
   return make_quant_steps(p.spec);
 }
 
-RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
-  RunResult result = begin_result(*this, ctx);
-  const int threads = p.threads, repeats = p.repeats;
-  const bool gpu = ctx.backend == BackendKind::Cuda;
-  result.backend.timer = gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = repeats;
-  if (!gpu && threads > describe_cpu().threads)
-    result.backend.notes.push_back(
-        fmt::format("{} threads time-share {} hardware threads", threads, describe_cpu().threads));
-  if (gpu)
-    result.backend.notes.push_back(fmt::format(
-        "GEMV on the GPU: cuBLAS for fp32 and fp16, the lab's kernel for codes ({} for 4-bit integer codes, {} for "
-        "the others; each lane's x kept in registers "
-        "while rows stream past, 16-byte loads, where a row has at most 512 loads); before each timed call a buffer "
-        "twice "
-        "the L2 cache's size is read, so the weights come from memory and the cache holds clean lines, as between a "
-        "decoder's layers; the model and its errors are computed on the CPU",
-        quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShapeInt4),
-        quant::cuda::gemv_variant_name(quant::cuda::kLessonGemvShape)));
-  else
-    result.backend.notes.push_back(fmt::format(
-        "GEMV: {} kernels; before each timed call the weights are flushed from the caches{}", gemv_instruction_set(),
-        can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
+namespace {
+
+// The run on one device (kernels/quant/gemv_devices.h): the model and its errors on the CPU, the GEMVs on the device.
+template <typename Device>
+void run_on(const QuantParams& p, RunContext& ctx, const Device& device, RunResult& result) {
+  result.backend.timer = Device::kTimer;
+  result.backend.repeats = p.repeats;
+  for (std::string& note : device.notes()) result.backend.notes.push_back(std::move(note));
   const QuantSpec& spec = p.spec;
 
   QuantMeasured m;
@@ -208,9 +192,8 @@ RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
   measure_model_errors(model, spec, p.outlier, m, result.series);
   ctx.control.check_cancelled();
 
-  const double bandwidth = gpu ? measure_gpu_stream_triad_gbps() : cpu_with_peaks().peak_bandwidth_gbps;
-  m.bandwidth_gbps = bandwidth;
-  GemvBench bench = run_gemv_bench({p.n, spec, repeats, threads, ctx.backend}, bandwidth, ctx.ledger, plan);
+  m.bandwidth_gbps = device.bandwidth_gbps();
+  GemvBench bench = run_gemv_bench({p.n, spec}, device, m.bandwidth_gbps, ctx.ledger, plan);
   m.gemv = bench.timings;
   for (Series& s : bench.series) result.series.push_back(std::move(s));
   auto timing = [&](const std::string& key) {
@@ -231,6 +214,16 @@ RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
                       g.label, g.max_rel_err));
   result.measured = make_values(std::move(m));
   plan.finish();
+}
+
+}  // namespace
+
+RunResult QuantLesson::run_with(const QuantParams& p, RunContext& ctx) const {
+  RunResult result = begin_result(*this, ctx);
+  if (ctx.backend == BackendKind::Cuda)
+    run_on(p, ctx, CudaGemv(p.repeats), result);
+  else
+    run_on(p, ctx, CpuGemv(p.threads, p.repeats, ctx.control), result);
   finish_result(result, ctx.ledger);
   return result;
 }
