@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "engine/params.h"
 #include "kernels/matmul/ladder.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_devices.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "tests/support/random_values.h"
 
@@ -123,6 +125,40 @@ TEST_CASE("every warp-tile configuration is one the kernel's index arithmetic ac
   CHECK_FALSE(matmul::WarpTile{128, 128, 16, 64, 64, 8, 8, 3}.valid());
   CHECK_FALSE(matmul::WarpTile{128, 128, 16, 64, 32, 6, 8, 3}.valid());
   CHECK_FALSE(matmul::WarpTile{128, 128, 128, 64, 32, 8, 8, 4}.valid());
+}
+
+TEST_CASE("the CPU matmul device: its three kernels in order, their byte counts, and products in the host's C") {
+  int cancelled_checks = 0;
+  const auto cpu = matmul::make_matmul_device(BackendKind::Cpu, 2, 64, [&] { ++cancelled_checks; });
+  CHECK(std::string(cpu->timer()) == "steady_clock");
+  CHECK(cpu->tiled_kernel_tile() == 64);
+  CHECK_FALSE(cpu->calls_are_launches());
+  const auto all = cpu->kernels([](std::string_view) { return true; });
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].kernel == "v1_naive");
+  CHECK(all[1].kernel == "v2_tiled");
+  CHECK(all[2].kernel == "v3_blas");
+  CHECK((!all[0].library && !all[1].library && all[2].library));
+  CHECK(cpu->kernels([](std::string_view key) { return key == "tiled"; }).size() == 1);
+  const Shape s{65, 3, 129};
+  const matmul::WarpTile unused = matmul::kWarpTiles[matmul::kLessonWarpTile];
+  CHECK(cpu->bytes(all[0], s, unused) == matmul::bytes_naive(s));
+  CHECK(cpu->bytes(all[1], s, unused) == matmul::bytes_tiled(s, 64));
+  CHECK(cpu->bytes(all[2], s, unused) == matmul::bytes_minimum(s));
+  const auto a = random_values(s.m * s.k, 1), b = random_values(s.k * s.n, 2);
+  std::vector<double> ref(static_cast<std::size_t>(s.m * s.n));
+  matmul::reference(s, a.data(), b.data(), ref.data());
+  std::vector<float> c(ref.size());
+  const auto operands = cpu->operands(s, a.data(), b.data(), c.data());
+  CHECK_FALSE(operands->tuned_warp_tile().has_value());
+  for (const matmul::DeviceKernel& k : all) {
+    std::fill(c.begin(), c.end(), -999.0f);
+    const TimingStats t = operands->time(k, MeasureOptions{.warmup = 1, .repeats = 3}, true);
+    INFO(k.kernel);
+    CHECK(t.repeats == 3);
+    CHECK(matmul::max_relative_error(s, a.data(), b.data(), c.data(), ref.data()) <= matmul::error_tolerance(s));
+  }
+  CHECK(cancelled_checks > 0);
 }
 
 TEST_CASE("the ladder's table: keys unique, one library per precision, CPU keys shared") {

@@ -94,7 +94,6 @@ struct Calls {  // kernels/fusion/fusion_cuda.h
 namespace matmul::cuda {
 struct Calls {  // kernels/matmul/matmul_cuda.h
   decltype(&::dlsys::matmul::cuda::make_device_operands) make_device_operands;
-  decltype(&::dlsys::matmul::cuda::run) run;
 };
 }  // namespace matmul::cuda
 

@@ -34,11 +34,6 @@ class DeviceOperands {
 };
 std::unique_ptr<DeviceOperands> make_device_operands(const Shape& shape, const float* a, const float* b);
 
-// The three variants the CPU also has, by their shared names (naive, tiled, blas): copies a and b to device 0, times
-// the rung, copies the last C back into c.
-enum class Variant { Naive, SmemTiled, Cublas };
-inline constexpr int kSmemTile = kSmemTileEdge;
-TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
-                const MeasureOptions& options);
+inline constexpr int kSmemTile = kSmemTileEdge;  // the tiled rung's square tile, beside the CPU's tiled variant's
 
 }  // namespace dlsys::matmul::cuda

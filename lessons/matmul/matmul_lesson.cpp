@@ -12,10 +12,9 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/common/seeded_fill.h"
-#include "kernels/matmul/backends.h"
 #include "kernels/matmul/ladder.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/matmul/matmul_cuda.h"
+#include "kernels/matmul/matmul_devices.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_plan.h"
@@ -27,26 +26,23 @@ namespace dlsys {
 
 namespace {
 
-using Variant = matmul::VariantInfo;
 using matmul::MatmulMeasured;
 using matmul::MatmulTheory;
 using matmul::VariantMeasure;
 
 using matmul::MatmulParams;
 
-std::vector<const Variant*> selected_variants(const MatmulParams& p) {
-  std::vector<const Variant*> out;
-  for (const auto& v : matmul::variants())
-    if (p.selects(v.key)) out.push_back(&v);
-  return out;
+// The kernels of the parameters' `impl` choice on `device`.
+std::vector<matmul::DeviceKernel> selected_kernels(const MatmulParams& p, const matmul::MatmulDevice& device) {
+  return device.kernels([&](std::string_view key) { return p.selects(key); });
 }
 
 void fill_random(HostBuffer<float>& buffer, unsigned seed) {
   fill_seeded_uniform({buffer.data(), buffer.size()}, seed);
 }
 
-double variant_gflops_per_thread(const Variant& v) {
-  const std::string key(v.key);
+double variant_gflops_per_thread(const matmul::DeviceKernel& v) {
+  const std::string& key = v.key;
   return key == "naive" ? kNaiveLoopGflopsPerThread : key == "tiled" ? kTiledLoopGflopsPerThread : kBlasGflopsPerThread;
 }
 
@@ -60,8 +56,9 @@ double cpu_seconds_estimate(const MatmulParams& p) {
   double seconds = matmul::reference_is_sampled(shape)
                        ? 0.0
                        : estimated_seconds(2.0 * shape.m * shape.n * shape.k, kNaiveLoopGflopsPerThread, 1);
-  for (const Variant* v : selected_variants(p))
-    seconds += estimated_seconds(2 * flop_per_call, variant_gflops_per_thread(*v), threads);
+  for (const matmul::DeviceKernel& v :
+       selected_kernels(p, *matmul::make_matmul_device(BackendKind::Cpu, threads, kMatmulTheoryTile, {})))
+    seconds += estimated_seconds(2 * flop_per_call, variant_gflops_per_thread(v), threads);
   return seconds;
 }
 
@@ -72,45 +69,6 @@ std::string cpu_work_text(const MatmulParams& p) {
       "{:g} GFLOP/s per thread for the naive loop, {:g} tiled, {:g} OpenBLAS, on {} threads",
       shape.m, shape.n, shape.k, kNaiveLoopGflopsPerThread, kTiledLoopGflopsPerThread, kBlasGflopsPerThread,
       std::min(p.threads, describe_cpu().threads));
-}
-
-// One kernel the run measures: a CPU variant (naive, tiled, blas) or, on a GPU, a rung of the ladder.
-struct LessonKernel {
-  std::string key, kernel;
-  matmul::Precision precision = matmul::Precision::Fp32;
-  bool library = false;
-  const Variant* cpu = nullptr;  // the CPU variant, or
-  matmul::Rung rung{};           // the CUDA rung
-};
-
-std::vector<LessonKernel> selected_kernels(const MatmulParams& p, BackendKind backend) {
-  std::vector<LessonKernel> out;
-  if (backend == BackendKind::Cuda) {
-    for (const matmul::RungInfo& r : matmul::kLadder)
-      if (p.selects(r.key))
-        out.push_back({std::string(r.key), std::string(r.kernel), r.precision, r.library, nullptr, r.rung});
-    return out;
-  }
-  for (const Variant* v : selected_variants(p))
-    out.push_back({std::string(v->key), std::string(v->cpu_name), matmul::Precision::Fp32, v->key == "blas", v, {}});
-  return out;
-}
-
-// Bytes a kernel moves through main memory at `shape` (closed forms): the CPU's tiled kernel with the lesson's
-// theory tile, the GPU rungs from their own tiles (the warp-tiled rung from the configuration it ran).
-double kernel_bytes(const LessonKernel& k, BackendKind backend, const matmul::Shape& shape,
-                    const matmul::WarpTile& warp_tile) {
-  if (backend == BackendKind::Cuda) return matmul::rung_bytes(k.rung, shape, warp_tile);
-  return k.key == "naive"   ? matmul::bytes_naive(shape)
-         : k.key == "tiled" ? matmul::bytes_tiled(shape, kMatmulTheoryTile)
-                            : matmul::bytes_minimum(shape);
-}
-
-std::string kernel_traffic(const LessonKernel& k, BackendKind backend) {
-  if (backend == BackendKind::Cuda) return std::string(matmul::rung_traffic_text(k.rung));
-  return k.key == "naive"   ? "every product reads its two operands: 4 (2 m n k + m n) B"
-         : k.key == "tiled" ? fmt::format("{0} x {0} tiles: A read n / {0} times, B m / {0} times", kMatmulTheoryTile)
-                            : "tiles unknown: A and B once, C once (a lower bound)";
 }
 
 }  // namespace
@@ -224,62 +182,43 @@ namespace {
 struct MatmulRun {
   RunContext& ctx;
   const MatmulParams& params;
-  std::vector<LessonKernel> kernels;
-  int threads = 0, repeats = 0;
+  const matmul::MatmulDevice& device;
+  std::vector<matmul::DeviceKernel> kernels;
+  int repeats = 0;
   // One part per kernel at each size of the sweep and at the chosen shape, and one for the reference.
   RunPlan plan;
-
-  bool on_gpu() const { return ctx.backend == BackendKind::Cuda; }
 };
 
-// One shape's operands, filled once from fixed seeds, and on a GPU uploaded once: every kernel is timed on the same
-// numbers, and the sweep does not pay for a fill and an upload per kernel.
+// One shape's operands, filled once from fixed seeds and placed on the device once: every kernel is timed on the
+// same numbers, and the sweep does not pay for a fill and an upload per kernel.
 class ShapeOperands {
  public:
   ShapeOperands(MatmulRun& run, const matmul::Shape& shape, unsigned seed_a, unsigned seed_b)
-      : run_(run),
-        shape_(shape),
+      : repeats_(run.repeats),
         a_(run.ctx.ledger, "operands", shape.m * shape.k),
         b_(run.ctx.ledger, "operands", shape.k * shape.n),
         c_(run.ctx.ledger, "output", shape.m * shape.n) {
     fill_random(a_, seed_a);
     fill_random(b_, seed_b);
-    if (run.on_gpu()) device_ = matmul::cuda::make_device_operands(shape, a_.data(), b_.data());
+    on_device_ = run.device.operands(shape, a_.data(), b_.data(), c_.data());
   }
 
   // Times `kernel` (one warm-up, then the run's repeats); with `fetch_output` its product ends up in output().
-  TimingStats time(const LessonKernel& kernel, bool fetch_output) {
+  TimingStats time(const matmul::DeviceKernel& kernel, bool fetch_output) {
     // At least 20 ms of timed calls per point: the sweep's slopes come from each size's fastest call.
-    const MeasureOptions options{.warmup = 1, .repeats = run_.repeats, .max_total_us = 1e6, .min_total_us = 2e4};
-    const RunControl& control = run_.ctx.control;
-    if (!device_)
-      return matmul::time_variant(*kernel.cpu, BackendKind::Cpu, shape_, a_.data(), b_.data(), c_.data(), run_.threads,
-                                  options, [&] { control.check_cancelled(); });
-    control.check_cancelled();
-    if (fetch_output) device_->poison_output();
-    // The warp-tiled rung runs its fastest tile shape at this shape (best_warp_tile), as a library would.
-    const TimingStats t = device_->time(kernel.rung, options, matmul::cuda::kTunedWarpTile);
-    if (fetch_output) device_->download_output(c_.data());
-    return t;
+    const MeasureOptions options{.warmup = 1, .repeats = repeats_, .max_total_us = 1e6, .min_total_us = 2e4};
+    return on_device_->time(kernel, options, fetch_output);
   }
-  // On a GPU, the warp-tiled configuration the tuning chose at this shape; -1 on the CPU.
-  int best_warp_tile() { return device_ ? device_->best_warp_tile() : -1; }
+  std::optional<matmul::WarpTile> tuned_warp_tile() { return on_device_->tuned_warp_tile(); }
   const float* a() const { return a_.data(); }
   const float* b() const { return b_.data(); }
   const float* output() const { return c_.data(); }
 
  private:
-  MatmulRun& run_;
-  matmul::Shape shape_;
+  int repeats_;
   HostBuffer<float> a_, b_, c_;
-  std::unique_ptr<matmul::cuda::DeviceOperands> device_;
+  std::unique_ptr<matmul::ShapeOperands> on_device_;
 };
-
-// Below this the slope of time against n is not yet the n^3 of the arithmetic. On the CPU a call's fixed costs
-// (waking the worker threads, the library's dispatch) are visible up to about a fifth of a millisecond. On a GPU the
-// chip is not yet filled: a 128 x 256 tile gives 8 blocks at n = 512 for 132 SMs, so doubling n adds blocks that run
-// side by side instead of time; only calls of a few hundred microseconds keep every SM busy for several waves.
-double slope_min_time_us(BackendKind backend) { return backend == BackendKind::Cuda ? 300 : 200; }
 
 // On a GPU the sweep leaves a kernel out of the larger sizes once one call would take longer than this (its time at
 // the previous size scaled by the n^3 law): the slowest rungs would otherwise take most of the run.
@@ -312,8 +251,8 @@ SlopeFit fit_cubic_regime(const std::vector<SeriesPoint>& fastest, double min_us
 
 // On a GPU, a slope still far from 3 means even the largest sizes were too short for that kernel to show n^3 (or it
 // was left out of them): say which, so nobody reads the launch cost as the law.
-std::optional<std::string> gpu_slope_caveat(BackendKind backend, const MatmulMeasured& measured) {
-  if (backend != BackendKind::Cuda) return std::nullopt;
+std::optional<std::string> launch_slope_caveat(const matmul::MatmulDevice& device, const MatmulMeasured& measured) {
+  if (!device.calls_are_launches()) return std::nullopt;
   std::string far;
   for (const VariantMeasure& v : measured.variants)
     if (std::fabs(v.slope - 3.0) > 0.5) far += fmt::format("{}{} {:.2f}", far.empty() ? "" : ", ", v.key, v.slope);
@@ -333,7 +272,7 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   std::vector<int> timed_calls_min(count, run.repeats);
   std::vector<std::string> left_out(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const LessonKernel& k = run.kernels[i];
+    const matmul::DeviceKernel& k = run.kernels[i];
     times[i] = Series{
         k.key + "_time", fmt::format("{} ({})", k.key, k.kernel), "measured", "n (m = n = k)", "", "time", "us", {}};
   }
@@ -341,9 +280,9 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
     const matmul::Shape sq{std::int64_t(size), std::int64_t(size), std::int64_t(size)};
     ShapeOperands operands(run, sq, 1, 2);
     for (std::size_t i = 0; i < count; ++i) {
-      const LessonKernel& k = run.kernels[i];
+      const matmul::DeviceKernel& k = run.kernels[i];
       std::vector<SeriesPoint>& points = times[i].points;
-      if (run.on_gpu() && !points.empty() &&
+      if (run.device.calls_are_launches() && !points.empty() &&
           points.back().y * std::pow(size / points.back().x, 3.0) > kGpuLongestCallUs) {
         left_out[i] += fmt::format("{}{:g}", left_out[i].empty() ? "" : ", ", size);
         run.plan.skip();
@@ -357,8 +296,8 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
     }
   }
   for (std::size_t i = 0; i < count; ++i) {
-    const LessonKernel& k = run.kernels[i];
-    const SlopeFit fit = fit_cubic_regime(fastest[i], slope_min_time_us(run.ctx.backend));
+    const matmul::DeviceKernel& k = run.kernels[i];
+    const SlopeFit fit = fit_cubic_regime(fastest[i], run.device.slope_min_time_us());
     measured.variants.push_back({.key = k.key,
                                  .kernel = k.kernel,
                                  .precision = std::string(matmul::precision_name(k.precision)),
@@ -370,7 +309,7 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   }
   for (Series& series : times) result.series.push_back(std::move(series));
   if (count == 0 || sizes.empty()) return;
-  measured.slope_caveat = gpu_slope_caveat(run.ctx.backend, measured);
+  measured.slope_caveat = launch_slope_caveat(run.device, measured);
   // The theory line: time proportional to n^3, drawn through the first kernel's middle point so the slopes compare.
   const std::vector<SeriesPoint>& first = result.series.front().points;
   const SeriesPoint anchor = first[first.size() / 2];
@@ -417,12 +356,14 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
     run.plan.start(fmt::format("double-precision reference: {} sampled entries", matmul::kReferenceSamples));
   }
   for (VariantMeasure& m : measured.variants) {
-    const LessonKernel& k = run.kernels[std::size_t(&m - measured.variants.data())];
+    const matmul::DeviceKernel& k = run.kernels[std::size_t(&m - measured.variants.data())];
     run.plan.start(fmt::format("{} at {} x {} x {}", k.key, shape.m, shape.n, shape.k));
     const TimingStats t = operands.time(k, true);
     matmul::WarpTile warp_tile = matmul::kWarpTiles[matmul::kLessonWarpTile];
-    if (k.rung == matmul::Rung::WarpTiled && run.on_gpu()) {
-      warp_tile = matmul::kWarpTiles[std::size_t(operands.best_warp_tile())];
+    const std::optional<matmul::WarpTile> tuned =
+        k.rung == matmul::Rung::WarpTiled ? operands.tuned_warp_tile() : std::nullopt;
+    if (tuned) {
+      warp_tile = *tuned;
       // The label names the tile shape that won; the note under the view says how it was chosen.
       m.kernel = fmt::format("{} ({})", k.kernel, matmul::warp_tile_name(warp_tile));
       m.autotuned = true;
@@ -433,10 +374,10 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
     m.time_max_us = t.max_us;
     const bool fp32 = k.precision == matmul::Precision::Fp32;
     m.percent_of_peak = fp32 && device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
-    m.bytes_moved = kernel_bytes(k, run.ctx.backend, shape, warp_tile);
+    m.bytes_moved = run.device.bytes(k, shape, warp_tile);
     m.intensity = matmul::intensity(matmul::flops(shape), m.bytes_moved);
     m.memory_roof_gflops = device.peak_bandwidth_gbps * m.intensity;
-    m.traffic = kernel_traffic(k, run.ctx.backend);
+    m.traffic = run.device.traffic(k);
     m.max_rel_err = sampled
                         ? matmul::sampled_max_relative_error(shape, operands.a(), operands.b(), operands.output(),
                                                              matmul::kReferenceSamples)
@@ -543,17 +484,17 @@ void add_measurement_notes(RunResult& result, const MatmulMeasured& measured, in
 
 RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  std::vector<LessonKernel> kernels = selected_kernels(p, ctx.backend);
+  const auto on = matmul::make_matmul_device(ctx.backend, p.threads, kMatmulTheoryTile,
+                                             [&control = ctx.control] { control.check_cancelled(); });
+  std::vector<matmul::DeviceKernel> kernels = selected_kernels(p, *on);
   const double parts = double(kernels.size()) * double(p.sizes.size() + 1) + 1;
   MatmulRun run{.ctx = ctx,
                 .params = p,
+                .device = *on,
                 .kernels = std::move(kernels),
-                .threads = p.threads,
                 .repeats = p.repeats,
                 .plan = RunPlan(ctx.control, parts)};
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-
-  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
+  const DeviceInfo& device = on->info();
   MatmulTheory theory = theory_of(p);
   theory.peak_gflops = device.peak_fp32_gflops;
   theory.peak_source = device.peaks_source;
@@ -561,10 +502,9 @@ RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
   theory.nominal_peak_source = device.nominal_source;
   result.theory = make_values(std::move(theory));
   result.backend.repeats = run.repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  if (!on_gpu && run.threads > device.threads)
-    result.backend.notes.push_back(
-        fmt::format("{} threads time-share {} hardware threads", run.threads, device.threads));
+  result.backend.timer = on->timer();
+  if (ctx.backend == BackendKind::Cpu && p.threads > device.threads)
+    result.backend.notes.push_back(fmt::format("{} threads time-share {} hardware threads", p.threads, device.threads));
 
   MatmulMeasured measured;
   run_sweep(run, result, measured);

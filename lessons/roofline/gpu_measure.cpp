@@ -15,10 +15,11 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/matmul/matmul_cuda.h"
+#include "kernels/matmul/matmul_devices.h"
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/roofline/roofline_math.h"
+#include "lessons/matmul/matmul_lesson.h"
 #include "lessons/roofline/attention_case.h"
 #include "lessons/roofline/roofline_measure.h"
 #include "lessons/roofline/roofline_measure_common.h"
@@ -80,8 +81,10 @@ void measure_prefill(RooflineRun& run, std::int64_t d, RooflineMeasured& m) {
   fill_seeded_uniform(a.span(), 23);
   fill_seeded_uniform(b.span(), 21);
   run.progress(fmt::format("prefill GEMM, {} tokens x {} x {} (cuBLAS)", tokens, d, d));
-  const TimingStats t =
-      matmul::cuda::run(matmul::cuda::Variant::Cublas, s, a.data(), b.data(), c.data(), options_of(run));
+  const auto gpu = matmul::make_matmul_device(BackendKind::Cuda, run.threads, kMatmulTheoryTile,
+                                              [&control = run.ctx.control] { control.check_cancelled(); });
+  const matmul::DeviceKernel cublas = gpu->kernels([](std::string_view key) { return key == "blas"; }).front();
+  const TimingStats t = gpu->operands(s, a.data(), b.data(), c.data())->time(cublas, options_of(run), true);
   m.roof_points.push_back(prefill_point(s, t, a.data(), b.data(), c.data()));
 }
 

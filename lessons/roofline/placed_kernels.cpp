@@ -12,9 +12,8 @@
 #include "engine/units.h"
 #include "kernels/attention/attention.h"
 #include "kernels/common/seeded_fill.h"
-#include "kernels/matmul/backends.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/matmul/matmul_cuda.h"
+#include "kernels/matmul/matmul_devices.h"
 #include "kernels/roofline/roofline.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/matmul/matmul_lesson.h"
@@ -35,16 +34,18 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
   fill_seeded_uniform(b.span(), 12);
   run.progress(fmt::format("matmul double reference, n = {}", n));
   matmul::reference(s, a.data(), b.data(), ref.data());
-  // The tiled kernel's tiles: the CPU kernel's cache tiles, or the CUDA kernel's shared-memory tiles.
   const BackendKind backend = run.ctx.backend;
-  const int tile = backend == BackendKind::Cuda ? matmul::cuda::kSmemTile : kMatmulTheoryTile;
-  for (const matmul::VariantInfo& v : matmul::variants()) {
-    const std::string key(v.key);
+  const auto device = matmul::make_matmul_device(backend, run.threads, kMatmulTheoryTile,
+                                                 [&control = run.ctx.control] { control.check_cancelled(); });
+  const int tile = device->tiled_kernel_tile();
+  const auto operands = device->operands(s, a.data(), b.data(), c.data());
+  for (const matmul::DeviceKernel& k :
+       device->kernels([](std::string_view key) { return key == "naive" || key == "tiled" || key == "blas"; })) {
+    const std::string& key = k.key;
     probe_fma_peak(run);  // the tiled kernel and the BLAS run near the compute ceiling
-    run.progress(fmt::format("matmul {} at n = {} ({})", key, n, matmul::kernel_name(v, backend)));
-    const TimingStats t = matmul::time_variant(v, backend, s, a.data(), b.data(), c.data(), run.threads,
-                                               MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6},
-                                               [&] { run.ctx.control.check_cancelled(); });
+    run.progress(fmt::format("matmul {} at n = {} ({})", key, n, k.kernel));
+    const TimingStats t =
+        operands->time(k, MeasureOptions{.warmup = 1, .repeats = run.repeats, .max_total_us = 1e6}, true);
     // On a GPU whose L2 cache holds A, B and C at once, the repeated reads the naive and tiled counts assume never
     // reach HBM (the memory the roof's bandwidth is measured on): every variant moves the minimum there.
     const bool in_l2 =

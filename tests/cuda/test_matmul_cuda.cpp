@@ -5,11 +5,13 @@
 // an element no thread writes fails the check.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/matmul/ladder.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_cuda.h"
+#include "kernels/matmul/matmul_devices.h"
 #include "tests/support/random_values.h"
 
 using namespace dlsys;
@@ -95,13 +97,18 @@ TEST_CASE("tf32 and bf16 kernels round their inputs: their error is above fp32's
   }
 }
 
-TEST_CASE("the CPU-named CUDA variants (naive, tiled, blas) still run through matmul::cuda::run") {
+TEST_CASE("the CUDA matmul device times the kernels the CPU also has (naive, tiled, blas) and fetches each product") {
   const Case c = make_case({65, 3, 129});
-  using matmul::cuda::Variant;
-  for (Variant v : {Variant::Naive, Variant::SmemTiled, Variant::Cublas}) {
-    std::vector<float> out(c.ref.size(), -999.0f);
-    const TimingStats t =
-        matmul::cuda::run(v, c.shape, c.a.data(), c.b.data(), out.data(), MeasureOptions{.warmup = 1, .repeats = 2});
+  const auto gpu = matmul::make_matmul_device(BackendKind::Cuda, 1, 64, [] {});
+  const auto kernels =
+      gpu->kernels([](std::string_view key) { return key == "naive" || key == "tiled" || key == "blas"; });
+  REQUIRE(kernels.size() == 3);
+  std::vector<float> out(c.ref.size(), -999.0f);
+  const auto operands = gpu->operands(c.shape, c.a.data(), c.b.data(), out.data());
+  for (const matmul::DeviceKernel& k : kernels) {
+    std::fill(out.begin(), out.end(), -999.0f);
+    const TimingStats t = operands->time(k, MeasureOptions{.warmup = 1, .repeats = 2}, true);
+    INFO(k.kernel);
     CHECK(matmul::max_relative_error(c.shape, c.a.data(), c.b.data(), out.data(), c.ref.data()) <=
           matmul::error_tolerance(c.shape));
     CHECK(t.repeats == 2);

@@ -34,7 +34,7 @@ const CudaKernels kKernels{
     .decoder = {&decoder::cuda::attention_row},
     .fusion = {&fu::add_bias, &fu::relu_pass, &fu::add_bias_relu, &fu::cos_pass, &fu::cos_cos, &fu::gelu_pass,
                &fu::chain_op, &fu::chain_fused, &fu::copy, &fu::empty_kernel},
-    .matmul = {&mm::make_device_operands, &mm::run},
+    .matmul = {&mm::make_device_operands},
     .pipeline = {&pi::place_devices, &pi::execute_schedule},
     .precision = {&pr::round_on_device, &pr::gemm},
     .quant = {&qu::gemv_fp32, &qu::gemv_fp16, &qu::gemv_quantized},

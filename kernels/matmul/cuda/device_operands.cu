@@ -137,15 +137,4 @@ std::unique_ptr<DeviceOperands> make_device_operands(const Shape& shape, const f
   return std::make_unique<DeviceOperandsOnGpu>(shape, a, b);
 }
 
-TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
-                const MeasureOptions& options) {
-  const Rung rung = variant == Variant::Naive       ? Rung::Naive
-                    : variant == Variant::SmemTiled ? Rung::SmemTiled
-                                                    : Rung::Cublas;
-  DeviceOperandsOnGpu operands(shape, a, b);
-  const TimingStats stats = operands.time(rung, options);
-  operands.download_output(c);
-  return stats;
-}
-
 }  // namespace dlsys::matmul::cuda

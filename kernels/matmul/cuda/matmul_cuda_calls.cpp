@@ -7,9 +7,5 @@ namespace dlsys::matmul::cuda {
 std::unique_ptr<DeviceOperands> make_device_operands(const Shape& shape, const float* a, const float* b) {
   return cuda_kernels().matmul.make_device_operands(shape, a, b);
 }
-TimingStats run(Variant variant, const Shape& shape, const float* a, const float* b, float* c,
-                const MeasureOptions& options) {
-  return cuda_kernels().matmul.run(variant, shape, a, b, c, options);
-}
 
 }  // namespace dlsys::matmul::cuda
