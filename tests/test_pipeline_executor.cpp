@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "engine/errors.h"
@@ -10,6 +11,7 @@
 #include "engine/run_control.h"
 #include "kernels/pipeline/executor.h"
 #include "kernels/pipeline/mlp_block.h"
+#include "kernels/pipeline/pipeline_devices.h"
 #include "tests/support/pipeline_cases.h"
 
 using namespace dlsys;
@@ -87,6 +89,28 @@ TEST_CASE("every schedule's weight gradients equal one device over the whole bat
       // Every stashed activation was released by the end of the step.
       for (int d = 0; d < k.p; ++d) CHECK(ledger.current_bytes(activation_tag(d)) == 0);
     }
+}
+
+TEST_CASE("the CPU pipeline device runs a schedule as the executor does and says how: notes, core share, no GPUs") {
+  const auto cpu = make_pipeline_device(BackendKind::Cpu);
+  CHECK(std::string(cpu->timer()) == "steady_clock");
+  CHECK_FALSE(cpu->fed_by_one_host_thread());
+  const Schedule s = make_schedule({ScheduleKind::DualPipeV, 2, 4, 1});
+  for (ExecutionMode mode : {ExecutionMode::Concurrent, ExecutionMode::Replayed}) {
+    MemoryLedger ledger;
+    RunControl control;
+    const ExecutionResult r = cpu->execute(s, small_config(mode, 2), ledger, control);
+    const bool concurrent = mode == ExecutionMode::Concurrent;
+    INFO(r.mode);
+    testing::check_executed(s, 2, small_config(mode, 2), r, 1e-6);
+    CHECK(cpu->emulated(r));
+    CHECK_FALSE(cpu->gpus_used(r).has_value());
+    CHECK(cpu->core_share(r).has_value() == concurrent);
+    const std::vector<std::string> notes = cpu->notes(s, r);
+    REQUIRE(notes.size() == 2);  // how the stages ran, and the F&B pairs run one half after the other
+    CHECK(notes[0].rfind(concurrent ? "stages are 2 CPU threads" : "replayed:", 0) == 0);
+    CHECK(notes[1].find("F&B pair") != std::string::npos);
+  }
 }
 
 TEST_CASE("GPipe stashes m micro-batches on device 0, 1F1B only p") {

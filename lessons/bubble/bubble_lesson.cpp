@@ -9,8 +9,8 @@
 #include "engine/errors.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
-#include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
+#include "kernels/pipeline/pipeline_devices.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/pipeline_common/pipeline_lesson.h"
 #include "lessons/pipeline_common/pipeline_steps.h"
@@ -159,13 +159,14 @@ RunResult BubbleLesson::run_with(const PipelineParams& params, RunContext& ctx) 
                   "idle / (p x makespan)",
                   {}};
   std::vector<double> simulated, replayed;
+  const auto device = pipeline::make_pipeline_device(ctx.backend);
   for (std::size_t i = 0; i < ms.size(); ++i) {
     plan.start(fmt::format("sweep: m = {}", ms[i]), ms[i]);
     ScheduleShape shape = setup.shape;
     shape.micro_batches = ms[i];
     const Schedule s = make_schedule(shape);
     MemoryLedger sweep_ledger;
-    const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, sweep_ledger, ctx.control);
+    const ExecutionResult r = device->execute(s, setup.executor, sweep_ledger, ctx.control);
     const auto [lo, hi] = std::minmax_element(r.step_bubble_fractions.begin(), r.step_bubble_fractions.end());
     measured.points.push_back({double(ms[i]), r.timing.bubble_fraction(), *lo, *hi});
     replayed.push_back(r.replay.bubble_fraction());

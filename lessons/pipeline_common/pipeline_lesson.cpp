@@ -12,9 +12,9 @@
 #include "engine/errors.h"
 #include "engine/host_memory.h"
 #include "engine/units.h"
-#include "kernels/pipeline/backends.h"
 #include "kernels/pipeline/bubble_theory.h"
 #include "kernels/pipeline/executor_common.h"
+#include "kernels/pipeline/pipeline_devices.h"
 #include "lessons/common/run_time_limit.h"
 
 namespace dlsys::pipeline_lesson {
@@ -523,37 +523,14 @@ InFlight in_flight_from_timeline(const Timeline& timeline, int lane) {
 
 namespace {
 
-void add_execution_notes(RunResult& result, const Schedule& s, const ExecutionResult& r, bool on_gpu) {
-  const bool pairs = s.param_copies > 1 || s.shape.kind == ScheduleKind::DualPipeV;
-  if (on_gpu) {
-    for (const std::string& note : r.notes) result.backend.notes.push_back(note);
-    if (pairs)
-      result.backend.notes.push_back(
-          "an F&B pair runs its two halves one after the other on its device's stream: no second stream overlaps "
-          "them");
-  } else if (r.mode == "concurrent")
-    result.backend.notes.push_back(
-        fmt::format("stages are {} CPU threads (one per device, OpenBLAS single-threaded "
-                    "in each) on {} hardware threads; messages are memory copies",
-                    s.devices(), r.hardware_threads));
-  else
-    result.backend.notes.push_back(
-        fmt::format("replayed: every op ran for real, one at a time, and its measured "
-                    "duration was replayed on the schedule ({} stages, {} hardware threads)",
-                    s.devices(), r.hardware_threads));
-  if (!on_gpu && pairs)
-    result.backend.notes.push_back(
-        "an F&B pair runs its two halves one after the other: on a CPU there is no "
-        "all-to-all communication for the overlap to hide");
-}
-
 // The measured step against the theory's bubble: the spread over steps, the op times, and the gap split into
 // uneven op times (the replay against theory) and waiting (the measurement against its replay).
-PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double theory_fraction, bool on_gpu) {
+PipelineMeasured measured_of(const pipeline::PipelineDevice& device, const Schedule& s, const ExecutionResult& r,
+                             double theory_fraction) {
   PipelineMeasured mr;
   mr.mode = r.mode;
   mr.hardware_threads = r.hardware_threads;
-  if (on_gpu) mr.gpus = r.gpus;
+  mr.gpus = device.gpus_used(r);
   mr.bubble_fraction = r.timing.bubble_fraction();
   mr.bubble_ratio = r.timing.bubble_ratio();
   mr.makespan_us = r.timing.makespan;
@@ -569,7 +546,7 @@ PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double
   if (r.durations.b_full_us > 0) mr.b_full_us = r.durations.b_full_us;
   if (r.durations.w_us > 0) mr.w_us = r.durations.w_us;
   mr.copy_us = r.durations.copy_us;
-  if (r.mode == "concurrent" && !on_gpu) mr.core_share = r.core_share;
+  mr.core_share = device.core_share(r);
   // The same op durations replayed on the schedule: what the step would take with no waiting overheads.
   mr.replay_bubble_fraction = r.replay.bubble_fraction();
   mr.replay_makespan_us = r.replay.makespan;
@@ -579,7 +556,7 @@ PipelineMeasured measured_of(const Schedule& s, const ExecutionResult& r, double
   // p devices working strictly one at a time idle (p - 1)/p of the time, whatever m is: when a GPU run lands there
   // and well above its replay, its streams took turns, and the measured bubble cannot show the schedule's.
   const double taking_turns = double(s.devices() - 1) / s.devices();
-  if (on_gpu && s.devices() > 1 && std::fabs(mr.bubble_fraction - taking_turns) < 0.05 &&
+  if (device.fed_by_one_host_thread() && s.devices() > 1 && std::fabs(mr.bubble_fraction - taking_turns) < 0.05 &&
       mr.bubble_fraction > mr.replay_bubble_fraction + 0.1)
     mr.serial_caveat = fmt::format(
         "The devices took turns: the measured idle share {:.2f} sits at (p - 1)/p = {:.2f}, what {} devices working "
@@ -604,13 +581,13 @@ RunResult run(const Lesson& lesson, const PipelineParams& params, RunContext& ct
 
   plan.start(fmt::format("running {} for real: p = {}, m = {}", title, s.devices(), s.micro_batches()),
              s.micro_batches());
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  const ExecutionResult r = pipeline::execute_on(ctx.backend, s, setup.executor, ctx.ledger, ctx.control);
-  result.backend.emulated = on_gpu ? r.emulated : true;
+  const auto device = pipeline::make_pipeline_device(ctx.backend);
+  const ExecutionResult r = device->execute(s, setup.executor, ctx.ledger, ctx.control);
+  result.backend.emulated = device->emulated(r);
   result.backend.repeats = setup.executor.repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  add_execution_notes(result, s, r, on_gpu);
-  result.measured = make_values(measured_of(s, r, result.theory_as<PipelineTheory>()->bubble_fraction, on_gpu));
+  result.backend.timer = device->timer();
+  for (std::string& note : device->notes(s, r)) result.backend.notes.push_back(std::move(note));
+  result.measured = make_values(measured_of(*device, s, r, result.theory_as<PipelineTheory>()->bubble_fraction));
 
   result.timelines.push_back(to_timeline(
       s, r.timing, c, fmt::format("{} (measured, {})", shape_title(setup.shape), r.mode), "measured", r.mode, "us"));
