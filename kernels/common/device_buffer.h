@@ -48,20 +48,16 @@ double event_elapsed_us(const std::function<void()>& launch);
 // Waits for everything enqueued so far; a kernel's failure surfaces here as RunFailure.
 void synchronize();
 
+// What times one call with a CUDA event pair around it (event_elapsed_us), for engine/measure.h's routines.
+inline CallTimer cuda_event_timer() {
+  return {"cuda_event", [](const std::function<void()>& launch) { return event_elapsed_us(launch); }};
+}
+
 // engine/measure.h's measure() with CUDA events in place of the stopwatch: `options.warmup` untimed calls, then up
 // to `options.repeats` timed ones (stopping once they took options.max_total_us), `between` before each.
 inline TimingStats measure_with_events(const std::function<void()>& work, const MeasureOptions& options,
                                        const std::function<void()>& between = {}) {
-  for (int i = 0; i < options.warmup; ++i) work();
-  std::vector<double> samples_us;
-  double total_us = 0;
-  for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    if (i > 0 && options.max_total_us > 0 && total_us >= options.max_total_us) break;
-    if (between) between();
-    samples_us.push_back(event_elapsed_us(work));
-    total_us += samples_us.back();
-  }
-  return summarize_us(std::move(samples_us), "cuda_event");
+  return measure(work, options, between, cuda_event_timer());
 }
 
 }  // namespace dlsys::cuda

@@ -9,6 +9,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/attention/tile_math.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/repeats_param.h"
@@ -282,12 +283,13 @@ void add_notes(RunResult& result, const RooflineParams& p, const RooflineMeasure
 
 RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
+  const bool gpu = ctx.backend == BackendKind::Cuda;
   roofline::RooflineRun run{.ctx = ctx,
                             .params = p,
                             .plan = RunPlan(ctx.control, 24.0 + double(p.k.size() + p.tiny_sizes.size())),
                             .threads = p.threads,
-                            .repeats = p.repeats};
-  const bool gpu = ctx.backend == BackendKind::Cuda;
+                            .repeats = p.repeats,
+                            .timer = gpu ? dlsys::cuda::cuda_event_timer() : CallTimer{}};
   const DeviceInfo& device = gpu ? cuda_status().device : cpu_with_peaks();
   RooflineTheory theory = theory_of(p);
   if (gpu && device.peak_fp32_gflops > 0) {
@@ -299,7 +301,7 @@ RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) con
     theory.datasheet_source = device.nominal_source;
   }
   result.backend.repeats = run.repeats;
-  result.backend.timer = gpu ? "cuda_event" : "steady_clock";
+  result.backend.timer = run.timer.name;
 
   RooflineMeasured m;
   if (!gpu) m.sgemm_peak_gflops = device.peak_fp32_gflops;

@@ -19,8 +19,7 @@ namespace dlsys::roofline {
 TimingStats RooflineRun::time_with(const std::function<void()>& work, int timed_calls) const {
   const MeasureOptions options{.warmup = 1, .repeats = timed_calls, .max_total_us = 1e6};
   const auto between = [&] { ctx.control.check_cancelled(); };
-  return ctx.backend == BackendKind::Cuda ? dlsys::cuda::measure_with_events(work, options, between)
-                                          : measure(work, options, between);
+  return measure(work, options, between, timer);
 }
 
 TimingStats RooflineRun::time(const std::function<void()>& work) const { return time_with(work, repeats); }

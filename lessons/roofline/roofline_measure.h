@@ -26,6 +26,7 @@ struct RooflineRun {
   // One call of the peak kernel on this run's device, and the FLOP it does.
   std::function<void()> peak_call;
   double peak_flop_per_call = 0;
+  CallTimer timer;  // the steady_clock stopwatch on the CPU backend, CUDA events on the GPU (work only enqueues)
 
   void progress(const std::string& what) { plan.start(what); }
   // Times `work` with one warm-up call and the run's repeats, stopping early once timed calls took a second.
@@ -33,7 +34,6 @@ struct RooflineRun {
   // The same with at least kCeilingRepeats timed calls: a ceiling is the fastest call, and the more calls, the likelier
   // one of them ran while other programs left the cores alone.
   TimingStats time_ceiling(const std::function<void()>& work) const;
-  // Steady clock on the CPU backend, CUDA events on the GPU (work then only enqueues kernels).
   TimingStats time_with(const std::function<void()>& work, int timed_calls) const;
 };
 

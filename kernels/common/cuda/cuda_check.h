@@ -9,6 +9,7 @@
 
 #include "engine/errors.h"
 #include "engine/measure.h"
+#include "kernels/common/device_buffer.h"
 
 namespace dlsys::cuda {
 
@@ -63,21 +64,11 @@ class TimingEvents {
   cudaEvent_t start = nullptr, stop = nullptr;
 };
 
-// Times `launch` with CUDA events on the default stream: warm-up calls untimed, then one event pair per repeat.
+// Times `launch` with CUDA events on the default stream: warm-up calls untimed, then one event pair per repeat
+// (engine/measure.h's routine with the CUDA event timer).
 template <typename Launch>
 TimingStats time_with_events(const Launch& launch, const MeasureOptions& options) {
-  const TimingEvents events;
-  for (int i = 0; i < options.warmup; ++i) launch();
-  check(cudaDeviceSynchronize(), "warm-up", __FILE__, __LINE__);
-  std::vector<double> samples_us;
-  for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    cudaEventRecord(events.start);
-    launch();
-    cudaEventRecord(events.stop);
-    check(cudaEventSynchronize(events.stop), "kernel", __FILE__, __LINE__);
-    samples_us.push_back(events.elapsed_us());
-  }
-  return summarize_us(std::move(samples_us), "cuda_event");
+  return measure_with_events([&] { launch(); }, options);
 }
 
 }  // namespace dlsys::cuda
