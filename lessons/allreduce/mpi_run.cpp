@@ -26,6 +26,7 @@
 #include "kernels/collectives/step_record.h"
 #include "lessons/allreduce/mpi_values.h"
 #include "lessons/common/process_placement.h"
+#include "lessons/common/run_plan.h"
 
 namespace dlsys::allreduce {
 
@@ -119,7 +120,7 @@ struct CpuBuffers {
 
 // The lab's ring for the lesson's op, then MPI's three collectives, at every size.
 std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger,
-                                    const RunControl& control) {
+                                    RunPlan& parts) {
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
   const int threads = std::max(1, describe_cpu().threads / w.local_size);
@@ -135,9 +136,9 @@ std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& 
   const int repeats = p.repeats;
   const Op lab_op = p.op;
   std::vector<ProcessRow> rows;
-  for (std::size_t s = 0; s < sizes.size(); ++s) {
-    const std::int64_t bytes = sizes[s], count = bytes / 4;
-    control.progress(double(s) / double(sizes.size()), fmt::format("{} over processes", format_bytes_binary(bytes)));
+  for (const std::int64_t bytes : sizes) {
+    const std::int64_t count = bytes / 4;
+    parts.start(fmt::format("{} over processes", format_bytes_binary(bytes)));
     struct Candidate {
       Op op;
       std::string implementation;
@@ -216,7 +217,7 @@ std::unique_ptr<collectives::cuda::IpcRingRank> connect_lab_ring(const mpi::Worl
 
 // On GPUs: the lab's ring over CUDA IPC and NCCL's all-reduce across processes, as the plan allows, both timed with
 // CUDA events on each rank's stream and checked on every rank.
-std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger,
+std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger, RunPlan& parts,
                                     std::string& device, GpuPlan& plan) {
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
@@ -241,6 +242,7 @@ std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& 
   std::vector<ProcessRow> rows;
   for (const std::int64_t bytes : sizes) {
     const std::int64_t count = bytes / 4;
+    parts.start(fmt::format("{} over processes", format_bytes_binary(bytes)));
     if (lab) {
       const RankTiming t = time_on_every_rank(
           [&](int calls) { return lab->time_all_reduce_us(count, calls, mpi::pass_token_around_ring); }, repeats,
@@ -434,8 +436,9 @@ RunResult run_over_processes(const Lesson& lesson, const AllreduceParams& p, Run
   std::string device;
   GpuPlan plan;
   if (on_gpu) plan = plan_gpu(p, w);
+  RunPlan parts(ctx.control, double(sizes_of(p).size()));  // one part per size
   std::vector<ProcessRow> rows =
-      on_gpu ? measure_gpu(p, w, ctx.ledger, device, plan) : measure_cpu(p, w, ctx.ledger, ctx.control);
+      on_gpu ? measure_gpu(p, w, ctx.ledger, parts, device, plan) : measure_cpu(p, w, ctx.ledger, parts);
   AllreduceProcessesMeasured m = summarize(p, w, on_gpu, std::move(rows));
   m.caveats.insert(m.caveats.begin(), plan.caveats.begin(), plan.caveats.end());
   if (!on_gpu) {
@@ -454,7 +457,7 @@ RunResult run_over_processes(const Lesson& lesson, const AllreduceParams& p, Run
   result.backend.notes.push_back(fmt::format("MPI library: {}", m.mpi_library));
   result.series = busbw_series(m.rows);
   result.measured = make_values(std::move(m));
-  ctx.control.progress(1.0, "done");
+  parts.finish();
   finish_result(result, ctx.ledger);
   return result;
 }
