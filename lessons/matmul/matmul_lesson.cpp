@@ -270,7 +270,7 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
   std::vector<Series> times(count);
   std::vector<std::vector<SeriesPoint>> fastest(count);  // (n, fastest time): the sample least slowed by others
   std::vector<int> timed_calls_min(count, run.repeats);
-  std::vector<std::string> left_out(count);
+  std::vector<std::string> left_out(count), wrong_points;
   for (std::size_t i = 0; i < count; ++i) {
     const matmul::DeviceKernel& k = run.kernels[i];
     times[i] = Series{
@@ -289,7 +289,14 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
         continue;
       }
       run.plan.start(fmt::format("{} at n = {}", k.key, size));
-      const TimingStats t = operands.time(k, false);
+      const TimingStats t = operands.time(k, true);
+      // Every point is checked, not only the chosen shape: sampled entries of C against double dot products.
+      const double err = matmul::sampled_max_relative_error(sq, operands.a(), operands.b(), operands.output(),
+                                                            matmul::kReferenceSamples);
+      if (!(err <= matmul::error_tolerance(k.precision, sq))) {
+        measured.wrong = 1;
+        wrong_points.push_back(fmt::format("{} at n = {:g} (error {:.2g})", k.key, size, err));
+      }
       points.push_back({size, t.median_us, t.min_us, t.max_us});
       fastest[i].push_back({size, t.min_us, t.min_us, t.min_us});
       timed_calls_min[i] = std::min(timed_calls_min[i], t.repeats);
@@ -308,6 +315,11 @@ void run_sweep(MatmulRun& run, RunResult& result, MatmulMeasured& measured) {
     if (!left_out[i].empty()) measured.sweep_left_out.push_back(fmt::format("{}: n = {}", k.key, left_out[i]));
   }
   for (Series& series : times) result.series.push_back(std::move(series));
+  if (!wrong_points.empty()) {
+    std::string list;
+    for (const std::string& w : wrong_points) list += (list.empty() ? "" : "; ") + w;
+    result.backend.notes.push_back(fmt::format("wrong results in the sweep, above their error bound: {}", list));
+  }
   if (count == 0 || sizes.empty()) return;
   measured.slope_caveat = launch_slope_caveat(run.device, measured);
   // The theory line: time proportional to n^3, drawn through the first kernel's middle point so the slopes compare.
