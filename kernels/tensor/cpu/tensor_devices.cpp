@@ -1,0 +1,70 @@
+// The parts of the tensor devices (tensor_devices.h) that are not one-line forwarders: where the CPU ranks ran, the
+// activation bytes the ledger holds for each, and the notes each device gives a run. No CUDA call is made here.
+#include "kernels/tensor/tensor_devices.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace dlsys::tensor {
+
+RankPlacement CpuRankLayers::placement() const {
+  const int t = layer_.shape().ranks;
+  return {.ranks = t,
+          .description = fmt::format("{} rank{} as CPU threads in one process, the lab's ring through shared memory", t,
+                                     t == 1 ? "" : "s"),
+          .emulated = true,
+          .nccl = false};
+}
+
+std::int64_t CpuRankLayers::activation_bytes(int rank) const {
+  return ledger_.current_bytes(fmt::format("activations rank {}", rank));
+}
+
+std::vector<std::string> CpuTensor::notes(const std::vector<RankPlacement>& ran) {
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<std::string> out{
+      "ranks are CPU threads in one process, one OpenBLAS thread each (as one GPU each); collectives are the lab's "
+      "ring, copying through shared memory; times per step are the slowest rank's"};
+  int most = 1;
+  for (const RankPlacement& p : ran) most = std::max(most, p.ranks);
+  if (most > hardware)
+    out.push_back(
+        fmt::format("t = {} ranks time-share {} hardware threads: their per-rank times include waiting for a core",
+                    most, hardware));
+  out.push_back(
+      "checked against the unsharded layer on one rank in double: max |sharded - unsharded| / max |unsharded| per "
+      "tensor (output, input gradient, every weight gradient)");
+  return out;
+}
+
+std::vector<std::string> CudaTensor::notes(const std::vector<RankPlacement>& ran) {
+  std::vector<std::string> out{
+      "ranks on the GPU: each with its shards in device memory, its GEMMs on cuBLAS (fp32, no TF32) on its own handle "
+      "and stream, layer norm, softmax, dropout and GeLU as CUDA kernels; times per rank from CUDA events on its "
+      "stream, per step the slowest rank's"};
+  std::string last;
+  bool nccl = false;
+  for (const RankPlacement& p : ran) {
+    nccl |= p.nccl;
+    if (p.ranks > 1 && p.description != last) {
+      out.push_back(fmt::format("t = {}: {}", p.ranks, p.description));
+      last = p.description;
+    }
+  }
+  if (nccl)
+    out.push_back(
+        "NCCL's own traffic is not visible to the lab: with NCCL the bytes shown are what the lab's ring copies for "
+        "the same call, 2(t-1)/t or (t-1)/t of the buffer");
+  else
+    out.push_back(
+        "collectives are the lab's ring on the GPU: one chunk copied to the neighbour per step, added there by a "
+        "kernel; the bytes are counted from those copies");
+  out.push_back(
+      "checked against the unsharded layer on one CPU thread in double: max |sharded - unsharded| / max |unsharded| "
+      "per tensor (output, input gradient, every weight gradient), the GPU ranks' results copied back");
+  return out;
+}
+
+}  // namespace dlsys::tensor
