@@ -5,11 +5,10 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/ledger.h"
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/tensor/tensor_devices.h"
@@ -53,7 +52,7 @@ TEST_CASE("tensor: each device's facts, and the notes it gives a run") {
   CHECK(CpuTensor::blas_rank_threads(4) == 4);   // one OpenBLAS caller per rank thread
   CHECK(CudaTensor::blas_rank_threads(4) == 0);  // the calling thread only
 
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int hardware = describe_cpu().threads;
   const std::vector<std::string> few = CpuTensor::notes({{.ranks = 1}, {.ranks = 1}});
   CHECK(few.size() == 2);
   const std::vector<std::string> many = CpuTensor::notes({{.ranks = 1}, {.ranks = hardware + 1}});

@@ -4,12 +4,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/backend.h"
 #include "kernels/tensor/tp_layer.h"
 #include "kernels/zero/zero_devices.h"
 #include "kernels/zero/zero_memory.h"
@@ -43,7 +42,7 @@ TEST_CASE("zero: each device's facts, and the notes it gives a run") {
   CHECK(CudaZero::kOnGpu);
   CHECK(CpuZero::ranks_emulated(1));  // threads of one CPU, however many
 
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int hardware = describe_cpu().threads;
   CHECK(CpuZero::notes(1, "").size() == 1);
   const std::vector<std::string> crowded = CpuZero::notes(hardware + 1, "");
   REQUIRE(crowded.size() == 2);

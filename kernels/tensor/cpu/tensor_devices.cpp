@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
+
+#include "engine/backend.h"
 
 namespace dlsys::tensor {
 
@@ -23,7 +24,7 @@ std::int64_t CpuRankLayers::activation_bytes(int rank) const {
 }
 
 std::vector<std::string> CpuTensor::notes(const std::vector<RankPlacement>& ran) {
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int hardware = describe_cpu().threads;
   std::vector<std::string> out{
       "ranks are CPU threads in one process, one OpenBLAS thread each (as one GPU each); collectives are the lab's "
       "ring, copying through shared memory; times per step are the slowest rank's"};

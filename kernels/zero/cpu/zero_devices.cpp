@@ -3,13 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <thread>
+#include "engine/backend.h"
 
 namespace dlsys::zero {
 
 std::vector<std::string> CpuZero::notes(int ranks, const std::string&) {
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int hardware = describe_cpu().threads;
   std::vector<std::string> out{
       "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring"};
   if (ranks > hardware)
