@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,13 @@ TEST_CASE("tensor: each device's facts, and the notes it gives a run") {
   CHECK_FALSE(CudaTensor::kCourseExampleNote.empty());
   CHECK(CpuTensor::blas_rank_threads(4) == 4);   // one OpenBLAS caller per rank thread
   CHECK(CudaTensor::blas_rank_threads(4) == 0);  // the calling thread only
+  CHECK_FALSE(CpuTensor::compute_scaling_caveat(1.5, 64));
+  CHECK_FALSE(CudaTensor::compute_scaling_caveat(0.6, 64));
+  CHECK_FALSE(CudaTensor::compute_scaling_caveat(std::nan(""), 64));
+  const std::optional<std::string> caveat = CudaTensor::compute_scaling_caveat(1.5, 64);
+  REQUIRE(caveat);
+  CHECK(caveat->find("t = 2 took 1.50x the time of t = 1") != std::string::npos);
+  CHECK(caveat->find("at h = 64") != std::string::npos);
 
   const int hardware = describe_cpu().threads;
   const std::vector<std::string> few = CpuTensor::notes({{.ranks = 1}, {.ranks = 1}});

@@ -11,6 +11,7 @@
 //               thin forwarder to cuda::make_gpu_tensor_layer.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ class CpuTensor {
 
   // CPU threads that call OpenBLAS at once for configurations of at most `most_ranks` ranks: one per rank.
   static int blas_rank_threads(int most_ranks) { return most_ranks; }
+  // Nothing to explain when per-rank compute at t = 2 is `t2_over_t1` of t = 1's: the run's note on the machine's
+  // load says why a CPU's may not fall.
+  static std::optional<std::string> compute_scaling_caveat(double, std::int64_t) { return std::nullopt; }
   std::unique_ptr<CpuRankLayers> make_layer(const LayerShape& shape) const {
     return std::make_unique<CpuRankLayers>(shape, ledger_);
   }
@@ -120,6 +124,8 @@ class CudaTensor {
 
   // Only the calling thread calls OpenBLAS (for the double reference): the ranks' GEMMs are cuBLAS's.
   static int blas_rank_threads(int) { return 0; }
+  // Why per-rank compute at t = 2 did not fall below 0.9 of t = 1's (`t2_over_t1`) at `hidden`; none when it did.
+  static std::optional<std::string> compute_scaling_caveat(double t2_over_t1, std::int64_t hidden);
   static std::unique_ptr<CudaRankLayers> make_layer(const LayerShape& shape) {
     return std::make_unique<CudaRankLayers>(shape);
   }

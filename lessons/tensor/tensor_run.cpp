@@ -199,7 +199,8 @@ std::vector<Series> series_against_hidden(const std::vector<ConfigMeasure>& all,
 }
 
 // The run's expectation: at t = 2, per-rank compute at most 0.6 of t = 1's, each the fastest timed step (the one
-// least slowed by other programs), at the chosen h.
+// least slowed by other programs), at the chosen h; and what the device says when per-rank compute did not fall.
+template <typename Device>
 void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>& all, const LayerShape& chosen) {
   const ConfigMeasure *one = find(all, chosen.hidden, 1), *two = find(all, chosen.hidden, 2);
   out.compute_ratio_bar = kComputeRatioBar;
@@ -208,15 +209,7 @@ void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>
     if (!one->compute_cpu_us.empty() && !two->compute_cpu_us.empty())
       out.compute_cpu_ratio_t2_over_t1 = stats(two->compute_cpu_us).min_us / stats(one->compute_cpu_us).min_us;
     out.meets_compute_bar = out.compute_ratio_t2_over_t1 <= kComputeRatioBar;
-    // Ranks emulated as streams of one GPU share its SMs: splitting a GEMM that already leaves the GPU idle (small h)
-    // gives more, smaller launches, not less time per rank.
-    if (out.on_gpu && out.compute_ratio_t2_over_t1 >= 0.9)
-      out.gpu_scaling_caveat = fmt::format(
-          "On this GPU per-rank compute did not fall with t (t = 2 took {:.2f}x the time of t = 1): the ranks are "
-          "streams of one GPU sharing its SMs, and at h = {} each GEMM is too small to fill it, so splitting it "
-          "gives more, smaller kernel launches rather than less time; a GPU per rank and a larger h are where the "
-          "1/t shows",
-          out.compute_ratio_t2_over_t1, chosen.hidden);
+    out.gpu_scaling_caveat = Device::compute_scaling_caveat(out.compute_ratio_t2_over_t1, chosen.hidden);
   }
   out.at_bar_sizes = chosen.hidden == kBarHidden && chosen.seq == kBarSeq && chosen.ranks == 2;
 }
@@ -268,7 +261,7 @@ void run_layer_on(const Device& device, const tensor::TensorParams& p, RunContex
   tensor::TensorMeasured measured = measured_of(all.front(), *result.theory_as<tensor::TensorTheory>());
   measured.on_gpu = Device::kOnGpu;
   measured.placement = all.front().placement.description;
-  judge_compute(measured, all, chosen);
+  judge_compute<Device>(measured, all, chosen);
   result.measured = make_values(std::move(measured));
   result.series = series_against_t(all, chosen);
   for (Series& s : series_against_hidden(all, chosen)) result.series.push_back(std::move(s));

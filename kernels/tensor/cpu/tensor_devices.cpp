@@ -1,5 +1,6 @@
 // The parts of the tensor devices (tensor_devices.h) that are not one-line forwarders: where the CPU ranks ran, the
-// activation bytes the ledger holds for each, and the notes each device gives a run. No CUDA call is made here.
+// activation bytes the ledger holds for each, and the notes and caveats each device gives a run. No CUDA call is made
+// here.
 #include "kernels/tensor/tensor_devices.h"
 
 #include <fmt/format.h>
@@ -66,6 +67,18 @@ std::vector<std::string> CudaTensor::notes(const std::vector<RankPlacement>& ran
       "checked against the unsharded layer on one CPU thread in double: max |sharded - unsharded| / max |unsharded| "
       "per tensor (output, input gradient, every weight gradient), the GPU ranks' results copied back");
   return out;
+}
+
+std::optional<std::string> CudaTensor::compute_scaling_caveat(double t2_over_t1, std::int64_t hidden) {
+  // Ranks emulated as streams of one GPU share its SMs: splitting a GEMM that already leaves the GPU idle (small h)
+  // gives more, smaller launches, not less time per rank.
+  if (!(t2_over_t1 >= 0.9)) return std::nullopt;  // a NaN ratio (no time measured) says nothing either
+  return fmt::format(
+      "On this GPU per-rank compute did not fall with t (t = 2 took {:.2f}x the time of t = 1): the ranks are "
+      "streams of one GPU sharing its SMs, and at h = {} each GEMM is too small to fill it, so splitting it "
+      "gives more, smaller kernel launches rather than less time; a GPU per rank and a larger h are where the "
+      "1/t shows",
+      t2_over_t1, hidden);
 }
 
 }  // namespace dlsys::tensor
