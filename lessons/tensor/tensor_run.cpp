@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/tensor/linear_split.h"
-#include "kernels/tensor/tensor_cuda.h"
-#include "kernels/tensor/tp_layer.h"
+#include "kernels/tensor/tensor_devices.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/tensor/tensor_lesson.h"
 
@@ -26,106 +24,59 @@ using tensor::LayerShape;
 struct ConfigMeasure {
   LayerShape shape;
   std::vector<double> compute_us, comm_us, step_us;  // per timed step
-  std::vector<double> compute_cpu_us;                // per timed step: the busiest rank's thread CPU time
-  std::int64_t activation_bytes = 0;                 // rank 0's, from the ledger
+  std::vector<double> compute_cpu_us;                // per timed step: the busiest rank's thread CPU time (CPU ranks)
+  std::int64_t activation_bytes = 0;                 // rank 0's, from the device's ledger
   bool ranks_hold_equal_activations = true;
   std::int64_t comm_bytes = 0;                // sent by rank 0 in one step
   std::vector<tensor::CollectiveCall> calls;  // rank 0's, with the median time of each over the steps
   std::vector<tensor::TensorError> errors;    // against the reference, for the chosen configuration only
-  std::string placement;                      // where the ranks ran
-  bool emulated = false;                      // GPU ranks as streams on one GPU
-  bool nccl = false;                          // collectives by NCCL (bytes then the ring's count for the same call)
+  tensor::RankPlacement placement;            // where the ranks ran
 };
 
 TimingStats stats(const std::vector<double>& samples) { return summarize_us(samples, "steady_clock"); }
 
-ConfigMeasure measure_config(const LayerShape& shape, int repeats, RunContext& ctx,
-                             const tensor::RankLayer<double>* reference) {
-  ConfigMeasure m{.shape = shape};
-  tensor::TensorParallelLayer layer(shape, ctx.ledger);
-  m.activation_bytes = ctx.ledger.current_bytes("activations rank 0");
-  for (int r = 1; r < shape.ranks; ++r)
-    m.ranks_hold_equal_activations &=
-        ctx.ledger.current_bytes(fmt::format("activations rank {}", r)) == m.activation_bytes;
-  std::vector<std::vector<double>> call_times;
-  for (int i = 0; i <= repeats; ++i) {  // the first step is not timed
-    ctx.control.check_cancelled();
-    const std::vector<tensor::RankStepTimes> ranks = layer.step();
-    if (i == 0) continue;
-    double compute = 0, comm = 0, step = 0, cpu = 0;
-    for (const tensor::RankStepTimes& r : ranks) {
-      compute = std::max(compute, r.compute_us);
-      cpu = std::max(cpu, r.compute_cpu_us);
-      comm = std::max(comm, r.comm_us);
-      step = std::max(step, r.step_us);
-    }
-    m.compute_us.push_back(compute);
-    m.comm_us.push_back(comm);
-    m.step_us.push_back(step);
-    m.compute_cpu_us.push_back(cpu);
-    m.calls = ranks.front().calls;
-    call_times.resize(m.calls.size());
-    for (std::size_t c = 0; c < m.calls.size(); ++c) call_times[c].push_back(m.calls[c].time_us);
+// One timed step of every rank: the slowest rank's times, rank 0's collectives and their times.
+void add_step(ConfigMeasure& m, std::vector<std::vector<double>>& call_times,
+              const std::vector<tensor::RankStepTimes>& ranks, bool thread_cpu_time) {
+  double compute = 0, comm = 0, step = 0, cpu = 0;
+  for (const tensor::RankStepTimes& r : ranks) {
+    compute = std::max(compute, r.compute_us);
+    cpu = std::max(cpu, r.compute_cpu_us);
+    comm = std::max(comm, r.comm_us);
+    step = std::max(step, r.step_us);
   }
-  m.comm_bytes = 0;
-  for (std::size_t c = 0; c < m.calls.size(); ++c) {
-    m.calls[c].time_us = stats(call_times[c]).median_us;
-    m.comm_bytes += m.calls[c].bytes_sent;
-  }
-  if (reference != nullptr) m.errors = tensor::compare_with_reference(layer, *reference);
-  return m;
+  m.compute_us.push_back(compute);
+  m.comm_us.push_back(comm);
+  m.step_us.push_back(step);
+  if (thread_cpu_time) m.compute_cpu_us.push_back(cpu);
+  m.calls = ranks.front().calls;
+  call_times.resize(m.calls.size());
+  for (std::size_t c = 0; c < m.calls.size(); ++c) call_times[c].push_back(m.calls[c].time_us);
 }
 
-// The same measurement with the ranks on GPUs: times from CUDA events on each rank's stream (no thread CPU time),
-// activations from the GPU layer's own ledger of device memory, results copied back for the check.
-ConfigMeasure measure_config_gpu(const LayerShape& shape, int repeats, RunContext& ctx,
-                                 const tensor::RankLayer<double>* reference) {
+// One configuration on the device: its layer made, `repeats` steps timed after one untimed, and with a `reference`
+// its results checked against it.
+template <typename Device>
+ConfigMeasure measure_config(const Device& device, const LayerShape& shape, int repeats, RunContext& ctx,
+                             const tensor::RankLayer<double>* reference) {
   ConfigMeasure m{.shape = shape};
-  const std::unique_ptr<tensor::cuda::GpuTensorLayer> layer_on_gpus = tensor::cuda::make_gpu_tensor_layer(shape);
-  tensor::cuda::GpuTensorLayer& layer = *layer_on_gpus;
-  m.placement = layer.placement().description;
-  m.emulated = layer.placement().emulated;
-  m.nccl = layer.placement().collectives == tensor::GpuCollectives::Nccl;
-  m.activation_bytes = layer.activation_bytes(0);
+  const std::unique_ptr<typename Device::Layer> layer = device.make_layer(shape);
+  m.placement = layer->placement();
+  m.activation_bytes = layer->activation_bytes(0);
   for (int r = 1; r < shape.ranks; ++r)
-    m.ranks_hold_equal_activations &= layer.activation_bytes(r) == m.activation_bytes;
+    m.ranks_hold_equal_activations &= layer->activation_bytes(r) == m.activation_bytes;
   std::vector<std::vector<double>> call_times;
   for (int i = 0; i <= repeats; ++i) {  // the first step is not timed
     ctx.control.check_cancelled();
-    const std::vector<tensor::RankStepTimes> ranks = layer.step();
-    if (i == 0) continue;
-    double compute = 0, comm = 0, step = 0;
-    for (const tensor::RankStepTimes& r : ranks) {
-      compute = std::max(compute, r.compute_us);
-      comm = std::max(comm, r.comm_us);
-      step = std::max(step, r.step_us);
-    }
-    m.compute_us.push_back(compute);
-    m.comm_us.push_back(comm);
-    m.step_us.push_back(step);
-    m.calls = ranks.front().calls;
-    call_times.resize(m.calls.size());
-    for (std::size_t c = 0; c < m.calls.size(); ++c) call_times[c].push_back(m.calls[c].time_us);
+    const std::vector<tensor::RankStepTimes> ranks = layer->step();
+    if (i > 0) add_step(m, call_times, ranks, Device::kRanksHaveThreadCpuTime);
   }
   m.comm_bytes = 0;
   for (std::size_t c = 0; c < m.calls.size(); ++c) {
     m.calls[c].time_us = stats(call_times[c]).median_us;
     m.comm_bytes += m.calls[c].bytes_sent;
   }
-  if (reference != nullptr) {
-    const std::vector<tensor::cuda::HostRankCopy> copies = layer.results();
-    std::vector<tensor::RankResults> views;
-    for (const tensor::cuda::HostRankCopy& c : copies)
-      views.push_back({.rank = c.rank,
-                       .output = c.output.data(),
-                       .input_gradient = c.input_gradient.data(),
-                       .grad_wqkv = c.grad_wqkv.data(),
-                       .grad_wo = c.grad_wo.data(),
-                       .grad_w1 = c.grad_w1.data(),
-                       .grad_w2 = c.grad_w2.data(),
-                       .grad_norms = c.grad_norms.data()});
-    m.errors = tensor::compare_with_reference(shape, views, *reference);
-  }
+  if (reference != nullptr) m.errors = layer->errors_against(*reference);
   return m;
 }
 
@@ -248,7 +199,8 @@ std::vector<Series> series_against_hidden(const std::vector<ConfigMeasure>& all,
 }
 
 // The run's expectation: at t = 2, per-rank compute at most 0.6 of t = 1's, each the fastest timed step (the one
-// least slowed by other programs), at the chosen h.
+// least slowed by other programs), at the chosen h; and what the device says when per-rank compute did not fall.
+template <typename Device>
 void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>& all, const LayerShape& chosen) {
   const ConfigMeasure *one = find(all, chosen.hidden, 1), *two = find(all, chosen.hidden, 2);
   out.compute_ratio_bar = kComputeRatioBar;
@@ -257,15 +209,7 @@ void judge_compute(tensor::TensorMeasured& out, const std::vector<ConfigMeasure>
     if (!one->compute_cpu_us.empty() && !two->compute_cpu_us.empty())
       out.compute_cpu_ratio_t2_over_t1 = stats(two->compute_cpu_us).min_us / stats(one->compute_cpu_us).min_us;
     out.meets_compute_bar = out.compute_ratio_t2_over_t1 <= kComputeRatioBar;
-    // Ranks emulated as streams of one GPU share its SMs: splitting a GEMM that already leaves the GPU idle (small h)
-    // gives more, smaller launches, not less time per rank.
-    if (out.on_gpu && out.compute_ratio_t2_over_t1 >= 0.9)
-      out.gpu_scaling_caveat = fmt::format(
-          "On this GPU per-rank compute did not fall with t (t = 2 took {:.2f}x the time of t = 1): the ranks are "
-          "streams of one GPU sharing its SMs, and at h = {} each GEMM is too small to fill it, so splitting it "
-          "gives more, smaller kernel launches rather than less time; a GPU per rank and a larger h are where the "
-          "1/t shows",
-          out.compute_ratio_t2_over_t1, chosen.hidden);
+    out.gpu_scaling_caveat = Device::compute_scaling_caveat(out.compute_ratio_t2_over_t1, chosen.hidden);
   }
   out.at_bar_sizes = chosen.hidden == kBarHidden && chosen.seq == kBarSeq && chosen.ranks == 2;
 }
@@ -289,122 +233,77 @@ tensor::CourseExample run_course_example() {
   return e;
 }
 
-void add_gpu_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
-  result.backend.notes.push_back(
-      "ranks on the GPU: each with its shards in device memory, its GEMMs on cuBLAS (fp32, no TF32) on its own handle "
-      "and stream, layer norm, softmax, dropout and GeLU as CUDA kernels; times per rank from CUDA events on its "
-      "stream, per step the slowest rank's");
-  std::string last;
-  bool nccl = false;
-  for (const ConfigMeasure& m : all) {
-    result.backend.emulated |= m.emulated;
-    nccl |= m.nccl;
-    if (m.shape.ranks > 1 && m.placement != last) {
-      result.backend.notes.push_back(fmt::format("t = {}: {}", m.shape.ranks, m.placement));
-      last = m.placement;
-    }
+// The layer on `device`: the unsharded reference, the chosen configuration checked against it, then the rest of the
+// plan, each configuration a part of equal weight.
+template <typename Device>
+void run_layer_on(const Device& device, const tensor::TensorParams& p, RunContext& ctx, RunResult& result) {
+  const LayerShape& chosen = p.shape;
+  result.backend.timer = Device::kTimer;
+  result.backend.repeats = p.repeats;
+  const std::vector<LayerShape> plan = run_plan(p);
+  int most_ranks = 1;
+  for (const LayerShape& s : plan) most_ranks = std::max(most_ranks, s.ranks);
+  const tensor::SingleThreadedBlas blas(Device::blas_rank_threads(most_ranks));
+
+  RunPlan parts(ctx.control, double(plan.size()) + 1);
+  std::vector<ConfigMeasure> all;
+  {
+    parts.start("the unsharded layer in double (the reference)");
+    const tensor::RankLayer<double> reference = tensor::stepped_reference_layer(chosen, ctx.ledger);
+    parts.start(fmt::format("t = {}, h = {}", chosen.ranks, chosen.hidden));
+    all.push_back(measure_config(device, chosen, p.repeats, ctx, &reference));
   }
-  if (nccl)
-    result.backend.notes.push_back(
-        "NCCL's own traffic is not visible to the lab: with NCCL the bytes shown are what the lab's ring copies for "
-        "the same call, 2(t-1)/t or (t-1)/t of the buffer");
-  else
-    result.backend.notes.push_back(
-        "collectives are the lab's ring on the GPU: one chunk copied to the neighbour per step, added there by a "
-        "kernel; the bytes are counted from those copies");
-  result.backend.notes.push_back(
-      "checked against the unsharded layer on one CPU thread in double: max |sharded - unsharded| / max |unsharded| "
-      "per tensor (output, input gradient, every weight gradient), the GPU ranks' results copied back");
+  for (std::size_t i = 1; i < plan.size(); ++i) {
+    parts.start(fmt::format("t = {}, h = {}", plan[i].ranks, plan[i].hidden));
+    all.push_back(measure_config(device, plan[i], p.repeats, ctx, nullptr));
+  }
+
+  tensor::TensorMeasured measured = measured_of(all.front(), *result.theory_as<tensor::TensorTheory>());
+  measured.on_gpu = Device::kOnGpu;
+  measured.placement = all.front().placement.description;
+  judge_compute<Device>(measured, all, chosen);
+  result.measured = make_values(std::move(measured));
+  result.series = series_against_t(all, chosen);
+  for (Series& s : series_against_hidden(all, chosen)) result.series.push_back(std::move(s));
+  std::vector<tensor::RankPlacement> ran;
+  result.backend.emulated = false;
+  for (const ConfigMeasure& m : all) {
+    ran.push_back(m.placement);
+    result.backend.emulated |= m.placement.emulated;
+  }
+  for (std::string& note : Device::notes(ran)) result.backend.notes.push_back(std::move(note));
+  parts.finish();
 }
 
-void add_run_notes(RunResult& result, const std::vector<ConfigMeasure>& all) {
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  result.backend.notes.push_back(
-      "ranks are CPU threads in one process, one OpenBLAS thread each (as one GPU each); collectives are the lab's "
-      "ring, copying through shared memory; times per step are the slowest rank's");
-  int most = 1;
-  for (const ConfigMeasure& m : all) most = std::max(most, m.shape.ranks);
-  if (most > hardware)
+// The run on `device`: the calculator alone, the course's worked example (on CPU rank threads whatever the device),
+// or the layer.
+template <typename Device>
+void run_on(const Device& device, const tensor::TensorParams& p, RunContext& ctx, RunResult& result) {
+  if (p.mode == tensor::TensorMode::Theory) {
+    result.backend.emulated = false;
+    result.backend.notes.push_back("calculator only: the activation bytes come from the formula; nothing ran");
+    return;
+  }
+  if (p.example == tensor::TensorExample::Course) {
+    result.backend.emulated = true;  // two rank threads of one CPU
+    result.measured = make_values(tensor::TensorMeasured{.example = run_course_example()});
     result.backend.notes.push_back(
-        fmt::format("t = {} ranks time-share {} hardware threads: their per-rank times include waiting for a core",
-                    most, hardware));
-  result.backend.notes.push_back(
-      "checked against the unsharded layer on one rank in double: max |sharded - unsharded| / max |unsharded| per "
-      "tensor (output, input gradient, every weight gradient)");
+        "worked example only: the course's W and x on two CPU rank threads, gathered and all-reduced by the lab's "
+        "ring");
+    if (!Device::kCourseExampleNote.empty()) result.backend.notes.emplace_back(Device::kCourseExampleNote);
+    return;
+  }
+  run_layer_on(device, p, ctx, result);
 }
 
 }  // namespace
 
 RunResult TensorLesson::run_with(const tensor::TensorParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  result.backend.emulated = true;  // ranks as threads of one CPU (on a GPU: set from the placement below)
-  if (p.mode == tensor::TensorMode::Theory) {
-    result.backend.emulated = false;
-    result.backend.notes.push_back("calculator only: the activation bytes come from the formula; nothing ran");
-    finish_result(result, ctx.ledger);
-    return result;
-  }
-  if (p.example == tensor::TensorExample::Course) {
-    result.measured = make_values(tensor::TensorMeasured{.example = run_course_example()});
-    result.backend.notes.push_back(
-        "worked example only: the course's W and x on two CPU rank threads, gathered and all-reduced by the lab's "
-        "ring");
-    if (on_gpu)
-      result.backend.notes.push_back("four numbers need no GPU: the example runs on the CPU whatever the backend");
-    finish_result(result, ctx.ledger);
-    return result;
-  }
-  const LayerShape& chosen = p.shape;
-  const int repeats = p.repeats;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = repeats;
-  if (on_gpu) result.backend.emulated = false;
-  const std::vector<LayerShape> plan = run_plan(p);
-  int most_ranks = 1;
-  for (const LayerShape& s : plan) most_ranks = std::max(most_ranks, s.ranks);
-  const tensor::SingleThreadedBlas blas(on_gpu ? 0 : most_ranks);
-  auto measure = [&](const LayerShape& shape, const tensor::RankLayer<double>* reference) {
-    return on_gpu ? measure_config_gpu(shape, repeats, ctx, reference) : measure_config(shape, repeats, ctx, reference);
-  };
-
-  // One part per configuration and one for the reference, of equal weight.
-  RunPlan parts(ctx.control, double(plan.size()) + 1);
-  std::vector<ConfigMeasure> all;
-  {
-    parts.start("the unsharded layer in double (the reference)");
-    LayerShape unsharded = chosen;
-    unsharded.ranks = 1;
-    unsharded.sequence_parallel = false;
-    const tensor::RankLayer<double> reference = [&] {
-      tensor::RankLayer<double> layer(unsharded, 0, ctx.ledger, " (reference)", nullptr);
-      layer.step();
-      return layer;
-    }();
-    parts.start(fmt::format("t = {}, h = {}", chosen.ranks, chosen.hidden));
-    all.push_back(measure(chosen, &reference));
-  }
-  for (std::size_t i = 1; i < plan.size(); ++i) {
-    parts.start(fmt::format("t = {}, h = {}", plan[i].ranks, plan[i].hidden));
-    all.push_back(measure(plan[i], nullptr));
-  }
-
-  tensor::TensorMeasured measured = measured_of(all.front(), *result.theory_as<tensor::TensorTheory>());
-  measured.on_gpu = on_gpu;
-  measured.placement = on_gpu ? all.front().placement
-                              : fmt::format(
-                                    "{} rank{} as CPU threads in one process, the lab's ring through shared "
-                                    "memory",
-                                    chosen.ranks, chosen.ranks == 1 ? "" : "s");
-  judge_compute(measured, all, chosen);
-  result.measured = make_values(std::move(measured));
-  result.series = series_against_t(all, chosen);
-  for (Series& s : series_against_hidden(all, chosen)) result.series.push_back(std::move(s));
-  if (on_gpu)
-    add_gpu_run_notes(result, all);
+  if (ctx.backend == BackendKind::Cuda)
+    run_on(tensor::CudaTensor(), p, ctx, result);
   else
-    add_run_notes(result, all);
-  parts.finish();
+    run_on(tensor::CpuTensor(ctx.ledger), p, ctx, result);
   finish_result(result, ctx.ledger);
   return result;
 }

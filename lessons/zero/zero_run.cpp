@@ -1,18 +1,17 @@
-// The ZeRO lesson's run: the lab's stack trained on N CPU rank threads at stages 0, 1, 2 and 3 in turn, each rank's
-// ledger read against the paper's formulas, the links' byte counts against the ring's, and every stage's final
-// weights against stage 0's.
+// The ZeRO lesson's run: the lab's stack trained on N CPU rank threads or GPU ranks at stages 0, 1, 2 and 3 in turn,
+// each rank's ledger read against the paper's formulas, the links' byte counts against the ring's, and every stage's
+// final weights against stage 0's.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 #include "engine/backend.h"
 #include "engine/measure.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/tensor/tp_layer.h"
-#include "kernels/zero/zero_cuda.h"
+#include "kernels/zero/zero_devices.h"
 #include "kernels/zero/zero_memory.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/zero/zero_lesson.h"
@@ -42,14 +41,6 @@ PeakBytes largest(const std::vector<PeakBytes>& all) {
     m.total = std::max(m.total, p.total);
   }
   return m;
-}
-
-// Trains on the run's backend: CPU rank threads, or the GPU (placement written where asked).
-zero::ZeroTraining train_on(const RunContext& ctx, const zero::ZeroConfig& config, std::string* placement = nullptr) {
-  if (ctx.backend != BackendKind::Cuda) return zero::train_sharded(config);
-  zero::cuda::GpuZeroTraining gpu = zero::cuda::train_sharded_gpu(config);
-  if (placement) *placement = gpu.placement.description;
-  return std::move(gpu.training);
 }
 
 double max_rel_err(const std::vector<float>& w, const std::vector<float>& reference) {
@@ -127,7 +118,8 @@ Series bytes_series(const char* id, const std::string& name, const char* role) {
 // Every stage at each swept N, one step each: the largest rank's model states from its ledger (measured) beside the
 // formula at the same N (theory). Returns whether every rank matched the formula everywhere. Each N is a part of
 // `plan` weighing its kMaxStage + 1 training steps.
-bool sweep_ranks(const ZeroParams& p, RunContext& ctx, RunPlan& plan, std::vector<Series>& out) {
+template <typename Device>
+bool sweep_ranks(const Device& device, const ZeroParams& p, RunPlan& plan, std::vector<Series>& out) {
   bool all_equal = true;
   std::vector<Series> measured(4), formula(4);
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
@@ -155,7 +147,7 @@ bool sweep_ranks(const ZeroParams& p, RunContext& ctx, RunPlan& plan, std::vecto
       zero::ZeroConfig config = zero_config(p, stage);
       config.ranks = ranks[i];
       config.steps = 1;
-      const zero::ZeroTraining t = train_on(ctx, config);
+      const zero::ZeroTraining t = device.train(config).training;
       const std::int64_t expected =
           zero::exact_model_state_bytes(stage, training::parameter_count(config.shape), config.ranks).total();
       std::int64_t largest = 0;
@@ -200,16 +192,19 @@ struct StageSeries {
 
 // Trains every stage on the chosen N, each held against stage 0, into `measured` (its timelines into `result`). Each
 // stage is a part of `plan` weighing its p.steps training steps.
-StageSeries train_every_stage(const ZeroParams& p, RunContext& ctx, RunPlan& plan, zero_lesson::ZeroMeasured& measured,
-                              RunResult& result) {
+template <typename Device>
+StageSeries train_every_stage(const Device& device, const ZeroParams& p, RunPlan& plan,
+                              zero_lesson::ZeroMeasured& measured, RunResult& result) {
   StageSeries series;
   std::vector<float> stage0;
   for (int stage = 0; stage <= zero::kMaxStage; ++stage) {
     plan.start(fmt::format("stage {}: {} ranks train {} steps", stage, measured.ranks, p.steps), p.steps);
     const zero::ZeroConfig config = zero_config(p, stage);
-    const zero::ZeroTraining t = train_on(ctx, config, &measured.placement);
+    zero::RanksTrained trained = device.train(config);
+    const zero::ZeroTraining& t = trained.training;
+    measured.placement = std::move(trained.placement);
     if (stage == 0) stage0 = t.master_weights;
-    if (stage == 0 && measured.on_gpu)  // the GPU's stage 0 against the CPU's: the same math, cuBLAS's summation order
+    if (stage == 0 && Device::kOnGpu)  // the GPU's stage 0 against the CPU's: the same math, cuBLAS's summation order
       measured.max_rel_err_gpu_vs_cpu_stage0 =
           max_rel_err(t.master_weights, zero::train_sharded(config).master_weights);
     StageMeasured m = measure_stage(config, t, stage0);
@@ -235,27 +230,12 @@ void summarize_chosen_stage(zero_lesson::ZeroMeasured& measured) {
   }
 }
 
-void add_backend_notes(RunResult& result, const zero_lesson::ZeroMeasured& measured) {
-  if (measured.on_gpu) {
-    result.backend.emulated = zero::cuda::place_ranks(measured.ranks).emulated;
-    result.backend.notes.push_back("ranks on the GPU: " + measured.placement);
-    result.backend.notes.push_back(
-        "each rank: one stream, its GEMMs on cuBLAS (fp32, no TF32), real 2-byte weights and gradients, every "
-        "cudaMalloc counted in its ledger by tag; times from CUDA events, each rank's timeline from its own step "
-        "start");
-    result.backend.notes.push_back(
-        "stages compared with GPU stage 0; GPU stage 0 compared with CPU stage 0 (max_rel_err_gpu_vs_cpu_stage0): "
-        "close, not bit-identical, since cuBLAS sums in another order and Adam's first steps follow the gradient's "
-        "sign");
-  } else {
-    const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    result.backend.notes.push_back(
-        "ranks: CPU threads (one OpenBLAS thread each), each with its own memory ledger; collectives: the lab's ring");
-    if (measured.ranks > hardware)
-      result.backend.notes.push_back(
-          fmt::format("{} ranks time-share {} hardware threads: the timeline's gaps include waiting for a core",
-                      measured.ranks, hardware));
-  }
+// Whether the ranks were emulated and how they ran, then what every device's links count.
+template <typename Device>
+void add_backend_notes(const Device& device, RunResult& result, const zero_lesson::ZeroMeasured& measured) {
+  result.backend.emulated = device.ranks_emulated(measured.ranks);
+  for (std::string& note : device.notes(measured.ranks, measured.placement))
+    result.backend.notes.push_back(std::move(note));
   result.backend.notes.push_back("16-bit values travel widened to fp32 (exactly): the links count 4 B an element");
 }
 
@@ -277,6 +257,29 @@ void add_rank_ledgers(RunResult& result) {
   }
 }
 
+// Every stage trained on `device` at the chosen N, then one step of every stage at each swept N.
+template <typename Device>
+void train_on(const Device& device, const ZeroParams& p, RunContext& ctx, RunResult& result) {
+  result.backend.timer = Device::kTimer;
+  result.backend.repeats = p.steps;
+  const tensor::SingleThreadedBlas blas(zero_swept_ranks(p).back());  // the most rank threads any training starts
+  zero_lesson::ZeroMeasured measured;
+  measured.stage = p.stage;
+  measured.ranks = p.n;
+  measured.dtype = precision::layout_of(p.dtype).name;
+  measured.on_gpu = Device::kOnGpu;
+  measured.swept_ranks = zero_swept_ranks(p);
+  // In training steps: every stage at the chosen N, then one step of every stage at each swept N.
+  RunPlan plan(ctx.control, (zero::kMaxStage + 1) * double(p.steps + measured.swept_ranks.size()));
+  StageSeries series = train_every_stage(device, p, plan, measured, result);
+  summarize_chosen_stage(measured);
+  result.series = {series.ledger, series.formula, series.comm, series.comm_formula};
+  measured.sweep_matches_formula = sweep_ranks(device, p, plan, result.series);
+  add_backend_notes(device, result, measured);
+  result.measured = make_values(std::move(measured));
+  plan.finish();
+}
+
 }  // namespace
 
 RunResult ZeroLesson::run_with(const ZeroParams& p, RunContext& ctx) const {
@@ -286,26 +289,10 @@ RunResult ZeroLesson::run_with(const ZeroParams& p, RunContext& ctx) const {
     finish_result(result, ctx.ledger);
     return result;
   }
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  result.backend.emulated = true;
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
-  result.backend.repeats = p.steps;
-  const tensor::SingleThreadedBlas blas(zero_swept_ranks(p).back());  // the most rank threads any training starts
-  zero_lesson::ZeroMeasured measured;
-  measured.stage = p.stage;
-  measured.ranks = p.n;
-  measured.dtype = precision::layout_of(p.dtype).name;
-  measured.on_gpu = on_gpu;
-  measured.swept_ranks = zero_swept_ranks(p);
-  // In training steps: every stage at the chosen N, then one step of every stage at each swept N.
-  RunPlan plan(ctx.control, (zero::kMaxStage + 1) * double(p.steps + measured.swept_ranks.size()));
-  StageSeries series = train_every_stage(p, ctx, plan, measured, result);
-  summarize_chosen_stage(measured);
-  result.series = {series.ledger, series.formula, series.comm, series.comm_formula};
-  measured.sweep_matches_formula = sweep_ranks(p, ctx, plan, result.series);
-  add_backend_notes(result, measured);
-  result.measured = make_values(std::move(measured));
-  plan.finish();
+  if (ctx.backend == BackendKind::Cuda)
+    train_on(zero::CudaZero(), p, ctx, result);
+  else
+    train_on(zero::CpuZero(), p, ctx, result);
   finish_result(result, ctx.ledger);
   add_rank_ledgers(result);
   return result;
