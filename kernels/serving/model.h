@@ -66,6 +66,7 @@ class Model {
   int layers() const { return layers_; }
   const ModelShape& shape() const { return shape_; }
   int max_rows() const { return max_rows_; }
+  const Weights& weights() const { return weights_; }
   // The last pass's logits of `row` (after a prefill: row 0, the last prompt position's).
   const float* logits(std::int64_t row) const { return logits_.data() + row * shape_.vocab; }
 

@@ -9,7 +9,7 @@
 #include "engine/measure.h"
 #include "engine/mpi_world.h"
 #include "engine/units.h"
-#include "kernels/ddp/ddp_cuda.h"
+#include "kernels/ddp/ddp_devices.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/ddp/ddp_processes.h"
@@ -64,19 +64,11 @@ Measured measured_from(const TrainConfig& c, TrainResult trained, const std::vec
   return m;
 }
 
-// On the GPU, `placement` receives how the ranks were placed.
-Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single, RunContext& ctx,
-                 std::string* placement = nullptr) {
+// `placement`, where given, receives how the device placed the ranks (on a GPU).
+Measured measure(const TrainConfig& c, const training::DataSet& data, const std::vector<float>& single,
+                 const ddp::DdpDevice& device, RunContext& ctx, std::string* placement = nullptr) {
   ctx.control.check_cancelled();
-  TrainResult trained;
-  if (ctx.backend == BackendKind::Cuda) {
-    ddp::cuda::GpuTrainResult gpu = ddp::cuda::train_gpu(c, data, ctx.ledger);
-    trained = std::move(gpu.result);
-    if (placement) *placement = gpu.placement.description;
-  } else {
-    trained = ddp::train(c, data, ctx.ledger);
-  }
-  return measured_from(c, std::move(trained), single);
+  return measured_from(c, device.train(c, data, ctx.ledger, placement), single);
 }
 
 // Ranks as processes: every rank trains its share; rank 0 gathers the others' timings and spans, then trains the
@@ -219,7 +211,7 @@ const Measured* find(const std::vector<Measured>& all, int ranks, SyncMode mode,
   return nullptr;
 }
 
-ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theory, bool on_gpu) {
+ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theory, const ddp::DdpDevice& device) {
   ddp::DdpMeasured out;
   const TimingStats step = summarize_us(chosen.step_us, "steady_clock");
   out.step_us = step.median_us;
@@ -240,8 +232,8 @@ ddp::DdpMeasured measured_of(const Measured& chosen, const ddp::DdpTheory& theor
   out.timed_steps = int(chosen.step_us.size());
   out.hardware_threads = std::max(1, int(std::thread::hardware_concurrency()));
   out.threads_used = chosen.config.mode == SyncMode::Ddp ? 2 * chosen.config.ranks : chosen.config.ranks;
-  if (!on_gpu) out.communication_core_set_aside = chosen.result.communication_core_set_aside;
-  out.on_gpu = on_gpu;
+  out.communication_core_set_aside = device.communication_core_set_aside(chosen.result);
+  out.on_gpu = device.on_gpu();
   return out;
 }
 
@@ -254,8 +246,9 @@ std::string measured_thread_level(const RunResult& r) {
 // threads each is held against single-rank training on the full batch; `placement` says where the ranks ran. Each
 // training is one part of `parts` (which weighs plan.size() + 2): the reference, the chosen configuration, the plan's.
 std::vector<Measured> train_every_configuration(const TrainConfig& chosen, const std::vector<PlannedRun>& plan,
-                                                const training::DataSet& data, bool processes, RunContext& ctx,
-                                                RunPlan& parts, std::string& placement) {
+                                                const training::DataSet& data, bool processes,
+                                                const ddp::DdpDevice& device, RunContext& ctx, RunPlan& parts,
+                                                std::string& placement) {
   std::vector<float> single;
   std::vector<Measured> all;
   if (processes) {
@@ -266,20 +259,21 @@ std::vector<Measured> train_every_configuration(const TrainConfig& chosen, const
     parts.start("single-rank training on the full batch (the reference)");
     single = ddp::train_single_rank(chosen, data);
     parts.start("the chosen configuration");
-    all.push_back(measure(chosen, data, single, ctx, &placement));
+    all.push_back(measure(chosen, data, single, device, ctx, &placement));
   }
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const TrainConfig& c = plan[i].config;
     parts.start(fmt::format("{}: {} N = {}, bucket {}", plan[i].purpose, mode_name(c.mode), c.ranks, bucket_text(c)));
-    all.push_back(measure(c, data, single, ctx));
+    all.push_back(measure(c, data, single, device, ctx));
   }
   return all;
 }
 
 // The chosen run's figures, the variants, the fastest bucket and one bucket, and the benchmark's verdict.
 ddp::DdpMeasured measured_of_all(const std::vector<Measured>& all, const std::vector<PlannedRun>& plan,
-                                 const TrainConfig& chosen, const ddp::DdpTheory& theory, bool on_gpu) {
-  ddp::DdpMeasured measured = measured_of(all.front(), theory, on_gpu);
+                                 const TrainConfig& chosen, const ddp::DdpTheory& theory,
+                                 const ddp::DdpDevice& device) {
+  ddp::DdpMeasured measured = measured_of(all.front(), theory, device);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (i == 0 || (i - 1 < plan.size() && std::string(plan[i - 1].purpose) == "variant"))
       measured.variants.push_back(variant_of(all[i], i == 0));
@@ -330,44 +324,24 @@ void add_process_notes(RunResult& result, bool on_gpu, const std::string& placem
     result.backend.notes.push_back(
         "emulated: more processes than GPUs, so ranks take turns on a GPU and hide less communication than a GPU "
         "each would");
-  if (on_gpu)
-    result.backend.notes.push_back(
-        "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
-        "rounding, never bit for bit");
+  if (on_gpu) result.backend.notes.push_back(ddp::kGpuWeightsNote);
 }
 
-void add_gpu_notes(RunResult& result, const TrainConfig& chosen, const std::string& placement) {
-  result.backend.emulated = ddp::cuda::place_ranks(chosen.ranks).emulated;
-  result.backend.notes.push_back("ranks on the GPU: " + placement);
-  result.backend.notes.push_back(
-      "per rank a compute stream (forward and backward on cuBLAS, fp32 without TF32) and a communication stream "
-      "that all-reduces each bucket once the event of its last layer's gradient fires; times from CUDA events, "
-      "each rank's measured from its own step start");
-  result.backend.notes.push_back(
-      "weights are compared with single-rank training on the CPU: cuBLAS sums in another order, so they agree to "
-      "rounding, never bit for bit");
-  result.backend.notes.push_back(
-      fmt::format("bytes counted for rank {}, at position 0 of the GPU ring, the rank the closed form describes",
-                  ddp::cuda::gpu_ring_position0_rank(chosen.ranks)));
-}
-
-void add_thread_notes(RunResult& result, const Measured& chosen_run) {
-  result.backend.notes.push_back(
-      "ranks as threads on this CPU: per rank a compute thread (one OpenBLAS thread) and, in DDP, a communication "
-      "thread running the lab's ring through shared memory");
-  if (chosen_run.result.communication_core_set_aside)
-    result.backend.notes.push_back(
-        "no core to spare: one core is kept for the communication threads (as a GPU's all-reduce has a stream of "
-        "its own) and the compute threads of every mode share the others");
+// Ranks in this process: whether they emulate as many machines, and the device's notes.
+void add_device_notes(RunResult& result, const ddp::DdpDevice& device, const TrainConfig& chosen,
+                      const Measured& chosen_run, const std::string& placement) {
+  result.backend.emulated = device.emulated(chosen.ranks);
+  for (std::string& note : device.notes(chosen, chosen_run.result, placement))
+    result.backend.notes.push_back(std::move(note));
 }
 
 }  // namespace
 
 RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  result.backend.emulated = true;  // ranks as threads of one CPU (corrected below on GPUs, one per rank)
-  result.backend.timer = on_gpu ? "cuda_event" : "steady_clock";
+  const std::unique_ptr<ddp::DdpDevice> device = ddp::make_ddp_device(ctx.backend);
+  result.backend.emulated = true;  // until the ranks' placement is known (below)
+  result.backend.timer = device->timer();
   result.backend.repeats = p.steps;
   const TrainConfig chosen = ddp_config(p);
   const std::vector<PlannedRun> plan = ddp_run_plan(p, ctx.backend);
@@ -379,8 +353,9 @@ RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
 
   std::string placement;
   RunPlan parts(ctx.control, double(plan.size()) + 2);
-  const std::vector<Measured> all = train_every_configuration(chosen, plan, data, processes, ctx, parts, placement);
-  ddp::DdpMeasured measured = measured_of_all(all, plan, chosen, *result.theory_as<ddp::DdpTheory>(), on_gpu);
+  const std::vector<Measured> all =
+      train_every_configuration(chosen, plan, data, processes, *device, ctx, parts, placement);
+  ddp::DdpMeasured measured = measured_of_all(all, plan, chosen, *result.theory_as<ddp::DdpTheory>(), *device);
   measured.placement = placement;
   if (processes) {
     measured.launcher = "mpi";
@@ -391,11 +366,9 @@ RunResult DdpLesson::run_with(const ddp::DdpParams& p, RunContext& ctx) const {
   for (Series& s : ranks_series(all, chosen)) result.series.push_back(std::move(s));
   add_timelines(result, all, chosen);
   if (processes)
-    add_process_notes(result, on_gpu, placement);
-  else if (on_gpu)
-    add_gpu_notes(result, chosen, placement);
+    add_process_notes(result, device->on_gpu(), placement);
   else
-    add_thread_notes(result, all.front());
+    add_device_notes(result, *device, chosen, all.front(), placement);
   parts.finish();
   finish_result(result, ctx.ledger);
   return result;

@@ -10,8 +10,8 @@
 #include "engine/backend.h"
 #include "engine/measure.h"
 #include "kernels/serving/cpu_backend.h"
-#include "kernels/serving/model_cuda.h"
 #include "kernels/serving/scheduler.h"
+#include "kernels/serving/serving_devices.h"
 #include "kernels/serving/speculative.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/serving/serving_lesson.h"
@@ -28,9 +28,9 @@ constexpr double kBuildWeight = 0.25, kPassesWeight = 0.5, kContextWeight = 0.5,
                  kCpuMatchWeight = 1;
 constexpr int kPolicies = 3, kKnobRuns = 4;
 
-double plan_weight(const ServingParams& p, bool on_gpu) {
+double plan_weight(const ServingParams& p, const ServingDevice& device) {
   return kBuildWeight + kPassesWeight + kContextWeight + kPolicies * double(std::size(kCurveRateFractions)) +
-         kKnobRuns + (p.draft ? kSpeculativeWeight : 0) + (on_gpu ? kCpuMatchWeight : 0);
+         kKnobRuns + (p.draft ? kSpeculativeWeight : 0) + (device.compares_with_cpu_model() ? kCpuMatchWeight : 0);
 }
 
 // Nearest-rank percentile (q in (0, 1]) of `values`; 0 for none.
@@ -230,17 +230,9 @@ SpeculativeMeasured measure_speculative(ModelBackend& target, ModelBackend& draf
   return m;
 }
 
-std::vector<Series> roofline_series(const ServingMeasured& m) {
+std::vector<Series> roofline_series(const ServingMeasured& m, const char* roof_label) {
   std::vector<Series> out;
-  Series roof{"roof",
-              m.device == "cuda" ? "GPU 0's roof (datasheet peak and bandwidth)"
-                                 : "this machine's roof (sgemm peak, memcpy bandwidth)",
-              "theory",
-              "FLOP per byte (fp32 weights)",
-              "FLOP/B",
-              "GFLOP/s",
-              "GFLOP/s",
-              {}};
+  Series roof{"roof", roof_label, "theory", "FLOP per byte (fp32 weights)", "FLOP/B", "GFLOP/s", "GFLOP/s", {}};
   for (double x = 0.1; x <= 2000; x *= 1.25) {
     const double y = std::min(m.peak_gflops, m.bandwidth_gbps * x);
     roof.points.push_back({x, y, y, y});
@@ -297,7 +289,8 @@ std::vector<Series> curve_series(const ServingMeasured& m) {
   return out;
 }
 
-// The CPU model's greedy tokens for every request of the stream against `reference` (the GPU's): the share equal.
+// The CPU model's greedy tokens for every request of the stream against `reference` (another device's): the share
+// equal.
 double cpu_match_fraction(Model& model, MemoryLedger& ledger, const std::vector<Request>& stream,
                           const std::vector<std::vector<int>>& reference, RunControl& control) {
   CpuBackend cpu(model, ledger, 1);
@@ -441,27 +434,15 @@ std::vector<Series> speculative_series(const SpeculativeMeasured& spec) {
            {{a, y, y, y}}}};
 }
 
-// What the run did, in the notes beside its numbers.
-void add_notes(RunResult& result, const ServingMeasured& m, const DeviceInfo& device, bool on_gpu, int draft_layers,
-               int layers) {
+// What the run did, in the notes beside its numbers: the serving loop, the device's own, the draft model.
+void add_notes(RunResult& result, const ServingMeasured& m, const ServingDevice& device, int draft_layers, int layers) {
   result.backend.repeats = 1;
   result.backend.notes.push_back(
       "seeded Poisson arrivals on the real clock; one scheduler thread (one BLAS thread) runs the model pass by pass; "
       "static and "
       "adaptive batches compute finished rows as padding until their longest request is done");
-  if (on_gpu) {
-    result.backend.timer = "steady_clock (the host waits for each pass's tokens)";
-    result.backend.notes.push_back(fmt::format(
-        "on GPU 0 ({}): prefill through cuBLAS sgemm; decode steps and speculative checks through the lab's own row "
-        "kernel, one thread per output element summing in a fixed order, so a token never depends on the batch it "
-        "was computed in; KV caches in device memory; each pass ends when its tokens are back on the host",
-        device.name));
-    result.backend.notes.push_back(fmt::format(
-        "{:.0f}% of the requests have GPU tokens equal to the CPU model's exactly: fp32 sums taken in another order "
-        "(cuBLAS against OpenBLAS, fused multiply-adds, the GPU's expf) round differently in the last bits, and a "
-        "near tie between two logits can then go the other way",
-        100.0 * m.cpu_match_fraction.value_or(0)));
-  }
+  for (std::string& note : device.notes(m.cpu_match_fraction.value_or(0)))
+    result.backend.notes.push_back(std::move(note));
   if (m.speculative)
     result.backend.notes.push_back(fmt::format(
         "draft: the target's first {} of {} layers (its embeddings and head shared); the target's later layers have "
@@ -476,20 +457,18 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   const ModelShape shape = model_shape(p);
   const int max_batch = p.max_batch;
   const int draft_layers = std::min(p.draft_layers, shape.layers);
-  result.backend.timer = "steady_clock";
+  const std::unique_ptr<ServingDevice> device = make_serving_device(ctx.backend, ctx.ledger);
+  result.backend.timer = device->timer();
 
-  const bool on_gpu = ctx.backend == BackendKind::Cuda;
-  RunPlan plan(ctx.control, plan_weight(p, on_gpu));
+  RunPlan plan(ctx.control, plan_weight(p, *device));
   plan.start("building the model", kBuildWeight);
   Weights weights = make_weights(shape, ctx.ledger, std::uint32_t(p.seed), draft_layers, kQuietScale);
   const int k = p.k;
   const int rows = std::max(max_batch, k + 1);
-  // The CPU model always: it serves on the CPU backend, and on the GPU it is the reference the GPU's tokens are
-  // compared with.
+  // The CPU model always: it serves on the CPU, and elsewhere it is the reference the device's tokens are compared
+  // with.
   Model target(shape, weights, shape.layers, ctx.ledger, rows);
-  std::unique_ptr<ModelBackend> served_model =
-      on_gpu ? cuda::make_model(shape, pointers(weights), shape.layers, max_batch, rows)
-             : std::make_unique<CpuBackend>(target, ctx.ledger, max_batch);
+  const std::unique_ptr<ModelBackend> served_model = device->model(target, max_batch);
   const std::vector<Request> stream = make_stream(stream_spec(p));
   std::vector<int> lengths;
   for (const Request& r : stream) lengths.push_back(r.output_tokens);
@@ -497,9 +476,8 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   ServingMeasured m;
   m.policy = policy_name(p.policy);
   m.device = served_model->device();
-  const DeviceInfo& device = on_gpu ? cuda_status().device : cpu_with_peaks();
-  m.peak_gflops = device.peak_fp32_gflops;
-  m.bandwidth_gbps = device.peak_bandwidth_gbps;
+  m.peak_gflops = device->info().peak_fp32_gflops;
+  m.bandwidth_gbps = device->info().peak_bandwidth_gbps;
   plan.start("prefill and decode passes (step 1)", kPassesWeight);
   m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
   plan.start("one sequence to the end of its context (step 2)", kContextWeight);
@@ -521,23 +499,22 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   if (p.draft) {
     plan.start("speculative decoding against the target alone", kSpeculativeWeight);
     Model draft(shape, weights, draft_layers, ctx.ledger, k + 1);
-    std::unique_ptr<ModelBackend> draft_model = on_gpu
-                                                    ? cuda::make_model(shape, pointers(weights), draft_layers, 1, k + 1)
-                                                    : std::make_unique<CpuBackend>(draft, ctx.ledger, 1);
+    const std::unique_ptr<ModelBackend> draft_model = device->model(draft, 1);
     m.speculative =
         measure_speculative(*served_model, *draft_model, stream, p.spec_requests, p.max_output, k, ctx.control);
     m.acceptance_rate = m.speculative->acceptance_rate;
     m.speculative_speedup = m.speculative->speculative_speedup;
     for (Series& s : speculative_series(*m.speculative)) result.series.push_back(std::move(s));
   }
-  for (const auto& series : {roofline_series(m), context_series(m), curve_series(m), knob_series(m)})
+  for (const auto& series :
+       {roofline_series(m, device->roof_label()), context_series(m), curve_series(m), knob_series(m)})
     for (const Series& s : series) result.series.push_back(s);
 
-  if (on_gpu) {
+  if (device->compares_with_cpu_model()) {
     plan.start("the CPU model's greedy tokens for the same requests", kCpuMatchWeight);
     m.cpu_match_fraction = cpu_match_fraction(target, ctx.ledger, stream, reference, ctx.control);
   }
-  add_notes(result, m, device, on_gpu, draft_layers, shape.layers);
+  add_notes(result, m, *device, draft_layers, shape.layers);
   result.measured = make_values(std::move(m));
   plan.finish();
   finish_result(result, ctx.ledger);
