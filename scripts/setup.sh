@@ -29,13 +29,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd $install_line
 fi
 
-# Where ccache is installed, building the same sources again (another clone, another build folder) is mostly cache
-# hits: paths are hashed relative to the checkout. Without it the build is the same, only slower.
-launcher=()
-if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR="$root"
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+source "$root/scripts/compiler_cache.sh" "$root"
 
 # Configure once; later runs only re-apply options they were given (a quick no-op when nothing changed).
 if [[ ! -f "$build_dir/build.ninja" ]]; then
