@@ -15,6 +15,7 @@
 #include "app/views/allreduce_processes_panel.h"
 #include "app/views/view.h"
 #include "engine/units.h"
+#include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/allreduce/allreduce_steps.h"
 #include "lessons/allreduce/allreduce_values.h"
 
@@ -280,7 +281,7 @@ void draw_cost_step(const ViewContext& ctx) {
   const auto* m = ctx.result->measured_as<allreduce::AllreduceMeasured>();
   const auto* t = ctx.result->theory_as<allreduce::AllreduceTheory>();
   if (m && m->fit && t) {
-    const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
+    const std::string at = run_params<AllreduceLesson>(ctx).bytes_text;
     rows.push_back(
         {"fitted latency alpha, per step", fmt::format("{:.2f} us, so {} alpha = {} at {}", m->fit->alpha_us, t->steps,
                                                        format_duration_us(m->fit->alpha_term_us), at)});
@@ -393,7 +394,7 @@ void draw_measured_step(const ViewContext& ctx) {
       if (std::string(id) == "busbw_above_ceiling") line.style = SeriesStyle::Markers;
       spec.lines.push_back(std::move(line));
     }
-  const std::string at = ctx.result->params.count("bytes") ? ctx.result->params.at("bytes") : "S";
+  const std::string at = run_params<AllreduceLesson>(ctx).bytes_text;
   const std::vector<std::pair<std::string, std::string>> summary = {
       {fmt::format("busbw at {}", at), fmt::format("{:.3f} GB/s, {:.0f}% of its ceiling {:.1f} GB/s", m->busbw_gbps,
                                                    100 * m->busbw_fraction_of_ceiling, m->ceiling_gbps)},

@@ -440,7 +440,8 @@ void draw_measured_step(const ViewContext& ctx) {
   Rows rows;
   if (m && m->naive && m->flash && m->comparison) {
     const flash::KernelComparison& c = *m->comparison;
-    rows.push_back({fmt::format("n={} d={}: naive/flash", r.params.at("n"), r.params.at("d")),
+    const flash::FlashParams run = run_params<FlashLesson>(ctx);
+    rows.push_back({fmt::format("n={} d={}: naive/flash", run.n, run.d),
                     fmt::format("{:.3g} / {:.3g} ms", m->naive->ms, m->flash->ms)});
     rows.push_back({"time flash/naive", fmt::format("{:.3f}", c.time_ratio_flash_over_naive)});
     rows.push_back({"scratch naive/flash", fmt::format("{}/{}", format_bytes_binary(double(m->naive->peak_bytes)),

@@ -12,6 +12,7 @@
 #include "app/views/bar_chart.h"
 #include "app/views/view.h"
 #include "engine/units.h"
+#include "lessons/matmul/matmul_lesson.h"
 #include "lessons/matmul/matmul_steps.h"
 #include "lessons/matmul/matmul_values.h"
 
@@ -173,10 +174,10 @@ void draw_libraries_step(const ViewContext& ctx) {
   spec.size = {0, plot_height_leaving(theory->nominal_peak_gflops > 0 ? 6 : 4)};
   draw_plot("gflops", spec);
   std::vector<std::pair<std::string, std::string>> rows;
-  const auto& params = ctx.result->params;
+  const matmul::Shape shape = run_params<MatmulLesson>(ctx).shape;
   for (const auto& v : m->variants)
     rows.push_back(
-        {fmt::format("{} at {} x {} x {}", v.key, params.at("m"), params.at("n"), params.at("k")),
+        {fmt::format("{} at {} x {} x {}", v.key, shape.m, shape.n, shape.k),
          v.precision == "fp32"
              ? fmt::format("{:8.1f} GFLOP/s  {:5.1f}% of {}", v.gflops, v.percent_of_peak, peak_label)
              : fmt::format("{:8.1f} GFLOP/s  {} on the tensor cores: above the fp32 peak", v.gflops, v.precision)});
@@ -257,9 +258,10 @@ void draw_ladder_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
   if (!m || !theory) return draw_needs_run(ctx, "each kernel's share of the library and its place on the roofline");
-  const auto& params = ctx.result->params;
-  ImGui::Text("At %s x %s x %s: GFLOP/s as a share of the library in the same precision", params.at("m").c_str(),
-              params.at("n").c_str(), params.at("k").c_str());
+  const matmul::Shape shape = run_params<MatmulLesson>(ctx).shape;
+  ImGui::TextUnformatted(
+      fmt::format("At {} x {} x {}: GFLOP/s as a share of the library in the same precision", shape.m, shape.n, shape.k)
+          .c_str());
   draw_percent_bars(m->variants);
   if (!m->best_fp32_key.empty())
     ImGui::TextWrapped("Best fp32 kernel of the lab: %s, %.1f%% of the library's fp32.", m->best_fp32_key.c_str(),

@@ -9,6 +9,7 @@
 #include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/lesson.h"
+#include "lessons/run_file.h"
 
 namespace dlsys::gui {
 
@@ -48,6 +49,14 @@ void draw_step_data_missing(const ViewContext& context);
 // milliseconds of CPU with a software renderer), so a faster pace would take more of a core from the runs measured
 // beside an idle window than the lab allows itself (0.05).
 inline constexpr double kAnimationTickS = 1.0;
+
+// The parameters of the run on show (context.result, which must be set), as its lesson reads them: the sizes a view
+// prints are the run's own, typed, never looked up by their key.
+template <typename TypedLessonType>
+typename TypedLessonType::ParamsType run_params(const ViewContext& context) {
+  const auto& lesson = dynamic_cast<const TypedLessonType&>(context.lesson);
+  return lesson.read_params(recorded_params(lesson, *context.result));
+}
 
 // Draws one step of a lesson.
 using StepView = void (*)(const ViewContext& context);
