@@ -7,6 +7,7 @@
 
 #include "app/gui/figure_size.h"
 #include "app/gui/fit_text.h"
+#include "app/gui/plot_geometry.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/units.h"
@@ -161,6 +162,9 @@ void draw_marker(ImDrawList* draw, ImVec2 c, float r, MarkerShape shape, ImU32 c
   }
 }
 
+// The factor above a horizontal guide that a log y axis keeps in view, so the guide's label fits above its line.
+constexpr double kGuideLabelRoomLog = 3.0;
+
 // The data's extent on both axes (whiskers and guides included), padded and clamped as each axis asks.
 std::pair<Range, Range> data_ranges(const PlotSpec& spec) {
   Range xr, yr;
@@ -174,7 +178,11 @@ std::pair<Range, Range> data_ranges(const PlotSpec& spec) {
         yr.add(p.y_max, spec.y.log);
       }
     }
-  for (const auto& g : spec.guides) (g.vertical ? xr : yr).add(g.value, g.vertical ? spec.x.log : spec.y.log);
+  for (const auto& g : spec.guides) {
+    (g.vertical ? xr : yr).add(g.value, g.vertical ? spec.x.log : spec.y.log);
+    // On a log axis, room above a horizontal guide for its label: half a decade.
+    if (!g.vertical && spec.y.log && g.value > 0) yr.add(g.value * kGuideLabelRoomLog, true);
+  }
   return {fit_range(spec.x, xr), fit_range(spec.y, yr)};
 }
 
@@ -225,7 +233,8 @@ void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
                 muted_text_color(), x_title.c_str());
 }
 
-void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+// Returns the boxes of the labels it drew, for the point labels to keep off.
+std::vector<ImVec4> draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
   std::vector<ImVec4> labels;  // (x0, y0, x1, y1) of the guides' labels drawn so far
   for (const auto& g : spec.guides) {
@@ -256,10 +265,12 @@ void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
     // At the right end above the line; below it when there is no room above or another label is there; else left
     // of the labels already drawn.
     const float w = ImGui::CalcTextSize(g.label.c_str()).x;
-    auto clear = [&](const ImVec4& r) {
+    auto clear = [&](const ImVec4& r) {  // inside the plot, off the other labels and off the other guides' lines
       if (r.y < a.p0.y || r.w > a.p1.y) return false;
       for (const ImVec4& o : labels)
         if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
+      for (const auto& other : spec.guides)
+        if (&other != &g && !other.vertical && r.y < a.my.px(other.value) && a.my.px(other.value) < r.w) return false;
       return true;
     };
     const float right = a.p1.x - 6 * s;
@@ -274,6 +285,7 @@ void draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
     labels.push_back(box);
     draw->AddText({box.x, box.y}, color, g.label.c_str());
   }
+  return labels;
 }
 
 // The point nearest the mouse, for the read-out.
@@ -404,16 +416,35 @@ void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, const LegendLayou
   }
 }
 
-// The names of lines that ask for it beside their points: right of the point, else left of it, and left out where
-// both would cover a label already drawn (the legend still names every series).
-void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+// Whether a drawn line of the plot (a series drawn as a line, or a guide) passes through the box.
+bool line_crosses_box(const PlotSpec& spec, const PlotArea& a, const ImVec4& box) {
+  for (const PlotLine& line : spec.lines) {
+    if (line.style == SeriesStyle::Markers) continue;
+    for (std::size_t i = 1; i < line.points.size(); ++i) {
+      const SeriesPoint &p = line.points[i - 1], &q = line.points[i];
+      if (!std::isfinite(p.y) || !std::isfinite(q.y) || (spec.y.log && (p.y <= 0 || q.y <= 0)) ||
+          (spec.x.log && (p.x <= 0 || q.x <= 0)))
+        continue;
+      if (segment_crosses_box({a.mx.px(p.x), a.my.px(p.y)}, {a.mx.px(q.x), a.my.px(q.y)}, box)) return true;
+    }
+  }
+  for (const PlotGuide& g : spec.guides) {
+    const float at = g.vertical ? a.mx.px(g.value) : a.my.px(g.value);
+    if (g.vertical ? (box.x < at && at < box.z) : (box.y < at && at < box.w)) return true;
+  }
+  return false;
+}
+
+// The names of lines that ask for it beside their points: right of the point, else left of, above or below it,
+// where no label already drawn (`drawn`: the guides' to begin with) and no line of the plot runs through the name; left
+// out where none is free (the legend still names every series).
+void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, std::vector<ImVec4> drawn) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
-  std::vector<ImVec4> drawn;
   auto clear = [&](const ImVec4& r) {
     if (r.x < a.p0.x || r.z > a.p1.x || r.y < a.p0.y || r.w > a.p1.y) return false;
     for (const ImVec4& o : drawn)
       if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
-    return true;
+    return !line_crosses_box(spec, a, r);
   };
   for (const PlotLine& line : spec.lines) {
     if (!line.label_points) continue;
@@ -423,10 +454,17 @@ void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a
       const ImVec2 c{a.mx.px(p.x), a.my.px(p.y)};
       const ImVec4 right{c.x + 7 * s, c.y - line_h / 2, c.x + 7 * s + w, c.y + line_h / 2};
       const ImVec4 left{c.x - 7 * s - w, right.y, c.x - 7 * s, right.w};
-      const ImVec4 box = clear(right) ? right : left;
-      if (!clear(box)) continue;
-      drawn.push_back(box);
-      draw->AddText({box.x, box.y}, line.color, line.name.c_str());
+      const ImVec4 above{c.x - w / 2, c.y - 5 * s - line_h, c.x + w / 2, c.y - 5 * s};
+      const ImVec4 below{above.x, c.y + 5 * s, above.z, c.y + 5 * s + line_h};
+      const ImVec4* box = nullptr;
+      for (const ImVec4* candidate : {&right, &left, &above, &below})
+        if (clear(*candidate)) {
+          box = candidate;
+          break;
+        }
+      if (!box) continue;
+      drawn.push_back(*box);
+      draw->AddText({box->x, box->y}, line.color, line.name.c_str());
     }
   }
 }
@@ -533,9 +571,9 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   note_plot_area(spec.title, p0, area.p1, colors, origin, {origin.x + size.x, origin.y + size.y});
   draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(area.p0, area.p1, true);
-  draw_guides(draw, spec, area);
+  const std::vector<ImVec4> guide_labels = draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
-  draw_point_labels(draw, spec, area);
+  draw_point_labels(draw, spec, area, guide_labels);
   draw->PopClipRect();
   draw_legend_strip(draw, spec, legend, p0, hovered);
   draw_readout(draw, spec, area, nearest);

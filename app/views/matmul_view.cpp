@@ -254,6 +254,10 @@ void draw_percent_bars(const std::vector<matmul::VariantMeasure>& variants) {
   draw_bars(bars, {.row_lines = 1.35f, .full_scale = 100});
 }
 
+// The library's kernel in a tensor-core precision (tf32, bf16): its measured rate is the ceiling the ladder's
+// tensor-core rungs are held to.
+bool tensor_core_library(const matmul::VariantMeasure& v) { return v.library && v.precision != "fp32"; }
+
 void draw_ladder_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
@@ -280,13 +284,13 @@ void draw_ladder_step(const ViewContext& ctx) {
     if (const Series* point = ctx.result->find_series(v.key + "_roof")) {
       spec.lines.push_back(categorical_line(*point, color++));
       spec.lines.back().style = SeriesStyle::Markers;
-      spec.lines.back().label_points = true;
+      // A tensor-core library's point sits on its own ceiling's line below, whose label names it.
+      spec.lines.back().label_points = !tensor_core_library(v);
     }
   for (const auto& v : m->variants)  // the measured tensor-core ceilings: what the library reaches in tf32 and bf16
-    if (v.library && v.precision != "fp32")
-      spec.guides.push_back({false, v.gflops,
-                             fmt::format("{} {} (measured) {:.0f} GFLOP/s", v.kernel, v.precision, v.gflops),
-                             muted_text_color()});
+    if (tensor_core_library(v))
+      spec.guides.push_back(
+          {false, v.gflops, fmt::format("{}: {:.0f} TFLOP/s measured", v.key, v.gflops / 1e3), muted_text_color()});
   if (spec.lines.empty()) {
     ImGui::TextDisabled("No roofline: this device's peak or bandwidth is not known.");
     return;
