@@ -435,9 +435,9 @@ bool line_crosses_box(const PlotSpec& spec, const PlotArea& a, const ImVec4& box
   return false;
 }
 
-// The names of lines that ask for it beside their points: right of the point, else left of, above or below it,
-// where no label already drawn (`drawn`: the guides' to begin with) and no line of the plot runs through the name; left
-// out where none is free (the legend still names every series).
+// The names of lines that ask for it beside their points: right of the point, else left of, above or below it, or
+// off a corner, where no label already drawn (`drawn`: the guides' to begin with) and no line of the plot runs through
+// the name; left out where no place is free (the legend still names every series).
 void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, std::vector<ImVec4> drawn) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
   auto clear = [&](const ImVec4& r) {
@@ -456,8 +456,12 @@ void draw_point_labels(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a
       const ImVec4 left{c.x - 7 * s - w, right.y, c.x - 7 * s, right.w};
       const ImVec4 above{c.x - w / 2, c.y - 5 * s - line_h, c.x + w / 2, c.y - 5 * s};
       const ImVec4 below{above.x, c.y + 5 * s, above.z, c.y + 5 * s + line_h};
+      // Off the diagonals too: a point on a rising or falling line (a roof's slope) has room beside it only there.
+      const ImVec4 below_right{right.x, below.y, right.z, below.w}, above_left{left.x, above.y, left.z, above.w};
+      const ImVec4 above_right{right.x, above.y, right.z, above.w}, below_left{left.x, below.y, left.z, below.w};
       const ImVec4* box = nullptr;
-      for (const ImVec4* candidate : {&right, &left, &above, &below})
+      for (const ImVec4* candidate :
+           {&right, &left, &above, &below, &below_right, &above_left, &above_right, &below_left})
         if (clear(*candidate)) {
           box = candidate;
           break;
