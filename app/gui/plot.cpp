@@ -233,54 +233,67 @@ void draw_grid_and_axes(ImDrawList* draw, const PlotSpec& spec, const PlotArea& 
                 muted_text_color(), x_title.c_str());
 }
 
+// Whether a drawn line of the plot (a series drawn as a line, or a guide) passes through the box.
+bool line_crosses_box(const PlotSpec& spec, const PlotArea& a, const ImVec4& box) {
+  for (const PlotLine& line : spec.lines) {
+    if (line.style == SeriesStyle::Markers) continue;
+    for (std::size_t i = 1; i < line.points.size(); ++i) {
+      const SeriesPoint &p = line.points[i - 1], &q = line.points[i];
+      if (!std::isfinite(p.y) || !std::isfinite(q.y) || (spec.y.log && (p.y <= 0 || q.y <= 0)) ||
+          (spec.x.log && (p.x <= 0 || q.x <= 0)))
+        continue;
+      if (segment_crosses_box({a.mx.px(p.x), a.my.px(p.y)}, {a.mx.px(q.x), a.my.px(q.y)}, box)) return true;
+    }
+  }
+  for (const PlotGuide& g : spec.guides) {
+    const float at = g.vertical ? a.mx.px(g.value) : a.my.px(g.value);
+    if (g.vertical ? (box.x < at && at < box.z) : (box.y < at && at < box.w)) return true;
+  }
+  return false;
+}
+
 // Returns the boxes of the labels it drew, for the point labels to keep off.
 std::vector<ImVec4> draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
   std::vector<ImVec4> labels;  // (x0, y0, x1, y1) of the guides' labels drawn so far
+  // Inside the plot, off the labels drawn so far, and off every line the plot draws.
+  const auto clear = [&](const ImVec4& r) {
+    if (r.x < a.p0.x || r.z > a.p1.x || r.y < a.p0.y || r.w > a.p1.y) return false;
+    for (const ImVec4& o : labels)
+      if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
+    return !line_crosses_box(spec, a, r);
+  };
   for (const auto& g : spec.guides) {
     const ImU32 color = g.color ? g.color : theory_color();
+    const float w = ImGui::CalcTextSize(g.label.c_str()).x;
+    ImVec4 box;
     if (g.vertical) {
       const float x = a.mx.px(g.value);
       dashed_line(draw, {x, a.p0.y}, {x, a.p1.y}, color, 1.5f * s, 5 * s);
-      // Right of the line at the top; left of it when it would run past the plot; a line lower while it would cover
-      // another guide's label (two guides close together).
-      const float w = ImGui::CalcTextSize(g.label.c_str()).x;
-      ImVec4 box{x + 4 * s, a.p0.y + 4 * s, x + 4 * s + w, a.p0.y + 4 * s + line_h};
-      if (box.z > a.p1.x) box = {x - 4 * s - w, box.y, x - 4 * s, box.w};
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (const ImVec4& o : labels)
-          if (box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w) {
-            box.y = o.w + 2 * s;
-            box.w = box.y + line_h;
-            moved = true;
-          }
+      // Right of the line at the top, else left of it; a line lower while both are taken; at the top right where no
+      // place is free.
+      box = {x + 4 * s, a.p0.y + 4 * s, x + 4 * s + w, a.p0.y + 4 * s + line_h};
+      for (float top = a.p0.y + 4 * s; top + line_h <= a.p1.y; top += line_h + 2 * s) {
+        const ImVec4 right{x + 4 * s, top, x + 4 * s + w, top + line_h},
+            left{x - 4 * s - w, top, x - 4 * s, top + line_h};
+        if (clear(right) || clear(left)) {
+          box = clear(right) ? right : left;
+          break;
+        }
       }
-      labels.push_back(box);
-      draw->AddText({box.x, box.y}, color, g.label.c_str());
-      continue;
-    }
-    const float y = a.my.px(g.value);
-    dashed_line(draw, {a.p0.x, y}, {a.p1.x, y}, color, 1.5f * s, 5 * s);
-    // At the right end above the line; below it when there is no room above or another label is there; else left
-    // of the labels already drawn.
-    const float w = ImGui::CalcTextSize(g.label.c_str()).x;
-    auto clear = [&](const ImVec4& r) {  // inside the plot, off the other labels and off the other guides' lines
-      if (r.y < a.p0.y || r.w > a.p1.y) return false;
-      for (const ImVec4& o : labels)
-        if (r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w) return false;
-      for (const auto& other : spec.guides)
-        if (&other != &g && !other.vertical && r.y < a.my.px(other.value) && a.my.px(other.value) < r.w) return false;
-      return true;
-    };
-    const float right = a.p1.x - 6 * s;
-    ImVec4 box{right - w, y - line_h - 2 * s, right, y - 2 * s};
-    if (!clear(box)) box = {right - w, y + 2 * s, right, y + 2 * s + line_h};
-    if (!clear(box)) {
-      float left_of = right;
-      for (const ImVec4& o : labels) left_of = std::min(left_of, o.x - 12 * s);
-      const float top = y - line_h - 2 * s >= a.p0.y ? y - line_h - 2 * s : y + 2 * s;
-      box = {left_of - w, top, left_of, top + line_h};
+    } else {
+      const float y = a.my.px(g.value);
+      dashed_line(draw, {a.p0.x, y}, {a.p1.x, y}, color, 1.5f * s, 5 * s);
+      // At the right end above the line; below it when that is taken; else left of the labels already drawn.
+      const float right = a.p1.x - 6 * s;
+      box = {right - w, y - line_h - 2 * s, right, y - 2 * s};
+      if (!clear(box)) box = {right - w, y + 2 * s, right, y + 2 * s + line_h};
+      if (!clear(box)) {
+        float left_of = right;
+        for (const ImVec4& o : labels) left_of = std::min(left_of, o.x - 12 * s);
+        const float top = y - line_h - 2 * s >= a.p0.y ? y - line_h - 2 * s : y + 2 * s;
+        box = {left_of - w, top, left_of, top + line_h};
+      }
     }
     labels.push_back(box);
     draw->AddText({box.x, box.y}, color, g.label.c_str());
@@ -414,25 +427,6 @@ void draw_legend_strip(ImDrawList* draw, const PlotSpec& spec, const LegendLayou
       names += (names.empty() ? "" : "\n") + spec.lines[i].name;
     ImGui::SetTooltip("%s", names.c_str());
   }
-}
-
-// Whether a drawn line of the plot (a series drawn as a line, or a guide) passes through the box.
-bool line_crosses_box(const PlotSpec& spec, const PlotArea& a, const ImVec4& box) {
-  for (const PlotLine& line : spec.lines) {
-    if (line.style == SeriesStyle::Markers) continue;
-    for (std::size_t i = 1; i < line.points.size(); ++i) {
-      const SeriesPoint &p = line.points[i - 1], &q = line.points[i];
-      if (!std::isfinite(p.y) || !std::isfinite(q.y) || (spec.y.log && (p.y <= 0 || q.y <= 0)) ||
-          (spec.x.log && (p.x <= 0 || q.x <= 0)))
-        continue;
-      if (segment_crosses_box({a.mx.px(p.x), a.my.px(p.y)}, {a.mx.px(q.x), a.my.px(q.y)}, box)) return true;
-    }
-  }
-  for (const PlotGuide& g : spec.guides) {
-    const float at = g.vertical ? a.mx.px(g.value) : a.my.px(g.value);
-    if (g.vertical ? (box.x < at && at < box.z) : (box.y < at && at < box.w)) return true;
-  }
-  return false;
 }
 
 // The names of lines that ask for it beside their points: right of the point, else left of, above or below it, or
