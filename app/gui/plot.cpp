@@ -270,9 +270,10 @@ std::vector<ImVec4> draw_guides(ImDrawList* draw, const PlotSpec& spec, const Pl
     if (g.vertical) {
       const float x = a.mx.px(g.value);
       dashed_line(draw, {x, a.p0.y}, {x, a.p1.y}, color, 1.5f * s, 5 * s);
-      // Right of the line at the top, else left of it; a line lower while both are taken; at the top right where no
-      // place is free.
+      // Right of the line at the top, else left of it; a line lower while both are taken. Where no place is free: at
+      // the top, right of the line unless that runs past the plot.
       box = {x + 4 * s, a.p0.y + 4 * s, x + 4 * s + w, a.p0.y + 4 * s + line_h};
+      if (box.z > a.p1.x) box = {x - 4 * s - w, box.y, x - 4 * s, box.w};
       for (float top = a.p0.y + 4 * s; top + line_h <= a.p1.y; top += line_h + 2 * s) {
         const ImVec4 right{x + 4 * s, top, x + 4 * s + w, top + line_h},
             left{x - 4 * s - w, top, x - 4 * s, top + line_h};
