@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "kernels/collectives/op.h"
+#include "kernels/collectives/rank_group.h"
 #include "kernels/collectives/step_record.h"
 
 namespace dlsys::collectives::mpi {
 
-// Every rank calls with the same op and count; send and recv hold `count` floats each. The ring uses all of recv as
-// its working space (reduce-scatter leaves partial sums outside the owned chunk); all-gather reads only the
-// contributed chunk of send.
+// Every rank calls with the same op and count; send and recv hold `count` floats each, or are one buffer (in place).
+// The ring uses all of recv as its working space (reduce-scatter leaves partial sums outside the owned chunk);
+// all-gather reads only the contributed chunk of send.
 void ring(Op op, const float* send, float* recv, std::int64_t count);
 void library(Op op, const float* send, float* recv, std::int64_t count);
 
@@ -28,6 +29,10 @@ void library(Op op, const float* send, float* recv, std::int64_t count);
 // Read them before and after the calls of interest.
 std::int64_t ring_bytes_sent();
 std::int64_t ring_bytes_received();
+
+// The processes of the open MPI session as a rank group (rank_group.h): this process hosts its own rank, and the
+// group's ring is `ring` above.
+std::unique_ptr<RankGroup> world_group();
 
 // The same ring on tiny inputs with the per-step record of step_record.h: `input` is this rank's ((count) floats, the
 // same count on every rank, at most 4096); each step also carries the sender's contributors mask. Rank 0 returns the

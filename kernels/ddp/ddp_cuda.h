@@ -61,8 +61,8 @@ struct ProcessLinks {
 // DDP with this process as rank links.rank of config.ranks, all on one host: the rank trains its own share of each
 // batch on its GPU as train_gpu's ranks do, and each bucket is all-reduced with the lab's ring over CUDA IPC
 // (collectives/cuda/ipc_link.h: the rank reads rank r-1's gradients in place). Ranks may share a GPU. Every rank
-// calls it. The result holds this rank alone (as train_ddp_process's): steps[s] has one RankStep, last_step_spans its
-// ops, weights its replica, and the bytes its ring sent and received per step.
+// calls it. The result holds this rank alone (as train_ddp's over the MPI world's group): steps[s] has one RankStep,
+// last_step_spans its ops, weights its replica, and the bytes its ring sent and received per step.
 TrainResult train_gpu_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger,
                               const ProcessLinks& links);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/ledger.h"
+#include "kernels/collectives/rank_group.h"
 #include "kernels/ddp/train_types.h"
 #include "kernels/ddp/wire.h"
 #include "kernels/training/mlp_stack.h"
@@ -26,16 +27,16 @@ namespace dlsys::ddp {
 // has a stream and a link of its own; DataParallel's threads then compute on the same cores as DDP's.
 TrainResult train(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger);
 
-// DDP with this process as rank `rank` of the MPI world (engine/mpi_world.h; N = config.ranks = the world size):
-// the rank trains its own share of each batch (the rows the threads' rank of the same number takes) on the calling
-// thread, and its communication thread all-reduces each bucket with the lab's ring over MPI
-// (collectives::mpi::ring) as soon as backward has finished its layers. MPI is called from that thread while the
-// calling thread computes or waits, and from the calling thread (a barrier at each step's start) only while the
-// communication thread waits between steps: the session must provide MPI_THREAD_SERIALIZED. Every rank calls it.
-// The result holds this rank alone: steps[s] has one RankStep, last_step_spans this rank's ops (rank = `rank`,
-// times from its own step start, which follows a barrier), weights its replica, and the bytes it sent and received
-// (counted by the ring) per step.
-TrainResult train_ddp_process(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger, int rank);
+// DDP on the ranks of `ranks` (config.ranks of them), threads of this process or one process per rank (the MPI
+// world's group, engine/mpi_world.h) alike: each local rank trains its own share of each batch on a compute thread,
+// and the group's run_on_ranks all-reduces each bucket with the lab's ring as soon as backward has finished its
+// layers. Between processes MPI is called from the communication side, and from the compute side (the barrier at each
+// step's start) only while the communication side waits between steps: the session must provide
+// MPI_THREAD_SERIALIZED, and the ring carries fp32 only. Every rank calls it. The result holds the local ranks:
+// steps[s] has one RankStep each, last_step_spans their ops (times from the earliest local step start, which follows
+// a barrier), weights the first local replica's, and the bytes the first local rank sent and received per step.
+TrainResult train_ddp(const TrainConfig& config, const training::DataSet& data, MemoryLedger& ledger,
+                      collectives::RankGroup& ranks);
 
 // The same steps on one rank over the whole batch at once: the reference every variant is held against.
 std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data);

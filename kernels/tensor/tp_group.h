@@ -1,6 +1,6 @@
 #pragma once
-// A tensor-parallel group of CPU ranks: t threads (the lab's collectives::Communicator) and the three collectives the
-// layer needs, called from inside each rank's own work, as a GPU rank calls NCCL between its kernels. Every call is
+// A tensor-parallel group of CPU ranks: t rank threads (collectives::RankGroup) and the three collectives the layer
+// needs, called from inside each rank's own work, as a GPU rank calls NCCL between its kernels. Every call is
 // the lab's ring (kernels/collectives), so the bytes really move through the links and are counted by them.
 //
 // Chunk c of a buffer belongs to rank c: reduce-scatter leaves rank r the sum of chunk r, and all-gather takes rank r's
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engine/ledger.h"
-#include "kernels/collectives/communicator.h"
 #include "kernels/collectives/op.h"
+#include "kernels/collectives/rank_group.h"
 #include "kernels/tensor/step_times.h"
 
 namespace dlsys::tensor {
@@ -22,7 +22,7 @@ class TpGroup {
  public:
   TpGroup(int ranks, MemoryLedger& ledger);
   int size() const { return ranks_; }
-  bool polls() const { return comm_ ? comm_->polls() : false; }
+  bool polls() const { return ranks_ > 1 && group_->shared_memory_links()->polls(); }
 
   // Runs work(rank) on every rank at once and returns when all have finished (rank 0's work on a rank thread or the
   // caller, whichever the ring position says). An exception on any rank is rethrown here.
@@ -39,7 +39,7 @@ class TpGroup {
   int rank_at(int position) const { return (position + 1) % ranks_; }
 
   int ranks_;
-  std::unique_ptr<collectives::Communicator> comm_;  // none for one rank: nothing to exchange
+  std::unique_ptr<collectives::RankGroup> group_;  // none for one rank: nothing to exchange
 };
 
 }  // namespace dlsys::tensor

@@ -9,7 +9,9 @@
 
 #include "engine/backend.h"
 #include "engine/mpi_world.h"
+#include "kernels/collectives/mpi_collectives.h"
 #include "kernels/ddp/ddp_cuda.h"
+#include "kernels/ddp/trainer.h"
 #include "lessons/common/process_placement.h"
 
 namespace dlsys::ddp {
@@ -107,7 +109,7 @@ TrainResult train_over_processes(const TrainConfig& c, const training::DataSet& 
                                  BackendKind backend) {
   const mpi::World& w = *mpi::world();
   TrainResult mine = backend == BackendKind::Cuda ? cuda::train_gpu_process(c, data, ledger, mpi_links(w))
-                                                  : train_ddp_process(c, data, ledger, w.rank);
+                                                  : train_ddp(c, data, ledger, *collectives::mpi::world_group());
 
   // Every replica against rank 0's, bit for bit.
   std::vector<float> rank0 = mine.weights;

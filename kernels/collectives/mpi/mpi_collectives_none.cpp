@@ -12,6 +12,7 @@ void ring(Op, const float*, float*, std::int64_t) { no_mpi(); }
 void library(Op, const float*, float*, std::int64_t) { no_mpi(); }
 CollectiveRecord record_ring(Op, const std::vector<float>&) { no_mpi(); }
 std::string library_function(Op, std::int64_t, int) { no_mpi(); }
+std::unique_ptr<RankGroup> world_group() { no_mpi(); }
 std::int64_t ring_bytes_sent() { return 0; }
 std::int64_t ring_bytes_received() { return 0; }
 

@@ -4,11 +4,13 @@
 // One MPI_Sendrecv per step moves the whole chunk: the receive is posted together with the send, so neither
 // neighbour waits for the other to post, and a large message goes through the MPI library's fastest path in one
 // piece. The incoming chunk lands straight in recv at its place; the reduction then adds in place, so partial sums
-// are never copied: what is sent at step s + 1 is the chunk just reduced at step s.
+// are never copied: what is sent at step s + 1 is the chunk just reduced at step s. In place (send = recv) the
+// incoming chunk lands in a chunk-sized buffer first, since its place still holds the rank's own input.
 #include <mpi.h>
 
 #include <atomic>
 #include <cstring>
+#include <vector>
 
 #include "kernels/collectives/mpi/mpi_check.h"
 #include "kernels/collectives/mpi/ring_hooks.h"
@@ -62,23 +64,31 @@ void ring_with_hooks(Op op, const float* send, float* recv, std::int64_t count, 
   const auto at = [&](float* base, int chunk) { return base + chunk_begin(count, n, chunk); };
   const auto at_const = [&](const float* base, int chunk) { return base + chunk_begin(count, n, chunk); };
   if (n == 1) {
-    if (count > 0) std::memcpy(recv, send, static_cast<std::size_t>(count) * sizeof(float));
+    if (count > 0 && send != recv) std::memcpy(recv, send, static_cast<std::size_t>(count) * sizeof(float));
     return;
   }
   const int next = next_rank(rank, n), prev = prev_rank(rank, n);
+  // In place, a received chunk cannot land where the rank's own input of it still waits to be added: it lands here.
+  const bool in_place = send == recv;
+  std::vector<float> incoming(in_place && op != Op::AllGather ? std::size_t(chunk_size(count, n, 0)) : 0);
   if (op != Op::AllGather) {
     for (int s = 0; s < n - 1; ++s) {
       const int out = reduce_scatter_send_chunk(rank, s, n), in = reduce_scatter_recv_chunk(rank, s, n);
       // Step 0 sends the rank's own input; later steps the partial sum reduced at the step before.
       const float* source = s == 0 ? at_const(send, out) : at(recv, out);
       const std::uint64_t mask = exchange_mask(hooks, out, next, prev);
-      exchange(source, elements(count, n, out), at(recv, in), elements(count, n, in), next, prev);
-      add_in_place(at(recv, in), at_const(send, in), chunk_size(count, n, in));
+      if (in_place) {  // the rank's own input of chunk `in` is still in place: the incoming partial sum is added to it
+        exchange(source, elements(count, n, out), incoming.data(), elements(count, n, in), next, prev);
+        add_in_place(at(recv, in), incoming.data(), chunk_size(count, n, in));
+      } else {
+        exchange(source, elements(count, n, out), at(recv, in), elements(count, n, in), next, prev);
+        add_in_place(at(recv, in), at_const(send, in), chunk_size(count, n, in));
+      }
       if (hooks) hooks->stepped("reduce_scatter", s, out, in, mask, at(recv, in));
     }
   } else {
     const int mine = owned_chunk(rank, n);  // the rank's contribution starts in its send buffer
-    if (chunk_size(count, n, mine) > 0)
+    if (chunk_size(count, n, mine) > 0 && !in_place)
       std::memcpy(at(recv, mine), at_const(send, mine), static_cast<std::size_t>(chunk_size(count, n, mine)) * 4);
   }
   if (op == Op::ReduceScatter) return;

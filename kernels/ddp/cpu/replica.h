@@ -1,6 +1,6 @@
 #pragma once
-// What every way of training data-parallel ranks shares (rank threads of one process in ddp_threads.cpp and
-// data_parallel.cpp, one process per rank in ddp_process.cpp): a rank's replica and buffers, its forward and backward
+// What every way of training data-parallel ranks shares (DDP on a rank group in ddp_ranks.cpp, DataParallel on rank
+// threads in data_parallel.cpp): a rank's replica and buffers, its forward and backward
 // with their spans, the step's summary, and DDP's communication side (buckets all-reduced as backward frees them).
 #include <atomic>
 #include <chrono>
@@ -102,8 +102,7 @@ void on_rank_threads(int n, Body body, Abandon abandon) {
   error.rethrow_if_any();
 }
 
-// The two ways of training on rank threads of this process (ddp_threads.cpp, data_parallel.cpp).
-TrainResult train_ddp_on_threads(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger);
+// DataParallel on rank threads of this process (data_parallel.cpp).
 TrainResult train_data_parallel(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger);
 
 // Refuses a data set too small or of the wrong width for `c`.

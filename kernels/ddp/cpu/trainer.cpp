@@ -1,5 +1,5 @@
 // Data-parallel training's entry points (see trainer.h for what each does and what each time means): the ways of
-// running the ranks are in ddp_threads.cpp, data_parallel.cpp and ddp_process.cpp, on the shared parts in replica.h.
+// running the ranks are in ddp_ranks.cpp (over a RankGroup) and data_parallel.cpp, on the shared parts in replica.h.
 #include "kernels/ddp/trainer.h"
 
 #include <algorithm>
@@ -12,9 +12,15 @@
 namespace dlsys::ddp {
 
 TrainResult train(const TrainConfig& c, const training::DataSet& data, MemoryLedger& ledger) {
+  if (c.mode == SyncMode::Ddp) {
+    // Waiting ranks sleep instead of spinning: the compute threads need the cores the communication threads share.
+    const std::unique_ptr<collectives::RankGroup> ranks =
+        collectives::make_thread_group(c.ranks, ledger, collectives::CommOptions{.poll = false});
+    return train_ddp(c, data, ledger, *ranks);
+  }
   check_data(c, data);
   const tensor::SingleThreadedBlas blas(c.ranks);
-  return c.mode == SyncMode::Ddp ? train_ddp_on_threads(c, data, ledger) : train_data_parallel(c, data, ledger);
+  return train_data_parallel(c, data, ledger);
 }
 
 std::vector<float> train_single_rank(const TrainConfig& config, const training::DataSet& data) {

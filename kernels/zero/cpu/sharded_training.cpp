@@ -11,8 +11,8 @@
 
 #include "engine/host_buffer.h"
 #include "engine/ledger.h"
-#include "kernels/collectives/collectives.h"
 #include "kernels/collectives/communicator.h"
+#include "kernels/collectives/rank_group.h"
 #include "kernels/collectives/ring_schedule.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/zero/zero_memory.h"
@@ -62,8 +62,8 @@ struct Layout {
 class Rank {
  public:
   Rank(const ZeroConfig& config, const Layout& layout, int rank, const std::vector<float>& initial,
-       collectives::Communicator& comm)
-      : config_(config), layout_(layout), rank_(rank), comm_(comm), acts_(config.shape, config.rows_per_rank) {
+       collectives::RankGroup& group)
+      : config_(config), layout_(layout), rank_(rank), group_(group), acts_(config.shape, config.rows_per_rank) {
     const int stage = config.stage;
     const std::int64_t psi = layout.psi, shard = layout.shard;
     weights_ = HostBuffer<std::uint16_t>(ledger, kWeights, std::size_t(stage >= 3 ? shard : psi));
@@ -101,12 +101,12 @@ class Rank {
       spans.clear();
       records.clear();
       // Only this rank's thread sends on the links it owns, so it may read their counters while the others run.
-      const std::int64_t sent_before = comm_.bytes_sent_by(rank_);
+      const std::int64_t sent_before = group_.bytes_sent_by(rank_);
       const Clock::time_point start = Clock::now();
       step_origin_ = origin;
       losses.push_back(train_step(data, step));
       step_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-      if (last) comm_bytes_last_step = comm_.bytes_sent_by(rank_) - sent_before;
+      if (last) comm_bytes_last_step = group_.bytes_sent_by(rank_) - sent_before;
     }
   }
 
@@ -142,14 +142,8 @@ class Rank {
   void span(double start, const char* kind, int layer) { spans.push_back({rank_, start, now_us(), kind, layer}); }
 
   void collective(Op op, float* buffer, const char* when, int layer) {
-    collectives::RankBuffers b;
-    b.send.assign(std::size_t(layout_.ranks), nullptr);
-    b.recv.assign(std::size_t(layout_.ranks), nullptr);
-    b.send[std::size_t(rank_)] = buffer;
-    b.recv[std::size_t(rank_)] = buffer;
-    b.count = layout_.layer_elements;
     const double start = now_us();
-    collectives::ring_rank(comm_, rank_, op, b, nullptr);
+    group_.ring(rank_, op, buffer, buffer, layout_.layer_elements);
     const char* name = op == Op::AllReduce ? "all_reduce" : op == Op::ReduceScatter ? "reduce_scatter" : "all_gather";
     span(start, name, layer);
     records.push_back({name, when, layer, layout_.layer_elements});
@@ -281,7 +275,7 @@ class Rank {
   const ZeroConfig& config_;
   const Layout& layout_;
   int rank_;
-  collectives::Communicator& comm_;
+  collectives::RankGroup& group_;
   training::Activations acts_;
   HostBuffer<std::uint16_t> weights_, gradients_;
   HostBuffer<float> master_, m_, v_;
@@ -324,14 +318,14 @@ ZeroTraining train_sharded(const ZeroConfig& config) {
   const training::DataSet data =
       training::make_data_set(config.shape, config.rows_per_rank * config.ranks, config.seed);
   MemoryLedger link_ledger;
-  collectives::Communicator comm(config.ranks, link_ledger);
+  const std::unique_ptr<collectives::RankGroup> group = collectives::make_thread_group(config.ranks, link_ledger);
   std::vector<std::unique_ptr<Rank>> ranks;
   {
     const std::vector<float> initial = training::initial_weights(config.shape, config.seed);
-    for (int r = 0; r < config.ranks; ++r) ranks.push_back(std::make_unique<Rank>(config, layout, r, initial, comm));
+    for (int r = 0; r < config.ranks; ++r) ranks.push_back(std::make_unique<Rank>(config, layout, r, initial, *group));
   }
   const Clock::time_point origin = Clock::now();
-  comm.run_on_ranks([&](int r) { ranks[std::size_t(r)]->train(data, origin); });
+  group->run_on_ranks([&](int r) { ranks[std::size_t(r)]->train(data, origin); });
 
   ZeroTraining out;
   out.master_weights.assign(std::size_t(layout.psi), 0.0f);

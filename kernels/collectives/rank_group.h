@@ -1,0 +1,52 @@
+#pragma once
+// The ranks a run spreads its work over, whatever carries their messages: threads of this process that exchange
+// through shared-memory links (a Communicator), or the processes of an MPI world, one rank each. A run written against
+// a RankGroup runs unchanged over either, so ranks as processes (`launcher=mpi`) are a transport, not another run.
+//
+// On either transport a rank has two sides, as a GPU has a compute stream and a communication stream: its work, run
+// by `run_on_ranks` on a thread per local rank, and its compute threads, which meet at `barrier`. Collectives are the
+// lab's ring (ring_schedule.h), fp32 sum, called by every rank at once from its `run_on_ranks` work.
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "engine/ledger.h"
+#include "kernels/collectives/communicator.h"
+#include "kernels/collectives/op.h"
+
+namespace dlsys::collectives {
+
+class RankGroup {
+ public:
+  virtual ~RankGroup() = default;
+
+  virtual int size() const = 0;
+  // The ranks whose work runs in this process, first_local_rank() onwards: every rank on threads, one per process.
+  virtual int first_local_rank() const = 0;
+  virtual int local_ranks() const = 0;
+
+  // Runs work(rank) on every local rank at once and returns when all have finished. An exception thrown on a rank is
+  // rethrown here; on threads it first aborts the links, so the rank's peers stop waiting for it.
+  virtual void run_on_ranks(const std::function<void(int rank)>& work) = 0;
+  // The lab's ring on rank `rank`: its `count` floats of `send` all-reduced, reduce-scattered or all-gathered into
+  // `recv`. `send` may equal `recv` (in place).
+  virtual void ring(int rank, Op op, const float* send, float* recv, std::int64_t count) = 0;
+  // Data bytes local rank `rank` has sent to and received from its neighbours since the group was made.
+  virtual std::int64_t bytes_sent_by(int rank) const = 0;
+  virtual std::int64_t bytes_received_by(int rank) const = 0;
+
+  // Every rank's compute side waits here for every other's; false once abort() was called (on threads: the waiting
+  // ranks are released and give up). Between processes an abort cannot release a rank in MPI_Barrier: a process that
+  // fails ends the job instead (engine/mpi_world.h).
+  virtual bool barrier(int rank) = 0;
+  virtual void abort() = 0;
+
+  // The shared-memory links of ranks that are threads, for what runs only there (16-bit wires); nullptr between
+  // processes.
+  virtual Communicator* shared_memory_links() = 0;
+};
+
+// `n` ranks as threads of this process, linked as `options` says; the links' slots are recorded in `ledger` ("comm").
+std::unique_ptr<RankGroup> make_thread_group(int n, MemoryLedger& ledger, const CommOptions& options = {});
+
+}  // namespace dlsys::collectives
