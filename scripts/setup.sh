@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${DLSYS_BUILD_DIR:-$root/build}
 
 packages=(cmake ninja-build pkg-config g++ libimgui-dev libglfw3-dev libstb-dev libgl-dev libegl-dev libgl1-mesa-dri
-          libegl-mesa0 libfreetype-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libopenblas-dev
+          libegl-mesa0 libfreetype-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libmuparser-dev libopenblas-dev
           fonts-dejavu-core openmpi-bin libopenmpi-dev)
 if [[ "${1:-}" == "--with-test-tools" ]]; then packages+=(xvfb xauth xdotool python3 clang-format-14); fi
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 
+#include "app/cli/exercises_command.h"
 #include "app/cli/lesson_help.h"
 #include "app/cli/mpi_run_command.h"
 #include "app/cli/option_checks.h"
@@ -205,6 +206,18 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
                    "for tests: write where the named widgets and the plots are in the image (JSON, points)")
       ->check(output_path());
 
+  ExercisesOptions exercises_options;
+  auto* exercises =
+      app.add_subcommand("exercises", "a lesson's exercises: predict, then see the closed form and this machine");
+  exercises->add_option("lesson", exercises_options.lesson, "lesson id (not needed with --run-file)");
+  exercises->add_option("--set", exercises_options.sets, "parameter assignment key=value (repeatable)");
+  exercises->add_option("--answer", exercises_options.answers, "your prediction ID=VALUE (repeatable)");
+  exercises->add_flag("--measure", exercises_options.measure, "run the lesson here and show what it measured");
+  exercises->add_flag("--quick", exercises_options.quick, "small sizes and one repeat first (--set still overrides)");
+  exercises->add_option("--backend", exercises_options.backend, "auto | cpu | cuda (with --measure)");
+  exercises->add_option("--run-file", exercises_options.run_file,
+                        "take the parameters and the measurement from a recorded run (JSON from `run --json`)");
+
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");
   exporter->add_option("lesson", export_options.lesson, "lesson id")->required();
@@ -232,10 +245,11 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     // Positionals are stored before help is handled, so the lesson named is known here.
-    const std::string& lesson_id = *run        ? run_options.lesson
-                                   : *shot     ? shot_options.lesson
-                                   : *exporter ? export_options.lesson
-                                               : std::string();
+    const std::string& lesson_id = *run         ? run_options.lesson
+                                   : *shot      ? shot_options.lesson
+                                   : *exporter  ? export_options.lesson
+                                   : *exercises ? exercises_options.lesson
+                                                : std::string();
     for (const Lesson* lesson : all_lessons())
       if (lesson->id() == lesson_id) out << lesson_params_help(*lesson);
     return help_written();
@@ -258,6 +272,10 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
     return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
                        fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step,
                                    clip_for_message(shot_options.lesson), path_for_message(shot_options.output_png)));
+  if (*exercises)
+    return run_guarded(
+        [&] { return exercises_command(exercises_options, out); }, err,
+        fmt::format("checking the exercises of lesson '{}'", clip_for_message(exercises_options.lesson)));
   if (*exporter)
     return run_guarded([&] { return export_command(export_options, out, err); }, err,
                        fmt::format("exporting the timeline of lesson '{}'", clip_for_message(export_options.lesson)));

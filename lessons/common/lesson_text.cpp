@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "engine/assets.h"
 
@@ -20,17 +21,58 @@ bool is_step_id(std::string_view id) {
   return true;
 }
 
-// "## Step warmup: Warm-up" -> {"warmup", "Warm-up"}
-LessonStep parse_step_header(const std::string& line) {
-  const std::string_view rest = std::string_view(line).substr(std::string_view("## Step").size());
+// "## Step warmup: Warm-up" -> {"warmup", "Warm-up"} (`kind`: "Step" or "Exercise")
+std::pair<std::string, std::string> parse_header(const std::string& line, std::string_view kind) {
+  const std::string_view rest = std::string_view(line).substr(3 + kind.size());
   const std::size_t colon = rest.find(": ");
   const std::string_view id = colon == std::string_view::npos || rest.empty() || rest[0] != ' '
                                   ? std::string_view()
                                   : rest.substr(1, colon - 1);
   if (!is_step_id(id))
-    throw std::invalid_argument("lesson text: '" + line +
-                                "' is not of the form '## Step <id>: <title>' (id: a-z, 0-9, _)");
-  return {std::string(id), std::string(rest.substr(colon + 2)), "", {}};
+    throw std::invalid_argument("lesson text: '" + line + "' is not of the form '## " + std::string(kind) +
+                                " <id>: <title>' (id: a-z, 0-9, _)");
+  return {std::string(id), std::string(rest.substr(colon + 2))};
+}
+
+// "Tolerance: 5%" -> 0.05
+double parse_tolerance(const std::string& line, const std::string& value) {
+  std::size_t used = 0;
+  double percent = -1;
+  try {
+    percent = std::stod(value, &used);
+  } catch (const std::exception&) {
+  }
+  if (percent < 0 || value.substr(used) != "%")
+    throw std::invalid_argument("lesson text: '" + line + "': a tolerance is a percentage, as in 'Tolerance: 5%'");
+  return percent / 100;
+}
+
+// One "Key: value" line of an exercise; false when the line is not one (then it belongs to the question).
+bool parse_exercise_line(const std::string& line, LessonExercise& exercise) {
+  const std::size_t colon = line.find(": ");
+  if (colon == std::string::npos) return false;
+  const std::string key = line.substr(0, colon), value = line.substr(colon + 2);
+  if (key == "Answer") {
+    exercise.answer = value;
+  } else if (key == "Measured") {
+    exercise.measured = value;
+  } else if (key == "Unit") {
+    exercise.unit = value;
+  } else if (key == "Tolerance") {
+    exercise.tolerance = parse_tolerance(line, value);
+  } else if (key == "Why") {
+    exercise.why = value;
+  } else if (key == "Choices") {
+    std::istringstream names(value);
+    for (std::string choice; std::getline(names, choice, '|');) {
+      choice.erase(0, choice.find_first_not_of(' '));
+      choice.erase(choice.find_last_not_of(' ') + 1);
+      exercise.choices.push_back(choice);
+    }
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // "Uses: p, m, schedule" -> {"p", "m", "schedule"}; a name that is not a parameter key is refused with the line.
@@ -60,8 +102,15 @@ LessonText parse_lesson_text(std::string_view markdown) {
     if (line.rfind("# ", 0) == 0 && text.title.empty()) {
       text.title = line.substr(2);
     } else if (line.rfind("## Step", 0) == 0) {
-      text.steps.push_back(parse_step_header(line));
+      auto [id, title] = parse_header(line, "Step");
+      text.steps.push_back({std::move(id), std::move(title), "", {}});
       body = &text.steps.back().caption;
+    } else if (line.rfind("## Exercise", 0) == 0) {
+      auto [id, title] = parse_header(line, "Exercise");
+      text.exercises.push_back({.id = std::move(id), .title = std::move(title)});
+      body = &text.exercises.back().question;
+    } else if (!text.exercises.empty() && parse_exercise_line(line, text.exercises.back())) {
+      continue;
     } else if (!text.steps.empty() && line.rfind(kUsesPrefix, 0) == 0) {
       text.steps.back().uses = parse_uses_line(line);
     } else {
@@ -71,6 +120,11 @@ LessonText parse_lesson_text(std::string_view markdown) {
   }
   trim_trailing_blank_lines(text.theory);
   for (auto& step : text.steps) trim_trailing_blank_lines(step.caption);
+  for (auto& exercise : text.exercises) {
+    trim_trailing_blank_lines(exercise.question);
+    if (exercise.answer.empty())
+      throw std::invalid_argument("lesson text: exercise '" + exercise.id + "' has no 'Answer: <formula>' line");
+  }
   return text;
 }
 

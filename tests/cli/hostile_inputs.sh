@@ -288,6 +288,16 @@ else
   echo "skip: thread limits (needs root, setpriv and a user nobody who can run $bin)"
 fi
 
+# Exercises: an unknown exercise, a prediction that is not a number or not a choice, a run file of another lesson.
+expect 2 "allowed: ring_bytes, ring_steps, busbw_factor" exercises allreduce --answer nope=3
+expect 2 "expected ID=VALUE" exercises allreduce --answer ring_bytes
+expect 2 "answer to ring_bytes" exercises allreduce --answer ring_bytes=lots
+expect 2 "not one of its choices; allowed: no, yes" exercises quant --answer int4_faster=maybe
+expect 2 "no lesson named" exercises
+recorded_ddp="$(dirname "$0")/../data/gpu/ddp.json"
+expect 2 "not allowed with --set" exercises --run-file "$recorded_ddp" --set n=2
+expect 2 "is a run of lesson 'ddp', not 'zero'" exercises zero --run-file "$recorded_ddp"
+
 # Ranks as processes asked for where no MPI launcher started the process (or the build has no MPI): refused, and the
 # message says how to start it.
 expect 2 "parameter 'launcher': value 'mpi'" run allreduce --set launcher=mpi --set sizes=4 --set bytes=4
