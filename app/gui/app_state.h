@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,16 @@
 #include "app/gui/step_data_worker.h"
 #include "engine/params.h"
 #include "engine/run_result.h"
+#include "lessons/common/exercises.h"
 
 namespace dlsys::gui {
+
+// A prediction typed for one exercise, and what checking it gave.
+struct ExerciseAttempt {
+  std::string input;
+  std::optional<ExerciseCheck> check;
+  std::string error;  // why the prediction could not be read
+};
 
 struct LessonSession {
   ParamValues params;
@@ -25,6 +34,7 @@ struct LessonSession {
   std::shared_ptr<const RunResult> result;
   std::string last_error;
   double last_run_wall_s = 0;
+  std::map<std::string, ExerciseAttempt> exercises;  // by exercise id
 };
 
 struct AppState {

@@ -101,6 +101,10 @@ void draw_view_area(AppState& state, float height) {
 void draw_controls_column(AppState& state) {
   if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) draw_parameters(state);
   draw_run_summary(state);
+  // Before the theory card, which is long: the questions stay in reach without scrolling past it.
+  const bool exercises_open = ImGui::CollapsingHeader("Exercises");
+  note_last_item("exercises");
+  if (exercises_open) draw_exercises(state);
   if (ImGui::CollapsingHeader("Theory", ImGuiTreeNodeFlags_DefaultOpen)) draw_theory(state);
 }
 
@@ -206,6 +210,14 @@ void draw_body(AppState& state, float height) {
   if (theory_open) {
     ImGui::BeginChild("theory", {0, height - tab_h}, false);
     draw_theory(state);
+    ImGui::EndChild();
+    ImGui::EndTabItem();
+  }
+  const bool exercises_open = ImGui::BeginTabItem("Exercises");
+  note_last_item("tab/exercises");
+  if (exercises_open) {
+    ImGui::BeginChild("exercises", {0, height - tab_h}, false);
+    draw_exercises(state);
     ImGui::EndChild();
     ImGui::EndTabItem();
   }

@@ -20,8 +20,6 @@ namespace dlsys::gui {
 
 namespace {
 
-ImVec4 error_text_color() { return ImGui::ColorConvertU32ToFloat4(IM_COL32(230, 60, 50, 255)); }
-
 // The parameters each lesson had before each change, newest last: Ctrl+Z takes them back one change at a time.
 std::map<std::string, std::vector<ParamValues>>& undo_history() {
   static std::map<std::string, std::vector<ParamValues>> history;

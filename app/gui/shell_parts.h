@@ -41,6 +41,8 @@ float mode_and_export_width(const AppState& state);
 void draw_parameters(AppState& state);
 void draw_run_summary(AppState& state);
 void draw_theory(const AppState& state);
+// The lesson's exercises: predict, check, and see the closed form and this machine's number (exercises_panel.cpp).
+void draw_exercises(AppState& state);
 
 // The keys and gestures in a window over the page (F1 or ?; Esc, F1 or its close button hides it).
 void toggle_keys_help(AppState& state);

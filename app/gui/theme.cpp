@@ -59,6 +59,8 @@ ImU32 highlight_color() {
 }
 ImU32 warning_color() { return g_theme == ThemeKind::Dark ? IM_COL32(150, 60, 30, 255) : IM_COL32(255, 210, 150, 255); }
 
+ImVec4 error_text_color() { return ImGui::ColorConvertU32ToFloat4(IM_COL32(230, 60, 50, 255)); }
+
 ImU32 info_color() { return g_theme == ThemeKind::Dark ? IM_COL32(34, 52, 78, 255) : IM_COL32(222, 234, 250, 255); }
 
 ImU32 with_alpha(ImU32 color, float alpha) {

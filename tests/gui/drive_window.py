@@ -234,6 +234,22 @@ def change_a_parameter_marks_result_stale(app):
     raise Failure("no parameter click marked the result as stale")
 
 
+def answer_an_exercise(app):
+    """Opens the lesson's exercises, types a prediction (key down and up per character) and presses Enter: the
+    verdict appears beside the closed form's answer."""
+    app.click("exercises")
+    field = next((n for n in app.stable()["widgets"] if n.startswith("exercise/") and n.endswith("/answer")), None)
+    if field is None:
+        raise Failure(f"{app.state['lesson']}: the exercises opened with no answer field")
+    exercise = field.split("/")[1]
+    app.click(field)
+    for key in ("4", "2", "Return"):
+        app.key(key)
+    app.wait(lambda s: f"exercise/{exercise}/verdict" in s["widgets"], f"the verdict on exercise {exercise}")
+    app.click("exercises")  # folded again, as the other checks found the column
+    app.wait(lambda s: f"exercise/{exercise}/verdict" not in s["widgets"], "the exercises to fold")
+
+
 def run_to_end(app):
     app.click("run")
     app.wait(lambda s: not s["busy"] and (s["has_result"] or s["last_error"]), "the run to finish", RUN_TIMEOUT_S)
@@ -485,6 +501,8 @@ def main():
     # Changing a parameter after a run marks the result as measured with other parameters.
     change_a_parameter_marks_result_stale(app)
     log(f"ok: a held key moves one step; a changed parameter marks the last result ({time.time() - t0:.0f} s)")
+    answer_an_exercise(app)
+    log(f"ok: a typed prediction gets the closed form's verdict ({time.time() - t0:.0f} s)")
 
     # 5. The export menu in desk mode, every item, on a lesson with timelines and one without.
     for lesson in ("schedules", lessons[0]):
