@@ -84,11 +84,16 @@ void draw_loss_step(const ViewContext& ctx) {
                 {"loss ||W' - W*||^2 / d", "", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "loss_full", series_color(0), SeriesStyle::Line));
-  for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
-    spec.lines.push_back(
-        series_line(r, fmt::format("loss_lora_r{}", kSweptRanks[i]), series_color(int(i) + 1), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "loss_qlora", series_color(int(kSweptRanks.size()) + 1), SeriesStyle::Line));
+  std::vector<std::string> ids{"loss_full"};
+  for (int rank : kSweptRanks) ids.push_back(fmt::format("loss_lora_r{}", rank));
+  ids.push_back("loss_qlora");
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (const Series* series = r.find_series(ids[i])) {
+      PlotLine line = categorical_line(*series, int(i));
+      line.style = SeriesStyle::Line;
+      line.whiskers = false;
+      spec.lines.push_back(std::move(line));
+    }
   if (p.noise > 0) spec.guides.push_back({false, p.noise, "the noise in W*", theory_color()});
   spec.y.min = std::max(1e-7, p.noise / 100);
   spec.size = {0, plot_height_leaving(2.5f)};
@@ -125,18 +130,34 @@ void draw_knee_step(const ViewContext& ctx) {
 
 std::string bytes_text(double bytes) { return format_bytes_binary(bytes); }
 
-// Bars of one method: the ledger's peak beside the closed form, and what the tags hold.
+// Bars of one method: the closed form, and the ledger's peak beside it after a run.
 void add_memory_bars(std::vector<Bar>& bars, const MethodMemory& closed, const MethodMemory* ledger, int color) {
   const std::string name = method_label(closed.method, closed.r);
-  const std::string split =
-      fmt::format("frozen {}, trainable {}, gradients {}, Adam {}", bytes_text(double(closed.frozen_bytes)),
-                  bytes_text(double(closed.trainable_bytes)), bytes_text(double(closed.gradient_bytes)),
-                  bytes_text(double(closed.optimizer_bytes)));
   bars.push_back({name + ": closed form", double(closed.total_bytes), with_alpha(series_color(color), 0.45f),
-                  bytes_text(double(closed.total_bytes)) + "  (" + split + ")"});
+                  bytes_text(double(closed.total_bytes))});
   if (ledger != nullptr)
     bars.push_back({name + ": ledger", double(ledger->total_bytes), series_color(color),
-                    bytes_text(double(ledger->total_bytes)) + "  measured"});
+                    bytes_text(double(ledger->total_bytes)) + " measured"});
+}
+
+// The closed forms tag by tag, one column per method.
+void draw_tag_table(const std::vector<MethodMemory>& memory) {
+  std::vector<std::string> headers{"closed form, by the ledger's tag"};
+  for (const MethodMemory& mm : memory) headers.push_back(method_label(mm.method, mm.r));
+  const std::vector<std::pair<const char*, std::int64_t MethodMemory::*>> tags{
+      {"frozen W", &MethodMemory::frozen_bytes},
+      {"trainable", &MethodMemory::trainable_bytes},
+      {"gradients", &MethodMemory::gradient_bytes},
+      {"Adam's m and v", &MethodMemory::optimizer_bytes},
+      {"activations (outputs, errors, A x)", &MethodMemory::activation_bytes},
+      {"workspace (copies, dequantized panel)", &MethodMemory::workspace_bytes}};
+  Table rows;
+  for (const auto& [label, field] : tags) {
+    std::vector<std::string> row{label};
+    for (const MethodMemory& mm : memory) row.push_back(bytes_text(double(mm.*field)));
+    rows.push_back(std::move(row));
+  }
+  draw_columns_table("tags", headers, rows);
 }
 
 void draw_memory_step(const ViewContext& ctx) {
@@ -158,6 +179,7 @@ void draw_memory_step(const ViewContext& ctx) {
     add_memory_bars(bars, t.memory[std::size_t(i)], ledgers[i] ? &ledgers[i]->ledger : nullptr, i);
   draw_bars(bars, {.title = fmt::format("Bytes one training of the {} x {} layer holds (fp32)", t.d, t.k),
                    .height = main_figure_height()});
+  draw_tag_table(t.memory);
   if (!m)
     ImGui::TextDisabled("Press Run to read each training's own memory ledger beside these closed forms.");
   else

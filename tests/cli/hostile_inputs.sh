@@ -94,8 +94,18 @@ if [[ -e "$tmp/shot_run.json" ]]; then echo "FAIL: shot left $tmp/shot_run.json 
 # A file parameter is checked whenever it is given, even where the other parameters leave it unused.
 expect 2 "parameter 'config': cannot open '/nonexistent/config.json'" run zero --quick --set config=/nonexistent/config.json
 expect 2 "parameter 'config': cannot open" shot zero --quick --set config=/nonexistent/config.json -o "$tmp/x.png"
+expect 2 "parameter 'config': cannot open '/nonexistent/config.json'" run lora --quick --set config=/nonexistent/config.json
+expect 2 "is a device" run lora --quick --set config=/dev/zero
 printf '{"num_hidden_layers": ' > "$tmp/cut_config.json"
 expect 2 "not valid JSON" run zero --quick --set "config=$tmp/cut_config.json"
+expect 2 "not valid JSON" run lora --quick --set "config=$tmp/cut_config.json"
+expect 2 "parameter 'r': value '65' is above min(d, k) = 64" run lora --quick --set r=65
+expect 2 "parameter 'model'" run lora --quick --set model=mixtral-8x7b
+expect 2 "parameter 'd'" run lora --quick --set d=4096
+expect 2 "parameter 'noise'" run lora --quick --set noise=-1
+expect 2 "parameter 'lr'" run lora --quick --set lr=nan
+expect 2 "parameter 'targets'" run lora --quick --set targets=mlp
+expect 2 "more than max_minutes" run lora --set d=512 --set k=512 --set steps=20000 --set max_minutes=0.1
 # A recorded run whose config file is not on this machine: its steps cannot be drawn, and shot says so rather than
 # drawing the message as the figure.
 echo "$config" > "$tmp/zero_config.json"
