@@ -96,12 +96,8 @@ void draw_loss_step(const ViewContext& ctx) {
     }
   if (p.noise > 0) spec.guides.push_back({false, p.noise, "the noise in W*", theory_color()});
   spec.y.min = std::max(1e-7, p.noise / 100);
-  spec.size = {0, plot_height_leaving(2.5f)};
+  spec.size = {0, plot_height_leaving(0.5f)};
   draw_plot("loss", spec);
-  draw_note(
-      "Full fine-tuning can fit the noise too and falls below it; LoRA below the true rank stops where the missing "
-      "directions leave it; QLoRA stops above LoRA at the same r, at the part of the 4-bit base's error its adapters "
-      "cannot take up.");
 }
 
 void draw_knee_step(const ViewContext& ctx) {
@@ -204,8 +200,9 @@ void draw_calculator_step(const ViewContext& ctx) {
   const LoraSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
   const lora_lesson::CalculatorTheory& c = s->theory.calculator;
-  draw_heading(fmt::format("{}: {} parameters; adapters on {} at r = {}: {} ({})", c.model, format_count(c.parameters),
-                           c.targets, c.r, count_text(c.adapter_parameters), percent_text(c.adapter_share, 3)));
+  // Short enough for one line in presentation mode: the counts themselves are in the table below.
+  draw_heading(fmt::format("{}, adapters on {} at r = {}: {} of its weights trained", c.model, c.targets, c.r,
+                           percent_text(c.adapter_share, 3)));
   std::vector<Bar> bars;
   double largest = 0;
   for (const lora_lesson::ModelMemory& mm : c.memory) largest = std::max(largest, mm.total_bytes);
