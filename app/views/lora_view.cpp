@@ -54,8 +54,10 @@ void draw_idea_step(const ViewContext& ctx) {
   const LoraSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
   const LoraTheory& t = s->theory;
-  draw_heading(fmt::format("W is {} x {}: {} weights. B A trains r ({} + {}) of them.", t.d, t.k,
-                           count_text(double(t.full_trainable)), t.d, t.k));
+  draw_heading(
+      fmt::format("W is {} x {}: {} weights. B A trains r ({} + {}) numbers, each with a gradient and two Adam "
+                  "moments.",
+                  t.d, t.k, count_text(double(t.full_trainable)), t.d, t.k));
   std::vector<Bar> bars{
       {"full: d k", double(t.full_trainable), series_color(0), count_text(double(t.full_trainable)) + " (100%)"}};
   for (std::size_t i = 0; i < t.swept_ranks.size(); ++i) {
@@ -63,8 +65,7 @@ void draw_idea_step(const ViewContext& ctx) {
     bars.push_back({fmt::format("LoRA r = {}", t.swept_ranks[i]), n, series_color(1),
                     fmt::format("{} ({})", count_text(n), percent_text(n / double(t.full_trainable), 2))});
   }
-  draw_bars(bars, {.title = "Trainable parameters (each also has a gradient and two Adam moments)",
-                   .height = main_figure_height()});
+  draw_bars(bars, {.title = "Trainable parameters", .height = main_figure_height()});
   draw_columns_table(
       "course", {"d = k = 4096", "trainable", "of d^2"},
       {{"full fine-tuning", count_text(double(t.course_full)), "100%"},
@@ -201,8 +202,8 @@ void draw_calculator_step(const ViewContext& ctx) {
   if (s == nullptr) return draw_step_data_missing(ctx);
   const lora_lesson::CalculatorTheory& c = s->theory.calculator;
   // Short enough for one line in presentation mode: the counts themselves are in the table below.
-  draw_heading(fmt::format("{}, adapters on {} at r = {}: {} of its weights trained", c.model, c.targets, c.r,
-                           percent_text(c.adapter_share, 3)));
+  draw_heading(fmt::format("{}, adapters on {} at r = {}: {} of its weights trained; micro-batch {} of {} tokens",
+                           c.model, c.targets, c.r, percent_text(c.adapter_share, 3), c.micro_batch, c.seq));
   std::vector<Bar> bars;
   double largest = 0;
   for (const lora_lesson::ModelMemory& mm : c.memory) largest = std::max(largest, mm.total_bytes);
@@ -215,9 +216,7 @@ void draw_calculator_step(const ViewContext& ctx) {
     bars.push_back({name + ": + activations", mm.total_bytes, with_alpha(series_color(int(i)), 0.45f),
                     format_bytes_decimal(mm.total_bytes)});
   }
-  draw_bars(bars, {.full_scale = largest,
-                   .title = fmt::format("Memory, micro-batch {} of {} tokens (GB = 1e9 bytes)", c.micro_batch, c.seq),
-                   .height = main_figure_height()});
+  draw_bars(bars, {.full_scale = largest, .title = "Memory (GB = 1e9 bytes)", .height = main_figure_height()});
   draw_warning_band(lora_lesson::activation_note());
   Table rows;
   for (const lora_lesson::ModelMemory& mm : c.memory)
