@@ -116,13 +116,16 @@ void draw_knee_step(const ViewContext& ctx) {
   spec.guides.push_back({true, double(p.true_rank), fmt::format("true rank {}", p.true_rank), series_color(0)});
   spec.size = {0, plot_height_leaving(float(kSweptRanks.size()) + 2.5f)};
   draw_plot("knee", spec);
+  // The run's trainings in order: full, then LoRA at each swept r.
   Table rows;
-  for (const TrainingRun& t : m->trainings)
-    if (t.method == "lora" && std::find(kSweptRanks.begin(), kSweptRanks.end(), t.r) != kSweptRanks.end() &&
-        rows.size() < kSweptRanks.size())
-      rows.push_back({fmt::format("{}", t.r), count_text(double(t.trainable_parameters)),
-                      fmt::format("{:.3e}", t.final_loss), fmt::format("{:.3e}", t.best_rank_r_loss)});
-  draw_columns_table("knee_table", {"r", "trainable r (d + k)", "final loss", "least of rank r (Eckart-Young)"}, rows);
+  for (std::size_t i = 1; i <= kSweptRanks.size() && i < m->trainings.size(); ++i) {
+    const TrainingRun& t = m->trainings[i];
+    rows.push_back({fmt::format("{}", t.r), count_text(double(t.trainable_parameters)),
+                    fmt::format("{:.3e}", t.final_loss), fmt::format("{:.3e}", t.best_rank_r_loss),
+                    format_duration_us(t.step_us)});
+  }
+  draw_columns_table("knee_table",
+                     {"r", "trainable r (d + k)", "final loss", "least of rank r (Eckart-Young)", "time a step"}, rows);
 }
 
 std::string bytes_text(double bytes) { return format_bytes_binary(bytes); }

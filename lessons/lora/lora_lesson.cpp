@@ -47,6 +47,20 @@ MethodMemory closed_form(lora::Method method, const LoraParams& p, int r) {
   return method_memory(method, r, trainable, lora::method_bytes(method, p.d, p.k, p.k, r));
 }
 
+// The presets the calculator sizes: the dense ones (a mixture of experts or latent attention is refused by name when
+// it comes as a config.json). Read once.
+const std::vector<std::string>& dense_presets() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> dense;
+    for (const std::string& name : kvcache::preset_names()) {
+      const kvcache::ModelConfig model = kvcache::load_preset(name);
+      if (!model.experts.any() && model.attention == kvcache::AttentionKind::Standard) dense.push_back(name);
+    }
+    return dense;
+  }();
+  return names;
+}
+
 bool same_bytes(const MethodMemory& a, const MethodMemory& b) {
   return a.frozen_bytes == b.frozen_bytes && a.trainable_bytes == b.trainable_bytes &&
          a.gradient_bytes == b.gradient_bytes && a.optimizer_bytes == b.optimizer_bytes &&
@@ -56,7 +70,6 @@ bool same_bytes(const MethodMemory& a, const MethodMemory& b) {
 }  // namespace
 
 std::vector<ParamSpec> LoraLesson::params() const {
-  std::vector<std::string> presets = kvcache::preset_names();
   return {
       {.key = "d",
        .label = "outputs d (rows of W)",
@@ -118,7 +131,7 @@ std::vector<ParamSpec> LoraLesson::params() const {
        .label = "calculator: model preset",
        .type = ParamType::Choice,
        .default_text = "llama-2-7b",
-       .choices = presets,
+       .choices = dense_presets(),
        .help = "a dense model's config from assets/models"},
       {.key = "config",
        .label = "calculator: config.json (overrides model)",
