@@ -45,6 +45,8 @@ TEST_CASE("lora: trainable parameters r (d + k), the course's d = k = 4096 numbe
   CHECK(t.full_trainable == 512 * 256);
   CHECK(t.trainable_by_rank == std::vector<std::int64_t>{768, 1536, 3072, 6144, 12288});
   CHECK(t.trainable_at_r == 8 * 768);
+  CHECK(t.adapter_flop_share_by_rank ==
+        std::vector<double>{768.0 / 131072, 1536.0 / 131072, 3072.0 / 131072, 6144.0 / 131072, 12288.0 / 131072});
 }
 
 TEST_CASE("lora: QLoRA's frozen base, bits per parameter with and without double quantization") {
@@ -167,6 +169,15 @@ TEST_CASE("lora lesson: a --quick run has its knee at the true rank, ledgers equ
     CHECK(m.qlora_over_lora_final_loss > 1);  // the 4-bit base's error is a floor the adapters cannot all absorb
     CHECK(m.trainings[6].ledger.frozen_bytes == nf4_double_quant_bytes(64, 64));
     CHECK(m.trainings[6].ledger.total_bytes < m.trainings[7].ledger.total_bytes);
+    // Inference: the adapter path and the merged weight agree, and its extra multiply-adds are r (d + k) / (d k).
+    REQUIRE(m.forward.size() == kSweptRanks.size());
+    for (const ForwardPoint& f : m.forward) {
+      CHECK(f.agrees);
+      CHECK(f.flop_share == double(f.r) * 128 / 4096);
+      CHECK(f.adapter_us > 0);
+      CHECK(f.merged_us > 0);
+      CHECK(f.repeats >= 9);
+    }
     if (true_rank == 4) {
       // Read back from its JSON through the same declarations.
       const nlohmann::ordered_json json = to_json(run);

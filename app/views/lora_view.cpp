@@ -200,6 +200,31 @@ void draw_memory_step(const ViewContext& ctx) {
                     t.r, ledgers[1]->final_loss, ledgers[2]->final_loss, m->qlora_over_lora_final_loss));
 }
 
+void draw_overhead_step(const ViewContext& ctx) {
+  const LoraMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run(ctx, "the adapter path against the merged weight");
+  const RunResult& r = *ctx.result;
+  const lora_lesson::LoraParams p = run_params<LoraLesson>(ctx);
+  PlotSpec spec{fmt::format("Forward pass of the {} x {} layer on {} inputs: the adapter unmerged", p.d, p.k, p.k),
+                {"rank r", "", true},
+                {"extra time over the merged weight", "%", false},
+                {},
+                {}};
+  spec.lines.push_back(series_line(r, "forward_flop_share", theory_color(), SeriesStyle::Line));
+  spec.lines.back().dashed = true;
+  spec.lines.push_back(series_line(r, "forward_overhead", series_color(1), SeriesStyle::Markers));
+  spec.guides.push_back({false, 0.0, "merged: none", series_color(0)});
+  spec.size = {0, plot_height_leaving(float(m->forward.size()) + 1.5f)};
+  draw_plot("overhead", spec);
+  Table rows;
+  for (const lora_lesson::ForwardPoint& f : m->forward)
+    rows.push_back({fmt::format("{}", f.r), format_duration_us(f.adapter_us), format_duration_us(f.merged_us),
+                    fmt::format("{:+.1f}%", 100 * f.overhead), fmt::format("{:.1f}%", 100 * f.flop_share),
+                    f.agrees ? "same" : "DIFFERENT"});
+  draw_columns_table("overhead_table", {"r", "adapter path", "merged", "extra time", "extra multiply-adds", "outputs"},
+                     rows);
+}
+
 void draw_calculator_step(const ViewContext& ctx) {
   const LoraSteps* s = steps_of(ctx);
   if (s == nullptr) return draw_step_data_missing(ctx);
@@ -246,6 +271,7 @@ const StepViews& lora_step_views() {
                                {"loss", draw_loss_step},
                                {"knee", draw_knee_step},
                                {"memory", draw_memory_step},
+                               {"overhead", draw_overhead_step},
                                {"calculator", draw_calculator_step, StepShows::TheoryOnly}};
   return views;
 }

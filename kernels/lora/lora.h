@@ -95,6 +95,19 @@ struct TrainResult {
 // `cancelled` is called once a step and may throw to stop.
 TrainResult train(const Problem& problem, const TrainConfig& config, const std::function<void()>& cancelled = {});
 
+// Inference with an adapter left unmerged: y = W x + s B (A x) costs r (d + k) n more multiply-adds than W x, a share
+// r (d + k) / (d k) of it; the merged W' x costs what W x costs. Times both on the task's inputs with seeded B and A,
+// in alternation (measure_pair), after checking they agree (check_merged).
+struct ForwardTiming {
+  TimingStats adapter, merged;
+  MergeCheck check;
+};
+ForwardTiming time_adapter_forward(const Problem& problem, int r, float scale, const MeasureOptions& options,
+                                   const std::function<void()>& between = {});
+constexpr double adapter_flop_share(std::int64_t d, std::int64_t k, int r) {
+  return double(r) * double(d + k) / (double(d) * double(k));
+}
+
 // Singular values of m (rows, cols), row-major, descending (one-sided Jacobi in double).
 std::vector<double> singular_values(const std::vector<double>& m, std::int64_t rows, std::int64_t cols);
 // The least loss a rank-r update reaches from `base` toward the problem's target: sum of sigma_i^2, i > r, over d.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/lora/lora.h"
 #include "lessons/common/run_budget.h"
@@ -28,6 +29,8 @@ namespace {
 
 const std::vector<std::string> kTargetChoices{"qkvo", "all"};  // in the order of lora_lesson::Targets
 constexpr std::uint32_t kProblemSeed = 7;
+// The forward passes are milliseconds long: a few repeats, alternating, at least 20 ms of timed calls each.
+constexpr MeasureOptions kForwardTiming{.warmup = 1, .repeats = 9, .max_total_us = 0, .min_total_us = 20000};
 
 MethodMemory method_memory(lora::Method method, int r, std::int64_t trainable, const lora::MethodBytes& b) {
   return {lora::method_name(method),
@@ -239,6 +242,7 @@ LoraTheory LoraLesson::theory_of(const LoraParams& p) const {
   t.course_r8_percent = 100.0 * double(t.course_r8) / double(t.course_full);
   t.course_r16_percent = 100.0 * double(t.course_r16) / double(t.course_full);
   t.calculator = lora_lesson::calculate(p);
+  for (int r : kSweptRanks) t.adapter_flop_share_by_rank.push_back(lora::adapter_flop_share(p.d, p.k, r));
   return t;
 }
 
@@ -287,7 +291,7 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.backend.timer = "steady_clock";
   result.backend.notes.push_back("one CPU thread (OpenBLAS sgemm); all arrays fp32");
   const double trainings = 2.0 + double(kSweptRanks.size());
-  RunPlan plan(ctx.control, 1 + trainings);
+  RunPlan plan(ctx.control, 1 + trainings + 1);
   plan.start("building the task and the singular values of W* - W");
   const lora::Problem problem = lora::make_problem(p.d, p.k, p.true_rank, p.noise, kProblemSeed);
   const std::vector<double> sigma = lora::singular_values(lora::target_gap(problem, problem.w), p.d, p.k);
@@ -334,6 +338,36 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.series.push_back(std::move(final_lora));
   result.series.push_back(std::move(best_lora));
 
+  plan.start("inference: the adapter path against the merged weight");
+  Series overhead{
+      "forward_overhead", "adapter left unmerged (measured)", "measured", "rank r", "", "extra time", "%", {}};
+  Series flop_share{"forward_flop_share",
+                    "its extra multiply-adds, r (d + k) / (d k)",
+                    "theory",
+                    "rank r",
+                    "",
+                    "extra time",
+                    "%",
+                    {}};
+  for (int rank : kSweptRanks) {
+    const lora::ForwardTiming timing =
+        lora::time_adapter_forward(problem, rank, float(p.alpha) / float(rank), kForwardTiming, cancelled);
+    lora_lesson::ForwardPoint point;
+    point.r = rank;
+    const TimeSpread adapter = spread_of(timing.adapter), merged = spread_of(timing.merged);
+    point.adapter_us = adapter.us, point.adapter_min_us = adapter.min_us, point.adapter_max_us = adapter.max_us;
+    point.merged_us = merged.us, point.merged_min_us = merged.min_us, point.merged_max_us = merged.max_us;
+    point.repeats = timing.adapter.repeats;
+    point.overhead = adapter.us / merged.us - 1;
+    point.flop_share = lora::adapter_flop_share(p.d, p.k, rank);
+    point.agrees = timing.check.agrees();
+    overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
+    flop_share.points.push_back({double(rank), 100 * point.flop_share, 100 * point.flop_share, 100 * point.flop_share});
+    m.forward.push_back(point);
+  }
+  result.series.push_back(std::move(overhead));
+  result.series.push_back(std::move(flop_share));
+
   const double largest_rank_loss = m.trainings[kSweptRanks.size()].final_loss;
   for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
     if (m.trainings[1 + i].final_loss <= kKneeFactor * largest_rank_loss) {
@@ -343,8 +377,10 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   m.knee_at_true_rank = m.knee_rank == p.true_rank;
   m.all_ledgers_match = std::all_of(m.trainings.begin(), m.trainings.end(),
                                     [](const TrainingRun& t) { return t.ledger_matches_closed_form; });
-  m.all_merges_agree = std::all_of(m.trainings.begin(), m.trainings.end(),
-                                   [](const TrainingRun& t) { return t.method == "full" || t.merge_agrees; });
+  m.all_merges_agree =
+      std::all_of(m.trainings.begin(), m.trainings.end(),
+                  [](const TrainingRun& t) { return t.method == "full" || t.merge_agrees; }) &&
+      std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
   m.qlora_over_lora_final_loss = qlora.final_loss() / lora_at_r.final_loss();
   if (!m.all_merges_agree)
     result.backend.notes.push_back("an adapter path differs from its merged weight by more than fp32 rounding allows");
@@ -370,6 +406,11 @@ std::string LoraLesson::text_report(const RunResult& r) const {
   out += fmt::format("merged weight W + (alpha/r) B A against the adapter path: {}\n",
                      m->all_merges_agree ? "the same outputs within fp32 rounding" : "DIFFERENT");
   out += fmt::format("QLoRA's final loss over LoRA's at the same r: {:.3g}\n", m->qlora_over_lora_final_loss);
+  out += "inference, the adapter unmerged against the merged weight (one forward pass over all inputs):\n";
+  for (const lora_lesson::ForwardPoint& f : m->forward)
+    out += fmt::format("  r={:<3} adapter {:>10}  merged {:>10}  extra {:+6.1f}%  (extra multiply-adds {:.1f}%)\n", f.r,
+                       format_duration_us(f.adapter_us), format_duration_us(f.merged_us), 100 * f.overhead,
+                       100 * f.flop_share);
   out += std::string(lora_lesson::activation_note()) + "\n";
   return out;
 }

@@ -70,6 +70,9 @@ struct LoraTheory {
   std::int64_t course_full = 0, course_r8 = 0, course_r16 = 0;
   double course_r8_percent = 0, course_r16_percent = 0;
   CalculatorTheory calculator;
+  // Inference with the adapter unmerged: its extra multiply-adds as a share of W x's, r (d + k) / (d k), at each swept
+  // r.
+  std::vector<double> adapter_flop_share_by_rank;
 };
 
 // One training of the run.
@@ -86,6 +89,17 @@ struct TrainingRun {
   bool merge_agrees = false;
 };
 
+// The forward pass with the adapter unmerged against the merged weight, timed in alternation on the same inputs.
+struct ForwardPoint {
+  int r = 0;
+  double adapter_us = 0, adapter_min_us = 0, adapter_max_us = 0;
+  double merged_us = 0, merged_min_us = 0, merged_max_us = 0;
+  int repeats = 0;
+  double overhead = 0;    // adapter / merged - 1, from the medians
+  double flop_share = 0;  // r (d + k) / (d k)
+  bool agrees = false;    // the two outputs within fp32 rounding (check_merged)
+};
+
 struct LoraMeasured {
   std::vector<TrainingRun> trainings;  // full, lora at each swept r, qlora at r
   int knee_rank = 0;                   // the least swept r whose final loss is within 1.5 x the largest r's
@@ -93,6 +107,7 @@ struct LoraMeasured {
   bool all_ledgers_match = false;
   bool all_merges_agree = false;
   double qlora_over_lora_final_loss = 0;  // at r
+  std::vector<ForwardPoint> forward;      // at each swept r
 };
 
 DLSYS_VALUES_JSON(MethodMemory, method, r, trainable_parameters, frozen_bytes, trainable_bytes, gradient_bytes,
@@ -106,11 +121,13 @@ DLSYS_VALUES_JSON(CalculatorTheory, model, source, targets, r, parameters, linea
 DLSYS_VALUES_JSON(LoraTheory, d, k, n, true_rank, swept_ranks, trainable_by_rank, full_trainable, r, trainable_at_r,
                   trainable_share_at_r, memory, fp32_bits, nf4_code_bits, nf4_scale_bits, nf4_double_quant_scale_bits,
                   double_quant_saving_bits, nf4_base_bits_per_parameter, course_d, course_full, course_r8, course_r16,
-                  course_r8_percent, course_r16_percent, calculator)
+                  course_r8_percent, course_r16_percent, calculator, adapter_flop_share_by_rank)
 DLSYS_VALUES_JSON(TrainingRun, method, r, trainable_parameters, initial_loss, final_loss, best_rank_r_loss, step_us,
                   step_min_us, step_max_us, ledger, ledger_matches_closed_form, merge_max_abs_diff,
                   merge_share_of_bound, merge_agrees)
+DLSYS_VALUES_JSON(ForwardPoint, r, adapter_us, adapter_min_us, adapter_max_us, merged_us, merged_min_us, merged_max_us,
+                  repeats, overhead, flop_share, agrees)
 DLSYS_VALUES_JSON(LoraMeasured, trainings, knee_rank, knee_at_true_rank, all_ledgers_match, all_merges_agree,
-                  qlora_over_lora_final_loss)
+                  qlora_over_lora_final_loss, forward)
 
 }  // namespace dlsys::lora_lesson

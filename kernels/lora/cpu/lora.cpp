@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
@@ -319,6 +320,27 @@ TrainResult train(const Problem& problem, const TrainConfig& config, const std::
                   ledger.peak_bytes(kOptimizer), ledger.peak_bytes(kActivations), ledger.peak_bytes(kWorkspace)};
   r.ledger_total_peak_bytes = ledger.total_peak_bytes();
   return r;
+}
+
+ForwardTiming time_adapter_forward(const Problem& p, int r, float scale, const MeasureOptions& options,
+                                   const std::function<void()>& between) {
+  const std::int64_t d = p.d, k = p.k, n = p.n;
+  std::vector<float> b(std::size_t(d * r)), a(std::size_t(r * k));
+  fill_seeded_uniform(b, spread_seed(21), 0.1f);
+  fill_seeded_uniform(a, spread_seed(22), 1.0f / std::sqrt(float(k)));
+  const std::vector<float> merged = merged_weight(p.w.data(), b.data(), a.data(), scale, d, k, r);
+  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n)), bh(std::size_t(d * n));
+  const auto adapter = [&] {
+    multiply(p.w.data(), p.xt.data(), y.data(), d, n, k);
+    multiply(a.data(), p.xt.data(), h.data(), r, n, k);
+    multiply(b.data(), h.data(), bh.data(), d, n, r);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += scale * bh[i];
+  };
+  const auto merged_forward = [&] { multiply(merged.data(), p.xt.data(), y.data(), d, n, k); };
+  ForwardTiming t;
+  t.check = check_merged(p.w.data(), merged.data(), b.data(), a.data(), scale, p.xt.data(), d, k, r, n);
+  std::tie(t.adapter, t.merged) = measure_pair(adapter, merged_forward, options, between);
+  return t;
 }
 
 std::vector<double> singular_values(const std::vector<double>& m, std::int64_t rows, std::int64_t cols) {
