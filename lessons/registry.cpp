@@ -10,6 +10,7 @@
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/fusion/fusion_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
+#include "lessons/lora/lora_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "lessons/precision/precision_lesson.h"
 #include "lessons/quant/quant_lesson.h"
@@ -36,9 +37,10 @@ const std::vector<const Lesson*>& all_lessons() {
   static const QuantLesson quant;
   static const ServingLesson serving;
   static const ZeroLesson zero;
+  static const LoraLesson lora;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble,  &schedules, &allreduce, &tensor,
-      &ddp,    &zero,     &flash,  &kvcache, &serving,   &precision, &quant,
+      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce, &tensor, &ddp,
+      &zero,   &flash,    &kvcache, &serving, &precision, &quant,     &lora,
   };
   return lessons;
 }

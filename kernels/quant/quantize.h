@@ -83,6 +83,9 @@ double scale_overhead_bits_per_param(const QuantSpec& spec, std::int64_t rows, s
 
 QuantizedMatrix quantize(const float* w, std::int64_t rows, std::int64_t cols, const QuantSpec& spec);
 void dequantize(const QuantizedMatrix& q, float* w);
+// Rows [row_begin, row_end) only, into w ((row_end - row_begin) x cols): what a forward pass dequantizes at a time,
+// so a 4-bit base never needs its whole fp32 copy (QLoRA).
+void dequantize_rows(const QuantizedMatrix& q, std::int64_t row_begin, std::int64_t row_end, float* w);
 
 // Squared error of w^ against w, averaged over the weights, and what uniform noise of step D = s predicts for it:
 // the mean over weights of s^2 / 12 (each value's error is spread evenly over +-s/2). nullopt for nf4 (uneven steps).

@@ -94,8 +94,20 @@ if [[ -e "$tmp/shot_run.json" ]]; then echo "FAIL: shot left $tmp/shot_run.json 
 # A file parameter is checked whenever it is given, even where the other parameters leave it unused.
 expect 2 "parameter 'config': cannot open '/nonexistent/config.json'" run zero --quick --set config=/nonexistent/config.json
 expect 2 "parameter 'config': cannot open" shot zero --quick --set config=/nonexistent/config.json -o "$tmp/x.png"
+expect 2 "parameter 'config': cannot open '/nonexistent/config.json'" run lora --quick --set config=/nonexistent/config.json
+expect 2 "is a device" run lora --quick --set config=/dev/zero
 printf '{"num_hidden_layers": ' > "$tmp/cut_config.json"
 expect 2 "not valid JSON" run zero --quick --set "config=$tmp/cut_config.json"
+expect 2 "not valid JSON" run lora --quick --set "config=$tmp/cut_config.json"
+expect 2 "parameter 'r': value '65' is above min(d, k) = 64" run lora --quick --set r=65
+expect 2 "parameter 'model'" run lora --quick --set model=mixtral-8x7b
+expect 2 "parameter 'd'" run lora --quick --set d=4096
+expect 2 "parameter 'noise'" run lora --quick --set noise=-1
+expect 2 "parameter 'lr'" run lora --quick --set lr=nan
+expect 2 "parameter 'targets'" run lora --quick --set targets=mlp
+printf '{"model_type": "mixtral", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64, "intermediate_size": 8, "vocab_size": 10, "num_local_experts": 4, "num_experts_per_tok": 2}' >"$tmp/moe_config.json"
+expect 2 "parameter 'config': moe_config.json is a mixture of experts" run lora --quick --set "config=$tmp/moe_config.json"
+expect 2 "more than max_minutes" run lora --set d=512 --set k=512 --set steps=20000 --set max_minutes=0.1
 # A recorded run whose config file is not on this machine: its steps cannot be drawn, and shot says so rather than
 # drawing the message as the figure.
 echo "$config" > "$tmp/zero_config.json"
@@ -242,7 +254,7 @@ else
   else echo "ok:   rank threads under ulimit -v -> exit 3"; fi
   # OpenBLAS maps a 128 MiB buffer for each of its threads and retries a failed mmap forever: with room for less than
   # its two threads' buffers, a lesson that calls it ends at once with exit 3 naming the limit, instead of hanging.
-  for lesson in matmul kvcache bubble precision quant; do
+  for lesson in matmul kvcache bubble precision quant lora; do
     err=$( (ulimit -v $((start_kb + 150000)); OPENBLAS_NUM_THREADS=2 timeout 60 "$bin" run $lesson --quick \
       --backend cpu) 2>&1 >/dev/null); got=$?
     if [[ $got -ne 3 || "$err" != *"address-space limit (ulimit -v)"* ]]; then
@@ -273,7 +285,7 @@ done
 if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
   setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$bin"; then
   for limit in 2 3; do
-    for lesson in matmul kvcache bubble precision quant roofline serving; do
+    for lesson in matmul kvcache bubble precision quant roofline serving lora; do
       err=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
         "ulimit -u $limit; OPENBLAS_NUM_THREADS=4 exec \"$bin\" run $lesson --quick --backend cpu" 2>&1 >/dev/null)
       got=$?

@@ -43,6 +43,9 @@ if [[ $mode == shot ]]; then
   # The serving Gantt chart: prefills of requests 0, 6, 12 in the first series colour across the batch slots.
   env -u DISPLAY "$bin" shot serving --step 3 --quick --size 1280x720 -o "$out/serving-gantt.png" >/dev/null || fail=1
   "$check" "$out/serving-gantt.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.15,1,0.9 --min-pixels 200 || fail=1
+  # The lora loss step: full fine-tuning's loss curve (first series colour) in the plot area.
+  env -u DISPLAY "$bin" shot lora --step 2 --quick --size 1280x720 -o "$out/lora-loss.png" >/dev/null || fail=1
+  "$check" "$out/lora-loss.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.15,1,0.9 --min-pixels 200 || fail=1
   # --scale 2 keeps the layout of --size and doubles the pixels: the plot sits where it sits at 1x.
   env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 3200x1800 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1

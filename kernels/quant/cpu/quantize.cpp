@@ -191,9 +191,11 @@ QuantizedMatrix quantize(const float* w, std::int64_t rows, std::int64_t cols, c
   return q;
 }
 
-void dequantize(const QuantizedMatrix& q, float* w) {
-  for (std::int64_t i = 0; i < q.rows; ++i)
-    for (std::int64_t j = 0; j < q.cols; ++j) w[i * q.cols + j] = q.dequantized(i, j);
+void dequantize(const QuantizedMatrix& q, float* w) { dequantize_rows(q, 0, q.rows, w); }
+
+void dequantize_rows(const QuantizedMatrix& q, std::int64_t row_begin, std::int64_t row_end, float* w) {
+  for (std::int64_t i = row_begin; i < row_end; ++i)
+    for (std::int64_t j = 0; j < q.cols; ++j) w[(i - row_begin) * q.cols + j] = q.dequantized(i, j);
 }
 
 QuantError quantization_error(const float* w, const QuantizedMatrix& q) {
