@@ -22,6 +22,7 @@
 #include "app/gui/offscreen.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
+#include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/errors.h"
@@ -139,7 +140,8 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"last_error", session.last_error},
           {"message", state.message},
           {"message_is_error", state.message_is_error},
-          {"written_files", state.written_files}};
+          {"written_files", state.written_files},
+          {"progress", progress_summary_json(state)}};
 }
 
 bool has_display() {
@@ -293,15 +295,14 @@ int run_gui(const GuiRequest& request) {
   if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
-  // A launch that names nothing to open starts where the last window closed.
+  // A launch that names nothing to open starts where the last window closed; one that names something offers it.
   const bool names_a_start =
       !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
-  if (!names_a_start) {
-    try {
-      open_last_state(state);
-    } catch (const BadInput& e) {  // read whole before anything is set: the window opens on the first lesson
-      set_message(state, std::string("the last session could not be reopened: ") + e.what(), true);
-    }
+  take_up_last_state(state, !names_a_start);
+  const bool scripted = !request.screenshot_png.empty();
+  if (!scripted) {  // a scripted screenshot is not a session: it neither shows nor changes the student's progress
+    state.record_progress = true;
+    load_progress(state);
   }
   PixelSize size;
   try {
@@ -323,7 +324,6 @@ int run_gui(const GuiRequest& request) {
   }
   state.presentation = request.presentation;
   state.figure_light = request.figure_light;
-  const bool scripted = !request.screenshot_png.empty();
   std::unique_ptr<FramePacer> pacer;
   GLFWwindow* window = open_window(size, !scripted, pacer);  // scripted runs measure the frame rate without vsync
   if (window == nullptr) return kExitRunFailure;
@@ -339,8 +339,11 @@ int run_gui(const GuiRequest& request) {
     state.now_s = std::chrono::duration<double>(now - t0).count();
     const auto [fb, rendered] = draw_one_frame(state, window, *pacer, scripted);
     nlohmann::json summary = state_summary(state, fb.width, fb.height);
-    summary["frame"] = frames_drawn;               // so a test can wait for frames, not for time
-    if (!scripted) last_state.after_frame(state);  // a scripted screenshot is not a session to come back to
+    summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
+    if (!scripted) {                  // a scripted screenshot is not a session to come back to
+      last_state.after_frame(state);
+      save_progress_if_changed(state);
+    }
     write_widget_rects(summary);
     if (frames_drawn++ == 0 && scripted)
       std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
@@ -363,7 +366,10 @@ int run_gui(const GuiRequest& request) {
   }
   state.worker.cancel();
   close_window(window);
-  if (!scripted) last_state.save(state);
+  if (!scripted) {
+    last_state.save(state);
+    save_progress_if_changed(state);
+  }
   return exit_code;
 }
 
