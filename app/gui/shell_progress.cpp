@@ -26,8 +26,10 @@ std::vector<std::string> step_ids(const Lesson& lesson) {
   return ids;
 }
 
-// Room for the check mark before the line of a finished lesson.
-float mark_width(const LessonProgressSummary& summary) { return summary.complete() ? ImGui::GetTextLineHeight() : 0; }
+// Room for the check mark (a line high) and a gap before the line of a finished lesson.
+float mark_width(const LessonProgressSummary& summary) {
+  return summary.complete() ? 1.3f * ImGui::GetTextLineHeight() : 0;
+}
 
 void draw_check_mark(ImDrawList* draw, ImVec2 pos, float size, ImU32 color) {
   const ImVec2 points[] = {{pos.x + 0.15f * size, pos.y + 0.55f * size},
@@ -64,7 +66,7 @@ void draw_progress_line(const LessonProgressSummary& summary, ImVec2 pos, float 
   if (!summary.started()) return;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float mark_w = mark_width(summary);
-  if (summary.complete()) draw_check_mark(draw, pos, mark_w, series_color(2));
+  if (summary.complete()) draw_check_mark(draw, pos, ImGui::GetTextLineHeight(), series_color(2));
   draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), {pos.x + mark_w, pos.y}, muted_text_color(),
                 progress_line(summary).c_str(), nullptr, width - mark_w);
 }
