@@ -295,11 +295,12 @@ int run_gui(const GuiRequest& request) {
   if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
-  // A launch that names nothing to open starts where the last window closed; one that names something offers it.
+  // A launch that names nothing to open starts where the last window closed; a window that opens something else
+  // offers that place to continue from (a scripted screenshot does not: it draws what it names, whoever runs it).
   const bool names_a_start =
       !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
-  take_up_last_state(state, !names_a_start);
   const bool scripted = !request.screenshot_png.empty();
+  if (!names_a_start || !scripted) take_up_last_state(state, !names_a_start);
   if (!scripted) {  // a scripted screenshot is not a session: it neither shows nor changes the student's progress
     state.record_progress = true;
     load_progress(state);

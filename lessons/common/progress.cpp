@@ -191,12 +191,16 @@ StudentProgress progress_from_json(const nlohmann::json& json, const std::string
   return progress;
 }
 
+StudentProgress parse_progress_text(std::string_view text, const std::string& origin) {
+  return progress_from_json(parse_json_input(text, origin), origin);
+}
+
 StudentProgress read_progress_file(const std::string& path) {
   std::error_code ec;
   // A link to nowhere reads as no file yet: the first save creates the file it points to.
   if (!std::filesystem::exists(path, ec)) return {};
   const std::string origin = fmt::format("progress file '{}'", path_for_message(path));
-  return progress_from_json(parse_json_input(read_input_file(path, "progress file"), origin), origin);
+  return parse_progress_text(read_input_file(path, "progress file"), origin);
 }
 
 void save_progress_file(const std::string& path, const StudentProgress& progress) {

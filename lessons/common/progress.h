@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlsys {
@@ -68,6 +69,8 @@ std::string progress_details(const StudentProgress& progress, const std::string&
 nlohmann::ordered_json progress_to_json(const StudentProgress& progress);
 // `origin` starts every message. Throws BadInput naming the key's path and what is allowed.
 StudentProgress progress_from_json(const nlohmann::json& json, const std::string& origin);
+// The text of a progress file. Throws BadInput (not JSON, nested too deep, or progress_from_json's reasons).
+StudentProgress parse_progress_text(std::string_view text, const std::string& origin);
 // The file at `path`; empty progress when there is no file yet. Throws BadInput for a file that cannot be read as
 // progress (not JSON, a key of the wrong kind, another format, a folder or a FIFO in its place).
 StudentProgress read_progress_file(const std::string& path);
