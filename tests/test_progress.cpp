@@ -79,6 +79,10 @@ TEST_CASE("progress written and read back gives the same counts, unknown lessons
   CHECK(matmul.exercises.at("tile_bytes").right == 0);
   CHECK(matmul.exercises.at("tile_bytes").wrong == 1);
   CHECK(back.lessons.count("a_lesson_of_another_version") == 1);  // kept, not dropped
+  REQUIRE(find_exercise_answers(back, "matmul", "tile_bytes") != nullptr);
+  CHECK(find_exercise_answers(back, "matmul", "tile_bytes")->wrong == 1);
+  CHECK(find_exercise_answers(back, "matmul", "never_answered") == nullptr);
+  CHECK(find_exercise_answers(back, "bubble", "tile_bytes") == nullptr);
   CHECK(progress_to_json(back) == progress_to_json(progress));
 
   const LessonProgressSummary summary = summarize_progress(back, "matmul", {"intro", "naive", "tiled", "ladder"});

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "app/gui/fonts.h"
@@ -265,16 +266,15 @@ struct ScriptedShot {
   }
 };
 
-// Keeps the last-state file up to date: whenever the lesson or the step changes, and when the window closes (the
-// parameters then too), so a window that is killed still reopens on the step it showed.
+// Keeps the last-state file up to date: whenever the lesson, the step or a parameter changes, and when the window
+// closes, so a window that is killed still reopens on the step and the parameters it showed.
 class LastStateKeeper {
  public:
   void after_frame(const AppState& state) {
-    const std::pair<int, int> shown{state.lesson_index, state.sessions[state.lesson_index].step};
-    if (shown != saved_) save(state);
+    if (shown(state) != saved_) save(state);
   }
   void save(const AppState& state) {
-    saved_ = {state.lesson_index, state.sessions[state.lesson_index].step};
+    saved_ = shown(state);
     try {
       save_last_state(state);
     } catch (const std::exception& e) {
@@ -284,7 +284,14 @@ class LastStateKeeper {
   }
 
  private:
-  std::pair<int, int> saved_{-1, -1};
+  // The lesson, the step and the parameters' text: a few short strings, compared once a frame.
+  static std::tuple<int, int, std::string> shown(const AppState& state) {
+    const LessonSession& session = state.sessions[state.lesson_index];
+    std::string params;
+    for (const auto& [key, value] : session.params.all()) params += key + '=' + value.text + '\n';
+    return {state.lesson_index, session.step, params};
+  }
+  std::tuple<int, int, std::string> saved_{-1, -1, ""};
   bool warned_ = false;
 };
 

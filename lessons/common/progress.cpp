@@ -107,6 +107,14 @@ void record_exercise_answer(StudentProgress& progress, const std::string& lesson
   ++progress.revision;
 }
 
+const ExerciseAnswers* find_exercise_answers(const StudentProgress& progress, const std::string& lesson_id,
+                                             const std::string& exercise_id) {
+  const auto lesson = progress.lessons.find(lesson_id);
+  if (lesson == progress.lessons.end()) return nullptr;
+  const auto answers = lesson->second.exercises.find(exercise_id);
+  return answers == lesson->second.exercises.end() ? nullptr : &answers->second;
+}
+
 void clear_progress(StudentProgress& progress) {
   progress.lessons.clear();
   ++progress.revision;

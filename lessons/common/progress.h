@@ -42,6 +42,9 @@ void record_step_visit(StudentProgress& progress, const std::string& lesson_id, 
 void record_finished_run(StudentProgress& progress, const std::string& lesson_id, const std::string& backend_kind);
 void record_exercise_answer(StudentProgress& progress, const std::string& lesson_id, const std::string& exercise_id,
                             bool right);
+// The answers given to one exercise so far, or nullptr before the first (an exercise's view can show them).
+const ExerciseAnswers* find_exercise_answers(const StudentProgress& progress, const std::string& lesson_id,
+                                             const std::string& exercise_id);
 // Forgets every lesson's progress (the revision still rises, so the emptied file is written).
 void clear_progress(StudentProgress& progress);
 

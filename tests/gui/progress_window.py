@@ -3,7 +3,8 @@
 
     progress_window.py BIN PNG_CHECK OUTDIR
 
-Steps seen and a run finished are counted and kept in progress.json across a restart; a launch that names another
+Steps seen and a run finished are counted and kept in progress.json across a restart (the first window is killed,
+not closed: what it counted and the parameters it showed were saved as they changed); a launch that names another
 lesson offers to continue where the last session stopped, and the sidebar's Continue entry goes there; the lesson menu
 saves a lesson state and opens it again through the file picker; Reset progress asks first (Cancel keeps it) and then
 clears the file; a damaged progress.json is said in the status bar and replaced, never a crash. Window PNGs (F12) of
@@ -30,6 +31,11 @@ def progress_of(state, lesson):
 
 def read_progress_file():
     with open(PROGRESS) as f:
+        return json.load(f)
+
+
+def read_last_state():
+    with open(os.path.join(OUT, "config", "dlsys-lab", "last-state.json")) as f:
         return json.load(f)
 
 
@@ -66,7 +72,14 @@ def first_session():
     state_file = new_file(app, before)
     if "bubble-state-" not in state_file:
         raise Failure(f"the lesson menu saved '{state_file}', not a bubble state")
-    app.quit()
+    # A parameter changed is kept for the next launch at once: the window is killed, not closed, and still the
+    # place to continue from has the new parameters (and progress.json every count).
+    quick_params = read_last_state()["params"]
+    app.click("params/reset")
+    app.wait(lambda s: read_last_state()["params"] != quick_params, "the changed parameters in last-state.json")
+    app.proc.kill()
+    app.proc.wait()
+    app.log_file.close()
     saved = read_progress_file()["lessons"]["bubble"]
     if len(saved["steps_visited"]) != steps or saved["runs_finished"] != {"cpu": 1}:
         raise Failure(f"progress.json after the first session: {saved}")
