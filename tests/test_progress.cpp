@@ -160,6 +160,29 @@ TEST_CASE("every change raises the revision, a step seen again does not") {
   CHECK(progress.revision == after_first + 2);
 }
 
+TEST_CASE("what was counted since a save, added to the file as it is, keeps both") {
+  StudentProgress saved;
+  record_step_visit(saved, "bubble", "a");
+  record_finished_run(saved, "bubble", "cpu");
+  record_exercise_answer(saved, "bubble", "q", false);
+  StudentProgress now = saved;
+  record_step_visit(now, "bubble", "a");
+  record_step_visit(now, "bubble", "b");
+  record_finished_run(now, "bubble", "cpu");
+  record_finished_run(now, "matmul", "cuda");
+  record_exercise_answer(now, "bubble", "q", true);
+  const StudentProgress since = progress_since(now, saved);
+  CHECK(since.lessons.at("bubble").steps_visited == std::set<std::string>{"b"});
+  CHECK(since.lessons.at("bubble").runs_finished == std::map<std::string, int>{{"cpu", 1}});
+  CHECK(since.lessons.at("bubble").exercises.at("q").right == 1);
+  CHECK(since.lessons.at("bubble").exercises.at("q").wrong == 0);
+  CHECK(since.lessons.at("matmul").runs_finished.at("cuda") == 1);
+  CHECK(progress_since(now, now).lessons.empty());
+  StudentProgress sum = saved;
+  add_progress(sum, since);
+  CHECK(progress_to_json(sum) == progress_to_json(now));
+}
+
 #if DLSYS_HAVE_GUI
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
@@ -233,6 +256,25 @@ TEST_CASE("the window counts the steps shown and the runs finished, and the coun
   CHECK_FALSE(restarted.message_is_error);
   CHECK(read_progress_file((config.lab_dir() / "progress.json").string()).lessons.empty());
   CHECK_FALSE(gui::lesson_progress(restarted, find_lesson("bubble")).started());
+}
+
+TEST_CASE("two windows open at once each add what they counted to the one file") {
+  const ScopedConfigDir config("dlsys-progress-two-windows-test");
+  gui::AppState first, second;
+  open_recording_window(first);
+  open_recording_window(second);
+  record_finished_run(first.progress, "bubble", "cpu");
+  record_finished_run(second.progress, "bubble", "cpu");
+  record_exercise_answer(second.progress, "bubble", "idle_share", true);
+  gui::save_progress_if_changed(first);
+  gui::save_progress_if_changed(second);
+  record_step_visit(first.progress, "matmul", "naive");
+  gui::save_progress_if_changed(first);
+  const StudentProgress file = read_progress_file((config.lab_dir() / "progress.json").string());
+  CHECK(file.lessons.at("bubble").runs_finished.at("cpu") == 2);
+  CHECK(file.lessons.at("bubble").exercises.at("idle_share").right == 1);
+  CHECK(file.lessons.at("matmul").steps_visited == std::set<std::string>{"naive"});
+  CHECK(progress_to_json(first.progress) == progress_to_json(file));  // the window shows the sum
 }
 
 TEST_CASE("a damaged progress file is reported in the status bar, kept aside and replaced on the next save") {

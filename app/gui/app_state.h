@@ -66,9 +66,9 @@ struct AppState {
   // a session records it: shots and scripted screenshots leave it alone.
   StudentProgress progress;
   bool record_progress = false;
+  StudentProgress progress_saved;  // the file as this window last read or wrote it
   int progress_saved_revision = 0;
-  bool progress_file_damaged = false;  // the file could not be read: set aside before the next save replaces it
-  bool progress_save_failed = false;   // said once in the status bar, not every frame
+  bool progress_save_failed = false;  // said once in the status bar, not every frame
   // Where the last session stopped, while the window shows something else (a launch that named a lesson or a file):
   // the sidebar offers to continue there.
   std::optional<LessonState> continue_from;

@@ -131,26 +131,33 @@ void load_progress(AppState& state) {
   const std::string path = progress_path();
   try {
     state.progress = read_progress_file(path);
-    state.progress_file_damaged = false;
   } catch (const BadInput& e) {
     state.progress = StudentProgress{};
-    state.progress_file_damaged = true;
     set_message(state, std::string(e.what()) + "; progress starts afresh, the file is kept as " + path + ".damaged",
                 true);
   }
+  state.progress_saved = state.progress;
   state.progress_saved_revision = state.progress.revision;
 }
 
 void save_progress_if_changed(AppState& state) {
   if (state.progress.revision == state.progress_saved_revision) return;
   const std::string path = progress_path();
+  // What this window counted since its last save goes on top of the file as it is now: another window's events,
+  // saved meanwhile, stay. A file that cannot be read is set aside and replaced by what this window knows.
+  StudentProgress merged = state.progress_saved;
   try {
-    if (state.progress_file_damaged) {
-      std::error_code ec;
-      std::filesystem::rename(path, path + ".damaged", ec);  // a file gone since: nothing to keep
-      state.progress_file_damaged = false;
-    }
-    save_progress_file(path, state.progress);
+    merged = read_progress_file(path);
+  } catch (const BadInput&) {
+    std::error_code ec;
+    std::filesystem::rename(path, path + ".damaged", ec);  // a folder that cannot move fails the write below
+  }
+  add_progress(merged, progress_since(state.progress, state.progress_saved));
+  merged.revision = state.progress.revision;
+  try {
+    save_progress_file(path, merged);
+    state.progress = merged;
+    state.progress_saved = merged;
     state.progress_save_failed = false;
   } catch (const std::exception& e) {
     if (!state.progress_save_failed) set_message(state, std::string("progress not saved: ") + e.what(), true);
@@ -162,8 +169,14 @@ void save_progress_if_changed(AppState& state) {
 
 void reset_progress(AppState& state) {
   clear_progress(state.progress);
-  save_progress_if_changed(state);
-  if (!state.progress_save_failed) set_message(state, "progress reset: " + progress_path() + " cleared", false);
+  state.progress_saved_revision = state.progress.revision;
+  try {
+    save_progress_file(progress_path(), state.progress);
+    state.progress_saved = state.progress;
+    set_message(state, "progress reset: " + progress_path() + " cleared", false);
+  } catch (const std::exception& e) {
+    set_message(state, std::string("progress not reset: ") + e.what(), true);
+  }
 }
 
 }  // namespace dlsys::gui

@@ -43,7 +43,9 @@ std::string progress_path();
 // Reads progress_path() into state.progress. A file that cannot be read leaves the progress empty and is reported in
 // the status bar; the next save sets it aside (progress.json.damaged) and writes a new one.
 void load_progress(AppState& state);
-// Writes state.progress when it changed since the last load or save. A failed write is said once in the status bar.
+// Writes state.progress when it changed since the last load or save: what it counted since then is added to the file
+// as it is now (another window may have saved meanwhile), and state.progress becomes the sum. A file that cannot be
+// read is set aside (progress.json.damaged). A failed write is said once in the status bar.
 void save_progress_if_changed(AppState& state);
 // Forgets every lesson's progress and writes the emptied file at once.
 void reset_progress(AppState& state);

@@ -120,6 +120,48 @@ void clear_progress(StudentProgress& progress) {
   ++progress.revision;
 }
 
+StudentProgress progress_since(const StudentProgress& now, const StudentProgress& before) {
+  StudentProgress added;
+  for (const auto& [id, lesson] : now.lessons) {
+    const auto old = before.lessons.find(id);
+    const LessonProgress empty;
+    const LessonProgress& then = old == before.lessons.end() ? empty : old->second;
+    LessonProgress& delta = added.lessons[id];
+    for (const std::string& step : lesson.steps_visited)
+      if (!then.steps_visited.count(step)) delta.steps_visited.insert(step);
+    for (const auto& [backend, count] : lesson.runs_finished) {
+      const auto was = then.runs_finished.find(backend);
+      const int more = count - (was == then.runs_finished.end() ? 0 : was->second);
+      if (more > 0) delta.runs_finished[backend] = more;
+    }
+    for (const auto& [exercise, answers] : lesson.exercises) {
+      const auto was = then.exercises.find(exercise);
+      const ExerciseAnswers old_answers = was == then.exercises.end() ? ExerciseAnswers{} : was->second;
+      const ExerciseAnswers more{std::max(0, answers.right - old_answers.right),
+                                 std::max(0, answers.wrong - old_answers.wrong)};
+      if (more.right > 0 || more.wrong > 0) delta.exercises[exercise] = more;
+    }
+    if (delta.steps_visited.empty() && delta.runs_finished.empty() && delta.exercises.empty()) added.lessons.erase(id);
+  }
+  return added;
+}
+
+void add_progress(StudentProgress& into, const StudentProgress& more) {
+  const auto add = [](int& count, int extra) {
+    count = static_cast<int>(std::min<std::int64_t>(INT_MAX, std::int64_t{count} + extra));
+  };
+  for (const auto& [id, lesson] : more.lessons) {
+    LessonProgress& target = into.lessons[id];
+    target.steps_visited.insert(lesson.steps_visited.begin(), lesson.steps_visited.end());
+    for (const auto& [backend, count] : lesson.runs_finished) add(target.runs_finished[backend], count);
+    for (const auto& [exercise, answers] : lesson.exercises) {
+      add(target.exercises[exercise].right, answers.right);
+      add(target.exercises[exercise].wrong, answers.wrong);
+    }
+  }
+  ++into.revision;
+}
+
 LessonProgressSummary summarize_progress(const StudentProgress& progress, const std::string& lesson_id,
                                          const std::vector<std::string>& step_ids) {
   LessonProgressSummary summary;

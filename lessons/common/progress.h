@@ -48,6 +48,13 @@ const ExerciseAnswers* find_exercise_answers(const StudentProgress& progress, co
 // Forgets every lesson's progress (the revision still rises, so the emptied file is written).
 void clear_progress(StudentProgress& progress);
 
+// Two windows open at once each add their own events to the one file: a window saves what it counted since its last
+// save on top of the file as it is then, rather than its whole view over the other's.
+// What `now` holds beyond `before` (steps not seen then, runs and answers since); `now` grew from `before`.
+StudentProgress progress_since(const StudentProgress& now, const StudentProgress& before);
+// Adds `more`'s steps, runs and answers to `into`.
+void add_progress(StudentProgress& into, const StudentProgress& more);
+
 // What the lesson list shows for one lesson.
 struct LessonProgressSummary {
   int steps_visited = 0;  // of the lesson's steps as this build has them
