@@ -88,13 +88,6 @@ void save_last_state(const AppState& state) {
   save_state_file(last_state_path(), all_lessons()[state.lesson_index]->id(), session.step, session.params);
 }
 
-bool open_last_state(AppState& state) {
-  const std::string path = last_state_path();
-  if (!std::filesystem::exists(path)) return false;
-  open_state_file(path, state);
-  return true;
-}
-
 std::string place_label(const LessonState& place) {
   return fmt::format("{}, step {}", place.lesson->title(), place.step + 1);
 }

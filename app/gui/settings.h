@@ -27,8 +27,6 @@ void open_run_file(const std::string& path, AppState& state);
 std::string last_state_path();
 // Throws RunFailure when the file cannot be written.
 void save_last_state(const AppState& state);
-// Returns false, changing nothing, when no state was saved yet; throws BadInput for a file that cannot be read.
-bool open_last_state(AppState& state);
 // At launch, the last session's place: opened when the launch names nothing else (the status bar says so), else kept
 // in state.continue_from for the sidebar's "Continue" entry. A file that cannot be read is reported and changes
 // nothing.
