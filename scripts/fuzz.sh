@@ -13,7 +13,7 @@ source scripts/compiler_cache.sh "$PWD"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" -DDLSYS_FUZZ=ON -DDLSYS_WITH_CUDA=OFF -DDLSYS_WITH_GUI=OFF -DBUILD_TESTING=OFF >/dev/null
 # The readers live in dlsys_lessons: building only these targets leaves the app, the GUI and the tests out.
-targets=(fuzz_model_config fuzz_param_text fuzz_state_file fuzz_run_file)
+targets=(fuzz_model_config fuzz_param_text fuzz_state_file fuzz_run_file fuzz_progress_file)
 cmake --build "$build" --target "${targets[@]}" -- -j"${DLSYS_FUZZ_JOBS:-$(nproc)}"
 for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"

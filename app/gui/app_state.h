@@ -14,6 +14,8 @@
 #include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/exercises.h"
+#include "lessons/common/progress.h"
+#include "lessons/common/state_file.h"
 
 namespace dlsys::gui {
 
@@ -68,6 +70,17 @@ struct AppState {
   bool show_open_dialog = false;
   bool show_keys = false;  // the list of keys and gestures (F1 or ?)
   bool show_open_run_dialog = false;
+  bool show_reset_progress = false;  // the confirmation before progress.json is cleared
+  // The student's progress (steps seen, runs finished, exercises answered), kept in progress.json. Only the window of
+  // a session records it: shots and scripted screenshots leave it alone.
+  StudentProgress progress;
+  bool record_progress = false;
+  StudentProgress progress_saved;  // the file as this window last read or wrote it
+  int progress_saved_revision = 0;
+  bool progress_save_failed = false;  // said once in the status bar, not every frame
+  // Where the last session stopped, while the window shows something else (a launch that named a lesson or a file):
+  // the sidebar offers to continue there.
+  std::optional<LessonState> continue_from;
   bool show_recorded_label = true;  // shot --no-recorded-label turns it off, so a test can compare every pixel
   bool fixed_time = false;          // screenshots: animations frozen at a fixed step time
   double fixed_step_time_s = 2.5;

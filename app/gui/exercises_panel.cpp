@@ -20,11 +20,14 @@ ExerciseValues values_for(const Lesson& lesson, const LessonSession& session) {
   return exercise_values(lesson, session.params, fresh ? session.result.get() : nullptr);
 }
 
-void check(const Lesson& lesson, LessonSession& session, const LessonExercise& exercise, ExerciseAttempt& attempt,
-           const std::string& typed) {
+// Checks the prediction and counts the answer in the student's progress (a prediction that cannot be read is not an
+// answer).
+void check(AppState& state, const LessonExercise& exercise, ExerciseAttempt& attempt, const std::string& typed) {
+  const Lesson& lesson = current_lesson(state);
   try {
-    attempt.check = check_prediction(exercise, read_prediction(exercise, typed), values_for(lesson, session));
+    attempt.check = check_prediction(exercise, read_prediction(exercise, typed), values_for(lesson, state.session()));
     attempt.error.clear();
+    if (state.record_progress) record_exercise_answer(state.progress, lesson.id(), exercise.id, attempt.check->right);
   } catch (const std::exception& e) {
     attempt.check.reset();
     attempt.error = e.what();
@@ -57,9 +60,8 @@ void draw_outcome(const LessonExercise& exercise, const ExerciseAttempt& attempt
 }  // namespace
 
 void draw_exercises(AppState& state) {
-  const Lesson& lesson = current_lesson(state);
   LessonSession& session = state.session();
-  const std::vector<LessonExercise>& exercises = lesson.text().exercises;
+  const std::vector<LessonExercise>& exercises = current_lesson(state).text().exercises;
   for (std::size_t i = 0; i < exercises.size(); ++i) {
     const LessonExercise& exercise = exercises[i];
     ExerciseAttempt& attempt = session.exercises[exercise.id];
@@ -72,7 +74,7 @@ void draw_exercises(AppState& state) {
     if (!exercise.choices.empty()) {
       for (std::size_t c = 0; c < exercise.choices.size(); ++c) {
         if (c > 0) ImGui::SameLine();
-        if (ImGui::Button(exercise.choices[c].c_str())) check(lesson, session, exercise, attempt, exercise.choices[c]);
+        if (ImGui::Button(exercise.choices[c].c_str())) check(state, exercise, attempt, exercise.choices[c]);
         note_last_item("exercise/" + exercise.id + "/choice/" + exercise.choices[c]);
       }
     } else {
@@ -84,7 +86,7 @@ void draw_exercises(AppState& state) {
       ImGui::SameLine();
       const bool clicked = ImGui::Button("Check");
       note_last_item("exercise/" + exercise.id + "/check");
-      if (entered || clicked) check(lesson, session, exercise, attempt, attempt.input);
+      if (entered || clicked) check(state, exercise, attempt, attempt.input);
     }
     draw_outcome(exercise, attempt);
     ImGui::PopID();

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "app/gui/fonts.h"
@@ -22,6 +23,7 @@
 #include "app/gui/offscreen.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
+#include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/errors.h"
@@ -139,7 +141,8 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"last_error", session.last_error},
           {"message", state.message},
           {"message_is_error", state.message_is_error},
-          {"written_files", state.written_files}};
+          {"written_files", state.written_files},
+          {"progress", progress_summary_json(state)}};
 }
 
 bool has_display() {
@@ -263,16 +266,15 @@ struct ScriptedShot {
   }
 };
 
-// Keeps the last-state file up to date: whenever the lesson or the step changes, and when the window closes (the
-// parameters then too), so a window that is killed still reopens on the step it showed.
+// Keeps the last-state file up to date: whenever the lesson, the step or a parameter changes, and when the window
+// closes, so a window that is killed still reopens on the step and the parameters it showed.
 class LastStateKeeper {
  public:
   void after_frame(const AppState& state) {
-    const std::pair<int, int> shown{state.lesson_index, state.sessions[state.lesson_index].step};
-    if (shown != saved_) save(state);
+    if (shown(state) != saved_) save(state);
   }
   void save(const AppState& state) {
-    saved_ = {state.lesson_index, state.sessions[state.lesson_index].step};
+    saved_ = shown(state);
     try {
       save_last_state(state);
     } catch (const std::exception& e) {
@@ -282,7 +284,14 @@ class LastStateKeeper {
   }
 
  private:
-  std::pair<int, int> saved_{-1, -1};
+  // The lesson, the step and the parameters' text: a few short strings, compared once a frame.
+  static std::tuple<int, int, std::string> shown(const AppState& state) {
+    const LessonSession& session = state.sessions[state.lesson_index];
+    std::string params;
+    for (const auto& [key, value] : session.params.all()) params += key + '=' + value.text + '\n';
+    return {state.lesson_index, session.step, params};
+  }
+  std::tuple<int, int, std::string> saved_{-1, -1, ""};
   bool warned_ = false;
 };
 
@@ -293,15 +302,15 @@ int run_gui(const GuiRequest& request) {
   if (!request.widget_rects_path.empty()) enable_widget_rects(request.widget_rects_path);
   AppState state;
   init_sessions(state);
-  // A launch that names nothing to open starts where the last window closed.
+  // A launch that names nothing to open starts where the last window closed; a window that opens something else
+  // offers that place to continue from (a scripted screenshot does not: it draws what it names, whoever runs it).
   const bool names_a_start =
       !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
-  if (!names_a_start) {
-    try {
-      open_last_state(state);
-    } catch (const BadInput& e) {  // read whole before anything is set: the window opens on the first lesson
-      set_message(state, std::string("the last session could not be reopened: ") + e.what(), true);
-    }
+  const bool scripted = !request.screenshot_png.empty();
+  if (!names_a_start || !scripted) take_up_last_state(state, !names_a_start);
+  if (!scripted) {  // a scripted screenshot is not a session: it neither shows nor changes the student's progress
+    state.record_progress = true;
+    load_progress(state);
   }
   PixelSize size;
   try {
@@ -323,7 +332,6 @@ int run_gui(const GuiRequest& request) {
   }
   state.presentation = request.presentation;
   state.figure_light = request.figure_light;
-  const bool scripted = !request.screenshot_png.empty();
   std::unique_ptr<FramePacer> pacer;
   GLFWwindow* window = open_window(size, !scripted, pacer);  // scripted runs measure the frame rate without vsync
   if (window == nullptr) return kExitRunFailure;
@@ -339,8 +347,11 @@ int run_gui(const GuiRequest& request) {
     state.now_s = std::chrono::duration<double>(now - t0).count();
     const auto [fb, rendered] = draw_one_frame(state, window, *pacer, scripted);
     nlohmann::json summary = state_summary(state, fb.width, fb.height);
-    summary["frame"] = frames_drawn;               // so a test can wait for frames, not for time
-    if (!scripted) last_state.after_frame(state);  // a scripted screenshot is not a session to come back to
+    summary["frame"] = frames_drawn;  // so a test can wait for frames, not for time
+    if (!scripted) {                  // a scripted screenshot is not a session to come back to
+      last_state.after_frame(state);
+      save_progress_if_changed(state);
+    }
     write_widget_rects(summary);
     if (frames_drawn++ == 0 && scripted)
       std::cerr << fmt::format("first frame after {:.0f} ms\n", since_start.elapsed_us() / 1e3);
@@ -363,7 +374,10 @@ int run_gui(const GuiRequest& request) {
   }
   state.worker.cancel();
   close_window(window);
-  if (!scripted) last_state.save(state);
+  if (!scripted) {
+    last_state.save(state);
+    save_progress_if_changed(state);
+  }
   return exit_code;
 }
 

@@ -27,7 +27,25 @@ void open_run_file(const std::string& path, AppState& state);
 std::string last_state_path();
 // Throws RunFailure when the file cannot be written.
 void save_last_state(const AppState& state);
-// Returns false, changing nothing, when no state was saved yet; throws BadInput for a file that cannot be read.
-bool open_last_state(AppState& state);
+// At launch, the last session's place: opened when the launch names nothing else (the status bar says so), else kept
+// in state.continue_from for the sidebar's "Continue" entry. A file that cannot be read is reported and changes
+// nothing.
+void take_up_last_state(AppState& state, bool open_it);
+// Goes to state.continue_from (lesson, step and parameters) and forgets it.
+void continue_where_left_off(AppState& state);
+// "<lesson title>, step N" of a saved place.
+std::string place_label(const LessonState& place);
+
+// The student's progress (lessons/common/progress.h), one file in config_dir().
+std::string progress_path();
+// Reads progress_path() into state.progress. A file that cannot be read leaves the progress empty and is reported in
+// the status bar; the next save sets it aside (progress.json.damaged) and writes a new one.
+void load_progress(AppState& state);
+// Writes state.progress when it changed since the last load or save: what it counted since then is added to the file
+// as it is now (another window may have saved meanwhile), and state.progress becomes the sum. A file that cannot be
+// read is set aside (progress.json.damaged). A failed write is said once in the status bar.
+void save_progress_if_changed(AppState& state);
+// Forgets every lesson's progress and writes the emptied file at once.
+void reset_progress(AppState& state);
 
 }  // namespace dlsys::gui

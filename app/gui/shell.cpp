@@ -268,6 +268,7 @@ void poll_worker(AppState& state) {
     LessonSession& session = state.sessions[i];
     session.last_run_wall_s = outcome->wall_s;
     if (outcome->result) {
+      if (state.record_progress) record_finished_run(state.progress, outcome->lesson_id, outcome->result->backend.kind);
       session.result = outcome->result;
       session.last_error.clear();
     } else {
@@ -313,6 +314,7 @@ void begin_frame(AppState& state) {
     else
       state.playing = false;
   }
+  note_step_shown(state);
 }
 
 void handle_keys(AppState& state) {
@@ -378,6 +380,7 @@ void draw_shell(AppState& state) {
   ImGui::End();
   draw_status_bar(state, H, W, status_h);
   draw_keys_help(state);
+  draw_progress_dialogs(state);
 }
 
 void draw_view_only(AppState& state) {

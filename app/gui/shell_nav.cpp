@@ -73,6 +73,7 @@ void draw_sidebar(AppState& state, float width, float height) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("deep-learning systems, run live");
   ImGui::PopTextWrapPos();
+  draw_sidebar_actions(state);
   ImGui::Separator();
   std::string chapter;
   const auto& lessons = all_lessons();
@@ -85,24 +86,30 @@ void draw_sidebar(AppState& state, float width, float height) {
       ImGui::TextDisabled("%s", chapter.c_str());
       ImGui::PopTextWrapPos();
     }
-    // Titles wrap instead of being cut; a running lesson says so on a line of its own.
+    // Titles wrap instead of being cut; a running lesson says so on a line of its own, and a started one shows its
+    // progress below (wrapped too, so it stays whole at any text size).
     const float wrap_w = ImGui::GetContentRegionAvail().x - 4 * s;
     const std::string title = lesson.title();
     const ImVec2 title_size = ImGui::CalcTextSize(title.c_str(), nullptr, false, wrap_w);
     const bool running = lesson_is_running(state, lesson);
     const float line_h = ImGui::GetTextLineHeight();
+    const LessonProgressSummary progress = lesson_progress(state, lesson);
+    const float progress_h = progress_line_height(progress, wrap_w - 8 * s);
     const ImVec2 pos = ImGui::GetCursorScreenPos();
     ImGui::PushID(lesson.id().c_str());
     if (ImGui::Selectable("##lesson", state.lesson_index == static_cast<int>(i), 0,
-                          {0, title_size.y + (running ? line_h : 0)}))
+                          {0, title_size.y + (running ? line_h : 0) + progress_h}))
       request_lesson(state, static_cast<int>(i));
     note_last_item("sidebar/" + lesson.id());
+    if (progress.started() && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s", progress_details(state.progress, lesson.id(), progress).c_str());
     ImGui::PopID();
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), pos, text_color(), title.c_str(), nullptr, wrap_w);
     if (running)
       draw->AddText({pos.x + 8 * s, pos.y + title_size.y}, highlight_color(),
                     fmt::format("running {:.0f}%", 100 * state.worker.progress()).c_str());
+    draw_progress_line(progress, {pos.x + 8 * s, pos.y + title_size.y + (running ? line_h : 0)}, wrap_w - 8 * s);
   }
   ImGui::EndChild();
   note_last_item("sidebar");  // where the list can be scrolled, when it is longer than the window
@@ -125,13 +132,17 @@ void draw_lesson_menu(AppState& state) {
   const auto& lessons = all_lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i) {
     const Lesson& lesson = *lessons[i];
-    const std::string label = lesson.title() + (lesson_is_running(state, lesson) ? "  (running)" : "");
+    const LessonProgressSummary progress = lesson_progress(state, lesson);
+    const std::string label = lesson.title() + (lesson_is_running(state, lesson) ? "  (running)" : "") +
+                              (progress.started() ? "  (" + progress_line(progress) + ")" : "");
     ImGui::PushID(lesson.id().c_str());
     if (ImGui::Selectable(label.c_str(), state.lesson_index == static_cast<int>(i)))
       request_lesson(state, static_cast<int>(i));
     note_last_item("sidebar/" + lesson.id());
     ImGui::PopID();
   }
+  ImGui::Separator();
+  draw_lesson_actions(state);  // where there is no sidebar, its lesson menu ends the list
   ImGui::EndCombo();
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // The pieces the shell is made of, each drawn by its own function; shell.cpp arranges them for the space there is.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "app/gui/app_state.h"
 #include "lessons/common/lesson.h"
+#include "lessons/common/progress.h"
 
 namespace dlsys::gui {
 
@@ -36,6 +38,28 @@ float run_controls_width(const AppState& state);
 // The presentation toggle and the export menu.
 void draw_mode_and_export(AppState& state);
 float mode_and_export_width(const AppState& state);
+
+// Writes the lesson, its step and its parameters as a state file in the output folder (what `--open FILE` and "Open
+// lesson state..." read back); the status bar says where.
+void save_lesson_state(AppState& state);
+
+// A student's progress (shell_progress.cpp). The lesson's counts from state.progress.
+LessonProgressSummary lesson_progress(const AppState& state, const Lesson& lesson);
+// Records the step on screen as seen, and forgets the place to continue from once the window shows it.
+void note_step_shown(AppState& state);
+// The line under a lesson's title in the list ("4/7 steps, 2 runs", a check mark when done): its height in `width`,
+// 0 for a lesson not started, and the line drawn with its top left at `pos`.
+float progress_line_height(const LessonProgressSummary& summary, float width);
+void draw_progress_line(const LessonProgressSummary& summary, ImVec2 pos, float width);
+// The sidebar's head: "Continue: <lesson>, step N" where there is a place to continue from, and the lesson menu
+// (continue, save and open lesson states, reset progress).
+void draw_sidebar_actions(AppState& state);
+// The lesson menu's items; the lesson drop-down ends with them too, where there is no sidebar.
+void draw_lesson_actions(AppState& state);
+// The confirmation before progress is reset; drawn every frame, outside the other windows.
+void draw_progress_dialogs(AppState& state);
+// Every started lesson's counts and the place to continue from, for the state summary of --widget-rects.
+nlohmann::json progress_summary_json(const AppState& state);
 
 // The controls column: parameters, backend choice, last run, theory card.
 void draw_parameters(AppState& state);

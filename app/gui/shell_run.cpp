@@ -56,6 +56,18 @@ void export_timelines(AppState& state, const Lesson& lesson, const RunResult* re
 
 }  // namespace
 
+void save_lesson_state(AppState& state) {
+  const Lesson& lesson = current_lesson(state);
+  const LessonSession& session = state.session();
+  const std::string path = timestamped_output_path(lesson.id() + "-state", "json");
+  try {
+    save_state_file(path, lesson.id(), session.step, session.params);
+    report_written(state, path);
+  } catch (const std::exception& e) {
+    set_message(state, e.what(), true);
+  }
+}
+
 float run_controls_width(const AppState& state) {
   float width = button_width(run_label(state));
   if (state.worker.busy()) width += ImGui::GetStyle().ItemSpacing.x + progress_width();
@@ -122,15 +134,7 @@ void draw_mode_and_export(AppState& state) {
       note_last_item("export/trace");
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Save lesson state")) {
-      const std::string path = timestamped_output_path(lesson.id() + "-state", "json");
-      try {
-        save_state_file(path, lesson.id(), session.step, session.params);
-        report_written(state, path);
-      } catch (const std::exception& e) {
-        set_message(state, e.what(), true);
-      }
-    }
+    if (ImGui::MenuItem("Save lesson state")) save_lesson_state(state);
     note_last_item("export/save_state");
     if (ImGui::MenuItem("Open lesson state...")) state.show_open_dialog = true;
     note_last_item("export/open_state");

@@ -579,8 +579,8 @@ def main():
     log(f"ok: F1 lists the keys, Next lesson at the last step, the last step reopens ({time.time() - t0:.0f} s)")
 
 
-def with_display():
-    """Starts Xvfb on a free display number and runs main() against it."""
+def with_display(body=None):
+    """Starts Xvfb on a free display number and runs `body` (main() unless told) against it."""
     read_fd, write_fd = os.pipe()
     xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24",
                              "-nolisten", "tcp"], pass_fds=[write_fd], stderr=subprocess.DEVNULL)
@@ -589,7 +589,7 @@ def with_display():
         display = f.readline().strip()
     os.environ["DISPLAY"] = f":{display}"
     try:
-        main()
+        (body or main)()
     finally:
         xvfb.terminate()
         xvfb.wait()
