@@ -60,7 +60,7 @@ void draw_picture(const KeptPicture& picture, int expansion, int segment_layers,
     if (!output) draw->AddRect(hidden_a, hidden_b, grid_color());
     const bool labelled = output || c % segment_layers == 0;
     if (labelled && column_w * 4 > ImGui::CalcTextSize("L00").x) {
-      const std::string label = output ? "out" : fmt::format("L{}", c);
+      const std::string label = output ? "y" : fmt::format("L{}", c);
       draw->AddText({x0, bottom + 2 * s}, muted_text_color(), label.c_str());
     }
   }
@@ -83,8 +83,10 @@ void draw_stack(const ViewContext& ctx) {
   // The backward pass walks its segments, one a tick, from the peak (the last segment, every checkpoint held).
   const std::size_t shown =
       steps->backward.empty() ? 0 : std::size_t(ctx.step_time_s / kAnimationTickS) % steps->backward.size();
-  const float row_h = std::max(4 * ImGui::GetTextLineHeightWithSpacing(), main_figure_height() / 3);
-  begin_figure();
+  begin_fitted_figure("what each layer keeps");
+  // Three pictures share what the view has left above the two-line note, each at least a title, its bars and labels.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float row_h = std::max(3 * line, (ImGui::GetContentRegionAvail().y - 2.5f * line) / 3);
   draw_picture(steps->keep_all, t.expansion, t.segment_layers, row_h);
   draw_picture(steps->after_forward, t.expansion, t.segment_layers, row_h);
   if (!steps->backward.empty()) draw_picture(steps->backward[shown], t.expansion, t.segment_layers, row_h);
@@ -117,7 +119,6 @@ void draw_memory(const ViewContext& ctx) {
   curve.dashed = true;
   spec.lines.push_back(std::move(curve));
   PlotLine formula = line_from_series(steps->peak_formula, theory_color());
-  formula.style = SeriesStyle::LineAndMarkers;
   spec.lines.push_back(std::move(formula));
   PlotLine keep_all = line_from_series(steps->keep_all_line, series_color(3));
   keep_all.dashed = true;
@@ -132,6 +133,7 @@ void draw_memory(const ViewContext& ctx) {
       {true, t.best_k_real, fmt::format("sqrt(L/(1+e)) = {}", format_number(t.best_k_real, 3)), highlight_color()});
   spec.guides.push_back({true, double(t.segment_layers), fmt::format("k = {}", t.segment_layers), series_color(2)});
   spec.x.log = true;
+  spec.y.log = true;  // the minimum stays visible beside the plain step's peak, many times higher
   spec.size = {0, plot_height_leaving(0)};
   draw_plot("memory_plot", spec);
 }
@@ -142,26 +144,28 @@ void draw_time(const ViewContext& ctx) {
   const CheckpointingTheory& t = steps->theory;
   const CheckpointingMeasured* m = measured_of(ctx);
   if (m == nullptr) return draw_needs_run(ctx, "time a step at every k against the plain step");
-  draw_value_table("time",
-                   {{"plain step (median)", format_duration_us(m->keep_all_step_us)},
-                    {fmt::format("k = {} (median)", t.segment_layers), format_duration_us(m->checkpointed_step_us)},
-                    {"measured ratio", format_number(m->time_ratio, 3)},
-                    {"one extra forward: (F + F + 2F) / (F + 2F)", format_number(t.time_ratio, 4)},
-                    {"1 + measured forward / plain step", format_number(m->predicted_time_ratio, 3)}});
+  draw_value_table(
+      "time",
+      {{fmt::format("plain step, k = {} (medians)", t.segment_layers),
+        fmt::format("{}, {}", format_duration_us(m->keep_all_step_us), format_duration_us(m->checkpointed_step_us))},
+       {"measured ratio; one extra forward (F + F + 2F) / (F + 2F)",
+        fmt::format("{}; {}", format_number(m->time_ratio, 3), format_number(t.time_ratio, 4))},
+       {"1 + measured forward / plain step", format_number(m->predicted_time_ratio, 3)}});
   PlotSpec spec{"Step time over the plain step's, against k", {"k (layers per segment)", ""}, {"ratio", ""}, {}, {}};
   spec.lines.push_back(line_from_series(steps->time_formula, theory_color()));
   if (const Series* measured = ctx.result->find_series("time_measured"))
     spec.lines.push_back(line_from_series(*measured, series_color(0)));
   spec.guides.push_back({false, 1.0, "the plain step", series_color(3)});
   spec.x.log = true;
-  spec.y.min = 0.8;
-  spec.y.max = 1.6;
+  spec.y.min = 0.8;  // the plain step's 1 in view; the top fits the measurements
   spec.size = {0, plot_height_leaving(0)};
   draw_plot("time_plot", spec);
 }
 
+// Decimal units, as the paper's.
 std::string gb_text(double bytes) {
-  return bytes >= 1e9 ? fmt::format("{} GB", format_number(bytes / 1e9, 4)) : format_bytes_both(bytes);
+  return bytes >= 1e9 ? fmt::format("{} GB", format_number(bytes / 1e9, 4))
+                      : fmt::format("{} MB", format_number(bytes / 1e6, 4));
 }
 
 void draw_calculator(const ViewContext& ctx) {
@@ -170,13 +174,14 @@ void draw_calculator(const ViewContext& ctx) {
   const CalculatorTheory& c = steps->theory.calculator;
   draw_heading(fmt::format("{}: L = {}, h = {}, a = {}, s = {}, b = {}", c.model, c.layers, c.hidden, c.heads, c.seq,
                            c.micro_batch));
-  const double full = c.bytes_none;
-  draw_bars({{"no recompute: s b h (34 + 5 a s / h) a layer", c.bytes_none, series_color(3), gb_text(c.bytes_none)},
-             {"selective: s b h 34 a layer", c.bytes_selective, series_color(1),
-              fmt::format("{} ({} less)", gb_text(c.bytes_selective), percent_text(c.selective_saving))},
-             {"full: 2 s b h a layer + one layer", c.bytes_full, series_color(0),
-              fmt::format("{} ({} less)", gb_text(c.bytes_full), percent_text(c.full_saving))}},
-            {.full_scale = full, .title = "activations of the whole model, 16-bit", .height = main_figure_height()});
+  draw_bars(
+      {{"no recompute", c.bytes_none, series_color(3),
+        fmt::format("{}: L s b h (34 + 5 a s / h)", gb_text(c.bytes_none))},
+       {"selective", c.bytes_selective, series_color(1),
+        fmt::format("{}: L s b h 34 ({} less)", gb_text(c.bytes_selective), percent_text(c.selective_saving))},
+       {"full", c.bytes_full, series_color(0),
+        fmt::format("{}: L 2 s b h + one layer ({} less)", gb_text(c.bytes_full), percent_text(c.full_saving))}},
+      {.full_scale = c.bytes_none, .title = "activations of the whole model, 16-bit", .height = main_figure_height()});
   const CalculatorTheory& g = steps->gpt3;
   draw_columns_table("gpt3", {"GPT-3 175B, s = 2048, b = 1", "a layer", "96 layers", "saving"},
                      {{"no recompute", gb_text(g.layer_bytes_none), gb_text(g.bytes_none), "-"},
