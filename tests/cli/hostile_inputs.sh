@@ -201,7 +201,8 @@ expect 2 "parameter 'seq': value '0' is not allowed" run checkpointing --set seq
 expect 2 "parameter 'model': value 'gpt-9' is not allowed" run checkpointing --set model=gpt-9
 expect 2 "is a device" run checkpointing --set config=/dev/zero
 expect 2 "not valid JSON" run checkpointing --set "config=$tmp/zero_cut.json"
-expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
+expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
+expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
 
 # Recorded runs opened again (--open-run, shot --open-run): only run files of this build's format, every key there.
 "$bin" run matmul "${small_matmul[@]}" --json "$tmp/run.json" >/dev/null
