@@ -16,7 +16,7 @@ class CheckpointingLesson final
  public:
   std::string id() const override { return "checkpointing"; }
   std::string chapter() const override { return "Efficiency"; }
-  std::vector<std::string> quick_params() const override { return {"width=128", "rows=32", "repeats=3"}; }
+  std::vector<std::string> quick_params() const override { return {"width=128", "rows=32", "repeats=5"}; }
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool runs_on_cuda() const override { return false; }
 };
