@@ -201,6 +201,8 @@ expect 2 "parameter 'seq': value '0' is not allowed" run checkpointing --set seq
 expect 2 "parameter 'model': value 'gpt-9' is not allowed" run checkpointing --set model=gpt-9
 expect 2 "is a device" run checkpointing --set config=/dev/zero
 expect 2 "not valid JSON" run checkpointing --set "config=$tmp/zero_cut.json"
+echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tmp/no_hidden.json"
+expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
 expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
 expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
 
