@@ -3,6 +3,7 @@
 // the paper's worked numbers, bad input, and a real run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -101,6 +102,10 @@ TEST_CASE("checkpointing: the course's L0, L3, L6 example and the closed forms a
   CHECK(steps->backward.front().bytes == t.checkpointed_peak_bytes);  // the peak: the last segment, all checkpoints
   CHECK(steps->backward.front().layers[45] == checkpointing::Kept::Everything);
   CHECK(steps->backward.back().bytes == 65536 + 15 * 65536);
+  // Chen's count, (L/k + k) whole layers, is least at sqrt(L) = 6.93; the stack's own curve at sqrt(L/5) = 3.1.
+  const auto least = std::min_element(steps->chen_curve.points.begin(), steps->chen_curve.points.end(),
+                                      [](const SeriesPoint& a, const SeriesPoint& b) { return a.y < b.y; });
+  CHECK(least->x == doctest::Approx(std::sqrt(48.0)).epsilon(0.05));
 }
 
 TEST_CASE("checkpointing: selective recompute saves 80/114 of GPT-3 175B's activations at s = 2048") {

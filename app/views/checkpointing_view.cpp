@@ -115,11 +115,11 @@ void draw_memory(const ViewContext& ctx) {
                 {"peak activations", "B"},
                 {},
                 {}};
-  PlotLine curve = line_from_series(steps->peak_curve, with_alpha(theory_color(), 0.5f));
-  curve.dashed = true;
-  spec.lines.push_back(std::move(curve));
   PlotLine formula = line_from_series(steps->peak_formula, theory_color());
   spec.lines.push_back(std::move(formula));
+  PlotLine chen = line_from_series(steps->chen_curve, muted_text_color());
+  chen.dashed = true;
+  spec.lines.push_back(std::move(chen));
   PlotLine keep_all = line_from_series(steps->keep_all_line, series_color(3));
   keep_all.dashed = true;
   spec.lines.push_back(std::move(keep_all));
@@ -132,8 +132,11 @@ void draw_memory(const ViewContext& ctx) {
   spec.guides.push_back(
       {true, t.best_k_real, fmt::format("sqrt(L/(1+e)) = {}", format_number(t.best_k_real, 3)), highlight_color()});
   spec.guides.push_back({true, double(t.segment_layers), fmt::format("k = {}", t.segment_layers), series_color(2)});
+  spec.guides.push_back(
+      {true, t.chen_best_k, fmt::format("sqrt(L) = {}", format_number(t.chen_best_k, 3)), muted_text_color()});
   spec.x.log = true;
   spec.y.log = true;  // the minimum stays visible beside the plain step's peak, many times higher
+  spec.y.max = 2.0 * double(t.keep_all_peak_bytes);  // room above the plain step's line for the guides' labels
   spec.size = {0, plot_height_leaving(0)};
   draw_plot("memory_plot", spec);
 }

@@ -31,10 +31,11 @@ struct CheckpointingSteps final : StepData {
   KeptPicture after_forward;          // checkpointed, at the end of the forward pass
   std::vector<KeptPicture> backward;  // checkpointed, while segment S-1, S-2, ..., 0 is rebuilt
   Series peak_formula;                // bytes against every divisor k of L
-  Series peak_curve;                  // L/k + (1 + e) k boundaries, k from 1 to L (between divisors too)
   Series keep_all_line;               // the plain step's peak at every k
-  Series time_formula;                // 4/3 at every divisor
-  CalculatorTheory gpt3;              // Korthikanti et al.'s GPT-3 175B at s = 2048, b = 1
+  // (L/k + k) layers' activations: Chen's count, a checkpoint as large as a layer, least at k = sqrt(L).
+  Series chen_curve;
+  Series time_formula;    // 4/3 at every divisor
+  CalculatorTheory gpt3;  // Korthikanti et al.'s GPT-3 175B at s = 2048, b = 1
 };
 
 // The pictures and curves at the parameters, from the theory.

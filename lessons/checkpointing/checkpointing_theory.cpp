@@ -136,10 +136,11 @@ std::shared_ptr<const CheckpointingSteps> make_steps(const CheckpointingParams& 
     add_point(steps->peak_formula, k, double(training::step_activation_peak_bytes(shape, p.rows, k)));
     add_point(steps->time_formula, k, t.time_ratio);
   }
-  steps->peak_curve = theory_series("peak_curve", "the same between divisors", "peak activations", "B");
+  steps->chen_curve =
+      theory_series("chen_curve", "if a checkpoint were a whole layer: (L/k + k) layers", "peak activations", "B");
   for (int i = 0; i <= 200; ++i) {
     const double k = 1 + (t.layers - 1) * i / 200.0;
-    add_point(steps->peak_curve, k, double(t.boundary_bytes) * (t.layers / k + (1 + t.expansion) * k));
+    add_point(steps->chen_curve, k, double(t.layer_bytes) * (t.layers / k + k));
   }
   add_point(steps->keep_all_line, 1, double(t.keep_all_peak_bytes));
   add_point(steps->keep_all_line, t.layers, double(t.keep_all_peak_bytes));
