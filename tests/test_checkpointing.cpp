@@ -156,3 +156,13 @@ TEST_CASE("checkpointing: a run measures every k, the ledger equal to the formul
   CHECK(m.checkpointed_peak_bytes == (4 + 15) * 4 * 8 * 32);
   CHECK(m.time_ratio > 0);
 }
+
+TEST_CASE("checkpointing's estimate: every step's FLOP at 64 GFLOP/s") {
+  // Defaults: F = 4 r w (e w) L = 4 x 64 x 256 x 1024 x 48 a forward; 10 divisors of 48, 5 repeats: 11 checked plain
+  // steps (3F), 10 checked checkpointed ones (4F), 6 forwards alone, and 10 x 6 timed pairs (7F): 499 F. The default
+  // run took 21 s on the 2-core EPYC with other work beside it.
+  const double forward = 4.0 * 64 * 256 * 1024 * 48;
+  const CheckpointingLesson lesson;
+  CHECK(checkpointing_cpu_run_seconds(test::typed_params(lesson, {})) ==
+        doctest::Approx(499 * forward / 64e9).epsilon(1e-12));
+}
