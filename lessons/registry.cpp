@@ -6,6 +6,7 @@
 #include "engine/json_io.h"
 #include "lessons/allreduce/allreduce_lesson.h"
 #include "lessons/bubble/bubble_lesson.h"
+#include "lessons/checkpointing/checkpointing_lesson.h"
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/fusion/fusion_lesson.h"
@@ -37,10 +38,11 @@ const std::vector<const Lesson*>& all_lessons() {
   static const QuantLesson quant;
   static const ServingLesson serving;
   static const ZeroLesson zero;
+  static const CheckpointingLesson checkpointing;
   static const LoraLesson lora;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce, &tensor, &ddp,
-      &zero,   &flash,    &kvcache, &serving, &precision, &quant,     &lora,
+      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce, &tensor,        &ddp,
+      &zero,   &flash,    &kvcache, &serving, &precision, &quant,     &checkpointing, &lora,
   };
   return lessons;
 }

@@ -17,6 +17,7 @@ const StepViews& precision_step_views();
 const StepViews& quant_step_views();
 const StepViews& serving_step_views();
 const StepViews& zero_step_views();
+const StepViews& checkpointing_step_views();
 const StepViews& lora_step_views();
 
 const StepViews* find_step_views(const std::string& lesson_id) {
@@ -25,11 +26,22 @@ const StepViews* find_step_views(const std::string& lesson_id) {
     const StepViews& (*views)();
   };
   static const Entry table[] = {
-      {"matmul", matmul_step_views},       {"kvcache", kvcache_step_views},     {"flash", flash_step_views},
-      {"bubble", bubble_step_views},       {"schedules", schedules_step_views}, {"allreduce", allreduce_step_views},
-      {"roofline", roofline_step_views},   {"fusion", fusion_step_views},       {"tensor", tensor_step_views},
-      {"precision", precision_step_views}, {"quant", quant_step_views},         {"serving", serving_step_views},
-      {"zero", zero_step_views},           {"lora", lora_step_views},           {"ddp", ddp_step_views},
+      {"matmul", matmul_step_views},
+      {"kvcache", kvcache_step_views},
+      {"flash", flash_step_views},
+      {"bubble", bubble_step_views},
+      {"schedules", schedules_step_views},
+      {"allreduce", allreduce_step_views},
+      {"roofline", roofline_step_views},
+      {"fusion", fusion_step_views},
+      {"tensor", tensor_step_views},
+      {"precision", precision_step_views},
+      {"quant", quant_step_views},
+      {"serving", serving_step_views},
+      {"zero", zero_step_views},
+      {"ddp", ddp_step_views},
+      {"checkpointing", checkpointing_step_views},
+      {"lora", lora_step_views},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.lesson_id) return &entry.views();

@@ -5,7 +5,15 @@
 //   backward_weight  dW2 += a^T dy,  dW1 += x^T dz                W: two GEMMs (the weight gradient)
 // so F, B and W cost about the same, and a full backward (B then W) about twice a forward.
 // Buffers: x, a, y, dy, dz, dx: (rows, hidden); w1, w2, dw1, dw2: (hidden, hidden).
+// The same block widened in the middle (the course's 1024 -> 4096 -> 1024): x, y, dy, dx: (rows, width); a, dz:
+// (rows, inner); w1, dw1: (width, inner); w2, dw2: (inner, width). The square calls are these with inner = width.
 namespace dlsys::pipeline::mlp {
+
+void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y);
+void backward_input(int rows, int width, int inner, const float* w1, const float* w2, const float* a, const float* dy,
+                    float* dz, float* dx);
+void backward_weight(int rows, int width, int inner, const float* x, const float* a, const float* dy, const float* dz,
+                     float* dw1, float* dw2);
 
 void forward(int rows, int hidden, const float* w1, const float* w2, const float* x, float* a, float* y);
 void backward_input(int rows, int hidden, const float* w1, const float* w2, const float* a, const float* dy, float* dz,

@@ -39,6 +39,18 @@ ActivationBytes korthikanti_bytes(const LayerShape& shape, Parallelism paralleli
 // Per rank, per layer, for the lab's fp32 layer with the shape's own t and sequence parallelism.
 ActivationBytes lab_layer_bytes(const LayerShape& shape);
 
+// What the backward pass has rebuilt instead of kept [EXT] (Korthikanti et al., section 5; Chen et al. 2016):
+//   None       every layer keeps s b h (34 + 5 a s / h)
+//   Selective  the attention's softmax, its dropout mask and dropout output (the 5 a s / h part, which costs few FLOP
+//              to recompute) are rebuilt: every layer keeps s b h 34
+//   Full       every layer keeps only its 16-bit input, 2 s b h, and one layer at a time is rebuilt whole during the
+//              backward pass: L x 2 s b h + s b h (34 + 5 a s / h)
+enum class Recompute { None, Selective, Full };
+// Bytes of activations a model of `layers` such layers keeps (no tensor parallelism, 16-bit: the ranks of `shape` are
+// ignored). Embeddings, the output layer's logits and framework workspace are not counted. The one formula the ZeRO
+// calculator and the checkpointing lesson both use.
+double model_activation_bytes(const LayerShape& shape, std::int64_t layers, Recompute recompute);
+
 // The formula as printed, for reports: "s b h (10 + 24/t + 5 a s / (h t))".
 const char* korthikanti_formula(Parallelism parallelism);
 

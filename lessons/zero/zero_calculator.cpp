@@ -18,10 +18,8 @@ namespace dlsys::zero_lesson {
 double activation_bytes(const CalculatorInput& in) {
   if (!in.shape_known) return 0;
   const tensor::LayerShape shape{.batch = in.micro_batch, .seq = in.seq, .hidden = in.hidden, .heads = in.heads};
-  const double full_layer = double(tensor::korthikanti_bytes(shape, tensor::Parallelism::None).total());
-  if (!in.checkpointing) return double(in.layers) * full_layer;
-  const double layer_input = 2.0 * double(in.seq) * double(in.micro_batch) * double(in.hidden);
-  return double(in.layers) * layer_input + full_layer;
+  return tensor::model_activation_bytes(shape, in.layers,
+                                        in.checkpointing ? tensor::Recompute::Full : tensor::Recompute::None);
 }
 
 const char* activation_assumption(bool checkpointing) {

@@ -22,10 +22,8 @@ struct CalculatorInput {
   std::string gpu;
 };
 
-// Activation bytes per rank [EXT] (Korthikanti et al., MLSys 2023, no tensor parallelism, 16-bit): every layer keeps
-// s b h (34 + 5 a s / h); with full activation checkpointing each layer keeps only its input (2 s b h) and one layer's
-// activations are rebuilt at a time during the backward pass, so L x 2 s b h + s b h (34 + 5 a s / h). Embeddings,
-// the output layer's logits and framework workspace are not counted.
+// Activation bytes per rank: tensor::model_activation_bytes (kernels/tensor/activation_memory.h) with no recompute, or
+// full recompute when checkpointing; 0 when the shape is unknown.
 double activation_bytes(const CalculatorInput& input);
 const char* activation_assumption(bool checkpointing);
 

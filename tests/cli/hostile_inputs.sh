@@ -202,6 +202,22 @@ expect 2 "is a device" run zero --set mode=theory --set config=/dev/zero
 printf '%s' '{"num_hidden_layers": 2, "num_attention_heads":' > "$tmp/zero_cut.json"
 expect 2 "not valid JSON" run zero --set mode=theory --set "config=$tmp/zero_cut.json"
 
+# The checkpointing lesson: k outside 1..L or not dividing L, sizes out of range, a model that cannot be sized.
+expect 2 "parameter 'k': value '0' is not allowed" run checkpointing --set k=0
+expect 2 "parameter 'k': value '7' is more layers than the stack has (L = 6)" run checkpointing --set layers=6 --set k=7
+expect 2 "parameter 'k': value '5' does not divide L = 48, so the segments would differ in length; allowed: 1, 2, 3, 4, 6, 8, 12, 16, 24, 48" run checkpointing --set k=5
+expect 2 "parameter 'layers': value '97' is not allowed" run checkpointing --set layers=97
+expect 2 "parameter 'expansion': value '0' is not allowed" run checkpointing --set expansion=0
+expect 2 "parameter 'rows': value '-1' is not allowed" run checkpointing --set rows=-1
+expect 2 "parameter 'seq': value '0' is not allowed" run checkpointing --set seq=0
+expect 2 "parameter 'model': value 'gpt-9' is not allowed" run checkpointing --set model=gpt-9
+expect 2 "is a device" run checkpointing --set config=/dev/zero
+expect 2 "not valid JSON" run checkpointing --set "config=$tmp/zero_cut.json"
+echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tmp/no_hidden.json"
+expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
+expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
+expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
+
 # Recorded runs opened again (--open-run, shot --open-run): only run files of this build's format, every key there.
 "$bin" run matmul "${small_matmul[@]}" --json "$tmp/run.json" >/dev/null
 edit_run() {  # edit_run OUT PYTHON-STATEMENT-ON-d

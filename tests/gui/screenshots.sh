@@ -46,6 +46,12 @@ if [[ $mode == shot ]]; then
   # The lora loss step: full fine-tuning's loss curve (first series colour) in the plot area.
   env -u DISPLAY "$bin" shot lora --step 2 --quick --size 1280x720 -o "$out/lora-loss.png" >/dev/null || fail=1
   "$check" "$out/lora-loss.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.15,1,0.9 --min-pixels 200 || fail=1
+  # The checkpointing stack: every layer's hidden layer (second series colour) in the keep-everything row; the memory
+  # step's ledger points (first series colour) on the formula's curve.
+  env -u DISPLAY "$bin" shot checkpointing --step 1 --quick --size 1280x720 -o "$out/checkpointing-stack.png" >/dev/null || fail=1
+  "$check" "$out/checkpointing-stack.png" --size 1280x720 --min-colors 40 --color f07828 --region 0.45,0.2,1,0.5 --min-pixels 2000 || fail=1
+  env -u DISPLAY "$bin" shot checkpointing --step 2 --quick --size 1280x720 -o "$out/checkpointing-memory.png" >/dev/null || fail=1
+  "$check" "$out/checkpointing-memory.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.35,1,0.9 --min-pixels 100 || fail=1
   # --scale 2 keeps the layout of --size and doubles the pixels: the plot sits where it sits at 1x.
   env -u DISPLAY "$bin" shot matmul --step 2 --quick --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 3200x1800 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1

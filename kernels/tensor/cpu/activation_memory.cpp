@@ -28,6 +28,21 @@ ActivationBytes lab_layer_bytes(const LayerShape& s) {
   return {.replicated = 18 * sbh, .split = 48 * sbh / t, .scores = 9 * scores / t};
 }
 
+double model_activation_bytes(const LayerShape& s, std::int64_t layers, Recompute recompute) {
+  LayerShape unsplit = s;
+  unsplit.ranks = 1;
+  const ActivationBytes layer = korthikanti_bytes(unsplit, Parallelism::None);
+  switch (recompute) {
+    case Recompute::None:
+      return double(layers) * double(layer.total());
+    case Recompute::Selective:
+      return double(layers) * double(layer.replicated);
+    case Recompute::Full:
+      return double(layers) * 2.0 * double(token_bytes(s)) + double(layer.total());
+  }
+  return 0;
+}
+
 const char* korthikanti_formula(Parallelism parallelism) {
   switch (parallelism) {
     case Parallelism::None:
