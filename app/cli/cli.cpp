@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 
+#include "app/cli/compare_command.h"
 #include "app/cli/lesson_help.h"
 #include "app/cli/mpi_run_command.h"
 #include "app/cli/option_checks.h"
@@ -205,6 +206,24 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
                    "for tests: write where the named widgets and the plots are in the image (JSON, points)")
       ->check(output_path());
 
+  CompareOptions compare_options;
+  auto* compare = app.add_subcommand(
+      "compare",
+      "two recorded runs of one lesson side by side: the step's figure for both, and a table of parameters "
+      "and measured values with B / A");
+  compare->add_option("a", compare_options.a_path, "run file A (JSON from `run LESSON --json FILE`)")->required();
+  compare->add_option("b", compare_options.b_path, "run file B, a run of the same lesson")->required();
+  compare->add_option("--step", compare_options.step, "step number, 1-based")
+      ->check(integer_from_to(1, kMaxStepOption));
+  compare->add_option("-o,--output", compare_options.output_png, "PNG file: the step for both runs, the table under it")
+      ->check(output_path());
+  compare->add_option("--json", compare_options.json_path, "write the table as JSON to FILE, or - for stdout")
+      ->check(output_path());
+  compare->add_option("--size", compare_options.size, "window size WxH the figure is laid out in (default 1600x1200)");
+  compare->add_option("--scale", compare_options.scale, "pixels per point, 1 to 4")->check(real_from_to(1, 4));
+  compare->add_option("--text-scale", compare_options.text_scale, "text size, 1 to 3")->check(real_from_to(1, 3));
+  compare->add_flag("--present", compare_options.presentation, "presentation mode (light theme, large text)");
+
   ExportOptions export_options;
   auto* exporter = app.add_subcommand("export", "export a lesson's timeline as SVG or Chrome trace");
   exporter->add_option("lesson", export_options.lesson, "lesson id")->required();
@@ -258,6 +277,10 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
     return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
                        fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step,
                                    clip_for_message(shot_options.lesson), path_for_message(shot_options.output_png)));
+  if (*compare)
+    return run_guarded([&] { return compare_command(compare_options, out); }, err,
+                       fmt::format("comparing '{}' with '{}'", path_for_message(compare_options.a_path),
+                                   path_for_message(compare_options.b_path)));
   if (*exporter)
     return run_guarded([&] { return export_command(export_options, out, err); }, err,
                        fmt::format("exporting the timeline of lesson '{}'", clip_for_message(export_options.lesson)));

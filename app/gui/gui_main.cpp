@@ -136,6 +136,9 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"run_wall_s", session.result ? session.result->backend.conditions.wall_s : 0.0},
           {"run_window_cpu_cores", session.result ? session.result->backend.conditions.window_cpu_cores : 0.0},
           {"result_stale", session.result && !params_changed_since(*session.result, session.params).empty()},
+          {"has_previous_run", session.previous_result != nullptr},
+          {"has_pinned_run", session.pinned_result != nullptr},
+          {"comparing", session.comparison.has_value()},  // two runs drawn side by side with their table
           {"last_error", session.last_error},
           {"message", state.message},
           {"message_is_error", state.message_is_error},

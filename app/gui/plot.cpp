@@ -141,6 +141,13 @@ PlotLine categorical_line(const Series& series, int index) {
   return line;
 }
 
+PlotLine compared_run_line(PlotLine line) {
+  line.color = with_alpha(line.color, 0.55f);
+  line.dashed = true;
+  line.whiskers = false;  // the first run's whiskers stay readable under it
+  return line;
+}
+
 namespace {
 
 void draw_marker(ImDrawList* draw, ImVec2 c, float r, MarkerShape shape, ImU32 color) {
