@@ -132,6 +132,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("--open-run", gui.open_run_file,
                  "open a recorded run (JSON from `run LESSON --json FILE`) in the GUI: its lesson, its parameters, "
                  "its results");
+  app.add_option("--compare-run", gui.compare_run_file,
+                 "GUI: pin this recorded run and compare the lesson's run (--open-run, or --run) with it")
+      ->group("GUI");
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
   app.add_option("--step", gui.step, "GUI: start on this step (1-based); needs --lesson")
       ->group("GUI")

@@ -25,9 +25,11 @@
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
 #include "engine/measure.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
@@ -40,7 +42,7 @@ void glfw_error(int code, const char* description) {
 }
 
 // Applies --lesson/--step/--set/--open before the first frame. Throws BadInput.
-void apply_request(const GuiRequest& request, AppState& state) {
+void apply_start_request(const GuiRequest& request, AppState& state) {
   if (request.quick) {
     const auto& lessons = all_lessons();
     for (std::size_t i = 0; i < lessons.size(); ++i)
@@ -289,6 +291,28 @@ class LastStateKeeper {
   bool warned_ = false;
 };
 
+// --compare-run FILE: the recorded run pinned in its lesson and "Compare" on; a lesson named otherwise must be its.
+void pin_requested_run(const GuiRequest& request, AppState& state) {
+  auto pinned = std::make_shared<const RunResult>(read_run_file(request.compare_run_file));
+  const bool names_lesson =
+      !request.lesson.empty() || !request.open_run_file.empty() || !request.open_state_file.empty();
+  if (names_lesson && pinned->lesson != all_lessons()[state.lesson_index]->id())
+    throw BadInput(fmt::format(
+        "--compare-run: run file '{}' is a run of lesson '{}'; allowed: a run of lesson '{}', "
+        "the lesson opened",
+        path_for_message(request.compare_run_file), pinned->lesson, all_lessons()[state.lesson_index]->id()));
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i]->id() == pinned->lesson) state.lesson_index = static_cast<int>(i);
+  state.session().pinned_result = std::move(pinned);
+  state.session().comparing = true;
+}
+
+void apply_request(const GuiRequest& request, AppState& state) {
+  apply_start_request(request, state);
+  if (!request.compare_run_file.empty()) pin_requested_run(request, state);
+}
+
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
@@ -297,8 +321,8 @@ int run_gui(const GuiRequest& request) {
   AppState state;
   init_sessions(state);
   // A launch that names nothing to open starts where the last window closed.
-  const bool names_a_start =
-      !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
+  const bool names_a_start = !request.lesson.empty() || !request.open_state_file.empty() ||
+                             !request.open_run_file.empty() || !request.compare_run_file.empty();
   if (!names_a_start) {
     try {
       open_last_state(state);

@@ -241,6 +241,11 @@ done
 expect 3 "cannot write '$tmp/no/such/table.json'" compare "$tmp/run.json" "$tmp/run.json" -o "$tmp/compare.png" \
   --json "$tmp/no/such/table.json"
 [[ -e "$tmp/compare.png" ]] && { echo "FAIL: compare wrote its figure without its table"; fail=1; }
+# The window's --compare-run pins a run of the lesson opened, and refuses another lesson's before any window opens.
+expect 2 "--compare-run: run file '$tmp/other_lesson.json' is a run of lesson 'fusion'; allowed: a run of lesson 'matmul'" \
+  --open-run "$tmp/run.json" --compare-run "$tmp/other_lesson.json"
+expect 2 "format version 99 is not understood" --open-run "$tmp/run.json" --compare-run "$tmp/run_future.json"
+expect 2 "no display" --open-run "$tmp/run.json" --compare-run "$tmp/run.json"  # good files
 
 # No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
 # The limit is what the process needs to start (large with the CUDA libraries mapped, small without them) plus
