@@ -104,7 +104,7 @@ void draw_compared_step(const ViewContext& context) {
     ImGui::SameLine();
     draw_run_badge(1, table.b_name);
     ImGui::SameLine();
-    ImGui::TextDisabled("B dashed and lighter, in A's colours");
+    ImGui::TextDisabled("B dashed and paler, in A's colours");
     set_view_height(ImGui::GetContentRegionAvail().y);
     draw_step_view(context);
     ImGui::EndChild();
@@ -124,15 +124,18 @@ void add_compared_lines(const ViewContext& context, PlotSpec& spec, const RunLin
     spec.lines.insert(spec.lines.end(), lines.begin(), lines.end());
     return;
   }
-  const std::size_t a_count = lines.size();
+  // B's lines go first: a plot draws its first lines on top, so where both runs measured the same (a deterministic
+  // training curve), B's pale dashes still show on A's line, and A shows between them.
+  std::vector<PlotLine> compared;
   for (PlotLine& line : lines_of(*context.compare_result)) {
-    // The same series of both runs in one colour, B's dashed and lighter.
-    for (std::size_t i = 0; i < a_count; ++i)
-      if (lines[i].name == line.name) line.color = lines[i].color;
-    lines.push_back(compared_run_line(std::move(line)));
-    lines.back().name = "B: " + lines.back().name;
+    // The same series of both runs in one colour, B's dashed and paler.
+    for (const PlotLine& a : lines)
+      if (a.name == line.name) line.color = a.color;
+    compared.push_back(compared_run_line(std::move(line)));
+    compared.back().name = "B: " + compared.back().name;
   }
-  for (std::size_t i = 0; i < a_count; ++i) lines[i].name = "A: " + lines[i].name;
+  for (PlotLine& line : lines) line.name = "A: " + line.name;
+  spec.lines.insert(spec.lines.end(), compared.begin(), compared.end());
   spec.lines.insert(spec.lines.end(), lines.begin(), lines.end());
 }
 

@@ -36,4 +36,13 @@ PY
     echo "FAIL: $lesson: $table"; fail=1
   fi
 done
+# Presentation mode (the light theme) has its own pair of run colours.
+png=$out/compare-matmul-present.png
+if "$bin" compare "$data/gpu/matmul.json" "$out/matmul-here.json" --step 3 --present -o "$png" >/dev/null &&
+  "$png_check" "$png" --size 1600x1200 --color 483cbe --region 0,0,1,0.1 --min-pixels 800 &&
+  "$png_check" "$png" --size 1600x1200 --color b01e64 --region 0,0,1,0.1 --min-pixels 800; then
+  echo "ok:   presentation mode: both runs' colours in the compared figure"
+else
+  echo "FAIL: presentation mode: $png lacks a run's colour"; fail=1
+fi
 exit $fail
