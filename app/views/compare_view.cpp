@@ -31,9 +31,12 @@ void draw_step_view(const ViewContext& context) {
 
 std::string marked_name(const ComparedValue& row) { return (row.differs ? "* " : "  ") + row.name; }
 
+// The table's height whole: its header and rows, and the benchmark lines (two lines each where they wrap).
 float table_rows_height(const RunComparison& c) {
-  const std::size_t rows = std::max(c.params.size(), c.measured.size()) + 3;  // the header, the benchmark lines
-  return static_cast<float>(rows) * ImGui::GetFrameHeightWithSpacing();
+  const std::size_t benchmark_lines = 2 * (!c.a_benchmark.empty() + !c.b_benchmark.empty());
+  const std::size_t rows = std::max(c.params.size(), c.measured.size() + benchmark_lines) + 2;
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  return static_cast<float>(rows) * row_h;
 }
 
 // Parameters on the left, measured numbers on the right, each run's benchmark line under them.
