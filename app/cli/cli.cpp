@@ -214,8 +214,8 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
       "compare",
       "two recorded runs of one lesson side by side: the step's figure for both, and a table of parameters "
       "and measured values with B / A");
-  compare->add_option("a", compare_options.a_path, "run file A (JSON from `run LESSON --json FILE`)")->required();
-  compare->add_option("b", compare_options.b_path, "run file B, a run of the same lesson")->required();
+  compare->add_option("A", compare_options.a_path, "run file A (JSON from `run LESSON --json FILE`)")->required();
+  compare->add_option("B", compare_options.b_path, "run file B, a run of the same lesson")->required();
   compare->add_option("--step", compare_options.step, "step number, 1-based")
       ->check(integer_from_to(1, kMaxStepOption));
   compare->add_option("-o,--output", compare_options.output_png, "PNG file: the step for both runs, the table under it")
