@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/cli/cli.h"
+#include "app/cli/compare_command.h"
 #include "app/cli/run_guarded.h"
 #include "app/cli/shot_command.h"
 #if DLSYS_HAVE_GUI
@@ -30,6 +31,7 @@ int run(const std::vector<std::string>& args) {
 #if DLSYS_HAVE_GUI
   // The CLI library does not link the GUI: `shot` reaches the renderer through this registration.
   dlsys::set_shot_renderer(dlsys::render_shot);
+  dlsys::set_compare_renderer(dlsys::render_compare);
 #endif
   bool wants_gui = false;
   dlsys::GuiRequest gui;

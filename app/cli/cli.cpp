@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 
+#include "app/cli/compare_command.h"
 #include "app/cli/exercises_command.h"
 #include "app/cli/lesson_help.h"
 #include "app/cli/mpi_run_command.h"
@@ -132,6 +133,9 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("--open-run", gui.open_run_file,
                  "open a recorded run (JSON from `run LESSON --json FILE`) in the GUI: its lesson, its parameters, "
                  "its results");
+  app.add_option("--compare-run", gui.compare_run_file,
+                 "GUI: pin this recorded run and compare the lesson's run (--open-run, or --run) with it")
+      ->group("GUI");
   app.add_option("--lesson", gui.lesson, "GUI: start on this lesson")->group("GUI");
   app.add_option("--step", gui.step, "GUI: start on this step (1-based); needs --lesson")
       ->group("GUI")
@@ -206,6 +210,24 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
                    "for tests: write where the named widgets and the plots are in the image (JSON, points)")
       ->check(output_path());
 
+  CompareOptions compare_options;
+  auto* compare = app.add_subcommand(
+      "compare",
+      "two recorded runs of one lesson side by side: the step's figure for both, and a table of parameters "
+      "and measured values with B / A");
+  compare->add_option("A", compare_options.a_path, "run file A (JSON from `run LESSON --json FILE`)")->required();
+  compare->add_option("B", compare_options.b_path, "run file B, a run of the same lesson")->required();
+  compare->add_option("--step", compare_options.step, "step number, 1-based")
+      ->check(integer_from_to(1, kMaxStepOption));
+  compare->add_option("-o,--output", compare_options.output_png, "PNG file: the step for both runs, the table under it")
+      ->check(output_path());
+  compare->add_option("--json", compare_options.json_path, "write the table as JSON to FILE, or - for stdout")
+      ->check(output_path());
+  compare->add_option("--size", compare_options.size, "window size WxH the figure is laid out in (default 1600x1200)");
+  compare->add_option("--scale", compare_options.scale, "pixels per point, 1 to 4")->check(real_from_to(1, 4));
+  compare->add_option("--text-scale", compare_options.text_scale, "text size, 1 to 3")->check(real_from_to(1, 3));
+  compare->add_flag("--present", compare_options.presentation, "presentation mode (light theme, large text)");
+
   ExercisesOptions exercises_options;
   auto* exercises =
       app.add_subcommand("exercises", "a lesson's exercises: predict, then see the closed form and this machine");
@@ -272,6 +294,10 @@ int parse_and_run(const std::vector<std::string>& args, std::ostream& out, std::
     return run_guarded([&] { return shot_command(shot_options, out, err); }, err,
                        fmt::format("rendering step {} of lesson '{}' to '{}'", shot_options.step,
                                    clip_for_message(shot_options.lesson), path_for_message(shot_options.output_png)));
+  if (*compare)
+    return run_guarded([&] { return compare_command(compare_options, out); }, err,
+                       fmt::format("comparing '{}' with '{}'", path_for_message(compare_options.a_path),
+                                   path_for_message(compare_options.b_path)));
   if (*exercises)
     return run_guarded(
         [&] { return exercises_command(exercises_options, out); }, err,

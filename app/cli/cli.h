@@ -10,6 +10,7 @@ namespace dlsys {
 struct GuiRequest {
   std::string open_state_file;    // --open FILE
   std::string open_run_file;      // --open-run FILE: a recorded run (`run LESSON --json FILE`) shown as the result
+  std::string compare_run_file;   // --compare-run FILE: a recorded run pinned beside the result, "Compare" on
   std::string lesson;             // --lesson ID: start on this lesson
   int step = 0;                   // --step N (1-based); 0: not given (the lesson's first step)
   std::vector<std::string> sets;  // --set key=value for that lesson

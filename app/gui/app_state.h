@@ -15,6 +15,7 @@
 #include "engine/run_result.h"
 #include "lessons/common/exercises.h"
 #include "lessons/common/progress.h"
+#include "lessons/common/run_comparison.h"
 #include "lessons/common/state_file.h"
 
 namespace dlsys::gui {
@@ -36,6 +37,17 @@ struct LessonSession {
   std::shared_ptr<const RunResult> result;
   std::string last_error;
   double last_run_wall_s = 0;
+  // Runs kept to compare with the one on show (app/gui/run_compare.h): the run it replaced, and one the user pinned.
+  std::shared_ptr<const RunResult> previous_result;
+  std::shared_ptr<const RunResult> pinned_result;
+  bool comparing = false;  // "Compare with pinned/previous" is on
+  struct Comparison {
+    std::shared_ptr<const RunResult> a, b;  // the runs the table was made of: `result` and the one compared
+    RunComparison table;
+    ParamValues b_params;  // run B's parameters, which its half of the view draws its step data from
+  };
+  std::optional<Comparison> comparison;              // kept in step with the runs by refresh_comparison, once per frame
+  StepDataWorker compared_step_data;                 // the step data of run B's parameters
   std::map<std::string, ExerciseAttempt> exercises;  // by exercise id
 };
 

@@ -27,9 +27,11 @@
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "engine/errors.h"
+#include "engine/file_io.h"
 #include "engine/measure.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/registry.h"
+#include "lessons/run_file.h"
 
 namespace dlsys {
 
@@ -42,7 +44,7 @@ void glfw_error(int code, const char* description) {
 }
 
 // Applies --lesson/--step/--set/--open before the first frame. Throws BadInput.
-void apply_request(const GuiRequest& request, AppState& state) {
+void apply_start_request(const GuiRequest& request, AppState& state) {
   if (request.quick) {
     const auto& lessons = all_lessons();
     for (std::size_t i = 0; i < lessons.size(); ++i)
@@ -138,6 +140,9 @@ nlohmann::json state_summary(const AppState& state, int fb_w, int fb_h) {
           {"run_wall_s", session.result ? session.result->backend.conditions.wall_s : 0.0},
           {"run_window_cpu_cores", session.result ? session.result->backend.conditions.window_cpu_cores : 0.0},
           {"result_stale", session.result && !params_changed_since(*session.result, session.params).empty()},
+          {"has_previous_run", session.previous_result != nullptr},
+          {"has_pinned_run", session.pinned_result != nullptr},
+          {"comparing", session.comparison.has_value()},  // two runs drawn side by side with their table
           {"last_error", session.last_error},
           {"message", state.message},
           {"message_is_error", state.message_is_error},
@@ -295,6 +300,28 @@ class LastStateKeeper {
   bool warned_ = false;
 };
 
+// --compare-run FILE: the recorded run pinned in its lesson and "Compare" on; a lesson named otherwise must be its.
+void pin_requested_run(const GuiRequest& request, AppState& state) {
+  auto pinned = std::make_shared<const RunResult>(read_run_file(request.compare_run_file));
+  const bool names_lesson =
+      !request.lesson.empty() || !request.open_run_file.empty() || !request.open_state_file.empty();
+  if (names_lesson && pinned->lesson != all_lessons()[state.lesson_index]->id())
+    throw BadInput(fmt::format(
+        "--compare-run: run file '{}' is a run of lesson '{}'; allowed: a run of lesson '{}', "
+        "the lesson opened",
+        path_for_message(request.compare_run_file), pinned->lesson, all_lessons()[state.lesson_index]->id()));
+  const auto& lessons = all_lessons();
+  for (std::size_t i = 0; i < lessons.size(); ++i)
+    if (lessons[i]->id() == pinned->lesson) state.lesson_index = static_cast<int>(i);
+  state.session().pinned_result = std::move(pinned);
+  state.session().comparing = true;
+}
+
+void apply_request(const GuiRequest& request, AppState& state) {
+  apply_start_request(request, state);
+  if (!request.compare_run_file.empty()) pin_requested_run(request, state);
+}
+
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
@@ -304,8 +331,8 @@ int run_gui(const GuiRequest& request) {
   init_sessions(state);
   // A launch that names nothing to open starts where the last window closed; a window that opens something else
   // offers that place to continue from (a scripted screenshot does not: it draws what it names, whoever runs it).
-  const bool names_a_start =
-      !request.lesson.empty() || !request.open_state_file.empty() || !request.open_run_file.empty();
+  const bool names_a_start = !request.lesson.empty() || !request.open_state_file.empty() ||
+                             !request.open_run_file.empty() || !request.compare_run_file.empty();
   const bool scripted = !request.screenshot_png.empty();
   if (!names_a_start || !scripted) take_up_last_state(state, !names_a_start);
   if (!scripted) {  // a scripted screenshot is not a session: it neither shows nor changes the student's progress

@@ -141,6 +141,19 @@ PlotLine categorical_line(const Series& series, int index) {
   return line;
 }
 
+PlotLine compared_run_line(PlotLine line) {
+  // Half way to white, opaque: where both runs measured the same, B's dashes still show as a paler stripe on A's line.
+  const auto paler = [&](int shift) {
+    const ImU32 channel = (line.color >> shift) & 0xFF;
+    return ((channel + 255) / 2) << shift;
+  };
+  line.color =
+      paler(IM_COL32_R_SHIFT) | paler(IM_COL32_G_SHIFT) | paler(IM_COL32_B_SHIFT) | (line.color & IM_COL32_A_MASK);
+  line.dashed = true;
+  line.whiskers = false;  // the first run's whiskers stay readable under it
+  return line;
+}
+
 namespace {
 
 void draw_marker(ImDrawList* draw, ImVec2 c, float r, MarkerShape shape, ImU32 color) {

@@ -58,5 +58,7 @@ PlotLine line_from_series(const Series& series, ImU32 color);
 // The same, as the index-th series of a plot: the palette's colour, and on each pass past the palette's length the
 // next marker shape and a dashed line, so no two series of one plot look alike.
 PlotLine categorical_line(const Series& series, int index);
+// A line of the second run compared with the first (app/views: add_compared_lines): dashed, in its colour made paler.
+PlotLine compared_run_line(PlotLine line);
 
 }  // namespace dlsys::gui

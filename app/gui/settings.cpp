@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "app/gui/run_compare.h"
 #include "app/gui/shell.h"
 #include "engine/backend.h"
 #include "engine/best_ceilings.h"
@@ -66,7 +67,10 @@ void open_state_file(const std::string& path, AppState& state) {
 }
 
 void open_run_file(const std::string& path, AppState& state) {
-  auto result = std::make_shared<const RunResult>(read_run_file(path));
+  show_recorded_run(std::make_shared<const RunResult>(read_run_file(path)), state);
+}
+
+void show_recorded_run(std::shared_ptr<const RunResult> result, AppState& state) {
   const Lesson& lesson = find_lesson(result->lesson);
   ParamValues params = recorded_params(lesson, *result);  // read_run_file checked them
   const auto& lessons = all_lessons();
@@ -78,7 +82,7 @@ void open_run_file(const std::string& path, AppState& state) {
   session.param_errors.clear();
   session.last_error.clear();
   session.last_run_wall_s = result->backend.conditions.wall_s;
-  session.result = std::move(result);
+  show_result(session, std::move(result));
 }
 
 std::string last_state_path() { return config_dir() + "/last-state.json"; }

@@ -21,6 +21,8 @@ void open_state_file(const std::string& path, AppState& state);
 // shows the run as the lesson's last result, as if it had just been made here. Throws BadInput (bad file, unknown
 // lesson, a parameter this build does not know).
 void open_run_file(const std::string& path, AppState& state);
+// The same for a run already read (a run file's, checked by read_run_file).
+void show_recorded_run(std::shared_ptr<const RunResult> result, AppState& state);
 
 // The lesson, step and parameters the window showed when it closed, kept as a state file in config_dir(), so the next
 // launch that names no lesson, state or run starts where the last one stopped.

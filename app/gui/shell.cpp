@@ -11,6 +11,7 @@
 #include "app/gui/figure_size.h"
 #include "app/gui/folded_band.h"
 #include "app/gui/play_pace.h"
+#include "app/gui/run_compare.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
@@ -50,6 +51,7 @@ RunProgress run_progress_of(AppState& state, const Lesson& lesson) {
 ViewContext make_view_context(AppState& state, bool figure) {
   LessonSession& session = state.session();
   const bool stale = session.result && !params_changed_since(*session.result, session.params).empty();
+  const LessonSession::Comparison* compared = session.comparison ? &*session.comparison : nullptr;
   return ViewContext{current_lesson(state),
                      session.step,
                      session.result.get(),
@@ -59,13 +61,17 @@ ViewContext make_view_context(AppState& state, bool figure) {
                      figure,
                      session.step_data.latest(),
                      session.step_data.error(),
-                     run_progress_of(state, current_lesson(state))};
+                     run_progress_of(state, current_lesson(state)),
+                     compared ? compared->b.get() : nullptr,
+                     compared ? &compared->table : nullptr,
+                     compared ? session.compared_step_data.latest() : nullptr};
 }
 
 void draw_lesson_view(AppState& state, bool figure) {
   const ViewContext context = make_view_context(state, figure);
   if (!figure) state.view_size = ImGui::GetContentRegionAvail();
   set_view_height(ImGui::GetContentRegionAvail().y);
+  if (context.compare_result != nullptr) return draw_compared_step(context);
   const std::vector<LessonStep>& steps = context.lesson.text().steps;
   const std::string step_id = context.step < static_cast<int>(steps.size()) ? steps[context.step].id : "";
   if (StepView view = find_step_view(context.lesson.id(), step_id))
@@ -269,7 +275,7 @@ void poll_worker(AppState& state) {
     session.last_run_wall_s = outcome->wall_s;
     if (outcome->result) {
       if (state.record_progress) record_finished_run(state.progress, outcome->lesson_id, outcome->result->backend.kind);
-      session.result = outcome->result;
+      show_result(session, outcome->result);
       session.last_error.clear();
     } else {
       session.last_error = "run stopped: " + outcome->error;
@@ -307,6 +313,7 @@ void begin_frame(AppState& state) {
   }
   LessonSession& session = state.session();
   session.step_data.request(current_lesson(state), session.params);
+  refresh_comparison(session, current_lesson(state));
   if (state.playing && state.now_s - session.step_started_s >
                            play_seconds_for_caption(current_lesson(state).text().steps[session.step].caption)) {
     if (session.step + 1 < static_cast<int>(current_lesson(state).step_count()))

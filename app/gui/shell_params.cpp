@@ -8,6 +8,7 @@
 #include <map>
 
 #include "app/gui/file_picker.h"
+#include "app/gui/run_compare.h"
 #include "app/gui/shell_parts.h"
 #include "app/gui/theme.h"
 #include "app/gui/theory_card.h"
@@ -194,6 +195,7 @@ void draw_run_summary(AppState& state) {
       ImGui::TextDisabled("last run on %s", session.result->backend.kind.c_str());
     ImGui::PopTextWrapPos();
   }
+  draw_compare_controls(state);
 }
 
 void draw_theory(const AppState& state) { draw_lesson_markdown(current_lesson(state).text().theory); }

@@ -12,6 +12,7 @@
 #include "app/gui/fonts.h"
 #include "app/gui/image_size.h"
 #include "app/gui/offscreen.h"
+#include "app/gui/run_compare.h"
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/theme.h"
@@ -61,12 +62,25 @@ PixelSize checked_layout(const ShotOptions& o, const Lesson& lesson) {
 }
 
 // The window's state as the GUI would hold it: the recorded run opened, or the lesson run here first.
-void load_run(const ShotOptions& o, const Lesson& lesson, bool recorded, gui::AppState& state) {
+// The mode and text size asked for, with animations frozen so that the same run always renders the same pixels.
+void apply_render_options(const ShotOptions& o, gui::AppState& state) {
   state.presentation = o.presentation;
   if (o.text_scale != 0)
     (o.presentation ? state.presentation_scale : state.desk_scale) = static_cast<float>(o.text_scale);
   state.fixed_time = true;
   state.show_recorded_label = !o.no_recorded_label;
+}
+
+void check_step_data(const Lesson& lesson, gui::AppState& state) {
+  state.session().step_data.compute_now(lesson, state.session().params);
+  // The window shows this message in place of the view; a figure for slides must not be that message.
+  if (!state.session().step_data.error().empty())
+    throw BadInput(
+        fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
+}
+
+void load_run(const ShotOptions& o, const Lesson& lesson, bool recorded, gui::AppState& state) {
+  apply_render_options(o, state);
   if (recorded) {
     gui::open_run_file(o.open_run_file, state);
   } else {
@@ -81,11 +95,7 @@ void load_run(const ShotOptions& o, const Lesson& lesson, bool recorded, gui::Ap
     // The run's own wall time (what a run file records), so the same run drawn again from its file reads the same.
     state.session().last_run_wall_s = state.session().result->backend.conditions.wall_s;
   }
-  state.session().step_data.compute_now(lesson, state.session().params);
-  // The window shows this message in place of the view; a figure for slides must not be that message.
-  if (!state.session().step_data.error().empty())
-    throw BadInput(
-        fmt::format("lesson '{}': the steps cannot be drawn: {}", lesson.id(), state.session().step_data.error()));
+  check_step_data(lesson, state);
 }
 
 using NamedFiles = std::vector<std::pair<std::string, std::string>>;
@@ -93,7 +103,7 @@ using NamedFiles = std::vector<std::pair<std::string, std::string>>;
 // Each asked step drawn as a fresh window would draw it, into `files` (PNG bytes by path); returns the lines that
 // say what was written, for once the files are.
 std::vector<std::string> render_steps(const ShotOptions& o, const Lesson& lesson, gui::AppState& state,
-                                      const PixelSize& size, NamedFiles& files) {
+                                      const PixelSize& size, NamedFiles& files, void (*draw)(gui::AppState&)) {
   HeadlessGl gl;
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
@@ -116,7 +126,7 @@ std::vector<std::string> render_steps(const ShotOptions& o, const Lesson& lesson
       state.session().step = step - 1;
       if (!o.widget_rects_path.empty())
         enable_widget_rects(o.every_step ? every_step_path(o.widget_rects_path, step) : o.widget_rects_path);
-      const Image image = render_offscreen([&] { draw_shell(state); }, layout, static_cast<float>(o.scale), 3, clear);
+      const Image image = render_offscreen([&] { draw(state); }, layout, static_cast<float>(o.scale), 3, clear);
       write_widget_rects({{"window", {size.width, size.height}},
                           {"lesson", lesson.id()},
                           {"step", step},
@@ -135,7 +145,38 @@ std::vector<std::string> render_steps(const ShotOptions& o, const Lesson& lesson
   return wrote;
 }
 
+// `compare`: run A shown as a recorded run is, run B pinned beside it, "Compare" on; the figure is the view alone.
+RenderedFigure render_comparison(const CompareOptions& c, const RunResult& a, const RunResult& b) {
+  ShotOptions o;
+  o.step = c.step;
+  o.size = c.size;
+  o.scale = c.scale;
+  o.text_scale = c.text_scale;
+  o.presentation = c.presentation;
+  o.output_png = c.output_png;
+  const Lesson& lesson = find_lesson(a.lesson);
+  const PixelSize size = checked_layout(o, lesson);
+  gui::AppState state;
+  gui::init_sessions(state);
+  apply_render_options(o, state);
+  gui::show_recorded_run(std::make_shared<const RunResult>(a), state);
+  gui::LessonSession& session = state.session();
+  session.pinned_result = std::make_shared<const RunResult>(b);
+  session.comparing = true;
+  gui::refresh_comparison(session, lesson);
+  if (!session.comparison) throw BadInput(session.last_error);
+  session.compared_step_data.compute_now(lesson, session.comparison->b_params);
+  check_step_data(lesson, state);
+  NamedFiles files;
+  const std::vector<std::string> wrote = render_steps(o, lesson, state, size, files, draw_view_only);
+  return {std::move(files.front().second), wrote.front()};
+}
+
 }  // namespace
+
+RenderedFigure render_compare(const CompareOptions& options, const RunResult& a, const RunResult& b) {
+  return render_comparison(options, a, b);
+}
 
 int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   // A recorded run names its lesson and parameters; otherwise the lesson runs here first.
@@ -148,7 +189,7 @@ int render_shot(const ShotOptions& o, std::ostream& out, std::ostream&) {
   load_run(o, lesson, recorded != nullptr, state);
   // The PNGs and the run file are written together or not at all.
   NamedFiles files;
-  const std::vector<std::string> wrote = render_steps(o, lesson, state, size, files);
+  const std::vector<std::string> wrote = render_steps(o, lesson, state, size, files, draw_shell);
   if (!o.json_path.empty()) files.emplace_back(o.json_path, dump_json_text(to_json(*state.session().result), 2) + "\n");
   write_files_checked(files);
   for (const std::string& line : wrote) out << line;

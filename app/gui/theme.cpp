@@ -63,6 +63,11 @@ ImVec4 error_text_color() { return ImGui::ColorConvertU32ToFloat4(IM_COL32(230, 
 
 ImU32 info_color() { return g_theme == ThemeKind::Dark ? IM_COL32(34, 52, 78, 255) : IM_COL32(222, 234, 250, 255); }
 
+ImU32 run_color(int run) {
+  if (g_theme == ThemeKind::Dark) return run == 0 ? IM_COL32(96, 84, 210, 255) : IM_COL32(196, 52, 120, 255);
+  return run == 0 ? IM_COL32(72, 60, 190, 255) : IM_COL32(176, 30, 100, 255);
+}
+
 ImU32 with_alpha(ImU32 color, float alpha) {
   const ImU32 a = static_cast<ImU32>(alpha * 255.0f) & 0xFF;
   return (color & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);

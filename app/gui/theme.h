@@ -19,12 +19,14 @@ ImU32 theory_color();  // theory lines: the strongest contrast against the backg
 ImU32 text_color();
 ImU32 muted_text_color();  // axis ticks, grid labels
 ImU32 grid_color();
-ImU32 panel_color();      // background of cards and plot areas
-ImU32 highlight_color();  // the element the step is about
-ImU32 warning_color();    // something the reader must act on: a result measured with other parameters
-ImU32 info_color();
-ImVec4 error_text_color();  // a refused input, a wrong prediction: red, readable on either theme       // background of
-                            // notes that qualify a result: emulated ranks, replayed runs
+ImU32 panel_color();        // background of cards and plot areas
+ImU32 highlight_color();    // the element the step is about
+ImU32 warning_color();      // something the reader must act on: a result measured with other parameters
+ImU32 info_color();         // background of notes that qualify a result: emulated ranks, replayed runs
+ImVec4 error_text_color();  // a refused input, a wrong prediction: red, readable on either theme
+// The two runs of a comparison, A (0) and B (1): their badges' colours, apart from the series palette so that a run's
+// badge is never read as a series.
+ImU32 run_color(int run);
 ImU32 with_alpha(ImU32 color, float alpha);
 // Diagonal lines `spacing` pixels apart across the rectangle a-b, clipped to it: how the lab marks time or slots that
 // did no useful work (a pipeline's bubbles, a batch's padding), told apart from every filled block.

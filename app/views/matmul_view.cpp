@@ -117,11 +117,12 @@ const matmul::MatmulMeasured* measured_of(const ViewContext& ctx) {
 }
 
 // The sweep's series with ids `<variant><suffix>`, in the colours of their variants, then `extra` in the theory style.
-std::vector<PlotLine> variant_lines(const RunResult& r, const matmul::MatmulMeasured& m, const std::string& suffix,
-                                    const char* extra) {
+std::vector<PlotLine> variant_lines(const RunResult& r, const std::string& suffix, const char* extra) {
   std::vector<PlotLine> lines;
+  const auto* m = r.measured_as<matmul::MatmulMeasured>();
+  if (m == nullptr) return lines;
   int color = 0;
-  for (const auto& v : m.variants)
+  for (const auto& v : m->variants)
     if (const Series* series = r.find_series(v.key + suffix)) lines.push_back(categorical_line(*series, color++));
   if (const Series* series = extra ? r.find_series(extra) : nullptr) {
     lines.push_back(line_from_series(*series, theory_color()));
@@ -142,7 +143,7 @@ void draw_scaling_step(const ViewContext& ctx) {
   const matmul::MatmulMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run(ctx, "time against size for each implementation");
   PlotSpec spec{"Time of an n x n x n product", {"n", "", true}, {"time", "us", true}, {}, {}};
-  spec.lines = variant_lines(*ctx.result, *m, "_time", "cubic_theory");
+  add_compared_lines(ctx, spec, [](const RunResult& r) { return variant_lines(r, "_time", "cubic_theory"); });
   std::vector<std::pair<std::string, std::string>> slopes{{"theory: O(n^3)", "slope 3"}};
   for (const auto& v : m->variants)
     slopes.push_back({fmt::format("fitted slope, {} (n from {:g}, fastest call of each size)", v.key, v.slope_from_n),
@@ -163,7 +164,7 @@ void draw_libraries_step(const ViewContext& ctx) {
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
   if (!m || !theory) return draw_needs_run(ctx, "GFLOP/s of the naive, tiled and library kernels");
   PlotSpec spec{"Achieved GFLOP/s (2 n^3 / time)", {"n", "", true}, {"GFLOP/s", "", true}, {}, {}};
-  spec.lines = variant_lines(*ctx.result, *m, "_gflops", nullptr);
+  add_compared_lines(ctx, spec, [](const RunResult& r) { return variant_lines(r, "_gflops", nullptr); });
   const double peak = theory->peak_gflops.value_or(0);
   const std::string peak_label = peak_name(theory->peak_source);
   if (peak > 0)
@@ -303,8 +304,8 @@ void draw_ladder_step(const ViewContext& ctx) {
 
 const StepViews& matmul_step_views() {
   static const StepViews views{{"dot_product", draw_dot_product_step, StepShows::TheoryOnly},
-                               {"scaling", draw_scaling_step},
-                               {"libraries", draw_libraries_step},
+                               {"scaling", draw_scaling_step, StepShows::Measurement, CompareLayout::Overlaid},
+                               {"libraries", draw_libraries_step, StepShows::Measurement, CompareLayout::Overlaid},
                                {"tiling", draw_tiling_step},
                                {"ladder", draw_ladder_step}};
   return views;

@@ -203,19 +203,24 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
   draw_columns_table("skips", {"skipped step", "S with an inf in the gradients", "S after backing off"}, rows);
 }
 
+// One run's training curves. fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on
+// it.
+std::vector<PlotLine> loss_lines(const RunResult& r) {
+  std::vector<PlotLine> lines;
+  lines.push_back(series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
+  lines.push_back(series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
+  lines.push_back(series_line(r, "loss_bf16", series_color(2), SeriesStyle::Line));
+  if (r.find_series("loss_chosen")) lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
+  lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
+  lines.back().dashed = true;
+  return lines;
+}
+
 void draw_curves_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   if (!t) return draw_needs_run(ctx, "four training runs of the same model");
-  const RunResult& r = *ctx.result;
   PlotSpec spec{"Training loss, per mini-batch", {"step", "", false}, {"loss", "", true}, {}, {}};
-  // fp32 last, dashed, so that it stays visible where the scaled fp16 and bf16 curves lie on it.
-  spec.lines.push_back(series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "loss_bf16", series_color(2), SeriesStyle::Line));
-  if (r.find_series("loss_chosen"))
-    spec.lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
-  spec.lines.back().dashed = true;
+  add_compared_lines(ctx, spec, loss_lines);
   spec.size = {0, plot_height_leaving(7)};
   draw_plot("curves", spec);
   std::vector<std::vector<std::string>> rows;
@@ -293,7 +298,7 @@ const StepViews& precision_step_views() {
                                {"rounding", draw_rounding_step, StepShows::TheoryOnly},
                                {"gradients", draw_gradients_step},
                                {"loss_scaling", draw_loss_scaling_step},
-                               {"curves", draw_curves_step},
+                               {"curves", draw_curves_step, StepShows::Measurement, CompareLayout::Overlaid},
                                {"memory", draw_memory_step}};
   return views;
 }

@@ -2,13 +2,16 @@
 // A lesson's views: one function per lesson draws the current step into the space it is given, from the parameters,
 // the step number and the last finished run (DESIGN.md: views are functions of the run result and view state).
 // View state that must persist (zoom, selection) lives in statics next to the code that draws it.
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "app/gui/plot.h"
 #include "app/gui/timeline.h"
 #include "engine/params.h"
 #include "engine/run_result.h"
 #include "lessons/common/lesson.h"
+#include "lessons/common/run_comparison.h"
 #include "lessons/run_file.h"
 
 namespace dlsys::gui {
@@ -35,6 +38,11 @@ struct ViewContext {
   const StepData* step_data = nullptr;  // the lesson's step data (latest finished), or nullptr while none is ready
   std::string step_data_error;          // why the current parameters cannot be drawn, if they cannot
   RunProgress run_progress;             // the shell sets it from the worker, once per frame
+  // Two runs compared ("Compare with pinned/previous", `dlsys-lab compare`): run B beside `result` (run A), and the
+  // table the lessons layer made of the two. Both null when nothing is compared.
+  const RunResult* compare_result = nullptr;
+  const RunComparison* comparison = nullptr;
+  const StepData* compare_step_data = nullptr;  // the step data of run B's parameters, for its half of the view
 };
 
 // The lesson's step data as its own type, or nullptr (then draw_step_data_missing says why).
@@ -63,10 +71,14 @@ using StepView = void (*)(const ViewContext& context);
 // Whether a step can show what a run measured (then the shell marks a run on a busy machine above it) or only
 // theory and step data (then it does not: nothing on it was measured).
 enum class StepShows { Measurement, TheoryOnly };
+// How a step shows two runs compared: each half of the view drawn by the step's view with one run as its result, or
+// once, the step's plots drawing the second run's series over the first's (add_compared_lines).
+enum class CompareLayout { SideBySide, Overlaid };
 struct StepViewEntry {
   const char* step_id;  // as in the lesson text: "## Step <id>: ..."
   StepView draw;
   StepShows shows = StepShows::Measurement;
+  CompareLayout compare = CompareLayout::SideBySide;
 };
 using StepViews = std::vector<StepViewEntry>;
 
@@ -76,6 +88,20 @@ const StepViews* find_step_views(const std::string& lesson_id);
 StepView find_step_view(const std::string& lesson_id, const std::string& step_id);
 // Whether that step can show measured content (true for a step without a view: the shell then shows the run's text).
 bool step_shows_measurement(const std::string& lesson_id, const std::string& step_id);
+// How that step shows two runs compared (side by side for a step without a view).
+CompareLayout step_compare_layout(const std::string& lesson_id, const std::string& step_id);
+
+// Two runs compared (context.compare_result set): a coloured badge naming each run over the step, the step drawn for
+// both (side by side, or once where its view overlays them), and the comparison table under it.
+void draw_compared_step(const ViewContext& context);
+// The badge of run A (0) or B (1): "A: <file or 'live'>" on the run's colour.
+void draw_run_badge(int run, const std::string& name);
+
+// A plot of an Overlaid step built from one run's series: `lines_of` gives its lines for a run. Adds the lines of
+// context.result and, when a run is compared, those of context.compare_result dashed and lighter in the same colours;
+// the legend then names each line's run ("A: ", "B: ").
+using RunLines = std::function<std::vector<PlotLine>(const RunResult& run)>;
+void add_compared_lines(const ViewContext& context, PlotSpec& spec, const RunLines& lines_of);
 
 // Shared pieces of lesson views.
 // Where a view needs a run that has not finished yet: "Press Run to measure ...", or the progress of the run going on.

@@ -67,4 +67,9 @@ bool step_shows_measurement(const std::string& lesson_id, const std::string& ste
   return entry == nullptr || entry->shows == StepShows::Measurement;
 }
 
+CompareLayout step_compare_layout(const std::string& lesson_id, const std::string& step_id) {
+  const StepViewEntry* entry = find_entry(lesson_id, step_id);
+  return entry == nullptr ? CompareLayout::SideBySide : entry->compare;
+}
+
 }  // namespace dlsys::gui

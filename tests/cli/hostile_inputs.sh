@@ -247,6 +247,34 @@ expect 2 "is a run of lesson 'matmul'" shot zero --open-run "$tmp/run.json" -o "
 expect 2 "shot needs a LESSON to run, or --open-run FILE" shot -o "$tmp/x.png"
 expect 2 "no display" --open-run "$tmp/run.json"  # a good file: refused only for want of a display here
 
+# `compare A B`: two run files of one lesson and this build's format, each read as --open-run reads it; a refusal
+# names the file and what is allowed, and nothing is written.
+"$bin" run fusion --quick --json "$tmp/other_lesson.json" >/dev/null
+expect 2 "run file '$tmp/other_lesson.json' is a run of lesson 'fusion', but run file '$tmp/run.json' is a run of lesson 'matmul'; allowed: two runs of the same lesson" \
+  compare "$tmp/run.json" "$tmp/other_lesson.json" --json "$tmp/table.json"
+expect 2 "run file '$tmp/run_future.json': run file format version 99 is not understood by this build" \
+  compare "$tmp/run.json" "$tmp/run_future.json" -o "$tmp/compare.png"
+expect 2 "understood: 1" compare "$tmp/run_future.json" "$tmp/run.json"
+expect 2 "run file '$tmp/run_missing.json': lesson 'matmul': measured.wrong: missing" \
+  compare "$tmp/run.json" "$tmp/run_missing.json" --json -
+expect 2 "is not a recorded run" compare "$tmp/state.json" "$tmp/run.json"
+expect 2 "series[0].points[0][1]: expected a number" compare "$tmp/run.json" "$tmp/run_kind.json"
+expect 2 "is a pipe (FIFO)" compare "$tmp/run.json" "$tmp/fifo.json"
+expect 2 "--step 9 is out of range; lesson 'matmul' has steps 1 to 5" compare "$tmp/run.json" "$tmp/run.json" --step 9
+expect 2 "are the same file; allowed: a different file for each output" compare "$tmp/run.json" "$tmp/run.json" -o "$tmp/same" --json "$tmp/same"
+for out in compare.png table.json; do
+  [[ -e "$tmp/$out" ]] && { echo "FAIL: a refused compare left $out behind"; fail=1; }
+done
+# The figure and the table are one result: a table that cannot be written leaves no figure behind.
+expect 3 "cannot write '$tmp/no/such/table.json'" compare "$tmp/run.json" "$tmp/run.json" -o "$tmp/compare.png" \
+  --json "$tmp/no/such/table.json"
+[[ -e "$tmp/compare.png" ]] && { echo "FAIL: compare wrote its figure without its table"; fail=1; }
+# The window's --compare-run pins a run of the lesson opened, and refuses another lesson's before any window opens.
+expect 2 "--compare-run: run file '$tmp/other_lesson.json' is a run of lesson 'fusion'; allowed: a run of lesson 'matmul'" \
+  --open-run "$tmp/run.json" --compare-run "$tmp/other_lesson.json"
+expect 2 "format version 99 is not understood" --open-run "$tmp/run.json" --compare-run "$tmp/run_future.json"
+expect 2 "no display" --open-run "$tmp/run.json" --compare-run "$tmp/run.json"  # good files
+
 # No address space for more thread stacks: a run failure with the reason, not an abort, and no hang at exit.
 # The limit is what the process needs to start (large with the CUDA libraries mapped, small without them) plus
 # 200 MB: 63 rank threads with 8 MiB stacks do not fit in that.
