@@ -9,6 +9,7 @@
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/fusion/fusion_lesson.h"
+#include "lessons/hardware/hardware_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "lessons/precision/precision_lesson.h"
@@ -25,6 +26,7 @@ const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
   static const RooflineLesson roofline;
   static const FusionLesson fusion;
+  static const HardwareLesson hardware;
   static const BubbleLesson bubble;
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
@@ -37,8 +39,8 @@ const std::vector<const Lesson*>& all_lessons() {
   static const ServingLesson serving;
   static const ZeroLesson zero;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &bubble,  &schedules, &allreduce, &tensor,
-      &ddp,    &zero,     &flash,  &kvcache, &serving,   &precision, &quant,
+      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,
+      &ddp,    &zero,     &flash,  &kvcache,  &serving, &precision, &quant,
   };
   return lessons;
 }

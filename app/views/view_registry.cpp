@@ -13,6 +13,7 @@ const StepViews& tensor_step_views();
 const StepViews& ddp_step_views();
 const StepViews& roofline_step_views();
 const StepViews& fusion_step_views();
+const StepViews& hardware_step_views();
 const StepViews& precision_step_views();
 const StepViews& quant_step_views();
 const StepViews& serving_step_views();
@@ -31,6 +32,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"tensor", tensor_step_views},       {"precision", precision_step_views},
       {"quant", quant_step_views},         {"serving", serving_step_views},
       {"zero", zero_step_views},           {"ddp", ddp_step_views},
+      {"hardware", hardware_step_views},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.lesson_id) return &entry.views();
