@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include <cmath>
+
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/bar_chart.h"
@@ -29,7 +31,13 @@ const HardwareMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->measured_as<HardwareMeasured>() : nullptr;
 }
 
-std::string gbps_text(double gbps) { return fmt::format("{} GB/s", short_number_text(gbps)); }
+// Measured numbers at three significant digits: more would claim a precision the runs do not have.
+// (Thousands and up in whole units: 1555 GB/s, not 1.56e+03.)
+std::string three_digits(double value) {
+  return std::fabs(value) >= 1000 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
+}
+std::string gbps_text(double gbps) { return three_digits(gbps) + " GB/s"; }
+std::string ns_text(double ns) { return three_digits(ns) + " ns"; }
 
 // The levels' bands: each from the level below's capacity to its own, main memory to the end of the axis.
 std::vector<PlotBand> level_bands(const std::vector<LevelPlateau>& levels) {
@@ -83,8 +91,8 @@ void draw_staircase_step(const ViewContext& ctx) {
                            theory_color()});
   spec.size.y = plot_height_leaving(3 + float(m->levels.size()));
   draw_plot("staircase", spec);
-  draw_note(fmt::format("Nearest measured working set, {}: {} ns per load, which the staircase names {}.",
-                        format_bytes_binary(m->working_set_bytes), short_number_text(m->working_set_latency_ns),
+  draw_note(fmt::format("Nearest measured working set, {}: {} per load (fastest call), which the staircase names {}.",
+                        format_bytes_binary(m->working_set_bytes), ns_text(m->working_set_latency_ns),
                         m->working_set_level));
   if (!m->plateaus_in_bands)
     draw_warning_band(
@@ -93,7 +101,7 @@ void draw_staircase_step(const ViewContext& ctx) {
   std::vector<std::vector<std::string>> rows;
   for (const LevelPlateau& l : m->levels)
     rows.push_back({l.name, l.capacity_bytes > 0 ? format_bytes_binary(l.capacity_bytes) : "-",
-                    l.points_inside > 0 ? fmt::format("{} ns", short_number_text(l.latency_ns)) : "-",
+                    l.points_inside > 0 ? ns_text(l.latency_ns) : "-",
                     l.last_served_bytes > 0 ? format_bytes_binary(l.last_served_bytes) : "-",
                     l.in_band.value ? "yes" : "no"});
   draw_wide_columns_table(
@@ -121,8 +129,8 @@ void draw_bandwidth_step(const ViewContext& ctx) {
         "check the note above and rerun on a quiet machine.");
   std::vector<std::vector<std::string>> rows;
   for (const LevelPlateau& l : m->levels)
-    rows.push_back({l.name, fmt::format("{} ns", short_number_text(l.latency_ns)), gbps_text(l.read_gbps_one),
-                    m->threads > 1 ? gbps_text(l.read_gbps_all) : "-", short_number_text(l.lines_in_flight)});
+    rows.push_back({l.name, ns_text(l.latency_ns), gbps_text(l.read_gbps_one),
+                    m->threads > 1 ? gbps_text(l.read_gbps_all) : "-", three_digits(l.lines_in_flight)});
   draw_wide_columns_table("latency_bandwidth",
                           {"level", "latency", "read, one thread", fmt::format("read, {} threads", m->threads),
                            "lines in flight (one thread)"},
@@ -135,23 +143,23 @@ void draw_course_step(const ViewContext& ctx) {
   const HardwareTheory& t = steps->theory;
   draw_bars(
       {
-          {"A100 40 GB: 5120 bits x 1215 MHz x 2", t.a100_40gb_hbm_gbps, series_color(1),
-           gbps_text(t.a100_40gb_hbm_gbps) + " (below the course's 2-3 TB/s)"},
-          {"A100 80 GB (datasheet)", 2039, series_color(0), "2039 GB/s"},
-          {"H100 PCIe (datasheet)", 2000, series_color(0), "2000 GB/s"},
-          {"H100 SXM: 5120 bits x 2619 MHz x 2", t.h100_sxm_hbm_gbps, series_color(1),
-           gbps_text(t.h100_sxm_hbm_gbps) + " (above it)"},
-          {"H200 (datasheet)", 4800, series_color(1), "4800 GB/s (above it)"},
-          {"A100 shared memory, 108 SMs summed", t.a100_smem_gbps_aggregate, series_color(3),
-           fmt::format("{} in all; {} per SM", gbps_text(t.a100_smem_gbps_aggregate),
+          {"A100 40 GB", t.a100_40gb_hbm_gbps, series_color(1),
+           fmt::format("{} = 5120 bits x 1215 MHz x 2: below 2-3 TB/s", gbps_text(t.a100_40gb_hbm_gbps))},
+          {"A100 80 GB", 2039, series_color(0), "2039 GB/s (datasheet)"},
+          {"H100 PCIe", 2000, series_color(0), "2000 GB/s (datasheet)"},
+          {"H100 SXM", t.h100_sxm_hbm_gbps, series_color(1),
+           fmt::format("{} = 5120 bits x 2619 MHz x 2: above", gbps_text(t.h100_sxm_hbm_gbps))},
+          {"H200", 4800, series_color(1), "4800 GB/s (datasheet): above"},
+          {"A100 shared memory", t.a100_smem_gbps_aggregate, series_color(3),
+           fmt::format("{} summed over 108 SMs; {} per SM", gbps_text(t.a100_smem_gbps_aggregate),
                        gbps_text(t.a100_smem_gbps_per_sm))},
       },
-      {.title = "HBM per GPU against the course's \"2-3 TB/s\", and on-chip memory summed over the SMs",
-       .height = main_figure_height()});
-  std::vector<std::vector<std::string>> rows;
-  for (const hardware::CourseFigure& f : steps->course_table)
-    rows.push_back({f.what, f.course, f.reference, f.correction.empty() ? "stands" : f.correction});
-  draw_wide_columns_table("course", {"", "the course says", "published, on its basis", "what to make of it"}, rows);
+      {.title = "HBM against the course's 2-3 TB/s", .height = main_figure_height()});
+  for (const hardware::CourseFigure& f : steps->course_table) {
+    draw_heading(fmt::format("{}: the course says {}", f.what, f.course));
+    draw_note(fmt::format("Published: {}.{}", f.reference,
+                          f.correction.empty() ? " The figure stands." : " " + f.correction));
+  }
 }
 
 void draw_links_step(const ViewContext& ctx) {
@@ -159,16 +167,20 @@ void draw_links_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   std::vector<Bar> bars;
   for (const hardware::LinkFigure& l : steps->links)
-    bars.push_back({l.name, l.gbps_per_direction, series_color(0),
-                    fmt::format("{}, {}{}", gbps_text(l.gbps_per_direction), l.basis,
-                                l.course.empty() ? "" : "; the course: " + l.course)});
+    if (l.in_chart)
+      bars.push_back({l.name, l.gbps_per_direction, series_color(0),
+                      gbps_text(l.gbps_per_direction) + (l.course.empty() ? "" : " (the course: " + l.course + ")")});
+  draw_bars(bars, {.title = "Links, GB/s each way (GB = 1e9 B)", .height = main_figure_height()});
+  std::vector<std::vector<std::string>> rows;
+  for (const hardware::LinkFigure& l : steps->links)
+    rows.push_back({l.name, l.basis, gbps_text(l.gbps_per_direction), gbps_text(2 * l.gbps_per_direction),
+                    l.course.empty() ? "-" : l.course});
   if (const HardwareMeasured* m = measured_of(ctx)) {
-    bars.push_back({"this machine's DRAM, read (measured)", m->dram_read_gbps, series_color(1),
-                    fmt::format("{}, {} thread(s)", gbps_text(m->dram_read_gbps), m->threads)});
-    bars.push_back({"this machine's STREAM (measured)", m->stream_gbps, series_color(1),
-                    fmt::format("{}, {}", gbps_text(m->stream_gbps), m->stream_kernel)});
+    rows.push_back({"DRAM read (measured)", fmt::format("this machine, {} thread(s)", m->threads),
+                    gbps_text(m->dram_read_gbps), "-", "-"});
+    rows.push_back({"STREAM (measured)", "this machine, " + m->stream_kernel, gbps_text(m->stream_gbps), "-", "-"});
   }
-  draw_bars(bars, {.title = "Links, GB/s in each direction (GB = 1e9 B)", .height = main_figure_height()});
+  draw_wide_columns_table("links", {"link", "basis", "each way", "both ways", "the course says"}, rows);
   const HardwareTheory& t = steps->theory;
   draw_wide_value_table(
       "ratios",
@@ -182,7 +194,7 @@ void draw_links_step(const ViewContext& ctx) {
           {"the course's own figures: one GPU's 900 (both ways) / a node's 400",
            fmt::format("{:.3g}x, not \"10-100x\"", t.course_nvlink_infiniband_ratio)},
       });
-  if (ctx.result == nullptr) draw_note("Run the lesson to add this machine's measured memory bandwidth to the bars.");
+  if (ctx.result == nullptr) draw_note("Run the lesson to add this machine's measured memory bandwidth to the table.");
 }
 
 void draw_consequences_step(const ViewContext& ctx) {
@@ -190,18 +202,17 @@ void draw_consequences_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const HardwareTheory& t = steps->theory;
   std::vector<Bar> bars{
-      {"A100: shared memory (all SMs) / HBM", t.a100_smem_over_hbm, series_color(0),
-       fmt::format("{:.3g}x", t.a100_smem_over_hbm)},
-      {"H100 SXM: shared memory (all SMs) / HBM", t.h100_smem_over_hbm, series_color(0),
-       fmt::format("{:.3g}x", t.h100_smem_over_hbm)},
+      {"A100 smem / HBM", t.a100_smem_over_hbm, series_color(0),
+       fmt::format("{:.3g}x: shared memory of all 108 SMs against HBM", t.a100_smem_over_hbm)},
+      {"H100 smem / HBM", t.h100_smem_over_hbm, series_color(0),
+       fmt::format("{:.3g}x: all 132 SMs against HBM", t.h100_smem_over_hbm)},
   };
   if (const HardwareMeasured* m = measured_of(ctx))
-    for (const LevelPlateau& l : m->levels)
-      if (l.points_inside > 0)
-        bars.push_back({fmt::format("this machine: {} read / DRAM read (one thread)", l.name), l.read_over_dram,
-                        series_color(1), fmt::format("{:.3g}x", l.read_over_dram)});
-  draw_bars(bars, {.title = "How much faster data is read from close by than from main memory",
-                   .height = main_figure_height()});
+    for (std::size_t i = 0; i + 1 < m->levels.size(); ++i)  // every level but main memory, the yardstick
+      if (const LevelPlateau& l = m->levels[i]; l.points_inside > 0)
+        bars.push_back({fmt::format("{} / DRAM, here", l.name), l.read_over_dram, series_color(1),
+                        fmt::format("{:.3g}x: read stream, one thread, this machine", l.read_over_dram)});
+  draw_bars(bars, {.title = "Close by against main memory", .height = main_figure_height()});
   for (const hardware::Consequence& c : steps->consequences) {
     draw_heading(fmt::format("{} lesson", c.lesson));
     draw_note(c.claim + ". " + c.numbers + ".");

@@ -36,26 +36,25 @@ std::vector<CourseFigure> course_table() {
 
 std::vector<LinkFigure> link_figures() {
   return {
-      {"Ethernet 100 Gb/s", gbit_to_gbyte(100), "one link, each direction", "10-100 GB/s", false},
-      {"InfiniBand NDR, one port", gbit_to_gbyte(kInfinibandNdrGbit), "one GPU's port, each direction",
+      {"Ethernet 100 Gb/s", gbit_to_gbyte(100), "one link", "10-100 GB/s (they are Gb/s)", true},
+      {"InfiniBand NDR port", gbit_to_gbyte(kInfinibandNdrGbit), "one GPU's port", "", true},
+      {"PCIe Gen3 x16", kPcieGen3x16Gbps, "one slot", "16 GB/s", false},
+      {"PCIe Gen4 x16", kPcieGen4x16Gbps, "one slot", "32 GB/s", true},
+      {"PCIe Gen5 x16", kPcieGen5x16Gbps, "one slot", "", true},
+      {"NVLink 2 (V100)", kNvlink2Gbps, "per GPU", "300 GB/s (both ways)", false},
+      {"NVLink 3 (A100)", kNvlink3Gbps, "per GPU", "600 GB/s (both ways)", false},
+      {"InfiniBand, DGX H100", kGpusPerDgx * gbit_to_gbyte(kInfinibandNdrGbit), "per node: 8 ports",
        "100-400 GB/s per node", false},
-      {"PCIe Gen3 x16", kPcieGen3x16Gbps, "each direction", "16 GB/s", false},
-      {"PCIe Gen4 x16", kPcieGen4x16Gbps, "each direction", "32 GB/s", false},
-      {"PCIe Gen5 x16", kPcieGen5x16Gbps, "each direction", "", false},
-      {"NVLink 2 (V100)", kNvlink2Gbps, "per GPU, each direction", "300 GB/s (both ways)", false},
-      {"NVLink 3 (A100)", kNvlink3Gbps, "per GPU, each direction", "600 GB/s (both ways)", false},
-      {"InfiniBand, DGX H100 node", kGpusPerDgx * gbit_to_gbyte(kInfinibandNdrGbit), "8 ports, each direction",
-       "100-400 GB/s per node", false},
-      {"NVLink 4 (H100)", kNvlink4Gbps, "per GPU, each direction", "900 GB/s (both ways)", false},
-      {"NVLink 5 (B200)", kNvlink5Gbps, "per GPU, each direction", "1.8 TB/s (both ways)", false},
+      {"NVLink 4 (H100)", kNvlink4Gbps, "per GPU", "900 GB/s (both ways)", true},
+      {"NVLink 5 (B200)", kNvlink5Gbps, "per GPU", "1.8 TB/s (both ways)", true},
   };
 }
 
 std::vector<Consequence> consequences(const HardwareTheory& t) {
   return {
       {"flash",
-       "FlashAttention tiles Q, K and V into shared memory: each tile is read from HBM once and reused from on-chip "
-       "memory, which is an order of magnitude faster per SM",
+       "FlashAttention tiles Q, K and V into shared memory: each tile is read from HBM once and then reused from "
+       "on-chip memory, which all SMs together read about ten times faster than HBM",
        fmt::format("A100: shared memory {:.1f} TB/s summed over 108 SMs against HBM {:.2f} TB/s: {:.1f}x",
                    t.a100_smem_gbps_aggregate / 1e3, t.a100_40gb_hbm_gbps / 1e3,
                    t.a100_smem_gbps_aggregate / t.a100_40gb_hbm_gbps)},

@@ -27,7 +27,7 @@ struct LinkFigure {
   double gbps_per_direction = 0;
   std::string basis;      // "per GPU, each direction" ...
   std::string course;     // the course's figure, "" when it gives none
-  bool measured = false;  // a bar this run measured (this machine's memory), beside the datasheets
+  bool in_chart = false;  // one of the few drawn as bars (the rest are in the table under them)
 };
 
 // What the hierarchy explains in another lesson.
