@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/host_buffer.h"
 #include "kernels/hardware/hardware.h"
@@ -160,6 +161,13 @@ TEST_CASE("hardware lesson: a small run is checked and read back from its JSON a
   CHECK(m.wrong == 0);
   CHECK(m.served_by.size() == 9);  // 4 KiB .. 64 KiB, two working sets per doubling
   CHECK(m.stream_gbps > 0);
+  // Without a GPU the facts are empty and say why; with one, bus width x clock x 2 from the runtime's own numbers.
+  if (!cuda_status().available) {
+    CHECK(m.gpu.name.empty());
+    CHECK_FALSE(m.gpu.absent_reason.empty());
+  } else {
+    CHECK(m.gpu.theoretical_gbps == theoretical_bandwidth_gbps(m.gpu.memory_bus_bits, m.gpu.memory_clock_mhz));
+  }
   REQUIRE(run.find_series("latency_one") != nullptr);
   REQUIRE(run.find_series("bandwidth_all") != nullptr);
   CHECK(run.find_series("latency_one")->points.size() == m.served_by.size());

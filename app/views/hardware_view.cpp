@@ -137,6 +137,22 @@ void draw_bandwidth_step(const ViewContext& ctx) {
                           rows);
 }
 
+// The GPU of the machine that ran, as the CUDA runtime describes it, or why there is none.
+void draw_gpu_facts(const hardware::GpuFacts& g) {
+  if (g.name.empty()) {
+    draw_note(fmt::format("No GPU answered where this ran ({}): on a machine with one, its own facts appear here.",
+                          g.absent_reason));
+    return;
+  }
+  draw_note(
+      fmt::format("This machine's {}: {} SMs, {} of shared memory per SM ({} per block at most), L2 {}; memory "
+                  "bus {} bits at {} MHz x 2 = {}{}.",
+                  g.name, g.sms, format_bytes_binary(g.shared_memory_per_sm_bytes),
+                  format_bytes_binary(g.shared_memory_per_block_optin_bytes), format_bytes_binary(g.l2_cache_bytes),
+                  g.memory_bus_bits, three_digits(g.memory_clock_mhz), gbps_text(g.theoretical_gbps),
+                  g.datasheet_gbps > 0 ? fmt::format(" (datasheet {})", gbps_text(g.datasheet_gbps)) : ""));
+}
+
 void draw_course_step(const ViewContext& ctx) {
   const HardwareSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -155,6 +171,7 @@ void draw_course_step(const ViewContext& ctx) {
                        gbps_text(t.a100_smem_gbps_per_sm))},
       },
       {.title = "HBM against the course's 2-3 TB/s", .height = main_figure_height()});
+  if (const HardwareMeasured* m = measured_of(ctx)) draw_gpu_facts(m->gpu);
   for (const hardware::CourseFigure& f : steps->course_table) {
     draw_heading(fmt::format("{}: the course says {}", f.what, f.course));
     draw_note(fmt::format("Published: {}.{}", f.reference,

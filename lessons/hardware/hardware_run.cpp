@@ -4,10 +4,12 @@
 
 #include <cmath>
 
+#include "engine/backend.h"
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/hardware/hardware.h"
+#include "kernels/hardware/hardware_math.h"
 #include "lessons/hardware/hardware_lesson.h"
 #include "lessons/hardware/hardware_levels.h"
 #include "lessons/roofline/roofline_measure.h"
@@ -69,6 +71,27 @@ struct Probe {
   }
 };
 
+// What the CUDA runtime says of GPU 0, read without running anything on it.
+hardware::GpuFacts gpu_facts() {
+  hardware::GpuFacts g;
+  const CudaStatus& status = cuda_status();
+  if (!status.available) {
+    g.absent_reason = status.plain_reason.empty() ? status.reason : status.plain_reason;
+    return g;
+  }
+  const DeviceInfo& d = status.device;
+  g.name = d.name;
+  g.sms = d.sm_count;
+  g.shared_memory_per_sm_bytes = double(d.shared_memory_per_sm_bytes);
+  g.shared_memory_per_block_optin_bytes = double(d.shared_memory_per_block_optin_bytes);
+  g.l2_cache_bytes = double(d.l2_cache_bytes);
+  g.memory_bus_bits = d.memory_bus_bits;
+  g.memory_clock_mhz = d.memory_clock_mhz;
+  g.theoretical_gbps = hardware::theoretical_bandwidth_gbps(d.memory_bus_bits, d.memory_clock_mhz);
+  g.datasheet_gbps = d.peak_bandwidth_gbps;
+  return g;
+}
+
 Series curve(const char* id, std::string name, const char* y_label, const char* y_unit) {
   return {id, std::move(name), "measured", "working set", "KiB", y_label, y_unit, {}};
 }
@@ -89,6 +112,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
   HardwareMeasured m;
   m.threads = p.threads;
   m.caches = cpu_caches();
+  m.gpu = gpu_facts();
 
   // STREAM first, its arrays freed before the sweep's: the roofline lesson's figure, by the roofline's own code.
   {

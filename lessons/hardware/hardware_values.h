@@ -53,6 +53,20 @@ struct LevelPlateau {
 DLSYS_VALUES_JSON(LevelPlateau, name, capacity_bytes, latency_ns, read_gbps_one, read_gbps_all, lines_in_flight,
                   read_over_dram, points_inside, last_served_bytes, in_band)
 
+// The GPU this machine has, as cudaDeviceProp describes it (empty name when none answered), beside its datasheet.
+struct GpuFacts {
+  std::string name;
+  std::string absent_reason;  // why no GPU's facts are here ("" when they are)
+  int sms = 0;
+  double shared_memory_per_sm_bytes = 0, shared_memory_per_block_optin_bytes = 0, l2_cache_bytes = 0;
+  int memory_bus_bits = 0;
+  double memory_clock_mhz = 0;
+  double theoretical_gbps = 0;  // bus width x memory clock x 2
+  double datasheet_gbps = 0;    // the lab's table for this part (0 when it does not know it)
+};
+DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes, shared_memory_per_block_optin_bytes,
+                  l2_cache_bytes, memory_bus_bits, memory_clock_mhz, theoretical_gbps, datasheet_gbps)
+
 struct HardwareMeasured {
   std::vector<CpuCache> caches;        // as sysfs reports them at run time
   std::vector<LevelPlateau> levels;    // lowest first, DRAM last
@@ -69,10 +83,11 @@ struct HardwareMeasured {
   FlagField plateaus_in_bands;   // each level's plateau inside its band, and each slower than the last
   FlagField dram_within_stream;  // dram_read_gbps at most stream_gbps x (1 + kStreamTolerance)
   FlagField huge_pages;          // the system took the advice to back the chase with huge pages
+  GpuFacts gpu;                  // the GPU the CUDA runtime describes, or why there is none
   int wrong = 0;                 // read sums or chase cycles that were not what they must be
 };
 DLSYS_VALUES_JSON(HardwareMeasured, caches, levels, served_by, threads, working_set_bytes, working_set_level,
                   working_set_latency_ns, stream_gbps, stream_kernel, dram_read_gbps, dram_read_over_stream,
-                  plateaus_in_bands, dram_within_stream, huge_pages, wrong)
+                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong)
 
 }  // namespace dlsys::hardware
