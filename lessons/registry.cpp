@@ -10,6 +10,7 @@
 #include "lessons/ddp/ddp_lesson.h"
 #include "lessons/flash/flash_lesson.h"
 #include "lessons/fusion/fusion_lesson.h"
+#include "lessons/hardware/hardware_lesson.h"
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/lora/lora_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
@@ -27,6 +28,7 @@ const std::vector<const Lesson*>& all_lessons() {
   static const MatmulLesson matmul;
   static const RooflineLesson roofline;
   static const FusionLesson fusion;
+  static const HardwareLesson hardware;
   static const BubbleLesson bubble;
   static const SchedulesLesson schedules;
   static const FlashLesson flash;
@@ -41,8 +43,8 @@ const std::vector<const Lesson*>& all_lessons() {
   static const CheckpointingLesson checkpointing;
   static const LoraLesson lora;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion,  &bubble,  &schedules, &allreduce, &tensor,        &ddp,
-      &zero,   &flash,    &kvcache, &serving, &precision, &quant,     &checkpointing, &lora,
+      &matmul, &roofline, &fusion,  &hardware, &bubble,    &schedules, &allreduce,     &tensor, &ddp,
+      &zero,   &flash,    &kvcache, &serving,  &precision, &quant,     &checkpointing, &lora,
   };
   return lessons;
 }

@@ -265,6 +265,20 @@ bool line_crosses_box(const PlotSpec& spec, const PlotArea& a, const ImVec4& box
   return false;
 }
 
+// Bands first, faint, so every line stays readable over them; a band's name sits at its foot where it fits.
+void draw_bands(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
+  const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
+  for (const PlotBand& band : spec.bands) {
+    const double lo = std::max(band.x0, a.mx.lo), hi = std::min(band.x1, a.mx.hi);
+    if (!(lo < hi) || (spec.x.log && lo <= 0)) continue;
+    const float x0 = a.mx.px(lo), x1 = a.mx.px(hi);
+    const ImU32 color = band.color ? band.color : theory_color();
+    draw->AddRectFilled({x0, a.p0.y}, {x1, a.p1.y}, with_alpha(color, 0.12f));
+    const float w = ImGui::CalcTextSize(band.label.c_str()).x;
+    if (w + 8 * s <= x1 - x0) draw->AddText({(x0 + x1 - w) / 2, a.p1.y - line_h - 4 * s}, color, band.label.c_str());
+  }
+}
+
 // Returns the boxes of the labels it drew, for the point labels to keep off.
 std::vector<ImVec4> draw_guides(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a) {
   const float s = ui_scale(), line_h = ImGui::GetTextLineHeight();
@@ -583,6 +597,7 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   note_plot_area(spec.title, p0, area.p1, colors, origin, {origin.x + size.x, origin.y + size.y});
   draw_grid_and_axes(draw, spec, area);
   draw->PushClipRect(area.p0, area.p1, true);
+  draw_bands(draw, spec, area);
   const std::vector<ImVec4> guide_labels = draw_guides(draw, spec, area);
   const NearestPoint nearest = draw_lines(draw, spec, area, hovered);
   draw_point_labels(draw, spec, area, guide_labels);

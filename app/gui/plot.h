@@ -42,13 +42,21 @@ struct PlotGuide {
   ImU32 color = 0;
 };
 
+// A shaded span of the x axis, named at its foot: the sizes a cache level holds, a regime.
+struct PlotBand {
+  double x0 = 0, x1 = 0;
+  std::string label;
+  ImU32 color = 0;
+};
+
 struct PlotSpec {
   std::string title;
   PlotAxis x;
   PlotAxis y;
   std::vector<PlotLine> lines;
   std::vector<PlotGuide> guides;
-  ImVec2 size{0, 0};  // 0 = take the available width / height
+  ImVec2 size{0, 0};              // 0 = take the available width / height
+  std::vector<PlotBand> bands{};  // under everything else, clipped to the axes' range
 };
 
 void draw_plot(const char* id, const PlotSpec& spec);

@@ -13,6 +13,7 @@ const StepViews& tensor_step_views();
 const StepViews& ddp_step_views();
 const StepViews& roofline_step_views();
 const StepViews& fusion_step_views();
+const StepViews& hardware_step_views();
 const StepViews& precision_step_views();
 const StepViews& quant_step_views();
 const StepViews& serving_step_views();
@@ -42,6 +43,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"ddp", ddp_step_views},
       {"checkpointing", checkpointing_step_views},
       {"lora", lora_step_views},
+      {"hardware", hardware_step_views},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.lesson_id) return &entry.views();

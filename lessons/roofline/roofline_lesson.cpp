@@ -319,8 +319,7 @@ RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) con
   }
   roofline::probe_fma_peak(run);
   m.peak_gflops = run.peak_gflops;
-  for (const roofline::StreamMeasure& s : m.stream_kernels)
-    if (s.gbps > m.bandwidth_gbps) m.bandwidth_gbps = s.gbps, m.bandwidth_kernel = s.kernel;
+  roofline::pick_bandwidth(m);
   place_on_roof(m);
   m.floats_per_s = m.bandwidth_gbps * 1e9 / 4;
   m.y2x_elements_per_s = m.bandwidth_gbps * 1e9 / 8;

@@ -197,16 +197,43 @@ Stores stores_for(double array_bytes) {
   return array_bytes >= kStreamingFromBytes ? Stores::Streaming : Stores::Cached;
 }
 
-void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m) {
+namespace {
+
+// Calls measure(run, device, n, m) on the run's backend's device with three arrays of `array_bytes`.
+template <typename Measure>
+void on_roof_device(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m, Measure measure) {
   const std::int64_t n = array_bytes / 4;
   run.progress(fmt::format("filling three arrays of {}", format_bytes_binary(double(array_bytes))));
   if (run.ctx.backend == BackendKind::Cuda) {
     GpuRoofDevice device(n);
-    streams_and_sweep_on(run, device, n, m);
+    measure(run, device, n, m);
   } else {
     CpuRoofDevice device(run.ctx.ledger, n, run.threads, stores_for(double(array_bytes)));
-    streams_and_sweep_on(run, device, n, m);
+    measure(run, device, n, m);
   }
+}
+
+}  // namespace
+
+void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m) {
+  on_roof_device(run, array_bytes, m, [](RooflineRun& r, auto& d, std::int64_t n, RooflineMeasured& out) {
+    streams_and_sweep_on(r, d, n, out);
+  });
+}
+
+void measure_stream(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m) {
+  on_roof_device(run, array_bytes, m, [](RooflineRun& r, auto& d, std::int64_t n, RooflineMeasured& out) {
+    d.fill(d.a(), 1);
+    const StreamPass first = stream_pass(r, d, n, "first pass");
+    const StreamPass second = stream_pass(r, d, n, "second pass");
+    record_stream(first, second, n, out);
+  });
+  pick_bandwidth(m);
+}
+
+void pick_bandwidth(RooflineMeasured& m) {
+  for (const StreamMeasure& s : m.stream_kernels)
+    if (s.gbps > m.bandwidth_gbps) m.bandwidth_gbps = s.gbps, m.bandwidth_kernel = s.kernel;
 }
 
 void measure_overhead(RooflineRun& run, RunResult& result, RooflineMeasured& m) {

@@ -52,6 +52,14 @@ void use_cpu_peak_kernel(RooflineRun& run);
 // m.roof_points.
 void measure_streams_and_sweep(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m);
 
+// STREAM alone, measured as the roof's bandwidth is (two passes of the four kernels, each kernel's faster pass) on
+// three arrays of `array_bytes`: fills m.stream_kernels, the stream_* rates and m.bandwidth_gbps (pick_bandwidth). Nine
+// progress parts (the filling, then each kernel of each pass). For lessons that compare a bandwidth with the roof's.
+void measure_stream(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m);
+inline constexpr int kStreamProgressParts = 9;
+// The roof's bandwidth: the fastest of the STREAM kernels in m.stream_kernels, into m.bandwidth_gbps and its kernel.
+void pick_bandwidth(RooflineMeasured& m);
+
 // The decode GEMV's matrix: bf16 weights as large as the STREAM arrays (`rows` x d, each row filled from its own
 // seed), the input from kDecodeInputSeed; a few hundred rows of y against the double reference, relative to the size
 // of their sums of |w x|; and its point on the roof.

@@ -217,6 +217,19 @@ echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tm
 expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
 expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
 expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
+# The hardware lesson: sweeps outside what it allows, a sweep that does not go up, runs longer than the limit.
+expect 2 "parameter 'min_working_set': value '1KiB' is not allowed" run hardware --set min_working_set=1KiB
+expect 2 "parameter 'max_working_set': value '3GiB' is not allowed" run hardware --set max_working_set=3GiB
+expect 2 "parameter 'points_per_octave': value '0' is not allowed" run hardware --set points_per_octave=0
+expect 2 "parameter 'points_per_octave': value '5' is not allowed" run hardware --set points_per_octave=5
+expect 2 "parameter 'chase_steps': value '-1' is not allowed" run hardware --set chase_steps=-1
+expect 2 "parameter 'working_set': value 'nan' is not allowed" run hardware --set working_set=nan
+expect 2 "parameter 'stream_bytes': value '1MiB' is not allowed" run hardware --set stream_bytes=1MiB
+expect 2 "parameter 'threads': value '0' is not allowed" run hardware --set threads=0
+expect 2 "parameters 'min_working_set' and 'max_working_set'" run hardware --set min_working_set=64MiB \
+  --set max_working_set=32MiB
+expect 2 "parameters 'threads' and 'min_working_set'" run hardware --set threads=256 --set min_working_set=8KiB
+expect 2 "more than max_minutes" run hardware --set chase_steps=268435456 --set repeats=100 --set max_minutes=1
 
 # Recorded runs opened again (--open-run, shot --open-run): only run files of this build's format, every key there.
 "$bin" run matmul "${small_matmul[@]}" --json "$tmp/run.json" >/dev/null

@@ -75,6 +75,12 @@ const CudaStatus& device_status() {
     info.compute_capability = prop.major * 10 + prop.minor;
     info.shared_memory_per_block_optin_bytes = static_cast<std::int64_t>(prop.sharedMemPerBlockOptin);
     info.l2_cache_bytes = static_cast<std::int64_t>(prop.l2CacheSize);
+    info.shared_memory_per_sm_bytes = static_cast<std::int64_t>(prop.sharedMemPerMultiprocessor);
+    info.memory_bus_bits = prop.memoryBusWidth;
+    // CUDA 13's cudaDeviceProp no longer carries the memory clock; the attribute does (kHz).
+    int memory_clock_khz = 0;
+    if (cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
+      info.memory_clock_mhz = memory_clock_khz / 1000.0;
     info.memory_total_bytes = static_cast<std::int64_t>(total_bytes);
     info.memory_free_bytes = static_cast<std::int64_t>(free_bytes);
     int runtime_version = 0;

@@ -1,0 +1,93 @@
+#pragma once
+// The hardware lesson's typed values. Theory: the sweep's working sets and the closed forms about GPUs and links that
+// correct the course's table. Measured: this machine's caches as the OS reports them, the levels the staircase
+// found, and the checks. The curves themselves are the run's series (latency_one, latency_all, bandwidth_one,
+// bandwidth_all).
+#include <string>
+#include <vector>
+
+#include "engine/lesson_values.h"
+#include "lessons/roofline/last_level_cache.h"
+
+namespace dlsys {
+DLSYS_VALUES_JSON(CpuCache, level, type, size_bytes, shared_cpus)
+}  // namespace dlsys
+
+namespace dlsys::hardware {
+
+struct HardwareTheory {
+  std::vector<double> working_sets_bytes;  // the sweep: min to max, points_per_octave per doubling
+  // Peak bandwidth from bus width and memory clock (DDR: two transfers per clock), GB/s.
+  double a100_40gb_hbm_gbps = 0;  // 5120 bits at 1215 MHz: 1555.2
+  double h100_sxm_hbm_gbps = 0;   // 5120 bits at 2619 MHz: 3352.3
+  // Shared memory, 128 B per clock per SM at the boost clock: per SM and summed over every SM, GB/s.
+  double a100_smem_gbps_per_sm = 0, a100_smem_gbps_aggregate = 0;
+  double h100_smem_gbps_per_sm = 0, h100_smem_gbps_aggregate = 0;
+  // Shared memory summed over the SMs against HBM, on the same GPU (A100 40 GB, H100 SXM).
+  double a100_smem_over_hbm = 0, h100_smem_over_hbm = 0;
+  // NVLink 5 against PCIe: the course's 1800 / 32, then like for like against Gen4 and against the Gen5 of a B200 host.
+  double course_nvlink_pcie_ratio = 0, nvlink_pcie_gen4_ratio = 0, nvlink_pcie_gen5_ratio = 0;
+  // One H100's NVLink against InfiniBand: like for like (per GPU, per direction), and as the course compares.
+  double nvlink_infiniband_ratio = 0, course_nvlink_infiniband_ratio = 0;
+};
+DLSYS_VALUES_JSON(HardwareTheory, working_sets_bytes, a100_40gb_hbm_gbps, h100_sxm_hbm_gbps, a100_smem_gbps_per_sm,
+                  a100_smem_gbps_aggregate, h100_smem_gbps_per_sm, h100_smem_gbps_aggregate, a100_smem_over_hbm,
+                  h100_smem_over_hbm, course_nvlink_pcie_ratio, nvlink_pcie_gen4_ratio, nvlink_pcie_gen5_ratio,
+                  nvlink_infiniband_ratio, course_nvlink_infiniband_ratio)
+
+// One level of the hierarchy as the staircase measured it.
+struct LevelPlateau {
+  std::string name;           // L1, L2, L3, DRAM
+  double capacity_bytes = 0;  // what one thread can hold there (0 for DRAM: no limit in this sweep)
+  // Medians over the level's plateau of each working set's fastest call (the one other programs disturbed least).
+  double latency_ns = 0;     // the chase, one thread
+  double read_gbps_one = 0;  // the read stream on one thread
+  double read_gbps_all = 0;  // and on every thread (0 when the run had one)
+  // Little's law: lines a core keeps on their way to reach that bandwidth at that latency (GB/s x ns / 64 B).
+  double lines_in_flight = 0;
+  double read_over_dram = 0;  // read_gbps_one against DRAM's, one thread
+  int points_inside = 0;      // working sets on the plateau: in the level's band, within kPlateauSpread of its lowest
+  double last_served_bytes = 0;  // the largest working set the latency curve names this level
+  FlagField in_band;             // a plateau in its band; nothing named for it past its size or below a lower level's
+};
+DLSYS_VALUES_JSON(LevelPlateau, name, capacity_bytes, latency_ns, read_gbps_one, read_gbps_all, lines_in_flight,
+                  read_over_dram, points_inside, last_served_bytes, in_band)
+
+// The GPU this machine has, as cudaDeviceProp describes it (empty name when none answered), beside its datasheet.
+struct GpuFacts {
+  std::string name;
+  std::string absent_reason;  // why no GPU's facts are here ("" when they are)
+  int sms = 0;
+  double shared_memory_per_sm_bytes = 0, shared_memory_per_block_optin_bytes = 0, l2_cache_bytes = 0;
+  int memory_bus_bits = 0;
+  double memory_clock_mhz = 0;
+  double theoretical_gbps = 0;  // bus width x memory clock x 2
+  double datasheet_gbps = 0;    // the lab's table for this part (0 when it does not know it)
+};
+DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes, shared_memory_per_block_optin_bytes,
+                  l2_cache_bytes, memory_bus_bits, memory_clock_mhz, theoretical_gbps, datasheet_gbps)
+
+struct HardwareMeasured {
+  std::vector<CpuCache> caches;        // as sysfs reports them at run time
+  std::vector<LevelPlateau> levels;    // lowest first, DRAM last
+  std::vector<std::string> served_by;  // the level the latency names at each working set of the sweep
+  int threads = 1;
+  double working_set_bytes = 0;   // the staircase step's working set
+  std::string working_set_level;  // the level serving the measured point nearest to it
+  double working_set_latency_ns = 0;
+  // The roofline lesson's bandwidth, measured here by its own code: the fastest STREAM kernel on its arrays.
+  double stream_gbps = 0;
+  std::string stream_kernel;
+  double dram_read_gbps = 0;  // the read stream's DRAM plateau on every thread
+  double dram_read_over_stream = 0;
+  FlagField plateaus_in_bands;   // each level's plateau inside its band, and each slower than the last
+  FlagField dram_within_stream;  // dram_read_gbps at most stream_gbps x (1 + kStreamTolerance)
+  FlagField huge_pages;          // the system took the advice to back the chase with huge pages
+  GpuFacts gpu;                  // the GPU the CUDA runtime describes, or why there is none
+  int wrong = 0;                 // read sums or chase cycles that were not what they must be
+};
+DLSYS_VALUES_JSON(HardwareMeasured, caches, levels, served_by, threads, working_set_bytes, working_set_level,
+                  working_set_latency_ns, stream_gbps, stream_kernel, dram_read_gbps, dram_read_over_stream,
+                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong)
+
+}  // namespace dlsys::hardware
