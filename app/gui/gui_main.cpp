@@ -322,6 +322,17 @@ void apply_request(const GuiRequest& request, AppState& state) {
   if (!request.compare_run_file.empty()) pin_requested_run(request, state);
 }
 
+// No display: what works without one instead.
+int refuse_without_display() {
+  std::cerr << "dlsys-lab: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the GUI cannot open.\n"
+               "Headless commands work without one:\n"
+               "  dlsys-lab list | info\n"
+               "  dlsys-lab run LESSON [--set k=v]... [--json -]\n"
+               "  dlsys-lab shot LESSON [--step N] -o view.png\n"
+               "or run the GUI under a virtual display: xvfb-run -a dlsys-lab\n";
+  return kExitBadInput;
+}
+
 }  // namespace
 
 int run_gui(const GuiRequest& request) {
@@ -348,15 +359,7 @@ int run_gui(const GuiRequest& request) {
     return kExitBadInput;
   }
   // Bad requests are reported before the display is needed, so they read the same everywhere.
-  if (!has_display()) {
-    std::cerr << "dlsys-lab: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the GUI cannot open.\n"
-                 "Headless commands work without one:\n"
-                 "  dlsys-lab list | info\n"
-                 "  dlsys-lab run LESSON [--set k=v]... [--json -]\n"
-                 "  dlsys-lab shot LESSON [--step N] -o view.png\n"
-                 "or run the GUI under a virtual display: xvfb-run -a dlsys-lab\n";
-    return kExitBadInput;
-  }
+  if (!has_display()) return refuse_without_display();
   state.presentation = request.presentation;
   state.figure_light = request.figure_light;
   std::unique_ptr<FramePacer> pacer;

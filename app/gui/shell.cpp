@@ -105,7 +105,9 @@ void draw_view_area(AppState& state, float height) {
 }
 
 void draw_controls_column(AppState& state) {
-  if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) draw_parameters(state);
+  const bool parameters_open = ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen);
+  note_last_item("parameters");
+  if (parameters_open) draw_parameters(state);
   draw_run_summary(state);
   // Before the theory card, which is long: the questions stay in reach without scrolling past it.
   const bool exercises_open = ImGui::CollapsingHeader("Exercises");

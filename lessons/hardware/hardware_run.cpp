@@ -96,6 +96,44 @@ Series curve(const char* id, std::string name, const char* y_label, const char* 
   return {id, std::move(name), "measured", "working set", "KiB", y_label, y_unit, {}};
 }
 
+// The levels named from the staircase, which one served the chosen working set, and DRAM's read rate against STREAM.
+void name_levels(const hardware::Staircase& stairs, const std::vector<double>& sizes, const HardwareParams& p,
+                 HardwareMeasured& m) {
+  const hardware::FoundLevels found = hardware::find_levels(hardware::tiers_of(m.caches), stairs);
+  m.levels = found.levels;
+  m.served_by = found.served_by;
+  m.plateaus_in_bands = found.plateaus_in_bands;
+  // The sweep's point nearest the chosen working set (by ratio) says which level served it.
+  std::size_t nearest = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (std::fabs(std::log(sizes[i] / double(p.working_set))) <
+        std::fabs(std::log(sizes[nearest] / double(p.working_set))))
+      nearest = i;
+  m.working_set_bytes = sizes[nearest];
+  m.working_set_level = m.served_by[nearest];
+  m.working_set_latency_ns = stairs.latency_ns[nearest];
+  const hardware::LevelPlateau& dram = m.levels.back();
+  m.dram_read_gbps = p.threads > 1 ? dram.read_gbps_all : dram.read_gbps_one;
+  m.dram_read_over_stream = m.stream_gbps > 0 ? m.dram_read_gbps / m.stream_gbps : 0;
+  m.dram_within_stream = dram.points_inside > 0 && m.dram_read_over_stream <= 1 + hardware::kStreamTolerance;
+}
+
+// What qualifies the numbers: whose cache sizes they are, the chase's pages, a sweep that never reached DRAM.
+void add_notes(const HardwareMeasured& m, RunResult& result) {
+  result.backend.notes.push_back(
+      "Cache sizes are the ones the operating system reports; in a virtual machine they are the host's, and other "
+      "guests may share the last-level cache and memory.");
+  result.backend.notes.push_back(
+      m.huge_pages.value
+          ? "The chase's lines were offered huge pages (a hint the system may not take): where it took it, a random "
+            "load rarely walks the page table."
+          : "The chase's lines have the system's default pages: beyond the TLB's reach a load also walks the page "
+            "table, which the latency includes.");
+  if (m.levels.back().points_inside == 0)
+    result.backend.notes.push_back(fmt::format(
+        "No working set reached four times the last-level cache: raise max_working_set for a DRAM plateau."));
+}
+
 }  // namespace
 
 RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) const {
@@ -152,23 +190,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
     }
   }
 
-  const hardware::FoundLevels found = hardware::find_levels(hardware::tiers_of(m.caches), stairs);
-  m.levels = found.levels;
-  m.served_by = found.served_by;
-  m.plateaus_in_bands = found.plateaus_in_bands;
-  // The sweep's point nearest the chosen working set (by ratio) says which level served it.
-  std::size_t nearest = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    if (std::fabs(std::log(sizes[i] / double(p.working_set))) <
-        std::fabs(std::log(sizes[nearest] / double(p.working_set))))
-      nearest = i;
-  m.working_set_bytes = sizes[nearest];
-  m.working_set_level = m.served_by[nearest];
-  m.working_set_latency_ns = stairs.latency_ns[nearest];
-  const hardware::LevelPlateau& dram = m.levels.back();
-  m.dram_read_gbps = all ? dram.read_gbps_all : dram.read_gbps_one;
-  m.dram_read_over_stream = m.stream_gbps > 0 ? m.dram_read_gbps / m.stream_gbps : 0;
-  m.dram_within_stream = dram.points_inside > 0 && m.dram_read_over_stream <= 1 + hardware::kStreamTolerance;
+  name_levels(stairs, sizes, p, m);
   m.wrong = probe.wrong;
 
   result.series.push_back(std::move(lat_one));
@@ -177,18 +199,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
     result.series.push_back(std::move(lat_all));
     result.series.push_back(std::move(bw_all));
   }
-  result.backend.notes.push_back(
-      "Cache sizes are the ones the operating system reports; in a virtual machine they are the host's, and other "
-      "guests may share the last-level cache and memory.");
-  result.backend.notes.push_back(
-      m.huge_pages.value
-          ? "The chase's lines were offered huge pages (a hint the system may not take): where it took it, a random "
-            "load rarely walks the page table."
-          : "The chase's lines have the system's default pages: beyond the TLB's reach a load also walks the page "
-            "table, which the latency includes.");
-  if (dram.points_inside == 0)
-    result.backend.notes.push_back(fmt::format(
-        "No working set reached four times the last-level cache: raise max_working_set for a DRAM plateau."));
+  add_notes(m, result);
   result.backend.repeats = p.repeats;
   result.theory = make_values(theory);
   result.measured = make_values(std::move(m));

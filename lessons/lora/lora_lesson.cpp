@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "engine/measure.h"
 #include "engine/units.h"
@@ -293,6 +294,42 @@ TrainingRun training_run(const lora::TrainResult& r, lora::Method method, int ra
   return t;
 }
 
+// Inference: the adapter path against the merged weight at every swept r, on the served-size layer, with the
+// measured extra time and the extra multiply-adds as series.
+std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult& result,
+                                                         const std::function<void()>& cancelled) {
+  std::vector<lora_lesson::ForwardPoint> points;
+  Series overhead{
+      "forward_overhead", "adapter left unmerged (measured)", "measured", "rank r", "", "extra time", "%", {}};
+  Series flop_share{"forward_flop_share",
+                    "its extra multiply-adds, r (d + k) / (d k)",
+                    "theory",
+                    "rank r",
+                    "",
+                    "extra time",
+                    "%",
+                    {}};
+  for (int rank : kSweptRanks) {
+    const lora::ForwardTiming timing = lora::time_adapter_forward(kInferenceWidth, kInferenceWidth, kInferenceTokens,
+                                                                  rank, alpha / float(rank), kForwardTiming, cancelled);
+    lora_lesson::ForwardPoint point;
+    point.r = rank;
+    const TimeSpread adapter = spread_of(timing.adapter), merged = spread_of(timing.merged);
+    point.adapter_us = adapter.us, point.adapter_min_us = adapter.min_us, point.adapter_max_us = adapter.max_us;
+    point.merged_us = merged.us, point.merged_min_us = merged.min_us, point.merged_max_us = merged.max_us;
+    point.repeats = timing.adapter.repeats;
+    point.overhead = adapter.us / merged.us - 1;
+    point.flop_share = lora::adapter_flop_share(kInferenceWidth, kInferenceWidth, rank);
+    point.agrees = timing.check.agrees();
+    overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
+    flop_share.points.push_back({double(rank), 100 * point.flop_share, 100 * point.flop_share, 100 * point.flop_share});
+    points.push_back(point);
+  }
+  result.series.push_back(std::move(overhead));
+  result.series.push_back(std::move(flop_share));
+  return points;
+}
+
 }  // namespace
 
 RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
@@ -348,35 +385,7 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.series.push_back(std::move(best_lora));
 
   plan.start("inference: the adapter path against the merged weight");
-  Series overhead{
-      "forward_overhead", "adapter left unmerged (measured)", "measured", "rank r", "", "extra time", "%", {}};
-  Series flop_share{"forward_flop_share",
-                    "its extra multiply-adds, r (d + k) / (d k)",
-                    "theory",
-                    "rank r",
-                    "",
-                    "extra time",
-                    "%",
-                    {}};
-  for (int rank : kSweptRanks) {
-    const lora::ForwardTiming timing =
-        lora::time_adapter_forward(kInferenceWidth, kInferenceWidth, kInferenceTokens, rank,
-                                   float(p.alpha) / float(rank), kForwardTiming, cancelled);
-    lora_lesson::ForwardPoint point;
-    point.r = rank;
-    const TimeSpread adapter = spread_of(timing.adapter), merged = spread_of(timing.merged);
-    point.adapter_us = adapter.us, point.adapter_min_us = adapter.min_us, point.adapter_max_us = adapter.max_us;
-    point.merged_us = merged.us, point.merged_min_us = merged.min_us, point.merged_max_us = merged.max_us;
-    point.repeats = timing.adapter.repeats;
-    point.overhead = adapter.us / merged.us - 1;
-    point.flop_share = lora::adapter_flop_share(kInferenceWidth, kInferenceWidth, rank);
-    point.agrees = timing.check.agrees();
-    overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
-    flop_share.points.push_back({double(rank), 100 * point.flop_share, 100 * point.flop_share, 100 * point.flop_share});
-    m.forward.push_back(point);
-  }
-  result.series.push_back(std::move(overhead));
-  result.series.push_back(std::move(flop_share));
+  m.forward = measure_inference(float(p.alpha), result, cancelled);
 
   const double largest_rank_loss = m.trainings[kSweptRanks.size()].final_loss;
   for (std::size_t i = 0; i < kSweptRanks.size(); ++i)

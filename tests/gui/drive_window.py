@@ -236,7 +236,9 @@ def change_a_parameter_marks_result_stale(app):
 
 def answer_an_exercise(app):
     """Opens the lesson's exercises, types a prediction (key down and up per character) and presses Enter: the
-    verdict appears beside the closed form's answer."""
+    verdict appears beside the closed form's answer. The parameters are folded meanwhile, so the questions are in
+    sight whatever the lesson's parameters take."""
+    app.click("parameters")
     app.click("exercises")
     field = next((n for n in app.stable()["widgets"] if n.startswith("exercise/") and n.endswith("/answer")), None)
     if field is None:
@@ -246,8 +248,24 @@ def answer_an_exercise(app):
     for key in ("4", "2", "Return"):
         app.key(key)
     app.wait(lambda s: f"exercise/{exercise}/verdict" in s["widgets"], f"the verdict on exercise {exercise}")
-    app.click("exercises")  # folded again, as the other checks found the column
+    app.click("exercises")  # folded again, and the parameters unfolded, as the other checks found the column
     app.wait(lambda s: f"exercise/{exercise}/verdict" not in s["widgets"], "the exercises to fold")
+    app.click("parameters")
+    app.wait(lambda s: any(n.startswith("params/") for n in s["widgets"]), "the parameters to unfold")
+
+
+def compare_two_runs(app):
+    """Pins the lesson's last run, runs it again and turns on the comparison: both runs' badges appear over the view;
+    then the comparison is turned off and the pin let go, as the later checks expect the window."""
+    app.click("compare/pin")
+    app.wait(lambda s: s["has_pinned_run"], "the run to be pinned")
+    run_to_end(app)
+    app.click("compare/toggle")
+    app.wait(lambda s: s["comparing"] and "compare/badge_b" in s["widgets"], "both runs' badges over the view")
+    app.click("compare/toggle")
+    app.wait(lambda s: not s["comparing"], "the comparison to turn off")
+    app.click("compare/unpin")
+    app.wait(lambda s: not s["has_pinned_run"], "the pin to be let go")
 
 
 def run_to_end(app):
@@ -503,6 +521,8 @@ def main():
     log(f"ok: a held key moves one step; a changed parameter marks the last result ({time.time() - t0:.0f} s)")
     answer_an_exercise(app)
     log(f"ok: a typed prediction gets the closed form's verdict ({time.time() - t0:.0f} s)")
+    compare_two_runs(app)
+    log(f"ok: a pinned run and a new one compared, both badges shown ({time.time() - t0:.0f} s)")
 
     # 5. The export menu in desk mode, every item, on a lesson with timelines and one without.
     for lesson in ("schedules", lessons[0]):

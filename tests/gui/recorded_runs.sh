@@ -76,7 +76,7 @@ done
 for run in "$data"/gpu/*.json; do
   [[ -f "$run" ]] || continue
   lesson=$(basename "$run" .json)
-  steps=$("$bin" list | awk -v lesson="$lesson" '$1 == lesson { gsub(/\(/, "", $(NF-1)); print $(NF-1) }')
+  steps=$("$bin" list | awk -v lesson="$lesson" '$1 == lesson' | sed -E 's/.*\(([0-9]+) steps.*/\1/')
   if [[ -z "$steps" ]]; then echo "FAIL: $run names no lesson of this build"; fail=1; continue; fi
   for ((step = 1; step <= steps; step++)); do
     png=$out/recorded-gpu-$lesson-$step.png

@@ -37,7 +37,7 @@ edit() {
     "$out/$1.json" "$out/$1-$2.json"
 }
 
-steps_of() { "$bin" list | awk -v lesson="$1" '$1 == lesson { gsub(/\(/, "", $(NF-1)); print $(NF-1) }'; }
+steps_of() { "$bin" list | awk -v lesson="$1" '$1 == lesson' | sed -E 's/.*\(([0-9]+) steps.*/\1/'; }
 
 lessons=$("$bin" list | cut -d' ' -f1)
 for lesson in $lessons; do

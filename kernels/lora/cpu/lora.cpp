@@ -1,6 +1,8 @@
 // Full, LoRA and QLoRA fine-tuning of one linear layer (see lora.h); products through OpenBLAS on one thread.
 #include "kernels/lora/lora.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -331,12 +333,14 @@ ForwardTiming time_adapter_forward(std::int64_t d, std::int64_t k, std::int64_t 
   fill_seeded_uniform(b, spread_seed(21), 0.1f);
   fill_seeded_uniform(a, spread_seed(22), 1.0f / std::sqrt(float(k)));
   const std::vector<float> merged = merged_weight(w.data(), b.data(), a.data(), scale, d, k, r);
-  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n)), bh(std::size_t(d * n));
+  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n));
+  // As a served layer does it: y = W x, h = A x, then y += s B h inside the last product (sgemm's beta = 1), with no
+  // buffer for B h and no separate pass to add it.
   const auto adapter = [&] {
     multiply(w.data(), xt.data(), y.data(), d, n, k);
     multiply(a.data(), xt.data(), h.data(), r, n, k);
-    multiply(b.data(), h.data(), bh.data(), d, n, r);
-    for (std::size_t i = 0; i < y.size(); ++i) y[i] += scale * bh[i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(d), int(n), int(r), scale, b.data(), int(r), h.data(),
+                int(n), 1.0f, y.data(), int(n));
   };
   const auto merged_forward = [&] { multiply(merged.data(), xt.data(), y.data(), d, n, k); };
   ForwardTiming t;
