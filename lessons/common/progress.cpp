@@ -42,13 +42,15 @@ int count_at(const nlohmann::json& json, const std::string& origin, const std::s
 
 void refuse_unknown_keys(const nlohmann::json& json, std::initializer_list<const char*> allowed,
                          const std::string& origin, const std::string& path) {
-  for (const auto& [key, value] : json.items())
+  for (const auto& item : json.items()) {
+    const std::string& key = item.key();  // a plain reference: a lambda cannot capture a structured binding in C++17
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* name) { return key == name; })) {
       std::string names;
       for (const char* name : allowed) names += (names.empty() ? "\"" : ", \"") + std::string(name) + "\"";
       throw BadInput(fmt::format("{}: unknown key {}{}\"{}\"; allowed there: {}", origin, path, path.empty() ? "" : ".",
                                  clip_for_message(key), names));
     }
+  }
 }
 
 LessonProgress lesson_from_json(const nlohmann::json& json, const std::string& origin, const std::string& id) {
