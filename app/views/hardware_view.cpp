@@ -164,10 +164,10 @@ std::vector<PlotBand> gpu_bands(const hardware::GpuFacts& g) {
 
 void draw_gpu_step(const ViewContext& ctx) {
   const HardwareMeasured* m = measured_of(ctx);
-  if (m == nullptr || !m->gpu_probes) {
-    draw_needs_run(ctx, "GPU 0's hierarchy (a run on the CUDA backend)");
-    if (m != nullptr) draw_gpu_facts(m->gpu);
-    return;
+  if (m == nullptr) return draw_needs_run(ctx, "GPU 0's hierarchy (a run on the CUDA backend)");
+  if (!m->gpu_probes) {
+    draw_note("This run was on the CPU: GPU 0's hierarchy is measured by a run on the CUDA backend (backend: cuda).");
+    return draw_gpu_facts(m->gpu);
   }
   const hardware::GpuProbes& g = *m->gpu_probes;
   const float width = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
