@@ -49,9 +49,9 @@ class ExpertParallelLayer {
  private:
   struct RankState {
     Routing routing;
-    std::vector<std::int64_t> row_of;       // (tokens, k): the kept assignment's row in `send`, -1 when dropped
-    std::vector<std::int64_t> send_counts;  // floats per destination rank
-    std::vector<float> send;                // by destination, expert, queue place: (rows, H)
+    std::vector<std::int64_t> row_of;          // (tokens, k): the kept assignment's row in `send`, -1 when dropped
+    std::vector<std::int64_t> send_counts;     // floats per destination rank
+    std::vector<float> send;                   // by destination, expert, queue place: (rows, H)
     std::vector<float> counts_out, counts_in;  // (N, E/N): rows per (destination | source, local expert)
     std::vector<std::int64_t> recv_counts;     // floats per source rank
     std::vector<float> recv;                   // by source, local expert, queue place: (rows, H)

@@ -41,7 +41,6 @@ void run_overlapped(const MicroBatches& work, collectives::RankGroup& compute, c
 
 // The time of the overlapped schedule if communication and compute never slowed each other (a GPU's copy engines and
 // SMs), from one micro-batch's phase times: route R, counts + dispatch D, experts X, combine C, finish F.
-double ideal_overlapped_us(double route_us, double dispatch_us, double experts_us, double combine_us,
-                           double finish_us);
+double ideal_overlapped_us(double route_us, double dispatch_us, double experts_us, double combine_us, double finish_us);
 
 }  // namespace dlsys::moe

@@ -30,11 +30,11 @@ Router make_router(std::int64_t hidden, int experts, double skew, std::uint64_t 
 struct Routing {
   std::int64_t tokens = 0;
   int top_k = 0;
-  std::vector<int> expert;           // (tokens, k): chosen experts, most probable first
-  std::vector<float> gate;           // (tokens, k): their probabilities
-  std::vector<std::int64_t> slot;    // (tokens, k): place in the expert's queue, -1 when dropped
-  std::vector<std::int64_t> wanted;  // per expert: assignments routed to it
-  std::vector<std::int64_t> kept;    // per expert: min(wanted, C)
+  std::vector<int> expert;               // (tokens, k): chosen experts, most probable first
+  std::vector<float> gate;               // (tokens, k): their probabilities
+  std::vector<std::int64_t> slot;        // (tokens, k): place in the expert's queue, -1 when dropped
+  std::vector<std::int64_t> wanted;      // per expert: assignments routed to it
+  std::vector<std::int64_t> kept;        // per expert: min(wanted, C)
   std::vector<double> mean_probability;  // per expert: P_i
   std::int64_t dropped = 0;              // assignments over capacity
 };

@@ -32,7 +32,7 @@ void mlp_forward(const float* w1, const float* w2, std::int64_t hidden, std::int
 
 std::vector<double> mlp_reference(const float* w1, const float* w2, std::int64_t hidden, std::int64_t ffn,
                                   const float* x, std::int64_t rows) {
-  std::vector<double> y(std::size_t(rows * hidden), 0.0), mid(std::size_t(ffn));
+  std::vector<double> y(static_cast<std::size_t>(rows * hidden), 0.0), mid(static_cast<std::size_t>(ffn));
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t j = 0; j < ffn; ++j) {
       double sum = 0;

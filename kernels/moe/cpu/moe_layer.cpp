@@ -43,12 +43,18 @@ std::vector<std::int64_t> rows_by_expert(const Routing& routing, std::vector<std
 
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::Route: return "route";
-    case Phase::Counts: return "counts";
-    case Phase::Dispatch: return "dispatch";
-    case Phase::Experts: return "experts";
-    case Phase::Combine: return "combine";
-    case Phase::Finish: return "finish";
+    case Phase::Route:
+      return "route";
+    case Phase::Counts:
+      return "counts";
+    case Phase::Dispatch:
+      return "dispatch";
+    case Phase::Experts:
+      return "experts";
+    case Phase::Combine:
+      return "combine";
+    case Phase::Finish:
+      return "finish";
   }
   return "?";
 }
@@ -145,8 +151,8 @@ void ExpertParallelLayer::compute_experts(int rank) {
       at += rows_from(p, local);
     }
     const int e = rank * per_rank + local;
-    mlp_forward(experts_.w1_of(e), experts_.w2_of(e), h, shape_.ffn, s.expert_in.data(), rows,
-                s.expert_hidden.data(), s.expert_out.data());
+    mlp_forward(experts_.w1_of(e), experts_.w2_of(e), h, shape_.ffn, s.expert_in.data(), rows, s.expert_hidden.data(),
+                s.expert_out.data());
     at = 0;
     for (int p = 0; p < n; ++p) {
       copy_rows(s.expert_out.data() + at * h, s.back.data() + start[std::size_t(p * per_rank + local)] * h,
@@ -165,7 +171,8 @@ void ExpertParallelLayer::run_phase(int rank, Phase phase, const float* x, float
   RankState& s = ranks_[std::size_t(rank)];
   const int per_rank = shape_.experts_per_rank(), n = shape_.ranks;
   switch (phase) {
-    case Phase::Route: return route(rank, x);
+    case Phase::Route:
+      return route(rank, x);
     case Phase::Counts: {
       const std::vector<std::int64_t> each(std::size_t(n), per_rank);
       s.counts_in.resize(std::size_t(n * per_rank));
@@ -180,10 +187,12 @@ void ExpertParallelLayer::run_phase(int rank, Phase phase, const float* x, float
       s.recv.resize(std::size_t(total));
       return comm_.all_to_all(rank, s.send.data(), s.send_counts, s.recv.data(), s.recv_counts);
     }
-    case Phase::Experts: return compute_experts(rank);
+    case Phase::Experts:
+      return compute_experts(rank);
     case Phase::Combine:
       return comm_.all_to_all(rank, s.back.data(), s.recv_counts, s.returned.data(), s.send_counts);
-    case Phase::Finish: return finish(rank, y);
+    case Phase::Finish:
+      return finish(rank, y);
   }
 }
 

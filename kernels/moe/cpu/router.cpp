@@ -21,9 +21,10 @@ std::uint64_t splitmix(std::uint64_t x) {
 std::vector<float> router_probabilities(const Router& r, const float* x, std::int64_t tokens) {
   const auto e = std::size_t(r.experts);
   std::vector<float> p(std::size_t(tokens) * e);
-  for (std::int64_t t = 0; t < tokens; ++t) std::copy(r.bias.begin(), r.bias.end(), p.begin() + std::ptrdiff_t(t) * r.experts);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(tokens), r.experts, int(r.hidden), 1.0f, x,
-              int(r.hidden), r.weights.data(), r.experts, 1.0f, p.data(), r.experts);
+  for (std::int64_t t = 0; t < tokens; ++t)
+    std::copy(r.bias.begin(), r.bias.end(), p.begin() + std::ptrdiff_t(t) * r.experts);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(tokens), r.experts, int(r.hidden), 1.0f, x, int(r.hidden),
+              r.weights.data(), r.experts, 1.0f, p.data(), r.experts);
   for (std::int64_t t = 0; t < tokens; ++t) {
     float* row = p.data() + t * r.experts;
     const float top = *std::max_element(row, row + r.experts);
@@ -36,7 +37,7 @@ std::vector<float> router_probabilities(const Router& r, const float* x, std::in
 
 // The k most probable experts of one token, most probable first (ties to the lower index).
 std::vector<int> top_k_of(const float* row, int experts, int k) {
-  std::vector<int> order(std::size_t(experts));
+  std::vector<int> order(static_cast<std::size_t>(experts));
   std::iota(order.begin(), order.end(), 0);
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [&](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
@@ -55,7 +56,8 @@ void fill_uniform(float* out, std::int64_t count, std::uint64_t seed, float scal
 }
 
 Router make_router(std::int64_t hidden, int experts, double skew, std::uint64_t seed) {
-  Router r{hidden, experts, std::vector<float>(std::size_t(hidden * experts)), std::vector<float>(std::size_t(experts))};
+  Router r{hidden, experts, std::vector<float>(std::size_t(hidden * experts)),
+           std::vector<float>(std::size_t(experts))};
   fill_uniform(r.weights.data(), hidden * experts, seed, float(1.0 / std::sqrt(double(hidden))));
   for (int e = 0; e < experts; ++e) r.bias[std::size_t(e)] = float(-skew * std::log(e + 1.0));
   return r;
@@ -116,7 +118,7 @@ std::vector<double> train_for_balance(Router& router, const float* x, std::int64
     if (step == steps) break;
     // L = E sum_i f_i P_i, P_i = mean_t p_ti: dL/dp_ti = E f_i / T = g_i; through the softmax,
     // dL/dz_tj = p_tj (g_j - sum_i p_ti g_i).
-    std::vector<double> g(std::size_t(experts));
+    std::vector<double> g(static_cast<std::size_t>(experts));
     for (int i = 0; i < experts; ++i)
       g[std::size_t(i)] = experts * double(routing.wanted[std::size_t(i)]) / (double(tokens) * shape.top_k) / tokens;
     const std::vector<float> p = router_probabilities(router, x, tokens);
@@ -133,8 +135,7 @@ std::vector<double> train_for_balance(Router& router, const float* x, std::int64
     }
     // W -= lr x^T dz
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(router.hidden), experts, int(tokens),
-                float(-learning_rate), x, int(router.hidden), dz.data(), experts, 1.0f, router.weights.data(),
-                experts);
+                float(-learning_rate), x, int(router.hidden), dz.data(), experts, 1.0f, router.weights.data(), experts);
     for (int j = 0; j < experts; ++j) router.bias[std::size_t(j)] -= float(learning_rate * bias_grad[std::size_t(j)]);
   }
   return losses;
