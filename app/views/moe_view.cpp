@@ -170,24 +170,37 @@ void draw_alltoall(const ViewContext& ctx) {
          {"DeepEP low-latency dispatch (FP8 + scales)", fmt::format("{:.0f} B", t.deepep_dispatch_bytes)}});
     return draw_needs_run(ctx, "run the dispatch and combine all-to-alls and count their bytes");
   }
-  begin_figure();
-  draw_heading("dispatch bytes, sender -> receiver (measured)");
-  draw_byte_matrix(*m, t.ranks, main_figure_height() - ImGui::GetTextLineHeightWithSpacing());
-  end_figure("dispatch bytes between ranks");
+  // The phases as bars (five rows still read at twice the text size); the counts' exchange, short, in the table.
   std::vector<Bar> bars;
+  std::string counts_phase;
   for (const moe_lesson::PhaseMeasured& ph : m->phases) {
-    const bool comm = ph.phase == "counts" || ph.phase == "dispatch" || ph.phase == "combine";
+    const bool comm = ph.phase == "dispatch" || ph.phase == "combine";
+    if (ph.phase == "counts") {
+      counts_phase =
+          fmt::format("{}, {} a rank", format_duration_us(ph.time_us), format_bytes_binary(ph.bytes_per_rank));
+      continue;
+    }
     bars.push_back({ph.phase, ph.time_us, comm ? span_imgui_color("send", 0) : span_imgui_color("F", 0),
                     fmt::format("{}{}", format_duration_us(ph.time_us),
                                 comm ? fmt::format(", {} a rank", format_bytes_binary(ph.bytes_per_rank)) : "")});
   }
-  bars.push_back({"all-reduce, same size", m->all_reduce_us, series_color(3),
-                  fmt::format("{}, {} a rank", format_duration_us(m->all_reduce_us),
-                              format_bytes_binary(m->all_reduce_bytes_per_rank))});
-  draw_bars(bars, {.title = "each phase of the forward (median, all ranks), and an all-reduce of a dispatch's size"});
+  draw_bars(bars, {.title = "the phases of a forward (median, all ranks)", .height = main_figure_height()});
+  draw_bars(
+      {{"dispatch (all-to-all)", m->dispatch_alone_us, span_imgui_color("send", 0),
+        fmt::format("{}, {} a rank", format_duration_us(m->dispatch_alone_us),
+                    format_bytes_binary(m->dispatch_bytes_sent_per_rank))},
+       {"all-reduce, same size", m->all_reduce_us, series_color(1),
+        fmt::format("{}, {} a rank", format_duration_us(m->all_reduce_us),
+                    format_bytes_binary(m->all_reduce_bytes_per_rank))}},
+      {.title = "each alone, repeated with warm caches", .height = kSecondFigureShare * main_figure_height() / 2});
+  begin_figure();
+  draw_heading("dispatch bytes, sender -> receiver (measured)");
+  draw_byte_matrix(*m, t.ranks, kSecondFigureShare * main_figure_height());
+  end_figure("dispatch bytes between ranks");
   draw_value_table(
       "moe_a2a",
-      {{"dispatch on the links a rank (measured)", format_bytes_both(m->dispatch_bytes_sent_per_rank)},
+      {{"the counts' all-to-all (E/N numbers to each peer)", counts_phase},
+       {"dispatch on the links a rank (measured)", format_bytes_both(m->dispatch_bytes_sent_per_rank)},
        {"the routing's rows for other ranks' experts",
         fmt::format("{} ({})", format_bytes_both(m->dispatch_bytes_routed_per_rank),
                     m->bytes_match_routing ? "equal at every rank" : "DIFFERENT")},
@@ -207,7 +220,16 @@ void draw_dense(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const MoeTheory& t = steps->theory;
   const MoeMeasured* m = measured_of(ctx);
-  const float figure = m ? kSecondFigureShare * main_figure_height() / 2 : main_figure_height() / 2;
+  if (m != nullptr)
+    draw_bars({{"MoE layer (6 phases)", m->moe_us, series_color(0),
+                fmt::format("{}, {} GFLOP/s", format_duration_us(m->moe_us), format_number(m->moe_gflops, 3))},
+               {"dense MLP", m->dense_us, series_color(3),
+                fmt::format("{}, {} GFLOP/s", format_duration_us(m->dense_us), format_number(m->dense_gflops, 3))}},
+              {.title = "time of a forward on every rank's tokens (measured, median)", .height = main_figure_height()});
+  else
+    draw_needs_run(ctx, "time the layer and the dense MLP on the same tokens");
+  // The closed forms: the main figure before a run, under the times after one.
+  const float figure = (m != nullptr ? kSecondFigureShare : 1.0f) * main_figure_height() / 2;
   draw_bars(
       {{"MoE layer", double(t.moe_parameters), series_color(0),
         fmt::format("{} ({} active a token)", format_count(double(t.moe_parameters)),
@@ -219,19 +241,13 @@ void draw_dense(const ViewContext& ctx) {
              {"dense", t.dense_flop_per_token, series_color(3),
               fmt::format("{}: 4 H k F", format_count(t.dense_flop_per_token))}},
             {.title = "FLOP a token (nothing dropped)", .height = figure});
-  if (m == nullptr) return draw_needs_run(ctx, "time the layer and the dense MLP on the same tokens");
-  draw_bars(
-      {{"MoE layer (6 phases)", m->moe_us, series_color(0),
-        fmt::format("{}, {} GFLOP/s", format_duration_us(m->moe_us), format_number(m->moe_gflops, 3))},
-       {"dense MLP", m->dense_us, series_color(3),
-        fmt::format("{}, {} GFLOP/s", format_duration_us(m->dense_us), format_number(m->dense_gflops, 3))}},
-      {.title = "time of a forward on every rank's tokens (measured, median)", .height = main_figure_height() / 2});
+  if (m == nullptr) return;
   draw_note(fmt::format(
-      "FLOP done: MoE {} (dropped assignments cost nothing), dense {}. The MoE pays for routing, copies and two "
-      "all-to-alls, and its experts' GEMMs are smaller (about {} rows each) than the dense one ({} rows).",
-      format_count(m->moe_flop), format_count(m->dense_flop),
-      t.experts > 0 ? format_count(double(t.tokens) * t.ranks * t.top_k / t.experts) : "0",
-      format_count(double(t.tokens))));
+      "FLOP done: MoE {} (dropped assignments cost nothing), dense {}. The MoE also pays for routing, copies and two "
+      "all-to-alls, and runs E/N pairs of narrower GEMMs per rank (about {} rows by F = {} with an even load) where "
+      "the dense MLP runs one pair ({} rows by k F = {}).",
+      format_count(m->moe_flop), format_count(m->dense_flop), format_count(t.rows_per_expert), t.ffn, t.tokens,
+      t.dense_ffn));
   emulated_caveat(m->emulated, t.ranks, m->hardware_threads);
 }
 
@@ -244,10 +260,8 @@ void draw_overlap(const ViewContext& ctx) {
   const MoeMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
-  draw_color_key({{span_imgui_color("F", 0), "compute (A)"},
-                  {span_imgui_color("F", 1), "compute (B)"},
-                  {span_imgui_color("send", 0), "all-to-all (A)"},
-                  {span_imgui_color("send", 1), "all-to-all (B)"}});
+  draw_color_key({{span_imgui_color("F", 0), "compute: route, experts, finish (A, B: the micro-batches)"},
+                  {span_imgui_color("send", 0), "all-to-all: counts, dispatch, combine"}});
   draw_value_table(
       "moe_overlap",
       {{"in sequence, overlapped (medians)",

@@ -23,7 +23,7 @@ struct Router {
   std::vector<float> bias;     // (experts)
 };
 
-// Random weights of scale 1/sqrt(H) and a bias -skew ln(e + 1): with skew s, expert e's share of a token's
+// Random weights in +-3/sqrt(H), so that logits of inputs in [-1, 1) spread by about 1, and a bias -skew ln(e + 1): with skew s, expert e's share of a token's
 // probability leans as Zipf's law, (e + 1)^-s (skew 0: no lean).
 Router make_router(std::int64_t hidden, int experts, double skew, std::uint64_t seed);
 

@@ -184,6 +184,7 @@ MoeTheory MoeLesson::theory_of(const MoeParams& p) const {
   t.dense_parameters = moe::dense_parameters(s);
   t.moe_flop_per_token = s.top_k * moe::mlp_flop_per_row(s.hidden, s.ffn) + 2.0 * s.hidden * s.experts;
   t.dense_flop_per_token = moe::mlp_flop_per_row(s.hidden, t.dense_ffn);
+  t.rows_per_expert = double(s.tokens) * s.ranks * s.top_k / s.experts;
   t.balance_loss_even = 1;
   t.balance_loss_worst = s.experts;
   return t;

@@ -16,9 +16,7 @@ class MoeLesson final
  public:
   std::string id() const override { return "moe"; }
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<std::string> quick_params() const override {
-    return {"tokens=256", "hidden=128", "ffn=256", "repeats=3"};
-  }
+  std::vector<std::string> quick_params() const override { return {"tokens=512", "repeats=3"}; }
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool runs_on_cuda() const override { return false; }
 };

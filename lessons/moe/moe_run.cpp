@@ -205,7 +205,19 @@ RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
 
   const MeasureOptions options{.warmup = 1, .repeats = p.repeats};
   const auto between = [&] { ctx.control.check_cancelled(); };
-  plan.start("an all-reduce of the dispatched tensor's size");
+  plan.start("the dispatch alone, and an all-reduce of the dispatched tensor's size");
+  {
+    const TimingStats t = measure(
+        [&] {
+          comm->run_on_ranks([&](int r) {
+            layer.run_phase(r, moe::Phase::Dispatch, x[std::size_t(r)].data(), y[std::size_t(r)].data());
+          });
+        },
+        options, between);
+    m.dispatch_alone_us = t.median_us;
+    m.dispatch_alone_min_us = t.min_us;
+    m.dispatch_alone_max_us = t.max_us;
+  }
   {
     Batch tensors(std::size_t(n), std::vector<float>(std::size_t(s.tokens * s.top_k * s.hidden), 1.0f));
     const std::int64_t sent_before = total_bytes_sent(*comm);

@@ -31,6 +31,7 @@ struct MoeTheory {
   std::int64_t dense_ffn = 0, dense_parameters = 0;
   double moe_flop_per_token = 0;    // k 4 H F + 2 H E
   double dense_flop_per_token = 0;  // 4 H k F
+  double rows_per_expert = 0;       // N tokens k / E: an expert's GEMM rows when the load is even
   double balance_loss_even = 0;     // 1
   double balance_loss_worst = 0;    // E
 };
@@ -38,8 +39,8 @@ DLSYS_VALUES_JSON(MoeTheory, tokens, hidden, ffn, experts, top_k, ranks, experts
                   capacity_total, assignments_per_rank, dispatch_bytes_per_rank, off_rank_share,
                   dispatch_off_rank_bytes, all_reduce_bytes_per_rank, all_to_all_bus_factor, all_reduce_bus_factor,
                   deepep_dispatch_bytes, expert_parameters, router_parameters, moe_parameters, active_parameters,
-                  dense_ffn, dense_parameters, moe_flop_per_token, dense_flop_per_token, balance_loss_even,
-                  balance_loss_worst)
+                  dense_ffn, dense_parameters, moe_flop_per_token, dense_flop_per_token, rows_per_expert,
+                  balance_loss_even, balance_loss_worst)
 
 // One phase of the expert-parallel forward: the median over the repeats of the time from its start on every rank to
 // its end on the last.
@@ -69,6 +70,8 @@ struct MoeMeasured {
   int bytes_match_routing = 0;
   std::vector<PhaseMeasured> phases;  // route, counts, dispatch, experts, combine, finish
   double moe_us = 0;                  // the phases together
+  // The dispatch alone, repeated with warm caches as the all-reduce is: the two collectives on equal terms.
+  double dispatch_alone_us = 0, dispatch_alone_min_us = 0, dispatch_alone_max_us = 0;
   double all_reduce_us = 0, all_reduce_min_us = 0, all_reduce_max_us = 0;  // ring all-reduce of tokens x k x H
   double all_reduce_bytes_per_rank = 0;
   double dense_us = 0, dense_min_us = 0, dense_max_us = 0;  // the dense MLP on every rank's tokens
@@ -86,9 +89,10 @@ struct MoeMeasured {
 DLSYS_VALUES_JSON(MoeMeasured, wanted, kept, wanted_untrained, dropped, dropped_share, balance_loss,
                   balance_loss_untrained, balance_training, max_abs_err, wrong, dispatch_bytes,
                   dispatch_bytes_sent_per_rank, dispatch_bytes_routed_per_rank, bytes_match_routing, phases, moe_us,
-                  all_reduce_us, all_reduce_min_us, all_reduce_max_us, all_reduce_bytes_per_rank, dense_us,
-                  dense_min_us, dense_max_us, moe_flop, dense_flop, moe_gflops, dense_gflops, sequential_us,
-                  sequential_min_us, sequential_max_us, overlapped_us, overlapped_min_us, overlapped_max_us,
-                  ideal_overlapped_us, overlap_speedup, hardware_threads, emulated, overlap_emulated)
+                  dispatch_alone_us, dispatch_alone_min_us, dispatch_alone_max_us, all_reduce_us, all_reduce_min_us,
+                  all_reduce_max_us, all_reduce_bytes_per_rank, dense_us, dense_min_us, dense_max_us, moe_flop,
+                  dense_flop, moe_gflops, dense_gflops, sequential_us, sequential_min_us, sequential_max_us,
+                  overlapped_us, overlapped_min_us, overlapped_max_us, ideal_overlapped_us, overlap_speedup,
+                  hardware_threads, emulated, overlap_emulated)
 
 }  // namespace dlsys::moe_lesson

@@ -58,7 +58,7 @@ void fill_uniform(float* out, std::int64_t count, std::uint64_t seed, float scal
 Router make_router(std::int64_t hidden, int experts, double skew, std::uint64_t seed) {
   Router r{hidden, experts, std::vector<float>(std::size_t(hidden * experts)),
            std::vector<float>(std::size_t(experts))};
-  fill_uniform(r.weights.data(), hidden * experts, seed, float(1.0 / std::sqrt(double(hidden))));
+  fill_uniform(r.weights.data(), hidden * experts, seed, float(3.0 / std::sqrt(double(hidden))));
   for (int e = 0; e < experts; ++e) r.bias[std::size_t(e)] = float(-skew * std::log(e + 1.0));
   return r;
 }
