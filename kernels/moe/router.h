@@ -23,8 +23,8 @@ struct Router {
   std::vector<float> bias;     // (experts)
 };
 
-// Random weights in +-3/sqrt(H), so that logits of inputs in [-1, 1) spread by about 1, and a bias -skew ln(e + 1): with skew s, expert e's share of a token's
-// probability leans as Zipf's law, (e + 1)^-s (skew 0: no lean).
+// Random weights in +-3/sqrt(H), so that logits of inputs in [-1, 1) spread by about 1, and a bias -skew ln(e + 1):
+// with skew s, expert e's share of a token's probability leans as Zipf's law, (e + 1)^-s (skew 0: no lean).
 Router make_router(std::int64_t hidden, int experts, double skew, std::uint64_t seed);
 
 struct Routing {
