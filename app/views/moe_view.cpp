@@ -116,6 +116,14 @@ void draw_router(const ViewContext& ctx) {
                                    : fmt::format("{} -> {} after {} steps", format_number(m->balance_loss_untrained, 4),
                                                  format_number(m->balance_loss, 4), m->balance_training.size() - 1)}};
   draw_value_table("moe_router", rows);
+  const Series* training = ctx.result->find_series("balance_training");
+  if (training == nullptr) return;
+  PlotSpec spec{"The balance loss while the router trains on it", {"training step", ""}, {"E sum f_i P_i", ""}, {}, {}};
+  spec.lines.push_back(line_from_series(*training, series_color(2)));
+  spec.guides.push_back({false, t.balance_loss_even, "even load", highlight_color()});
+  spec.y.min = 0;
+  spec.size = {0, kSecondFigureShare * main_figure_height()};
+  draw_plot("moe_balance_training", spec);
 }
 
 // ---- step alltoall ----

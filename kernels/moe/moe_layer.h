@@ -42,8 +42,10 @@ class ExpertParallelLayer {
   // Every phase in order.
   void forward(int rank, const float* x, float* y);
 
+  // A local rank's routing at its last route (over processes, this process's rank only).
   const Routing& routing(int rank) const { return ranks_[std::size_t(rank)].routing; }
-  // Floats of the dispatch from rank `from` to rank `to` (its own block included) at the last route.
+  // Floats of the dispatch from rank `from` (a local rank) to rank `to` at its last route; `to` = `from`: the block
+  // kept on the rank.
   std::int64_t dispatch_floats(int from, int to) const;
 
  private:
