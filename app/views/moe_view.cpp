@@ -203,7 +203,7 @@ void draw_alltoall(const ViewContext& ctx) {
       {.title = "each alone, repeated with warm caches", .height = kSecondFigureShare * main_figure_height() / 2});
   begin_figure();
   draw_heading("dispatch bytes, sender -> receiver (measured)");
-  draw_byte_matrix(*m, t.ranks, kSecondFigureShare * main_figure_height());
+  draw_byte_matrix(*m, m->ranks, kSecondFigureShare * main_figure_height());
   end_figure("dispatch bytes between ranks");
   draw_value_table(
       "moe_a2a",

@@ -209,6 +209,7 @@ void make_layers(MoeRun& run) {
   run.comm->run_on_ranks(
       [&](int r) { run.layer->forward(r, run.x[std::size_t(r)].data(), run.y[std::size_t(r)].data()); });
   run.m.max_abs_err = max_abs_difference(run.y, run.reference);
+  run.m.ranks = n;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) run.m.dispatch_bytes.push_back(4 * run.layer->dispatch_floats(i, j));
 }

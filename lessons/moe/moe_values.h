@@ -64,6 +64,7 @@ struct MoeMeasured {
   double max_abs_err = 0;
   int wrong = 0;
   // Dispatch bytes from rank i to rank j, row-major (N, N), the own block on the diagonal (copied, never sent).
+  int ranks = 0;
   std::vector<std::int64_t> dispatch_bytes;
   double dispatch_bytes_sent_per_rank = 0;    // measured on the links, averaged over the ranks
   double dispatch_bytes_routed_per_rank = 0;  // what the routing sends to other ranks' experts, from its counts
@@ -86,13 +87,8 @@ struct MoeMeasured {
   int emulated = 0;          // more rank threads than hardware threads: ranks take turns on cores
   int overlap_emulated = 0;  // the same for the overlap's two threads a rank
 };
-DLSYS_VALUES_JSON(MoeMeasured, wanted, kept, wanted_untrained, dropped, dropped_share, balance_loss,
-                  balance_loss_untrained, balance_training, max_abs_err, wrong, dispatch_bytes,
-                  dispatch_bytes_sent_per_rank, dispatch_bytes_routed_per_rank, bytes_match_routing, phases, moe_us,
-                  dispatch_alone_us, dispatch_alone_min_us, dispatch_alone_max_us, all_reduce_us, all_reduce_min_us,
-                  all_reduce_max_us, all_reduce_bytes_per_rank, dense_us, dense_min_us, dense_max_us, moe_flop,
-                  dense_flop, moe_gflops, dense_gflops, sequential_us, sequential_min_us, sequential_max_us,
-                  overlapped_us, overlapped_min_us, overlapped_max_us, ideal_overlapped_us, overlap_speedup,
-                  hardware_threads, emulated, overlap_emulated)
+// Written flat; read back with the lengths the views index by checked (moe_values.cpp).
+void to_json(nlohmann::ordered_json& json, const MoeMeasured& measured);
+void from_json(const nlohmann::ordered_json& json, MoeMeasured& measured);
 
 }  // namespace dlsys::moe_lesson
