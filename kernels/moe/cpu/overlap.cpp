@@ -159,7 +159,7 @@ void run_overlapped(const MicroBatches& work, collectives::RankGroup& compute, c
 }
 
 double ideal_overlapped_us(double r, double d, double x, double c, double f) {
-  // Two lanes, each one thing at a time, in the order run_overlapped issues them.
+  // Two lanes, each one thing at a time, in the order run_overlapped starts them.
   const double route_a = r, route_b = 2 * r;
   const double dispatch_a = route_a + d, dispatch_b = std::max(route_b, dispatch_a) + d;
   const double experts_a = std::max(route_b, dispatch_a) + x, experts_b = std::max(experts_a, dispatch_b) + x;
