@@ -217,6 +217,16 @@ echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tm
 expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
 expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
 expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
+# The moe lesson: ranks that do not divide the experts, k above E, values out of range, a run longer than the limit.
+expect 2 "parameter 'ranks': value '3' does not divide E = 8 experts" run moe --set ranks=3
+expect 2 "parameter 'ranks': value '9' is not allowed" run moe --set ranks=9
+expect 2 "parameter 'top_k': value '3' is more experts than there are (E = 2)" run moe --set experts=2 --set top_k=3
+expect 2 "parameter 'experts': value '65' is not allowed" run moe --set experts=65
+expect 2 "parameter 'capacity_factor': value 'nan' is not allowed" run moe --set capacity_factor=nan
+expect 2 "parameter 'skew': value '5' is not allowed" run moe --set skew=5
+expect 2 "parameter 'tokens': value '0' is not allowed" run moe --set tokens=0
+expect 2 "parameter 'aux_loss': value 'yes' is not allowed" run moe --set aux_loss=yes
+expect 2 "more than max_minutes" run moe --set tokens=2048 --set hidden=1024 --set ffn=4096 --set max_minutes=0.1
 # The hardware lesson: sweeps outside what it allows, a sweep that does not go up, runs longer than the limit.
 expect 2 "parameter 'min_working_set': value '1KiB' is not allowed" run hardware --set min_working_set=1KiB
 expect 2 "parameter 'max_working_set': value '3GiB' is not allowed" run hardware --set max_working_set=3GiB

@@ -55,6 +55,13 @@ if [[ $mode == shot ]]; then
   "$check" "$out/checkpointing-stack.png" --size 1280x720 --min-colors 40 --color f07828 --region 0.45,0.2,1,0.5 --min-pixels 2000 || fail=1
   env -u DISPLAY "$bin" shot --open-run "$out/checkpointing-run.json" --step 2 --size 1280x720 -o "$out/checkpointing-memory.png" >/dev/null || fail=1
   "$check" "$out/checkpointing-memory.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.35,1,0.9 --min-pixels 100 || fail=1
+  # The moe router: the kept assignments per expert (first series colour) under the capacity line; the overlap step's
+  # timelines: experts (compute, F's colour) and all-to-alls (the communication colour) on every rank.
+  env -u DISPLAY "$bin" shot moe --step 1 --quick --size 1280x720 -o "$out/moe-router.png" >/dev/null || fail=1
+  "$check" "$out/moe-router.png" --size 1280x720 --min-colors 40 --color $series0 --region 0.45,0.3,1,0.85 --min-pixels 5000 || fail=1
+  env -u DISPLAY "$bin" shot moe --step 4 --quick --size 1280x720 -o "$out/moe-overlap.png" >/dev/null || fail=1
+  "$check" "$out/moe-overlap.png" --size 1280x720 --min-colors 40 --color 0072b2 --region 0.45,0.3,1,0.95 --min-pixels 1000 || fail=1
+  "$check" "$out/moe-overlap.png" --size 1280x720 --min-colors 40 --color cc79a7 --region 0.45,0.3,1,0.95 --min-pixels 1000 || fail=1
   # --scale 2 keeps the layout of --size and doubles the pixels: the plot sits where it sits at 1x.
   env -u DISPLAY "$bin" shot --open-run "$out/matmul-run.json" --step 2 --size 1600x900 --scale 2 -o "$out/matmul-2x.png" >/dev/null || fail=1
   "$check" "$out/matmul-2x.png" --size 3200x1800 --min-colors 60 --color $series0 --region 0.45,0.15,1,0.85 || fail=1
