@@ -188,13 +188,13 @@ void draw_alltoall(const ViewContext& ctx) {
           fmt::format("{}, {} a rank", format_duration_us(ph.time_us), format_bytes_binary(ph.bytes_per_rank));
       continue;
     }
-    bars.push_back({ph.phase, ph.time_us, comm ? span_imgui_color("send", 0) : span_imgui_color("F", 0),
+    bars.push_back({ph.phase, ph.time_us, comm ? span_imgui_color("all_to_all", 0) : span_imgui_color("compute", 0),
                     fmt::format("{}{}", format_duration_us(ph.time_us),
                                 comm ? fmt::format(", {} a rank", format_bytes_binary(ph.bytes_per_rank)) : "")});
   }
   draw_bars(bars, {.title = "the phases of a forward (median, all ranks)", .height = main_figure_height()});
   draw_bars(
-      {{"dispatch (all-to-all)", m->dispatch_alone_us, span_imgui_color("send", 0),
+      {{"dispatch (all-to-all)", m->dispatch_alone_us, span_imgui_color("all_to_all", 0),
         fmt::format("{}, {} a rank", format_duration_us(m->dispatch_alone_us),
                     format_bytes_binary(m->dispatch_bytes_sent_per_rank))},
        {"all-reduce, same size", m->all_reduce_us, series_color(1),
@@ -268,8 +268,8 @@ void draw_overlap(const ViewContext& ctx) {
   const MoeMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
-  draw_color_key({{span_imgui_color("F", 0), "compute: route, experts, finish (A, B: the micro-batches)"},
-                  {span_imgui_color("send", 0), "all-to-all: counts, dispatch, combine"}});
+  draw_color_key({{span_imgui_color("compute", 0), "compute: route, experts, finish (A, B: the micro-batches)"},
+                  {span_imgui_color("all_to_all", 0), "all-to-all: counts, dispatch, combine"}});
   draw_value_table(
       "moe_overlap",
       {{"in sequence, overlapped (medians)",

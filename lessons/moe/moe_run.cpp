@@ -96,7 +96,7 @@ Timeline timeline_of(const std::vector<moe::PhaseSpan>& spans, int ranks, std::s
     t.spans.push_back({.lane = 2 * s.rank + s.lane,
                        .start = s.start_us,
                        .end = s.end_us,
-                       .kind = s.lane == 1 ? "send" : "F",  // the timeline's colours: communication, compute
+                       .kind = s.lane == 1 ? "all_to_all" : "compute",
                        .micro_batch = s.micro_batch,
                        .label = fmt::format("{} {}", s.micro_batch == 0 ? 'A' : 'B', moe::phase_name(s.phase))});
   return t;
