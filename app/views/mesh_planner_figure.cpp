@@ -1,0 +1,129 @@
+// The planner's figure (see mesh_planner_figure.h).
+#include "app/views/mesh_planner_figure.h"
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "app/gui/plot.h"
+#include "app/gui/theme.h"
+#include "app/views/stacked_bars.h"
+#include "app/views/view.h"
+#include "engine/units.h"
+
+namespace dlsys::gui {
+
+namespace {
+
+const mesh::Plan* best_of(const mesh::PlannerResult& r) { return r.best >= 0 ? &r.plans[r.best] : nullptr; }
+
+SeriesPoint point_of(const mesh::Plan& p) {
+  const double gb = p.memory.total() / 1e9;
+  return {p.step_s, gb, gb, gb};
+}
+
+std::string seconds_text(double s) {
+  if (s < 1e-3) return fmt::format("{} us", format_number(s * 1e6, 3));
+  if (s < 1) return fmt::format("{} ms", format_number(s * 1e3, 3));
+  return fmt::format("{} s", format_number(s, 3));
+}
+
+std::vector<StackPart> memory_parts() {
+  return {{"16-bit weights", series_color(0)},
+          {"16-bit gradients", series_color(1)},
+          {"optimizer: fp32 master, m, v", series_color(2)},
+          {"activations", series_color(4)}};
+}
+
+std::vector<double> memory_values(const mesh::MemoryPerGpu& m) {
+  return {m.weights, m.gradients, m.optimizer, m.activations};
+}
+
+}  // namespace
+
+void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
+  const mesh::Cluster& cluster = r.input.cluster;
+  const std::string title = fmt::format("{} on {} GPUs ({}): memory per GPU against step time, every plan",
+                                        r.input.model.name, cluster.gpus, cluster.name);
+  PlotSpec spec{title, {"estimated step time", "s", true}, {"memory per GPU", "GB", true}, {}, {}};
+  PlotLine fits{"plans that fit", with_alpha(series_color(0), 0.55f), SeriesStyle::Markers};
+  PlotLine too_big{"plans that do not fit", with_alpha(muted_text_color(), 0.35f), SeriesStyle::Markers};
+  too_big.marker = MarkerShape::Square;
+  for (const mesh::Plan& p : r.plans) (p.fits ? fits : too_big).points.push_back(point_of(p));
+  PlotLine frontier{"frontier: no plan is faster with less memory", theory_color(), SeriesStyle::LineAndMarkers};
+  for (int i : r.frontier) frontier.points.push_back(point_of(r.plans[i]));
+  if (!too_big.points.empty()) spec.lines.push_back(too_big);
+  if (!fits.points.empty()) spec.lines.push_back(fits);
+  if (!frontier.points.empty()) spec.lines.push_back(frontier);
+  if (const mesh::Plan* best = best_of(r)) {
+    PlotLine mark{"best: " + mesh::plan_short_label(best->choice), highlight_color(), SeriesStyle::Markers};
+    mark.marker = MarkerShape::Diamond;
+    mark.label_points = true;
+    mark.points.push_back(point_of(*best));
+    spec.lines.push_back(mark);
+  }
+  spec.guides.push_back({false, cluster.gpu_memory_bytes / 1e9,
+                         fmt::format("GPU memory {} GB", format_number(cluster.gpu_memory_bytes / 1e9, 4)),
+                         warning_color()});
+  spec.size = {0, height > 0 ? height : main_figure_height()};
+  draw_plot("planner_scatter", spec);
+  if (r.best < 0)
+    draw_warning_band("No plan fits in the GPU's memory: more GPUs, a shorter sequence or a smaller batch.");
+}
+
+void draw_planner_frontier_memory(const mesh::PlannerResult& r, float height) {
+  std::vector<StackedBar> bars;
+  for (std::size_t k = 0; k < r.frontier.size() && k < std::size_t(mesh::kTopPlans); ++k) {
+    const mesh::Plan& p = r.plans[r.frontier[k]];
+    bars.push_back({mesh::plan_short_label(p.choice), memory_values(p.memory)});
+  }
+  const std::string title = "The frontier's plans, fastest first: memory per GPU by kind";
+  begin_figure();
+  draw_stacked_bars(memory_parts(), bars, height, r.input.cluster.gpu_memory_bytes,
+                    fmt::format("GPU memory {}", short_bytes(r.input.cluster.gpu_memory_bytes)), 0, title);
+  end_figure(title);
+}
+
+void draw_planner_top_table(const mesh::PlannerResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (int i : r.top) {
+    const mesh::Plan& p = r.plans[i];
+    rows.push_back({mesh::plan_short_label(p.choice), seconds_text(p.step_s), format_number(p.tokens_per_s, 4),
+                    short_bytes(p.memory.total()), short_bytes(p.memory.model_states()),
+                    short_bytes(p.memory.activations), percent_text(p.bubble), seconds_text(p.exposed_comm_s),
+                    short_bytes(p.bytes_intra_node), short_bytes(p.bytes_inter_node)});
+  }
+  draw_heading("The fastest plans that fit (dp x tp x pp, ZeRO stage, micro-batches)");
+  draw_columns_table("planner_top",
+                     {"plan", "step", "tokens/s", "memory/GPU", "model states", "activations", "bubble", "exposed comm",
+                      "sent inside node", "sent across nodes"},
+                     rows);
+}
+
+void draw_planner_rules(const mesh::PlannerResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const mesh::RuleCheck& rule : r.rules) {
+    const auto plan_text = [&](int index, double step_s) {
+      return index < 0 ? std::string("none fits")
+                       : fmt::format("{}: {}", mesh::plan_short_label(r.plans[index].choice), seconds_text(step_s));
+    };
+    rows.push_back({mesh::rule_statement(rule.rule), mesh::verdict_name(rule.verdict),
+                    plan_text(rule.best_keeping, rule.keeping_step_s),
+                    plan_text(rule.best_breaking, rule.breaking_step_s)});
+  }
+  draw_heading("The course's rules of thumb against these plans");
+  draw_columns_table("planner_rules", {"rule", "verdict", "fastest keeping it", "fastest breaking it"}, rows);
+}
+
+void draw_planner_figure(const mesh::PlannerResult& r) {
+  draw_planner_scatter(r);
+  ImGui::Spacing();
+  draw_planner_top_table(r);
+  ImGui::Spacing();
+  draw_planner_rules(r);
+  ImGui::Spacing();
+  draw_planner_frontier_memory(r, main_figure_height() * kSecondFigureShare);
+}
+
+}  // namespace dlsys::gui

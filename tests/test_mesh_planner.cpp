@@ -1,0 +1,280 @@
+// The 3-D parallelism planner: memory per GPU against ZeRO's formulas on a t x p share, the bubble, the bytes per
+// link class, the frontier, the rules of thumb and bad input.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "engine/errors.h"
+#include "kernels/mesh/planner.h"
+#include "kernels/tensor/activation_memory.h"
+#include "kernels/zero/zero_memory.h"
+#include "lessons/kvcache/model_config.h"
+#include "lessons/kvcache/parameter_count.h"
+#include "lessons/mesh/planner_inputs.h"
+
+namespace dlsys {
+namespace {
+
+using mesh::LinkClass;
+using mesh::PlanChoice;
+using mesh::PlannerInput;
+
+// 7e9 parameters in Llama-2-7B's shape (32 layers, hidden 4096, 32 heads) on one node of eight 80 GB GPUs.
+PlannerInput seven_billion(int gpus = 8, int gpus_per_node = 8) {
+  PlannerInput in;
+  in.model = {"7B", 7e9, 32, 4096, 32, "round 7e9"};
+  in.cluster.name = "test";
+  in.cluster.gpus = gpus;
+  in.cluster.gpus_per_node = gpus_per_node;
+  in.cluster.gpu_memory_bytes = 80e9;
+  in.cluster.peak_tflops = 989.5;
+  in.cluster.intra_node = {450, 2};
+  in.cluster.inter_node = {50, 5};
+  in.workload.global_batch = 16;
+  in.workload.seq = 4096;
+  return in;
+}
+
+PlanChoice cube(int zero_stage, int micro_batches = 4) {
+  PlanChoice c;
+  c.dp = c.tp = c.pp = 2;
+  c.zero_stage = zero_stage;
+  c.micro_batches = micro_batches;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("mesh planner: 7B at 16 B/param on t = p = d = 2 keeps ZeRO's model states of a quarter of the model") {
+  const PlannerInput in = seven_billion();
+  // ZeRO-1: (2 + 2) Psi / (t p) + 12 Psi / (t p d) = 7.0 + 10.5 GB per GPU, activations aside.
+  const mesh::Plan z1 = mesh::evaluate_plan(in, cube(1));
+  CHECK(z1.memory.weights + z1.memory.gradients == 7.0e9);
+  CHECK(z1.memory.optimizer == 10.5e9);
+  CHECK(z1.memory.model_states() == 17.5e9);
+  // ZeRO-0: 16 Psi / 4 = 28 GB; ZeRO-2: 2 Psi / 4 + 14 Psi / 8 = 3.5 + 12.25 GB; ZeRO-3: 16 Psi / 8 = 14 GB.
+  CHECK(mesh::evaluate_plan(in, cube(0)).memory.model_states() == 28e9);
+  const mesh::Plan z2 = mesh::evaluate_plan(in, cube(2));
+  CHECK(z2.memory.weights == 3.5e9);
+  CHECK(z2.memory.gradients + z2.memory.optimizer == 12.25e9);
+  const mesh::Plan z3 = mesh::evaluate_plan(in, cube(3));
+  CHECK(z3.memory.model_states() == 14e9);
+  CHECK(z3.memory.weights == 1.75e9);
+}
+
+TEST_CASE("mesh planner: activations are the first stage's 1F1B micro-batches in flight, by Korthikanti's formula") {
+  const PlannerInput in = seven_billion();
+  const mesh::Plan p = mesh::evaluate_plan(in, cube(1));
+  // b = 16 / (d m) = 2 sequences, 32 / p = 16 layers per stage, min(p, m) = 2 micro-batches in flight.
+  CHECK(p.micro_batch_sequences == 2);
+  CHECK(p.layers_per_stage == 16);
+  CHECK(p.micro_batches_in_flight == 2);
+  // Tensor parallelism t = 2: s b h (10 + 24/t + 5 a s / (h t)) per layer, 5 a s / h = 160: 102 s b h.
+  const double sbh = 4096.0 * 2 * 4096;
+  CHECK(p.memory.activations == 2 * 16 * 102 * sbh);
+  // Full recompute: each layer keeps its 16-bit input, and one layer is rebuilt whole.
+  PlanChoice c = cube(1);
+  c.checkpointing = true;
+  CHECK(mesh::evaluate_plan(in, c).memory.activations == 2 * 16 * 2 * sbh + 102 * sbh);
+  // The one formula, extended to t ranks: t = 1 is the unsplit layer; selective recompute drops the scores' part.
+  tensor::LayerShape shape{.batch = 2, .seq = 4096, .hidden = 4096, .heads = 32};
+  CHECK(tensor::model_activation_bytes(shape, 1, tensor::Recompute::None) == (34 + 160) * sbh);
+  shape.ranks = 2;
+  CHECK(tensor::model_activation_bytes(shape, 1, tensor::Recompute::Selective) == 22 * sbh);
+  shape.sequence_parallel = true;
+  CHECK(tensor::model_activation_bytes(shape, 1, tensor::Recompute::None) == (17 + 80) * sbh);
+  CHECK(tensor::model_activation_bytes(shape, 3, tensor::Recompute::Full) == 3 * sbh + (17 + 80) * sbh);
+}
+
+TEST_CASE("mesh planner: the bubble is (p-1)/(m+p-1)") {
+  const PlannerInput in = seven_billion();
+  CHECK(mesh::evaluate_plan(in, cube(0, 1)).bubble == doctest::Approx(0.5));
+  CHECK(mesh::evaluate_plan(in, cube(0, 4)).bubble == doctest::Approx(0.2));
+  PlanChoice flat;
+  flat.dp = 8;
+  flat.micro_batches = 2;
+  CHECK(mesh::evaluate_plan(in, flat).bubble == 0);
+  PlanChoice deep;
+  deep.pp = 8;
+  deep.micro_batches = 16;
+  CHECK(mesh::evaluate_plan(in, deep).bubble == doctest::Approx(7.0 / 23.0));
+}
+
+TEST_CASE("mesh planner: bytes per step per dimension and per link class, and the step time, in closed form") {
+  // Two nodes of four: tp groups {0,1}, pp pairs {0,2} inside a node; dp pairs {0,4} across.
+  const PlannerInput in = seven_billion(8, 4);
+  const mesh::Plan p = mesh::evaluate_plan(in, cube(1));
+  const double S = 2.0 * 2 * 4096 * 4096;  // one activation: 16-bit, b s h
+  // tp: 4 all-reduces per layer, 16 layers, 4 micro-batches; a ring of 2 sends 2(t-1)/t S = S each.
+  CHECK(p.tp.link == LinkClass::IntraNode);
+  CHECK(p.tp.messages == 256);
+  CHECK(p.tp.bytes_sent == 256 * S);
+  CHECK(p.tp.time_s == doctest::Approx(256 * (2 * 2e-6 + S / 450e9)));
+  // pp: an activation forward and a gradient back per micro-batch.
+  CHECK(p.pp.link == LinkClass::IntraNode);
+  CHECK(p.pp.bytes_sent == 8 * S);
+  CHECK(p.pp.time_s == doctest::Approx(8 * (2e-6 + S / 450e9)));
+  // dp, ZeRO-1: the 16-bit gradients of Psi / 4, all-reduced by a ring of 2: 2(d-1)/d x 3.5e9 B, ZeRO's count.
+  CHECK(p.dp.link == LinkClass::InterNode);
+  CHECK(p.dp.bytes_sent == 3.5e9);
+  CHECK(p.dp.bytes_sent == 2 * zero::ring_comm_elements_per_step(1, 7e9 / 4, 2));
+  CHECK(p.dp.time_s == doctest::Approx(2 * 5e-6 + 3.5e9 / 50e9));
+  CHECK(p.bytes_intra_node == 264 * S);
+  CHECK(p.bytes_inter_node == 3.5e9);
+  // ZeRO-3: all-gather twice, reduce-scatter once: 3 (d-1)/d Psi/4 x 2 B, 1.5 times the all-reduce.
+  CHECK(mesh::evaluate_plan(in, cube(3)).dp.bytes_sent == 1.5 * 3.5e9);
+  // Step: 6 Psi B s / (G peak efficiency) / (1 - bubble) + tp + pp + what of dp outlasts a micro-batch's backward.
+  const double compute = 6 * 7e9 * 16 * 4096 / (8 * 989.5e12 * 0.5);
+  CHECK(p.compute_s == doctest::Approx(compute));
+  const double dp_exposed = std::max(0.0, p.dp.time_s - compute / 4 * 4 / 6);
+  CHECK(p.dp.exposed_s == doctest::Approx(dp_exposed));
+  CHECK(p.step_s == doctest::Approx(compute / 0.8 + p.tp.time_s + p.pp.time_s + dp_exposed));
+  CHECK(p.tokens_per_s == doctest::Approx(16 * 4096 / p.step_s));
+  // Checkpointing recomputes the forward pass: 8 instead of 6 FLOP per parameter and token, 2 more all-reduces.
+  PlanChoice c = cube(1);
+  c.checkpointing = true;
+  const mesh::Plan r = mesh::evaluate_plan(in, c);
+  CHECK(r.compute_s == doctest::Approx(compute * 8 / 6));
+  CHECK(r.tp.messages == 384);
+}
+
+TEST_CASE("mesh planner: which link a group crosses, with tensor parallelism innermost") {
+  CHECK(mesh::group_link(16, 8, 1, 8) == LinkClass::IntraNode);
+  CHECK(mesh::group_link(16, 8, 1, 16) == LinkClass::InterNode);
+  CHECK(mesh::group_link(16, 8, 2, 4) == LinkClass::IntraNode);  // pp of 4 over tp of 2: ranks 0, 2, 4, 6
+  CHECK(mesh::group_link(16, 8, 4, 4) == LinkClass::InterNode);  // 0, 4, 8, 12
+  CHECK(mesh::group_link(16, 8, 8, 2) == LinkClass::InterNode);  // dp over a node-sized replica
+  CHECK(mesh::group_link(12, 4, 1, 3) == LinkClass::InterNode);  // 3 ranks do not tile nodes of 4
+}
+
+TEST_CASE("mesh planner: the frontier holds the best plan and no plan that another beats in memory and time") {
+  PlannerInput in = seven_billion(16, 8);
+  in.workload.global_batch = 64;
+  const mesh::PlannerResult r = mesh::plan_all(in);
+  REQUIRE(r.best >= 0);
+  REQUIRE(!r.frontier.empty());
+  CHECK(std::find(r.frontier.begin(), r.frontier.end(), r.best) != r.frontier.end());
+  CHECK(r.frontier.front() == r.best);
+  CHECK(r.top.front() == r.best);
+  const auto dominates = [](const mesh::Plan& a, const mesh::Plan& b) {
+    const bool no_worse = a.memory.total() <= b.memory.total() && a.step_s <= b.step_s;
+    return no_worse && (a.memory.total() < b.memory.total() || a.step_s < b.step_s);
+  };
+  int fitting = 0;
+  for (const mesh::Plan& plan : r.plans) {
+    if (!plan.fits) {
+      CHECK(!plan.on_frontier);
+      continue;
+    }
+    ++fitting;
+    CHECK(plan.step_s >= r.plans[r.best].step_s);
+    bool dominated = false;
+    for (const mesh::Plan& other : r.plans) dominated = dominated || (other.fits && dominates(other, plan));
+    if (plan.on_frontier) CHECK(!dominated);
+    // A plan left off the frontier is beaten, or equalled, by one on it.
+    bool covered = plan.on_frontier;
+    for (int i : r.frontier)
+      covered = covered || (r.plans[i].memory.total() <= plan.memory.total() && r.plans[i].step_s <= plan.step_s);
+    CHECK(covered);
+  }
+  CHECK(fitting > int(r.frontier.size()));
+  CHECK(int(r.top.size()) == std::min(fitting, mesh::kTopPlans));
+  for (std::size_t i = 1; i < r.top.size(); ++i) CHECK(r.plans[r.top[i - 1]].step_s <= r.plans[r.top[i]].step_s);
+  // Every plan is a mesh of the cluster's GPUs; tp never leaves a node unless allowed.
+  for (const mesh::Plan& plan : r.plans) {
+    CHECK(plan.choice.dp * plan.choice.tp * plan.choice.pp == 16);
+    CHECK(plan.tp.link == LinkClass::IntraNode);
+  }
+}
+
+TEST_CASE("mesh planner: the rules of thumb as verdicts against the plans that fit") {
+  PlannerInput in = seven_billion(16, 8);
+  in.workload.global_batch = 64;
+  in.workload.allow_tp_across_nodes = true;
+  const mesh::PlannerResult r = mesh::plan_all(in);
+  REQUIRE(r.rules.size() == 3);
+  // Tensor parallelism over InfiniBand (50 GB/s) loses to keeping it on NVLink (450 GB/s).
+  CHECK(r.rules[0].rule == mesh::Rule::TensorInsideNode);
+  CHECK(r.rules[0].verdict == mesh::Verdict::Agrees);
+  CHECK(r.rules[0].keeping_step_s < r.rules[0].breaking_step_s);
+  CHECK(r.plans[r.rules[0].best_breaking].tp.link == LinkClass::InterNode);
+  // ZeRO-1 and 2 send what DDP sends, so the least stage that fits is never slower.
+  CHECK(r.rules[2].rule == mesh::Rule::ZeroOnlyWhenShort);
+  CHECK(r.rules[2].verdict == mesh::Verdict::Agrees);
+  // A 7B model on 16 GPUs: tp = 8 all-reduces activations 4 times a layer; data parallelism does better.
+  CHECK(r.rules[1].rule == mesh::Rule::TensorFillsNode);
+  CHECK(r.rules[1].verdict == mesh::Verdict::Disagrees);
+  // On one node nothing crosses nodes: the first rule has no plan that breaks it.
+  const mesh::PlannerResult one_node = mesh::plan_all(seven_billion());
+  CHECK(one_node.rules[0].verdict == mesh::Verdict::NotTested);
+  CHECK(std::string(mesh::verdict_name(mesh::Verdict::Disagrees)) == "disagrees");
+}
+
+TEST_CASE("mesh planner: a model too big for the cluster has no plan that fits") {
+  PlannerInput in = seven_billion(8, 8);
+  in.model.parameters = 1e12;
+  const mesh::PlannerResult r = mesh::plan_all(in);
+  CHECK(!r.plans.empty());
+  CHECK(r.best == -1);
+  CHECK(r.frontier.empty());
+  CHECK(r.top.empty());
+  for (const mesh::RuleCheck& rule : r.rules) CHECK(rule.verdict == mesh::Verdict::NotTested);
+}
+
+TEST_CASE("mesh planner: bad input is refused naming the parameter") {
+  PlannerInput in = seven_billion();
+  in.cluster.gpus = 0;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.gpus: 0"), BadInput);
+  in = seven_billion(12, 8);
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.gpus: 12"), BadInput);
+  in = seven_billion();
+  PlanChoice c = cube(1);
+  c.pp = 3;  // 2 x 2 x 3 = 12 on 8 GPUs
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(in, c), doctest::Contains("dp x tp x pp = 2 x 2 x 3 = 12 GPUs"), BadInput);
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(in, cube(4)), doctest::Contains("plan.zero_stage: 4"), BadInput);
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(in, cube(1, 3)), doctest::Contains("plan.micro_batches: 3"), BadInput);
+  c = cube(1);
+  c.dp = 0;
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(in, c), doctest::Contains("plan.dp: 0"), BadInput);
+  in.model.heads = 3000;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("model.heads"), BadInput);
+  in = seven_billion();
+  in.workload.efficiency = 1.5;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("workload.efficiency"), BadInput);
+  in = seven_billion();
+  in.cluster.inter_node.bandwidth_gbps = 0;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.inter_node.bandwidth_gbps"), BadInput);
+  in = seven_billion(16, 8);
+  c.dp = 1;
+  c.tp = 16;
+  c.pp = 1;
+  c.micro_batches = 1;
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(in, c), doctest::Contains("workload.allow_tp_across_nodes"), BadInput);
+}
+
+TEST_CASE("mesh planner: models from the presets' reader and clusters from the datasheet table") {
+  const mesh::PlannerModel llama = mesh::planner_model("llama-2-7b");
+  CHECK(llama.parameters == double(kvcache::parameter_count(kvcache::load_preset("llama-2-7b"))));
+  CHECK(llama.layers == 32);
+  CHECK(llama.hidden == 4096);
+  CHECK(llama.heads == 32);
+  const mesh::Cluster h100 = mesh::cluster_preset("dgx-h100", 2);
+  CHECK(h100.gpus == 16);
+  CHECK(h100.gpus_per_node == 8);
+  CHECK(h100.gpu_memory_bytes == 80e9);
+  CHECK(h100.intra_node.bandwidth_gbps == 450);
+  CHECK(h100.inter_node.bandwidth_gbps == 50);
+  CHECK_THROWS_WITH_AS(mesh::cluster_preset("tpu", 1), doctest::Contains("dgx-h100"), BadInput);
+  CHECK_THROWS_WITH_AS(mesh::cluster_preset("dgx-h100", 0), doctest::Contains("nodes: 0"), BadInput);
+  CHECK_THROWS_AS(mesh::planner_model("no-such-model"), BadInput);
+  // The whole planner on a preset: Llama-2-7B on two DGX H100s at 1M tokens a step has plans that fit.
+  PlannerInput in;
+  in.model = llama;
+  in.cluster = h100;
+  in.workload.global_batch = 256;
+  in.workload.seq = 4096;
+  const mesh::PlannerResult r = mesh::plan_all(in);
+  CHECK(r.best >= 0);
+}
+
+}  // namespace dlsys
