@@ -136,6 +136,13 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   const mesh::Plan r = mesh::evaluate_plan(in, c);
   CHECK(r.compute_s == doctest::Approx(compute * 8 / 6));
   CHECK(r.tp.messages == 384);
+  // fp32 activations (the lab's own stack) send twice the bytes.
+  PlannerInput fp32 = in;
+  fp32.workload.activation_bytes = 4;
+  const mesh::Plan wide = mesh::evaluate_plan(fp32, cube(1));
+  CHECK(wide.tp.bytes_sent == 2 * p.tp.bytes_sent);
+  CHECK(wide.pp.bytes_sent == 2 * p.pp.bytes_sent);
+  CHECK(wide.dp.bytes_sent == p.dp.bytes_sent);
 }
 
 TEST_CASE("mesh planner: which link a group crosses, with tensor parallelism innermost") {
@@ -145,6 +152,26 @@ TEST_CASE("mesh planner: which link a group crosses, with tensor parallelism inn
   CHECK(mesh::group_link(16, 8, 4, 4) == LinkClass::InterNode);  // 0, 4, 8, 12
   CHECK(mesh::group_link(16, 8, 8, 2) == LinkClass::InterNode);  // dp over a node-sized replica
   CHECK(mesh::group_link(12, 4, 1, 3) == LinkClass::InterNode);  // 3 ranks do not tile nodes of 4
+  CHECK(mesh::group_link(1 << 14, 8, 1, 8) == LinkClass::IntraNode);
+  CHECK(mesh::group_link(1 << 14, 8, 1 << 12, 4) == LinkClass::InterNode);
+}
+
+TEST_CASE("mesh planner: a large cluster is planned whole") {
+  PlannerInput in = seven_billion(1024, 8);
+  in.model = {"70B", 70e9, 80, 8192, 64, "round 70e9"};
+  in.workload.global_batch = 1024;
+  const mesh::PlannerResult r = mesh::plan_all(in);
+  REQUIRE(r.best >= 0);
+  const mesh::Plan& best = r.plans[r.best];
+  CHECK(best.choice.dp * best.choice.tp * best.choice.pp == 1024);
+  CHECK(best.fits);
+  CHECK(best.tp.link == LinkClass::IntraNode);
+  // pp stages never outnumber the layers; tp always divides the heads.
+  for (const mesh::Plan& p : r.plans) {
+    CHECK(p.choice.pp <= 80);
+    CHECK(64 % p.choice.tp == 0);
+  }
+  CHECK(r.meshes_skipped > 0);
 }
 
 TEST_CASE("mesh planner: the frontier holds the best plan and no plan that another beats in memory and time") {
@@ -162,14 +189,15 @@ TEST_CASE("mesh planner: the frontier holds the best plan and no plan that anoth
   };
   int fitting = 0;
   for (const mesh::Plan& plan : r.plans) {
-    if (!plan.fits) {
+    if (!plan.fits || !plan.allowed) {
       CHECK(!plan.on_frontier);
       continue;
     }
     ++fitting;
     CHECK(plan.step_s >= r.plans[r.best].step_s);
     bool dominated = false;
-    for (const mesh::Plan& other : r.plans) dominated = dominated || (other.fits && dominates(other, plan));
+    for (const mesh::Plan& other : r.plans)
+      dominated = dominated || (other.fits && other.allowed && dominates(other, plan));
     if (plan.on_frontier) CHECK(!dominated);
     // A plan left off the frontier is beaten, or equalled, by one on it.
     bool covered = plan.on_frontier;
@@ -180,11 +208,17 @@ TEST_CASE("mesh planner: the frontier holds the best plan and no plan that anoth
   CHECK(fitting > int(r.frontier.size()));
   CHECK(int(r.top.size()) == std::min(fitting, mesh::kTopPlans));
   for (std::size_t i = 1; i < r.top.size(); ++i) CHECK(r.plans[r.top[i - 1]].step_s <= r.plans[r.top[i]].step_s);
-  // Every plan is a mesh of the cluster's GPUs; tp never leaves a node unless allowed.
+  // Every plan is a mesh of the cluster's GPUs; those whose tp crosses nodes are costed but not allowed, and never
+  // the best, on the frontier or in the table.
+  int across = 0;
   for (const mesh::Plan& plan : r.plans) {
     CHECK(plan.choice.dp * plan.choice.tp * plan.choice.pp == 16);
-    CHECK(plan.tp.link == LinkClass::IntraNode);
+    CHECK(plan.allowed == (plan.tp.link == LinkClass::IntraNode));
+    across += plan.allowed ? 0 : 1;
+    if (!plan.allowed) CHECK(!plan.on_frontier);
   }
+  CHECK(across > 0);
+  for (int i : r.top) CHECK(r.plans[i].allowed);
 }
 
 TEST_CASE("mesh planner: the rules of thumb as verdicts against the plans that fit") {
@@ -197,7 +231,15 @@ TEST_CASE("mesh planner: the rules of thumb as verdicts against the plans that f
   CHECK(r.rules[0].rule == mesh::Rule::TensorInsideNode);
   CHECK(r.rules[0].verdict == mesh::Verdict::Agrees);
   CHECK(r.rules[0].keeping_step_s < r.rules[0].breaking_step_s);
+  CHECK(r.rules[0].keeping_over_breaking == doctest::Approx(r.rules[0].keeping_step_s / r.rules[0].breaking_step_s));
   CHECK(r.plans[r.rules[0].best_breaking].tp.link == LinkClass::InterNode);
+  // Not allowing tp across nodes leaves the verdict as it was: those plans are still costed for it.
+  PlannerInput kept_inside = in;
+  kept_inside.workload.allow_tp_across_nodes = false;
+  const mesh::PlannerResult inside = mesh::plan_all(kept_inside);
+  CHECK(inside.rules[0].verdict == mesh::Verdict::Agrees);
+  CHECK(!inside.plans[inside.rules[0].best_breaking].allowed);
+  CHECK(inside.best == r.best);
   // ZeRO-1 and 2 send what DDP sends, so the least stage that fits is never slower.
   CHECK(r.rules[2].rule == mesh::Rule::ZeroOnlyWhenShort);
   CHECK(r.rules[2].verdict == mesh::Verdict::Agrees);

@@ -29,6 +29,12 @@ std::string seconds_text(double s) {
   return fmt::format("{} s", format_number(s, 3));
 }
 
+std::string rate_text(double per_s) {
+  if (per_s >= 1e6) return fmt::format("{} M", format_number(per_s / 1e6, 4));
+  if (per_s >= 1e3) return fmt::format("{} k", format_number(per_s / 1e3, 4));
+  return format_number(per_s, 4);
+}
+
 std::vector<StackPart> memory_parts() {
   return {{"16-bit weights", series_color(0)},
           {"16-bit gradients", series_color(1)},
@@ -50,10 +56,13 @@ void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
   PlotLine fits{"plans that fit", with_alpha(series_color(0), 0.55f), SeriesStyle::Markers};
   PlotLine too_big{"plans that do not fit", with_alpha(muted_text_color(), 0.35f), SeriesStyle::Markers};
   too_big.marker = MarkerShape::Square;
-  for (const mesh::Plan& p : r.plans) (p.fits ? fits : too_big).points.push_back(point_of(p));
+  PlotLine across{"tp across nodes (not allowed)", with_alpha(series_color(3), 0.45f), SeriesStyle::Markers};
+  across.marker = MarkerShape::Triangle;
+  for (const mesh::Plan& p : r.plans) (!p.fits ? too_big : !p.allowed ? across : fits).points.push_back(point_of(p));
   PlotLine frontier{"frontier: no plan is faster with less memory", theory_color(), SeriesStyle::LineAndMarkers};
   for (int i : r.frontier) frontier.points.push_back(point_of(r.plans[i]));
   if (!too_big.points.empty()) spec.lines.push_back(too_big);
+  if (!across.points.empty()) spec.lines.push_back(across);
   if (!fits.points.empty()) spec.lines.push_back(fits);
   if (!frontier.points.empty()) spec.lines.push_back(frontier);
   if (const mesh::Plan* best = best_of(r)) {
@@ -89,31 +98,32 @@ void draw_planner_top_table(const mesh::PlannerResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (int i : r.top) {
     const mesh::Plan& p = r.plans[i];
-    rows.push_back({mesh::plan_short_label(p.choice), seconds_text(p.step_s), format_number(p.tokens_per_s, 4),
-                    short_bytes(p.memory.total()), short_bytes(p.memory.model_states()),
-                    short_bytes(p.memory.activations), percent_text(p.bubble), seconds_text(p.exposed_comm_s),
-                    short_bytes(p.bytes_intra_node), short_bytes(p.bytes_inter_node)});
+    rows.push_back({mesh::plan_short_label(p.choice), seconds_text(p.step_s), rate_text(p.tokens_per_s),
+                    short_bytes(p.memory.total()), short_bytes(p.memory.activations), percent_text(p.bubble),
+                    seconds_text(p.exposed_comm_s), short_bytes(p.bytes_intra_node), short_bytes(p.bytes_inter_node)});
   }
-  draw_heading("The fastest plans that fit (dp x tp x pp, ZeRO stage, micro-batches)");
-  draw_columns_table("planner_top",
-                     {"plan", "step", "tokens/s", "memory/GPU", "model states", "activations", "bubble", "exposed comm",
-                      "sent inside node", "sent across nodes"},
-                     rows);
+  draw_heading("The fastest plans that fit: dp x tp x pp, ZeRO stage, micro-batches m; per GPU and step");
+  draw_columns_table(
+      "planner_top",
+      {"plan", "step", "tokens/s", "memory", "activations", "bubble", "exposed comm", "sent in node", "sent across"},
+      rows);
 }
 
 void draw_planner_rules(const mesh::PlannerResult& r) {
-  std::vector<std::vector<std::string>> rows;
-  for (const mesh::RuleCheck& rule : r.rules) {
-    const auto plan_text = [&](int index, double step_s) {
-      return index < 0 ? std::string("none fits")
-                       : fmt::format("{}: {}", mesh::plan_short_label(r.plans[index].choice), seconds_text(step_s));
-    };
-    rows.push_back({mesh::rule_statement(rule.rule), mesh::verdict_name(rule.verdict),
-                    plan_text(rule.best_keeping, rule.keeping_step_s),
-                    plan_text(rule.best_breaking, rule.breaking_step_s)});
-  }
   draw_heading("The course's rules of thumb against these plans");
-  draw_columns_table("planner_rules", {"rule", "verdict", "fastest keeping it", "fastest breaking it"}, rows);
+  const auto plan_text = [&](int index, double step_s) {
+    return fmt::format("{} ({})", mesh::plan_short_label(r.plans[index].choice), seconds_text(step_s));
+  };
+  for (const mesh::RuleCheck& rule : r.rules) {
+    ImGui::TextWrapped("%s: %s", mesh::rule_statement(rule.rule), mesh::verdict_name(rule.verdict));
+    if (rule.best_keeping >= 0 && rule.best_breaking >= 0)
+      draw_note(fmt::format("fastest keeping it {}, fastest breaking it {}: keeping it takes {} of the time",
+                            plan_text(rule.best_keeping, rule.keeping_step_s),
+                            plan_text(rule.best_breaking, rule.breaking_step_s),
+                            percent_text(rule.keeping_over_breaking)));
+    else
+      draw_note(rule.best_keeping < 0 ? "no plan that fits keeps it" : "no plan that fits breaks it");
+  }
 }
 
 void draw_planner_figure(const mesh::PlannerResult& r) {

@@ -68,9 +68,12 @@ struct Workload {
   std::int64_t global_batch = 0;  // B, sequences per optimizer step
   std::int64_t seq = 0;           // s, tokens per sequence
   zero::BytesPerParameter bytes_per_parameter;
-  double efficiency = 0.5;             // share of peak the matmuls reach
-  bool allow_tp_across_nodes = false;  // plans whose tensor-parallel groups cross nodes
-  bool dp_overlaps_backward = true;    // dp collectives hide behind the last micro-batch's backward pass
+  double efficiency = 0.5;      // share of peak the matmuls reach
+  double activation_bytes = 2;  // per element of an activation sent (tp, pp): 16-bit; the lab's fp32 stack 4
+  // Plans whose tensor-parallel groups cross nodes may be the best plan; when not, they are still costed (marked
+  // not allowed) so the rule "tensor parallelism inside a node" is tested against them.
+  bool allow_tp_across_nodes = false;
+  bool dp_overlaps_backward = true;  // dp collectives hide behind the last micro-batch's backward pass
 };
 
 struct PlannerInput {
@@ -131,10 +134,12 @@ struct Plan {
   double exposed_comm_s = 0;
   double step_s = 0;
   double tokens_per_s = 0;
+  bool allowed = true;  // false: tp crosses nodes and the workload does not allow it
   bool on_frontier = false;
 };
 
-// A rule of thumb against the plans that fit: the fastest plan that keeps it against the fastest that breaks it.
+// A rule of thumb against the plans that fit (allowed or not): the fastest plan that keeps it against the fastest that
+// breaks it.
 enum class Verdict {
   Agrees,     // the fastest plan that keeps the rule is as fast as any that breaks it
   Disagrees,  // a plan that breaks the rule is faster
@@ -155,18 +160,20 @@ struct RuleCheck {
   int best_keeping = -1;  // index into PlannerResult::plans, -1 when none fits
   int best_breaking = -1;
   double keeping_step_s = 0, breaking_step_s = 0;  // 0 where the plan is missing
+  double keeping_over_breaking = 0;                // keeping_step_s / breaking_step_s, 0 where either is missing
 };
 
 struct PlannerResult {
   PlannerInput input;
-  std::vector<Plan> plans;    // every plan enumerated, those that do not fit too
-  std::vector<int> frontier;  // indices of the plans that fit and no other plan beats in both memory and time,
-                              // by step time
-  int best = -1;              // the fastest plan that fits (less memory on a tie), -1 when none fits
-  std::vector<int> top;       // the fastest plans that fit, best first (at most kTopPlans)
+  std::vector<Plan> plans;  // every plan enumerated: those that do not fit and those not allowed too
+  // The frontier, the best plan and the top plans are taken from the plans that fit and are allowed ("candidates").
+  std::vector<int> frontier;  // indices of the candidates no other candidate beats in both memory and time, fastest
+                              // first
+  int best = -1;              // the fastest candidate (less memory on a tie), -1 when there is none
+  std::vector<int> top;       // the fastest candidates, best first (at most kTopPlans)
   std::vector<RuleCheck> rules;
   int meshes_skipped = 0;  // (dp, tp, pp) left out: tp not dividing the heads, pp above the layers, dp not
-                           // dividing the batch, tp across nodes when not allowed
+                           // dividing the batch
 };
 inline constexpr int kTopPlans = 10;
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "engine/errors.h"
 #include "kernels/collectives/cost_model.h"
@@ -15,8 +16,8 @@ namespace dlsys::mesh {
 
 namespace {
 
-constexpr double kActivationBytes = 2;  // 16-bit activations and their gradients on the wire
-constexpr double kSameTime = 1e-9;      // step times this close (relative) are a tie
+constexpr double kSameTime = 1e-9;                      // step times this close (relative) are a tie
+constexpr std::int64_t kMostSequences = 1'000'000'000;  // micro-batch counts stay ints
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw BadInput(message);
@@ -61,13 +62,12 @@ std::string mesh_problem(const PlannerInput& in, const PlanChoice& c) {
   if (batch % c.dp != 0)
     return fmt::format("plan.dp: {} replicas do not divide workload.global_batch {}; allowed: a divisor of the batch",
                        c.dp, batch);
-  if (!in.workload.allow_tp_across_nodes &&
-      group_link(in.cluster.gpus, in.cluster.gpus_per_node, 1, c.tp) == LinkClass::InterNode)
-    return fmt::format(
-        "plan.tp: a tensor-parallel group of {} crosses nodes of {} GPUs; allowed: groups inside a node (or set "
-        "workload.allow_tp_across_nodes)",
-        c.tp, in.cluster.gpus_per_node);
   return {};
+}
+
+bool tp_allowed(const PlannerInput& in, const PlanChoice& c) {
+  return in.workload.allow_tp_across_nodes ||
+         group_link(in.cluster.gpus, in.cluster.gpus_per_node, 1, c.tp) == LinkClass::IntraNode;
 }
 
 MemoryPerGpu memory_per_gpu(const PlannerInput& in, const PlanChoice& c, std::int64_t micro_batch,
@@ -158,6 +158,10 @@ void check_choice(const PlannerInput& in, const PlanChoice& c) {
           fmt::format("plan.zero_stage: {} is not allowed; allowed: 0, 1, 2 or 3", c.zero_stage));
   const std::string problem = mesh_problem(in, c);
   require(problem.empty(), problem);
+  require(tp_allowed(in, c),
+          fmt::format("plan.tp: a tensor-parallel group of {} crosses nodes of {} GPUs; allowed: groups inside a node "
+                      "(or set workload.allow_tp_across_nodes)",
+                      c.tp, in.cluster.gpus_per_node));
   const std::int64_t replica_batch = in.workload.global_batch / c.dp;
   require(c.micro_batches >= 1 && replica_batch % c.micro_batches == 0,
           fmt::format("plan.micro_batches: {} is not allowed; allowed: a divisor of the {} sequences each of the {} "
@@ -168,6 +172,7 @@ void check_choice(const PlannerInput& in, const PlanChoice& c) {
 Plan evaluate_checked(const PlannerInput& in, const PlanChoice& c) {
   Plan p;
   p.choice = c;
+  p.allowed = tp_allowed(in, c);
   const Cluster& cluster = in.cluster;
   p.micro_batch_sequences = in.workload.global_batch / (std::int64_t(c.dp) * c.micro_batches);
   p.layers_per_stage = (in.model.layers + c.pp - 1) / c.pp;
@@ -180,8 +185,8 @@ Plan evaluate_checked(const PlannerInput& in, const PlanChoice& c) {
   p.compute_s = p.compute_flop / (double(cluster.gpus) * cluster.peak_tflops * 1e12 * in.workload.efficiency);
   p.bubble = pipeline::theory::fill_drain_idle_fraction(c.pp, c.micro_batches);
 
-  const double activation_message =
-      kActivationBytes * double(p.micro_batch_sequences) * double(in.workload.seq) * double(in.model.hidden);
+  const double activation_message = in.workload.activation_bytes * double(p.micro_batch_sequences) *
+                                    double(in.workload.seq) * double(in.model.hidden);
   p.tp = tensor_comm(in, p, activation_message);
   p.pp = pipeline_comm(in, p, activation_message);
   p.dp = data_comm(in, p);
@@ -193,11 +198,15 @@ Plan evaluate_checked(const PlannerInput& in, const PlanChoice& c) {
   return p;
 }
 
-std::vector<int> divisors(std::int64_t n) {
-  std::vector<int> out;
-  for (std::int64_t k = 1; k <= n; ++k)
-    if (n % k == 0) out.push_back(int(k));
-  return out;
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  std::vector<std::int64_t> low, high;
+  for (std::int64_t k = 1; k * k <= n; ++k) {
+    if (n % k != 0) continue;
+    low.push_back(k);
+    if (k != n / k) high.push_back(n / k);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 bool faster(const Plan& a, const Plan& b) {
@@ -209,7 +218,7 @@ bool faster(const Plan& a, const Plan& b) {
 std::vector<int> pareto_frontier(const std::vector<Plan>& plans) {
   std::vector<int> fitting;
   for (int i = 0; i < int(plans.size()); ++i)
-    if (plans[i].fits) fitting.push_back(i);
+    if (plans[i].fits && plans[i].allowed) fitting.push_back(i);
   std::sort(fitting.begin(), fitting.end(), [&](int a, int b) {
     const double ma = plans[a].memory.total(), mb = plans[b].memory.total();
     return ma != mb ? ma < mb : plans[a].step_s < plans[b].step_s;
@@ -251,10 +260,12 @@ RuleCheck check_rule(const PlannerInput& in, const std::vector<Plan>& plans, Rul
   }
   if (r.best_keeping >= 0) r.keeping_step_s = plans[r.best_keeping].step_s;
   if (r.best_breaking >= 0) r.breaking_step_s = plans[r.best_breaking].step_s;
-  if (r.best_keeping < 0 || r.best_breaking < 0)
+  if (r.best_keeping < 0 || r.best_breaking < 0) {
     r.verdict = Verdict::NotTested;
-  else
-    r.verdict = r.keeping_step_s <= r.breaking_step_s * (1 + kSameTime) ? Verdict::Agrees : Verdict::Disagrees;
+    return r;
+  }
+  r.keeping_over_breaking = r.keeping_step_s / r.breaking_step_s;
+  r.verdict = r.keeping_over_breaking <= 1 + kSameTime ? Verdict::Agrees : Verdict::Disagrees;
   return r;
 }
 
@@ -297,7 +308,10 @@ const char* rule_statement(Rule rule) {
 }
 
 LinkClass group_link(int gpus, int gpus_per_node, int stride, int size) {
-  for (int first = 0; first < gpus; ++first) {
+  // The pattern of groups and nodes repeats every lcm(stride x size, gpus_per_node) ranks.
+  const std::int64_t period = std::lcm(std::int64_t(stride) * size, std::int64_t(gpus_per_node));
+  const int checked = int(std::min<std::int64_t>(gpus, period));
+  for (int first = 0; first < checked; ++first) {
     if ((first / stride) % size != 0) continue;  // not the group's first rank
     const int last = first + (size - 1) * stride;
     if (first / gpus_per_node != last / gpus_per_node) return LinkClass::InterNode;
@@ -325,11 +339,13 @@ void check_input(const PlannerInput& in) {
   check_link(c.intra_node, "cluster.intra_node.bandwidth_gbps", "cluster.intra_node.latency_us");
   check_link(c.inter_node, "cluster.inter_node.bandwidth_gbps", "cluster.inter_node.latency_us");
   const Workload& w = in.workload;
-  require(w.global_batch >= 1,
-          fmt::format("workload.global_batch: {} is not allowed; allowed: at least 1 sequence", w.global_batch));
+  require(w.global_batch >= 1 && w.global_batch <= kMostSequences,
+          fmt::format("workload.global_batch: {} is not allowed; allowed: 1 to {} sequences", w.global_batch,
+                      kMostSequences));
   require(w.seq >= 1, fmt::format("workload.seq: {} is not allowed; allowed: at least 1 token", w.seq));
   require(w.efficiency > 0 && w.efficiency <= 1,
           fmt::format("workload.efficiency: {} is not allowed; allowed: above 0, at most 1", w.efficiency));
+  require_positive(w.activation_bytes, "workload.activation_bytes", "bytes per element above 0");
   const zero::BytesPerParameter& b = w.bytes_per_parameter;
   require(b.weights >= 0 && b.gradients >= 0 && b.optimizer >= 0 && b.total() > 0,
           "workload.bytes_per_parameter: each part must be 0 or more and their sum above 0");
@@ -346,21 +362,21 @@ PlannerResult plan_all(const PlannerInput& in) {
   PlannerResult r;
   r.input = in;
   const int gpus = in.cluster.gpus;
-  for (int dp : divisors(gpus)) {
-    for (int tp : divisors(gpus / dp)) {
+  for (std::int64_t dp : divisors(gpus)) {
+    for (std::int64_t tp : divisors(gpus / dp)) {
       PlanChoice c;
-      c.dp = dp;
-      c.tp = tp;
-      c.pp = gpus / dp / tp;
+      c.dp = int(dp);
+      c.tp = int(tp);
+      c.pp = int(gpus / dp / tp);
       if (!mesh_problem(in, c).empty()) {
         ++r.meshes_skipped;
         continue;
       }
       const int stages = dp == 1 ? 0 : zero::kMaxStage;  // one replica: every stage is stage 0
-      for (int m : divisors(in.workload.global_batch / dp))
+      for (std::int64_t m : divisors(in.workload.global_batch / dp))
         for (int stage = 0; stage <= stages; ++stage)
           for (bool checkpointing : {false, true}) {
-            c.micro_batches = m;
+            c.micro_batches = int(m);
             c.zero_stage = stage;
             c.checkpointing = checkpointing;
             r.plans.push_back(evaluate_checked(in, c));
@@ -372,7 +388,7 @@ PlannerResult plan_all(const PlannerInput& in) {
   if (!r.frontier.empty()) r.best = r.frontier.front();
 
   for (int i = 0; i < int(r.plans.size()); ++i)
-    if (r.plans[i].fits) r.top.push_back(i);
+    if (r.plans[i].fits && r.plans[i].allowed) r.top.push_back(i);
   std::sort(r.top.begin(), r.top.end(), [&](int a, int b) { return faster(r.plans[a], r.plans[b]); });
   if (r.top.size() > std::size_t(kTopPlans)) r.top.resize(kTopPlans);
 
