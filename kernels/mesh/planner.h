@@ -20,13 +20,19 @@
 //                 recompute (the forward runs twice), each a ring: 2(t-1)/t of the message sent per rank
 //   pp            one activation forward and one gradient back per micro-batch and stage boundary: 2 m b s h x 2
 //                 bytes sent by a middle stage (no scatter-gather over the tp ranks)
-//   dp            ZeRO stages 0-2: one all-reduce of the 16-bit gradients 2 Psi / (t p) (2(d-1)/d sent); stage 3
-//                 two all-gathers of the weights and a reduce-scatter of the gradients (3(d-1)/d)
+//   dp            with m micro-batches of gradient accumulation (ZeRO's per-step counts are m = 1), G = 2 Psi/(t p)
+//                 bytes of 16-bit gradients (and of weights):
+//                   stages 0-1  gradients accumulate whole; one all-reduce, 2(d-1)/d G sent
+//                   stage 2     the gradient shard is all a rank keeps: a reduce-scatter per micro-batch and one
+//                               all-gather of the updated weights, (m + 1)(d-1)/d G
+//                   stage 3     weights gathered for each micro-batch's forward and backward, gradients
+//                               reduce-scattered per micro-batch: 3 m (d-1)/d G
 //   bubble        (p-1)/(m+p-1), the share of a 1F1B or GPipe step a stage is idle (kernels/pipeline/bubble_theory.h)
 //   step time     compute / (1 - bubble) + exposed communication, compute = k Psi B s / (G x peak x efficiency) with
 //                 k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute; tp and pp
-//                 messages are all exposed (they sit between the layers' matmuls); the dp collectives hide behind the
-//                 last micro-batch's backward pass and only what is longer shows.
+//                 messages are all exposed (they sit between the layers' matmuls); the dp collectives hide behind
+//                 the compute they are issued during (stages 0-1: the last micro-batch's backward pass; stage 2: every
+//                 backward pass; stage 3: all the compute, prefetching) and only what is longer shows.
 // Each collective costs steps x alpha + bytes / beta (kernels/collectives/cost_model.h), alpha and beta of the link
 // class its group crosses. The estimate leaves out kernels other than matmuls, memory fragmentation, embeddings'
 // uneven split and overlap that frameworks add (tp with compute, pp sends with the next micro-batch).

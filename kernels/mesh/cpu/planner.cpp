@@ -126,22 +126,43 @@ DimensionComm data_comm(const PlannerInput& in, const Plan& p) {
   const zero::BytesPerParameter& bytes = in.workload.bytes_per_parameter;
   const double gradients = bytes.gradients * psi_per_gpu, weights = bytes.weights * psi_per_gpu;
   using collectives::Op;
-  if (c.zero_stage < 3) {
-    // Stages 1 and 2 reduce-scatter the gradients and all-gather the updated weights: the two halves of a ring
-    // all-reduce, the same bytes and steps (with 16-bit weights and gradients).
-    d.messages = 1;
-    d.message_bytes = gradients;
-    d.bytes_sent = bytes_sent(Op::AllReduce, c.dp, gradients);
-    d.time_s = collective_time_s(Op::AllReduce, c.dp, gradients, link);
-  } else {
-    d.messages = 3;  // all-gather the weights for the forward pass and again for the backward, reduce-scatter grads
-    d.message_bytes = weights;
-    d.bytes_sent = 2 * bytes_sent(Op::AllGather, c.dp, weights) + bytes_sent(Op::ReduceScatter, c.dp, gradients);
-    d.time_s = 2 * collective_time_s(Op::AllGather, c.dp, weights, link) +
-               collective_time_s(Op::ReduceScatter, c.dp, gradients, link);
+  const int m = c.micro_batches;
+  const double all_gather_s = collective_time_s(Op::AllGather, c.dp, weights, link);
+  const double reduce_scatter_s = collective_time_s(Op::ReduceScatter, c.dp, gradients, link);
+  double hidden_s = 0;  // the compute the collectives are issued during
+  switch (c.zero_stage) {
+    case 0:
+    case 1:
+      // Gradients accumulate whole over the micro-batches; then one all-reduce (stage 1: its two halves, a
+      // reduce-scatter of the gradients and an all-gather of the updated weights: the same bytes and steps with
+      // 16-bit weights and gradients), during the last micro-batch's backward pass.
+      d.messages = 1;
+      d.message_bytes = gradients;
+      d.bytes_sent = bytes_sent(Op::AllReduce, c.dp, gradients);
+      d.time_s = collective_time_s(Op::AllReduce, c.dp, gradients, link);
+      hidden_s = backward_share(c.checkpointing) * p.compute_s / m;
+      break;
+    case 2:
+      // A rank keeps only its shard of the gradients, so every micro-batch's are reduce-scattered during its
+      // backward pass; the updated weights are all-gathered once.
+      d.messages = m + 1;
+      d.message_bytes = gradients;
+      d.bytes_sent = m * bytes_sent(Op::ReduceScatter, c.dp, gradients) + bytes_sent(Op::AllGather, c.dp, weights);
+      d.time_s = m * reduce_scatter_s + all_gather_s;
+      hidden_s = backward_share(c.checkpointing) * p.compute_s;
+      break;
+    default:
+      // Weights too are sharded: gathered for every micro-batch's forward pass and again for its backward pass,
+      // prefetched during the compute before.
+      d.messages = 3 * m;
+      d.message_bytes = weights;
+      d.bytes_sent =
+          m * (2 * bytes_sent(Op::AllGather, c.dp, weights) + bytes_sent(Op::ReduceScatter, c.dp, gradients));
+      d.time_s = m * (2 * all_gather_s + reduce_scatter_s);
+      hidden_s = p.compute_s;
+      break;
   }
-  const double hidden_s =
-      in.workload.dp_overlaps_backward ? backward_share(c.checkpointing) * p.compute_s / c.micro_batches : 0;
+  if (!in.workload.dp_overlaps_backward) hidden_s = 0;
   d.exposed_s = std::max(0.0, d.time_s - hidden_s);
   return d;
 }
