@@ -121,6 +121,22 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(p.dp.time_s == doctest::Approx(2 * 5e-6 + 3.5e9 / 50e9));
   CHECK(p.bytes_intra_node == 264 * S);
   CHECK(p.bytes_inter_node == 3.5e9);
+  // Pipeline outermost (Megatron-LM's rank order t + tp (d + dp p)): dp pairs {0,2} inside a node, pp pairs {0,4}
+  // across; the same bytes on the other links.
+  PlanChoice megatron = cube(1);
+  megatron.outermost = mesh::Outermost::Pipeline;
+  const mesh::Plan q = mesh::evaluate_plan(in, megatron);
+  CHECK(q.dp.link == LinkClass::IntraNode);
+  CHECK(q.pp.link == LinkClass::InterNode);
+  CHECK(q.bytes_intra_node == 256 * S + 3.5e9);
+  CHECK(q.bytes_inter_node == 8 * S);
+  CHECK(q.pp.time_s == doctest::Approx(8 * (5e-6 + S / 50e9)));
+  CHECK(mesh::plan_short_label(megatron) == "2x2x2 pp-out Z1 m4");
+  CHECK(mesh::plan_label(megatron) == "dp 2 x tp 2 x pp 2, pp outermost, ZeRO-1, 4 micro-batches");
+  CHECK(mesh::group_strides(megatron).pp == 4);
+  CHECK(mesh::group_strides(megatron).dp == 2);
+  CHECK(mesh::group_strides(cube(1)).pp == 2);
+  CHECK(mesh::group_strides(cube(1)).dp == 4);
   // One micro-batch is ZeRO's count: 2 Psi for stages 0-2, 3 Psi for stage 3 (1.5 times the all-reduce).
   for (int stage = 0; stage <= 3; ++stage)
     CHECK(mesh::evaluate_plan(in, cube(stage, 1)).dp.bytes_sent ==
@@ -227,6 +243,8 @@ TEST_CASE("mesh planner: the frontier holds the best plan and no plan that anoth
   int across = 0;
   for (const mesh::Plan& plan : r.plans) {
     CHECK(plan.choice.dp * plan.choice.tp * plan.choice.pp == 16);
+    // The second order only where it is another mesh.
+    if (plan.choice.outermost == mesh::Outermost::Pipeline) CHECK((plan.choice.dp > 1 && plan.choice.pp > 1));
     CHECK(plan.allowed == (plan.tp.link == LinkClass::IntraNode));
     across += plan.allowed ? 0 : 1;
     if (!plan.allowed) CHECK(!plan.on_frontier);
@@ -240,7 +258,12 @@ TEST_CASE("mesh planner: the rules of thumb as verdicts against the plans that f
   in.workload.global_batch = 64;
   in.workload.allow_tp_across_nodes = true;
   const mesh::PlannerResult r = mesh::plan_all(in);
-  REQUIRE(r.rules.size() == 3);
+  REQUIRE(r.rules.size() == 4);
+  CHECK(r.rules[3].rule == mesh::Rule::PipelineOutermost);
+  CHECK(r.rules[3].verdict != mesh::Verdict::NotTested);
+  CHECK(r.plans[r.rules[3].best_keeping].choice.outermost == mesh::Outermost::Pipeline);
+  CHECK(r.plans[r.rules[3].best_keeping].choice.pp > 1);
+  CHECK(r.plans[r.rules[3].best_breaking].choice.dp > 1);
   // Tensor parallelism over InfiniBand (50 GB/s) loses to keeping it on NVLink (450 GB/s).
   CHECK(r.rules[0].rule == mesh::Rule::TensorInsideNode);
   CHECK(r.rules[0].verdict == mesh::Verdict::Agrees);

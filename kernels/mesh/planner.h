@@ -6,10 +6,13 @@
 // Then the plans that fit, the frontier of memory against step time, the fastest plan, and the course's rules of
 // thumb checked against them.
 //
-// Ranks are placed tensor-parallel innermost, then pipeline, then data parallel: global rank
-//   g = t + tp (p + pp d)      for coordinates (d, t, p)
+// Ranks are placed tensor-parallel innermost, then one of the other two: for coordinates (d, t, p), global rank
+//   g = t + tp (p + pp d)      data parallelism outermost (pipeline groups fill nodes first)
+//   g = t + tp (d + dp p)      pipeline outermost: Megatron-LM's order, and the mesh lesson's
+//   (kernels/mesh/mesh_shape.h)
 // and GPUs fill nodes in order (node = g / gpus_per_node). A group whose ranks lie in more than one node crosses the
-// slower link between nodes; a collective runs at the speed of its slowest link.
+// slower link between nodes; a collective runs at the speed of its slowest link. Where dp or pp is 1 the two orders
+// are the same mesh, and only the first is listed.
 //
 // Per GPU (Psi parameters split evenly over the t p ranks of a model replica, b = B / (d m) sequences per
 // micro-batch of s tokens, h hidden, L layers, 16-bit activations):
@@ -89,14 +92,19 @@ struct PlannerInput {
 };
 
 // One way to train: the mesh and the choices on top of it.
+// Which of data and pipeline parallelism has the larger stride, so that its groups are the first to cross nodes.
+enum class Outermost { Data, Pipeline };
+
 struct PlanChoice {
   int dp = 1, tp = 1, pp = 1;
+  Outermost outermost = Outermost::Data;
   int zero_stage = 0;
   int micro_batches = 1;  // m per step, on every data-parallel replica
   bool checkpointing = false;
 };
 
-// "dp 2 x tp 2 x pp 2, ZeRO-1, 4 micro-batches, checkpointing"; short: "2x2x2 Z1 m4 ckpt" (dp x tp x pp).
+// "dp 2 x tp 2 x pp 2, pp outermost, ZeRO-1, 4 micro-batches, checkpointing"; short: "2x2x2 pp-out Z1 m4 ckpt"
+// (dp x tp x pp; the order named only where dp and pp are both above 1).
 std::string plan_label(const PlanChoice& choice);
 std::string plan_short_label(const PlanChoice& choice);
 
@@ -157,13 +165,15 @@ enum class Rule {
   TensorInsideNode,   // tensor-parallel groups inside a node
   TensorFillsNode,    // tp = GPUs per node, so pipeline and data-parallel groups are the ones across nodes
   ZeroOnlyWhenShort,  // the least ZeRO stage that fits for the mesh, micro-batches and checkpointing
+  PipelineOutermost,  // where both dp and pp are above 1: pipeline groups cross nodes before data-parallel ones
 };
 const char* rule_statement(Rule rule);
 
 struct RuleCheck {
   Rule rule = Rule::TensorInsideNode;
   Verdict verdict = Verdict::NotTested;
-  int best_keeping = -1;  // index into PlannerResult::plans, -1 when none fits
+  int best_keeping = -1;  // index into PlannerResult::plans, -1 when none fits (plans the rule does not apply to,
+                          // such as those without a pipeline for PipelineOutermost, count on neither side)
   int best_breaking = -1;
   double keeping_step_s = 0, breaking_step_s = 0;  // 0 where the plan is missing
   double keeping_over_breaking = 0;                // keeping_step_s / breaking_step_s, 0 where either is missing
@@ -190,6 +200,12 @@ void check_input(const PlannerInput& input);
 Plan evaluate_plan(const PlannerInput& input, const PlanChoice& choice);
 // Every plan, the frontier, the best plan and the rules.
 PlannerResult plan_all(const PlannerInput& input);
+
+// The stride between neighbours of each group: tp 1; pp and dp tp and tp x pp, or tp x dp and tp, by the order.
+struct GroupStrides {
+  int tp = 1, pp = 1, dp = 1;
+};
+GroupStrides group_strides(const PlanChoice& choice);
 
 // Which link class the groups of one dimension cross: ranks g0, g0 + stride, ..., g0 + (size - 1) stride for every
 // g0 whose coordinate in that dimension is 0.

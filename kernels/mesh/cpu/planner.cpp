@@ -16,6 +16,8 @@ namespace dlsys::mesh {
 
 namespace {
 
+bool order_matters(const PlanChoice& c) { return c.dp > 1 && c.pp > 1; }
+
 constexpr double kSameTime = 1e-9;                      // step times this close (relative) are a tie
 constexpr std::int64_t kMostSequences = 1'000'000'000;  // micro-batch counts stay ints
 
@@ -104,7 +106,7 @@ DimensionComm tensor_comm(const PlannerInput& in, const Plan& p, double activati
 DimensionComm pipeline_comm(const PlannerInput& in, const Plan& p, double activation_message) {
   DimensionComm d;
   d.group_size = p.choice.pp;
-  d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, p.choice.tp, p.choice.pp);
+  d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, group_strides(p.choice).pp, p.choice.pp);
   if (p.choice.pp == 1) return d;
   const Link& link = link_of(in.cluster, d.link);
   d.messages = 2 * p.choice.micro_batches;  // activations forward, gradients back: a middle stage's sends
@@ -119,7 +121,7 @@ DimensionComm data_comm(const PlannerInput& in, const Plan& p) {
   DimensionComm d;
   const PlanChoice& c = p.choice;
   d.group_size = c.dp;
-  d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, c.tp * c.pp, c.dp);
+  d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, group_strides(c).dp, c.dp);
   if (c.dp == 1) return d;
   const Link& link = link_of(in.cluster, d.link);
   const double psi_per_gpu = in.model.parameters / double(c.tp * c.pp);
@@ -251,6 +253,11 @@ std::vector<int> pareto_frontier(const std::vector<Plan>& plans) {
   return frontier;
 }
 
+// Whether a rule says anything about a plan: the order of dp and pp matters only where both are above 1.
+bool rule_applies(const Plan& p, Rule rule) {
+  return rule != Rule::PipelineOutermost || (p.choice.dp > 1 && p.choice.pp > 1);
+}
+
 bool keeps_rule(const PlannerInput& in, const Plan& p, Rule rule) {
   const PlanChoice& c = p.choice;
   switch (rule) {
@@ -258,6 +265,8 @@ bool keeps_rule(const PlannerInput& in, const Plan& p, Rule rule) {
       return p.tp.link == LinkClass::IntraNode;
     case Rule::TensorFillsNode:
       return c.tp == std::min(in.cluster.gpus_per_node, in.cluster.gpus);
+    case Rule::PipelineOutermost:
+      return c.outermost == Outermost::Pipeline;
     case Rule::ZeroOnlyWhenShort:
       for (int stage = 0; stage < c.zero_stage; ++stage) {
         PlanChoice lower = c;
@@ -275,7 +284,7 @@ RuleCheck check_rule(const PlannerInput& in, const std::vector<Plan>& plans, Rul
   RuleCheck r;
   r.rule = rule;
   for (int i = 0; i < int(plans.size()); ++i) {
-    if (!plans[i].fits) continue;
+    if (!plans[i].fits || !rule_applies(plans[i], rule)) continue;
     int& best = keeps_rule(in, plans[i], rule) ? r.best_keeping : r.best_breaking;
     if (best < 0 || faster(plans[i], plans[best])) best = i;
   }
@@ -293,13 +302,20 @@ RuleCheck check_rule(const PlannerInput& in, const std::vector<Plan>& plans, Rul
 }  // namespace
 
 std::string plan_label(const PlanChoice& c) {
-  return fmt::format("dp {} x tp {} x pp {}, ZeRO-{}, {} micro-batch{}{}", c.dp, c.tp, c.pp, c.zero_stage,
+  const char* order = !order_matters(c) ? "" : c.outermost == Outermost::Pipeline ? ", pp outermost" : ", dp outermost";
+  return fmt::format("dp {} x tp {} x pp {}{}, ZeRO-{}, {} micro-batch{}{}", c.dp, c.tp, c.pp, order, c.zero_stage,
                      c.micro_batches, c.micro_batches == 1 ? "" : "es", c.checkpointing ? ", checkpointing" : "");
 }
 
 std::string plan_short_label(const PlanChoice& c) {
-  return fmt::format("{}x{}x{} Z{} m{}{}", c.dp, c.tp, c.pp, c.zero_stage, c.micro_batches,
+  const char* order = !order_matters(c) ? "" : c.outermost == Outermost::Pipeline ? " pp-out" : " dp-out";
+  return fmt::format("{}x{}x{}{} Z{} m{}{}", c.dp, c.tp, c.pp, order, c.zero_stage, c.micro_batches,
                      c.checkpointing ? " ckpt" : "");
+}
+
+GroupStrides group_strides(const PlanChoice& c) {
+  if (c.outermost == Outermost::Pipeline) return {1, c.tp * c.dp, c.tp};
+  return {1, c.tp, c.tp * c.pp};
 }
 
 const char* link_class_name(LinkClass link) { return link == LinkClass::IntraNode ? "inside a node" : "across nodes"; }
@@ -324,6 +340,8 @@ const char* rule_statement(Rule rule) {
       return "tensor parallelism fills the node; pipeline and data parallelism go across nodes";
     case Rule::ZeroOnlyWhenShort:
       return "ZeRO only when still short of memory (the least stage that fits)";
+    case Rule::PipelineOutermost:
+      return "pipeline stages across nodes before data-parallel replicas (where the mesh has both)";
   }
   return "";
 }
@@ -394,14 +412,18 @@ PlannerResult plan_all(const PlannerInput& in) {
         continue;
       }
       const int stages = dp == 1 ? 0 : zero::kMaxStage;  // one replica: every stage is stage 0
-      for (std::int64_t m : divisors(in.workload.global_batch / dp))
-        for (int stage = 0; stage <= stages; ++stage)
-          for (bool checkpointing : {false, true}) {
-            c.micro_batches = int(m);
-            c.zero_stage = stage;
-            c.checkpointing = checkpointing;
-            r.plans.push_back(evaluate_checked(in, c));
-          }
+      for (Outermost outermost : {Outermost::Data, Outermost::Pipeline}) {
+        c.outermost = outermost;
+        if (outermost == Outermost::Pipeline && !order_matters(c)) continue;  // the same mesh again
+        for (std::int64_t m : divisors(in.workload.global_batch / dp))
+          for (int stage = 0; stage <= stages; ++stage)
+            for (bool checkpointing : {false, true}) {
+              c.micro_batches = int(m);
+              c.zero_stage = stage;
+              c.checkpointing = checkpointing;
+              r.plans.push_back(evaluate_checked(in, c));
+            }
+      }
     }
   }
   r.frontier = pareto_frontier(r.plans);
@@ -413,7 +435,7 @@ PlannerResult plan_all(const PlannerInput& in) {
   std::sort(r.top.begin(), r.top.end(), [&](int a, int b) { return faster(r.plans[a], r.plans[b]); });
   if (r.top.size() > std::size_t(kTopPlans)) r.top.resize(kTopPlans);
 
-  for (Rule rule : {Rule::TensorInsideNode, Rule::TensorFillsNode, Rule::ZeroOnlyWhenShort})
+  for (Rule rule : {Rule::TensorInsideNode, Rule::TensorFillsNode, Rule::ZeroOnlyWhenShort, Rule::PipelineOutermost})
     r.rules.push_back(check_rule(in, r.plans, rule));
   return r;
 }
