@@ -110,16 +110,17 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(p.tp.messages == 256);
   CHECK(p.tp.bytes_sent == 256 * S);
   CHECK(p.tp.time_s == doctest::Approx(256 * (2 * 2e-6 + S / 450e9)));
-  // pp: an activation forward and a gradient back per micro-batch.
+  // pp: an activation forward and a gradient back per micro-batch; with two stages each sends one of the two.
   CHECK(p.pp.link == LinkClass::IntraNode);
-  CHECK(p.pp.bytes_sent == 8 * S);
-  CHECK(p.pp.time_s == doctest::Approx(8 * (2e-6 + S / 450e9)));
+  CHECK(p.pp.messages == 4);
+  CHECK(p.pp.bytes_sent == 4 * S);
+  CHECK(p.pp.time_s == doctest::Approx(4 * (2e-6 + S / 450e9)));
   // dp, ZeRO-1: the 16-bit gradients of Psi / 4, all-reduced by a ring of 2: 2(d-1)/d x 3.5e9 B, ZeRO's count.
   CHECK(p.dp.link == LinkClass::InterNode);
   CHECK(p.dp.bytes_sent == 3.5e9);
   CHECK(p.dp.bytes_sent == 2 * zero::ring_comm_elements_per_step(1, 7e9 / 4, 2));
   CHECK(p.dp.time_s == doctest::Approx(2 * 5e-6 + 3.5e9 / 50e9));
-  CHECK(p.bytes_intra_node == 264 * S);
+  CHECK(p.bytes_intra_node == 260 * S);
   CHECK(p.bytes_inter_node == 3.5e9);
   // Pipeline outermost (Megatron-LM's rank order t + tp (d + dp p)): dp pairs {0,2} inside a node, pp pairs {0,4}
   // across; the same bytes on the other links.
@@ -129,8 +130,8 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(q.dp.link == LinkClass::IntraNode);
   CHECK(q.pp.link == LinkClass::InterNode);
   CHECK(q.bytes_intra_node == 256 * S + 3.5e9);
-  CHECK(q.bytes_inter_node == 8 * S);
-  CHECK(q.pp.time_s == doctest::Approx(8 * (5e-6 + S / 50e9)));
+  CHECK(q.bytes_inter_node == 4 * S);
+  CHECK(q.pp.time_s == doctest::Approx(4 * (5e-6 + S / 50e9)));
   CHECK(mesh::plan_short_label(megatron) == "2x2x2 pp-out Z1 m4");
   CHECK(mesh::plan_label(megatron) == "dp 2 x tp 2 x pp 2, pp outermost, ZeRO-1, 4 micro-batches");
   CHECK(mesh::group_strides(megatron).pp == 4);
@@ -173,6 +174,33 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(wide.tp.bytes_sent == 2 * p.tp.bytes_sent);
   CHECK(wide.pp.bytes_sent == 2 * p.pp.bytes_sent);
   CHECK(wide.dp.bytes_sent == p.dp.bytes_sent);
+}
+
+TEST_CASE("mesh planner: the mesh lesson's stack, an MLP block a layer in fp32 with SGD, in the planner's terms") {
+  // 2 x 2 x 2 ranks, 4 layers of W1 (64, 256) and W2 (256, 64), 32 rows in 2 micro-batches: 8 rows of h = 64 each.
+  PlannerInput in = seven_billion(8, 8);
+  in.model = {"stack", 4.0 * 2 * 64 * 256, 4, 64, 64, "the mesh lesson's defaults", 1};
+  in.workload.global_batch = 32;
+  in.workload.seq = 1;
+  in.workload.activation_bytes = 4;
+  in.workload.bytes_per_parameter = {4, 4, 0};  // fp32 weights and gradients, plain SGD
+  in.workload.dp_buckets = 2;                   // one a layer of the stage
+  const mesh::Plan p = mesh::evaluate_plan(in, cube(0, 2));
+  const double rows_h_4 = 8.0 * 64 * 4;
+  CHECK(p.tp.messages == 8);  // one all-reduce forward and one backward, per layer of the stage and micro-batch
+  CHECK(p.tp.bytes_sent == 8 * rows_h_4);
+  CHECK(p.pp.messages == 2);  // two stages: each sends its m activations or m gradients
+  CHECK(p.pp.bytes_sent == 2 * rows_h_4);
+  CHECK(p.dp.messages == 2);
+  CHECK(p.dp.bytes_sent == 4.0 * 2 * 2 * 64 * 128);  // the shard's fp32 gradients, 2(d-1)/d = 1
+  CHECK(p.memory.weights == 4.0 * 2 * 2 * 64 * 128);
+  CHECK(p.memory.optimizer == 0);
+  // A deeper pipeline's middle stages send both ways.
+  PlanChoice deep;
+  deep.pp = 4;
+  deep.dp = 2;
+  deep.micro_batches = 2;
+  CHECK(mesh::evaluate_plan(in, deep).pp.messages == 4);
 }
 
 TEST_CASE("mesh planner: which link a group crosses, with tensor parallelism innermost") {
@@ -323,6 +351,12 @@ TEST_CASE("mesh planner: bad input is refused naming the parameter") {
   in = seven_billion();
   in.workload.efficiency = 1.5;
   CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("workload.efficiency"), BadInput);
+  in = seven_billion();
+  in.model.tp_all_reduces_per_pass = 0;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("model.tp_all_reduces_per_pass"), BadInput);
+  in = seven_billion();
+  in.workload.dp_buckets = 0;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("workload.dp_buckets"), BadInput);
   in = seven_billion();
   in.cluster.inter_node.bandwidth_gbps = 0;
   CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.inter_node.bandwidth_gbps"), BadInput);

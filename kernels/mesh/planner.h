@@ -21,8 +21,9 @@
 //                 tensor::model_activation_bytes (Korthikanti et al. 2023) with t ranks, no or full recompute
 //   tp            Megatron-LM: 2 all-reduces of b s h x 2 bytes per layer forward and 2 backward, 2 more with
 //                 recompute (the forward runs twice), each a ring: 2(t-1)/t of the message sent per rank
-//   pp            one activation forward and one gradient back per micro-batch and stage boundary: 2 m b s h x 2
-//                 bytes sent by a middle stage (no scatter-gather over the tp ranks)
+//   pp            one activation forward and one gradient back per micro-batch and stage boundary: the busiest stage
+//                 sends 2 m messages of b s h x 2 bytes (m where p = 2: each stage has one neighbour); no
+//                 scatter-gather over the tp ranks
 //   dp            with m micro-batches of gradient accumulation (ZeRO's per-step counts are m = 1), G = 2 Psi/(t p)
 //                 bytes of 16-bit gradients (and of weights):
 //                   stages 0-1  gradients accumulate whole; one all-reduce, 2(d-1)/d G sent
@@ -53,6 +54,10 @@ struct PlannerModel {
   double parameters = 0;  // Psi
   std::int64_t layers = 0, hidden = 0, heads = 0;
   std::string source;  // where the numbers come from
+  // Tensor-parallel all-reduces per layer in each direction: 2 for a transformer layer (after the attention's output
+  // projection and after the MLP, and their mirrors backward), 1 for an MLP block alone (the mesh lesson's stack:
+  // set heads = hidden there, as nothing else limits tp; the activation formula stays a transformer layer's).
+  int tp_all_reduces_per_pass = 2;
 };
 
 // A link class as the alpha-beta model sees it: per GPU, per direction.
@@ -82,7 +87,8 @@ struct Workload {
   // Plans whose tensor-parallel groups cross nodes may be the best plan; when not, they are still costed (marked
   // not allowed) so the rule "tensor parallelism inside a node" is tested against them.
   bool allow_tp_across_nodes = false;
-  bool dp_overlaps_backward = true;  // dp collectives hide behind the last micro-batch's backward pass
+  bool dp_overlaps_backward = true;  // dp collectives hide behind the compute they are issued during
+  int dp_buckets = 1;  // ZeRO 0-1: the gradients all-reduced in this many equal buckets (each costs its latency)
 };
 
 struct PlannerInput {

@@ -93,7 +93,8 @@ DimensionComm tensor_comm(const PlannerInput& in, const Plan& p, double activati
   d.group_size = p.choice.tp;
   d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, 1, p.choice.tp);
   if (p.choice.tp == 1) return d;
-  const int per_layer = p.choice.checkpointing ? 6 : 4;  // 2 forward + 2 backward (+ 2 in the recomputed forward)
+  // Forward, backward, and the forward again when it is recomputed.
+  const int per_layer = in.model.tp_all_reduces_per_pass * (p.choice.checkpointing ? 3 : 2);
   d.messages = per_layer * int(p.layers_per_stage) * p.choice.micro_batches;
   d.message_bytes = activation_message;
   d.bytes_sent = d.messages * bytes_sent(collectives::Op::AllReduce, p.choice.tp, activation_message);
@@ -109,7 +110,8 @@ DimensionComm pipeline_comm(const PlannerInput& in, const Plan& p, double activa
   d.link = group_link(in.cluster.gpus, in.cluster.gpus_per_node, group_strides(p.choice).pp, p.choice.pp);
   if (p.choice.pp == 1) return d;
   const Link& link = link_of(in.cluster, d.link);
-  d.messages = 2 * p.choice.micro_batches;  // activations forward, gradients back: a middle stage's sends
+  const int neighbours = p.choice.pp == 2 ? 1 : 2;  // the busiest stage's: m activations or m gradients to each
+  d.messages = neighbours * p.choice.micro_batches;
   d.message_bytes = activation_message;
   d.bytes_sent = d.messages * activation_message;
   d.time_s = d.messages * (link.latency_us * 1e-6 + activation_message / (link.bandwidth_gbps * 1e9));
@@ -138,10 +140,10 @@ DimensionComm data_comm(const PlannerInput& in, const Plan& p) {
       // Gradients accumulate whole over the micro-batches; then one all-reduce (stage 1: its two halves, a
       // reduce-scatter of the gradients and an all-gather of the updated weights: the same bytes and steps with
       // 16-bit weights and gradients), during the last micro-batch's backward pass.
-      d.messages = 1;
-      d.message_bytes = gradients;
-      d.bytes_sent = bytes_sent(Op::AllReduce, c.dp, gradients);
-      d.time_s = collective_time_s(Op::AllReduce, c.dp, gradients, link);
+      d.messages = in.workload.dp_buckets;
+      d.message_bytes = gradients / d.messages;
+      d.bytes_sent = d.messages * bytes_sent(Op::AllReduce, c.dp, d.message_bytes);
+      d.time_s = d.messages * collective_time_s(Op::AllReduce, c.dp, d.message_bytes, link);
       hidden_s = backward_share(c.checkpointing) * p.compute_s / m;
       break;
     case 2:
@@ -365,6 +367,10 @@ void check_input(const PlannerInput& in) {
   require(m.hidden >= 1, fmt::format("model.hidden: {} is not allowed; allowed: at least 1", m.hidden));
   require(m.heads >= 1 && m.hidden % m.heads == 0,
           fmt::format("model.heads: {} is not allowed; allowed: a divisor of model.hidden ({})", m.heads, m.hidden));
+  require(
+      m.tp_all_reduces_per_pass >= 1,
+      fmt::format("model.tp_all_reduces_per_pass: {} is not allowed; allowed: at least 1 (2 for a transformer layer)",
+                  m.tp_all_reduces_per_pass));
   const Cluster& c = in.cluster;
   require(c.gpus >= 1, fmt::format("cluster.gpus: {} is not allowed; allowed: at least 1", c.gpus));
   require(c.gpus_per_node >= 1,
@@ -385,6 +391,7 @@ void check_input(const PlannerInput& in) {
   require(w.efficiency > 0 && w.efficiency <= 1,
           fmt::format("workload.efficiency: {} is not allowed; allowed: above 0, at most 1", w.efficiency));
   require_positive(w.activation_bytes, "workload.activation_bytes", "bytes per element above 0");
+  require(w.dp_buckets >= 1, fmt::format("workload.dp_buckets: {} is not allowed; allowed: at least 1", w.dp_buckets));
   const zero::BytesPerParameter& b = w.bytes_per_parameter;
   require(b.weights >= 0 && b.gradients >= 0 && b.optimizer >= 0 && b.total() > 0,
           "workload.bytes_per_parameter: each part must be 0 or more and their sum above 0");
