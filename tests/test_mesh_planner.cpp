@@ -390,7 +390,19 @@ TEST_CASE("mesh planner: models from the presets' reader and clusters from the d
   in.workload.global_batch = 256;
   in.workload.seq = 4096;
   const mesh::PlannerResult r = mesh::plan_all(in);
-  CHECK(r.best >= 0);
+  REQUIRE(r.best >= 0);
+  // Each verdict follows from its two step times; here ZeRO-2 beats the least stage that fits by well under 5%:
+  // its reduce-scatters hide behind every backward pass, the all-reduce only behind the last.
+  for (const mesh::RuleCheck& rule : r.rules) {
+    if (rule.verdict == mesh::Verdict::NotTested) continue;
+    const double ratio = rule.keeping_over_breaking;
+    CHECK(rule.verdict == (ratio <= 1 + 1e-9               ? mesh::Verdict::Agrees
+                           : ratio < 1 + mesh::kCloseShare ? mesh::Verdict::Close
+                                                           : mesh::Verdict::Disagrees));
+  }
+  const mesh::RuleCheck& zero_rule = r.rules[2];
+  CHECK(zero_rule.verdict == mesh::Verdict::Close);
+  CHECK(r.plans[zero_rule.best_breaking].choice.zero_stage == 2);
 }
 
 }  // namespace dlsys

@@ -129,11 +129,11 @@ void draw_planner_rules(const mesh::PlannerResult& r) {
 void draw_planner_figure(const mesh::PlannerResult& r) {
   draw_planner_scatter(r);
   ImGui::Spacing();
+  draw_planner_frontier_memory(r, main_figure_height() * kSecondFigureShare);
+  ImGui::Spacing();
   draw_planner_top_table(r);
   ImGui::Spacing();
   draw_planner_rules(r);
-  ImGui::Spacing();
-  draw_planner_frontier_memory(r, main_figure_height() * kSecondFigureShare);
 }
 
 }  // namespace dlsys::gui

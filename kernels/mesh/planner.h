@@ -162,10 +162,13 @@ struct Plan {
 // breaks it.
 enum class Verdict {
   Agrees,     // the fastest plan that keeps the rule is as fast as any that breaks it
-  Disagrees,  // a plan that breaks the rule is faster
+  Close,      // a plan that breaks it is faster, by less than kCloseShare: more than this estimate can tell apart
+  Disagrees,  // a plan that breaks the rule is faster by kCloseShare or more
   NotTested,  // no plan that fits keeps it, or none breaks it
 };
-const char* verdict_name(Verdict verdict);  // "agrees", "disagrees", "not tested"
+const char* verdict_name(Verdict verdict);  // "agrees", "close", "disagrees", "not tested"
+// The step-time gap below which a broken rule is called close: the estimate leaves out more than this.
+inline constexpr double kCloseShare = 0.05;
 
 enum class Rule {
   TensorInsideNode,   // tensor-parallel groups inside a node

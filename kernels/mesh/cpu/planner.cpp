@@ -297,7 +297,9 @@ RuleCheck check_rule(const PlannerInput& in, const std::vector<Plan>& plans, Rul
     return r;
   }
   r.keeping_over_breaking = r.keeping_step_s / r.breaking_step_s;
-  r.verdict = r.keeping_over_breaking <= 1 + kSameTime ? Verdict::Agrees : Verdict::Disagrees;
+  r.verdict = r.keeping_over_breaking <= 1 + kSameTime    ? Verdict::Agrees
+              : r.keeping_over_breaking < 1 + kCloseShare ? Verdict::Close
+                                                          : Verdict::Disagrees;
   return r;
 }
 
@@ -326,6 +328,8 @@ const char* verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::Agrees:
       return "agrees";
+    case Verdict::Close:
+      return "close";
     case Verdict::Disagrees:
       return "disagrees";
     case Verdict::NotTested:
