@@ -85,9 +85,9 @@ void draw_planner_frontier_memory(const mesh::PlannerResult& r, float height) {
   std::vector<StackedBar> bars;
   for (std::size_t k = 0; k < r.frontier.size() && k < std::size_t(mesh::kTopPlans); ++k) {
     const mesh::Plan& p = r.plans[r.frontier[k]];
-    bars.push_back({mesh::plan_short_label(p.choice), memory_values(p.memory)});
+    bars.push_back({seconds_text(p.step_s), memory_values(p.memory)});  // the plans are in the scatter
   }
-  const std::string title = "The frontier's plans, fastest first: memory per GPU by kind";
+  const std::string title = "The frontier's plans by step time, fastest first: memory per GPU by kind";
   begin_figure();
   draw_stacked_bars(memory_parts(), bars, height, r.input.cluster.gpu_memory_bytes,
                     fmt::format("GPU memory {}", short_bytes(r.input.cluster.gpu_memory_bytes)), 0, title);

@@ -10,7 +10,7 @@ namespace dlsys::gui {
 // GPU's memory as a guide, the best plan named. `height` 0: the step's main figure height.
 void draw_planner_scatter(const mesh::PlannerResult& result, float height = 0);
 // The frontier's plans, fastest first (at most mesh::kTopPlans), their memory per GPU stacked by kind against the
-// GPU's memory.
+// GPU's memory, each named by its step time.
 void draw_planner_frontier_memory(const mesh::PlannerResult& result, float height);
 // The fastest plans that fit: the mesh, step time, tokens per second, memory by kind, bubble, exposed communication
 // and the bytes per link class.
