@@ -50,16 +50,16 @@ std::vector<double> memory_values(const mesh::MemoryPerGpu& m) {
 
 void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
   const mesh::Cluster& cluster = r.input.cluster;
-  const std::string title = fmt::format("{} on {} GPUs ({}): memory per GPU against step time, every plan",
-                                        r.input.model.name, cluster.gpus, cluster.name);
+  const std::string title =
+      fmt::format("Every plan for {} on {} GPUs: memory against step time", r.input.model.name, cluster.gpus);
   PlotSpec spec{title, {"estimated step time", "s", true}, {"memory per GPU", "GB", true}, {}, {}};
-  PlotLine fits{"plans that fit", with_alpha(series_color(0), 0.55f), SeriesStyle::Markers};
-  PlotLine too_big{"plans that do not fit", with_alpha(muted_text_color(), 0.35f), SeriesStyle::Markers};
+  PlotLine fits{"fits", with_alpha(series_color(0), 0.55f), SeriesStyle::Markers};
+  PlotLine too_big{"does not fit", with_alpha(muted_text_color(), 0.35f), SeriesStyle::Markers};
   too_big.marker = MarkerShape::Square;
-  PlotLine across{"tp across nodes (not allowed)", with_alpha(series_color(3), 0.45f), SeriesStyle::Markers};
+  PlotLine across{"tp across nodes", with_alpha(series_color(3), 0.45f), SeriesStyle::Markers};
   across.marker = MarkerShape::Triangle;
   for (const mesh::Plan& p : r.plans) (!p.fits ? too_big : !p.allowed ? across : fits).points.push_back(point_of(p));
-  PlotLine frontier{"frontier: no plan is faster with less memory", theory_color(), SeriesStyle::LineAndMarkers};
+  PlotLine frontier{"frontier", theory_color(), SeriesStyle::LineAndMarkers};
   for (int i : r.frontier) frontier.points.push_back(point_of(r.plans[i]));
   if (!too_big.points.empty()) spec.lines.push_back(too_big);
   if (!across.points.empty()) spec.lines.push_back(across);
@@ -77,6 +77,10 @@ void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
                          warning_color()});
   spec.size = {0, height > 0 ? height : main_figure_height()};
   draw_plot("planner_scatter", spec);
+  draw_note(fmt::format(
+      "{}, {} GPUs a node. The frontier: plans no other plan beats in both memory and time. Step time = compute / "
+      "(1 - bubble) + the communication not hidden by compute, each collective steps x alpha + bytes / beta.",
+      cluster.name, cluster.gpus_per_node));
   if (r.best < 0)
     draw_warning_band("No plan fits in the GPU's memory: more GPUs, a shorter sequence or a smaller batch.");
 }
