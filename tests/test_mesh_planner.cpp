@@ -22,7 +22,7 @@ using mesh::PlannerInput;
 // 7e9 parameters in Llama-2-7B's shape (32 layers, hidden 4096, 32 heads) on one node of eight 80 GB GPUs.
 PlannerInput seven_billion(int gpus = 8, int gpus_per_node = 8) {
   PlannerInput in;
-  in.model = {"7B", 7e9, 32, 4096, 32, "round 7e9"};
+  in.model = {.name = "7B", .parameters = 7e9, .layers = 32, .hidden = 4096, .heads = 32, .source = "7e9"};
   in.cluster.name = "test";
   in.cluster.gpus = gpus;
   in.cluster.gpus_per_node = gpus_per_node;
@@ -161,6 +161,11 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(p.dp.exposed_s == doctest::Approx(dp_exposed));
   CHECK(p.step_s == doctest::Approx(compute / 0.8 + p.tp.time_s + p.pp.time_s + dp_exposed));
   CHECK(p.tokens_per_s == doctest::Approx(16 * 4096 / p.step_s));
+  // A mixture of experts computes with its active parameters only.
+  PlannerInput sparse = in;
+  sparse.model.active_parameters = 7e9 / 4;
+  CHECK(mesh::evaluate_plan(sparse, cube(1)).compute_s == doctest::Approx(compute / 4));
+  CHECK(mesh::evaluate_plan(sparse, cube(1)).memory.model_states() == p.memory.model_states());
   // Checkpointing recomputes the forward pass: 8 instead of 6 FLOP per parameter and token, 2 more all-reduces.
   PlanChoice c = cube(1);
   c.checkpointing = true;
@@ -179,7 +184,13 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
 TEST_CASE("mesh planner: the mesh lesson's stack, an MLP block a layer in fp32 with SGD, in the planner's terms") {
   // 2 x 2 x 2 ranks, 4 layers of W1 (64, 256) and W2 (256, 64), 32 rows in 2 micro-batches: 8 rows of h = 64 each.
   PlannerInput in = seven_billion(8, 8);
-  in.model = {"stack", 4.0 * 2 * 64 * 256, 4, 64, 64, "the mesh lesson's defaults", 1};
+  in.model = {.name = "stack",
+              .parameters = 4.0 * 2 * 64 * 256,
+              .layers = 4,
+              .hidden = 64,
+              .heads = 64,
+              .source = "the mesh lesson's defaults",
+              .tp_all_reduces_per_pass = 1};
   in.workload.global_batch = 32;
   in.workload.seq = 1;
   in.workload.activation_bytes = 4;
@@ -216,7 +227,7 @@ TEST_CASE("mesh planner: which link a group crosses, with tensor parallelism inn
 
 TEST_CASE("mesh planner: a large cluster is planned whole") {
   PlannerInput in = seven_billion(1024, 8);
-  in.model = {"70B", 70e9, 80, 8192, 64, "round 70e9"};
+  in.model = {.name = "70B", .parameters = 70e9, .layers = 80, .hidden = 8192, .heads = 64, .source = "70e9"};
   in.workload.global_batch = 1024;
   const mesh::PlannerResult r = mesh::plan_all(in);
   REQUIRE(r.best >= 0);
@@ -383,6 +394,14 @@ TEST_CASE("mesh planner: models from the presets' reader and clusters from the d
   CHECK_THROWS_WITH_AS(mesh::cluster_preset("tpu", 1), doctest::Contains("dgx-h100"), BadInput);
   CHECK_THROWS_WITH_AS(mesh::cluster_preset("dgx-h100", 0), doctest::Contains("nodes: 0"), BadInput);
   CHECK_THROWS_AS(mesh::planner_model("no-such-model"), BadInput);
+  // A mixture of experts: memory holds every expert, FLOPs count the active parameters (Mixtral's "13B" of 47B).
+  const mesh::PlannerModel mixtral = mesh::planner_model("mixtral-8x7b");
+  const auto count = kvcache::count_parameters(kvcache::load_preset("mixtral-8x7b"));
+  REQUIRE(count.has_value());
+  CHECK(mixtral.parameters == double(count->total));
+  CHECK(mixtral.active_parameters == double(count->active));
+  CHECK(mixtral.active_parameters < mixtral.parameters / 3);
+  CHECK(llama.active_parameters == 0);
   // The whole planner on a preset: Llama-2-7B on two DGX H100s at 1M tokens a step has plans that fit.
   PlannerInput in;
   in.model = llama;

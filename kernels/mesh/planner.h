@@ -33,13 +33,15 @@
 //                               reduce-scattered per micro-batch: 3 m (d-1)/d G
 //   bubble        (p-1)/(m+p-1), the share of a 1F1B or GPipe step a stage is idle (kernels/pipeline/bubble_theory.h)
 //   step time     compute / (1 - bubble) + exposed communication, compute = k Psi B s / (G x peak x efficiency) with
-//                 k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute; tp and pp
+//                 k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute, and Psi the
+//                 parameters a token multiplies by (a mixture of experts' active ones; memory counts all); tp and pp
 //                 messages are all exposed (they sit between the layers' matmuls); the dp collectives hide behind
 //                 the compute they are issued during (stages 0-1: the last micro-batch's backward pass; stage 2: every
 //                 backward pass; stage 3: all the compute, prefetching) and only what is longer shows.
 // Each collective costs steps x alpha + bytes / beta (kernels/collectives/cost_model.h), alpha and beta of the link
-// class its group crosses. The estimate leaves out kernels other than matmuls, memory fragmentation, embeddings'
-// uneven split and overlap that frameworks add (tp with compute, pp sends with the next micro-batch).
+// class its group crosses. The estimate leaves out kernels other than matmuls, memory fragmentation, ZeRO-3's
+// gathered layer and the collectives' buffers, embeddings' uneven split, expert parallelism (a mixture of experts is
+// split like a dense model), and overlap that frameworks add (tp with compute, pp sends with the next micro-batch).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,7 +53,8 @@ namespace dlsys::mesh {
 // The model as the planner needs it: its parameter count and the shape that sizes activations and pipeline stages.
 struct PlannerModel {
   std::string name;
-  double parameters = 0;  // Psi
+  double parameters = 0;         // Psi: every weight, for memory and the data-parallel collectives
+  double active_parameters = 0;  // the weights one token multiplies by, for FLOPs; 0: all of them (a dense model)
   std::int64_t layers = 0, hidden = 0, heads = 0;
   std::string source;  // where the numbers come from
   // Tensor-parallel all-reduces per layer in each direction: 2 for a transformer layer (after the attention's output

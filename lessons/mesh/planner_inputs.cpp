@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
+
 #include "engine/errors.h"
 #include "kernels/hardware/hardware_math.h"
 #include "lessons/kvcache/gpu_specs.h"
@@ -45,6 +47,8 @@ PlannerModel planner_model(const std::string& preset, const std::string& config_
   PlannerModel model;
   model.name = config.name;
   model.parameters = double(kvcache::parameter_count(config));  // throws BadInput naming what the file lacks
+  const std::optional<kvcache::ParameterCount> count = kvcache::count_parameters(config);
+  if (config.experts.any() && count && count->active_known) model.active_parameters = double(count->active);
   model.layers = config.layers;
   model.hidden = config.hidden;
   model.heads = config.heads;

@@ -206,7 +206,8 @@ Plan evaluate_checked(const PlannerInput& in, const PlanChoice& c) {
   p.fits = p.memory.total() <= cluster.gpu_memory_bytes;
 
   const double tokens = double(in.workload.global_batch) * double(in.workload.seq);
-  p.compute_flop = flop_per_parameter_token(c.checkpointing) * in.model.parameters * tokens;
+  const double active = in.model.active_parameters > 0 ? in.model.active_parameters : in.model.parameters;
+  p.compute_flop = flop_per_parameter_token(c.checkpointing) * active * tokens;
   p.compute_s = p.compute_flop / (double(cluster.gpus) * cluster.peak_tflops * 1e12 * in.workload.efficiency);
   p.bubble = pipeline::theory::fill_drain_idle_fraction(c.pp, c.micro_batches);
 
@@ -367,6 +368,9 @@ LinkClass group_link(int gpus, int gpus_per_node, int stride, int size) {
 void check_input(const PlannerInput& in) {
   const PlannerModel& m = in.model;
   require_positive(m.parameters, "model.parameters");
+  require(m.active_parameters >= 0 && m.active_parameters <= m.parameters,
+          fmt::format("model.active_parameters: {} is not allowed; allowed: 0 (all of them) up to model.parameters",
+                      m.active_parameters));
   require(m.layers >= 1, fmt::format("model.layers: {} is not allowed; allowed: at least 1", m.layers));
   require(m.hidden >= 1, fmt::format("model.hidden: {} is not allowed; allowed: at least 1", m.hidden));
   require(m.heads >= 1 && m.hidden % m.heads == 0,
