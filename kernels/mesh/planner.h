@@ -29,8 +29,8 @@
 //                   stages 0-1  gradients accumulate whole; one all-reduce, 2(d-1)/d G sent
 //                   stage 2     the gradient shard is all a rank keeps: a reduce-scatter per micro-batch and one
 //                               all-gather of the updated weights, (m + 1)(d-1)/d G
-//                   stage 3     weights gathered for each micro-batch's forward and backward, gradients
-//                               reduce-scattered per micro-batch: 3 m (d-1)/d G
+//                   stage 3     each layer's weights gathered for each micro-batch's forward and backward, its
+//                               gradients reduce-scattered per micro-batch: 3 m (d-1)/d G in 3 m L/p collectives
 //   bubble        (p-1)/(m+p-1), the share of a 1F1B or GPipe step a stage is idle (kernels/pipeline/bubble_theory.h)
 //   step time     compute / (1 - bubble) + exposed communication, compute = k Psi B s / (G x peak x efficiency) with
 //                 k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute, and Psi the

@@ -131,8 +131,6 @@ DimensionComm data_comm(const PlannerInput& in, const Plan& p) {
   const double gradients = bytes.gradients * psi_per_gpu, weights = bytes.weights * psi_per_gpu;
   using collectives::Op;
   const int m = c.micro_batches;
-  const double all_gather_s = collective_time_s(Op::AllGather, c.dp, weights, link);
-  const double reduce_scatter_s = collective_time_s(Op::ReduceScatter, c.dp, gradients, link);
   double hidden_s = 0;  // the compute the collectives are issued during
   switch (c.zero_stage) {
     case 0:
@@ -152,19 +150,25 @@ DimensionComm data_comm(const PlannerInput& in, const Plan& p) {
       d.messages = m + 1;
       d.message_bytes = gradients;
       d.bytes_sent = m * bytes_sent(Op::ReduceScatter, c.dp, gradients) + bytes_sent(Op::AllGather, c.dp, weights);
-      d.time_s = m * reduce_scatter_s + all_gather_s;
+      d.time_s = m * collective_time_s(Op::ReduceScatter, c.dp, gradients, link) +
+                 collective_time_s(Op::AllGather, c.dp, weights, link);
       hidden_s = backward_share(c.checkpointing) * p.compute_s;
       break;
-    default:
-      // Weights too are sharded: gathered for every micro-batch's forward pass and again for its backward pass,
-      // prefetched during the compute before.
-      d.messages = 3 * m;
-      d.message_bytes = weights;
+    default: {
+      // Weights too are sharded: each layer's are gathered for every micro-batch's forward pass and again for its
+      // backward pass (prefetched during the layer before), and its gradients reduce-scattered: 3 collectives a layer
+      // and micro-batch, each paying its latency.
+      const double layers = double(p.layers_per_stage);
+      d.messages = 3 * m * int(p.layers_per_stage);
+      d.message_bytes = weights / layers;
       d.bytes_sent =
           m * (2 * bytes_sent(Op::AllGather, c.dp, weights) + bytes_sent(Op::ReduceScatter, c.dp, gradients));
-      d.time_s = m * (2 * all_gather_s + reduce_scatter_s);
+      d.time_s = m * layers *
+                 (2 * collective_time_s(Op::AllGather, c.dp, weights / layers, link) +
+                  collective_time_s(Op::ReduceScatter, c.dp, gradients / layers, link));
       hidden_s = p.compute_s;
       break;
+    }
   }
   if (!in.workload.dp_overlaps_backward) hidden_s = 0;
   d.exposed_s = std::max(0.0, d.time_s - hidden_s);
