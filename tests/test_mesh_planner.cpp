@@ -242,6 +242,16 @@ TEST_CASE("mesh planner: a large cluster is planned whole") {
     CHECK(64 % p.choice.tp == 0);
   }
   CHECK(r.meshes_skipped > 0);
+  // Micro-batch counts are listed up to kMostListedMicroBatches; a plan with more is still evaluated on request.
+  in.workload.global_batch = 1 << 14;
+  const mesh::PlannerResult many = mesh::plan_all(in);
+  int most = 0;
+  for (const mesh::Plan& p : many.plans) most = std::max(most, p.choice.micro_batches);
+  CHECK(most == mesh::kMostListedMicroBatches);
+  PlanChoice wide;
+  wide.dp = 1024;
+  wide.micro_batches = 16;
+  CHECK(mesh::evaluate_plan(in, wide).micro_batch_sequences == 1);
 }
 
 TEST_CASE("mesh planner: the frontier holds the best plan and no plan that another beats in memory and time") {
@@ -347,6 +357,8 @@ TEST_CASE("mesh planner: bad input is refused naming the parameter") {
   PlannerInput in = seven_billion();
   in.cluster.gpus = 0;
   CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.gpus: 0"), BadInput);
+  in.cluster.gpus = mesh::kMostGpus * 2;
+  CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("allowed: 1 to 65536"), BadInput);
   in = seven_billion(12, 8);
   CHECK_THROWS_WITH_AS(mesh::plan_all(in), doctest::Contains("cluster.gpus: 12"), BadInput);
   in = seven_billion();

@@ -204,6 +204,10 @@ struct PlannerResult {
                            // dividing the batch
 };
 inline constexpr int kTopPlans = 10;
+// Bounds that keep the list of plans to a few hundred thousand at most: the GPUs of a cluster, and the micro-batch
+// counts plan_all lists (those dividing the replica's batch, up to this many; evaluate_plan takes any).
+inline constexpr int kMostGpus = 65536;
+inline constexpr int kMostListedMicroBatches = 1024;
 
 // Throws BadInput naming the first bad field of the model, cluster or workload.
 void check_input(const PlannerInput& input);

@@ -384,7 +384,8 @@ void check_input(const PlannerInput& in) {
       fmt::format("model.tp_all_reduces_per_pass: {} is not allowed; allowed: at least 1 (2 for a transformer layer)",
                   m.tp_all_reduces_per_pass));
   const Cluster& c = in.cluster;
-  require(c.gpus >= 1, fmt::format("cluster.gpus: {} is not allowed; allowed: at least 1", c.gpus));
+  require(c.gpus >= 1 && c.gpus <= kMostGpus,
+          fmt::format("cluster.gpus: {} is not allowed; allowed: 1 to {}", c.gpus, kMostGpus));
   require(c.gpus_per_node >= 1,
           fmt::format("cluster.gpus_per_node: {} is not allowed; allowed: at least 1", c.gpus_per_node));
   require(c.gpus <= c.gpus_per_node || c.gpus % c.gpus_per_node == 0,
@@ -434,7 +435,8 @@ PlannerResult plan_all(const PlannerInput& in) {
       for (Outermost outermost : {Outermost::Data, Outermost::Pipeline}) {
         c.outermost = outermost;
         if (outermost == Outermost::Pipeline && !order_matters(c)) continue;  // the same mesh again
-        for (std::int64_t m : divisors(in.workload.global_batch / dp))
+        for (std::int64_t m : divisors(in.workload.global_batch / dp)) {
+          if (m > kMostListedMicroBatches) break;  // divisors come in increasing order
           for (int stage = 0; stage <= stages; ++stage)
             for (bool checkpointing : {false, true}) {
               c.micro_batches = int(m);
@@ -442,6 +444,7 @@ PlannerResult plan_all(const PlannerInput& in) {
               c.checkpointing = checkpointing;
               r.plans.push_back(evaluate_checked(in, c));
             }
+        }
       }
     }
   }
