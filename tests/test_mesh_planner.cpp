@@ -262,6 +262,11 @@ TEST_CASE("mesh planner: the frontier holds the best plan and no plan that anoth
   REQUIRE(!r.frontier.empty());
   CHECK(std::find(r.frontier.begin(), r.frontier.end(), r.best) != r.frontier.end());
   CHECK(r.frontier.front() == r.best);
+  CHECK(mesh::find_plan(r, r.plans[r.best].choice) == r.best);
+  PlanChoice unlisted;
+  unlisted.dp = 16;
+  unlisted.micro_batches = 3;  // does not divide the 4 sequences of a replica
+  CHECK(mesh::find_plan(r, unlisted) == -1);
   CHECK(r.top.front() == r.best);
   const auto dominates = [](const mesh::Plan& a, const mesh::Plan& b) {
     const bool no_worse = a.memory.total() <= b.memory.total() && a.step_s <= b.step_s;

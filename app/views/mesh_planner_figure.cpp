@@ -48,7 +48,7 @@ std::vector<double> memory_values(const mesh::MemoryPerGpu& m) {
 
 }  // namespace
 
-void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
+void draw_planner_scatter(const mesh::PlannerResult& r, float height, int marked, const std::string& marked_name) {
   const mesh::Cluster& cluster = r.input.cluster;
   const std::string title =
       fmt::format("Every plan for {} on {} GPUs: memory against step time", r.input.model.name, cluster.gpus);
@@ -70,6 +70,14 @@ void draw_planner_scatter(const mesh::PlannerResult& r, float height) {
     mark.marker = MarkerShape::Diamond;
     mark.label_points = true;
     mark.points.push_back(point_of(*best));
+    spec.lines.push_back(mark);
+  }
+  if (marked >= 0 && marked < int(r.plans.size())) {
+    PlotLine mark{fmt::format("{}: {}", marked_name, mesh::plan_short_label(r.plans[marked].choice)), run_color(1),
+                  SeriesStyle::Markers};
+    mark.marker = MarkerShape::Square;
+    mark.label_points = true;
+    mark.points.push_back(point_of(r.plans[marked]));
     spec.lines.push_back(mark);
   }
   spec.guides.push_back({false, cluster.gpu_memory_bytes / 1e9,

@@ -216,6 +216,9 @@ void check_input(const PlannerInput& input);
 Plan evaluate_plan(const PlannerInput& input, const PlanChoice& choice);
 // Every plan, the frontier, the best plan and the rules.
 PlannerResult plan_all(const PlannerInput& input);
+// The index in result.plans of the plan with this choice, -1 when plan_all did not list it (a mesh it skipped, a
+// micro-batch count above kMostListedMicroBatches, the second order where it is the same mesh).
+int find_plan(const PlannerResult& result, const PlanChoice& choice);
 
 // The stride between neighbours of each group: tp 1; pp and dp tp and tp x pp, or tp x dp and tp, by the order.
 struct GroupStrides {

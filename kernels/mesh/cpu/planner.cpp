@@ -416,6 +416,17 @@ Plan evaluate_plan(const PlannerInput& in, const PlanChoice& choice) {
   return evaluate_checked(in, choice);
 }
 
+int find_plan(const PlannerResult& r, const PlanChoice& c) {
+  for (int i = 0; i < int(r.plans.size()); ++i) {
+    const PlanChoice& p = r.plans[i].choice;
+    const bool same_order = p.outermost == c.outermost || !order_matters(c);
+    if (p.dp == c.dp && p.tp == c.tp && p.pp == c.pp && same_order && p.zero_stage == c.zero_stage &&
+        p.micro_batches == c.micro_batches && p.checkpointing == c.checkpointing)
+      return i;
+  }
+  return -1;
+}
+
 PlannerResult plan_all(const PlannerInput& in) {
   check_input(in);
   PlannerResult r;
