@@ -161,6 +161,8 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   const double dp_exposed = std::max(0.0, p.dp.time_s - compute / 4 * 4 / 6);
   CHECK(p.dp.exposed_s == doctest::Approx(dp_exposed));
   CHECK(p.step_s == doctest::Approx(compute / 0.8 + p.tp.time_s + p.pp.time_s + dp_exposed));
+  CHECK(p.bubble_s == doctest::Approx(compute * 0.25));
+  CHECK(p.step_s == doctest::Approx(p.compute_s + p.bubble_s + p.exposed_comm_s));
   CHECK(p.tokens_per_s == doctest::Approx(16 * 4096 / p.step_s));
   // A mixture of experts computes with its active parameters only.
   PlannerInput sparse = in;

@@ -106,19 +106,38 @@ void draw_planner_frontier_memory(const mesh::PlannerResult& r, float height) {
   end_figure(title);
 }
 
+void draw_planner_time_breakdown(const mesh::PlannerResult& r, float height) {
+  const std::vector<StackPart> parts = {{"compute", series_color(0)},
+                                        {"pipeline bubble", muted_text_color()},
+                                        {"tp all-reduces", series_color(1)},
+                                        {"pp sends", series_color(2)},
+                                        {"dp collectives not hidden", series_color(3)}};
+  std::vector<StackedBar> bars;
+  for (std::size_t k = 0; k < r.top.size(); ++k) {
+    const mesh::Plan& p = r.plans[r.top[k]];
+    bars.push_back(
+        {fmt::format("#{}", k + 1), {p.compute_s, p.bubble_s, p.tp.exposed_s, p.pp.exposed_s, p.dp.exposed_s}});
+  }
+  const std::string title = "Where the fastest plans' step time goes (numbered as in the table)";
+  begin_figure();
+  draw_stacked_bars(parts, bars, height, 0, "", 0, title, seconds_text);
+  end_figure(title);
+}
+
 void draw_planner_top_table(const mesh::PlannerResult& r) {
   std::vector<std::vector<std::string>> rows;
-  for (int i : r.top) {
-    const mesh::Plan& p = r.plans[i];
-    rows.push_back({mesh::plan_short_label(p.choice), seconds_text(p.step_s), rate_text(p.tokens_per_s),
-                    short_bytes(p.memory.total()), short_bytes(p.memory.activations), percent_text(p.bubble),
-                    seconds_text(p.exposed_comm_s), short_bytes(p.bytes_intra_node), short_bytes(p.bytes_inter_node)});
+  for (std::size_t k = 0; k < r.top.size(); ++k) {
+    const mesh::Plan& p = r.plans[r.top[k]];
+    rows.push_back({fmt::format("#{}", k + 1), mesh::plan_short_label(p.choice), seconds_text(p.step_s),
+                    rate_text(p.tokens_per_s), short_bytes(p.memory.total()), short_bytes(p.memory.activations),
+                    percent_text(p.bubble), seconds_text(p.exposed_comm_s), short_bytes(p.bytes_intra_node),
+                    short_bytes(p.bytes_inter_node)});
   }
   draw_heading("The fastest plans that fit: dp x tp x pp, ZeRO stage, micro-batches m; per GPU and step");
-  draw_columns_table(
-      "planner_top",
-      {"plan", "step", "tokens/s", "memory", "activations", "bubble", "exposed comm", "sent in node", "sent across"},
-      rows);
+  draw_columns_table("planner_top",
+                     {"", "plan", "step", "tokens/s", "memory", "activations", "bubble", "exposed comm", "sent in node",
+                      "sent across"},
+                     rows);
 }
 
 void draw_planner_rules(const mesh::PlannerResult& r) {
@@ -142,6 +161,8 @@ void draw_planner_figure(const mesh::PlannerResult& r) {
   draw_planner_scatter(r);
   ImGui::Spacing();
   draw_planner_frontier_memory(r, main_figure_height() * kSecondFigureShare);
+  ImGui::Spacing();
+  draw_planner_time_breakdown(r, main_figure_height() * kSecondFigureShare);
   ImGui::Spacing();
   draw_planner_top_table(r);
   ImGui::Spacing();

@@ -17,6 +17,9 @@ void draw_planner_scatter(const mesh::PlannerResult& result, float height = 0, i
 // The frontier's plans, fastest first (at most mesh::kTopPlans), their memory per GPU stacked by kind against the
 // GPU's memory, each named by its step time.
 void draw_planner_frontier_memory(const mesh::PlannerResult& result, float height);
+// The fastest plans that fit (#1 to #10, as the table numbers them): their step time stacked as compute, the bubble
+// and the exposed tp, pp and dp communication.
+void draw_planner_time_breakdown(const mesh::PlannerResult& result, float height);
 // The fastest plans that fit: the mesh, step time, tokens per second, memory by kind, bubble, exposed communication
 // and the bytes per link class.
 void draw_planner_top_table(const mesh::PlannerResult& result);

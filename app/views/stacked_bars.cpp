@@ -25,7 +25,8 @@ std::string short_bytes(double bytes) {
 // Vertical stacked bars at the cursor, labelled with their totals, a dashed limit line (a GPU's memory) when
 // `limit` > 0, and a key of the parts under them.
 void draw_stacked_bars(const std::vector<StackPart>& kinds, const std::vector<StackedBar>& bars, float height,
-                       double limit, const std::string& limit_label, float chart_width, const std::string& title) {
+                       double limit, const std::string& limit_label, float chart_width, const std::string& title,
+                       TotalText total_text) {
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   double top = limit;
   for (const StackedBar& b : bars) top = std::max(top, b.total());
@@ -57,7 +58,7 @@ void draw_stacked_bars(const std::vector<StackPart>& kinds, const std::vector<St
       draw->AddRectFilled({x0, y - h}, {x1, y}, with_alpha(kinds[k].color, 0.85f));
       y -= h;
     }
-    const std::string total = short_bytes(bars[i].total());
+    const std::string total = total_text(bars[i].total());
     const ImVec2 ts = ImGui::CalcTextSize(total.c_str());
     draw->AddText({cx - ts.x / 2, y - ts.y - 2 * s}, text_color(), total.c_str());
     const ImVec2 ls = ImGui::CalcTextSize(bars[i].label.c_str());

@@ -29,8 +29,10 @@ std::string short_bytes(double bytes);
 
 // At the cursor, `height` points tall (at least a few lines), `chart_width` wide (0: the available width); the limit
 // line is drawn when `limit` > 0.
+// `total_text` writes each bar's total (bytes by default).
+using TotalText = std::string (*)(double total);
 void draw_stacked_bars(const std::vector<StackPart>& parts, const std::vector<StackedBar>& bars, float height,
                        double limit = 0, const std::string& limit_label = "", float chart_width = 0,
-                       const std::string& title = "");
+                       const std::string& title = "", TotalText total_text = short_bytes);
 
 }  // namespace dlsys::gui

@@ -152,6 +152,7 @@ struct Plan {
   double bytes_intra_node = 0;  // sent by one GPU per step, by link class
   double bytes_inter_node = 0;
   double bubble = 0;        // (p-1)/(m+p-1)
+  double bubble_s = 0;      // the idle time it adds: compute_s x bubble / (1 - bubble)
   double compute_flop = 0;  // per step, whole cluster
   double compute_s = 0;     // without the bubble
   double exposed_comm_s = 0;
