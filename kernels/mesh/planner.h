@@ -85,7 +85,10 @@ struct Workload {
   std::int64_t global_batch = 0;  // B, sequences per optimizer step
   std::int64_t seq = 0;           // s, tokens per sequence
   zero::BytesPerParameter bytes_per_parameter;
-  double efficiency = 0.5;      // share of peak the matmuls reach
+  // The share of peak the model's FLOPs run at while nothing waits, assumed. Whole runs, waits included, report
+  // 0.38-0.46 as "model FLOPs utilisation" (PaLM 540B 46.2%, Chowdhery et al. 2022; Llama 3 405B 38-43%, the
+  // Llama 3 report, 2024), so the default sits a little above.
+  double efficiency = 0.5;
   double activation_bytes = 2;  // per element of an activation sent (tp, pp): 16-bit; the lab's fp32 stack 4
   // Plans whose tensor-parallel groups cross nodes may be the best plan; when not, they are still costed (marked
   // not allowed) so the rule "tensor parallelism inside a node" is tested against them.
