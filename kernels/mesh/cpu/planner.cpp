@@ -59,6 +59,11 @@ std::string mesh_problem(const PlannerInput& in, const PlanChoice& c) {
   if (in.model.heads % c.tp != 0)
     return fmt::format("plan.tp: {} does not divide the model's {} heads; allowed: a divisor of the heads", c.tp,
                        in.model.heads);
+  if (in.workload.sequence_parallel && in.workload.seq % c.tp != 0)
+    return fmt::format(
+        "plan.tp: {} does not divide workload.seq {}; allowed with sequence parallelism: a divisor of "
+        "the sequence",
+        c.tp, in.workload.seq);
   if (c.pp > in.model.layers)
     return fmt::format("plan.pp: {} stages for {} layers; allowed: at most one stage per layer", c.pp, in.model.layers);
   if (batch % c.dp != 0)
@@ -72,13 +77,21 @@ bool tp_allowed(const PlannerInput& in, const PlanChoice& c) {
          group_link(in.cluster.gpus, in.cluster.gpus_per_node, 1, c.tp) == LinkClass::IntraNode;
 }
 
+bool sequence_parallel(const PlannerInput& in, const PlanChoice& c) {
+  return in.workload.sequence_parallel && c.tp > 1;
+}
+
 MemoryPerGpu memory_per_gpu(const PlannerInput& in, const PlanChoice& c, std::int64_t micro_batch,
                             std::int64_t layers_per_stage, int in_flight) {
   const double psi_per_gpu = in.model.parameters / double(c.tp * c.pp);
   const zero::ModelStateBytes states =
       zero::model_state_bytes(c.zero_stage, psi_per_gpu, c.dp, in.workload.bytes_per_parameter);
-  const tensor::LayerShape shape{
-      .batch = micro_batch, .seq = in.workload.seq, .hidden = in.model.hidden, .heads = in.model.heads, .ranks = c.tp};
+  const tensor::LayerShape shape{.batch = micro_batch,
+                                 .seq = in.workload.seq,
+                                 .hidden = in.model.hidden,
+                                 .heads = in.model.heads,
+                                 .ranks = c.tp,
+                                 .sequence_parallel = sequence_parallel(in, c)};
   MemoryPerGpu m;
   m.weights = states.weights;
   m.gradients = states.gradients;
@@ -95,11 +108,14 @@ DimensionComm tensor_comm(const PlannerInput& in, const Plan& p, double activati
   if (p.choice.tp == 1) return d;
   // Forward, backward, and the forward again when it is recomputed.
   const int per_layer = in.model.tp_all_reduces_per_pass * (p.choice.checkpointing ? 3 : 2);
-  d.messages = per_layer * int(p.layers_per_stage) * p.choice.micro_batches;
+  const int collectives_each = sequence_parallel(in, p.choice) ? 2 : 1;  // reduce-scatter + all-gather
+  d.messages = collectives_each * per_layer * int(p.layers_per_stage) * p.choice.micro_batches;
   d.message_bytes = activation_message;
-  d.bytes_sent = d.messages * bytes_sent(collectives::Op::AllReduce, p.choice.tp, activation_message);
-  d.time_s = d.messages * collective_time_s(collectives::Op::AllReduce, p.choice.tp, activation_message,
-                                            link_of(in.cluster, d.link));
+  // A ring all-reduce is a reduce-scatter and an all-gather: the same bytes and time either way.
+  const int all_reduces = d.messages / collectives_each;
+  d.bytes_sent = all_reduces * bytes_sent(collectives::Op::AllReduce, p.choice.tp, activation_message);
+  d.time_s = all_reduces * collective_time_s(collectives::Op::AllReduce, p.choice.tp, activation_message,
+                                             link_of(in.cluster, d.link));
   d.exposed_s = d.time_s;
   return d;
 }
@@ -112,9 +128,10 @@ DimensionComm pipeline_comm(const PlannerInput& in, const Plan& p, double activa
   const Link& link = link_of(in.cluster, d.link);
   const int neighbours = p.choice.pp == 2 ? 1 : 2;  // the busiest stage's: m activations or m gradients to each
   d.messages = neighbours * p.choice.micro_batches;
-  d.message_bytes = activation_message;
-  d.bytes_sent = d.messages * activation_message;
-  d.time_s = d.messages * (link.latency_us * 1e-6 + activation_message / (link.bandwidth_gbps * 1e9));
+  // With sequence parallelism each tp rank holds, and sends, s / t of the positions.
+  d.message_bytes = activation_message / (sequence_parallel(in, p.choice) ? p.choice.tp : 1);
+  d.bytes_sent = d.messages * d.message_bytes;
+  d.time_s = d.messages * (link.latency_us * 1e-6 + d.message_bytes / (link.bandwidth_gbps * 1e9));
   d.exposed_s = d.time_s;
   return d;
 }
