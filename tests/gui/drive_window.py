@@ -165,17 +165,20 @@ def lesson_switch_walk(items):
     return items + items[-2::-1] + [items[(i * stride) % n] for i in range(1, n + 1)]
 
 
-def scroll_sidebar_to(app, lesson):
-    """Where the list of lessons is longer than the sidebar, turns the wheel over it until the lesson is in sight."""
+def scroll_list_to(app, lesson, container):
+    """Where the list of lessons is longer than its container (the sidebar, or the whole window for the lesson
+    drop-down, whose items are named like the sidebar's), turns the wheel over it until the lesson is in sight."""
     for _ in range(30):
-        widgets = app.stable()["widgets"]
-        side, item = widgets.get("sidebar"), widgets[f"sidebar/{lesson}"]
-        if side is None or (item[1] >= side[1] and item[3] <= side[3]):
+        state = app.stable()
+        widgets = state["widgets"]
+        side = widgets.get(container) if container else None
+        side, item = side or [0, 0] + state["window"], widgets[f"sidebar/{lesson}"]
+        if item[1] >= side[1] and item[3] <= side[3]:
             return
-        xdotool("mousemove", "--window", app.window, int((side[0] + side[2]) / 2), int((side[1] + side[3]) / 2))
+        xdotool("mousemove", "--window", app.window, int((item[0] + item[2]) / 2), int((side[1] + side[3]) / 2))
         xdotool("click", 5 if item[3] > side[3] else 4)
         try:
-            app.wait(lambda s, r=item: s["widgets"][f"sidebar/{lesson}"] != r, "the sidebar to scroll", 1.5)
+            app.wait(lambda s, r=item: s["widgets"][f"sidebar/{lesson}"] != r, "the list to scroll", 1.5)
         except Failure:
             return
 
@@ -184,8 +187,10 @@ def choose_lesson(app, lesson):
     """Clicks the lesson in the sidebar, or in the lesson drop-down where the window has no sidebar."""
     if f"sidebar/{lesson}" not in app.settle(1)["widgets"]:
         app.click("lesson_menu")
+        app.rect(f"sidebar/{lesson}")
+        scroll_list_to(app, lesson, None)
     else:
-        scroll_sidebar_to(app, lesson)
+        scroll_list_to(app, lesson, "sidebar")
     app.click(f"sidebar/{lesson}")
     app.wait(lambda s: s["lesson"] == lesson, f"lesson {lesson}")
 
