@@ -60,6 +60,8 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& time
   bool f = false, b = false, w = false, reverse = false, later_chunk = false;
   // Collectives and optimizer steps (the data-parallel lessons' timelines), in the order they are listed.
   static const std::pair<const char*, const char*> kOtherKinds[] = {{"all_reduce", "AR all-reduce"},
+                                                                    {"tp_all_reduce", "tp all-reduce"},
+                                                                    {"dp_all_reduce", "dp all-reduce (a bucket)"},
                                                                     {"reduce_scatter", "RS reduce-scatter"},
                                                                     {"all_gather", "AG all-gather"},
                                                                     {"optimizer", "optimizer step"},

@@ -20,6 +20,7 @@ const StepViews& serving_step_views();
 const StepViews& zero_step_views();
 const StepViews& checkpointing_step_views();
 const StepViews& lora_step_views();
+const StepViews& mesh_step_views();
 
 const StepViews* find_step_views(const std::string& lesson_id) {
   struct Entry {
@@ -44,6 +45,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"checkpointing", checkpointing_step_views},
       {"lora", lora_step_views},
       {"hardware", hardware_step_views},
+      {"mesh", mesh_step_views},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.lesson_id) return &entry.views();
