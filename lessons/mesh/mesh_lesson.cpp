@@ -102,8 +102,7 @@ void MeshLesson::check_params(const MeshParams& p, BackendKind) const {
         "parameters 'dp', 'tp', 'pp': {} x {} x {} = {} ranks; allowed: at most {} (each rank is a thread with its own "
         "OpenBLAS buffer)",
         p.dp, p.tp, p.pp, p.dp * p.tp * p.pp, kMostRanks));
-  if (const std::string problem = mesh::model_problem(p.model()); !problem.empty())
-    throw BadInput(problem + "; allowed: values that divide evenly");
+  if (const std::string problem = mesh::model_problem(p.model()); !problem.empty()) throw BadInput(problem);
 }
 
 RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind) const {
@@ -174,9 +173,11 @@ std::string MeshLesson::text_report(const RunResult& result) const {
                        k.total_bytes);
   }
   out += fmt::format(
-      "benchmark: step {} (median of {} timed), all-reduces {} of the ranks' time; bytes {}, memory {}; weights against one "
+      "benchmark: step {} (median of {} timed), all-reduces {} of the ranks' time; bytes {}, memory {}; weights "
+      "against one "
       "device: max |dW - dW_one| / max |dW_one| = {} ({} {}), replicas {}\n",
-      format_duration_us(m->step_us), m->losses.size() > 1 ? m->losses.size() - 1 : 1, format_number(100 * m->comm_share, 3) + " %",
+      format_duration_us(m->step_us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
+      format_number(100 * m->comm_share, 3) + " %",
       m->bytes_match ? "equal to the closed forms" : "DIFFER from the closed forms",
       m->memory_match ? "equal to the formula" : "DIFFERS from the formula", format_number(m->update_max_rel_err, 3),
       m->within_tolerance ? "below" : "NOT below", format_number(t->update_tolerance, 3),

@@ -217,6 +217,18 @@ echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tm
 expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
 expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
 expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
+# The mesh lesson: more than eight ranks, a mesh that does not divide the model or the batch, sizes out of range.
+expect 2 "parameters 'dp', 'tp', 'pp': 4 x 2 x 2 = 16 ranks; allowed: at most 8" run mesh --set dp=4
+expect 2 "parameter 'dp': value '9' is not allowed" run mesh --set dp=9
+expect 2 "parameter 'tp': value '0' is not allowed" run mesh --set tp=0
+expect 2 "parameter 'layers': value '7' is not a multiple of pp = 2" run mesh --set layers=7
+expect 2 "parameter 'hidden': value '66' is not a multiple of tp = 4" run mesh --set hidden=66 --set tp=4 --set dp=1
+expect 2 "parameter 'batch': value '30' is not a multiple of dp x micro_batches = 2 x 4" run mesh --set batch=30
+expect 2 "parameter 'micro_batches': value '0' is not allowed" run mesh --set micro_batches=0
+expect 2 "parameter 'steps': value '51' is not allowed" run mesh --set steps=51
+expect 2 "of host memory is available" run mesh --set hidden=2048 --set layers=64 --set batch=4096
+expect 2 "more than max_minutes" run mesh --set hidden=512 --set layers=64 --set batch=4096 --set steps=50 \
+  --set max_minutes=0.1
 # The hardware lesson: sweeps outside what it allows, a sweep that does not go up, runs longer than the limit.
 expect 2 "parameter 'min_working_set': value '1KiB' is not allowed" run hardware --set min_working_set=1KiB
 expect 2 "parameter 'max_working_set': value '3GiB' is not allowed" run hardware --set max_working_set=3GiB

@@ -13,16 +13,20 @@ std::string model_problem(const MeshModel& m) {
   const MeshShape& s = m.mesh;
   if (s.dp < 1 || s.tp < 1 || s.pp < 1) return "parameters 'dp', 'tp', 'pp': each must be at least 1";
   if (m.layers % s.pp != 0)
-    return fmt::format("parameter 'layers': value '{}' is not a multiple of pp = {}, so the stages would differ",
-                       m.layers, s.pp);
+    return fmt::format(
+        "parameter 'layers': value '{}' is not a multiple of pp = {}, so the stages would differ; allowed: a multiple "
+        "of pp",
+        m.layers, s.pp);
   if (m.hidden % s.tp != 0)
-    return fmt::format("parameter 'hidden': value '{}' is not a multiple of tp = {}, so the shards would differ",
-                       m.hidden, s.tp);
+    return fmt::format(
+        "parameter 'hidden': value '{}' is not a multiple of tp = {}, so the shards would differ; allowed: a multiple "
+        "of tp",
+        m.hidden, s.tp);
   if (m.batch % (s.dp * m.micro_batches) != 0)
     return fmt::format(
         "parameter 'batch': value '{}' is not a multiple of dp x micro_batches = {} x {}, so the micro-batches "
-        "would differ",
-        m.batch, s.dp, m.micro_batches);
+        "would differ; allowed: a multiple of {}",
+        m.batch, s.dp, m.micro_batches, s.dp * m.micro_batches);
   return "";
 }
 
