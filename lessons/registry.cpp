@@ -45,8 +45,8 @@ const std::vector<const Lesson*>& all_lessons() {
   static const LoraLesson lora;
   static const MeshLesson mesh;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion,  &hardware, &bubble,    &schedules, &allreduce,     &tensor, &ddp,
-      &zero,   &mesh,     &flash,   &kvcache,  &serving,   &precision, &quant,         &checkpointing, &lora,
+      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,        &ddp,
+      &zero,   &mesh,     &flash,  &kvcache,  &serving, &precision, &quant,     &checkpointing, &lora,
   };
   return lessons;
 }
