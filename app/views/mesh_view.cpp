@@ -92,7 +92,7 @@ void draw_mesh(const ViewContext& ctx) {
   end_figure(fmt::format("the mesh, dp x tp x pp = {} x {} x {}", t.dp, t.tp, t.pp));
   draw_value_table(
       "mesh", {{"ranks", fmt::format("{} = {} x {} x {}", t.ranks, t.dp, t.tp, t.pp)},
-               {"rank number", "t + tp (d + dp p): tp ranks adjacent (one node), pipeline across nodes"},
+               {"rank number", "t + tp (d + dp p): a tp group on adjacent ranks"},
                {"groups", fmt::format("{} tp groups of {}, {} dp groups of {}, {} pipelines of {}", t.dp * t.pp, t.tp,
                                       t.tp * t.pp, t.dp, t.dp * t.tp, t.pp)},
                {"each rank holds", fmt::format("{} of {} layers, {} of the 4h = {} hidden columns", t.layers_per_stage,
@@ -115,7 +115,6 @@ void draw_timeline(const ViewContext& ctx) {
   const bool measured = m != nullptr && !ctx.result->timelines.empty();
   const Timeline& timeline = measured ? ctx.result->timelines.front() : steps->simulated;
   if (!measured) draw_needs_run(ctx, "time every rank's ops; until then, the step simulated in cost units");
-  draw_heading(timeline.name);
   span_tooltip(timeline,
                draw_timeline_alone(measured ? "mesh_measured" : "mesh_simulated", timeline, main_figure_height()));
   const MeshTheory& t = steps->theory;
@@ -146,17 +145,19 @@ void draw_bytes(const ViewContext& ctx) {
   const MeshMeasured* m = measured_of(ctx);
   std::vector<Bar> bars;
   const auto add = [&](const std::string& what, std::int64_t formula, const std::int64_t* counted, int color) {
-    bars.push_back({what + ", closed form", double(formula), theory_color(), bytes_text(formula)});
+    bars.push_back({what + ": formula", double(formula), theory_color(), bytes_text(formula)});
     if (counted != nullptr)
-      bars.push_back({what + ", counted", double(*counted), series_color(color),
+      bars.push_back({what + ": counted", double(*counted), series_color(color),
                       fmt::format("{}{}", bytes_text(*counted), *counted == formula ? " (equal)" : " (DIFFERENT)")});
   };
-  add(fmt::format("a tp group ({} ranks)", t.tp), t.tp_group_bytes, m ? &m->tp_group_bytes : nullptr, 0);
-  add(fmt::format("a dp group ({} ranks)", t.dp), t.dp_group_bytes, m ? &m->dp_group_bytes : nullptr, 1);
-  add("the pipelines (every rank)", t.pp_bytes, m ? &m->pp_bytes : nullptr, 2);
+  add("tp group", t.tp_group_bytes, m ? &m->tp_group_bytes : nullptr, 0);
+  add("dp group", t.dp_group_bytes, m ? &m->dp_group_bytes : nullptr, 1);
+  add("pipelines", t.pp_bytes, m ? &m->pp_bytes : nullptr, 2);
   double largest = 1;
   for (const Bar& b : bars) largest = std::max(largest, b.value);
-  draw_bars(bars, {.full_scale = largest, .title = "bytes sent in one step, fp32", .height = main_figure_height()});
+  draw_bars(bars, {.full_scale = largest,
+                   .title = "bytes sent in one step, fp32: group 0 of each kind (the others send the same)",
+                   .height = main_figure_height()});
   if (m == nullptr) draw_needs_run(ctx, "count what every link and message carried");
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
@@ -187,9 +188,11 @@ void draw_memory(const ViewContext& ctx) {
     const RankTheory& k = t.rank_costs[i];
     const RankMeasured* r = m && i < m->rank_runs.size() ? &m->rank_runs[i] : nullptr;
     const std::int64_t shown = r ? r->total_bytes : k.total_bytes;
-    const std::string text = r ? fmt::format("ledger {} , formula {}{}", bytes_text(r->total_bytes),
-                                             bytes_text(k.total_bytes), r->total_bytes == k.total_bytes ? "" : " (!)")
-                               : fmt::format("formula {}", bytes_text(k.total_bytes));
+    const std::string text =
+        !r ? fmt::format("formula {}", bytes_text(k.total_bytes))
+        : r->total_bytes == k.total_bytes
+            ? fmt::format("ledger = formula: {}", bytes_text(k.total_bytes))
+            : fmt::format("ledger {}, formula {} (DIFFERENT)", bytes_text(r->total_bytes), bytes_text(k.total_bytes));
     bars.push_back({fmt::format("rank {} ({},{},{})", k.rank, k.d, k.t, k.p), double(shown), series_color(k.p), text});
     largest = std::max(largest, double(shown));
   }

@@ -15,7 +15,7 @@ class MeshLesson final : public TypedLesson<mesh_lesson::MeshParams, mesh_lesson
  public:
   std::string id() const override { return "mesh"; }
   std::string chapter() const override { return "Distributed training"; }
-  std::vector<std::string> quick_params() const override { return {"hidden=64", "batch=32", "steps=2"}; }
+  std::vector<std::string> quick_params() const override { return {"hidden=128", "batch=64", "steps=4"}; }
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool runs_on_cuda() const override { return false; }
   bool has_timeline() const override { return true; }
