@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <thread>
 
+#include "engine/errors.h"
 #include "engine/ledger.h"
+#include "kernels/collectives/channel.h"
 #include "kernels/mesh/mesh_model.h"
 #include "kernels/mesh/mesh_trainer.h"
+#include "kernels/tensor/tp_group.h"
 
 using namespace dlsys;
 using namespace dlsys::mesh;
@@ -157,4 +161,35 @@ TEST_CASE("mesh timeline: every rank's ops, each kind where the mesh has it, in 
     CHECK(forwards == 4 * 2);  // every micro-batch through both layers of the stage
   }
   CHECK(kinds == std::set<std::string>{"F", "B", "tp_all_reduce", "dp_all_reduce", "optimizer"});
+}
+
+TEST_CASE("mesh: a rank waiting in a group's all-reduce is released when the group is aborted") {
+  MemoryLedger ledger;
+  tensor::TpGroup group(2, ledger, {.poll = false});
+  std::vector<float> buffer(64, 1.0f);
+  bool released = false;
+  std::thread waiting([&] {
+    try {
+      group.all_reduce(0, buffer.data(), 64);  // rank 1 never comes
+    } catch (const collectives::PeerFailed&) {
+      released = true;
+    }
+  });
+  group.abort();
+  waiting.join();
+  CHECK(released);
+}
+
+TEST_CASE("mesh: cancelled between steps, the training stops and says so") {
+  MemoryLedger ledger;
+  int calls = 0;
+  CHECK_THROWS_AS(train_on_mesh(
+                      config_of(2, 2, 2, 2), ledger,
+                      [&] {
+                        if (++calls == 2) throw Cancelled();
+                      },
+                      false),
+                  Cancelled);
+  CHECK(calls == 2);
+  CHECK(ledger.current_bytes(rank_tag("weights", 0)) == 0);  // every buffer released
 }

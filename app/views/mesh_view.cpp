@@ -33,6 +33,12 @@ const MeshMeasured* measured_of(const ViewContext& ctx) {
 // A dp group's colour: the ranks at the same (t, p) in every replica.
 ImU32 dp_group_color(const MeshTheory& t, const RankTheory& r) { return series_color(r.t + t.tp * r.p); }
 
+// Black or white, whichever reads better on `fill`.
+ImU32 text_on(ImU32 fill) {
+  const ImVec4 c = ImGui::ColorConvertU32ToFloat4(fill);
+  return 0.299f * c.x + 0.587f * c.y + 0.114f * c.z > 0.5f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
 std::string bytes_text(std::int64_t bytes) { return format_bytes_both(double(bytes)); }
 
 // Pipeline stages side by side, replicas one under another; a frame per tp group holding its ranks, each rank
@@ -60,12 +66,13 @@ void draw_mesh_figure(const MeshTheory& t, float height) {
       for (int tr = 0; tr < t.tp; ++tr) {
         const RankTheory& r = t.rank_costs[std::size_t(tr + t.tp * (d + t.dp * p))];
         const ImVec2 a{x0 + 6 * s + float(tr) * box_w, top}, b{a.x + box_w - 4 * s, bottom};
-        draw->AddRectFilled(a, b, dp_group_color(t, r), 3 * s);
+        const ImU32 fill = dp_group_color(t, r);
+        draw->AddRectFilled(a, b, fill, 3 * s);
         const std::string name = fmt::format("rank {}", r.rank), coords = fmt::format("({},{},{})", r.d, r.t, r.p);
         const float mid = (a.y + b.y) / 2;
         for (const auto& [text, dy] : {std::pair{name, -line}, std::pair{coords, 0.0f}}) {
           const float tw = ImGui::CalcTextSize(text.c_str()).x;
-          if (tw < b.x - a.x) draw->AddText({(a.x + b.x - tw) / 2, mid + dy}, IM_COL32(0, 0, 0, 255), text.c_str());
+          if (tw < b.x - a.x) draw->AddText({(a.x + b.x - tw) / 2, mid + dy}, text_on(fill), text.c_str());
         }
       }
       if (p + 1 < t.pp) {
