@@ -162,10 +162,13 @@ void draw_bytes(const ViewContext& ctx) {
   add("pipelines", t.pp_bytes, m ? &m->pp_bytes : nullptr, 2);
   double largest = 1;
   for (const Bar& b : bars) largest = std::max(largest, b.value);
-  draw_bars(bars, {.full_scale = largest,
-                   .title = "bytes sent in one step, fp32: group 0 of each kind (the others send the same)",
-                   .height = main_figure_height()});
+  draw_bars(
+      bars,
+      {.full_scale = largest, .title = "bytes sent per step, group 0 of each kind", .height = main_figure_height()});
   if (m == nullptr) draw_needs_run(ctx, "count what every link and message carried");
+  draw_note(
+      "Every group of a kind sends the same: the bars are group 0's (replica 0, stage 0 for tp; tp rank 0, "
+      "stage 0 for dp) and every pipeline message.");
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
     const RankTheory& k = t.rank_costs[i];
@@ -189,23 +192,32 @@ void draw_memory(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const MeshTheory& t = steps->theory;
   const MeshMeasured* m = measured_of(ctx);
-  std::vector<Bar> bars;
-  double largest = 1;
-  for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
-    const RankTheory& k = t.rank_costs[i];
-    const RankMeasured* r = m && i < m->rank_runs.size() ? &m->rank_runs[i] : nullptr;
-    const std::int64_t shown = r ? r->total_bytes : k.total_bytes;
-    const std::string text =
-        !r ? fmt::format("formula {}", bytes_text(k.total_bytes))
-        : r->total_bytes == k.total_bytes
-            ? fmt::format("ledger = formula: {}", bytes_text(k.total_bytes))
-            : fmt::format("ledger {}, formula {} (DIFFERENT)", bytes_text(r->total_bytes), bytes_text(k.total_bytes));
-    bars.push_back({fmt::format("rank {} ({},{},{})", k.rank, k.d, k.t, k.p), double(shown), series_color(k.p), text});
-    largest = std::max(largest, double(shown));
+  // Against the rank: the formula's parts stacked as lines (weights, + gradients, + activations, + scratch) and the
+  // ledger's total as markers on the top line.
+  PlotSpec spec{"Memory per rank: the formula's parts and the ledger", {"rank", ""}, {"bytes", "B"}, {}, {}};
+  const char* names[] = {"weights", "+ gradients", "+ stashed activations", "+ backward buffers (formula's total)"};
+  for (int part = 0; part < 4; ++part) {
+    PlotLine line{.name = names[part], .color = part == 3 ? theory_color() : series_color(part)};
+    line.style = SeriesStyle::LineAndMarkers;
+    for (const RankTheory& k : t.rank_costs) {
+      const std::int64_t parts[] = {k.weight_bytes, k.gradient_bytes, k.activation_bytes, k.scratch_bytes};
+      double y = 0;
+      for (int i = 0; i <= part; ++i) y += double(parts[i]);
+      line.points.push_back({double(k.rank), y, y, y});
+    }
+    spec.lines.push_back(std::move(line));
   }
-  draw_bars(bars, {.full_scale = largest,
-                   .title = "memory per rank: weights + gradients + stashed activations + backward buffers",
-                   .height = main_figure_height()});
+  if (m != nullptr) {
+    PlotLine ledger{.name = "ledger's total", .color = series_color(4)};
+    ledger.style = SeriesStyle::Markers;
+    ledger.marker = MarkerShape::Square;
+    for (const RankMeasured& r : m->rank_runs)
+      ledger.points.push_back({double(r.rank), double(r.total_bytes), double(r.total_bytes), double(r.total_bytes)});
+    spec.lines.push_back(std::move(ledger));
+  }
+  spec.y.min = 0;
+  spec.size = {0, main_figure_height()};
+  draw_plot("mesh_memory_plot", spec);
   if (m == nullptr) draw_needs_run(ctx, "read every rank's memory from the ledger");
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
