@@ -104,6 +104,14 @@ TEST_CASE("mesh training: every shape of up to 8 ranks learns what one device le
         c, ledger, [] {}, false);
     const SingleDeviceResult one = train_on_one_device(c);
     CHECK(mesh.replicas_identical);
+    for (const MeshRankReport& r : mesh.ranks) {  // counts and bytes as the closed forms say, one-rank groups too
+      const RankCosts k = rank_costs(c.model, r.coord);
+      CHECK(r.tp_all_reduces == k.tp_all_reduces);
+      CHECK(r.dp_buckets == k.dp_buckets);
+      CHECK(r.pp_messages == k.pp_messages);
+      CHECK(r.tp_bytes + r.dp_bytes + r.pp_bytes == k.tp_bytes + k.dp_bytes + k.pp_bytes);
+      CHECK(r.peak_activation_bytes == k.activation_bytes);
+    }
     CHECK(update_rel_err(mesh.initial_weights, mesh.weights, one.weights) < 1e-4);
     REQUIRE(mesh.losses.size() == one.losses.size());
     for (std::size_t s = 0; s < one.losses.size(); ++s)

@@ -75,9 +75,9 @@ RankCosts rank_costs(const MeshModel& m, const MeshCoord& c) {
   // The groups run the lab's ring through TpGroup, which puts group rank r at ring position r - 1.
   const auto position = [](int r, int n) { return (r + n - 1) % n; };
   RankCosts k;
-  k.tp_all_reduces = 2 * lp * m.micro_batches;
+  k.tp_all_reduces = s.tp > 1 ? 2 * lp * m.micro_batches : 0;  // one tp rank has nothing to add up
   k.tp_bytes = k.tp_all_reduces * ddp::ring_bytes_sent(activation, s.tp, position(c.t, s.tp), 4);
-  k.dp_buckets = lp;
+  k.dp_buckets = s.dp > 1 ? lp : 0;
   k.dp_bytes = lp * ddp::ring_bytes_sent(m.layer_shard_elements(), s.dp, position(c.d, s.dp), 4);
   k.pp_messages = (c.p + 1 < s.pp ? m.micro_batches : 0) + (c.p > 0 ? m.micro_batches : 0);
   k.pp_bytes = k.pp_messages * activation * 4;
