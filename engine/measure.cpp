@@ -75,7 +75,8 @@ std::pair<TimingStats, TimingStats> measure_pair(const std::function<void()>& fi
 }
 
 CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
-                              const MeasureOptions& options, const std::function<void()>& between) {
+                              const MeasureOptions& options, const std::function<void()>& between,
+                              const CallTimer& timer) {
   if (between) between();
   work();
   CheckedTiming point;
@@ -84,7 +85,7 @@ CheckedTiming measure_checked(const std::function<void()>& work, const std::func
   // The checked call warmed the caches: it counts as one of the warm-up calls.
   MeasureOptions rest = options;
   rest.warmup = std::max(0, options.warmup - 1);
-  point.time = measure(work, rest, between);
+  point.time = measure(work, rest, between, timer);
   return point;
 }
 

@@ -83,6 +83,7 @@ struct CheckedTiming {
 
 // Calls `work` once, asks `check` for the output's error against its reference, then times `work` as measure() does.
 CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
-                              const MeasureOptions& options, const std::function<void()>& between = {});
+                              const MeasureOptions& options, const std::function<void()>& between = {},
+                              const CallTimer& timer = {});
 
 }  // namespace dlsys

@@ -15,6 +15,7 @@
 #include "lessons/lora/lora_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
 #include "lessons/mesh/mesh_lesson.h"
+#include "lessons/moe/moe_lesson.h"
 #include "lessons/precision/precision_lesson.h"
 #include "lessons/quant/quant_lesson.h"
 #include "lessons/roofline/roofline_lesson.h"
@@ -41,12 +42,13 @@ const std::vector<const Lesson*>& all_lessons() {
   static const QuantLesson quant;
   static const ServingLesson serving;
   static const ZeroLesson zero;
+  static const MoeLesson moe;
   static const CheckpointingLesson checkpointing;
   static const LoraLesson lora;
   static const MeshLesson mesh;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,        &ddp,
-      &zero,   &mesh,     &flash,  &kvcache,  &serving, &precision, &quant,     &checkpointing, &lora,
+      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,        &ddp,  &zero,
+      &mesh,   &moe,      &flash,  &kvcache,  &serving, &precision, &quant,     &checkpointing, &lora,
   };
   return lessons;
 }

@@ -32,6 +32,19 @@ TEST_CASE("hardware chase: Sattolo links every line into one cycle, and the walk
   }
 }
 
+TEST_CASE("hardware chase: the successors the GPU's lines are built from are the same cycle, and line_after walks it") {
+  for (std::int64_t count : {1, 2, 5, 4096}) {
+    const std::vector<std::uint32_t> successor = random_cycle_successors(count, 9);
+    std::vector<ChaseLine> lines(static_cast<std::size_t>(count));
+    link_random_cycle(lines.data(), count, 9);
+    for (std::int64_t i = 0; i < count; ++i)
+      CHECK(lines[std::size_t(i)].next - lines.data() == std::int64_t(successor[std::size_t(i)]));
+    CHECK(line_after(successor, 0, count) == 0);  // one lap: back at the start
+    CHECK(line_after(successor, 0, 1) == successor[0]);
+    CHECK(line_after(successor, 0, count + 1) == successor[0]);
+  }
+}
+
 TEST_CASE("hardware chase: one cycle per thread's part, each walked from its own first line") {
   const std::int64_t count = 4096;
   std::vector<ChaseLine> lines(static_cast<std::size_t>(count));

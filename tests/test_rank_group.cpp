@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/collectives/all_to_all.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/collectives/rank_reference.h"
 #include "kernels/collectives/reference.h"
@@ -69,4 +70,59 @@ TEST_CASE("a thread rank group's barrier holds every rank until the last arrives
   CHECK(passed == 0);
   CHECK_FALSE(group->barrier(2));
   CHECK(group->shared_memory_links() != nullptr);
+}
+
+TEST_CASE("a thread rank group's all-to-all delivers every block, uneven and empty ones, with the bytes of its form") {
+  for (const int n : {1, 2, 3, 4}) {
+    for (const std::int64_t scale : {std::int64_t(1), std::int64_t(700)}) {  // 700 floats: several 1 KiB segments
+      CAPTURE(n);
+      CAPTURE(scale);
+      dlsys::MemoryLedger ledger;
+      const auto group = co::make_thread_group(n, ledger, co::CommOptions{.segment_bytes = 1024, .full_mesh = true});
+      const auto ranks = std::size_t(n);
+      // Rank p's block for rank q: (p + 2q) % 3 units long, so some blocks are empty and no two ranks send alike.
+      const auto count = [&](int p, int q) { return std::int64_t((p + 2 * q) % 3) * scale; };
+      const auto value = [](int p, int q, std::int64_t i) { return float(p * 100000 + q * 10000 + i); };
+      std::vector<std::vector<std::int64_t>> send_counts(ranks), recv_counts(ranks);
+      std::vector<std::vector<float>> send(ranks), recv(ranks);
+      for (int p = 0; p < n; ++p)
+        for (int q = 0; q < n; ++q) {
+          send_counts[std::size_t(p)].push_back(count(p, q));
+          recv_counts[std::size_t(p)].push_back(count(q, p));
+          for (std::int64_t i = 0; i < count(p, q); ++i) send[std::size_t(p)].push_back(value(p, q, i));
+        }
+      for (int p = 0; p < n; ++p) {
+        std::int64_t total = 0;
+        for (const std::int64_t c : recv_counts[std::size_t(p)]) total += c;
+        recv[std::size_t(p)].assign(std::size_t(total), -1.0f);
+      }
+      group->run_on_ranks([&](int r) {
+        const auto me = std::size_t(r);
+        group->all_to_all(r, send[me].data(), send_counts[me], recv[me].data(), recv_counts[me]);
+      });
+      for (int q = 0; q < n; ++q) {
+        std::vector<float> expected;
+        for (int p = 0; p < n; ++p)
+          for (std::int64_t i = 0; i < count(p, q); ++i) expected.push_back(value(p, q, i));
+        CHECK(recv[std::size_t(q)] == expected);
+        std::int64_t received = 0;
+        for (int p = 0; p < n; ++p)
+          if (p != q) received += 4 * count(p, q);
+        CHECK(group->bytes_sent_by(q) == co::all_to_all_bytes_sent(q, send_counts[std::size_t(q)]));
+        CHECK(group->bytes_received_by(q) == received);
+      }
+    }
+  }
+}
+
+TEST_CASE("all-to-all's bus factor is (N-1)/N and a thread group without a crossbar refuses it") {
+  CHECK(co::all_to_all_bus_factor(1) == 0.0);
+  CHECK(co::all_to_all_bus_factor(4) == 0.75);
+  CHECK(co::all_to_all_bus_factor(8) == 0.875);
+  dlsys::MemoryLedger ledger;
+  const auto group = co::make_thread_group(3, ledger);
+  std::vector<float> data(3, 1.0f);
+  const std::vector<std::int64_t> counts{1, 1, 1};
+  CHECK_THROWS_AS(group->run_on_ranks([&](int r) { group->all_to_all(r, data.data(), counts, data.data(), counts); }),
+                  std::logic_error);
 }

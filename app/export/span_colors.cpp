@@ -7,7 +7,7 @@ namespace dlsys {
 Rgb span_color(const std::string& kind, int micro_batch) {
   // Colour-blind-safe base hues (Okabe-Ito): forward blue, backward orange, weight-gradient green, comm purple.
   Rgb base{0x99, 0x99, 0x99};
-  if (kind == "F")
+  if (kind == "F" || kind == "compute")
     base = {0x00, 0x72, 0xB2};
   else if (kind == "B")
     base = {0xD5, 0x5E, 0x00};
@@ -15,7 +15,7 @@ Rgb span_color(const std::string& kind, int micro_batch) {
     base = {0x00, 0x9E, 0x73};
   else if (kind == "FB")
     base = {0x8E, 0x44, 0xAD};
-  else if (kind == "send" || kind == "comm" || kind == "reduce_scatter")
+  else if (kind == "send" || kind == "comm" || kind == "reduce_scatter" || kind == "all_to_all")
     base = {0xCC, 0x79, 0xA7};
   else if (kind == "prefill")  // serving: a request's prompt pass, then its decode steps, then its padding
     base = {0x00, 0x72, 0xB2};

@@ -133,6 +133,17 @@ PlotLine line_from_series(const Series& series, ImU32 color) {
   return line;
 }
 
+PlotLine run_series_line(const RunResult& run, const std::string& id, ImU32 color, SeriesStyle style, LineLook look) {
+  PlotLine line;
+  if (const Series* s = run.find_series(id)) {
+    line = line_from_series(*s, color);
+    line.style = style;
+    line.whiskers = look.whiskers && style != SeriesStyle::Line && line.whiskers;
+    line.dashed = look.dashed;
+  }
+  return line;
+}
+
 PlotLine categorical_line(const Series& series, int index) {
   PlotLine line = line_from_series(series, series_color(index));
   const int pass = index / kSeriesColorCount;

@@ -63,8 +63,16 @@ void draw_plot(const char* id, const PlotSpec& spec);
 
 // A RunResult series as a plot line: theory as a line, measured as markers with whiskers.
 PlotLine line_from_series(const Series& series, ImU32 color);
-// The same, as the index-th series of a plot: the palette's colour, and on each pass past the palette's length the
-// next marker shape and a dashed line, so no two series of one plot look alike.
+// The run's series `id` drawn in `style` (an empty line when the run has none): dashed where asked, and with the
+// measurement's min-max whiskers only where asked and drawn with markers.
+struct LineLook {
+  bool dashed = false;
+  bool whiskers = false;
+};
+PlotLine run_series_line(const RunResult& run, const std::string& id, ImU32 color, SeriesStyle style,
+                         LineLook look = {});
+// The same as line_from_series, as the index-th series of a plot: the palette's colour, and on each pass past the
+// palette's length the next marker shape and a dashed line, so no two series of one plot look alike.
 PlotLine categorical_line(const Series& series, int index);
 // A line of the second run compared with the first (app/views: add_compared_lines): dashed, in its colour made paler.
 PlotLine compared_run_line(PlotLine line);

@@ -65,7 +65,9 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& time
                                                                     {"reduce_scatter", "RS reduce-scatter"},
                                                                     {"all_gather", "AG all-gather"},
                                                                     {"optimizer", "optimizer step"},
-                                                                    {"comm", "copies to and from rank 0"}};
+                                                                    {"comm", "copies to and from rank 0"},
+                                                                    {"compute", "compute"},
+                                                                    {"all_to_all", "all-to-all"}};
   bool other[std::size(kOtherKinds)] = {};
   for (std::size_t i = 0; i < timelines.size(); ++i) {
     if (overlay && i > 0) continue;  // outlines: listed as one entry below

@@ -12,6 +12,7 @@
 #include "app/views/view.h"
 #include "app/views/wide_tables.h"
 #include "engine/units.h"
+#include "lessons/hardware/hardware_gpu.h"
 #include "lessons/hardware/hardware_steps.h"
 #include "lessons/hardware/hardware_values.h"
 
@@ -153,6 +154,60 @@ void draw_gpu_facts(const hardware::GpuFacts& g) {
                   g.datasheet_gbps > 0 ? fmt::format(" (datasheet {})", gbps_text(g.datasheet_gbps)) : ""));
 }
 
+// The GPU's bands, as hardware_gpu.h looks for its levels: L1, L2 (to half its size), HBM (from 4x it).
+std::vector<PlotBand> gpu_bands(const hardware::GpuFacts& g) {
+  return {{0, hardware::kGpuL1BandBytes / kKiB, "L1", series_color(2)},
+          {hardware::kGpuL2BandFromBytes / kKiB, g.l2_cache_bytes / 2 / kKiB,
+           "L2 " + format_bytes_binary(g.l2_cache_bytes), series_color(3)},
+          {4 * g.l2_cache_bytes / kKiB, 1e30, "HBM", series_color(4)}};
+}
+
+void draw_gpu_step(const ViewContext& ctx) {
+  const HardwareMeasured* m = measured_of(ctx);
+  if (m == nullptr) return draw_needs_run(ctx, "GPU 0's hierarchy (a run on the CUDA backend)");
+  if (!m->gpu_probes) {
+    draw_note("This run was on the CPU: GPU 0's hierarchy is measured by a run on the CUDA backend (backend: cuda).");
+    return draw_gpu_facts(m->gpu);
+  }
+  const hardware::GpuProbes& g = *m->gpu_probes;
+  const float width = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const float height = plot_height_leaving(4 + float(g.levels.size()));
+  PlotSpec latency{"GPU: latency of a dependent load", {"working set", "KiB", true}, {"latency", "ns", true}, {}, {}};
+  add_curves(latency, *ctx.result, {"gpu_latency"});
+  latency.bands = gpu_bands(m->gpu);
+  latency.size = {width, height};
+  draw_plot("gpu_latency", latency);
+  ImGui::SameLine();
+  PlotSpec read{"GPU: read bandwidth, every SM", {"working set", "KiB", true}, {"read", "GB/s", true}, {}, {}};
+  add_curves(read, *ctx.result, {"gpu_bandwidth"});
+  read.bands = gpu_bands(m->gpu);
+  if (m->gpu.theoretical_gbps > 0)
+    read.guides.push_back({false, m->gpu.theoretical_gbps,
+                           fmt::format("HBM bus x clock x 2: {}", gbps_text(m->gpu.theoretical_gbps)), theory_color()});
+  read.size = {width, height};
+  draw_plot("gpu_bandwidth", read);
+  std::vector<std::vector<std::string>> rows;
+  for (const hardware::GpuLevel& l : g.levels)
+    rows.push_back({l.name, l.points_inside > 0 ? ns_text(l.latency_ns) : "-",
+                    l.points_inside > 0 ? gbps_text(l.read_gbps) : "-",
+                    l.points_inside > 0 ? three_digits(l.read_gbps * l.latency_ns / 128) : "-"});
+  rows.push_back({"shared memory, every SM", "-", gbps_text(g.shared_gbps),
+                  fmt::format("{} of 128 B/clock/SM at {} MHz ({})", percent_text(g.shared_over_theory, 0),
+                              three_digits(g.sm_clock_mhz), gbps_text(g.shared_theory_gbps))});
+  draw_wide_columns_table("gpu_levels", {"level", "latency", "read", "128 B lines in flight (Little)"}, rows);
+  draw_note(fmt::format(
+      "HBM read at {} of bus x clock x 2; shared memory over every SM {}x HBM. Host to GPU, {}: pageable {}, pinned "
+      "{}. {}",
+      percent_text(g.hbm_over_theoretical, 0), three_digits(g.shared_over_hbm), format_bytes_binary(g.copy_bytes),
+      gbps_text(g.pageable_gbps), gbps_text(g.pinned_gbps),
+      g.gpus >= 2 ? fmt::format("GPU 0 to GPU 1: {} ({}).", gbps_text(g.peer_gbps),
+                                g.peer_access.value ? "peer to peer" : "through the host")
+                  : "One GPU: no GPU-to-GPU link to measure."));
+  if (g.wrong > 0)
+    draw_warning_band(
+        fmt::format("{} GPU probe(s) computed a wrong result: their times are not to be trusted.", g.wrong));
+}
+
 void draw_course_step(const ViewContext& ctx) {
   const HardwareSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -241,6 +296,7 @@ void draw_consequences_step(const ViewContext& ctx) {
 const StepViews& hardware_step_views() {
   static const StepViews views{{"staircase", draw_staircase_step},
                                {"bandwidth", draw_bandwidth_step},
+                               {"gpu", draw_gpu_step},
                                {"course", draw_course_step, StepShows::TheoryOnly},
                                {"links", draw_links_step},
                                {"consequences", draw_consequences_step}};

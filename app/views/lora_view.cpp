@@ -33,16 +33,6 @@ const LoraMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->measured_as<LoraMeasured>() : nullptr;
 }
 
-PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style) {
-  PlotLine line;
-  if (const Series* s = r.find_series(id)) {
-    line = line_from_series(*s, color);
-    line.style = style;
-    line.whiskers = false;
-  }
-  return line;
-}
-
 std::string count_text(double n) { return format_count(n); }
 
 std::string method_label(const std::string& method, int r) {
@@ -111,8 +101,8 @@ void draw_knee_step(const ViewContext& ctx) {
                 {"final loss", "", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "best_loss_lora", theory_color(), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "final_loss_lora", series_color(1), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "best_loss_lora", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(run_series_line(r, "final_loss_lora", series_color(1), SeriesStyle::Markers));
   spec.guides.push_back({true, double(p.true_rank), fmt::format("true rank {}", p.true_rank), series_color(0)});
   spec.size = {0, plot_height_leaving(float(kSweptRanks.size()) + 2.5f)};
   draw_plot("knee", spec);
@@ -212,9 +202,9 @@ void draw_overhead_step(const ViewContext& ctx) {
                 {"extra time over the merged weight", "%", false},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "forward_flop_share", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(run_series_line(r, "forward_flop_share", theory_color(), SeriesStyle::Line));
   spec.lines.back().dashed = true;
-  spec.lines.push_back(series_line(r, "forward_overhead", series_color(1), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "forward_overhead", series_color(1), SeriesStyle::Markers));
   spec.guides.push_back({false, 0.0, "merged: none", series_color(0)});
   spec.size = {0, plot_height_leaving(float(m->forward.size()) + 1.5f)};
   draw_plot("overhead", spec);

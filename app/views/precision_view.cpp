@@ -120,16 +120,6 @@ void draw_rounding_step(const ViewContext& ctx) {
   ImGui::TextDisabled("Set round=VALUE (and format) to add your own value; dlsys-lab run prints it with its bits.");
 }
 
-PlotLine series_line(const RunResult& r, const char* id, ImU32 color, SeriesStyle style) {
-  PlotLine line;
-  if (const Series* s = r.find_series(id)) {
-    line = line_from_series(*s, color);
-    line.style = style;
-    line.whiskers = false;
-  }
-  return line;
-}
-
 void draw_gradients_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   const PrecisionSteps* steps = steps_of(ctx);
@@ -139,8 +129,8 @@ void draw_gradients_step(const ViewContext& ctx) {
   const float hist_h = main_figure_height();
   PlotSpec hist{"fp32 run's gradient values per octave", {"log2 |gradient|", "", false}, {"share", "%", false}, {}, {}};
   hist.x.max = steps->fp16_max_log2 + 8;  // room for the 65504 guide's label
-  hist.lines.push_back(series_line(r, "grad_hist_first", series_color(0), SeriesStyle::LineAndMarkers));
-  hist.lines.push_back(series_line(r, "grad_hist_last", series_color(2), SeriesStyle::LineAndMarkers));
+  hist.lines.push_back(run_series_line(r, "grad_hist_first", series_color(0), SeriesStyle::LineAndMarkers));
+  hist.lines.push_back(run_series_line(r, "grad_hist_last", series_color(2), SeriesStyle::LineAndMarkers));
   hist.guides.push_back({true, steps->fp16_min_subnormal_log2, "2^-24", theory_color()});
   hist.guides.push_back({true, steps->fp16_min_normal_log2, "2^-14", muted_text_color()});
   hist.guides.push_back({true, steps->fp16_max_log2, "65504", theory_color()});
@@ -155,9 +145,9 @@ void draw_gradients_step(const ViewContext& ctx) {
                   {"share", "%", false},
                   {},
                   {}};
-  shares.lines.push_back(series_line(r, "flushed_vs_scale_first", series_color(0), SeriesStyle::Line));
-  shares.lines.push_back(series_line(r, "flushed_vs_scale_last", series_color(2), SeriesStyle::Line));
-  shares.lines.push_back(series_line(r, "overflow_vs_scale_first", series_color(1), SeriesStyle::Line));
+  shares.lines.push_back(run_series_line(r, "flushed_vs_scale_first", series_color(0), SeriesStyle::Line));
+  shares.lines.push_back(run_series_line(r, "flushed_vs_scale_last", series_color(2), SeriesStyle::Line));
+  shares.lines.push_back(run_series_line(r, "overflow_vs_scale_first", series_color(1), SeriesStyle::Line));
   shares.guides.push_back({true, double(k), fmt::format("initial scale 2^{}", k), theory_color()});
   shares.size = {0, kSecondFigureShare * hist_h};
   draw_plot("shares", shares);
@@ -185,8 +175,8 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
        {"growth_interval clean steps in a row", "S x 2 after 2000",
         fmt::format("S x {:g} after {}", theory->growth_factor, theory->growth_interval)}});
   PlotSpec spec{"fp16, loss scaling: S after each step", {"step", "", false}, {"S", "", true}, {}, {}};
-  spec.lines.push_back(series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
-  PlotLine skipped = series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
+  spec.lines.push_back(run_series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
+  PlotLine skipped = run_series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
   skipped.name = "skipped: an inf in the gradients";
   spec.lines.push_back(std::move(skipped));
   spec.size = {0, plot_height_leaving(6.5f)};
@@ -207,11 +197,12 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
 // it.
 std::vector<PlotLine> loss_lines(const RunResult& r) {
   std::vector<PlotLine> lines;
-  lines.push_back(series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
-  lines.push_back(series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
-  lines.push_back(series_line(r, "loss_bf16", series_color(2), SeriesStyle::Line));
-  if (r.find_series("loss_chosen")) lines.push_back(series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
-  lines.push_back(series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
+  lines.push_back(run_series_line(r, "loss_fp16_unscaled", series_color(1), SeriesStyle::Line));
+  lines.push_back(run_series_line(r, "loss_fp16_scaled", series_color(0), SeriesStyle::Line));
+  lines.push_back(run_series_line(r, "loss_bf16", series_color(2), SeriesStyle::Line));
+  if (r.find_series("loss_chosen"))
+    lines.push_back(run_series_line(r, "loss_chosen", series_color(3), SeriesStyle::Line));
+  lines.push_back(run_series_line(r, "loss_fp32", theory_color(), SeriesStyle::Line));
   lines.back().dashed = true;
   return lines;
 }

@@ -27,17 +27,6 @@ const QuantMeasured* measured_of(const ViewContext& ctx) {
   return ctx.result ? ctx.result->measured_as<QuantMeasured>() : nullptr;
 }
 
-PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style, bool dashed = false) {
-  PlotLine line;
-  if (const Series* s = r.find_series(id)) {
-    line = line_from_series(*s, color);
-    line.style = style;
-    line.whiskers = style != SeriesStyle::Line && line.whiskers;
-    line.dashed = dashed;
-  }
-  return line;
-}
-
 std::string sci(double v) { return fmt::format("{:.3g}", v); }
 
 void draw_why_step(const ViewContext& ctx) {
@@ -81,9 +70,10 @@ void draw_error_step(const ViewContext& ctx) {
   PlotSpec out{fmt::format("Output relative error ({})", name), {"bits", "", false}, {"error", "", true}, {}, {}};
   for (int g = 0; g < 3; ++g) {
     const std::string key = fmt::format("{}_{}", name, granularities[g]);
-    mse.lines.push_back(series_line(r, "mse_" + key, series_color(g), SeriesStyle::Markers));
-    mse.lines.push_back(series_line(r, "noise_" + key, series_color(g), SeriesStyle::Line, true));
-    out.lines.push_back(series_line(r, "output_err_" + key, series_color(g), SeriesStyle::LineAndMarkers));
+    mse.lines.push_back(run_series_line(r, "mse_" + key, series_color(g), SeriesStyle::Markers, {.whiskers = true}));
+    mse.lines.push_back(run_series_line(r, "noise_" + key, series_color(g), SeriesStyle::Line, {.dashed = true}));
+    out.lines.push_back(
+        run_series_line(r, "output_err_" + key, series_color(g), SeriesStyle::LineAndMarkers, {.whiskers = true}));
   }
   const float avail = plot_height_leaving(4.5f);
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
@@ -109,7 +99,8 @@ void draw_outliers_step(const ViewContext& ctx) {
                 {"max |x|", "", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "activation_column_absmax", series_color(0), SeriesStyle::Markers));
+  spec.lines.push_back(
+      run_series_line(r, "activation_column_absmax", series_color(0), SeriesStyle::Markers, {.whiskers = true}));
   spec.guides.push_back({false, 6.0, "6.0: LLM.int8() keeps these in 16 bits", theory_color()});
   spec.size = {0, plot_height_leaving(6.5f)};
   draw_plot("columns", spec);
@@ -132,9 +123,10 @@ void draw_gemv_step(const ViewContext& ctx) {
                 {"time", "us", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "gemv_bandwidth_line", theory_color(), SeriesStyle::Line, true));
+  spec.lines.push_back(run_series_line(r, "gemv_bandwidth_line", theory_color(), SeriesStyle::Line, {.dashed = true}));
   for (std::size_t i = 0; i < m->gemv.size(); ++i)
-    spec.lines.push_back(series_line(r, "gemv_" + m->gemv[i].key, series_color(int(i)), SeriesStyle::Markers));
+    spec.lines.push_back(
+        run_series_line(r, "gemv_" + m->gemv[i].key, series_color(int(i)), SeriesStyle::Markers, {.whiskers = true}));
   spec.size = {0, plot_height_leaving(float(m->gemv.size()) + 2.5f)};
   draw_plot("gemv", spec);
   Table rows;

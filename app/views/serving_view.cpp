@@ -37,17 +37,6 @@ void busy_band(const ViewContext& ctx) {
       "still compares, but every latency and percentile includes waiting for a core.");
 }
 
-PlotLine series_line(const RunResult& r, const std::string& id, ImU32 color, SeriesStyle style, bool dashed = false) {
-  PlotLine line;
-  if (const Series* s = r.find_series(id)) {
-    line = line_from_series(*s, color);
-    line.style = style;
-    line.whiskers = false;
-    line.dashed = dashed;
-  }
-  return line;
-}
-
 // ---- Gantt chart of batch slots ----
 
 ImU32 request_color(int id) { return series_color(id % 6); }
@@ -206,9 +195,9 @@ void draw_curves(const RunResult& r, const std::vector<std::string>& policies, I
   for (int i = 0; i < 3; ++i) {
     if (std::find(policies.begin(), policies.end(), all[i]) == policies.end()) continue;
     spec.lines.push_back(
-        series_line(r, fmt::format("curve_p50_{}", all[i]), series_color(i), SeriesStyle::LineAndMarkers));
-    spec.lines.push_back(
-        series_line(r, fmt::format("curve_p99_{}", all[i]), series_color(i), SeriesStyle::LineAndMarkers, true));
+        run_series_line(r, fmt::format("curve_p50_{}", all[i]), series_color(i), SeriesStyle::LineAndMarkers));
+    spec.lines.push_back(run_series_line(r, fmt::format("curve_p99_{}", all[i]), series_color(i),
+                                         SeriesStyle::LineAndMarkers, {.dashed = true}));
   }
   spec.size = size;
   draw_plot("curves", spec);
@@ -245,10 +234,10 @@ void draw_prefill_step(const ViewContext& ctx) {
                 {"rate", "GFLOP/s", true},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "roof", theory_color(), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "prefill_point", series_color(0), SeriesStyle::Markers));
-  spec.lines.push_back(series_line(r, "decode_b1_point", series_color(1), SeriesStyle::Markers));
-  spec.lines.push_back(series_line(r, "decode_batch_point", series_color(2), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "roof", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(run_series_line(r, "prefill_point", series_color(0), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "decode_b1_point", series_color(1), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "decode_batch_point", series_color(2), SeriesStyle::Markers));
   const float side_w = ImGui::GetContentRegionAvail().x * 0.45f;
   spec.size = {ImGui::GetContentRegionAvail().x - side_w - ImGui::GetStyle().ItemSpacing.x,
                std::max(ImGui::GetContentRegionAvail().y, 220 * ui_scale())};
@@ -304,11 +293,11 @@ void draw_context_step(const ViewContext& ctx) {
   const float h = plot_height_leaving(1.5f);
   PlotSpec bytes{
       "KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}, {w, h}};
-  bytes.lines.push_back(series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
+  bytes.lines.push_back(run_series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
   draw_plot("kv_bytes", bytes);
   ImGui::SameLine();
   PlotSpec time{"Step time (measured)", {"keys attended", "tokens", false}, {"step", "ms", false}, {}, {}, {w, h}};
-  time.lines.push_back(series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
+  time.lines.push_back(run_series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
   draw_plot("step_time", time);
   if (!m->context_attended.empty())
     draw_note(fmt::format(
@@ -370,8 +359,8 @@ void draw_adaptive_step(const ViewContext& ctx) {
                  {},
                  {},
                  {half, plot_h * 0.55f}};
-  knobs.lines.push_back(series_line(r, "adaptive_knobs_p50", series_color(1), SeriesStyle::Markers));
-  knobs.lines.push_back(series_line(r, "adaptive_knobs_p99", series_color(3), SeriesStyle::Markers));
+  knobs.lines.push_back(run_series_line(r, "adaptive_knobs_p50", series_color(1), SeriesStyle::Markers));
+  knobs.lines.push_back(run_series_line(r, "adaptive_knobs_p99", series_color(3), SeriesStyle::Markers));
   draw_plot("knobs", knobs);
   std::vector<std::vector<std::string>> rows;
   for (const serving::KnobPoint& k : m->adaptive_knobs)
@@ -437,8 +426,9 @@ void draw_memory_step(const ViewContext& ctx) {
                 {"KV tokens", "tokens", false},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "kv_tokens_continuous", series_color(2), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "kv_reserved_continuous", series_color(2), SeriesStyle::Line, true));
+  spec.lines.push_back(run_series_line(r, "kv_tokens_continuous", series_color(2), SeriesStyle::Line));
+  spec.lines.push_back(
+      run_series_line(r, "kv_reserved_continuous", series_color(2), SeriesStyle::Line, {.dashed = true}));
   if (m->kv_bytes_per_token > 0)
     spec.guides.push_back(
         {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});
@@ -464,8 +454,8 @@ void draw_speculative_step(const ViewContext& ctx) {
                 {"tokens per target pass", "", false},
                 {},
                 {}};
-  spec.lines.push_back(series_line(r, "spec_expected", theory_color(), SeriesStyle::Line));
-  spec.lines.push_back(series_line(r, "spec_measured", series_color(0), SeriesStyle::Markers));
+  spec.lines.push_back(run_series_line(r, "spec_expected", theory_color(), SeriesStyle::Line));
+  spec.lines.push_back(run_series_line(r, "spec_measured", series_color(0), SeriesStyle::Markers));
   spec.size = {ImGui::GetContentRegionAvail().x - table_w - ImGui::GetStyle().ItemSpacing.x, plot_height_leaving(1)};
   draw_plot("spec", spec);
   ImGui::SameLine();

@@ -18,6 +18,7 @@ const StepViews& precision_step_views();
 const StepViews& quant_step_views();
 const StepViews& serving_step_views();
 const StepViews& zero_step_views();
+const StepViews& moe_step_views();
 const StepViews& checkpointing_step_views();
 const StepViews& lora_step_views();
 const StepViews& mesh_step_views();
@@ -41,6 +42,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"quant", quant_step_views},
       {"serving", serving_step_views},
       {"zero", zero_step_views},
+      {"moe", moe_step_views},
       {"ddp", ddp_step_views},
       {"checkpointing", checkpointing_step_views},
       {"lora", lora_step_views},

@@ -56,6 +56,9 @@ class Communicator {
   void abort_links();
   // Bytes rank `rank` has copied into its outgoing links since the communicator was made.
   std::int64_t bytes_sent_by(int rank) const;
+  // Bytes the links into rank `rank` have carried since the communicator was made.
+  std::int64_t bytes_received_by(int rank) const;
+  bool full_mesh() const { return full_mesh_; }
 
   // Memory the links of an n-rank communicator hold, so callers can refuse sizes that cannot fit before allocating.
   static std::int64_t link_bytes(int n_ranks, const CommOptions& options);
@@ -68,6 +71,7 @@ class Communicator {
   int n_ranks_;
   std::int64_t segment_elements_;
   bool polls_;
+  bool full_mesh_;
   std::map<std::pair<int, int>, std::unique_ptr<Channel>> links_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* work_ = nullptr;

@@ -30,6 +30,13 @@ void library(Op op, const float* send, float* recv, std::int64_t count);
 std::int64_t ring_bytes_sent();
 std::int64_t ring_bytes_received();
 
+// All-to-all between the processes with a count per peer (all_to_all.h's layout), one MPI_Alltoallv; the bytes it
+// hands to other processes, since the process started (its own block excluded, as on threads).
+void all_to_all(const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
+                const std::vector<std::int64_t>& recv_counts);
+std::int64_t all_to_all_bytes_sent();
+std::int64_t all_to_all_bytes_received();
+
 // The processes of the open MPI session as a rank group (rank_group.h): this process hosts its own rank, and the
 // group's ring is `ring` above.
 std::unique_ptr<RankGroup> world_group();

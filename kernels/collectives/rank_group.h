@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "engine/ledger.h"
 #include "kernels/collectives/communicator.h"
@@ -31,7 +32,12 @@ class RankGroup {
   // The lab's ring on rank `rank`: its `count` floats of `send` all-reduced, reduce-scattered or all-gathered into
   // `recv`. `send` may equal `recv` (in place).
   virtual void ring(int rank, Op op, const float* send, float* recv, std::int64_t count) = 0;
-  // Data bytes local rank `rank` has sent to and received from its neighbours since the group was made.
+  // All-to-all with a count per peer on rank `rank` (all_to_all.h: the layout, and the counts that must agree): on
+  // threads the pairwise schedule over a crossbar, which a group made with CommOptions::full_mesh has; between
+  // processes MPI_Alltoallv. Its bytes count in bytes_sent_by/bytes_received_by (the own block, copied, does not).
+  virtual void all_to_all(int rank, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
+                          const std::vector<std::int64_t>& recv_counts) = 0;
+  // Data bytes local rank `rank` has sent to and received from its peers since the group was made.
   virtual std::int64_t bytes_sent_by(int rank) const = 0;
   virtual std::int64_t bytes_received_by(int rank) const = 0;
 

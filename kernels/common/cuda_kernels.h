@@ -11,6 +11,7 @@
 #include "kernels/ddp/ddp_cuda.h"
 #include "kernels/decoder/decoder_cuda.h"
 #include "kernels/fusion/fusion_cuda.h"
+#include "kernels/hardware/hardware_cuda.h"
 #include "kernels/matmul/matmul_cuda.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "kernels/precision/precision_cuda.h"
@@ -91,6 +92,21 @@ struct Calls {  // kernels/fusion/fusion_cuda.h
 };
 }  // namespace fusion::cuda
 
+namespace hardware::cuda {
+struct Calls {  // kernels/hardware/hardware_cuda.h
+  decltype(&::dlsys::hardware::cuda::chase) chase;
+  decltype(&::dlsys::hardware::cuda::read_blocks) read_blocks;
+  decltype(&::dlsys::hardware::cuda::read_sum) read_sum;
+  decltype(&::dlsys::hardware::cuda::shared_read_threads) shared_read_threads;
+  decltype(&::dlsys::hardware::cuda::shared_read_bytes) shared_read_bytes;
+  decltype(&::dlsys::hardware::cuda::shared_read) shared_read;
+  decltype(&::dlsys::hardware::cuda::sm_clock_mhz) sm_clock_mhz;
+  decltype(&::dlsys::hardware::cuda::pinned_allocate) pinned_allocate;
+  decltype(&::dlsys::hardware::cuda::pinned_free) pinned_free;
+  decltype(&::dlsys::hardware::cuda::peer_copy) peer_copy;
+};
+}  // namespace hardware::cuda
+
 namespace matmul::cuda {
 struct Calls {  // kernels/matmul/matmul_cuda.h
   decltype(&::dlsys::matmul::cuda::make_device_operands) make_device_operands;
@@ -167,6 +183,7 @@ struct CudaKernels {
   ddp::cuda::Calls ddp;
   decoder::cuda::Calls decoder;
   fusion::cuda::Calls fusion;
+  hardware::cuda::Calls hardware;
   matmul::cuda::Calls matmul;
   pipeline::cuda::Calls pipeline;
   precision::cuda::Calls precision;

@@ -10,6 +10,7 @@
 // Both split the working set into one contiguous part per thread when run on several threads: private caches then
 // add up across cores, the shared last level and memory do not.
 #include <cstdint>
+#include <vector>
 
 namespace dlsys::hardware {
 
@@ -21,6 +22,12 @@ struct alignas(kCacheLineBytes) ChaseLine {
   std::uint64_t unused[7] = {};
 };
 static_assert(sizeof(ChaseLine) == kCacheLineBytes);
+
+// successor[i]: the line after line i in one cycle through all `count` lines, in an order drawn from `seed`
+// (Sattolo's algorithm: a uniformly random cyclic permutation). count < 2^32.
+std::vector<std::uint32_t> random_cycle_successors(std::int64_t count, std::uint64_t seed);
+// The line a walk from `start` reaches after `steps` links of `successor`: where a chase of that many steps ends.
+std::uint32_t line_after(const std::vector<std::uint32_t>& successor, std::uint32_t start, std::int64_t steps);
 
 // Links lines[0, count) into one cycle through all of them, in an order drawn from `seed` (Sattolo's algorithm: a
 // uniformly random cyclic permutation). count >= 1; one line links to itself.

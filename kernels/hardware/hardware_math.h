@@ -44,6 +44,8 @@ inline constexpr double kNvlink3Gbps = 300;        // A100: 12 links x 25 GB/s
 inline constexpr double kNvlink4Gbps = 450;        // H100: 18 links x 25 GB/s
 inline constexpr double kNvlink5Gbps = 900;        // B200: 18 links x 50 GB/s
 inline constexpr double kInfinibandNdrGbit = 400;  // one ConnectX-7 port: one per GPU in a DGX H100
+inline constexpr double kInfinibandHdrGbit = 200;  // one ConnectX-6 port: one per GPU in a DGX A100
+inline constexpr double kEthernet100Gbit = 100;    // a common data-centre Ethernet port
 inline constexpr int kGpusPerDgx = 8;
 
 // The course's "60x": NVLink 5 counted both ways against PCIe Gen4 counted one way.

@@ -46,9 +46,11 @@ ActivationBytes lab_layer_bytes(const LayerShape& shape);
 //   Full       every layer keeps only its 16-bit input, 2 s b h, and one layer at a time is rebuilt whole during the
 //              backward pass: L x 2 s b h + s b h (34 + 5 a s / h)
 enum class Recompute { None, Selective, Full };
-// Bytes of activations a model of `layers` such layers keeps (no tensor parallelism, 16-bit: the ranks of `shape` are
-// ignored). Embeddings, the output layer's logits and framework workspace are not counted. The one formula the ZeRO
-// calculator and the checkpointing lesson both use.
+// Bytes of activations a model of `layers` such layers keeps, per rank, 16-bit: with the shape's t ranks of tensor
+// parallelism (and its sequence parallelism) when t > 1, Korthikanti's formulas above; with full recompute each layer
+// keeps its input 2 s b h (2 s b h / t with sequence parallelism). Embeddings, the output layer's logits and
+// framework workspace are not counted. The one formula the ZeRO calculator, the checkpointing lesson and the
+// parallelism planner use.
 double model_activation_bytes(const LayerShape& shape, std::int64_t layers, Recompute recompute);
 
 // The formula as printed, for reports: "s b h (10 + 24/t + 5 a s / (h t))".

@@ -27,8 +27,17 @@ struct ModelStateBytes {
   double total() const { return weights + gradients + optimizer; }
 };
 
-// The paper's formulas for `stage` (0-3) with K = 12.
+// Bytes each parameter costs in each kind of model state; the defaults are mixed-precision Adam's 2 + 2 + 12 = 16.
+struct BytesPerParameter {
+  double weights = kWeightBytes;
+  double gradients = kGradientBytes;
+  double optimizer = kOptimizerBytes;
+  double total() const { return weights + gradients + optimizer; }
+};
+
+// The paper's formulas for `stage` (0-3) with K = 12, or with another split of the bytes per parameter.
 ModelStateBytes model_state_bytes(int stage, double psi, double ranks);
+ModelStateBytes model_state_bytes(int stage, double psi, double ranks, const BytesPerParameter& bytes);
 
 // The same in whole bytes, for the lab's model, where Psi is a multiple of N (the run refuses anything else).
 struct ExactModelStateBytes {

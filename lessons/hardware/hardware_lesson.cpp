@@ -10,6 +10,7 @@
 #include "lessons/common/cpu_threads_param.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
+#include "lessons/hardware/hardware_gpu.h"
 
 namespace dlsys {
 
@@ -139,7 +140,7 @@ constexpr double kChaseSecondsPerStepFar = 150e-9, kChaseSecondsPerStepNear = 5e
 constexpr double kReadBytesPerSecond = 5e9, kShuffleSecondsPerLine = 60e-9;
 }  // namespace
 
-RunBudget HardwareLesson::budget_of(const HardwareParams& p, BackendKind) const {
+RunBudget HardwareLesson::budget_of(const HardwareParams& p, BackendKind backend) const {
   const std::vector<double> sizes = hardware::working_sets(p.min_bytes, p.max_bytes, p.points_per_octave);
   const double calls = 1.0 + p.repeats, curves = p.threads > 1 ? 2.0 : 1.0;
   double seconds = 0;
@@ -154,6 +155,11 @@ RunBudget HardwareLesson::budget_of(const HardwareParams& p, BackendKind) const 
   // The chase's lines and its shuffle's indices, the read stream's array, and STREAM's three arrays (one at a time).
   budget.host_bytes = std::max(double(p.max_bytes) * (2 + 1.0 / 16), 3.0 * double(p.stream_bytes));
   budget.cpu_seconds = seconds;
+  if (backend == BackendKind::Cuda) {
+    const hardware::GpuBytes gpu = hardware::gpu_bytes(p, double(cuda_status().device.l2_cache_bytes));
+    budget.device_bytes = gpu.device;
+    budget.host_bytes += gpu.host;
+  }
   budget.max_minutes = p.max_minutes;
   budget.sizes = "parameters 'max_working_set' and 'stream_bytes'";
   budget.cpu_work = fmt::format("{} working sets: chase steps at 5-150 ns, reads and STREAM at 5 GB/s", sizes.size());

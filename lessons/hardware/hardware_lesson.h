@@ -8,7 +8,8 @@ namespace dlsys {
 
 // Lesson `hardware`: the memory hierarchy measured on this machine (a pointer chase for latency and a read stream for
 // bandwidth against the working set, on one thread and on all), the levels it finds named by the cache sizes the OS
-// reports, and the course's table of GPU and link figures beside what each really counts.
+// reports, and the course's table of GPU and link figures beside what each really counts. On the CUDA backend the
+// same probes run on GPU 0 too, with its shared memory and the copies that feed it (hardware_gpu.h).
 class HardwareLesson final : public TypedLesson<hardware::HardwareParams, hardware::HardwareTheory,
                                                 hardware::HardwareMeasured, hardware::HardwareSteps> {
  public:
@@ -20,8 +21,6 @@ class HardwareLesson final : public TypedLesson<hardware::HardwareParams, hardwa
     return {"points_per_octave=1", "max_working_set=128MiB", "chase_steps=262144", "repeats=3", "stream_bytes=64MiB"};
   }
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with)
-  // The CPU's hierarchy only: a GPU's is given as published figures.
-  bool runs_on_cuda() const override { return false; }
 };
 
 namespace hardware {

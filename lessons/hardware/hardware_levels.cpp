@@ -7,16 +7,12 @@
 
 namespace dlsys::hardware {
 
-namespace {
-
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const std::size_t mid = values.size() / 2;
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
-
-}  // namespace
 
 std::vector<Tier> tiers_of(const std::vector<CpuCache>& caches) {
   std::vector<Tier> tiers;

@@ -16,6 +16,8 @@ struct Tier {
   double capacity_bytes = 0;
 };
 // Each cache lowest level first ("L1", "L2", "L3"), then "DRAM".
+// The middle value (the mean of the two middle ones for an even count), 0 for none.
+double median_of(std::vector<double> values);
 std::vector<Tier> tiers_of(const std::vector<CpuCache>& caches);
 // The first level whose capacity is at least `bytes`.
 std::size_t tier_by_size(const std::vector<Tier>& tiers, double bytes);

@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/hardware/hardware.h"
 #include "kernels/hardware/hardware_math.h"
+#include "lessons/hardware/hardware_gpu.h"
 #include "lessons/hardware/hardware_lesson.h"
 #include "lessons/hardware/hardware_levels.h"
 #include "lessons/roofline/roofline_measure.h"
@@ -141,10 +142,14 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
   const hardware::HardwareTheory theory = theory_of(p);
   const std::vector<double>& sizes = theory.working_sets_bytes;
   const bool all = p.threads > 1;
+  const bool on_gpu = ctx.backend == BackendKind::Cuda;
+  const double l2_bytes = double(cuda_status().device.l2_cache_bytes);
   static const roofline::RooflineParams kStreamOnly{};
+  const double parts = roofline::kStreamProgressParts + 1.0 + double(sizes.size()) +
+                       (on_gpu ? hardware::gpu_progress_parts(p, l2_bytes) : 0.0);
   roofline::RooflineRun run{.ctx = ctx,
                             .params = kStreamOnly,
-                            .plan = RunPlan(ctx.control, roofline::kStreamProgressParts + 1.0 + double(sizes.size())),
+                            .plan = RunPlan(ctx.control, parts),
                             .threads = p.threads,
                             .repeats = p.repeats};
   HardwareMeasured m;
@@ -192,6 +197,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
 
   name_levels(stairs, sizes, p, m);
   m.wrong = probe.wrong;
+  if (on_gpu) m.gpu_probes = hardware::measure_gpu(run, p, m.gpu, result);
 
   result.series.push_back(std::move(lat_one));
   result.series.push_back(std::move(bw_one));

@@ -3,6 +3,7 @@
 // correct the course's table. Measured: this machine's caches as the OS reports them, the levels the staircase
 // found, and the checks. The curves themselves are the run's series (latency_one, latency_all, bandwidth_one,
 // bandwidth_all).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,36 @@ struct GpuFacts {
 DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes, shared_memory_per_block_optin_bytes,
                   l2_cache_bytes, memory_bus_bits, memory_clock_mhz, theoretical_gbps, datasheet_gbps)
 
+// A level of the GPU's hierarchy as the CUDA probes found it (hardware_cuda.h): medians over the working sets inside
+// its band of each one's fastest call.
+struct GpuLevel {
+  std::string name;  // L1, L2, HBM
+  double latency_ns = 0;
+  double read_gbps = 0;
+  int points_inside = 0;  // working sets in the band (0: the sweep had none there, and the figures are 0)
+};
+DLSYS_VALUES_JSON(GpuLevel, name, latency_ns, read_gbps, points_inside)
+
+// What the CUDA probes measured on GPU 0 (a run on the CUDA backend only). The curves are the run's series
+// (gpu_latency, gpu_bandwidth, copy_pageable, copy_pinned).
+struct GpuProbes {
+  std::vector<GpuLevel> levels;     // L1, L2, HBM
+  double hbm_over_theoretical = 0;  // HBM's read plateau against the bus width x memory clock x 2 of GpuFacts
+  double sm_clock_mhz = 0;
+  double shared_gbps = 0;         // every SM reading its shared memory at once
+  double shared_theory_gbps = 0;  // 128 B per clock per SM at sm_clock_mhz
+  double shared_over_theory = 0, shared_over_hbm = 0;
+  double copy_bytes = 0;  // the largest host-to-device copy, whose rates are these
+  double pageable_gbps = 0, pinned_gbps = 0;
+  int gpus = 0;
+  FlagField peer_access;  // GPU 0 and GPU 1 reach each other directly
+  double peer_gbps = 0;   // 0 with one GPU
+  int wrong = 0;          // chase ends, read sums, shared sums or copies that were not what they must be
+};
+DLSYS_VALUES_JSON(GpuProbes, levels, hbm_over_theoretical, sm_clock_mhz, shared_gbps, shared_theory_gbps,
+                  shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, gpus, peer_access,
+                  peer_gbps, wrong)
+
 struct HardwareMeasured {
   std::vector<CpuCache> caches;        // as sysfs reports them at run time
   std::vector<LevelPlateau> levels;    // lowest first, DRAM last
@@ -80,14 +111,15 @@ struct HardwareMeasured {
   std::string stream_kernel;
   double dram_read_gbps = 0;  // the read stream's DRAM plateau on every thread
   double dram_read_over_stream = 0;
-  FlagField plateaus_in_bands;   // each level's plateau inside its band, and each slower than the last
-  FlagField dram_within_stream;  // dram_read_gbps at most stream_gbps x (1 + kStreamTolerance)
-  FlagField huge_pages;          // the system took the advice to back the chase with huge pages
-  GpuFacts gpu;                  // the GPU the CUDA runtime describes, or why there is none
-  int wrong = 0;                 // read sums or chase cycles that were not what they must be
+  FlagField plateaus_in_bands;          // each level's plateau inside its band, and each slower than the last
+  FlagField dram_within_stream;         // dram_read_gbps at most stream_gbps x (1 + kStreamTolerance)
+  FlagField huge_pages;                 // the system took the advice to back the chase with huge pages
+  GpuFacts gpu;                         // the GPU the CUDA runtime describes, or why there is none
+  int wrong = 0;                        // read sums or chase cycles that were not what they must be
+  std::optional<GpuProbes> gpu_probes;  // the same hierarchy on GPU 0, on the CUDA backend
 };
 DLSYS_VALUES_JSON(HardwareMeasured, caches, levels, served_by, threads, working_set_bytes, working_set_level,
                   working_set_latency_ns, stream_gbps, stream_kernel, dram_read_gbps, dram_read_over_stream,
-                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong)
+                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong, gpu_probes)
 
 }  // namespace dlsys::hardware

@@ -229,6 +229,16 @@ expect 2 "parameter 'steps': value '51' is not allowed" run mesh --set steps=51
 expect 2 "of host memory is available" run mesh --set hidden=2048 --set layers=64 --set batch=4096
 expect 2 "more than max_minutes" run mesh --set hidden=512 --set layers=64 --set batch=4096 --set steps=50 \
   --set max_minutes=0.1
+# The moe lesson: ranks that do not divide the experts, k above E, values out of range, a run longer than the limit.
+expect 2 "parameter 'ranks': value '3' does not divide E = 8 experts" run moe --set ranks=3
+expect 2 "parameter 'ranks': value '9' is not allowed" run moe --set ranks=9
+expect 2 "parameter 'top_k': value '3' is more experts than there are (E = 2)" run moe --set experts=2 --set top_k=3
+expect 2 "parameter 'experts': value '65' is not allowed" run moe --set experts=65
+expect 2 "parameter 'capacity_factor': value 'nan' is not allowed" run moe --set capacity_factor=nan
+expect 2 "parameter 'skew': value '5' is not allowed" run moe --set skew=5
+expect 2 "parameter 'tokens': value '0' is not allowed" run moe --set tokens=0
+expect 2 "parameter 'aux_loss': value 'yes' is not allowed" run moe --set aux_loss=yes
+expect 2 "more than max_minutes" run moe --set tokens=2048 --set hidden=1024 --set ffn=4096 --set max_minutes=0.1
 # The hardware lesson: sweeps outside what it allows, a sweep that does not go up, runs longer than the limit.
 expect 2 "parameter 'min_working_set': value '1KiB' is not allowed" run hardware --set min_working_set=1KiB
 expect 2 "parameter 'max_working_set': value '3GiB' is not allowed" run hardware --set max_working_set=3GiB

@@ -89,7 +89,7 @@ class App:
             if state is not None and predicate(state):
                 self.state = state
                 return state
-            time.sleep(0.05)
+            time.sleep(0.01)
         raise Failure(f"timed out after {timeout} s waiting for {what}; last state: "
                       f"{ {k: v for k, v in (self.read() or {}).items() if k not in ('widgets', 'plots')} }")
 
@@ -112,7 +112,7 @@ class App:
                 elif state["frame"] - first[0] >= frames:
                     self.state = state
                     return state
-            time.sleep(0.03)
+            time.sleep(0.01)
         raise Failure(f"the layout kept changing for {timeout} s")
 
     def rect(self, name, timeout=TIMEOUT_S):

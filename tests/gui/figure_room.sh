@@ -10,10 +10,11 @@ mkdir -p "$out"
 lessons=("$@")
 [[ ${#lessons[@]} -gt 0 ]] || mapfile -t lessons < <("$bin" list | awk '{print $1}')
 fail=0
+source "$(dirname "$0")/quick_run.sh"
 rm -f "$out"/*-step*.json
 for lesson in "${lessons[@]}"; do
   run=$out/$lesson-run.json
-  if ! "$bin" run "$lesson" --quick --json "$run" >/dev/null; then
+  if ! quick_run "$bin" "$lesson" "$run"; then
     echo "FAIL: $lesson: the quick run failed"
     fail=1
     continue

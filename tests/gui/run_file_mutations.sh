@@ -8,6 +8,7 @@ set -u
 bin=$1 out=$2 samples=${3:-3} seed=${4:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
+source "$here/quick_run.sh"
 fail=0
 drawn=0 refused=0
 
@@ -41,7 +42,7 @@ steps_of() { "$bin" list | awk -v lesson="$1" '$1 == lesson' | sed -E 's/.*\(([0
 
 lessons=$("$bin" list | cut -d' ' -f1)
 for lesson in $lessons; do
-  if ! timeout 300 "$bin" run "$lesson" --quick --json "$out/$lesson.json" >/dev/null 2>"$out/stderr.txt"; then
+  if ! quick_run "$bin" "$lesson" "$out/$lesson.json" 2>"$out/stderr.txt"; then
     echo "FAIL: could not record a quick run of $lesson: $(head -c 300 "$out/stderr.txt")"; fail=1
   fi
 done

@@ -44,7 +44,8 @@ std::int64_t Communicator::link_bytes(int n_ranks, const CommOptions& options) {
 Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions& options)
     : n_ranks_(n_ranks),
       segment_elements_(slot_elements(options)),
-      polls_(options.poll && n_ranks <= static_cast<int>(std::thread::hardware_concurrency())) {
+      polls_(options.poll && n_ranks <= static_cast<int>(std::thread::hardware_concurrency())),
+      full_mesh_(options.full_mesh) {
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
   for (const auto& pair : link_pairs(n_ranks, options.full_mesh))
     links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
@@ -74,6 +75,13 @@ std::int64_t Communicator::bytes_sent_by(int rank) const {
   std::int64_t bytes = 0;
   for (const auto& [pair, channel] : links_)
     if (pair.first == rank) bytes += channel->bytes_sent();
+  return bytes;
+}
+
+std::int64_t Communicator::bytes_received_by(int rank) const {
+  std::int64_t bytes = 0;
+  for (const auto& [pair, channel] : links_)
+    if (pair.second == rank) bytes += channel->bytes_sent();
   return bytes;
 }
 

@@ -1,8 +1,10 @@
 // Ranks as threads of this process (rank_group.h): the Communicator's rank threads and links, and a barrier that can
 // be called off for the ranks' compute side.
 #include <memory>
+#include <stdexcept>
 
 #include "engine/abortable_barrier.h"
+#include "kernels/collectives/all_to_all.h"
 #include "kernels/collectives/collectives.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/collectives/ring_schedule.h"
@@ -14,8 +16,11 @@ namespace {
 class ThreadGroup final : public RankGroup {
  public:
   ThreadGroup(int n, MemoryLedger& ledger, const CommOptions& options)
-      : comm_(n, ledger, options), barrier_(n), sent_at_start_(std::size_t(n)) {
-    for (int r = 0; r < n; ++r) sent_at_start_[std::size_t(r)] = comm_.bytes_sent_by(r);
+      : comm_(n, ledger, options), barrier_(n), sent_at_start_(std::size_t(n)), received_at_start_(std::size_t(n)) {
+    for (int r = 0; r < n; ++r) {
+      sent_at_start_[std::size_t(r)] = comm_.bytes_sent_by(r);
+      received_at_start_[std::size_t(r)] = comm_.bytes_received_by(r);
+    }
   }
 
   int size() const override { return comm_.size(); }
@@ -33,12 +38,18 @@ class ThreadGroup final : public RankGroup {
     ring_rank(comm_, rank, op, buffers, nullptr);
   }
 
+  void all_to_all(int rank, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
+                  const std::vector<std::int64_t>& recv_counts) override {
+    if (size() > 1 && !comm_.full_mesh())
+      throw std::logic_error("all-to-all over rank threads needs a group made with CommOptions::full_mesh");
+    all_to_all_rank(comm_, rank, send, send_counts, recv, recv_counts);
+  }
+
   std::int64_t bytes_sent_by(int rank) const override {
     return comm_.bytes_sent_by(rank) - sent_at_start_[std::size_t(rank)];
   }
-  // On the ring a rank receives what its left neighbour sends.
   std::int64_t bytes_received_by(int rank) const override {
-    return size() > 1 ? bytes_sent_by(prev_rank(rank, size())) : 0;
+    return comm_.bytes_received_by(rank) - received_at_start_[std::size_t(rank)];
   }
 
   bool barrier(int) override { return barrier_.arrive_and_wait(); }
@@ -49,7 +60,7 @@ class ThreadGroup final : public RankGroup {
  private:
   Communicator comm_;
   AbortableBarrier barrier_;
-  std::vector<std::int64_t> sent_at_start_;
+  std::vector<std::int64_t> sent_at_start_, received_at_start_;
 };
 
 }  // namespace

@@ -13,6 +13,9 @@ void library(Op, const float*, float*, std::int64_t) { no_mpi(); }
 CollectiveRecord record_ring(Op, const std::vector<float>&) { no_mpi(); }
 std::string library_function(Op, std::int64_t, int) { no_mpi(); }
 std::unique_ptr<RankGroup> world_group() { no_mpi(); }
+void all_to_all(const float*, const std::vector<std::int64_t>&, float*, const std::vector<std::int64_t>&) { no_mpi(); }
+std::int64_t all_to_all_bytes_sent() { return 0; }
+std::int64_t all_to_all_bytes_received() { return 0; }
 std::int64_t ring_bytes_sent() { return 0; }
 std::int64_t ring_bytes_received() { return 0; }
 

@@ -1,4 +1,5 @@
-// The MPI world as a rank group (mpi_collectives.h): one rank per process, the lab's ring over MPI_Sendrecv.
+// The MPI world as a rank group (mpi_collectives.h): one rank per process, the lab's ring over MPI_Sendrecv and the
+// all-to-all over MPI_Alltoallv.
 #include "engine/errors.h"
 #include "engine/mpi_world.h"
 #include "kernels/collectives/mpi_collectives.h"
@@ -7,10 +8,14 @@ namespace dlsys::collectives::mpi {
 
 namespace {
 
+// What this process has sent and received, over the ring and the all-to-all together.
+std::int64_t bytes_sent() { return ring_bytes_sent() + all_to_all_bytes_sent(); }
+std::int64_t bytes_received() { return ring_bytes_received() + all_to_all_bytes_received(); }
+
 class ProcessGroup final : public RankGroup {
  public:
   explicit ProcessGroup(const dlsys::mpi::World& world)
-      : world_(world), sent_at_start_(ring_bytes_sent()), received_at_start_(ring_bytes_received()) {}
+      : world_(world), sent_at_start_(bytes_sent()), received_at_start_(bytes_received()) {}
 
   int size() const override { return world_.size; }
   int first_local_rank() const override { return world_.rank; }
@@ -22,8 +27,13 @@ class ProcessGroup final : public RankGroup {
     mpi::ring(op, send, recv, count);
   }
 
-  std::int64_t bytes_sent_by(int) const override { return ring_bytes_sent() - sent_at_start_; }
-  std::int64_t bytes_received_by(int) const override { return ring_bytes_received() - received_at_start_; }
+  void all_to_all(int, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
+                  const std::vector<std::int64_t>& recv_counts) override {
+    mpi::all_to_all(send, send_counts, recv, recv_counts);
+  }
+
+  std::int64_t bytes_sent_by(int) const override { return bytes_sent() - sent_at_start_; }
+  std::int64_t bytes_received_by(int) const override { return bytes_received() - received_at_start_; }
 
   bool barrier(int) override {
     dlsys::mpi::barrier();

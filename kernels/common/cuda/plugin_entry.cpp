@@ -13,6 +13,7 @@ namespace at = attention::cuda;
 namespace co = collectives::cuda;
 namespace dd = ddp::cuda;
 namespace fu = fusion::cuda;
+namespace hw = hardware::cuda;
 namespace mm = matmul::cuda;
 namespace pi = pipeline::cuda;
 namespace pr = precision::cuda;
@@ -34,6 +35,8 @@ const CudaKernels kKernels{
     .decoder = {&decoder::cuda::attention_row},
     .fusion = {&fu::add_bias, &fu::relu_pass, &fu::add_bias_relu, &fu::cos_pass, &fu::cos_cos, &fu::gelu_pass,
                &fu::chain_op, &fu::chain_fused, &fu::copy, &fu::empty_kernel},
+    .hardware = {&hw::chase, &hw::read_blocks, &hw::read_sum, &hw::shared_read_threads, &hw::shared_read_bytes,
+                 &hw::shared_read, &hw::sm_clock_mhz, &hw::pinned_allocate, &hw::pinned_free, &hw::peer_copy},
     .matmul = {&mm::make_device_operands},
     .pipeline = {&pi::place_devices, &pi::execute_schedule},
     .precision = {&pr::round_on_device, &pr::gemm},

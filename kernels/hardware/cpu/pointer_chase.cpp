@@ -29,7 +29,7 @@ struct SplitMix {
 
 }  // namespace
 
-void link_random_cycle(ChaseLine* lines, std::int64_t count, std::uint64_t seed) {
+std::vector<std::uint32_t> random_cycle_successors(std::int64_t count, std::uint64_t seed) {
   // successor[i] is the line after line i. Sattolo: swapping each i only with a j strictly below it leaves one cycle
   // through every element (plain Fisher-Yates, j <= i, would leave several cycles and a walk would see only one).
   std::vector<std::uint32_t> successor(static_cast<std::size_t>(count));
@@ -39,6 +39,16 @@ void link_random_cycle(ChaseLine* lines, std::int64_t count, std::uint64_t seed)
     const auto j = static_cast<std::size_t>(rng.below(std::uint64_t(i)));
     std::swap(successor[std::size_t(i)], successor[j]);
   }
+  return successor;
+}
+
+std::uint32_t line_after(const std::vector<std::uint32_t>& successor, std::uint32_t start, std::int64_t steps) {
+  for (std::int64_t s = 0; s < steps; ++s) start = successor[start];
+  return start;
+}
+
+void link_random_cycle(ChaseLine* lines, std::int64_t count, std::uint64_t seed) {
+  const std::vector<std::uint32_t> successor = random_cycle_successors(count, seed);
   for (std::int64_t i = 0; i < count; ++i) lines[i].next = lines + successor[std::size_t(i)];
 }
 

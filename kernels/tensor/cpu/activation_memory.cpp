@@ -29,16 +29,18 @@ ActivationBytes lab_layer_bytes(const LayerShape& s) {
 }
 
 double model_activation_bytes(const LayerShape& s, std::int64_t layers, Recompute recompute) {
-  LayerShape unsplit = s;
-  unsplit.ranks = 1;
-  const ActivationBytes layer = korthikanti_bytes(unsplit, Parallelism::None);
+  const Parallelism parallelism = s.ranks <= 1          ? Parallelism::None
+                                  : s.sequence_parallel ? Parallelism::TensorSequence
+                                                        : Parallelism::Tensor;
+  const ActivationBytes layer = korthikanti_bytes(s, parallelism);
+  const std::int64_t input_bytes = 2 * token_bytes(s) / (parallelism == Parallelism::TensorSequence ? s.ranks : 1);
   switch (recompute) {
     case Recompute::None:
       return double(layers) * double(layer.total());
-    case Recompute::Selective:
-      return double(layers) * double(layer.replicated);
+    case Recompute::Selective:  // the scores' part is rebuilt
+      return double(layers) * double(layer.replicated + layer.split);
     case Recompute::Full:
-      return double(layers) * 2.0 * double(token_bytes(s)) + double(layer.total());
+      return double(layers) * double(input_bytes) + double(layer.total());
   }
   return 0;
 }

@@ -4,7 +4,11 @@
 namespace dlsys::zero {
 
 ModelStateBytes model_state_bytes(int stage, double psi, double ranks) {
-  const double weights = kWeightBytes * psi, gradients = kGradientBytes * psi, optimizer = kOptimizerBytes * psi;
+  return model_state_bytes(stage, psi, ranks, BytesPerParameter{});
+}
+
+ModelStateBytes model_state_bytes(int stage, double psi, double ranks, const BytesPerParameter& bytes) {
+  const double weights = bytes.weights * psi, gradients = bytes.gradients * psi, optimizer = bytes.optimizer * psi;
   ModelStateBytes out{weights, gradients, optimizer};
   if (stage >= 1) out.optimizer = optimizer / ranks;
   if (stage >= 2) out.gradients = gradients / ranks;

@@ -1,0 +1,21 @@
+#pragma once
+// The mixture-of-experts lesson's parameters as read once from the checked values (the specs are in moe_lesson.cpp).
+#include <cstdint>
+
+#include "kernels/moe/moe_shape.h"
+
+namespace dlsys::moe_lesson {
+
+struct MoeParams {
+  moe::MoeShape shape;    // tokens per rank, hidden, ffn, experts, top_k, capacity_factor, ranks
+  bool aux_loss = false;  // train the router on Switch's balance loss before the layer runs
+  double skew = 0;        // the router's lean towards the first experts: Zipf exponent of its bias
+  int repeats = 0;
+  double max_minutes = 0;
+};
+
+// Router training when the balance loss is on: steps of gradient descent at this rate, on rank 0's micro-batch.
+inline constexpr int kBalanceSteps = 100;
+inline constexpr double kBalanceLearningRate = 2.0;
+
+}  // namespace dlsys::moe_lesson

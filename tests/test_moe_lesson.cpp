@@ -1,0 +1,87 @@
+// The mixture-of-experts lesson: its closed forms at the defaults (capacity, the all-to-all against the all-reduce,
+// DeepEP's published dispatch, the dense MLP's parameters), bad input, and a run whose expert-parallel output equals
+// the reference, whose link bytes equal the routing's and the ring's closed form, and whose balance loss falls when on.
+#include <doctest/doctest.h>
+
+#include "engine/run_control.h"
+#include "lessons/common/run_lesson.h"
+#include "lessons/moe/moe_lesson.h"
+#include "tests/support/cli_capture.h"
+#include "tests/support/typed_values.h"
+
+using namespace dlsys;
+
+TEST_CASE("moe: the closed forms at the defaults") {
+  const MoeLesson lesson;
+  const moe_lesson::MoeTheory t = test::typed_theory(lesson, {});
+  CHECK(t.capacity == 320);  // ceil(1.25 x 1024 x 2 / 8)
+  CHECK(t.capacity_total == 4 * 320);
+  CHECK(t.experts_per_rank == 2);
+  CHECK(t.dispatch_bytes_per_rank == 1024.0 * 2 * 256 * 4);
+  CHECK(t.off_rank_share == 0.75);
+  CHECK(t.dispatch_off_rank_bytes == 0.75 * 1024 * 2 * 256 * 4);
+  CHECK(t.all_to_all_bus_factor == 0.75);
+  CHECK(t.all_reduce_bus_factor == 1.5);
+  CHECK(t.all_reduce_bytes_per_rank == 2 * t.dispatch_off_rank_bytes);
+  CHECK(t.deepep_dispatch_bytes == 7569408);
+  CHECK(t.expert_parameters == 8 * 2 * 256 * 512);
+  CHECK(t.active_parameters == 2 * 2 * 256 * 512 + 256 * 8 + 8);
+  CHECK(t.dense_ffn == 1024);
+  CHECK(t.dense_parameters == 2 * 256 * 1024);
+  CHECK(t.dense_flop_per_token == 4.0 * 256 * 1024);
+  CHECK(t.moe_flop_per_token == t.dense_flop_per_token + 2.0 * 256 * 8);
+  CHECK(t.balance_loss_worst == 8);
+  const moe_lesson::MoeTheory one = test::typed_theory(lesson, {"ranks=1"});
+  CHECK(one.off_rank_share == 0.0);
+  CHECK(one.all_reduce_bytes_per_rank == 0.0);
+}
+
+TEST_CASE("moe: bad input exits 2 naming the parameter, the value and what is allowed") {
+  const auto check = testing::refusal_check("moe");
+  check({"experts=0"},
+        "parameter 'experts': value '0' is not allowed (out of range); allowed: an integer from 1 to 64");
+  check({"ranks=9"}, "parameter 'ranks': value '9' is not allowed (out of range); allowed: an integer from 1 to 8");
+  check({"ranks=3"},
+        "parameter 'ranks': value '3' does not divide E = 8 experts, so the ranks would hold different numbers of "
+        "experts; allowed: 1, 2, 4, 8");
+  check({"experts=2", "top_k=3"},
+        "parameter 'top_k': value '3' is more experts than there are (E = 2); allowed: 1 to E");
+  check({"capacity_factor=0"}, "parameter 'capacity_factor': value '0' is not allowed");
+  check({"aux_loss=maybe"}, "parameter 'aux_loss': value 'maybe' is not allowed");
+  check({"skew=-1"}, "parameter 'skew': value '-1' is not allowed");
+  check({"tokens=2048", "hidden=1024", "ffn=4096", "max_minutes=0.1"}, "more than max_minutes");
+}
+
+TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, and the balance loss evens the load") {
+  const MoeLesson lesson;
+  RunControl control;
+  for (const char* aux : {"aux_loss=off", "aux_loss=on"}) {
+    CAPTURE(aux);
+    const ParamValues params = ParamValues::parse(
+        lesson.params(), {"tokens=64", "hidden=32", "ffn=64", "ranks=2", "repeats=1", "skew=1.5", aux});
+    const RunResult run = run_lesson(lesson, params, BackendKind::Cpu, control);
+    const auto& m = test::measured_of<moe_lesson::MoeMeasured>(run);
+    CHECK(m.wrong == 0);
+    CHECK(m.max_abs_err < 1e-5);
+    CHECK(m.bytes_match_routing == 1);
+    CHECK(m.dispatch_bytes.size() == 4);
+    CHECK(m.dispatch_bytes_sent_per_rank == m.dispatch_bytes_routed_per_rank);
+    // The ring all-reduce of 64 x 2 x 32 floats on 2 ranks sends half of it per rank, twice: the tensor's size.
+    CHECK(m.all_reduce_bytes_per_rank == 64.0 * 2 * 32 * 4);
+    CHECK(m.phases.size() == 6);
+    CHECK(m.phases[1].bytes_per_rank == 4.0 * 4);  // counts: E/N = 4 floats to the one peer
+    CHECK(m.phases[4].bytes_per_rank > 0);         // the combine sends the rows back
+    std::int64_t wanted = 0;
+    for (std::int64_t w : m.wanted) wanted += w;
+    CHECK(wanted == 2 * 64 * 2);
+    CHECK(run.timelines.size() == 2);
+    CHECK(m.sequential_us > 0);
+    CHECK(m.overlapped_us > 0);
+    if (m.balance_training.empty()) {
+      CHECK(m.dropped > 0);  // skew 1.5 crowds the first experts past 1.25 x their share
+    } else {
+      CHECK(m.balance_training.size() == moe_lesson::kBalanceSteps + 1);
+      CHECK(m.balance_loss < m.balance_loss_untrained);
+    }
+  }
+}
