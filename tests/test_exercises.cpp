@@ -72,6 +72,7 @@ TEST_CASE("exercise answers equal the lessons' own closed forms") {
       {"mesh", "dp_group_bytes", "dp_group_bytes"},
       {"mesh", "bubble", "bubble_fraction"},
       {"mesh", "first_stage_activations", "rank_costs.0.activation_bytes"},
+      {"mesh", "seven_b_zero1", "seven_b_zero1_bytes"},
       {"hardware", "smem_aggregate", "a100_smem_gbps_aggregate"},
       {"kvcache", "bytes_per_token", "bytes_per_token"},
       {"kvcache", "cache_size", "kv_bytes"},

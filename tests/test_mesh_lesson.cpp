@@ -82,3 +82,36 @@ TEST_CASE("mesh lesson: the simulated timeline has a lane per rank and 1F1B's op
   for (const TimelineSpan& s : timelines.front().spans) forwards += s.kind == "F";
   CHECK(forwards == 8 * 8);  // every rank, every micro-batch
 }
+
+TEST_CASE("mesh lesson: the planner's worked check, 7B at 16 B a parameter on 2 x 2 x 2 with ZeRO-1: 7.0 + 10.5 GB") {
+  const MeshLesson lesson;
+  const MeshTheory t = test::typed_theory(lesson, {});
+  CHECK(t.seven_b_zero1_bytes == 17.5e9);
+  CHECK(t.planner.plans > 0);
+  CHECK(t.planner.fitting > 0);
+  CHECK_FALSE(t.planner.best.empty());
+  CHECK(t.planner.rules.size() == 4);
+}
+
+TEST_CASE("mesh lesson: the planner predicts the run's bytes and shard exactly, and its step time is measured beside") {
+  const MeshLesson lesson;
+  RunControl control;
+  const ParamValues params = parse_lesson_params(lesson, {"dp=1", "tp=2", "pp=4"}, BackendKind::Cpu, true);
+  const RunResult run = run_lesson(lesson, params, BackendKind::Cpu, control);
+  const MeshMeasured& m = test::measured_of<MeshMeasured>(run);
+  CHECK(double(m.busiest_tp_bytes) == m.prediction.tp_bytes);
+  CHECK(double(m.busiest_pp_bytes) == m.prediction.pp_bytes);  // a middle stage: both ways
+  CHECK(double(m.busiest_dp_bytes) == m.prediction.dp_bytes);
+  CHECK(double(m.largest_weight_bytes) == m.prediction.weight_bytes);
+  CHECK(m.prediction.bubble == doctest::Approx(3.0 / 7));  // (p - 1) / (m + p - 1), m = 4
+  CHECK(m.prediction.step_us > 0);
+  CHECK(m.step_over_prediction > 0);
+}
+
+TEST_CASE("mesh lesson: the planner's cluster and model are refused by their parameters' names") {
+  const MeshLesson lesson;
+  const ParamValues nodes = ParamValues::parse(lesson.params(), {"gpus=12"});
+  CHECK_THROWS_WITH_AS(lesson.validate(nodes, BackendKind::Cpu), doctest::Contains("parameter 'gpus'"), BadInput);
+  CHECK_THROWS_WITH_AS(ParamValues::parse(lesson.params(), {"model=gpt-9"}), doctest::Contains("parameter 'model'"),
+                       BadInput);
+}

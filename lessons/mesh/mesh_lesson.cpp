@@ -7,6 +7,7 @@
 #include "engine/units.h"
 #include "kernels/collectives/communicator.h"
 #include "lessons/common/run_time_limit.h"
+#include "lessons/kvcache/model_config.h"
 
 namespace dlsys {
 
@@ -80,6 +81,76 @@ std::vector<ParamSpec> MeshLesson::params() const {
        .min = 1,
        .max = 50,
        .help = "SGD steps, each on fresh rows; the timeline is the last one's"},
+      {.key = "model",
+       .label = "planner: model",
+       .type = ParamType::Choice,
+       .default_text = "llama-2-7b",
+       .choices = kvcache::preset_names(),
+       .help = "the real model the planner plans, trained with mixed-precision Adam (16 B a parameter)"},
+      {.key = "config",
+       .label = "planner: config.json (overrides model)",
+       .type = ParamType::File,
+       .default_text = "",
+       .help = "a Hugging Face config.json: layers, hidden size, heads and the sizes that count the parameters"},
+      {.key = "gpus",
+       .label = "planner: GPUs",
+       .type = ParamType::Integer,
+       .default_text = "64",
+       .min = 1,
+       .max = 4096,
+       .help = "the cluster's GPUs, whole nodes"},
+      {.key = "gpus_per_node",
+       .label = "planner: GPUs a node",
+       .type = ParamType::Integer,
+       .default_text = "8",
+       .min = 1,
+       .max = 64},
+      {.key = "gpu_memory_gb",
+       .label = "planner: GPU memory",
+       .type = ParamType::Real,
+       .default_text = "80",
+       .min = 1,
+       .max = 1024,
+       .unit = "GB",
+       .help = "per GPU, 1e9 bytes (H100 SXM: 80)"},
+      {.key = "peak_tflops",
+       .label = "planner: GPU peak",
+       .type = ParamType::Real,
+       .default_text = "989.5",
+       .min = 1,
+       .max = 100000,
+       .unit = "TFLOP/s",
+       .help = "dense 16-bit on tensor cores (H100 SXM datasheet: 989.5)"},
+      {.key = "intra_node_gbps",
+       .label = "planner: link inside a node",
+       .type = ParamType::Real,
+       .default_text = "450",
+       .min = 0.1,
+       .max = 100000,
+       .unit = "GB/s",
+       .help = "per GPU and direction (NVLink 4: 450)"},
+      {.key = "inter_node_gbps",
+       .label = "planner: link across nodes",
+       .type = ParamType::Real,
+       .default_text = "50",
+       .min = 0.1,
+       .max = 100000,
+       .unit = "GB/s",
+       .help = "per GPU and direction (400 Gb/s InfiniBand: 50)"},
+      {.key = "global_batch",
+       .label = "planner: global batch",
+       .type = ParamType::Integer,
+       .default_text = "512",
+       .min = 1,
+       .max = 1 << 20,
+       .unit = "sequences"},
+      {.key = "seq",
+       .label = "planner: sequence length",
+       .type = ParamType::Integer,
+       .default_text = "4096",
+       .min = 1,
+       .max = 1 << 20,
+       .unit = "tokens"},
       max_minutes_param(),
   };
 }
@@ -93,6 +164,16 @@ MeshParams MeshLesson::read_params(const ParamValues& values) const {
           .layers = int(values.integer("layers")),
           .batch = int(values.integer("batch")),
           .steps = int(values.integer("steps")),
+          .model = values.text("model"),
+          .config = values.text("config"),
+          .gpus = int(values.integer("gpus")),
+          .gpus_per_node = int(values.integer("gpus_per_node")),
+          .gpu_memory_gb = values.real("gpu_memory_gb"),
+          .peak_tflops = values.real("peak_tflops"),
+          .intra_node_gbps = values.real("intra_node_gbps"),
+          .inter_node_gbps = values.real("inter_node_gbps"),
+          .global_batch = values.integer("global_batch"),
+          .seq = values.integer("seq"),
           .max_minutes = values.real("max_minutes")};
 }
 
@@ -102,7 +183,13 @@ void MeshLesson::check_params(const MeshParams& p, BackendKind) const {
         "parameters 'dp', 'tp', 'pp': {} x {} x {} = {} ranks; allowed: at most {} (each rank is a thread with its own "
         "OpenBLAS buffer)",
         p.dp, p.tp, p.pp, p.dp * p.tp * p.pp, kMostRanks));
-  if (const std::string problem = mesh::model_problem(p.model()); !problem.empty()) throw BadInput(problem);
+  if (const std::string problem = mesh::model_problem(p.mesh_model()); !problem.empty()) throw BadInput(problem);
+  if (p.gpus > p.gpus_per_node && p.gpus % p.gpus_per_node != 0)
+    throw BadInput(fmt::format(
+        "parameter 'gpus': value '{}' is not whole nodes of gpus_per_node = {}; allowed: a multiple of {}, or fewer "
+        "GPUs than a node",
+        p.gpus, p.gpus_per_node, p.gpus_per_node));
+  mesh_lesson::planner_input(p);  // the planner's model and cluster: a preset or config.json it can size
 }
 
 RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind) const {
@@ -135,7 +222,8 @@ mesh_lesson::MeshTheory MeshLesson::theory_of(const MeshParams& p) const { retur
 std::shared_ptr<const mesh_lesson::MeshSteps> MeshLesson::step_data_of(const MeshParams& p) const {
   check_params(p, BackendKind::Cpu);  // a mesh that cannot be cut cannot be drawn either
   auto steps = std::make_shared<mesh_lesson::MeshSteps>();
-  steps->theory = mesh_lesson::mesh_theory(p);
+  steps->planner = mesh::plan_all(mesh_lesson::planner_input(p));
+  steps->theory = mesh_lesson::mesh_theory(p, &steps->planner);
   steps->simulated = mesh_lesson::simulated_timeline(p);
   return steps;
 }
@@ -161,6 +249,16 @@ std::string MeshLesson::text_report(const RunResult& result) const {
       t->rank_costs.empty() ? 0 : t->rank_costs.front().tp_all_reduces, t->dp_group_bytes,
       format_number(t->dp_ring_factor, 4), t->shard_gradient_bytes, t->pp_bytes,
       format_number(100 * t->bubble_fraction, 3) + " %");
+  const mesh_lesson::PlannerTheory& pl = t->planner;
+  out += fmt::format("\nPlanner: {} ({} parameters) on {} GPUs, {} a node, {} sequences of {} tokens: {} plans, {} fit",
+                     pl.model, format_number(pl.parameters, 4), pl.gpus, pl.gpus_per_node, pl.global_batch, pl.seq,
+                     pl.plans, pl.fitting);
+  out += pl.best.empty() ? "; none fits\n"
+                         : fmt::format("; fastest: {}, {} s a step, {} per GPU\n", pl.best,
+                                       format_number(pl.best_step_s, 4), format_bytes_both(pl.best_memory_bytes));
+  for (const std::string& rule : pl.rules) out += "  " + rule + "\n";
+  out += fmt::format("  7B, 16 B a parameter, t = p = d = 2, ZeRO-1: {} of model states per GPU\n",
+                     format_bytes_both(t->seven_b_zero1_bytes));
   const auto* m = result.measured_as<mesh_lesson::MeshMeasured>();
   if (m == nullptr) return out;
   out += "\nMeasured per rank (last step; memory from the ledger), closed form in brackets:\n";
@@ -182,6 +280,14 @@ std::string MeshLesson::text_report(const RunResult& result) const {
       m->memory_match ? "equal to the formula" : "DIFFERS from the formula", format_number(m->update_max_rel_err, 3),
       m->within_tolerance ? "below" : "NOT below", format_number(t->update_tolerance, 3),
       m->replicas_identical ? "bit-identical" : "DIFFER");
+  const mesh_lesson::RunPrediction& pr = m->prediction;
+  out += fmt::format(
+      "planner on this run's mesh: tp {} B, pipeline {} B, dp {} B, weights {} B per busiest rank (measured {}, {}, "
+      "{}, {}); step {} estimated, {} measured ({}x)\n",
+      format_number(pr.tp_bytes, 8), format_number(pr.pp_bytes, 8), format_number(pr.dp_bytes, 8),
+      format_number(pr.weight_bytes, 8), m->busiest_tp_bytes, m->busiest_pp_bytes, m->busiest_dp_bytes,
+      m->largest_weight_bytes, format_duration_us(pr.step_us), format_duration_us(m->step_us),
+      format_number(m->step_over_prediction, 3));
   return out;
 }
 

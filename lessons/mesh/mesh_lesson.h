@@ -1,6 +1,7 @@
 #pragma once
 #include "lessons/common/typed_lesson.h"
 #include "lessons/mesh/mesh_params.h"
+#include "lessons/mesh/mesh_planner.h"
 #include "lessons/mesh/mesh_steps.h"
 #include "lessons/mesh/mesh_values.h"
 

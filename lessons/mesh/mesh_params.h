@@ -1,5 +1,8 @@
 #pragma once
 // The mesh lesson's parameters as read once from the checked values (the specs are in mesh_lesson.cpp).
+#include <cstdint>
+#include <string>
+
 #include "kernels/mesh/mesh_model.h"
 
 namespace dlsys::mesh_lesson {
@@ -11,9 +14,14 @@ struct MeshParams {
   int layers = 0;              // L, a multiple of pp
   int batch = 0;               // B rows per step, every replica together
   int steps = 0;               // optimizer steps, each on its own B rows
+  // The planner's question: a real model (a preset, or a config.json that overrides it) on a GPU cluster.
+  std::string model, config;
+  int gpus = 0, gpus_per_node = 0;
+  double gpu_memory_gb = 0, peak_tflops = 0, intra_node_gbps = 0, inter_node_gbps = 0;
+  std::int64_t global_batch = 0, seq = 0;  // sequences per step, tokens per sequence
   double max_minutes = 0;
 
-  mesh::MeshModel model() const {
+  mesh::MeshModel mesh_model() const {
     return {.mesh = {dp, tp, pp},
             .layers = layers,
             .hidden = hidden,

@@ -70,6 +70,10 @@ void compare_with_theory(const MeshTheory& t, MeshMeasured& m) {
     if (r.d == 0 && r.p == 0) m.tp_group_bytes += r.tp_bytes;
     if (r.t == 0 && r.p == 0) m.dp_group_bytes += r.dp_bytes;
     m.pp_bytes += r.pp_bytes;
+    m.busiest_tp_bytes = std::max(m.busiest_tp_bytes, r.tp_bytes);
+    m.busiest_pp_bytes = std::max(m.busiest_pp_bytes, r.pp_bytes);
+    m.busiest_dp_bytes = std::max(m.busiest_dp_bytes, r.dp_bytes);
+    m.largest_weight_bytes = std::max(m.largest_weight_bytes, r.weight_bytes);
     comm_us += r.tp_us + r.dp_us;
     step_us += r.step_us;
   }
@@ -118,7 +122,7 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   const MeshTheory theory = theory_of(p);
   RunPlan plan(ctx.control, 2);
   plan.start(fmt::format("training on {} x {} x {} rank threads, {} steps", p.dp, p.tp, p.pp, p.steps));
-  const mesh::MeshTrainConfig config{.model = p.model(), .steps = p.steps};
+  const mesh::MeshTrainConfig config{.model = p.mesh_model(), .steps = p.steps};
   const bool every_rank_has_a_core = theory.ranks <= describe_cpu().threads;
   const mesh::MeshTrainResult trained = mesh::train_on_mesh(
       config, ctx.ledger, [&] { ctx.control.check_cancelled(); }, every_rank_has_a_core);
@@ -141,6 +145,8 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   m.replicas_identical = trained.replicas_identical;
   for (const mesh::MeshRankReport& r : trained.ranks) m.rank_runs.push_back(measured_rank(r));
   compare_with_theory(theory, m);
+  m.prediction = mesh_lesson::predict_run(p, describe_cpu().threads);
+  m.step_over_prediction = m.step_us / m.prediction.step_us;
 
   result.timelines.push_back(measured_timeline(theory, trained.last_step_spans));
   result.backend.emulated = true;

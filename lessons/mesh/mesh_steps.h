@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/run_result.h"
+#include "kernels/mesh/planner.h"
 #include "lessons/common/step_data.h"
 #include "lessons/mesh/mesh_params.h"
 #include "lessons/mesh/mesh_values.h"
@@ -12,11 +13,13 @@ namespace dlsys::mesh_lesson {
 
 struct MeshSteps final : StepData {
   MeshTheory theory;
-  Timeline simulated;  // simulated_timeline(): what the timeline step shows before a run
+  Timeline simulated;           // simulated_timeline(): what the timeline step shows before a run
+  mesh::PlannerResult planner;  // every plan for the parameters' model and cluster
 };
 
-// The closed forms of a run with these parameters (the parameters already checked).
-MeshTheory mesh_theory(const MeshParams& params);
+// The closed forms of a run with these parameters (the parameters already checked), and the planner's summary: of
+// `planned` where the caller has planned already, else planned here.
+MeshTheory mesh_theory(const MeshParams& params, const mesh::PlannerResult* planned = nullptr);
 
 // Every rank's step simulated in cost units, before a run: stage p's 1F1B ops (F 1, a full backward 2) on each rank
 // of stage p, then its dp buckets (1/2 each) and the optimizer (1/4). The measured timeline has the same lanes.

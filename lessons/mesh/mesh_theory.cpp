@@ -3,14 +3,15 @@
 
 #include "kernels/pipeline/schedule.h"
 #include "kernels/pipeline/simulate.h"
+#include "lessons/mesh/mesh_planner.h"
 #include "lessons/mesh/mesh_steps.h"
 
 namespace dlsys::mesh_lesson {
 
 std::string lane_name(int rank, int d, int t, int p) { return fmt::format("rank {} ({},{},{})", rank, d, t, p); }
 
-MeshTheory mesh_theory(const MeshParams& p) {
-  const mesh::MeshModel model = p.model();
+MeshTheory mesh_theory(const MeshParams& p, const mesh::PlannerResult* planned) {
+  const mesh::MeshModel model = p.mesh_model();
   MeshTheory t;
   t.dp = p.dp;
   t.tp = p.tp;
@@ -31,6 +32,8 @@ MeshTheory mesh_theory(const MeshParams& p) {
   t.dp_ring_factor = 2.0 * (p.dp - 1) / p.dp;
   t.bubble_fraction = double(p.pp - 1) / double(p.micro_batches + p.pp - 1);
   t.update_tolerance = kUpdateTolerance;
+  t.planner = planner_summary(planned ? *planned : mesh::plan_all(planner_input(p)));
+  t.seven_b_zero1_bytes = seven_b_zero1_states_bytes();
   for (int r = 0; r < t.ranks; ++r) {
     const mesh::MeshCoord c = mesh::coord_of(model.mesh, r);
     const mesh::RankCosts k = mesh::rank_costs(model, c);

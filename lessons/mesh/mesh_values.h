@@ -1,6 +1,7 @@
 #pragma once
 // The mesh lesson's closed forms and measurements, declared once (engine/lesson_values.h).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/lesson_values.h"
@@ -25,6 +26,19 @@ struct RankTheory {
   std::int64_t total_bytes = 0;       // weights + gradients + activations + scratch
 };
 
+// The planner's answer for the parameters' model and cluster (the whole result is in the step data).
+struct PlannerTheory {
+  std::string model;
+  double parameters = 0;
+  int gpus = 0, gpus_per_node = 0;
+  std::int64_t global_batch = 0, seq = 0;
+  int plans = 0;     // every (dp, tp, pp, order, ZeRO stage, m, checkpointing) costed
+  int fitting = 0;   // of them, those that fit the GPU's memory (and keep tp inside a node)
+  std::string best;  // the fastest that fits, or "" when none does
+  double best_step_s = 0, best_memory_bytes = 0, best_tokens_per_s = 0;
+  std::vector<std::string> rules;  // each rule of thumb and its verdict
+};
+
 struct MeshTheory {
   int dp = 0, tp = 0, pp = 0, ranks = 0;
   int layers = 0, hidden = 0, expansion = 0, batch = 0, micro_batches = 0, steps = 0;
@@ -38,6 +52,17 @@ struct MeshTheory {
   double bubble_fraction = 0;   // (pp - 1) / (m + pp - 1): 1F1B's idle share of a stage
   double update_tolerance = 0;  // the check: max |dW_mesh - dW_one| / max |dW_one| below this
   std::vector<RankTheory> rank_costs;
+  PlannerTheory planner;
+  double seven_b_zero1_bytes = 0;  // the planner's model states for 7B, 16 B a parameter, t = p = d = 2, ZeRO-1
+};
+
+// The planner's prediction for the run's own mesh, per rank and step (its busiest rank where ranks differ), on this
+// machine's rank threads (lessons/mesh/mesh_planner.h).
+struct RunPrediction {
+  double tp_bytes = 0, pp_bytes = 0, dp_bytes = 0, weight_bytes = 0, gradient_bytes = 0;
+  double bubble = 0;
+  double compute_us = 0, exposed_comm_us = 0, step_us = 0;
+  int hardware_threads = 0;
 };
 
 // What one rank measured in the last step and held over the run.
@@ -64,19 +89,29 @@ struct MeshMeasured {
   std::int64_t tp_group_bytes = 0, dp_group_bytes = 0, pp_bytes = 0;  // the last step, tp and dp group 0's
   double comm_share = 0;  // time in tp and dp all-reduces over all ranks' step time, the last step
   std::vector<RankMeasured> rank_runs;
+  // Beside the planner's prediction: the busiest rank's bytes (pp: a middle stage sends both ways) and the largest
+  // shard, as the planner counts per GPU.
+  std::int64_t busiest_tp_bytes = 0, busiest_pp_bytes = 0, busiest_dp_bytes = 0, largest_weight_bytes = 0;
+  RunPrediction prediction;
+  double step_over_prediction = 0;  // step_us / prediction.step_us
 };
 
 DLSYS_VALUES_JSON(RankTheory, rank, d, t, p, tp_all_reduces, tp_bytes, dp_buckets, dp_bytes, pp_messages, pp_bytes,
                   weight_bytes, gradient_bytes, in_flight, stash_bytes, activation_bytes, scratch_bytes, total_bytes)
+DLSYS_VALUES_JSON(PlannerTheory, model, parameters, gpus, gpus_per_node, global_batch, seq, plans, fitting, best,
+                  best_step_s, best_memory_bytes, best_tokens_per_s, rules)
 DLSYS_VALUES_JSON(MeshTheory, dp, tp, pp, ranks, layers, hidden, expansion, batch, micro_batches, steps,
                   layers_per_stage, rows_per_micro_batch, inner_per_rank, activation_bytes, shard_gradient_bytes,
                   tp_ring_factor, dp_ring_factor, tp_group_bytes, dp_group_bytes, pp_bytes, bubble_fraction,
-                  update_tolerance, rank_costs)
+                  update_tolerance, rank_costs, planner, seven_b_zero1_bytes)
+DLSYS_VALUES_JSON(RunPrediction, tp_bytes, pp_bytes, dp_bytes, weight_bytes, gradient_bytes, bubble, compute_us,
+                  exposed_comm_us, step_us, hardware_threads)
 DLSYS_VALUES_JSON(RankMeasured, rank, d, t, p, tp_all_reduces, dp_buckets, pp_messages, tp_bytes, dp_bytes, pp_bytes,
                   compute_us, tp_us, dp_us, step_us, weight_bytes, gradient_bytes, peak_activation_bytes, scratch_bytes,
                   peak_message_bytes, total_bytes)
 DLSYS_VALUES_JSON(MeshMeasured, step_us, step_min_us, step_max_us, losses, reference_losses, update_max_rel_err,
                   loss_max_rel_err, within_tolerance, replicas_identical, bytes_match, memory_match, tp_group_bytes,
-                  dp_group_bytes, pp_bytes, comm_share, rank_runs)
+                  dp_group_bytes, pp_bytes, comm_share, rank_runs, busiest_tp_bytes, busiest_pp_bytes, busiest_dp_bytes,
+                  largest_weight_bytes, prediction, step_over_prediction)
 
 }  // namespace dlsys::mesh_lesson

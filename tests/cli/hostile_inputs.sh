@@ -227,6 +227,10 @@ expect 2 "parameter 'batch': value '30' is not a multiple of dp x micro_batches 
 expect 2 "parameter 'micro_batches': value '0' is not allowed" run mesh --set micro_batches=0
 expect 2 "parameter 'steps': value '51' is not allowed" run mesh --set steps=51
 expect 2 "of host memory is available" run mesh --set hidden=2048 --set layers=64 --set batch=4096
+expect 2 "parameter 'gpus': value '12' is not whole nodes of gpus_per_node = 8" run mesh --set gpus=12
+expect 2 "parameter 'model': value 'gpt-9' is not allowed" run mesh --set model=gpt-9
+expect 2 "is a device" run mesh --set config=/dev/zero
+expect 2 "parameter 'seq': value '0' is not allowed" run mesh --set seq=0
 expect 2 "more than max_minutes" run mesh --set hidden=512 --set layers=64 --set batch=4096 --set steps=50 \
   --set max_minutes=0.1
 # The moe lesson: ranks that do not divide the experts, k above E, values out of range, a run longer than the limit.
