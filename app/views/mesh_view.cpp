@@ -297,8 +297,8 @@ void draw_predicted(const ViewContext& ctx) {
                          format_duration_us(pr.step_us - pr.exposed_comm_us)},
                         {"planner: + exposed comm.", pr.step_us, series_color(1), format_duration_us(pr.step_us)},
                         {"measured (median)", m->step_us, theory_color(),
-                         fmt::format("{} = {} x the prediction", format_duration_us(m->step_us),
-                                     short_number_text(m->step_over_prediction))}};
+                         fmt::format("{}: {} x the estimate", format_duration_us(m->step_us),
+                                     format_number(m->step_over_prediction, 3))}};
   draw_bars(bars, {.full_scale = std::max(pr.step_us, m->step_us),
                    .title = "step time: the planner's estimate and the run",
                    .height = main_figure_height()});
