@@ -76,6 +76,12 @@ TEST_CASE("mesh planner: activations are the first stage's 1F1B micro-batches in
   PlanChoice c = cube(1);
   c.checkpointing = true;
   CHECK(mesh::evaluate_plan(in, c).memory.activations == 2 * 16 * 2 * sbh + 102 * sbh);
+  // Sequence parallelism splits the 10 s b h that tensor parallelism leaves whole: s b h (34/t + 5 a s / (h t)).
+  PlannerInput sp = in;
+  sp.workload.sequence_parallel = true;
+  CHECK(mesh::evaluate_plan(sp, cube(1)).memory.activations == 2 * 16 * (17 + 80) * sbh);
+  sp.workload.seq = 4095;  // not a multiple of t = 2
+  CHECK_THROWS_WITH_AS(mesh::evaluate_plan(sp, cube(1, 1)), doctest::Contains("workload.seq 4095"), BadInput);
   // The one formula, extended to t ranks: t = 1 is the unsplit layer; selective recompute drops the scores' part.
   tensor::LayerShape shape{.batch = 2, .seq = 4096, .hidden = 4096, .heads = 32};
   CHECK(tensor::model_activation_bytes(shape, 1, tensor::Recompute::None) == (34 + 160) * sbh);
@@ -169,6 +175,14 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   sparse.model.active_parameters = 7e9 / 4;
   CHECK(mesh::evaluate_plan(sparse, cube(1)).compute_s == doctest::Approx(compute / 4));
   CHECK(mesh::evaluate_plan(sparse, cube(1)).memory.model_states() == p.memory.model_states());
+  // Sequence parallelism: the same tp bytes in twice the collectives, a stage sends its half of the positions.
+  PlannerInput sp = in;
+  sp.workload.sequence_parallel = true;
+  const mesh::Plan s = mesh::evaluate_plan(sp, cube(1));
+  CHECK(s.tp.messages == 512);
+  CHECK(s.tp.bytes_sent == p.tp.bytes_sent);
+  CHECK(s.tp.time_s == doctest::Approx(p.tp.time_s));
+  CHECK(s.pp.bytes_sent == p.pp.bytes_sent / 2);
   // Checkpointing recomputes the forward pass: 8 instead of 6 FLOP per parameter and token, 2 more all-reduces.
   PlanChoice c = cube(1);
   c.checkpointing = true;

@@ -12,6 +12,7 @@
 #include "app/views/view.h"
 #include "app/views/wide_tables.h"
 #include "engine/units.h"
+#include "kernels/hardware/hardware_math.h"
 #include "lessons/hardware/hardware_gpu.h"
 #include "lessons/hardware/hardware_steps.h"
 #include "lessons/hardware/hardware_values.h"
@@ -186,18 +187,36 @@ void draw_gpu_step(const ViewContext& ctx) {
                            fmt::format("HBM bus x clock x 2: {}", gbps_text(m->gpu.theoretical_gbps)), theory_color()});
   read.size = {width, height};
   draw_plot("gpu_bandwidth", read);
+  if (!(g.hbm_hundreds_of_cycles.value && g.l2_well_below_hbm.value && g.hbm_within_theoretical.value))
+    draw_warning_band(fmt::format(
+        "Expected on a GPU, not all found: HBM at least {:.0f} cycles away ({}), the L2 at most {:.0f} % of it ({}), "
+        "HBM's read at most bus x clock x 2 ({}).",
+        hardware::kGpuHbmLeastCycles, g.hbm_hundreds_of_cycles.value ? "yes" : "no",
+        100 * hardware::kGpuL2OverHbmLatency, g.l2_well_below_hbm.value ? "yes" : "no",
+        g.hbm_within_theoretical.value ? "yes" : "no"));
   std::vector<std::vector<std::string>> rows;
   for (const hardware::GpuLevel& l : g.levels)
     rows.push_back({l.name, l.points_inside > 0 ? ns_text(l.latency_ns) : "-",
+                    l.points_inside > 0 ? three_digits(l.latency_cycles) : "-",
                     l.points_inside > 0 ? gbps_text(l.read_gbps) : "-",
                     l.points_inside > 0 ? three_digits(l.read_gbps * l.latency_ns / 128) : "-"});
-  rows.push_back({"shared memory, every SM", "-", gbps_text(g.shared_gbps),
+  rows.push_back({"shared memory, every SM", "-", "-", gbps_text(g.shared_gbps),
                   fmt::format("{} of 128 B/clock/SM at {} MHz ({})", percent_text(g.shared_over_theory, 0),
                               three_digits(g.sm_clock_mhz), gbps_text(g.shared_theory_gbps))});
-  draw_wide_columns_table("gpu_levels", {"level", "latency", "read", "128 B lines in flight (Little)"}, rows);
+  draw_wide_columns_table("gpu_levels", {"level", "latency", "cycles", "read", "128 B lines in flight (Little)"}, rows);
+  PlotSpec copies{"Host to GPU 0: pageable against pinned memory",
+                  {"bytes copied", "KiB", true},
+                  {"copy rate", "GB/s", true},
+                  {},
+                  {}};
+  add_curves(copies, *ctx.result, {"copy_pageable", "copy_pinned"});
+  copies.guides.push_back({false, hardware::kPcieGen4x16Gbps, "PCIe Gen4 x16, per direction", theory_color()});
+  copies.guides.push_back({false, hardware::kPcieGen5x16Gbps, "PCIe Gen5 x16, per direction", theory_color()});
+  copies.size.y = main_figure_height() * 0.6f;
+  draw_plot("gpu_copies", copies);
   draw_note(fmt::format(
       "HBM read at {} of bus x clock x 2; shared memory over every SM {}x HBM. Host to GPU, {}: pageable {}, pinned "
-      "{}. {}",
+      "{} (the PCIe lines are the link's limits; the runtime does not say which generation this one is). {}",
       percent_text(g.hbm_over_theoretical, 0), three_digits(g.shared_over_hbm), format_bytes_binary(g.copy_bytes),
       gbps_text(g.pageable_gbps), gbps_text(g.pinned_gbps),
       g.gpus >= 2 ? fmt::format("GPU 0 to GPU 1: {} ({}).", gbps_text(g.peer_gbps),

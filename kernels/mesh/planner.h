@@ -20,7 +20,8 @@
 //   activations   the first stage under 1F1B keeps min(p, m) micro-batches in flight of ceil(L / p) layers each:
 //                 tensor::model_activation_bytes (Korthikanti et al. 2023) with t ranks, no or full recompute
 //   tp            Megatron-LM: 2 all-reduces of b s h x 2 bytes per layer forward and 2 backward, 2 more with
-//                 recompute (the forward runs twice), each a ring: 2(t-1)/t of the message sent per rank
+//                 recompute (the forward runs twice), each a ring: 2(t-1)/t of the message sent per rank (with
+//                 sequence parallelism each is a reduce-scatter and an all-gather, the same bytes)
 //   pp            one activation forward and one gradient back per micro-batch and stage boundary: the busiest stage
 //                 sends 2 m messages of b s h x 2 bytes (m where p = 2: each stage has one neighbour); no
 //                 scatter-gather over the tp ranks
@@ -94,6 +95,10 @@ struct Workload {
   // not allowed) so the rule "tensor parallelism inside a node" is tested against them.
   bool allow_tp_across_nodes = false;
   bool dp_overlaps_backward = true;  // dp collectives hide behind the compute they are issued during
+  // Sequence parallelism beside tp > 1 (Korthikanti et al. 2023, section 4.2.2): the layer norms and dropouts work on
+  // s / t positions each, so no activation stays whole; each tp all-reduce becomes a reduce-scatter and an all-gather
+  // (the same ring bytes and steps, twice the collectives), and a stage sends its s / t positions to the next.
+  bool sequence_parallel = false;
   int dp_buckets = 1;  // ZeRO 0-1: the gradients all-reduced in this many equal buckets (each costs its latency)
 };
 

@@ -18,17 +18,6 @@ namespace {
 
 constexpr std::uint32_t kSeed = 22;
 
-Series measured_series(std::string id, std::string name, std::string y_label, std::string y_unit) {
-  Series s;
-  s.id = std::move(id);
-  s.name = std::move(name);
-  s.role = "measured";
-  s.x_label = "k (layers per segment)";
-  s.y_label = std::move(y_label);
-  s.y_unit = std::move(y_unit);
-  return s;
-}
-
 }  // namespace
 
 RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext& ctx) const {
@@ -62,8 +51,10 @@ RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext
         MeasureOptions{.warmup = 1, .repeats = p.repeats}, [&] { ctx.control.check_cancelled(); });
     m.forward_us = forward.median_us;
   }
-  Series peaks = measured_series("peak_measured", "peak activations (ledger)", "peak activations", "B");
-  Series ratios = measured_series("time_measured", "step time / plain step (measured)", "step time / plain step", "");
+  Series peaks =
+      checkpointing::series_over_k("measured", "peak_measured", "peak activations (ledger)", "peak activations", "B");
+  Series ratios = checkpointing::series_over_k("measured", "time_measured", "step time / plain step (measured)",
+                                               "step time / plain step", "");
   std::int64_t least_peak = m.keep_all_peak_bytes + 1;
   for (int k : theory.divisors) {
     plan.start(fmt::format("checkpoint every k = {} layers", k));

@@ -43,6 +43,8 @@ std::shared_ptr<const CheckpointingSteps> make_steps(const CheckpointingParams& 
                                                      const CheckpointingTheory& theory);
 
 // The stack's closed forms (no calculator).
+// A curve against k, the layers per segment, as the theory draws it or the run measured it ("theory" | "measured").
+Series series_over_k(std::string role, std::string id, std::string name, std::string y_label, std::string y_unit);
 CheckpointingTheory stack_theory(const CheckpointingParams& params);
 // The calculator for a model shape: layers, hidden, heads at sequence s and micro-batch b.
 CalculatorTheory calculator_theory(const std::string& model, std::int64_t layers, std::int64_t hidden,

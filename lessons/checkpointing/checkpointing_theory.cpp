@@ -20,17 +20,6 @@ std::vector<int> divisors_of(int n) {
   return out;
 }
 
-Series theory_series(std::string id, std::string name, std::string y_label, std::string y_unit) {
-  Series s;
-  s.id = std::move(id);
-  s.name = std::move(name);
-  s.role = "theory";
-  s.x_label = "k (layers per segment)";
-  s.y_label = std::move(y_label);
-  s.y_unit = std::move(y_unit);
-  return s;
-}
-
 void add_point(Series& s, double x, double y) { s.points.push_back({x, y, y, y}); }
 
 // What each layer keeps in a checkpointed step while segment `rebuilt` is rebuilt (-1: at the end of the forward).
@@ -55,6 +44,17 @@ KeptPicture checkpointed_picture(const CheckpointingTheory& t, int rebuilt) {
 }
 
 }  // namespace
+
+Series series_over_k(std::string role, std::string id, std::string name, std::string y_label, std::string y_unit) {
+  return {std::move(id),
+          std::move(name),
+          std::move(role),
+          "k (layers per segment)",
+          "",
+          std::move(y_label),
+          std::move(y_unit),
+          {}};
+}
 
 CheckpointingTheory stack_theory(const CheckpointingParams& p) {
   CheckpointingTheory t;
@@ -129,15 +129,16 @@ std::shared_ptr<const CheckpointingSteps> make_steps(const CheckpointingParams& 
   steps->after_forward = checkpointed_picture(t, -1);
   for (int s = t.segments - 1; s >= 0; --s) steps->backward.push_back(checkpointed_picture(t, s));
   const training::StackShape shape = p.shape();
-  steps->peak_formula = theory_series("peak_formula", "L/k + (1 + e) k checkpoints (formula)", "peak activations", "B");
-  steps->keep_all_line = theory_series("keep_all", "keep everything (formula)", "peak activations", "B");
-  steps->time_formula = theory_series("time_formula", "one extra forward: 4/3", "step time / plain step", "");
+  steps->peak_formula =
+      series_over_k("theory", "peak_formula", "L/k + (1 + e) k checkpoints (formula)", "peak activations", "B");
+  steps->keep_all_line = series_over_k("theory", "keep_all", "keep everything (formula)", "peak activations", "B");
+  steps->time_formula = series_over_k("theory", "time_formula", "one extra forward: 4/3", "step time / plain step", "");
   for (int k : t.divisors) {
     add_point(steps->peak_formula, k, double(training::step_activation_peak_bytes(shape, p.rows, k)));
     add_point(steps->time_formula, k, t.time_ratio);
   }
-  steps->chen_curve =
-      theory_series("chen_curve", "if a checkpoint were a whole layer: (L/k + k) layers", "peak activations", "B");
+  steps->chen_curve = series_over_k("theory", "chen_curve", "if a checkpoint were a whole layer: (L/k + k) layers",
+                                    "peak activations", "B");
   for (int i = 0; i <= 200; ++i) {
     const double k = 1 + (t.layers - 1) * i / 200.0;
     add_point(steps->chen_curve, k, double(t.layer_bytes) * (t.layers / k + k));

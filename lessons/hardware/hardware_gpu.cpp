@@ -228,13 +228,19 @@ GpuProbes measure_gpu(roofline::RooflineRun& run, const HardwareParams& p, const
   g.levels = {level("L1", latency, read, 0, kGpuL1BandBytes),
               level("L2", latency, read, kGpuL2BandFromBytes, facts.l2_cache_bytes / 2),
               level("HBM", latency, read, 4 * facts.l2_cache_bytes, largest)};
-  const double hbm_gbps = g.levels.back().read_gbps;
+  g.sm_clock_mhz = cuda::sm_clock_mhz();
+  for (GpuLevel& l : g.levels) l.latency_cycles = l.latency_ns * g.sm_clock_mhz / 1e3;
+  const GpuLevel &l2 = g.levels[1], &hbm = g.levels[2];
+  const double hbm_gbps = hbm.read_gbps;
   g.hbm_over_theoretical = facts.theoretical_gbps > 0 ? hbm_gbps / facts.theoretical_gbps : 0;
+  g.hbm_hundreds_of_cycles = hbm.points_inside > 0 && hbm.latency_cycles >= kGpuHbmLeastCycles;
+  g.l2_well_below_hbm =
+      l2.points_inside > 0 && hbm.points_inside > 0 && l2.latency_ns <= kGpuL2OverHbmLatency * hbm.latency_ns;
+  g.hbm_within_theoretical = hbm.points_inside > 0 && g.hbm_over_theoretical <= 1;
   result.series.push_back(std::move(latency));
   result.series.push_back(std::move(read));
 
   run.progress("GPU 0: every SM reading its shared memory");
-  g.sm_clock_mhz = cuda::sm_clock_mhz();
   g.shared_gbps = probe.shared_gbps();
   g.shared_theory_gbps = shared_memory_gbps_aggregate(g.sm_clock_mhz, facts.sms);
   g.shared_over_theory = g.shared_gbps / g.shared_theory_gbps;

@@ -16,6 +16,9 @@ namespace dlsys::hardware {
 // halves, and a line in the far half costs more), HBM from 4 x the L2.
 inline constexpr double kGpuL1BandBytes = 64.0 * 1024;
 inline constexpr double kGpuL2BandFromBytes = 1024.0 * 1024;
+// The checks on the levels found: HBM several hundred cycles away, the L2 well below it.
+inline constexpr double kGpuHbmLeastCycles = 200;
+inline constexpr double kGpuL2OverHbmLatency = 0.8;
 // The working sets of the GPU's sweep: the CPU's, extended to 4 x the L2 where they stop short of it.
 std::vector<double> gpu_working_sets(const HardwareParams& p, double l2_bytes);
 // Parts of the run's progress the GPU half adds (each working set, shared memory, the copies).

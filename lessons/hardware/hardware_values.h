@@ -73,10 +73,11 @@ DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes
 struct GpuLevel {
   std::string name;  // L1, L2, HBM
   double latency_ns = 0;
+  double latency_cycles = 0;  // latency_ns at the SMs' reported clock
   double read_gbps = 0;
   int points_inside = 0;  // working sets in the band (0: the sweep had none there, and the figures are 0)
 };
-DLSYS_VALUES_JSON(GpuLevel, name, latency_ns, read_gbps, points_inside)
+DLSYS_VALUES_JSON(GpuLevel, name, latency_ns, latency_cycles, read_gbps, points_inside)
 
 // What the CUDA probes measured on GPU 0 (a run on the CUDA backend only). The curves are the run's series
 // (gpu_latency, gpu_bandwidth, copy_pageable, copy_pinned).
@@ -92,11 +93,14 @@ struct GpuProbes {
   int gpus = 0;
   FlagField peer_access;  // GPU 0 and GPU 1 reach each other directly
   double peer_gbps = 0;   // 0 with one GPU
-  int wrong = 0;          // chase ends, read sums, shared sums or copies that were not what they must be
+  // The checks: HBM's latency several hundred cycles (at least kGpuHbmLeastCycles), the L2's well below it (at most
+  // kGpuL2OverHbmLatency of it), HBM's read at most bus x clock x 2.
+  FlagField hbm_hundreds_of_cycles, l2_well_below_hbm, hbm_within_theoretical;
+  int wrong = 0;  // chase ends, read sums, shared sums or copies that were not what they must be
 };
 DLSYS_VALUES_JSON(GpuProbes, levels, hbm_over_theoretical, sm_clock_mhz, shared_gbps, shared_theory_gbps,
                   shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, gpus, peer_access,
-                  peer_gbps, wrong)
+                  peer_gbps, hbm_hundreds_of_cycles, l2_well_below_hbm, hbm_within_theoretical, wrong)
 
 struct HardwareMeasured {
   std::vector<CpuCache> caches;        // as sysfs reports them at run time
