@@ -1,5 +1,7 @@
-// Views of the mesh lesson: the mesh with its coordinates and groups, every rank's measured timeline, bytes per group
-// and memory per rank beside their closed forms, and the weights against one device's.
+// Views of the mesh lesson: the mesh with its coordinates and groups, every rank's measured timeline, and the weights
+// against one device's; the table from step to view.
+#include "app/views/mesh_view.h"
+
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -8,17 +10,9 @@
 
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
-#include "app/views/bar_chart.h"
-#include "app/views/mesh_planner_figure.h"
-#include "app/views/view.h"
 #include "engine/units.h"
-#include "lessons/mesh/mesh_planner.h"
-#include "lessons/mesh/mesh_steps.h"
-#include "lessons/mesh/mesh_values.h"
 
-namespace dlsys::gui {
-
-namespace {
+namespace dlsys::gui::mesh_view {
 
 using mesh_lesson::MeshMeasured;
 using mesh_lesson::MeshSteps;
@@ -26,11 +20,7 @@ using mesh_lesson::MeshTheory;
 using mesh_lesson::RankMeasured;
 using mesh_lesson::RankTheory;
 
-const MeshSteps* steps_of(const ViewContext& ctx) { return step_data_as<MeshSteps>(ctx); }
-
-const MeshMeasured* measured_of(const ViewContext& ctx) {
-  return ctx.result && !ctx.result_stale ? ctx.result->measured_as<MeshMeasured>() : nullptr;
-}
+namespace {
 
 // A dp group's colour: the ranks at the same (t, p) in every replica.
 ImU32 dp_group_color(const MeshTheory& t, const RankTheory& r) { return series_color(r.t + t.tp * r.p); }
@@ -40,8 +30,6 @@ ImU32 text_on(ImU32 fill) {
   const ImVec4 c = ImGui::ColorConvertU32ToFloat4(fill);
   return 0.299f * c.x + 0.587f * c.y + 0.114f * c.z > 0.5f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
-
-std::string bytes_text(std::int64_t bytes) { return format_bytes_both(double(bytes)); }
 
 // Pipeline stages side by side, replicas one under another; a frame per tp group holding its ranks, each rank
 // filled with its dp group's colour; an arrow from each stage's tp group to the next stage's.
@@ -87,6 +75,8 @@ void draw_mesh_figure(const MeshTheory& t, float height) {
   ImGui::Dummy({width, height});
 }
 
+}  // namespace
+
 void draw_mesh(const ViewContext& ctx) {
   const MeshSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
@@ -108,6 +98,8 @@ void draw_mesh(const ViewContext& ctx) {
                                                t.layers, t.inner_per_rank, 4 * t.hidden)}});
 }
 
+namespace {
+
 void span_tooltip(const Timeline& timeline, const TimelineHover& hover) {
   if (hover.timeline < 0 || hover.span < 0) return;
   const TimelineSpan& span = timeline.spans[std::size_t(hover.span)];
@@ -116,6 +108,8 @@ void span_tooltip(const Timeline& timeline, const TimelineHover& hover) {
               span.start, span.end, timeline.time_unit.c_str(), span.end - span.start);
   ImGui::EndTooltip();
 }
+
+}  // namespace
 
 void draw_timeline(const ViewContext& ctx) {
   const MeshSteps* steps = steps_of(ctx);
@@ -145,99 +139,6 @@ void draw_timeline(const ViewContext& ctx) {
       "time without a core.",
       format_duration_us(m->step_us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
       format_duration_us(m->step_min_us), format_duration_us(m->step_max_us), percent_text(m->comm_share)));
-}
-
-void draw_bytes(const ViewContext& ctx) {
-  const MeshSteps* steps = steps_of(ctx);
-  if (steps == nullptr) return draw_step_data_missing(ctx);
-  const MeshTheory& t = steps->theory;
-  const MeshMeasured* m = measured_of(ctx);
-  std::vector<Bar> bars;
-  const auto add = [&](const std::string& what, std::int64_t formula, const std::int64_t* counted, int color) {
-    bars.push_back({what + ": formula", double(formula), theory_color(), bytes_text(formula)});
-    if (counted != nullptr)
-      bars.push_back({what + ": counted", double(*counted), series_color(color),
-                      fmt::format("{}{}", bytes_text(*counted), *counted == formula ? " (equal)" : " (DIFFERENT)")});
-  };
-  add("tp group", t.tp_group_bytes, m ? &m->tp_group_bytes : nullptr, 0);
-  add("dp group", t.dp_group_bytes, m ? &m->dp_group_bytes : nullptr, 1);
-  add("pipelines", t.pp_bytes, m ? &m->pp_bytes : nullptr, 2);
-  double largest = 1;
-  for (const Bar& b : bars) largest = std::max(largest, b.value);
-  draw_bars(
-      bars,
-      {.full_scale = largest, .title = "bytes sent per step, group 0 of each kind", .height = main_figure_height()});
-  if (m == nullptr) draw_needs_run(ctx, "count what every link and message carried");
-  draw_note(
-      "Every group of a kind sends the same: the bars are group 0's (replica 0, stage 0 for tp; tp rank 0, "
-      "stage 0 for dp) and every pipeline message.");
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
-    const RankTheory& k = t.rank_costs[i];
-    const RankMeasured* r = m && i < m->rank_runs.size() ? &m->rank_runs[i] : nullptr;
-    const auto cell = [&](std::int64_t formula, std::int64_t RankMeasured::*field) {
-      return r ? fmt::format("{} / {}", r->*field, formula) : fmt::format("- / {}", formula);
-    };
-    rows.push_back({fmt::format("{} ({},{},{})", k.rank, k.d, k.t, k.p), cell(k.tp_bytes, &RankMeasured::tp_bytes),
-                    cell(k.dp_bytes, &RankMeasured::dp_bytes), cell(k.pp_bytes, &RankMeasured::pp_bytes)});
-  }
-  draw_columns_table("mesh_bytes", {"rank (d,t,p)", "tp B (counted / formula)", "dp B", "pipeline B"}, rows);
-  draw_note(fmt::format(
-      "tp: {} all-reduces a rank, each 2 (t - 1)/t = {} of {} B; dp: {} of each rank's {} B gradient shard; pipeline: "
-      "{} B a message.",
-      t.rank_costs.empty() ? 0 : t.rank_costs.front().tp_all_reduces, short_number_text(t.tp_ring_factor),
-      t.activation_bytes, short_number_text(t.dp_ring_factor), t.shard_gradient_bytes, t.activation_bytes));
-}
-
-void draw_memory(const ViewContext& ctx) {
-  const MeshSteps* steps = steps_of(ctx);
-  if (steps == nullptr) return draw_step_data_missing(ctx);
-  const MeshTheory& t = steps->theory;
-  const MeshMeasured* m = measured_of(ctx);
-  // Against the rank: the formula's parts stacked as lines (weights, + gradients, + activations, + scratch) and the
-  // ledger's total as markers on the top line.
-  PlotSpec spec{"Memory per rank: the formula's parts and the ledger", {"rank", ""}, {"bytes", "B"}, {}, {}};
-  const char* names[] = {"weights", "+ gradients", "+ stashed activations", "+ backward buffers (formula's total)"};
-  for (int part = 0; part < 4; ++part) {
-    PlotLine line{.name = names[part], .color = part == 3 ? theory_color() : series_color(part)};
-    line.style = SeriesStyle::LineAndMarkers;
-    for (const RankTheory& k : t.rank_costs) {
-      const std::int64_t parts[] = {k.weight_bytes, k.gradient_bytes, k.activation_bytes, k.scratch_bytes};
-      double y = 0;
-      for (int i = 0; i <= part; ++i) y += double(parts[i]);
-      line.points.push_back({double(k.rank), y, y, y});
-    }
-    spec.lines.push_back(std::move(line));
-  }
-  if (m != nullptr) {
-    PlotLine ledger{.name = "ledger's total", .color = series_color(4)};
-    ledger.style = SeriesStyle::Markers;
-    ledger.marker = MarkerShape::Square;
-    for (const RankMeasured& r : m->rank_runs)
-      ledger.points.push_back({double(r.rank), double(r.total_bytes), double(r.total_bytes), double(r.total_bytes)});
-    spec.lines.push_back(std::move(ledger));
-  }
-  spec.y.min = 0;
-  spec.size = {0, main_figure_height()};
-  draw_plot("mesh_memory_plot", spec);
-  if (m == nullptr) draw_needs_run(ctx, "read every rank's memory from the ledger");
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < t.rank_costs.size(); ++i) {
-    const RankTheory& k = t.rank_costs[i];
-    const RankMeasured* r = m && i < m->rank_runs.size() ? &m->rank_runs[i] : nullptr;
-    rows.push_back({fmt::format("{} ({},{},{})", k.rank, k.d, k.t, k.p), std::to_string(k.weight_bytes),
-                    std::to_string(k.gradient_bytes),
-                    fmt::format("{} = {} x {}", k.activation_bytes, k.in_flight, k.stash_bytes),
-                    std::to_string(k.scratch_bytes), r ? std::to_string(r->peak_message_bytes) : "-"});
-  }
-  draw_columns_table("mesh_memory",
-                     {"rank (d,t,p)", "weights B", "gradients B", "activations B (in flight x one)", "scratch B",
-                      "messages B (measured)"},
-                     rows);
-  draw_note(m ? (m->memory_match ? "Every rank's ledger equals the formula, to the byte (messages between stages, "
-                                   "which depend on timing, are counted apart)."
-                                 : "A rank's ledger DIFFERS from the formula.")
-              : "Formula per rank; a run reads the ledger.");
 }
 
 void draw_check(const ViewContext& ctx) {
@@ -270,63 +171,18 @@ void draw_check(const ViewContext& ctx) {
       "updates agree to rounding, not bit for bit; dW is each weight's change over the run.");
 }
 
-void draw_planner(const ViewContext& ctx) {
-  const MeshSteps* steps = steps_of(ctx);
-  if (steps == nullptr) return draw_step_data_missing(ctx);
-  const mesh_lesson::PlannerTheory& t = steps->theory.planner;
-  draw_heading(fmt::format("{} ({}B parameters) on {} GPUs; {} sequences of {} tokens a step", t.model,
-                           format_number(t.parameters / 1e9, 3), t.gpus, t.global_batch, t.seq));
-  draw_planner_figure(steps->planner);
-}
+}  // namespace dlsys::gui::mesh_view
 
-void draw_predicted(const ViewContext& ctx) {
-  const MeshSteps* steps = steps_of(ctx);
-  if (steps == nullptr) return draw_step_data_missing(ctx);
-  const MeshMeasured* m = measured_of(ctx);
-  if (m == nullptr) return draw_needs_run(ctx, "train the mesh and set it beside the planner's prediction");
-  const mesh_lesson::RunPrediction& pr = m->prediction;
-  const auto bytes_pair = [](double planner, std::int64_t measured) {
-    return std::vector<std::string>{fmt::format("{:.0f}", planner), std::to_string(measured),
-                                    double(measured) == planner ? "equal" : "DIFFERENT"};
-  };
-  const auto row = [](const char* what, std::vector<std::string> cells) {
-    cells.insert(cells.begin(), what);
-    return cells;
-  };
-  std::vector<Bar> bars{{"planner: compute, bubble", pr.step_us - pr.exposed_comm_us, series_color(0),
-                         format_duration_us(pr.step_us - pr.exposed_comm_us)},
-                        {"planner: + exposed comm.", pr.step_us, series_color(1), format_duration_us(pr.step_us)},
-                        {"measured (median)", m->step_us, theory_color(),
-                         fmt::format("{}: {} x the estimate", format_duration_us(m->step_us),
-                                     format_number(m->step_over_prediction, 3))}};
-  draw_bars(bars, {.full_scale = std::max(pr.step_us, m->step_us),
-                   .title = "step time: the planner's estimate and the run",
-                   .height = main_figure_height()});
-  draw_columns_table("mesh_predicted", {"per rank and step", "planner", "measured", ""},
-                     {row("tp bytes sent (busiest rank)", bytes_pair(pr.tp_bytes, m->busiest_tp_bytes)),
-                      row("pipeline bytes sent (busiest rank)", bytes_pair(pr.pp_bytes, m->busiest_pp_bytes)),
-                      row("dp bytes sent (busiest rank)", bytes_pair(pr.dp_bytes, m->busiest_dp_bytes)),
-                      row("weights (largest shard)", bytes_pair(pr.weight_bytes, m->largest_weight_bytes)),
-                      row("bubble (p - 1) / (m + p - 1)", {percent_text(pr.bubble), "see the timeline", ""})});
-  draw_note(fmt::format(
-      "The planner costs the run's own stack (8 B a parameter, fp32 messages, one MLP all-reduce each way) on {} "
-      "hardware threads shared by the ranks: compute at OpenBLAS's rate for each rank's share of a core, links at "
-      "{} GB/s and {} us a step. Bytes and memory are exact; time is an estimate: small messages, waiting for a core "
-      "and the mailbox are what it leaves out.",
-      pr.hardware_threads, short_number_text(mesh_lesson::kRankLink.bandwidth_gbps),
-      short_number_text(mesh_lesson::kRankLink.latency_us)));
-}
-
-}  // namespace
+namespace dlsys::gui {
 
 const StepViews& mesh_step_views() {
-  static const StepViews views{{"mesh", draw_mesh, StepShows::TheoryOnly},
-                               {"timeline", draw_timeline},
-                               {"bytes", draw_bytes},
-                               {"memory", draw_memory},
-                               {"check", draw_check},
-                               {"planner", draw_planner, StepShows::TheoryOnly},
-                               {"predicted", draw_predicted}};
+  static const StepViews views{{"mesh", mesh_view::draw_mesh, StepShows::TheoryOnly},
+                               {"timeline", mesh_view::draw_timeline},
+                               {"bytes", mesh_view::draw_bytes},
+                               {"memory", mesh_view::draw_memory},
+                               {"check", mesh_view::draw_check},
+                               {"planner", mesh_view::draw_planner, StepShows::TheoryOnly},
+                               {"predicted", mesh_view::draw_predicted}};
   return views;
 }
 
