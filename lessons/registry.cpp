@@ -14,6 +14,7 @@
 #include "lessons/kvcache/kvcache_lesson.h"
 #include "lessons/lora/lora_lesson.h"
 #include "lessons/matmul/matmul_lesson.h"
+#include "lessons/mesh/mesh_lesson.h"
 #include "lessons/moe/moe_lesson.h"
 #include "lessons/precision/precision_lesson.h"
 #include "lessons/quant/quant_lesson.h"
@@ -44,9 +45,10 @@ const std::vector<const Lesson*>& all_lessons() {
   static const MoeLesson moe;
   static const CheckpointingLesson checkpointing;
   static const LoraLesson lora;
+  static const MeshLesson mesh;
   static const std::vector<const Lesson*> lessons = {
-      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,        &ddp,
-      &zero,   &moe,      &flash,  &kvcache,  &serving, &precision, &quant,     &checkpointing, &lora,
+      &matmul, &roofline, &fusion, &hardware, &bubble,  &schedules, &allreduce, &tensor,        &ddp,  &zero,
+      &mesh,   &moe,      &flash,  &kvcache,  &serving, &precision, &quant,     &checkpointing, &lora,
   };
   return lessons;
 }

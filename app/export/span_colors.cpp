@@ -23,8 +23,10 @@ Rgb span_color(const std::string& kind, int micro_batch) {
     base = {0x56, 0xB4, 0xE9};
   else if (kind == "pad")
     base = {0xDD, 0xDD, 0xDD};
-  else if (kind == "all_reduce")
+  else if (kind == "all_reduce" || kind == "tp_all_reduce")
     base = {0x8E, 0x44, 0xAD};
+  else if (kind == "dp_all_reduce")  // the mesh's data-parallel buckets, apart from its tensor-parallel all-reduces
+    base = {0xF0, 0xE4, 0x42};
   else if (kind == "all_gather")
     base = {0x00, 0x9E, 0x73};
   else if (kind == "optimizer")

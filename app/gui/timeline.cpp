@@ -59,10 +59,15 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Timeline*>& time
                                         const std::vector<const TimelineMarks*>& marks) {
   bool f = false, b = false, w = false, reverse = false, later_chunk = false;
   // Collectives and optimizer steps (the data-parallel lessons' timelines), in the order they are listed.
-  static const std::pair<const char*, const char*> kOtherKinds[] = {
-      {"all_reduce", "AR all-reduce"}, {"reduce_scatter", "RS reduce-scatter"}, {"all_gather", "AG all-gather"},
-      {"optimizer", "optimizer step"}, {"comm", "copies to and from rank 0"},   {"compute", "compute"},
-      {"all_to_all", "all-to-all"}};
+  static const std::pair<const char*, const char*> kOtherKinds[] = {{"all_reduce", "AR all-reduce"},
+                                                                    {"tp_all_reduce", "tp all-reduce"},
+                                                                    {"dp_all_reduce", "dp all-reduce (a bucket)"},
+                                                                    {"reduce_scatter", "RS reduce-scatter"},
+                                                                    {"all_gather", "AG all-gather"},
+                                                                    {"optimizer", "optimizer step"},
+                                                                    {"comm", "copies to and from rank 0"},
+                                                                    {"compute", "compute"},
+                                                                    {"all_to_all", "all-to-all"}};
   bool other[std::size(kOtherKinds)] = {};
   for (std::size_t i = 0; i < timelines.size(); ++i) {
     if (overlay && i > 0) continue;  // outlines: listed as one entry below

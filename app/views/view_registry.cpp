@@ -21,6 +21,7 @@ const StepViews& zero_step_views();
 const StepViews& moe_step_views();
 const StepViews& checkpointing_step_views();
 const StepViews& lora_step_views();
+const StepViews& mesh_step_views();
 
 const StepViews* find_step_views(const std::string& lesson_id) {
   struct Entry {
@@ -46,6 +47,7 @@ const StepViews* find_step_views(const std::string& lesson_id) {
       {"checkpointing", checkpointing_step_views},
       {"lora", lora_step_views},
       {"hardware", hardware_step_views},
+      {"mesh", mesh_step_views},
   };
   for (const auto& entry : table)
     if (lesson_id == entry.lesson_id) return &entry.views();

@@ -51,6 +51,9 @@ class Communicator {
   // exception thrown on a rank is rethrown here (the first one); it also aborts every link, so ranks waiting on one
   // stop (PeerFailed) and the communicator cannot be used again.
   void run_on_ranks(const std::function<void(int rank)>& work);
+  // Wakes every rank waiting on a link, which then throws PeerFailed, and leaves the links unusable: for ranks run by
+  // threads other than the communicator's own (a device mesh), whose failure run_on_ranks does not see.
+  void abort_links();
   // Bytes rank `rank` has copied into its outgoing links since the communicator was made.
   std::int64_t bytes_sent_by(int rank) const;
   // Bytes the links into rank `rank` have carried since the communicator was made.

@@ -7,11 +7,18 @@
 // Buffers: x, a, y, dy, dz, dx: (rows, hidden); w1, w2, dw1, dw2: (hidden, hidden).
 // The same block widened in the middle (the course's 1024 -> 4096 -> 1024): x, y, dy, dx: (rows, width); a, dz:
 // (rows, inner); w1, dw1: (width, inner); w2, dw2: (inner, width). The square calls are these with inner = width.
+//
+// Split over t tensor-parallel ranks (Megatron-LM's MLP), w1 is a shard of columns and w2 the matching shard of rows:
+// each rank's y and dx are partial sums that an all-reduce adds up. Only one rank may then carry the residual (x in
+// y, dy in dx), or the sum would hold it t times: the others pass Residual::Leave.
 namespace dlsys::pipeline::mlp {
 
-void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y);
+enum class Residual { Add, Leave };
+
+void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y,
+             Residual residual = Residual::Add);
 void backward_input(int rows, int width, int inner, const float* w1, const float* w2, const float* a, const float* dy,
-                    float* dz, float* dx);
+                    float* dz, float* dx, Residual residual = Residual::Add);
 void backward_weight(int rows, int width, int inner, const float* x, const float* a, const float* dy, const float* dz,
                      float* dw1, float* dw2);
 

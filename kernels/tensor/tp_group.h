@@ -20,7 +20,8 @@ namespace dlsys::tensor {
 
 class TpGroup {
  public:
-  TpGroup(int ranks, MemoryLedger& ledger);
+  // `options`: how the links wait and cut messages (the mesh lesson turns polling off when its ranks outnumber cores).
+  TpGroup(int ranks, MemoryLedger& ledger, const collectives::CommOptions& options = {});
   int size() const { return ranks_; }
   bool polls() const { return ranks_ > 1 && group_->shared_memory_links()->polls(); }
 
@@ -32,6 +33,10 @@ class TpGroup {
   CollectiveCall all_reduce(int rank, float* buffer, std::int64_t count);
   CollectiveCall reduce_scatter(int rank, float* buffer, std::int64_t count);  // rank r keeps chunk r of the sum
   CollectiveCall all_gather(int rank, float* buffer, std::int64_t count);      // rank r brings chunk r
+
+  // For ranks run by threads of their own (not run()): a rank that fails calls this, so its peers waiting in a
+  // collective stop (PeerFailed) instead of waiting forever. The group cannot be used afterwards.
+  void abort();
 
  private:
   CollectiveCall call(collectives::Op op, int rank, float* buffer, std::int64_t count);

@@ -217,6 +217,22 @@ echo '{"num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 32}' > "$tm
 expect 2 "parameter 'config': no_hidden.json does not give hidden_size" run checkpointing --set "config=$tmp/no_hidden.json"
 expect 2 "of host memory is available" run checkpointing --set layers=96 --set width=2048 --set rows=4096 --set expansion=8
 expect 2 "more than max_minutes" run checkpointing --set layers=96 --set width=1024 --set rows=1024 --set max_minutes=0.1
+# The mesh lesson: more than eight ranks, a mesh that does not divide the model or the batch, sizes out of range.
+expect 2 "parameters 'dp', 'tp', 'pp': 4 x 2 x 2 = 16 ranks; allowed: at most 8" run mesh --set dp=4
+expect 2 "parameter 'dp': value '9' is not allowed" run mesh --set dp=9
+expect 2 "parameter 'tp': value '0' is not allowed" run mesh --set tp=0
+expect 2 "parameter 'layers': value '7' is not a multiple of pp = 2" run mesh --set layers=7
+expect 2 "parameter 'hidden': value '66' is not a multiple of tp = 4" run mesh --set hidden=66 --set tp=4 --set dp=1
+expect 2 "parameter 'batch': value '30' is not a multiple of dp x micro_batches = 2 x 4" run mesh --set batch=30
+expect 2 "parameter 'micro_batches': value '0' is not allowed" run mesh --set micro_batches=0
+expect 2 "parameter 'steps': value '51' is not allowed" run mesh --set steps=51
+expect 2 "of host memory is available" run mesh --set hidden=2048 --set layers=64 --set batch=4096
+expect 2 "parameter 'gpus': value '12' is not whole nodes of gpus_per_node = 8" run mesh --set gpus=12
+expect 2 "parameter 'model': value 'gpt-9' is not allowed" run mesh --set model=gpt-9
+expect 2 "is a device" run mesh --set config=/dev/zero
+expect 2 "parameter 'seq': value '0' is not allowed" run mesh --set seq=0
+expect 2 "more than max_minutes" run mesh --set hidden=512 --set layers=64 --set batch=4096 --set steps=50 \
+  --set max_minutes=0.1
 # The moe lesson: ranks that do not divide the experts, k above E, values out of range, a run longer than the limit.
 expect 2 "parameter 'ranks': value '3' does not divide E = 8 experts" run moe --set ranks=3
 expect 2 "parameter 'ranks': value '9' is not allowed" run moe --set ranks=9

@@ -105,8 +105,12 @@ void Communicator::run_rank(int rank) {
       if (!first_error_) first_error_ = std::current_exception();  // the failure itself, before its peers' PeerFailed
     }
     // Its peers may be waiting for this rank's messages: they stop with PeerFailed instead of waiting forever.
-    for (auto& [pair, channel] : links_) channel->abort();
+    abort_links();
   }
+}
+
+void Communicator::abort_links() {
+  for (auto& [pair, channel] : links_) channel->abort();
 }
 
 void Communicator::rank_loop(int rank) {

@@ -21,6 +21,7 @@
 #include "engine/measure.h"
 #include "engine/thread_start.h"
 #include "kernels/pipeline/executor_common.h"
+#include "kernels/pipeline/mailbox.h"
 #include "kernels/pipeline/mlp_block.h"
 
 namespace dlsys::pipeline {
@@ -45,56 +46,6 @@ struct StageInstance {
   std::vector<std::unique_ptr<Stash>> stash;  // by micro-batch
 };
 
-constexpr int kPollUs = 3000;
-
-// Messages between devices, keyed by the op that will consume them. `take` blocks until the message is there.
-class Mailbox {
- public:
-  explicit Mailbox(int devices) {
-    for (int d = 0; d < devices; ++d) boxes_.push_back(std::make_unique<Box>());
-  }
-  void post(int device, std::uint64_t key, Buffer message) {
-    Box& box = *boxes_[device];
-    {
-      std::lock_guard lock(box.mutex);
-      box.messages.emplace(key, std::move(message));
-    }
-    box.ready.notify_one();
-  }
-  Buffer take(int device, std::uint64_t key) {
-    Box& box = *boxes_[device];
-    std::unique_lock lock(box.mutex);
-    // Poll for a short while before sleeping: a stage that sleeps pays a wake-up (tens of us, far more when the
-    // cores are busy) on every message, and that would show up as bubble that the schedule does not have.
-    const auto poll_until = Clock::now() + std::chrono::microseconds(kPollUs);
-    while (!aborted_ && box.messages.count(key) == 0 && Clock::now() < poll_until) {
-      lock.unlock();
-      std::this_thread::yield();
-      lock.lock();
-    }
-    box.ready.wait(lock, [&] { return aborted_.load() || box.messages.count(key) != 0; });
-    if (aborted_) throw RunFailure("pipeline step aborted: another stage failed");
-    auto node = box.messages.extract(key);
-    return std::move(node.mapped());
-  }
-  void abort() {
-    aborted_ = true;
-    for (auto& box : boxes_) {
-      std::lock_guard lock(box->mutex);
-      box->ready.notify_all();
-    }
-  }
-
- private:
-  struct Box {
-    std::mutex mutex;
-    std::condition_variable ready;
-    std::unordered_map<std::uint64_t, Buffer> messages;
-  };
-  std::vector<std::unique_ptr<Box>> boxes_;
-  std::atomic<bool> aborted_{false};
-};
-
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
@@ -109,7 +60,7 @@ double thread_cpu_us() {
 class Pipeline {
  public:
   Pipeline(const Schedule& s, const ExecutorConfig& c, MemoryLedger& ledger)
-      : s_(s), ledger_(ledger), mailbox_(s.devices()), rows_(c.microbatch_rows), h_(c.hidden) {
+      : s_(s), ledger_(ledger), mailbox_(s.devices(), kMailboxPollUs), rows_(c.microbatch_rows), h_(c.hidden) {
     const std::size_t matrix = std::size_t(h_) * h_;
     instances_.resize(std::size_t(s.devices()) * s.chunks_per_device);
     for (int mb = 0; mb < s.micro_batches(); ++mb)

@@ -7,22 +7,25 @@
 
 namespace dlsys::pipeline::mlp {
 
-void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y) {
+void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y,
+             Residual residual) {
   const int w = width, f = inner;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, f, w, 1.0f, x, w, w1, f, 0.0f, a, f);
   for (long i = 0; i < long(rows) * f; ++i) a[i] = a[i] > 0.0f ? a[i] : 0.0f;
-  std::memcpy(y, x, sizeof(float) * rows * w);  // the residual
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, f, 1.0f, a, f, w2, w, 1.0f, y, w);
+  const bool add = residual == Residual::Add;
+  if (add) std::memcpy(y, x, sizeof(float) * rows * w);  // the residual
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, f, 1.0f, a, f, w2, w, add ? 1.0f : 0.0f, y, w);
 }
 
 void backward_input(int rows, int width, int inner, const float* w1, const float* w2, const float* a, const float* dy,
-                    float* dz, float* dx) {
+                    float* dz, float* dx, Residual residual) {
   const int w = width, f = inner;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, f, w, 1.0f, dy, w, w2, w, 0.0f, dz, f);
   for (long i = 0; i < long(rows) * f; ++i)
-    if (!(a[i] > 0.0f)) dz[i] = 0.0f;             // relu'(z) = [z > 0] = [a > 0]
-  std::memcpy(dx, dy, sizeof(float) * rows * w);  // the residual passes dy straight through
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, f, 1.0f, dz, f, w1, f, 1.0f, dx, w);
+    if (!(a[i] > 0.0f)) dz[i] = 0.0f;  // relu'(z) = [z > 0] = [a > 0]
+  const bool add = residual == Residual::Add;
+  if (add) std::memcpy(dx, dy, sizeof(float) * rows * w);  // the residual passes dy straight through
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, f, 1.0f, dz, f, w1, f, add ? 1.0f : 0.0f, dx, w);
 }
 
 void backward_weight(int rows, int width, int inner, const float* x, const float* a, const float* dy, const float* dz,

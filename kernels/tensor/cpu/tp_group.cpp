@@ -4,8 +4,12 @@
 
 namespace dlsys::tensor {
 
-TpGroup::TpGroup(int ranks, MemoryLedger& ledger) : ranks_(ranks) {
-  if (ranks > 1) group_ = collectives::make_thread_group(ranks, ledger);
+TpGroup::TpGroup(int ranks, MemoryLedger& ledger, const collectives::CommOptions& options) : ranks_(ranks) {
+  if (ranks > 1) group_ = collectives::make_thread_group(ranks, ledger, options);
+}
+
+void TpGroup::abort() {
+  if (group_) group_->shared_memory_links()->abort_links();
 }
 
 void TpGroup::run(const std::function<void(int rank)>& work) {
