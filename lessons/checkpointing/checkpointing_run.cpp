@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "engine/address_space.h"
 #include "engine/measure.h"
 #include "kernels/training/checkpointed_step.h"
 #include "lessons/checkpointing/checkpointing_lesson.h"
@@ -25,6 +26,9 @@ RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext
   const checkpointing::CheckpointingTheory theory = theory_of(p);
   const training::StackShape shape = p.shape();
   RunPlan plan(ctx.control, 1 + double(theory.divisors.size()));
+  // One OpenBLAS thread: the ratio the lesson measures is the recompute's, and a pool of threads that waits on a core
+  // another program holds made a quick run seven times slower.
+  set_openblas_threads(1);
   plan.start("the plain step: every layer's activations kept");
   const std::vector<float> weights = training::initial_weights(shape, kSeed);
   const training::DataSet data = training::make_data_set(shape, p.rows, kSeed);
