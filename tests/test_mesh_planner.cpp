@@ -144,6 +144,10 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   CHECK(mesh::group_strides(megatron).dp == 2);
   CHECK(mesh::group_strides(cube(1)).pp == 2);
   CHECK(mesh::group_strides(cube(1)).dp == 4);
+}
+
+TEST_CASE("mesh planner: data-parallel bytes by ZeRO stage and micro-batches, and what hides them") {
+  const PlannerInput in = seven_billion(8, 4);
   // One micro-batch is ZeRO's count: 2 Psi for stages 0-2, 3 Psi for stage 3 (1.5 times the all-reduce).
   for (int stage = 0; stage <= 3; ++stage)
     CHECK(mesh::evaluate_plan(in, cube(stage, 1)).dp.bytes_sent ==
@@ -161,6 +165,11 @@ TEST_CASE("mesh planner: bytes per step per dimension and per link class, and th
   const mesh::Plan z2 = mesh::evaluate_plan(in, cube(2)), z3 = mesh::evaluate_plan(in, cube(3));
   CHECK(z2.dp.exposed_s == doctest::Approx(std::max(0.0, z2.dp.time_s - z2.compute_s * 4 / 6)));
   CHECK(z3.dp.exposed_s == doctest::Approx(std::max(0.0, z3.dp.time_s - z3.compute_s)));
+}
+
+TEST_CASE("mesh planner: the step time from compute, bubble and exposed communication, and what changes it") {
+  const PlannerInput in = seven_billion(8, 4);
+  const mesh::Plan p = mesh::evaluate_plan(in, cube(1));
   // Step: 6 Psi B s / (G peak efficiency) / (1 - bubble) + tp + pp + what of dp outlasts a micro-batch's backward.
   const double compute = 6 * 7e9 * 16 * 4096 / (8 * 989.5e12 * 0.5);
   CHECK(p.compute_s == doctest::Approx(compute));

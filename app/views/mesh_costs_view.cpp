@@ -12,12 +12,6 @@
 
 namespace dlsys::gui::mesh_view {
 
-using mesh_lesson::MeshMeasured;
-using mesh_lesson::MeshSteps;
-using mesh_lesson::MeshTheory;
-using mesh_lesson::RankMeasured;
-using mesh_lesson::RankTheory;
-
 namespace {
 std::string bytes_text(std::int64_t bytes) { return format_bytes_both(double(bytes)); }
 }  // namespace

@@ -13,12 +13,6 @@
 
 namespace dlsys::gui::mesh_view {
 
-using mesh_lesson::MeshMeasured;
-using mesh_lesson::MeshSteps;
-using mesh_lesson::MeshTheory;
-using mesh_lesson::RankMeasured;
-using mesh_lesson::RankTheory;
-
 void draw_planner(const ViewContext& ctx) {
   const MeshSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);

@@ -14,12 +14,6 @@
 
 namespace dlsys::gui::mesh_view {
 
-using mesh_lesson::MeshMeasured;
-using mesh_lesson::MeshSteps;
-using mesh_lesson::MeshTheory;
-using mesh_lesson::RankMeasured;
-using mesh_lesson::RankTheory;
-
 namespace {
 
 // A dp group's colour: the ranks at the same (t, p) in every replica.

@@ -8,12 +8,16 @@
 
 namespace dlsys::gui::mesh_view {
 
-inline const mesh_lesson::MeshSteps* steps_of(const ViewContext& ctx) {
-  return step_data_as<mesh_lesson::MeshSteps>(ctx);
-}
+using mesh_lesson::MeshMeasured;
+using mesh_lesson::MeshSteps;
+using mesh_lesson::MeshTheory;
+using mesh_lesson::RankMeasured;
+using mesh_lesson::RankTheory;
+
+inline const MeshSteps* steps_of(const ViewContext& ctx) { return step_data_as<MeshSteps>(ctx); }
 // The run's values, unless it was measured with other parameters than the panel's.
-inline const mesh_lesson::MeshMeasured* measured_of(const ViewContext& ctx) {
-  return ctx.result && !ctx.result_stale ? ctx.result->measured_as<mesh_lesson::MeshMeasured>() : nullptr;
+inline const MeshMeasured* measured_of(const ViewContext& ctx) {
+  return ctx.result && !ctx.result_stale ? ctx.result->measured_as<MeshMeasured>() : nullptr;
 }
 
 void draw_mesh(const ViewContext& ctx);

@@ -19,6 +19,19 @@ namespace {
 
 constexpr std::uint32_t kSeed = 22;
 
+// The forward pass alone, every activation kept (the extra work a checkpointed step does), median microseconds.
+double forward_median_us(const training::StackShape& shape, const std::vector<float>& weights,
+                         const training::DataSet& data, const CheckpointingParams& p, RunContext& ctx) {
+  training::Activations acts(shape, p.rows);
+  return measure(
+             [&] {
+               training::forward(shape, training::flat_weights(shape, weights.data()), data.inputs.data(),
+                                 data.targets.data(), p.rows, acts);
+             },
+             MeasureOptions{.warmup = 1, .repeats = p.repeats}, [&] { ctx.control.check_cancelled(); })
+      .median_us;
+}
+
 }  // namespace
 
 RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext& ctx) const {
@@ -26,9 +39,7 @@ RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext
   const checkpointing::CheckpointingTheory theory = theory_of(p);
   const training::StackShape shape = p.shape();
   RunPlan plan(ctx.control, 1 + double(theory.divisors.size()));
-  // One OpenBLAS thread: the ratio the lesson measures is the recompute's, and a pool of threads that waits on a core
-  // another program holds made a quick run seven times slower.
-  set_openblas_threads(1);
+  set_openblas_threads(1);  // a pool waiting on a core another program holds made a quick run 7x slower
   plan.start("the plain step: every layer's activations kept");
   const std::vector<float> weights = training::initial_weights(shape, kSeed);
   const training::DataSet data = training::make_data_set(shape, p.rows, kSeed);
@@ -45,16 +56,7 @@ RunResult CheckpointingLesson::run_with(const CheckpointingParams& p, RunContext
   m.peaks_match_formula =
       m.keep_all_peak_bytes == training::step_activation_peak_bytes(shape, p.rows, training::kKeepEverything);
   m.all_gradients_identical = true;
-  {
-    training::Activations acts(shape, p.rows);
-    const TimingStats forward = measure(
-        [&] {
-          training::forward(shape, training::flat_weights(shape, weights.data()), data.inputs.data(),
-                            data.targets.data(), p.rows, acts);
-        },
-        MeasureOptions{.warmup = 1, .repeats = p.repeats}, [&] { ctx.control.check_cancelled(); });
-    m.forward_us = forward.median_us;
-  }
+  m.forward_us = forward_median_us(shape, weights, data, p, ctx);
   Series peaks =
       checkpointing::series_over_k("measured", "peak_measured", "peak activations (ledger)", "peak activations", "B");
   Series ratios = checkpointing::series_over_k("measured", "time_measured", "step time / plain step (measured)",
