@@ -75,8 +75,8 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
     for (std::int64_t w : m.wanted) wanted += w;
     CHECK(wanted == 2 * 64 * 2);
     CHECK(run.timelines.size() == 2);
-    CHECK(m.sequential_us > 0);
-    CHECK(m.overlapped_us > 0);
+    CHECK(m.sequential.us > 0);
+    CHECK(m.overlapped.us > 0);
     if (m.balance_training.empty()) {
       CHECK(m.dropped > 0);  // skew 1.5 crowds the first experts past 1.25 x their share
     } else {

@@ -39,10 +39,10 @@ void draw_predicted(const ViewContext& ctx) {
   std::vector<Bar> bars{{"planner: compute, bubble", pr.step_us - pr.exposed_comm_us, series_color(0),
                          format_duration_us(pr.step_us - pr.exposed_comm_us)},
                         {"planner: + exposed comm.", pr.step_us, series_color(1), format_duration_us(pr.step_us)},
-                        {"measured (median)", m->step_us, theory_color(),
-                         fmt::format("{}: {} x the estimate", format_duration_us(m->step_us),
+                        {"measured (median)", m->step.us, theory_color(),
+                         fmt::format("{}: {} x the estimate", format_duration_us(m->step.us),
                                      format_number(m->step_over_prediction, 3))}};
-  draw_bars(bars, {.full_scale = std::max(pr.step_us, m->step_us),
+  draw_bars(bars, {.full_scale = std::max(pr.step_us, m->step.us),
                    .title = "step time: the planner's estimate and the run",
                    .height = main_figure_height()});
   draw_columns_table("mesh_predicted", {"per rank and step", "planner", "measured", ""},

@@ -131,8 +131,8 @@ void draw_timeline(const ViewContext& ctx) {
       "Step (makespan over the ranks): median {} of {} steps after the first, {} to {}. The all-reduces take {} of "
       "the ranks' time; waiting is the pipeline's bubble, messages not yet there and, with more ranks than cores, "
       "time without a core.",
-      format_duration_us(m->step_us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
-      format_duration_us(m->step_min_us), format_duration_us(m->step_max_us), percent_text(m->comm_share)));
+      format_duration_us(m->step.us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
+      format_duration_us(m->step.min_us), format_duration_us(m->step.max_us), percent_text(m->comm_share)));
 }
 
 void draw_check(const ViewContext& ctx) {

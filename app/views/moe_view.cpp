@@ -185,20 +185,20 @@ void draw_alltoall(const ViewContext& ctx) {
     const bool comm = ph.phase == "dispatch" || ph.phase == "combine";
     if (ph.phase == "counts") {
       counts_phase =
-          fmt::format("{}, {} a rank", format_duration_us(ph.time_us), format_bytes_binary(ph.bytes_per_rank));
+          fmt::format("{}, {} a rank", format_duration_us(ph.time.us), format_bytes_binary(ph.bytes_per_rank));
       continue;
     }
-    bars.push_back({ph.phase, ph.time_us, comm ? span_imgui_color("all_to_all", 0) : span_imgui_color("compute", 0),
-                    fmt::format("{}{}", format_duration_us(ph.time_us),
+    bars.push_back({ph.phase, ph.time.us, comm ? span_imgui_color("all_to_all", 0) : span_imgui_color("compute", 0),
+                    fmt::format("{}{}", format_duration_us(ph.time.us),
                                 comm ? fmt::format(", {} a rank", format_bytes_binary(ph.bytes_per_rank)) : "")});
   }
   draw_bars(bars, {.title = "the phases of a forward (median, all ranks)", .height = main_figure_height()});
   draw_bars(
-      {{"dispatch (all-to-all)", m->dispatch_alone_us, span_imgui_color("all_to_all", 0),
-        fmt::format("{}, {} a rank", format_duration_us(m->dispatch_alone_us),
+      {{"dispatch (all-to-all)", m->dispatch_alone.us, span_imgui_color("all_to_all", 0),
+        fmt::format("{}, {} a rank", format_duration_us(m->dispatch_alone.us),
                     format_bytes_binary(m->dispatch_bytes_sent_per_rank))},
-       {"all-reduce, same size", m->all_reduce_us, series_color(1),
-        fmt::format("{}, {} a rank", format_duration_us(m->all_reduce_us),
+       {"all-reduce, same size", m->all_reduce.us, series_color(1),
+        fmt::format("{}, {} a rank", format_duration_us(m->all_reduce.us),
                     format_bytes_binary(m->all_reduce_bytes_per_rank))}},
       {.title = "each alone, repeated with warm caches", .height = kSecondFigureShare * main_figure_height() / 2});
   begin_figure();
@@ -231,8 +231,8 @@ void draw_dense(const ViewContext& ctx) {
   if (m != nullptr)
     draw_bars({{"MoE layer (6 phases)", m->moe_us, series_color(0),
                 fmt::format("{}, {} GFLOP/s", format_duration_us(m->moe_us), format_number(m->moe_gflops, 3))},
-               {"dense MLP", m->dense_us, series_color(3),
-                fmt::format("{}, {} GFLOP/s", format_duration_us(m->dense_us), format_number(m->dense_gflops, 3))}},
+               {"dense MLP", m->dense.us, series_color(3),
+                fmt::format("{}, {} GFLOP/s", format_duration_us(m->dense.us), format_number(m->dense_gflops, 3))}},
               {.title = "time of a forward on every rank's tokens (measured, median)", .height = main_figure_height()});
   else
     draw_needs_run(ctx, "time the layer and the dense MLP on the same tokens");
@@ -273,7 +273,7 @@ void draw_overlap(const ViewContext& ctx) {
   draw_value_table(
       "moe_overlap",
       {{"in sequence, overlapped (medians)",
-        fmt::format("{}, {} (x{})", format_duration_us(m->sequential_us), format_duration_us(m->overlapped_us),
+        fmt::format("{}, {} (x{})", format_duration_us(m->sequential.us), format_duration_us(m->overlapped.us),
                     format_number(m->overlap_speedup, 3))},
        {"overlapped if copies never took a core (from the phases)", format_duration_us(m->ideal_overlapped_us)}});
   const float height = main_figure_height() / 2;

@@ -274,7 +274,7 @@ std::string MeshLesson::text_report(const RunResult& result) const {
       "benchmark: step {} (median of {} timed), all-reduces {} of the ranks' time; bytes {}, memory {}; weights "
       "against one "
       "device: max |dW - dW_one| / max |dW_one| = {} ({} {}), replicas {}\n",
-      format_duration_us(m->step_us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
+      format_duration_us(m->step.us), m->losses.size() > 1 ? m->losses.size() - 1 : 1,
       format_number(100 * m->comm_share, 3) + " %",
       m->bytes_match ? "equal to the closed forms" : "DIFFER from the closed forms",
       m->memory_match ? "equal to the formula" : "DIFFERS from the formula", format_number(m->update_max_rel_err, 3),
@@ -286,7 +286,7 @@ std::string MeshLesson::text_report(const RunResult& result) const {
       "{}, {}); step {} estimated, {} measured ({}x)\n",
       format_number(pr.tp_bytes, 8), format_number(pr.pp_bytes, 8), format_number(pr.dp_bytes, 8),
       format_number(pr.weight_bytes, 8), m->busiest_tp_bytes, m->busiest_pp_bytes, m->busiest_dp_bytes,
-      m->largest_weight_bytes, format_duration_us(pr.step_us), format_duration_us(m->step_us),
+      m->largest_weight_bytes, format_duration_us(pr.step_us), format_duration_us(m->step.us),
       format_number(m->step_over_prediction, 3));
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/backend.h"
+#include "engine/measure.h"
 #include "kernels/mesh/mesh_trainer.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/mesh/mesh_lesson.h"
@@ -132,10 +133,7 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   MeshMeasured m;
   // The first step warms the caches and the threads up; the median is of the others where there are any.
   std::vector<double> timed(trained.step_us.begin() + (trained.step_us.size() > 1 ? 1 : 0), trained.step_us.end());
-  std::sort(timed.begin(), timed.end());
-  m.step_us = timed[timed.size() / 2];
-  m.step_min_us = timed.front();
-  m.step_max_us = timed.back();
+  m.step = spread_of(summarize_us(std::move(timed), "steady_clock"));
   m.losses = trained.losses;
   m.reference_losses = one.losses;
   for (std::size_t s = 0; s < one.losses.size(); ++s)
@@ -146,7 +144,7 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   for (const mesh::MeshRankReport& r : trained.ranks) m.rank_runs.push_back(measured_rank(r));
   compare_with_theory(theory, m);
   m.prediction = mesh_lesson::predict_run(p, describe_cpu().threads);
-  m.step_over_prediction = m.step_us / m.prediction.step_us;
+  m.step_over_prediction = m.step.us / m.prediction.step_us;
 
   result.timelines.push_back(measured_timeline(theory, trained.last_step_spans));
   result.backend.emulated = true;

@@ -77,8 +77,8 @@ struct RankMeasured {
 };
 
 struct MeshMeasured {
-  double step_us = 0, step_min_us = 0, step_max_us = 0;  // makespan of a step: median, fastest, slowest
-  std::vector<double> losses, reference_losses;          // per step: the mesh's and one device's
+  SpreadUnitLast step;                           // a step's makespan: median, fastest, slowest
+  std::vector<double> losses, reference_losses;  // per step: the mesh's and one device's
   double update_max_rel_err = 0;  // max |dW_mesh - dW_one| / max |dW_one| over every weight, dW = change from start
   double loss_max_rel_err = 0;
   bool within_tolerance = false;    // update_max_rel_err < theory.update_tolerance
@@ -109,9 +109,9 @@ DLSYS_VALUES_JSON(RunPrediction, tp_bytes, pp_bytes, dp_bytes, weight_bytes, gra
 DLSYS_VALUES_JSON(RankMeasured, rank, d, t, p, tp_all_reduces, dp_buckets, pp_messages, tp_bytes, dp_bytes, pp_bytes,
                   compute_us, tp_us, dp_us, step_us, weight_bytes, gradient_bytes, peak_activation_bytes, scratch_bytes,
                   peak_message_bytes, total_bytes)
-DLSYS_VALUES_JSON(MeshMeasured, step_us, step_min_us, step_max_us, losses, reference_losses, update_max_rel_err,
-                  loss_max_rel_err, within_tolerance, replicas_identical, bytes_match, memory_match, tp_group_bytes,
-                  dp_group_bytes, pp_bytes, comm_share, rank_runs, busiest_tp_bytes, busiest_pp_bytes, busiest_dp_bytes,
-                  largest_weight_bytes, prediction, step_over_prediction)
+DLSYS_VALUES_JSON(MeshMeasured, step, losses, reference_losses, update_max_rel_err, loss_max_rel_err, within_tolerance,
+                  replicas_identical, bytes_match, memory_match, tp_group_bytes, dp_group_bytes, pp_bytes, comm_share,
+                  rank_runs, busiest_tp_bytes, busiest_pp_bytes, busiest_dp_bytes, largest_weight_bytes, prediction,
+                  step_over_prediction)
 
 }  // namespace dlsys::mesh_lesson

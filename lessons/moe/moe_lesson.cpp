@@ -231,18 +231,18 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                      m->wrong ? "WRONG" : "right");
   out += "  phase        time        bytes a rank\n";
   for (const moe_lesson::PhaseMeasured& ph : m->phases)
-    out += fmt::format("  {:<9} {:>10}   {:>14.0f}\n", ph.phase, format_duration_us(ph.time_us), ph.bytes_per_rank);
+    out += fmt::format("  {:<9} {:>10}   {:>14.0f}\n", ph.phase, format_duration_us(ph.time.us), ph.bytes_per_rank);
   out += fmt::format("  dispatch bytes a rank: links {:.0f}, routing's counts {:.0f} ({})\n",
                      m->dispatch_bytes_sent_per_rank, m->dispatch_bytes_routed_per_rank,
                      m->bytes_match_routing ? "equal" : "DIFFER");
   out += fmt::format(
       "  each alone, repeated: the dispatch {}, a ring all-reduce of the same tensor {} ({:.0f} B a rank)\n",
-      format_duration_us(m->dispatch_alone_us), format_duration_us(m->all_reduce_us), m->all_reduce_bytes_per_rank);
+      format_duration_us(m->dispatch_alone.us), format_duration_us(m->all_reduce.us), m->all_reduce_bytes_per_rank);
   out += fmt::format(
       "benchmark: layer {} ({} GFLOP/s), dense MLP {} ({} GFLOP/s); two micro-batches: in sequence {}, "
       "overlapped {} (x{:.2f}), ideal {}\n",
-      format_duration_us(m->moe_us), format_number(m->moe_gflops, 3), format_duration_us(m->dense_us),
-      format_number(m->dense_gflops, 3), format_duration_us(m->sequential_us), format_duration_us(m->overlapped_us),
+      format_duration_us(m->moe_us), format_number(m->moe_gflops, 3), format_duration_us(m->dense.us),
+      format_number(m->dense_gflops, 3), format_duration_us(m->sequential.us), format_duration_us(m->overlapped.us),
       m->overlap_speedup, format_duration_us(m->ideal_overlapped_us));
   return out;
 }

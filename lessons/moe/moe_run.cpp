@@ -151,7 +151,7 @@ void time_phases(const MoeParams& p, moe::ExpertParallelLayer& layer, collective
   m.moe_us = 0;
   for (int ph = 0; ph < moe::kPhases; ++ph) {
     const TimingStats t = summarize_us(samples[std::size_t(ph)], "steady_clock");
-    m.phases.push_back({moe::phase_name(moe::Phase(ph)), t.median_us, t.min_us, t.max_us, bytes[std::size_t(ph)]});
+    m.phases.push_back({moe::phase_name(moe::Phase(ph)), spread_of(t), bytes[std::size_t(ph)]});
     m.moe_us += t.median_us;
   }
 }
@@ -225,9 +225,7 @@ void time_collectives(MoeRun& run) {
         });
       },
       run.options, [&] { run.between(); });
-  run.m.dispatch_alone_us = alone.median_us;
-  run.m.dispatch_alone_min_us = alone.min_us;
-  run.m.dispatch_alone_max_us = alone.max_us;
+  run.m.dispatch_alone = spread_of(alone);
   const std::int64_t count = s.tokens * s.top_k * s.hidden;
   Batch tensors(std::size_t(n), std::vector<float>(std::size_t(count), 1.0f));
   const std::int64_t sent_before = total_bytes_sent(*run.comm);
@@ -239,9 +237,7 @@ void time_collectives(MoeRun& run) {
         });
       },
       run.options, [&] { run.between(); });
-  run.m.all_reduce_us = t.median_us;
-  run.m.all_reduce_min_us = t.min_us;
-  run.m.all_reduce_max_us = t.max_us;
+  run.m.all_reduce = spread_of(t);
   run.m.all_reduce_bytes_per_rank = double(total_bytes_sent(*run.comm) - sent_before) / n / (1 + t.repeats);
 }
 
@@ -263,16 +259,14 @@ void time_dense(MoeRun& run) {
       },
       run.options, [&] { run.between(); });
   MoeMeasured& m = run.m;
-  m.dense_us = t.median_us;
-  m.dense_min_us = t.min_us;
-  m.dense_max_us = t.max_us;
+  m.dense = spread_of(t);
   std::int64_t kept_rows = 0;
   for (std::int64_t k : m.kept) kept_rows += k;
   const double tokens = double(s.tokens) * n;
   m.moe_flop = double(kept_rows) * moe::mlp_flop_per_row(s.hidden, s.ffn) + tokens * 2.0 * s.hidden * s.experts;
   m.dense_flop = tokens * moe::mlp_flop_per_row(s.hidden, ffn);
   m.moe_gflops = m.moe_flop / (m.moe_us * 1e3);
-  m.dense_gflops = m.dense_flop / (m.dense_us * 1e3);
+  m.dense_gflops = m.dense_flop / (m.dense.us * 1e3);
 }
 
 // Two micro-batches in sequence and overlapped, timed in alternation; both outputs checked; the last call's spans.
@@ -299,14 +293,10 @@ void time_overlap(MoeRun& run, RunResult& result) {
   m.max_abs_err =
       std::max({m.max_abs_err, max_abs_difference(y_seq, run.reference), max_abs_difference(y_over, run.reference),
                 max_abs_difference(y_over_second, y_seq_second)});
-  m.sequential_us = seq.median_us;
-  m.sequential_min_us = seq.min_us;
-  m.sequential_max_us = seq.max_us;
-  m.overlapped_us = over.median_us;
-  m.overlapped_min_us = over.min_us;
-  m.overlapped_max_us = over.max_us;
-  m.overlap_speedup = m.sequential_us / m.overlapped_us;
-  const auto phase_us = [&](moe::Phase ph) { return m.phases[std::size_t(ph)].time_us; };
+  m.sequential = spread_of(seq);
+  m.overlapped = spread_of(over);
+  m.overlap_speedup = m.sequential.us / m.overlapped.us;
+  const auto phase_us = [&](moe::Phase ph) { return m.phases[std::size_t(ph)].time.us; };
   m.ideal_overlapped_us = moe::ideal_overlapped_us(
       phase_us(moe::Phase::Route), phase_us(moe::Phase::Counts) + phase_us(moe::Phase::Dispatch),
       phase_us(moe::Phase::Experts), phase_us(moe::Phase::Combine), phase_us(moe::Phase::Finish));

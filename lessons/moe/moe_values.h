@@ -46,10 +46,10 @@ DLSYS_VALUES_JSON(MoeTheory, tokens, hidden, ffn, experts, top_k, ranks, experts
 // its end on the last.
 struct PhaseMeasured {
   std::string phase;
-  double time_us = 0, time_min_us = 0, time_max_us = 0;
+  SpreadUnitLast time;
   double bytes_per_rank = 0;  // what the phase put on links, averaged over the ranks
 };
-DLSYS_VALUES_JSON(PhaseMeasured, phase, time_us, time_min_us, time_max_us, bytes_per_rank)
+DLSYS_VALUES_JSON(PhaseMeasured, phase, time, bytes_per_rank)
 
 struct MoeMeasured {
   // The router, summed over the ranks: assignments routed to each expert and those under capacity.
@@ -72,15 +72,15 @@ struct MoeMeasured {
   std::vector<PhaseMeasured> phases;  // route, counts, dispatch, experts, combine, finish
   double moe_us = 0;                  // the phases together
   // The dispatch alone, repeated with warm caches as the all-reduce is: the two collectives on equal terms.
-  double dispatch_alone_us = 0, dispatch_alone_min_us = 0, dispatch_alone_max_us = 0;
-  double all_reduce_us = 0, all_reduce_min_us = 0, all_reduce_max_us = 0;  // ring all-reduce of tokens x k x H
+  SpreadUnitLast dispatch_alone;
+  SpreadUnitLast all_reduce;  // a ring all-reduce of tokens x k x H
   double all_reduce_bytes_per_rank = 0;
-  double dense_us = 0, dense_min_us = 0, dense_max_us = 0;  // the dense MLP on every rank's tokens
-  double moe_flop = 0, dense_flop = 0;                      // per forward, all ranks
+  SpreadUnitLast dense;                 // the dense MLP on every rank's tokens
+  double moe_flop = 0, dense_flop = 0;  // per forward, all ranks
   double moe_gflops = 0, dense_gflops = 0;
   // Two micro-batches: one after the other, and overlapped (a communication thread per rank).
-  double sequential_us = 0, sequential_min_us = 0, sequential_max_us = 0;
-  double overlapped_us = 0, overlapped_min_us = 0, overlapped_max_us = 0;
+  SpreadUnitLast sequential;
+  SpreadUnitLast overlapped;
   double ideal_overlapped_us = 0;  // from the phases, if copies and compute never shared a core
   double overlap_speedup = 0;      // sequential / overlapped
   int hardware_threads = 0;
