@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <ostream>
@@ -42,8 +43,10 @@ void write_text_output(const std::string& path, const std::string& text, std::os
 }
 
 int list_command(std::ostream& out) {
+  std::size_t id_width = 0;  // the longest id sets the column, so every chapter starts in one place
+  for (const Lesson* lesson : all_lessons()) id_width = std::max(id_width, lesson->id().size());
   for (const Lesson* lesson : all_lessons())
-    out << fmt::format("{:<12} {:<22} {} ({} steps{})\n", lesson->id(), lesson->chapter(), lesson->title(),
+    out << fmt::format("{:<{}} {:<22} {} ({} steps{})\n", lesson->id(), id_width, lesson->chapter(), lesson->title(),
                        lesson->step_count(), lesson->runs_on_cuda() ? "" : ", CPU only");
   check_stream_written(out, "stdout");
   return 0;

@@ -14,6 +14,10 @@ namespace dlsys {
 enum class Launcher { Threads, Mpi };
 inline const std::vector<std::string> kLauncherChoices = {"threads", "mpi"};
 
+// The `launcher` parameter: threads (the default) or mpi. `n_means` says what the lesson's n is then and what a run
+// over processes measures ("leave it out, or give that number").
+ParamSpec launcher_param(const std::string& n_means);
+
 struct ProcessPlacement {
   std::string label;  // the sentence, with "(oversubscribed: ...)" when it is
   int hardware_threads = 0;
