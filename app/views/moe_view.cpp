@@ -268,8 +268,6 @@ void draw_overlap(const ViewContext& ctx) {
   const MoeMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
-  draw_color_key({{span_imgui_color("compute", 0), "compute: route, experts, finish (A, B: the micro-batches)"},
-                  {span_imgui_color("all_to_all", 0), "all-to-all: counts, dispatch, combine"}});
   draw_value_table(
       "moe_overlap",
       {{"in sequence, overlapped (medians)",
@@ -280,8 +278,9 @@ void draw_overlap(const ViewContext& ctx) {
   draw_timeline_alone("moe_overlapped", ctx.result->timelines[1], height);
   draw_timeline_alone("moe_sequence", ctx.result->timelines[0], height);
   draw_note(
-      "On a GPU the all-to-all runs on copy engines and links beside the SMs; here its copies take a core as the "
-      "experts do, so the overlap gains only the time ranks wait for each other.");
+      "Compute spans: route, experts and finish; all-to-all spans: counts, dispatch and combine; A and B name the "
+      "micro-batches. On a GPU the all-to-all runs on copy engines and links beside the SMs; here its copies take a "
+      "core as the experts do, so the overlap gains only the time ranks wait for each other.");
   emulated_caveat(m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
 }
 
