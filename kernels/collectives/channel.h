@@ -35,7 +35,8 @@ class Channel {
  public:
   // `slots` messages of up to `slot_elements` floats each; the slot memory is recorded in `ledger` under "comm".
   // `poll`: let a waiting end spin before it yields and sleeps (only worth it when both ends have a core of their own).
-  Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll);
+  // `wire_gbps` > 0 emulates a wire of that bandwidth behind the copy (CommOptions::link_gbps says why).
+  Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll, double wire_gbps = 0);
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -68,8 +69,12 @@ class Channel {
   struct SlotMeta {
     std::int64_t count = 0;
     std::uint64_t contributors = 0;
+    std::int64_t arrives_ns = 0;  // on an emulated wire: when its last byte is through (steady_clock); else 0
   };
   std::unique_ptr<SlotMeta[]> meta_;
+  // The emulated wire (sender's side): bytes per nanosecond, 0 for none, and when the wire is free of what it carries.
+  double wire_bytes_per_ns_;
+  std::int64_t wire_free_ns_ = 0;
   // Counters only grow (and wrap): posted - released = messages waiting. Separate cache lines so the sender's and the
   // receiver's updates do not bounce one line between cores.
   alignas(64) std::atomic<std::uint32_t> posted_{0};

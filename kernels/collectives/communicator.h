@@ -32,6 +32,11 @@ struct CommOptions {
   bool poll = true;
   // A link between every ordered pair of ranks, N(N-1) of them (their slots grow as N^2: callers bound N).
   bool full_mesh = false;
+  // 0: a link is as fast as the copy into its slot. > 0: every link also emulates a wire of this many GB/s per
+  // direction, one message at a time: a message reaches its receiver bytes / link_gbps after the wire is free of the
+  // one before, and the receiver sleeps until then. Rank threads of one CPU otherwise move data at memory speed and
+  // spend a core on it; a network moves it at link speed while the cores compute.
+  double link_gbps = 0;
 };
 
 class Communicator {

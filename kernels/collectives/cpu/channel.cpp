@@ -1,19 +1,32 @@
 #include "kernels/collectives/channel.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/collectives/cpu/wait_for.h"
 
 namespace dlsys::collectives {
 
-Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll)
+namespace {
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Channel::Channel(MemoryLedger& ledger, std::int64_t slot_elements, int slots, bool poll, double wire_gbps)
     : storage_(ledger, "comm", static_cast<std::size_t>(slot_elements) * static_cast<std::size_t>(slots)),
       slot_elements_(slot_elements),
       slots_(static_cast<std::uint32_t>(slots)),
       poll_(poll),
-      meta_(new SlotMeta[static_cast<std::size_t>(slots)]) {
+      meta_(new SlotMeta[static_cast<std::size_t>(slots)]),
+      wire_bytes_per_ns_(wire_gbps) {  // 1 GB/s is one byte per nanosecond
   if (slot_elements < 1 || slots < 1) throw std::invalid_argument("a channel needs at least one slot of one element");
 }
 
@@ -29,8 +42,15 @@ float* Channel::acquire() {
 void Channel::post(std::int64_t count, std::uint64_t contributors) {
   if (count > slot_elements_) throw std::logic_error("message larger than a channel slot");
   const std::uint32_t index = posted_.load(std::memory_order_relaxed);
-  meta_[index % slots_] = {count, contributors};
-  bytes_sent_ += count * static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t bytes = count * static_cast<std::int64_t>(sizeof(float));
+  std::int64_t arrives_ns = 0;
+  if (wire_bytes_per_ns_ > 0) {
+    // The wire carries one message at a time: this one starts when it is posted or when the one before is through.
+    arrives_ns = std::max(steady_now_ns(), wire_free_ns_) + std::int64_t(std::ceil(double(bytes) / wire_bytes_per_ns_));
+    wire_free_ns_ = arrives_ns;
+  }
+  meta_[index % slots_] = {count, contributors, arrives_ns};
+  bytes_sent_ += bytes;
   posted_.store(index + 1, std::memory_order_release);
   posted_.notify_one();
 }
@@ -48,6 +68,9 @@ Message Channel::receive() {
                    [&](std::uint32_t posted) { return posted != index || aborted_.load(std::memory_order_relaxed); });
   if (aborted_.load(std::memory_order_acquire)) throw PeerFailed();
   const SlotMeta& meta = meta_[index % slots_];
+  // Still on the wire: the receiver sleeps, so the wait leaves its core to other work, as a NIC's transfer would.
+  if (meta.arrives_ns > steady_now_ns())
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(meta.arrives_ns)));
   return {slot(index), meta.count, meta.contributors};
 }
 

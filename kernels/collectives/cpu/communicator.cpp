@@ -48,7 +48,8 @@ Communicator::Communicator(int n_ranks, MemoryLedger& ledger, const CommOptions&
       full_mesh_(options.full_mesh) {
   if (n_ranks < 1) throw std::invalid_argument("a communicator needs at least one rank");
   for (const auto& pair : link_pairs(n_ranks, options.full_mesh))
-    links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_));
+    links_.emplace(pair, std::make_unique<Channel>(ledger, segment_elements_, options.slots_per_channel, polls_,
+                                                   options.link_gbps));
   start_threads(
       threads_, 1, n_ranks, [this](int r) { rank_loop(r); }, [this] { stop_rank_threads(); },
       "the rank threads of the communicator");
