@@ -87,6 +87,7 @@ TEST_CASE("exercise answers equal the lessons' own closed forms") {
       {"moe", "dispatch_off_rank", "dispatch_off_rank_bytes"},
       {"moe", "deepep", "deepep_dispatch_bytes"},
       {"moe", "dense_parameters", "dense_parameters"},
+      {"moe", "wire_time", "dispatch_wire_us"},
       {"matmul", "min_intensity", "intensity_minimum"},
       {"precision", "epsilon", "epsilon"},
       {"precision", "largest", "max_finite"},

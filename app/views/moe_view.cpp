@@ -193,13 +193,17 @@ void draw_alltoall(const ViewContext& ctx) {
                                 comm ? fmt::format(", {} a rank", format_bytes_binary(ph.bytes_per_rank)) : "")});
   }
   draw_bars(bars, {.title = "the phases of a forward (median, all ranks)", .height = main_figure_height()});
+  // On emulated wires each bar also says what its bytes take on the wire by the closed form (even load).
+  const auto on_wire = [&](double wire_us) {
+    return t.link_gbps > 0 ? fmt::format("; wire {}", format_duration_us(wire_us)) : std::string();
+  };
   draw_bars(
       {{"dispatch (all-to-all)", m->dispatch_alone.us, span_imgui_color("all_to_all", 0),
-        fmt::format("{}, {} a rank", format_duration_us(m->dispatch_alone.us),
-                    format_bytes_binary(m->dispatch_bytes_sent_per_rank))},
+        fmt::format("{}, {} a rank{}", format_duration_us(m->dispatch_alone.us),
+                    format_bytes_binary(m->dispatch_bytes_sent_per_rank), on_wire(t.dispatch_wire_us))},
        {"all-reduce, same size", m->all_reduce.us, series_color(1),
-        fmt::format("{}, {} a rank", format_duration_us(m->all_reduce.us),
-                    format_bytes_binary(m->all_reduce_bytes_per_rank))}},
+        fmt::format("{}, {} a rank{}", format_duration_us(m->all_reduce.us),
+                    format_bytes_binary(m->all_reduce_bytes_per_rank), on_wire(t.all_reduce_wire_us))}},
       {.title = "each alone, repeated with warm caches", .height = kSecondFigureShare * main_figure_height() / 2});
   begin_figure();
   draw_heading("dispatch bytes, sender -> receiver (measured)");
@@ -268,19 +272,25 @@ void draw_overlap(const ViewContext& ctx) {
   const MoeMeasured* m = measured_of(ctx);
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
-  draw_value_table(
-      "moe_overlap",
-      {{"in sequence, overlapped (medians)",
-        fmt::format("{}, {} (x{})", format_duration_us(m->sequential.us), format_duration_us(m->overlapped.us),
-                    format_number(m->overlap_speedup, 3))},
-       {"overlapped if copies never took a core (from the phases)", format_duration_us(m->ideal_overlapped_us)}});
+  draw_value_table("moe_overlap",
+                   {{"in sequence, overlapped (medians)",
+                     fmt::format("{}, {} (x{})", format_duration_us(m->sequential.us),
+                                 format_duration_us(m->overlapped.us), format_number(m->overlap_speedup, 3))},
+                    {"overlapped, if the two lanes never slowed each other (from the phases)",
+                     format_duration_us(m->ideal_overlapped_us)}});
   const float height = main_figure_height() / 2;
   draw_timeline_alone("moe_overlapped", ctx.result->timelines[1], height);
   draw_timeline_alone("moe_sequence", ctx.result->timelines[0], height);
   draw_note(
       "Compute spans: route, experts and finish; all-to-all spans: counts, dispatch and combine; A and B name the "
-      "micro-batches. On a GPU the all-to-all runs on copy engines and links beside the SMs; here its copies take a "
-      "core as the experts do, so the overlap gains only the time ranks wait for each other.");
+      "micro-batches.");
+  draw_note(t.link_gbps > 0
+                ? fmt::format("The links are emulated wires of {} GB/s: a block is copied, then its bytes take their "
+                              "time on the wire while the rank's core computes, as a GPU's all-to-all runs on links "
+                              "and copy engines beside its SMs.",
+                              format_number(t.link_gbps, 4))
+                : std::string("The links are memory copies (link_gbps = 0): an all-to-all takes a core as the "
+                              "experts do, so the overlap gains only the time ranks wait for each other."));
   emulated_caveat(m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
 }
 

@@ -81,6 +81,16 @@ std::vector<ParamSpec> MoeLesson::params() const {
        .min = 0,
        .max = 4,
        .help = "the router's lean to the first experts: a bias of -skew ln(e + 1) (0: none)"},
+      {.key = "link_gbps",
+       .label = "link bandwidth (emulated)",
+       .type = ParamType::Real,
+       .default_text = "0.1",
+       .min = 0,
+       .max = 1000,
+       .unit = "GB/s",
+       .help = "each link between rank threads behaves as a wire of this many GB/s per direction: a message is copied, "
+               "then waits out its bytes off the core, as on a network (0: memory copies only). 0.1 puts the "
+               "all-to-alls near the experts' time, the 1:1 DeepSeek-V3 reports for cross-node expert parallelism"},
       repeats_param("timed forwards of each kind after one warm-up"),
       max_minutes_param(),
   };
@@ -97,6 +107,7 @@ MoeParams MoeLesson::read_params(const ParamValues& values) const {
              .ranks = int(values.integer("ranks"))};
   p.aux_loss = values.text("aux_loss") == "on";
   p.skew = values.real("skew");
+  p.link_gbps = values.real("link_gbps");
   p.repeats = int(values.integer("repeats"));
   p.max_minutes = values.real("max_minutes");
   return p;
@@ -143,15 +154,22 @@ RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind) const {
   budget.host_bytes = 8 * activations + 2 * 4 * routed + 4.0 * rows * s.top_k * double(s.ffn) +
                       4.0 * (double(moe::expert_parameters(s)) + double(moe::dense_parameters(s))) +
                       2.0 * double(collectives::Communicator::link_bytes(s.ranks, mesh));
-  budget.cpu_seconds = estimated_seconds(moe_run_flop(p), kBlasGflopsPerThread, 1);
+  // On emulated wires the all-to-alls and the all-reduce also wait out their bytes: two all-to-alls a forward, in as
+  // many forwards as moe_run_flop counts (the overlap hides some of it; this is the bound).
+  const double forwards = 2 + (1.0 + p.repeats) * 5, alone = 1.0 + p.repeats;
+  const MoeTheory t = theory_of(p);
+  const double wire_seconds =
+      1e-6 * (forwards * 2 * t.dispatch_wire_us + alone * (t.dispatch_wire_us + t.all_reduce_wire_us));
+  budget.cpu_seconds = estimated_seconds(moe_run_flop(p), kBlasGflopsPerThread, 1) + wire_seconds;
   budget.max_minutes = p.max_minutes;
   budget.sizes = fmt::format("parameters 'tokens' = {}, 'hidden' = {}, 'ffn' = {}, 'experts' = {}, 'ranks' = {}",
                              s.tokens, s.hidden, s.ffn, s.experts, s.ranks);
   budget.cpu_work = fmt::format(
       "{} timed rounds of the layer, the dense MLP and two micro-batches twice, 4 H F FLOP per token and expert, at "
-      "{:g} GFLOP/s",
-      1 + p.repeats, kBlasGflopsPerThread);
-  budget.smaller = "tokens, hidden, ffn, top_k, ranks or repeats";
+      "{:g} GFLOP/s{}",
+      1 + p.repeats, kBlasGflopsPerThread,
+      wire_seconds > 0 ? fmt::format(", and {:.1f} s on the emulated links", wire_seconds) : "");
+  budget.smaller = "tokens, hidden, ffn, top_k, ranks or repeats, or a faster link_gbps";
   return budget;
 }
 
@@ -175,6 +193,11 @@ MoeTheory MoeLesson::theory_of(const MoeParams& p) const {
   t.all_to_all_bus_factor = collectives::all_to_all_bus_factor(s.ranks);
   t.all_reduce_bus_factor = 2 * t.all_to_all_bus_factor;
   t.all_reduce_bytes_per_rank = t.dispatch_bytes_per_rank * t.all_reduce_bus_factor;
+  t.link_gbps = p.link_gbps;
+  if (p.link_gbps > 0) {  // bytes / (GB/s) is nanoseconds
+    t.dispatch_wire_us = t.dispatch_off_rank_bytes / p.link_gbps / 1e3;
+    t.all_reduce_wire_us = t.all_reduce_bytes_per_rank / p.link_gbps / 1e3;
+  }
   t.deepep_dispatch_bytes = double(moe::dispatch_bytes_per_rank(128, 8, 7168, 1, 128));
   t.expert_parameters = moe::expert_parameters(s);
   t.router_parameters = moe::router_parameters(s);
@@ -212,6 +235,10 @@ std::string MoeLesson::text_report(const RunResult& result) const {
       format_bytes_both(t->dispatch_off_rank_bytes));
   out += fmt::format("  a ring all-reduce of that tensor sends 2 (N-1)/N of it per rank: {}\n",
                      format_bytes_both(t->all_reduce_bytes_per_rank));
+  if (t->link_gbps > 0)
+    out += fmt::format("  on links emulated at {} GB/s: the dispatch's wire time {}, the all-reduce's {}\n",
+                       format_number(t->link_gbps, 4), format_duration_us(t->dispatch_wire_us),
+                       format_duration_us(t->all_reduce_wire_us));
   out += fmt::format("  DeepEP's low-latency dispatch: 128 x 8 x (7168 + 7168/128 x 4) = {:.0f} B per rank\n",
                      t->deepep_dispatch_bytes);
   out += fmt::format("  parameters: layer {} ({} active a token), dense MLP of k F = {}: {}\n", t->moe_parameters,

@@ -10,6 +10,7 @@ struct MoeParams {
   moe::MoeShape shape;    // tokens per rank, hidden, ffn, experts, top_k, capacity_factor, ranks
   bool aux_loss = false;  // train the router on Switch's balance loss before the layer runs
   double skew = 0;        // the router's lean towards the first experts: Zipf exponent of its bias
+  double link_gbps = 0;   // the links between rank threads emulate wires of this bandwidth; 0: memory copies only
   int repeats = 0;
   double max_minutes = 0;
 };

@@ -199,6 +199,7 @@ void make_layers(MoeRun& run) {
   collectives::CommOptions mesh;
   mesh.full_mesh = true;
   mesh.poll = 2 * n <= run.hardware;
+  mesh.link_gbps = run.p.link_gbps;
   collectives::CommOptions plain;
   plain.poll = mesh.poll;
   run.comm = collectives::make_thread_group(n, run.ctx.ledger, mesh);
@@ -354,6 +355,12 @@ RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
       n > run.hardware ? fmt::format("{} rank threads take turns on {} hardware threads (emulated ranks sharing cores)",
                                      n, run.hardware)
                        : fmt::format("{} rank threads on {} hardware threads", n, run.hardware));
+  result.backend.notes.push_back(
+      p.link_gbps > 0
+          ? fmt::format("links emulated at {:g} GB/s per direction: each message is copied, then waits out its bytes "
+                        "at that rate off the core",
+                        p.link_gbps)
+          : "links are memory copies (link_gbps = 0): an all-to-all takes a core as the experts do");
   result.measured = make_values(std::move(run.m));
   plan.finish();
   finish_result(result, ctx.ledger);

@@ -24,6 +24,10 @@ struct MoeTheory {
   double all_reduce_bytes_per_rank = 0;
   double all_to_all_bus_factor = 0;  // (N-1)/N
   double all_reduce_bus_factor = 0;  // 2 (N-1)/N
+  // On emulated wires of link_gbps (0: none): the time those bytes take on a rank's wire, one round after another.
+  double link_gbps = 0;
+  double dispatch_wire_us = 0;       // T k H 4 (N-1)/N / bandwidth
+  double all_reduce_wire_us = 0;     // T k H 4 2 (N-1)/N / bandwidth
   double deepep_dispatch_bytes = 0;  // DeepEP's README: 128 x 8 x (7168 + 7168/128 x 4) = 7,569,408
   // Parameters and FLOP per token: the layer against the dense MLP H -> k F -> H of the same active parameters.
   std::int64_t expert_parameters = 0, router_parameters = 0, moe_parameters = 0;
@@ -38,9 +42,9 @@ struct MoeTheory {
 DLSYS_VALUES_JSON(MoeTheory, tokens, hidden, ffn, experts, top_k, ranks, experts_per_rank, capacity_factor, capacity,
                   capacity_total, assignments_per_rank, dispatch_bytes_per_rank, off_rank_share,
                   dispatch_off_rank_bytes, all_reduce_bytes_per_rank, all_to_all_bus_factor, all_reduce_bus_factor,
-                  deepep_dispatch_bytes, expert_parameters, router_parameters, moe_parameters, active_parameters,
-                  dense_ffn, dense_parameters, moe_flop_per_token, dense_flop_per_token, rows_per_expert,
-                  balance_loss_even, balance_loss_worst)
+                  link_gbps, dispatch_wire_us, all_reduce_wire_us, deepep_dispatch_bytes, expert_parameters,
+                  router_parameters, moe_parameters, active_parameters, dense_ffn, dense_parameters, moe_flop_per_token,
+                  dense_flop_per_token, rows_per_expert, balance_loss_even, balance_loss_worst)
 
 // One phase of the expert-parallel forward: the median over the repeats of the time from its start on every rank to
 // its end on the last.

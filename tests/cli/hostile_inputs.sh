@@ -241,6 +241,7 @@ expect 2 "parameter 'experts': value '65' is not allowed" run moe --set experts=
 expect 2 "parameter 'capacity_factor': value 'nan' is not allowed" run moe --set capacity_factor=nan
 expect 2 "parameter 'skew': value '5' is not allowed" run moe --set skew=5
 expect 2 "parameter 'tokens': value '0' is not allowed" run moe --set tokens=0
+expect 2 "parameter 'link_gbps': value '-1' is not allowed" run moe --set link_gbps=-1
 expect 2 "parameter 'aux_loss': value 'yes' is not allowed" run moe --set aux_loss=yes
 expect 2 "more than max_minutes" run moe --set tokens=2048 --set hidden=1024 --set ffn=4096 --set max_minutes=0.1
 # The hardware lesson: sweeps outside what it allows, a sweep that does not go up, runs longer than the limit.
