@@ -30,7 +30,7 @@ ProcessPlacement process_placement(const mpi::World& w) {
   return out;
 }
 
-void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson) {
+void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson, const std::string& key) {
   if (!mpi::built_with_mpi())
     throw BadInput(
         "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
@@ -48,9 +48,9 @@ void check_mpi_world(std::int64_t n, const std::string& n_text, const std::strin
         "`mpirun -np 2` (or more)");
   if (n != w->size)
     throw BadInput(fmt::format(
-        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
-        "process); allowed: {}, or leave n out and it takes the world size",
-        n_text, w->size, w->size));
+        "parameter '{}': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
+        "process); allowed: {}, or leave {} out and it takes the world size",
+        key, n_text, w->size, w->size, key));
 }
 
 }  // namespace dlsys

@@ -23,7 +23,9 @@ struct ProcessPlacement {
 ProcessPlacement process_placement(const mpi::World& world);
 
 // Refuses (BadInput) a `launcher=mpi` run of `lesson` that cannot be one: no MPI in the build, no launcher around
-// this process, a world of one process, or a rank count `n` (written `n_text`) other than the world size.
-void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson);
+// this process, a world of one process, or a rank count `n` (written `n_text`, the lesson's parameter `key`) other
+// than the world size.
+void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson,
+                     const std::string& key = "n");
 
 }  // namespace dlsys
