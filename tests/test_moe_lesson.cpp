@@ -50,6 +50,10 @@ TEST_CASE("moe: bad input exits 2 naming the parameter, the value and what is al
   check({"aux_loss=maybe"}, "parameter 'aux_loss': value 'maybe' is not allowed");
   check({"skew=-1"}, "parameter 'skew': value '-1' is not allowed");
   check({"tokens=2048", "hidden=1024", "ffn=4096", "max_minutes=0.1"}, "more than max_minutes");
+  check({"launcher=process"}, "parameter 'launcher': value 'process' is not allowed");
+  // Outside mpirun (or without MPI in the build) processes are refused, naming the parameter; under mpirun the
+  // processes' refusals are tests/cli/mpi_moe_processes.sh's.
+  check({"launcher=mpi"}, "parameter 'launcher': value 'mpi'");
 }
 
 TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, and the balance loss evens the load") {
