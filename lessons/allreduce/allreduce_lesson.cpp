@@ -87,13 +87,7 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .max = 64.0 * 1048576,
        .unit = "bytes",
        .help = "messages travel in segments of this size, so reducing one overlaps sending the next"},
-      {.key = "launcher",
-       .label = "ranks are",
-       .type = ParamType::Choice,
-       .default_text = "threads",
-       .choices = kLauncherChoices,
-       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
-               "of processes: leave it out, or give that number)"},
+      launcher_param("(n is then the number of processes: leave it out, or give that number)"),
       max_minutes_param(),
   };
 }

@@ -19,6 +19,15 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+ParamSpec launcher_param(const std::string& processes_help) {
+  return {.key = "launcher",
+          .label = "ranks are",
+          .type = ParamType::Choice,
+          .default_text = "threads",
+          .choices = kLauncherChoices,
+          .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun " + processes_help};
+}
+
 ProcessPlacement process_placement(const mpi::World& w) {
   ProcessPlacement out;
   out.hardware_threads = describe_cpu().threads;

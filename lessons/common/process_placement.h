@@ -14,6 +14,10 @@ namespace dlsys {
 enum class Launcher { Threads, Mpi };
 inline const std::vector<std::string> kLauncherChoices = {"threads", "mpi"};
 
+// The `launcher` parameter: threads by default. `processes_help` says what launcher=mpi means for this lesson, after
+// "threads of this process, or mpi: one process per rank, started by mpirun or srun".
+ParamSpec launcher_param(const std::string& processes_help);
+
 struct ProcessPlacement {
   std::string label;  // the sentence, with "(oversubscribed: ...)" when it is
   int hardware_threads = 0;

@@ -99,13 +99,8 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .max = 50,
        .help = "optimizer steps timed per configuration, after one untimed"},
       max_minutes_param(),
-      {.key = "launcher",
-       .label = "ranks are",
-       .type = ParamType::Choice,
-       .default_text = "threads",
-       .choices = kLauncherChoices,
-       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the number "
-               "of processes; mode ddp with fp32 gradients, the chosen configuration only)"},
+      launcher_param(
+          "(n is then the number of processes; mode ddp with fp32 gradients, the chosen configuration only)"),
   };
 }
 

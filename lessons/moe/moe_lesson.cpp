@@ -85,13 +85,7 @@ std::vector<ParamSpec> MoeLesson::params() const {
        .help = "the router's lean to the first experts: a bias of -skew ln(e + 1) (0: none)"},
       repeats_param("timed forwards of each kind after one warm-up"),
       max_minutes_param(),
-      {.key = "launcher",
-       .label = "ranks are",
-       .type = ParamType::Choice,
-       .default_text = "threads",
-       .choices = kLauncherChoices,
-       .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun (ranks is then the "
-               "number of processes, and must divide experts)"},
+      launcher_param("(ranks is then the number of processes, and must divide experts)"),
   };
 }
 
