@@ -13,6 +13,7 @@
 #include "app/views/bar_chart.h"
 #include "app/views/view.h"
 #include "engine/units.h"
+#include "lessons/common/process_placement.h"
 #include "lessons/moe/moe_steps.h"
 #include "lessons/moe/moe_values.h"
 
@@ -36,12 +37,15 @@ ImU32 span_imgui_color(const char* kind, int micro_batch) {
 }
 
 // What sharing cores does to the timings, in one sentence, where it applies.
-void emulated_caveat(bool shares_cores, int ranks, int hardware_threads) {
-  if (shares_cores)
-    draw_warning_band(
-        fmt::format("{} rank threads share {} hardware threads: ranks take turns on cores (emulated), so "
-                    "phases stretch and waiting ranks hold cores the others need.",
-                    ranks, hardware_threads));
+// `threads`: what ranks as threads of one process run; ranks as processes (launcher=mpi) are named as such.
+void emulated_caveat(const ViewContext& ctx, bool shares_cores, int threads, int hardware_threads) {
+  if (!shares_cores) return;
+  const std::string who = ran_as_processes(*ctx.result) ? std::string("The rank processes on this host share its")
+                                                        : fmt::format("{} rank threads share", threads);
+  draw_warning_band(fmt::format(
+      "{} {} hardware threads: ranks take turns on cores (emulated), so phases stretch and waiting ranks hold cores "
+      "the others need.",
+      who, hardware_threads));
 }
 
 // ---- step router ----
@@ -218,7 +222,7 @@ void draw_alltoall(const ViewContext& ctx) {
                     format_bytes_both(t.all_reduce_bytes_per_rank))},
        {"bus factors: all-to-all, all-reduce",
         fmt::format("{}, {}", format_number(t.all_to_all_bus_factor, 4), format_number(t.all_reduce_bus_factor, 4))}});
-  emulated_caveat(m->emulated, t.ranks, m->hardware_threads);
+  emulated_caveat(ctx, m->emulated, t.ranks, m->hardware_threads);
 }
 
 // ---- step dense ----
@@ -256,7 +260,7 @@ void draw_dense(const ViewContext& ctx) {
       "the dense MLP runs one pair ({} rows by k F = {}).",
       format_count(m->moe_flop), format_count(m->dense_flop), format_count(t.rows_per_expert), t.ffn, t.tokens,
       t.dense_ffn));
-  emulated_caveat(m->emulated, t.ranks, m->hardware_threads);
+  emulated_caveat(ctx, m->emulated, t.ranks, m->hardware_threads);
 }
 
 // ---- step overlap ----
@@ -266,6 +270,11 @@ void draw_overlap(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const MoeTheory& t = steps->theory;
   const MoeMeasured* m = measured_of(ctx);
+  // Ranks as processes skip the overlap where MPI allows no calls from a second thread; the run's note says so.
+  if (m != nullptr && ctx.result->timelines.empty() && ran_as_processes(*ctx.result))
+    return draw_note(
+        "Two micro-batches were not run: their communication thread needs MPI calls from a second "
+        "thread, which this run's MPI library did not allow (its notes name the level it provided).");
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
   draw_color_key({{span_imgui_color("compute", 0), "compute: route, experts, finish (A, B: the micro-batches)"},
@@ -282,7 +291,7 @@ void draw_overlap(const ViewContext& ctx) {
   draw_note(
       "On a GPU the all-to-all runs on copy engines and links beside the SMs; here its copies take a core as the "
       "experts do, so the overlap gains only the time ranks wait for each other.");
-  emulated_caveat(m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
+  emulated_caveat(ctx, m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
 }
 
 }  // namespace

@@ -39,6 +39,11 @@ ProcessPlacement process_placement(const mpi::World& w) {
   return out;
 }
 
+bool ran_as_processes(const RunResult& result) {
+  const auto launcher = result.params.find("launcher");
+  return launcher != result.params.end() && launcher->second == kLauncherChoices[std::size_t(Launcher::Mpi)];
+}
+
 void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson, const std::string& key) {
   if (!mpi::built_with_mpi())
     throw BadInput(

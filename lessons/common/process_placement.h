@@ -6,6 +6,7 @@
 
 #include "engine/mpi_world.h"
 #include "engine/params.h"
+#include "engine/run_result.h"
 
 namespace dlsys {
 
@@ -25,6 +26,9 @@ struct ProcessPlacement {
 };
 
 ProcessPlacement process_placement(const mpi::World& world);
+
+// Whether `result` was measured with ranks as processes (its `launcher` parameter is mpi), for its report and views.
+bool ran_as_processes(const RunResult& result);
 
 // Refuses (BadInput) a `launcher=mpi` run of `lesson` that cannot be one: no MPI in the build, no launcher around
 // this process, a world of one process, or a rank count `n` (written `n_text`, the lesson's parameter `key`) other

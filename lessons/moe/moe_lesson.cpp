@@ -235,8 +235,7 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                      t->active_parameters, t->dense_ffn, t->dense_parameters);
   const auto* m = result.measured_as<moe_lesson::MoeMeasured>();
   if (m == nullptr) return out;
-  const auto launcher = result.params.find("launcher");
-  const bool processes = launcher != result.params.end() && launcher->second == "mpi";
+  const bool processes = ran_as_processes(result);
   out += fmt::format("\nMeasured ({} rank {}{}):\n", t->ranks, processes ? "processes" : "threads",
                      m->emulated ? fmt::format(", emulated: more {} than the {} hardware threads",
                                                processes ? "processes" : "threads", m->hardware_threads)
