@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/run_control.h"
+#include "lessons/common/process_placement.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/moe/moe_lesson.h"
 #include "tests/support/cli_capture.h"
@@ -88,4 +89,14 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
       CHECK(m.balance_loss < m.balance_loss_untrained);
     }
   }
+}
+
+TEST_CASE("moe over processes: ranks takes the world size, and a recorded run says whether its ranks were processes") {
+  CHECK(MoeLesson().process_launch_params(4, true) == std::vector<std::string>{"ranks=4"});
+  RunResult run;
+  CHECK_FALSE(ran_as_processes(run));
+  run.params["launcher"] = "threads";
+  CHECK_FALSE(ran_as_processes(run));
+  run.params["launcher"] = "mpi";
+  CHECK(ran_as_processes(run));
 }
