@@ -21,14 +21,14 @@ TimeSpread spread_of(const TimingStats& stats, double calls) {
   return {stats.median_us / calls, stats.min_us / calls, stats.max_us / calls};
 }
 
-namespace {
-
-double time_one_call(const CallTimer& timer, const std::function<void()>& work) {
+double time_call_us(const CallTimer& timer, const std::function<void()>& work) {
   if (timer.call_us) return timer.call_us(work);
   Stopwatch watch;
   work();
   return watch.elapsed_us();
 }
+
+namespace {
 
 // The one timing loop: each of `works` once per round, in order; warm-up rounds untimed, then timed rounds until the
 // options say stop (their time limits count every work of a round).
@@ -49,7 +49,7 @@ std::vector<TimingStats> measure_rounds(const std::vector<const std::function<vo
   for (int round = 0; more(round); ++round) {
     for (std::size_t w = 0; w < works.size(); ++w) {
       if (between) between();
-      samples[w].push_back(time_one_call(timer, *works[w]));
+      samples[w].push_back(time_call_us(timer, *works[w]));
       total_us += samples[w].back();
     }
     // A budget keeps slow cases (the naive loop at n = 1024) to one or two timed calls instead of `repeats`.

@@ -59,6 +59,9 @@ struct CallTimer {
   std::function<double(const std::function<void()>&)> call_us;  // microseconds one call took
 };
 
+// One call of `work`, timed by `timer`: its microseconds (for a loop whose calls must run in an order of its own).
+double time_call_us(const CallTimer& timer, const std::function<void()>& work);
+
 // Times `work`: `warmup` untimed calls, then up to `repeats` timed ones. `between` (optional) runs before every call,
 // untimed, e.g. to check for cancellation.
 TimingStats measure(const std::function<void()>& work, const MeasureOptions& options,

@@ -158,6 +158,17 @@ std::vector<std::string> host_names(int size) {
   return hosts;
 }
 
+// Where each rank's block begins when blocks of `counts` lie one after another; `total` receives their sum.
+std::vector<int> offsets_of(const std::vector<int>& counts, int& total) {
+  std::vector<int> offsets(counts.size());
+  total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  return offsets;
+}
+
 }  // namespace
 
 bool built_with_mpi() { return true; }
@@ -258,19 +269,42 @@ std::vector<std::string> gather_text(const std::string& text) {
   const int size = g_world ? g_world->size : 1;
   const int rank = g_world ? g_world->rank : 0;
   int length = static_cast<int>(text.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  std::vector<int> lengths(static_cast<std::size_t>(size));
   MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   int total = 0;
-  for (int r = 0; r < size; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
-  }
+  const std::vector<int> offsets = offsets_of(lengths, total);
   std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), '\0');
   MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
   if (rank == 0)
     for (int r = 0; r < size; ++r) out.push_back(all.substr(std::size_t(offsets[r]), std::size_t(lengths[r])));
   return out;
+}
+
+namespace {
+
+template <class T>
+std::vector<std::vector<T>> all_gather_of(const std::vector<T>& mine, MPI_Datatype type) {
+  const int size = g_world ? g_world->size : 1;
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  const std::vector<int> offsets = offsets_of(counts, total);
+  std::vector<T> all(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), count, type, all.data(), counts.data(), offsets.data(), type, MPI_COMM_WORLD);
+  std::vector<std::vector<T>> out;
+  for (int r = 0; r < size; ++r)
+    out.emplace_back(all.begin() + offsets[std::size_t(r)],
+                     all.begin() + offsets[std::size_t(r)] + counts[std::size_t(r)]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> all_gather(const std::vector<double>& mine) { return all_gather_of(mine, MPI_DOUBLE); }
+std::vector<std::vector<std::int64_t>> all_gather(const std::vector<std::int64_t>& mine) {
+  return all_gather_of(mine, MPI_INT64_T);
 }
 
 void broadcast_bytes(void* data, std::size_t bytes) {

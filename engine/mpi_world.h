@@ -66,6 +66,10 @@ double sum_over_host_ranks(double value);
 std::string broadcast_text(const std::string& text, int root);
 // Every rank's text, in rank order, on rank 0; the other ranks get an empty vector.
 std::vector<std::string> gather_text(const std::string& text);
+// Every rank's values (as many as each has), in rank order, on every rank: what a run reduces itself, in an order
+// that does not depend on how MPI would have added them (a sum in rank order is the same on threads and processes).
+std::vector<std::vector<double>> all_gather(const std::vector<double>& mine);
+std::vector<std::vector<std::int64_t>> all_gather(const std::vector<std::int64_t>& mine);
 // Rank 0's bytes, on every rank (e.g. an ncclUniqueId).
 void broadcast_bytes(void* data, std::size_t bytes);
 // Sends `bytes` of `mine` to rank r + 1 and returns rank r - 1's bytes (the same length), around the ring.

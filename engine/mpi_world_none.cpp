@@ -25,6 +25,8 @@ std::int64_t sum_over_ranks(std::int64_t) { no_mpi(); }
 double sum_over_host_ranks(double) { no_mpi(); }
 std::string broadcast_text(const std::string&, int) { no_mpi(); }
 std::vector<std::string> gather_text(const std::string&) { no_mpi(); }
+std::vector<std::vector<double>> all_gather(const std::vector<double>&) { no_mpi(); }
+std::vector<std::vector<std::int64_t>> all_gather(const std::vector<std::int64_t>&) { no_mpi(); }
 void broadcast_bytes(void*, std::size_t) { no_mpi(); }
 std::vector<unsigned char> shift_bytes_from_previous(const void*, std::size_t) { no_mpi(); }
 void pass_token_around_ring() { no_mpi(); }

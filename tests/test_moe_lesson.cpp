@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/run_control.h"
+#include "lessons/common/process_placement.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/moe/moe_lesson.h"
 #include "tests/support/cli_capture.h"
@@ -50,6 +51,10 @@ TEST_CASE("moe: bad input exits 2 naming the parameter, the value and what is al
   check({"aux_loss=maybe"}, "parameter 'aux_loss': value 'maybe' is not allowed");
   check({"skew=-1"}, "parameter 'skew': value '-1' is not allowed");
   check({"tokens=2048", "hidden=1024", "ffn=4096", "max_minutes=0.1"}, "more than max_minutes");
+  check({"launcher=process"}, "parameter 'launcher': value 'process' is not allowed");
+  // Outside mpirun (or without MPI in the build) processes are refused, naming the parameter; under mpirun the
+  // processes' refusals are tests/cli/mpi_moe_processes.sh's.
+  check({"launcher=mpi"}, "parameter 'launcher': value 'mpi'");
 }
 
 TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, and the balance loss evens the load") {
@@ -84,4 +89,14 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
       CHECK(m.balance_loss < m.balance_loss_untrained);
     }
   }
+}
+
+TEST_CASE("moe over processes: ranks takes the world size, and a recorded run says whether its ranks were processes") {
+  CHECK(MoeLesson().process_launch_params(4, true) == std::vector<std::string>{"ranks=4"});
+  RunResult run;
+  CHECK_FALSE(ran_as_processes(run));
+  run.params["launcher"] = "threads";
+  CHECK_FALSE(ran_as_processes(run));
+  run.params["launcher"] = "mpi";
+  CHECK(ran_as_processes(run));
 }

@@ -13,6 +13,7 @@
 #include "app/views/bar_chart.h"
 #include "app/views/view.h"
 #include "engine/units.h"
+#include "lessons/common/process_placement.h"
 #include "lessons/moe/moe_steps.h"
 #include "lessons/moe/moe_values.h"
 
@@ -36,12 +37,15 @@ ImU32 span_imgui_color(const char* kind, int micro_batch) {
 }
 
 // What sharing cores does to the timings, in one sentence, where it applies.
-void emulated_caveat(bool shares_cores, int ranks, int hardware_threads) {
-  if (shares_cores)
-    draw_warning_band(
-        fmt::format("{} rank threads share {} hardware threads: ranks take turns on cores (emulated), so "
-                    "phases stretch and waiting ranks hold cores the others need.",
-                    ranks, hardware_threads));
+// `threads`: what ranks as threads of one process run; ranks as processes (launcher=mpi) are named as such.
+void emulated_caveat(const ViewContext& ctx, bool shares_cores, int threads, int hardware_threads) {
+  if (!shares_cores) return;
+  const std::string who = ran_as_processes(*ctx.result) ? std::string("The rank processes on this host share its")
+                                                        : fmt::format("{} rank threads share", threads);
+  draw_warning_band(fmt::format(
+      "{} {} hardware threads: ranks take turns on cores (emulated), so phases stretch and waiting ranks hold cores "
+      "the others need.",
+      who, hardware_threads));
 }
 
 // ---- step router ----
@@ -222,7 +226,7 @@ void draw_alltoall(const ViewContext& ctx) {
                     format_bytes_both(t.all_reduce_bytes_per_rank))},
        {"bus factors: all-to-all, all-reduce",
         fmt::format("{}, {}", format_number(t.all_to_all_bus_factor, 4), format_number(t.all_reduce_bus_factor, 4))}});
-  emulated_caveat(m->emulated, t.ranks, m->hardware_threads);
+  emulated_caveat(ctx, m->emulated, t.ranks, m->hardware_threads);
 }
 
 // ---- step dense ----
@@ -260,16 +264,35 @@ void draw_dense(const ViewContext& ctx) {
       "the dense MLP runs one pair ({} rows by k F = {}).",
       format_count(m->moe_flop), format_count(m->dense_flop), format_count(t.rows_per_expert), t.ffn, t.tokens,
       t.dense_ffn));
-  emulated_caveat(m->emulated, t.ranks, m->hardware_threads);
+  emulated_caveat(ctx, m->emulated, t.ranks, m->hardware_threads);
 }
 
 // ---- step overlap ----
+
+// What carried the all-to-alls: MPI between processes, emulated wires, or plain copies between threads.
+std::string links_note(const RunResult& result, const MoeTheory& t) {
+  if (ran_as_processes(result))
+    return "The ranks are processes: their all-to-alls go through MPI at this machine's speed (link_gbps emulates "
+           "wires between rank threads only).";
+  if (t.link_gbps > 0)
+    return fmt::format(
+        "The links are emulated wires of {} GB/s: a block is copied, then its bytes take their time on the wire while "
+        "the rank's core computes, as a GPU's all-to-all runs on links and copy engines beside its SMs.",
+        format_number(t.link_gbps, 4));
+  return "The links are memory copies (link_gbps = 0): an all-to-all takes a core as the experts do, so the overlap "
+         "gains only the time ranks wait for each other.";
+}
 
 void draw_overlap(const ViewContext& ctx) {
   const MoeSteps* steps = steps_of(ctx);
   if (steps == nullptr) return draw_step_data_missing(ctx);
   const MoeTheory& t = steps->theory;
   const MoeMeasured* m = measured_of(ctx);
+  // Ranks as processes skip the overlap where MPI allows no calls from a second thread; the run's note says so.
+  if (m != nullptr && ctx.result->timelines.empty() && ran_as_processes(*ctx.result))
+    return draw_note(
+        "Two micro-batches were not run: their communication thread needs MPI calls from a second "
+        "thread, which this run's MPI library did not allow (its notes name the level it provided).");
   if (m == nullptr || ctx.result->timelines.size() < 2)
     return draw_needs_run(ctx, "run two micro-batches in sequence and overlapped");
   draw_value_table("moe_overlap",
@@ -284,14 +307,8 @@ void draw_overlap(const ViewContext& ctx) {
   draw_note(
       "Compute spans: route, experts and finish; all-to-all spans: counts, dispatch and combine; A and B name the "
       "micro-batches.");
-  draw_note(t.link_gbps > 0
-                ? fmt::format("The links are emulated wires of {} GB/s: a block is copied, then its bytes take their "
-                              "time on the wire while the rank's core computes, as a GPU's all-to-all runs on links "
-                              "and copy engines beside its SMs.",
-                              format_number(t.link_gbps, 4))
-                : std::string("The links are memory copies (link_gbps = 0): an all-to-all takes a core as the "
-                              "experts do, so the overlap gains only the time ranks wait for each other."));
-  emulated_caveat(m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
+  draw_note(links_note(*ctx.result, t));
+  emulated_caveat(ctx, m->overlap_emulated, 2 * t.ranks, m->hardware_threads);
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ struct PhaseSpan {
 
 struct MicroBatches {
   std::array<ExpertParallelLayer*, 2> layers{};
-  std::array<std::vector<const float*>, 2> inputs;  // per micro-batch, per rank: (tokens, H)
+  // Per micro-batch, per local rank of the groups (first_local_rank() onwards: every rank on threads, this process's
+  // between processes): (tokens, H).
+  std::array<std::vector<const float*>, 2> inputs;
   std::array<std::vector<float*>, 2> outputs;
 };
 

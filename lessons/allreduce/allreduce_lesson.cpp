@@ -87,7 +87,7 @@ std::vector<ParamSpec> AllreduceLesson::params() const {
        .max = 64.0 * 1048576,
        .unit = "bytes",
        .help = "messages travel in segments of this size, so reducing one overlaps sending the next"},
-      launcher_param("leave it out, or give that number"),
+      launcher_param("(n is then the number of processes: leave it out, or give that number)"),
       max_minutes_param(),
   };
 }

@@ -26,6 +26,7 @@
 #include "kernels/collectives/step_record.h"
 #include "lessons/allreduce/mpi_values.h"
 #include "lessons/common/process_placement.h"
+#include "lessons/common/process_timing.h"
 #include "lessons/common/run_plan.h"
 
 namespace dlsys::allreduce {
@@ -58,14 +59,12 @@ struct RankTiming {
   int calls_per_sample = 1;
 };
 RankTiming time_on_every_rank(const std::function<double(int)>& calls_of, int repeats, const std::string& timer) {
-  mpi::barrier();
-  const double first_us = std::max(mpi::max_over_ranks(calls_of(1)), 0.1);
+  const double first_us = std::max(slowest_rank_us([&] { return calls_of(1); }), 0.1);
   RankTiming out;
   out.calls_per_sample = static_cast<int>(std::clamp(2000.0 / first_us, 1.0, 1000.0));
   std::vector<double> samples;
   for (int i = -1; i < repeats; ++i) {
-    mpi::barrier();
-    const double slowest_us = mpi::max_over_ranks(calls_of(out.calls_per_sample));
+    const double slowest_us = slowest_rank_us([&] { return calls_of(out.calls_per_sample); });
     if (i >= 0) samples.push_back(slowest_us / out.calls_per_sample);
   }
   out.time = summarize_us(samples, timer);

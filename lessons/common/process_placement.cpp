@@ -19,16 +19,13 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-ParamSpec launcher_param(const std::string& n_means) {
+ParamSpec launcher_param(const std::string& processes_help) {
   return {.key = "launcher",
           .label = "ranks are",
           .type = ParamType::Choice,
           .default_text = "threads",
           .choices = kLauncherChoices,
-          .help =
-              "threads of this process, or mpi: one process per rank, started by mpirun or srun (n is then the "
-              "number of processes; " +
-              n_means + ")"};
+          .help = "threads of this process, or mpi: one process per rank, started by mpirun or srun " + processes_help};
 }
 
 ProcessPlacement process_placement(const mpi::World& w) {
@@ -42,7 +39,12 @@ ProcessPlacement process_placement(const mpi::World& w) {
   return out;
 }
 
-void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson) {
+bool ran_as_processes(const RunResult& result) {
+  const auto launcher = result.params.find("launcher");
+  return launcher != result.params.end() && launcher->second == kLauncherChoices[std::size_t(Launcher::Mpi)];
+}
+
+void check_mpi_world(std::int64_t n, const std::string& n_text, const std::string& lesson, const std::string& key) {
   if (!mpi::built_with_mpi())
     throw BadInput(
         "parameter 'launcher': value 'mpi' is not allowed: this build has no MPI (CMake found none; install "
@@ -60,9 +62,9 @@ void check_mpi_world(std::int64_t n, const std::string& n_text, const std::strin
         "`mpirun -np 2` (or more)");
   if (n != w->size)
     throw BadInput(fmt::format(
-        "parameter 'n': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
-        "process); allowed: {}, or leave n out and it takes the world size",
-        n_text, w->size, w->size));
+        "parameter '{}': value '{}' is not allowed with launcher=mpi in a world of {} processes (one rank per "
+        "process); allowed: {}, or leave {} out and it takes the world size",
+        key, n_text, w->size, w->size, key));
 }
 
 }  // namespace dlsys

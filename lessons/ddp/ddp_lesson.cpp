@@ -99,7 +99,8 @@ std::vector<ParamSpec> DdpLesson::params() const {
        .max = 50,
        .help = "optimizer steps timed per configuration, after one untimed"},
       max_minutes_param(),
-      launcher_param("mode ddp with fp32 gradients, the chosen configuration only"),
+      launcher_param(
+          "(n is then the number of processes; mode ddp with fp32 gradients, the chosen configuration only)"),
   };
 }
 

@@ -9,6 +9,7 @@
 #include "engine/units.h"
 #include "kernels/collectives/all_to_all.h"
 #include "kernels/collectives/communicator.h"
+#include "lessons/common/process_placement.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
 
@@ -67,7 +68,8 @@ std::vector<ParamSpec> MoeLesson::params() const {
        .default_text = "4",
        .min = 1,
        .max = 8,
-       .help = "CPU rank threads (two each when overlapping); beyond the hardware threads they share cores, emulated"},
+       .help = "CPU ranks (two threads each when overlapping), or processes with launcher=mpi; beyond the hardware "
+               "threads they share cores, emulated"},
       {.key = "aux_loss",
        .label = "balance loss",
        .type = ParamType::Choice,
@@ -93,7 +95,12 @@ std::vector<ParamSpec> MoeLesson::params() const {
                "all-to-alls near the experts' time, the 1:1 DeepSeek-V3 reports for cross-node expert parallelism"},
       repeats_param("timed forwards of each kind after one warm-up"),
       max_minutes_param(),
+      launcher_param("(ranks is then the number of processes, and must divide experts)"),
   };
+}
+
+std::vector<std::string> MoeLesson::process_launch_params(int world_size, bool) const {
+  return {fmt::format("ranks={}", world_size)};
 }
 
 MoeParams MoeLesson::read_params(const ParamValues& values) const {
@@ -110,11 +117,21 @@ MoeParams MoeLesson::read_params(const ParamValues& values) const {
   p.link_gbps = values.real("link_gbps");
   p.repeats = int(values.integer("repeats"));
   p.max_minutes = values.real("max_minutes");
+  p.ranks_text = values.text("ranks");
+  if (values.has("launcher")) p.launcher = static_cast<Launcher>(choice_index(values, "launcher", kLauncherChoices));
   return p;
 }
 
 void MoeLesson::check_params(const MoeParams& p, BackendKind) const {
   const moe::MoeShape& s = p.shape;
+  if (p.launcher == Launcher::Mpi) {
+    check_mpi_world(s.ranks, p.ranks_text, "moe", "ranks");
+    if (s.experts % s.ranks != 0)
+      throw BadInput(fmt::format(
+          "parameter 'experts': value '{}' does not divide among the {} processes (one rank each, E/N experts on "
+          "every rank); allowed: a multiple of {}",
+          s.experts, s.ranks, s.ranks));
+  }
   if (s.top_k > s.experts)
     throw BadInput(fmt::format("parameter 'top_k': value '{}' is more experts than there are (E = {}); allowed: 1 to E",
                                s.top_k, s.experts));
@@ -245,9 +262,11 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                      t->active_parameters, t->dense_ffn, t->dense_parameters);
   const auto* m = result.measured_as<moe_lesson::MoeMeasured>();
   if (m == nullptr) return out;
-  out += fmt::format(
-      "\nMeasured ({} rank threads{}):\n", t->ranks,
-      m->emulated ? fmt::format(", emulated: more threads than the {} hardware threads", m->hardware_threads) : "");
+  const bool processes = ran_as_processes(result);
+  out += fmt::format("\nMeasured ({} rank {}{}):\n", t->ranks, processes ? "processes" : "threads",
+                     m->emulated ? fmt::format(", emulated: more {} than the {} hardware threads",
+                                               processes ? "processes" : "threads", m->hardware_threads)
+                                 : "");
   out += fmt::format("  dropped {} of {} assignments ({}); balance loss {} (1 even, {} one expert){}\n", m->dropped,
                      t->assignments_per_rank * t->ranks, format_number(100 * m->dropped_share, 3) + " %",
                      format_number(m->balance_loss, 4), t->experts,
@@ -265,12 +284,14 @@ std::string MoeLesson::text_report(const RunResult& result) const {
   out += fmt::format(
       "  each alone, repeated: the dispatch {}, a ring all-reduce of the same tensor {} ({:.0f} B a rank)\n",
       format_duration_us(m->dispatch_alone.us), format_duration_us(m->all_reduce.us), m->all_reduce_bytes_per_rank);
-  out += fmt::format(
-      "benchmark: layer {} ({} GFLOP/s), dense MLP {} ({} GFLOP/s); two micro-batches: in sequence {}, "
-      "overlapped {} (x{:.2f}), ideal {}\n",
-      format_duration_us(m->moe_us), format_number(m->moe_gflops, 3), format_duration_us(m->dense.us),
-      format_number(m->dense_gflops, 3), format_duration_us(m->sequential.us), format_duration_us(m->overlapped.us),
-      m->overlap_speedup, format_duration_us(m->ideal_overlapped_us));
+  out +=
+      fmt::format("benchmark: layer {} ({} GFLOP/s), dense MLP {} ({} GFLOP/s); ", format_duration_us(m->moe_us),
+                  format_number(m->moe_gflops, 3), format_duration_us(m->dense.us), format_number(m->dense_gflops, 3));
+  // Between processes the overlap needs MPI calls from a second thread; a run whose MPI did not allow them has none.
+  if (result.timelines.empty()) return out + "two micro-batches: not run (see the notes)\n";
+  out += fmt::format("two micro-batches: in sequence {}, overlapped {} (x{:.2f}), ideal {}\n",
+                     format_duration_us(m->sequential.us), format_duration_us(m->overlapped.us), m->overlap_speedup,
+                     format_duration_us(m->ideal_overlapped_us));
   return out;
 }
 

@@ -6,17 +6,20 @@
 
 namespace dlsys {
 
-// Lesson `moe` (T16, E5): a mixture-of-experts layer on expert-parallel CPU rank threads. A top-k router with a
-// capacity per expert (dropped tokens counted) and Switch Transformer's balance loss; the tokens dispatched to the
-// ranks holding their experts and combined back by real all-to-all exchanges, measured phase by phase and byte by byte
-// beside an all-reduce of the same tensor; the output checked against a single-rank reference; the dense MLP of the
-// same active parameters timed beside it; and one micro-batch's all-to-all overlapped with another's experts.
+// Lesson `moe` (T16, E5): a mixture-of-experts layer on expert-parallel CPU ranks (threads, or MPI processes). A top-k
+// router with a capacity per expert (dropped tokens counted) and Switch Transformer's balance loss; the tokens
+// dispatched to the ranks holding their experts and combined back by real all-to-all exchanges, measured phase by phase
+// and byte by byte beside an all-reduce of the same tensor; the output checked against a single-rank reference; the
+// dense MLP of the same active parameters timed beside it; and one micro-batch's all-to-all overlapped with another's
+// experts.
 class MoeLesson final
     : public TypedLesson<moe_lesson::MoeParams, moe_lesson::MoeTheory, moe_lesson::MoeMeasured, moe_lesson::MoeSteps> {
  public:
   std::string id() const override { return "moe"; }
   std::string chapter() const override { return "Distributed training"; }
   std::vector<std::string> quick_params() const override { return {"tokens=512", "repeats=3"}; }
+  // Ranks as processes (launcher=mpi): one rank per process, so `ranks` is the world size.
+  std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
   bool runs_on_cuda() const override { return false; }
 };

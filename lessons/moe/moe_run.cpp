@@ -1,19 +1,26 @@
 // The mixture-of-experts lesson's run: the router (trained on the balance loss when asked), the single-rank reference,
-// the expert-parallel layer over rank threads checked against it, its six phases timed and their bytes counted on the
-// links, an all-reduce of the dispatched tensor's size and the dense MLP of the same active parameters timed beside
-// it, and two micro-batches in sequence against overlapped.
+// the expert-parallel layer checked against it, its six phases timed and their bytes counted on the links, an
+// all-reduce of the dispatched tensor's size and the dense MLP of the same active parameters timed beside it, and two
+// micro-batches in sequence against overlapped. Written once for ranks that are threads of this process and for ranks
+// that are MPI processes (launcher=mpi): each local rank makes its own micro-batches, and what the run reports over
+// every rank comes from every process (Ranks below).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <thread>
 
 #include "engine/measure.h"
+#include "engine/mpi_world.h"
+#include "kernels/collectives/mpi_collectives.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/moe/moe_layer.h"
 #include "kernels/moe/overlap.h"
 #include "kernels/tensor/tp_layer.h"
+#include "lessons/common/process_placement.h"
+#include "lessons/common/process_timing.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/moe/moe_lesson.h"
 
@@ -26,11 +33,41 @@ namespace {
 
 constexpr std::uint64_t kRouterSeed = 16, kExpertSeed = 1600, kDenseSeed = 9000, kInputSeed = 160000;
 
-using Batch = std::vector<std::vector<float>>;  // per rank: (tokens, H)
+using Batch = std::vector<std::vector<float>>;  // per local rank: (tokens, H)
 
-Batch make_batch(const moe::MoeShape& s, int micro_batch) {
+// The ranks of this process and what they share with the others. On threads every rank is here and nothing moves;
+// as processes (launcher=mpi) this process holds one rank, MPI brings the other ranks' values (in rank order, so what
+// is summed from them is summed in the same order as on threads), and each timed sample starts after a barrier and
+// counts the slowest rank.
+struct Ranks {
+  int first = 0, local = 1;
+  int here = 1;  // ranks on this host: they share its hardware threads
+  bool processes = false;
+
+  std::size_t at(int rank) const { return std::size_t(rank - first); }  // a local rank's place in a Batch
+  // Every rank's values, in rank order, on every process, from one vector per local rank.
+  template <class T>
+  std::vector<std::vector<T>> every_rank(std::vector<std::vector<T>> mine) const {
+    return processes ? mpi::all_gather(mine.front()) : mine;
+  }
+  double max(double value) const { return processes ? mpi::max_over_ranks(value) : value; }
+  std::int64_t sum(std::int64_t value) const { return processes ? mpi::sum_over_ranks(value) : value; }
+  void from_rank0(std::vector<float>& data) const {
+    if (processes) mpi::broadcast_bytes(data.data(), data.size() * sizeof(float));
+  }
+  CallTimer timer() const { return processes ? slowest_rank_timer() : CallTimer{}; }
+};
+
+Ranks ranks_of(const collectives::RankGroup& group, bool processes) {
+  Ranks r{.first = group.first_local_rank(), .local = group.local_ranks(), .processes = processes};
+  r.here = processes ? mpi::world()->local_size : group.size();
+  return r;
+}
+
+// The local ranks' micro-batch `micro_batch`, each seeded by its rank: any process can make any rank's.
+Batch make_batch(const moe::MoeShape& s, const Ranks& ranks, int micro_batch) {
   Batch batch;
-  for (int r = 0; r < s.ranks; ++r) {
+  for (int r = ranks.first; r < ranks.first + ranks.local; ++r) {
     batch.emplace_back(std::size_t(s.tokens * s.hidden));
     moe::fill_uniform(batch.back().data(), s.tokens * s.hidden,
                       kInputSeed + std::uint64_t(micro_batch) * 64 + std::uint64_t(r));
@@ -46,6 +83,34 @@ std::vector<const float*> read_only(const Batch& batch) {
 std::vector<float*> writable(Batch& batch) {
   std::vector<float*> out;
   for (auto& rank : batch) out.push_back(rank.data());
+  return out;
+}
+
+// Every rank's routing counts (its tokens, drops, load and mean probability per expert; not its tokens' choices), in
+// rank order, from the local ranks' routings.
+std::vector<moe::Routing> every_rank(const std::vector<moe::Routing>& local, const Ranks& ranks) {
+  std::vector<std::vector<std::int64_t>> counts;
+  std::vector<std::vector<double>> probabilities;
+  for (const moe::Routing& r : local) {
+    std::vector<std::int64_t> c{r.tokens, r.dropped, r.top_k};
+    c.insert(c.end(), r.wanted.begin(), r.wanted.end());
+    c.insert(c.end(), r.kept.begin(), r.kept.end());
+    counts.push_back(std::move(c));
+    probabilities.push_back(r.mean_probability);
+  }
+  counts = ranks.every_rank(std::move(counts));
+  probabilities = ranks.every_rank(std::move(probabilities));
+  std::vector<moe::Routing> out(counts.size());
+  for (std::size_t g = 0; g < counts.size(); ++g) {
+    const std::vector<std::int64_t>& c = counts[g];
+    const auto experts = std::ptrdiff_t(probabilities[g].size());
+    out[g].tokens = c[0];
+    out[g].dropped = c[1];
+    out[g].top_k = int(c[2]);
+    out[g].wanted.assign(c.begin() + 3, c.begin() + 3 + experts);
+    out[g].kept.assign(c.begin() + 3 + experts, c.end());
+    out[g].mean_probability = std::move(probabilities[g]);
+  }
   return out;
 }
 
@@ -66,6 +131,7 @@ moe::Routing merged(const std::vector<moe::Routing>& routings) {
   return all;
 }
 
+// Over the local ranks' outputs; Ranks::max takes it over every rank.
 double max_abs_difference(const Batch& a, const Batch& b) {
   double err = 0;
   for (std::size_t r = 0; r < a.size(); ++r)
@@ -73,14 +139,34 @@ double max_abs_difference(const Batch& a, const Batch& b) {
   return err;
 }
 
-std::int64_t total_bytes_sent(const collectives::RankGroup& group, std::vector<std::int64_t>* per_rank = nullptr) {
-  std::int64_t total = 0;
-  for (int r = 0; r < group.size(); ++r) {
-    const std::int64_t bytes = group.bytes_sent_by(r);
-    total += bytes;
-    if (per_rank) (*per_rank)[std::size_t(r)] = bytes;
-  }
-  return total;
+// What each local rank has sent to its peers.
+std::vector<std::int64_t> sent_by_local_ranks(const collectives::RankGroup& group) {
+  std::vector<std::int64_t> out;
+  for (int r = group.first_local_rank(); r < group.first_local_rank() + group.local_ranks(); ++r)
+    out.push_back(group.bytes_sent_by(r));
+  return out;
+}
+std::int64_t total(const std::vector<std::int64_t>& values) {
+  std::int64_t sum = 0;
+  for (std::int64_t v : values) sum += v;
+  return sum;
+}
+
+// Spans as numbers (six a span) for Ranks::every_rank, and back.
+std::vector<double> encoded(const std::vector<moe::PhaseSpan>& spans) {
+  std::vector<double> out;
+  for (const moe::PhaseSpan& s : spans)
+    out.insert(out.end(),
+               {double(s.rank), double(s.lane), double(s.micro_batch), double(s.phase), s.start_us, s.end_us});
+  return out;
+}
+std::vector<moe::PhaseSpan> every_rank(const std::vector<moe::PhaseSpan>& local, const Ranks& ranks) {
+  std::vector<moe::PhaseSpan> out;
+  for (const std::vector<double>& rank : ranks.every_rank(std::vector<std::vector<double>>{encoded(local)}))
+    for (std::size_t i = 0; i + 6 <= rank.size(); i += 6)
+      out.push_back(
+          {int(rank[i]), int(rank[i + 1]), int(rank[i + 2]), moe::Phase(int(rank[i + 3])), rank[i + 4], rank[i + 5]});
+  return out;
 }
 
 Timeline timeline_of(const std::vector<moe::PhaseSpan>& spans, int ranks, std::string name, bool emulated) {
@@ -102,88 +188,79 @@ Timeline timeline_of(const std::vector<moe::PhaseSpan>& spans, int ranks, std::s
   return t;
 }
 
-// The router's part of the run: its training on the balance loss when asked, and what it did before.
-void train_router(const MoeParams& p, const Batch& batch, moe::Router& router, MoeMeasured& m) {
-  if (!p.aux_loss) return;
-  std::vector<moe::Routing> before;
-  for (const auto& rank : batch) before.push_back(moe::route_tokens(router, rank.data(), p.shape.tokens, p.shape));
-  const moe::Routing all = merged(before);
-  m.wanted_untrained = all.wanted;
-  m.balance_loss_untrained = moe::balance_loss(all);
-  m.balance_training = moe::train_for_balance(router, batch.front().data(), p.shape.tokens, p.shape,
-                                              moe_lesson::kBalanceSteps, moe_lesson::kBalanceLearningRate);
-}
-
-// The six phases, each over all ranks at once, timed from this thread; the bytes each put on the links.
-void time_phases(const MoeParams& p, moe::ExpertParallelLayer& layer, collectives::RankGroup& group, const Batch& x,
-                 Batch& y, RunControl& control, MoeMeasured& m) {
-  const int n = p.shape.ranks;
-  std::vector<std::vector<double>> samples(moe::kPhases);
-  std::vector<double> bytes(moe::kPhases, 0);
-  std::vector<std::int64_t> before(static_cast<std::size_t>(n)), after(static_cast<std::size_t>(n));
-  for (int call = 0; call < 1 + p.repeats; ++call) {
-    control.check_cancelled();
-    for (int ph = 0; ph < moe::kPhases; ++ph) {
-      const std::int64_t sent_before = total_bytes_sent(group, &before);
-      Stopwatch watch;
-      group.run_on_ranks(
-          [&](int r) { layer.run_phase(r, moe::Phase(ph), x[std::size_t(r)].data(), y[std::size_t(r)].data()); });
-      const double us = watch.elapsed_us();
-      const std::int64_t sent = total_bytes_sent(group, &after) - sent_before;
-      if (call == 0) continue;  // the warm-up
-      samples[std::size_t(ph)].push_back(us);
-      bytes[std::size_t(ph)] = double(sent) / n;
-      if (moe::Phase(ph) == moe::Phase::Dispatch) {
-        m.bytes_match_routing = 1;
-        double routed = 0;
-        for (int r = 0; r < n; ++r) {
-          std::int64_t to_others = 0;
-          for (int q = 0; q < n; ++q)
-            if (q != r) to_others += 4 * layer.dispatch_floats(r, q);
-          routed += double(to_others);
-          if (after[std::size_t(r)] - before[std::size_t(r)] != to_others) m.bytes_match_routing = 0;
-        }
-        m.dispatch_bytes_sent_per_rank = double(sent) / n;
-        m.dispatch_bytes_routed_per_rank = routed / n;
-      }
-    }
-  }
-  m.moe_us = 0;
-  for (int ph = 0; ph < moe::kPhases; ++ph) {
-    const TimingStats t = summarize_us(samples[std::size_t(ph)], "steady_clock");
-    m.phases.push_back({moe::phase_name(moe::Phase(ph)), spread_of(t), bytes[std::size_t(ph)]});
-    m.moe_us += t.median_us;
-  }
-}
-
-// What the parts of a run share: the parameters, the batches, the weights, the two groups of rank threads (the
-// all-to-alls' crossbar, and the compute side of the overlap) and the two layers of the overlap's micro-batches.
+// What the parts of a run share: the parameters, this process's ranks and their batches, the weights, the two rank
+// groups (the all-to-alls' crossbar, and the compute side of the overlap) and the two layers of the overlap's
+// micro-batches.
 struct MoeRun {
   const MoeParams& p;
   RunContext& ctx;
   int hardware = 1;
+  std::unique_ptr<collectives::RankGroup> comm, compute;
+  Ranks ranks;
   Batch x, x_second, reference, y;
   moe::Router router;
   moe::Experts experts;
-  std::unique_ptr<collectives::RankGroup> comm, compute;
   std::unique_ptr<moe::ExpertParallelLayer> layer, second;
   MeasureOptions options;
   MoeMeasured m;
 
   void between() const { ctx.control.check_cancelled(); }
+  // Work on every local rank at once, each with its own batch entry.
+  void on_ranks(const std::function<void(int rank, std::size_t at)>& work) {
+    comm->run_on_ranks([&](int r) { work(r, ranks.at(r)); });
+  }
 };
 
-// The router (trained on the balance loss when asked), the experts and the single-rank reference: the load per expert.
+// The rank groups: threads of this process, or the MPI world (twice: the overlap's compute side beside the
+// all-to-alls).
+void make_groups(MoeRun& run) {
+  const int n = run.p.shape.ranks;
+  if (run.p.launcher == Launcher::Mpi) {
+    run.comm = collectives::mpi::world_group();
+    run.compute = collectives::mpi::world_group();
+  } else {
+    // Waiting ranks spin only when every thread of both groups (compute and communication) has a core.
+    collectives::CommOptions mesh;
+    mesh.full_mesh = true;
+    mesh.poll = 2 * n <= run.hardware;
+    mesh.link_gbps = run.p.link_gbps;
+    collectives::CommOptions plain;
+    plain.poll = mesh.poll;
+    run.comm = collectives::make_thread_group(n, run.ctx.ledger, mesh);
+    run.compute = collectives::make_thread_group(n, run.ctx.ledger, plain);
+  }
+  run.ranks = ranks_of(*run.comm, run.p.launcher == Launcher::Mpi);
+}
+
+// The router's part of the run: its training on the balance loss when asked (on rank 0's micro-batch, where rank 0
+// is; the other processes take its weights), and what it did before.
+void train_router(MoeRun& run) {
+  const MoeParams& p = run.p;
+  if (!p.aux_loss) return;
+  std::vector<moe::Routing> before;
+  for (const auto& rank : run.x) before.push_back(moe::route_tokens(run.router, rank.data(), p.shape.tokens, p.shape));
+  const moe::Routing all = merged(every_rank(before, run.ranks));
+  run.m.wanted_untrained = all.wanted;
+  run.m.balance_loss_untrained = moe::balance_loss(all);
+  if (run.ranks.first == 0)
+    run.m.balance_training = moe::train_for_balance(run.router, run.x.front().data(), p.shape.tokens, p.shape,
+                                                    moe_lesson::kBalanceSteps, moe_lesson::kBalanceLearningRate);
+  run.ranks.from_rank0(run.router.weights);
+  run.ranks.from_rank0(run.router.bias);
+}
+
+// The router (trained on the balance loss when asked), the experts and the single-rank reference of the local ranks'
+// tokens: the load per expert, over every rank.
 void route_with_reference(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
-  run.x = make_batch(s, 0);
-  run.x_second = make_batch(s, 1);
+  run.x = make_batch(s, run.ranks, 0);
+  run.x_second = make_batch(s, run.ranks, 1);
   run.router = moe::make_router(s.hidden, s.experts, run.p.skew, kRouterSeed);
-  train_router(run.p, run.x, run.router, run.m);
+  train_router(run);
   run.experts = moe::make_experts(s.experts, s.hidden, s.ffn, kExpertSeed);
   run.reference = run.x;
-  const moe::Routing all =
-      merged(moe::reference_layer(s, run.router, run.experts, read_only(run.x), writable(run.reference)));
+  const moe::Routing all = merged(every_rank(
+      moe::reference_layer(s, run.router, run.experts, read_only(run.x), writable(run.reference)), run.ranks));
   run.m.wanted = all.wanted;
   run.m.kept = all.kept;
   run.m.dropped = all.dropped;
@@ -191,84 +268,130 @@ void route_with_reference(MoeRun& run) {
   run.m.balance_loss = moe::balance_loss(all);
 }
 
-// The rank threads and the layers; one forward checked against the reference and its dispatch's bytes per pair.
+// The layers; one forward checked against the reference and its dispatch's bytes per pair.
 void make_layers(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
-  const int n = s.ranks;
-  // Waiting ranks spin only when every thread of both groups (compute and communication) has a core.
-  collectives::CommOptions mesh;
-  mesh.full_mesh = true;
-  mesh.poll = 2 * n <= run.hardware;
-  mesh.link_gbps = run.p.link_gbps;
-  collectives::CommOptions plain;
-  plain.poll = mesh.poll;
-  run.comm = collectives::make_thread_group(n, run.ctx.ledger, mesh);
-  run.compute = collectives::make_thread_group(n, run.ctx.ledger, plain);
   run.layer = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm);
   run.second = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm);
   run.y = run.x;
-  run.comm->run_on_ranks(
-      [&](int r) { run.layer->forward(r, run.x[std::size_t(r)].data(), run.y[std::size_t(r)].data()); });
-  run.m.max_abs_err = max_abs_difference(run.y, run.reference);
-  run.m.ranks = n;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) run.m.dispatch_bytes.push_back(4 * run.layer->dispatch_floats(i, j));
+  run.on_ranks([&](int r, std::size_t at) { run.layer->forward(r, run.x[at].data(), run.y[at].data()); });
+  run.m.max_abs_err = run.ranks.max(max_abs_difference(run.y, run.reference));
+  run.m.ranks = s.ranks;
+  std::vector<std::vector<std::int64_t>> rows;
+  for (int i = run.ranks.first; i < run.ranks.first + run.ranks.local; ++i) {
+    rows.emplace_back();
+    for (int j = 0; j < s.ranks; ++j) rows.back().push_back(4 * run.layer->dispatch_floats(i, j));
+  }
+  for (const std::vector<std::int64_t>& row : run.ranks.every_rank(std::move(rows)))
+    run.m.dispatch_bytes.insert(run.m.dispatch_bytes.end(), row.begin(), row.end());
+}
+
+// The dispatch's bytes on the links, rank by rank, against what the routing sends to other ranks' experts.
+void check_dispatch_bytes(MoeRun& run, const std::vector<std::int64_t>& before, const std::vector<std::int64_t>& after,
+                          std::int64_t sent) {
+  const int n = run.p.shape.ranks;
+  std::int64_t routed = 0, differing = 0;
+  for (int r = run.ranks.first; r < run.ranks.first + run.ranks.local; ++r) {
+    std::int64_t to_others = 0;
+    for (int q = 0; q < n; ++q)
+      if (q != r) to_others += 4 * run.layer->dispatch_floats(r, q);
+    routed += to_others;
+    if (after[run.ranks.at(r)] - before[run.ranks.at(r)] != to_others) ++differing;
+  }
+  run.m.bytes_match_routing = run.ranks.sum(differing) == 0 ? 1 : 0;
+  run.m.dispatch_bytes_sent_per_rank = double(sent) / n;
+  run.m.dispatch_bytes_routed_per_rank = double(run.ranks.sum(routed)) / n;
+}
+
+// The six phases, each over all ranks at once, timed from this thread; the bytes each put on the links.
+void time_phases(MoeRun& run) {
+  const int n = run.p.shape.ranks;
+  std::vector<std::vector<double>> samples(moe::kPhases);
+  std::vector<double> bytes(moe::kPhases, 0);
+  const CallTimer timer = run.ranks.timer();
+  for (int call = 0; call < 1 + run.p.repeats; ++call) {
+    run.between();
+    for (int ph = 0; ph < moe::kPhases; ++ph) {
+      const std::vector<std::int64_t> before = sent_by_local_ranks(*run.comm);
+      const double us = time_call_us(timer, [&] {
+        run.on_ranks([&](int r, std::size_t at) {
+          run.layer->run_phase(r, moe::Phase(ph), run.x[at].data(), run.y[at].data());
+        });
+      });
+      const std::vector<std::int64_t> after = sent_by_local_ranks(*run.comm);
+      if (call == 0) continue;  // the warm-up
+      samples[std::size_t(ph)].push_back(us);
+      const std::int64_t sent = run.ranks.sum(total(after) - total(before));
+      bytes[std::size_t(ph)] = double(sent) / n;
+      if (moe::Phase(ph) == moe::Phase::Dispatch) check_dispatch_bytes(run, before, after, sent);
+    }
+  }
+  run.m.moe_us = 0;
+  for (int ph = 0; ph < moe::kPhases; ++ph) {
+    const TimingStats t = summarize_us(samples[std::size_t(ph)], timer.name);
+    run.m.phases.push_back({moe::phase_name(moe::Phase(ph)), spread_of(t), bytes[std::size_t(ph)]});
+    run.m.moe_us += t.median_us;
+  }
+  run.m.max_abs_err = std::max(run.m.max_abs_err, run.ranks.max(max_abs_difference(run.y, run.reference)));
 }
 
 // The dispatch alone and a ring all-reduce of a dispatch's size, each repeated with warm caches.
 void time_collectives(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
-  const int n = s.ranks;
+  const CallTimer timer = run.ranks.timer();
   const TimingStats alone = measure(
       [&] {
-        run.comm->run_on_ranks([&](int r) {
-          run.layer->run_phase(r, moe::Phase::Dispatch, run.x[std::size_t(r)].data(), run.y[std::size_t(r)].data());
+        run.on_ranks([&](int r, std::size_t at) {
+          run.layer->run_phase(r, moe::Phase::Dispatch, run.x[at].data(), run.y[at].data());
         });
       },
-      run.options, [&] { run.between(); });
+      run.options, [&] { run.between(); }, timer);
   run.m.dispatch_alone = spread_of(alone);
   const std::int64_t count = s.tokens * s.top_k * s.hidden;
-  Batch tensors(std::size_t(n), std::vector<float>(std::size_t(count), 1.0f));
-  const std::int64_t sent_before = total_bytes_sent(*run.comm);
+  Batch tensors(std::size_t(run.ranks.local), std::vector<float>(std::size_t(count), 1.0f));
+  const std::int64_t sent_before = total(sent_by_local_ranks(*run.comm));
   const TimingStats t = measure(
       [&] {
-        run.comm->run_on_ranks([&](int r) {
-          float* data = tensors[std::size_t(r)].data();
+        run.on_ranks([&](int r, std::size_t at) {
+          float* data = tensors[at].data();
           run.comm->ring(r, collectives::Op::AllReduce, data, data, count);
         });
       },
-      run.options, [&] { run.between(); });
+      run.options, [&] { run.between(); }, timer);
   run.m.all_reduce = spread_of(t);
-  run.m.all_reduce_bytes_per_rank = double(total_bytes_sent(*run.comm) - sent_before) / n / (1 + t.repeats);
+  const std::int64_t sent = run.ranks.sum(total(sent_by_local_ranks(*run.comm)) - sent_before);
+  run.m.all_reduce_bytes_per_rank = double(sent) / s.ranks / (1 + t.repeats);
 }
 
 // The dense MLP H -> k F -> H on every rank's tokens, and the FLOP of both layers.
 void time_dense(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
-  const int n = s.ranks;
   const std::int64_t ffn = moe::dense_ffn(s);
   const moe::Experts dense = moe::make_experts(1, s.hidden, ffn, kDenseSeed);
-  Batch hidden(std::size_t(n), std::vector<float>(std::size_t(s.tokens * ffn)));
+  Batch hidden(std::size_t(run.ranks.local), std::vector<float>(std::size_t(s.tokens * ffn)));
   Batch out = run.x;
   const TimingStats t = measure(
       [&] {
-        run.comm->run_on_ranks([&](int r) {
-          const auto i = std::size_t(r);
-          moe::mlp_forward(dense.w1_of(0), dense.w2_of(0), s.hidden, ffn, run.x[i].data(), s.tokens, hidden[i].data(),
-                           out[i].data());
+        run.on_ranks([&](int, std::size_t at) {
+          moe::mlp_forward(dense.w1_of(0), dense.w2_of(0), s.hidden, ffn, run.x[at].data(), s.tokens, hidden[at].data(),
+                           out[at].data());
         });
       },
-      run.options, [&] { run.between(); });
+      run.options, [&] { run.between(); }, run.ranks.timer());
   MoeMeasured& m = run.m;
   m.dense = spread_of(t);
   std::int64_t kept_rows = 0;
   for (std::int64_t k : m.kept) kept_rows += k;
-  const double tokens = double(s.tokens) * n;
+  const double tokens = double(s.tokens) * s.ranks;
   m.moe_flop = double(kept_rows) * moe::mlp_flop_per_row(s.hidden, s.ffn) + tokens * 2.0 * s.hidden * s.experts;
   m.dense_flop = tokens * moe::mlp_flop_per_row(s.hidden, ffn);
   m.moe_gflops = m.moe_flop / (m.moe_us * 1e3);
   m.dense_gflops = m.dense_flop / (m.dense.us * 1e3);
 }
+
+// Whether this process may run the overlap: its communication thread calls MPI while the main thread computes, which
+// between processes needs MPI_THREAD_SERIALIZED or more. On threads always.
+bool overlap_allowed(const MoeRun& run) { return !run.ranks.processes || mpi::world()->serialized_calls; }
 
 // Two micro-batches in sequence and overlapped, timed in alternation; both outputs checked; the last call's spans.
 void time_overlap(MoeRun& run, RunResult& result) {
@@ -290,10 +413,10 @@ void time_overlap(MoeRun& run, RunResult& result) {
         over_spans.clear();
         moe::run_overlapped(overlapped, *run.compute, *run.comm, &over_spans);
       },
-      run.options, [&] { run.between(); });
-  m.max_abs_err =
-      std::max({m.max_abs_err, max_abs_difference(y_seq, run.reference), max_abs_difference(y_over, run.reference),
-                max_abs_difference(y_over_second, y_seq_second)});
+      run.options, [&] { run.between(); }, run.ranks.timer());
+  m.max_abs_err = std::max(m.max_abs_err, run.ranks.max(std::max({max_abs_difference(y_seq, run.reference),
+                                                                  max_abs_difference(y_over, run.reference),
+                                                                  max_abs_difference(y_over_second, y_seq_second)})));
   m.sequential = spread_of(seq);
   m.overlapped = spread_of(over);
   m.overlap_speedup = m.sequential.us / m.overlapped.us;
@@ -301,10 +424,47 @@ void time_overlap(MoeRun& run, RunResult& result) {
   m.ideal_overlapped_us = moe::ideal_overlapped_us(
       phase_us(moe::Phase::Route), phase_us(moe::Phase::Counts) + phase_us(moe::Phase::Dispatch),
       phase_us(moe::Phase::Experts), phase_us(moe::Phase::Combine), phase_us(moe::Phase::Finish));
-  const bool shared = 2 * n > run.hardware;
-  result.timelines.push_back(timeline_of(seq_spans, n, "two micro-batches in sequence (measured)", shared));
+  const bool shared = m.overlap_emulated != 0;
   result.timelines.push_back(
-      timeline_of(over_spans, n, "overlapped: a communication thread per rank (measured)", shared));
+      timeline_of(every_rank(seq_spans, run.ranks), n, "two micro-batches in sequence (measured)", shared));
+  result.timelines.push_back(timeline_of(every_rank(over_spans, run.ranks), n,
+                                         "overlapped: a communication thread per rank (measured)", shared));
+}
+
+// Where the ranks ran, and what the run could not do there.
+void add_notes(const MoeRun& run, RunResult& result) {
+  const int n = run.p.shape.ranks;
+  result.backend.repeats = run.p.repeats;
+  if (!run.ranks.processes) {
+    result.backend.emulated = true;  // ranks are threads of one CPU
+    result.backend.notes.push_back(
+        n > run.hardware
+            ? fmt::format("{} rank threads take turns on {} hardware threads (emulated ranks sharing cores)", n,
+                          run.hardware)
+            : fmt::format("{} rank threads on {} hardware threads", n, run.hardware));
+    result.backend.notes.push_back(
+        run.p.link_gbps > 0
+            ? fmt::format("links emulated at {:g} GB/s per direction: each message is copied, then waits out its "
+                          "bytes at that rate off the core",
+                          run.p.link_gbps)
+            : "links are memory copies (link_gbps = 0): an all-to-all takes a core as the experts do");
+    return;
+  }
+  const mpi::World& world = *mpi::world();
+  const ProcessPlacement placement = process_placement(world);
+  result.backend.emulated = placement.oversubscribed;
+  result.backend.notes.push_back(placement.label);
+  if (overlap_allowed(run))
+    result.backend.notes.push_back(fmt::format(
+        "the all-to-alls over MPI_Alltoallv and the all-reduce over the lab's ring on MPI_Sendrecv, at MPI's speed "
+        "(link_gbps emulates wires between rank threads only); for the overlap a communication thread per process "
+        "beside its compute thread ({})",
+        world.thread_level));
+  else
+    result.backend.notes.push_back(fmt::format(
+        "two micro-batches in sequence and overlapped: not run, as the overlap's communication thread calls MPI "
+        "beside the main thread and this MPI library provided only {} ({}); launcher=threads runs them",
+        world.thread_level, world.library));
 }
 
 Series balance_training_series(const std::vector<double>& losses) {
@@ -323,44 +483,35 @@ Series balance_training_series(const std::vector<double>& losses) {
 
 RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
   RunResult result = begin_result(*this, ctx);
-  const int n = p.shape.ranks;
   MoeRun run{.p = p, .ctx = ctx};
   run.hardware = std::max(1, int(std::thread::hardware_concurrency()));
   run.options = MeasureOptions{.warmup = 1, .repeats = p.repeats};
+  make_groups(run);
   run.m.hardware_threads = run.hardware;
-  run.m.emulated = n > run.hardware ? 1 : 0;
-  run.m.overlap_emulated = 2 * n > run.hardware ? 1 : 0;
-  RunPlan plan(ctx.control, 7);
-  const tensor::SingleThreadedBlas one_blas_thread(2 * n);
+  run.m.emulated = run.ranks.here > run.hardware ? 1 : 0;
+  run.m.overlap_emulated = 2 * run.ranks.here > run.hardware ? 1 : 0;
+  const bool overlap = overlap_allowed(run);
+  RunPlan plan(ctx.control, overlap ? 7 : 6);
+  const tensor::SingleThreadedBlas one_blas_thread(2 * run.ranks.local);
   plan.start("the router, the experts and the single-rank reference");
   route_with_reference(run);
   plan.start("the expert-parallel layer, checked against the reference");
   make_layers(run);
   plan.start("the six phases, timed");
-  time_phases(p, *run.layer, *run.comm, run.x, run.y, ctx.control, run.m);
-  run.m.max_abs_err = std::max(run.m.max_abs_err, max_abs_difference(run.y, run.reference));
+  time_phases(run);
   plan.start("the dispatch alone, and an all-reduce of the dispatched tensor's size");
   time_collectives(run);
   plan.start("the dense MLP of the same active parameters");
   time_dense(run);
-  plan.start("two micro-batches: in sequence and overlapped");
-  time_overlap(run, result);
+  if (overlap) {
+    plan.start("two micro-batches: in sequence and overlapped");
+    time_overlap(run, result);
+  }
   // Same routing, same rows per expert in the same order: the BLAS may still round a row differently by the matrix
   // it is in, so a few ulps of the outputs' size are allowed.
   run.m.wrong = run.m.max_abs_err > 1e-4 ? 1 : 0;
   if (!run.m.balance_training.empty()) result.series.push_back(balance_training_series(run.m.balance_training));
-  result.backend.emulated = true;  // ranks are threads of one CPU
-  result.backend.repeats = p.repeats;
-  result.backend.notes.push_back(
-      n > run.hardware ? fmt::format("{} rank threads take turns on {} hardware threads (emulated ranks sharing cores)",
-                                     n, run.hardware)
-                       : fmt::format("{} rank threads on {} hardware threads", n, run.hardware));
-  result.backend.notes.push_back(
-      p.link_gbps > 0
-          ? fmt::format("links emulated at {:g} GB/s per direction: each message is copied, then waits out its bytes "
-                        "at that rate off the core",
-                        p.link_gbps)
-          : "links are memory copies (link_gbps = 0): an all-to-all takes a core as the experts do");
+  add_notes(run, result);
   result.measured = make_values(std::move(run.m));
   plan.finish();
   finish_result(result, ctx.ledger);

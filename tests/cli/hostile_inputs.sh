@@ -401,4 +401,6 @@ expect 2 "parameter 'launcher': value 'process' is not allowed" run allreduce --
 expect 2 "parameter 'launcher': value 'mpi'" run ddp --quick --set launcher=mpi
 expect 2 "parameter 'launcher': value 'mpi'" run ddp --quick --set launcher=mpi --set mode=dataparallel
 expect 2 "parameter 'launcher': value 'process' is not allowed" run ddp --set launcher=process
+expect 2 "parameter 'launcher': value 'mpi'" run moe --quick --set launcher=mpi
+expect 2 "parameter 'launcher': value 'process' is not allowed" run moe --set launcher=process
 exit $fail

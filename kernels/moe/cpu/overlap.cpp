@@ -49,18 +49,23 @@ class RankSignals {
 
 enum Step { kRouted = 0, kDispatched = 1, kComputed = 2, kCombined = 3 };
 
-// Runs one phase and records it.
+// Runs one phase of a local rank (`first` the group's first) and records it.
 class PhaseRunner {
  public:
-  PhaseRunner(const MicroBatches& work, std::vector<PhaseSpan>* spans, Clock::time_point origin)
-      : work_(work), spans_(spans), origin_(origin), per_rank_(spans ? std::size_t(work.inputs[0].size()) : 0) {}
+  PhaseRunner(const MicroBatches& work, std::vector<PhaseSpan>* spans, Clock::time_point origin, int first)
+      : work_(work),
+        spans_(spans),
+        origin_(origin),
+        first_(first),
+        per_rank_(spans ? std::size_t(work.inputs[0].size()) : 0) {}
   void run(int rank, int lane, int m, Phase phase) {
     const Clock::time_point start = Clock::now();
-    work_.layers[std::size_t(m)]->run_phase(rank, phase, work_.inputs[std::size_t(m)][std::size_t(rank)],
-                                            work_.outputs[std::size_t(m)][std::size_t(rank)]);
+    const auto local = std::size_t(rank - first_);
+    work_.layers[std::size_t(m)]->run_phase(rank, phase, work_.inputs[std::size_t(m)][local],
+                                            work_.outputs[std::size_t(m)][local]);
     if (spans_ == nullptr) return;
     const auto us = [&](Clock::time_point t) { return std::chrono::duration<double, std::micro>(t - origin_).count(); };
-    per_rank_[std::size_t(rank)].push_back({rank, lane, m, phase, us(start), us(Clock::now())});
+    per_rank_[local].push_back({rank, lane, m, phase, us(start), us(Clock::now())});
   }
   void collect() {
     if (spans_ == nullptr) return;
@@ -71,13 +76,14 @@ class PhaseRunner {
   const MicroBatches& work_;
   std::vector<PhaseSpan>* spans_;
   Clock::time_point origin_;
+  int first_ = 0;
   std::vector<std::vector<PhaseSpan>> per_rank_;  // each rank's threads append to their own (one lane at a time)
 };
 
 }  // namespace
 
 void run_in_sequence(const MicroBatches& work, collectives::RankGroup& group, std::vector<PhaseSpan>* spans) {
-  PhaseRunner runner(work, spans, Clock::now());
+  PhaseRunner runner(work, spans, Clock::now(), group.first_local_rank());
   group.run_on_ranks([&](int rank) {
     for (int m = 0; m < 2; ++m)
       for (int p = 0; p < kPhases; ++p) {
@@ -93,9 +99,10 @@ void run_overlapped(const MicroBatches& work, collectives::RankGroup& compute, c
                     std::vector<PhaseSpan>* spans) {
   const Clock::time_point origin = Clock::now();
   // Each lane records into its own runner, so the two threads of a rank never append to one vector.
-  PhaseRunner compute_runner(work, spans, origin), comm_runner(work, spans, origin);
+  const int first = compute.first_local_rank();
+  PhaseRunner compute_runner(work, spans, origin, first), comm_runner(work, spans, origin, first);
   std::vector<std::unique_ptr<RankSignals>> signals;
-  for (int r = 0; r < compute.size(); ++r) signals.push_back(std::make_unique<RankSignals>());
+  for (int r = 0; r < compute.local_ranks(); ++r) signals.push_back(std::make_unique<RankSignals>());
   const auto abort_all = [&] {
     for (auto& s : signals) s->abort();
   };
@@ -103,7 +110,7 @@ void run_overlapped(const MicroBatches& work, collectives::RankGroup& compute, c
   std::thread comm_side([&] {
     try {
       comm.run_on_ranks([&](int rank) {
-        RankSignals& s = *signals[std::size_t(rank)];
+        RankSignals& s = *signals[std::size_t(rank - first)];
         for (int m = 0; m < 2; ++m) {
           s.wait(m, kRouted);
           comm_runner.run(rank, 1, m, Phase::Counts);
@@ -124,7 +131,7 @@ void run_overlapped(const MicroBatches& work, collectives::RankGroup& compute, c
   std::exception_ptr compute_error;
   try {
     compute.run_on_ranks([&](int rank) {
-      RankSignals& s = *signals[std::size_t(rank)];
+      RankSignals& s = *signals[std::size_t(rank - first)];
       for (int m = 0; m < 2; ++m) {
         compute_runner.run(rank, 0, m, Phase::Route);
         s.signal(m, kRouted);
