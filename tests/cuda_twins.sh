@@ -35,6 +35,7 @@ kernels/quant/cuda/gemv_cuda.cu|kernels/quant/cpu/gemv.cpp|tests/cuda/test_quant
 kernels/roofline/cuda/roofline_cuda.cu|kernels/roofline/cpu/stream.cpp|tests/cuda/test_roofline_cuda.cpp
 kernels/serving/cuda/model_cuda.cu|kernels/serving/cpu/model.cpp|tests/cuda/test_serving_cuda.cpp
 kernels/tensor/cuda/tensor_cuda.cu|kernels/tensor/cpu/rank_layer.cpp|tests/cuda/test_tensor_cuda.cpp
+kernels/training/cuda/checkpointed_step_cuda.cu|kernels/training/cpu/checkpointed_step.cpp|tests/cuda/test_checkpointing_cuda.cpp
 kernels/training/cuda/mlp_stack_cuda.cu|kernels/training/cpu/mlp_stack.cpp|tests/cuda/test_ddp_cuda.cpp|kernels/ddp/cuda/ddp_cuda.cu
 kernels/zero/cuda/zero_cuda.cu|kernels/zero/cpu/sharded_training.cpp|tests/cuda/test_zero_cuda.cpp
 TABLE

@@ -19,6 +19,7 @@
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/serving/model_cuda.h"
 #include "kernels/tensor/tensor_cuda.h"
+#include "kernels/training/checkpointed_step_cuda.h"
 #include "kernels/zero/zero_cuda.h"
 
 namespace dlsys {
@@ -167,6 +168,12 @@ struct Calls {  // kernels/tensor/tensor_cuda.h
 };
 }  // namespace tensor::cuda
 
+namespace training::cuda {
+struct Calls {  // kernels/training/checkpointed_step_cuda.h
+  decltype(&::dlsys::training::cuda::make_gpu_stack) make_gpu_stack;
+};
+}  // namespace training::cuda
+
 namespace zero::cuda {
 struct Calls {  // kernels/zero/zero_cuda.h
   decltype(&::dlsys::zero::cuda::place_ranks) place_ranks;
@@ -191,6 +198,7 @@ struct CudaKernels {
   roofline::cuda::Calls roofline;
   serving::cuda::Calls serving;
   tensor::cuda::Calls tensor;
+  training::cuda::Calls training;
   zero::cuda::Calls zero;
 };
 

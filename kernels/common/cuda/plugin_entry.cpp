@@ -46,6 +46,7 @@ const CudaKernels kKernels{
                  &ro::softmax_rows, &ro::gemv_bf16, &ro::scale_call_costs, &ro::empty_launch_and_wait_us},
     .serving = {&serving::cuda::make_model},
     .tensor = {&te::place_ranks, &te::make_gpu_tensor_layer},
+    .training = {&training::cuda::make_gpu_stack},
     .zero = {&ze::place_ranks, &ze::train_sharded_gpu},
 };
 
