@@ -25,6 +25,7 @@ kernels/ddp/cuda/ddp_cuda.cu|kernels/ddp/cpu/trainer.cpp|tests/cuda/test_ddp_cud
 kernels/decoder/cuda/decode_attention.cu|kernels/decoder/cpu/decoder.cpp|tests/cuda/test_decoder_cuda.cpp
 kernels/fusion/cuda/fusion_cuda.cu|kernels/fusion/cpu/pointwise.cpp|tests/cuda/test_fusion_cuda.cpp
 kernels/hardware/cuda/gpu_probes.cu|kernels/hardware/cpu/pointer_chase.cpp|tests/cuda/test_hardware_cuda.cpp
+kernels/lora/cuda/lora_cuda.cu|kernels/lora/cpu/lora.cpp|tests/cuda/test_lora_cuda.cpp
 kernels/matmul/cuda/device_operands.cu|kernels/matmul/cpu/reference.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/simt_kernels.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/warptile.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp

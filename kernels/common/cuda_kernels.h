@@ -12,6 +12,7 @@
 #include "kernels/decoder/decoder_cuda.h"
 #include "kernels/fusion/fusion_cuda.h"
 #include "kernels/hardware/hardware_cuda.h"
+#include "kernels/lora/lora_cuda.h"
 #include "kernels/matmul/matmul_cuda.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "kernels/precision/precision_cuda.h"
@@ -108,6 +109,12 @@ struct Calls {  // kernels/hardware/hardware_cuda.h
 };
 }  // namespace hardware::cuda
 
+namespace lora::cuda {
+struct Calls {  // kernels/lora/lora_cuda.h
+  decltype(&::dlsys::lora::cuda::time_forward_gpu) time_forward_gpu;
+};
+}  // namespace lora::cuda
+
 namespace matmul::cuda {
 struct Calls {  // kernels/matmul/matmul_cuda.h
   decltype(&::dlsys::matmul::cuda::make_device_operands) make_device_operands;
@@ -191,6 +198,7 @@ struct CudaKernels {
   decoder::cuda::Calls decoder;
   fusion::cuda::Calls fusion;
   hardware::cuda::Calls hardware;
+  lora::cuda::Calls lora;
   matmul::cuda::Calls matmul;
   pipeline::cuda::Calls pipeline;
   precision::cuda::Calls precision;
