@@ -211,11 +211,12 @@ TEST_CASE("checkpointing on CUDA: the device bytes asked for, and a GPU run's ch
   // L = 4, w = 8, e = 2, r = 3: a boundary 24 floats, keep-all 4 x 72 + 24 = 312, a checkpointed step at k = 1 holds
   // 7 boundaries + a hidden layer = 168 + 48; 1024 weights x 2, the batch 48, scratch 96, the forward 312, twice 312.
   const StackShape shape{.layers = 4, .width = 8, .expansion = 2};
-  CHECK(cuda::gpu_stack_floats(shape, 3) == 2 * 1024 + 48 + 96 + 312 + 2 * 312);
-  CHECK(cuda::gpu_stack_bytes(shape, 3) == 4 * cuda::gpu_stack_floats(shape, 3) + cuda::kGpuStackMarginBytes);
+  CHECK(training::cuda::gpu_stack_floats(shape, 3) == 2 * 1024 + 48 + 96 + 312 + 2 * 312);
+  CHECK(training::cuda::gpu_stack_bytes(shape, 3) ==
+        4 * training::cuda::gpu_stack_floats(shape, 3) + training::cuda::kGpuStackMarginBytes);
   // One layer: the checkpointed forward's (L + 3) boundaries and a hidden layer outgrow the plain step's 1 + 1 + e.
   const StackShape one{.layers = 1, .width = 8, .expansion = 2};
-  CHECK(cuda::gpu_stack_floats(one, 1) == 2 * 256 + 16 + 32 + 32 + 2 * (4 * 8 + 16));
+  CHECK(training::cuda::gpu_stack_floats(one, 1) == 2 * 256 + 16 + 32 + 32 + 2 * (4 * 8 + 16));
   checkpointing::CheckpointingMeasured m;
   nlohmann::ordered_json cpu_json = m;
   CHECK_FALSE(cpu_json.contains("on_gpu"));

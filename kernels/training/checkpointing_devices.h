@@ -39,8 +39,8 @@ class CpuCheckpointing {
   // Every activation kept, in a buffer made on the first call (a warm-up) and kept for the next ones.
   void forward() {
     if (!forward_acts_) forward_acts_ = std::make_unique<Activations>(shape_, rows_);
-    forward_loss_ = training::forward(shape_, flat_weights(shape_, weights_.data()), data_.inputs.data(),
-                                      data_.targets.data(), rows_, *forward_acts_);
+    training::forward(shape_, flat_weights(shape_, weights_.data()), data_.inputs.data(), data_.targets.data(), rows_,
+                      *forward_acts_);
   }
   double loss() const { return loss_; }
   void gradients(std::vector<float>& out) const { out = gradients_; }
@@ -52,7 +52,7 @@ class CpuCheckpointing {
   int rows_;
   MemoryLedger& ledger_;
   std::vector<float> gradients_;
-  double loss_ = 0, forward_loss_ = 0;
+  double loss_ = 0;
   std::unique_ptr<Activations> forward_acts_;
 };
 

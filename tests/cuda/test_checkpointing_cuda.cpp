@@ -33,7 +33,7 @@ TEST_CASE("checkpointing on the GPU: ledger peaks equal the formula, gradients e
       const DataSet data = make_data_set(shape, rows, 3);
       MemoryLedger ledger;
       const auto gpu =
-          cuda::make_gpu_stack(shape, weights.data(), data.inputs.data(), data.targets.data(), rows, ledger);
+          training::cuda::make_gpu_stack(shape, weights.data(), data.inputs.data(), data.targets.data(), rows, ledger);
       const std::size_t parameters = std::size_t(parameter_count(shape));
       std::vector<float> plain(parameters), gradients(parameters), cpu(parameters);
       ledger.reset_peaks();

@@ -19,7 +19,7 @@ TEST_CASE("lora on the GPU: the adapter path and the merged weight agree with th
   for (const Size& s : {Size{37, 53, 19, 3}, Size{64, 64, 32, 16}, Size{1024, 1024, 256, 1}}) {
     INFO("d = ", s.d, ", k = ", s.k, ", n = ", s.n, ", r = ", s.r);
     const InferenceLayer layer = make_inference_layer(s.d, s.k, s.n, s.r, 8.0f / float(s.r));
-    const cuda::GpuForwardTiming gpu = cuda::time_forward_gpu(layer, {.warmup = 1, .repeats = 2}, {});
+    const lora::cuda::GpuForwardTiming gpu = lora::cuda::time_forward_gpu(layer, {.warmup = 1, .repeats = 2}, {});
     REQUIRE(gpu.adapter_output.size() == std::size_t(s.d * s.n));
     CHECK(check_outputs(layer, gpu.adapter_output.data()).agrees());
     CHECK(check_outputs(layer, gpu.merged_output.data()).agrees());
