@@ -206,10 +206,11 @@ RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const 
   RunBudget budget;
   // On CUDA, the inference layer at the largest swept r: W and W', the inputs, B and A, two outputs and A x, with a
   // cuBLAS handle's workspace on top.
-  const double width = double(kInferenceWidth), tokens = double(kInferenceTokens), r = double(kSweptRanks.back());
+  const double width = double(kInferenceWidth), tokens = double(kInferenceTokens), rank = double(kSweptRanks.back());
   if (backend == BackendKind::Cuda)
-    budget.device_bytes = 4.0 * (2 * width * width + width * tokens + 2 * width * r + 2 * width * tokens + r * tokens) +
-                          double(kCublasMarginBytes);
+    budget.device_bytes =
+        4.0 * (2 * width * width + width * tokens + 2 * width * rank + 2 * width * tokens + rank * tokens) +
+        double(kCublasMarginBytes);
   // The task (W, W*, x, x^T, targets), full fine-tuning's four d x k arrays, and the checks' copies.
   budget.host_bytes = 4.0 * (4 * d * k + 2 * d * n) + 4.0 * (4 * d * k + 2 * d * n) + 8.0 * 3 * d * k;
   // Every step: full 4 d k n FLOP, each of the six adapter trainings 2 d k n for the frozen product; QLoRA
