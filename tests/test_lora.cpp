@@ -161,11 +161,13 @@ TEST_CASE("lora kernel: the inference layer's outputs from elsewhere are held to
       merged_out[std::size_t(i * 19 + j)] = float(sum);
       unscaled_out[std::size_t(i * 19 + j)] = float(sum_unscaled);
     }
-  const MergeCheck right = check_outputs(layer, merged_out.data());
+  const MergeCheck right = check_outputs(layer, {merged_out.data()});
   CHECK(right.agrees());
   CHECK(right.max_abs_diff < 1e-5);
-  const MergeCheck wrong = check_outputs(layer, unscaled_out.data());
+  const MergeCheck wrong = check_outputs(layer, {unscaled_out.data()});
   CHECK_FALSE(wrong.agrees());
+  // Of several outputs, the worst is reported.
+  CHECK(check_outputs(layer, {merged_out.data(), unscaled_out.data()}).max_abs_diff == wrong.max_abs_diff);
   // The layer's own timing runs the same check as before on the same seeded numbers.
   const ForwardTiming by_layer = time_adapter_forward(layer, {.warmup = 0, .repeats = 1});
   const ForwardTiming by_sizes = time_adapter_forward(37, 53, 19, 3, 8.0f / 3, {.warmup = 0, .repeats = 1});

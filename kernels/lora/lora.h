@@ -12,6 +12,7 @@
 // records each training's buffers under the tags below.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -116,9 +117,9 @@ struct InferenceLayer {
 InferenceLayer make_inference_layer(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale);
 ForwardTiming time_adapter_forward(const InferenceLayer& layer, const MeasureOptions& options,
                                    const std::function<void()>& between = {});
-// Outputs y (d, n) of the layer computed elsewhere (on a GPU, by the adapter path or the merged weight) against the
-// CPU's adapter path, under check_merged's bound: two fp32 evaluations of the same sums.
-MergeCheck check_outputs(const InferenceLayer& layer, const float* y);
+// Outputs (d, n) of the layer computed elsewhere (on a GPU, by the adapter path and by the merged weight) against the
+// CPU's adapter path, under check_merged's bound (two fp32 evaluations of the same sums): the worst of them.
+MergeCheck check_outputs(const InferenceLayer& layer, std::initializer_list<const float*> outputs);
 constexpr double adapter_flop_share(std::int64_t d, std::int64_t k, int r) {
   return double(r) * double(d + k) / (double(d) * double(k));
 }

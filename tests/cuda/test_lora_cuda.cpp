@@ -21,8 +21,8 @@ TEST_CASE("lora on the GPU: the adapter path and the merged weight agree with th
     const InferenceLayer layer = make_inference_layer(s.d, s.k, s.n, s.r, 8.0f / float(s.r));
     const lora::cuda::GpuForwardTiming gpu = lora::cuda::time_forward_gpu(layer, {.warmup = 1, .repeats = 2}, {});
     REQUIRE(gpu.adapter_output.size() == std::size_t(s.d * s.n));
-    CHECK(check_outputs(layer, gpu.adapter_output.data()).agrees());
-    CHECK(check_outputs(layer, gpu.merged_output.data()).agrees());
+    CHECK(check_outputs(layer, {gpu.adapter_output.data()}).agrees());
+    CHECK(check_outputs(layer, {gpu.merged_output.data()}).agrees());
     CHECK(gpu.adapter.median_us > 0);
     CHECK(gpu.merged.median_us > 0);
   }
