@@ -88,14 +88,10 @@ DLSYS_VALUES_PART(CheckpointingMeasuredKeys, CheckpointingMeasured, keep_all_pea
 DLSYS_VALUES_PART(CheckpointingGpuKeys, CheckpointingMeasured, on_gpu, max_rel_err_gpu_vs_cpu, loss_rel_err_gpu_vs_cpu,
                   gpu_vs_cpu_tolerance, checks_wrong)
 inline void to_json(nlohmann::ordered_json& json, const CheckpointingMeasured& measured) {
-  json = nlohmann::ordered_json::object();
-  CheckpointingMeasuredKeys::write(json, measured);
-  if (measured.on_gpu) CheckpointingGpuKeys::write(json, measured);
+  write_parts<CheckpointingMeasuredKeys, CheckpointingGpuKeys>(json, measured, measured.on_gpu);
 }
 inline void from_json(const nlohmann::ordered_json& json, CheckpointingMeasured& measured) {
-  measured = CheckpointingMeasured{};
-  CheckpointingMeasuredKeys::read(json, measured);
-  CheckpointingGpuKeys::read_if_present(json, measured);
+  read_parts<CheckpointingMeasuredKeys, CheckpointingGpuKeys>(json, measured);
 }
 
 }  // namespace dlsys::checkpointing

@@ -138,14 +138,10 @@ DLSYS_VALUES_PART(LoraMeasuredKeys, LoraMeasured, trainings, knee_rank, knee_at_
                   all_merges_agree, qlora_over_lora_final_loss, forward)
 DLSYS_VALUES_PART(LoraGpuKeys, LoraMeasured, forward_on_gpu, forward_worst_share_of_bound, forward_wrong)
 inline void to_json(nlohmann::ordered_json& json, const LoraMeasured& measured) {
-  json = nlohmann::ordered_json::object();
-  LoraMeasuredKeys::write(json, measured);
-  if (measured.forward_on_gpu) LoraGpuKeys::write(json, measured);
+  write_parts<LoraMeasuredKeys, LoraGpuKeys>(json, measured, measured.forward_on_gpu);
 }
 inline void from_json(const nlohmann::ordered_json& json, LoraMeasured& measured) {
-  measured = LoraMeasured{};
-  LoraMeasuredKeys::read(json, measured);
-  LoraGpuKeys::read_if_present(json, measured);
+  read_parts<LoraMeasuredKeys, LoraGpuKeys>(json, measured);
 }
 
 }  // namespace dlsys::lora_lesson
