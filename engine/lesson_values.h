@@ -118,6 +118,23 @@ void read_key(const nlohmann::ordered_json& object, const std::string& stem, Spr
     }                                                                                                         \
   };
 
+namespace dlsys {
+// A struct as its `Always` part's keys and then, where `present`, its `Optional` part's (keys one kind of run writes
+// and another lacks, such as a GPU run's checks); read back with the optional part only when its first key is there.
+template <class Always, class Optional, class Type>
+void write_parts(nlohmann::ordered_json& json, const Type& value, bool present) {
+  json = nlohmann::ordered_json::object();
+  Always::write(json, value);
+  if (present) Optional::write(json, value);
+}
+template <class Always, class Optional, class Type>
+void read_parts(const nlohmann::ordered_json& json, Type& value) {
+  value = Type{};
+  Always::read(json, value);
+  Optional::read_if_present(json, value);
+}
+}  // namespace dlsys
+
 // Defines `to_json` for a struct of plain fields: each field under its own name, in the order listed. (nlohmann's
 // NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE writes only to nlohmann::json in Debian's 3.11.2, which would lose the order.)
 #define DLSYS_VALUES_TO_JSON(Type, ...)                                              \

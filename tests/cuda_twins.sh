@@ -25,6 +25,7 @@ kernels/ddp/cuda/ddp_cuda.cu|kernels/ddp/cpu/trainer.cpp|tests/cuda/test_ddp_cud
 kernels/decoder/cuda/decode_attention.cu|kernels/decoder/cpu/decoder.cpp|tests/cuda/test_decoder_cuda.cpp
 kernels/fusion/cuda/fusion_cuda.cu|kernels/fusion/cpu/pointwise.cpp|tests/cuda/test_fusion_cuda.cpp
 kernels/hardware/cuda/gpu_probes.cu|kernels/hardware/cpu/pointer_chase.cpp|tests/cuda/test_hardware_cuda.cpp
+kernels/lora/cuda/lora_cuda.cu|kernels/lora/cpu/lora.cpp|tests/cuda/test_lora_cuda.cpp
 kernels/matmul/cuda/device_operands.cu|kernels/matmul/cpu/reference.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/simt_kernels.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/warptile.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp
@@ -35,6 +36,7 @@ kernels/quant/cuda/gemv_cuda.cu|kernels/quant/cpu/gemv.cpp|tests/cuda/test_quant
 kernels/roofline/cuda/roofline_cuda.cu|kernels/roofline/cpu/stream.cpp|tests/cuda/test_roofline_cuda.cpp
 kernels/serving/cuda/model_cuda.cu|kernels/serving/cpu/model.cpp|tests/cuda/test_serving_cuda.cpp
 kernels/tensor/cuda/tensor_cuda.cu|kernels/tensor/cpu/rank_layer.cpp|tests/cuda/test_tensor_cuda.cpp
+kernels/training/cuda/checkpointed_step_cuda.cu|kernels/training/cpu/checkpointed_step.cpp|tests/cuda/test_checkpointing_cuda.cpp
 kernels/training/cuda/mlp_stack_cuda.cu|kernels/training/cpu/mlp_stack.cpp|tests/cuda/test_ddp_cuda.cpp|kernels/ddp/cuda/ddp_cuda.cu
 kernels/zero/cuda/zero_cuda.cu|kernels/zero/cpu/sharded_training.cpp|tests/cuda/test_zero_cuda.cpp
 TABLE

@@ -10,6 +10,8 @@
 #include "engine/ledger.h"
 #include "kernels/tensor/activation_memory.h"
 #include "kernels/training/checkpointed_step.h"
+#include "kernels/training/checkpointed_step_cuda.h"
+#include "kernels/training/stack_layout.h"
 #include "lessons/checkpointing/checkpointing_lesson.h"
 #include "lessons/common/run_lesson.h"
 #include "tests/support/cli_capture.h"
@@ -163,6 +165,70 @@ TEST_CASE("checkpointing's estimate: every step's FLOP at 64 GFLOP/s") {
   // run took 21 s on the 2-core EPYC with other work beside it.
   const double forward = 4.0 * 64 * 256 * 1024 * 48;
   const CheckpointingLesson lesson;
-  CHECK(checkpointing_cpu_run_seconds(test::typed_params(lesson, {})) ==
+  CHECK(checkpointing_cpu_run_seconds(test::typed_params(lesson, {}), BackendKind::Cpu) ==
         doctest::Approx(499 * forward / 64e9).epsilon(1e-12));
+  // On CUDA the CPU runs the reference plain step alone.
+  CHECK(checkpointing_cpu_run_seconds(test::typed_params(lesson, {}), BackendKind::Cuda) ==
+        doctest::Approx(3 * forward / 64e9).epsilon(1e-12));
+}
+
+TEST_CASE("checkpointing: the device layout keeps the e = 1 blocks and holds what the CPU's Activations hold") {
+  // e = 1 (the data-parallel and ZeRO trainers): input(l) at block 2l, hidden(l) at 2l + 1, the output at 2L.
+  const StackLayout square{.shape = {.layers = 3, .width = 8, .expansion = 1}, .rows = 5};
+  const std::int64_t block = 5 * 8;
+  for (int l = 0; l < 3; ++l) {
+    CHECK(square.input_offset(l) == 2 * l * block);
+    CHECK(square.hidden_offset(l) == (2 * l + 1) * block);
+  }
+  CHECK(square.input_offset(3) == 6 * block);
+  CHECK(square.floats() == 7 * block);
+  CHECK(square.scratch_dz_offset() == block);
+  CHECK(square.scratch_dx_offset() == 2 * block);
+  CHECK(square.scratch_floats() == 3 * block);
+  // e = 4: each layer r w (1 + e); with the first input outside, every offset r w less and the CPU's bytes.
+  for (bool outside : {false, true}) {
+    const StackShape shape{.layers = 3, .width = 8, .expansion = 4};
+    const StackLayout wide{.shape = shape, .rows = 5, .first_input_outside = outside};
+    const std::int64_t skipped = outside ? block : 0;
+    INFO("first input outside: ", outside);
+    for (int l = 0; l < 3; ++l) {
+      if (l > 0 || !outside) CHECK(wide.input_offset(l) == l * 5 * block - skipped);
+      CHECK(wide.hidden_offset(l) == (l * 5 + 1) * block - skipped);
+      CHECK(wide.hidden_offset(l) + wide.hidden_floats() == wide.input_offset(l + 1));
+    }
+    CHECK(wide.input_offset(3) + block == wide.floats());
+    CHECK(wide.scratch_floats() == 6 * block);
+    float first = 0;
+    const Activations cpu(shape, 5, outside ? &first : nullptr);
+    CHECK(std::int64_t(sizeof(float)) * wide.floats() == cpu.bytes());
+  }
+  // The plain step holds the layout whole: its bytes are the closed form's keep-everything peak.
+  const StackShape shape{.layers = 6, .width = 16, .expansion = 4};
+  CHECK(4 * StackLayout{.shape = shape, .rows = 7}.floats() == step_activation_peak_bytes(shape, 7, kKeepEverything));
+}
+
+TEST_CASE("checkpointing on CUDA: the device bytes asked for, and a GPU run's check keys only in a GPU run's JSON") {
+  // L = 4, w = 8, e = 2, r = 3: a boundary 24 floats, keep-all 4 x 72 + 24 = 312, a checkpointed step at k = 1 holds
+  // 7 boundaries + a hidden layer = 168 + 48; 1024 weights x 2, the batch 48, scratch 96, the forward 312, twice 312.
+  const StackShape shape{.layers = 4, .width = 8, .expansion = 2};
+  CHECK(training::cuda::gpu_stack_floats(shape, 3) == 2 * 1024 + 48 + 96 + 312 + 2 * 312);
+  CHECK(training::cuda::gpu_stack_bytes(shape, 3) ==
+        4 * training::cuda::gpu_stack_floats(shape, 3) + training::cuda::kGpuStackMarginBytes);
+  // One layer: the checkpointed forward's (L + 3) boundaries and a hidden layer outgrow the plain step's 1 + 1 + e.
+  const StackShape one{.layers = 1, .width = 8, .expansion = 2};
+  CHECK(training::cuda::gpu_stack_floats(one, 1) == 2 * 256 + 16 + 32 + 32 + 2 * (4 * 8 + 16));
+  checkpointing::CheckpointingMeasured m;
+  nlohmann::ordered_json cpu_json = m;
+  CHECK_FALSE(cpu_json.contains("on_gpu"));
+  CHECK_FALSE(cpu_json.contains("max_rel_err_gpu_vs_cpu"));
+  CHECK_FALSE(cpu_json.contains("checks_wrong"));
+  m.on_gpu = true;
+  m.max_rel_err_gpu_vs_cpu = 2e-6;
+  m.checks_wrong = true;
+  const nlohmann::ordered_json gpu_json = m;
+  CHECK(gpu_json["max_rel_err_gpu_vs_cpu"] == 2e-6);
+  const auto back = gpu_json.get<checkpointing::CheckpointingMeasured>();
+  CHECK(back.on_gpu);
+  CHECK(back.checks_wrong);
+  CHECK_FALSE(cpu_json.get<checkpointing::CheckpointingMeasured>().on_gpu);
 }

@@ -144,6 +144,37 @@ TEST_CASE("lora kernel: the merged weight W + (alpha / r) B A gives the adapter 
   CHECK(wrong.worst_share_of_bound > 100);
 }
 
+TEST_CASE("lora kernel: the inference layer's outputs from elsewhere are held to the adapter path's rounding bound") {
+  const InferenceLayer layer = make_inference_layer(37, 53, 19, 3, 8.0f / 3);
+  CHECK(layer.merged == merged_weight(layer.w.data(), layer.b.data(), layer.a.data(), layer.scale, 37, 53, 3));
+  // The merged weight's outputs, computed here in double and rounded once: within the bound, a small share of it.
+  std::vector<float> merged_out(std::size_t(37 * 19)), unscaled_out(merged_out.size());
+  const std::vector<float> unscaled =
+      merged_weight(layer.w.data(), layer.b.data(), layer.a.data(), 1.0f, 37, 53, 3);  // the scale forgotten
+  for (int i = 0; i < 37; ++i)
+    for (int j = 0; j < 19; ++j) {
+      double sum = 0, sum_unscaled = 0;
+      for (int p = 0; p < 53; ++p) {
+        sum += double(layer.merged[std::size_t(i * 53 + p)]) * layer.xt[std::size_t(p * 19 + j)];
+        sum_unscaled += double(unscaled[std::size_t(i * 53 + p)]) * layer.xt[std::size_t(p * 19 + j)];
+      }
+      merged_out[std::size_t(i * 19 + j)] = float(sum);
+      unscaled_out[std::size_t(i * 19 + j)] = float(sum_unscaled);
+    }
+  const MergeCheck right = check_outputs(layer, {merged_out.data()});
+  CHECK(right.agrees());
+  CHECK(right.max_abs_diff < 1e-5);
+  const MergeCheck wrong = check_outputs(layer, {unscaled_out.data()});
+  CHECK_FALSE(wrong.agrees());
+  // Of several outputs, the worst is reported.
+  CHECK(check_outputs(layer, {merged_out.data(), unscaled_out.data()}).max_abs_diff == wrong.max_abs_diff);
+  // The layer's own timing runs the same check as before on the same seeded numbers.
+  const ForwardTiming by_layer = time_adapter_forward(layer, {.warmup = 0, .repeats = 1});
+  const ForwardTiming by_sizes = time_adapter_forward(37, 53, 19, 3, 8.0f / 3, {.warmup = 0, .repeats = 1});
+  CHECK(by_layer.check.max_abs_diff == by_sizes.check.max_abs_diff);
+  CHECK(by_layer.check.agrees());
+}
+
 TEST_CASE("lora lesson: a --quick run has its knee at the true rank, ledgers equal to the closed forms") {
   const LoraLesson lesson;
   RunControl control;

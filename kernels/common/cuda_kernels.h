@@ -12,6 +12,7 @@
 #include "kernels/decoder/decoder_cuda.h"
 #include "kernels/fusion/fusion_cuda.h"
 #include "kernels/hardware/hardware_cuda.h"
+#include "kernels/lora/lora_cuda.h"
 #include "kernels/matmul/matmul_cuda.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "kernels/precision/precision_cuda.h"
@@ -19,6 +20,7 @@
 #include "kernels/roofline/roofline_cuda.h"
 #include "kernels/serving/model_cuda.h"
 #include "kernels/tensor/tensor_cuda.h"
+#include "kernels/training/checkpointed_step_cuda.h"
 #include "kernels/zero/zero_cuda.h"
 
 namespace dlsys {
@@ -107,6 +109,12 @@ struct Calls {  // kernels/hardware/hardware_cuda.h
 };
 }  // namespace hardware::cuda
 
+namespace lora::cuda {
+struct Calls {  // kernels/lora/lora_cuda.h
+  decltype(&::dlsys::lora::cuda::time_forward_gpu) time_forward_gpu;
+};
+}  // namespace lora::cuda
+
 namespace matmul::cuda {
 struct Calls {  // kernels/matmul/matmul_cuda.h
   decltype(&::dlsys::matmul::cuda::make_device_operands) make_device_operands;
@@ -167,6 +175,12 @@ struct Calls {  // kernels/tensor/tensor_cuda.h
 };
 }  // namespace tensor::cuda
 
+namespace training::cuda {
+struct Calls {  // kernels/training/checkpointed_step_cuda.h
+  decltype(&::dlsys::training::cuda::make_gpu_stack) make_gpu_stack;
+};
+}  // namespace training::cuda
+
 namespace zero::cuda {
 struct Calls {  // kernels/zero/zero_cuda.h
   decltype(&::dlsys::zero::cuda::place_ranks) place_ranks;
@@ -184,6 +198,7 @@ struct CudaKernels {
   decoder::cuda::Calls decoder;
   fusion::cuda::Calls fusion;
   hardware::cuda::Calls hardware;
+  lora::cuda::Calls lora;
   matmul::cuda::Calls matmul;
   pipeline::cuda::Calls pipeline;
   precision::cuda::Calls precision;
@@ -191,6 +206,7 @@ struct CudaKernels {
   roofline::cuda::Calls roofline;
   serving::cuda::Calls serving;
   tensor::cuda::Calls tensor;
+  training::cuda::Calls training;
   zero::cuda::Calls zero;
 };
 

@@ -12,6 +12,7 @@
 // records each training's buffers under the tags below.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,21 @@ struct ForwardTiming {
 };
 ForwardTiming time_adapter_forward(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale,
                                    const MeasureOptions& options, const std::function<void()>& between = {});
+
+// The layer inference is timed on: W (d, k) and inputs xt (k, n) seeded, B (d, r) and A (r, k) seeded, and the merged
+// weight W + scale B A. The same numbers on every machine and device.
+struct InferenceLayer {
+  std::int64_t d = 0, k = 0, n = 0;
+  int r = 0;
+  float scale = 0;
+  std::vector<float> w, xt, b, a, merged;
+};
+InferenceLayer make_inference_layer(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale);
+ForwardTiming time_adapter_forward(const InferenceLayer& layer, const MeasureOptions& options,
+                                   const std::function<void()>& between = {});
+// Outputs (d, n) of the layer computed elsewhere (on a GPU, by the adapter path and by the merged weight) against the
+// CPU's adapter path, under check_merged's bound (two fp32 evaluations of the same sums): the worst of them.
+MergeCheck check_outputs(const InferenceLayer& layer, std::initializer_list<const float*> outputs);
 constexpr double adapter_flop_share(std::int64_t d, std::int64_t k, int r) {
   return double(r) * double(d + k) / (double(d) * double(k));
 }

@@ -16,7 +16,7 @@ namespace dlsys::training {
 struct StackShape {
   int layers = 4;
   int width = 256;
-  int expansion = 1;  // the hidden layer is expansion x width wide (the CUDA stack trains 1 only)
+  int expansion = 1;  // the hidden layer is expansion x width wide
   constexpr int inner() const { return expansion * width; }
 };
 

@@ -6,6 +6,7 @@
 
 #include "engine/errors.h"
 #include "engine/units.h"
+#include "kernels/training/checkpointed_step_cuda.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/model_config.h"
@@ -118,8 +119,9 @@ void CheckpointingLesson::check_params(const CheckpointingParams& p, BackendKind
   checkpointing::calculator_of(p);  // refuses a preset or config.json that cannot be sized
 }
 
-double checkpointing_cpu_run_seconds(const CheckpointingParams& p) {
+double checkpointing_cpu_run_seconds(const CheckpointingParams& p, BackendKind backend) {
   const checkpointing::CheckpointingTheory t = checkpointing::stack_theory(p);
+  if (backend == BackendKind::Cuda) return estimated_seconds(3 * t.forward_flop, kBlasGflopsPerThread, 1);
   const double divisors = double(t.divisors.size());
   const double flop = (divisors + 1) * 3 * t.forward_flop + divisors * 4 * t.forward_flop +  // the checked steps
                       (1 + p.repeats) * t.forward_flop +                                     // the forward alone
@@ -127,21 +129,30 @@ double checkpointing_cpu_run_seconds(const CheckpointingParams& p) {
   return estimated_seconds(flop, kBlasGflopsPerThread, 1);
 }
 
-RunBudget CheckpointingLesson::budget_of(const CheckpointingParams& p, BackendKind) const {
+RunBudget CheckpointingLesson::budget_of(const CheckpointingParams& p, BackendKind backend) const {
   const checkpointing::CheckpointingTheory t = checkpointing::stack_theory(p);
   const double parameters = double(training::parameter_count(p.shape()));
   RunBudget budget;
-  // Weights, two sets of gradients, the data, and the plain step's activations with its backward's buffers.
-  budget.host_bytes =
-      4 * 3 * parameters + 2.0 * double(t.boundary_bytes) + double(t.keep_all_peak_bytes) + 3.0 * double(t.layer_bytes);
-  budget.cpu_seconds = checkpointing_cpu_run_seconds(p);
+  // Weights, three sets of gradients (the plain step's, a checkpointed step's, the device's own or the CPU
+  // reference's), the data, the forward pass's activations, and the plain step's activations with its backward's
+  // buffers.
+  budget.host_bytes = 4 * 4 * parameters + 2.0 * double(t.boundary_bytes) + 2.0 * double(t.keep_all_peak_bytes) +
+                      3.0 * double(t.layer_bytes);
+  if (backend == BackendKind::Cuda) budget.device_bytes = double(training::cuda::gpu_stack_bytes(p.shape(), p.rows));
+  budget.cpu_seconds = checkpointing_cpu_run_seconds(p, backend);
   budget.max_minutes = p.max_minutes;
   budget.sizes = fmt::format("parameters 'layers' = {}, 'width' = {}, 'expansion' = {}, 'rows' = {}", p.layers, p.width,
                              p.expansion, p.rows);
-  budget.cpu_work = fmt::format(
-      "{} values of k, each a checked step and {} timed pairs of steps, 12 r w^2 e FLOP a layer for the plain step, "
-      "16 checkpointed, at {:g} GFLOP/s",
-      t.divisors.size(), 1 + p.repeats, kBlasGflopsPerThread);
+  budget.cpu_work =
+      backend == BackendKind::Cuda
+          ? fmt::format(
+                "the CPU's plain step, the reference for the GPU's gradients: 12 r w^2 e FLOP a layer at {:g} "
+                "GFLOP/s",
+                kBlasGflopsPerThread)
+          : fmt::format(
+                "{} values of k, each a checked step and {} timed pairs of steps, 12 r w^2 e FLOP a layer for the "
+                "plain step, 16 checkpointed, at {:g} GFLOP/s",
+                t.divisors.size(), 1 + p.repeats, kBlasGflopsPerThread);
   budget.smaller = "layers, width, expansion, rows or repeats";
   return budget;
 }
@@ -182,7 +193,9 @@ std::string CheckpointingLesson::text_report(const RunResult& result) const {
                      format_number(100 * c.full_saving, 3) + " %");
   const auto* m = result.measured_as<checkpointing::CheckpointingMeasured>();
   if (m == nullptr) return out;
-  out += "\nMeasured (memory ledger, steady_clock; each checkpointed step timed in alternation with a plain one):\n";
+  out += fmt::format(
+      "\nMeasured ({}; each checkpointed step timed in alternation with a plain one):\n",
+      m->on_gpu ? "on the GPU with cuBLAS, device memory in the ledger, CUDA events" : "memory ledger, steady_clock");
   out += "     k   peak activations (ledger)   formula          step      plain     ratio   gradients\n";
   for (const checkpointing::SegmentMeasured& s : m->sweep)
     out += fmt::format("  {:>4}   {:>24}   {:>12}   {:>9}   {:>9}   {:>5.3f}   {}\n", s.segment_layers,
@@ -195,6 +208,11 @@ std::string CheckpointingLesson::text_report(const RunResult& result) const {
       m->peaks_match_formula ? "ledger = formula at every k" : "ledger DIFFERS from the formula", m->measured_best_k,
       m->time_ratio, t->time_ratio, m->predicted_time_ratio,
       m->all_gradients_identical ? "bit-identical at every k" : "DIFFER");
+  if (m->on_gpu)
+    out += fmt::format(
+        "GPU plain step against the CPU's: gradients {:.2e} of the largest, loss {:.2e} (tolerance {:g}){}\n",
+        m->max_rel_err_gpu_vs_cpu, m->loss_rel_err_gpu_vs_cpu, m->gpu_vs_cpu_tolerance,
+        m->checks_wrong ? "; A CHECK FAILED" : "");
   return out;
 }
 

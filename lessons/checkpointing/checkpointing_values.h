@@ -63,6 +63,15 @@ struct CheckpointingMeasured {
   bool all_gradients_identical = false;
   int measured_best_k = 0;             // the k with the least measured peak
   std::vector<SegmentMeasured> sweep;  // every divisor of L
+  // CUDA runs only (the keys are absent from a CPU run's JSON): the plain step on the GPU against the same step on the
+  // CPU (OpenBLAS), which sums in other orders.
+  bool on_gpu = false;
+  double max_rel_err_gpu_vs_cpu = 0;   // max |g_gpu - g_cpu| / max |g_cpu| over every weight's gradient
+  double loss_rel_err_gpu_vs_cpu = 0;  // |loss_gpu - loss_cpu| / loss_cpu
+  double gpu_vs_cpu_tolerance = 0;     // what both are held to
+  // 1 when a check failed: a peak off its formula, a checkpointed step's gradients off the plain step's, or the plain
+  // step off the CPU's beyond the tolerance.
+  bool checks_wrong = false;
 };
 
 DLSYS_VALUES_JSON(CalculatorTheory, model, layers, hidden, heads, seq, micro_batch, layer_bytes_none,
@@ -73,8 +82,16 @@ DLSYS_VALUES_JSON(CheckpointingTheory, layers, segment_layers, segments, width, 
                   calculator)
 DLSYS_VALUES_JSON(SegmentMeasured, segment_layers, peak_activation_bytes, peak_formula_bytes, step_us, step_min_us,
                   step_max_us, keep_all_us, time_ratio, gradients_identical)
-DLSYS_VALUES_JSON(CheckpointingMeasured, keep_all_peak_bytes, checkpointed_peak_bytes, keep_all_step_us,
-                  checkpointed_step_us, time_ratio, forward_us, predicted_time_ratio, loss, peaks_match_formula,
-                  all_gradients_identical, measured_best_k, sweep)
+DLSYS_VALUES_PART(CheckpointingMeasuredKeys, CheckpointingMeasured, keep_all_peak_bytes, checkpointed_peak_bytes,
+                  keep_all_step_us, checkpointed_step_us, time_ratio, forward_us, predicted_time_ratio, loss,
+                  peaks_match_formula, all_gradients_identical, measured_best_k, sweep)
+DLSYS_VALUES_PART(CheckpointingGpuKeys, CheckpointingMeasured, on_gpu, max_rel_err_gpu_vs_cpu, loss_rel_err_gpu_vs_cpu,
+                  gpu_vs_cpu_tolerance, checks_wrong)
+inline void to_json(nlohmann::ordered_json& json, const CheckpointingMeasured& measured) {
+  write_parts<CheckpointingMeasuredKeys, CheckpointingGpuKeys>(json, measured, measured.on_gpu);
+}
+inline void from_json(const nlohmann::ordered_json& json, CheckpointingMeasured& measured) {
+  read_parts<CheckpointingMeasuredKeys, CheckpointingGpuKeys>(json, measured);
+}
 
 }  // namespace dlsys::checkpointing

@@ -10,6 +10,7 @@
 #include "engine/measure.h"
 #include "engine/units.h"
 #include "kernels/lora/lora.h"
+#include "kernels/lora/lora_devices.h"
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/common/run_time_limit.h"
@@ -35,6 +36,7 @@ constexpr std::uint32_t kProblemSeed = 7;
 // one 1024 x 1024 projection, where the products' multiply-adds, not the calls' fixed costs, take the time.
 constexpr std::int64_t kInferenceWidth = 1024, kInferenceTokens = 256;
 constexpr MeasureOptions kForwardTiming{.warmup = 1, .repeats = 9, .max_total_us = 0, .min_total_us = 20000};
+constexpr std::int64_t kCublasMarginBytes = 64ll << 20;  // a cuBLAS handle and its workspace
 
 MethodMemory method_memory(lora::Method method, int r, std::int64_t trainable, const lora::MethodBytes& b) {
   return {lora::method_name(method),
@@ -199,9 +201,16 @@ void LoraLesson::check_params(const LoraParams& p, BackendKind) const {
   (void)lora_lesson::calculate(p);  // throws BadInput naming 'model' or 'config'
 }
 
-RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind) const {
+RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const {
   const double d = double(p.d), k = double(p.k), n = double(p.k), steps = double(p.steps);
   RunBudget budget;
+  // On CUDA, the inference layer at the largest swept r: W and W', the inputs, B and A, two outputs and A x, with a
+  // cuBLAS handle's workspace on top.
+  const double width = double(kInferenceWidth), tokens = double(kInferenceTokens), rank = double(kSweptRanks.back());
+  if (backend == BackendKind::Cuda)
+    budget.device_bytes =
+        4.0 * (2 * width * width + width * tokens + 2 * width * rank + 2 * width * tokens + rank * tokens) +
+        double(kCublasMarginBytes);
   // The task (W, W*, x, x^T, targets), full fine-tuning's four d x k arrays, and the checks' copies.
   budget.host_bytes = 4.0 * (4 * d * k + 2 * d * n) + 4.0 * (4 * d * k + 2 * d * n) + 8.0 * 3 * d * k;
   // Every step: full 4 d k n FLOP, each of the six adapter trainings 2 d k n for the frozen product; QLoRA
@@ -296,8 +305,11 @@ TrainingRun training_run(const lora::TrainResult& r, lora::Method method, int ra
 
 // Inference: the adapter path against the merged weight at every swept r, on the served-size layer, with the
 // measured extra time and the extra multiply-adds as series.
+// `worst_share_of_bound`: the largest output difference over every r, as a share of fp32's rounding bound.
+template <class Device>
 std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult& result,
-                                                         const std::function<void()>& cancelled) {
+                                                         const std::function<void()>& cancelled,
+                                                         double& worst_share_of_bound) {
   std::vector<lora_lesson::ForwardPoint> points;
   Series overhead{
       "forward_overhead", "adapter left unmerged (measured)", "measured", "rank r", "", "extra time", "%", {}};
@@ -310,8 +322,9 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
                     "%",
                     {}};
   for (int rank : kSweptRanks) {
-    const lora::ForwardTiming timing = lora::time_adapter_forward(kInferenceWidth, kInferenceWidth, kInferenceTokens,
-                                                                  rank, alpha / float(rank), kForwardTiming, cancelled);
+    const lora::ForwardTiming timing = Device::time(
+        lora::make_inference_layer(kInferenceWidth, kInferenceWidth, kInferenceTokens, rank, alpha / float(rank)),
+        kForwardTiming, cancelled);
     lora_lesson::ForwardPoint point;
     point.r = rank;
     const TimeSpread adapter = spread_of(timing.adapter), merged = spread_of(timing.merged);
@@ -321,6 +334,7 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
     point.overhead = adapter.us / merged.us - 1;
     point.flop_share = lora::adapter_flop_share(kInferenceWidth, kInferenceWidth, rank);
     point.agrees = timing.check.agrees();
+    worst_share_of_bound = std::max(worst_share_of_bound, timing.check.worst_share_of_bound);
     overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
     flop_share.points.push_back({double(rank), 100 * point.flop_share, 100 * point.flop_share, 100 * point.flop_share});
     points.push_back(point);
@@ -384,8 +398,21 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.series.push_back(std::move(final_lora));
   result.series.push_back(std::move(best_lora));
 
-  plan.start("inference: the adapter path against the merged weight");
-  m.forward = measure_inference(float(p.alpha), result, cancelled);
+  if (ctx.backend == BackendKind::Cuda) {
+    plan.start("inference on the GPU: the adapter path against the merged weight");
+    m.forward =
+        measure_inference<lora::CudaLoraForward>(float(p.alpha), result, cancelled, m.forward_worst_share_of_bound);
+    m.forward_on_gpu = true;
+    m.forward_wrong =
+        !std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
+    result.backend.notes.push_back(
+        "on GPU: the adapter forward against the merged weight, cuBLAS fp32, timed with CUDA events, its outputs held "
+        "against the CPU's; the fine-tuning runs on the CPU");
+  } else {
+    plan.start("inference: the adapter path against the merged weight");
+    double worst_share_of_bound = 0;  // reported by a GPU run only: the CPU's check is check_merged's, per point
+    m.forward = measure_inference<lora::CpuLoraForward>(float(p.alpha), result, cancelled, worst_share_of_bound);
+  }
 
   const double largest_rank_loss = m.trainings[kSweptRanks.size()].final_loss;
   for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
@@ -425,11 +452,16 @@ std::string LoraLesson::text_report(const RunResult& r) const {
   out += fmt::format("merged weight W + (alpha/r) B A against the adapter path: {}\n",
                      m->all_merges_agree ? "the same outputs within fp32 rounding" : "DIFFERENT");
   out += fmt::format("QLoRA's final loss over LoRA's at the same r: {:.3g}\n", m->qlora_over_lora_final_loss);
-  out += "inference, the adapter unmerged against the merged weight (one forward pass over all inputs):\n";
+  out +=
+      fmt::format("inference, the adapter unmerged against the merged weight (one forward pass over all inputs{}):\n",
+                  m->forward_on_gpu ? ", on the GPU with cuBLAS; the trainings above ran on the CPU" : "");
   for (const lora_lesson::ForwardPoint& f : m->forward)
     out += fmt::format("  r={:<3} adapter {:>10}  merged {:>10}  extra {:+6.1f}%  (extra multiply-adds {:.1f}%)\n", f.r,
                        format_duration_us(f.adapter_us), format_duration_us(f.merged_us), 100 * f.overhead,
                        100 * f.flop_share);
+  if (m->forward_on_gpu)
+    out += fmt::format("the GPU's outputs against the CPU's adapter path: at worst {:.3g} of fp32's rounding bound\n",
+                       m->forward_worst_share_of_bound);
   out += std::string(lora_lesson::activation_note()) + "\n";
   return out;
 }

@@ -11,7 +11,8 @@ namespace dlsys {
 // 4, 8, 16 and with QLoRA (an NF4 base with double-quantized scales, dequantized in every forward pass): the loss
 // against the steps, the final loss against r with its knee at the true rank beside Eckart and Young's least loss,
 // each training's memory ledger beside the closed forms, and the merged weight checked against the adapter path. A
-// calculator sizes the same three methods for a real model.
+// calculator sizes the same three methods for a real model. The trainings run on the CPU (OpenBLAS) on every backend;
+// on CUDA the inference (the adapter path against the merged weight) is timed on GPU 0 with cuBLAS.
 class LoraLesson final : public TypedLesson<lora_lesson::LoraParams, lora_lesson::LoraTheory, lora_lesson::LoraMeasured,
                                             lora_lesson::LoraSteps> {
  public:
@@ -19,8 +20,6 @@ class LoraLesson final : public TypedLesson<lora_lesson::LoraParams, lora_lesson
   std::vector<std::string> quick_params() const override { return {"d=64", "k=64", "steps=150"}; }
   std::string chapter() const override { return "Efficiency"; }
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
-  // The adapters train on the CPU (OpenBLAS); there is no CUDA path yet.
-  bool runs_on_cuda() const override { return false; }
 };
 
 // The ranks every run trains LoRA at.

@@ -109,6 +109,11 @@ struct LoraMeasured {
   bool all_merges_agree = false;
   double qlora_over_lora_final_loss = 0;  // at r
   std::vector<ForwardPoint> forward;      // at each swept r
+  // CUDA runs only (the keys are absent from a CPU run's JSON): the inference timed on the GPU, both of its outputs
+  // held against the CPU's adapter path; the worst output's difference as a share of fp32's rounding bound.
+  bool forward_on_gpu = false;
+  double forward_worst_share_of_bound = 0;
+  bool forward_wrong = false;  // 1 when an output at some r is outside the bound
 };
 
 DLSYS_VALUES_JSON(MethodMemory, method, r, trainable_parameters, frozen_bytes, trainable_bytes, gradient_bytes,
@@ -129,7 +134,14 @@ DLSYS_VALUES_JSON(TrainingRun, method, r, trainable_parameters, initial_loss, fi
                   merge_share_of_bound, merge_agrees)
 DLSYS_VALUES_JSON(ForwardPoint, r, adapter_us, adapter_min_us, adapter_max_us, merged_us, merged_min_us, merged_max_us,
                   repeats, overhead, flop_share, agrees)
-DLSYS_VALUES_JSON(LoraMeasured, trainings, knee_rank, knee_at_true_rank, all_ledgers_match, all_merges_agree,
-                  qlora_over_lora_final_loss, forward)
+DLSYS_VALUES_PART(LoraMeasuredKeys, LoraMeasured, trainings, knee_rank, knee_at_true_rank, all_ledgers_match,
+                  all_merges_agree, qlora_over_lora_final_loss, forward)
+DLSYS_VALUES_PART(LoraGpuKeys, LoraMeasured, forward_on_gpu, forward_worst_share_of_bound, forward_wrong)
+inline void to_json(nlohmann::ordered_json& json, const LoraMeasured& measured) {
+  write_parts<LoraMeasuredKeys, LoraGpuKeys>(json, measured, measured.forward_on_gpu);
+}
+inline void from_json(const nlohmann::ordered_json& json, LoraMeasured& measured) {
+  read_parts<LoraMeasuredKeys, LoraGpuKeys>(json, measured);
+}
 
 }  // namespace dlsys::lora_lesson

@@ -2,6 +2,7 @@
 // Drives the command line in-process and keeps what it printed, for tests of exit codes and messages.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -55,6 +56,16 @@ inline auto refusal_check(std::string lesson, bool json_to_stdout = true) {
 inline std::vector<std::string> with_sets(std::vector<std::string> base, const std::vector<std::string>& more) {
   base.insert(base.end(), more.begin(), more.end());
   return base;
+}
+
+// `run LESSON --backend cuda --quick --json -`, required to exit 0 and to have run on CUDA: its JSON.
+inline nlohmann::json run_quick_on_cuda(const std::string& lesson) {
+  const CliOutcome r = run_cli_captured({"run", lesson, "--backend", "cuda", "--quick", "--json", "-"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["backend"]["kind"] == "cuda");
+  return j;
 }
 
 }  // namespace dlsys::testing

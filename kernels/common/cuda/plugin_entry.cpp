@@ -37,6 +37,7 @@ const CudaKernels kKernels{
                &fu::chain_op, &fu::chain_fused, &fu::copy, &fu::empty_kernel},
     .hardware = {&hw::chase, &hw::read_blocks, &hw::read_sum, &hw::shared_read_threads, &hw::shared_read_bytes,
                  &hw::shared_read, &hw::sm_clock_mhz, &hw::pinned_allocate, &hw::pinned_free, &hw::peer_copy},
+    .lora = {&lora::cuda::time_forward_gpu},
     .matmul = {&mm::make_device_operands},
     .pipeline = {&pi::place_devices, &pi::execute_schedule},
     .precision = {&pr::round_on_device, &pr::gemm},
@@ -46,6 +47,7 @@ const CudaKernels kKernels{
                  &ro::softmax_rows, &ro::gemv_bf16, &ro::scale_call_costs, &ro::empty_launch_and_wait_us},
     .serving = {&serving::cuda::make_model},
     .tensor = {&te::place_ranks, &te::make_gpu_tensor_layer},
+    .training = {&training::cuda::make_gpu_stack},
     .zero = {&ze::place_ranks, &ze::train_sharded_gpu},
 };
 

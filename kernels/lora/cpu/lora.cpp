@@ -286,16 +286,12 @@ std::vector<float> merged_weight(const float* w, const float* b, const float* a,
   return merged;
 }
 
-MergeCheck check_merged(const float* w, const float* merged, const float* b, const float* a, float scale,
-                        const float* xt, std::int64_t d, std::int64_t k, int r, std::int64_t n) {
-  // The adapter path and the merged path, each in fp32 the way training computes them.
-  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n)), bh(std::size_t(d * n)), ym(std::size_t(d * n));
-  multiply(w, xt, y.data(), d, n, k);
-  multiply(a, xt, h.data(), r, n, k);
-  multiply(b, h.data(), bh.data(), d, n, r);
-  multiply(merged, xt, ym.data(), d, n, k);
-  // The rounding bound's sums of magnitudes, |W| |x| + s |B| (|A| |x|), as products of absolute values in double:
-  // written as loops they cost d n k (r + 1) operations, minutes on the inference layer.
+namespace {
+
+// The rounding bound's sums of magnitudes, |W| |x| + s |B| (|A| |x|) (d, n), as products of absolute values in
+// double: written as loops they cost d n k (r + 1) operations, minutes on the inference layer.
+std::vector<double> magnitude_sums(const float* w, const float* b, const float* a, float scale, const float* xt,
+                                   std::int64_t d, std::int64_t k, int r, std::int64_t n) {
   const auto absolute = [](const float* m, std::int64_t count) {
     std::vector<double> out(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i) out[std::size_t(i)] = std::fabs(double(m[i]));
@@ -310,15 +306,57 @@ MergeCheck check_merged(const float* w, const float* merged, const float* b, con
               int(n), 0.0, abs_ax.data(), int(n));
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(d), int(n), r, std::fabs(double(scale)), abs_b.data(), r,
               abs_ax.data(), int(n), 1.0, terms.data(), int(n));
+  return terms;
+}
+
+// Each output's |difference| against 2 (k + r + 2) 2^-24 times its sum of magnitudes.
+MergeCheck within_rounding(const std::vector<double>& terms, std::int64_t k, int r,
+                           const std::function<double(std::size_t)>& difference) {
   const double u = std::ldexp(1.0, -24);
   MergeCheck check;
   for (std::size_t at = 0; at < terms.size(); ++at) {
-    const double diff = std::fabs(double(y[at]) + double(scale) * bh[at] - double(ym[at]));
+    const double diff = std::fabs(difference(at));
     const double bound = 2.0 * double(k + r + 2) * u * terms[at];
     check.max_abs_diff = std::max(check.max_abs_diff, diff);
     check.worst_share_of_bound = std::max(check.worst_share_of_bound, bound > 0 ? diff / bound : diff > 0 ? 2 : 0);
   }
   return check;
+}
+
+// y = W x + s B (A x) (d, n) in fp32 as a served layer computes it: the last product adds into W x (sgemm's beta).
+void adapter_path(const InferenceLayer& l, float* y, float* h) {
+  multiply(l.w.data(), l.xt.data(), y, l.d, l.n, l.k);
+  multiply(l.a.data(), l.xt.data(), h, l.r, l.n, l.k);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(l.d), int(l.n), l.r, l.scale, l.b.data(), l.r, h, int(l.n),
+              1.0f, y, int(l.n));
+}
+
+}  // namespace
+
+MergeCheck check_merged(const float* w, const float* merged, const float* b, const float* a, float scale,
+                        const float* xt, std::int64_t d, std::int64_t k, int r, std::int64_t n) {
+  // The adapter path and the merged path, each in fp32 the way training computes them.
+  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n)), bh(std::size_t(d * n)), ym(std::size_t(d * n));
+  multiply(w, xt, y.data(), d, n, k);
+  multiply(a, xt, h.data(), r, n, k);
+  multiply(b, h.data(), bh.data(), d, n, r);
+  multiply(merged, xt, ym.data(), d, n, k);
+  return within_rounding(magnitude_sums(w, b, a, scale, xt, d, k, r, n), k, r,
+                         [&](std::size_t at) { return double(y[at]) + double(scale) * bh[at] - double(ym[at]); });
+}
+
+MergeCheck check_outputs(const InferenceLayer& l, std::initializer_list<const float*> outputs) {
+  std::vector<float> reference(std::size_t(l.d * l.n)), h(std::size_t(l.r * l.n));
+  adapter_path(l, reference.data(), h.data());
+  const std::vector<double> terms =
+      magnitude_sums(l.w.data(), l.b.data(), l.a.data(), l.scale, l.xt.data(), l.d, l.k, l.r, l.n);
+  MergeCheck worst;
+  for (const float* y : outputs) {
+    const MergeCheck check =
+        within_rounding(terms, l.k, l.r, [&](std::size_t at) { return double(y[at]) - double(reference[at]); });
+    if (check.worst_share_of_bound >= worst.worst_share_of_bound) worst = check;
+  }
+  return worst;
 }
 
 TrainResult train(const Problem& problem, const TrainConfig& config, const std::function<void()>& cancelled) {
@@ -331,27 +369,34 @@ TrainResult train(const Problem& problem, const TrainConfig& config, const std::
   return r;
 }
 
+InferenceLayer make_inference_layer(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale) {
+  InferenceLayer l{d, k, tokens, r, scale, {}, {}, {}, {}, {}};
+  l.w.resize(std::size_t(d * k));
+  l.xt.resize(std::size_t(k * tokens));
+  l.b.resize(std::size_t(d * r));
+  l.a.resize(std::size_t(r * k));
+  fill_seeded_uniform(l.w, spread_seed(23), 1.0f / std::sqrt(float(k)));
+  fill_seeded_uniform(l.xt, spread_seed(24), 1.0f);
+  fill_seeded_uniform(l.b, spread_seed(21), 0.1f);
+  fill_seeded_uniform(l.a, spread_seed(22), 1.0f / std::sqrt(float(k)));
+  l.merged = merged_weight(l.w.data(), l.b.data(), l.a.data(), scale, d, k, r);
+  return l;
+}
+
 ForwardTiming time_adapter_forward(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale,
                                    const MeasureOptions& options, const std::function<void()>& between) {
-  const std::int64_t n = tokens;
-  std::vector<float> w(std::size_t(d * k)), xt(std::size_t(k * n)), b(std::size_t(d * r)), a(std::size_t(r * k));
-  fill_seeded_uniform(w, spread_seed(23), 1.0f / std::sqrt(float(k)));
-  fill_seeded_uniform(xt, spread_seed(24), 1.0f);
-  fill_seeded_uniform(b, spread_seed(21), 0.1f);
-  fill_seeded_uniform(a, spread_seed(22), 1.0f / std::sqrt(float(k)));
-  const std::vector<float> merged = merged_weight(w.data(), b.data(), a.data(), scale, d, k, r);
-  std::vector<float> y(std::size_t(d * n)), h(std::size_t(r * n));
+  return time_adapter_forward(make_inference_layer(d, k, tokens, r, scale), options, between);
+}
+
+ForwardTiming time_adapter_forward(const InferenceLayer& l, const MeasureOptions& options,
+                                   const std::function<void()>& between) {
+  std::vector<float> y(std::size_t(l.d * l.n)), h(std::size_t(l.r * l.n));
   // As a served layer does it: y = W x, h = A x, then y += s B h inside the last product (sgemm's beta = 1), with no
   // buffer for B h and no separate pass to add it.
-  const auto adapter = [&] {
-    multiply(w.data(), xt.data(), y.data(), d, n, k);
-    multiply(a.data(), xt.data(), h.data(), r, n, k);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(d), int(n), int(r), scale, b.data(), int(r), h.data(),
-                int(n), 1.0f, y.data(), int(n));
-  };
-  const auto merged_forward = [&] { multiply(merged.data(), xt.data(), y.data(), d, n, k); };
+  const auto adapter = [&] { adapter_path(l, y.data(), h.data()); };
+  const auto merged_forward = [&] { multiply(l.merged.data(), l.xt.data(), y.data(), l.d, l.n, l.k); };
   ForwardTiming t;
-  t.check = check_merged(w.data(), merged.data(), b.data(), a.data(), scale, xt.data(), d, k, r, n);
+  t.check = check_merged(l.w.data(), l.merged.data(), l.b.data(), l.a.data(), l.scale, l.xt.data(), l.d, l.k, l.r, l.n);
   std::tie(t.adapter, t.merged) = measure_pair(adapter, merged_forward, options, between);
   return t;
 }

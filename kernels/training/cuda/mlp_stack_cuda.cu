@@ -49,63 +49,102 @@ void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k
                                k, &one, b, trans_b ? k : n, a, trans_a ? m : k, &beta, c, n));
 }
 
-float* block(DeviceActivations& acts, int width, int index) {
-  return acts.storage + std::int64_t(index) * acts.rows * width;
+// The loss in a fixed order: each thread sums a fixed stride, then the block halves its partial sums in turn.
+constexpr int kLossThreads = 256;
+__global__ void ordered_loss_kernel(double* loss, const float* y, const float* t, double scale, std::int64_t n) {
+  __shared__ double partial[kLossThreads];
+  double sum = 0;
+  for (std::int64_t i = threadIdx.x; i < n; i += kLossThreads) sum += double(y[i] - t[i]) * double(y[i] - t[i]);
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int stride = kLossThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *loss = partial[0] * scale;
+}
+
+float* at(DeviceActivations& acts, std::int64_t offset) { return acts.storage + offset; }
+const float* input_of(const StackShape& shape, DeviceActivations& acts, int layer) {
+  if (layer == 0 && acts.first_input != nullptr) return acts.first_input;
+  return at(acts, layout(shape, acts).input_offset(layer));
+}
+
+void copy_floats(cudaStream_t stream, float* to, const float* from, std::int64_t count) {
+  DLSYS_CUDA_CHECK(cudaMemcpyAsync(to, from, std::size_t(count) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
 }  // namespace
 
 void load_inputs(cudaStream_t stream, const StackShape& shape, const float* inputs, DeviceActivations& acts) {
-  const std::int64_t elements = std::int64_t(acts.rows) * shape.width;
-  DLSYS_CUDA_CHECK(cudaMemcpyAsync(block(acts, shape.width, 0), inputs, std::size_t(elements) * sizeof(float),
-                                   cudaMemcpyDeviceToDevice, stream));
+  copy_floats(stream, at(acts, layout(shape, acts).input_offset(0)), inputs, std::int64_t(acts.rows) * shape.width);
+}
+
+void forward_block(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int rows, const float* w1,
+                   const float* x, float* a, float* y) {
+  const int w = shape.width, f = shape.inner();
+  const std::int64_t hidden = std::int64_t(rows) * f, elements = std::int64_t(rows) * w;
+  gemm(blas, false, false, rows, f, w, x, w1, 0.0f, a);
+  relu_kernel<<<grid_stride_blocks(hidden), kGridStrideThreads, 0, stream>>>(a, hidden);
+  check_launch();
+  copy_floats(stream, y, x, elements);
+  gemm(blas, false, false, rows, w, f, a, w1 + std::int64_t(w) * f, 1.0f, y);
 }
 
 void forward_layer(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int layer, const float* w1,
                    DeviceActivations& acts) {
-  const int w = shape.width, rows = acts.rows;
-  const std::int64_t square = std::int64_t(w) * w, elements = std::int64_t(rows) * w;
-  float *x = block(acts, w, 2 * layer), *a = block(acts, w, 2 * layer + 1), *y = block(acts, w, 2 * layer + 2);
-  gemm(blas, false, false, rows, w, w, x, w1, 0.0f, a);
-  relu_kernel<<<grid_stride_blocks(elements), kGridStrideThreads, 0, stream>>>(a, elements);
-  check_launch();
-  DLSYS_CUDA_CHECK(cudaMemcpyAsync(y, x, std::size_t(elements) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  gemm(blas, false, false, rows, w, w, a, w1 + square, 1.0f, y);
+  const StackLayout l = layout(shape, acts);
+  forward_block(blas, stream, shape, acts.rows, w1, input_of(shape, acts, layer), at(acts, l.hidden_offset(layer)),
+                at(acts, l.input_offset(layer + 1)));
 }
 
 void add_loss(cudaStream_t stream, const StackShape& shape, const float* targets, double loss_divisor,
               DeviceActivations& acts, double* loss) {
   const std::int64_t elements = std::int64_t(acts.rows) * shape.width;
   loss_kernel<<<grid_stride_blocks(elements), kGridStrideThreads, 0, stream>>>(
-      loss, block(acts, shape.width, 2 * shape.layers), targets, 0.5 / loss_divisor, elements);
+      loss, at(acts, layout(shape, acts).input_offset(shape.layers)), targets, 0.5 / loss_divisor, elements);
+  check_launch();
+}
+
+void squared_error_loss(cudaStream_t stream, const float* y, const float* targets, std::int64_t elements,
+                        double loss_divisor, double* loss) {
+  ordered_loss_kernel<<<1, kLossThreads, 0, stream>>>(loss, y, targets, 0.5 / loss_divisor, elements);
+  check_launch();
+}
+
+void squared_error_gradient(cudaStream_t stream, const float* y, const float* targets, std::int64_t elements,
+                            double loss_divisor, float* dy) {
+  loss_gradient_kernel<<<grid_stride_blocks(elements), kGridStrideThreads, 0, stream>>>(
+      dy, y, targets, float(1.0 / loss_divisor), elements);
   check_launch();
 }
 
 void loss_gradient(cudaStream_t stream, const StackShape& shape, const float* targets, double loss_divisor,
                    DeviceActivations& acts) {
-  const std::int64_t elements = std::int64_t(acts.rows) * shape.width;
-  loss_gradient_kernel<<<grid_stride_blocks(elements), kGridStrideThreads, 0, stream>>>(
-      acts.scratch, block(acts, shape.width, 2 * shape.layers), targets, float(1.0 / loss_divisor), elements);
+  squared_error_gradient(stream, at(acts, layout(shape, acts).input_offset(shape.layers)), targets,
+                         std::int64_t(acts.rows) * shape.width, loss_divisor, acts.scratch);
+}
+
+void backward_block(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int rows, const float* w1,
+                    const float* x, const float* a, float* dy, float* dz, float* dx, float* grad) {
+  const int w = shape.width, f = shape.inner();
+  const std::int64_t w1_size = std::int64_t(w) * f, hidden = std::int64_t(rows) * f, elements = std::int64_t(rows) * w;
+  gemm(blas, false, true, rows, f, w, dy, w1 + w1_size, 0.0f, dz);
+  relu_mask_kernel<<<grid_stride_blocks(hidden), kGridStrideThreads, 0, stream>>>(dz, a, hidden);
   check_launch();
+  copy_floats(stream, dx, dy, elements);
+  gemm(blas, false, true, rows, w, f, dz, w1, 1.0f, dx);
+  gemm(blas, true, false, f, w, rows, a, dy, 1.0f, grad + w1_size);
+  gemm(blas, true, false, w, f, rows, x, dz, 1.0f, grad);
+  // dL/dx of this layer is dL/dy of the one below.
+  copy_floats(stream, dy, dx, elements);
 }
 
 void backward_layer(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, int layer, const float* w1,
                     DeviceActivations& acts, float* grad) {
-  const int w = shape.width, rows = acts.rows;
-  const std::int64_t square = std::int64_t(w) * w, elements = std::int64_t(rows) * w;
-  float* dy = acts.scratch;
-  float* dz = acts.scratch + elements;
-  float* dx = acts.scratch + 2 * elements;
-  const float *x = block(acts, w, 2 * layer), *a = block(acts, w, 2 * layer + 1);
-  gemm(blas, false, true, rows, w, w, dy, w1 + square, 0.0f, dz);
-  relu_mask_kernel<<<grid_stride_blocks(elements), kGridStrideThreads, 0, stream>>>(dz, a, elements);
-  check_launch();
-  DLSYS_CUDA_CHECK(cudaMemcpyAsync(dx, dy, std::size_t(elements) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  gemm(blas, false, true, rows, w, w, dz, w1, 1.0f, dx);
-  gemm(blas, true, false, w, w, rows, a, dy, 1.0f, grad + square);
-  gemm(blas, true, false, w, w, rows, x, dz, 1.0f, grad);
-  // dL/dx of this layer is dL/dy of the one below.
-  DLSYS_CUDA_CHECK(cudaMemcpyAsync(dy, dx, std::size_t(elements) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  const StackLayout l = layout(shape, acts);
+  backward_block(blas, stream, shape, acts.rows, w1, input_of(shape, acts, layer), at(acts, l.hidden_offset(layer)),
+                 acts.scratch, acts.scratch + l.scratch_dz_offset(), acts.scratch + l.scratch_dx_offset(), grad);
 }
 
 void forward(cublasHandle_t blas, cudaStream_t stream, const StackShape& shape, const LayerWeights& weights,
