@@ -54,7 +54,7 @@ TEST_CASE("fusion theory: the course's counts, the broadcast bias corrected, who
   CHECK(chain_bytes_per_element_unfused(8) == 64);
   CHECK(kChainBytesPerElementFused == 8);
 
-  const FusionTheory t = fusion_theory(read_fusion_params(fusion_params({})));  // 4096 x 4096, broadcast
+  const FusionTheory t = fusion_theory(read_fusion_params(fusion_params({"rows=4096", "cols=4096"})));  // broadcast
   CHECK(t.rows == 4096);
   CHECK(t.bias == "broadcast");
   CHECK(t.bytes_unfused == 16.0 * 4096 * 4096 + 4.0 * 4096);  // the bias vector read once

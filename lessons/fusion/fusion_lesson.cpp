@@ -13,6 +13,7 @@
 #include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/fusion/fusion_run.h"
+#include "lessons/fusion/fusion_size.h"
 #include "lessons/fusion/fusion_steps.h"
 
 namespace dlsys {
@@ -26,14 +27,15 @@ std::vector<ParamSpec> FusionLesson::params() const {
       {.key = "rows",
        .label = "rows B",
        .type = ParamType::Integer,
-       .default_text = "4096",
+       .default_text = std::to_string(fusion::default_side()),
        .min = 1,
        .max = 65536,
-       .help = "x is B x C fp32; the course's shape is 4096 x 4096 (64 MiB per array)"},
+       .help = "x is B x C fp32; the course's shape is 4096 x 4096 (64 MiB per array), and the default is larger "
+               "where x, t and y together fit in this machine's last-level cache (then they never reach memory)"},
       {.key = "cols",
        .label = "columns C",
        .type = ParamType::Integer,
-       .default_text = "4096",
+       .default_text = std::to_string(fusion::default_side()),
        .min = 1,
        .max = 65536,
        .help = "a broadcast bias has C elements"},

@@ -15,6 +15,7 @@
 #include "kernels/roofline/roofline.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/fusion/fusion_lesson.h"
+#include "lessons/fusion/fusion_size.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure_common.h"
 
@@ -198,11 +199,11 @@ void measure_small(FusionRun<Device>& r, const std::function<Device(HostArrays&)
 }
 
 void add_notes(RunResult& result, const HostArrays& a, const FusionMeasured& m, BackendKind backend) {
-  const double llc = last_level_cache_bytes(), array = 4.0 * double(a.n());
-  if (backend == BackendKind::Cpu && llc > 0 && 3 * array <= 2 * llc)
+  const double array = 4.0 * double(a.n());
+  if (backend == BackendKind::Cpu && fusion::arrays_fit_in_cache(array))
     result.backend.notes.push_back(fmt::format(
         "x, t and y ({} each) fit in the last-level cache ({}): fusion may save less, or more, than the byte ratio",
-        format_bytes_binary(array), format_bytes_binary(llc)));
+        format_bytes_binary(array), format_bytes_binary(last_level_cache_bytes())));
   if (m.wrong) result.backend.notes.push_back("an output differs from its reference by more than rounding explains");
 }
 

@@ -1,0 +1,19 @@
+#pragma once
+// How large the fusion lesson's arrays are by default. The lesson measures trips to main memory: its byte ratio is the
+// speedup only when x, t and y come from DRAM, not from a last-level cache that holds them (a large server LLC holds
+// the course's three 64 MiB arrays, and there the two passes' intermediate never leaves the cache).
+#include <cstdint>
+
+namespace dlsys::fusion {
+
+inline constexpr std::int64_t kCourseSide = 4096;  // the course's 4096 x 4096
+inline constexpr std::int64_t kLargestDefaultSide = 16384;
+
+// Whether x, t and y, `array_bytes` each, fit together in this machine's last-level cache (false when it is unknown).
+bool arrays_fit_in_cache(double array_bytes);
+
+// The default side of the square x: the course's 4096, doubled while its three fp32 arrays still fit in the
+// last-level cache, up to kLargestDefaultSide.
+std::int64_t default_side();
+
+}  // namespace dlsys::fusion
