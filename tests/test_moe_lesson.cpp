@@ -12,9 +12,9 @@
 
 using namespace dlsys;
 
-TEST_CASE("moe: the closed forms at the defaults") {
+TEST_CASE("moe: the closed forms at the defaults, on four ranks") {
   const MoeLesson lesson;
-  const moe_lesson::MoeTheory t = test::typed_theory(lesson, {});
+  const moe_lesson::MoeTheory t = test::typed_theory(lesson, {"ranks=4"});
   CHECK(t.capacity == 320);  // ceil(1.25 x 1024 x 2 / 8)
   CHECK(t.capacity_total == 4 * 320);
   CHECK(t.experts_per_rank == 2);
@@ -24,6 +24,9 @@ TEST_CASE("moe: the closed forms at the defaults") {
   CHECK(t.all_to_all_bus_factor == 0.75);
   CHECK(t.all_reduce_bus_factor == 1.5);
   CHECK(t.all_reduce_bytes_per_rank == 2 * t.dispatch_off_rank_bytes);
+  CHECK(t.link_gbps == 0.1);  // one byte per 10 ns: the bytes' wire times in microseconds
+  CHECK(t.dispatch_wire_us == doctest::Approx(0.75 * 1024 * 2 * 256 * 4 * 10 / 1e3));
+  CHECK(t.all_reduce_wire_us == doctest::Approx(2 * t.dispatch_wire_us));
   CHECK(t.deepep_dispatch_bytes == 7569408);
   CHECK(t.expert_parameters == 8 * 2 * 256 * 512);
   CHECK(t.active_parameters == 2 * 2 * 256 * 512 + 256 * 8 + 8);

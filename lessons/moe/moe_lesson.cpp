@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "engine/errors.h"
 #include "engine/units.h"
@@ -17,6 +18,20 @@ namespace dlsys {
 
 using moe_lesson::MoeParams;
 using moe_lesson::MoeTheory;
+
+namespace {
+
+// Four ranks where the machine has the hardware threads for them, else as many as it has (a power of two, so they
+// divide the default 8 experts): a rank sharing a core with another cannot compute while the other's all-to-all
+// waits, which is the overlap the lesson shows.
+int default_ranks() {
+  const int hardware = std::max(1, int(std::thread::hardware_concurrency()));
+  int ranks = 1;
+  while (2 * ranks <= std::min(4, hardware)) ranks *= 2;
+  return ranks;
+}
+
+}  // namespace
 
 std::vector<ParamSpec> MoeLesson::params() const {
   return {
@@ -65,11 +80,11 @@ std::vector<ParamSpec> MoeLesson::params() const {
       {.key = "ranks",
        .label = "expert-parallel ranks N",
        .type = ParamType::Integer,
-       .default_text = "4",
+       .default_text = std::to_string(default_ranks()),
        .min = 1,
        .max = 8,
-       .help = "CPU ranks (two threads each when overlapping), or processes with launcher=mpi; beyond the hardware "
-               "threads they share cores, emulated"},
+       .help = "CPU ranks (two threads each when overlapping), or processes with launcher=mpi; 4 by default, fewer "
+               "on a machine with fewer hardware threads; beyond the hardware threads they share cores, emulated"},
       {.key = "aux_loss",
        .label = "balance loss",
        .type = ParamType::Choice,
