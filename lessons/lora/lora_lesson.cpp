@@ -344,6 +344,46 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
   return points;
 }
 
+// The inference part on the run's backend: on a GPU the adapter forward is timed there, the trainings stay on the CPU.
+void measure_inference_on(BackendKind backend, float alpha, RunPlan& plan, RunResult& result,
+                          const std::function<void()>& cancelled, LoraMeasured& m) {
+  if (backend == BackendKind::Cuda) {
+    plan.start("inference on the GPU: the adapter path against the merged weight");
+    m.forward = measure_inference<lora::CudaLoraForward>(alpha, result, cancelled, m.forward_worst_share_of_bound);
+    m.forward_on_gpu = true;
+    m.forward_wrong =
+        !std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
+    result.backend.notes.push_back(
+        "on GPU: the adapter forward against the merged weight, cuBLAS fp32, timed with CUDA events, its outputs held "
+        "against the CPU's; the fine-tuning runs on the CPU");
+  } else {
+    plan.start("inference: the adapter path against the merged weight");
+    double worst_share_of_bound = 0;  // reported by a GPU run only: the CPU's check is check_merged's, per point
+    m.forward = measure_inference<lora::CpuLoraForward>(alpha, result, cancelled, worst_share_of_bound);
+  }
+}
+
+// The run's verdicts: the knee of the final loss against r, the ledgers and merges, QLoRA against LoRA at one r.
+void judge(const LoraParams& p, const lora::TrainResult& qlora, const lora::TrainResult& lora_at_r, RunResult& result,
+           LoraMeasured& m) {
+  const double largest_rank_loss = m.trainings[kSweptRanks.size()].final_loss;
+  for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
+    if (m.trainings[1 + i].final_loss <= kKneeFactor * largest_rank_loss) {
+      m.knee_rank = kSweptRanks[i];
+      break;
+    }
+  m.knee_at_true_rank = m.knee_rank == p.true_rank;
+  m.all_ledgers_match = std::all_of(m.trainings.begin(), m.trainings.end(),
+                                    [](const TrainingRun& t) { return t.ledger_matches_closed_form; });
+  m.all_merges_agree =
+      std::all_of(m.trainings.begin(), m.trainings.end(),
+                  [](const TrainingRun& t) { return t.method == "full" || t.merge_agrees; }) &&
+      std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
+  m.qlora_over_lora_final_loss = qlora.final_loss() / lora_at_r.final_loss();
+  if (!m.all_merges_agree)
+    result.backend.notes.push_back("an adapter path differs from its merged weight by more than fp32 rounding allows");
+}
+
 }  // namespace
 
 RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
@@ -398,38 +438,8 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.series.push_back(std::move(final_lora));
   result.series.push_back(std::move(best_lora));
 
-  if (ctx.backend == BackendKind::Cuda) {
-    plan.start("inference on the GPU: the adapter path against the merged weight");
-    m.forward =
-        measure_inference<lora::CudaLoraForward>(float(p.alpha), result, cancelled, m.forward_worst_share_of_bound);
-    m.forward_on_gpu = true;
-    m.forward_wrong =
-        !std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
-    result.backend.notes.push_back(
-        "on GPU: the adapter forward against the merged weight, cuBLAS fp32, timed with CUDA events, its outputs held "
-        "against the CPU's; the fine-tuning runs on the CPU");
-  } else {
-    plan.start("inference: the adapter path against the merged weight");
-    double worst_share_of_bound = 0;  // reported by a GPU run only: the CPU's check is check_merged's, per point
-    m.forward = measure_inference<lora::CpuLoraForward>(float(p.alpha), result, cancelled, worst_share_of_bound);
-  }
-
-  const double largest_rank_loss = m.trainings[kSweptRanks.size()].final_loss;
-  for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
-    if (m.trainings[1 + i].final_loss <= kKneeFactor * largest_rank_loss) {
-      m.knee_rank = kSweptRanks[i];
-      break;
-    }
-  m.knee_at_true_rank = m.knee_rank == p.true_rank;
-  m.all_ledgers_match = std::all_of(m.trainings.begin(), m.trainings.end(),
-                                    [](const TrainingRun& t) { return t.ledger_matches_closed_form; });
-  m.all_merges_agree =
-      std::all_of(m.trainings.begin(), m.trainings.end(),
-                  [](const TrainingRun& t) { return t.method == "full" || t.merge_agrees; }) &&
-      std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
-  m.qlora_over_lora_final_loss = qlora.final_loss() / lora_at_r.final_loss();
-  if (!m.all_merges_agree)
-    result.backend.notes.push_back("an adapter path differs from its merged weight by more than fp32 rounding allows");
+  measure_inference_on(ctx.backend, float(p.alpha), plan, result, cancelled, m);
+  judge(p, qlora, lora_at_r, result, m);
   result.backend.repeats = p.steps - 1;
   result.measured = make_values(std::move(m));
   plan.finish();
