@@ -164,6 +164,24 @@ TEST_CASE("hardware levels: a last-level cache that holds less than its size pas
   CHECK_FALSE(flat.plateaus_in_bands);
 }
 
+TEST_CASE("hardware levels: a last-level cache reported far larger than it holds still shows main memory's plateau") {
+  // A virtual machine told of its host's 480 MiB L3: the sweep ends at 128 MiB, inside it, but the latency steps up
+  // past 8 MiB. The slower working sets are main memory's, and the staircase passes.
+  const std::vector<CpuCache> host_sized = {
+      {1, "Data", 32768, 1}, {2, "Unified", 1 << 20, 1}, {3, "Unified", 480.0 * (1 << 20), 2}};
+  const FoundLevels f = find_levels(tiers_of(host_sized), stairs({32768, 1 << 20, 8 << 20}, {1, 4, 40, 150}));
+  CHECK(f.memory_inside_last_cache);
+  CHECK(f.levels[2].latency_ns == 40);
+  CHECK(f.levels[2].last_served_bytes == 8 << 20);
+  CHECK(f.levels[3].latency_ns == 150);
+  CHECK(f.levels[3].points_inside == 4);  // 16, 32, 64 and 128 MiB
+  CHECK(f.served_by.back() == "DRAM");
+  CHECK(f.plateaus_in_bands);
+  // Where the sweep does pass the reported size, nothing is borrowed from the cache's band.
+  CHECK_FALSE(
+      find_levels(tiers_of(kCaches), stairs({32768, 1 << 20, 4 << 20}, {1, 4, 14, 100})).memory_inside_last_cache);
+}
+
 TEST_CASE("hardware lesson: a small run is checked and read back from its JSON as the same structs") {
   const HardwareLesson lesson;
   RunControl control;

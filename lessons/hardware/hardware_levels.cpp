@@ -32,16 +32,37 @@ bool in_band(const std::vector<Tier>& tiers, std::size_t i, double bytes) {
   return (i == 0 || bytes > tiers[i - 1].capacity_bytes) && (last || bytes <= tiers[i].capacity_bytes);
 }
 
+namespace {
+
+// The working sets that may make level i's plateau: those in its band. Main memory's band starts past the reported
+// last-level cache; where the sweep never got there, the last cache's working sets that are already a level step
+// slower than its plateau stand in for it (a virtual machine reports its host's cache, of which it holds far less).
+std::vector<std::size_t> band_points(const std::vector<Tier>& tiers, std::size_t i, const Staircase& s,
+                                     const std::vector<LevelPlateau>& below, bool& inside_last_cache) {
+  std::vector<std::size_t> band;
+  for (std::size_t p = 0; p < s.bytes.size(); ++p)
+    if (in_band(tiers, i, s.bytes[p])) band.push_back(p);
+  const bool memory = i + 1 == tiers.size();
+  if (!memory || !band.empty() || below.empty() || below.back().points_inside == 0) return band;
+  for (std::size_t p = 0; p < s.bytes.size(); ++p)
+    if (in_band(tiers, i - 1, s.bytes[p]) && s.latency_ns[p] >= kLevelStepFactor * below.back().latency_ns)
+      band.push_back(p);
+  inside_last_cache = !band.empty();
+  return band;
+}
+
+}  // namespace
+
 FoundLevels find_levels(const std::vector<Tier>& tiers, const Staircase& s) {
   FoundLevels out;
   const bool all_threads = !s.read_gbps_all.empty();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const std::vector<std::size_t> band = band_points(tiers, i, s, out.levels, out.memory_inside_last_cache);
     double lowest = INFINITY;
-    for (std::size_t p = 0; p < s.bytes.size(); ++p)
-      if (in_band(tiers, i, s.bytes[p])) lowest = std::min(lowest, s.latency_ns[p]);
+    for (const std::size_t p : band) lowest = std::min(lowest, s.latency_ns[p]);
     std::vector<double> lat, one, all;
-    for (std::size_t p = 0; p < s.bytes.size(); ++p) {
-      if (!in_band(tiers, i, s.bytes[p]) || s.latency_ns[p] > kPlateauSpread * lowest) continue;
+    for (const std::size_t p : band) {
+      if (s.latency_ns[p] > kPlateauSpread * lowest) continue;
       lat.push_back(s.latency_ns[p]);
       one.push_back(s.read_gbps_one[p]);
       if (all_threads) all.push_back(s.read_gbps_all[p]);

@@ -40,12 +40,16 @@ struct FoundLevels {
   std::vector<LevelPlateau> levels;
   std::vector<std::string> served_by;
   bool plateaus_in_bands = false;
+  // Main memory's plateau was found inside the reported last-level cache's band: no working set passed the reported
+  // size, but the latency stepped up well before it.
+  bool memory_inside_last_cache = false;
 };
 // Each level's plateau (medians over its points); each working set named by the plateau its latency is nearest to (in
 // ratio); the check: every level has a plateau in its band, each kLevelStepFactor slower than the one below, no
 // working set named for a level lies past its size (with kBandSlack), and no larger working set is named for a lower
 // level. A cache that holds less than its reported size passes (its plateau ends early, inside the band; the next
-// level takes over early); a plateau that runs on past the size does not.
+// level takes over early); a plateau that runs on past the size does not. Where no working set passes the last cache's
+// reported size, main memory's plateau is looked for among that cache's working sets a level step slower than it.
 FoundLevels find_levels(const std::vector<Tier>& tiers, const Staircase& staircase);
 
 }  // namespace dlsys::hardware
