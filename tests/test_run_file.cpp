@@ -115,7 +115,7 @@ TEST_CASE("a run file whose numbers a view cannot draw, or whose indices leave t
   json algorithms = run_quick("allreduce");
   algorithms["measured"]["comparison"]["algorithms"] = json::array();
   refused(algorithms, "measured.comparison.algorithms: is empty");
-  json grid = run_quick("moe", {"tokens=64", "hidden=32", "ffn=64"});
+  json grid = run_quick("moe", {"tokens=64", "hidden=32", "ffn=64", "ranks=4"});
   grid["measured"]["dispatch_bytes"].erase(grid["measured"]["dispatch_bytes"].size() - 1);
   refused(grid, "measured.dispatch_bytes: has 15 elements; expected 16 (ranks x ranks)");
   json columns = run_quick("moe", {"tokens=64", "hidden=32", "ffn=64"});

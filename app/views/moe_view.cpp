@@ -301,9 +301,8 @@ void draw_overlap(const ViewContext& ctx) {
                                  format_duration_us(m->overlapped.us), format_number(m->overlap_speedup, 3))},
                     {"overlapped, if the two lanes never slowed each other (from the phases)",
                      format_duration_us(m->ideal_overlapped_us)}});
-  const float height = main_figure_height() / 2;
-  draw_timeline_alone("moe_overlapped", ctx.result->timelines[1], height);
-  draw_timeline_alone("moe_sequence", ctx.result->timelines[0], height);
+  draw_timeline_alone("moe_overlapped", ctx.result->timelines[1], main_figure_height());
+  draw_timeline_alone("moe_sequence", ctx.result->timelines[0], kSecondFigureShare * main_figure_height());
   draw_note(
       "Compute spans: route, experts and finish; all-to-all spans: counts, dispatch and combine; A and B name the "
       "micro-batches.");
