@@ -3,6 +3,8 @@
 // the reference, whose link bytes equal the routing's and the ring's closed form, and whose balance loss falls when on.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "engine/run_control.h"
 #include "lessons/common/process_placement.h"
 #include "lessons/common/run_lesson.h"
@@ -74,6 +76,9 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
     CHECK(m.bytes_match_routing == 1);
     CHECK(m.dispatch_bytes.size() == 4);
     CHECK(m.dispatch_bytes_sent_per_rank == m.dispatch_bytes_routed_per_rank);
+    // Two ranks at 0.1 GB/s (10 ns a byte): the busier of the two off-rank blocks, on the wire.
+    const double busiest = double(std::max(m.dispatch_bytes[1], m.dispatch_bytes[2]));
+    CHECK(m.dispatch_wire_busiest_us == doctest::Approx(busiest * 10 / 1e3));
     // The ring all-reduce of 64 x 2 x 32 floats on 2 ranks sends half of it per rank, twice: the tensor's size.
     CHECK(m.all_reduce_bytes_per_rank == 64.0 * 2 * 32 * 4);
     CHECK(m.phases.size() == 6);

@@ -201,10 +201,15 @@ void draw_alltoall(const ViewContext& ctx) {
   const auto on_wire = [&](double wire_us) {
     return t.link_gbps > 0 ? fmt::format("; wire {}", format_duration_us(wire_us)) : std::string();
   };
+  const std::string dispatch_wire =
+      m->dispatch_wire_busiest_us > 0
+          ? fmt::format("; wire: busiest rank {}, even load {}", format_duration_us(m->dispatch_wire_busiest_us),
+                        format_duration_us(t.dispatch_wire_us))
+          : on_wire(t.dispatch_wire_us);
   draw_bars(
       {{"dispatch (all-to-all)", m->dispatch_alone.us, span_imgui_color("all_to_all", 0),
         fmt::format("{}, {} a rank{}", format_duration_us(m->dispatch_alone.us),
-                    format_bytes_binary(m->dispatch_bytes_sent_per_rank), on_wire(t.dispatch_wire_us))},
+                    format_bytes_binary(m->dispatch_bytes_sent_per_rank), dispatch_wire)},
        {"all-reduce, same size", m->all_reduce.us, series_color(1),
         fmt::format("{}, {} a rank{}", format_duration_us(m->all_reduce.us),
                     format_bytes_binary(m->all_reduce_bytes_per_rank), on_wire(t.all_reduce_wire_us))}},

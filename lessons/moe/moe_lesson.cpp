@@ -299,6 +299,9 @@ std::string MoeLesson::text_report(const RunResult& result) const {
   out += fmt::format(
       "  each alone, repeated: the dispatch {}, a ring all-reduce of the same tensor {} ({:.0f} B a rank)\n",
       format_duration_us(m->dispatch_alone.us), format_duration_us(m->all_reduce.us), m->all_reduce_bytes_per_rank);
+  if (m->dispatch_wire_busiest_us > 0)
+    out += fmt::format("  the dispatch's wire time for the busiest rank's bytes: {} (even load: {})\n",
+                       format_duration_us(m->dispatch_wire_busiest_us), format_duration_us(t->dispatch_wire_us));
   out +=
       fmt::format("benchmark: layer {} ({} GFLOP/s), dense MLP {} ({} GFLOP/s); ", format_duration_us(m->moe_us),
                   format_number(m->moe_gflops, 3), format_duration_us(m->dense.us), format_number(m->dense_gflops, 3));

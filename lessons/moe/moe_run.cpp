@@ -268,6 +268,22 @@ void route_with_reference(MoeRun& run) {
   run.m.balance_loss = moe::balance_loss(all);
 }
 
+// The most off-rank bytes any rank sends or receives in an all-to-all with `bytes` from rank i to rank j (row-major):
+// on a wire a rank's own traffic each way follows one block after another.
+double busiest_rank_bytes(const std::vector<std::int64_t>& bytes, int n) {
+  double busiest = 0;
+  for (int r = 0; r < n; ++r) {
+    double sent = 0, received = 0;
+    for (int q = 0; q < n; ++q)
+      if (q != r) {
+        sent += double(bytes[std::size_t(r * n + q)]);
+        received += double(bytes[std::size_t(q * n + r)]);
+      }
+    busiest = std::max({busiest, sent, received});
+  }
+  return busiest;
+}
+
 // The layers; one forward checked against the reference and its dispatch's bytes per pair.
 void make_layers(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
@@ -284,6 +300,8 @@ void make_layers(MoeRun& run) {
   }
   for (const std::vector<std::int64_t>& row : run.ranks.every_rank(std::move(rows)))
     run.m.dispatch_bytes.insert(run.m.dispatch_bytes.end(), row.begin(), row.end());
+  if (run.p.link_gbps > 0 && !run.ranks.processes)
+    run.m.dispatch_wire_busiest_us = busiest_rank_bytes(run.m.dispatch_bytes, s.ranks) / run.p.link_gbps / 1e3;
 }
 
 // The dispatch's bytes on the links, rank by rank, against what the routing sends to other ranks' experts.

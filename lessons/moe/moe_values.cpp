@@ -7,10 +7,10 @@ namespace dlsys::moe_lesson {
 namespace {
 DLSYS_VALUES_PART(AllKeys, MoeMeasured, wanted, kept, wanted_untrained, dropped, dropped_share, balance_loss,
                   balance_loss_untrained, balance_training, max_abs_err, wrong, ranks, dispatch_bytes,
-                  dispatch_bytes_sent_per_rank, dispatch_bytes_routed_per_rank, bytes_match_routing, phases, moe_us,
-                  dispatch_alone, all_reduce, all_reduce_bytes_per_rank, dense, moe_flop, dense_flop, moe_gflops,
-                  dense_gflops, sequential, overlapped, ideal_overlapped_us, overlap_speedup, hardware_threads,
-                  emulated, overlap_emulated)
+                  dispatch_bytes_sent_per_rank, dispatch_bytes_routed_per_rank, bytes_match_routing,
+                  dispatch_wire_busiest_us, phases, moe_us, dispatch_alone, all_reduce, all_reduce_bytes_per_rank,
+                  dense, moe_flop, dense_flop, moe_gflops, dense_gflops, sequential, overlapped, ideal_overlapped_us,
+                  overlap_speedup, hardware_threads, emulated, overlap_emulated)
 }  // namespace
 
 void to_json(nlohmann::ordered_json& j, const MoeMeasured& m) {

@@ -73,6 +73,9 @@ struct MoeMeasured {
   double dispatch_bytes_sent_per_rank = 0;    // measured on the links, averaged over the ranks
   double dispatch_bytes_routed_per_rank = 0;  // what the routing sends to other ranks' experts, from its counts
   int bytes_match_routing = 0;
+  // On emulated wires: the busiest rank's dispatch bytes (the most any rank sends or receives off-rank) over the
+  // bandwidth. With a skewed router it exceeds the even load's wire time; the dispatch cannot end sooner. 0 without.
+  double dispatch_wire_busiest_us = 0;
   std::vector<PhaseMeasured> phases;  // route, counts, dispatch, experts, combine, finish
   double moe_us = 0;                  // the phases together
   // The dispatch alone, repeated with warm caches as the all-reduce is: the two collectives on equal terms.
