@@ -10,8 +10,12 @@ bool arrays_fit_in_cache(double array_bytes) {
 }
 
 std::int64_t default_side() {
-  std::int64_t side = kCourseSide;
-  while (side < kLargestDefaultSide && arrays_fit_in_cache(4.0 * double(side) * double(side))) side *= 2;
+  // Once: the parameter panel asks for the lesson's specs every frame it draws, and the cache sizes come from sysfs.
+  static const std::int64_t side = [] {
+    std::int64_t s = kCourseSide;
+    while (s < kLargestDefaultSide && arrays_fit_in_cache(4.0 * double(s) * double(s))) s *= 2;
+    return s;
+  }();
   return side;
 }
 

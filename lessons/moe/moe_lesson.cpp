@@ -225,10 +225,11 @@ MoeTheory MoeLesson::theory_of(const MoeParams& p) const {
   t.all_to_all_bus_factor = collectives::all_to_all_bus_factor(s.ranks);
   t.all_reduce_bus_factor = 2 * t.all_to_all_bus_factor;
   t.all_reduce_bytes_per_rank = t.dispatch_bytes_per_rank * t.all_reduce_bus_factor;
-  t.link_gbps = p.link_gbps;
-  if (p.link_gbps > 0) {  // bytes / (GB/s) is nanoseconds
-    t.dispatch_wire_us = t.dispatch_off_rank_bytes / p.link_gbps / 1e3;
-    t.all_reduce_wire_us = t.all_reduce_bytes_per_rank / p.link_gbps / 1e3;
+  // The wires are emulated between rank threads only: processes talk through MPI at the machine's own speed.
+  t.link_gbps = p.launcher == Launcher::Mpi ? 0 : p.link_gbps;
+  if (t.link_gbps > 0) {  // bytes / (GB/s) is nanoseconds
+    t.dispatch_wire_us = t.dispatch_off_rank_bytes / t.link_gbps / 1e3;
+    t.all_reduce_wire_us = t.all_reduce_bytes_per_rank / t.link_gbps / 1e3;
   }
   t.deepep_dispatch_bytes = double(moe::dispatch_bytes_per_rank(128, 8, 7168, 1, 128));
   t.expert_parameters = moe::expert_parameters(s);
