@@ -20,8 +20,9 @@ inline constexpr std::int64_t kGpuLineBytes = 128;  // an L1 line; the L2 and HB
 inline constexpr std::int64_t kGpuLineWords = kGpuLineBytes / 4;
 
 // lines: count x kGpuLineWords words, lines[i * kGpuLineWords] the index of the line after line i. Follows `steps`
-// links from line 0 and writes the index it stopped at to *end (device memory).
-void chase(std::uint32_t* end, const std::uint32_t* lines, std::int64_t steps);
+// links from the line *at names and writes the line it stopped at back to *at (device memory), so that calls in a
+// row walk on through the cycle instead of walking again the lines the last call left in the caches.
+void chase(std::uint32_t* at, const std::uint32_t* lines, std::int64_t steps);
 
 // Blocks of read_sum's grid: `partial` holds one float per block.
 int read_blocks();

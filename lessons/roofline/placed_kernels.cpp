@@ -34,7 +34,7 @@ void measure_matmuls(RooflineRun& run, RooflineMeasured& m) {
   fill_seeded_uniform(b.span(), 12);
   run.progress(fmt::format("matmul double reference, n = {}", n));
   matmul::reference(s, a.data(), b.data(), ref.data());
-  const BackendKind backend = run.ctx.backend;
+  const BackendKind backend = run.backend;
   const auto device = matmul::make_matmul_device(backend, run.threads, kMatmulTheoryTile,
                                                  [&control = run.ctx.control] { control.check_cancelled(); });
   const int tile = device->tiled_kernel_tile();

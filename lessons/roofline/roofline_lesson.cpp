@@ -289,6 +289,7 @@ RunResult RooflineLesson::run_with(const RooflineParams& p, RunContext& ctx) con
                             .plan = RunPlan(ctx.control, 24.0 + double(p.k.size() + p.tiny_sizes.size())),
                             .threads = p.threads,
                             .repeats = p.repeats,
+                            .backend = ctx.backend,
                             .timer = gpu ? dlsys::cuda::cuda_event_timer() : CallTimer{}};
   const DeviceInfo& device = gpu ? cuda_status().device : cpu_with_peaks();
   RooflineTheory theory = theory_of(p);

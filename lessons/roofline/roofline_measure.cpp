@@ -199,12 +199,12 @@ Stores stores_for(double array_bytes) {
 
 namespace {
 
-// Calls measure(run, device, n, m) on the run's backend's device with three arrays of `array_bytes`.
+// Calls measure(run, device, n, m) on run.backend's device with three arrays of `array_bytes`.
 template <typename Measure>
 void on_roof_device(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m, Measure measure) {
   const std::int64_t n = array_bytes / 4;
   run.progress(fmt::format("filling three arrays of {}", format_bytes_binary(double(array_bytes))));
-  if (run.ctx.backend == BackendKind::Cuda) {
+  if (run.backend == BackendKind::Cuda) {
     GpuRoofDevice device(n);
     measure(run, device, n, m);
   } else {

@@ -20,13 +20,16 @@ struct RooflineRun {
   RunPlan plan;  // one part per progress message below, each of weight 1
   int threads = 1;
   int repeats = 1;
+  // The device the probes run on: the hardware lesson keeps its STREAM on the CPU whatever the run's backend, as its
+  // CPU probes are held against it.
+  BackendKind backend = BackendKind::Cpu;
   // The fastest the FMA chains ran at any probe so far: probes run before, between and after the other measurements,
   // so the compute ceiling is taken at the machine's quietest moment of the run, as the points are.
   double peak_gflops = 0;
   // One call of the peak kernel on this run's device, and the FLOP it does.
   std::function<void()> peak_call;
   double peak_flop_per_call = 0;
-  CallTimer timer;  // the steady_clock stopwatch on the CPU backend, CUDA events on the GPU (work only enqueues)
+  CallTimer timer;  // the steady_clock stopwatch on the CPU, CUDA events on the GPU (work only enqueues): as `backend`
 
   void progress(const std::string& what) { plan.start(what); }
   // Times `work` with one warm-up call and the run's repeats, stopping early once timed calls took a second.

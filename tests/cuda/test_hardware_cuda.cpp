@@ -15,18 +15,22 @@ using dlsys::hardware::line_after;
 using dlsys::hardware::random_cycle_successors;
 namespace probes = dlsys::hardware::cuda;
 
-TEST_CASE("GPU chase: the walk ends on the line the CPU's walk of the same cycle ends on") {
+TEST_CASE("GPU chase: each call walks on from where the last stopped, to the line the CPU's walk ends on") {
   for (const std::int64_t count : {std::int64_t(1), std::int64_t(3), std::int64_t(1000), std::int64_t(1) << 18}) {
     const std::vector<std::uint32_t> successor = random_cycle_successors(count, 11);
     std::vector<std::uint32_t> staged(static_cast<std::size_t>(count * probes::kGpuLineWords), 0);
     for (std::int64_t i = 0; i < count; ++i) staged[std::size_t(i * probes::kGpuLineWords)] = successor[std::size_t(i)];
-    dlsys::cuda::DeviceBuffer<std::uint32_t> lines(std::int64_t(staged.size())), end(1);
+    dlsys::cuda::DeviceBuffer<std::uint32_t> lines(std::int64_t(staged.size())), at(1);
     lines.upload(staged.data());
+    const std::uint32_t start = std::uint32_t(count / 2);
+    at.upload(&start);
+    std::uint32_t expected = start;
     for (const std::int64_t steps : {std::int64_t(0), std::int64_t(1), count, 3 * count + 5}) {
-      probes::chase(end.get(), lines.get(), steps);
+      probes::chase(at.get(), lines.get(), steps);
+      expected = line_after(successor, expected, steps);
       std::uint32_t got = 7;
-      dlsys::cuda::copy_to_host_bytes(&got, end.get(), sizeof got);
-      CHECK(got == line_after(successor, 0, steps));
+      dlsys::cuda::copy_to_host_bytes(&got, at.get(), sizeof got);
+      CHECK(got == expected);
     }
   }
 }

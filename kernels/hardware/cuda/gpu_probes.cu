@@ -16,16 +16,20 @@ using dlsys::cuda::SumOp;
 // bytes on their way cover HBM's latency (about 3.35 TB/s x 0.6 us = 2 MB over 132 SMs on an H100).
 constexpr int kReadThreads = 256;
 constexpr int kReadBlocksPerSm = 8;
-// Shared memory: 32 KiB per block, 4 blocks of 512 threads per SM, 8 independent 16-byte loads per iteration.
+// Shared memory: 32 KiB per block, 4 blocks of 512 threads per SM, 8 independent 16-byte loads per iteration at
+// 8 different addresses (offsets that wrap onto each other would be one load to the compiler, and count twice).
 constexpr int kSharedThreads = 512;
 constexpr int kSharedBlocksPerSm = 4;
 constexpr int kSharedVectors = 2048;  // float4s: 32 KiB, a power of two so an index wraps with a mask
 constexpr int kSharedLoads = 8;
+constexpr int kSharedLoadStride = kSharedVectors / kSharedLoads;  // load l reads float4 at + l x this, mod the array
+static_assert(kSharedLoadStride * kSharedLoads == kSharedVectors && kSharedLoadStride % 32 == 0,
+              "eight different addresses, each warp's 32 float4s unsplit by the wrap");
 
-__global__ void chase_kernel(std::uint32_t* end, const std::uint32_t* lines, std::int64_t steps) {
-  std::uint32_t at = 0;
-  for (std::int64_t s = 0; s < steps; ++s) at = lines[std::size_t(at) * kGpuLineWords];
-  *end = at;
+__global__ void chase_kernel(std::uint32_t* at, const std::uint32_t* lines, std::int64_t steps) {
+  std::uint32_t line = *at;
+  for (std::int64_t s = 0; s < steps; ++s) line = lines[std::size_t(line) * kGpuLineWords];
+  *at = line;
 }
 
 // Item g of the call's passes x n4 float4s is x[g mod n4]; a thread's items are `threads` apart, so the index moves
@@ -62,7 +66,7 @@ __global__ void shared_kernel(float* sink, float one, std::int64_t iterations) {
   for (std::int64_t it = 0; it < iterations; ++it) {
 #pragma unroll
     for (int l = 0; l < kSharedLoads; ++l) {
-      const float4 v = vectors[(at + unsigned(l * kSharedThreads)) & (kSharedVectors - 1)];
+      const float4 v = vectors[(at + unsigned(l * kSharedLoadStride)) & (kSharedVectors - 1)];
       sum.x += v.x;
       sum.y += v.y;
       sum.z += v.z;
@@ -86,8 +90,8 @@ void check_launch() { DLSYS_CUDA_CHECK(cudaGetLastError()); }
 
 }  // namespace
 
-void chase(std::uint32_t* end, const std::uint32_t* lines, std::int64_t steps) {
-  chase_kernel<<<1, 1>>>(end, lines, steps);
+void chase(std::uint32_t* at, const std::uint32_t* lines, std::int64_t steps) {
+  chase_kernel<<<1, 1>>>(at, lines, steps);
   check_launch();
 }
 

@@ -8,7 +8,7 @@ namespace {
 const Calls& calls() { return cuda_kernels().hardware; }
 }  // namespace
 
-void chase(std::uint32_t* end, const std::uint32_t* lines, std::int64_t steps) { calls().chase(end, lines, steps); }
+void chase(std::uint32_t* at, const std::uint32_t* lines, std::int64_t steps) { calls().chase(at, lines, steps); }
 int read_blocks() { return calls().read_blocks(); }
 void read_sum(float* partial, const float* x, std::int64_t n, std::int64_t passes) {
   calls().read_sum(partial, x, n, passes);
