@@ -12,7 +12,9 @@ mkdir -p "$out"
 fail=0
 # The dark theme's note colour (info_color) in the label's band: one text line tall, and half the view's width when a
 # run recorded on a busy machine shares the line with the busy-machine band (about 9000 pixels; alone about 19000).
-info_band=(--color 22344e --region 0.41,0.08,1,0.2 --min-pixels 6000)
+# The band sits under the step's text, which runs to six lines on some steps (lora's fifth), so the region reaches
+# down to 0.3 of the height.
+info_band=(--color 22344e --region 0.41,0.08,1,0.3 --min-pixels 6000)
 
 # One lesson per kind of view: plots (matmul), the ring's step record and busbw plots (allreduce), timelines
 # (schedules), per-rank memory tables (zero).
