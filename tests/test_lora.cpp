@@ -222,6 +222,26 @@ TEST_CASE("lora lesson: a --quick run has its knee at the true rank, ledgers equ
   }
 }
 
+TEST_CASE("lora lesson: on a GPU the timed inference layer is 4096 wide, where launches no longer set the time") {
+  const LoraLesson lesson;
+  for (const bool quick : {false, true}) {
+    CAPTURE(quick);
+    const auto values = lesson.theory(ParamValues::parse(lesson.params(), lesson.gpu_params(quick)));
+    const LoraTheory* theory = values_as<LoraTheory>(values);
+    REQUIRE(theory != nullptr);
+    CHECK(theory->inference_width == 4096);
+    CHECK(theory->inference_tokens == (quick ? 512 : 1024));
+    for (std::size_t i = 0; i < kSweptRanks.size(); ++i)
+      CHECK(theory->adapter_flop_share_by_rank[i] == double(kSweptRanks[i]) * 2 * 4096 / (4096.0 * 4096.0));
+  }
+  // The CPU keeps the 1024-wide layer of 256 tokens.
+  const auto cpu_values = lesson.theory(ParamValues::parse(lesson.params(), {}));
+  const LoraTheory* cpu = values_as<LoraTheory>(cpu_values);
+  REQUIRE(cpu != nullptr);
+  CHECK(cpu->inference_width == 1024);
+  CHECK(cpu->inference_tokens == 256);
+}
+
 TEST_CASE("lora calculator: Llama-2-7B's adapters and memory, exactly") {
   const kvcache::ModelConfig llama = kvcache::load_preset("llama-2-7b");
   const CalculatorTheory qkvo = calculate(llama, "model", Targets::Attention, 8, 1, 512);

@@ -32,9 +32,6 @@ namespace {
 const std::vector<std::string> kTargetChoices{"qkvo", "all"};  // in the order of lora_lesson::Targets
 constexpr std::uint32_t kProblemSeed = 7;
 // The forward passes are milliseconds long: a few repeats, alternating, at least 20 ms of timed calls each.
-// Inference is timed on a layer of a served model's size, whatever the trained layer's: a prompt's 256 tokens through
-// one 1024 x 1024 projection, where the products' multiply-adds, not the calls' fixed costs, take the time.
-constexpr std::int64_t kInferenceWidth = 1024, kInferenceTokens = 256;
 constexpr MeasureOptions kForwardTiming{.warmup = 1, .repeats = 9, .max_total_us = 0, .min_total_us = 20000};
 constexpr std::int64_t kCublasMarginBytes = 64ll << 20;  // a cuBLAS handle and its workspace
 
@@ -168,6 +165,24 @@ std::vector<ParamSpec> LoraLesson::params() const {
        .max = 1048576,
        .unit = "tokens",
        .help = "tokens per sequence, for the activations"},
+      // Inference is timed on a layer of a served model's size, whatever the trained layer's: by default a prompt's
+      // 256 tokens through one 1024 x 1024 projection, where on a CPU the products' multiply-adds, not the calls'
+      // fixed costs, take the time (a GPU needs a larger layer for that: LoraLesson::gpu_params).
+      {.key = "serve_width",
+       .label = "inference: layer width",
+       .type = ParamType::Integer,
+       .default_text = "1024",
+       .min = 16,
+       .max = 16384,
+       .help = "the timed inference layer is serve_width x serve_width (its d = k)"},
+      {.key = "serve_tokens",
+       .label = "inference: tokens",
+       .type = ParamType::Integer,
+       .default_text = "256",
+       .min = 1,
+       .max = 16384,
+       .unit = "tokens",
+       .help = "inputs through the timed inference layer at once"},
       max_minutes_param(),
   };
 }
@@ -187,6 +202,8 @@ LoraParams LoraLesson::read_params(const ParamValues& values) const {
   p.targets = static_cast<Targets>(choice_index(values, "targets", kTargetChoices));
   p.micro_batch = values.integer("micro_batch");
   p.seq = values.integer("seq");
+  p.serve_width = values.integer("serve_width");
+  p.serve_tokens = values.integer("serve_tokens");
   p.max_minutes = values.real("max_minutes");
   return p;
 }
@@ -206,18 +223,24 @@ RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const 
   RunBudget budget;
   // On CUDA, the inference layer at the largest swept r: W and W', the inputs, B and A, two outputs and A x, with a
   // cuBLAS handle's workspace on top.
-  const double width = double(kInferenceWidth), tokens = double(kInferenceTokens), rank = double(kSweptRanks.back());
-  if (backend == BackendKind::Cuda)
+  const double width = double(p.serve_width), tokens = double(p.serve_tokens), rank = double(kSweptRanks.back());
+  const bool on_gpu = backend == BackendKind::Cuda;
+  if (on_gpu)
     budget.device_bytes =
         4.0 * (2 * width * width + width * tokens + 2 * width * rank + 2 * width * tokens + rank * tokens) +
         double(kCublasMarginBytes);
-  // The task (W, W*, x, x^T, targets), full fine-tuning's four d x k arrays, and the checks' copies.
-  budget.host_bytes = 4.0 * (4 * d * k + 2 * d * n) + 4.0 * (4 * d * k + 2 * d * n) + 8.0 * 3 * d * k;
+  // The task (W, W*, x, x^T, targets), full fine-tuning's four d x k arrays, and the checks' copies; then the
+  // inference layer (W, W', the inputs), three outputs and the check's sums of magnitudes in doubles (|W|, |x| and
+  // the sums).
+  budget.host_bytes = 4.0 * (4 * d * k + 2 * d * n) + 4.0 * (4 * d * k + 2 * d * n) + 8.0 * 3 * d * k +
+                      4.0 * (2 * width * width + 4 * width * tokens) + 8.0 * (width * width + 2 * width * tokens);
   // Every step: full 4 d k n FLOP, each of the six adapter trainings 2 d k n for the frozen product; QLoRA
   // dequantizes d k weights a step, the merge checks sum d n k (r + 1) terms, Jacobi ~ 12 sweeps of 3 min^2 max.
-  // Inference: each swept r times both paths, warm-up and repeats, on the 1024-wide layer.
-  const double inference_flop = double(kSweptRanks.size()) * 2 * (kForwardTiming.warmup + kForwardTiming.repeats) * 2 *
-                                double(kInferenceWidth) * double(kInferenceWidth) * double(kInferenceTokens);
+  // Inference, at each swept r: on the CPU both paths timed (warm-up and repeats) and the check's sums of
+  // magnitudes; on a GPU only the CPU's reference output and those sums.
+  const double product_flop = 2 * width * width * tokens;
+  const double products_per_rank = on_gpu ? 2.0 : 2.0 * (kForwardTiming.warmup + kForwardTiming.repeats) + 1;
+  const double inference_flop = double(kSweptRanks.size()) * products_per_rank * product_flop;
   const double blas_flop = steps * d * k * n * (4 + 2 * 6) + inference_flop;
   double merge_terms = 0;
   for (int r : kSweptRanks) merge_terms += 4 * d * n * k * (r + 1);
@@ -227,9 +250,11 @@ RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const 
   budget.cpu_seconds = estimated_seconds(blas_flop, kBlasGflopsPerThread, 1) +
                        estimated_seconds(naive_flop, kNaiveLoopGflopsPerThread, 1);
   budget.max_minutes = p.max_minutes;
-  budget.sizes = "parameters 'd' and 'k'";
-  budget.cpu_work = fmt::format("7 trainings of {} steps on a {} x {} layer and their checks", p.steps, p.d, p.k);
-  budget.smaller = "d, k or steps";
+  budget.sizes = "parameters 'd', 'k', 'serve_width' and 'serve_tokens'";
+  budget.cpu_work = fmt::format(
+      "7 trainings of {} steps on a {} x {} layer, inference on {} tokens through {} x {}, and their checks", p.steps,
+      p.d, p.k, p.serve_tokens, p.serve_width, p.serve_width);
+  budget.smaller = "d, k, steps, serve_width or serve_tokens";
   return budget;
 }
 
@@ -258,10 +283,10 @@ LoraTheory LoraLesson::theory_of(const LoraParams& p) const {
   t.course_r8_percent = 100.0 * double(t.course_r8) / double(t.course_full);
   t.course_r16_percent = 100.0 * double(t.course_r16) / double(t.course_full);
   t.calculator = lora_lesson::calculate(p);
-  t.inference_width = kInferenceWidth;
-  t.inference_tokens = kInferenceTokens;
+  t.inference_width = p.serve_width;
+  t.inference_tokens = p.serve_tokens;
   for (int r : kSweptRanks)
-    t.adapter_flop_share_by_rank.push_back(lora::adapter_flop_share(kInferenceWidth, kInferenceWidth, r));
+    t.adapter_flop_share_by_rank.push_back(lora::adapter_flop_share(p.serve_width, p.serve_width, r));
   return t;
 }
 
@@ -307,7 +332,7 @@ TrainingRun training_run(const lora::TrainResult& r, lora::Method method, int ra
 // measured extra time and the extra multiply-adds as series.
 // `worst_share_of_bound`: the largest output difference over every r, as a share of fp32's rounding bound.
 template <class Device>
-std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult& result,
+std::vector<lora_lesson::ForwardPoint> measure_inference(const LoraParams& p, RunResult& result,
                                                          const std::function<void()>& cancelled,
                                                          double& worst_share_of_bound) {
   std::vector<lora_lesson::ForwardPoint> points;
@@ -323,7 +348,7 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
                     {}};
   for (int rank : kSweptRanks) {
     const lora::ForwardTiming timing = Device::time(
-        lora::make_inference_layer(kInferenceWidth, kInferenceWidth, kInferenceTokens, rank, alpha / float(rank)),
+        lora::make_inference_layer(p.serve_width, p.serve_width, p.serve_tokens, rank, float(p.alpha) / float(rank)),
         kForwardTiming, cancelled);
     lora_lesson::ForwardPoint point;
     point.r = rank;
@@ -332,7 +357,7 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
     point.merged_us = merged.us, point.merged_min_us = merged.min_us, point.merged_max_us = merged.max_us;
     point.repeats = timing.adapter.repeats;
     point.overhead = adapter.us / merged.us - 1;
-    point.flop_share = lora::adapter_flop_share(kInferenceWidth, kInferenceWidth, rank);
+    point.flop_share = lora::adapter_flop_share(p.serve_width, p.serve_width, rank);
     point.agrees = timing.check.agrees();
     worst_share_of_bound = std::max(worst_share_of_bound, timing.check.worst_share_of_bound);
     overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
@@ -345,11 +370,11 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(float alpha, RunResult&
 }
 
 // The inference part on the run's backend: on a GPU the adapter forward is timed there, the trainings stay on the CPU.
-void measure_inference_on(BackendKind backend, float alpha, RunPlan& plan, RunResult& result,
+void measure_inference_on(BackendKind backend, const LoraParams& p, RunPlan& plan, RunResult& result,
                           const std::function<void()>& cancelled, LoraMeasured& m) {
   if (backend == BackendKind::Cuda) {
     plan.start("inference on the GPU: the adapter path against the merged weight");
-    m.forward = measure_inference<lora::CudaLoraForward>(alpha, result, cancelled, m.forward_worst_share_of_bound);
+    m.forward = measure_inference<lora::CudaLoraForward>(p, result, cancelled, m.forward_worst_share_of_bound);
     m.forward_on_gpu = true;
     m.forward_wrong =
         !std::all_of(m.forward.begin(), m.forward.end(), [](const lora_lesson::ForwardPoint& f) { return f.agrees; });
@@ -359,7 +384,7 @@ void measure_inference_on(BackendKind backend, float alpha, RunPlan& plan, RunRe
   } else {
     plan.start("inference: the adapter path against the merged weight");
     double worst_share_of_bound = 0;  // reported by a GPU run only: the CPU's check is check_merged's, per point
-    m.forward = measure_inference<lora::CpuLoraForward>(alpha, result, cancelled, worst_share_of_bound);
+    m.forward = measure_inference<lora::CpuLoraForward>(p, result, cancelled, worst_share_of_bound);
   }
 }
 
@@ -438,7 +463,7 @@ RunResult LoraLesson::run_with(const LoraParams& p, RunContext& ctx) const {
   result.series.push_back(std::move(final_lora));
   result.series.push_back(std::move(best_lora));
 
-  measure_inference_on(ctx.backend, float(p.alpha), plan, result, cancelled, m);
+  measure_inference_on(ctx.backend, p, plan, result, cancelled, m);
   judge(p, qlora, lora_at_r, result, m);
   result.backend.repeats = p.steps - 1;
   result.measured = make_values(std::move(m));

@@ -21,6 +21,9 @@ struct LoraParams {
   std::string config;
   Targets targets = Targets::Attention;
   std::int64_t micro_batch = 0, seq = 0;
+  // The inference layer, timed with the adapter merged and unmerged: serve_tokens inputs through a square
+  // serve_width x serve_width projection.
+  std::int64_t serve_width = 0, serve_tokens = 0;
   double max_minutes = 0;
 };
 

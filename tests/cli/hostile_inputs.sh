@@ -101,6 +101,9 @@ expect 2 "not valid JSON" run zero --quick --set "config=$tmp/cut_config.json"
 expect 2 "not valid JSON" run lora --quick --set "config=$tmp/cut_config.json"
 expect 2 "parameter 'r': value '65' is above min(d, k) = 64" run lora --quick --set r=65
 expect 2 "parameter 'model'" run lora --quick --set model=mixtral-8x7b
+expect 2 "parameter 'serve_width': value '8' is not allowed (out of range); allowed: an integer from 16" \
+  run lora --quick --set serve_width=8
+expect 2 "inference on 16384 tokens through 16384 x 16384" run lora --set serve_width=16384 --set serve_tokens=16384
 expect 2 "parameter 'd'" run lora --quick --set d=4096
 expect 2 "parameter 'noise'" run lora --quick --set noise=-1
 expect 2 "parameter 'lr'" run lora --quick --set lr=nan
