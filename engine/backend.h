@@ -23,6 +23,7 @@ struct DeviceInfo {
   std::int64_t shared_memory_per_sm_bytes = 0;           // on a GPU: shared memory one SM has (0 when unknown)
   int memory_bus_bits = 0;                               // on a GPU: width of its memory interface (0 when unknown)
   double memory_clock_mhz = 0;  // on a GPU: its memory clock, two transfers per clock (0 when unknown)
+  std::string pci_bus_id;       // on a GPU: its PCI address as Linux names it, "0000:1b:00.0" ("" when unknown)
   // Ceilings: measured by a probe on the CPU, datasheet values on known GPUs (0 when unknown).
   double peak_fp32_gflops = 0;
   double peak_bandwidth_gbps = 0;

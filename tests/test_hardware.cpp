@@ -2,6 +2,10 @@
 // course's table, the naming of levels from a staircase, and a real run read back from its JSON.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "engine/backend.h"
@@ -9,6 +13,7 @@
 #include "engine/host_buffer.h"
 #include "kernels/hardware/hardware.h"
 #include "kernels/hardware/hardware_math.h"
+#include "kernels/hardware/pcie_link.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/hardware/hardware_lesson.h"
 #include "lessons/hardware/hardware_levels.h"
@@ -83,6 +88,50 @@ TEST_CASE("hardware closed forms: bus width times transfers, shared memory per S
   CHECK(gbit_to_gbyte(400) == 50);
   CHECK(nvlink4_over_infiniband_per_gpu() == 9);
   CHECK(course_nvlink_over_infiniband_node() == 2.25);
+}
+
+TEST_CASE("hardware PCIe: rates per direction after the line code, and the share packets leave for data") {
+  CHECK(pcie_link_gbps({1, 16}) == 4.0);  // 2.5 GT/s x 8/10 x 16 lanes / 8 bits
+  CHECK(pcie_link_gbps({2, 8}) == 4.0);
+  CHECK(pcie_link_gbps({3, 16}) == doctest::Approx(8.0 * 128 / 130 * 2).epsilon(1e-15));
+  CHECK(pcie_link_gbps({4, 16}) == doctest::Approx(31.5077).epsilon(1e-5));
+  CHECK(pcie_link_gbps({5, 16}) == doctest::Approx(63.0154).epsilon(1e-5));
+  CHECK(pcie_link_gbps({6, 16}) == 0);  // flits, not a line code: not modelled
+  CHECK(pcie_payload_efficiency(kPcieSmallPayloadBytes) == 128.0 / 152);
+  CHECK(pcie_payload_efficiency(kPcieLargePayloadBytes) == 256.0 / 280);
+  // The H100's pinned copy (54.8 GB/s over Gen5 x16) lies inside the band: 53.1 .. 57.6 GB/s.
+  const double link = pcie_link_gbps({5, 16});
+  CHECK(link * pcie_payload_efficiency(128) < 54.8);
+  CHECK(link * pcie_payload_efficiency(256) > 54.8);
+}
+
+TEST_CASE("hardware PCIe: the link a device reports, as Linux writes it, and what is not a link") {
+  CHECK(pcie_generation_of("32.0 GT/s PCIe") == 5);
+  CHECK(pcie_generation_of("16.0 GT/s PCIe") == 4);
+  CHECK(pcie_generation_of("8 GT/s") == 3);
+  CHECK(pcie_generation_of("5.0 GT/s PCIe") == 2);
+  CHECK(pcie_generation_of("2.5 GT/s PCIe") == 1);
+  CHECK(pcie_generation_of("Unknown") == 0);
+  CHECK(pcie_generation_of("64.0 GT/s PCIe") == 0);
+  CHECK(pcie_generation_of("32.0") == 0);
+  CHECK(pcie_generation_of("") == 0);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dlsys-test-pcie-device-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const char* text) { std::ofstream(dir / name) << text; };
+  write("max_link_speed", "32.0 GT/s PCIe\n");
+  write("max_link_width", "16\n");
+  const std::optional<PcieLink> link = read_pcie_link(dir.string());
+  REQUIRE(link.has_value());
+  CHECK(link->generation == 5);
+  CHECK(link->lanes == 16);
+  write("max_link_width", "0\n");
+  CHECK_FALSE(read_pcie_link(dir.string()).has_value());
+  write("max_link_width", "8\n");
+  write("max_link_speed", "Unknown\n");
+  CHECK_FALSE(read_pcie_link(dir.string()).has_value());
+  std::filesystem::remove_all(dir);
+  CHECK_FALSE(read_pcie_link(dir.string()).has_value());  // no such device
 }
 
 TEST_CASE("hardware lesson: theory holds the sweep and the corrected figures") {

@@ -163,6 +163,22 @@ std::vector<PlotBand> gpu_bands(const hardware::GpuFacts& g) {
           {4 * g.l2_cache_bytes / kKiB, 1e30, "HBM", series_color(4)}};
 }
 
+std::string pcie_link_text(const hardware::PcieFacts& link) {
+  return fmt::format("PCIe Gen{} x{}: {} per direction after the line code", link.generation, link.lanes,
+                     gbps_text(link.link_gbps));
+}
+
+// The pinned copy against the link GPU 0 reports, or why there is no link to set it against.
+std::string pinned_copy_text(const hardware::GpuFacts& facts, const hardware::GpuProbes& g) {
+  if (!facts.pcie || !g.pcie_copy)
+    return "the PCIe lines are the slots' limits: the system did not say which link this GPU has";
+  const hardware::PcieFacts& link = *facts.pcie;
+  return fmt::format("{} of GPU 0's {}; with 128 to 256 B per packet a copy can reach {} to {}: {}",
+                     percent_text(g.pcie_copy->pinned_over_link, 0), pcie_link_text(link),
+                     gbps_text(link.achievable_low_gbps), gbps_text(link.achievable_high_gbps),
+                     g.pcie_copy->within_achievable.value ? "inside" : "outside");
+}
+
 void draw_gpu_step(const ViewContext& ctx) {
   const HardwareMeasured* m = measured_of(ctx);
   if (m == nullptr) return draw_needs_run(ctx, "GPU 0's hierarchy (a run on the CUDA backend)");
@@ -210,15 +226,22 @@ void draw_gpu_step(const ViewContext& ctx) {
                   {},
                   {}};
   add_curves(copies, *ctx.result, {"copy_pageable", "copy_pinned"});
-  copies.guides.push_back({false, hardware::kPcieGen4x16Gbps, "PCIe Gen4 x16, per direction", theory_color()});
-  copies.guides.push_back({false, hardware::kPcieGen5x16Gbps, "PCIe Gen5 x16, per direction", theory_color()});
+  if (const std::optional<hardware::PcieFacts>& link = m->gpu.pcie) {
+    copies.guides.push_back({false, link->link_gbps, fmt::format("GPU 0's link, {}", pcie_link_text(*link)),
+                             theory_color()});
+    copies.guides.push_back({false, link->achievable_high_gbps, "the most its packets leave for data",
+                             theory_color()});
+  } else {
+    copies.guides.push_back({false, hardware::kPcieGen4x16Gbps, "PCIe Gen4 x16, per direction", theory_color()});
+    copies.guides.push_back({false, hardware::kPcieGen5x16Gbps, "PCIe Gen5 x16, per direction", theory_color()});
+  }
   copies.size.y = main_figure_height() * 0.6f;
   draw_plot("gpu_copies", copies);
   draw_note(fmt::format(
       "HBM read at {} of bus x clock x 2; shared memory over every SM {}x HBM. Host to GPU, {}: pageable {}, pinned "
-      "{} (the PCIe lines are the link's limits; the runtime does not say which generation this one is). {}",
+      "{} ({}). {}",
       percent_text(g.hbm_over_theoretical, 0), three_digits(g.shared_over_hbm), format_bytes_binary(g.copy_bytes),
-      gbps_text(g.pageable_gbps), gbps_text(g.pinned_gbps),
+      gbps_text(g.pageable_gbps), gbps_text(g.pinned_gbps), pinned_copy_text(m->gpu, g),
       g.gpus >= 2 ? fmt::format("GPU 0 to GPU 1: {} ({}).", gbps_text(g.peer_gbps),
                                 g.peer_access.value ? "peer to peer" : "through the host")
                   : "One GPU: no GPU-to-GPU link to measure."));
@@ -261,12 +284,28 @@ void draw_links_step(const ViewContext& ctx) {
     if (l.in_chart)
       bars.push_back({l.name, l.gbps_per_direction, series_color(0),
                       gbps_text(l.gbps_per_direction) + (l.course.empty() ? "" : " (the course: " + l.course + ")")});
+  const HardwareMeasured* m = measured_of(ctx);
+  if (m != nullptr && m->gpu_probes) {  // the run's own links, measured
+    const hardware::GpuProbes& g = *m->gpu_probes;
+    const std::string share =
+        m->gpu.pcie && g.pcie_copy ? fmt::format(": {} of its PCIe Gen{} x{}", percent_text(g.pcie_copy->pinned_over_link, 0),
+                                                 m->gpu.pcie->generation, m->gpu.pcie->lanes)
+                                   : "";
+    bars.push_back({"host to GPU 0 (measured)", g.pinned_gbps, series_color(1),
+                    gbps_text(g.pinned_gbps) + " from pinned memory" + share});
+    if (g.gpus >= 2)
+      bars.push_back({"GPU 0 to GPU 1 (measured)", g.peer_gbps, series_color(1),
+                      gbps_text(g.peer_gbps) + (g.peer_access.value ? ", peer to peer" : ", through the host")});
+  }
   draw_bars(bars, {.title = "Links, GB/s each way (GB = 1e9 B)", .height = main_figure_height()});
   std::vector<std::vector<std::string>> rows;
   for (const hardware::LinkFigure& l : steps->links)
     rows.push_back({l.name, l.basis, gbps_text(l.gbps_per_direction), gbps_text(2 * l.gbps_per_direction),
                     l.course.empty() ? "-" : l.course});
-  if (const HardwareMeasured* m = measured_of(ctx)) {
+  if (m != nullptr && m->gpu_probes)
+    rows.push_back({"host to GPU 0, pinned (measured)", "this machine's GPU 0", gbps_text(m->gpu_probes->pinned_gbps),
+                    "-", "-"});
+  if (m != nullptr) {
     rows.push_back({"DRAM read (measured)", fmt::format("this machine, {} thread(s)", m->threads),
                     gbps_text(m->dram_read_gbps), "-", "-"});
     rows.push_back({"STREAM (measured)", "this machine, " + m->stream_kernel, gbps_text(m->stream_gbps), "-", "-"});
@@ -285,6 +324,8 @@ void draw_links_step(const ViewContext& ctx) {
           {"the course's own figures: one GPU's 900 (both ways) / a node's 400",
            fmt::format("{:.3g}x, not \"10-100x\"", t.course_nvlink_infiniband_ratio)},
       });
+  if (m != nullptr && m->gpu_probes)
+    draw_note("Host to GPU 0, measured: " + pinned_copy_text(m->gpu, *m->gpu_probes) + ".");
   if (ctx.result == nullptr) draw_note("Run the lesson to add this machine's measured memory bandwidth to the table.");
 }
 

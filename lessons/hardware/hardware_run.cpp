@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/hardware/hardware.h"
 #include "kernels/hardware/hardware_math.h"
+#include "kernels/hardware/pcie_link.h"
 #include "lessons/hardware/hardware_gpu.h"
 #include "lessons/hardware/hardware_lesson.h"
 #include "lessons/hardware/hardware_levels.h"
@@ -90,6 +91,13 @@ hardware::GpuFacts gpu_facts() {
   g.memory_clock_mhz = d.memory_clock_mhz;
   g.theoretical_gbps = hardware::theoretical_bandwidth_gbps(d.memory_bus_bits, d.memory_clock_mhz);
   g.datasheet_gbps = d.peak_bandwidth_gbps;
+  if (d.pci_bus_id.empty()) return g;
+  if (const std::optional<hardware::PcieLink> link = hardware::read_pcie_link("/sys/bus/pci/devices/" + d.pci_bus_id)) {
+    const double encoded = hardware::pcie_link_gbps(*link);
+    g.pcie = hardware::PcieFacts{link->generation, link->lanes, encoded,
+                                 encoded * hardware::pcie_payload_efficiency(hardware::kPcieSmallPayloadBytes),
+                                 encoded * hardware::pcie_payload_efficiency(hardware::kPcieLargePayloadBytes)};
+  }
   return g;
 }
 

@@ -55,6 +55,15 @@ DLSYS_VALUES_JSON(LevelPlateau, name, capacity_bytes, latency_ns, read_gbps_one,
                   read_over_dram, points_inside, last_served_bytes, in_band)
 
 // The GPU this machine has, as cudaDeviceProp describes it (empty name when none answered), beside its datasheet.
+// GPU 0's PCIe link as its own capability gives it (sysfs), what that carries per direction after the line code, and
+// the band a copy can reach once packets of 128 to 256 bytes pay their framing (kernels/hardware/pcie_link.h).
+struct PcieFacts {
+  int generation = 0, lanes = 0;
+  double link_gbps = 0;
+  double achievable_low_gbps = 0, achievable_high_gbps = 0;
+};
+DLSYS_VALUES_JSON(PcieFacts, generation, lanes, link_gbps, achievable_low_gbps, achievable_high_gbps)
+
 struct GpuFacts {
   std::string name;
   std::string absent_reason;  // why no GPU's facts are here ("" when they are)
@@ -64,9 +73,18 @@ struct GpuFacts {
   double memory_clock_mhz = 0;
   double theoretical_gbps = 0;  // bus width x memory clock x 2
   double datasheet_gbps = 0;    // the lab's table for this part (0 when it does not know it)
+  std::optional<PcieFacts> pcie;  // absent where the system does not say (no sysfs entry), and in older recordings
 };
 DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes, shared_memory_per_block_optin_bytes,
-                  l2_cache_bytes, memory_bus_bits, memory_clock_mhz, theoretical_gbps, datasheet_gbps)
+                  l2_cache_bytes, memory_bus_bits, memory_clock_mhz, theoretical_gbps, datasheet_gbps, pcie)
+
+// The largest pinned copy against the link GPU 0 reports: its share of the encoded rate, and whether it lies in the
+// achievable band (PcieFacts).
+struct PcieCopyCheck {
+  double pinned_over_link = 0;
+  FlagField within_achievable;
+};
+DLSYS_VALUES_JSON(PcieCopyCheck, pinned_over_link, within_achievable)
 
 // A level of the GPU's hierarchy as the CUDA probes found it (hardware_cuda.h): medians over the working sets inside
 // its band of each one's fastest call.
@@ -90,6 +108,7 @@ struct GpuProbes {
   double shared_over_theory = 0, shared_over_hbm = 0;
   double copy_bytes = 0;  // the largest host-to-device copy, whose rates are these
   double pageable_gbps = 0, pinned_gbps = 0;
+  std::optional<PcieCopyCheck> pcie_copy;  // where GpuFacts has the link
   int gpus = 0;
   FlagField peer_access;  // GPU 0 and GPU 1 reach each other directly
   double peer_gbps = 0;   // 0 with one GPU
@@ -99,7 +118,7 @@ struct GpuProbes {
   int wrong = 0;  // chase ends, read sums, shared sums or copies that were not what they must be
 };
 DLSYS_VALUES_JSON(GpuProbes, levels, hbm_over_theoretical, sm_clock_mhz, shared_gbps, shared_theory_gbps,
-                  shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, gpus, peer_access,
+                  shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, pcie_copy, gpus, peer_access,
                   peer_gbps, hbm_hundreds_of_cycles, l2_well_below_hbm, hbm_within_theoretical, wrong)
 
 struct HardwareMeasured {

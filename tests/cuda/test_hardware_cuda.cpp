@@ -2,9 +2,11 @@
 // stream's and shared memory's sums in closed form, the copies byte for byte; and the lesson whole on --backend cuda.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "engine/backend.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/hardware/hardware.h"
 #include "kernels/hardware/hardware_cuda.h"
@@ -85,4 +87,11 @@ TEST_CASE("hardware runs whole on --backend cuda, every probe's result checked b
   CHECK(j["measured"]["wrong"] == 0);
   CHECK(j["measured"]["gpu_probes"]["wrong"] == 0);
   CHECK(j["measured"]["gpu_probes"]["levels"].size() == 3);
+  // Where the system names GPU 0's link, the run reads it and sets the pinned copy against it.
+  const std::string bus = cuda_status().device.pci_bus_id;
+  if (!bus.empty() && std::filesystem::exists("/sys/bus/pci/devices/" + bus + "/max_link_speed")) {
+    REQUIRE(j["measured"]["gpu"].contains("pcie"));
+    CHECK(j["measured"]["gpu"]["pcie"]["link_gbps"].get<double>() > 0);
+    CHECK(j["measured"]["gpu_probes"].contains("pcie_copy"));
+  }
 }

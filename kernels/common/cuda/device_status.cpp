@@ -77,6 +77,7 @@ const CudaStatus& device_status() {
     info.l2_cache_bytes = static_cast<std::int64_t>(prop.l2CacheSize);
     info.shared_memory_per_sm_bytes = static_cast<std::int64_t>(prop.sharedMemPerMultiprocessor);
     info.memory_bus_bits = prop.memoryBusWidth;
+    info.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
     // CUDA 13's cudaDeviceProp no longer carries the memory clock; the attribute does (kHz).
     int memory_clock_khz = 0;
     if (cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
