@@ -1,7 +1,6 @@
 // The hardware lesson (lessons/hardware): the chase's cycle, the read stream's sums, the closed forms that correct the
 // course's table, the naming of levels from a staircase, and a real run read back from its JSON.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -226,6 +225,18 @@ TEST_CASE("hardware levels: a last-level cache reported far larger than it holds
   CHECK(f.levels[3].points_inside == 4);  // 16, 32, 64 and 128 MiB
   CHECK(f.served_by.back() == "DRAM");
   CHECK(f.plateaus_in_bands);
+  // A quick sweep, one point per doubling, climbs through the spill over several points: memory's plateau is where
+  // the climb ends (16-128 MiB), not the first point past the step (8 MiB, partly cached).
+  Staircase climb = stairs({32768, 1 << 20, 4 << 20}, {1, 4, 37, 0});
+  for (std::size_t p = 0; p < climb.bytes.size(); ++p) {
+    const double mib = climb.bytes[p] / (1 << 20);
+    if (mib >= 8) climb.latency_ns[p] = mib == 8 ? 57 : mib == 16 ? 150 : mib == 32 ? 170 : mib == 64 ? 180 : 185;
+  }
+  const FoundLevels climbed = find_levels(tiers_of(host_sized), climb);
+  CHECK(climbed.memory_inside_last_cache);
+  CHECK(climbed.levels[3].points_inside == 4);
+  CHECK(climbed.levels[3].latency_ns == 175);  // the median of 150, 170, 180 and 185
+  CHECK(climbed.levels[2].latency_ns == 37);
   // Where the sweep does pass the reported size, nothing is borrowed from the cache's band.
   CHECK_FALSE(
       find_levels(tiers_of(kCaches), stairs({32768, 1 << 20, 4 << 20}, {1, 4, 14, 100})).memory_inside_last_cache);

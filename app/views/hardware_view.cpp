@@ -227,10 +227,9 @@ void draw_gpu_step(const ViewContext& ctx) {
                   {}};
   add_curves(copies, *ctx.result, {"copy_pageable", "copy_pinned"});
   if (const std::optional<hardware::PcieFacts>& link = m->gpu.pcie) {
-    copies.guides.push_back({false, link->link_gbps, fmt::format("GPU 0's link, {}", pcie_link_text(*link)),
-                             theory_color()});
-    copies.guides.push_back({false, link->achievable_high_gbps, "the most its packets leave for data",
-                             theory_color()});
+    copies.guides.push_back(
+        {false, link->link_gbps, fmt::format("GPU 0's link, {}", pcie_link_text(*link)), theory_color()});
+    copies.guides.push_back({false, link->achievable_high_gbps, "the most its packets leave for data", theory_color()});
   } else {
     copies.guides.push_back({false, hardware::kPcieGen4x16Gbps, "PCIe Gen4 x16, per direction", theory_color()});
     copies.guides.push_back({false, hardware::kPcieGen5x16Gbps, "PCIe Gen5 x16, per direction", theory_color()});
@@ -287,10 +286,10 @@ void draw_links_step(const ViewContext& ctx) {
   const HardwareMeasured* m = measured_of(ctx);
   if (m != nullptr && m->gpu_probes) {  // the run's own links, measured
     const hardware::GpuProbes& g = *m->gpu_probes;
-    const std::string share =
-        m->gpu.pcie && g.pcie_copy ? fmt::format(": {} of its PCIe Gen{} x{}", percent_text(g.pcie_copy->pinned_over_link, 0),
-                                                 m->gpu.pcie->generation, m->gpu.pcie->lanes)
-                                   : "";
+    const std::string share = m->gpu.pcie && g.pcie_copy ? fmt::format(": {} of its PCIe Gen{} x{}",
+                                                                       percent_text(g.pcie_copy->pinned_over_link, 0),
+                                                                       m->gpu.pcie->generation, m->gpu.pcie->lanes)
+                                                         : "";
     bars.push_back({"host to GPU 0 (measured)", g.pinned_gbps, series_color(1),
                     gbps_text(g.pinned_gbps) + " from pinned memory" + share});
     if (g.gpus >= 2)
@@ -303,8 +302,8 @@ void draw_links_step(const ViewContext& ctx) {
     rows.push_back({l.name, l.basis, gbps_text(l.gbps_per_direction), gbps_text(2 * l.gbps_per_direction),
                     l.course.empty() ? "-" : l.course});
   if (m != nullptr && m->gpu_probes)
-    rows.push_back({"host to GPU 0, pinned (measured)", "this machine's GPU 0", gbps_text(m->gpu_probes->pinned_gbps),
-                    "-", "-"});
+    rows.push_back(
+        {"host to GPU 0, pinned (measured)", "this machine's GPU 0", gbps_text(m->gpu_probes->pinned_gbps), "-", "-"});
   if (m != nullptr) {
     rows.push_back({"DRAM read (measured)", fmt::format("this machine, {} thread(s)", m->threads),
                     gbps_text(m->dram_read_gbps), "-", "-"});

@@ -254,9 +254,9 @@ GpuProbes measure_gpu(roofline::RooflineRun& run, const HardwareParams& p, const
 
   measure_copies(probe, g, result);
   if (facts.pcie && facts.pcie->link_gbps > 0)
-    g.pcie_copy = PcieCopyCheck{g.pinned_gbps / facts.pcie->link_gbps,
-                                g.pinned_gbps >= facts.pcie->achievable_low_gbps &&
-                                    g.pinned_gbps <= facts.pcie->achievable_high_gbps};
+    g.pcie_copy =
+        PcieCopyCheck{g.pinned_gbps / facts.pcie->link_gbps, g.pinned_gbps >= facts.pcie->achievable_low_gbps &&
+                                                                 g.pinned_gbps <= facts.pcie->achievable_high_gbps};
   g.wrong = probe.wrong;
   return g;
 }

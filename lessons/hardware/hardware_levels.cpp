@@ -58,11 +58,15 @@ FoundLevels find_levels(const std::vector<Tier>& tiers, const Staircase& s) {
   const bool all_threads = !s.read_gbps_all.empty();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     const std::vector<std::size_t> band = band_points(tiers, i, s, out.levels, out.memory_inside_last_cache);
-    double lowest = INFINITY;
-    for (const std::size_t p : band) lowest = std::min(lowest, s.latency_ns[p]);
+    // A cache's plateau is where its band begins (its later points may spill into the next level); main memory's is
+    // where its band ends (its first points may still be partly served by the last cache, and nothing lies beyond).
+    const bool memory = i + 1 == tiers.size();
+    double lowest = INFINITY, highest = 0;
+    for (const std::size_t p : band)
+      lowest = std::min(lowest, s.latency_ns[p]), highest = std::max(highest, s.latency_ns[p]);
     std::vector<double> lat, one, all;
     for (const std::size_t p : band) {
-      if (s.latency_ns[p] > kPlateauSpread * lowest) continue;
+      if (memory ? kPlateauSpread * s.latency_ns[p] < highest : s.latency_ns[p] > kPlateauSpread * lowest) continue;
       lat.push_back(s.latency_ns[p]);
       one.push_back(s.read_gbps_one[p]);
       if (all_threads) all.push_back(s.read_gbps_all[p]);

@@ -48,6 +48,7 @@ struct LevelPlateau {
   double lines_in_flight = 0;
   double read_over_dram = 0;  // read_gbps_one against DRAM's, one thread
   int points_inside = 0;      // working sets on the plateau: in the level's band, within kPlateauSpread of its lowest
+                              // (main memory: its highest)
   double last_served_bytes = 0;  // the largest working set the latency curve names this level
   FlagField in_band;             // a plateau in its band; nothing named for it past its size or below a lower level's
 };
@@ -71,8 +72,8 @@ struct GpuFacts {
   double shared_memory_per_sm_bytes = 0, shared_memory_per_block_optin_bytes = 0, l2_cache_bytes = 0;
   int memory_bus_bits = 0;
   double memory_clock_mhz = 0;
-  double theoretical_gbps = 0;  // bus width x memory clock x 2
-  double datasheet_gbps = 0;    // the lab's table for this part (0 when it does not know it)
+  double theoretical_gbps = 0;    // bus width x memory clock x 2
+  double datasheet_gbps = 0;      // the lab's table for this part (0 when it does not know it)
   std::optional<PcieFacts> pcie;  // absent where the system does not say (no sysfs entry), and in older recordings
 };
 DLSYS_VALUES_JSON(GpuFacts, name, absent_reason, sms, shared_memory_per_sm_bytes, shared_memory_per_block_optin_bytes,
@@ -118,8 +119,8 @@ struct GpuProbes {
   int wrong = 0;  // chase ends, read sums, shared sums or copies that were not what they must be
 };
 DLSYS_VALUES_JSON(GpuProbes, levels, hbm_over_theoretical, sm_clock_mhz, shared_gbps, shared_theory_gbps,
-                  shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, pcie_copy, gpus, peer_access,
-                  peer_gbps, hbm_hundreds_of_cycles, l2_well_below_hbm, hbm_within_theoretical, wrong)
+                  shared_over_theory, shared_over_hbm, copy_bytes, pageable_gbps, pinned_gbps, pcie_copy, gpus,
+                  peer_access, peer_gbps, hbm_hundreds_of_cycles, l2_well_below_hbm, hbm_within_theoretical, wrong)
 
 struct HardwareMeasured {
   std::vector<CpuCache> caches;        // as sysfs reports them at run time
