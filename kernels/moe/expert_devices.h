@@ -40,7 +40,10 @@ struct CudaMoeExperts {
 class ExpertsCheckedOnCpu final : public ExpertMlps {
  public:
   ExpertsCheckedOnCpu(ExpertMlps& device, const Experts& experts, int ranks)
-      : device_(device), experts_(experts), cpu_(experts, ranks), reference_(std::size_t(ranks)),
+      : device_(device),
+        experts_(experts),
+        cpu_(experts, ranks),
+        reference_(std::size_t(ranks)),
         checks_(std::size_t(ranks)) {}
   void forward(int rank, int expert, const float* x, std::int64_t rows, float* y) override;
   // Between calls only.

@@ -202,10 +202,9 @@ RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind backend) const {
     // GPU 0 holds the experts' weights with every rank's buffers for an expert's N C rows, the dense MLP's with
     // buffers for a rank's tokens, and two cuBLAS handles a rank.
     const std::int64_t most_rows = std::int64_t(s.ranks) * moe::expert_capacity(s);
-    budget.device_bytes =
-        double(moe::cuda::gpu_experts_bytes(s.experts, s.hidden, s.ffn, s.ranks, most_rows) +
-               moe::cuda::gpu_experts_bytes(1, s.hidden, moe::dense_ffn(s), s.ranks, s.tokens)) +
-        2.0 * s.ranks * kCublasHandleBytes;
+    budget.device_bytes = double(moe::cuda::gpu_experts_bytes(s.experts, s.hidden, s.ffn, s.ranks, most_rows) +
+                                 moe::cuda::gpu_experts_bytes(1, s.hidden, moe::dense_ffn(s), s.ranks, s.tokens)) +
+                          2.0 * s.ranks * kCublasHandleBytes;
     // The check of the GPU's experts on every rank at once: the CPU's outputs and hidden rows in floats, |x|, |W1|,
     // |W2|, |x| |W1| and M in doubles; its FLOP: the CPU's forward again, and M in double (counted at half the rate).
     const double rows_at_once = double(s.ranks) * double(most_rows);
@@ -312,7 +311,8 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                                                                format_number(m->balance_loss_untrained, 4)));
   if (m->experts_on_gpu) {
     out += fmt::format(
-        "  experts on GPU 0 against the CPU's: max |difference| {:.3g}, at worst {:.3g} of fp32's rounding bound ({})\n",
+        "  experts on GPU 0 against the CPU's: max |difference| {:.3g}, at worst {:.3g} of fp32's rounding bound "
+        "({})\n",
         m->experts_gpu_max_abs_diff, m->experts_gpu_worst_share_of_bound, m->experts_gpu_wrong ? "WRONG" : "right");
     out += fmt::format("  output against the single-rank reference: max |error| {} (tolerance {:.3g}: {})\n",
                        m->max_abs_err, m->output_tolerance, m->max_abs_err > m->output_tolerance ? "WRONG" : "right");

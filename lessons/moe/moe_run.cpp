@@ -213,7 +213,7 @@ struct MoeRun {
   bool on_gpu = false;
   std::function<std::unique_ptr<moe::ExpertMlps>(const moe::Experts&, std::int64_t max_rows)> make_mlps;
   CallTimer experts_timer;
-  std::unique_ptr<moe::ExpertMlps> mlps;                // the experts'
+  std::unique_ptr<moe::ExpertMlps> mlps;              // the experts'
   std::unique_ptr<moe::ExpertsCheckedOnCpu> checked;  // on a GPU: `mlps` checked against the CPU's in one forward
 
   void between() const { ctx.control.check_cancelled(); }

@@ -15,9 +15,7 @@ DLSYS_VALUES_PART(GpuKeys, MoeMeasured, experts_on_gpu, experts_gpu_max_abs_diff
                   experts_gpu_wrong, output_tolerance, gpu_bytes)
 }  // namespace
 
-void to_json(nlohmann::ordered_json& j, const MoeMeasured& m) {
-  write_parts<AllKeys, GpuKeys>(j, m, m.experts_on_gpu);
-}
+void to_json(nlohmann::ordered_json& j, const MoeMeasured& m) { write_parts<AllKeys, GpuKeys>(j, m, m.experts_on_gpu); }
 
 void from_json(const nlohmann::ordered_json& j, MoeMeasured& m) {
   read_parts<AllKeys, GpuKeys>(j, m);

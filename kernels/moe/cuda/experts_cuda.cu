@@ -60,7 +60,7 @@ class GpuExpertsOnOneGpu final : public GpuExperts {
     const float* w2 = w2_ + std::int64_t(expert) * ffn_ * hidden_;
     dlsys::cuda::row_major_sgemm(r.blas, r.x, w1, r.hidden, rows, ffn_, hidden_, 1.0f, 0.0f);
     relu_in_place<<<dlsys::cuda::grid_stride_blocks(mid), dlsys::cuda::kGridStrideThreads, 0, r.stream>>>(r.hidden,
-                                                                                                           mid);
+                                                                                                          mid);
     DLSYS_CUDA_CHECK(cudaGetLastError());
     dlsys::cuda::row_major_sgemm(r.blas, r.hidden, w2, r.y, rows, hidden_, ffn_, 1.0f, 0.0f);
     DLSYS_CUDA_CHECK(cudaMemcpyAsync(y, r.y, sizeof(float) * std::size_t(in), cudaMemcpyDeviceToHost, r.stream));
