@@ -13,6 +13,7 @@
 #include "kernels/moe/expert_devices.h"
 #include "kernels/moe/moe_layer.h"
 #include "kernels/moe/overlap.h"
+#include "tests/support/moe_ranks.h"
 
 using namespace dlsys::moe;
 namespace co = dlsys::collectives;
@@ -23,11 +24,7 @@ MoeShape small_shape(int ranks) {
   return {.tokens = 40, .hidden = 24, .ffn = 32, .experts = 8, .top_k = 2, .capacity_factor = 1.0, .ranks = ranks};
 }
 
-std::vector<float> inputs_of(const MoeShape& s, int rank, int micro_batch = 0) {
-  std::vector<float> x(std::size_t(s.tokens * s.hidden));
-  fill_uniform(x.data(), s.tokens * s.hidden, 1000 + 17 * std::uint64_t(rank) + 7919 * std::uint64_t(micro_batch));
-  return x;
-}
+using dlsys::testing::moe_inputs_of;
 
 }  // namespace
 
@@ -129,7 +126,7 @@ TEST_CASE("moe: the checked MLPs pass a device's calls through and check them on
 TEST_CASE("moe: routing keeps at most C a group per expert, first choices first, and counts what it drops") {
   const MoeShape s = small_shape(1);
   const Router router = make_router(s.hidden, s.experts, 1.0, 3);
-  const std::vector<float> x = inputs_of(s, 0);
+  const std::vector<float> x = moe_inputs_of(s, 0);
   const Routing r = route_tokens(router, x.data(), s.tokens, s);
   const std::int64_t capacity = expert_capacity(s);
   CHECK(capacity == 10);
@@ -182,19 +179,10 @@ TEST_CASE("moe: the expert-parallel layer over rank threads equals the single-ra
     const MoeShape s = small_shape(n);
     const Router router = make_router(s.hidden, s.experts, 1.0, 3);
     const Experts experts = make_experts(s.experts, s.hidden, s.ffn, 6);
-    std::vector<std::vector<float>> x, y_ref, y;
-    std::vector<const float*> in;
-    std::vector<float*> out;
-    for (int r = 0; r < n; ++r) {
-      x.push_back(inputs_of(s, r));
-      y_ref.emplace_back(x.back().size());
-      y.emplace_back(x.back().size(), -1.0f);
-    }
-    for (int r = 0; r < n; ++r) {
-      in.push_back(x[std::size_t(r)].data());
-      out.push_back(y_ref[std::size_t(r)].data());
-    }
-    const std::vector<Routing> routings = reference_layer(s, router, experts, in, out);
+    dlsys::testing::MoeRanks ranks = dlsys::testing::moe_ranks_with_reference(s, router, experts);
+    const std::vector<std::vector<float>>&x = ranks.x, &y_ref = ranks.reference;
+    std::vector<std::vector<float>>& y = ranks.y;
+    const std::vector<Routing>& routings = ranks.routings;
     dlsys::MemoryLedger ledger;
     const auto group = co::make_thread_group(n, ledger, co::CommOptions{.full_mesh = true});
     ExpertParallelLayer layer(s, router, experts, *group);
@@ -233,28 +221,16 @@ TEST_CASE("moe: the layer on given MLPs equals the reference, also with an exper
   s.top_k = 1;
   const Router router = make_router(s.hidden, s.experts, 4.0, 3);
   const Experts experts = make_experts(s.experts, s.hidden, s.ffn, 6);
-  std::vector<std::vector<float>> x, y_ref, y;
-  std::vector<const float*> in;
-  std::vector<float*> out;
-  for (int r = 0; r < n; ++r) {
-    x.push_back(inputs_of(s, r));
-    y_ref.emplace_back(x.back().size());
-    y.emplace_back(x.back().size(), -1.0f);
-  }
-  for (int r = 0; r < n; ++r) {
-    in.push_back(x[std::size_t(r)].data());
-    out.push_back(y_ref[std::size_t(r)].data());
-  }
-  const std::vector<Routing> routings = reference_layer(s, router, experts, in, out);
+  dlsys::testing::MoeRanks ranks = dlsys::testing::moe_ranks_with_reference(s, router, experts);
   std::int64_t last_expert_rows = 0;
-  for (const Routing& r : routings) last_expert_rows += r.kept.back();
+  for (const Routing& r : ranks.routings) last_expert_rows += r.kept.back();
   REQUIRE(last_expert_rows == 0);
   dlsys::MemoryLedger ledger;
   const auto group = co::make_thread_group(n, ledger, co::CommOptions{.full_mesh = true});
   CpuExpertMlps mlps(experts, n);
   ExpertParallelLayer layer(s, router, experts, *group, &mlps);
-  group->run_on_ranks([&](int r) { layer.forward(r, x[std::size_t(r)].data(), y[std::size_t(r)].data()); });
-  for (int r = 0; r < n; ++r) CHECK(y[std::size_t(r)] == y_ref[std::size_t(r)]);
+  group->run_on_ranks([&](int r) { layer.forward(r, ranks.x[std::size_t(r)].data(), ranks.y[std::size_t(r)].data()); });
+  CHECK(ranks.y == ranks.reference);
 }
 
 TEST_CASE("moe: two micro-batches give the same outputs in sequence and overlapped") {
@@ -271,7 +247,7 @@ TEST_CASE("moe: two micro-batches give the same outputs in sequence and overlapp
   seq.layers = over.layers = {&a, &b};
   for (int m = 0; m < 2; ++m)
     for (int r = 0; r < n; ++r) {
-      x.push_back(inputs_of(s, r, m));
+      x.push_back(moe_inputs_of(s, r, m));
       y_seq.emplace_back(x.back().size());
       y_over.emplace_back(x.back().size());
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "engine/run_control.h"
 #include "lessons/common/process_placement.h"
@@ -102,6 +103,11 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
 
 TEST_CASE("moe: launcher=mpi with --backend cuda is refused naming both; a CPU run's JSON has no GPU keys") {
   const MoeLesson lesson;
+  CHECK(lesson.runs_on_cuda());
+  // The budget counts GPU 0's bytes on CUDA: without a GPU there is no memory to run in.
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(ParamValues::parse(lesson.params(), {"tokens=64"}), BackendKind::Cuda),
+                         doctest::Contains("of GPU memory but GPU 0 has 0 B"), BadInput);
   const ParamValues mpi = ParamValues::parse(lesson.params(), {"launcher=mpi"});
   CHECK_THROWS_WITH_AS(
       lesson.validate(mpi, BackendKind::Cuda),

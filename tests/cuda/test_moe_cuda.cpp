@@ -15,6 +15,7 @@
 #include "kernels/moe/experts_cuda.h"
 #include "kernels/moe/moe_layer.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/moe_ranks.h"
 
 using namespace dlsys;
 using namespace dlsys::moe;
@@ -76,32 +77,19 @@ TEST_CASE("moe on the GPU: the expert-parallel layer equals the reference within
   const MoeShape s{.tokens = 40, .hidden = 24, .ffn = 32, .experts = 8, .top_k = 1, .capacity_factor = 1.0, .ranks = n};
   const Router router = make_router(s.hidden, s.experts, 4.0, 3);  // the last expert gets no rows (test_moe.cpp)
   const Experts experts = make_experts(s.experts, s.hidden, s.ffn, 6);
-  std::vector<std::vector<float>> x, y_ref, y;
-  std::vector<const float*> in;
-  std::vector<float*> out;
-  for (int r = 0; r < n; ++r) {
-    x.emplace_back(std::size_t(s.tokens * s.hidden));
-    fill_uniform(x.back().data(), s.tokens * s.hidden, 1000 + 17 * std::uint64_t(r));
-    y_ref.emplace_back(x.back().size());
-    y.emplace_back(x.back().size(), -1.0f);
-  }
-  for (int r = 0; r < n; ++r) {
-    in.push_back(x[std::size_t(r)].data());
-    out.push_back(y_ref[std::size_t(r)].data());
-  }
-  const std::vector<Routing> routings = reference_layer(s, router, experts, in, out);
-  REQUIRE(routings[0].kept.back() + routings[1].kept.back() == 0);
+  testing::MoeRanks ranks = testing::moe_ranks_with_reference(s, router, experts);
+  REQUIRE(ranks.routings[0].kept.back() + ranks.routings[1].kept.back() == 0);
   MemoryLedger ledger;
   const auto group = collectives::make_thread_group(n, ledger, collectives::CommOptions{.full_mesh = true});
   const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, n, n * expert_capacity(s));
   ExpertParallelLayer layer(s, router, experts, *group, gpu.get());
-  group->run_on_ranks([&](int r) { layer.forward(r, x[std::size_t(r)].data(), y[std::size_t(r)].data()); });
+  group->run_on_ranks([&](int r) { layer.forward(r, ranks.x[std::size_t(r)].data(), ranks.y[std::size_t(r)].data()); });
   // The gates of a token sum to at most 1: its output moves by at most the largest expert bound, and with |x| < 1,
   // |W1| <= 1/sqrt(H) and |W2| <= 1/sqrt(F) every output's M = (|x| |W1|) |W2| is below sqrt(H F).
   const double tolerance = 1e-4 + mlp_rounding_factor(s.hidden, s.ffn) * std::sqrt(double(s.hidden * s.ffn));
   for (int r = 0; r < n; ++r)
-    for (std::size_t i = 0; i < y[std::size_t(r)].size(); ++i)
-      CHECK(std::fabs(double(y[std::size_t(r)][i]) - y_ref[std::size_t(r)][i]) <= tolerance);
+    for (std::size_t i = 0; i < ranks.y[std::size_t(r)].size(); ++i)
+      CHECK(std::fabs(double(ranks.y[std::size_t(r)][i]) - ranks.reference[std::size_t(r)][i]) <= tolerance);
 }
 
 TEST_CASE(
