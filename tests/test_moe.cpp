@@ -1,7 +1,8 @@
 // The mixture-of-experts kernels: capacity and all-to-all volume against their closed forms (DeepEP's published
 // dispatch size among them), the experts' GEMMs against a double reference, routing's capacity and drops, the
 // balance loss at its extremes and falling as the router trains on it, and the expert-parallel layer over 1, 2 and 4
-// rank threads equal to the single-rank reference with the same drops, in sequence and overlapped.
+// rank threads equal to the single-rank reference with the same drops, in sequence and overlapped; fp32's rounding
+// bound for two evaluations of an expert's MLP, and the check that holds a device's outputs to it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 
 #include "engine/ledger.h"
 #include "kernels/collectives/rank_group.h"
+#include "kernels/moe/expert_devices.h"
 #include "kernels/moe/moe_layer.h"
 #include "kernels/moe/overlap.h"
+#include "tests/support/moe_ranks.h"
 
 using namespace dlsys::moe;
 namespace co = dlsys::collectives;
@@ -21,11 +24,7 @@ MoeShape small_shape(int ranks) {
   return {.tokens = 40, .hidden = 24, .ffn = 32, .experts = 8, .top_k = 2, .capacity_factor = 1.0, .ranks = ranks};
 }
 
-std::vector<float> inputs_of(const MoeShape& s, int rank, int micro_batch = 0) {
-  std::vector<float> x(std::size_t(s.tokens * s.hidden));
-  fill_uniform(x.data(), s.tokens * s.hidden, 1000 + 17 * std::uint64_t(rank) + 7919 * std::uint64_t(micro_batch));
-  return x;
-}
+using dlsys::testing::moe_inputs_of;
 
 }  // namespace
 
@@ -62,10 +61,72 @@ TEST_CASE("moe: an expert's two OpenBLAS GEMMs equal the double reference") {
   CHECK(err < 1e-5);
 }
 
+TEST_CASE("moe: fp32's rounding bound for two evaluations of relu(x W1) W2, in closed form") {
+  const double u = std::ldexp(1.0, -24);
+  const auto gamma = [u](double n) { return n * u / (1 - n * u); };
+  // One row through H = 1, F = 1: each product one rounding, twice over.
+  CHECK(mlp_rounding_factor(1, 1) == 2 * (gamma(1) * (1 + gamma(1)) + gamma(1)));
+  CHECK(mlp_rounding_factor(256, 512) == 2 * (gamma(512) * (1 + gamma(256)) + gamma(256)));
+  // To first order 2 (H + F) u; the second-order term only adds.
+  CHECK(mlp_rounding_factor(256, 512) > 2 * (256 + 512) * u);
+  CHECK(mlp_rounding_factor(256, 512) == doctest::Approx(2 * (256 + 512) * u).epsilon(1e-4));
+  CHECK(mlp_rounding_factor(512, 256) > mlp_rounding_factor(256, 256));
+  static_assert(cuda::gpu_experts_bytes(8, 256, 512, 4, 640) == 4 * (8 * 2 * 256 * 512 + 4 * 640 * (2 * 256 + 512)));
+}
+
+TEST_CASE("moe: the check holds an MLP's outputs within the bound and catches a difference beyond it") {
+  const std::int64_t h = 19, f = 33, rows = 11;
+  const Experts experts = make_experts(2, h, f, 8);
+  std::vector<float> x(std::size_t(rows * h)), mid(std::size_t(rows * f)), y(std::size_t(rows * h));
+  fill_uniform(x.data(), rows * h, 4);
+  mlp_forward(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), rows, mid.data(), y.data());
+  // The double reference rounded to fp32: another evaluation of the same sums, within the bound.
+  const std::vector<double> exact = mlp_reference(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), rows);
+  std::vector<float> other(exact.begin(), exact.end());
+  const MlpCheck near =
+      check_mlp_outputs(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), rows, y.data(), other.data());
+  CHECK(near.agrees());
+  CHECK(near.largest_bound > 0);
+  CHECK(near.max_abs_diff <= near.largest_bound);
+  // One output moved by twice the largest bound is outside its own.
+  other[5] = float(double(y[5]) + 2 * near.largest_bound);
+  const MlpCheck far =
+      check_mlp_outputs(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), rows, y.data(), other.data());
+  CHECK_FALSE(far.agrees());
+  CHECK(far.worst_share_of_bound >= 2 * (1 - 1e-6));
+  other[5] = std::nanf("");
+  CHECK_FALSE(
+      check_mlp_outputs(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), rows, y.data(), other.data()).agrees());
+  // No rows, nothing to check.
+  const MlpCheck none = check_mlp_outputs(experts.w1_of(0), experts.w2_of(0), h, f, x.data(), 0, y.data(), y.data());
+  CHECK(none.worst_share_of_bound == 0);
+  CHECK(none.largest_bound == 0);
+}
+
+TEST_CASE("moe: the checked MLPs pass a device's calls through and check them only while checking is on") {
+  const std::int64_t h = 16, f = 24, rows = 9;
+  const Experts experts = make_experts(3, h, f, 2);
+  std::vector<float> x(std::size_t(rows * h)), y(std::size_t(rows * h)), alone(std::size_t(rows * h));
+  fill_uniform(x.data(), rows * h, 12);
+  CpuExpertMlps device(experts, 2);
+  ExpertsCheckedOnCpu checked(device, experts, 2);
+  checked.forward(1, 2, x.data(), rows, y.data());
+  checked.forward(0, 1, x.data(), 0, y.data());  // an expert with no rows
+  device.forward(0, 2, x.data(), rows, alone.data());
+  CHECK(y == alone);
+  const MlpCheck first = checked.check();
+  CHECK(first.agrees());
+  CHECK(first.max_abs_diff == 0);  // the same OpenBLAS calls on the same rows
+  CHECK(first.largest_bound > 0);
+  checked.set_checking(false);
+  checked.forward(0, 0, x.data(), rows, y.data());
+  CHECK(checked.check().largest_bound == first.largest_bound);
+}
+
 TEST_CASE("moe: routing keeps at most C a group per expert, first choices first, and counts what it drops") {
   const MoeShape s = small_shape(1);
   const Router router = make_router(s.hidden, s.experts, 1.0, 3);
-  const std::vector<float> x = inputs_of(s, 0);
+  const std::vector<float> x = moe_inputs_of(s, 0);
   const Routing r = route_tokens(router, x.data(), s.tokens, s);
   const std::int64_t capacity = expert_capacity(s);
   CHECK(capacity == 10);
@@ -118,19 +179,10 @@ TEST_CASE("moe: the expert-parallel layer over rank threads equals the single-ra
     const MoeShape s = small_shape(n);
     const Router router = make_router(s.hidden, s.experts, 1.0, 3);
     const Experts experts = make_experts(s.experts, s.hidden, s.ffn, 6);
-    std::vector<std::vector<float>> x, y_ref, y;
-    std::vector<const float*> in;
-    std::vector<float*> out;
-    for (int r = 0; r < n; ++r) {
-      x.push_back(inputs_of(s, r));
-      y_ref.emplace_back(x.back().size());
-      y.emplace_back(x.back().size(), -1.0f);
-    }
-    for (int r = 0; r < n; ++r) {
-      in.push_back(x[std::size_t(r)].data());
-      out.push_back(y_ref[std::size_t(r)].data());
-    }
-    const std::vector<Routing> routings = reference_layer(s, router, experts, in, out);
+    dlsys::testing::MoeRanks ranks = dlsys::testing::moe_ranks_with_reference(s, router, experts);
+    const std::vector<std::vector<float>>&x = ranks.x, &y_ref = ranks.reference;
+    std::vector<std::vector<float>>& y = ranks.y;
+    const std::vector<Routing>& routings = ranks.routings;
     dlsys::MemoryLedger ledger;
     const auto group = co::make_thread_group(n, ledger, co::CommOptions{.full_mesh = true});
     ExpertParallelLayer layer(s, router, experts, *group);
@@ -161,6 +213,26 @@ TEST_CASE("moe: the expert-parallel layer over rank threads equals the single-ra
   }
 }
 
+TEST_CASE("moe: the layer on given MLPs equals the reference, also with an expert that receives no rows") {
+  // A strong lean to the first experts with k = 1: the last expert gets none of the rows (what a GPU's experts must
+  // also survive: tests/cuda/test_moe_cuda.cpp runs the same layer there).
+  const int n = 2;
+  MoeShape s = small_shape(n);
+  s.top_k = 1;
+  const Router router = make_router(s.hidden, s.experts, 4.0, 3);
+  const Experts experts = make_experts(s.experts, s.hidden, s.ffn, 6);
+  dlsys::testing::MoeRanks ranks = dlsys::testing::moe_ranks_with_reference(s, router, experts);
+  std::int64_t last_expert_rows = 0;
+  for (const Routing& r : ranks.routings) last_expert_rows += r.kept.back();
+  REQUIRE(last_expert_rows == 0);
+  dlsys::MemoryLedger ledger;
+  const auto group = co::make_thread_group(n, ledger, co::CommOptions{.full_mesh = true});
+  CpuExpertMlps mlps(experts, n);
+  ExpertParallelLayer layer(s, router, experts, *group, &mlps);
+  group->run_on_ranks([&](int r) { layer.forward(r, ranks.x[std::size_t(r)].data(), ranks.y[std::size_t(r)].data()); });
+  CHECK(ranks.y == ranks.reference);
+}
+
 TEST_CASE("moe: two micro-batches give the same outputs in sequence and overlapped") {
   const int n = 2;
   const MoeShape s = small_shape(n);
@@ -175,7 +247,7 @@ TEST_CASE("moe: two micro-batches give the same outputs in sequence and overlapp
   seq.layers = over.layers = {&a, &b};
   for (int m = 0; m < 2; ++m)
     for (int r = 0; r < n; ++r) {
-      x.push_back(inputs_of(s, r, m));
+      x.push_back(moe_inputs_of(s, r, m));
       y_seq.emplace_back(x.back().size());
       y_over.emplace_back(x.back().size());
     }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "engine/backend.h"
+#include "engine/errors.h"
 #include "engine/run_control.h"
 #include "lessons/common/process_placement.h"
 #include "lessons/common/run_lesson.h"
@@ -97,6 +99,39 @@ TEST_CASE("moe: a run equals the reference, its link bytes equal the routing's, 
       CHECK(m.balance_loss < m.balance_loss_untrained);
     }
   }
+}
+
+TEST_CASE("moe: launcher=mpi with --backend cuda is refused naming both; a CPU run's JSON has no GPU keys") {
+  const MoeLesson lesson;
+  CHECK(lesson.runs_on_cuda());
+  // The budget counts GPU 0's bytes on CUDA: without a GPU there is no memory to run in.
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(ParamValues::parse(lesson.params(), {"tokens=64"}), BackendKind::Cuda),
+                         doctest::Contains("of GPU memory but GPU 0 has 0 B"), BadInput);
+  const ParamValues mpi = ParamValues::parse(lesson.params(), {"launcher=mpi"});
+  CHECK_THROWS_WITH_AS(
+      lesson.validate(mpi, BackendKind::Cuda),
+      "parameter 'launcher': value 'mpi' with --backend cuda is not supported: the GPU's experts serve "
+      "rank threads of one process; allowed: launcher=threads with --backend cuda, or launcher=mpi "
+      "with --backend cpu",
+      BadInput);
+  moe_lesson::MoeMeasured m;
+  m.ranks = 1;
+  m.dispatch_bytes = {0};
+  nlohmann::ordered_json cpu = m;
+  CHECK_FALSE(cpu.contains("experts_on_gpu"));
+  CHECK_FALSE(cpu.contains("output_tolerance"));
+  m.experts_on_gpu = true;
+  m.experts_gpu_worst_share_of_bound = 0.25;
+  m.output_tolerance = 1.5e-4;
+  const nlohmann::ordered_json gpu = m;
+  CHECK(gpu.at("experts_gpu_worst_share_of_bound") == 0.25);
+  moe_lesson::MoeMeasured back;
+  from_json(gpu, back);
+  CHECK(back.experts_on_gpu);
+  CHECK(back.output_tolerance == 1.5e-4);
+  from_json(cpu, back);
+  CHECK_FALSE(back.experts_on_gpu);
 }
 
 TEST_CASE("moe over processes: ranks takes the world size, and a recorded run says whether its ranks were processes") {

@@ -14,6 +14,7 @@
 #include "kernels/hardware/hardware_cuda.h"
 #include "kernels/lora/lora_cuda.h"
 #include "kernels/matmul/matmul_cuda.h"
+#include "kernels/moe/experts_cuda.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "kernels/precision/precision_cuda.h"
 #include "kernels/quant/gemv_cuda.h"
@@ -121,6 +122,12 @@ struct Calls {  // kernels/matmul/matmul_cuda.h
 };
 }  // namespace matmul::cuda
 
+namespace moe::cuda {
+struct Calls {  // kernels/moe/experts_cuda.h
+  decltype(&::dlsys::moe::cuda::make_gpu_experts) make_gpu_experts;
+};
+}  // namespace moe::cuda
+
 namespace pipeline::cuda {
 struct Calls {  // kernels/pipeline/executor_cuda.h
   decltype(&::dlsys::pipeline::cuda::place_devices) place_devices;
@@ -200,6 +207,7 @@ struct CudaKernels {
   hardware::cuda::Calls hardware;
   lora::cuda::Calls lora;
   matmul::cuda::Calls matmul;
+  moe::cuda::Calls moe;
   pipeline::cuda::Calls pipeline;
   precision::cuda::Calls precision;
   quant::cuda::Calls quant;

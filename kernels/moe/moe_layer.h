@@ -14,6 +14,7 @@
 // matrix it is in.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "kernels/collectives/rank_group.h"
@@ -33,9 +34,10 @@ const char* phase_name(Phase phase);
 class ExpertParallelLayer {
  public:
   // `comm` carries the all-to-alls (on threads: a group with a crossbar); the router and experts are shared memory
-  // that each rank reads its own part of.
-  ExpertParallelLayer(const MoeShape& shape, const Router& router, const Experts& experts,
-                      collectives::RankGroup& comm);
+  // that each rank reads its own part of. `mlps` runs the experts' MLPs (on a GPU, say); none: mlp_forward on this
+  // CPU.
+  ExpertParallelLayer(const MoeShape& shape, const Router& router, const Experts& experts, collectives::RankGroup& comm,
+                      ExpertMlps* mlps = nullptr);
 
   // One phase on rank `rank`: route reads x (tokens, H), finish writes y (tokens, H).
   void run_phase(int rank, Phase phase, const float* x, float* y);
@@ -57,7 +59,7 @@ class ExpertParallelLayer {
     std::vector<float> counts_out, counts_in;  // (N, E/N): rows per (destination | source, local expert)
     std::vector<std::int64_t> recv_counts;     // floats per source rank
     std::vector<float> recv;                   // by source, local expert, queue place: (rows, H)
-    std::vector<float> expert_in, expert_hidden, expert_out;
+    std::vector<float> expert_in, expert_out;
     std::vector<float> back;      // the experts' outputs, laid out as recv
     std::vector<float> returned;  // the outputs of this rank's rows, laid out as send
   };
@@ -67,8 +69,9 @@ class ExpertParallelLayer {
 
   MoeShape shape_;
   const Router& router_;
-  const Experts& experts_;
   collectives::RankGroup& comm_;
+  std::unique_ptr<ExpertMlps> own_mlps_;  // when none was given
+  ExpertMlps* mlps_ = nullptr;
   std::vector<RankState> ranks_;
 };
 

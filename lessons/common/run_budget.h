@@ -13,6 +13,8 @@ namespace dlsys {
 // 24 GiB card and is a few GiB on an 80 GiB one. (The host's share, kHostMemoryHeadroom in engine/host_memory.h, is
 // smaller because the operating system and other programs share that memory.)
 inline constexpr double kDeviceMemoryHeadroom = 0.9;
+// What a budget counts for each cuBLAS handle a run creates: the handle and its workspace.
+inline constexpr double kCublasHandleBytes = 64.0 * (1 << 20);
 
 struct DeviceMemory {
   double free_bytes = 0;  // GPU 0's free memory when asked; 0 without a GPU

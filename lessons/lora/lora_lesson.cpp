@@ -33,7 +33,6 @@ const std::vector<std::string> kTargetChoices{"qkvo", "all"};  // in the order o
 constexpr std::uint32_t kProblemSeed = 7;
 // The forward passes are milliseconds long: a few repeats, alternating, at least 20 ms of timed calls each.
 constexpr MeasureOptions kForwardTiming{.warmup = 1, .repeats = 9, .max_total_us = 0, .min_total_us = 20000};
-constexpr std::int64_t kCublasMarginBytes = 64ll << 20;  // a cuBLAS handle and its workspace
 
 MethodMemory method_memory(lora::Method method, int r, std::int64_t trainable, const lora::MethodBytes& b) {
   return {lora::method_name(method),
@@ -228,7 +227,7 @@ RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const 
   if (on_gpu)
     budget.device_bytes =
         4.0 * (2 * width * width + width * tokens + 2 * width * rank + 2 * width * tokens + rank * tokens) +
-        double(kCublasMarginBytes);
+        kCublasHandleBytes;
   // The task (W, W*, x, x^T, targets), full fine-tuning's four d x k arrays, and the checks' copies; then the
   // inference layer (W, W', the inputs), three outputs and the check's sums of magnitudes in doubles (|W|, |x| and
   // the sums).

@@ -10,6 +10,7 @@
 #include "engine/units.h"
 #include "kernels/collectives/all_to_all.h"
 #include "kernels/collectives/communicator.h"
+#include "kernels/moe/experts_cuda.h"
 #include "lessons/common/process_placement.h"
 #include "lessons/common/repeats_param.h"
 #include "lessons/common/run_time_limit.h"
@@ -137,8 +138,12 @@ MoeParams MoeLesson::read_params(const ParamValues& values) const {
   return p;
 }
 
-void MoeLesson::check_params(const MoeParams& p, BackendKind) const {
+void MoeLesson::check_params(const MoeParams& p, BackendKind backend) const {
   const moe::MoeShape& s = p.shape;
+  if (p.launcher == Launcher::Mpi && backend == BackendKind::Cuda)
+    throw BadInput(
+        "parameter 'launcher': value 'mpi' with --backend cuda is not supported: the GPU's experts serve rank threads "
+        "of one process; allowed: launcher=threads with --backend cuda, or launcher=mpi with --backend cpu");
   if (p.launcher == Launcher::Mpi) {
     check_mpi_world(s.ranks, p.ranks_text, "moe", "ranks");
     if (s.experts % s.ranks != 0)
@@ -173,7 +178,7 @@ double moe_run_flop(const MoeParams& p) {
   return 2 * forward + (1.0 + p.repeats) * (forward + dense + 4 * forward) + router_training;
 }
 
-RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind) const {
+RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind backend) const {
   const moe::MoeShape& s = p.shape;
   const double rows = double(s.tokens) * s.ranks;            // tokens of all ranks
   const double activations = 4.0 * rows * double(s.hidden);  // one (tokens, H) array for all ranks
@@ -192,7 +197,22 @@ RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind) const {
   const MoeTheory t = theory_of(p);
   const double wire_seconds =
       1e-6 * (forwards * 2 * t.dispatch_wire_us + alone * (t.dispatch_wire_us + t.all_reduce_wire_us));
-  budget.cpu_seconds = estimated_seconds(moe_run_flop(p), kBlasGflopsPerThread, 1) + wire_seconds;
+  double check_flop = 0;
+  if (backend == BackendKind::Cuda) {
+    // GPU 0 holds the experts' weights with every rank's buffers for an expert's N C rows, the dense MLP's with
+    // buffers for a rank's tokens, and two cuBLAS handles a rank.
+    const std::int64_t most_rows = std::int64_t(s.ranks) * moe::expert_capacity(s);
+    budget.device_bytes = double(moe::cuda::gpu_experts_bytes(s.experts, s.hidden, s.ffn, s.ranks, most_rows) +
+                                 moe::cuda::gpu_experts_bytes(1, s.hidden, moe::dense_ffn(s), s.ranks, s.tokens)) +
+                          2.0 * s.ranks * kCublasHandleBytes;
+    // The check of the GPU's experts on every rank at once: the CPU's outputs and hidden rows in floats, |x|, |W1|,
+    // |W2|, |x| |W1| and M in doubles; its FLOP: the CPU's forward again, and M in double (counted at half the rate).
+    const double rows_at_once = double(s.ranks) * double(most_rows);
+    budget.host_bytes += 4.0 * rows_at_once * double(s.hidden + s.ffn) +
+                         8.0 * (double(s.ranks) * 2 * s.hidden * s.ffn + rows_at_once * double(2 * s.hidden + s.ffn));
+    check_flop = 3 * double(s.tokens) * s.ranks * s.top_k * moe::mlp_flop_per_row(s.hidden, s.ffn);
+  }
+  budget.cpu_seconds = estimated_seconds(moe_run_flop(p) + check_flop, kBlasGflopsPerThread, 1) + wire_seconds;
   budget.max_minutes = p.max_minutes;
   budget.sizes = fmt::format("parameters 'tokens' = {}, 'hidden' = {}, 'ffn' = {}, 'experts' = {}, 'ranks' = {}",
                              s.tokens, s.hidden, s.ffn, s.experts, s.ranks);
@@ -289,8 +309,17 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                      m->balance_training.empty() ? ""
                                                  : fmt::format(", {} before the router's training",
                                                                format_number(m->balance_loss_untrained, 4)));
-  out += fmt::format("  output against the single-rank reference: max |error| {} ({})\n", m->max_abs_err,
-                     m->wrong ? "WRONG" : "right");
+  if (m->experts_on_gpu) {
+    out += fmt::format(
+        "  experts on GPU 0 against the CPU's: max |difference| {:.3g}, at worst {:.3g} of fp32's rounding bound "
+        "({})\n",
+        m->experts_gpu_max_abs_diff, m->experts_gpu_worst_share_of_bound, m->experts_gpu_wrong ? "WRONG" : "right");
+    out += fmt::format("  output against the single-rank reference: max |error| {} (tolerance {:.3g}: {})\n",
+                       m->max_abs_err, m->output_tolerance, m->max_abs_err > m->output_tolerance ? "WRONG" : "right");
+  } else {
+    out += fmt::format("  output against the single-rank reference: max |error| {} ({})\n", m->max_abs_err,
+                       m->wrong ? "WRONG" : "right");
+  }
   out += "  phase        time        bytes a rank\n";
   for (const moe_lesson::PhaseMeasured& ph : m->phases)
     out += fmt::format("  {:<9} {:>10}   {:>14.0f}\n", ph.phase, format_duration_us(ph.time.us), ph.bytes_per_rank);

@@ -6,7 +6,8 @@
 
 namespace dlsys {
 
-// Lesson `moe` (T16, E5): a mixture-of-experts layer on expert-parallel CPU ranks (threads, or MPI processes). A top-k
+// Lesson `moe` (T16, E5): a mixture-of-experts layer on expert-parallel CPU ranks (threads, or MPI processes; on
+// --backend cuda rank threads whose experts run on GPU 0). A top-k
 // router with a capacity per expert (dropped tokens counted) and Switch Transformer's balance loss; the tokens
 // dispatched to the ranks holding their experts and combined back by real all-to-all exchanges, measured phase by phase
 // and byte by byte beside an all-reduce of the same tensor; the output checked against a single-rank reference; the
@@ -21,7 +22,9 @@ class MoeLesson final
   // Ranks as processes (launcher=mpi): one rank per process, so `ranks` is the world size.
   std::vector<std::string> process_launch_params(int world_size, bool quick) const override;
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
-  bool runs_on_cuda() const override { return false; }
+  // On --backend cuda the experts' MLPs (and the dense MLP) run on cuBLAS on GPU 0; the rank threads, the router and
+  // the all-to-alls stay on the CPU.
+  bool runs_on_cuda() const override { return true; }
 };
 
 // FLOP of a run: per forward, every rank's tokens through k experts and the router; the reference, the dense MLP

@@ -3,7 +3,8 @@
 // all-reduce of the dispatched tensor's size and the dense MLP of the same active parameters timed beside it, and two
 // micro-batches in sequence against overlapped. Written once for ranks that are threads of this process and for ranks
 // that are MPI processes (launcher=mpi): each local rank makes its own micro-batches, and what the run reports over
-// every rank comes from every process (Ranks below).
+// every rank comes from every process (Ranks below). The experts' MLPs and the dense MLP run on the device the run
+// picks once (kernels/moe/expert_devices.h): OpenBLAS on the rank threads, or cuBLAS on GPU 0 with --backend cuda.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "engine/mpi_world.h"
 #include "kernels/collectives/mpi_collectives.h"
 #include "kernels/collectives/rank_group.h"
+#include "kernels/moe/expert_devices.h"
 #include "kernels/moe/moe_layer.h"
 #include "kernels/moe/overlap.h"
 #include "kernels/tensor/tp_layer.h"
@@ -32,6 +34,10 @@ using moe_lesson::MoeParams;
 namespace {
 
 constexpr std::uint64_t kRouterSeed = 16, kExpertSeed = 1600, kDenseSeed = 9000, kInputSeed = 160000;
+// The layer's output against the single-rank reference: same routing, same rows per expert in the same order, so on
+// the CPU the BLAS may still round a row differently by the matrix it is in, and a few ulps of the outputs' size are
+// allowed.
+constexpr double kCpuOutputTolerance = 1e-4;
 
 using Batch = std::vector<std::vector<float>>;  // per local rank: (tokens, H)
 
@@ -203,6 +209,12 @@ struct MoeRun {
   std::unique_ptr<moe::ExpertParallelLayer> layer, second;
   MeasureOptions options;
   MoeMeasured m;
+  // The device, picked once (use_device): what makes its MLPs for `max_rows` rows a call, and what times them.
+  bool on_gpu = false;
+  std::function<std::unique_ptr<moe::ExpertMlps>(const moe::Experts&, std::int64_t max_rows)> make_mlps;
+  CallTimer experts_timer;
+  std::unique_ptr<moe::ExpertMlps> mlps;              // the experts'
+  std::unique_ptr<moe::ExpertsCheckedOnCpu> checked;  // on a GPU: `mlps` checked against the CPU's in one forward
 
   void between() const { ctx.control.check_cancelled(); }
   // Work on every local rank at once, each with its own batch entry.
@@ -230,6 +242,16 @@ void make_groups(MoeRun& run) {
     run.compute = collectives::make_thread_group(n, run.ctx.ledger, plain);
   }
   run.ranks = ranks_of(*run.comm, run.p.launcher == Launcher::Mpi);
+}
+
+template <class Device>
+void use_device(MoeRun& run) {
+  run.on_gpu = Device::kOnGpu;
+  run.experts_timer = Device::timer(run.ranks.timer());
+  const int ranks = run.p.shape.ranks;
+  run.make_mlps = [ranks](const moe::Experts& experts, std::int64_t max_rows) {
+    return Device::make(experts, ranks, max_rows);
+  };
 }
 
 // The router's part of the run: its training on the balance loss when asked (on rank 0's micro-batch, where rank 0
@@ -284,14 +306,34 @@ double busiest_rank_bytes(const std::vector<std::int64_t>& bytes, int n) {
   return busiest;
 }
 
-// The layers; one forward checked against the reference and its dispatch's bytes per pair.
+// The layers on the run's device (an expert takes at most N C rows a forward: C from each rank); one forward checked
+// against the reference, on a GPU each expert's outputs also against the CPU's; its dispatch's bytes per pair.
 void make_layers(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
-  run.layer = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm);
-  run.second = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm);
+  run.mlps = run.make_mlps(run.experts, s.ranks * moe::expert_capacity(s));
+  moe::ExpertMlps* first = run.mlps.get();
+  if (run.on_gpu) {
+    run.checked = std::make_unique<moe::ExpertsCheckedOnCpu>(*run.mlps, run.experts, s.ranks);
+    first = run.checked.get();
+  }
+  run.layer = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm, first);
+  run.second = std::make_unique<moe::ExpertParallelLayer>(s, run.router, run.experts, *run.comm, run.mlps.get());
   run.y = run.x;
   run.on_ranks([&](int r, std::size_t at) { run.layer->forward(r, run.x[at].data(), run.y[at].data()); });
   run.m.max_abs_err = run.ranks.max(max_abs_difference(run.y, run.reference));
+  run.m.output_tolerance = kCpuOutputTolerance;
+  if (run.checked) {
+    const moe::MlpCheck check = run.checked->check();
+    run.checked->set_checking(false);
+    MoeMeasured& m = run.m;
+    m.experts_on_gpu = true;
+    m.experts_gpu_max_abs_diff = check.max_abs_diff;
+    m.experts_gpu_worst_share_of_bound = check.worst_share_of_bound;
+    m.experts_gpu_wrong = !check.agrees();
+    // A token's output is its gates times its experts' outputs, the gates summing to at most 1: it moves from the
+    // reference's by at most the largest expert difference allowed, beside the weighted sum's own rounding.
+    m.output_tolerance = kCpuOutputTolerance + check.largest_bound;
+  }
   run.m.ranks = s.ranks;
   std::vector<std::vector<std::int64_t>> rows;
   for (int i = run.ranks.first; i < run.ranks.first + run.ranks.local; ++i) {
@@ -331,7 +373,7 @@ void time_phases(MoeRun& run) {
     run.between();
     for (int ph = 0; ph < moe::kPhases; ++ph) {
       const std::vector<std::int64_t> before = sent_by_local_ranks(*run.comm);
-      const double us = time_call_us(timer, [&] {
+      const double us = time_call_us(moe::Phase(ph) == moe::Phase::Experts ? run.experts_timer : timer, [&] {
         run.on_ranks([&](int r, std::size_t at) {
           run.layer->run_phase(r, moe::Phase(ph), run.x[at].data(), run.y[at].data());
         });
@@ -346,7 +388,8 @@ void time_phases(MoeRun& run) {
   }
   run.m.moe_us = 0;
   for (int ph = 0; ph < moe::kPhases; ++ph) {
-    const TimingStats t = summarize_us(samples[std::size_t(ph)], timer.name);
+    const TimingStats t = summarize_us(samples[std::size_t(ph)],
+                                       moe::Phase(ph) == moe::Phase::Experts ? run.experts_timer.name : timer.name);
     run.m.phases.push_back({moe::phase_name(moe::Phase(ph)), spread_of(t), bytes[std::size_t(ph)]});
     run.m.moe_us += t.median_us;
   }
@@ -386,16 +429,14 @@ void time_dense(MoeRun& run) {
   const moe::MoeShape& s = run.p.shape;
   const std::int64_t ffn = moe::dense_ffn(s);
   const moe::Experts dense = moe::make_experts(1, s.hidden, ffn, kDenseSeed);
-  Batch hidden(std::size_t(run.ranks.local), std::vector<float>(std::size_t(s.tokens * ffn)));
+  const std::unique_ptr<moe::ExpertMlps> mlp = run.make_mlps(dense, s.tokens);
+  run.m.gpu_bytes = double(mlp->device_bytes() + run.mlps->device_bytes());
   Batch out = run.x;
   const TimingStats t = measure(
       [&] {
-        run.on_ranks([&](int, std::size_t at) {
-          moe::mlp_forward(dense.w1_of(0), dense.w2_of(0), s.hidden, ffn, run.x[at].data(), s.tokens, hidden[at].data(),
-                           out[at].data());
-        });
+        run.on_ranks([&](int r, std::size_t at) { mlp->forward(r, 0, run.x[at].data(), s.tokens, out[at].data()); });
       },
-      run.options, [&] { run.between(); }, run.ranks.timer());
+      run.options, [&] { run.between(); }, run.experts_timer);
   MoeMeasured& m = run.m;
   m.dense = spread_of(t);
   std::int64_t kept_rows = 0;
@@ -453,6 +494,17 @@ void time_overlap(MoeRun& run, RunResult& result) {
 void add_notes(const MoeRun& run, RunResult& result) {
   const int n = run.p.shape.ranks;
   result.backend.repeats = run.p.repeats;
+  if (run.on_gpu) {
+    result.backend.notes.push_back(fmt::format(
+        "ranks emulated: the {} ranks share GPU 0; the all-to-all moves tokens between rank threads in host memory, "
+        "not over NCCL",
+        n));
+    result.backend.notes.push_back(
+        "on GPU 0: the experts' MLPs and the dense MLP, cuBLAS sgemm in fp32 (no TF32) and a ReLU kernel, each rank on "
+        "its own stream; the weights uploaded once, each expert's routed rows uploaded and its outputs downloaded "
+        "within the experts phase, which is timed with CUDA events, as is the dense MLP. The router, the all-to-alls, "
+        "the weighted sums and the reference run on the CPU, timed with steady_clock");
+  }
   if (!run.ranks.processes) {
     result.backend.emulated = true;  // ranks are threads of one CPU
     result.backend.notes.push_back(
@@ -511,6 +563,10 @@ RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
   const bool overlap = overlap_allowed(run);
   RunPlan plan(ctx.control, overlap ? 7 : 6);
   const tensor::SingleThreadedBlas one_blas_thread(2 * run.ranks.local);
+  if (ctx.backend == BackendKind::Cuda)
+    use_device<moe::CudaMoeExperts>(run);
+  else
+    use_device<moe::CpuMoeExperts>(run);
   plan.start("the router, the experts and the single-rank reference");
   route_with_reference(run);
   plan.start("the expert-parallel layer, checked against the reference");
@@ -525,9 +581,7 @@ RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
     plan.start("two micro-batches: in sequence and overlapped");
     time_overlap(run, result);
   }
-  // Same routing, same rows per expert in the same order: the BLAS may still round a row differently by the matrix
-  // it is in, so a few ulps of the outputs' size are allowed.
-  run.m.wrong = run.m.max_abs_err > 1e-4 ? 1 : 0;
+  run.m.wrong = run.m.max_abs_err > run.m.output_tolerance || run.m.experts_gpu_wrong ? 1 : 0;
   if (!run.m.balance_training.empty()) result.series.push_back(balance_training_series(run.m.balance_training));
   add_notes(run, result);
   result.measured = make_values(std::move(run.m));

@@ -11,15 +11,14 @@ DLSYS_VALUES_PART(AllKeys, MoeMeasured, wanted, kept, wanted_untrained, dropped,
                   dispatch_wire_busiest_us, phases, moe_us, dispatch_alone, all_reduce, all_reduce_bytes_per_rank,
                   dense, moe_flop, dense_flop, moe_gflops, dense_gflops, sequential, overlapped, ideal_overlapped_us,
                   overlap_speedup, hardware_threads, emulated, overlap_emulated)
+DLSYS_VALUES_PART(GpuKeys, MoeMeasured, experts_on_gpu, experts_gpu_max_abs_diff, experts_gpu_worst_share_of_bound,
+                  experts_gpu_wrong, output_tolerance, gpu_bytes)
 }  // namespace
 
-void to_json(nlohmann::ordered_json& j, const MoeMeasured& m) {
-  j = nlohmann::ordered_json::object();
-  AllKeys::write(j, m);
-}
+void to_json(nlohmann::ordered_json& j, const MoeMeasured& m) { write_parts<AllKeys, GpuKeys>(j, m, m.experts_on_gpu); }
 
 void from_json(const nlohmann::ordered_json& j, MoeMeasured& m) {
-  AllKeys::read(j, m);
+  read_parts<AllKeys, GpuKeys>(j, m);
   // The views draw a column per expert from wanted and kept (and the untrained load when there is one), and the
   // dispatch's bytes as a ranks x ranks grid.
   check_length("kept", m.kept.size(), m.wanted.size(), "one per expert, as wanted");

@@ -93,6 +93,16 @@ struct MoeMeasured {
   int hardware_threads = 0;
   int emulated = 0;          // more rank threads than hardware threads: ranks take turns on cores
   int overlap_emulated = 0;  // the same for the overlap's two threads a rank
+  // GPU runs only (the keys are absent from a CPU run's JSON): the experts' MLPs and the dense MLP on cuBLAS on GPU 0.
+  // Each expert's outputs in the checked forward against the CPU's mlp_forward of the same rows, as a share of fp32's
+  // rounding bound (moe::mlp_rounding_factor); the layer's output against the reference then held to the CPU's 1e-4
+  // plus the largest of those bounds, as the gates of a token sum to at most 1.
+  bool experts_on_gpu = false;
+  double experts_gpu_max_abs_diff = 0;
+  double experts_gpu_worst_share_of_bound = 0;
+  bool experts_gpu_wrong = false;
+  double output_tolerance = 0;
+  double gpu_bytes = 0;  // allocated on GPU 0 for the experts and the dense MLP (cuBLAS's workspaces not counted)
 };
 // Written flat; read back with the lengths the views index by checked (moe_values.cpp).
 void to_json(nlohmann::ordered_json& json, const MoeMeasured& measured);

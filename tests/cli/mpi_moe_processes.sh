@@ -4,11 +4,12 @@
 # the routing's, the placement sentence in the notes, a timeline lane pair per rank, and the routing (wanted, kept,
 # dropped, balance loss) and the dispatch's bytes per pair of ranks equal to those of a threads run with as many ranks
 # and the same seeds; and the refusals: ranks other than the world size, experts that the processes do not divide.
+# Every run names --backend cpu, as launcher=mpi is refused on a GPU (where "auto" would pick one).
 # This is the tree's first test of RankGroup::all_to_all over MPI processes (MPI_Alltoallv carries the counts, the
 # dispatch and the combine). Skipped (77) without mpirun or without MPI in the build. Each run is bounded by
 # `timeout`: a hang fails.
 set -u
-source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh" "$1" moe --quick
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh" "$1" moe --quick --backend cpu
 
 check_json() {  # check_json PROCESSES_JSON THREADS_JSON WORLD
   python3 - "$@" <<'PY'
@@ -43,10 +44,10 @@ PY
 run_ok() {  # run_ok RANKS extra-sets...
   local ranks=$1; shift
   local out
-  if ! out=$("$bin" run moe --quick --set "ranks=$ranks" "$@" --json "$tmp/threads.json" 2>&1); then
+  if ! out=$("$bin" run moe --quick --backend cpu --set "ranks=$ranks" "$@" --json "$tmp/threads.json" 2>&1); then
     echo "FAIL: threads run with ranks=$ranks: ${out:0:600}"; fail=1; return
   fi
-  out=$(mpi -np "$ranks" "$bin" run moe --quick --set launcher=mpi "$@" --json "$tmp/run.json" 2>&1)
+  out=$(mpi -np "$ranks" "$bin" run moe --quick --backend cpu --set launcher=mpi "$@" --json "$tmp/run.json" 2>&1)
   local got=$?
   if [[ $got -ne 0 ]]; then echo "FAIL: -np $ranks -> exit $got: ${out:0:600}"; fail=1; return; fi
   local problems
@@ -56,15 +57,15 @@ run_ok() {  # run_ok RANKS extra-sets...
   if [[ $(grep -c "^Measured ($ranks rank processes" <<<"$out") -ne 1 ]]; then
     echo "FAIL: -np $ranks: wanted exactly one report (rank 0 only): ${out:0:600}"; fail=1; return
   fi
-  echo "ok:   mpirun -np $ranks run moe --quick --set launcher=mpi $*: $problems"
+  echo "ok:   mpirun -np $ranks run moe --quick --backend cpu --set launcher=mpi $*: $problems"
 }
 run_ok 2
 run_ok 4
 run_ok 2 --set aux_loss=on --set experts=6 --set top_k=3
 
 expect 2 "parameter 'ranks': value '4' is not allowed with launcher=mpi in a world of 2 processes" \
-  mpi -np 2 "$bin" run moe --quick --set launcher=mpi --set ranks=4
+  mpi -np 2 "$bin" run moe --quick --backend cpu --set launcher=mpi --set ranks=4
 expect 2 "parameter 'experts': value '6' does not divide among the 4 processes" \
-  mpi -np 4 "$bin" run moe --quick --set launcher=mpi --set experts=6
-expect 2 "needs at least 2 ranks" mpi -np 1 "$bin" run moe --quick --set launcher=mpi
+  mpi -np 4 "$bin" run moe --quick --backend cpu --set launcher=mpi --set experts=6
+expect 2 "needs at least 2 ranks" mpi -np 1 "$bin" run moe --quick --backend cpu --set launcher=mpi
 exit $fail

@@ -36,6 +36,13 @@ class Resources {
         gpu, [](cudaStream_t& s) { DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); },
         [](cudaStream_t s) { cudaStreamDestroy(s); });
   }
+  // A stream that the legacy default stream waits for and that waits for it: an event pair recorded on the default
+  // stream from the host (cuda_event_timer) brackets the work enqueued here in between.
+  cudaStream_t stream_ordered_with_default(int gpu) {
+    return created<cudaStream_t>(
+        gpu, [](cudaStream_t& s) { DLSYS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamDefault)); },
+        [](cudaStream_t s) { cudaStreamDestroy(s); });
+  }
   cudaEvent_t event(int gpu, bool timing) {
     const unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
     return created<cudaEvent_t>(

@@ -5,6 +5,7 @@
 
 #include "kernels/common/cuda/cuda_check.h"
 #include "kernels/common/cuda/gpu_resources.h"
+#include "kernels/common/cuda/row_major_sgemm.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/lora/lora_cuda.h"
 
@@ -16,13 +17,7 @@ constexpr int kGpu = 0;
 // The legacy default stream: cuda_event_timer() records its events there.
 const cudaStream_t kStream = nullptr;
 
-// Row-major c (m, n) = alpha a (m, inner) b (inner, n) + beta c on column-major cuBLAS, which reads each row-major
-// matrix as its transpose and so computes c^T = b^T a^T.
-void multiply(cublasHandle_t blas, const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
-              std::int64_t inner, float alpha, float beta) {
-  DLSYS_CUDA_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(inner), &alpha, b, int(n), a,
-                               int(inner), &beta, c, int(n)));
-}
+using dlsys::cuda::row_major_sgemm;
 
 }  // namespace
 
@@ -41,11 +36,11 @@ GpuForwardTiming time_forward_gpu(const InferenceLayer& l, const MeasureOptions&
   float* h = resources.floats(kGpu, std::int64_t(l.r) * l.n);
   const cublasHandle_t blas = resources.blas(kGpu, kStream);
   const auto adapter = [&] {
-    multiply(blas, w, xt, y, l.d, l.n, l.k, 1.0f, 0.0f);
-    multiply(blas, a, xt, h, l.r, l.n, l.k, 1.0f, 0.0f);
-    multiply(blas, b, h, y, l.d, l.n, l.r, l.scale, 1.0f);
+    row_major_sgemm(blas, w, xt, y, l.d, l.n, l.k, 1.0f, 0.0f);
+    row_major_sgemm(blas, a, xt, h, l.r, l.n, l.k, 1.0f, 0.0f);
+    row_major_sgemm(blas, b, h, y, l.d, l.n, l.r, l.scale, 1.0f);
   };
-  const auto merged_forward = [&] { multiply(blas, merged, xt, y_merged, l.d, l.n, l.k, 1.0f, 0.0f); };
+  const auto merged_forward = [&] { row_major_sgemm(blas, merged, xt, y_merged, l.d, l.n, l.k, 1.0f, 0.0f); };
   GpuForwardTiming t;
   std::tie(t.adapter, t.merged) =
       measure_pair(adapter, merged_forward, options, between, dlsys::cuda::cuda_event_timer());

@@ -101,8 +101,13 @@ std::vector<Routing> reference_layer(const MoeShape& shape, const Router& router
 }
 
 ExpertParallelLayer::ExpertParallelLayer(const MoeShape& shape, const Router& router, const Experts& experts,
-                                         collectives::RankGroup& comm)
-    : shape_(shape), router_(router), experts_(experts), comm_(comm), ranks_(std::size_t(shape.ranks)) {
+                                         collectives::RankGroup& comm, ExpertMlps* mlps)
+    : shape_(shape),
+      router_(router),
+      comm_(comm),
+      own_mlps_(mlps ? nullptr : std::make_unique<CpuExpertMlps>(experts, shape.ranks)),
+      mlps_(mlps ? mlps : own_mlps_.get()),
+      ranks_(std::size_t(shape.ranks)) {
   if (shape.ranks != comm.size() || shape.experts % shape.ranks != 0)
     throw std::invalid_argument("an expert-parallel layer needs E divisible by N and a group of N ranks");
 }
@@ -142,7 +147,6 @@ void ExpertParallelLayer::compute_experts(int rank) {
     std::int64_t rows = 0;
     for (int p = 0; p < n; ++p) rows += rows_from(p, local);
     s.expert_in.resize(std::size_t(rows * h));
-    s.expert_hidden.resize(std::size_t(rows * shape_.ffn));
     s.expert_out.resize(s.expert_in.size());
     std::int64_t at = 0;
     for (int p = 0; p < n; ++p) {
@@ -150,9 +154,7 @@ void ExpertParallelLayer::compute_experts(int rank) {
                 rows_from(p, local), h);
       at += rows_from(p, local);
     }
-    const int e = rank * per_rank + local;
-    mlp_forward(experts_.w1_of(e), experts_.w2_of(e), h, shape_.ffn, s.expert_in.data(), rows, s.expert_hidden.data(),
-                s.expert_out.data());
+    mlps_->forward(rank, rank * per_rank + local, s.expert_in.data(), rows, s.expert_out.data());
     at = 0;
     for (int p = 0; p < n; ++p) {
       copy_rows(s.expert_out.data() + at * h, s.back.data() + start[std::size_t(p * per_rank + local)] * h,
