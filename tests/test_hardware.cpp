@@ -266,4 +266,13 @@ TEST_CASE("hardware lesson: a small run is checked and read back from its JSON a
   RunResult back;
   lesson.read_values(json.at("theory"), json.at("measured"), back);
   CHECK(test::measured_of<HardwareMeasured>(back).served_by == m.served_by);
+  // A sweep that never left L2 found no main memory inside the last cache: the key is absent, and where a run kept it,
+  // it reads back.
+  CHECK_FALSE(m.last_cache_held_bytes.has_value());
+  CHECK_FALSE(json.at("measured").contains("last_cache_held_bytes"));
+  nlohmann::ordered_json held = json;
+  held["measured"]["last_cache_held_bytes"] = 8388608.0;
+  RunResult held_back;
+  lesson.read_values(held.at("theory"), held.at("measured"), held_back);
+  CHECK(test::measured_of<HardwareMeasured>(held_back).last_cache_held_bytes == 8388608.0);
 }

@@ -54,6 +54,15 @@ std::vector<PlotBand> level_bands(const std::vector<LevelPlateau>& levels) {
   return bands;
 }
 
+// Where the run found main memory inside the reported last-level cache: a line at the most that cache held here.
+void add_held_guide(PlotSpec& spec, const HardwareMeasured& m) {
+  if (!m.last_cache_held_bytes) return;
+  const LevelPlateau& cache = m.levels[m.levels.size() - 2];
+  spec.guides.push_back({true, *m.last_cache_held_bytes / kKiB,
+                         fmt::format("{} served up to {}", cache.name, format_bytes_binary(*m.last_cache_held_bytes)),
+                         highlight_color()});
+}
+
 void add_curves(PlotSpec& spec, const RunResult& result, const std::vector<const char*>& ids) {
   int color = 0;
   for (const char* id : ids)
@@ -91,6 +100,7 @@ void draw_staircase_step(const ViewContext& ctx) {
                            fmt::format("{}: {} by size", format_bytes_binary(double(steps->params.working_set)),
                                        steps->working_set_level),
                            theory_color()});
+  add_held_guide(spec, *m);
   spec.size.y = plot_height_leaving(3 + float(m->levels.size()));
   draw_plot("staircase", spec);
   draw_note(fmt::format("Nearest measured working set, {}: {} per load (fastest call), which the staircase names {}.",
@@ -120,6 +130,7 @@ void draw_bandwidth_step(const ViewContext& ctx) {
   spec.guides.push_back({false, m->stream_gbps,
                          fmt::format("STREAM {} (roofline's code): {}", m->stream_kernel, gbps_text(m->stream_gbps)),
                          theory_color()});
+  add_held_guide(spec, *m);
   spec.size.y = plot_height_leaving(3 + float(m->levels.size()));
   draw_plot("bandwidth", spec);
   draw_note(fmt::format("Main memory read on {} thread(s): {} = {} of STREAM's best kernel ({}).", m->threads,

@@ -105,9 +105,9 @@ Series curve(const char* id, std::string name, const char* y_label, const char* 
   return {id, std::move(name), "measured", "working set", "KiB", y_label, y_unit, {}};
 }
 
-// The levels named from the staircase, which one served the chosen working set, and DRAM's read rate against STREAM.
-// Returns whether main memory's plateau lay inside the reported last-level cache.
-bool name_levels(const hardware::Staircase& stairs, const std::vector<double>& sizes, const HardwareParams& p,
+// The levels named from the staircase, which one served the chosen working set, DRAM's read rate against STREAM, and
+// how much of the last-level cache this machine held where main memory's plateau lay inside its reported size.
+void name_levels(const hardware::Staircase& stairs, const std::vector<double>& sizes, const HardwareParams& p,
                  HardwareMeasured& m) {
   const hardware::FoundLevels found = hardware::find_levels(hardware::tiers_of(m.caches), stairs);
   m.levels = found.levels;
@@ -126,11 +126,11 @@ bool name_levels(const hardware::Staircase& stairs, const std::vector<double>& s
   m.dram_read_gbps = p.threads > 1 ? dram.read_gbps_all : dram.read_gbps_one;
   m.dram_read_over_stream = m.stream_gbps > 0 ? m.dram_read_gbps / m.stream_gbps : 0;
   m.dram_within_stream = dram.points_inside > 0 && m.dram_read_over_stream <= 1 + hardware::kStreamTolerance;
-  return found.memory_inside_last_cache;
+  if (found.memory_inside_last_cache) m.last_cache_held_bytes = m.levels[m.levels.size() - 2].last_served_bytes;
 }
 
 // What qualifies the numbers: whose cache sizes they are, the chase's pages, a sweep that never reached DRAM.
-void add_notes(const HardwareMeasured& m, bool memory_inside_last_cache, RunResult& result) {
+void add_notes(const HardwareMeasured& m, RunResult& result) {
   result.backend.notes.push_back(
       "Cache sizes are the ones the operating system reports; in a virtual machine they are the host's, and other "
       "guests may share the last-level cache and memory.");
@@ -140,7 +140,7 @@ void add_notes(const HardwareMeasured& m, bool memory_inside_last_cache, RunResu
             "load rarely walks the page table."
           : "The chase's lines have the system's default pages: beyond the TLB's reach a load also walks the page "
             "table, which the latency includes.");
-  if (memory_inside_last_cache) {
+  if (m.last_cache_held_bytes) {
     const hardware::LevelPlateau& cache = m.levels[m.levels.size() - 2];
     result.backend.notes.push_back(fmt::format(
         "The latency steps up from {} past {}, inside the {} the system reports for {}: this machine holds far less "
@@ -213,7 +213,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
     }
   }
 
-  const bool memory_inside_last_cache = name_levels(stairs, sizes, p, m);
+  name_levels(stairs, sizes, p, m);
   m.wrong = probe.wrong;
   if (on_gpu) m.gpu_probes = hardware::measure_gpu(run, p, m.gpu, result);
 
@@ -223,7 +223,7 @@ RunResult HardwareLesson::run_with(const HardwareParams& p, RunContext& ctx) con
     result.series.push_back(std::move(lat_all));
     result.series.push_back(std::move(bw_all));
   }
-  add_notes(m, memory_inside_last_cache, result);
+  add_notes(m, result);
   result.backend.repeats = p.repeats;
   result.theory = make_values(theory);
   result.measured = make_values(std::move(m));

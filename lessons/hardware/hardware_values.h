@@ -141,9 +141,12 @@ struct HardwareMeasured {
   GpuFacts gpu;                         // the GPU the CUDA runtime describes, or why there is none
   int wrong = 0;                        // read sums or chase cycles that were not what they must be
   std::optional<GpuProbes> gpu_probes;  // the same hierarchy on GPU 0, on the CUDA backend
+  // Where main memory's plateau lay inside the reported last-level cache (a virtual machine is told its host's size):
+  // the largest working set that cache served. Absent otherwise, and in runs recorded before it was kept.
+  std::optional<double> last_cache_held_bytes;
 };
 DLSYS_VALUES_JSON(HardwareMeasured, caches, levels, served_by, threads, working_set_bytes, working_set_level,
                   working_set_latency_ns, stream_gbps, stream_kernel, dram_read_gbps, dram_read_over_stream,
-                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong, gpu_probes)
+                  plateaus_in_bands, dram_within_stream, huge_pages, gpu, wrong, gpu_probes, last_cache_held_bytes)
 
 }  // namespace dlsys::hardware
