@@ -60,17 +60,13 @@ class RankGemmsOnOneGpu final : public RankGemms {
       DLSYS_CUDA_CHECK(
           cudaMemcpyAsync(r.c, c, sizeof(float) * std::size_t(c_elements), cudaMemcpyHostToDevice, r.stream));
     dlsys::cuda::row_major_sgemm(r.blas, trans_a, trans_b, on_a, on_b, r.c, m, n, k, 1.0f, beta);
-    DLSYS_CUDA_CHECK(
-        cudaMemcpyAsync(c, r.c, sizeof(float) * std::size_t(c_elements), cudaMemcpyDeviceToHost, r.stream));
-    DLSYS_CUDA_CHECK(cudaStreamSynchronize(r.stream));
+    dlsys::cuda::download_and_wait(c, r.c, c_elements, r.stream);
   }
 
   std::int64_t device_bytes() const override { return bytes_; }
 
  private:
-  struct Rank {
-    cudaStream_t stream = nullptr;
-    cublasHandle_t blas = nullptr;
+  struct Rank : dlsys::cuda::RankStream {
     float *weights = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
     const float* host_weights = nullptr;  // the host shard the copy in `weights` was made from
   };
