@@ -30,6 +30,7 @@ kernels/matmul/cuda/device_operands.cu|kernels/matmul/cpu/reference.cpp|tests/cu
 kernels/matmul/cuda/simt_kernels.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/warptile.cu|kernels/matmul/cpu/v2_tiled.cpp|tests/cuda/test_matmul_cuda.cpp
 kernels/matmul/cuda/tensor_core_kernels.cu|kernels/matmul/cpu/reference.cpp|tests/cuda/test_matmul_cuda.cpp
+kernels/mesh/cuda/mesh_gemms_cuda.cu|kernels/pipeline/cpu/mlp_block.cpp|tests/cuda/test_mesh_cuda.cpp
 kernels/moe/cuda/experts_cuda.cu|kernels/moe/cpu/experts.cpp|tests/cuda/test_moe_cuda.cpp
 kernels/pipeline/cuda/executor_cuda.cu|kernels/pipeline/cpu/executor.cpp|tests/cuda/test_pipeline_cuda.cpp
 kernels/precision/cuda/precision_cuda.cu|kernels/precision/cpu/float_format.cpp|tests/cuda/test_formats_cuda.cpp

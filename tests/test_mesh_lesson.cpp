@@ -2,6 +2,7 @@
 // and ledger equal them, whose weights agree with one device's, read back from its JSON as the same structs.
 #include <doctest/doctest.h>
 
+#include "engine/backend.h"
 #include "engine/errors.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/mesh/mesh_lesson.h"
@@ -114,4 +115,26 @@ TEST_CASE("mesh lesson: the planner's cluster and model are refused by their par
   CHECK_THROWS_WITH_AS(lesson.validate(nodes, BackendKind::Cpu), doctest::Contains("parameter 'gpus'"), BadInput);
   CHECK_THROWS_WITH_AS(ParamValues::parse(lesson.params(), {"model=gpt-9"}), doctest::Contains("parameter 'model'"),
                        BadInput);
+}
+
+TEST_CASE("mesh lesson: runs on CUDA, whose budget counts GPU 0's bytes; a CPU run's JSON has no GPU keys") {
+  const MeshLesson lesson;
+  CHECK(lesson.runs_on_cuda());
+  if (!cuda_status().available)
+    CHECK_THROWS_WITH_AS(lesson.validate(ParamValues::parse(lesson.params(), {}), BackendKind::Cuda),
+                         doctest::Contains("of GPU memory but GPU 0 has 0 B"), BadInput);
+  MeshMeasured m;
+  const nlohmann::ordered_json cpu = m;
+  CHECK_FALSE(cpu.contains("gemms_on_gpu"));
+  CHECK_FALSE(cpu.contains("gpu_bytes"));
+  MeshMeasured back;
+  from_json(cpu, back);  // a recorded CPU run opens
+  CHECK_FALSE(back.gemms_on_gpu);
+  m.gemms_on_gpu = true;
+  m.gpu_bytes = 4096;
+  const nlohmann::ordered_json gpu = m;
+  CHECK(gpu.at("gpu_bytes") == 4096);
+  from_json(gpu, back);
+  CHECK(back.gemms_on_gpu);
+  CHECK(back.gpu_bytes == 4096);
 }

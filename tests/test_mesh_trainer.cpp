@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -12,6 +14,7 @@
 #include "kernels/collectives/channel.h"
 #include "kernels/mesh/mesh_model.h"
 #include "kernels/mesh/mesh_trainer.h"
+#include "kernels/pipeline/mlp_block.h"
 #include "kernels/tensor/tp_group.h"
 
 using namespace dlsys;
@@ -200,4 +203,67 @@ TEST_CASE("mesh: cancelled between steps, the training stops and says so") {
                   Cancelled);
   CHECK(calls == 2);
   CHECK(ledger.current_bytes(rank_tag("weights", 0)) == 0);  // every buffer released
+}
+
+namespace {
+
+// The ranks' products through RankGemms, computed here by this thread's OpenBLAS: the same sums as without it. It
+// also keeps what a GPU's copy of the shards relies on: every product's weight operand lies in the shard last
+// reported (forward and input gradient take a weight as b; the weight gradient, whose a is transposed, takes none),
+// and a shard is reported before its first product and after each step.
+class OpenBlasRankGemms final : public RankGemms {
+ public:
+  explicit OpenBlasRankGemms(int ranks) : shards_(std::size_t(ranks)), reports_(std::size_t(ranks), 0) {}
+  void weights_changed(int rank, const float* host, std::int64_t elements) override {
+    shards_[std::size_t(rank)] = {host, host + elements};
+    ++reports_[std::size_t(rank)];
+  }
+  void gemm(int rank, bool trans_a, bool trans_b, int m, int n, int k, const float* a, const float* b, float beta,
+            float* c) override {
+    const auto [first, last] = shards_[std::size_t(rank)];
+    const std::less<const float*> before;
+    const bool b_in_shard = !before(b, first) && before(b, last);
+    const bool a_in_shard = !before(a, first) && before(a, last);
+    if (b_in_shard != !trans_a || a_in_shard) ++misplaced_;
+    pipeline::mlp::openblas_gemm()(trans_a, trans_b, m, n, k, a, b, beta, c);
+    ++calls_;
+  }
+  std::int64_t device_bytes() const override { return 0; }
+  int reports(int rank) const { return reports_[std::size_t(rank)]; }
+  int calls() const { return calls_; }
+  int misplaced() const { return misplaced_; }
+
+ private:
+  std::vector<std::pair<const float*, const float*>> shards_;
+  std::vector<int> reports_;
+  std::atomic<int> calls_{0}, misplaced_{0};
+};
+
+}  // namespace
+
+TEST_CASE("mesh: the ranks' products through RankGemms give the same weights bit for bit, shards reported each step") {
+  const MeshTrainConfig plain = config_of(2, 2, 2, 2);
+  MemoryLedger ledger;
+  const MeshTrainResult without = train_on_mesh(
+      plain, ledger, [] {}, false);
+  OpenBlasRankGemms gemms(plain.model.mesh.ranks());
+  MeshTrainConfig through = plain;
+  through.gemms = &gemms;
+  MemoryLedger ledger_through;
+  const MeshTrainResult with = train_on_mesh(
+      through, ledger_through, [] {}, false);
+  CHECK(with.weights == without.weights);
+  CHECK(with.losses == without.losses);
+  // Six products a layer and micro-batch (forward 2, input gradient 2, weight gradient 2) on every rank and step.
+  const MeshModel& m = plain.model;
+  CHECK(gemms.calls() == 6 * m.layers_per_stage() * m.micro_batches * m.mesh.ranks() * plain.steps);
+  CHECK(gemms.misplaced() == 0);
+  for (int r = 0; r < m.mesh.ranks(); ++r) CHECK(gemms.reports(r) == 1 + plain.steps);
+}
+
+TEST_CASE("mesh: a product's largest operand is a micro-batch's rows or a weight shard") {
+  MeshModel m{.mesh = {1, 2, 1}, .layers = 2, .hidden = 16, .expansion = 4, .batch = 8, .micro_batches = 2};
+  CHECK(m.largest_product_elements() == 16 * 32);  // W1 shard (h, f / tp), above rows x f / tp = 4 x 32
+  m.batch = 256;
+  CHECK(m.largest_product_elements() == 128 * 32);  // (rows, f / tp)
 }

@@ -14,6 +14,7 @@
 #include "kernels/hardware/hardware_cuda.h"
 #include "kernels/lora/lora_cuda.h"
 #include "kernels/matmul/matmul_cuda.h"
+#include "kernels/mesh/mesh_gemms_cuda.h"
 #include "kernels/moe/experts_cuda.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "kernels/precision/precision_cuda.h"
@@ -122,6 +123,12 @@ struct Calls {  // kernels/matmul/matmul_cuda.h
 };
 }  // namespace matmul::cuda
 
+namespace mesh::cuda {
+struct Calls {  // kernels/mesh/mesh_gemms_cuda.h
+  decltype(&::dlsys::mesh::cuda::make_gpu_rank_gemms) make_gpu_rank_gemms;
+};
+}  // namespace mesh::cuda
+
 namespace moe::cuda {
 struct Calls {  // kernels/moe/experts_cuda.h
   decltype(&::dlsys::moe::cuda::make_gpu_experts) make_gpu_experts;
@@ -207,6 +214,7 @@ struct CudaKernels {
   hardware::cuda::Calls hardware;
   lora::cuda::Calls lora;
   matmul::cuda::Calls matmul;
+  mesh::cuda::Calls mesh;
   moe::cuda::Calls moe;
   pipeline::cuda::Calls pipeline;
   precision::cuda::Calls precision;

@@ -8,6 +8,7 @@
 //             Megatron-LM's MLP, one all-reduce of the (rows, h) output forward and one of the input gradient backward;
 //   data      replica d trains rows [d B / dp, (d + 1) B / dp) of the batch, cut into m micro-batches that the
 //             pipeline runs 1F1B; each layer's gradient shard is all-reduced over the dp group (one bucket a layer).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ struct MeshModel {
   int rows_per_micro_batch() const { return batch / (mesh.dp * micro_batches); }                     // B / (dp m)
   std::int64_t layer_shard_elements() const { return 2 * std::int64_t(hidden) * inner_per_rank(); }  // W1 | W2 shard
   std::int64_t shard_elements() const { return layers_per_stage() * layer_shard_elements(); }
+  // The largest operand or result of a rank's block product (kernels/pipeline/mlp_block.h): a micro-batch's (rows, h)
+  // or (rows, f / tp), or a weight shard's (h, f / tp).
+  std::int64_t largest_product_elements() const {
+    const std::int64_t rows = rows_per_micro_batch(), h = hidden, f = inner_per_rank();
+    return std::max({rows * h, rows * f, h * f});
+  }
 };
 
 // Which parameter breaks the model's rules and how, or "" when it can be cut over its mesh.

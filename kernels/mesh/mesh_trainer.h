@@ -10,6 +10,9 @@
 // the shard. The collectives are the lab's ring (one thread group per tp and per dp group, each called from the
 // mesh's own rank threads); the pipeline's messages go through a mailbox as real copies. Every op is timestamped.
 //
+// With config.gemms the products of the blocks run there instead, and their time is still the host clock's around each
+// layer: the rest of the rank's work (ReLU, residual, copies) and its waits stay on its thread.
+//
 // Memory per rank is recorded in the ledger under "<kind> rank <r>": weights, gradients, activations (what a
 // micro-batch leaves for its backward), scratch (the backward's buffers) and messages (in flight between stages).
 #include <cstdint>
@@ -19,6 +22,7 @@
 
 #include "engine/ledger.h"
 #include "kernels/mesh/mesh_model.h"
+#include "kernels/mesh/rank_gemms.h"
 
 namespace dlsys::mesh {
 
@@ -27,6 +31,8 @@ struct MeshTrainConfig {
   int steps = 2;  // step s trains on rows [s B, (s + 1) B) of the data set
   float learning_rate = 0.05f;
   std::uint32_t seed = 13;
+  // Where the ranks' block products run: null, OpenBLAS on each rank's own thread; else there (a GPU, every rank's).
+  RankGemms* gemms = nullptr;
 };
 
 // Ledger tags of rank r.

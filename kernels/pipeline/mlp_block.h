@@ -11,16 +11,28 @@
 // Split over t tensor-parallel ranks (Megatron-LM's MLP), w1 is a shard of columns and w2 the matching shard of rows:
 // each rank's y and dx are partial sums that an all-reduce adds up. Only one rank may then carry the residual (x in
 // y, dy in dx), or the sum would hold it t times: the others pass Residual::Leave.
+//
+// The products go through a BlockGemm: OpenBLAS on the calling thread unless a caller runs them elsewhere (the mesh's
+// ranks on a GPU); the ReLU, its mask and the residual stay on the host either way.
+#include <functional>
+
 namespace dlsys::pipeline::mlp {
 
 enum class Residual { Add, Leave };
 
+// c (m, n) = op(a) op(b) + beta c, all row-major and packed: op(a) (m, k) is a, or with trans_a the transpose of a
+// stored (k, m); op(b) (k, n) likewise.
+using BlockGemm = std::function<void(bool trans_a, bool trans_b, int m, int n, int k, const float* a, const float* b,
+                                     float beta, float* c)>;
+// cblas_sgemm on the calling thread.
+const BlockGemm& openblas_gemm();
+
 void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y,
-             Residual residual = Residual::Add);
+             Residual residual = Residual::Add, const BlockGemm& gemm = openblas_gemm());
 void backward_input(int rows, int width, int inner, const float* w1, const float* w2, const float* a, const float* dy,
-                    float* dz, float* dx, Residual residual = Residual::Add);
+                    float* dz, float* dx, Residual residual = Residual::Add, const BlockGemm& gemm = openblas_gemm());
 void backward_weight(int rows, int width, int inner, const float* x, const float* a, const float* dy, const float* dz,
-                     float* dw1, float* dw2);
+                     float* dw1, float* dw2, const BlockGemm& gemm = openblas_gemm());
 
 void forward(int rows, int hidden, const float* w1, const float* w2, const float* x, float* a, float* y);
 void backward_input(int rows, int hidden, const float* w1, const float* w2, const float* a, const float* dy, float* dz,

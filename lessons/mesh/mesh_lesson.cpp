@@ -6,6 +6,8 @@
 #include "engine/errors.h"
 #include "engine/units.h"
 #include "kernels/collectives/communicator.h"
+#include "kernels/mesh/mesh_gemms_cuda.h"
+#include "lessons/common/run_budget.h"
 #include "lessons/common/run_time_limit.h"
 #include "lessons/kvcache/model_config.h"
 
@@ -192,7 +194,7 @@ void MeshLesson::check_params(const MeshParams& p, BackendKind) const {
   mesh_lesson::planner_input(p);  // the planner's model and cluster: a preset or config.json it can size
 }
 
-RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind) const {
+RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind backend) const {
   const mesh_lesson::MeshTheory t = mesh_lesson::mesh_theory(p);
   double rank_bytes = 0;
   for (const mesh_lesson::RankTheory& r : t.rank_costs) rank_bytes += double(r.total_bytes);
@@ -206,6 +208,13 @@ RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind) const {
                        double(t.tp * t.pp) * double(collectives::Communicator::link_bytes(p.dp, {}));
   RunBudget budget;
   budget.host_bytes = rank_bytes + data + single + messages + links + weights;
+  if (backend == BackendKind::Cuda) {
+    // GPU 0 holds every rank's weight shard and operand buffers, and a cuBLAS handle a rank.
+    const mesh::MeshModel model = p.mesh_model();
+    budget.device_bytes = double(mesh::cuda::gpu_rank_gemms_bytes(model.mesh.ranks(), model.shard_elements(),
+                                                                  model.largest_product_elements())) +
+                          model.mesh.ranks() * kCublasHandleBytes;
+  }
   budget.cpu_seconds = run_seconds(p);
   budget.max_minutes = p.max_minutes;
   budget.sizes = fmt::format("parameters 'hidden' = {}, 'layers' = {}, 'batch' = {}", p.hidden, p.layers, p.batch);

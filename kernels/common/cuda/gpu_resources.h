@@ -79,6 +79,18 @@ class Resources {
   std::vector<std::function<void()>> undo_;
 };
 
+// What a rank emulated on a GPU works with: its own stream, and a cuBLAS handle whose products go to that stream.
+struct RankStream {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+};
+
+// `count` floats of `device` copied to `host` on `stream`, returning once they are there (and all before them).
+inline void download_and_wait(float* host, const float* device, std::int64_t count, cudaStream_t stream) {
+  DLSYS_CUDA_CHECK(cudaMemcpyAsync(host, device, sizeof(float) * std::size_t(count), cudaMemcpyDeviceToHost, stream));
+  DLSYS_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 // GPUs visible to this process (0 when the driver does not answer).
 inline int count_visible_devices() {
   int count = 0;

@@ -39,6 +39,7 @@ const CudaKernels kKernels{
                  &hw::shared_read, &hw::sm_clock_mhz, &hw::pinned_allocate, &hw::pinned_free, &hw::peer_copy},
     .lora = {&lora::cuda::time_forward_gpu},
     .matmul = {&mm::make_device_operands},
+    .mesh = {&mesh::cuda::make_gpu_rank_gemms},
     .moe = {&moe::cuda::make_gpu_experts},
     .pipeline = {&pi::place_devices, &pi::execute_schedule},
     .precision = {&pr::round_on_device, &pr::gemm},

@@ -42,6 +42,7 @@ struct MeshState {
   pipeline::Schedule schedule;
   Clock::time_point origin;
   float learning_rate = 0;
+  RankGemms* gemms = nullptr;  // null: OpenBLAS on the rank's thread
 
   void abort() {
     for (auto& g : tp_groups) g->abort();
@@ -70,9 +71,11 @@ class Rank {
         dy_(ledger, rank_tag("scratch", rank), std::size_t(rows_) * m_.hidden),
         dx_(ledger, rank_tag("scratch", rank), std::size_t(rows_) * m_.hidden),
         dz_(ledger, rank_tag("scratch", rank), std::size_t(rows_) * m_.inner_per_rank()),
-        stash_(std::size_t(m_.micro_batches)) {
+        stash_(std::size_t(m_.micro_batches)),
+        gemm_(block_gemm()) {
     const std::vector<float> shard = shard_of(m_, c_, initial);
     std::copy(shard.begin(), shard.end(), weights_.data());
+    weights_changed();
   }
 
   void step(int s) {
@@ -85,6 +88,7 @@ class Rank {
     all_reduce_gradients();
     const double t0 = now_us();
     for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] -= mesh_.learning_rate * grads_[i];
+    weights_changed();
     add_span("optimizer", "SGD", -1, t0, 0);
     report_.step_us = now_us();
   }
@@ -96,6 +100,15 @@ class Rank {
   const Buffer& weights() const { return weights_; }
 
  private:
+  pipeline::mlp::BlockGemm block_gemm() const {
+    if (!mesh_.gemms) return pipeline::mlp::openblas_gemm();
+    return [gemms = mesh_.gemms, rank = rank_](bool ta, bool tb, int m, int n, int k, const float* a, const float* b,
+                                               float beta,
+                                               float* c) { gemms->gemm(rank, ta, tb, m, n, k, a, b, beta, c); };
+  }
+  void weights_changed() {
+    if (mesh_.gemms) mesh_.gemms->weights_changed(rank_, weights_.data(), std::int64_t(weights_.size()));
+  }
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - mesh_.origin).count(); }
   bool last_stage() const { return c_.p == m_.mesh.pp - 1; }
   const float* w1(int layer) const { return weights_.data() + layer * m_.layer_shard_elements(); }
@@ -159,7 +172,7 @@ class Rank {
       float* out =
           k + 1 < layers ? stash->x[std::size_t(k + 1)].data() : (last_stage() ? stash->y.data() : output.data());
       pipeline::mlp::forward(rows_, h, fs, w1(k), w2(k), stash->x[std::size_t(k)].data(),
-                             stash->a[std::size_t(k)].data(), out, residual());
+                             stash->a[std::size_t(k)].data(), out, residual(), gemm_);
       add_span("F", fmt::format("F{}", mb), mb, t0, 0);
       tp_all_reduce(out, mb);
       t0 = now_us();
@@ -189,9 +202,10 @@ class Rank {
     }
     for (int k = m_.layers_per_stage() - 1; k >= 0; --k) {
       const float* a = stash.a[std::size_t(k)].data();
-      pipeline::mlp::backward_input(rows_, h, fs, w1(k), w2(k), a, dy_.data(), dz_.data(), dx_.data(), residual());
+      pipeline::mlp::backward_input(rows_, h, fs, w1(k), w2(k), a, dy_.data(), dz_.data(), dx_.data(), residual(),
+                                    gemm_);
       pipeline::mlp::backward_weight(rows_, h, fs, stash.x[std::size_t(k)].data(), a, dy_.data(), dz_.data(), dw1(k),
-                                     dw2(k));
+                                     dw2(k), gemm_);
       add_span("B", fmt::format("B{}", mb), mb, t0, 0);
       tp_all_reduce(dx_.data(), mb);
       std::swap(dy_, dx_);  // the input gradient of layer k is the output gradient of layer k - 1
@@ -228,6 +242,7 @@ class Rank {
   Buffer weights_, grads_;                     // the shard, layer after layer, [W1 shard | W2 shard]
   Buffer dy_, dx_, dz_;                        // the backward's: (rows, h), (rows, h), (rows, f / tp)
   std::vector<std::unique_ptr<Stash>> stash_;  // by micro-batch, while its backward has not run
+  pipeline::mlp::BlockGemm gemm_;              // the block's products: this thread's OpenBLAS or mesh_.gemms
   std::vector<MeshSpan> spans_;
   MeshRankReport report_;
   double loss_ = 0;
@@ -300,7 +315,8 @@ MeshTrainResult train_on_mesh(const MeshTrainConfig& config, MemoryLedger& ledge
       .schedule = pipeline::make_schedule(
           {.kind = pipeline::ScheduleKind::OneFOneB, .devices = m.mesh.pp, .micro_batches = m.micro_batches}),
       .origin = Clock::now(),
-      .learning_rate = config.learning_rate};
+      .learning_rate = config.learning_rate,
+      .gemms = config.gemms};
   for (int g = 0; g < tp_group_count(m.mesh); ++g)
     mesh.tp_groups.push_back(std::make_unique<tensor::TpGroup>(m.mesh.tp, ledger, options));
   for (int g = 0; g < dp_group_count(m.mesh); ++g)

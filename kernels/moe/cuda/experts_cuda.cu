@@ -63,16 +63,13 @@ class GpuExpertsOnOneGpu final : public GpuExperts {
                                                                                                           mid);
     DLSYS_CUDA_CHECK(cudaGetLastError());
     dlsys::cuda::row_major_sgemm(r.blas, r.hidden, w2, r.y, rows, hidden_, ffn_, 1.0f, 0.0f);
-    DLSYS_CUDA_CHECK(cudaMemcpyAsync(y, r.y, sizeof(float) * std::size_t(in), cudaMemcpyDeviceToHost, r.stream));
-    DLSYS_CUDA_CHECK(cudaStreamSynchronize(r.stream));
+    dlsys::cuda::download_and_wait(y, r.y, in, r.stream);
   }
 
   std::int64_t device_bytes() const override { return bytes_; }
 
  private:
-  struct Rank {
-    cudaStream_t stream = nullptr;
-    cublasHandle_t blas = nullptr;
+  struct Rank : dlsys::cuda::RankStream {
     float *x = nullptr, *hidden = nullptr, *y = nullptr;
   };
   dlsys::cuda::Resources resources_;  // first: released last, after nothing uses it

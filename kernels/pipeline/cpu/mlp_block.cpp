@@ -7,32 +7,41 @@
 
 namespace dlsys::pipeline::mlp {
 
+const BlockGemm& openblas_gemm() {
+  static const BlockGemm gemm = [](bool trans_a, bool trans_b, int m, int n, int k, const float* a, const float* b,
+                                   float beta, float* c) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+                a, trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
+  };
+  return gemm;
+}
+
 void forward(int rows, int width, int inner, const float* w1, const float* w2, const float* x, float* a, float* y,
-             Residual residual) {
+             Residual residual, const BlockGemm& gemm) {
   const int w = width, f = inner;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, f, w, 1.0f, x, w, w1, f, 0.0f, a, f);
+  gemm(false, false, rows, f, w, x, w1, 0.0f, a);
   for (long i = 0; i < long(rows) * f; ++i) a[i] = a[i] > 0.0f ? a[i] : 0.0f;
   const bool add = residual == Residual::Add;
   if (add) std::memcpy(y, x, sizeof(float) * rows * w);  // the residual
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, f, 1.0f, a, f, w2, w, add ? 1.0f : 0.0f, y, w);
+  gemm(false, false, rows, w, f, a, w2, add ? 1.0f : 0.0f, y);
 }
 
 void backward_input(int rows, int width, int inner, const float* w1, const float* w2, const float* a, const float* dy,
-                    float* dz, float* dx, Residual residual) {
+                    float* dz, float* dx, Residual residual, const BlockGemm& gemm) {
   const int w = width, f = inner;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, f, w, 1.0f, dy, w, w2, w, 0.0f, dz, f);
+  gemm(false, true, rows, f, w, dy, w2, 0.0f, dz);
   for (long i = 0; i < long(rows) * f; ++i)
     if (!(a[i] > 0.0f)) dz[i] = 0.0f;  // relu'(z) = [z > 0] = [a > 0]
   const bool add = residual == Residual::Add;
   if (add) std::memcpy(dx, dy, sizeof(float) * rows * w);  // the residual passes dy straight through
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, f, 1.0f, dz, f, w1, f, add ? 1.0f : 0.0f, dx, w);
+  gemm(false, true, rows, w, f, dz, w1, add ? 1.0f : 0.0f, dx);
 }
 
 void backward_weight(int rows, int width, int inner, const float* x, const float* a, const float* dy, const float* dz,
-                     float* dw1, float* dw2) {
+                     float* dw1, float* dw2, const BlockGemm& gemm) {
   const int w = width, f = inner;
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, f, w, rows, 1.0f, a, f, dy, w, 1.0f, dw2, w);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, f, rows, 1.0f, x, w, dz, f, 1.0f, dw1, f);
+  gemm(true, false, f, w, rows, a, dy, 1.0f, dw2);
+  gemm(true, false, w, f, rows, x, dz, 1.0f, dw1);
 }
 
 void forward(int rows, int hidden, const float* w1, const float* w2, const float* x, float* a, float* y) {
