@@ -325,8 +325,10 @@ TEST_CASE("trace limits are bad input") {
 
 TEST_CASE("gpu tiles: a block visits exactly the K/V tiles with a visible key, and masks every tile that hides one") {
   for (const std::int64_t n : {1, 7, 63, 64, 65, 129, 1000})
-    for (const auto& [br, bc] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}})
+    for (const auto& tile : {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}})
       for (const bool causal : {false, true}) {
+        // Not a structured binding: under clang (ThreadSanitizer's build) INFO's lambda cannot capture one.
+        const std::int64_t br = tile.first, bc = tile.second;
         INFO("n=", n, " br=", br, " bc=", bc, " causal=", causal);
         for (std::int64_t i = 0; i * br < n; ++i) {
           const std::int64_t tiles = gpu::kv_tiles_for_block(n, br, bc, causal, i);

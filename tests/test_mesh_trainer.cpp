@@ -98,8 +98,10 @@ TEST_CASE("mesh 1 x 1 x 1, one micro-batch: the same sums as one device, bit for
 }
 
 TEST_CASE("mesh training: every shape of up to 8 ranks learns what one device learns") {
-  for (const auto& [dp, tp, pp, m] : std::vector<std::tuple<int, int, int, int>>{
+  for (const auto& shape : std::vector<std::tuple<int, int, int, int>>{
            {2, 2, 2, 4}, {1, 2, 4, 4}, {4, 2, 1, 2}, {2, 1, 4, 2}, {1, 8, 1, 1}, {2, 4, 1, 2}, {1, 1, 2, 1}}) {
+    // Not a structured binding: under clang (ThreadSanitizer's build) INFO's lambda cannot capture one.
+    const int dp = std::get<0>(shape), tp = std::get<1>(shape), pp = std::get<2>(shape), m = std::get<3>(shape);
     INFO("dp " << dp << " tp " << tp << " pp " << pp << " m " << m);
     const MeshTrainConfig c = config_of(dp, tp, pp, m);
     MemoryLedger ledger;

@@ -124,7 +124,8 @@ TEST_CASE("no progress file yet is no progress; a damaged one is refused naming 
       {R"({"format": 1, "lessons": {"matmul": 5}})", "key \"lessons\".\"matmul\" must be an object"},
   };
   for (const auto& [text, expected] : cases) {
-    CAPTURE(text);
+    const char* const written = text;  // under clang CAPTURE's lambda cannot capture a structured binding
+    CAPTURE(written);
     write_file_checked(path.string(), text);
     CHECK_THROWS_WITH_AS(read_progress_file(path.string()), doctest::Contains(expected), BadInput);
   }

@@ -97,7 +97,9 @@ TEST_CASE("runs estimated over max_minutes are refused with the estimate; runs u
       {"tensor", {"hidden=2048", "seq=512"}},
       {"precision", {"steps=100000"}},
   };
-  for (const auto& [lesson, sets] : long_runs) {
+  for (const auto& run : long_runs) {
+    const std::string& lesson = run.first;  // not a structured binding: under clang CAPTURE cannot capture one
+    const std::vector<std::string>& sets = run.second;
     CAPTURE(lesson);
     std::vector<std::string> with_limit = sets;
     with_limit.push_back("max_minutes=0.5");
