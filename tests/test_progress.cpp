@@ -85,19 +85,30 @@ TEST_CASE("progress written and read back gives the same counts, unknown lessons
   CHECK(find_exercise_answers(back, "bubble", "tile_bytes") == nullptr);
   CHECK(progress_to_json(back) == progress_to_json(progress));
 
-  const LessonProgressSummary summary = summarize_progress(back, "matmul", {"intro", "naive", "tiled", "ladder"});
+  const std::vector<std::string> exercises{"flops_of_gemm", "tile_bytes", "doubling"};
+  const LessonProgressSummary summary =
+      summarize_progress(back, "matmul", {"intro", "naive", "tiled", "ladder"}, exercises);
   CHECK(summary.steps_visited == 2);
   CHECK(summary.step_count == 4);
   CHECK(summary.runs_finished == 3);
+  CHECK(summary.exercise_count == 3);
   CHECK(summary.exercises_answered == 2);
   CHECK(summary.exercises_right == 1);
   CHECK(summary.answers_right == 1);
   CHECK(summary.answers_wrong == 2);
   CHECK_FALSE(summary.complete());
-  CHECK(progress_line(summary) == "2/4 steps, 3 runs, 1/2 exercises right");
-  CHECK(summarize_progress(back, "matmul", {"naive", "tiled"}).complete());
-  CHECK_FALSE(summarize_progress(back, "bubble", {"a"}).started());
-  CHECK(progress_line(summarize_progress(back, "bubble", {"a", "b"})) == "0/2 steps, 0 runs");
+  // Right of all the lesson's exercises, not of those answered.
+  CHECK(progress_line(summary) == "2/4 steps, 3 runs, 1/3 exercises right");
+  CHECK(progress_details(back, "matmul", summary) ==
+        "Steps seen: 2 of 4\nRuns finished: 2 on cpu, 1 on cuda\n"
+        "Exercises: 1 of 3 answered right at least once, 2 answered (1 answers right, 2 wrong)");
+  // An exercise this build no longer has is not counted.
+  const LessonProgressSummary fewer = summarize_progress(back, "matmul", {"naive"}, {"flops_of_gemm"});
+  CHECK(fewer.exercises_answered == 1);
+  CHECK(progress_line(fewer) == "1/1 steps, 3 runs, 1/1 exercises right");
+  CHECK(summarize_progress(back, "matmul", {"naive", "tiled"}, exercises).complete());
+  CHECK_FALSE(summarize_progress(back, "bubble", {"a"}, {}).started());
+  CHECK(progress_line(summarize_progress(back, "bubble", {"a", "b"}, {"x"})) == "0/2 steps, 0 runs");
   std::filesystem::remove(path);
 }
 
@@ -246,6 +257,7 @@ TEST_CASE("the window counts the steps shown and the runs finished, and the coun
   CHECK(summary.runs_finished == 1);
   CHECK(summary.exercises_answered == 1);
   CHECK(summary.exercises_right == 1);
+  CHECK(summary.exercise_count == static_cast<int>(find_lesson("bubble").text().exercises.size()));
   CHECK(restarted.progress.lessons.at("bubble").runs_finished.at("cpu") == 1);
   const nlohmann::json shown = gui::progress_summary_json(restarted);
   CHECK(shown["lessons"]["bubble"]["steps_visited"] == 2);

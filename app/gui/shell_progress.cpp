@@ -26,6 +26,12 @@ std::vector<std::string> step_ids(const Lesson& lesson) {
   return ids;
 }
 
+std::vector<std::string> exercise_ids(const Lesson& lesson) {
+  std::vector<std::string> ids;
+  for (const LessonExercise& exercise : lesson.text().exercises) ids.push_back(exercise.id);
+  return ids;
+}
+
 // Room for the check mark (a line high) and a gap before the line of a finished lesson.
 float mark_width(const LessonProgressSummary& summary) {
   return summary.complete() ? 1.3f * ImGui::GetTextLineHeight() : 0;
@@ -45,7 +51,7 @@ bool showing(const AppState& state, const LessonState& place) {
 }  // namespace
 
 LessonProgressSummary lesson_progress(const AppState& state, const Lesson& lesson) {
-  return summarize_progress(state.progress, lesson.id(), step_ids(lesson));
+  return summarize_progress(state.progress, lesson.id(), step_ids(lesson), exercise_ids(lesson));
 }
 
 void note_step_shown(AppState& state) {
@@ -136,10 +142,13 @@ nlohmann::json progress_summary_json(const AppState& state) {
   for (const Lesson* lesson : all_lessons()) {
     const LessonProgressSummary summary = lesson_progress(state, *lesson);
     if (!summary.started()) continue;
-    lessons[lesson->id()] = {
-        {"steps_visited", summary.steps_visited},     {"steps", summary.step_count},
-        {"runs_finished", summary.runs_finished},     {"exercises_answered", summary.exercises_answered},
-        {"exercises_right", summary.exercises_right}, {"complete", summary.complete()}};
+    lessons[lesson->id()] = {{"steps_visited", summary.steps_visited},
+                             {"steps", summary.step_count},
+                             {"runs_finished", summary.runs_finished},
+                             {"exercises", summary.exercise_count},
+                             {"exercises_answered", summary.exercises_answered},
+                             {"exercises_right", summary.exercises_right},
+                             {"complete", summary.complete()}};
   }
   nlohmann::json continue_from = nullptr;
   if (state.continue_from)

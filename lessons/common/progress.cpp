@@ -165,9 +165,11 @@ void add_progress(StudentProgress& into, const StudentProgress& more) {
 }
 
 LessonProgressSummary summarize_progress(const StudentProgress& progress, const std::string& lesson_id,
-                                         const std::vector<std::string>& step_ids) {
+                                         const std::vector<std::string>& step_ids,
+                                         const std::vector<std::string>& exercise_ids) {
   LessonProgressSummary summary;
   summary.step_count = static_cast<int>(step_ids.size());
+  summary.exercise_count = static_cast<int>(exercise_ids.size());
   const auto found = progress.lessons.find(lesson_id);
   if (found == progress.lessons.end()) return summary;
   const LessonProgress& lesson = found->second;
@@ -176,7 +178,10 @@ LessonProgressSummary summarize_progress(const StudentProgress& progress, const 
     summary.runs_finished =
         static_cast<int>(std::min<std::int64_t>(INT_MAX, std::int64_t{summary.runs_finished} + count));
   for (const auto& [exercise, answers] : lesson.exercises) {
-    if (answers.right + std::int64_t{answers.wrong} == 0) continue;
+    // An exercise this build no longer has is kept in the file but not counted, as steps are.
+    if (answers.right + std::int64_t{answers.wrong} == 0 ||
+        std::find(exercise_ids.begin(), exercise_ids.end(), exercise) == exercise_ids.end())
+      continue;
     ++summary.exercises_answered;
     summary.exercises_right += answers.right > 0 ? 1 : 0;
     summary.answers_right =
@@ -191,7 +196,7 @@ std::string progress_line(const LessonProgressSummary& summary) {
   std::string line = fmt::format("{}/{} steps, {} run{}", summary.steps_visited, summary.step_count,
                                  summary.runs_finished, summary.runs_finished == 1 ? "" : "s");
   if (summary.exercises_answered > 0)
-    line += fmt::format(", {}/{} exercises right", summary.exercises_right, summary.exercises_answered);
+    line += fmt::format(", {}/{} exercises right", summary.exercises_right, summary.exercise_count);
   return line;
 }
 
@@ -205,9 +210,9 @@ std::string progress_details(const StudentProgress& progress, const std::string&
       runs += fmt::format("{}{} on {}", runs.empty() ? "" : ", ", count, backend);
   text += "\nRuns finished: " + (runs.empty() ? std::string("none yet") : runs);
   if (summary.exercises_answered > 0)
-    text +=
-        fmt::format("\nExercises: {} of {} answered right at least once ({} answers right, {} wrong)",
-                    summary.exercises_right, summary.exercises_answered, summary.answers_right, summary.answers_wrong);
+    text += fmt::format("\nExercises: {} of {} answered right at least once, {} answered ({} answers right, {} wrong)",
+                        summary.exercises_right, summary.exercise_count, summary.exercises_answered,
+                        summary.answers_right, summary.answers_wrong);
   if (summary.complete()) text += "\nDone: every step seen and a run finished.";
   return text;
 }

@@ -60,7 +60,8 @@ struct LessonProgressSummary {
   int steps_visited = 0;  // of the lesson's steps as this build has them
   int step_count = 0;
   int runs_finished = 0;       // on every backend
-  int exercises_answered = 0;  // exercises with at least one answer
+  int exercise_count = 0;      // the lesson's exercises as this build has them
+  int exercises_answered = 0;  // of those, exercises with at least one answer
   int exercises_right = 0;     // of those, answered right at least once
   int answers_right = 0;       // every answer given
   int answers_wrong = 0;
@@ -69,8 +70,10 @@ struct LessonProgressSummary {
   bool complete() const { return step_count > 0 && steps_visited == step_count && runs_finished > 0; }
 };
 LessonProgressSummary summarize_progress(const StudentProgress& progress, const std::string& lesson_id,
-                                         const std::vector<std::string>& step_ids);
-// One line for the lesson list: "4/7 steps, 2 runs, 3/4 exercises right" (the exercises only once one was answered).
+                                         const std::vector<std::string>& step_ids,
+                                         const std::vector<std::string>& exercise_ids);
+// One line for the lesson list: "4/7 steps, 2 runs, 3/5 exercises right" (of all the lesson's exercises; shown once
+// one was answered).
 std::string progress_line(const LessonProgressSummary& summary);
 // The whole story for a tooltip: runs per backend, answers right and wrong.
 std::string progress_details(const StudentProgress& progress, const std::string& lesson_id,
