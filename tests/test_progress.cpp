@@ -244,7 +244,7 @@ TEST_CASE("the window counts the steps shown and the runs finished, and the coun
     state.session().params = parse_lesson_params(bubble, {}, BackendKind::Cpu, true);
     finish_run(state);
     REQUIRE(state.session().result != nullptr);
-    record_exercise_answer(state.progress, "bubble", "bubble_fraction", true);
+    record_exercise_answer(state.progress, "bubble", "gpipe_bubble", true);
     gui::save_progress_if_changed(state);
     CHECK(std::filesystem::exists(config.lab_dir() / "progress.json"));
   }
