@@ -56,7 +56,7 @@ std::vector<PlotBand> level_bands(const std::vector<LevelPlateau>& levels) {
 
 // Where the run found main memory inside the reported last-level cache: a line at the most that cache held here.
 void add_held_guide(PlotSpec& spec, const HardwareMeasured& m) {
-  if (!m.last_cache_held_bytes) return;
+  if (!m.last_cache_held_bytes || m.levels.size() < 2) return;  // a hand-edited file may hold the key alone
   const LevelPlateau& cache = m.levels[m.levels.size() - 2];
   spec.guides.push_back({true, *m.last_cache_held_bytes / kKiB,
                          fmt::format("{} served up to {}", cache.name, format_bytes_binary(*m.last_cache_held_bytes)),
