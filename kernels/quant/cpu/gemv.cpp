@@ -23,6 +23,15 @@ namespace dlsys::quant {
 namespace {
 
 #if DLSYS_GEMV_AVX2
+// The codes of one row span a page or two (4 KiB at 8 bits and n = 4096), and the hardware prefetcher starts again at
+// every page, so without help each page's first lines arrive only when asked for and the core waits instead of
+// converting codes meanwhile: int8 then read 8 GB/s from DRAM where fp32 read 20. A prefetch half a page ahead, once
+// per cache line, keeps the next lines on their way.
+constexpr std::int64_t kPrefetchAheadBytes = 2048;
+void prefetch_ahead_at_line_start(const void* p, std::int64_t byte_offset) {
+  if (byte_offset % 64 == 0) _mm_prefetch(static_cast<const char*>(p) + byte_offset + kPrefetchAheadBytes, _MM_HINT_T0);
+}
+
 float horizontal_sum(__m256 v) {
   const __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
@@ -68,6 +77,7 @@ float fp16_dot(const std::uint16_t* w, const float* x, std::int64_t n) {
 #if DLSYS_GEMV_AVX2 && defined(__F16C__)
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   for (; j + 16 <= n; j += 16) {
+    prefetch_ahead_at_line_start(w, j * 2);
     const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + j)));
     const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + j + 8)));
     a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + j), a0);
@@ -95,6 +105,7 @@ SegmentDot byte_codes_dot(const std::uint8_t* codes, const float* x, std::int64_
 #if DLSYS_GEMV_AVX2
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   for (; j + 16 <= end; j += 16) {
+    prefetch_ahead_at_line_start(codes, j);
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + j));
     const __m256 u0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
     const __m256 u1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
@@ -121,6 +132,7 @@ SegmentDot nibble_codes_dot(const std::uint8_t* codes, const float* x, const flo
   for (; j < end && j % 16 != 0; ++j) d.scalar += value(j) * x[j];  // up to a 16-aligned column
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   for (; j + 16 <= end; j += 16) {
+    prefetch_ahead_at_line_start(codes, j / 2);
     __m256i even, odd;
     unpack_nibbles(codes + j / 2, even, odd);
     const __m256 u0 = nf4 ? nf4_lookup(even) : _mm256_cvtepi32_ps(even);
