@@ -74,6 +74,23 @@ std::pair<TimingStats, TimingStats> measure_pair(const std::function<void()>& fi
   return {both[0], both[1]};
 }
 
+TimingStats measure_batched(const std::function<double(int calls)>& batch_us, const MeasureOptions& options,
+                            const std::function<void()>& between, int& calls_per_sample, std::string timer) {
+  if (between) between();
+  const double first_us = std::max(batch_us(1), 0.1);
+  calls_per_sample = static_cast<int>(std::clamp(2000.0 / first_us, 1.0, 1000.0));
+  double batch_took_us = 0;
+  const CallTimer batch_timer{.name = std::move(timer), .call_us = [&](const std::function<void()>& run_batch) {
+                                run_batch();
+                                return batch_took_us;
+                              }};
+  TimingStats stats = measure([&] { batch_took_us = batch_us(calls_per_sample); }, options, between, batch_timer);
+  stats.median_us /= calls_per_sample;
+  stats.min_us /= calls_per_sample;
+  stats.max_us /= calls_per_sample;
+  return stats;
+}
+
 CheckedTiming measure_checked(const std::function<void()>& work, const std::function<double()>& check, double tolerance,
                               const MeasureOptions& options, const std::function<void()>& between,
                               const CallTimer& timer) {

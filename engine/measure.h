@@ -75,6 +75,14 @@ std::pair<TimingStats, TimingStats> measure_pair(const std::function<void()>& fi
                                                  const std::function<void()>& between = {},
                                                  const CallTimer& timer = {});
 
+// Times a call too short for one clock read in batches of back-to-back calls, as nccl-tests' iterations do: one
+// untimed batch of a single call picks how many calls make a sample of about 2 ms (1 to 1000), then measure() times
+// one batch per sample. `batch_us(calls)` runs `calls` calls and returns their microseconds, however it times them (a
+// stopwatch, CUDA events, the slowest process's clock). Returns the time per call; `calls_per_sample` says how many
+// calls each sample was. Where batch_us returns the same on every process, every process takes the same samples.
+TimingStats measure_batched(const std::function<double(int calls)>& batch_us, const MeasureOptions& options,
+                            const std::function<void()>& between, int& calls_per_sample, std::string timer);
+
 // One measured point whose output was checked before it was timed (llm.c's check-then-bench): a wrong result is
 // reported beside its time, never hidden behind it.
 struct CheckedTiming {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/ledger.h"
+#include "engine/measure.h"
 #include "kernels/collectives/communicator.h"
 #include "kernels/collectives/op.h"
 
@@ -46,6 +47,14 @@ class RankGroup {
   // fails ends the job instead (engine/mpi_world.h).
   virtual bool barrier(int rank) = 0;
   virtual void abort() = 0;
+
+  // What the processes that host the ranks agree on, to time and check the ranks' work: on threads there is one
+  // process, and each returns what it was given. `timer` times a call every local rank takes part in: on threads the
+  // stopwatch (run_on_ranks returns once the last rank has); between processes a barrier, then the slowest process's
+  // stopwatch (engine/process_timing.h), the same sample on every process.
+  virtual CallTimer timer() const = 0;
+  virtual double max_over_processes(double value) const = 0;
+  virtual std::int64_t sum_over_processes(std::int64_t value) const = 0;
 
   // The shared-memory links of ranks that are threads, for what runs only there (16-bit wires); nullptr between
   // processes.

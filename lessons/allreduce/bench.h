@@ -59,9 +59,12 @@ void check_gpu_bench(const BenchConfig& config);
 // Without CUDA in the build, the GPU bench's kernels are stubs that throw RunFailure.
 Bench make_gpu_bench(const BenchConfig& config, const RunControl& control);
 
-// Times `call`: one untimed call picks how many back-to-back calls make a sample of about 2 ms (like nccl-tests'
-// iterations), then one untimed warm-up sample and `repeats` timed ones; returns per-call times.
-TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
-                       int& calls_per_sample);
+// Every size alike: one untimed warm-up sample, then `repeats` timed ones, stopping once they took 10 s.
+inline MeasureOptions timed_samples(int repeats) { return {.warmup = 1, .repeats = repeats, .max_total_us = 10e6}; }
+
+// Times `call` in batches of back-to-back calls (engine/measure.h's measure_batched) with `timer`: the stopwatch, or
+// a rank group's (the slowest process's); returns per-call times.
+TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control, int& calls_per_sample,
+                       const CallTimer& timer = {});
 
 }  // namespace dlsys::allreduce

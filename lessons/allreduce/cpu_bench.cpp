@@ -92,22 +92,15 @@ std::int64_t cpu_bench_bytes(const BenchConfig& config, int /*hardware_threads*/
          collectives::Communicator::link_bytes(config.n_ranks, comm_options(config));
 }
 
-TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control,
-                       int& calls_per_sample) {
-  control.check_cancelled();
-  Stopwatch first;
-  call();
-  const double first_us = std::max(first.elapsed_us(), 0.1);
-  calls_per_sample = static_cast<int>(std::clamp(2000.0 / first_us, 1.0, 1000.0));
-  TimingStats stats = measure(
-      [&] {
-        for (int i = 0; i < calls_per_sample; ++i) call();
+TimingStats time_calls(const std::function<void()>& call, int repeats, const RunControl& control, int& calls_per_sample,
+                       const CallTimer& timer) {
+  return measure_batched(
+      [&](int calls) {
+        return time_call_us(timer, [&] {
+          for (int i = 0; i < calls; ++i) call();
+        });
       },
-      MeasureOptions{.warmup = 1, .repeats = repeats, .max_total_us = 10e6}, [&] { control.check_cancelled(); });
-  stats.median_us /= calls_per_sample;
-  stats.min_us /= calls_per_sample;
-  stats.max_us /= calls_per_sample;
-  return stats;
+      timed_samples(repeats), [&] { control.check_cancelled(); }, calls_per_sample, timer.name);
 }
 
 Bench make_cpu_bench(const BenchConfig& config, MemoryLedger& ledger, const RunControl& control) {

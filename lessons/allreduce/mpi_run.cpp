@@ -16,6 +16,7 @@
 #include "engine/host_memory.h"
 #include "engine/measure.h"
 #include "engine/mpi_world.h"
+#include "engine/process_timing.h"
 #include "engine/units.h"
 #include "kernels/collectives/cost_model.h"
 #include "kernels/collectives/ipc_ring_processes.h"
@@ -24,9 +25,9 @@
 #include "kernels/collectives/rank_reference.h"
 #include "kernels/collectives/reference.h"
 #include "kernels/collectives/step_record.h"
+#include "lessons/allreduce/bench.h"
 #include "lessons/allreduce/mpi_values.h"
 #include "lessons/common/process_placement.h"
-#include "lessons/common/process_timing.h"
 #include "lessons/common/run_plan.h"
 
 namespace dlsys::allreduce {
@@ -50,34 +51,13 @@ std::vector<std::int64_t> sizes_of(const AllreduceParams& p) {
   return sizes;
 }
 
-// Times `calls_of(k)` (k back-to-back calls on this rank, returning their microseconds) the same way for every
-// implementation: one untimed call picks k so a sample lasts about 2 ms (as nccl-tests' iterations do), then one
-// warm-up sample and `repeats` timed ones. Every sample starts after a barrier and counts the slowest rank, so a
-// collective is done only when its last rank is. Every rank runs the same number of calls: no rank decides alone.
+// Every implementation is timed as the threads' run times its collective (bench.h's time_calls), each sample after
+// a barrier and the slowest rank's, so a collective is done only when its last rank is, and every rank takes the
+// same samples: no rank decides alone how many.
 struct RankTiming {
   TimingStats time;
   int calls_per_sample = 1;
 };
-RankTiming time_on_every_rank(const std::function<double(int)>& calls_of, int repeats, const std::string& timer) {
-  const double first_us = std::max(slowest_rank_us([&] { return calls_of(1); }), 0.1);
-  RankTiming out;
-  out.calls_per_sample = static_cast<int>(std::clamp(2000.0 / first_us, 1.0, 1000.0));
-  std::vector<double> samples;
-  for (int i = -1; i < repeats; ++i) {
-    const double slowest_us = slowest_rank_us([&] { return calls_of(out.calls_per_sample); });
-    if (i >= 0) samples.push_back(slowest_us / out.calls_per_sample);
-  }
-  out.time = summarize_us(samples, timer);
-  return out;
-}
-
-std::function<double(int)> stopwatch_calls(const std::function<void()>& call) {
-  return [call](int calls) {
-    Stopwatch watch;
-    for (int i = 0; i < calls; ++i) call();
-    return watch.elapsed_us();
-  };
-}
 
 ProcessRow row_of(Op op, std::string implementation, std::int64_t bytes, const RankTiming& t, std::int64_t wrong,
                   int n) {
@@ -117,9 +97,11 @@ struct CpuBuffers {
   HostBuffer<float> send, recv;
 };
 
-// The lab's ring for the lesson's op, then MPI's three collectives, at every size.
-std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger,
-                                    RunPlan& parts) {
+// The lab's ring for the lesson's op over the processes as a rank group (the same ring the threads' run calls),
+// then MPI's three collectives, at every size.
+std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger, RunPlan& parts,
+                                    const RunControl& control) {
+  const std::unique_ptr<collectives::RankGroup> group = collectives::mpi::world_group();
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
   const int threads = std::max(1, describe_cpu().threads / w.local_size);
@@ -144,20 +126,25 @@ std::vector<ProcessRow> measure_cpu(const AllreduceParams& p, const mpi::World& 
       std::function<void()> call;
       collectives::ChunkOwnership ownership;
     };
+    collectives::RankGroup& ranks = *group;
     std::vector<Candidate> candidates{
-        {lab_op, kLabRing, [=] { collectives::mpi::ring(lab_op, send, recv, count); }, {1}}};
+        {lab_op,
+         kLabRing,
+         [=, &ranks] { ranks.run_on_ranks([&](int rank) { ranks.ring(rank, lab_op, send, recv, count); }); },
+         {1}}};
     for (Op op : {Op::AllReduce, Op::ReduceScatter, Op::AllGather})
       candidates.push_back({op,
                             collectives::mpi::library_function(op, count, w.size),
                             [=] { collectives::mpi::library(op, send, recv, count); },
                             {0}});
     for (const Candidate& c : candidates) {
-      const RankTiming t = time_on_every_rank(stopwatch_calls(c.call), repeats, "steady_clock, slowest rank");
+      RankTiming t;
+      t.time = time_calls(c.call, repeats, control, t.calls_per_sample, ranks.timer());
       // The checked call: outputs poisoned first, so an element the collective never wrote counts as wrong.
       std::fill(recv, recv + count, std::numeric_limits<float>::quiet_NaN());
       c.call();
       const std::int64_t wrong =
-          mpi::sum_over_ranks(collectives::count_wrong_on_rank(c.op, recv, count, w.rank, w.size, c.ownership));
+          ranks.sum_over_processes(collectives::count_wrong_on_rank(c.op, recv, count, w.rank, w.size, c.ownership));
       rows.push_back(row_of(c.op, c.implementation, bytes, t, wrong, w.size));
     }
   }
@@ -217,7 +204,7 @@ std::unique_ptr<collectives::cuda::IpcRingRank> connect_lab_ring(const mpi::Worl
 // On GPUs: the lab's ring over CUDA IPC and NCCL's all-reduce across processes, as the plan allows, both timed with
 // CUDA events on each rank's stream and checked on every rank.
 std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& w, MemoryLedger& ledger, RunPlan& parts,
-                                    std::string& device, GpuPlan& plan) {
+                                    const RunControl& control, std::string& device, GpuPlan& plan) {
   const std::vector<std::int64_t> sizes = sizes_of(p);
   const std::int64_t max_count = sizes.back() / 4;
   HostBuffer<float> result;
@@ -232,7 +219,14 @@ std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& 
   if (!lab && !nccl)
     throw RunFailure(fmt::format("neither all-reduce can run on these GPUs: {}", fmt::join(plan.caveats, "; ")));
   device = lab ? lab->device_description() : nccl->device_description();
-  const int repeats = p.repeats;
+  // Batches of calls timed with CUDA events on each rank's stream, each sample the slowest rank's after a barrier.
+  const auto time_batches = [&](const std::function<double(int calls)>& batch_us) {
+    RankTiming t;
+    t.time = measure_batched([&](int calls) { return slowest_rank_us([&] { return batch_us(calls); }); },
+                             timed_samples(p.repeats), [&] { control.check_cancelled(); }, t.calls_per_sample,
+                             "CUDA events, slowest rank");
+    return t;
+  };
   const auto checked_row = [&](const std::string& implementation, std::int64_t bytes, const RankTiming& t) {
     const std::int64_t wrong = mpi::sum_over_ranks(collectives::count_wrong_on_rank(
         Op::AllReduce, result.data(), bytes / 4, w.rank, w.size, collectives::ChunkOwnership{0}));
@@ -243,15 +237,13 @@ std::vector<ProcessRow> measure_gpu(const AllreduceParams& p, const mpi::World& 
     const std::int64_t count = bytes / 4;
     parts.start(fmt::format("{} over processes", format_bytes_binary(bytes)));
     if (lab) {
-      const RankTiming t = time_on_every_rank(
-          [&](int calls) { return lab->time_all_reduce_us(count, calls, mpi::pass_token_around_ring); }, repeats,
-          "CUDA events, slowest rank");
+      const RankTiming t =
+          time_batches([&](int calls) { return lab->time_all_reduce_us(count, calls, mpi::pass_token_around_ring); });
       lab->checked_all_reduce(count, result.data(), mpi::pass_token_around_ring);
       rows.push_back(checked_row(kLabRingIpc, bytes, t));
     }
     if (nccl) {
-      const RankTiming t = time_on_every_rank([&](int calls) { return nccl->time_all_reduce_us(count, calls); },
-                                              repeats, "CUDA events, slowest rank");
+      const RankTiming t = time_batches([&](int calls) { return nccl->time_all_reduce_us(count, calls); });
       nccl->checked_all_reduce(count, result.data());
       rows.push_back(checked_row(kNccl, bytes, t));
     }
@@ -436,8 +428,8 @@ RunResult run_over_processes(const Lesson& lesson, const AllreduceParams& p, Run
   GpuPlan plan;
   if (on_gpu) plan = plan_gpu(p, w);
   RunPlan parts(ctx.control, double(sizes_of(p).size()));  // one part per size
-  std::vector<ProcessRow> rows =
-      on_gpu ? measure_gpu(p, w, ctx.ledger, parts, device, plan) : measure_cpu(p, w, ctx.ledger, parts);
+  std::vector<ProcessRow> rows = on_gpu ? measure_gpu(p, w, ctx.ledger, parts, ctx.control, device, plan)
+                                        : measure_cpu(p, w, ctx.ledger, parts, ctx.control);
   AllreduceProcessesMeasured m = summarize(p, w, on_gpu, std::move(rows));
   m.caveats.insert(m.caveats.begin(), plan.caveats.begin(), plan.caveats.end());
   if (!on_gpu) {

@@ -22,7 +22,6 @@
 #include "kernels/moe/overlap.h"
 #include "kernels/tensor/tp_layer.h"
 #include "lessons/common/process_placement.h"
-#include "lessons/common/process_timing.h"
 #include "lessons/common/run_plan.h"
 #include "lessons/moe/moe_lesson.h"
 
@@ -46,6 +45,7 @@ using Batch = std::vector<std::vector<float>>;  // per local rank: (tokens, H)
 // is summed from them is summed in the same order as on threads), and each timed sample starts after a barrier and
 // counts the slowest rank.
 struct Ranks {
+  const collectives::RankGroup* group = nullptr;
   int first = 0, local = 1;
   int here = 1;  // ranks on this host: they share its hardware threads
   bool processes = false;
@@ -56,16 +56,16 @@ struct Ranks {
   std::vector<std::vector<T>> every_rank(std::vector<std::vector<T>> mine) const {
     return processes ? mpi::all_gather(mine.front()) : mine;
   }
-  double max(double value) const { return processes ? mpi::max_over_ranks(value) : value; }
-  std::int64_t sum(std::int64_t value) const { return processes ? mpi::sum_over_ranks(value) : value; }
+  double max(double value) const { return group->max_over_processes(value); }
+  std::int64_t sum(std::int64_t value) const { return group->sum_over_processes(value); }
   void from_rank0(std::vector<float>& data) const {
     if (processes) mpi::broadcast_bytes(data.data(), data.size() * sizeof(float));
   }
-  CallTimer timer() const { return processes ? slowest_rank_timer() : CallTimer{}; }
+  CallTimer timer() const { return group->timer(); }
 };
 
 Ranks ranks_of(const collectives::RankGroup& group, bool processes) {
-  Ranks r{.first = group.first_local_rank(), .local = group.local_ranks(), .processes = processes};
+  Ranks r{.group = &group, .first = group.first_local_rank(), .local = group.local_ranks(), .processes = processes};
   r.here = processes ? mpi::world()->local_size : group.size();
   return r;
 }

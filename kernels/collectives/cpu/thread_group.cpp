@@ -52,6 +52,10 @@ class ThreadGroup final : public RankGroup {
     return comm_.bytes_received_by(rank) - received_at_start_[std::size_t(rank)];
   }
 
+  CallTimer timer() const override { return {}; }
+  double max_over_processes(double value) const override { return value; }
+  std::int64_t sum_over_processes(std::int64_t value) const override { return value; }
+
   bool barrier(int) override { return barrier_.arrive_and_wait(); }
   void abort() override { barrier_.abort(); }
 

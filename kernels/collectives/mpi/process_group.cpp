@@ -2,6 +2,7 @@
 // all-to-all over MPI_Alltoallv.
 #include "engine/errors.h"
 #include "engine/mpi_world.h"
+#include "engine/process_timing.h"
 #include "kernels/collectives/mpi_collectives.h"
 
 namespace dlsys::collectives::mpi {
@@ -34,6 +35,10 @@ class ProcessGroup final : public RankGroup {
 
   std::int64_t bytes_sent_by(int) const override { return bytes_sent() - sent_at_start_; }
   std::int64_t bytes_received_by(int) const override { return bytes_received() - received_at_start_; }
+
+  CallTimer timer() const override { return slowest_rank_timer(); }
+  double max_over_processes(double value) const override { return dlsys::mpi::max_over_ranks(value); }
+  std::int64_t sum_over_processes(std::int64_t value) const override { return dlsys::mpi::sum_over_ranks(value); }
 
   bool barrier(int) override {
     dlsys::mpi::barrier();

@@ -1,4 +1,4 @@
-#include "lessons/common/process_timing.h"
+#include "engine/process_timing.h"
 
 #include "engine/mpi_world.h"
 
