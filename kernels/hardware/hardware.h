@@ -44,12 +44,12 @@ std::int64_t chase(const ChaseLine* lines, std::int64_t count, int threads, std:
 // Reads x[0, n) `passes` times on `threads` threads (a contiguous part each), summing in fp32 lanes; returns the sum
 // of one pass. Exact for values of 0 and 1 (the lesson's and the tests' fill) while each lane's sum over all passes
 // stays under 2^24 (2 GiB read per call on one thread with 4-lane vectors at most).
+double read_sum(const float* x, std::int64_t n, std::int64_t passes, int threads);
 
 // Asks the system to back [data, data + bytes) with huge pages where it can (transparent huge pages, a hint it may
 // ignore): a random walk over a large working set then misses the TLB far less, so the chase's latency is the
 // memory's rather than the page table's. Only whole 2 MiB pages inside the range are advised; call it before the
 // memory is first touched. Returns whether the system took the advice.
 bool advise_huge_pages(void* data, std::int64_t bytes);
-double read_sum(const float* x, std::int64_t n, std::int64_t passes, int threads);
 
 }  // namespace dlsys::hardware

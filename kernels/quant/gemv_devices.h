@@ -4,7 +4,7 @@
 // codes, each call returning its timing; the bandwidth the times are compared with; and the facts that differ
 // between the two (labels, timer, whether x is rounded to fp16) as constants.
 //   CpuGemv   the kernels of gemv.h on `threads` threads, timed with a steady_clock stopwatch, the weights flushed
-//             from every cache before each timed call; the bandwidth is this machine's copy bandwidth.
+//             from every cache before each timed call; the bandwidth is a read stream measured here the same way.
 //   CudaGemv  forwards to gemv_cuda.h (cuBLAS for fp32 and fp16, the lab's kernel for codes), which times with CUDA
 //             events after reading a buffer twice the L2 cache's size; the bandwidth is a STREAM triad measured here.
 #include <fmt/format.h>
@@ -21,6 +21,7 @@
 #include "engine/run_control.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
+#include "kernels/hardware/hardware.h"
 #include "kernels/precision/float_format.h"
 #include "kernels/quant/gemv.h"
 #include "kernels/quant/gemv_cuda.h"
@@ -44,7 +45,7 @@ class CpuGemv {
   static constexpr const char* kFp16Label = "fp16";
   // The fp16 kernel widens each weight to fp32 and multiplies it by x as it is.
   static constexpr bool kRoundsXToFp16 = false;
-  static constexpr const char* kBandwidthName = "copy bandwidth";
+  static constexpr const char* kBandwidthName = "read stream measured in this run";
 
   CpuGemv(int threads, int repeats, const RunControl& control)
       : threads_(threads), repeats_(repeats), control_(control) {}
@@ -62,7 +63,20 @@ class CpuGemv {
     return time([&] { gemv_quantized(q, x, y, threads_); }, buffers);
   }
 
-  double bandwidth_gbps() const { return cpu_with_peaks().peak_bandwidth_gbps; }
+  // What a GEMV that only streamed its weights would read: sums over 64 MiB of ones (the hardware lesson's read
+  // stream), on the GEMVs' threads and flushed from the caches before each timed call as the weights are; GB/s of the
+  // median call. (A copy's bytes per second would be the wrong ceiling: it reads and writes each byte, and the fp32
+  // GEMV read half again as fast.)
+  double bandwidth_gbps() const {
+    const std::int64_t count = std::int64_t(1) << 24;
+    const std::vector<float> ones(static_cast<std::size_t>(count), 1.0f);
+    double sum = 0;
+    const TimingStats t = time([&] { sum = hardware::read_sum(ones.data(), count, 1, threads_); },
+                               {{ones.data(), ones.size() * sizeof(float)}});
+    if (sum != double(count))  // each of the stream's partial sums stays below 2^24: exact in fp32
+      throw RunFailure(fmt::format("the read stream summed {} ones to {}", count, sum));
+    return 4.0 * double(count) / (t.median_us * 1e3);
+  }
   // How the GEMVs ran, for the run's backend notes.
   std::vector<std::string> notes() const {
     std::vector<std::string> out;

@@ -235,9 +235,10 @@ std::string QuantLesson::text_report(const RunResult& r) const {
   std::string out =
       fmt::format("\nGEMV at batch 1, {} x {} weights, flushed from the caches before each call:\n", n, n);
   const double fp32_us = m->fp32_gemv_us;
-  const bool gpu = r.backend.kind == "cuda";
-  out += fmt::format("  (% of {}: {:.1f} GB/s)\n",
-                     gpu ? "STREAM triad measured in this run" : "this machine's copy bandwidth", m->bandwidth_gbps);
+  // The ceiling as the run named it: a recorded run keeps the name its line was drawn with.
+  const Series* line = r.find_series("gemv_bandwidth_line");
+  out += fmt::format("  (% of the dashed line's bandwidth: {})\n",
+                     line ? line->name : fmt::format("{:.1f} GB/s", m->bandwidth_gbps));
   for (const GemvTiming& g : m->gemv)
     out += fmt::format("  {:<38} {:5.3f} B/weight  {:>10}  {:7.1f} GB/s {:4.0f}%  {:4.2f}x fp32  {}\n", g.label,
                        g.bytes_per_weight, format_duration_us(g.gemv_us), g.gbps,

@@ -55,7 +55,7 @@ struct QuantMeasured {
   std::vector<GemvTiming> gemv;
   double int8_speedup = 0;
   bool int8_as_expected = false;
-  double bandwidth_gbps = 0;  // this machine's copy bandwidth: the ceiling the time-per-byte line uses
+  double bandwidth_gbps = 0;  // a read stream's (on a GPU STREAM triad's): the ceiling the time-per-byte line uses
   // One activation channel made large: relative error of X W^T with X quantized to int8 four ways.
   int outlier_channel = 0;
   double outlier_factor = 0, outlier_absmax = 0, others_absmax = 0;
