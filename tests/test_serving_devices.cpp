@@ -17,7 +17,7 @@ TEST_CASE("serving device: the CPU's facts") {
   const std::unique_ptr<ServingDevice> cpu = make_serving_device(BackendKind::Cpu, ledger);
   CHECK(std::string(cpu->timer()) == "steady_clock");
   CHECK(&cpu->info() == &cpu_with_peaks());
-  CHECK(std::string(cpu->roof_label()) == "this machine's roof (sgemm peak, memcpy bandwidth)");
+  CHECK(std::string(cpu->roof_label()) == "this machine's roof (sgemm peak, read stream)");
   CHECK_FALSE(cpu->compares_with_cpu_model());
   CHECK(cpu->notes(0.5).empty());
 }

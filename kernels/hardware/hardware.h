@@ -46,6 +46,12 @@ std::int64_t chase(const ChaseLine* lines, std::int64_t count, int threads, std:
 // stays under 2^24 (2 GiB read per call on one thread with 4-lane vectors at most).
 double read_sum(const float* x, std::int64_t n, std::int64_t passes, int threads);
 
+// What a kernel that only streams its data from main memory can read: read_sum over 64 MiB of ones on `threads`
+// threads, the buffer flushed from the caches before each of a warm-up and 5 timed calls (kernels/common/
+// cache_flush.h), checked; GB/s of the median call. The ceiling for reads of weights that are not in cache (a copy's
+// bytes per second is not: it reads and writes each byte, and a read stream moves half again as many).
+double measure_read_stream_gbps(int threads);
+
 // Asks the system to back [data, data + bytes) with huge pages where it can (transparent huge pages, a hint it may
 // ignore): a random walk over a large working set then misses the TLB far less, so the chase's latency is the
 // memory's rather than the page table's. Only whole 2 MiB pages inside the range are advised; call it before the

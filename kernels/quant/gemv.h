@@ -29,11 +29,6 @@ double gemv_max_relative_error(const float* w, std::int64_t rows, std::int64_t c
 double gemv_max_relative_error(const QuantizedMatrix& q, const float* x, const float* y, const double* ref);
 double gemv_error_tolerance(std::int64_t cols);
 
-// Flushes [p, p + bytes) from every cache level (clflush on x86; nothing elsewhere), so the next read comes from main
-// memory, as a layer's weights do in decoding once the other layers have passed through the caches.
-void evict_from_caches(const void* p, std::size_t bytes);
-bool can_evict_from_caches();
-
 // Whether the vector paths were compiled in ("AVX2 + FMA" or "scalar").
 const char* gemv_instruction_set();
 

@@ -19,6 +19,7 @@
 #include "engine/errors.h"
 #include "engine/measure.h"
 #include "engine/run_control.h"
+#include "kernels/common/cache_flush.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/hardware/hardware.h"
@@ -63,20 +64,8 @@ class CpuGemv {
     return time([&] { gemv_quantized(q, x, y, threads_); }, buffers);
   }
 
-  // What a GEMV that only streamed its weights would read: sums over 64 MiB of ones (the hardware lesson's read
-  // stream), on the GEMVs' threads and flushed from the caches before each timed call as the weights are; GB/s of the
-  // median call. (A copy's bytes per second would be the wrong ceiling: it reads and writes each byte, and the fp32
-  // GEMV read half again as fast.)
-  double bandwidth_gbps() const {
-    const std::int64_t count = std::int64_t(1) << 24;
-    const std::vector<float> ones(static_cast<std::size_t>(count), 1.0f);
-    double sum = 0;
-    const TimingStats t = time([&] { sum = hardware::read_sum(ones.data(), count, 1, threads_); },
-                               {{ones.data(), ones.size() * sizeof(float)}});
-    if (sum != double(count))  // each of the stream's partial sums stays below 2^24: exact in fp32
-      throw RunFailure(fmt::format("the read stream summed {} ones to {}", count, sum));
-    return 4.0 * double(count) / (t.median_us * 1e3);
-  }
+  // What a GEMV that only streamed its weights would read, on the GEMVs' threads, flushed as they are.
+  double bandwidth_gbps() const { return hardware::measure_read_stream_gbps(threads_); }
   // How the GEMVs ran, for the run's backend notes.
   std::vector<std::string> notes() const {
     std::vector<std::string> out;

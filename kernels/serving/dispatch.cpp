@@ -1,6 +1,7 @@
 // The serving devices (serving_devices.h): the CPU model itself, and the GPU model built from its weights.
 #include <fmt/format.h>
 
+#include "kernels/hardware/hardware.h"
 #include "kernels/serving/cpu_backend.h"
 #include "kernels/serving/model_cuda.h"
 #include "kernels/serving/serving_devices.h"
@@ -14,7 +15,9 @@ class CpuServing final : public ServingDevice {
   explicit CpuServing(MemoryLedger& ledger) : ledger_(ledger) {}
   const char* timer() const override { return "steady_clock"; }
   const DeviceInfo& info() const override { return cpu_with_peaks(); }
-  const char* roof_label() const override { return "this machine's roof (sgemm peak, memcpy bandwidth)"; }
+  const char* roof_label() const override { return "this machine's roof (sgemm peak, read stream)"; }
+  double roof_bandwidth_gbps() const override { return hardware::measure_read_stream_gbps(info().threads); }
+  bool evict_weights(const Weights& weights) const override { return evict_weights_from_caches(weights); }
   std::unique_ptr<ModelBackend> model(Model& cpu_model, int slots) const override {
     return std::make_unique<CpuBackend>(cpu_model, ledger_, slots);
   }
@@ -30,6 +33,8 @@ class CudaServing final : public ServingDevice {
   const char* timer() const override { return "steady_clock (the host waits for each pass's tokens)"; }
   const DeviceInfo& info() const override { return cuda_status().device; }
   const char* roof_label() const override { return "GPU 0's roof (datasheet peak and bandwidth)"; }
+  double roof_bandwidth_gbps() const override { return info().peak_bandwidth_gbps; }
+  bool evict_weights(const Weights&) const override { return false; }
   // The CPU model's rows are at least the context, as the GPU model makes them of whatever it is given: the same
   // scratch as asking for the rows the CPU model was built with.
   std::unique_ptr<ModelBackend> model(Model& cpu_model, int slots) const override {

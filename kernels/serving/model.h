@@ -33,6 +33,8 @@ struct Weights {
 };
 Weights make_weights(const ModelShape& shape, MemoryLedger& ledger, std::uint32_t seed, int quiet_from,
                      float quiet_scale);
+// Flushes every weight matrix from the CPU's caches (kernels/common/cache_flush.h); false where the CPU cannot.
+bool evict_weights_from_caches(const Weights& w);
 inline WeightPointers pointers(const Weights& w) {
   return {w.embedding.data(), w.position.data(), w.wq.data(),     w.wk.data(),         w.wv.data(),
           w.wo.data(),        w.w_up.data(),     w.w_down.data(), w.unembedding.data()};

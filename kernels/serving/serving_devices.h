@@ -25,6 +25,13 @@ class ServingDevice {
   virtual const char* timer() const = 0;  // the run's timer, as its JSON names it
   virtual const DeviceInfo& info() const = 0;
   virtual const char* roof_label() const = 0;  // the legend of the roof the passes are placed under
+  // The bandwidth of the roof's slope: on the CPU a read stream measured now on every hardware thread, flushed from
+  // the caches as the passes' weights are (hardware.h); on a GPU its datasheet figure.
+  virtual double roof_bandwidth_gbps() const = 0;
+  // Before each timed pass on the roofline: on the CPU the model's weights are flushed from the caches, so they come
+  // from main memory as the weights of a model far larger than the caches would (the lesson's model is a few MB);
+  // returns whether it flushed. On a GPU nothing: a pass at this size is kernel launches, far below the roof.
+  virtual bool evict_weights(const Weights& weights) const = 0;
   // `cpu_model` (its layers, its weights, its rows of scratch) on this device with `slots` caches. `cpu_model`
   // outlives what this returns.
   virtual std::unique_ptr<ModelBackend> model(Model& cpu_model, int slots) const = 0;

@@ -40,10 +40,19 @@ std::string ServingLesson::text_report(const RunResult& r) const {
         "continuous / static throughput = {:.2f}x at max_batch {} (not the default stream: the lesson states its "
         "expectation of >= {:.1f}x for the defaults)\n",
         m->continuous_over_static, max_batch, m->throughput_ratio_bar);
-  out += fmt::format(
-      fmt::runtime(m->device == "cuda" ? "\nRoofline (GPU 0: {:.1f} GFLOP/s fp32 peak, {:.1f} GB/s, datasheet)\n"
-                                       : "\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s memcpy)\n"),
-      m->peak_gflops, m->bandwidth_gbps);
+  if (m->device == "cuda")
+    out += fmt::format("\nRoofline (GPU 0: {:.1f} GFLOP/s fp32 peak, {:.1f} GB/s, datasheet)\n", m->peak_gflops,
+                       m->bandwidth_gbps);
+  else if (m->weights_flushed.value_or(false))
+    out += fmt::format(
+        "\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s read stream; the weights flushed from the "
+        "caches before each pass)\n",
+        m->peak_gflops, m->bandwidth_gbps);
+  else
+    out += fmt::format(
+        "\nRoofline (this machine: {:.1f} GFLOP/s sgemm peak, {:.1f} GB/s memcpy; the weights stayed in cache between "
+        "passes)\n",
+        m->peak_gflops, m->bandwidth_gbps);
   for (const serving::RooflinePoint& p : m->roofline)
     out += fmt::format("  {:<22} {:>6.3g} FLOP/B (fp32 weights)  {:>8.3f} ms  {:>7.1f} GFLOP/s  roof {:>7.1f}\n",
                        p.name, p.intensity_fp32, p.ms, p.gflops, p.roof_gflops);

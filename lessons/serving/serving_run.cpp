@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <tuple>
 
 #include "engine/backend.h"
@@ -124,9 +125,10 @@ std::vector<Series> kv_series(const ServeResult& r, int context) {
   return {held, reserved};
 }
 
-// Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes.
+// Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes, each pass
+// after `before_pass` (the weights flushed from the CPU's caches).
 std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vector<Request>& stream, int max_batch,
-                                            double peak, double bandwidth) {
+                                            double peak, double bandwidth, const std::function<void()>& before_pass) {
   const std::vector<int>& prompt = stream.front().prompt;
   const double token_flop = 2.0 * double(matmul_parameters(model.shape(), model.layers()));
   for (int slot = 0; slot < max_batch; ++slot) model.prefill(slot, prompt);
@@ -137,7 +139,7 @@ std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vect
     p.roof_gflops = std::min(peak, bandwidth * p.intensity_fp32);
     out.push_back(p);
   };
-  const TimingStats prefill = measure([&] { model.prefill(0, prompt); }, {1, 7, 2e6});
+  const TimingStats prefill = measure([&] { model.prefill(0, prompt); }, {1, 7, 2e6}, before_pass);
   point(fmt::format("prefill, {} tokens", prompt.size()), double(prompt.size()), prefill);
   std::vector<int> next;
   std::vector<int> batches{1};
@@ -145,7 +147,7 @@ std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vect
   for (int batch : batches) {
     std::vector<SlotRow> rows;
     for (int slot = 0; slot < batch; ++slot) rows.push_back({slot, 1, std::int64_t(prompt.size())});
-    const TimingStats t = measure([&] { model.forward(rows, next); }, {2, 21, 2e6});
+    const TimingStats t = measure([&] { model.forward(rows, next); }, {2, 21, 2e6}, before_pass);
     point(fmt::format("decode, batch {}", batch), double(batch), t);
   }
   return out;
@@ -477,9 +479,12 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   m.policy = policy_name(p.policy);
   m.device = served_model->device();
   m.peak_gflops = device->info().peak_fp32_gflops;
-  m.bandwidth_gbps = device->info().peak_bandwidth_gbps;
   plan.start("prefill and decode passes (step 1)", kPassesWeight);
-  m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps);
+  m.bandwidth_gbps = device->roof_bandwidth_gbps();
+  bool flushed = false;
+  m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps,
+                                [&] { flushed = device->evict_weights(weights); });
+  m.weights_flushed = flushed;
   plan.start("one sequence to the end of its context (step 2)", kContextWeight);
   measure_context(*served_model, m, stream.front());
 

@@ -107,8 +107,11 @@ struct ServingMeasured {
   std::vector<PolicyMeasured> policies;   // static, adaptive, continuous at the chosen rate
   std::vector<PolicyMeasured> curve;      // every policy at each swept rate (the chosen rate included)
   std::vector<KnobPoint> adaptive_knobs;  // max_batch and delay_ms varied at a quarter of the rate
-  // Step 1: this machine's ceilings and the real model's passes.
+  // Step 1: this machine's ceilings and the real model's passes. On the CPU the bandwidth is a read stream measured in
+  // the run, and the weights are flushed from the caches before each timed pass (weights_flushed; absent in runs
+  // recorded before the lab did so, whose weights stayed in cache).
   double peak_gflops = 0, bandwidth_gbps = 0;
+  std::optional<bool> weights_flushed;
   std::vector<RooflinePoint> roofline;
   // Step 2: one sequence decoding at the end of its context.
   int context_prompt = 0;
@@ -134,15 +137,17 @@ inline void check_context_lengths(const ServingMeasured& m) {
 DLSYS_VALUES_TO_JSON(ServingMeasured, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50, latency_ms_p99, tokens_per_s,
                      padding_fraction, acceptance_rate, speculative_speedup, tokens_identical, continuous_over_static,
                      throughput_ratio_bar, meets_throughput_bar, default_stream, policies, curve, adaptive_knobs,
-                     peak_gflops, bandwidth_gbps, roofline, context_prompt, context_step_ms, context_attended,
-                     context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit,
-                     peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
+                     peak_gflops, bandwidth_gbps, weights_flushed, roofline, context_prompt, context_step_ms,
+                     context_attended, context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens,
+                     contiguous_fit, paged_fit, peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative,
+                     device, cpu_match_fraction)
 DLSYS_VALUES_FROM_JSON_CHECKED(ServingMeasured, check_context_lengths, policy, ttft_ms_p50, tpot_ms_p50, latency_ms_p50,
                                latency_ms_p99, tokens_per_s, padding_fraction, acceptance_rate, speculative_speedup,
                                tokens_identical, continuous_over_static, throughput_ratio_bar, meets_throughput_bar,
-                               default_stream, policies, curve, adaptive_knobs, peak_gflops, bandwidth_gbps, roofline,
-                               context_prompt, context_step_ms, context_attended, context_kv_bytes, kv_budget_bytes,
-                               kv_bytes_per_token, block_tokens, contiguous_fit, paged_fit, peak_kv_tokens_continuous,
-                               peak_kv_blocks_continuous, speculative, device, cpu_match_fraction)
+                               default_stream, policies, curve, adaptive_knobs, peak_gflops, bandwidth_gbps,
+                               weights_flushed, roofline, context_prompt, context_step_ms, context_attended,
+                               context_kv_bytes, kv_budget_bytes, kv_bytes_per_token, block_tokens, contiguous_fit,
+                               paged_fit, peak_kv_tokens_continuous, peak_kv_blocks_continuous, speculative, device,
+                               cpu_match_fraction)
 
 }  // namespace dlsys::serving

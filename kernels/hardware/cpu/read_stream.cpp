@@ -1,7 +1,12 @@
-// The read stream (hardware.h): vector loads into independent sums, no stores.
+// The read stream (hardware.h): vector loads into independent sums, no stores; and the bandwidth it reaches.
+#include <fmt/format.h>
+
 #include <vector>
 
+#include "engine/errors.h"
+#include "engine/measure.h"
 #include "engine/parallel.h"
+#include "kernels/common/cache_flush.h"
 #include "kernels/common/simd.h"
 #include "kernels/hardware/hardware.h"
 
@@ -44,6 +49,17 @@ double read_sum(const float* x, std::int64_t n, std::int64_t passes, int threads
   double total = 0;
   for (double s : part_sums) total += s;
   return total;
+}
+
+double measure_read_stream_gbps(int threads) {
+  const std::int64_t count = std::int64_t(1) << 24;
+  const std::vector<float> ones(static_cast<std::size_t>(count), 1.0f);
+  double sum = 0;
+  const TimingStats t = measure([&] { sum = read_sum(ones.data(), count, 1, threads); }, {.warmup = 1, .repeats = 5},
+                                [&] { evict_from_caches(ones.data(), ones.size() * sizeof(float)); });
+  if (sum != double(count))  // every partial sum stays below 2^24: exact
+    throw RunFailure(fmt::format("the read stream summed {} ones to {}", count, sum));
+  return 4.0 * double(count) / (t.median_us * 1e3);
 }
 
 }  // namespace dlsys::hardware

@@ -13,10 +13,6 @@
 #include <immintrin.h>
 #define DLSYS_GEMV_AVX2 1
 #endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define DLSYS_HAVE_CLFLUSH 1
-#endif
 
 namespace dlsys::quant {
 
@@ -258,32 +254,6 @@ double gemv_max_relative_error(const QuantizedMatrix& q, const float* x, const f
 
 double gemv_error_tolerance(std::int64_t cols) {
   return 4.0 * double(std::max<std::int64_t>(cols, 1)) * std::ldexp(1.0, -24);
-}
-
-void evict_from_caches(const void* p, std::size_t bytes) {
-#if DLSYS_HAVE_CLFLUSH
-  const char* bytes_at = static_cast<const char*>(p);
-#if defined(__CLFLUSHOPT__)
-  // clflushopt: the flushes of different lines need not wait for each other, several times faster than clflush.
-  for (std::size_t i = 0; i < bytes; i += 64) _mm_clflushopt(const_cast<char*>(bytes_at + i));
-  if (bytes > 0) _mm_clflushopt(const_cast<char*>(bytes_at + bytes - 1));
-#else
-  for (std::size_t i = 0; i < bytes; i += 64) _mm_clflush(bytes_at + i);
-  if (bytes > 0) _mm_clflush(bytes_at + bytes - 1);
-#endif
-  _mm_mfence();
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
-bool can_evict_from_caches() {
-#if DLSYS_HAVE_CLFLUSH
-  return true;
-#else
-  return false;
-#endif
 }
 
 }  // namespace dlsys::quant

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "engine/errors.h"
+#include "kernels/common/cache_flush.h"
 #include "kernels/common/seeded_fill.h"
 #include "kernels/decoder/decoder.h"
 
@@ -73,6 +74,13 @@ std::int64_t kv_bytes_per_token(const ModelShape& s, int layers) {
   decoder::Shape a = s.attention();
   a.layers = layers;
   return decoder::kv_cache_bytes(a, 1);
+}
+
+bool evict_weights_from_caches(const Weights& w) {
+  for (const HostBuffer<float>* b :
+       {&w.embedding, &w.position, &w.wq, &w.wk, &w.wv, &w.wo, &w.w_up, &w.w_down, &w.unembedding})
+    evict_from_caches(b->data(), std::size_t(b->size_bytes()));
+  return can_evict_from_caches();
 }
 
 Weights make_weights(const ModelShape& s, MemoryLedger& ledger, std::uint32_t seed, int quiet_from, float quiet_scale) {
