@@ -278,7 +278,11 @@ void draw_ladder_step(const ViewContext& ctx) {
                 {}};
   if (const Series* roof = ctx.result->find_series("roof_fp32")) {
     spec.lines.push_back(line_from_series(*roof, theory_color()));
-    spec.lines.back().name = fmt::format("fp32 roof: min({}, bandwidth x intensity)", peak_name(theory->peak_source));
+    spec.lines.back().name =
+        m->roof_bandwidth_gbps
+            ? fmt::format("fp32 roof: min({}, {} {:.1f} GB/s x intensity)", peak_name(theory->peak_source),
+                          m->roof_bandwidth_source.value_or("bandwidth"), *m->roof_bandwidth_gbps)
+            : fmt::format("fp32 roof: min({}, bandwidth x intensity)", peak_name(theory->peak_source));
   }
   int color = 0;
   for (const auto& v : m->variants)

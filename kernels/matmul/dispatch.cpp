@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "kernels/hardware/hardware.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_cuda.h"
 #include "kernels/matmul/matmul_devices.h"
@@ -53,6 +54,8 @@ class CpuMatmul final : public MatmulDevice {
       : threads_(threads), tile_(tile), check_cancelled_(std::move(check_cancelled)) {}
   const char* timer() const override { return "steady_clock"; }
   const DeviceInfo& info() const override { return cpu_with_peaks(); }
+  double roof_bandwidth_gbps() const override { return hardware::measure_read_stream_gbps(threads_); }
+  const char* roof_bandwidth_source() const override { return "read stream"; }
   int tiled_kernel_tile() const override { return tile_; }
   // A call's fixed costs (waking the worker threads, the library's dispatch) show up to about a fifth of a
   // millisecond.
@@ -107,6 +110,8 @@ class CudaMatmul final : public MatmulDevice {
   explicit CudaMatmul(std::function<void()> check_cancelled) : check_cancelled_(std::move(check_cancelled)) {}
   const char* timer() const override { return "cuda_event"; }
   const DeviceInfo& info() const override { return cuda_status().device; }
+  double roof_bandwidth_gbps() const override { return info().peak_bandwidth_gbps; }
+  const char* roof_bandwidth_source() const override { return "datasheet"; }
   int tiled_kernel_tile() const override { return cuda::kSmemTile; }
   // Below this the chip is not yet filled: a 128 x 256 tile gives 8 blocks at n = 512 for 132 SMs, so doubling n adds
   // blocks that run side by side instead of time; only calls of a few hundred microseconds keep every SM busy for

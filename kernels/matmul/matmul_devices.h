@@ -46,6 +46,11 @@ class MatmulDevice {
   virtual ~MatmulDevice() = default;
   virtual const char* timer() const = 0;  // "steady_clock" or "cuda_event", as the run's JSON names it
   virtual const DeviceInfo& info() const = 0;
+  // The roofline's slope and what it is: on the CPU a stream that only reads, measured now on the kernels' threads
+  // with its data flushed from the caches (kernels/hardware/hardware.h), not a copy's bytes per second, which the
+  // kernels' reads outrun; on a GPU its datasheet bandwidth.
+  virtual double roof_bandwidth_gbps() const = 0;
+  virtual const char* roof_bandwidth_source() const = 0;
   // The edge of the tiled variant's square tiles, as its byte count assumes them.
   virtual int tiled_kernel_tile() const = 0;
   // Below this a call's fixed costs (waking threads, a launch) still bend time against n away from n^3.

@@ -354,7 +354,7 @@ const VariantMeasure* library_of(const MatmulMeasured& measured, const std::stri
 
 // The chosen shape: each kernel's rate, its share of the library in its precision, its traffic and place on the
 // roofline, and its error against the double reference (sampled where the full reference would take minutes).
-void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& measured) {
+void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, double bandwidth_gbps, MatmulMeasured& measured) {
   const matmul::Shape shape = run.params.shape;
   ShapeOperands operands(run, shape, 3, 4);
   const bool sampled = matmul::reference_is_sampled(shape);
@@ -388,7 +388,7 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
     m.percent_of_peak = fp32 && device.peak_fp32_gflops > 0 ? 100.0 * m.gflops / device.peak_fp32_gflops : 0.0;
     m.bytes_moved = run.device.bytes(k, shape, warp_tile);
     m.intensity = matmul::intensity(matmul::flops(shape), m.bytes_moved);
-    m.memory_roof_gflops = device.peak_bandwidth_gbps * m.intensity;
+    m.memory_roof_gflops = bandwidth_gbps * m.intensity;
     m.traffic = run.device.traffic(k);
     m.max_rel_err = sampled
                         ? matmul::sampled_max_relative_error(shape, operands.a(), operands.b(), operands.output(),
@@ -416,7 +416,7 @@ void run_chosen_shape(MatmulRun& run, const DeviceInfo& device, MatmulMeasured& 
 // The roofline of the chosen shape: the fp32 roof min(peak, bandwidth x intensity) as theory, and each kernel as one
 // measured point at its intensity. Only with both ceilings known.
 void add_roofline(RunResult& result, const MatmulMeasured& measured, const DeviceInfo& device) {
-  const double peak = device.peak_fp32_gflops, bandwidth = device.peak_bandwidth_gbps;
+  const double peak = device.peak_fp32_gflops, bandwidth = measured.roof_bandwidth_gbps.value_or(0);
   if (peak <= 0 || bandwidth <= 0) return;
   Series roof{"roof_fp32", "fp32 roof", "theory", "arithmetic intensity", "FLOP/B", "GFLOP/s", "", {}};
   for (double x = 0.125; x <= 8192; x *= 4) {
@@ -520,7 +520,9 @@ RunResult MatmulLesson::run_with(const MatmulParams& p, RunContext& ctx) const {
 
   MatmulMeasured measured;
   run_sweep(run, result, measured);
-  run_chosen_shape(run, device, measured);
+  measured.roof_bandwidth_gbps = on->roof_bandwidth_gbps();
+  measured.roof_bandwidth_source = on->roof_bandwidth_source();
+  run_chosen_shape(run, device, *measured.roof_bandwidth_gbps, measured);
   add_roofline(result, measured, device);
   add_measurement_notes(result, measured, run.repeats, device);
   result.measured = make_values(std::move(measured));

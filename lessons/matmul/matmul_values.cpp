@@ -29,6 +29,7 @@ DLSYS_VALUES_PART(Samples, MatmulMeasured, reference_samples)
 DLSYS_VALUES_PART(BestFp32, MatmulMeasured, best_fp32_key, best_fp32_percent_of_blas)
 DLSYS_VALUES_PART(SlopeCaveat, MatmulMeasured, slope_caveat)
 DLSYS_VALUES_PART(SweepLeftOut, MatmulMeasured, sweep_left_out)
+DLSYS_VALUES_PART(RoofBandwidth, MatmulMeasured, roof_bandwidth_gbps, roof_bandwidth_source)
 
 std::string prefix(const VariantMeasure& v) { return v.key + "_"; }
 
@@ -73,6 +74,7 @@ void to_json(nlohmann::ordered_json& j, const MatmulMeasured& m) {
   Summary::write(j, m);
   Samples::write(j, m);
   if (!m.best_fp32_key.empty()) BestFp32::write(j, m);
+  if (m.roof_bandwidth_gbps) RoofBandwidth::write(j, m);
   SlopeCaveat::write(j, m);
   if (!m.sweep_left_out.empty()) SweepLeftOut::write(j, m);
 }
@@ -95,6 +97,7 @@ void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
   BestFp32::read_if_present(j, m);
   SlopeCaveat::read(j, m);
   SweepLeftOut::read_if_present(j, m);
+  RoofBandwidth::read_if_present(j, m);
 }
 
 }  // namespace dlsys::matmul

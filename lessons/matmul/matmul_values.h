@@ -61,6 +61,10 @@ struct MatmulMeasured {
   std::optional<std::string> slope_caveat;
   // Kernels the sweep left out of its largest sizes (one call would have taken too long), as "naive: 4096, 8192".
   std::vector<std::string> sweep_left_out;
+  // The roofline's slope, and what it is: "read stream" (measured in the run, on the CPU) or "datasheet" (a GPU's).
+  // Absent from runs recorded before the lab measured it: their slope was the peaks' memcpy figure.
+  std::optional<double> roof_bandwidth_gbps;
+  std::optional<std::string> roof_bandwidth_source;
 
   const VariantMeasure* variant(const std::string& key) const;
 };
