@@ -30,8 +30,9 @@ struct Staircase {
 };
 inline constexpr double kLevelStepFactor = 1.3;  // each level's plateau at least this much slower than the last
 // A level's plateau: the working sets in its band whose latency is within this factor of the band's lowest (main
-// memory's: of its highest). A cache band's later points may already spill into the next level (a cache shared with
-// other programs holds less than its size); memory's first points may still be partly cached.
+// memory's: of its highest; its read rates those of its slowest streams). A cache band's later points may already
+// spill into the next level (a cache shared with other programs holds less than its size); memory's first points may
+// still be partly cached.
 inline constexpr double kPlateauSpread = 1.5;
 // A working set named for a level may lie up to this factor past the level's reported size and still count as
 // served by it: at twice a cache's size a random walk still finds half its lines there.

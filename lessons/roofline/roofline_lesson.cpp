@@ -9,6 +9,7 @@
 #include "engine/host_memory.h"
 #include "engine/units.h"
 #include "kernels/attention/tile_math.h"
+#include "kernels/common/cache_flush.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/roofline/roofline_math.h"
 #include "lessons/common/cpu_threads_param.h"
@@ -16,6 +17,7 @@
 #include "lessons/common/run_time_limit.h"
 #include "lessons/roofline/last_level_cache.h"
 #include "lessons/roofline/roofline_measure.h"
+#include "lessons/roofline/roofline_measure_common.h"
 #include "lessons/roofline/roofline_steps.h"
 
 namespace dlsys {
@@ -269,7 +271,10 @@ void add_notes(RunResult& result, const RooflineParams& p, const RooflineMeasure
                int hardware) {
   const double llc = last_level_cache_bytes();
   const double array = double(p.bytes);
-  if (!gpu && llc > 0 && array <= llc)
+  // Arrays past the private caches are flushed before each timed call (roof_devices.h): only smaller ones, or a CPU
+  // that cannot flush, can be read from the last-level cache.
+  const bool flushed = array >= roofline::kStreamingFromBytes && can_evict_from_caches();
+  if (!gpu && llc > 0 && array <= llc && !flushed)
     result.backend.notes.push_back(
         fmt::format("arrays of {} fit in the last-level cache ({}): the STREAM bandwidth may read high",
                     format_bytes_binary(array), format_bytes_binary(llc)));

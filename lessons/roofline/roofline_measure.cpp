@@ -18,7 +18,10 @@ namespace dlsys::roofline {
 
 TimingStats RooflineRun::time_with(const std::function<void()>& work, int timed_calls) const {
   const MeasureOptions options{.warmup = 1, .repeats = timed_calls, .max_total_us = 1e6};
-  const auto between = [&] { ctx.control.check_cancelled(); };
+  const auto between = [&] {
+    ctx.control.check_cancelled();
+    if (before_timed_call) before_timed_call();
+  };
   return measure(work, options, between, timer);
 }
 
@@ -204,12 +207,20 @@ template <typename Measure>
 void on_roof_device(RooflineRun& run, std::int64_t array_bytes, RooflineMeasured& m, Measure measure) {
   const std::int64_t n = array_bytes / 4;
   run.progress(fmt::format("filling three arrays of {}", format_bytes_binary(double(array_bytes))));
+  const auto on = [&](auto& device) {
+    struct Unset {
+      std::function<void()>& hook;
+      ~Unset() { hook = nullptr; }  // the device goes when this returns or throws
+    } unset{run.before_timed_call};
+    run.before_timed_call = [&device] { device.before_timed_call(); };
+    measure(run, device, n, m);
+  };
   if (run.backend == BackendKind::Cuda) {
     GpuRoofDevice device(n);
-    measure(run, device, n, m);
+    on(device);
   } else {
     CpuRoofDevice device(run.ctx.ledger, n, run.threads, stores_for(double(array_bytes)));
-    measure(run, device, n, m);
+    on(device);
   }
 }
 

@@ -30,6 +30,8 @@ struct RooflineRun {
   std::function<void()> peak_call;
   double peak_flop_per_call = 0;
   CallTimer timer;  // the steady_clock stopwatch on the CPU, CUDA events on the GPU (work only enqueues): as `backend`
+  // Untimed, before every timed call: the arrays' device flushes them from the caches while it is in use.
+  std::function<void()> before_timed_call;
 
   void progress(const std::string& what) { plan.start(what); }
   // Times `work` with one warm-up call and the run's repeats, stopping early once timed calls took a second.
