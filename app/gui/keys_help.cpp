@@ -17,6 +17,8 @@ const std::pair<const char*, const char*> kKeys[] = {
     {"Next lesson >", "on a lesson's last step, the button goes on to the next lesson"},
     {"Space", "play the steps one after another, or pause"},
     {"R", "run the lesson with the parameters shown"},
+    {"P", "pin the run shown, to compare later runs with; again: let go of it"},
+    {"C", "compare the run shown with the pinned run (or the one before it), or stop"},
     {"F5", "presentation mode (light theme, large text, no sidebar and parameters) or back"},
     {"F6", "in presentation mode: bring the sidebar and parameters back, or fold them away again"},
     {"Ctrl + =  /  Ctrl + -", "larger / smaller text (1x to 3x)"},

@@ -37,10 +37,32 @@ void refresh_comparison(LessonSession& session, const Lesson& lesson) {
   }
 }
 
+namespace {
+
+bool can_pin(const LessonSession& session) { return session.result && session.result != session.pinned_result; }
+bool can_compare(const LessonSession& session) { return session.result && compared_run(session); }
+
+}  // namespace
+
+std::string toggle_pin(LessonSession& session) {
+  if (can_pin(session)) {
+    session.pinned_result = session.result;
+    return "pinned this run: later runs can be compared with it (C)";
+  }
+  if (!session.pinned_result) return "";
+  session.pinned_result.reset();
+  return "let go of the pinned run";
+}
+
+std::string toggle_comparison(LessonSession& session) {
+  if (!can_compare(session)) return "";
+  session.comparing = !session.comparing;
+  return session.comparing ? "comparing two runs" : "comparison off";
+}
+
 void draw_compare_controls(AppState& state) {
   LessonSession& session = state.session();
-  const bool can_pin = session.result && session.result != session.pinned_result;
-  ImGui::BeginDisabled(!can_pin);
+  ImGui::BeginDisabled(!can_pin(session));
   if (ImGui::Button("Pin this run")) session.pinned_result = session.result;
   ImGui::EndDisabled();
   note_last_item("compare/pin");
@@ -53,7 +75,7 @@ void draw_compare_controls(AppState& state) {
   }
   const std::shared_ptr<const RunResult> b = compared_run(session);
   const bool pinned = b && b == session.pinned_result;
-  ImGui::BeginDisabled(b == nullptr || !session.result);
+  ImGui::BeginDisabled(!can_compare(session));
   bool on = session.comparing && b != nullptr;
   const char* label = pinned ? "Compare with pinned###compare" : "Compare with previous###compare";
   if (ImGui::Checkbox(label, &on)) session.comparing = on;

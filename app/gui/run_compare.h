@@ -2,6 +2,7 @@
 // Two runs of a lesson side by side in the window: the run on show (A) against a pinned run or, without one, the run
 // it replaced (B). The session keeps both; the lessons layer makes the table (lessons/common/run_comparison.h).
 #include <memory>
+#include <string>
 
 #include "app/gui/app_state.h"
 #include "lessons/common/lesson.h"
@@ -17,5 +18,10 @@ std::shared_ptr<const RunResult> compared_run(const LessonSession& session);
 void refresh_comparison(LessonSession& session, const Lesson& lesson);
 // Pin / Unpin and the "Compare with pinned/previous" toggle, for the controls column.
 void draw_compare_controls(AppState& state);
+// The same from the keyboard, in either mode (presentation mode has no controls column): P pins the run on show, or
+// lets go of it when it is the pinned one; C turns the comparison on or off where there is a run to compare with.
+// Each returns what it did, for the status line; empty when there was nothing to do.
+std::string toggle_pin(LessonSession& session);
+std::string toggle_comparison(LessonSession& session);
 
 }  // namespace dlsys::gui

@@ -342,6 +342,10 @@ void handle_keys(AppState& state) {
   for (const ImWchar c : io.InputQueueCharacters)
     if (c == '?') toggle_keys_help(state);
   if (ImGui::IsKeyPressed(GLFW_KEY_R, false) && !io.KeyCtrl && !state.worker.busy()) start_run(state);
+  using Toggle = std::string (*)(LessonSession&);
+  for (const auto& [key, toggle] : {std::pair<int, Toggle>{GLFW_KEY_P, toggle_pin}, {GLFW_KEY_C, toggle_comparison}})
+    if (ImGui::IsKeyPressed(key, false) && !io.KeyCtrl)
+      if (const std::string done = toggle(session); !done.empty()) set_message(state, done, false);
   if (io.KeyCtrl) {
     float& scale = state.presentation ? state.presentation_scale : state.desk_scale;
     const float before = scale;

@@ -285,6 +285,28 @@ def compare_two_runs(app):
     app.wait(lambda s: not s["has_pinned_run"], "the pin to be let go")
 
 
+def compare_by_keys(app):
+    """In presentation mode, which has no Pin or Compare controls, the keys do it: P pins the run shown, R runs again,
+    C compares the two and stops comparing; P pins the new run in place of the old, and P again lets go of it."""
+    app.key("p")
+    app.wait(lambda s: s["has_pinned_run"], "P to pin the run shown")
+    def runs(s):
+        return s["progress"]["lessons"][s["lesson"]]["runs_finished"]
+    before = runs(app.state)
+    app.key("r")
+    app.wait(lambda s: runs(s) > before and not s["busy"], "the run started with R to finish", RUN_TIMEOUT_S)
+    app.key("c")
+    app.wait(lambda s: s["comparing"] and "compare/badge_b" in s["widgets"], "C to compare the two runs")
+    app.key("c")
+    app.wait(lambda s: not s["comparing"], "C again to stop comparing")
+    app.key("p")
+    app.settle()
+    if not app.state["has_pinned_run"]:
+        raise Failure("P on a run that is not the pinned one let go of the pin instead of pinning the run shown")
+    app.key("p")
+    app.wait(lambda s: not s["has_pinned_run"], "P on the pinned run to let go of it")
+
+
 def run_to_end(app):
     app.click("run")
     app.wait(lambda s: not s["busy"] and (s["has_result"] or s["last_error"]), "the run to finish", RUN_TIMEOUT_S)
@@ -571,9 +593,11 @@ def main():
     app.key("F5")
     app.wait(lambda s: s["presentation"] and s["window"] == [1920, 1080], "presentation mode at 1920x1080")
     check_figure_rule(app, lessons, "present")
+    log(f"ok: every step's main figure whole and at least 30 % in presentation at 1920x1080 ({time.time() - t0:.0f} s)")
+    compare_by_keys(app)
+    log(f"ok: in presentation mode P, R and C pin, run and compare two runs ({time.time() - t0:.0f} s)")
     app.key("F5")
     app.wait(lambda s: not s["presentation"], "desk mode again")
-    log(f"ok: every step's main figure whole and at least 30 % in presentation at 1920x1080 ({time.time() - t0:.0f} s)")
 
     # 4. F5, Ctrl+=, Ctrl+-; then every step at 2x text in presentation mode, with the mouse and the keys.
     app.click("mode")
