@@ -267,8 +267,7 @@ void draw_prefill_step(const ViewContext& ctx) {
         "this run). The model's weights ({}) are flushed from the caches before each timed pass, as a model too "
         "large for them would find its weights: decode reads every weight for a row or two of work, so it follows "
         "the slope, under it. Prefill stays below the flat roof because its matrices are small (the prompt's rows x "
-        "d_model), "
-        "far from the size the sgemm peak was measured at.",
+        "d_model), far from the size the sgemm peak was measured at.",
         m->peak_gflops, m->bandwidth_gbps, format_bytes_both(double(t.weights_bytes))));
   else
     draw_note(fmt::format(
