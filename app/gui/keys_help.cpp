@@ -1,6 +1,7 @@
 // The keys and gestures, listed in a window of their own (F1 or ?): what the status bar can only hint at.
 #include <imgui.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "app/gui/shell_parts.h"
@@ -38,21 +39,34 @@ void toggle_keys_help(AppState& state) { state.show_keys = !state.show_keys; }
 void draw_keys_help(AppState& state) {
   if (!state.show_keys) return;
   const ImGuiIO& io = ImGui::GetIO();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // As wide as the longest key and the longest description side by side, or 90 % of the window: then both columns
+  // wrap (large text in a small window), rather than the descriptions running out of sight.
+  float key_w = 0, what_w = 0;
+  ImGui::PushFont(heading_font());
+  for (const auto& [key, what] : kKeys) key_w = std::max(key_w, ImGui::CalcTextSize(key).x);
+  ImGui::PopFont();
+  for (const auto& [key, what] : kKeys) what_w = std::max(what_w, ImGui::CalcTextSize(what).x);
+  const float natural_w = key_w + what_w + 4 * style.CellPadding.x + 2 * style.WindowPadding.x + style.ScrollbarSize;
+  const float width = std::min(natural_w, io.DisplaySize.x * 0.9f);
   ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f}, ImGuiCond_Always, {0.5f, 0.5f});
+  ImGui::SetNextWindowSize({width, 0}, ImGuiCond_Always);  // height 0: fitted to the list, up to the constraint
   ImGui::SetNextWindowSizeConstraints({0, 0}, {io.DisplaySize.x * 0.9f, io.DisplaySize.y * 0.9f});
-  constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
-                                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove;
+  constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
   ImGui::SetNextWindowFocus();
   if (ImGui::Begin("Keys and gestures", &state.show_keys, kFlags)) {
-    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, key_w);
+      ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch, what_w);
       for (const auto& [key, what] : kKeys) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::PushFont(heading_font());
-        ImGui::TextUnformatted(key);
+        ImGui::TextWrapped("%s", key);
         ImGui::PopFont();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(what);
+        ImGui::TextWrapped("%s", what);
       }
       ImGui::EndTable();
     }
