@@ -47,9 +47,10 @@ std::int64_t chase(const ChaseLine* lines, std::int64_t count, int threads, std:
 double read_sum(const float* x, std::int64_t n, std::int64_t passes, int threads);
 
 // What a kernel that only streams its data from main memory can read: read_sum over 64 MiB of ones on `threads`
-// threads, the buffer flushed from the caches before each of a warm-up and 5 timed calls (kernels/common/
-// cache_flush.h), checked; GB/s of the median call. The ceiling for reads of weights that are not in cache (a copy's
-// bytes per second is not: it counts each byte once, though the copy both reads and writes it).
+// threads, the buffer flushed from the caches before each of a warm-up and 8 timed calls (kernels/common/
+// cache_flush.h), checked; GB/s of the fastest call, as a ceiling is (a burst of other work slows some calls). The
+// ceiling for reads of weights that are not in cache (a copy's bytes per second is not: it counts each byte once,
+// though the copy both reads and writes it).
 double measure_read_stream_gbps(int threads);
 
 // Asks the system to back [data, data + bytes) with huge pages where it can (transparent huge pages, a hint it may

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/errors.h"
 #include "engine/host_buffer.h"
 #include "engine/measure.h"
@@ -156,10 +158,10 @@ void time_quantized(Bench& b, const Device& device, const std::string& key, cons
 }  // namespace
 
 template <typename Device>
-GemvBench run_gemv_bench(const GemvBenchConfig& c, const Device& device, double bandwidth_gbps, MemoryLedger& ledger,
-                         RunPlan& plan) {
+GemvBench run_gemv_bench(const GemvBenchConfig& c, const Device& device, MemoryLedger& ledger, RunPlan& plan) {
   Bench b(ledger, c.n);
   plan.start("GEMV fp32", kFloatGemvWeight);
+  const double bandwidth_before_gbps = device.bandwidth_gbps();
   time_fp32(b, device);
   plan.start("GEMV fp16", kFloatGemvWeight);
   time_fp16(b, device, ledger);
@@ -167,11 +169,12 @@ GemvBench run_gemv_bench(const GemvBenchConfig& c, const Device& device, double 
     plan.start("GEMV " + spec_description(spec), kQuantizedGemvWeight);
     time_quantized(b, device, key, spec, ledger);
   }
-  b.out.series = gemv_series(b.out.timings, b.weights(), bandwidth_gbps, Device::kBandwidthName);
+  b.out.bandwidth_gbps = std::max(bandwidth_before_gbps, device.bandwidth_gbps());
+  b.out.series = gemv_series(b.out.timings, b.weights(), b.out.bandwidth_gbps, Device::kBandwidthName);
   return std::move(b.out);
 }
-template GemvBench run_gemv_bench(const GemvBenchConfig&, const CpuGemv&, double, MemoryLedger&, RunPlan&);
-template GemvBench run_gemv_bench(const GemvBenchConfig&, const CudaGemv&, double, MemoryLedger&, RunPlan&);
+template GemvBench run_gemv_bench(const GemvBenchConfig&, const CpuGemv&, MemoryLedger&, RunPlan&);
+template GemvBench run_gemv_bench(const GemvBenchConfig&, const CudaGemv&, MemoryLedger&, RunPlan&);
 
 namespace {
 

@@ -21,6 +21,9 @@ struct GemvBenchConfig {
 struct GemvBench {
   std::vector<GemvTiming> timings;  // fp32, fp16, int8, int4, then the chosen scheme when it is neither int8 nor int4
   std::vector<Series> series;
+  // The device's bandwidth, the plotted line's: the better of a probe before the GEMVs and one after, so a burst of
+  // other work during either cannot lower the line under the points.
+  double bandwidth_gbps = 0;
 };
 
 // The two quantized formats always timed, as the lesson names them.
@@ -29,10 +32,9 @@ QuantSpec int4_gemv_spec();
 bool same_spec(const QuantSpec& a, const QuantSpec& b);
 
 // One part of `plan` per format, gemv_bench_weight(config.chosen) in all. `Device`: CpuGemv or CudaGemv
-// (kernels/quant/gemv_devices.h), which times each format; `bandwidth_gbps` is its bandwidth, the plotted line's.
+// (kernels/quant/gemv_devices.h), which times each format and measures its bandwidth.
 template <typename Device>
-GemvBench run_gemv_bench(const GemvBenchConfig& config, const Device& device, double bandwidth_gbps,
-                         MemoryLedger& ledger, RunPlan& plan);
+GemvBench run_gemv_bench(const GemvBenchConfig& config, const Device& device, MemoryLedger& ledger, RunPlan& plan);
 double gemv_bench_weight(const QuantSpec& chosen);
 
 // Bytes all formats' buffers take together, for the memory check before a run.

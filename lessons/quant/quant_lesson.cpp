@@ -192,8 +192,8 @@ void run_on(const QuantParams& p, RunContext& ctx, const Device& device, RunResu
   measure_model_errors(model, spec, p.outlier, m, result.series);
   ctx.control.check_cancelled();
 
-  m.bandwidth_gbps = device.bandwidth_gbps();
-  GemvBench bench = run_gemv_bench({p.n, spec}, device, m.bandwidth_gbps, ctx.ledger, plan);
+  GemvBench bench = run_gemv_bench({p.n, spec}, device, ctx.ledger, plan);
+  m.bandwidth_gbps = bench.bandwidth_gbps;
   m.gemv = bench.timings;
   for (Series& s : bench.series) result.series.push_back(std::move(s));
   auto timing = [&](const std::string& key) {

@@ -126,9 +126,9 @@ std::vector<Series> kv_series(const ServeResult& r, int context) {
 }
 
 // Step 1: prefill of one prompt, decode at batch 1 and at max_batch, each the median of repeated passes, each pass
-// after `before_pass` (the weights flushed from the CPU's caches).
+// after `before_pass` (the weights flushed from the CPU's caches); the roofs come once the bandwidth is known.
 std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vector<Request>& stream, int max_batch,
-                                            double peak, double bandwidth, const std::function<void()>& before_pass) {
+                                            const std::function<void()>& before_pass) {
   const std::vector<int>& prompt = stream.front().prompt;
   const double token_flop = 2.0 * double(matmul_parameters(model.shape(), model.layers()));
   for (int slot = 0; slot < max_batch; ++slot) model.prefill(slot, prompt);
@@ -136,7 +136,6 @@ std::vector<RooflinePoint> measure_roofline(ModelBackend& model, const std::vect
   auto point = [&](std::string name, double tokens, const TimingStats& t) {
     RooflinePoint p{std::move(name), tokens, 2 * tokens / 4, t.median_us / 1e3, 0, 0};
     p.gflops = tokens * token_flop / (t.median_us * 1e3);
-    p.roof_gflops = std::min(peak, bandwidth * p.intensity_fp32);
     out.push_back(p);
   };
   const TimingStats prefill = measure([&] { model.prefill(0, prompt); }, {1, 7, 2e6}, before_pass);
@@ -480,11 +479,15 @@ RunResult ServingLesson::run_with(const ServingParams& p, RunContext& ctx) const
   m.device = served_model->device();
   m.peak_gflops = device->info().peak_fp32_gflops;
   plan.start("prefill and decode passes (step 1)", kPassesWeight);
-  m.bandwidth_gbps = device->roof_bandwidth_gbps();
+  const double bandwidth_before_gbps = device->roof_bandwidth_gbps();
   bool flushed = false;
-  m.roofline = measure_roofline(*served_model, stream, max_batch, m.peak_gflops, m.bandwidth_gbps,
-                                [&] { flushed = device->evict_weights(weights); });
+  m.roofline = measure_roofline(*served_model, stream, max_batch, [&] { flushed = device->evict_weights(weights); });
   m.weights_flushed = flushed;
+  // The better of a probe before the passes and one after: a burst of other work during either cannot lower the roof
+  // under the points.
+  m.bandwidth_gbps = std::max(bandwidth_before_gbps, device->roof_bandwidth_gbps());
+  for (RooflinePoint& point : m.roofline)
+    point.roof_gflops = std::min(m.peak_gflops, m.bandwidth_gbps * point.intensity_fp32);
   plan.start("one sequence to the end of its context (step 2)", kContextWeight);
   measure_context(*served_model, m, stream.front());
 
