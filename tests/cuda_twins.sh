@@ -19,6 +19,7 @@ kernels/collectives/cuda/stream_ring.cu|kernels/collectives/cpu/ring.cpp|tests/c
 kernels/collectives/cuda/ipc_link.cu|none: a transport between processes, checked through the ring that uses it|tests/cli/mpi_gpu.sh
 kernels/collectives/cuda/ipc_ring_processes.cu|kernels/collectives/cpu/ring.cpp|tests/cli/mpi_gpu.sh
 kernels/collectives/cuda/nccl_processes.cu|kernels/collectives/cpu/reference.cpp|tests/cli/mpi_gpu.sh
+kernels/collectives/cuda/nccl_thread_ranks.cu|kernels/collectives/cpu/all_to_all.cpp|tests/cuda/test_collectives_cuda.cpp
 kernels/common/cuda/cuda_check.cu|none: error checks and device arrays, used by every kernel|tests/cuda/test_roofline_cuda.cpp
 kernels/common/cuda/device_buffer.cu|none: device memory and event timing, used by every kernel|tests/cuda/test_roofline_cuda.cpp
 kernels/ddp/cuda/ddp_cuda.cu|kernels/ddp/cpu/trainer.cpp|tests/cuda/test_ddp_cuda.cpp

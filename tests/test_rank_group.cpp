@@ -1,15 +1,20 @@
 // The rank group's thread transport: the lab's ring in and out of place, every op, bytes counted against the ring's
-// closed form, and a barrier that an abort releases. (The MPI transport runs the same runs in tests/cli/mpi_*.sh.)
+// closed form, a barrier that an abort releases, and the group whose all-to-alls go over NCCL (here with a stand-in
+// for it; tests/cuda/test_collectives_cuda.cpp runs NCCL). (The MPI transport runs the same runs in tests/cli/mpi_*.sh.)
 #include <doctest/doctest.h>
 #include <time.h>
 
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "kernels/collectives/all_to_all.h"
+#include "kernels/collectives/nccl_thread_ranks.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/collectives/rank_reference.h"
 #include "kernels/collectives/reference.h"
@@ -159,4 +164,76 @@ TEST_CASE("an emulated wire delivers the same data, never sooner than its bytes 
     CHECK(wall_ns[std::size_t(r)] >= 40.0 * kCount);
     CHECK(cpu_ns[std::size_t(r)] < 0.5 * wall_ns[std::size_t(r)]);
   }
+}
+
+namespace {
+
+// Stands in for NCCL between GPU ranks where there are no GPUs: a crossbar of rank threads carries the all-to-all, and
+// the aborts are counted.
+class CrossbarAsNccl final : public co::cuda::NcclThreadRanks {
+ public:
+  CrossbarAsNccl(int n, dlsys::MemoryLedger& ledger)
+      : crossbar_(co::make_thread_group(n, ledger, co::CommOptions{.full_mesh = true})) {}
+  void all_to_all(int rank, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
+                  const std::vector<std::int64_t>& recv_counts) override {
+    crossbar_->all_to_all(rank, send, send_counts, recv, recv_counts);
+  }
+  void abort() override {
+    ++aborts;
+    crossbar_->abort();
+  }
+  std::string device_description() const override { return "rank threads"; }
+  std::atomic<int> aborts{0};
+
+ private:
+  std::unique_ptr<co::RankGroup> crossbar_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a group whose all-to-alls go over NCCL counts their off-rank bytes, keeps the ring, and aborts NCCL on a "
+    "failure") {
+  const int n = 3;
+  dlsys::MemoryLedger ledger;
+  auto fake = std::make_unique<CrossbarAsNccl>(n, ledger);
+  CrossbarAsNccl& nccl = *fake;
+  const auto group = co::with_nccl_all_to_all(co::make_thread_group(n, ledger), std::move(fake));
+  // Rank r sends r + p + 1 floats to rank p, so it receives p + r + 1 from each.
+  const auto counts = [n](int r) {
+    std::vector<std::int64_t> c;
+    for (int p = 0; p < n; ++p) c.push_back(r + p + 1);
+    return c;
+  };
+  std::vector<std::vector<float>> send(n), recv(n);
+  for (int r = 0; r < n; ++r) {
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < r + p + 1; ++i) send[std::size_t(r)].push_back(float(100 * r + 10 * p + i));
+    recv[std::size_t(r)].assign(send[std::size_t(r)].size(), -1.0f);
+  }
+  group->run_on_ranks([&](int r) {
+    group->all_to_all(r, send[std::size_t(r)].data(), counts(r), recv[std::size_t(r)].data(), counts(r));
+  });
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r);
+    // From rank p, in rank order: its block for r, 100 p + 10 r + i.
+    std::size_t at = 0;
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < r + p + 1; ++i) CHECK(recv[std::size_t(r)][at++] == float(100 * p + 10 * r + i));
+    CHECK(group->bytes_sent_by(r) == co::all_to_all_bytes_sent(r, counts(r)));
+    CHECK(group->bytes_received_by(r) == co::all_to_all_bytes_sent(r, counts(r)));
+  }
+  // The ring stays the lab's on the rank threads, and its bytes add to the all-to-all's.
+  const std::int64_t before = group->bytes_sent_by(0);
+  std::vector<std::vector<float>> data(n, std::vector<float>(6, 1.0f));
+  group->run_on_ranks(
+      [&](int r) { group->ring(r, co::Op::AllReduce, data[std::size_t(r)].data(), data[std::size_t(r)].data(), 6); });
+  CHECK(data[1] == std::vector<float>(6, 3.0f));
+  CHECK(group->bytes_sent_by(0) - before == 4 * co::ring_all_reduce_elements_sent(0, n, 6));
+  CHECK(nccl.aborts == 0);
+  CHECK_THROWS_AS(group->run_on_ranks([&](int r) {
+    if (r == 1) throw std::runtime_error("rank 1 failed");
+  }),
+                  std::runtime_error);
+  CHECK(nccl.aborts >= 1);
 }

@@ -64,4 +64,13 @@ class RankGroup {
 // `n` ranks as threads of this process, linked as `options` says; the links' slots are recorded in `ledger` ("comm").
 std::unique_ptr<RankGroup> make_thread_group(int n, MemoryLedger& ledger, const CommOptions& options = {});
 
+namespace cuda {
+class NcclThreadRanks;
+}
+// `threads` (a group of rank threads) whose all-to-alls go over NCCL between the ranks' GPUs (nccl_thread_ranks.h),
+// their off-rank bytes counted as on the links; everything else, the lab's ring included, stays on `threads`. A rank
+// that fails aborts NCCL, so its peers do not wait for it there.
+std::unique_ptr<RankGroup> with_nccl_all_to_all(std::unique_ptr<RankGroup> threads,
+                                                std::unique_ptr<cuda::NcclThreadRanks> nccl);
+
 }  // namespace dlsys::collectives

@@ -7,6 +7,7 @@
 #include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/ipc_ring_processes.h"
 #include "kernels/collectives/nccl_processes.h"
+#include "kernels/collectives/nccl_thread_ranks.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/ddp/ddp_cuda.h"
 #include "kernels/decoder/decoder_cuda.h"
@@ -58,6 +59,12 @@ struct Calls {  // kernels/collectives/collectives_cuda.h
 namespace collectives::cuda {
 struct NcclProcessCalls {  // kernels/collectives/nccl_processes.h
   decltype(&::dlsys::collectives::cuda::make_nccl_process_rank) make_nccl_process_rank;
+};
+}  // namespace collectives::cuda
+
+namespace collectives::cuda {
+struct NcclThreadCalls {  // kernels/collectives/nccl_thread_ranks.h
+  decltype(&::dlsys::collectives::cuda::make_nccl_thread_ranks) make_nccl_thread_ranks;
 };
 }  // namespace collectives::cuda
 
@@ -207,6 +214,7 @@ struct CudaKernels {
   attention::cuda::Calls attention;
   collectives::cuda::Calls collectives;
   collectives::cuda::NcclProcessCalls nccl_processes;
+  collectives::cuda::NcclThreadCalls nccl_threads;
   collectives::cuda::IpcRingCalls ipc_ring;
   ddp::cuda::Calls ddp;
   decoder::cuda::Calls decoder;

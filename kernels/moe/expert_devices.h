@@ -2,9 +2,10 @@
 // The two places the moe lesson runs its experts' MLPs (and the dense MLP beside them), with the same methods; the
 // rank threads, the router and the all-to-alls stay on the CPU either way.
 //   CpuMoeExperts   OpenBLAS on each rank's thread (CpuExpertMlps), timed with steady_clock.
-//   CudaMoeExperts  cuBLAS on GPU 0 (experts_cuda.h): every rank's experts there, so the ranks are emulated; the
-//                   routed rows uploaded and the outputs downloaded on each call; timed with CUDA events recorded on
-//                   the default stream around the call from the host.
+//   CudaMoeExperts  cuBLAS (experts_cuda.h): every rank on GPU 0 (emulated ranks), or a GPU per rank; the routed
+//                   rows uploaded and the outputs downloaded on each call. On one GPU timed with CUDA events recorded
+//                   on its default stream around the call from the host; on a GPU per rank with the ranks' own
+//                   clock, as each call returns with its outputs on the host.
 // ExpertsCheckedOnCpu runs a device's MLPs and, while checking, holds each call's outputs against the CPU's
 // (check_mlp_outputs).
 #include <cstdint>
@@ -20,19 +21,22 @@ namespace dlsys::moe {
 
 struct CpuMoeExperts {
   static constexpr bool kOnGpu = false;
-  static std::unique_ptr<ExpertMlps> make(const Experts& experts, int ranks, std::int64_t) {
+  std::unique_ptr<ExpertMlps> make(const Experts& experts, int ranks, std::int64_t) const {
     return std::make_unique<CpuExpertMlps>(experts, ranks);
   }
   // What times the experts: the run's own timer for the rank threads.
-  static CallTimer timer(const CallTimer& ranks_timer) { return ranks_timer; }
+  CallTimer timer(const CallTimer& ranks_timer) const { return ranks_timer; }
 };
 
 struct CudaMoeExperts {
   static constexpr bool kOnGpu = true;
-  static std::unique_ptr<ExpertMlps> make(const Experts& experts, int ranks, std::int64_t max_rows) {
-    return cuda::make_gpu_experts(experts, ranks, max_rows);
+  int devices = 1;  // 1: every rank on GPU 0; else rank r on GPU r
+  std::unique_ptr<ExpertMlps> make(const Experts& experts, int ranks, std::int64_t max_rows) const {
+    return cuda::make_gpu_experts(experts, ranks, max_rows, devices);
   }
-  static CallTimer timer(const CallTimer&) { return dlsys::cuda::cuda_event_timer(); }
+  CallTimer timer(const CallTimer& ranks_timer) const {
+    return devices == 1 ? dlsys::cuda::cuda_event_timer() : ranks_timer;
+  }
 };
 
 // `device`'s MLPs; while checking is on, each call's outputs checked against mlp_forward on this CPU (per rank, so the

@@ -3,9 +3,10 @@
 // expert, on cuBLAS (fp32, no TF32). Without the CUDA library the call (cuda/experts_cuda_calls.cpp) throws RunFailure
 // saying why.
 //
-// One GPU holds every rank's experts: the ranks are emulated, each a host thread with its own stream, cuBLAS handle
-// and row buffers on GPU 0. The streams wait for the legacy default stream and it for them, so a CUDA event pair
-// recorded there from the host (cuda_event_timer) brackets every rank's work in between.
+// Each rank is a host thread with its own stream, cuBLAS handle and row buffers on its GPU. On one GPU for all ranks
+// (emulated ranks), the streams wait for the legacy default stream and it for them, so a CUDA event pair recorded
+// there from the host (cuda_event_timer) brackets every rank's work in between. With a GPU per rank each GPU holds
+// every expert's weights, and as each call returns with its outputs on the host, a host clock times them.
 #include <cstdint>
 #include <memory>
 
@@ -22,14 +23,15 @@ class GpuExperts : public ExpertMlps {
   std::int64_t device_bytes() const override = 0;
 };
 
-// Uploads every expert's weights once and allocates, for each of `ranks` ranks, buffers for `max_rows` rows.
-// Device memory is freed on every path, also when this throws.
-std::unique_ptr<GpuExperts> make_gpu_experts(const Experts& experts, int ranks, std::int64_t max_rows);
+// Rank r on GPU r mod `devices` (1: every rank on GPU 0). Uploads every expert's weights once to each of the GPUs and
+// allocates, for each of `ranks` ranks, buffers for `max_rows` rows on its GPU. Device memory is freed on every path,
+// also when this throws.
+std::unique_ptr<GpuExperts> make_gpu_experts(const Experts& experts, int ranks, std::int64_t max_rows, int devices);
 
-// What make_gpu_experts allocates: 4 (E 2 H F + ranks max_rows (2 H + F)) bytes.
+// What make_gpu_experts allocates over all its GPUs: 4 (devices E 2 H F + ranks max_rows (2 H + F)) bytes.
 constexpr std::int64_t gpu_experts_bytes(int experts, std::int64_t hidden, std::int64_t ffn, int ranks,
-                                         std::int64_t max_rows) {
-  return 4 * (std::int64_t(experts) * 2 * hidden * ffn + std::int64_t(ranks) * max_rows * (2 * hidden + ffn));
+                                         std::int64_t max_rows, int devices = 1) {
+  return 4 * (std::int64_t(devices) * experts * 2 * hidden * ffn + std::int64_t(ranks) * max_rows * (2 * hidden + ffn));
 }
 
 }  // namespace dlsys::moe::cuda

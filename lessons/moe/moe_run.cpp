@@ -4,7 +4,8 @@
 // micro-batches in sequence against overlapped. Written once for ranks that are threads of this process and for ranks
 // that are MPI processes (launcher=mpi): each local rank makes its own micro-batches, and what the run reports over
 // every rank comes from every process (Ranks below). The experts' MLPs and the dense MLP run on the device the run
-// picks once (kernels/moe/expert_devices.h): OpenBLAS on the rank threads, or cuBLAS on GPU 0 with --backend cuda.
+// picks once (kernels/moe/expert_devices.h): OpenBLAS on the rank threads, or cuBLAS with --backend cuda, on a GPU per
+// rank where there are enough (the all-to-alls then over NCCL), else every rank on GPU 0.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 
 #include "engine/measure.h"
 #include "engine/mpi_world.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/mpi_collectives.h"
+#include "kernels/collectives/nccl_thread_ranks.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/moe/expert_devices.h"
 #include "kernels/moe/moe_layer.h"
@@ -211,6 +214,10 @@ struct MoeRun {
   MoeMeasured m;
   // The device, picked once (use_device): what makes its MLPs for `max_rows` rows a call, and what times them.
   bool on_gpu = false;
+  // With --backend cuda: where the ranks sit on the GPUs, and whether the all-to-alls go over NCCL (a GPU per rank).
+  std::string gpu_placement;
+  bool nccl = false;
+  bool nccl_declined_for_wires = false;  // a GPU per rank, but link_gbps emulates wires between the rank threads
   std::function<std::unique_ptr<moe::ExpertMlps>(const moe::Experts&, std::int64_t max_rows)> make_mlps;
   CallTimer experts_timer;
   std::unique_ptr<moe::ExpertMlps> mlps;              // the experts'
@@ -222,6 +229,26 @@ struct MoeRun {
     comm->run_on_ranks([&](int r) { work(r, ranks.at(r)); });
   }
 };
+
+// With a GPU per rank thread, the all-to-alls go over NCCL between the GPUs, staged to them and back within each
+// call; NCCL refuses two ranks on one GPU, so with fewer GPUs they stay between the threads (emulated).
+void use_nccl_where_every_rank_has_a_gpu(MoeRun& run) {
+  const moe::MoeShape& s = run.p.shape;
+  const collectives::cuda::Placement placement = collectives::cuda::place_ranks(s.ranks);
+  run.gpu_placement = placement.description;
+  if (placement.emulated || !collectives::cuda::nccl_compiled()) return;
+  if (run.p.link_gbps > 0) {
+    run.nccl_declined_for_wires = true;
+    return;
+  }
+  // A rank sends at most its kept assignments' rows and receives at most its experts' capacity from every rank (and
+  // the reverse in the combine); the counts' exchange is E floats.
+  const std::int64_t most_rows = std::max(s.tokens * s.top_k, std::int64_t(s.experts) * moe::expert_capacity(s));
+  const std::int64_t max_floats = std::max<std::int64_t>(most_rows * s.hidden, s.experts);
+  run.comm = collectives::with_nccl_all_to_all(std::move(run.comm),
+                                               collectives::cuda::make_nccl_thread_ranks(s.ranks, max_floats));
+  run.nccl = true;
+}
 
 // The rank groups: threads of this process, or the MPI world (twice: the overlap's compute side beside the
 // all-to-alls).
@@ -240,17 +267,18 @@ void make_groups(MoeRun& run) {
     plain.poll = mesh.poll;
     run.comm = collectives::make_thread_group(n, run.ctx.ledger, mesh);
     run.compute = collectives::make_thread_group(n, run.ctx.ledger, plain);
+    if (run.ctx.backend == BackendKind::Cuda) use_nccl_where_every_rank_has_a_gpu(run);
   }
   run.ranks = ranks_of(*run.comm, run.p.launcher == Launcher::Mpi);
 }
 
 template <class Device>
-void use_device(MoeRun& run) {
+void use_device(MoeRun& run, Device device) {
   run.on_gpu = Device::kOnGpu;
-  run.experts_timer = Device::timer(run.ranks.timer());
+  run.experts_timer = device.timer(run.ranks.timer());
   const int ranks = run.p.shape.ranks;
-  run.make_mlps = [ranks](const moe::Experts& experts, std::int64_t max_rows) {
-    return Device::make(experts, ranks, max_rows);
+  run.make_mlps = [ranks, device](const moe::Experts& experts, std::int64_t max_rows) {
+    return device.make(experts, ranks, max_rows);
   };
 }
 
@@ -490,23 +518,45 @@ void time_overlap(MoeRun& run, RunResult& result) {
                                          "overlapped: a communication thread per rank (measured)", shared));
 }
 
+// Where the ranks sat on the GPUs and what ran there.
+void add_gpu_notes(const MoeRun& run, RunResult& result) {
+  const int n = run.p.shape.ranks;
+  if (run.nccl) {
+    result.backend.notes.push_back(fmt::format(
+        "{}: the all-to-alls over NCCL (each rank's ncclSend and ncclRecv to every rank in one group), each rank's "
+        "blocks staged from host memory to its GPU and back within the call; the all-reduce beside them is the lab's "
+        "ring between the rank threads in host memory",
+        run.gpu_placement));
+    result.backend.notes.push_back(
+        "on each rank's GPU: the experts' MLPs and the dense MLP, cuBLAS sgemm in fp32 (no TF32) and a ReLU kernel; "
+        "the weights uploaded once, each expert's routed rows uploaded and its outputs downloaded within the call, "
+        "which returns with them on the host and is timed by the rank threads' clock. The router, the weighted sums "
+        "and the reference run on the CPU");
+    return;
+  }
+  result.backend.notes.push_back(
+      run.nccl_declined_for_wires
+          ? fmt::format("{}, but link_gbps emulates wires between the rank threads, so the all-to-alls stay on them, "
+                        "not on NCCL (link_gbps=0: NCCL between the GPUs); the experts on GPU 0",
+                        run.gpu_placement)
+          : fmt::format("ranks emulated: the {} ranks share GPU 0; the all-to-all moves tokens between rank threads in "
+                        "host memory, not over NCCL, which needs a GPU per rank ({})",
+                        n, run.gpu_placement));
+  result.backend.notes.push_back(
+      "on GPU 0: the experts' MLPs and the dense MLP, cuBLAS sgemm in fp32 (no TF32) and a ReLU kernel, each rank on "
+      "its own stream; the weights uploaded once, each expert's routed rows uploaded and its outputs downloaded "
+      "within the experts phase, which is timed with CUDA events, as is the dense MLP. The router, the all-to-alls, "
+      "the weighted sums and the reference run on the CPU, timed with steady_clock");
+}
+
 // Where the ranks ran, and what the run could not do there.
 void add_notes(const MoeRun& run, RunResult& result) {
   const int n = run.p.shape.ranks;
   result.backend.repeats = run.p.repeats;
-  if (run.on_gpu) {
-    result.backend.notes.push_back(fmt::format(
-        "ranks emulated: the {} ranks share GPU 0; the all-to-all moves tokens between rank threads in host memory, "
-        "not over NCCL",
-        n));
-    result.backend.notes.push_back(
-        "on GPU 0: the experts' MLPs and the dense MLP, cuBLAS sgemm in fp32 (no TF32) and a ReLU kernel, each rank on "
-        "its own stream; the weights uploaded once, each expert's routed rows uploaded and its outputs downloaded "
-        "within the experts phase, which is timed with CUDA events, as is the dense MLP. The router, the all-to-alls, "
-        "the weighted sums and the reference run on the CPU, timed with steady_clock");
-  }
+  if (run.on_gpu) add_gpu_notes(run, result);
   if (!run.ranks.processes) {
-    result.backend.emulated = true;  // ranks are threads of one CPU
+    // Ranks that are threads of one CPU, unless each drives a GPU of its own and has a core to do it from.
+    result.backend.emulated = !run.nccl || n > run.hardware;
     result.backend.notes.push_back(
         n > run.hardware
             ? fmt::format("{} rank threads take turns on {} hardware threads (emulated ranks sharing cores)", n,
@@ -564,9 +614,9 @@ RunResult MoeLesson::run_with(const MoeParams& p, RunContext& ctx) const {
   RunPlan plan(ctx.control, overlap ? 7 : 6);
   const tensor::SingleThreadedBlas one_blas_thread(2 * run.ranks.local);
   if (ctx.backend == BackendKind::Cuda)
-    use_device<moe::CudaMoeExperts>(run);
+    use_device(run, moe::CudaMoeExperts{.devices = run.nccl ? p.shape.ranks : 1});
   else
-    use_device<moe::CpuMoeExperts>(run);
+    use_device(run, moe::CpuMoeExperts{});
   plan.start("the router, the experts and the single-rank reference");
   route_with_reference(run);
   plan.start("the expert-parallel layer, checked against the reference");

@@ -103,8 +103,5 @@ TEST_CASE("mesh runs on --backend cuda: the ranks' products on GPU 0, the update
   CHECK(m["bytes_match"] == true);
   CHECK(m["memory_match"] == true);
   CHECK(m["replicas_identical"] == true);
-  bool said_emulated = false;
-  for (const auto& note : j["backend"]["notes"])
-    said_emulated = said_emulated || note.get<std::string>().find("ranks emulated") != std::string::npos;
-  CHECK(said_emulated);
+  CHECK(testing::notes_mention(j, "ranks emulated"));
 }

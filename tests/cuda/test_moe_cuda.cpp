@@ -10,11 +10,13 @@
 
 #include "engine/errors.h"
 #include "engine/ledger.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/collectives/rank_group.h"
 #include "kernels/moe/experts.h"
 #include "kernels/moe/experts_cuda.h"
 #include "kernels/moe/moe_layer.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/cuda_devices.h"
 #include "tests/support/moe_ranks.h"
 
 using namespace dlsys;
@@ -44,7 +46,7 @@ TEST_CASE("moe on the GPU: each expert's cuBLAS MLP within fp32 rounding of the 
     INFO("H = ", s.hidden, ", F = ", s.ffn);
     const Experts experts = make_experts(3, s.hidden, s.ffn, 41);
     const std::int64_t most = 67;
-    const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, 2, most);
+    const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, 2, most, 1);
     CHECK(gpu->device_bytes() == cuda::gpu_experts_bytes(3, s.hidden, s.ffn, 2, most));
     for (const std::int64_t rows : {std::int64_t(1), std::int64_t(29), most}) {
       INFO("rows = ", rows);
@@ -63,7 +65,7 @@ TEST_CASE("moe on the GPU: each expert's cuBLAS MLP within fp32 rounding of the 
 
 TEST_CASE("moe on the GPU: two ranks calling at once each get their own rows back") {
   const Experts experts = make_experts(4, 64, 96, 3);
-  const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, 2, 301);
+  const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, 2, 301, 1);
   MlpCheck checks[2];
   std::thread other([&] { checks[1] = gpu_against_cpu(*gpu, experts, 1, 3, 301, 11); });
   checks[0] = gpu_against_cpu(*gpu, experts, 0, 1, 173, 12);
@@ -81,7 +83,7 @@ TEST_CASE("moe on the GPU: the expert-parallel layer equals the reference within
   REQUIRE(ranks.routings[0].kept.back() + ranks.routings[1].kept.back() == 0);
   MemoryLedger ledger;
   const auto group = collectives::make_thread_group(n, ledger, collectives::CommOptions{.full_mesh = true});
-  const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, n, n * expert_capacity(s));
+  const std::unique_ptr<cuda::GpuExperts> gpu = cuda::make_gpu_experts(experts, n, n * expert_capacity(s), 1);
   ExpertParallelLayer layer(s, router, experts, *group, gpu.get());
   group->run_on_ranks([&](int r) { layer.forward(r, ranks.x[std::size_t(r)].data(), ranks.y[std::size_t(r)].data()); });
   // The gates of a token sum to at most 1: its output moves by at most the largest expert bound, and with |x| < 1,
@@ -92,8 +94,7 @@ TEST_CASE("moe on the GPU: the expert-parallel layer equals the reference within
       CHECK(std::fabs(double(ranks.y[std::size_t(r)][i]) - ranks.reference[std::size_t(r)][i]) <= tolerance);
 }
 
-TEST_CASE(
-    "moe runs on --backend cuda: the experts on GPU 0 within fp32 rounding, the ranks and all-to-alls on the CPU") {
+TEST_CASE("moe runs on --backend cuda: the experts on the GPUs within fp32 rounding, checked against the CPU") {
   const auto j = testing::run_quick_on_cuda("moe");
   const auto& m = j["measured"];
   CHECK(m["experts_on_gpu"] == true);
@@ -103,8 +104,20 @@ TEST_CASE(
   CHECK(m["max_abs_err"].get<double>() <= m["output_tolerance"].get<double>());
   CHECK(m["gpu_bytes"].get<double>() > 0);
   CHECK(m["bytes_match_routing"] == 1);
-  bool said_emulated = false;
-  for (const auto& note : j["backend"]["notes"])
-    said_emulated = said_emulated || note.get<std::string>().find("ranks emulated") != std::string::npos;
-  CHECK(said_emulated);
+  // Fewer GPUs than ranks: the ranks share GPU 0 and say so; a GPU each (with NCCL): the all-to-alls over NCCL.
+  const bool gpu_per_rank = collectives::cuda::nccl_compiled() && testing::cuda_device_count() >= m["ranks"].get<int>();
+  CHECK(testing::notes_mention(j, gpu_per_rank ? "over NCCL" : "ranks emulated"));
+}
+
+TEST_CASE("moe with a GPU per rank: the all-to-alls over NCCL, the output equal to the reference's, bytes as routed") {
+  if (!collectives::cuda::nccl_compiled()) return;
+  const int ranks = std::min(2, testing::cuda_device_count());
+  const auto j = testing::run_quick_on_cuda("moe", {"--set", "ranks=" + std::to_string(ranks), "--set", "link_gbps=0"});
+  const auto& m = j["measured"];
+  CHECK(m["ranks"] == ranks);
+  CHECK(m["wrong"] == 0);
+  CHECK(m["experts_gpu_wrong"] == false);
+  CHECK(m["bytes_match_routing"] == 1);
+  CHECK(j["backend"]["emulated"] == false);
+  CHECK(testing::notes_mention(j, "over NCCL"));
 }

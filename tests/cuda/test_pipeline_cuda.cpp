@@ -14,18 +14,13 @@
 #include "kernels/pipeline/executor.h"
 #include "kernels/pipeline/executor_cuda.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/cuda_devices.h"
 #include "tests/support/pipeline_cases.h"
 
 using namespace dlsys;
 using namespace dlsys::pipeline;
 
 namespace {
-
-int device_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-}
 
 ExecutorConfig small_config(ExecutionMode mode) {
   ExecutorConfig c;
@@ -40,7 +35,7 @@ ExecutorConfig small_config(ExecutionMode mode) {
 
 // Event timestamps on one GPU are ordered by the stream waits, up to the timer's resolution (about 0.5 us); with
 // several GPUs their clocks agree only to the host's launch skew between the start events.
-double timing_tolerance_us(int devices) { return device_count() >= devices ? 50.0 : 1.0; }
+double timing_tolerance_us(int devices) { return testing::cuda_device_count() >= devices ? 50.0 : 1.0; }
 
 }  // namespace
 
@@ -54,7 +49,7 @@ TEST_CASE("GPU pipeline: every schedule's gradients equal one device over the wh
       RunControl control;
       const ExecutionResult r = cuda::execute_schedule(s, config, ledger, control);
       INFO(schedule_id(k.kind), " p=", k.p, " m=", k.m, " mode ", r.mode);
-      const bool emulated = device_count() < k.p;
+      const bool emulated = testing::cuda_device_count() < k.p;
       CHECK(r.emulated == emulated);
       CHECK(r.gpus == (emulated ? 1 : k.p));
       CHECK(r.mode == (mode == ExecutionMode::Replayed ? "replayed" : emulated ? "emulated" : "concurrent"));
@@ -82,7 +77,7 @@ TEST_CASE("GPU pipeline: GPipe stashes m micro-batches on device 0, 1F1B only p"
 }
 
 TEST_CASE("GPU pipeline: mode=concurrent without one GPU per device is bad input, not an emulation") {
-  const int p = device_count() + 1;
+  const int p = testing::cuda_device_count() + 1;
   MemoryLedger ledger;
   RunControl control;
   CHECK_THROWS_AS(cuda::execute_schedule(make_schedule({ScheduleKind::OneFOneB, p, 2 * p, 1}),
@@ -107,7 +102,7 @@ TEST_CASE("schedules on --backend cuda: the result says it ran on the GPU and ho
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  const bool emulated = device_count() < 2;
+  const bool emulated = testing::cuda_device_count() < 2;
   CHECK(j["backend"]["kind"] == "cuda");
   CHECK(j["backend"]["timer"] == "cuda_event");
   CHECK(j["backend"]["emulated"] == emulated);

@@ -59,13 +59,22 @@ inline std::vector<std::string> with_sets(std::vector<std::string> base, const s
 }
 
 // `run LESSON --backend cuda --quick --json -`, required to exit 0 and to have run on CUDA: its JSON.
-inline nlohmann::json run_quick_on_cuda(const std::string& lesson) {
-  const CliOutcome r = run_cli_captured({"run", lesson, "--backend", "cuda", "--quick", "--json", "-"});
+inline nlohmann::json run_quick_on_cuda(const std::string& lesson, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args{"run", lesson, "--backend", "cuda", "--quick", "--json", "-"};
+  args.insert(args.end(), more.begin(), more.end());
+  const CliOutcome r = run_cli_captured(args);
   INFO(r.err);
   REQUIRE(r.code == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["backend"]["kind"] == "cuda");
   return j;
+}
+
+// Whether one of a run's backend notes contains `words`.
+inline bool notes_mention(const nlohmann::json& run, const std::string& words) {
+  for (const auto& note : run["backend"]["notes"])
+    if (note.get<std::string>().find(words) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace dlsys::testing

@@ -18,6 +18,10 @@ std::unique_ptr<NcclProcessRank> make_nccl_process_rank(int rank, int local_rank
   return cuda_kernels().nccl_processes.make_nccl_process_rank(rank, local_rank, max_count);
 }
 
+std::unique_ptr<NcclThreadRanks> make_nccl_thread_ranks(int n_ranks, std::int64_t max_floats) {
+  return cuda_kernels().nccl_threads.make_nccl_thread_ranks(n_ranks, max_floats);
+}
+
 std::unique_ptr<IpcRingRank> make_ipc_ring_rank(int rank, int n_ranks, int local_rank, std::int64_t max_count) {
   return cuda_kernels().ipc_ring.make_ipc_ring_rank(rank, n_ranks, local_rank, max_count);
 }

@@ -30,6 +30,7 @@ const CudaKernels kKernels{
     .attention = {static_cast<decltype(at::Calls::run)>(&at::run)},
     .collectives = {&co::place_ranks, &co::nccl_compiled, &co::measure, &co::copy_bandwidth_gbps},
     .nccl_processes = {&co::make_nccl_process_rank},
+    .nccl_threads = {&co::make_nccl_thread_ranks},
     .ipc_ring = {&co::make_ipc_ring_rank},
     .ddp = {&dd::place_ranks, &dd::train_gpu, &dd::train_gpu_process},
     .decoder = {&decoder::cuda::attention_row},

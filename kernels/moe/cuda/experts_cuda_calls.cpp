@@ -4,8 +4,8 @@
 
 namespace dlsys::moe::cuda {
 
-std::unique_ptr<GpuExperts> make_gpu_experts(const Experts& experts, int ranks, std::int64_t max_rows) {
-  return cuda_kernels().moe.make_gpu_experts(experts, ranks, max_rows);
+std::unique_ptr<GpuExperts> make_gpu_experts(const Experts& experts, int ranks, std::int64_t max_rows, int devices) {
+  return cuda_kernels().moe.make_gpu_experts(experts, ranks, max_rows, devices);
 }
 
 }  // namespace dlsys::moe::cuda
