@@ -1,6 +1,7 @@
 // The rank group's thread transport: the lab's ring in and out of place, every op, bytes counted against the ring's
 // closed form, a barrier that an abort releases, and the group whose all-to-alls go over NCCL (here with a stand-in
-// for it; tests/cuda/test_collectives_cuda.cpp runs NCCL). (The MPI transport runs the same runs in tests/cli/mpi_*.sh.)
+// for it; tests/cuda/test_collectives_cuda.cpp runs NCCL). The MPI transport runs the same runs in
+// tests/cli/mpi_*.sh.
 #include <doctest/doctest.h>
 #include <time.h>
 
