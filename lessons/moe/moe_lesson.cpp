@@ -199,8 +199,9 @@ RunBudget MoeLesson::budget_of(const MoeParams& p, BackendKind backend) const {
       1e-6 * (forwards * 2 * t.dispatch_wire_us + alone * (t.dispatch_wire_us + t.all_reduce_wire_us));
   double check_flop = 0;
   if (backend == BackendKind::Cuda) {
-    // GPU 0 holds the experts' weights with every rank's buffers for an expert's N C rows, the dense MLP's with
-    // buffers for a rank's tokens, and two cuBLAS handles a rank.
+    // With every rank on GPU 0 it holds the experts' weights with every rank's buffers for an expert's N C rows, the
+    // dense MLP's with buffers for a rank's tokens, and two cuBLAS handles a rank; with a GPU per rank each holds
+    // less than that.
     const std::int64_t most_rows = std::int64_t(s.ranks) * moe::expert_capacity(s);
     budget.device_bytes = double(moe::cuda::gpu_experts_bytes(s.experts, s.hidden, s.ffn, s.ranks, most_rows) +
                                  moe::cuda::gpu_experts_bytes(1, s.hidden, moe::dense_ffn(s), s.ranks, s.tokens)) +
@@ -311,7 +312,7 @@ std::string MoeLesson::text_report(const RunResult& result) const {
                                                                format_number(m->balance_loss_untrained, 4)));
   if (m->experts_on_gpu) {
     out += fmt::format(
-        "  experts on GPU 0 against the CPU's: max |difference| {:.3g}, at worst {:.3g} of fp32's rounding bound "
+        "  experts on the GPU against the CPU's: max |difference| {:.3g}, at worst {:.3g} of fp32's rounding bound "
         "({})\n",
         m->experts_gpu_max_abs_diff, m->experts_gpu_worst_share_of_bound, m->experts_gpu_wrong ? "WRONG" : "right");
     out += fmt::format("  output against the single-rank reference: max |error| {} (tolerance {:.3g}: {})\n",
