@@ -559,6 +559,18 @@ float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 s
 
 }  // namespace
 
+float plot_chrome_height(int legend_rows) {
+  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
+  ImGui::PushFont(heading_font());
+  const float title = ImGui::GetTextLineHeight();
+  ImGui::PopFont();
+  // As draw_frame and draw_plot lay them out: the title, the y axis's title, the legend above the data, and under it
+  // the tick labels and the x axis's title.
+  const float frame = 6 * s + title + 4 * s + line + 6 * s;
+  const float legend = legend_rows > 0 ? float(legend_rows) * legend_row_height() + 4 * s : 0.0f;
+  return frame + legend + 2 * line + 12 * s;
+}
+
 void draw_plot(const char* id, const PlotSpec& spec) {
   ImGui::PushID(id);
   const float s = ui_scale();

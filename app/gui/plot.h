@@ -60,6 +60,9 @@ struct PlotSpec {
 };
 
 void draw_plot(const char* id, const PlotSpec& spec);
+// What a plot's frame takes beyond its data area at the current text size: a one-line title, the axes' titles, the
+// tick labels and `legend_rows` rows of legend. A figure that must keep its data area asks for that much more.
+float plot_chrome_height(int legend_rows);
 
 // A RunResult series as a plot line: theory as a line, measured as markers with whiskers.
 PlotLine line_from_series(const Series& series, ImU32 color);

@@ -111,9 +111,10 @@ void draw_needs_run(const ViewContext& context, const char* what);
 // while that much is left, so the figure stays whole on screen and large enough to read at a glance
 // at 1280x720 and projected at 1920x1080 (tests/gui/figure_room.sh checks every step). What follows it scrolls.
 float plot_height_leaving(float rows_below);
-// The height of a step's main figure, drawn next, where what follows it may scroll: half the window (no more than the
-// view) where that much is left on screen, else what is left where that is still a good part of the window, else
-// half the window and the view scrolls to it. Figures after it that compare with it take `kSecondFigureShare` of it.
+// The height of a step's main figure, drawn next, where what follows it may scroll: half the window, or more where
+// large text leaves its data less than 30 % of the window (no more than the view), where that much is left on
+// screen, else what is left where that is still a good part of the window, else its share and the view scrolls to it.
+// Figures after it that compare with it take `kSecondFigureShare` of it.
 float main_figure_height();
 inline constexpr float kSecondFigureShare = 0.6f;
 // A figure drawn by hand (bars, a diagram): what the view draws between these two calls is reported under `title`

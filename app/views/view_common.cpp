@@ -7,6 +7,7 @@
 
 #include "app/gui/figure_size.h"
 #include "app/gui/folded_band.h"
+#include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/gui/widget_rects.h"
 #include "app/views/view.h"
@@ -15,13 +16,21 @@ namespace dlsys::gui {
 
 namespace {
 // Half the window for the frame of the main figure leaves its data area (the frame less title, legend and axes) at
-// least 30 % of the window at 1x text.
+// least 30 % of the window at 1x text. Where large text makes the frame's parts take more than a fifth of the window
+// (presentation mode in a 1280x720 window), the frame grows by what they take beyond it, so the data keeps its 30 %
+// (a legend of up to two rows counted).
 constexpr float kMainFigureShare = 0.5f;
+constexpr float kLeastDataShare = 0.3f;
+constexpr int kLegendRowsKept = 2;
 // Where less than this share of the window is left on screen for the main figure (large text, a small window), a
 // figure squeezed into it would not read: it takes its full share instead, and the view scrolls to it.
 constexpr float kLeastOnScreenShare = 0.35f;
 
-float main_figure_share() { return within_view_height(kMainFigureShare * ImGui::GetIO().DisplaySize.y); }
+float main_figure_share() {
+  const float window_h = ImGui::GetIO().DisplaySize.y;
+  return within_view_height(
+      std::max(kMainFigureShare * window_h, kLeastDataShare * window_h + plot_chrome_height(kLegendRowsKept)));
+}
 }  // namespace
 
 float main_figure_height() {
