@@ -55,6 +55,8 @@ class NcclThreadRanksOnGpus final : public NcclThreadRanks {
     if (send_total > max_floats_ || recv_total > max_floats_)
       throw RunFailure(fmt::format("an all-to-all of {} floats out and {} in exceeds the {} its GPU buffers hold",
                                    send_total, recv_total, max_floats_));
+    // After abort() the communicators are gone: a rank that comes late stops here instead of calling into them.
+    if (aborted_) throw RunFailure("NCCL between the GPU ranks was aborted: another rank failed");
     // Each rank is a host thread of its own: its current device is set here, not inherited.
     DLSYS_CUDA_CHECK(cudaSetDevice(me.device));
     DLSYS_CUDA_CHECK(
