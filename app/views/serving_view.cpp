@@ -278,10 +278,8 @@ void draw_prefill_step(const ViewContext& ctx) {
   ImGui::EndGroup();
 }
 
-void draw_context_step(const ViewContext& ctx) {
-  const ServingSteps* s = steps_of(ctx);
-  if (s == nullptr) return draw_step_data_missing(ctx);
-  const ServingTheory& t = s->theory;
+// The course's example: the bytes a decode step reads at the first and the 200th generated token.
+void draw_context_example(const ServingTheory& t) {
   draw_heading("Every decode step reads the whole cache");
   draw_columns_table("example", {"the course's example (Llama-2-7B, 16-bit)", "keys attended", "KV bytes read"},
                      {{"generated token 1", format_count(double(t.example_first_attends)),
@@ -291,7 +289,17 @@ void draw_context_step(const ViewContext& ctx) {
   draw_note(
       fmt::format("{} bytes of K and V per token (2 x 32 layers x 4096 x 2 bytes); the lab's model holds {} per token.",
                   format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
+}
+
+void draw_context_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  if (s == nullptr) return draw_step_data_missing(ctx);
+  const ServingTheory& t = s->theory;
   const ServingMeasured* m = measured_of(ctx);
+  // Where the window is short of room the measured figures come first and the example follows them, so the figures
+  // are whole on screen.
+  const bool figures_first = m && window_is_short();
+  if (!figures_first) draw_context_example(t);
   if (!m) return draw_needs_run(ctx, "one sequence decoding to the end of its context");
   const RunResult& r = *ctx.result;
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
@@ -312,6 +320,7 @@ void draw_context_step(const ViewContext& ctx) {
         m->context_prompt, m->context_attended.back(), m->context_attended.front(),
         format_bytes_both(double(m->context_kv_bytes.front())), m->context_attended.back(),
         format_bytes_both(double(m->context_kv_bytes.back())), format_bytes_both(double(t.weights_bytes))));
+  if (figures_first) draw_context_example(t);
 }
 
 void draw_gantt_or_theory(const ViewContext& ctx, const char* policy, int theory_index, float height) {
@@ -413,19 +422,26 @@ void draw_continuous_step(const ViewContext& ctx) {
   busy_band(ctx);
 }
 
-void draw_memory_step(const ViewContext& ctx) {
-  draw_heading("KV memory caps the batch; paged blocks let more in");
-  const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
-  const RunResult& r = *ctx.result;
-  draw_columns_table("fit", {"KV budget " + format_bytes_both(double(m->kv_budget_bytes)), "sequences that fit"},
-                     {{"reserving the model's whole context per sequence", fmt::format("{}", m->contiguous_fit)},
-                      {fmt::format("paged: {}-token blocks for each request's real length", m->block_tokens),
-                       fmt::format("{}", m->paged_fit)}});
+// How many sequences the KV budget holds, reserved or paged.
+void draw_memory_fit(const ServingMeasured& m) {
+  draw_columns_table("fit", {"KV budget " + format_bytes_both(double(m.kv_budget_bytes)), "sequences that fit"},
+                     {{"reserving the model's whole context per sequence", fmt::format("{}", m.contiguous_fit)},
+                      {fmt::format("paged: {}-token blocks for each request's real length", m.block_tokens),
+                       fmt::format("{}", m.paged_fit)}});
   draw_note(
       fmt::format("{} of K and V per token (2 x layers x d_model x 4 bytes, the kvcache lesson's formula in fp32). "
                   "Paged blocks waste at most one partly filled block per sequence.",
-                  format_bytes_both(double(m->kv_bytes_per_token))));
+                  format_bytes_both(double(m.kv_bytes_per_token))));
+}
+
+void draw_memory_step(const ViewContext& ctx) {
+  // Where the window is short of room the figure comes first and the counts follow it, so it is whole on screen.
+  const bool figure_first = window_is_short();
+  if (!figure_first) draw_heading("KV memory caps the batch; paged blocks let more in");
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
+  const RunResult& r = *ctx.result;
+  if (!figure_first) draw_memory_fit(*m);
   PlotSpec spec{"Continuous batching: KV tokens held and reserved, per decode step",
                 {"time", "ms", false},
                 {"KV tokens", "tokens", false},
@@ -439,6 +455,10 @@ void draw_memory_step(const ViewContext& ctx) {
         {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});
   spec.size = {0, plot_height_leaving(1)};
   draw_plot("kv_tokens", spec);
+  if (figure_first) {
+    draw_heading("KV memory caps the batch; paged blocks let more in");
+    draw_memory_fit(*m);
+  }
 }
 
 void draw_speculative_step(const ViewContext& ctx) {
