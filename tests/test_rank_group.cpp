@@ -183,7 +183,6 @@ class CrossbarAsNccl final : public co::cuda::NcclThreadRanks {
     ++aborts;
     crossbar_->abort();
   }
-  std::string device_description() const override { return "rank threads"; }
   std::atomic<int> aborts{0};
 
  private:
@@ -197,9 +196,9 @@ TEST_CASE(
     "failure") {
   const int n = 3;
   dlsys::MemoryLedger ledger;
-  auto fake = std::make_unique<CrossbarAsNccl>(n, ledger);
-  CrossbarAsNccl& nccl = *fake;
-  const auto group = co::with_nccl_all_to_all(co::make_thread_group(n, ledger), std::move(fake));
+  auto stand_in = std::make_unique<CrossbarAsNccl>(n, ledger);
+  CrossbarAsNccl& nccl = *stand_in;
+  const auto group = co::with_nccl_all_to_all(co::make_thread_group(n, ledger), std::move(stand_in));
   // Rank r sends r + p + 1 floats to rank p, so it receives p + r + 1 from each.
   const auto counts = [n](int r) {
     std::vector<std::int64_t> c;

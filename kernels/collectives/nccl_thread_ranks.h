@@ -8,7 +8,6 @@
 // making one throws RunFailure saying why.
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 namespace dlsys::collectives::cuda {
@@ -21,7 +20,6 @@ class NcclThreadRanks {
                           const std::vector<std::int64_t>& recv_counts) = 0;
   // After a rank failed: the other ranks' pending NCCL calls return (with an error) instead of waiting for it.
   virtual void abort() = 0;
-  virtual std::string device_description() const = 0;
 };
 
 // `n_ranks` ranks, rank r on device r, each with a stream and staging buffers of `max_floats` floats each way.

@@ -40,7 +40,8 @@ class NcclAllToAllGroup final : public RankGroup {
   void all_to_all(int rank, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
                   const std::vector<std::int64_t>& recv_counts) override {
     nccl_->all_to_all(rank, send, send_counts, recv, recv_counts);
-    // Each rank writes its own entry only, and they are read between calls.
+    // Each rank writes its own entry only, and they are read between calls. Received: the blocks from the other
+    // ranks, counted as the blocks for them are.
     sent_[std::size_t(rank)] += all_to_all_bytes_sent(rank, send_counts);
     received_[std::size_t(rank)] += all_to_all_bytes_sent(rank, recv_counts);
   }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <numeric>
 
 #include "engine/errors.h"
 #include "kernels/collectives/nccl_thread_ranks.h"
@@ -41,11 +42,6 @@ class NcclThreadRanksOnGpus final : public NcclThreadRanks {
         ncclCommDestroy(comm);
       });
     }
-    cudaDeviceProp properties{};
-    DLSYS_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
-    description_ = n_ranks == 1 ? fmt::format("1 rank on GPU 0 ({})", properties.name)
-                                : fmt::format("{} ranks, one per GPU (GPUs 0..{}, GPU 0: {})", n_ranks, n_ranks - 1,
-                                              properties.name);
   }
 
   void all_to_all(int rank, const float* send, const std::vector<std::int64_t>& send_counts, float* recv,
@@ -88,8 +84,6 @@ class NcclThreadRanksOnGpus final : public NcclThreadRanks {
     }
   }
 
-  std::string device_description() const override { return description_; }
-
  private:
   struct Rank {
     int device = 0;
@@ -99,16 +93,13 @@ class NcclThreadRanksOnGpus final : public NcclThreadRanks {
     ncclComm_t comm = nullptr;
   };
   static std::int64_t total(const std::vector<std::int64_t>& counts) {
-    std::int64_t sum = 0;
-    for (std::int64_t c : counts) sum += c;
-    return sum;
+    return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   }
 
   std::atomic<bool> aborted_{false};
   dlsys::cuda::Resources resources_;  // released before aborted_ is gone: declared after it
   std::int64_t max_floats_ = 0;
   std::vector<Rank> ranks_;
-  std::string description_;
 };
 
 }  // namespace
