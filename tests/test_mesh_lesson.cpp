@@ -6,6 +6,7 @@
 #include "engine/errors.h"
 #include "lessons/common/run_lesson.h"
 #include "lessons/mesh/mesh_lesson.h"
+#include "lessons/mesh/mesh_planner.h"
 #include "tests/support/typed_values.h"
 
 using namespace dlsys;
@@ -107,6 +108,43 @@ TEST_CASE("mesh lesson: the planner predicts the run's bytes and shard exactly, 
   CHECK(m.prediction.bubble == doctest::Approx(3.0 / 7));  // (p - 1) / (m + p - 1), m = 4
   CHECK(m.prediction.step_us > 0);
   CHECK(m.step_over_prediction > 0);
+  // Its inputs were measured: a layer's FLOP (4 rows h f / tp forward, twice that backward) over the probed times.
+  REQUIRE(run.theory_as<MeshTheory>() != nullptr);
+  const MeshTheory& t = *run.theory_as<MeshTheory>();
+  const double rows = t.rows_per_micro_batch, h = t.hidden, f_per_rank = t.inner_per_rank;
+  CHECK(m.prediction.rank_gflops ==
+        doctest::Approx(12 * rows * h * f_per_rank / (m.prediction.probe_forward_us + m.prediction.probe_backward_us) *
+                        1e-3));
+  CHECK(m.prediction.probe_tp_all_reduce_us > 0);
+  CHECK(m.prediction.probe_dp_all_reduce_us == 0);  // dp = 1
+  CHECK(m.prediction.link_alpha_us >= 0);
+}
+
+TEST_CASE("mesh lesson: the planner's link is fitted to the probed all-reduces") {
+  const MeshParams p = test::typed_params(MeshLesson{}, {"dp=2", "tp=2", "pp=2"});
+  const mesh::MeshModel model = p.mesh_model();
+  const double tp_bytes = 4.0 * model.rows_per_micro_batch() * model.hidden;
+  const double dp_bytes = 4.0 * double(model.layer_shard_elements());
+  // Times of a link with alpha 30 us and beta 2 GB/s: a ring all-reduce of 2 ranks takes 2 steps and sends S.
+  const auto ring_us = [](double bytes, double alpha_us, double beta_gbps) {
+    return 2 * alpha_us + bytes / (beta_gbps * 1e3);
+  };
+  mesh::MeshCostProbe probe{.tp_all_reduce_us = ring_us(tp_bytes, 30, 2), .dp_all_reduce_us = ring_us(dp_bytes, 30, 2)};
+  ProbedLink link = probed_link(p, probe);
+  CHECK(link.probed);
+  CHECK(link.link.latency_us == doctest::Approx(30));
+  CHECK(link.link.bandwidth_gbps == doctest::Approx(2));
+  // The larger message faster than the smaller (waiting for a core outweighed the bytes): no beta to fit, so beta is
+  // assumed and alpha is the time the bytes leave, per step, averaged over the two.
+  probe.tp_all_reduce_us = 400;
+  probe.dp_all_reduce_us = 390;
+  link = probed_link(p, probe);
+  CHECK_FALSE(link.probed);
+  CHECK(link.link.bandwidth_gbps == kRankLink.bandwidth_gbps);
+  const double left_us = (400 - tp_bytes / (kRankLink.bandwidth_gbps * 1e3)) / 2 / 2 +
+                         (390 - dp_bytes / (kRankLink.bandwidth_gbps * 1e3)) / 2 / 2;
+  CHECK(left_us > 0);
+  CHECK(link.link.latency_us == doctest::Approx(left_us));
 }
 
 TEST_CASE("mesh lesson: the planner's cluster and model are refused by their parameters' names") {

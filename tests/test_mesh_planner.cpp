@@ -170,13 +170,13 @@ TEST_CASE("mesh planner: data-parallel bytes by ZeRO stage and micro-batches, an
 TEST_CASE("mesh planner: the step time from compute, bubble and exposed communication, and what changes it") {
   const PlannerInput in = seven_billion(8, 4);
   const mesh::Plan p = mesh::evaluate_plan(in, cube(1));
-  // Step: 6 Psi B s / (G peak efficiency) / (1 - bubble) + tp + pp + what of dp outlasts a micro-batch's backward.
+  // Step: (6 Psi B s / (G peak efficiency) + tp) / (1 - bubble) + pp + what of dp outlasts a micro-batch's backward.
   const double compute = 6 * 7e9 * 16 * 4096 / (8 * 989.5e12 * 0.5);
   CHECK(p.compute_s == doctest::Approx(compute));
   const double dp_exposed = std::max(0.0, p.dp.time_s - compute / 4 * 4 / 6);
   CHECK(p.dp.exposed_s == doctest::Approx(dp_exposed));
-  CHECK(p.step_s == doctest::Approx(compute / 0.8 + p.tp.time_s + p.pp.time_s + dp_exposed));
-  CHECK(p.bubble_s == doctest::Approx(compute * 0.25));
+  CHECK(p.step_s == doctest::Approx((compute + p.tp.time_s) / 0.8 + p.pp.time_s + dp_exposed));
+  CHECK(p.bubble_s == doctest::Approx((compute + p.tp.time_s) * 0.25));
   CHECK(p.step_s == doctest::Approx(p.compute_s + p.bubble_s + p.exposed_comm_s));
   CHECK(p.tokens_per_s == doctest::Approx(16 * 4096 / p.step_s));
   // A mixture of experts computes with its active parameters only.

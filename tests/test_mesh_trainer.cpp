@@ -154,6 +154,45 @@ TEST_CASE("mesh 2 x 2 x 2: bytes per group and memory per rank equal their close
   CHECK(k0.activation_bytes == 2 * 4 * 2 * (2 * (16 + 32)));
 }
 
+TEST_CASE("mesh cost probe: every rank's layer and all-reduces timed before the first step, the training unchanged") {
+  const MeshTrainConfig plain = config_of(2, 2, 2, 4);
+  MeshTrainConfig probed = plain;
+  probed.probe_repeats = 3;
+  MemoryLedger plain_ledger, probed_ledger;
+  const MeshTrainResult a = train_on_mesh(
+      plain, plain_ledger, [] {}, false);
+  const MeshTrainResult b = train_on_mesh(
+      probed, probed_ledger, [] {}, false);
+  CHECK(a.probe.repeats == 0);
+  CHECK(a.probe.forward_layer_us == 0);
+  CHECK(b.probe.repeats == 3);
+  // rows = 16 / (2 x 4) = 2, h = 16, f / tp = 64 / 2 = 32: 4 rows h f/tp FLOP forward, twice that backward.
+  CHECK(b.probe.forward_layer_flop == 4.0 * 2 * 16 * 32);
+  CHECK(b.probe.backward_layer_flop == 8.0 * 2 * 16 * 32);
+  CHECK(b.probe.forward_layer_us > 0);
+  CHECK(b.probe.backward_layer_us > 0);
+  CHECK(b.probe.tp_all_reduce_us > 0);
+  CHECK(b.probe.dp_all_reduce_us > 0);
+  // The probe uses the run's own buffers and zeroed gradients: the same weights bit for bit, the same ledger peaks.
+  CHECK(a.weights == b.weights);
+  CHECK(a.losses == b.losses);
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    INFO("rank " << r);
+    CHECK(a.ranks[r].peak_activation_bytes == b.ranks[r].peak_activation_bytes);
+    CHECK(a.ranks[r].scratch_bytes == b.ranks[r].scratch_bytes);
+    CHECK(a.ranks[r].tp_bytes == b.ranks[r].tp_bytes);
+  }
+  // A mesh without a tp group or a dp group has no such all-reduce to time.
+  MeshTrainConfig pipeline_only = config_of(1, 1, 2, 2);
+  pipeline_only.probe_repeats = 2;
+  MemoryLedger ledger;
+  const MeshTrainResult c = train_on_mesh(
+      pipeline_only, ledger, [] {}, false);
+  CHECK(c.probe.forward_layer_us > 0);
+  CHECK(c.probe.tp_all_reduce_us == 0);
+  CHECK(c.probe.dp_all_reduce_us == 0);
+}
+
 TEST_CASE("mesh timeline: every rank's ops, each kind where the mesh has it, in order on its lane") {
   const MeshTrainConfig c = config_of(2, 2, 2, 4);
   MemoryLedger ledger;

@@ -100,6 +100,9 @@ TEST_CASE("a run file whose numbers a view cannot draw, or whose indices leave t
   json backend = run_quick("matmul");
   backend["backend"]["kind"] = "tpu";
   refused(backend, "backend.kind: 'tpu' is not a backend; allowed: cpu, cuda");
+  json roof = run_quick("matmul");
+  roof["measured"]["roof_bandwidth_gbps"] = -3;
+  refused(roof, "measured.roof_bandwidth_gbps: is not positive; allowed: more than 0 GB/s");
   json lane = run_quick("schedules");
   lane["timeline"][0]["spans"][0]["lane"] = 99;
   refused(lane, "timeline[0].spans[0].lane: 99 is not an index into lanes");

@@ -86,8 +86,9 @@ void draw_planner_scatter(const mesh::PlannerResult& r, float height, int marked
   spec.size = {0, height > 0 ? height : main_figure_height()};
   draw_plot("planner_scatter", spec);
   draw_note(fmt::format(
-      "{}, {} GPUs a node. The frontier: plans no other plan beats in both memory and time. Step time = compute / "
-      "(1 - bubble) + the communication not hidden by compute, each collective steps x alpha + bytes / beta.",
+      "{}, {} GPUs a node. The frontier: plans no other plan beats in both memory and time. Step time = (compute + "
+      "tp all-reduces) / (1 - bubble) + the other communication not hidden by compute, each collective steps x alpha + "
+      "bytes / beta.",
       cluster.name, cluster.gpus_per_node));
   if (r.best < 0)
     draw_warning_band("No plan fits in the GPU's memory: more GPUs, a shorter sequence or a smaller batch.");

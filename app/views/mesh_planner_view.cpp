@@ -51,13 +51,7 @@ void draw_predicted(const ViewContext& ctx) {
                       row("dp bytes sent (busiest rank)", bytes_pair(pr.dp_bytes, m->busiest_dp_bytes)),
                       row("weights (largest shard)", bytes_pair(pr.weight_bytes, m->largest_weight_bytes)),
                       row("bubble (p - 1) / (m + p - 1)", {percent_text(pr.bubble), "see the timeline", ""})});
-  draw_note(fmt::format(
-      "The planner costs the run's own stack (8 B a parameter, fp32 messages, one MLP all-reduce each way) on {} "
-      "hardware threads shared by the ranks: compute at OpenBLAS's rate for each rank's share of a core, links at "
-      "{} GB/s and {} us a step. Bytes and memory are exact; time is an estimate: small messages, waiting for a core "
-      "and the mailbox are what it leaves out.",
-      pr.hardware_threads, short_number_text(mesh_lesson::kRankLink.bandwidth_gbps),
-      short_number_text(mesh_lesson::kRankLink.latency_us)));
+  draw_note(mesh_lesson::prediction_inputs_text(pr, steps->theory.ranks));
 }
 
 }  // namespace dlsys::gui::mesh_view

@@ -33,6 +33,8 @@ struct MeshTrainConfig {
   std::uint32_t seed = 13;
   // Where the ranks' block products run: null, OpenBLAS on each rank's own thread; else there (a GPU, every rank's).
   RankGemms* gemms = nullptr;
+  // Before the first step, every rank at once times its own work this many times (MeshCostProbe); 0: no probe.
+  int probe_repeats = 0;
 };
 
 // Ledger tags of rank r.
@@ -60,6 +62,21 @@ struct MeshRankReport {
                peak_message_bytes = 0;
 };
 
+// What the ranks' pieces of work cost on this machine, timed on the run's own ranks, groups and products before its
+// first step, every rank at once, so that the costs carry the cores' sharing: the inputs of the planner's estimate
+// for the run's mesh. Means over every rank and repeat (a first, warm-up round not counted): a step is the sum of
+// many such calls, so their mean cost, not the median's, adds up to it; with ranks sharing cores, a call's time is
+// often one of two (the peer on a core, or waiting for one) and the median jumps between them from run to run.
+struct MeshCostProbe {
+  double forward_layer_us = 0;     // one layer's forward on a micro-batch: its two products, ReLU and residual
+  double backward_layer_us = 0;    // its backward: the input gradient's two products and the weights' two
+  double forward_layer_flop = 0;   // of the forward's products: 4 x rows x h x f / tp
+  double backward_layer_flop = 0;  // of the backward's: twice the forward's
+  double tp_all_reduce_us = 0;     // an activation or its gradient (rows x h floats) over the tp group; 0 with tp = 1
+  double dp_all_reduce_us = 0;     // one layer's gradient shard over the dp group; 0 with dp = 1
+  int repeats = 0;
+};
+
 struct MeshTrainResult {
   std::vector<float> initial_weights;  // the full vector, as the single device starts
   std::vector<float> weights;          // the full vector after the last step, gathered from replica 0's shards
@@ -68,6 +85,7 @@ struct MeshTrainResult {
   std::vector<double> step_us;         // per step: first start to last end over every rank
   std::vector<MeshRankReport> ranks;
   std::vector<MeshSpan> last_step_spans;
+  MeshCostProbe probe;  // all zero without config.probe_repeats
 };
 
 // `between_steps` is called before each step (cancellation: it may throw). Waiting ranks poll their links only when

@@ -33,10 +33,14 @@
 //                   stage 3     each layer's weights gathered for each micro-batch's forward and backward, its
 //                               gradients reduce-scattered per micro-batch: 3 m (d-1)/d G in 3 m L/p collectives
 //   bubble        (p-1)/(m+p-1), the share of a 1F1B or GPipe step a stage is idle (kernels/pipeline/bubble_theory.h)
-//   step time     compute / (1 - bubble) + exposed communication, compute = k Psi B s / (G x peak x efficiency) with
-//                 k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute, and Psi the
+//   step time     (compute + tp) / (1 - bubble) + pp + exposed dp, compute = k Psi B s / (G x peak x efficiency)
+//                 with k = 6 (forward 2, backward 4 FLOP per parameter and token), 8 with full recompute, and Psi the
 //                 parameters a token multiplies by (a mixture of experts' active ones; memory counts all); tp and pp
-//                 messages are all exposed (they sit between the layers' matmuls); the dp collectives hide behind
+//                 messages are all exposed (they sit between the layers' matmuls), and a stage's tp all-reduces are
+//                 part of its time per micro-batch, so the bubble stretches them as it stretches its compute
+//                 ([EXT] Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+//                 Using Megatron-LM": the bubble is (p - 1) times a micro-batch's forward and backward); the dp
+//                 collectives hide behind
 //                 the compute they are issued during (stages 0-1: the last micro-batch's backward pass; stage 2: every
 //                 backward pass; stage 3: all the compute, prefetching) and only what is longer shows.
 // Each collective costs steps x alpha + bytes / beta (kernels/collectives/cost_model.h), alpha and beta of the link
@@ -160,7 +164,7 @@ struct Plan {
   double bytes_intra_node = 0;  // sent by one GPU per step, by link class
   double bytes_inter_node = 0;
   double bubble = 0;        // (p-1)/(m+p-1)
-  double bubble_s = 0;      // the idle time it adds: compute_s x bubble / (1 - bubble)
+  double bubble_s = 0;      // the idle time it adds: (compute_s + tp.exposed_s) x bubble / (1 - bubble)
   double compute_flop = 0;  // per step, whole cluster
   double compute_s = 0;     // without the bubble
   double exposed_comm_s = 0;

@@ -1,5 +1,6 @@
 #include "lessons/matmul/matmul_values.h"
 
+#include "engine/json_read.h"
 #include "engine/lesson_values.h"
 
 namespace dlsys::matmul {
@@ -98,6 +99,9 @@ void from_json(const nlohmann::ordered_json& j, MatmulMeasured& m) {
   SlopeCaveat::read(j, m);
   SweepLeftOut::read_if_present(j, m);
   RoofBandwidth::read_if_present(j, m);
+  // The roofline's slope: a bandwidth of zero or less would draw a roof through nothing (a log axis has no 0).
+  if (m.roof_bandwidth_gbps && !(*m.roof_bandwidth_gbps > 0))
+    throw JsonKeyError("roof_bandwidth_gbps", "is not positive; allowed: more than 0 GB/s");
 }
 
 }  // namespace dlsys::matmul

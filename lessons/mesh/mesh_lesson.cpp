@@ -297,6 +297,7 @@ std::string MeshLesson::text_report(const RunResult& result) const {
       format_number(pr.weight_bytes, 8), m->busiest_tp_bytes, m->busiest_pp_bytes, m->busiest_dp_bytes,
       m->largest_weight_bytes, format_duration_us(pr.step_us), format_duration_us(m->step.us),
       format_number(m->step_over_prediction, 3));
+  out += "  " + mesh_lesson::prediction_inputs_text(pr, t->ranks) + "\n";
   return out;
 }
 

@@ -6,7 +6,8 @@
 #include <algorithm>
 
 #include "engine/errors.h"
-#include "lessons/common/run_time_limit.h"
+#include "engine/units.h"
+#include "kernels/collectives/cost_model.h"
 #include "lessons/kvcache/model_config.h"
 #include "lessons/kvcache/parameter_count.h"
 
@@ -42,9 +43,44 @@ mesh::PlannerInput planner_input(const MeshParams& p) {
   return in;
 }
 
-mesh::PlannerInput stack_input(const MeshParams& p, int hardware_threads) {
+ProbedLink probed_link(const MeshParams& p, const mesh::MeshCostProbe& probe) {
+  using collectives::Algorithm;
+  using collectives::Op;
+  const mesh::MeshModel model = p.mesh_model();
+  std::vector<collectives::CollectiveCost> costs;
+  std::vector<double> times_us;
+  if (p.tp > 1) {
+    costs.push_back(collectives::collective_cost(Op::AllReduce, Algorithm::Ring, p.tp,
+                                                 4.0 * model.rows_per_micro_batch() * model.hidden));
+    times_us.push_back(probe.tp_all_reduce_us);
+  }
+  if (p.dp > 1) {
+    costs.push_back(
+        collectives::collective_cost(Op::AllReduce, Algorithm::Ring, p.dp, 4.0 * double(model.layer_shard_elements())));
+    times_us.push_back(probe.dp_all_reduce_us);
+  }
+  const collectives::AlphaBetaFit fit = collectives::fit_alpha_beta(costs, times_us);
+  if (fit.valid) return {{.bandwidth_gbps = fit.beta_gbps, .latency_us = fit.alpha_us}, true};
+  if (costs.empty()) return {kRankLink, false};
+  // The larger message came back as fast or faster (waiting for a core outweighed the bytes): beta as kRankLink's,
+  // alpha what is left of the probed times, per step.
+  mesh::Link link{.bandwidth_gbps = kRankLink.bandwidth_gbps, .latency_us = 0};
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    link.latency_us += std::max(0.0, times_us[i] - costs[i].model_bytes / (link.bandwidth_gbps * 1e3)) /
+                       costs[i].steps / double(costs.size());
+  return {link, false};
+}
+
+namespace {
+
+// A layer's forward and backward FLOP over their probed time, FLOP per us -> GFLOP/s.
+double probed_rank_gflops(const mesh::MeshCostProbe& probe) {
+  return (probe.forward_layer_flop + probe.backward_layer_flop) / (probe.forward_layer_us + probe.backward_layer_us) *
+         1e-3;
+}
+
+mesh::PlannerInput stack_input(const MeshParams& p, const mesh::MeshCostProbe& probe, const mesh::Link& link) {
   const int ranks = p.dp * p.tp * p.pp;
-  const double share = std::min(1.0, double(hardware_threads) / ranks);  // of one core, per rank
   mesh::PlannerInput in;
   in.model = {.name = "the lesson's stack",
               .parameters = double(p.layers) * 2 * p.hidden * MeshParams::kExpansion * p.hidden,
@@ -57,10 +93,10 @@ mesh::PlannerInput stack_input(const MeshParams& p, int hardware_threads) {
                 .gpus = ranks,
                 .gpus_per_node = ranks,
                 .gpu_memory_bytes = 1e12,
-                .peak_tflops = kBlasGflopsPerThread * share / 1e3,
-                .intra_node = kRankLink,
-                .inter_node = kRankLink,
-                .source = "OpenBLAS's rate per thread, the cores shared by the ranks"};
+                .peak_tflops = probed_rank_gflops(probe) * 1e-3,
+                .intra_node = link,
+                .inter_node = link,
+                .source = "measured on the run's ranks before its first step"};
   in.workload.global_batch = p.batch;
   in.workload.seq = 1;  // a row is a token
   in.workload.bytes_per_parameter = {4, 4, 0};
@@ -70,6 +106,8 @@ mesh::PlannerInput stack_input(const MeshParams& p, int hardware_threads) {
   in.workload.dp_overlaps_backward = false;  // the run all-reduces its buckets after the last backward
   return in;
 }
+
+}  // namespace
 
 mesh::PlanChoice run_choice(const MeshParams& p) {
   return {.dp = p.dp,
@@ -102,8 +140,9 @@ PlannerTheory planner_summary(const mesh::PlannerResult& r) {
   return t;
 }
 
-RunPrediction predict_run(const MeshParams& p, int hardware_threads) {
-  const mesh::Plan plan = mesh::evaluate_plan(stack_input(p, hardware_threads), run_choice(p));
+RunPrediction predict_run(const MeshParams& p, const mesh::MeshCostProbe& probe, int hardware_threads) {
+  const ProbedLink link = probed_link(p, probe);
+  const mesh::Plan plan = mesh::evaluate_plan(stack_input(p, probe, link.link), run_choice(p));
   return {.tp_bytes = plan.tp.bytes_sent,
           .pp_bytes = plan.pp.bytes_sent,
           .dp_bytes = plan.dp.bytes_sent,
@@ -113,7 +152,50 @@ RunPrediction predict_run(const MeshParams& p, int hardware_threads) {
           .compute_us = plan.compute_s * 1e6,
           .exposed_comm_us = plan.exposed_comm_s * 1e6,
           .step_us = plan.step_s * 1e6,
-          .hardware_threads = hardware_threads};
+          .hardware_threads = hardware_threads,
+          .probe_forward_us = probe.forward_layer_us,
+          .probe_backward_us = probe.backward_layer_us,
+          .probe_tp_all_reduce_us = probe.tp_all_reduce_us,
+          .probe_dp_all_reduce_us = probe.dp_all_reduce_us,
+          .rank_gflops = probed_rank_gflops(probe),
+          .link_alpha_us = link.link.latency_us,
+          .link_beta_gbps = link.link.bandwidth_gbps,
+          .link_probed = link.probed};
+}
+
+std::string prediction_inputs_text(const RunPrediction& pr, int ranks) {
+  const std::string stack =
+      "The planner costs the run's own stack (8 B a parameter, fp32 messages, one MLP all-reduce "
+      "each way); bytes and memory are exact, the time is an estimate";
+  if (pr.rank_gflops <= 0)
+    return stack + fmt::format(
+                       ". This run was recorded before the planner's inputs were measured: compute at OpenBLAS's rate "
+                       "for each rank's share of a core, links at {:g} GB/s and {:g} us a step, both assumed.",
+                       kRankLink.bandwidth_gbps, kRankLink.latency_us);
+  std::string all_reduces;
+  if (pr.probe_tp_all_reduce_us > 0)
+    all_reduces += fmt::format("{} over a tp group", format_duration_us(pr.probe_tp_all_reduce_us));
+  if (pr.probe_dp_all_reduce_us > 0)
+    all_reduces += fmt::format("{}{} over a dp group", all_reduces.empty() ? "" : ", ",
+                               format_duration_us(pr.probe_dp_all_reduce_us));
+  std::string text =
+      stack + fmt::format(
+                  ", from inputs measured on the run's {} ranks at once before its first step: a layer's "
+                  "forward and backward took {} and {} (means), {} GFLOP/s a rank",
+                  ranks, format_duration_us(pr.probe_forward_us), format_duration_us(pr.probe_backward_us),
+                  format_number(pr.rank_gflops, 3));
+  if (!all_reduces.empty()) text += fmt::format("; all-reduces {}", all_reduces);
+  text += pr.link_probed ? fmt::format(", a link of alpha {} us and beta {} GB/s", format_number(pr.link_alpha_us, 3),
+                                       format_number(pr.link_beta_gbps, 3))
+                         : fmt::format(", a link of alpha {} us (fitted) and beta {:g} GB/s (assumed)",
+                                       format_number(pr.link_alpha_us, 3), pr.link_beta_gbps);
+  text += ".";
+  if (ranks > pr.hardware_threads)
+    text += fmt::format(
+        " {} ranks share {} hardware threads: every call includes waiting for a core, and the cores are not shared "
+        "alike in the probe and in the steps, so the estimate moves from run to run.",
+        ranks, pr.hardware_threads);
+  return text;
 }
 
 double seven_b_zero1_states_bytes() {

@@ -24,6 +24,10 @@ using mesh_lesson::RankMeasured;
 
 namespace {
 
+// Each rank times its forward layer and its all-reduces this many times before the first step, for the planner's
+// inputs: a median that one descheduled call does not move, at the cost of a few layers' work, little beside a step's.
+constexpr int kProbeRepeats = 32;
+
 // max |a - b| / max |b - start|: the mesh's updates against one device's (the weights themselves barely move, so
 // comparing them would hide a wrong gradient under the starting values).
 double update_max_rel_err(const std::vector<float>& start, const std::vector<float>& mesh,
@@ -151,7 +155,8 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   RunPlan plan(ctx.control, 2);
   plan.start(fmt::format("training on {} x {} x {} rank threads, {} steps", p.dp, p.tp, p.pp, p.steps));
   const std::unique_ptr<mesh::RankGemms> gemms = gemms_for(ctx.backend, p.mesh_model());
-  const mesh::MeshTrainConfig config{.model = p.mesh_model(), .steps = p.steps, .gemms = gemms.get()};
+  const mesh::MeshTrainConfig config{
+      .model = p.mesh_model(), .steps = p.steps, .gemms = gemms.get(), .probe_repeats = kProbeRepeats};
   const bool every_rank_has_a_core = theory.ranks <= describe_cpu().threads;
   const mesh::MeshTrainResult trained = mesh::train_on_mesh(
       config, ctx.ledger, [&] { ctx.control.check_cancelled(); }, every_rank_has_a_core);
@@ -173,7 +178,7 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   m.gpu_bytes = gemms ? double(gemms->device_bytes()) : 0.0;
   for (const mesh::MeshRankReport& r : trained.ranks) m.rank_runs.push_back(measured_rank(r));
   compare_with_theory(theory, m);
-  m.prediction = mesh_lesson::predict_run(p, describe_cpu().threads);
+  m.prediction = mesh_lesson::predict_run(p, trained.probe, describe_cpu().threads);
   m.step_over_prediction = m.step.us / m.prediction.step_us;
 
   result.timelines.push_back(measured_timeline(theory, trained.last_step_spans));

@@ -63,6 +63,12 @@ struct RunPrediction {
   double bubble = 0;
   double compute_us = 0, exposed_comm_us = 0, step_us = 0;
   int hardware_threads = 0;
+  // The planner's inputs, measured on the run's ranks before its first step (mesh::MeshCostProbe; absent from runs
+  // recorded before the probe): the probe's medians, the rate per rank they give and the link fitted to them.
+  double probe_forward_us = 0, probe_backward_us = 0, probe_tp_all_reduce_us = 0, probe_dp_all_reduce_us = 0;
+  double rank_gflops = 0;                        // one rank's: a layer's forward and backward FLOP over their time
+  double link_alpha_us = 0, link_beta_gbps = 0;  // fitted to the probed all-reduces
+  bool link_probed = false;                      // false: kRankLink, the run having no group to probe
 };
 
 // What one rank measured in the last step and held over the run.
@@ -109,8 +115,9 @@ DLSYS_VALUES_JSON(MeshTheory, dp, tp, pp, ranks, layers, hidden, expansion, batc
                   layers_per_stage, rows_per_micro_batch, inner_per_rank, activation_bytes, shard_gradient_bytes,
                   tp_ring_factor, dp_ring_factor, tp_group_bytes, dp_group_bytes, pp_bytes, bubble_fraction,
                   update_tolerance, rank_costs, planner, seven_b_zero1_bytes)
-DLSYS_VALUES_JSON(RunPrediction, tp_bytes, pp_bytes, dp_bytes, weight_bytes, gradient_bytes, bubble, compute_us,
-                  exposed_comm_us, step_us, hardware_threads)
+// Written with the probe's keys where it ran (mesh_values.cpp).
+void to_json(nlohmann::ordered_json& json, const RunPrediction& prediction);
+void from_json(const nlohmann::ordered_json& json, RunPrediction& prediction);
 DLSYS_VALUES_JSON(RankMeasured, rank, d, t, p, tp_all_reduces, dp_buckets, pp_messages, tp_bytes, dp_bytes, pp_bytes,
                   compute_us, tp_us, dp_us, step_us, weight_bytes, gradient_bytes, peak_activation_bytes, scratch_bytes,
                   peak_message_bytes, total_bytes)

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 
 #include "engine/host_buffer.h"
@@ -93,6 +94,42 @@ class Rank {
     report_.step_us = now_us();
   }
 
+  // The cost probe (MeshCostProbe), `repeats` + 1 times: layer 0's forward on this step's first micro-batch and its
+  // tp all-reduce, then its backward and that all-reduce; then layer 0's gradient shard over the dp group as often.
+  // The input and hidden layer are one micro-batch's stash of one layer, the rest the backward's scratch buffers, so
+  // the ledger's peaks stay the run's. Keeps the times of all but the first of each.
+  void probe(int repeats) {
+    const int h = m_.hidden, fs = m_.inner_per_rank();
+    const std::string tag = rank_tag("activations", rank_);
+    Buffer x(ledger_, tag, std::size_t(activation_elements())), a(ledger_, tag, std::size_t(rows_) * fs);
+    std::copy_n(mesh_.data.input_rows(first_row(0, 0)), activation_elements(), x.data());
+    for (int i = 0; i <= repeats; ++i) {
+      double t0 = now_us();
+      pipeline::mlp::forward(rows_, h, fs, w1(0), w2(0), x.data(), a.data(), dx_.data(), residual(), gemm_);
+      const double forward_us = now_us() - t0;
+      const double tp_forward_us = probe_tp_all_reduce(dx_.data());
+      t0 = now_us();
+      pipeline::mlp::backward_input(rows_, h, fs, w1(0), w2(0), a.data(), dx_.data(), dz_.data(), dy_.data(),
+                                    residual(), gemm_);
+      pipeline::mlp::backward_weight(rows_, h, fs, x.data(), a.data(), dx_.data(), dz_.data(), dw1(0), dw2(0), gemm_);
+      const double backward_us = now_us() - t0;
+      const double tp_backward_us = probe_tp_all_reduce(dy_.data());
+      if (i == 0) continue;
+      probe_.forward_us.push_back(forward_us);
+      probe_.backward_us.push_back(backward_us);
+      if (m_.mesh.tp > 1) probe_.tp_us.insert(probe_.tp_us.end(), {tp_forward_us, tp_backward_us});
+    }
+    for (int i = 0; m_.mesh.dp > 1 && i <= repeats; ++i) {
+      const double t0 = now_us();
+      dp_group().all_reduce(c_.d, dw1(0), m_.layer_shard_elements());  // every step starts its gradients anew
+      if (i > 0) probe_.dp_us.push_back(now_us() - t0);
+    }
+  }
+  struct ProbeTimes {
+    std::vector<double> forward_us, backward_us, tp_us, dp_us;
+  };
+  const ProbeTimes& probe_times() const { return probe_; }
+
   const MeshCoord& coord() const { return c_; }
   double loss() const { return loss_; }  // this step's, counted once per replica (last stage, t = 0)
   const std::vector<MeshSpan>& spans() const { return spans_; }
@@ -133,12 +170,21 @@ class Rank {
       report_.compute_us += us;
   }
 
+  tensor::TpGroup& tp_group() const { return *mesh_.tp_groups[std::size_t(tp_group_of(m_.mesh, c_))]; }
+  tensor::TpGroup& dp_group() const { return *mesh_.dp_groups[std::size_t(dp_group_of(m_.mesh, c_))]; }
+  // Its time in us; 0 with one tp rank.
+  double probe_tp_all_reduce(float* buffer) {
+    if (m_.mesh.tp == 1) return 0;
+    const double t0 = now_us();
+    tp_group().all_reduce(c_.t, buffer, activation_elements());
+    return now_us() - t0;
+  }
+
   // In place on `count` floats; returns when the group's sum is here. Nothing with one tp rank.
   void tp_all_reduce(float* buffer, int mb) {
     if (m_.mesh.tp == 1) return;
     const double t0 = now_us();
-    const tensor::CollectiveCall call =
-        mesh_.tp_groups[std::size_t(tp_group_of(m_.mesh, c_))]->all_reduce(c_.t, buffer, activation_elements());
+    const tensor::CollectiveCall call = tp_group().all_reduce(c_.t, buffer, activation_elements());
     add_span("tp_all_reduce", "tp AR", mb, t0, call.bytes_sent);
     report_.tp_bytes += call.bytes_sent;
     ++report_.tp_all_reduces;
@@ -222,7 +268,7 @@ class Rank {
   // One bucket a layer, last layer first (the order backward finishes them), over the dp group.
   void all_reduce_gradients() {
     if (m_.mesh.dp == 1) return;
-    tensor::TpGroup& group = *mesh_.dp_groups[std::size_t(dp_group_of(m_.mesh, c_))];
+    tensor::TpGroup& group = dp_group();
     const int layers = m_.layers_per_stage();
     for (int k = layers - 1; k >= 0; --k) {
       const double t0 = now_us();
@@ -245,18 +291,20 @@ class Rank {
   pipeline::mlp::BlockGemm gemm_;              // the block's products: this thread's OpenBLAS or mesh_.gemms
   std::vector<MeshSpan> spans_;
   MeshRankReport report_;
+  ProbeTimes probe_;
   double loss_ = 0;
 };
 
-// Runs every rank's step at once on threads of its own. The first failure aborts the groups and the mailbox so the
-// other ranks stop waiting for the failed one, and is rethrown here (not a peer's "another rank failed").
-void run_ranks(MeshState& mesh, std::vector<std::unique_ptr<Rank>>& ranks, int s) {
+// Runs `work` for every rank at once on threads of its own. The first failure aborts the groups and the mailbox so
+// the other ranks stop waiting for the failed one, and is rethrown here (not a peer's "another rank failed").
+template <class Work>
+void run_ranks(MeshState& mesh, std::vector<std::unique_ptr<Rank>>& ranks, Work work) {
   std::atomic<bool> failed{false};
   std::exception_ptr first;
   try {
     WorkerPool::shared().run(int(ranks.size()), [&](int r) {
       try {
-        ranks[std::size_t(r)]->step(s);
+        work(*ranks[std::size_t(r)]);
       } catch (...) {
         if (!failed.exchange(true)) {
           first = std::current_exception();
@@ -293,6 +341,30 @@ MeshTrainResult gather(const MeshModel& m, const std::vector<std::unique_ptr<Ran
   return out;
 }
 
+double mean_of(const std::vector<double>& samples_us) {
+  return samples_us.empty() ? 0.0
+                            : std::accumulate(samples_us.begin(), samples_us.end(), 0.0) / double(samples_us.size());
+}
+
+MeshCostProbe costs_probed(const MeshModel& m, const std::vector<std::unique_ptr<Rank>>& ranks, int repeats) {
+  std::vector<double> forward_us, backward_us, tp_us, dp_us;
+  for (const auto& rank : ranks) {
+    const auto& times = rank->probe_times();
+    forward_us.insert(forward_us.end(), times.forward_us.begin(), times.forward_us.end());
+    backward_us.insert(backward_us.end(), times.backward_us.begin(), times.backward_us.end());
+    tp_us.insert(tp_us.end(), times.tp_us.begin(), times.tp_us.end());
+    dp_us.insert(dp_us.end(), times.dp_us.begin(), times.dp_us.end());
+  }
+  const double forward_flop = 4.0 * m.rows_per_micro_batch() * m.hidden * m.inner_per_rank();
+  return {.forward_layer_us = mean_of(forward_us),
+          .backward_layer_us = mean_of(backward_us),
+          .forward_layer_flop = forward_flop,
+          .backward_layer_flop = 2 * forward_flop,
+          .tp_all_reduce_us = mean_of(tp_us),
+          .dp_all_reduce_us = mean_of(dp_us),
+          .repeats = repeats};
+}
+
 }  // namespace
 
 MeshTrainResult train_on_mesh(const MeshTrainConfig& config, MemoryLedger& ledger,
@@ -324,11 +396,17 @@ MeshTrainResult train_on_mesh(const MeshTrainConfig& config, MemoryLedger& ledge
   std::vector<std::unique_ptr<Rank>> ranks;
   for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<Rank>(mesh, r, ledger, initial));
 
+  MeshCostProbe probe;
+  if (config.probe_repeats > 0) {
+    between_steps();
+    run_ranks(mesh, ranks, [&](Rank& rank) { rank.probe(config.probe_repeats); });
+    probe = costs_probed(m, ranks, config.probe_repeats);
+  }
   std::vector<double> losses, step_us;
   for (int s = 0; s < config.steps; ++s) {
     between_steps();
     mesh.origin = Clock::now();
-    run_ranks(mesh, ranks, s);
+    run_ranks(mesh, ranks, [s](Rank& rank) { rank.step(s); });
     double loss = 0, makespan = 0;
     for (const auto& rank : ranks) {
       loss += rank->loss();
@@ -341,6 +419,7 @@ MeshTrainResult train_on_mesh(const MeshTrainConfig& config, MemoryLedger& ledge
   out.initial_weights = initial;
   out.losses = std::move(losses);
   out.step_us = std::move(step_us);
+  out.probe = probe;
   return out;
 }
 

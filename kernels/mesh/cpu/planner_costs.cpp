@@ -176,8 +176,8 @@ Plan cost_plan(const PlannerInput& in, const PlanChoice& c) {
   for (const DimensionComm* d : {&p.tp, &p.pp, &p.dp})
     (d->link == LinkClass::IntraNode ? p.bytes_intra_node : p.bytes_inter_node) += d->bytes_sent;
   p.exposed_comm_s = p.tp.exposed_s + p.pp.exposed_s + p.dp.exposed_s;
-  p.bubble_s = p.compute_s * p.bubble / (1 - p.bubble);
-  p.step_s = p.compute_s / (1 - p.bubble) + p.exposed_comm_s;
+  p.bubble_s = (p.compute_s + p.tp.exposed_s) * p.bubble / (1 - p.bubble);
+  p.step_s = p.compute_s + p.bubble_s + p.exposed_comm_s;
   p.tokens_per_s = tokens / p.step_s;
   return p;
 }
