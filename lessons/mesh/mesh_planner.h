@@ -34,7 +34,7 @@ PlannerTheory planner_summary(const mesh::PlannerResult& result);
 // What the planner predicts for the run, per GPU (rank) and step. The model is the lesson's stack in the planner's
 // terms: one MLP block a layer (one tp all-reduce each way), fp32 weights, gradients and activations, plain SGD (8 B a
 // parameter), one dp bucket a layer of a stage. The "cluster" is the run's ranks on one node of this machine as the
-// probe measured them: each rank computes at the rate its forward layer ran, over probed_link.
+// probe measured them: each rank computes at the rate its layer's forward and backward ran, over probed_link.
 RunPrediction predict_run(const MeshParams& params, const mesh::MeshCostProbe& probe, int hardware_threads);
 
 // What the prediction was made from, in a sentence for the screen and the report: the probe's measured inputs, or,

@@ -64,11 +64,11 @@ struct RunPrediction {
   double compute_us = 0, exposed_comm_us = 0, step_us = 0;
   int hardware_threads = 0;
   // The planner's inputs, measured on the run's ranks before its first step (mesh::MeshCostProbe; absent from runs
-  // recorded before the probe): the probe's medians, the rate per rank they give and the link fitted to them.
+  // recorded before the probe): the probe's means, the rate per rank they give and the link fitted to them.
   double probe_forward_us = 0, probe_backward_us = 0, probe_tp_all_reduce_us = 0, probe_dp_all_reduce_us = 0;
   double rank_gflops = 0;                        // one rank's: a layer's forward and backward FLOP over their time
   double link_alpha_us = 0, link_beta_gbps = 0;  // fitted to the probed all-reduces
-  bool link_probed = false;                      // false: kRankLink, the run having no group to probe
+  bool link_probed = false;                      // false: beta kRankLink's (with no group to probe, alpha too)
 };
 
 // What one rank measured in the last step and held over the run.
