@@ -16,7 +16,7 @@ struct CudaPlugin {
 };
 // Raised whenever CudaPlugin or CudaKernels changes shape, so a library left over from another build is refused
 // with a reason instead of being called through the wrong table.
-inline constexpr int kCudaPluginInterfaceVersion = 6;
+inline constexpr int kCudaPluginInterfaceVersion = 7;
 inline constexpr const char* kCudaPluginFileName = "libdlsys_cuda.so";
 // Overrides where the library is looked for (a path to the file): for tests, and for layouts the search misses.
 inline constexpr const char* kCudaPluginPathVariable = "DLSYS_CUDA_PLUGIN";

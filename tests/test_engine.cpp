@@ -62,15 +62,16 @@ TEST_CASE("measure keeps timing past its repeats until the timed calls reach a m
   const TimingStats capped = measure([&] { ++calls; }, MeasureOptions{.warmup = 0, .repeats = 1, .min_total_us = 1e9});
   CHECK(capped.repeats == MeasureOptions::kMaxTimedCalls);
   CHECK(calls == MeasureOptions::kMaxTimedCalls);
-  // Each call sleeps at least 2 ms, so 6 ms of timed calls take two or three of them, never one.
-  const TimingStats slept = measure([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
-                                    MeasureOptions{.warmup = 0, .repeats = 1, .min_total_us = 5000});
-  CHECK(slept.repeats >= 2);
-  CHECK(slept.repeats <= 3);
+  // Calls of 2 ms each (a timer that says so, not a sleep a busy machine would stretch): 5 ms takes exactly three.
+  const CallTimer two_ms{"test_timer", [](const std::function<void()>& work) {
+                           work();
+                           return 2000.0;
+                         }};
+  const TimingStats slow = measure([] {}, MeasureOptions{.warmup = 0, .repeats = 1, .min_total_us = 5000}, {}, two_ms);
+  CHECK(slow.repeats == 3);
   // The upper budget still ends a run of slow calls first.
   const TimingStats budget =
-      measure([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
-              MeasureOptions{.warmup = 0, .repeats = 1, .max_total_us = 1, .min_total_us = 5000});
+      measure([] {}, MeasureOptions{.warmup = 0, .repeats = 1, .max_total_us = 1, .min_total_us = 5000}, {}, two_ms);
   CHECK(budget.repeats == 1);
 }
 

@@ -209,7 +209,8 @@ RunBudget MeshLesson::budget_of(const MeshParams& p, BackendKind backend) const 
   RunBudget budget;
   budget.host_bytes = rank_bytes + data + single + messages + links + weights;
   if (backend == BackendKind::Cuda) {
-    // GPU 0 holds every rank's weight shard and operand buffers, and a cuBLAS handle a rank.
+    // GPU 0 holds every rank's weight shard and operand buffers, and a cuBLAS handle a rank; with a GPU per rank each
+    // holds one rank's share, so this is the most any GPU is asked for.
     const mesh::MeshModel model = p.mesh_model();
     budget.device_bytes = double(mesh::cuda::gpu_rank_gemms_bytes(model.mesh.ranks(), model.shard_elements(),
                                                                   model.largest_product_elements())) +

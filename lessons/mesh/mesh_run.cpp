@@ -1,6 +1,6 @@
 // The mesh lesson's run: the stack trained on the mesh's rank threads and on one device, every rank's last step as a
 // timeline, its bytes and ledger beside the closed forms, and the weights' updates compared. The ranks' block products
-// run on the device the run picks once (gemms_for): OpenBLAS on the rank threads, or cuBLAS on GPU 0 with
+// run on the device the run picks once (products_for): OpenBLAS on the rank threads, or cuBLAS on GPUs with
 // --backend cuda; everything else stays on the rank threads.
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 
 #include "engine/backend.h"
 #include "engine/measure.h"
+#include "kernels/collectives/collectives_cuda.h"
 #include "kernels/mesh/mesh_gemms_cuda.h"
 #include "kernels/mesh/mesh_trainer.h"
 #include "lessons/common/run_plan.h"
@@ -108,29 +109,45 @@ Timeline measured_timeline(const MeshTheory& t, const std::vector<mesh::MeshSpan
   return tl;
 }
 
-// The ranks' block products, picked once: null for OpenBLAS on each rank's thread, or cuBLAS on GPU 0 for all of them.
-std::unique_ptr<mesh::RankGemms> gemms_for(BackendKind backend, const mesh::MeshModel& model) {
-  if (backend != BackendKind::Cuda) return nullptr;
-  return mesh::cuda::make_gpu_rank_gemms(model.mesh.ranks(), model.shard_elements(), model.largest_product_elements());
+// The ranks' block products, picked once: none (OpenBLAS on each rank's thread) on the CPU; with --backend cuda,
+// cuBLAS on a GPU of each rank's own where this machine has one for every rank, else on GPU 0 for all of them.
+struct RankProducts {
+  std::unique_ptr<mesh::RankGemms> gemms;
+  int gpus = 0;  // 1: every rank on GPU 0; else rank r on GPU r
+};
+RankProducts products_for(BackendKind backend, const mesh::MeshModel& model) {
+  if (backend != BackendKind::Cuda) return {};
+  const int ranks = model.mesh.ranks();
+  const int gpus = collectives::cuda::place_ranks(ranks).emulated ? 1 : ranks;
+  return {mesh::cuda::make_gpu_rank_gemms(ranks, model.shard_elements(), model.largest_product_elements(), gpus), gpus};
 }
 
-std::vector<std::string> run_notes(const MeshTheory& t, bool on_gpu) {
+std::vector<std::string> run_notes(const MeshTheory& t, int gpus) {
   const int hardware = describe_cpu().threads;
   std::vector<std::string> notes;
-  if (on_gpu) {
-    notes.push_back(fmt::format(
-        "ranks emulated: the {} ranks share GPU 0; all-reduces between rank threads in host memory (the lab's ring), "
-        "pipeline messages real copies through a mailbox, not over NCCL",
-        t.ranks));
+  if (gpus > 0) {
+    const bool shared = gpus < t.ranks;
     notes.push_back(
-        "on GPU 0: every product of each rank's MLP blocks (forward, input gradient, weight gradient), cuBLAS sgemm in "
+        shared
+            ? fmt::format("ranks emulated: the {} ranks share GPU 0; all-reduces between rank threads in host memory "
+                          "(the lab's ring), pipeline messages real copies through a mailbox, not over NCCL",
+                          t.ranks)
+            : fmt::format("each of the {} ranks has a GPU of its own (rank r on GPU r) for its products; the ranks are "
+                          "threads of one process, their all-reduces in host memory (the lab's ring) and pipeline "
+                          "messages real copies through a mailbox, not over NCCL",
+                          t.ranks));
+    notes.push_back(fmt::format(
+        "on {}: every product of each rank's MLP blocks (forward, input gradient, weight gradient), cuBLAS sgemm in "
         "fp32 (no TF32), each rank on its own stream; each rank's weight shard held there, uploaded at the start and "
         "again after each optimizer step; every other operand uploaded and each result downloaded in the same call. On "
         "the rank threads: the ReLU and its mask, the residual, the loss, the all-reduces, the messages, the SGD step "
-        "and the memory ledger (host memory)");
-    notes.push_back(
-        "timed with steady_clock around each layer on its rank's thread, uploads and downloads included: CUDA events "
-        "on the shared default stream cannot bracket one rank's work alone while the other rank threads use the GPU");
+        "and the memory ledger (host memory)",
+        shared ? "GPU 0" : "each rank's GPU"));
+    notes.push_back(shared ? "timed with steady_clock around each layer on its rank's thread, uploads and downloads "
+                             "included: CUDA events on the shared default stream cannot bracket one rank's work alone "
+                             "while the other rank threads use the GPU"
+                           : "timed with steady_clock around each layer on its rank's thread, uploads and downloads "
+                             "included, as on the CPU");
   } else {
     notes.push_back(
         "ranks are CPU threads of one process, one OpenBLAS thread each (as one GPU each); tp and dp all-reduces are "
@@ -154,9 +171,9 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   const MeshTheory theory = theory_of(p);
   RunPlan plan(ctx.control, 2);
   plan.start(fmt::format("training on {} x {} x {} rank threads, {} steps", p.dp, p.tp, p.pp, p.steps));
-  const std::unique_ptr<mesh::RankGemms> gemms = gemms_for(ctx.backend, p.mesh_model());
+  const RankProducts products = products_for(ctx.backend, p.mesh_model());
   const mesh::MeshTrainConfig config{
-      .model = p.mesh_model(), .steps = p.steps, .gemms = gemms.get(), .probe_repeats = kProbeRepeats};
+      .model = p.mesh_model(), .steps = p.steps, .gemms = products.gemms.get(), .probe_repeats = kProbeRepeats};
   const bool every_rank_has_a_core = theory.ranks <= describe_cpu().threads;
   const mesh::MeshTrainResult trained = mesh::train_on_mesh(
       config, ctx.ledger, [&] { ctx.control.check_cancelled(); }, every_rank_has_a_core);
@@ -174,8 +191,9 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   m.update_max_rel_err = update_max_rel_err(trained.initial_weights, trained.weights, one.weights);
   m.within_tolerance = m.update_max_rel_err < theory.update_tolerance;
   m.replicas_identical = trained.replicas_identical;
-  m.gemms_on_gpu = gemms != nullptr;
-  m.gpu_bytes = gemms ? double(gemms->device_bytes()) : 0.0;
+  m.gemms_on_gpu = products.gemms != nullptr;
+  m.gpu_bytes = products.gemms ? double(products.gemms->device_bytes()) : 0.0;
+  m.gpus = products.gpus;
   for (const mesh::MeshRankReport& r : trained.ranks) m.rank_runs.push_back(measured_rank(r));
   compare_with_theory(theory, m);
   m.prediction = mesh_lesson::predict_run(p, trained.probe, describe_cpu().threads);
@@ -184,7 +202,7 @@ RunResult MeshLesson::run_with(const MeshParams& p, RunContext& ctx) const {
   result.timelines.push_back(measured_timeline(theory, trained.last_step_spans));
   result.backend.emulated = true;
   result.backend.repeats = int(timed.size());
-  result.backend.notes = run_notes(theory, gemms != nullptr);
+  result.backend.notes = run_notes(theory, products.gpus);
   Series loss{.id = "loss_mesh", .name = "loss, mesh", .role = "measured", .x_label = "step", .y_label = "loss"};
   Series loss_one{
       .id = "loss_one_device", .name = "loss, one device", .role = "measured", .x_label = "step", .y_label = "loss"};

@@ -12,6 +12,7 @@ DLSYS_VALUES_PART(AllKeys, MeshMeasured, step, losses, reference_losses, update_
                   pp_bytes, comm_share, rank_runs, busiest_tp_bytes, busiest_pp_bytes, busiest_dp_bytes,
                   largest_weight_bytes, prediction, step_over_prediction)
 DLSYS_VALUES_PART(GpuKeys, MeshMeasured, gemms_on_gpu, gpu_bytes)
+DLSYS_VALUES_PART(GpuCount, MeshMeasured, gpus)
 }  // namespace
 
 void to_json(nlohmann::ordered_json& j, const RunPrediction& p) {
@@ -20,8 +21,15 @@ void to_json(nlohmann::ordered_json& j, const RunPrediction& p) {
 
 void from_json(const nlohmann::ordered_json& j, RunPrediction& p) { read_parts<PredictionKeys, ProbeKeys>(j, p); }
 
-void to_json(nlohmann::ordered_json& j, const MeshMeasured& m) { write_parts<AllKeys, GpuKeys>(j, m, m.gemms_on_gpu); }
+void to_json(nlohmann::ordered_json& j, const MeshMeasured& m) {
+  write_parts<AllKeys, GpuKeys>(j, m, m.gemms_on_gpu);
+  if (m.gemms_on_gpu) GpuCount::write(j, m);
+}
 
-void from_json(const nlohmann::ordered_json& j, MeshMeasured& m) { read_parts<AllKeys, GpuKeys>(j, m); }
+void from_json(const nlohmann::ordered_json& j, MeshMeasured& m) {
+  read_parts<AllKeys, GpuKeys>(j, m);
+  if (m.gemms_on_gpu) m.gpus = 1;  // runs recorded before a GPU per rank shared GPU 0
+  GpuCount::read_if_present(j, m);
+}
 
 }  // namespace dlsys::mesh_lesson

@@ -100,11 +100,12 @@ struct MeshMeasured {
   std::int64_t busiest_tp_bytes = 0, busiest_pp_bytes = 0, busiest_dp_bytes = 0, largest_weight_bytes = 0;
   RunPrediction prediction;
   double step_over_prediction = 0;  // step_us / prediction.step_us
-  // GPU runs only (the keys are absent from a CPU run's JSON): every rank's block products on cuBLAS on GPU 0, and the
-  // bytes allocated there for them (the shards and operand buffers; cuBLAS's workspaces not counted). The check is the
-  // same: update_max_rel_err against one device's training on the CPU, below update_tolerance.
+  // GPU runs only (the keys are absent from a CPU run's JSON): every rank's block products on cuBLAS, and the bytes
+  // allocated for them over the GPUs (the shards and operand buffers; cuBLAS's workspaces not counted). The check is
+  // the same: update_max_rel_err against one device's training on the CPU, below update_tolerance.
   bool gemms_on_gpu = false;
   double gpu_bytes = 0;
+  int gpus = 0;  // 1: every rank on GPU 0 (emulated); else a GPU per rank. Absent from runs recorded before: 1.
 };
 
 DLSYS_VALUES_JSON(RankTheory, rank, d, t, p, tp_all_reduces, tp_bytes, dp_buckets, dp_bytes, pp_messages, pp_bytes,

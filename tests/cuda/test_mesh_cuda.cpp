@@ -3,6 +3,7 @@
 // 1 adding to what the host holds, two ranks calling at once), and the lesson run whole on --backend cuda.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -14,6 +15,7 @@
 #include "kernels/mesh/mesh_gemms_cuda.h"
 #include "kernels/pipeline/mlp_block.h"
 #include "tests/support/cli_capture.h"
+#include "tests/support/cuda_devices.h"
 
 using namespace dlsys;
 using namespace dlsys::mesh;
@@ -84,24 +86,37 @@ TEST_CASE("mesh on the GPU: each rank's cuBLAS products within fp32 rounding of 
                   RunFailure);
 }
 
-TEST_CASE("mesh on the GPU: two ranks calling at once each get their own product back") {
+TEST_CASE("mesh on the GPUs: two ranks calling at once each get their own product back, on a GPU each where two") {
   const int m = 64, n = 96, k = 80;
-  const std::unique_ptr<RankGemms> gpu = cuda::make_gpu_rank_gemms(2, 1, std::int64_t(n) * k);
+  const int gpus = std::min(2, testing::cuda_device_count());
+  const std::unique_ptr<RankGemms> gpu = cuda::make_gpu_rank_gemms(2, 1, std::int64_t(n) * k, gpus);
+  CHECK(gpu->device_bytes() == cuda::gpu_rank_gemms_bytes(2, 1, std::int64_t(n) * k));
   const std::vector<float> a = uniform(std::size_t(m) * k, 8), b = uniform(std::size_t(k) * n, 9);
   std::thread other([&] { check_product(*gpu, 1, false, true, m, n, k, a.data(), b.data(), 0.0f); });
   check_product(*gpu, 0, false, false, m, n, k, a.data(), b.data(), 1.0f);
   other.join();
 }
 
-TEST_CASE("mesh runs on --backend cuda: the ranks' products on GPU 0, the updates one device's within the bound") {
+TEST_CASE("mesh runs on --backend cuda: the ranks' products on a GPU each or all on GPU 0, the updates one device's") {
   const auto j = testing::run_quick_on_cuda("mesh");
   const auto& m = j["measured"];
+  const int ranks = j["theory"]["ranks"].get<int>();
+  const bool gpu_per_rank = testing::cuda_device_count() >= ranks;
   CHECK(m["gemms_on_gpu"] == true);
+  CHECK(m["gpus"] == (gpu_per_rank ? ranks : 1));
   CHECK(m["gpu_bytes"].get<double>() > 0);
   CHECK(m["within_tolerance"] == true);
   CHECK(m["update_max_rel_err"].get<double>() < j["theory"]["update_tolerance"].get<double>());
   CHECK(m["bytes_match"] == true);
   CHECK(m["memory_match"] == true);
   CHECK(m["replicas_identical"] == true);
-  CHECK(testing::notes_mention(j, "ranks emulated"));
+  CHECK(testing::notes_mention(j, gpu_per_rank ? "has a GPU of its own" : "ranks emulated"));
+}
+
+TEST_CASE("mesh on --backend cuda with two ranks: a GPU each where there are two, else both on GPU 0") {
+  const auto j = testing::run_quick_on_cuda("mesh", {"--set", "dp=1", "--set", "tp=2", "--set", "pp=1"});
+  const bool two = testing::cuda_device_count() >= 2;
+  CHECK(j["measured"]["gpus"] == (two ? 2 : 1));
+  CHECK(j["measured"]["within_tolerance"] == true);
+  CHECK(testing::notes_mention(j, two ? "has a GPU of its own" : "ranks emulated"));
 }

@@ -15,24 +15,24 @@ namespace dlsys::mesh::cuda {
 
 namespace {
 
-constexpr int kGpu = 0;
-
-class RankGemmsOnOneGpu final : public RankGemms {
+class RankGemmsOnGpus final : public RankGemms {
  public:
-  RankGemmsOnOneGpu(int ranks, std::int64_t shard_elements, std::int64_t most_operand_elements)
+  RankGemmsOnGpus(int ranks, std::int64_t shard_elements, std::int64_t most_operand_elements, int devices)
       : shard_elements_(shard_elements),
         most_operand_(most_operand_elements),
         bytes_(gpu_rank_gemms_bytes(ranks, shard_elements, most_operand_elements)) {
+    if (devices < 1) throw RunFailure(fmt::format("{} GPUs for the mesh's ranks; at least 1 is needed", devices));
     for (int r = 0; r < ranks; ++r) {
       Rank rank;
+      rank.gpu = r % devices;
       // Not ordered with the default stream: the ranks' products overlap on the GPU as their threads do on the host
       // (the run times them with the host's clock, so no event pair on the default stream needs to bracket them).
-      rank.stream = resources_.stream(kGpu);
-      rank.blas = resources_.blas(kGpu, rank.stream);
-      rank.weights = resources_.floats(kGpu, shard_elements);
-      rank.a = resources_.floats(kGpu, most_operand_elements);
-      rank.b = resources_.floats(kGpu, most_operand_elements);
-      rank.c = resources_.floats(kGpu, most_operand_elements);
+      rank.stream = resources_.stream(rank.gpu);
+      rank.blas = resources_.blas(rank.gpu, rank.stream);
+      rank.weights = resources_.floats(rank.gpu, shard_elements);
+      rank.a = resources_.floats(rank.gpu, most_operand_elements);
+      rank.b = resources_.floats(rank.gpu, most_operand_elements);
+      rank.c = resources_.floats(rank.gpu, most_operand_elements);
       ranks_.push_back(rank);
     }
   }
@@ -41,7 +41,7 @@ class RankGemmsOnOneGpu final : public RankGemms {
     if (elements != shard_elements_)
       throw RunFailure(fmt::format("a shard of {} floats where the GPU holds {}", elements, shard_elements_));
     Rank& r = ranks_.at(std::size_t(rank));
-    DLSYS_CUDA_CHECK(cudaSetDevice(kGpu));  // each rank is a host thread of its own: its device is set here
+    DLSYS_CUDA_CHECK(cudaSetDevice(r.gpu));  // each rank is a host thread of its own: its device is set here
     DLSYS_CUDA_CHECK(
         cudaMemcpyAsync(r.weights, host, sizeof(float) * std::size_t(elements), cudaMemcpyHostToDevice, r.stream));
     DLSYS_CUDA_CHECK(cudaStreamSynchronize(r.stream));  // the host may change the shard once this returns
@@ -51,7 +51,7 @@ class RankGemmsOnOneGpu final : public RankGemms {
   void gemm(int rank, bool trans_a, bool trans_b, int m, int n, int k, const float* a, const float* b, float beta,
             float* c) override {
     const Rank& r = ranks_.at(std::size_t(rank));
-    DLSYS_CUDA_CHECK(cudaSetDevice(kGpu));
+    DLSYS_CUDA_CHECK(cudaSetDevice(r.gpu));
     const std::int64_t c_elements = std::int64_t(m) * n;
     check_fits(c_elements);
     const float* on_a = on_gpu(r, a, std::int64_t(m) * k, r.a);
@@ -67,6 +67,7 @@ class RankGemmsOnOneGpu final : public RankGemms {
 
  private:
   struct Rank : dlsys::cuda::RankStream {
+    int gpu = 0;
     float *weights = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
     const float* host_weights = nullptr;  // the host shard the copy in `weights` was made from
   };
@@ -97,8 +98,8 @@ class RankGemmsOnOneGpu final : public RankGemms {
 }  // namespace
 
 std::unique_ptr<RankGemms> make_gpu_rank_gemms(int ranks, std::int64_t shard_elements,
-                                               std::int64_t most_operand_elements) {
-  return std::make_unique<RankGemmsOnOneGpu>(ranks, shard_elements, most_operand_elements);
+                                               std::int64_t most_operand_elements, int devices) {
+  return std::make_unique<RankGemmsOnGpus>(ranks, shard_elements, most_operand_elements, devices);
 }
 
 }  // namespace dlsys::mesh::cuda
