@@ -302,7 +302,7 @@ void draw_cost_step(const ViewContext& ctx) {
       line.dashed = series->role == "theory";
       spec.lines.push_back(std::move(line));
     }
-  spec.size = {0, ImGui::GetContentRegionAvail().y - table_height(rows.size())};
+  spec.size = {0, plot_height_leaving(float(rows.size()))};
   draw_plot("cost", spec);
   draw_value_table("cost_table", rows);
 }

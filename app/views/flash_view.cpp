@@ -119,12 +119,14 @@ void draw_memory_step(const ViewContext& ctx) {
   ImGui::Text("n = %lld, d = %lld: S has %s scores", static_cast<long long>(n), static_cast<long long>(d),
               format_count(double(n) * double(n)).c_str());
   ImGui::PopFont();
-  ImGui::TextDisabled("bars to scale: full width = S at n = 16,384 (1 GiB of fp32); drag n in the parameters");
-  ImGui::Spacing();
-  draw_bar("S = Q K^T / sqrt(d), n x n", s_bytes / full, series_color(1), format_bytes_both(s_bytes));
-  draw_bar("Q, K, V and O, 4 x n x d", qkvo_bytes / full, series_color(0), format_bytes_both(qkvo_bytes));
-  draw_bar("flash: tiles per thread", flash_bytes / full, series_color(2), format_bytes_both(flash_bytes));
-  ImGui::Spacing();
+  const auto bars_at_n = [&] {
+    ImGui::TextDisabled("bars to scale: full width = S at n = 16,384 (1 GiB of fp32); drag n in the parameters");
+    ImGui::Spacing();
+    draw_bar("S = Q K^T / sqrt(d), n x n", s_bytes / full, series_color(1), format_bytes_both(s_bytes));
+    draw_bar("Q, K, V and O, 4 x n x d", qkvo_bytes / full, series_color(0), format_bytes_both(qkvo_bytes));
+    draw_bar("flash: tiles per thread", flash_bytes / full, series_color(2), format_bytes_both(flash_bytes));
+    ImGui::Spacing();
+  };
 
   // The same three against n: S grows with n^2, Q K V O with n, the tiles not at all.
   PlotSpec spec{"Memory against n (closed forms)", {"n", "", true}, {"bytes", "B", true}, {}, {}};
@@ -136,7 +138,7 @@ void draw_memory_step(const ViewContext& ctx) {
   spec.lines = {naive, operands, tiles};
   spec.guides.push_back({true, double(n), fmt::format("n = {}", n), highlight_color()});
   spec.guides.push_back({false, steps->host_free_bytes, "host memory free", warning_color()});
-  draw_plot("memory_vs_n", spec);
+  draw_context_and_figure(bars_at_n, [&] { draw_plot("memory_vs_n", spec); });
 }
 
 void draw_shift_step(const ViewContext& ctx) {

@@ -168,19 +168,24 @@ void draw_loss_scaling_step(const ViewContext& ctx) {
   const Training* t = training_of(ctx);
   if (!t || !theory) return draw_needs_run(ctx, "a loss-scaled fp16 run, step by step");
   const RunResult& r = *ctx.result;
-  draw_columns_table(
-      "rules", {"GradScaler's rule", "PyTorch's default", "this run"},
-      {{"scale S at the start", "65536 = 2^16", power_label(theory->init_scale)},
-       {"inf or NaN in any gradient", "skip the step, S x 0.5", fmt::format("skip, S x {:g}", theory->backoff_factor)},
-       {"growth_interval clean steps in a row", "S x 2 after 2000",
-        fmt::format("S x {:g} after {}", theory->growth_factor, theory->growth_interval)}});
   PlotSpec spec{"fp16, loss scaling: S after each step", {"step", "", false}, {"S", "", true}, {}, {}};
   spec.lines.push_back(run_series_line(r, "scale_fp16_scaled", series_color(0), SeriesStyle::Line));
   PlotLine skipped = run_series_line(r, "skipped_fp16_scaled", series_color(1), SeriesStyle::Markers);
   skipped.name = "skipped: an inf in the gradients";
   spec.lines.push_back(std::move(skipped));
-  spec.size = {0, plot_height_leaving(6.5f)};
-  draw_plot("scale", spec);
+  draw_context_and_figure(
+      [&] {
+        draw_columns_table("rules", {"GradScaler's rule", "PyTorch's default", "this run"},
+                           {{"scale S at the start", "65536 = 2^16", power_label(theory->init_scale)},
+                            {"inf or NaN in any gradient", "skip the step, S x 0.5",
+                             fmt::format("skip, S x {:g}", theory->backoff_factor)},
+                            {"growth_interval clean steps in a row", "S x 2 after 2000",
+                             fmt::format("S x {:g} after {}", theory->growth_factor, theory->growth_interval)}});
+      },
+      [&] {
+        spec.size = {0, plot_height_leaving(6.5f)};
+        draw_plot("scale", spec);
+      });
   // One short line without wrapping: a wrapped line may break a number after its decimal point.
   ImGui::TextUnformatted(fmt::format("doubled {} times, peak {}, {} steps skipped; final loss {:.3g} = {:.3f} x fp32's",
                                      t->fp16_scaled_growths, power_label(t->fp16_scaled_peak_scale),

@@ -116,14 +116,20 @@ void draw_schedules_interleaving(const ViewContext& ctx) {
   const SchedulePanel& base_m = steps->panel("1f1b_interleaved_m");
   if (!inter.error.empty()) return draw_error(inter.error);
   if (!base_m.error.empty()) return draw_error(base_m.error);
-  draw_value_table(
-      "inter", {{"1F1B bubble ratio (p-1)/m", fraction_text(steps->formulas.interleaved_ratio_1f1b)},
-                {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(steps->formulas.interleaved_ratio)},
-                {fmt::format("messages per micro-batch 2(p-1) -> 2(v p-1); in all (m = {})", steps->interleaved_m),
-                 fmt::format("{} -> {}; {} -> {}", steps->messages_per_micro_batch_1f1b,
-                             steps->messages_per_micro_batch_interleaved, base_m.message_count, inter.message_count)}});
   const TimelineMarks base_marks = message_marks(base_m), inter_marks = message_marks(inter);
-  draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y, &base_marks, &inter_marks);
+  draw_context_and_figure(
+      [&] {
+        draw_value_table(
+            "inter",
+            {{"1F1B bubble ratio (p-1)/m", fraction_text(steps->formulas.interleaved_ratio_1f1b)},
+             {fmt::format("interleaved, v = {}: (p-1)/(v m)", v), fraction_text(steps->formulas.interleaved_ratio)},
+             {fmt::format("messages per micro-batch 2(p-1) -> 2(v p-1); in all (m = {})", steps->interleaved_m),
+              fmt::format("{} -> {}; {} -> {}", steps->messages_per_micro_batch_1f1b,
+                          steps->messages_per_micro_batch_interleaved, base_m.message_count, inter.message_count)}});
+      },
+      [&] {
+        draw_two_theories("interleaving", base_m, inter, ImGui::GetContentRegionAvail().y, &base_marks, &inter_marks);
+      });
 }
 
 void draw_schedules_split_bw(const ViewContext& ctx) {
@@ -132,9 +138,12 @@ void draw_schedules_split_bw(const ViewContext& ctx) {
   const SchedulePanel& one = steps->panel("1f1b");
   const SchedulePanel& zb = steps->panel("zb_h1");
   if (!one.error.empty() || !zb.error.empty()) return draw_error(one.error + zb.error);
-  draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
-                          {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
-  draw_two_theories("split", one, zb, ImGui::GetContentRegionAvail().y);
+  draw_context_and_figure(
+      [&] {
+        draw_value_table("zb", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
+                                {"ZB-H1 idle share", fraction_text(zb.sim->timing.bubble_fraction())}});
+      },
+      [&] { draw_two_theories("split", one, zb, ImGui::GetContentRegionAvail().y); });
 }
 
 void draw_schedules_dualpipe(const ViewContext& ctx) {
@@ -145,15 +154,18 @@ void draw_schedules_dualpipe(const ViewContext& ctx) {
   const SchedulePanel& one = steps->panel("1f1b_dualpipe");
   if (!dp.error.empty()) return draw_error(dp.error);
   if (!one.error.empty()) return draw_error(one.error);
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
-      "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at device 0; "
-      "%d..%d enter at device %d and carry a dark band along the foot of their blocks.",
-      p, m, m / 2 - 1, m / 2, m - 1, p - 1);
-  ImGui::PopTextWrapPos();
-  draw_value_table("dual", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
-                            {"DualPipe idle share", fraction_text(dp.sim->timing.bubble_fraction())}});
-  draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y);
+  draw_context_and_figure(
+      [&] {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled(
+            "DualPipe needs even p and m >= 2p: shown with p = %d, m = %d. Micro-batches 0..%d enter at device 0; "
+            "%d..%d enter at device %d and carry a dark band along the foot of their blocks.",
+            p, m, m / 2 - 1, m / 2, m - 1, p - 1);
+        ImGui::PopTextWrapPos();
+        draw_value_table("dual", {{"1F1B idle share", fraction_text(one.sim->timing.bubble_fraction())},
+                                  {"DualPipe idle share", fraction_text(dp.sim->timing.bubble_fraction())}});
+      },
+      [&] { draw_two_theories("dualpipe", one, dp, ImGui::GetContentRegionAvail().y); });
 }
 
 void draw_comparison(const ViewContext& ctx) {

@@ -117,6 +117,10 @@ float plot_height_leaving(float rows_below);
 // Figures after it that compare with it take `kSecondFigureShare` of it.
 float main_figure_height();
 inline constexpr float kSecondFigureShare = 0.6f;
+// A step whose main figure stands under a table or a few bars: `context` first, then `figure`, except where the window
+// is short of room (window_is_short: presentation mode at 1280x720), where the figure comes first so that it is whole
+// on screen, and the context follows it.
+void draw_context_and_figure(const std::function<void()>& context, const std::function<void()>& figure);
 // A figure drawn by hand (bars, a diagram): what the view draws between these two calls is reported under `title`
 // as plots and timelines are (`--widget-rects`), so the figure rule measures it like them.
 void begin_figure();

@@ -39,6 +39,13 @@ float main_figure_height() {
   return avail >= on_screen ? std::min(avail, main_figure_share()) : main_figure_share();
 }
 
+void draw_context_and_figure(const std::function<void()>& context, const std::function<void()>& figure) {
+  const bool figure_first = window_is_short();
+  if (!figure_first) context();
+  figure();
+  if (figure_first) context();
+}
+
 bool shared_time_axis_toggle(const ViewContext& context, const char* id) {
   static std::map<std::string, bool> shared;
   bool& on = shared[id];
