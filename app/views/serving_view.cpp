@@ -291,17 +291,8 @@ void draw_context_example(const ServingTheory& t) {
                   format_count(double(t.example_bytes_per_token)), format_bytes_both(double(t.kv_bytes_per_token))));
 }
 
-void draw_context_step(const ViewContext& ctx) {
-  const ServingSteps* s = steps_of(ctx);
-  if (s == nullptr) return draw_step_data_missing(ctx);
-  const ServingTheory& t = s->theory;
-  const ServingMeasured* m = measured_of(ctx);
-  // Where the window is short of room the measured figures come first and the example follows them, so the figures
-  // are whole on screen.
-  const bool figures_first = m && window_is_short();
-  if (!figures_first) draw_context_example(t);
-  if (!m) return draw_needs_run(ctx, "one sequence decoding to the end of its context");
-  const RunResult& r = *ctx.result;
+// The context step's measured figures: the KV bytes each step reads and the step's time, against the keys attended.
+void draw_context_figures(const RunResult& r, const ServingMeasured& m, const ServingTheory& t) {
   const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
   const float h = plot_height_leaving(1.5f);
   PlotSpec bytes{
@@ -312,15 +303,26 @@ void draw_context_step(const ViewContext& ctx) {
   PlotSpec time{"Step time (measured)", {"keys attended", "tokens", false}, {"step", "ms", false}, {}, {}, {w, h}};
   time.lines.push_back(run_series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
   draw_plot("step_time", time);
-  if (!m->context_attended.empty())
+  if (!m.context_attended.empty())
     draw_note(fmt::format(
         "One sequence, prompt {} tokens, decoded to the end of the {}-token context. Token 1 attends over {} keys "
         "and reads {}; the last over {} keys and reads {}. The step also reads all the weights ({}), so at this size "
         "the cache's share of the time grows slowly.",
-        m->context_prompt, m->context_attended.back(), m->context_attended.front(),
-        format_bytes_both(double(m->context_kv_bytes.front())), m->context_attended.back(),
-        format_bytes_both(double(m->context_kv_bytes.back())), format_bytes_both(double(t.weights_bytes))));
-  if (figures_first) draw_context_example(t);
+        m.context_prompt, m.context_attended.back(), m.context_attended.front(),
+        format_bytes_both(double(m.context_kv_bytes.front())), m.context_attended.back(),
+        format_bytes_both(double(m.context_kv_bytes.back())), format_bytes_both(double(t.weights_bytes))));
+}
+
+void draw_context_step(const ViewContext& ctx) {
+  const ServingSteps* s = steps_of(ctx);
+  if (s == nullptr) return draw_step_data_missing(ctx);
+  const ServingTheory& t = s->theory;
+  const ServingMeasured* m = measured_of(ctx);
+  if (!m) {
+    draw_context_example(t);
+    return draw_needs_run(ctx, "one sequence decoding to the end of its context");
+  }
+  draw_context_and_figure([&] { draw_context_example(t); }, [&] { draw_context_figures(*ctx.result, *m, t); });
 }
 
 void draw_gantt_or_theory(const ViewContext& ctx, const char* policy, int theory_index, float height) {
@@ -435,13 +437,13 @@ void draw_memory_fit(const ServingMeasured& m) {
 }
 
 void draw_memory_step(const ViewContext& ctx) {
-  // Where the window is short of room the figure comes first and the counts follow it, so it is whole on screen.
-  const bool figure_first = window_is_short();
-  if (!figure_first) draw_heading("KV memory caps the batch; paged blocks let more in");
+  const char* heading = "KV memory caps the batch; paged blocks let more in";
   const ServingMeasured* m = measured_of(ctx);
-  if (!m) return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
+  if (!m) {
+    draw_heading(heading);
+    return draw_needs_run(ctx, "the KV budget's count and the cache the continuous run held");
+  }
   const RunResult& r = *ctx.result;
-  if (!figure_first) draw_memory_fit(*m);
   PlotSpec spec{"Continuous batching: KV tokens held and reserved, per decode step",
                 {"time", "ms", false},
                 {"KV tokens", "tokens", false},
@@ -453,12 +455,15 @@ void draw_memory_step(const ViewContext& ctx) {
   if (m->kv_bytes_per_token > 0)
     spec.guides.push_back(
         {false, double(m->kv_budget_bytes) / double(m->kv_bytes_per_token), "the budget, in tokens", warning_color()});
-  spec.size = {0, plot_height_leaving(1)};
-  draw_plot("kv_tokens", spec);
-  if (figure_first) {
-    draw_heading("KV memory caps the batch; paged blocks let more in");
-    draw_memory_fit(*m);
-  }
+  draw_context_and_figure(
+      [&] {
+        draw_heading(heading);
+        draw_memory_fit(*m);
+      },
+      [&] {
+        spec.size = {0, plot_height_leaving(1)};
+        draw_plot("kv_tokens", spec);
+      });
 }
 
 void draw_speculative_step(const ViewContext& ctx) {
