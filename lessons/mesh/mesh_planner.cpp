@@ -184,11 +184,13 @@ std::string prediction_inputs_text(const RunPrediction& pr, int ranks) {
                   "forward and backward took {} and {} (means), {} GFLOP/s a rank",
                   ranks, format_duration_us(pr.probe_forward_us), format_duration_us(pr.probe_backward_us),
                   format_number(pr.rank_gflops, 3));
-  if (!all_reduces.empty()) text += fmt::format("; all-reduces {}", all_reduces);
-  text += pr.link_probed ? fmt::format(", a link of alpha {} us and beta {} GB/s", format_number(pr.link_alpha_us, 3),
-                                       format_number(pr.link_beta_gbps, 3))
-                         : fmt::format(", a link of alpha {} us (fitted) and beta {:g} GB/s (assumed)",
-                                       format_number(pr.link_alpha_us, 3), pr.link_beta_gbps);
+  if (all_reduces.empty())
+    text += fmt::format("; no tp or dp group to time, so the link is assumed: {:g} us and {:g} GB/s", pr.link_alpha_us,
+                        pr.link_beta_gbps);
+  else
+    text += fmt::format("; all-reduces {}, a link of alpha {} us{} and beta {} GB/s{}", all_reduces,
+                        format_number(pr.link_alpha_us, 3), pr.link_probed ? "" : " (fitted)",
+                        format_number(pr.link_beta_gbps, 3), pr.link_probed ? "" : " (assumed)");
   text += ".";
   if (ranks > pr.hardware_threads)
     text += fmt::format(
