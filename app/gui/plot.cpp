@@ -520,7 +520,23 @@ void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, con
 }
 
 // Frame and titles: the plot's title on top, then the y-axis title; returns where the plot area may start.
-float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size, bool compact) {
+// The title's height, wrapped to the frame's width, with the heading font (pushed by the caller).
+float wrapped_title_height(const PlotSpec& spec, ImVec2 size) {
+  return ImGui::CalcTextSize(spec.title.c_str(), nullptr, false, std::max(size.x - 20 * ui_scale(), 1.0f)).y;
+}
+
+// How far below the frame's top edge the data's box starts: what draw_frame draws above it.
+float frame_top_height(const PlotSpec& spec, ImVec2 size, bool compact) {
+  const float s = ui_scale();
+  ImGui::PushFont(heading_font());
+  const float title = compact ? ImGui::GetTextLineHeight() : spec.title.empty() ? 0 : wrapped_title_height(spec, size);
+  ImGui::PopFont();
+  if (compact) return 6 * s + title + 6 * s;
+  return 6 * s + (spec.title.empty() ? 0 : title + 4 * s) + ImGui::GetTextLineHeight() + 6 * s;
+}
+
+// The frame, the title and the y axis's title, down to frame_top_height.
+void draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size, bool compact) {
   const float s = ui_scale();
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
   float top = origin.y + 6 * s;
@@ -541,23 +557,69 @@ float draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 s
     draw->AddText({origin.x + size.x - 10 * s - ImGui::CalcTextSize(y_title.c_str()).x,
                    top + line_h - ImGui::GetTextLineHeight()},
                   muted_text_color(), y_title.c_str());
-    return top + line_h + 6 * s;
+    return;
   }
   if (!spec.title.empty()) {
     ImGui::PushFont(heading_font());
     // A title wider than the plot wraps onto a second line rather than run past the frame.
     const float wrap_w = std::max(size.x - 20 * s, 1.0f);
-    const float title_h = ImGui::CalcTextSize(spec.title.c_str(), nullptr, false, wrap_w).y;
     draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), {origin.x + 10 * s, top}, text_color(), spec.title.c_str(),
                   nullptr, wrap_w);
-    top += title_h + 4 * s;
+    top += wrapped_title_height(spec, size) + 4 * s;
     ImGui::PopFont();
   }
   draw->AddText({origin.x + 10 * s, top}, muted_text_color(), axis_title(spec.y).c_str());
-  return top + ImGui::GetTextLineHeight() + 6 * s;
+}
+
+// Where a plot of `size` at `origin` puts its parts, as draw_plot draws them: the frame (its size after the least
+// height and the view's cap), the box the tick labels and the legend leave for the data, the legend, and the data area.
+struct PlotGeometry {
+  ImVec2 size;
+  bool compact = false;  // a plot shorter than it should be (large text in a small window): titles on one line
+  ImVec2 p0, p1;         // the box for the legend and the data
+  LegendLayout legend;
+  ImVec2 data_p0;     // the data area: data_p0 to p1
+  bool room = false;  // false: no room for data, the frame alone
+};
+
+PlotGeometry plot_geometry(const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
+  const float s = ui_scale();
+  PlotGeometry g;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (size.x <= 0) size.x = avail.x;
+  if (size.y <= 0) size.y = avail.y;
+  // However little room is left, a plot stays readable: the view scrolls instead. It is never taller than the view,
+  // so it can be seen whole.
+  size.y = within_view_height(std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing()));
+  g.size = size;
+  g.compact = size.y < kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
+  const float top = origin.y + frame_top_height(spec, size, g.compact);
+  // Tick labels left and below the plot area, the x-axis title under them. The margin fits the widest label of both
+  // a sparse and the full-height tick set, since the area's height (and so its ticks, "-0.5" among them) is only
+  // known once the margin is.
+  const auto [xr, yr] = data_ranges(spec);
+  float label_w = 0;
+  for (float pixels : {200.0f, size.y})
+    for (double v : ticks(yr.lo, yr.hi, spec.y.log, pixels))
+      label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
+  g.p0 = {origin.x + label_w + 18 * s, top};
+  g.p1 = {origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
+  if (g.p1.x - g.p0.x < 20 || g.p1.y - g.p0.y < 20) return g;
+  // The legend goes above the plot area, where it can hide no data, in as many rows as leave the data three lines.
+  const int legend_max_rows =
+      std::max(1, static_cast<int>((g.p1.y - g.p0.y - 3 * ImGui::GetTextLineHeight()) / legend_row_height()));
+  g.legend = layout_legend(spec, g.p1.x - g.p0.x, legend_max_rows);
+  g.data_p0 = {g.p0.x, g.p0.y + g.legend.rows * legend_row_height() + (g.legend.rows > 0 ? 4 * s : 0)};
+  g.room = g.p1.y - g.data_p0.y >= 20;
+  return g;
 }
 
 }  // namespace
+
+float plot_data_height(const PlotSpec& spec, ImVec2 size) {
+  const PlotGeometry g = plot_geometry(spec, {0, 0}, size);
+  return g.room ? g.p1.y - g.data_p0.y : 0.0f;
+}
 
 float plot_chrome_height(int legend_rows) {
   const float s = ui_scale(), line = ImGui::GetTextLineHeight();
@@ -573,47 +635,24 @@ float plot_chrome_height(int legend_rows) {
 
 void draw_plot(const char* id, const PlotSpec& spec) {
   ImGui::PushID(id);
-  const float s = ui_scale();
-  ImVec2 size = spec.size;
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (size.x <= 0) size.x = avail.x;
-  if (size.y <= 0) size.y = avail.y;
-  // However little room is left, a plot stays readable: the view scrolls instead. It is never taller than the view,
-  // so it can be seen whole.
-  size.y = within_view_height(std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing()));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const PlotGeometry g = plot_geometry(spec, origin, spec.size);
+  const ImVec2 size = g.size;
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  // A plot shorter than it should be (large text in a small window) draws its titles on one line.
-  const bool compact = size.y < kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
-  const float top = draw_frame(draw, spec, origin, size, compact);
-
-  // Tick labels left and below the plot area, the x-axis title under them.
+  draw_frame(draw, spec, origin, size, g.compact);
   const auto [xr, yr] = data_ranges(spec);
-  // The margin fits the widest label of both a sparse and the full-height tick set, since the area's height (and so
-  // its ticks, "-0.5" among them) is only known once the margin is.
-  float label_w = 0;
-  for (float pixels : {200.0f, size.y})
-    for (double v : ticks(yr.lo, yr.hi, spec.y.log, pixels))
-      label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
-  const ImVec2 p0{origin.x + label_w + 18 * s, top};
-  const ImVec2 p1{origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
+  const ImVec2 p0 = g.p0, p1 = g.p1;
   // No room for data: the frame alone, reported with an empty data area so that a test sees the plot was squeezed.
-  auto no_room = [&] {
+  if (!g.room) {
     note_plot_area(spec.title, p0, p0, {}, origin, {origin.x + size.x, origin.y + size.y});
     ImGui::PopID();
-  };
-  if (p1.x - p0.x < 20 || p1.y - p0.y < 20) return no_room();
-  auto area_from = [&](ImVec2 q0) {
-    return PlotArea{q0, p1, {xr.lo, xr.hi, spec.x.log, q0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, q0.y}};
-  };
-  // The legend goes above the plot area, where it can hide no data, in as many rows as leave the data three lines.
-  const int legend_max_rows =
-      std::max(1, static_cast<int>((p1.y - p0.y - 3 * ImGui::GetTextLineHeight()) / legend_row_height()));
-  const LegendLayout legend = layout_legend(spec, p1.x - p0.x, legend_max_rows);
-  PlotArea area = area_from({p0.x, p0.y + legend.rows * legend_row_height() + (legend.rows > 0 ? 4 * s : 0)});
-  if (area.p1.y - area.p0.y < 20) return no_room();
+    return;
+  }
+  const LegendLayout& legend = g.legend;
+  PlotArea area{
+      g.data_p0, p1, {xr.lo, xr.hi, spec.x.log, g.data_p0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, g.data_p0.y}};
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
   // The legend above the data is part of the plot's area.

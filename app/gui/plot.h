@@ -63,6 +63,9 @@ void draw_plot(const char* id, const PlotSpec& spec);
 // What a plot's frame takes beyond its data area at the current text size: a one-line title, the axes' titles, the
 // tick labels and `legend_rows` rows of legend. A figure that must keep its data area asks for that much more.
 float plot_chrome_height(int legend_rows);
+// The height of the data area a plot of `spec` at `size` gets (0 for the available width or height), as draw_plot
+// would lay it out now: what a view weighs before choosing a layout.
+float plot_data_height(const PlotSpec& spec, ImVec2 size);
 
 // A RunResult series as a plot line: theory as a line, measured as markers with whiskers.
 PlotLine line_from_series(const Series& series, ImU32 color);

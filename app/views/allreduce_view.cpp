@@ -237,7 +237,6 @@ void draw_obvious_ways_step(const ViewContext& ctx) {
   if (steps == nullptr) return draw_step_data_missing(ctx);
   // The table (with its header row) under the plots scrolls where the plots need the room.
   const float plot_h = plot_height_leaving(float(steps->ways_rows.size()) + 1);
-  const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   PlotSpec bytes{"Bytes sent by the busiest rank", {"ranks N", "", false}, {"bytes / S", "", false}, {}, {}};
   PlotSpec count{"Steps in a row", {"ranks N", "", false}, {"steps (each costs alpha)", "", false}, {}, {}};
   // Some ways coincide: in bytes, full exchange with through rank 0 and direct with the ring; in steps, the ring with
@@ -259,13 +258,8 @@ void draw_obvious_ways_step(const ViewContext& ctx) {
     bytes.lines.push_back({way.bytes_name, color, style, o.dashed_in_bytes, false, way.bytes_over_s});
     count.lines.push_back({way.steps_name, color, style, o.dashed_in_steps, false, way.steps});
   }
-  for (PlotSpec* spec : {&bytes, &count}) {
-    spec->guides.push_back({true, double(steps->n_ranks), "", highlight_color()});
-    spec->size = {plot_w, plot_h};
-  }
-  draw_plot("ways_bytes", bytes);
-  ImGui::SameLine();
-  draw_plot("ways_steps", count);
+  for (PlotSpec* spec : {&bytes, &count}) spec->guides.push_back({true, double(steps->n_ranks), "", highlight_color()});
+  draw_plot_pair("ways_bytes", std::move(bytes), "ways_steps", std::move(count), plot_h);
   draw_columns_table("ways_table", steps->ways_headers, steps->ways_rows);
 }
 

@@ -75,13 +75,7 @@ void draw_error_step(const ViewContext& ctx) {
     out.lines.push_back(
         run_series_line(r, "output_err_" + key, series_color(g), SeriesStyle::LineAndMarkers, {.whiskers = true}));
   }
-  const float avail = plot_height_leaving(4.5f);
-  const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-  mse.size = {half, avail};
-  out.size = {half, avail};
-  draw_plot("mse", mse);
-  ImGui::SameLine();
-  draw_plot("outputs", out);
+  draw_plot_pair("mse", std::move(mse), "outputs", std::move(out), plot_height_leaving(4.5f));
   const std::string predicted = m->uniform_noise_mse ? sci(*m->uniform_noise_mse) : "- (nf4: uneven steps)";
   draw_value_table("chosen", {{"chosen scheme: weight MSE, measured / D^2 / 12 from its scales",
                                sci(m->weight_mse) + " / " + predicted},

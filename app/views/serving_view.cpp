@@ -293,16 +293,11 @@ void draw_context_example(const ServingTheory& t) {
 
 // The context step's measured figures: the KV bytes each step reads and the step's time, against the keys attended.
 void draw_context_figures(const RunResult& r, const ServingMeasured& m, const ServingTheory& t) {
-  const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-  const float h = plot_height_leaving(1.5f);
-  PlotSpec bytes{
-      "KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}, {w, h}};
+  PlotSpec bytes{"KV bytes read per step", {"keys attended", "tokens", false}, {"KV read", "MB", false}, {}, {}};
   bytes.lines.push_back(run_series_line(r, "context_kv_bytes", theory_color(), SeriesStyle::Line));
-  draw_plot("kv_bytes", bytes);
-  ImGui::SameLine();
-  PlotSpec time{"Step time (measured)", {"keys attended", "tokens", false}, {"step", "ms", false}, {}, {}, {w, h}};
+  PlotSpec time{"Step time (measured)", {"keys attended", "tokens", false}, {"step", "ms", false}, {}, {}};
   time.lines.push_back(run_series_line(r, "context_step_ms", series_color(0), SeriesStyle::Markers));
-  draw_plot("step_time", time);
+  draw_plot_pair("kv_bytes", std::move(bytes), "step_time", std::move(time), plot_height_leaving(1.5f));
   if (!m.context_attended.empty())
     draw_note(fmt::format(
         "One sequence, prompt {} tokens, decoded to the end of the {}-token context. Token 1 attends over {} keys "

@@ -117,6 +117,12 @@ float plot_height_leaving(float rows_below);
 // Figures after it that compare with it take `kSecondFigureShare` of it.
 float main_figure_height();
 inline constexpr float kSecondFigureShare = 0.6f;
+// Two plots that compare, `a` and `b` at `height` each: side by side where each keeps at half the width at least
+// kSideBySideShare of the data area it would have at the full width, else one under the other at the full width, the
+// second scrolling into view (large text in a small window, where half the width wraps a title and a legend into
+// rows that leave a sliver of data).
+inline constexpr float kSideBySideShare = 0.6f;
+void draw_plot_pair(const char* id_a, PlotSpec a, const char* id_b, PlotSpec b, float height);
 // A step whose main figure stands under a table or a few bars: `context` first, then `figure`, except where the window
 // is short of room (window_is_short: presentation mode at 1280x720), where the figure comes first so that it is whole
 // on screen, and the context follows it.

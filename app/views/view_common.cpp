@@ -39,6 +39,18 @@ float main_figure_height() {
   return avail >= on_screen ? std::min(avail, main_figure_share()) : main_figure_share();
 }
 
+void draw_plot_pair(const char* id_a, PlotSpec a, const char* id_b, PlotSpec b, float height) {
+  const float full = ImGui::GetContentRegionAvail().x, half = (full - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const auto keeps_its_data = [&](const PlotSpec& spec) {
+    return plot_data_height(spec, {half, height}) >= kSideBySideShare * plot_data_height(spec, {full, height});
+  };
+  const bool side_by_side = keeps_its_data(a) && keeps_its_data(b);
+  a.size = b.size = {side_by_side ? half : full, height};
+  draw_plot(id_a, a);
+  if (side_by_side) ImGui::SameLine();
+  draw_plot(id_b, b);
+}
+
 void draw_context_and_figure(const std::function<void()>& context, const std::function<void()>& figure) {
   const bool figure_first = window_is_short();
   if (!figure_first) context();
