@@ -34,4 +34,17 @@ for lesson in "${lessons[@]}"; do
 done
 # One pass over every step's rectangles (LESSON-MODE-stepN.json), with the checker the real-window test uses too.
 python3 "$(dirname "$0")/figure_rule.py" "$out" "${lessons[@]}" || fail=1
+# Large text in presentation mode in a 1280x720 window: two plots that would keep a sliver of data side by side
+# (quant's step 2) lie one under the other.
+if [[ -f $out/quant-run.json ]]; then
+  "$bin" shot --open-run "$out/quant-run.json" --step 2 --size 1280x720 --present --text-scale 1.75 \
+    --widget-rects "$out/quant-large-text.json" -o "$out/quant-large-text.png" >/dev/null || fail=1
+  python3 - "$out/quant-large-text.json" <<'PAIR' || fail=1
+import json, sys
+plots = json.load(open(sys.argv[1]))["plots"]
+first, second = plots[0]["rect"], plots[1]["rect"]
+if second[1] < first[3]:
+    sys.exit("FAIL: quant step 2 with 1.75x text in presentation mode at 1280x720: its two plots are side by side")
+PAIR
+fi
 exit $fail
