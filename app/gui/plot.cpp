@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include "app/gui/figure_size.h"
 #include "app/gui/fit_text.h"
@@ -519,23 +520,23 @@ void draw_readout(ImDrawList* draw, const PlotSpec& spec, const PlotArea& a, con
   ImGui::SetTooltip("%s", readout.c_str());
 }
 
-// Frame and titles: the plot's title on top, then the y-axis title; returns where the plot area may start.
 // The title's height, wrapped to the frame's width, with the heading font (pushed by the caller).
 float wrapped_title_height(const PlotSpec& spec, ImVec2 size) {
   return ImGui::CalcTextSize(spec.title.c_str(), nullptr, false, std::max(size.x - 20 * ui_scale(), 1.0f)).y;
 }
 
-// How far below the frame's top edge the data's box starts: what draw_frame draws above it.
-float frame_top_height(const PlotSpec& spec, ImVec2 size, bool compact) {
+// How far below the frame's top edge the box for the legend and the data starts, under a title `title_height` tall
+// (0: none): what draw_frame draws above it. Compact: the title and the y axis's title share one line.
+float frame_top_height(float title_height, bool compact) {
   const float s = ui_scale();
-  ImGui::PushFont(heading_font());
-  const float title = compact ? ImGui::GetTextLineHeight() : spec.title.empty() ? 0 : wrapped_title_height(spec, size);
-  ImGui::PopFont();
-  if (compact) return 6 * s + title + 6 * s;
-  return 6 * s + (spec.title.empty() ? 0 : title + 4 * s) + ImGui::GetTextLineHeight() + 6 * s;
+  if (compact) return 6 * s + title_height + 6 * s;
+  return 6 * s + (title_height > 0 ? title_height + 4 * s : 0) + ImGui::GetTextLineHeight() + 6 * s;
 }
 
-// The frame, the title and the y axis's title, down to frame_top_height.
+// What lies under the data: the tick labels and the x axis's title.
+float below_data_height() { return 2 * ImGui::GetTextLineHeight() + 12 * ui_scale(); }
+
+// The frame and titles: the plot's title on top, then the y axis's title, down to frame_top_height.
 void draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 size, bool compact) {
   const float s = ui_scale();
   draw->AddRectFilled(origin, {origin.x + size.x, origin.y + size.y}, panel_color(), 4 * s);
@@ -573,8 +574,9 @@ void draw_frame(ImDrawList* draw, const PlotSpec& spec, ImVec2 origin, ImVec2 si
 
 // Where a plot of `size` at `origin` puts its parts, as draw_plot draws them: the frame (its size after the least
 // height and the view's cap), the box the tick labels and the legend leave for the data, the legend, and the data area.
-struct PlotGeometry {
+struct PlotLayout {
   ImVec2 size;
+  Range x, y;            // the data's ranges
   bool compact = false;  // a plot shorter than it should be (large text in a small window): titles on one line
   ImVec2 p0, p1;         // the box for the legend and the data
   LegendLayout legend;
@@ -582,9 +584,9 @@ struct PlotGeometry {
   bool room = false;  // false: no room for data, the frame alone
 };
 
-PlotGeometry plot_geometry(const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
+PlotLayout plot_layout(const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
   const float s = ui_scale();
-  PlotGeometry g;
+  PlotLayout g;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
@@ -593,17 +595,22 @@ PlotGeometry plot_geometry(const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
   size.y = within_view_height(std::max(size.y, kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing()));
   g.size = size;
   g.compact = size.y < kPlotMinHeightLines * ImGui::GetTextLineHeightWithSpacing();
-  const float top = origin.y + frame_top_height(spec, size, g.compact);
+  ImGui::PushFont(heading_font());
+  const float title_h = g.compact            ? ImGui::GetTextLineHeight()
+                        : spec.title.empty() ? 0.0f
+                                             : wrapped_title_height(spec, size);
+  ImGui::PopFont();
+  const float top = origin.y + frame_top_height(title_h, g.compact);
   // Tick labels left and below the plot area, the x-axis title under them. The margin fits the widest label of both
   // a sparse and the full-height tick set, since the area's height (and so its ticks, "-0.5" among them) is only
   // known once the margin is.
-  const auto [xr, yr] = data_ranges(spec);
+  std::tie(g.x, g.y) = data_ranges(spec);
   float label_w = 0;
   for (float pixels : {200.0f, size.y})
-    for (double v : ticks(yr.lo, yr.hi, spec.y.log, pixels))
+    for (double v : ticks(g.y.lo, g.y.hi, spec.y.log, pixels))
       label_w = std::max(label_w, ImGui::CalcTextSize(tick_label(v).c_str()).x);
   g.p0 = {origin.x + label_w + 18 * s, top};
-  g.p1 = {origin.x + size.x - 14 * s, origin.y + size.y - 2 * ImGui::GetTextLineHeight() - 12 * s};
+  g.p1 = {origin.x + size.x - 14 * s, origin.y + size.y - below_data_height()};
   if (g.p1.x - g.p0.x < 20 || g.p1.y - g.p0.y < 20) return g;
   // The legend goes above the plot area, where it can hide no data, in as many rows as leave the data three lines.
   const int legend_max_rows =
@@ -617,32 +624,29 @@ PlotGeometry plot_geometry(const PlotSpec& spec, ImVec2 origin, ImVec2 size) {
 }  // namespace
 
 float plot_data_height(const PlotSpec& spec, ImVec2 size) {
-  const PlotGeometry g = plot_geometry(spec, {0, 0}, size);
+  const PlotLayout g = plot_layout(spec, {0, 0}, size);
   return g.room ? g.p1.y - g.data_p0.y : 0.0f;
 }
 
 float plot_chrome_height(int legend_rows) {
-  const float s = ui_scale(), line = ImGui::GetTextLineHeight();
   ImGui::PushFont(heading_font());
   const float title = ImGui::GetTextLineHeight();
   ImGui::PopFont();
-  // As draw_frame and draw_plot lay them out: the title, the y axis's title, the legend above the data, and under it
+  // As plot_layout lays them out: a one-line title and the y axis's title, the legend above the data, and under it
   // the tick labels and the x axis's title.
-  const float frame = 6 * s + title + 4 * s + line + 6 * s;
-  const float legend = legend_rows > 0 ? float(legend_rows) * legend_row_height() + 4 * s : 0.0f;
-  return frame + legend + 2 * line + 12 * s;
+  const float legend = legend_rows > 0 ? float(legend_rows) * legend_row_height() + 4 * ui_scale() : 0.0f;
+  return frame_top_height(title, false) + legend + below_data_height();
 }
 
 void draw_plot(const char* id, const PlotSpec& spec) {
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const PlotGeometry g = plot_geometry(spec, origin, spec.size);
+  const PlotLayout g = plot_layout(spec, origin, spec.size);
   const ImVec2 size = g.size;
   ImGui::InvisibleButton("plot", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw_frame(draw, spec, origin, size, g.compact);
-  const auto [xr, yr] = data_ranges(spec);
   const ImVec2 p0 = g.p0, p1 = g.p1;
   // No room for data: the frame alone, reported with an empty data area so that a test sees the plot was squeezed.
   if (!g.room) {
@@ -652,7 +656,7 @@ void draw_plot(const char* id, const PlotSpec& spec) {
   }
   const LegendLayout& legend = g.legend;
   PlotArea area{
-      g.data_p0, p1, {xr.lo, xr.hi, spec.x.log, g.data_p0.x, p1.x}, {yr.lo, yr.hi, spec.y.log, p1.y, g.data_p0.y}};
+      g.data_p0, p1, {g.x.lo, g.x.hi, spec.x.log, g.data_p0.x, p1.x}, {g.y.lo, g.y.hi, spec.y.log, p1.y, g.data_p0.y}};
   std::vector<ImU32> colors;
   for (const auto& line : spec.lines) colors.push_back(line.color);
   // The legend above the data is part of the plot's area.
