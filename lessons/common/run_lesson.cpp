@@ -6,6 +6,7 @@
 
 #include "engine/address_space.h"
 #include "engine/file_io.h"
+#include "engine/freed_memory.h"
 
 namespace dlsys {
 
@@ -47,6 +48,7 @@ RunResult run_lesson(const Lesson& lesson, const ParamValues& params, BackendKin
   reserve_openblas_buffers(fmt::format("lesson '{}'", lesson.id()));
   MemoryLedger ledger;
   RunContext context{backend, params, control, ledger};
+  const KeepFreedMemory keep_freed_memory;  // steps that allocate and free again do not map fresh pages each time
   try {
     const RunConditionsProbe conditions;
     const RunRecord record = record_here_and_now();
