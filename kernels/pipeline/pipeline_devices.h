@@ -30,7 +30,8 @@ class PipelineDevice {
   virtual std::optional<int> gpus_used(const ExecutionResult& r) const = 0;
   // The share of a core the stage threads got while inside their ops (threads running side by side only).
   virtual std::optional<double> core_share(const ExecutionResult& r) const = 0;
-  // Whether the pipeline devices are fed by one host thread, so that they can end up taking turns.
+  // Whether the pipeline devices are streams that one host thread feeds (op by op, or as one graph), so that they can
+  // end up taking turns.
   virtual bool fed_by_one_host_thread() const = 0;
 };
 

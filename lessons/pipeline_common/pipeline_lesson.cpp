@@ -560,9 +560,9 @@ PipelineMeasured measured_of(const pipeline::PipelineDevice& device, const Sched
       mr.bubble_fraction > mr.replay_bubble_fraction + 0.1)
     mr.serial_caveat = fmt::format(
         "The devices took turns: the measured idle share {:.2f} sits at (p - 1)/p = {:.2f}, what {} devices working "
-        "one at a time give for any m, far above the replay's {:.2f}. Here the devices are streams of one GPU fed by "
-        "one host thread (see the notes), and their ops did not run side by side, so this measurement cannot show "
-        "the schedule's bubble; the replay and the theory can",
+        "one at a time give for any m, far above the replay's {:.2f}. Here the devices are streams of one GPU (the "
+        "notes say how their ops were launched), and their ops did not run side by side, so this measurement cannot "
+        "show the schedule's bubble; the replay and the theory can",
         mr.bubble_fraction, taking_turns, s.devices(), mr.replay_bubble_fraction);
   return mr;
 }
@@ -712,7 +712,7 @@ Timeline theory_timeline(const PipelineParams& params) {
 }
 
 const char* waiting_overheads_cause(const std::string& backend_kind) {
-  return backend_kind == "cuda" ? "one host thread launching every op, event waits, copies"
+  return backend_kind == "cuda" ? "launches, waits between streams, copies"
                                 : "thread wake-up, copies, other processes on the cores";
 }
 

@@ -57,6 +57,12 @@ class Resources {
     DLSYS_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // fp32 products, as on the CPU: no TF32
     return h;
   }
+  // `graph` (work captured on `gpu`'s streams) instantiated, to be launched again and again.
+  cudaGraphExec_t graph_exec(int gpu, cudaGraph_t graph) {
+    return created<cudaGraphExec_t>(
+        gpu, [&](cudaGraphExec_t& made) { DLSYS_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0)); },
+        [](cudaGraphExec_t made) { cudaGraphExecDestroy(made); });
+  }
   // A release of something created elsewhere (an NCCL communicator), run in the same reverse order.
   void later(std::function<void()> release) { undo_.push_back(std::move(release)); }
 

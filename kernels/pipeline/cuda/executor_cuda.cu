@@ -8,10 +8,16 @@
 //               kernels for relu, its mask and the loss gradient, cudaMemcpyAsync for the residuals. A DualPipe F&B
 //               pair runs its two halves one after the other on its device's stream (nothing overlaps them).
 //   order     - one host thread enqueues every op, in an order where each op's inputs were enqueued before it
-//               (legal_order). Each stream runs its device's ops in the schedule's order and waits on the end events
-//               of the ops on other devices that it needs (cudaStreamWaitEvent). Where ops are shorter than their
-//               launches (small hidden x microbatch), the host's launch rate shows up as idle time.
-//   timing    - a cudaEvent before and after every op, read against a start event on the same GPU. With several
+//               (legal_order). Each stream runs its device's ops in the schedule's order and waits on the ops on
+//               other devices that it needs (cudaStreamWaitEvent).
+//   launch    - on one GPU the step is a CUDA Graph: after a first step launched op by op (which grows the pool and
+//               lets cuBLAS set itself up), the host enqueues the step once more under stream capture, and every
+//               step after that is one launch of the graph. The GPU then holds the whole step at once. Launched op
+//               by op, ops shorter than their launches (small hidden x microbatch) ran at the host's pace, one
+//               after the other, and the emulated devices took turns whatever the schedule. Where capture fails,
+//               the run goes on op by op and says why. With a GPU per device the ops are launched one by one.
+//   timing    - a cudaEvent before and after every op (in the graph: record nodes, cudaEventRecordExternal, which
+//               record the time at every launch), read against a start event on the same GPU. With several
 //               GPUs, one start event per GPU, recorded one after the other right after a synchronize: their clocks
 //               agree to the host's launch skew (microseconds).
 //   memory    - every activation is one (rows, hidden) buffer from a per-GPU pool that grows in the first step and
@@ -24,6 +30,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,9 +76,9 @@ struct Activation {
   int account = 0;  // a pipeline device (its activations), or p for "p2p gradients", as the CPU executor counts them
 };
 
-// Equal-sized buffers per GPU. A released buffer remembers the end event of the op that released it (its last
+// Equal-sized buffers per GPU. A released buffer remembers the done event of the op that released it (its last
 // user): a stream that takes it over waits for that event, so reuse never races an op still reading it.
-// Ops are enqueued by one host thread, so an op may release a buffer before its end event is recorded: only its
+// Ops are enqueued by one host thread, so an op may release a buffer before its done event is recorded: only its
 // own stream can take the buffer before that record happens.
 class ActivationPool {
  public:
@@ -133,12 +141,23 @@ void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k
                                k, &one, B, trans_b ? k : n, A, trans_a ? m : k, &beta, C, n));
 }
 
+// How the host hands a step's ops to the GPU.
+enum class Launch { EachOp, Graph };
+
+// The step could not be captured as a CUDA Graph (why); the run can go on with its ops launched one by one.
+struct GraphCaptureFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // One pipeline device: its stream (on its own GPU, or on GPU 0 when emulated) and the events around its ops.
 struct Device {
   int gpu = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  std::vector<cudaEvent_t> begin, end, copy;  // per op in list order; copy: before the op's outgoing message
+  // Per op in list order: timing events before it, after it and before its outgoing message; and `done`, what other
+  // streams and the next user of a released buffer wait for. Launched op by op, `done` is the end event itself. In
+  // a graph a timing event is a record node, not a dependency, so `done` is an event of its own, recorded after it.
+  std::vector<cudaEvent_t> begin, end, copy, done;
 };
 
 // What a micro-batch leaves on a stage between its F and its last backward op (as in the CPU executor).
@@ -158,10 +177,11 @@ struct StageInstance {
 
 class GpuPipeline {
  public:
-  GpuPipeline(const Schedule& s, const ExecutorConfig& c, const Placement& placement)
+  GpuPipeline(const Schedule& s, const ExecutorConfig& c, const Placement& placement, Launch launch)
       : s_(s),
         rows_(c.microbatch_rows),
         h_(c.hidden),
+        launch_(launch),
         pool_(resources_, placement.gpus_used, std::size_t(c.microbatch_rows) * c.hidden, ledger_tags(s)),
         order_(legal_order(s)) {
     const int p = s.devices();
@@ -174,9 +194,11 @@ class GpuPipeline {
         dev.begin.push_back(resources_.event(dev.gpu, true));
         dev.end.push_back(resources_.event(dev.gpu, true));
         dev.copy.push_back(resources_.event(dev.gpu, true));
+        dev.done.push_back(launch == Launch::Graph ? resources_.event(dev.gpu, false) : dev.end.back());
         position_[key(s.device_ops[d][i])] = i;
       }
       devices_.push_back(dev);
+      if (launch == Launch::Graph) joins_.push_back(resources_.event(dev.gpu, false));
     }
     for (int g = 0; g < placement.gpus_used; ++g) start_.push_back(resources_.event(g, true));
     enable_peer_access(placement);
@@ -184,8 +206,30 @@ class GpuPipeline {
     upload_inputs();
   }
 
-  // One training step: gradients zeroed, then every op enqueued; `one_at_a_time` waits for each op before the next.
+  // One training step: gradients zeroed, then every op enqueued, or the step's graph launched (captured at the first
+  // step, after that step has run op by op); `one_at_a_time` waits for each op before the next.
   void step(bool one_at_a_time) {
+    if (launch_ == Launch::Graph && graph_ == nullptr) {
+      zero_gradients();
+      record_starts();
+      enqueue_ops(false);
+      synchronize();
+      pool_.forget_fences();
+      capture();
+    }
+    zero_gradients();
+    if (graph_ != nullptr) {
+      DLSYS_CUDA_CHECK(cudaSetDevice(devices_[0].gpu));
+      DLSYS_CUDA_CHECK(cudaGraphLaunch(graph_, devices_[0].stream));
+    } else {
+      record_starts();
+      enqueue_ops(one_at_a_time);
+    }
+    synchronize();
+  }
+
+  // The accumulated weight gradients set to zero on every device, and nothing of an earlier step still running.
+  void zero_gradients() {
     for (int d = 0; d < s_.devices(); ++d) {
       const Device& dev = devices_[d];
       DLSYS_CUDA_CHECK(cudaSetDevice(dev.gpu));
@@ -199,7 +243,10 @@ class GpuPipeline {
     }
     synchronize();
     pool_.forget_fences();
-    // The start events, at one host moment: the first device on a GPU records its GPU's, the others wait for it.
+  }
+
+  // The start events, at one host moment: the first device on a GPU records its GPU's, the others wait for it.
+  void record_starts() {
     std::vector<bool> started(start_.size(), false);
     for (Device& dev : devices_) {
       DLSYS_CUDA_CHECK(cudaSetDevice(dev.gpu));
@@ -209,11 +256,50 @@ class GpuPipeline {
         DLSYS_CUDA_CHECK(cudaStreamWaitEvent(dev.stream, start_[dev.gpu], 0));
       started[dev.gpu] = true;
     }
+  }
+
+  void enqueue_ops(bool one_at_a_time) {
     for (const auto& [d, i] : order_) {
       run(d, i);
       if (one_at_a_time) DLSYS_CUDA_CHECK(cudaStreamSynchronize(devices_[d].stream));
     }
-    synchronize();
+  }
+
+  // The step's ops enqueued once more under stream capture (one GPU): the first device's stream records the start
+  // and forks to the others, which join it again at the end; the graph is instantiated once. Relaxed capture, so
+  // that nothing this thread does outside the streams is refused. A call that cannot be captured ends the capture
+  // and throws GraphCaptureFailed.
+  void capture() {
+    Device& origin = devices_[0];
+    DLSYS_CUDA_CHECK(cudaSetDevice(origin.gpu));
+    cudaGraph_t graph = nullptr;
+    try {
+      DLSYS_CUDA_CHECK(cudaStreamBeginCapture(origin.stream, cudaStreamCaptureModeRelaxed));
+      capturing_ = true;
+      mark(start_[origin.gpu], origin.stream);
+      DLSYS_CUDA_CHECK(cudaEventRecord(joins_[0], origin.stream));
+      for (std::size_t d = 1; d < devices_.size(); ++d)
+        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(devices_[d].stream, joins_[0], 0));
+      enqueue_ops(false);
+      for (std::size_t d = 1; d < devices_.size(); ++d) {
+        DLSYS_CUDA_CHECK(cudaEventRecord(joins_[d], devices_[d].stream));
+        DLSYS_CUDA_CHECK(cudaStreamWaitEvent(origin.stream, joins_[d], 0));
+      }
+      capturing_ = false;
+      DLSYS_CUDA_CHECK(cudaStreamEndCapture(origin.stream, &graph));
+      graph_ = resources_.graph_exec(origin.gpu, graph);
+    } catch (const std::exception& e) {
+      if (capturing_) {
+        cudaGraph_t partial = nullptr;
+        cudaStreamEndCapture(origin.stream, &partial);
+        if (partial != nullptr) cudaGraphDestroy(partial);
+        capturing_ = false;
+      }
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw GraphCaptureFailed(e.what());
+    }
+    cudaGraphDestroy(graph);
   }
 
   // The step's timestamps, in us from its GPU's start event.
@@ -348,27 +434,34 @@ class GpuPipeline {
     DLSYS_CUDA_CHECK(cudaSetDevice(dev.gpu));
     for (const Op& dep : dependencies(s_, op)) {
       const int from = s_.device_of(dep.micro_batch, dep.stage);
-      if (from != d) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(dev.stream, devices_[from].end[position_.at(key(dep))], 0));
+      if (from != d) DLSYS_CUDA_CHECK(cudaStreamWaitEvent(dev.stream, devices_[from].done[position_.at(key(dep))], 0));
     }
-    DLSYS_CUDA_CHECK(cudaEventRecord(dev.begin[i], dev.stream));
+    mark(dev.begin[i], dev.stream);
     StageInstance& inst = instance(d, s_.chunk_of(op.micro_batch, op.stage));
     Stash& st = inst.stash[op.micro_batch];
-    current_ = Current{d, dev.end[i]};
+    current_ = Current{d, dev.done[i]};
     if (op.kind == OpKind::F)
       forward(d, i, inst, st, op);
     else if (op.kind == OpKind::B)
       backward(d, i, inst, st, op);
     else
       weight(dev, inst, st);
-    DLSYS_CUDA_CHECK(cudaEventRecord(dev.end[i], dev.stream));
+    mark(dev.end[i], dev.stream);
+    if (dev.done[i] != dev.end[i]) DLSYS_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.stream));
+  }
+
+  // A timing event; under capture a record node, which records the time at every launch of the graph.
+  void mark(cudaEvent_t event, cudaStream_t stream) {
+    DLSYS_CUDA_CHECK(capturing_ ? cudaEventRecordWithFlags(event, stream, cudaEventRecordExternal)
+                                : cudaEventRecord(event, stream));
   }
 
   Activation acquire(int holder, int account) {
     const Device& dev = devices_[current_.device];
     return pool_.acquire(devices_[holder].gpu, account, current_.device, dev.stream);
   }
-  // Released as the op is enqueued; the op's end event (recorded when its enqueue finishes) fences its reuse.
-  void release(Activation& a) { pool_.release(a, current_.end, current_.device); }
+  // Released as the op is enqueued; the op's done event (recorded when its enqueue finishes) fences its reuse.
+  void release(Activation& a) { pool_.release(a, current_.done, current_.device); }
   void release_all(std::vector<Activation>& list) {
     for (Activation& a : list) release(a);
     list.clear();
@@ -379,7 +472,7 @@ class GpuPipeline {
     Device& dev = devices_[d];
     const int receiver = s_.device_of(to.micro_batch, to.stage);
     Activation message = acquire(receiver, account);
-    DLSYS_CUDA_CHECK(cudaEventRecord(dev.copy[i], dev.stream));
+    mark(dev.copy[i], dev.stream);
     const int to_gpu = devices_[receiver].gpu;
     if (to_gpu != dev.gpu)
       DLSYS_CUDA_CHECK(cudaMemcpyPeerAsync(message.data, to_gpu, out.data, dev.gpu, activation_bytes(), dev.stream));
@@ -488,18 +581,22 @@ class GpuPipeline {
 
   const Schedule& s_;
   int rows_, h_;
+  Launch launch_;
   Resources resources_;  // declared before everything that holds its allocations
   ActivationPool pool_;
   std::vector<std::pair<int, std::size_t>> order_;
   std::vector<Device> devices_;
   std::vector<cudaEvent_t> start_;  // per GPU
+  std::vector<cudaEvent_t> joins_;  // graph, per device: the first's forks the capture to the others, theirs join it
+  cudaGraphExec_t graph_ = nullptr;
+  bool capturing_ = false;
   std::vector<StageInstance> instances_;
   std::vector<float*> inputs_;                     // per micro-batch, (rows, hidden)
   std::map<std::uint64_t, std::size_t> position_;  // op -> its index in its device's list
   std::map<std::uint64_t, Activation> inbox_;      // messages by the op that will consume them
   struct Current {
     int device = 0;
-    cudaEvent_t end = nullptr;
+    cudaEvent_t done = nullptr;
   };
   Current current_;  // the op being enqueued
 };
@@ -541,6 +638,26 @@ void check_fits(const Schedule& s, const ExecutorConfig& c, const Placement& pla
   }
 }
 
+// A pipeline on the GPUs and the steps it ran, warm-up left out.
+struct Ran {
+  std::unique_ptr<GpuPipeline> pipe;
+  std::vector<MeasuredStep> steps;
+};
+
+Ran run_steps(const Schedule& s, const ExecutorConfig& c, const Placement& placement, Launch launch,
+              const RunControl& control) {
+  const bool one_at_a_time = c.mode == ExecutionMode::Replayed;
+  Ran ran{std::make_unique<GpuPipeline>(s, c, placement, launch), {}};
+  for (int i = 0; i < c.warmup_steps + std::max(1, c.repeats); ++i) {
+    control.check_cancelled();
+    ran.pipe->step(one_at_a_time);
+    MeasuredStep step = ran.pipe->read_step();
+    if (one_at_a_time) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
+    if (i >= c.warmup_steps) ran.steps.push_back(std::move(step));
+  }
+  return ran;
+}
+
 }  // namespace
 
 Placement place_devices(int devices) {
@@ -579,6 +696,7 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
         s.devices(), placement.gpus_visible, placement.gpus_visible == 1 ? "" : "s"));
   check_fits(s, c, placement);
   const bool one_at_a_time = c.mode == ExecutionMode::Replayed;
+  const Launch launch = !one_at_a_time && placement.gpus_used == 1 ? Launch::Graph : Launch::EachOp;
 
   ExecutionResult result;
   result.mode = one_at_a_time ? "replayed" : placement.emulated ? "emulated" : "concurrent";
@@ -590,29 +708,35 @@ ExecutionResult execute_schedule(const Schedule& s, const ExecutorConfig& c, Mem
     result.notes.push_back(
         "more than 8 streams share the GPU's hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), so "
         "ops of different devices may queue behind each other");
+
+  std::string capture_failure;
+  Ran ran;
+  try {
+    ran = run_steps(s, c, placement, launch, control);
+  } catch (const GraphCaptureFailed& e) {
+    capture_failure = e.what();
+    ran = run_steps(s, c, placement, Launch::EachOp, control);
+  }
   if (one_at_a_time)
     result.notes.push_back(
         "replayed: every op ran alone on its stream (the host waited for it), and its measured duration was "
         "replayed on the schedule");
-  else
+  else if (launch == Launch::Graph && capture_failure.empty())
     result.notes.push_back(
-        "one host thread launches every op; where ops are shorter than their launches (small hidden x microbatch) "
-        "the launch rate shows up as idle time");
-
-  GpuPipeline pipe(s, c, placement);
-  std::vector<MeasuredStep> steps;
-  for (int i = 0; i < c.warmup_steps + std::max(1, c.repeats); ++i) {
-    control.check_cancelled();
-    pipe.step(one_at_a_time);
-    MeasuredStep step = pipe.read_step();
-    if (one_at_a_time) step.timing = simulate(s, measured_model(step.durations_us), 0.0);
-    if (i >= c.warmup_steps) steps.push_back(std::move(step));
-  }
-  result.grad_max_rel_err = gradient_max_rel_err(
-      s, c, ledger,
-      [&](int stage, int block, int which, std::vector<double>& sum) { pipe.add_gradient(stage, block, which, sum); });
-  report_steps(s, steps, result);
-  for (int d = 0; d < s.devices(); ++d) result.peak_activation_bytes.push_back(pipe.peak_activation_bytes(d));
+        "every timed step is one launch of a CUDA Graph, captured once from the step's ops: the GPU holds the whole "
+        "step at once and runs each op when its inputs are ready, however short the ops are");
+  else
+    result.notes.push_back(fmt::format(
+        "{}one host thread launches every op; where ops are shorter than their launches (small hidden x "
+        "microbatch) the launch rate shows up as idle time",
+        capture_failure.empty() ? ""
+                                : "the step could not be captured as a CUDA Graph (" + capture_failure + "), so "));
+  result.grad_max_rel_err =
+      gradient_max_rel_err(s, c, ledger, [&](int stage, int block, int which, std::vector<double>& sum) {
+        ran.pipe->add_gradient(stage, block, which, sum);
+      });
+  report_steps(s, ran.steps, result);
+  for (int d = 0; d < s.devices(); ++d) result.peak_activation_bytes.push_back(ran.pipe->peak_activation_bytes(d));
   return result;
 }
 
