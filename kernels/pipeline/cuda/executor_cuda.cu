@@ -156,7 +156,8 @@ struct Device {
   cublasHandle_t blas = nullptr;
   // Per op in list order: timing events before it, after it and before its outgoing message; and `done`, what other
   // streams and the next user of a released buffer wait for. Launched op by op, `done` is the end event itself. In
-  // a graph a timing event is a record node, not a dependency, so `done` is an event of its own, recorded after it.
+  // a graph the timing events are captured as record nodes, and `done` is an event of its own, recorded after the
+  // end and captured as a plain dependency, so that the graph's order never rests on a timing node.
   std::vector<cudaEvent_t> begin, end, copy, done;
 };
 
