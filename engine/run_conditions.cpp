@@ -63,11 +63,22 @@ RunConditions RunConditionsProbe::finish() const {
 }
 
 std::string RunConditions::sentence() const {
-  if (!disturbed()) return {};
+  if (!disturbed() && !window_disturbed()) return {};
+  std::string what, remedy;
+  if (disturbed()) {
+    what =
+        fmt::format("Other programs kept {:.1f} of this machine's {} cores busy", other_busy_cores, hardware_threads);
+    remedy = "close what you can";
+  }
+  if (window_disturbed()) {
+    what += fmt::format("{} kept {:.2f} of a core busy drawing itself",
+                        what.empty() ? "This window" : ", and this window", window_cpu_cores);
+    remedy += std::string(remedy.empty() ? "" : ", ") + "keep the mouse still while it runs";
+  }
   return fmt::format(
-      "Other programs kept {:.1f} of this machine's {} cores busy during this run, so its timings are slower and "
-      "more scattered than the theory assumes: close what you can and press Run again.",
-      other_busy_cores, hardware_threads);
+      "{} during this run, so its timings are slower and more scattered than the theory assumes: {} and press Run "
+      "again.",
+      what, remedy);
 }
 
 }  // namespace dlsys

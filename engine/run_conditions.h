@@ -17,9 +17,14 @@ struct RunConditions {
   int hardware_threads = 0;
   double load_average = 0;  // the 1-minute load average at the end
 
-  // Other processes took at least a quarter of a core: enough to stretch and scatter the timings.
-  bool disturbed() const { return other_busy_cores >= 0.25; }
-  // One plain sentence for the screen: what was disturbed, how much, and what to do; empty when nothing was.
+  // A quarter of a core or more taken from a run: enough to stretch and scatter its timings.
+  static constexpr double kDisturbingCores = 0.25;
+  // Other processes took that much.
+  bool disturbed() const { return other_busy_cores >= kDisturbingCores; }
+  // The lab's own window took that much drawing itself while the run measured: with Mesa's software renderer a frame
+  // at 1920x1080 costs about 30 ms, and moving the mouse over the window draws frames at full rate.
+  bool window_disturbed() const { return window_cpu_cores >= kDisturbingCores; }
+  // One plain sentence for the screen: what disturbed the run, how much, and what to do; empty when nothing did.
   std::string sentence() const;
 };
 

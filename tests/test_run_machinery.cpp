@@ -74,6 +74,23 @@ TEST_CASE("a run says it was disturbed only when other programs took a quarter o
   CHECK(measured.own_cpu_cores <= measured.hardware_threads + 0.1);
 }
 
+TEST_CASE("a run drawn over by its own window says so, beside or without other programs") {
+  RunConditions calm{.wall_s = 2, .window_cpu_cores = 0.1, .hardware_threads = 2};
+  CHECK_FALSE(calm.window_disturbed());
+  CHECK(calm.sentence().empty());
+  RunConditions drawn{.wall_s = 2, .window_cpu_cores = 0.3, .hardware_threads = 2};
+  CHECK(drawn.window_disturbed());
+  CHECK_FALSE(drawn.disturbed());  // the lessons' own notes on other programs stay out of it
+  CHECK(drawn.sentence() ==
+        "This window kept 0.30 of a core busy drawing itself during this run, so its timings are slower and more "
+        "scattered than the theory assumes: keep the mouse still while it runs and press Run again.");
+  RunConditions both{.wall_s = 2, .other_busy_cores = 1.0, .window_cpu_cores = 0.3, .hardware_threads = 2};
+  CHECK(both.sentence() ==
+        "Other programs kept 1.0 of this machine's 2 cores busy, and this window kept 0.30 of a core busy drawing "
+        "itself during this run, so its timings are slower and more scattered than the theory assumes: close what "
+        "you can, keep the mouse still while it runs and press Run again.");
+}
+
 TEST_CASE("a ceiling is the best ever measured under its key, kept in the config folder") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dlsys-ceiling-test";
   std::filesystem::remove_all(dir);

@@ -14,9 +14,12 @@ namespace {
 constexpr int kEagerFramesAfterInput = 10;
 // How often an idle window wakes: view animations tick every half second or slower.
 constexpr double kIdleTickS = 0.2;
-// While a run measures, its progress bar needs no more than this.
-constexpr double kRunTickS = 0.25;
-// A harness counting frames waits for them; the frames it gets are built, and rendered only when they change.
+// While a run measures, its progress bar needs no more than this: with Mesa's software renderer a frame at 1920x1080
+// costs about 30 ms of the cores the run measures on, so four frames a second took an eighth of a core.
+constexpr double kRunTickS = 0.5;
+// A harness counting frames waits for them; the frames it gets are built, and rendered only when they change. While a
+// run measures, it gets them at kRunTickS as a user's window draws: at display rate a changing progress bar kept
+// Mesa's software renderer drawing on a third to three quarters of a core, taken from the run it was watching.
 constexpr double kObservedTickS = 1.0 / 60.0;
 
 std::atomic<bool> input_seen{true};
@@ -65,7 +68,7 @@ void FramePacer::wait(bool run_going, bool scripted, bool observed) {
     if (eager_frames_left_ > 0) --eager_frames_left_;
     glfwPollEvents();
   } else {
-    glfwWaitEventsTimeout(observed ? kObservedTickS : run_going ? kRunTickS : kIdleTickS);
+    glfwWaitEventsTimeout(run_going ? kRunTickS : observed ? kObservedTickS : kIdleTickS);
   }
 }
 

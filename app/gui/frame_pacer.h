@@ -17,7 +17,8 @@ class FramePacer {
   explicit FramePacer(GLFWwindow* window);
 
   // Blocks until input arrives or the next tick is due. `scripted` screenshots never wait; a test harness that
-  // watches the frame counter (`observed`) gets frames at display rate, still rendered only when they change.
+  // watches the frame counter (`observed`) gets frames at display rate, still rendered only when they change, except
+  // while a run measures.
   void wait(bool run_going, bool scripted, bool observed);
   // Whether this frame must reach the screen: its draw data or the framebuffer changed, or `forced` (screenshots).
   bool should_render(const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height, bool forced);
