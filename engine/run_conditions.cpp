@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace dlsys {
 
@@ -63,17 +65,29 @@ RunConditions RunConditionsProbe::finish() const {
 }
 
 std::string RunConditions::sentence() const {
-  if (!disturbed() && !window_disturbed()) return {};
-  std::string what, remedy;
-  if (disturbed()) {
-    what =
-        fmt::format("Other programs kept {:.1f} of this machine's {} cores busy", other_busy_cores, hardware_threads);
-    remedy = "close what you can";
-  }
-  if (window_disturbed()) {
-    what += fmt::format("{} kept {:.2f} of a core busy drawing itself",
-                        what.empty() ? "This window" : ", and this window", window_cpu_cores);
-    remedy += std::string(remedy.empty() ? "" : ", ") + "keep the mouse still while it runs";
+  // Each cause with the cores it took, what to do about it, and its words; the larger first, since a band that cannot
+  // show the whole sentence shows its start.
+  struct Cause {
+    double cores;
+    std::string what, remedy;
+  };
+  std::vector<Cause> causes;
+  if (disturbed())
+    causes.push_back(
+        {other_busy_cores,
+         fmt::format("other programs kept {:.1f} of this machine's {} cores busy", other_busy_cores, hardware_threads),
+         "close what you can"});
+  if (window_disturbed())
+    causes.push_back({window_cpu_cores,
+                      fmt::format("this window kept {:.2f} of a core busy drawing itself", window_cpu_cores),
+                      "keep the mouse still while it runs"});
+  if (causes.empty()) return {};
+  std::stable_sort(causes.begin(), causes.end(), [](const Cause& a, const Cause& b) { return a.cores > b.cores; });
+  std::string what = causes[0].what, remedy = causes[0].remedy;
+  what[0] = char(std::toupper(static_cast<unsigned char>(what[0])));
+  if (causes.size() > 1) {
+    what += ", and " + causes[1].what;
+    remedy += ", " + causes[1].remedy;
   }
   return fmt::format(
       "{} during this run, so its timings are slower and more scattered than the theory assumes: {} and press Run "

@@ -89,6 +89,12 @@ TEST_CASE("a run drawn over by its own window says so, beside or without other p
         "Other programs kept 1.0 of this machine's 2 cores busy, and this window kept 0.30 of a core busy drawing "
         "itself during this run, so its timings are slower and more scattered than the theory assumes: close what "
         "you can, keep the mouse still while it runs and press Run again.");
+  // The larger cause comes first: a band too narrow for the whole sentence shows its start.
+  RunConditions mostly_drawn{.wall_s = 2, .other_busy_cores = 0.3, .window_cpu_cores = 0.5, .hardware_threads = 2};
+  CHECK(mostly_drawn.sentence() ==
+        "This window kept 0.50 of a core busy drawing itself, and other programs kept 0.3 of this machine's 2 cores "
+        "busy during this run, so its timings are slower and more scattered than the theory assumes: keep the mouse "
+        "still while it runs, close what you can and press Run again.");
 }
 
 TEST_CASE("a ceiling is the best ever measured under its key, kept in the config folder") {
