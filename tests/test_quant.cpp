@@ -167,8 +167,9 @@ TEST_CASE("quantized GEMV matches the double reference of its dequantized weight
             std::vector<float> y(static_cast<std::size_t>(rows));
             std::vector<double> ref(static_cast<std::size_t>(rows));
             gemv_quantized(q, x.data(), y.data(), 2);
-            gemv_reference(q, x.data(), ref.data());
-            REQUIRE(gemv_max_relative_error(q, x.data(), y.data(), ref.data()) <= gemv_error_tolerance(cols));
+            const std::vector<float> x_used = gemv_x_as_used(q, x.data());
+            gemv_reference(q, x_used.data(), ref.data());
+            REQUIRE(gemv_max_relative_error(q, x_used.data(), y.data(), ref.data()) <= gemv_error_tolerance(cols));
           }
 }
 
@@ -177,8 +178,21 @@ TEST_CASE("a wrong GEMV is caught: one code changed makes the check fail") {
   QuantizedMatrix q = quantize(w.data(), 8, 64, {Scheme::Absmax, Granularity::Block, 4, 16, false});
   std::vector<float> y(8);
   std::vector<double> ref(8);
-  gemv_reference(q, x.data(), ref.data());
+  const std::vector<float> x_used = gemv_x_as_used(q, x.data());
+  gemv_reference(q, x_used.data(), ref.data());
   q.codes[5] ^= 0x0F;  // a kernel reading one wrong nibble
   gemv_quantized(q, x.data(), y.data(), 1);
-  CHECK(gemv_max_relative_error(q, x.data(), y.data(), ref.data()) > gemv_error_tolerance(64));
+  CHECK(gemv_max_relative_error(q, x_used.data(), y.data(), ref.data()) > gemv_error_tolerance(64));
+}
+
+TEST_CASE("integer codes multiply x as int8 with one scale, max |x| / 127; NF4 codes multiply x as it is") {
+  const std::vector<float> w = seeded(4 * 64, 2), x = {0.5f, -1.27f, 0.0f, 0.0049f, 0.0051f, 1.0f, -0.634f};
+  const QuantizedMatrix int4 = quantize(w.data(), 4, 7, {Scheme::Absmax, Granularity::Block, 4, 64, false});
+  const float scale = 1.27f / 127;
+  const std::vector<float> used = gemv_x_as_used(int4, x.data());
+  const std::vector<float> expected = {50 * scale, -127 * scale, 0, 0, 1 * scale, 100 * scale, -63 * scale};
+  REQUIRE(used.size() == expected.size());
+  for (std::size_t j = 0; j < used.size(); ++j) CHECK(used[j] == expected[j]);
+  const QuantizedMatrix nf4 = quantize(w.data(), 4, 7, {Scheme::Nf4, Granularity::Block, 4, 64, false});
+  CHECK(gemv_x_as_used(nf4, x.data()) == x);
 }

@@ -63,6 +63,8 @@ class CpuGemv {
     if (q.spec.scheme != Scheme::Nf4) buffers.push_back({q.zeros.data(), q.zeros.size() * sizeof(float)});
     return time([&] { gemv_quantized(q, x, y, threads_); }, buffers);
   }
+  // x as quantized() multiplies it.
+  std::vector<float> quantized_x(const QuantizedMatrix& q, const float* x) const { return gemv_x_as_used(q, x); }
 
   // What a GEMV that only streamed its weights would read, on the GEMVs' threads, flushed as they are.
   double bandwidth_gbps() const { return hardware::measure_read_stream_gbps(threads_); }
@@ -72,9 +74,12 @@ class CpuGemv {
     const int hardware_threads = describe_cpu().threads;
     if (threads_ > hardware_threads)
       out.push_back(fmt::format("{} threads time-share {} hardware threads", threads_, hardware_threads));
-    out.push_back(fmt::format("GEMV: {} kernels; before each timed call the weights are flushed from the caches{}",
-                              gemv_instruction_set(),
-                              can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
+    out.push_back(fmt::format(
+        "GEMV: {} kernels; integer codes multiply x quantized to int8 (one scale for the "
+        "vector, as llama.cpp's CPU kernels do) and each is checked against a reference on that "
+        "x, NF4 codes multiply x in fp32; before each timed call the weights are flushed from "
+        "the caches{}",
+        gemv_instruction_set(), can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
     return out;
   }
 
@@ -113,6 +118,10 @@ class CudaGemv {
   }
   TimingStats quantized(const QuantizedMatrix& q, const float* x, float* y) const {
     return cuda::gemv_quantized(q, x, y, gemv_measure_options(repeats_));
+  }
+  // The GPU's code kernel multiplies x as it is.
+  std::vector<float> quantized_x(const QuantizedMatrix& q, const float* x) const {
+    return std::vector<float>(x, x + q.cols);
   }
 
   double bandwidth_gbps() const {

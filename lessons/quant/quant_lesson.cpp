@@ -245,7 +245,7 @@ std::string QuantLesson::text_report(const RunResult& r) const {
                        m->bandwidth_gbps > 0 ? 100 * g.gbps / m->bandwidth_gbps : 0.0, fp32_us / g.gemv_us,
                        g.wrong ? "WRONG against its reference" : "matches its reference");
   out += "what the lesson expects:\n";
-  out += fmt::format("  int8 weight-only GEMV {:.2f}x faster than fp32 in this run: {}\n", m->int8_speedup,
+  out += fmt::format("  int8 GEMV {:.2f}x faster than fp32 in this run: {}\n", m->int8_speedup,
                      m->int8_as_expected ? "at least twice as fast, as expected: time follows bytes per weight"
                                          : "NOT twice as fast, which the lesson does not expect");
   if (n != 4096) out += "  (the expectation is for n = 4096)\n";

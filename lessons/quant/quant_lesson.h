@@ -8,7 +8,7 @@ namespace dlsys {
 
 // Lesson `quant` (course T24, with QLoRA's 4-bit base from T23): integer and NormalFloat quantization of a trained
 // model's real weights, error against bits and granularity beside the D^2 / 12 noise, an outlier channel and
-// LLM.int8()'s split, weight-only int8 and int4 GEMV timed against fp32 and fp16 at batch 1, and 2:4 sparsity.
+// LLM.int8()'s split, int8 and int4 GEMV timed against fp32 and fp16 at batch 1, and 2:4 sparsity.
 class QuantLesson final
     : public TypedLesson<quant::QuantParams, quant::QuantTheory, quant::QuantMeasured, quant::QuantSteps> {
  public:
@@ -24,7 +24,7 @@ class QuantLesson final
   DLSYS_LESSON_OVERRIDES(params, read_params, theory_of, check_params, budget_of, step_data_of, run_with, text_report)
 };
 
-// What the lesson expects: int8 weight-only GEMV at 4096 x 4096 at least this many times faster than fp32, measured in
+// What the lesson expects: int8 GEMV at 4096 x 4096 at least this many times faster than fp32, measured in
 // the same run. The text report says the verdict in words.
 inline constexpr double kInt8GemvSpeedupAtLeast = 2.0;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "engine/parallel.h"
@@ -43,10 +44,14 @@ void unpack_nibbles(const std::uint8_t* p, __m256i& even, __m256i& odd) {
   odd = _mm256_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
 }
 
-// NF4 levels for 8 indices 0..15: two 8-entry permutes and a blend on bit 3.
-__m256 nf4_lookup(__m256i index) {
-  static const __m256 low = _mm256_loadu_ps(kNf4Levels.data()), high = _mm256_loadu_ps(kNf4Levels.data() + 8);
-  const __m256 from_low = _mm256_permutevar8x32_ps(low, index), from_high = _mm256_permutevar8x32_ps(high, index);
+// NF4 levels for 8 indices 0..15: two 8-entry permutes and a blend on bit 3. The two halves of the table are loaded
+// by the caller, once per segment: a function-local static cost a guard check per call and kept this from inlining.
+struct Nf4Table {
+  __m256 low = _mm256_loadu_ps(kNf4Levels.data()), high = _mm256_loadu_ps(kNf4Levels.data() + 8);
+};
+__m256 nf4_lookup(const Nf4Table& table, __m256i index) {
+  const __m256 from_low = _mm256_permutevar8x32_ps(table.low, index);
+  const __m256 from_high = _mm256_permutevar8x32_ps(table.high, index);
   const __m256 use_high = _mm256_castsi256_ps(_mm256_cmpgt_epi32(index, _mm256_set1_epi32(7)));
   return _mm256_blendv_ps(from_low, from_high, use_high);
 }
@@ -85,56 +90,162 @@ float fp16_dot(const std::uint16_t* w, const float* x, std::int64_t n) {
   return sum;
 }
 
-// A segment's sum of value(u_j) x_j, as 8 vector lanes plus a scalar part (the ends a vector does not cover): the
-// lanes are scaled and added into the row's lanes, so a row needs one horizontal sum, not one per block.
-struct SegmentDot {
+// x as the integer-code kernels multiply it: int8 codes with one scale for the whole vector (per-token activation
+// quantization, as SmoothQuant and llama.cpp's CPU kernels use), so that a segment's sum of u x is a sum of whole
+// numbers, exact in int32 lanes. Widening every code to fp32 instead cost three instructions per 8 codes: the int4
+// GEMV then ran at half the memory's rate, slower than int8 although it reads half the bytes.
+struct Int8Vector {
+  float scale = 0;                        // x_j is taken as scale x codes[j]
+  std::vector<std::int8_t> codes;         // round(x_j / scale), |code| <= 127
+  std::vector<std::int8_t> nibble_order;  // each 64 codes as 32 even then 32 odd ones, as packed nibbles unpack
+  std::vector<std::int64_t> prefix;       // prefix[j] = codes[0] + ... + codes[j - 1]
+};
+
+constexpr int kInt8XLevel = 127;
+
+Int8Vector quantize_x(const float* x, std::int64_t n) {
+  Int8Vector v;
+  float absmax = 0;
+  for (std::int64_t j = 0; j < n; ++j) absmax = std::max(absmax, std::fabs(x[j]));
+  v.scale = absmax > 0 ? absmax / kInt8XLevel : 1.0f;
+  v.codes.resize(std::size_t(n));
+  v.nibble_order.resize(std::size_t(n));
+  v.prefix.assign(std::size_t(n) + 1, 0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float code = std::clamp(std::nearbyint(x[j] / v.scale), float(-kInt8XLevel), float(kInt8XLevel));
+    v.codes[std::size_t(j)] = std::int8_t(code);
+    v.prefix[std::size_t(j) + 1] = v.prefix[std::size_t(j)] + std::int64_t(code);
+  }
+  for (std::int64_t chunk = 0; chunk + 64 <= n; chunk += 64)
+    for (std::int64_t k = 0; k < 32; ++k) {
+      v.nibble_order[std::size_t(chunk + k)] = v.codes[std::size_t(chunk + 2 * k)];
+      v.nibble_order[std::size_t(chunk + 32 + k)] = v.codes[std::size_t(chunk + 2 * k + 1)];
+    }
+  return v;
+}
+
+// A segment's exact sum of (u_j - offset) x_j over x's int8 codes: 8 int32 lanes where the CPU has AVX2 (the columns
+// a vector does not cover go into the first lane), one integer otherwise. Every lane stays far below 2^31: at most
+// 32768 columns of 255 x 127.
+#if DLSYS_GEMV_AVX2
+using IntegerLanes = __m256i;
+IntegerLanes no_lanes() { return _mm256_setzero_si256(); }
+IntegerLanes add_to_first_lane(IntegerLanes lanes, std::int64_t v) {
+  return _mm256_add_epi32(lanes, _mm256_setr_epi32(int(v), 0, 0, 0, 0, 0, 0, 0));
+}
+__m256 lanes_as_float(IntegerLanes lanes) { return _mm256_cvtepi32_ps(lanes); }
+
+// Sums of a x b over each 4 bytes, a unsigned and b signed, added into the lanes: pairs of products fit the int16
+// step as long as a <= 128 and |b| <= 127 (2 x 128 x 127 < 2^15).
+IntegerLanes add_byte_products(IntegerLanes sums, __m256i a_unsigned, __m256i b_signed) {
+  const __m256i pairs = _mm256_maddubs_epi16(a_unsigned, b_signed);
+  return _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+#else
+using IntegerLanes = std::int64_t;
+IntegerLanes no_lanes() { return 0; }
+IntegerLanes add_to_first_lane(IntegerLanes lanes, std::int64_t v) { return lanes + v; }
+#endif
+
+// Byte codes (5 to 8 bits) with offset 128: a code reaches 255, too large for the int16 step, while u - 128 is a
+// signed byte whose sign the products move onto x.
+constexpr std::int64_t kByteCodeOffset = 128;
+IntegerLanes byte_codes_dot(const std::uint8_t* codes, const Int8Vector& x, std::int64_t begin, std::int64_t end) {
+  IntegerLanes d = no_lanes();
+  std::int64_t j = begin, rest = 0;
+#if DLSYS_GEMV_AVX2
+  for (; j + 32 <= end; j += 32) {
+    prefetch_ahead_at_line_start(codes, j);
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + j));
+    const __m256i q = _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80)));
+    const __m256i xj = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.codes.data() + j));
+    d = add_byte_products(d, _mm256_abs_epi8(q), _mm256_sign_epi8(xj, q));
+  }
+#endif
+  for (; j < end; ++j) rest += (std::int64_t(codes[j]) - kByteCodeOffset) * x.codes[std::size_t(j)];
+  return add_to_first_lane(d, rest);
+}
+
+// Packed 4-bit (and narrower) codes with offset 0: a 32-byte load holds 64 codes, the low nibbles the even ones; the
+// vector loop covers whole 64-column chunks and multiplies them by x in that order.
+IntegerLanes nibble_codes_dot(const std::uint8_t* codes, const Int8Vector& x, std::int64_t begin, std::int64_t end) {
+  auto code = [&](std::int64_t j) { return std::int64_t((codes[j / 2] >> (4 * (j % 2))) & 0xFu); };
+  IntegerLanes d = no_lanes();
+  std::int64_t j = begin, rest = 0;
+#if DLSYS_GEMV_AVX2
+  for (; j < end && j % 64 != 0; ++j) rest += code(j) * x.codes[std::size_t(j)];
+  const __m256i low_nibbles = _mm256_set1_epi8(0x0F);
+  for (; j + 64 <= end; j += 64) {
+    prefetch_ahead_at_line_start(codes, j / 2);
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + j / 2));
+    const __m256i even = _mm256_and_si256(bytes, low_nibbles);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_nibbles);
+    const std::int8_t* xj = x.nibble_order.data() + j;
+    d = add_byte_products(d, even, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj)));
+    d = add_byte_products(d, odd, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xj + 32)));
+  }
+#endif
+  for (; j < end; ++j) rest += code(j) * x.codes[std::size_t(j)];
+  return add_to_first_lane(d, rest);
+}
+
+// One row of integer codes: scale_x sum over segments of s sum (u - z) x, where sum (u - z) x is the dot above plus
+// (offset - z) sum x, all whole numbers (the zero point is one), so only the scales round. Two accumulators, for
+// alternate segments, so that blocks of 64 codes do not wait on each other's multiply-add.
+float integer_codes_row(const QuantizedMatrix& q, std::int64_t r, const Int8Vector& x) {
+  const std::uint8_t* codes = q.codes.data() + r * q.row_bytes;
+  const float* scales = q.scales.data() + r * q.segments_per_row;
+  const float* zeros = q.zeros.data() + r * q.segments_per_row;
+  const std::int64_t offset = q.packed() ? 0 : kByteCodeOffset;
+#if DLSYS_GEMV_AVX2
+  __m256 sum = _mm256_setzero_ps(), other_sum = _mm256_setzero_ps();
+#else
+  float sum = 0, other_sum = 0;
+#endif
+  for (std::int64_t s = 0; s < q.segments_per_row; ++s) {
+    const std::int64_t from = s * q.segment, to = std::min(q.cols, from + q.segment);
+    const IntegerLanes dot = q.packed() ? nibble_codes_dot(codes, x, from, to) : byte_codes_dot(codes, x, from, to);
+    const std::int64_t x_sum = x.prefix[std::size_t(to)] - x.prefix[std::size_t(from)];
+    const IntegerLanes exact = add_to_first_lane(dot, (offset - std::int64_t(zeros[s])) * x_sum);
+#if DLSYS_GEMV_AVX2
+    sum = _mm256_fmadd_ps(_mm256_set1_ps(scales[s]), lanes_as_float(exact), sum);
+#else
+    sum += scales[s] * float(exact);
+#endif
+    std::swap(sum, other_sum);
+  }
+#if DLSYS_GEMV_AVX2
+  return x.scale * horizontal_sum(_mm256_add_ps(sum, other_sum));
+#else
+  return x.scale * (sum + other_sum);
+#endif
+}
+
+// NF4 codes stand for levels that are not whole numbers, so their rows multiply x as it is, in fp32: a segment's sum
+// of L[u_j] x_j as 8 vector lanes plus a scalar part (the ends a vector does not cover). `x_even_odd` is x with each
+// 16 values reordered as their 8 even then 8 odd ones, as unpack_nibbles delivers codes.
+struct Nf4Dot {
 #if DLSYS_GEMV_AVX2
   __m256 lanes = _mm256_setzero_ps();
 #endif
   float scalar = 0;
 };
 
-// For one row's 8-bit codes (value(u) = u).
-SegmentDot byte_codes_dot(const std::uint8_t* codes, const float* x, std::int64_t begin, std::int64_t end) {
-  SegmentDot d;
-  std::int64_t j = begin;
-#if DLSYS_GEMV_AVX2
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  for (; j + 16 <= end; j += 16) {
-    prefetch_ahead_at_line_start(codes, j);
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + j));
-    const __m256 u0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
-    const __m256 u1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
-    a0 = _mm256_fmadd_ps(u0, _mm256_loadu_ps(x + j), a0);
-    a1 = _mm256_fmadd_ps(u1, _mm256_loadu_ps(x + j + 8), a1);
-  }
-  d.lanes = _mm256_add_ps(a0, a1);
-#endif
-  for (; j < end; ++j) d.scalar += float(codes[j]) * x[j];
-  return d;
-}
-
-// The same for packed 4-bit codes; `nf4` maps each code through the NormalFloat levels instead of taking it as is.
-// `x_even_odd` is x with each 16 values reordered as their 8 even then 8 odd ones, as unpack_nibbles delivers codes.
-SegmentDot nibble_codes_dot(const std::uint8_t* codes, const float* x, const float* x_even_odd, std::int64_t begin,
-                            std::int64_t end, bool nf4) {
-  auto value = [&](std::int64_t j) {
-    const std::uint32_t u = (codes[j / 2] >> (4 * (j % 2))) & 0xFu;
-    return nf4 ? kNf4Levels[u] : float(u);
-  };
-  SegmentDot d;
+Nf4Dot nf4_codes_dot(const std::uint8_t* codes, const float* x, const float* x_even_odd, std::int64_t begin,
+                     std::int64_t end) {
+  auto value = [&](std::int64_t j) { return kNf4Levels[(codes[j / 2] >> (4 * (j % 2))) & 0xFu]; };
+  Nf4Dot d;
   std::int64_t j = begin;
 #if DLSYS_GEMV_AVX2
   for (; j < end && j % 16 != 0; ++j) d.scalar += value(j) * x[j];  // up to a 16-aligned column
+  const Nf4Table table;
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   for (; j + 16 <= end; j += 16) {
     prefetch_ahead_at_line_start(codes, j / 2);
     __m256i even, odd;
     unpack_nibbles(codes + j / 2, even, odd);
-    const __m256 u0 = nf4 ? nf4_lookup(even) : _mm256_cvtepi32_ps(even);
-    const __m256 u1 = nf4 ? nf4_lookup(odd) : _mm256_cvtepi32_ps(odd);
-    a0 = _mm256_fmadd_ps(u0, _mm256_loadu_ps(x_even_odd + j), a0);
-    a1 = _mm256_fmadd_ps(u1, _mm256_loadu_ps(x_even_odd + j + 8), a1);
+    a0 = _mm256_fmadd_ps(nf4_lookup(table, even), _mm256_loadu_ps(x_even_odd + j), a0);
+    a1 = _mm256_fmadd_ps(nf4_lookup(table, odd), _mm256_loadu_ps(x_even_odd + j + 8), a1);
   }
   d.lanes = _mm256_add_ps(a0, a1);
 #endif
@@ -142,32 +253,39 @@ SegmentDot nibble_codes_dot(const std::uint8_t* codes, const float* x, const flo
   return d;
 }
 
-// One row of a quantized matrix: sum over segments of s (sum u x - z sum x), or s sum L[u] x for nf4.
-float quantized_row(const QuantizedMatrix& q, std::int64_t r, const float* x, const float* x_even_odd,
-                    const std::vector<float>& segment_sums) {
-  const bool nf4 = q.spec.scheme == Scheme::Nf4;
+// One row of NF4 codes: the sum over segments of s sum L[u] x.
+float nf4_row(const QuantizedMatrix& q, std::int64_t r, const float* x, const float* x_even_odd) {
   const std::uint8_t* codes = q.codes.data() + r * q.row_bytes;
   const float* scales = q.scales.data() + r * q.segments_per_row;
-  const float* zeros = q.zeros.data() + r * q.segments_per_row;
-  float scalar = 0, zero_terms = 0;
+  float scalar = 0;
 #if DLSYS_GEMV_AVX2
   __m256 lanes = _mm256_setzero_ps();
 #endif
   for (std::int64_t s = 0; s < q.segments_per_row; ++s) {
     const std::int64_t from = s * q.segment, to = std::min(q.cols, from + q.segment);
-    const SegmentDot d =
-        q.packed() ? nibble_codes_dot(codes, x, x_even_odd, from, to, nf4) : byte_codes_dot(codes, x, from, to);
+    const Nf4Dot d = nf4_codes_dot(codes, x, x_even_odd, from, to);
 #if DLSYS_GEMV_AVX2
     lanes = _mm256_fmadd_ps(_mm256_set1_ps(scales[s]), d.lanes, lanes);
 #endif
     scalar += scales[s] * d.scalar;
-    if (!nf4) zero_terms += scales[s] * zeros[s] * segment_sums[std::size_t(s)];
   }
 #if DLSYS_GEMV_AVX2
   scalar += horizontal_sum(lanes);
 #endif
-  return scalar - zero_terms;
+  return scalar;
 }
+
+// x with each 16 values as their 8 even then 8 odd ones (a partial last 16 is done in scalar).
+std::vector<float> even_odd_order(const float* x, std::int64_t n) {
+  std::vector<float> out(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n / 16 * 16; ++j) {
+    const std::int64_t chunk = j / 16 * 16, within = j % 16;
+    out[std::size_t(chunk + (within % 2 == 0 ? within / 2 : 8 + within / 2))] = x[j];
+  }
+  return out;
+}
+
+bool multiplies_integer_codes(const QuantizedMatrix& q) { return q.spec.scheme != Scheme::Nf4; }
 
 }  // namespace
 
@@ -192,18 +310,25 @@ void gemv_fp16(const std::uint16_t* w, std::int64_t rows, std::int64_t cols, con
 }
 
 void gemv_quantized(const QuantizedMatrix& q, const float* x, float* y, int threads) {
-  // The sum of x over each segment, for the zero points: s (sum u x - z sum x).
-  std::vector<float> segment_sums(std::size_t(q.segments_per_row), 0.0f);
-  for (std::int64_t j = 0; j < q.cols; ++j) segment_sums[std::size_t(j / q.segment)] += x[j];
-  std::vector<float> x_even_odd(std::size_t(q.cols));
-  for (std::int64_t j = 0; j < q.cols; ++j) {
-    const std::int64_t chunk = j / 16 * 16, within = j % 16;
-    const std::int64_t to = chunk + (within % 2 == 0 ? within / 2 : 8 + within / 2);
-    if (chunk + 16 <= q.cols) x_even_odd[std::size_t(to)] = x[j];  // a partial last chunk is done in scalar
+  if (multiplies_integer_codes(q)) {
+    const Int8Vector x_int8 = quantize_x(x, q.cols);
+    parallel_for(q.rows, threads, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t r = begin; r < end; ++r) y[r] = integer_codes_row(q, r, x_int8);
+    });
+    return;
   }
+  const std::vector<float> x_even_odd = even_odd_order(x, q.cols);
   parallel_for(q.rows, threads, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) y[r] = quantized_row(q, r, x, x_even_odd.data(), segment_sums);
+    for (std::int64_t r = begin; r < end; ++r) y[r] = nf4_row(q, r, x, x_even_odd.data());
   });
+}
+
+std::vector<float> gemv_x_as_used(const QuantizedMatrix& q, const float* x) {
+  if (!multiplies_integer_codes(q)) return std::vector<float>(x, x + q.cols);
+  const Int8Vector x_int8 = quantize_x(x, q.cols);
+  std::vector<float> out(std::size_t(q.cols));
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = x_int8.scale * float(x_int8.codes[j]);
+  return out;
 }
 
 void gemv_reference(const float* w, std::int64_t rows, std::int64_t cols, const float* x, double* y) {
