@@ -1,5 +1,7 @@
 #include "engine/worker_pool.h"
 
+#include <chrono>
+
 #include "engine/thread_start.h"
 
 namespace dlsys {
@@ -80,6 +82,16 @@ void WorkerPool::run_on_new_threads(int count, const std::function<void(int)>& t
   error.rethrow_if_any();
 }
 
+void WorkerPool::wait_briefly_for_tasks() const {
+  // A caller asleep on the condition variable is woken by the last task's notify, and on this virtual machine that
+  // wake-up took tens of microseconds: a 2-thread GEMV over 1 MB, flushed from the caches before each call, took
+  // 119 us against 80 us with this poll. Tasks of one loop end close together, so the caller polls first, yielding
+  // its core in case a task waits for it.
+  const auto give_up = std::chrono::steady_clock::now() + kPollBeforeSleeping;
+  while (unfinished_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+}
+
 void WorkerPool::run(int count, const std::function<void(int)>& task) {
   if (count <= 1) {
     if (count == 1) task(0);
@@ -115,6 +127,7 @@ void WorkerPool::run(int count, const std::function<void(int)>& task) {
   } catch (...) {
     caller_error = std::current_exception();
   }
+  wait_briefly_for_tasks();
   std::exception_ptr error;
   {
     std::unique_lock lock(mutex_);

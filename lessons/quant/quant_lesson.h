@@ -15,7 +15,7 @@ class QuantLesson final
   std::string id() const override { return "quant"; }
   // The default n = 4096 (64 MiB of fp32 weights, past the last-level cache): at n = 1024 the weights sat in the
   // cache and int8 read barely faster than fp32.
-  std::vector<std::string> quick_params() const override { return {"model_steps=40", "repeats=3"}; }
+  std::vector<std::string> quick_params() const override { return {"model_steps=40", "repeats=10"}; }
   // A GEMV on a GPU reads 8192 x 8192 weights in tens of microseconds: large enough that launching is a small part.
   std::vector<std::string> gpu_params(bool quick) const override {
     return quick ? std::vector<std::string>{"n=4096", "repeats=10"} : std::vector<std::string>{"n=8192", "repeats=20"};
