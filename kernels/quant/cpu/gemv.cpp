@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/parallel.h"
+#include "kernels/common/simd.h"
 #include "kernels/precision/float_format.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -20,14 +21,7 @@ namespace dlsys::quant {
 namespace {
 
 #if DLSYS_GEMV_AVX2
-// The codes of one row span a page or two (4 KiB at 8 bits and n = 4096), and the hardware prefetcher starts again at
-// every page, so without help each page's first lines arrive only when asked for and the core waits instead of
-// converting codes meanwhile: int8 then read 8 GB/s from DRAM where fp32 read 20. A prefetch half a page ahead, once
-// per cache line, keeps the next lines on their way.
-constexpr std::int64_t kPrefetchAheadBytes = 2048;
-void prefetch_ahead_at_line_start(const void* p, std::int64_t byte_offset) {
-  if (byte_offset % 64 == 0) _mm_prefetch(static_cast<const char*>(p) + byte_offset + kPrefetchAheadBytes, _MM_HINT_T0);
-}
+using simd::prefetch_ahead_at_line_start;
 
 float horizontal_sum(__m256 v) {
   const __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
