@@ -75,10 +75,9 @@ class CpuGemv {
     if (threads_ > hardware_threads)
       out.push_back(fmt::format("{} threads time-share {} hardware threads", threads_, hardware_threads));
     out.push_back(fmt::format(
-        "GEMV: {} kernels; integer codes multiply x quantized to int8 (one scale for the "
-        "vector, as llama.cpp's CPU kernels do) and each is checked against a reference on that "
-        "x, NF4 codes multiply x in fp32; before each timed call the weights are flushed from "
-        "the caches{}",
+        "GEMV: {} kernels; integer codes multiply x quantized to int8 (one scale for the vector, as llama.cpp's CPU "
+        "kernels do) and each is checked against a reference on that x, NF4 codes multiply x in fp32; before each "
+        "timed call the weights are flushed from the caches{}",
         gemv_instruction_set(), can_evict_from_caches() ? "" : " (not on this CPU: they may still sit in cache)"));
     return out;
   }
