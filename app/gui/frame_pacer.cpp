@@ -3,6 +3,7 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string_view>
 
@@ -10,8 +11,11 @@ namespace dlsys::gui {
 
 namespace {
 
-// Frames drawn at full rate after the last input event.
+// Frames drawn at full rate after the last input event, so hover and press states follow the hand; while a run
+// measures, only a couple: the ten that followed the click on Run cost a third of a second of a core (software
+// rendering, 1920x1080), which in a one-second run put the window over the run-conditions bar with the mouse still.
 constexpr int kEagerFramesAfterInput = 10;
+constexpr int kEagerFramesDuringRun = 2;
 // How often an idle window wakes: view animations tick every half second or slower.
 constexpr double kIdleTickS = 0.2;
 // While a run measures, its progress bar needs no more than this: with Mesa's software renderer a frame at 1920x1080
@@ -64,6 +68,7 @@ FramePacer::FramePacer(GLFWwindow* window) {
 
 void FramePacer::wait(bool run_going, bool scripted, bool observed) {
   if (input_seen.exchange(false, std::memory_order_relaxed)) eager_frames_left_ = kEagerFramesAfterInput;
+  if (run_going) eager_frames_left_ = std::min(eager_frames_left_, kEagerFramesDuringRun);
   if (scripted || eager_frames_left_ > 0) {
     if (eager_frames_left_ > 0) --eager_frames_left_;
     glfwPollEvents();

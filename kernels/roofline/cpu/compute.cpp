@@ -36,7 +36,10 @@ double peak_chains(std::int64_t iterations, int seed) {
 // k multiply-adds on kChains vectors of consecutive elements at once.
 inline void family_block(float* y, const float* x, std::int64_t k, const Vec& a, const Vec& c, Stores stores) {
   Vec v[kChains];
-  for (int u = 0; u < kChains; ++u) v[u] = load(x + u * kFloats);
+  for (int u = 0; u < kChains; ++u) {
+    simd::prefetch_ahead_at_line_start(x, u * simd::kVectorBytes);
+    v[u] = load(x + u * kFloats);
+  }
   for (std::int64_t j = 0; j < k; ++j)
     for (int u = 0; u < kChains; ++u) v[u] = v[u] * a + c;
   for (int u = 0; u < kChains; ++u)
