@@ -6,8 +6,8 @@
 //   cos_pass twice     x.cos().cos() unfused; cos_cos fused: one read and one write, two cosines in registers.
 //   relu_pass, gelu    one pass each: GELU's dozens of FLOPs cost about what ReLU's one does when memory is the limit.
 //   chain_op / chain   L multiply-adds as L passes, or one pass doing all L.
-// cos, exp and tanh are vector polynomials (kernels/common/simd.h), not a library call per element; even so, on a CPU
-// with few cores free a pass of two cosines or a GELU is bounded by its arithmetic, not by memory.
+// cos, exp and tanh are vector polynomials (kernels/common/simd.h), not a library call per element, and the passes
+// heavy in arithmetic ask for their input lines ahead: on a 2-core CPU two fused cosines cost about what one does.
 // Each has a double-precision reference (the `*_reference` functions) the tests and the lesson check outputs against.
 #include <cstdint>
 
