@@ -76,21 +76,25 @@ TEST_CASE("serving model: a sequence's tokens do not depend on the rows decoded 
 }
 
 TEST_CASE("serving model: project_rows gives each row the same bits whatever the other rows") {
-  const int rows = 37, cols = 29;
-  std::vector<float> w(rows * cols), x(5 * rows);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float((i * 2654435761u) % 1000) / 997.0f - 0.5f;
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float((i * 40503u) % 1000) / 991.0f - 0.5f;
-  std::vector<float> all(5 * cols, 0.25f), one(cols, 0.25f);
-  project_rows(x.data(), 5, w.data(), rows, cols, all.data(), 1.0f);
-  for (int r = 0; r < 5; ++r) {
-    std::fill(one.begin(), one.end(), 0.25f);
-    project_rows(x.data() + r * rows, 1, w.data(), rows, cols, one.data(), 1.0f);
-    CHECK(std::equal(one.begin(), one.end(), all.begin() + r * cols));
-    // And against a double-precision reference, to within fp32 rounding.
-    for (int j = 0; j < cols; ++j) {
-      double ref = 0.25;
-      for (int i = 0; i < rows; ++i) ref += double(x[std::size_t(r * rows + i)]) * w[std::size_t(i * cols + j)];
-      CHECK(one[std::size_t(j)] == doctest::Approx(ref).epsilon(1e-4));
+  // 29 columns: one vector and single columns; 300: tiles of several vectors too. 9 rows: blocks of 4 and one left.
+  const int rows = 37, n = 9;
+  for (int cols : {29, 300}) {
+    CAPTURE(cols);
+    std::vector<float> w(std::size_t(rows * cols)), x(std::size_t(n * rows));
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = float((i * 2654435761u) % 1000) / 997.0f - 0.5f;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float((i * 40503u) % 1000) / 991.0f - 0.5f;
+    std::vector<float> all(std::size_t(n * cols), 0.25f), one(std::size_t(cols), 0.25f);
+    project_rows(x.data(), n, w.data(), rows, cols, all.data(), 1.0f);
+    for (int r = 0; r < n; ++r) {
+      std::fill(one.begin(), one.end(), 0.25f);
+      project_rows(x.data() + r * rows, 1, w.data(), rows, cols, one.data(), 1.0f);
+      CHECK(std::equal(one.begin(), one.end(), all.begin() + r * cols));
+      // And against a double-precision reference, to within fp32 rounding.
+      for (int j = 0; j < cols; ++j) {
+        double ref = 0.25;
+        for (int i = 0; i < rows; ++i) ref += double(x[std::size_t(r * rows + i)]) * w[std::size_t(i * cols + j)];
+        CHECK(one[std::size_t(j)] == doctest::Approx(ref).epsilon(1e-4));
+      }
     }
   }
 }
