@@ -4,6 +4,7 @@
 // that vectorise (glibc's cosf and expf are scalar calls without -ffast-math, and would make a memory-bound loop
 // compute-bound). Include it only from those sources: lessons, app and tests are built for the baseline target, and a
 // header compiled at two vector widths would break the one-definition rule.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -104,26 +105,10 @@ inline float select(bool mask, float a, float b) { return mask ? a : b; }
 inline Vec select(IVec mask, Vec a, Vec b) { return mask ? a : b; }
 inline std::int32_t to_int(float whole) { return static_cast<std::int32_t>(whole); }
 inline IVec to_int(Vec whole) { return __builtin_convertvector(whole, IVec); }
-inline float bits_to_float(std::int32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-inline Vec bits_to_float(IVec bits) {
-  Vec f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-inline std::int32_t float_to_bits(float f) {
-  std::int32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-inline IVec float_to_bits(Vec f) {
-  IVec bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
+inline float bits_to_float(std::int32_t bits) { return std::bit_cast<float>(bits); }
+inline Vec bits_to_float(IVec bits) { return std::bit_cast<Vec>(bits); }
+inline std::int32_t float_to_bits(float f) { return std::bit_cast<std::int32_t>(f); }
+inline IVec float_to_bits(Vec f) { return std::bit_cast<IVec>(f); }
 
 // Round to the nearest whole number (ties to even) for |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits.
 template <typename T>
