@@ -76,7 +76,7 @@ TEST_CASE("serving model: a sequence's tokens do not depend on the rows decoded 
 }
 
 TEST_CASE("serving model: project_rows gives each row the same bits whatever the other rows") {
-  // 29 columns: one vector and single columns; 300: tiles of several vectors too. 9 rows: blocks of 4 and one left.
+  // Shapes past a vector's width and past blocks of four rows, with some left over: 29 and 300 columns, 9 rows.
   const int rows = 37, n = 9;
   for (int cols : {29, 300}) {
     CAPTURE(cols);

@@ -41,7 +41,7 @@ std::vector<ParamSpec> ServingLesson::params() const {
        .help = "a batch starts when full or when its oldest request has waited this long"},
       // 400 a second queues requests under every policy on a laptop's CPU, so the benchmark compares what each policy
       // sustains. At 200 this machine's continuous batching kept up with the arrivals (two rows a step on average), and
-      // the ratio measured the arrivals' pace: 1.4-1.55x against 2.0-2.1x saturated.
+      // the ratio measured the arrivals' pace: 1.50-1.55x against 1.9-2.15x saturated.
       {.key = "rate",
        .label = "arrival rate",
        .type = ParamType::Real,
