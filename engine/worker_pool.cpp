@@ -83,7 +83,7 @@ void WorkerPool::run_on_new_threads(int count, const std::function<void(int)>& t
 }
 
 void WorkerPool::wait_briefly_for_tasks() const {
-  // A caller asleep on the condition variable is woken by the last task's notify, and on this virtual machine that
+  // A caller asleep on the condition variable is woken by the last task's notify, and on a 2-core virtual machine that
   // wake-up took tens of microseconds: a 2-thread GEMV over 1 MB, flushed from the caches before each call, took
   // 119 us against 80 us with this poll. Tasks of one loop end close together, so the caller polls first, yielding
   // its core in case a task waits for it.

@@ -40,8 +40,8 @@ std::vector<ParamSpec> ServingLesson::params() const {
        .unit = "ms",
        .help = "a batch starts when full or when its oldest request has waited this long"},
       // 400 a second queues requests under every policy on a laptop's CPU, so the benchmark compares what each policy
-      // sustains. At 200 this machine's continuous batching kept up with the arrivals (two rows a step on average), and
-      // the ratio measured the arrivals' pace: 1.50-1.55x against 1.9-2.15x saturated.
+      // sustains. At 200 a 2-core machine's continuous batching kept up with the arrivals (two rows a step on average),
+      // and the ratio measured the arrivals' pace: 1.50-1.55x against 1.9-2.15x saturated.
       {.key = "rate",
        .label = "arrival rate",
        .type = ParamType::Real,
