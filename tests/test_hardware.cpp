@@ -242,6 +242,23 @@ TEST_CASE("hardware levels: a last-level cache reported far larger than it holds
       find_levels(tiers_of(kCaches), stairs({32768, 1 << 20, 4 << 20}, {1, 4, 14, 100})).memory_inside_last_cache);
 }
 
+TEST_CASE("hardware levels: main memory reads at its slowest streams, not at a working set the cache still feeds") {
+  // As in a quick run on this lab's 2-core machine (its host reports 480 MiB of L3): 2 threads read 54.1, 48.8 and 34
+  // GB/s at 32, 64 and 128 MiB (fastest calls), while latency had already stepped up past 8 MiB. Only 128 MiB reads
+  // from memory alone; with 64 MiB counted too, memory would read at 41.4 GB/s, above that machine's STREAM.
+  const std::vector<CpuCache> host_sized = {
+      {1, "Data", 32768, 1}, {2, "Unified", 1 << 20, 1}, {3, "Unified", 480.0 * (1 << 20), 2}};
+  Staircase s = stairs({32768, 1 << 20, 8 << 20}, {1, 4, 40, 150});
+  s.read_gbps_all = s.read_gbps_one;
+  for (std::size_t p = 0; p < s.bytes.size(); ++p) {
+    const double mib = s.bytes[p] / (1 << 20);
+    if (mib >= 16) s.read_gbps_all[p] = mib == 16 ? 54.9 : mib == 32 ? 54.1 : mib == 64 ? 48.8 : 34.0;
+  }
+  const FoundLevels f = find_levels(tiers_of(host_sized), s);
+  REQUIRE(f.memory_inside_last_cache);
+  CHECK(f.levels[3].read_gbps_all == 34.0);
+}
+
 TEST_CASE("hardware lesson: a small run is checked and read back from its JSON as the same structs") {
   const HardwareLesson lesson;
   RunControl control;

@@ -51,15 +51,15 @@ std::vector<std::size_t> band_points(const std::vector<Tier>& tiers, std::size_t
   return band;
 }
 
-// Main memory's read rates: those of its band's slowest streams (within kPlateauSpread of the slowest). A stream that
-// the prefetcher feeds still finds a large last cache where a random walk already misses it, so points on memory's
+// Main memory's read rates: those of its band's slowest streams (within kMemoryReadSpread of the slowest). A stream
+// that the prefetcher feeds still finds a large last cache where a random walk already misses it, so points on memory's
 // latency plateau can read at the cache's rate.
 std::vector<double> slowest_reads(const std::vector<std::size_t>& band, const std::vector<double>& read_gbps) {
   double slowest = INFINITY;
   for (const std::size_t p : band) slowest = std::min(slowest, read_gbps[p]);
   std::vector<double> out;
   for (const std::size_t p : band)
-    if (read_gbps[p] <= kPlateauSpread * slowest) out.push_back(read_gbps[p]);
+    if (read_gbps[p] <= kMemoryReadSpread * slowest) out.push_back(read_gbps[p]);
   return out;
 }
 

@@ -34,6 +34,10 @@ inline constexpr double kLevelStepFactor = 1.3;  // each level's plateau at leas
 // spill into the next level (a cache shared with other programs holds less than its size); memory's first points may
 // still be partly cached.
 inline constexpr double kPlateauSpread = 1.5;
+// Main memory's read rate: the streams within this factor of its slowest. A prefetched stream out of DRAM reads at a
+// steady rate, run after run; a working set of twice the last cache's size still reads a good part from it, 1.3-1.8
+// times faster on this lab's 2-core machine, and must not lift memory's rate above STREAM's.
+inline constexpr double kMemoryReadSpread = 1.15;
 // A working set named for a level may lie up to this factor past the level's reported size and still count as
 // served by it: at twice a cache's size a random walk still finds half its lines there.
 inline constexpr double kBandSlack = 2;
