@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/views/pipeline_view.h"
@@ -49,8 +50,11 @@ void draw_stages_diagram(int p) {
 // The misprint in a colour of its own that reads on both themes (the warning colour is a background tint).
 ImU32 misprint_color() { return series_color(3); }
 
-// The course's misprint is drawn by default (the caption points at it); the checkbox hides it.
+// The course's misprint is drawn by default beside the formula (the caption points at it); the checkbox hides it. The
+// measured step compares the run with the formula: there the misprint's negative values would squash both into a
+// strip at the top of the plot, so it is drawn only when asked for.
 bool g_show_misprint = true;
+bool g_show_misprint_measured = false;
 
 void draw_bubble_formula_plot(const pipeline_lesson::BubbleFormulas& f, float height) {
   PlotSpec spec{"Idle share (p-1)/(m+p-1) of a fill-drain pipeline",
@@ -86,14 +90,14 @@ void draw_bubble_sweep_plot(const RunResult& r, float height) {
     line.dashed = true;
     spec.lines.push_back(std::move(line));
   }
-  if (const Series* misprint = r.find_series("course_misprint"); misprint != nullptr && g_show_misprint)
+  if (const Series* misprint = r.find_series("course_misprint"); misprint != nullptr && g_show_misprint_measured)
     spec.lines.push_back(line_from_series(*misprint, misprint_color()));
   spec.size = {0, height};
   draw_plot("sweep", spec);
 }
 
-void misprint_checkbox(const ViewContext& ctx) {
-  if (!ctx.figure) ImGui::Checkbox("show the course's misprint", &g_show_misprint);
+void misprint_checkbox(const ViewContext& ctx, bool& shown) {
+  if (!ctx.figure) ImGui::Checkbox("show the course's misprint", &shown);
 }
 
 void draw_bubble_stages(const ViewContext& ctx) {
@@ -145,20 +149,14 @@ void draw_bubble_formula(const ViewContext& ctx) {
   ImGui::PopFont();
   const float table_w = label_w + value_w + 3 * ImGui::GetStyle().CellPadding.x + 2 * ImGui::GetFontSize();
   const float width = ImGui::GetContentRegionAvail().x;
-  if (table_w < 0.5f * width) {
-    ImGui::BeginChild("formula_numbers", {table_w, 0}, false, ImGuiWindowFlags_NoScrollbar);
+  const auto numbers = [&] {
     draw_value_table("course", rows);
-    misprint_checkbox(ctx);
-    ImGui::EndChild();
-    ImGui::SameLine();
-    ImGui::BeginChild("formula_plot", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
-    ImGui::EndChild();
-    return;
-  }
-  draw_value_table("course", rows);
-  misprint_checkbox(ctx);
-  draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
+    misprint_checkbox(ctx, g_show_misprint);
+  };
+  const auto plot = [&] { draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y); };
+  if (table_w < 0.5f * width) return draw_beside_figure(table_w, numbers, plot);
+  numbers();
+  plot();
 }
 
 void draw_bubble_measured(const ViewContext& ctx) {
@@ -171,17 +169,20 @@ void draw_bubble_measured(const ViewContext& ctx) {
   if (width >= 2 * 320 * ui_scale() + gap) {
     const float h = ImGui::GetContentRegionAvail().y;
     ImGui::BeginChild("sweep_column", {(width - gap) / 2, h}, false, ImGuiWindowFlags_NoScrollbar);
-    misprint_checkbox(ctx);
+    misprint_checkbox(ctx, g_show_misprint_measured);
     draw_bubble_sweep_plot(*ctx.result, ImGui::GetContentRegionAvail().y);
     ImGui::EndChild();
     ImGui::SameLine();
-    ImGui::BeginChild("measured_column", {0, h}, false, ImGuiWindowFlags_NoScrollbar);
-    draw_gap_split(ctx);
-    draw_measured(ctx, ImGui::GetContentRegionAvail().y);
+    // In a short window the numbers would leave the timeline a sliver under them: it comes first, at half the
+    // column, and the numbers scroll under it.
+    const bool short_window = window_is_short();
+    ImGui::BeginChild("measured_column", {0, h}, false, short_window ? 0 : ImGuiWindowFlags_NoScrollbar);
+    draw_context_and_figure([&] { draw_gap_split(ctx); },
+                            [&] { draw_measured(ctx, short_window ? 0.5f * h : ImGui::GetContentRegionAvail().y); });
     ImGui::EndChild();
     return;
   }
-  misprint_checkbox(ctx);
+  misprint_checkbox(ctx, g_show_misprint_measured);
   draw_bubble_sweep_plot(*ctx.result, plot_height_leaving(0));
   draw_gap_split(ctx);
   draw_measured(ctx, kSecondFigureShare * main_figure_height());

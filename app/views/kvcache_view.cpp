@@ -256,7 +256,7 @@ void draw_notes(const kvcache::KvCacheSteps& steps, bool about_weights) {
     if (note.about_weights == about_weights) (note.leaves_out ? highlighted_wrapped : muted_wrapped)(note.text);
 }
 
-void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
+void draw_formula_lines(const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
   const kvcache::ModelConfig& m = q.model;
   const bool latent = m.attention == kvcache::AttentionKind::Latent;
   if (latent) {
@@ -285,7 +285,10 @@ void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, c
                           : "grouped-query attention",
         m.heads, format_bytes_both(double(sz.per_head_kv_bytes)), double(sz.per_head_kv_bytes) / double(sz.kv_bytes)));
   draw_notes(steps, false);
+}
 
+void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, const SizingQuery& q, const Sizing& sz) {
+  const kvcache::ModelConfig& m = q.model;
   // Cache bytes against sequence length at this batch, one line per element type.
   PlotSpec spec{fmt::format("KV cache of {}, batch {}", m.name, q.batch),
                 {"sequence length", "tokens", true},
@@ -298,8 +301,13 @@ void draw_formula_step(const ViewContext&, const kvcache::KvCacheSteps& steps, c
                           false, false, curve.bytes});
   spec.guides.push_back({true, double(q.seq), fmt::format("seq {}", q.seq), theory_color()});
   spec.guides.push_back({false, double(sz.kv_bytes), format_bytes_both(double(sz.kv_bytes)), theory_color()});
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, 10 * ImGui::GetFontSize())};
-  draw_plot("kv_vs_seq", spec);
+  // Under the formula's lines the plot takes the rest of the view; in a short window those would leave it a strip,
+  // so it comes first at the main figure's height.
+  draw_context_and_figure([&] { draw_formula_lines(steps, q, sz); },
+                          [&] {
+                            spec.size = {0, figure_height_after_context(10 * ImGui::GetFontSize())};
+                            draw_plot("kv_vs_seq", spec);
+                          });
 }
 
 // The stack's parts: weights (when known), KV cache, workspace.

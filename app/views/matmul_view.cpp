@@ -264,13 +264,15 @@ void draw_ladder_step(const ViewContext& ctx) {
   const matmul::MatmulTheory* theory = ctx.result ? ctx.result->theory_as<matmul::MatmulTheory>() : nullptr;
   if (!m || !theory) return draw_needs_run(ctx, "each kernel's share of the library and its place on the roofline");
   const matmul::Shape shape = run_params<MatmulLesson>(ctx).shape;
-  ImGui::TextUnformatted(
-      fmt::format("At {} x {} x {}: GFLOP/s as a share of the library in the same precision", shape.m, shape.n, shape.k)
-          .c_str());
-  draw_percent_bars(m->variants);
-  if (!m->best_fp32_key.empty())
-    ImGui::TextWrapped("Best fp32 kernel of the lab: %s, %.1f%% of the library's fp32.", m->best_fp32_key.c_str(),
-                       m->best_fp32_percent_of_blas);
+  const auto shares = [&] {
+    ImGui::TextUnformatted(fmt::format("At {} x {} x {}: GFLOP/s as a share of the library in the same precision",
+                                       shape.m, shape.n, shape.k)
+                               .c_str());
+    draw_percent_bars(m->variants);
+    if (!m->best_fp32_key.empty())
+      ImGui::TextWrapped("Best fp32 kernel of the lab: %s, %.1f%% of the library's fp32.", m->best_fp32_key.c_str(),
+                         m->best_fp32_percent_of_blas);
+  };
   PlotSpec spec{"Roofline: each kernel at the intensity its tiles give it",
                 {"arithmetic intensity", "FLOP/B", true},
                 {"GFLOP/s", "", true},
@@ -297,11 +299,16 @@ void draw_ladder_step(const ViewContext& ctx) {
       spec.guides.push_back(
           {false, v.gflops, fmt::format("{}: {:.0f} TFLOP/s measured", v.key, v.gflops / 1e3), muted_text_color()});
   if (spec.lines.empty()) {
+    shares();
     ImGui::TextDisabled("No roofline: this device's peak or bandwidth is not known.");
     return;
   }
-  spec.size = {0, std::max(ImGui::GetContentRegionAvail().y, 160 * ui_scale())};
-  draw_plot("ladder_roofline", spec);
+  // Under the bars the roofline takes the rest of the view; in a short window the bars would leave it a strip, so it
+  // comes first at the main figure's height.
+  draw_context_and_figure(shares, [&] {
+    spec.size = {0, figure_height_after_context(160 * ui_scale())};
+    draw_plot("ladder_roofline", spec);
+  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "app/gui/figure_size.h"
 #include "app/gui/plot.h"
 #include "app/gui/theme.h"
 #include "app/gui/timeline.h"
@@ -306,8 +307,9 @@ void draw_factors_step(const ViewContext& ctx) {
       {fmt::format("N = {}: stage {}", t.ranks, t.stage),
        fmt::format("{:.2f}x (limit {:g}x)", t.reduction_factor, t.reduction_limit)},
   };
-  const float height = std::max(ImGui::GetContentRegionAvail().y - 3.6f * ImGui::GetFrameHeightWithSpacing(),
-                                ImGui::GetTextLineHeight() * 14);
+  // The table's three rows under the plots; in a short window the plots' legends take rows of their own, and the
+  // table scrolls under them instead.
+  const float height = plot_height_leaving(window_is_short() ? 0.0f : 3.1f);
   const ZeroMeasured* m = measured_of(ctx);
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   const float half = (ImGui::GetContentRegionAvail().x - gap) / 2;

@@ -19,10 +19,11 @@ for lesson in "${lessons[@]}"; do
     fail=1
     continue
   fi
-  for mode in desk present text2x; do
+  for mode in desk present present720 text2x; do
     case $mode in
       desk) size=1280x720 extra=() ;;
       present) size=1920x1080 extra=(--present) ;;
+      present720) size=1280x720 extra=(--present) ;;
       text2x) size=1280x720 extra=(--text-scale 2) ;;
     esac
     if ! "$bin" shot --open-run "$run" --every-step --size "$size" "${extra[@]}" \

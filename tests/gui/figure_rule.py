@@ -1,6 +1,6 @@
 """The figure rule, one checker for the screenshots' rectangles (figure_room.sh) and the real window's
 (drive_window.py). A step's first figure is its main one. At 1280x720 with 1x text ("desk") and in presentation mode
-at 1920x1080 ("present") the main figure lies whole inside the view (no scrolling to see it, title and axes included)
+at 1920x1080 ("present") and at 1280x720 ("present720", a projector's size) the main figure lies whole inside the view (no scrolling to see it, title and axes included)
 and its data area takes at least 30 % of the window's height; every figure is no taller than the view. With 2x text
 ("text2x") only the second holds: each figure can be seen whole at some scroll position; and there, where the window is
 short of room, what stands around the view folds to one line each (the caption, the result's marks, a view's warning
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-SIZES = {"desk": "1280x720", "present": "1920x1080", "text2x": "1280x720, 2x text"}
+SIZES = {"desk": "1280x720", "present": "1920x1080", "present720": "1280x720, presentation", "text2x": "1280x720, 2x text"}
 SLACK = 1.0  # points: rounding of the rectangles
 LEAST_SHARE = 0.3
 LEAST_TEXT_SCALE = 0.99  # rounding
