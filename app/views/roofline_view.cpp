@@ -222,9 +222,13 @@ void draw_sweep_step(const ViewContext& ctx) {
   const int index = picked >= 0 && picked < count ? picked : m->sweep_nearest_ridge;
   const RoofPoint& p = m->sweep_points[std::size_t(index)];
   if (!ctx.figure) {
-    ImGui::SetNextItemWidth(260 * ui_scale());
+    // The point's name beside the slider, not on it: a slider over a few points has a wide grab, which would cover
+    // part of the name wherever it stood.
+    ImGui::SetNextItemWidth(160 * ui_scale());
     int shown = index;
-    if (ImGui::SliderInt("point of the sweep", &shown, 0, count - 1, p.name.c_str())) picked = shown;
+    if (ImGui::SliderInt("##point of the sweep", &shown, 0, count - 1, "")) picked = shown;
+    ImGui::SameLine();
+    ImGui::Text("point of the sweep: %s", p.name.c_str());
   }
   PlotSpec spec = roof_spec("k FMAs per element: intensity k / 4");
   add_roofs(spec, *ctx.result);
