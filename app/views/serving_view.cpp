@@ -238,11 +238,15 @@ void draw_prefill_step(const ViewContext& ctx) {
   spec.lines.push_back(run_series_line(r, "prefill_point", series_color(0), SeriesStyle::Markers));
   spec.lines.push_back(run_series_line(r, "decode_b1_point", series_color(1), SeriesStyle::Markers));
   spec.lines.push_back(run_series_line(r, "decode_batch_point", series_color(2), SeriesStyle::Markers));
-  const float side_w = ImGui::GetContentRegionAvail().x * 0.45f;
-  spec.size = {ImGui::GetContentRegionAvail().x - side_w - ImGui::GetStyle().ItemSpacing.x,
-               std::max(ImGui::GetContentRegionAvail().y, 220 * ui_scale())};
+  // The tables beside the plot; in a short window they would leave it a narrow plot whose legend and title take most
+  // of its height, so the plot takes the width and the tables scroll under it.
+  const bool beside = !window_is_short();
+  const float side_w = ImGui::GetContentRegionAvail().x * (beside ? 0.45f : 1.0f);
+  spec.size = beside ? ImVec2{ImGui::GetContentRegionAvail().x - side_w - ImGui::GetStyle().ItemSpacing.x,
+                              std::max(ImGui::GetContentRegionAvail().y, 220 * ui_scale())}
+                     : ImVec2{0, main_figure_height()};
   draw_plot("roofline", spec);
-  ImGui::SameLine();
+  if (beside) ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side_w);
   draw_intensity_table(*s);
@@ -358,18 +362,21 @@ void draw_adaptive_step(const ViewContext& ctx) {
   const ServingMeasured* m = measured_of(ctx);
   if (!m) return draw_needs_run(ctx, "the stream served with adaptive batching");
   const RunResult& r = *ctx.result;
-  // The curves the caption reads are the main figure; the Gantt chart of the chosen rate and the tables follow.
+  // The curves the caption reads are the main figure; the knobs beside them (under them in a short window, where
+  // half the width leaves each plot a sliver under its title and legend), then the Gantt chart of the chosen rate
+  // and the tables.
   const float plot_h = main_figure_height();
-  const float half = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-  draw_curves(r, {"static", "adaptive"}, {half, plot_h});
-  ImGui::SameLine();
+  const bool beside = !window_is_short();
+  const float width = beside ? ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x : 0;
+  draw_curves(r, {"static", "adaptive"}, {width, plot_h});
+  if (beside) ImGui::SameLine();
   ImGui::BeginGroup();
   PlotSpec knobs{"Adaptive's knobs at 1/4 of the rate",
                  {"throughput", "tokens/s", false},
                  {"latency", "ms", false},
                  {},
                  {},
-                 {half, plot_h * 0.55f}};
+                 {width, plot_h * (beside ? 0.55f : kSecondFigureShare)}};
   knobs.lines.push_back(run_series_line(r, "adaptive_knobs_p50", series_color(1), SeriesStyle::Markers));
   knobs.lines.push_back(run_series_line(r, "adaptive_knobs_p99", series_color(3), SeriesStyle::Markers));
   draw_plot("knobs", knobs);
