@@ -149,14 +149,20 @@ void draw_bubble_formula(const ViewContext& ctx) {
   ImGui::PopFont();
   const float table_w = label_w + value_w + 3 * ImGui::GetStyle().CellPadding.x + 2 * ImGui::GetFontSize();
   const float width = ImGui::GetContentRegionAvail().x;
-  const auto numbers = [&] {
+  if (table_w < 0.5f * width) {
+    ImGui::BeginChild("formula_numbers", {table_w, 0}, false, ImGuiWindowFlags_NoScrollbar);
     draw_value_table("course", rows);
     misprint_checkbox(ctx, g_show_misprint);
-  };
-  const auto plot = [&] { draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y); };
-  if (table_w < 0.5f * width) return draw_beside_figure(table_w, numbers, plot);
-  numbers();
-  plot();
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("formula_plot", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
+    ImGui::EndChild();
+    return;
+  }
+  draw_value_table("course", rows);
+  misprint_checkbox(ctx, g_show_misprint);
+  draw_bubble_formula_plot(f, ImGui::GetContentRegionAvail().y);
 }
 
 void draw_bubble_measured(const ViewContext& ctx) {

@@ -161,11 +161,12 @@ void draw_time(const ViewContext& ctx) {
   spec.guides.push_back({false, 1.0, "the plain step", series_color(3)});
   // 4/3 holds where a backward costs two forwards; this run's own forward share says what one more forward costs here,
   // drawn across the same k as the formula.
-  const double own = m->predicted_time_ratio;
-  PlotLine forward_share{"1 + this run's forward / plain step", with_alpha(series_color(0), 0.7f), SeriesStyle::Line,
-                         true};
-  for (const SeriesPoint& p : steps->time_formula.points) forward_share.points.push_back({p.x, own, own, own});
-  spec.lines.push_back(std::move(forward_share));
+  if (const double own = m->predicted_time_ratio; own > 0) {
+    PlotLine forward_share{"1 + this run's forward / plain step", with_alpha(series_color(0), 0.7f), SeriesStyle::Line,
+                           true};
+    for (const SeriesPoint& p : steps->time_formula.points) forward_share.points.push_back({p.x, own, own, own});
+    spec.lines.push_back(std::move(forward_share));
+  }
   spec.x.log = true;
   spec.size = {0, plot_height_leaving(0)};
   draw_plot("time_plot", spec);

@@ -130,9 +130,6 @@ void draw_context_and_figure(const std::function<void()>& context, const std::fu
 // The height of the figure that draw_context_and_figure draws: where it comes first, the main figure's; under its
 // context, what that left of the view, but at least `least`.
 float figure_height_after_context(float least);
-// Two parts beside each other, each in a region of its own as tall as what is left of the view: `left` in
-// `left_width`, scrolling within it where it is longer, and `figure` in the rest of the width.
-void draw_beside_figure(float left_width, const std::function<void()>& left, const std::function<void()>& figure);
 // A figure drawn by hand (bars, a diagram): what the view draws between these two calls is reported under `title`
 // as plots and timelines are (`--widget-rects`), so the figure rule measures it like them.
 void begin_figure();

@@ -62,16 +62,6 @@ float figure_height_after_context(float least) {
   return window_is_short() ? main_figure_height() : std::max(ImGui::GetContentRegionAvail().y, least);
 }
 
-void draw_beside_figure(float left_width, const std::function<void()>& left, const std::function<void()>& figure) {
-  ImGui::BeginChild("beside_figure_left", {left_width, 0});
-  left();
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("beside_figure", {0, 0}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  figure();
-  ImGui::EndChild();
-}
-
 bool shared_time_axis_toggle(const ViewContext& context, const char* id) {
   static std::map<std::string, bool> shared;
   bool& on = shared[id];
