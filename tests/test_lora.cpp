@@ -209,13 +209,20 @@ TEST_CASE("lora lesson: a --quick run has its knee at the true rank, ledgers equ
       CHECK(f.adapter_us > 0);
       CHECK(f.merged_us > 0);
       CHECK(f.repeats >= 9);
+      // On the CPU the adapter's own products are timed alone as well, one point a rank.
+      REQUIRE(f.products_share.has_value());
+      CHECK(*f.products_share > 0);
     }
+    const Series* products = run.find_series("forward_adapter_products");
+    REQUIRE(products != nullptr);
+    CHECK(products->points.size() == kSweptRanks.size());
     if (true_rank == 4) {
       // Read back from its JSON through the same declarations.
       const nlohmann::ordered_json json = to_json(run);
       RunResult back;
       lesson.read_values(json.at("theory"), json.at("measured"), back);
       CHECK(test::measured_of<LoraMeasured>(back).knee_rank == 4);
+      CHECK(test::measured_of<LoraMeasured>(back).forward.back().products_share == m.forward.back().products_share);
       REQUIRE(back.theory_as<LoraTheory>() != nullptr);
       CHECK(back.theory_as<LoraTheory>()->course_r8 == 65536);
     }

@@ -205,6 +205,8 @@ void draw_overhead_step(const ViewContext& ctx) {
   spec.lines.push_back(run_series_line(r, "forward_flop_share", theory_color(), SeriesStyle::Line));
   spec.lines.back().dashed = true;
   spec.lines.push_back(run_series_line(r, "forward_overhead", series_color(1), SeriesStyle::Markers));
+  if (r.find_series("forward_adapter_products"))  // CPU runs
+    spec.lines.push_back(run_series_line(r, "forward_adapter_products", series_color(2), SeriesStyle::LineAndMarkers));
   spec.guides.push_back({false, 0.0, "merged: none", series_color(0)});
   spec.size = {0, plot_height_leaving(float(m->forward.size()) + 1.5f)};
   draw_plot("overhead", spec);

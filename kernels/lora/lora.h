@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,10 +99,13 @@ TrainResult train(const Problem& problem, const TrainConfig& config, const std::
 
 // Inference with an adapter left unmerged: y = W x + s B (A x) costs r (d + k) n more multiply-adds than W x, a share
 // r (d + k) / (d k) of it; the merged W' x costs what W x costs. Times both for `tokens` inputs through a seeded d x k
-// layer with seeded B and A, in alternation (measure_pair), after checking they agree (check_merged).
+// layer with seeded B and A, in alternation (measure_pair), after checking they agree (check_merged); on the CPU then
+// the adapter's own work alone, h = A x and y += s B h: thin products that read x and y through once more for a few
+// multiply-adds each, so they run far below the rate of W x.
 struct ForwardTiming {
   TimingStats adapter, merged;
   MergeCheck check;
+  std::optional<TimingStats> adapter_products;  // CPU only
 };
 ForwardTiming time_adapter_forward(std::int64_t d, std::int64_t k, std::int64_t tokens, int r, float scale,
                                    const MeasureOptions& options, const std::function<void()>& between = {});

@@ -246,8 +246,10 @@ RunBudget LoraLesson::budget_of(const LoraParams& p, BackendKind backend) const 
   merge_terms += 4 * d * n * k * (p.r + 1);
   const double smaller = std::min(d, k), larger = std::max(d, k);
   const double naive_flop = steps * d * k * 10 + merge_terms + 2 * 12 * 3 * smaller * smaller * larger;
+  // On the CPU the adapter's own products are timed alone too, for at least min_total_us at each r.
+  const double products_alone_s = on_gpu ? 0 : double(kSweptRanks.size()) * kForwardTiming.min_total_us * 1e-6;
   budget.cpu_seconds = estimated_seconds(blas_flop, kBlasGflopsPerThread, 1) +
-                       estimated_seconds(naive_flop, kNaiveLoopGflopsPerThread, 1);
+                       estimated_seconds(naive_flop, kNaiveLoopGflopsPerThread, 1) + products_alone_s;
   budget.max_minutes = p.max_minutes;
   budget.sizes = "parameters 'd', 'k', 'serve_width' and 'serve_tokens'";
   budget.cpu_work = fmt::format(
@@ -345,6 +347,14 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(const LoraParams& p, Ru
                     "extra time",
                     "%",
                     {}};
+  Series products{"forward_adapter_products",
+                  "its two thin products timed alone (measured)",
+                  "measured",
+                  "rank r",
+                  "",
+                  "extra time",
+                  "%",
+                  {}};
   for (int rank : kSweptRanks) {
     const lora::ForwardTiming timing = Device::time(
         lora::make_inference_layer(p.serve_width, p.serve_width, p.serve_tokens, rank, float(p.alpha) / float(rank)),
@@ -357,14 +367,20 @@ std::vector<lora_lesson::ForwardPoint> measure_inference(const LoraParams& p, Ru
     point.repeats = timing.adapter.repeats;
     point.overhead = adapter.us / merged.us - 1;
     point.flop_share = lora::adapter_flop_share(p.serve_width, p.serve_width, rank);
+    if (timing.adapter_products) point.products_share = spread_of(*timing.adapter_products).us / merged.us;
     point.agrees = timing.check.agrees();
     worst_share_of_bound = std::max(worst_share_of_bound, timing.check.worst_share_of_bound);
     overhead.points.push_back({double(rank), 100 * point.overhead, 100 * point.overhead, 100 * point.overhead});
     flop_share.points.push_back({double(rank), 100 * point.flop_share, 100 * point.flop_share, 100 * point.flop_share});
+    if (point.products_share) {
+      const double percent = 100 * *point.products_share;
+      products.points.push_back({double(rank), percent, percent, percent});
+    }
     points.push_back(point);
   }
   result.series.push_back(std::move(overhead));
   result.series.push_back(std::move(flop_share));
+  if (!products.points.empty()) result.series.push_back(std::move(products));
   return points;
 }
 
@@ -490,9 +506,10 @@ std::string LoraLesson::text_report(const RunResult& r) const {
       fmt::format("inference, the adapter unmerged against the merged weight (one forward pass over all inputs{}):\n",
                   m->forward_on_gpu ? ", on the GPU with cuBLAS; the trainings above ran on the CPU" : "");
   for (const lora_lesson::ForwardPoint& f : m->forward)
-    out += fmt::format("  r={:<3} adapter {:>10}  merged {:>10}  extra {:+6.1f}%  (extra multiply-adds {:.1f}%)\n", f.r,
-                       format_duration_us(f.adapter_us), format_duration_us(f.merged_us), 100 * f.overhead,
-                       100 * f.flop_share);
+    out += fmt::format(
+        "  r={:<3} adapter {:>10}  merged {:>10}  extra {:+6.1f}%  (extra multiply-adds {:.1f}%{})\n", f.r,
+        format_duration_us(f.adapter_us), format_duration_us(f.merged_us), 100 * f.overhead, 100 * f.flop_share,
+        f.products_share ? fmt::format("; its thin products alone {:.1f}%", 100 * *f.products_share) : "");
   if (m->forward_on_gpu)
     out += fmt::format("the GPU's outputs against the CPU's adapter path: at worst {:.3g} of fp32's rounding bound\n",
                        m->forward_worst_share_of_bound);

@@ -99,6 +99,8 @@ struct ForwardPoint {
   double overhead = 0;    // adapter / merged - 1, from the medians
   double flop_share = 0;  // r (d + k) / (d k)
   bool agrees = false;    // the two outputs within fp32 rounding (check_merged)
+  // CPU runs only: h = A x and y += s B h timed alone, over the merged pass (medians): the adapter's own cost.
+  std::optional<double> products_share;
 };
 
 struct LoraMeasured {
@@ -133,7 +135,7 @@ DLSYS_VALUES_JSON(TrainingRun, method, r, trainable_parameters, initial_loss, fi
                   step_min_us, step_max_us, ledger, ledger_matches_closed_form, merge_max_abs_diff,
                   merge_share_of_bound, merge_agrees)
 DLSYS_VALUES_JSON(ForwardPoint, r, adapter_us, adapter_min_us, adapter_max_us, merged_us, merged_min_us, merged_max_us,
-                  repeats, overhead, flop_share, agrees)
+                  repeats, overhead, flop_share, agrees, products_share)
 DLSYS_VALUES_PART(LoraMeasuredKeys, LoraMeasured, trainings, knee_rank, knee_at_true_rank, all_ledgers_match,
                   all_merges_agree, qlora_over_lora_final_loss, forward)
 DLSYS_VALUES_PART(LoraGpuKeys, LoraMeasured, forward_on_gpu, forward_worst_share_of_bound, forward_wrong)

@@ -324,11 +324,25 @@ MergeCheck within_rounding(const std::vector<double>& terms, std::int64_t k, int
 }
 
 // y = W x + s B (A x) (d, n) in fp32 as a served layer computes it: the last product adds into W x (sgemm's beta).
-void adapter_path(const InferenceLayer& l, float* y, float* h) {
-  multiply(l.w.data(), l.xt.data(), y, l.d, l.n, l.k);
+// Brings every cache line of `values` in once, as a product streaming them through the caches does (one value a
+// 64-byte line; the sum keeps the reads).
+void read_through(const std::vector<float>& values) {
+  float sum = 0;
+  for (std::size_t i = 0; i < values.size(); i += 16) sum += values[i];
+  volatile float sink = sum;
+  (void)sink;
+}
+
+// The adapter's own work: h = A x, then y += s B h.
+void adapter_products(const InferenceLayer& l, float* y, float* h) {
   multiply(l.a.data(), l.xt.data(), h, l.r, l.n, l.k);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(l.d), int(l.n), l.r, l.scale, l.b.data(), l.r, h, int(l.n),
               1.0f, y, int(l.n));
+}
+
+void adapter_path(const InferenceLayer& l, float* y, float* h) {
+  multiply(l.w.data(), l.xt.data(), y, l.d, l.n, l.k);
+  adapter_products(l, y, h);
 }
 
 }  // namespace
@@ -398,6 +412,13 @@ ForwardTiming time_adapter_forward(const InferenceLayer& l, const MeasureOptions
   ForwardTiming t;
   t.check = check_merged(l.w.data(), l.merged.data(), l.b.data(), l.a.data(), l.scale, l.xt.data(), l.d, l.k, l.r, l.n);
   std::tie(t.adapter, t.merged) = measure_pair(adapter, merged_forward, options, between);
+  // Alone, the thin products would find x and y in the caches that W x, streaming W through them, leaves them to in
+  // the layer: W is read through before each call (untimed), as W x would.
+  const auto as_after_w_x = [&] {
+    if (between) between();
+    read_through(l.w);
+  };
+  t.adapter_products = measure([&] { adapter_products(l, y.data(), h.data()); }, options, as_after_w_x);
   return t;
 }
 
