@@ -122,25 +122,16 @@ void attention_row(const Shape& s, const float* q, const float* k, const float* 
   const int hd = s.head_dim(), kv_dim = s.kv_dim(), group = s.heads / s.kv_heads;
   const float scale = 1.0f / std::sqrt(float(hd));
   for (int head = 0; head < s.heads; ++head) {
-    const float* qh = q + head * hd;
     const int kv_offset = (head / group) * hd;
-    float max_score = -INFINITY;
-    for (std::int64_t j = 0; j < n; ++j) {
-      const float* kj = k + j * kv_dim + kv_offset;
-      float dot = 0;
-      for (int i = 0; i < hd; ++i) dot += qh[i] * kj[i];
-      scores[j] = dot * scale;
-      max_score = std::max(max_score, scores[j]);
-    }
+    // scores = scale K_h q_h, then softmax, then out_h = V_h^T p: two products of a row against the head's slice of
+    // the cache (a stride of kv_dim between tokens), as every other product of the decoder, with BLAS.
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, int(n), hd, scale, k + kv_offset, kv_dim, q + head * hd, 1, 0.0f, scores,
+                1);
+    const float max_score = *std::max_element(scores, scores + n);
     float total = 0;
     for (std::int64_t j = 0; j < n; ++j) total += (scores[j] = std::exp(scores[j] - max_score));
-    float* oh = out + head * hd;
-    std::fill(oh, oh + hd, 0.0f);
-    for (std::int64_t j = 0; j < n; ++j) {
-      const float p = scores[j] / total;
-      const float* vj = v + j * kv_dim + kv_offset;
-      for (int i = 0; i < hd; ++i) oh[i] += p * vj[i];
-    }
+    cblas_sgemv(CblasRowMajor, CblasTrans, int(n), hd, 1.0f / total, v + kv_offset, kv_dim, scores, 1, 0.0f,
+                out + head * hd, 1);
   }
 }
 
