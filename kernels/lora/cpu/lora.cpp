@@ -323,7 +323,6 @@ MergeCheck within_rounding(const std::vector<double>& terms, std::int64_t k, int
   return check;
 }
 
-// y = W x + s B (A x) (d, n) in fp32 as a served layer computes it: the last product adds into W x (sgemm's beta).
 // Brings every cache line of `values` in once, as a product streaming them through the caches does (one value a
 // 64-byte line; the sum keeps the reads).
 void read_through(const std::vector<float>& values) {
@@ -340,6 +339,7 @@ void adapter_products(const InferenceLayer& l, float* y, float* h) {
               1.0f, y, int(l.n));
 }
 
+// y = W x + s B (A x) (d, n) in fp32 as a served layer computes it: the last product adds into W x (sgemm's beta).
 void adapter_path(const InferenceLayer& l, float* y, float* h) {
   multiply(l.w.data(), l.xt.data(), y, l.d, l.n, l.k);
   adapter_products(l, y, h);
@@ -412,8 +412,8 @@ ForwardTiming time_adapter_forward(const InferenceLayer& l, const MeasureOptions
   ForwardTiming t;
   t.check = check_merged(l.w.data(), l.merged.data(), l.b.data(), l.a.data(), l.scale, l.xt.data(), l.d, l.k, l.r, l.n);
   std::tie(t.adapter, t.merged) = measure_pair(adapter, merged_forward, options, between);
-  // Alone, the thin products would find x and y in the caches that W x, streaming W through them, leaves them to in
-  // the layer: W is read through before each call (untimed), as W x would.
+  // Timed alone, the thin products would find x and y in the caches; in the layer, W x has just streamed W through
+  // them. So W is read through before each call (untimed), as W x reads it.
   const auto as_after_w_x = [&] {
     if (between) between();
     read_through(l.w);
