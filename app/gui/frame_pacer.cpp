@@ -7,6 +7,8 @@
 #include <atomic>
 #include <string_view>
 
+#include "app/gui/key_taps.h"
+
 namespace dlsys::gui {
 
 namespace {
@@ -58,7 +60,10 @@ FramePacer::FramePacer(GLFWwindow* window) {
   glfwSetCursorPosCallback(window, [](GLFWwindow*, double, double) { on_input(); });
   glfwSetMouseButtonCallback(window, [](GLFWwindow*, int, int, int) { on_input(); });
   glfwSetScrollCallback(window, [](GLFWwindow*, double, double) { on_input(); });
-  glfwSetKeyCallback(window, [](GLFWwindow*, int, int, int, int) { on_input(); });
+  glfwSetKeyCallback(window, [](GLFWwindow*, int key, int, int action, int) {
+    note_key_event(key, action);
+    on_input();
+  });
   glfwSetCharCallback(window, [](GLFWwindow*, unsigned int) { on_input(); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow*, int) { on_input(); });
   glfwSetWindowFocusCallback(window, [](GLFWwindow*, int) { on_input(); });
@@ -67,6 +72,7 @@ FramePacer::FramePacer(GLFWwindow* window) {
 }
 
 void FramePacer::wait(bool run_going, bool scripted, bool observed) {
+  restore_key_states();
   if (input_seen.exchange(false, std::memory_order_relaxed)) eager_frames_left_ = kEagerFramesAfterInput;
   if (run_going) eager_frames_left_ = std::min(eager_frames_left_, kEagerFramesDuringRun);
   if (scripted || eager_frames_left_ > 0) {
@@ -75,6 +81,8 @@ void FramePacer::wait(bool run_going, bool scripted, bool observed) {
   } else {
     glfwWaitEventsTimeout(run_going ? kRunTickS : observed ? kObservedTickS : kIdleTickS);
   }
+  // A press held back a frame (key_taps.h) is shown at the next frame, drawn at once.
+  if (show_key_presses()) eager_frames_left_ = std::max(eager_frames_left_, 1);
 }
 
 bool FramePacer::should_render(const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height,

@@ -221,6 +221,18 @@ def walk_steps(app, with_keys):
         app.wait(lambda s, want=step: s["step"] == want, f"step {step} of {app.state['lesson']}")
 
 
+def quick_taps_move_one_step_each(app):
+    """A key pressed and released at once (down and up in one burst, as a tap reaches a busy machine between two
+    frames) still moves one step: each of three taps, one after the other."""
+    start = app.state["step"]
+    for tap in range(1, 4):
+        xdotool("keydown", "Right", "keyup", "Right")
+        app.wait(lambda s, want=start + tap: s["step"] == want, f"step {start + tap} after {tap} quick tap(s) of Right")
+    for _ in range(3):
+        app.key("Left")
+    app.wait(lambda s: s["step"] == start, f"step {start}")
+
+
 def hold_key_moves_one_step(app):
     start = app.state["step"]
     xdotool("keydown", "Right")
@@ -552,12 +564,14 @@ def main():
     check_figure_rule(app, lessons, "desk")
     log(f"ok: every step's main figure whole and at least 30 % of 1280x720 ({time.time() - t0:.0f} s)")
 
-    # A key held down moves one step, not one per repeat.
+    # A key held down moves one step, not one per repeat; a quick tap moves one too.
     choose_lesson(app, lessons[0])
     hold_key_moves_one_step(app)
+    quick_taps_move_one_step_each(app)
     # Changing a parameter after a run marks the result as measured with other parameters.
     change_a_parameter_marks_result_stale(app)
-    log(f"ok: a held key moves one step; a changed parameter marks the last result ({time.time() - t0:.0f} s)")
+    log(f"ok: a held key and each quick tap move one step; a changed parameter marks the last result "
+        f"({time.time() - t0:.0f} s)")
     answer_an_exercise(app)
     log(f"ok: a typed prediction gets the closed form's verdict ({time.time() - t0:.0f} s)")
     compare_two_runs(app)
