@@ -33,6 +33,11 @@ void apply_theme(ThemeKind kind) {
     style.Colors[ImGuiCol_Border] = ImVec4(0.25f, 0.25f, 0.3f, 1);
     style.Colors[ImGuiCol_Button] = ImVec4(0.82f, 0.87f, 0.95f, 1);
     style.Colors[ImGuiCol_ButtonHovered] = ImVec4(0.65f, 0.76f, 0.93f, 1);
+    // Sliders, check boxes and fields on a tint of their own: the light style's white frames vanish on the white
+    // ground, leaving a slider's grab or a check mark floating, and an unticked box not there at all.
+    style.Colors[ImGuiCol_FrameBg] = ImVec4(0.88f, 0.90f, 0.94f, 1);
+    style.Colors[ImGuiCol_FrameBgHovered] = ImVec4(0.80f, 0.85f, 0.93f, 1);
+    style.Colors[ImGuiCol_FrameBgActive] = ImVec4(0.72f, 0.80f, 0.93f, 1);
   }
   style.WindowRounding = 0;
   style.ChildRounding = 4;
