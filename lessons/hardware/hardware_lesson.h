@@ -16,8 +16,9 @@ class HardwareLesson final : public TypedLesson<hardware::HardwareParams, hardwa
   std::string id() const override { return "hardware"; }
   std::string chapter() const override { return "Foundations"; }
   // One working set per doubling up to eight times a 32 MiB last-level cache, fewer chase steps and repeats: about
-  // 4 s on 2 cores, every level still has points well inside it, and main memory two (at 128 MiB, 64 MiB was still
-  // read partly from the cache and read above STREAM in one quick run in three).
+  // 4 s on 2 cores, every level still has points well inside it, and main memory has two of its own (with the sweep
+  // ending at 128 MiB, 64 MiB was still read partly from the cache, and memory read above STREAM in one quick run in
+  // three).
   std::vector<std::string> quick_params() const override {
     return {"points_per_octave=1", "max_working_set=256MiB", "chase_steps=262144", "repeats=3", "stream_bytes=64MiB"};
   }

@@ -147,7 +147,7 @@ class App:
     def key(self, *keys):
         for k in keys:
             xdotool("keydown", k)
-        self.settle(2)  # held across frames: ImGui 1.86 loses a press released within the frame it came in
+        self.settle(2)  # held across frames, as a hand holds a key (quick_taps_move_one_step_each sends taps)
         for k in reversed(keys):
             xdotool("keyup", k)
         self.settle(1)
